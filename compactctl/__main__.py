@@ -1,0 +1,3 @@
+from compactctl.cli.main import main
+
+main()

@@ -1,0 +1,181 @@
+"""Files and folders in, mirrored files out: planning, parallel runs, atomic writes.
+
+One bad file does not stop the others: its error is collected and named in the summary.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from compactctl.errors import CompactctlError, InputError
+
+STDIO = "-"
+TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj", ".ndjson")
+OUTPUT_MARK = ".compacted"
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Job:
+    source: str  # a path, or "-" for stdin
+    target: str | None  # a path, "-" for stdout, or None when nothing is written
+    name: str  # the path relative to the folder given, for reports and matching
+
+
+@dataclass(frozen=True)
+class Failure:
+    file: str
+    error: str
+    exit_code: int
+
+
+def find_transcripts(folder: Path) -> list[Path]:
+    """Transcript files below ``folder``, sorted; outputs of an earlier run are left out."""
+    return sorted(
+        path
+        for path in folder.rglob("*")
+        if path.is_file() and path.suffix in TRANSCRIPT_SUFFIXES and OUTPUT_MARK not in path.name
+    )
+
+
+def expand_inputs(inputs: Iterable[str]) -> Iterator[tuple[str, str, Path | None]]:
+    """(source, name, folder it came from) for every file the inputs name."""
+    for given in inputs:
+        if given == STDIO:
+            yield STDIO, "<stdin>", None
+            continue
+        path = Path(given)
+        if path.is_dir():
+            found = find_transcripts(path)
+            if not found:
+                raise InputError(f"no transcripts ({', '.join(TRANSCRIPT_SUFFIXES)} files) in this folder", given)
+            for file in found:
+                yield str(file), str(file.relative_to(path)), path
+        elif path.is_file():
+            yield given, path.name, None
+        else:
+            raise InputError("no such file or folder", given)
+
+
+def default_target(source: str, mark: str = OUTPUT_MARK) -> str:
+    """``name.compacted.jsonl`` beside ``name.jsonl``."""
+    path = Path(source)
+    return str(path.with_name(f"{path.stem}{mark}{path.suffix or '.jsonl'}"))
+
+
+def plan(inputs: list[str], output: str | None, mark: str = OUTPUT_MARK) -> list[Job]:
+    """Where each input's output goes; refuses plans that would overwrite an input."""
+    found = list(expand_inputs(inputs))
+    from_folder = any(folder is not None for _, _, folder in found)
+    if output == STDIO and len(found) > 1:
+        raise InputError("-o - writes one transcript to stdout; give one input file")
+    if (from_folder or len(found) > 1) and output is None and any(s == STDIO for s, _, _ in found):
+        raise InputError("stdin cannot be mixed with other inputs")
+    if from_folder and output is None:
+        raise InputError("a folder input needs -o DIR to mirror its tree into")
+    jobs = []
+    for source, name, folder in found:
+        if output == STDIO or (output is None and source == STDIO):
+            target = STDIO
+        elif output is None:
+            target = default_target(source, mark)
+        elif from_folder or len(found) > 1 or Path(output).is_dir():
+            target = str(Path(output) / name)
+            if folder is not None and _inside(Path(output), folder):
+                raise InputError("the output folder is inside the input folder; choose a folder outside it", output)
+        else:
+            target = output
+        if source != STDIO and target != STDIO and _same_file(source, target):
+            raise InputError("the output would overwrite the input; inputs are never overwritten", target)
+        jobs.append(Job(source, target, name))
+    return jobs
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path.resolve().is_relative_to(folder.resolve())
+
+
+def _same_file(a: str, b: str) -> bool:
+    return Path(a).resolve() == Path(b).resolve()
+
+
+def read_source(source: str) -> bytes:
+    if source == STDIO:
+        return sys.stdin.buffer.read()
+    try:
+        return Path(source).read_bytes()
+    except OSError as error:
+        raise InputError(f"cannot read: {error.strerror}", source) from None
+
+
+def write_atomic(target: str, data: bytes) -> None:
+    """Write to a temporary file beside the target, then rename: readers never see half a file."""
+    if target == STDIO:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return
+    path = Path(target)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def run_jobs(
+    jobs: list[Job], work: Callable[[Job], T], parallel: int = 1, progress: bool = False
+) -> tuple[list[T], list[Failure]]:
+    """Run ``work`` on every job (in threads when ``parallel`` > 1), collecting failures."""
+    results: dict[int, T] = {}
+    failures: dict[int, Failure] = {}
+
+    def attempt(index: int) -> None:
+        job = jobs[index]
+        try:
+            results[index] = work(job)
+        except CompactctlError as error:
+            failures[index] = Failure(job.source, str(error), error.exit_code)
+        except OSError as error:
+            failures[index] = Failure(job.source, f"{error.filename or job.source}: {error.strerror or error}", 2)
+
+    with _progress(len(jobs), progress) as advance, ThreadPoolExecutor(max(1, parallel)) as pool:
+        for _ in pool.map(attempt, range(len(jobs))):
+            advance()
+    return [results[i] for i in sorted(results)], [failures[i] for i in sorted(failures)]
+
+
+class _progress:
+    """A rich progress bar on stderr when asked for; otherwise nothing at all."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.total, self.enabled = total, enabled and total > 1
+        self.bar = None
+
+    def __enter__(self) -> Callable[[], None]:
+        if not self.enabled:
+            return lambda: None
+        from rich.console import Console
+        from rich.progress import Progress
+
+        self.bar = Progress(console=Console(stderr=True), transient=True)
+        self.bar.start()
+        task = self.bar.add_task("files", total=self.total)
+        return lambda: self.bar.advance(task) if self.bar else None
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar:
+            self.bar.stop()

@@ -1,0 +1,184 @@
+"""What every subcommand shares: option types, error handling, the report renderer."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import orjson
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from compactctl.batch import Failure
+from compactctl.config import load_config, merge
+from compactctl.errors import EXIT_GATE, EXIT_INPUT, EXIT_OK, CompactctlError
+from compactctl.report import FileReport, report_json, totals
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+stderr = Console(stderr=True, highlight=False)
+
+IO_PANEL = "Input and output"
+GATE_PANEL = "Report and gates"
+
+Inputs = Annotated[list[str], typer.Argument(help="Transcript files or folders; - reads stdin.", show_default=False)]
+Output = Annotated[
+    str | None,
+    typer.Option("-o", "--output", help="Output file, or folder for several inputs; - for stdout.", rich_help_panel=IO_PANEL),
+]
+FormatOpt = Annotated[
+    str | None, typer.Option("--format", "-f", help="Input format, or auto.  [default: auto]", rich_help_panel=IO_PANEL)
+]
+Encoding = Annotated[
+    str | None,
+    typer.Option(help="tiktoken encoding, or approx (chars/4).  [default: cl100k_base]", rich_help_panel=IO_PANEL),
+]
+JsonOut = Annotated[bool, typer.Option("--json", help="Print the report as one JSON object.", rich_help_panel=GATE_PANEL)]
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar, no table.", rich_help_panel=GATE_PANEL)]
+Jobs = Annotated[int | None, typer.Option("--jobs", "-j", help="Files processed in parallel.  [default: 1]", min=1)]
+ConfigPath = Annotated[
+    Path | None, typer.Option("--config", help="Settings file (default: ./compactctl.toml or ./pyproject.toml).")
+]
+FailUnder = Annotated[
+    float | None,
+    typer.Option(help="Exit 1 when the total reduction is under PCT percent.", metavar="PCT", rich_help_panel=GATE_PANEL),
+]
+Require = Annotated[
+    list[str] | None,
+    typer.Option("--require", help="A fact that must survive (repeatable).", metavar="TEXT", rich_help_panel=GATE_PANEL),
+]
+OnError = Annotated[
+    str | None,
+    typer.Option(
+        "--on-error", help="fail: exit 2 if any file is bad; skip: skip it and count it.", rich_help_panel=GATE_PANEL
+    ),
+]
+
+
+def handle_errors(command: F) -> F:
+    """Print a CompactctlError as one line on stderr and exit with its code."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except CompactctlError as error:
+            stderr.print(f"[bold red]error:[/] {error}", markup=True, highlight=False, soft_wrap=True)
+            raise typer.Exit(error.exit_code) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def settings_for(config: Path | None, **flags: Any) -> dict[str, Any]:
+    return merge(flags, load_config(config))
+
+
+def exit_code(reports: list[FileReport], failures: list[Failure], fail_under: float | None, on_error: str) -> int:
+    """2 for bad files (unless skipped), else 1 for a failed gate, else 0."""
+    if failures and on_error != "skip":
+        return max(failure.exit_code for failure in failures)
+    total = totals(reports)
+    if any(report.gate_failed for report in reports):
+        return EXIT_GATE
+    if fail_under is not None and reports and (total["reduction"] or 0.0) * 100 < fail_under:
+        return EXIT_GATE
+    return EXIT_OK if reports or not failures else EXIT_INPUT
+
+
+def emit(reports: list[FileReport], failures: list[Failure], as_json: bool, quiet: bool, to_stderr: bool) -> None:
+    """The report: JSON, or rich tables; on stderr when stdout carries a transcript."""
+    errors = [{"file": f.file, "error": f.error} for f in failures]
+    if as_json:
+        data = orjson.dumps(report_json(reports, errors), option=orjson.OPT_INDENT_2) + b"\n"
+        (sys.stderr.buffer if to_stderr else sys.stdout.buffer).write(data)
+        return
+    console = stderr if to_stderr else Console(highlight=False)
+    for failure in failures:
+        stderr.print(f"[bold red]error:[/] {failure.error}", soft_wrap=True)
+    if quiet or not reports:
+        return
+    console.print(render_files(reports) if len(reports) > 1 else render_one(reports[0]))
+    notes = {note for report in reports for note in report.notes}
+    for note in sorted(notes):
+        console.print(f"[yellow]note:[/] {note}")
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:.1f}%"
+
+
+def _num(value: int | None) -> str:
+    return "-" if value is None else f"{value:,}"
+
+
+def _validity(valid: bool | None, violation: str | None) -> str:
+    if valid is None:
+        return "-"
+    return "[green]yes[/]" if valid else f"[red]no[/] ({violation})"
+
+
+def _facts(report: FileReport) -> str:
+    text = f"{report.facts_preserved}/{report.facts_required}"
+    return f"[red]{text}[/] missing: {', '.join(map(repr, report.facts_missing))}" if report.facts_missing else text
+
+
+def render_one(report: FileReport) -> Table:
+    compared = report.tokens_after is not None
+    table = Table(title=f"{report.file} ({report.format}, {report.transcripts} transcript(s))", title_justify="left")
+    table.add_column("")
+    table.add_column("before", justify="right")
+    if compared:
+        table.add_column("after", justify="right")
+    rows: list[tuple[str, str, str]] = [
+        ("tokens", _num(report.tokens_before), _num(report.tokens_after)),
+        ("messages", _num(report.messages_before), _num(report.messages_after)),
+    ]
+    after_roles = report.tokens_by_role_after or {}
+    for role in sorted(set(report.tokens_by_role_before) | set(after_roles)):
+        rows.append(
+            (f"  {role} tokens", _num(report.tokens_by_role_before.get(role, 0)), _num(after_roles.get(role, 0)))
+        )
+    rows.append(("tool output share", _pct(report.tool_output_share_before), _pct(report.tool_output_share_after)))
+    rows.append(
+        ("API-valid", _validity(report.valid_before, report.violation_before), _validity(report.valid_after, report.violation_after))
+    )
+    for row in rows:
+        table.add_row(*(row if compared else row[:2]))
+    if compared:
+        table.add_row("[bold]reduction", "", f"[bold]{_pct(report.reduction)}")
+    table.add_row("facts kept", "", _facts(report)) if compared else table.add_row("facts present", _facts(report))
+    if report.summarizer_calls:
+        usage = f"{report.summarizer_calls} calls, {report.summarizer_prompt_tokens:,} in / {report.summarizer_completion_tokens:,} out"
+        if report.summary_truncated:
+            usage += f", [red]{report.summary_truncated} truncated[/]"
+        table.add_row("summarizer", "", usage) if compared else table.add_row("summarizer", usage)
+    return table
+
+
+def render_files(reports: list[FileReport]) -> Table:
+    table = Table(title=f"{len(reports)} files", title_justify="left")
+    for name in ("file", "tokens before", "tokens after", "reduction", "messages", "facts", "API-valid"):
+        table.add_column(name, justify="left" if name == "file" else "right")
+    for r in reports:
+        messages = f"{r.messages_before:,}" + (f" -> {r.messages_after:,}" if r.messages_after is not None else "")
+        valid = _validity(r.valid_after if r.valid_after is not None else r.valid_before, None).split(" (")[0]
+        table.add_row(r.file, _num(r.tokens_before), _num(r.tokens_after), _pct(r.reduction), messages, _facts(r), valid)
+    total = totals(reports)
+    table.add_row(
+        "[bold]total",
+        _num(total["tokens_before"]),
+        _num(total["tokens_after"]),
+        _pct(total["reduction"]),
+        "",
+        f"{total['facts_preserved']}/{total['facts_required']}",
+        "",
+    )
+    return table
+
+
+def progress_wanted(quiet: bool) -> bool:
+    return not quiet and sys.stderr.isatty()

@@ -1,0 +1,68 @@
+"""Formats: one reader/writer pair per module, registered here, told apart by ``detect``.
+
+Adding a format is one new module with NAME, detect, read and write, and one line below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import ModuleType
+
+from compactctl.errors import InputError
+from compactctl.formats import chat, dataset, swe_agent, tau_bench
+from compactctl.formats.records import Layout, Record, Transcript, parse_records
+
+__all__ = ["FORMATS", "Format", "Record", "Transcript", "detect", "load", "dump"]
+
+
+@dataclass(frozen=True)
+class Format:
+    name: str
+    detect: Callable[[list[Record]], bool]
+    read: Callable[[list[Record], str], list[Transcript]]
+    write: Callable[[list[Transcript]], bytes]
+
+    @classmethod
+    def of(cls, module: ModuleType) -> Format:
+        return cls(module.NAME, module.detect, module.read, module.write)
+
+
+# Most specific first: detection takes the first format that claims the records.
+FORMATS: dict[str, Format] = {
+    fmt.name: fmt
+    for fmt in map(
+        Format.of,
+        (
+            swe_agent,
+            tau_bench,
+            dataset,
+            chat,
+        ),
+    )
+}
+
+
+def detect(records: list[Record], path: str = "<input>") -> Format:
+    for fmt in FORMATS.values():
+        if fmt.detect(records):
+            return fmt
+    raise InputError(f"cannot tell the format (known: {', '.join(FORMATS)}); pass --format", path)
+
+
+def get_format(name: str) -> Format:
+    try:
+        return FORMATS[name]
+    except KeyError:
+        raise InputError(f"unknown format {name!r} (known: auto, {', '.join(FORMATS)})") from None
+
+
+def load(data: bytes, path: str = "<input>", format: str = "auto") -> tuple[Format, list[Transcript], Layout]:
+    """Parse a file's bytes into transcripts, detecting the format unless one is named."""
+    records, layout = parse_records(data, path)
+    fmt = detect(records, path) if format == "auto" else get_format(format)
+    return fmt, fmt.read(records, path), layout
+
+
+def dump(transcripts: list[Transcript], format: str) -> bytes:
+    return get_format(format).write(transcripts)

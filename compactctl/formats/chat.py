@@ -1,0 +1,36 @@
+"""``chat``: one Chat Completions message per line (a bare JSON array of messages reads too)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import IO
+
+from compactctl.formats.records import (
+    Record,
+    Transcript,
+    check_message,
+    dumps_line,
+    iter_jsonl_stream,
+)
+from compactctl.transcript import Message
+
+NAME = "chat"
+
+
+def detect(records: list[Record]) -> bool:
+    first = records[0].value if records else None
+    return isinstance(first, dict) and "role" in first
+
+
+def read(records: list[Record], path: str) -> list[Transcript]:
+    return [Transcript([check_message(record.value, path, record.line) for record in records])]
+
+
+def write(transcripts: list[Transcript]) -> bytes:
+    return b"".join(dumps_line(message) for transcript in transcripts for message in transcript.messages)
+
+
+def stream(file: IO[bytes], path: str) -> Iterator[Message]:
+    """Messages one at a time, for reports on files larger than memory should hold."""
+    for record in iter_jsonl_stream(file, path):
+        yield check_message(record.value, path, record.line)

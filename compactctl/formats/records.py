@@ -1,0 +1,121 @@
+"""Reading a file into JSON records with line numbers, and the Transcript container.
+
+Every format reads records, never raw text, so errors name file, line and column
+the same way everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import IO, Any, Literal
+
+import orjson
+
+from compactctl.errors import InputError
+from compactctl.transcript import ROLES, Message
+
+Layout = Literal["jsonl", "json"]
+
+
+@dataclass(frozen=True)
+class Record:
+    line: int  # 1-based line where the record starts
+    value: Any
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """One conversation: its messages, plus whatever surrounds them in the file."""
+
+    messages: list[Message]
+    label: str = ""  # where it is in the file when a file holds several: "line 3", "run 5"
+    envelope: dict[str, Any] | None = None  # the record the messages came from (dataset line, run)
+    extra: dict[str, Any] = field(default_factory=dict)  # format-specific state for the writer
+
+
+def _decode_error(error: orjson.JSONDecodeError, path: str, line: int | None) -> InputError:
+    message = str(error.msg if hasattr(error, "msg") else error)
+    if "UTF-8" in message:
+        return InputError("not UTF-8 text", path, line)
+    column = getattr(error, "colno", None)
+    return InputError(f"malformed JSON: {message}", path, line, column)
+
+
+def check_text(data: bytes, path: str) -> None:
+    if b"\x00" in data[:8192]:
+        raise InputError("binary file, not a JSON transcript", path)
+    if not data.strip():
+        raise InputError("empty file: no transcript", path)
+
+
+def parse_records(data: bytes, path: str) -> tuple[list[Record], Layout]:
+    """Parse JSON Lines, or one JSON document (an array's items become the records)."""
+    check_text(data, path)
+    first_line = data.lstrip().split(b"\n", 1)[0]
+    try:
+        orjson.loads(first_line)
+    except orjson.JSONDecodeError:
+        if first_line[:1] in (b"[", b"{"):
+            try:
+                return _document_records(orjson.loads(data)), "json"
+            except orjson.JSONDecodeError as error:
+                raise _decode_error(error, path, getattr(error, "lineno", None)) from None
+    records = list(iter_jsonl_bytes(data, path))
+    if len(records) == 1 and isinstance(records[0].value, list):
+        return _document_records(records[0].value), "json"
+    return records, "jsonl"
+
+
+def _document_records(document: Any) -> list[Record]:
+    return [Record(1, item) for item in document] if isinstance(document, list) else [Record(1, document)]
+
+
+def iter_jsonl_bytes(data: bytes, path: str) -> Iterator[Record]:
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if line.strip():
+            yield Record(number, _loads(line, path, number))
+
+
+def iter_jsonl_stream(stream: IO[bytes], path: str) -> Iterator[Record]:
+    """JSON Lines from a binary stream, one line in memory at a time."""
+    seen_any = False
+    for number, line in enumerate(stream, start=1):
+        if number == 1 and b"\x00" in line[:8192]:
+            raise InputError("binary file, not a JSON transcript", path)
+        if line.strip():
+            seen_any = True
+            yield Record(number, _loads(line, path, number))
+    if not seen_any:
+        raise InputError("empty file: no transcript", path)
+
+
+def _loads(line: bytes, path: str, number: int) -> Any:
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError as error:
+        raise _decode_error(error, path, number) from None
+
+
+def check_message(value: Any, path: str, line: int | None, where: str = "") -> Message:
+    """A message must be an object with a known role and string/list/null content."""
+    prefix = f"{where}: " if where else ""
+    if not isinstance(value, dict):
+        raise InputError(f"{prefix}expected a message object, got {type(value).__name__}", path, line)
+    role = value.get("role")
+    if role is None:
+        raise InputError(f"{prefix}message has no 'role'", path, line)
+    if role not in ROLES:
+        raise InputError(f"{prefix}unknown role {role!r} (expected one of {', '.join(sorted(ROLES))})", path, line)
+    content = value.get("content")
+    if content is not None and not isinstance(content, (str, list)):
+        raise InputError(
+            f"{prefix}{role} 'content' is {type(content).__name__}; expected a string, a list of parts or null",
+            path,
+            line,
+        )
+    return value
+
+
+def dumps_line(value: Any) -> bytes:
+    return orjson.dumps(value) + b"\n"

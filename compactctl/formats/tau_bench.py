@@ -1,0 +1,33 @@
+"""``tau-bench``: a JSON array of runs, each with a ``traj`` list of Chat Completions messages.
+
+Each run reads as one transcript; writing puts every run back with its ``traj`` replaced.
+"""
+
+from __future__ import annotations
+
+import orjson
+
+from compactctl.formats.records import Record, Transcript, check_message
+
+NAME = "tau-bench"
+
+
+def detect(records: list[Record]) -> bool:
+    first = records[0].value if records else None
+    return isinstance(first, dict) and isinstance(first.get("traj"), list)
+
+
+def read(records: list[Record], path: str) -> list[Transcript]:
+    return [
+        Transcript(
+            [check_message(m, path, None, f"run {n} traj[{i}]") for i, m in enumerate(record.value["traj"])],
+            f"run {n}",
+            envelope=record.value,
+        )
+        for n, record in enumerate(records)
+    ]
+
+
+def write(transcripts: list[Transcript]) -> bytes:
+    runs = [{**(t.envelope or {}), "traj": t.messages} for t in transcripts]
+    return orjson.dumps(runs, option=orjson.OPT_INDENT_2) + b"\n"

@@ -1,0 +1,281 @@
+"""Before/after figures for one file, and their totals.
+
+``measure`` walks messages once (it takes any iterable, so a report on a huge
+chat file streams it), counting tokens by role, checking API validity and
+looking for the facts that must survive.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, astuple, dataclass, field
+from typing import Any
+
+import orjson
+
+from compactctl.batch import STDIO, read_source
+
+from compactctl.tokens import TokenCounter
+from compactctl.transcript import Message, Validator, facts_of, message_text
+
+REPORT_VERSION = 1
+
+Labelled = tuple[str, Iterable[Message]]
+
+
+@dataclass(frozen=True)
+class Measure:
+    """What one pass over a transcript (or all transcripts of a file) found."""
+
+    tokens: int = 0
+    messages: int = 0
+    tokens_by_role: dict[str, int] = field(default_factory=dict)
+    transcripts: int = 0
+    violation: str | None = None  # the first one, with the transcript it is in
+    facts_declared: tuple[str, ...] = ()
+    facts_found: frozenset[str] = frozenset()
+
+    @property
+    def valid(self) -> bool:
+        return self.violation is None
+
+
+class Measurer:
+    """Accumulates a Measure over the transcripts of a file, one message at a time."""
+
+    def __init__(self, counter: TokenCounter, facts: Iterable[str] = ()) -> None:
+        self.counter = counter
+        self.tokens = 0
+        self.messages = 0
+        self.by_role: dict[str, int] = {}
+        self.transcripts = 0
+        self.violation: str | None = None
+        self.declared: dict[str, None] = {}
+        self.unfound: set[str] = set(facts)
+        self.found: set[str] = set()
+
+    def add_transcript(self, messages: Iterable[Message], label: str = "") -> None:
+        self.transcripts += 1
+        validator = Validator()
+        for message in messages:
+            validator.feed(message)
+            self.add_message(message)
+        violation = validator.finish()
+        if violation and self.violation is None:
+            self.violation = f"{label}: {violation}" if label else str(violation)
+
+    def add_message(self, message: Message) -> None:
+        tokens = self.counter.message(message)
+        self.tokens += tokens
+        self.messages += 1
+        role = str(message.get("role"))
+        self.by_role[role] = self.by_role.get(role, 0) + tokens
+        for fact in facts_of(message):
+            if fact not in self.declared and fact not in self.found:
+                self.unfound.add(fact)
+            self.declared[fact] = None
+        if self.unfound:
+            text = message_text(message)
+            hits = {fact for fact in self.unfound if fact in text}
+            self.found |= hits
+            self.unfound -= hits
+
+    def result(self) -> Measure:
+        return Measure(
+            self.tokens,
+            self.messages,
+            dict(sorted(self.by_role.items())),
+            self.transcripts,
+            self.violation,
+            tuple(self.declared),
+            frozenset(self.found),
+        )
+
+
+def measure(
+    transcripts: Iterable[Labelled], counter: TokenCounter, facts: Iterable[str] = ()
+) -> Measure:
+    """Measure labelled transcripts, looking for ``facts`` (and those they declare) in their text."""
+    measurer = Measurer(counter, facts)
+    for label, messages in transcripts:
+        measurer.add_transcript(messages, label)
+    return measurer.result()
+
+
+@dataclass(frozen=True)
+class SummarizerUsage:
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    truncated: int = 0  # summaries cut off by the token limit
+
+    def __add__(self, other: SummarizerUsage) -> SummarizerUsage:
+        return SummarizerUsage(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
+
+
+@dataclass(frozen=True)
+class FileReport:
+    """The figures of one file; the field names are the JSON report's keys."""
+
+    file: str
+    format: str
+    transcripts: int
+    tokens_before: int
+    tokens_after: int | None
+    reduction: float | None
+    messages_before: int
+    messages_after: int | None
+    tokens_by_role_before: dict[str, int]
+    tokens_by_role_after: dict[str, int] | None
+    tool_output_share_before: float
+    tool_output_share_after: float | None
+    facts_required: int
+    facts_preserved: int
+    facts_missing: list[str]
+    valid_before: bool
+    valid_after: bool | None
+    violation_before: str | None
+    violation_after: str | None
+    summarizer_calls: int
+    summarizer_prompt_tokens: int
+    summarizer_completion_tokens: int
+    summary_truncated: int
+    notes: list[str]
+
+    @property
+    def gate_failed(self) -> bool:
+        """A lost fact or an output the API would reject (when the input was valid)."""
+        lost_validity = self.valid_after is False and self.valid_before
+        return bool(self.facts_missing) or bool(lost_validity)
+
+
+def _share(by_role: dict[str, int], total: int) -> float:
+    return round(by_role.get("tool", 0) / total, 4) if total else 0.0
+
+
+def file_report(
+    file: str,
+    format: str,
+    before: Measure,
+    after: Measure | None,
+    required: Iterable[str] = (),
+    usage: SummarizerUsage = SummarizerUsage(),
+    notes: Iterable[str] = (),
+) -> FileReport:
+    """Compare a file before and after; with no ``after``, facts are checked in ``before``."""
+    facts = list(dict.fromkeys([*required, *before.facts_declared]))
+    checked = after if after is not None else before
+    missing = [fact for fact in facts if fact not in checked.facts_found]
+    reduction = None
+    if after is not None:
+        reduction = round(1 - after.tokens / before.tokens, 4) if before.tokens else 0.0
+    return FileReport(
+        file=file,
+        format=format,
+        transcripts=before.transcripts,
+        tokens_before=before.tokens,
+        tokens_after=after.tokens if after else None,
+        reduction=reduction,
+        messages_before=before.messages,
+        messages_after=after.messages if after else None,
+        tokens_by_role_before=before.tokens_by_role,
+        tokens_by_role_after=after.tokens_by_role if after else None,
+        tool_output_share_before=_share(before.tokens_by_role, before.tokens),
+        tool_output_share_after=_share(after.tokens_by_role, after.tokens) if after else None,
+        facts_required=len(facts),
+        facts_preserved=len(facts) - len(missing),
+        facts_missing=missing,
+        valid_before=before.valid,
+        valid_after=after.valid if after else None,
+        violation_before=before.violation,
+        violation_after=after.violation if after else None,
+        summarizer_calls=usage.calls,
+        summarizer_prompt_tokens=usage.prompt_tokens,
+        summarizer_completion_tokens=usage.completion_tokens,
+        summary_truncated=usage.truncated,
+        notes=list(notes),
+    )
+
+
+def totals(reports: list[FileReport]) -> dict[str, Any]:
+    """Sums over the files that were read; reduction is recomputed from the sums."""
+    before = sum(r.tokens_before for r in reports)
+    compared = [r for r in reports if r.tokens_after is not None]
+    after = sum(r.tokens_after or 0 for r in compared) if compared else None
+    base = sum(r.tokens_before for r in compared)
+    return {
+        "files": len(reports),
+        "tokens_before": before,
+        "tokens_after": after,
+        "reduction": round(1 - after / base, 4) if after is not None and base else None,
+        "messages_before": sum(r.messages_before for r in reports),
+        "messages_after": sum(r.messages_after or 0 for r in compared) if compared else None,
+        "facts_required": sum(r.facts_required for r in reports),
+        "facts_preserved": sum(r.facts_preserved for r in reports),
+        "facts_missing": sum(len(r.facts_missing) for r in reports),
+        "valid_before": all(r.valid_before for r in reports),
+        "valid_after": all(r.valid_after for r in compared) if compared else None,
+        "summarizer_calls": sum(r.summarizer_calls for r in reports),
+        "summarizer_prompt_tokens": sum(r.summarizer_prompt_tokens for r in reports),
+        "summarizer_completion_tokens": sum(r.summarizer_completion_tokens for r in reports),
+    }
+
+
+def report_json(reports: list[FileReport], errors: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ``--json`` object: version, one entry per file, failed files, totals."""
+    return {
+        "version": REPORT_VERSION,
+        "files": [asdict(r) for r in reports],
+        "failed": errors,
+        "total": {**totals(reports), "failed": len(errors)},
+    }
+
+
+def open_transcripts(source: str, format: str = "auto") -> tuple[str, Callable[[], Iterator[Labelled]]]:
+    """The file's format, and a way to walk its (label, messages) pairs, as often as needed.
+
+    Chat JSON Lines files are streamed a line at a time, so memory stays bounded by
+    the largest line; other layouts are read whole.
+    """
+    from compactctl.formats import chat, load
+
+    if source != STDIO and format in ("auto", chat.NAME) and _first_line_is_chat(source):
+
+        def stream() -> Iterator[Labelled]:
+            with open(source, "rb") as file:
+                yield "", chat.stream(file, source)
+
+        return chat.NAME, stream
+    fmt, transcripts, _ = load(read_source(source), source, format)
+    return fmt.name, lambda: ((t.label, t.messages) for t in transcripts)
+
+
+def _first_line_is_chat(source: str) -> bool:
+    with open(source, "rb") as file:
+        for line in file:
+            if line.strip():
+                try:
+                    first = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    return False
+                return isinstance(first, dict) and "role" in first
+    return False
+
+
+def report_pair(
+    name: str, before: str, after: str | None, counter: TokenCounter, format: str = "auto", required: Iterable[str] = ()
+) -> FileReport:
+    """Report one existing file, or a before/after pair of files."""
+    required = list(required)
+    format_name, walk_before = open_transcripts(before, format)
+    measured_before = measure(walk_before(), counter, required)
+    facts = [*required, *measured_before.facts_declared]
+    measured_after = None
+    if after is not None:
+        measured_after = measure(open_transcripts(after, format)[1](), counter, facts)
+    elif not set(facts) <= measured_before.facts_found:
+        # A fact may be declared after the message that holds its text: look once more.
+        again = measure(walk_before(), counter, facts)
+        measured_before = dataclasses.replace(measured_before, facts_found=again.facts_found)
+    return file_report(name, format_name, measured_before, measured_after, required)

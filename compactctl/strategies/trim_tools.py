@@ -1,0 +1,64 @@
+"""``trim-tools``: long tool outputs keep their first and last lines, with a marker in between."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from compactctl.strategies.base import Fate, StepContext, StepResult
+from compactctl.tokens import TokenCounter
+from compactctl.transcript import Message, content_text, is_protected
+
+
+@dataclass(frozen=True)
+class TrimOptions:
+    tool_max_tokens: int = 1000
+    head_lines: int = 20
+    tail_lines: int = 20
+
+
+def trim_text(text: str, options: TrimOptions, counter: TokenCounter) -> str | None:
+    """The trimmed text, or None when it is short enough or trimming would not shrink it."""
+    tokens = counter(text)
+    if tokens <= options.tool_max_tokens:
+        return None
+    lines = text.split("\n")
+    if len(lines) > options.head_lines + options.tail_lines + 1:
+        head = lines[: options.head_lines]
+        tail = lines[len(lines) - options.tail_lines :] if options.tail_lines else []
+        elided = lines[options.head_lines : len(lines) - options.tail_lines]
+        unit = "lines"
+    else:
+        # Few but very long lines: cut by characters, keeping about the budget's worth.
+        keep_chars = max(1, options.tool_max_tokens * 2)  # ~4 chars a token, half at each end
+        if len(text) <= 2 * keep_chars:
+            return None
+        head, tail, elided = [text[:keep_chars]], [text[-keep_chars:]], [text[keep_chars:-keep_chars]]
+        unit = "characters"
+    elided_text = "\n".join(elided)
+    count = len(elided) if unit == "lines" else len(elided_text)
+    marker = f"[... compactctl elided {count} {unit} ({counter(elided_text)} tokens) ...]"
+    trimmed = "\n".join([*head, marker, *tail])
+    return trimmed if counter(trimmed) < tokens else None
+
+
+def trim_tools(messages: list[Message], options: TrimOptions, context: StepContext) -> StepResult:
+    out: list[Message] = []
+    fates: dict[int, Fate] = {}
+    for index, message in enumerate(messages):
+        trimmed = None
+        if message.get("role") == "tool" and not is_protected(message):
+            trimmed = trim_text(content_text(message), options, context.counter)
+        if trimmed is None:
+            out.append(message)
+            continue
+        out.append({**message, "content": _with_text(message["content"], trimmed)})
+        fates[index] = Fate("elided", f"tool output over {options.tool_max_tokens} tokens trimmed")
+    return StepResult(out, list(range(len(messages))), fates)
+
+
+def _with_text(content: object, text: str) -> object:
+    """Same content shape as before: a string stays a string, parts become one text part."""
+    if isinstance(content, list):
+        first = next((part for part in content if isinstance(part, dict) and part.get("type") == "text"), {})
+        return [{**first, "type": "text", "text": text}]
+    return text

@@ -1,0 +1,28 @@
+"""Summarizers sit behind one small Protocol; strategies take one, they never build one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from compactctl.report import SummarizerUsage
+from compactctl.transcript import Message
+
+
+@dataclass(frozen=True)
+class SummaryRequest:
+    messages: list[Message]  # the span to summarize, in order
+    strategy: str  # which prompt: "summary", "rolling", "selective", "structured"
+    max_tokens: int
+    previous_summary: str | None = None  # re-injected so nothing learned earlier is forgotten
+
+
+@dataclass(frozen=True)
+class Summary:
+    text: str
+    usage: SummarizerUsage = SummarizerUsage()
+    truncated: bool = False  # cut off by the token limit
+
+
+class Summarizer(Protocol):
+    def summarize(self, request: SummaryRequest) -> Summary: ...

