@@ -8,13 +8,11 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import call
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
 SHARED_TRANSCRIPTS = ROOT.parent / "shared" / "transcripts"
-
-
-def call(call_id: str, name: str, arguments: str = "{}") -> dict[str, Any]:
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
 
 
 @pytest.fixture
