@@ -1,0 +1,581 @@
+"""Replay: walk a saved transcript as if it were live, and price each way of compacting it.
+
+Every assistant message is one model call. Its input is the context held at that
+moment (the system prompt, a summary if a compaction left one, and the messages
+kept since); the assistant message itself is the call's output. Between calls the
+context only grows, by the messages the transcript adds.
+
+*When* to compact is a policy (a ``Trigger``), kept apart from *how* (the strategy
+steps, run through the same pure functions as ``compact``), as openai-agents-python
+keeps ``should_trigger_compaction`` beside the compaction itself:
+
+- threshold: compact before the next call when the last call's input exceeded N tokens;
+- stage: compact before the next call when a stage ended (a ``compactctl.stage_end``
+  annotation, or a message matching ``--stage-marker``);
+- both: a stage end first, the threshold as a safety net.
+
+A compaction is run once per trigger: one that cannot get under the threshold is
+counted (``over_threshold_after_compaction``), never looped on.
+
+Prompt caching is modelled per message: a call's cached tokens are the tokens of the
+longest run of leading messages unchanged since the previous call (the previous
+call's whole input when nothing was compacted in between; after a compaction, usually
+just the system prompt). The rest of the input is written to the cache, which is what
+a provider bills a cache write for. Prompts shorter than the model's minimum are not
+cached at all.
+
+Counting is incremental: a message's tokens, facts and stage end are computed once
+per run (shared by every setting), and a context keeps running prefix sums, so a call
+costs O(1) unless a compaction just changed the context.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import tomllib
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from compactctl.errors import InputError
+from compactctl.report import SummarizerUsage
+from compactctl.strategies import STRATEGIES, StepContext, options_from
+from compactctl.summarizers import Summarizer
+from compactctl.tokens import TokenCounter, counter_for
+from compactctl.transcript import Message, annotations, facts_of, message_text
+
+REPLAY_VERSION = 1
+PRICE_FIELDS = ("input", "cached_input", "cache_write", "output")
+MILLION = 1_000_000
+
+
+# --- triggers: when to compact ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Trigger:
+    """When to compact: after a call over ``threshold`` tokens, at a stage end, both, or never."""
+
+    threshold: int | None = None
+    stage: bool = False
+
+    @property
+    def name(self) -> str:
+        if self.threshold is None:
+            return "stage" if self.stage else "none"
+        return "stage+threshold" if self.stage else "threshold"
+
+    def should_compact(self, last_input: int | None, stage_ended: bool) -> bool:
+        """Decide before a call, from the previous call's input and whether a stage ended since."""
+        if self.stage and stage_ended:
+            return True
+        return self.threshold is not None and last_input is not None and last_input > self.threshold
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One row of a replay: a trigger and the strategy steps it runs."""
+
+    trigger: Trigger
+    steps: tuple[str, ...] = ()
+
+    @property
+    def strategy(self) -> str:
+        return "+".join(self.steps) if self.steps and self.trigger.name != "none" else "none"
+
+
+BASELINE = Setting(Trigger())
+
+
+def settings_grid(thresholds: Iterable[int], stage: bool, steps: Sequence[str]) -> list[Setting]:
+    """The baseline, then one row per threshold, a stage row, and stage+threshold rows when both are asked for."""
+    thresholds = list(dict.fromkeys(thresholds))
+    rows = [BASELINE]
+    rows += [Setting(Trigger(threshold), tuple(steps)) for threshold in thresholds]
+    if stage:
+        rows.append(Setting(Trigger(None, True), tuple(steps)))
+        rows += [Setting(Trigger(threshold, True), tuple(steps)) for threshold in thresholds]
+    return rows
+
+
+def parse_thresholds(values: Iterable[str]) -> list[int]:
+    """``["8000,16000", "32k"]`` -> ``[8000, 16000, 32000]``; a bad value is a usage error."""
+    found: list[int] = []
+    for value in values:
+        for piece in value.split(","):
+            piece = piece.strip().lower().replace("_", "")
+            if not piece:
+                continue
+            scale = 1000 if piece.endswith("k") else 1
+            try:
+                number = int(float(piece.removesuffix("k")) * scale)
+            except ValueError:
+                raise InputError(f"--threshold: {piece!r} is not a number of tokens") from None
+            if number <= 0:
+                raise InputError(f"--threshold: {piece!r} must be a positive number of tokens")
+            found.append(number)
+    return found
+
+
+def stage_pattern(marker: str | None) -> re.Pattern[str] | None:
+    if marker is None:
+        return None
+    try:
+        return re.compile(marker)
+    except re.error as error:
+        raise InputError(f"--stage-marker: bad regular expression {marker!r}: {error}") from None
+
+
+# --- prices ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Prices:
+    """USD per million tokens for one model; cache-read discounts differ per model."""
+
+    model: str
+    input: float
+    cached_input: float
+    cache_write: float
+    output: float
+    min_cached_tokens: int = 0
+    provider: str = ""
+
+    @property
+    def cache_discount(self) -> float:
+        """What a cached token costs as a fraction of an uncached one (0.1 to 0.5 in practice)."""
+        return self.cached_input / self.input if self.input else 0.0
+
+    def call_cost(self, input_tokens: int, cached: int, written: int, output: int) -> float:
+        plain = input_tokens - cached - written
+        return (
+            cached * self.cached_input + written * self.cache_write + plain * self.input + output * self.output
+        ) / MILLION
+
+    def summarizer_cost(self, usage: SummarizerUsage) -> float:
+        # Summaries are requests of their own, priced at the same model, with no cache.
+        return (usage.prompt_tokens * self.input + usage.completion_tokens * self.output) / MILLION
+
+
+@dataclass(frozen=True)
+class PriceTable:
+    models: dict[str, Prices]
+    default: str
+
+
+def _read_table_file(data: bytes, source: str) -> Any:
+    try:
+        if source.endswith(".toml"):
+            return tomllib.loads(data.decode("utf-8"))
+        return json.loads(data)
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise InputError(f"bad price file: {error}", source) from None
+
+
+def parse_price_table(raw: Any, source: str) -> PriceTable:
+    """Check a price table (``{"default"?, "models": {NAME: {input, cached_input, cache_write, output, ...}}}``)."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("models"), dict) or not raw["models"]:
+        raise InputError('bad price file: expected a "models" table of model names', source)
+    models: dict[str, Prices] = {}
+    for name, entry in raw["models"].items():
+        if not isinstance(entry, dict):
+            raise InputError(f"bad price file: model {name!r} is not a table", source)
+        figures: dict[str, float] = {}
+        for key in PRICE_FIELDS:
+            value = entry.get(key)
+            if key == "cache_write" and value is None:
+                value = entry.get("input")  # no write surcharge unless the table says so
+            if key == "cached_input" and value is None:
+                value = entry.get("input")
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                raise InputError(f"bad price file: model {name!r}: {key} must be a number >= 0, got {value!r}", source)
+            figures[key] = float(value)
+        minimum = entry.get("min_cached_tokens", 0)
+        if isinstance(minimum, bool) or not isinstance(minimum, int) or minimum < 0:
+            raise InputError(f"bad price file: model {name!r}: min_cached_tokens must be an integer >= 0", source)
+        models[str(name)] = Prices(
+            str(name), **figures, min_cached_tokens=minimum, provider=str(entry.get("provider", ""))
+        )
+    default = raw.get("default", next(iter(models)))
+    if default not in models:
+        raise InputError(f"bad price file: default model {default!r} is not in the table", source)
+    return PriceTable(models, default)
+
+
+def shipped_prices() -> PriceTable:
+    data = resources.files("compactctl").joinpath("prices.json").read_bytes()
+    return parse_price_table(json.loads(data), "compactctl/prices.json")
+
+
+def load_prices(path: str | Path | None = None) -> PriceTable:
+    """The shipped table, with a team's own file (JSON or TOML) laid over it when given."""
+    table = shipped_prices()
+    if path is None:
+        return table
+    source = str(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as error:
+        raise InputError(f"cannot read price file: {error.strerror}", source) from None
+    raw = _read_table_file(data, source)
+    own = parse_price_table(raw, source)
+    # A team's file that names no default keeps the shipped one, so adding one model changes nothing else.
+    return PriceTable({**table.models, **own.models}, own.default if "default" in raw else table.default)
+
+
+def prices_for(table: PriceTable, model: str | None = None, **overrides: float | None) -> Prices:
+    """One model's prices, with any of ``input``, ``cached_input``, ``cache_write``, ``output`` overridden."""
+    name = model or table.default
+    if name not in table.models:
+        raise InputError(
+            f"unknown model {name!r} for pricing (known: {', '.join(table.models)}); or pass --prices FILE"
+        )
+    prices = table.models[name]
+    given = {key: float(value) for key, value in overrides.items() if value is not None}
+    unknown = set(given) - set(PRICE_FIELDS)
+    if unknown:
+        raise InputError(f"unknown price field {sorted(unknown)[0]!r}")
+    if any(value < 0 for value in given.values()):
+        raise InputError("prices must be >= 0")
+    if given:
+        prices = dataclasses.replace(prices, model=f"{name} (overridden)", **given)
+    return prices
+
+
+# --- results --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SettingResult:
+    """The figures of one setting; the field names are the JSON keys, in order."""
+
+    trigger: str
+    threshold: int | None
+    strategy: str
+    calls: int
+    compactions: int
+    over_threshold_after_compaction: int
+    peak_context: int
+    mean_context: float
+    input_tokens: int
+    cached_tokens: int
+    cache_write_tokens: int
+    output_tokens: int
+    summarizer_calls: int
+    summarizer_tokens: int
+    cost: float
+    facts_lost: int
+    context_per_call: list[int] = field(repr=False)
+
+
+def aggregate(rows: Sequence[Sequence[SettingResult]]) -> list[SettingResult]:
+    """Sum the same settings over several transcripts or files (peak is the max, mean is recomputed)."""
+    if not rows:
+        return []
+    merged = []
+    for same in zip(*rows, strict=True):
+        first = same[0]
+        calls = sum(r.calls for r in same)
+        input_tokens = sum(r.input_tokens for r in same)
+        merged.append(
+            SettingResult(
+                trigger=first.trigger,
+                threshold=first.threshold,
+                strategy=first.strategy,
+                calls=calls,
+                compactions=sum(r.compactions for r in same),
+                over_threshold_after_compaction=sum(r.over_threshold_after_compaction for r in same),
+                peak_context=max(r.peak_context for r in same),
+                mean_context=round(input_tokens / calls, 1) if calls else 0.0,
+                input_tokens=input_tokens,
+                cached_tokens=sum(r.cached_tokens for r in same),
+                cache_write_tokens=sum(r.cache_write_tokens for r in same),
+                output_tokens=sum(r.output_tokens for r in same),
+                summarizer_calls=sum(r.summarizer_calls for r in same),
+                summarizer_tokens=sum(r.summarizer_tokens for r in same),
+                cost=round(sum(r.cost for r in same), 6),
+                facts_lost=sum(r.facts_lost for r in same),
+                context_per_call=[n for r in same for n in r.context_per_call],
+            )
+        )
+    return merged
+
+
+# --- the simulation -------------------------------------------------------------------------
+
+
+class _Memo:
+    """What each message costs and holds, computed once per run and shared by every setting.
+
+    Keyed by identity (the message is kept alive beside its figures, so an id is never
+    reused for another message while the memo lives).
+    """
+
+    def __init__(self, counter: TokenCounter, facts: Iterable[str], marker: re.Pattern[str] | None) -> None:
+        self.counter = counter
+        self.facts = tuple(dict.fromkeys(facts))
+        self.marker = marker
+        self._tokens: dict[int, tuple[Message, int]] = {}
+        self._found: dict[int, tuple[Message, tuple[str, ...]]] = {}
+
+    def tokens(self, message: Message) -> int:
+        hit = self._tokens.get(id(message))
+        if hit is None:
+            hit = self._tokens[id(message)] = (message, self.counter.message(message))
+        return hit[1]
+
+    def facts_in(self, message: Message) -> tuple[str, ...]:
+        if not self.facts:
+            return ()
+        hit = self._found.get(id(message))
+        if hit is None:
+            text = message_text(message)
+            hit = self._found[id(message)] = (message, tuple(f for f in self.facts if f in text))
+        return hit[1]
+
+    def ends_stage(self, message: Message) -> bool:
+        if annotations(message).get("stage_end") is True:
+            return True
+        return self.marker is not None and self.marker.search(message_text(message)) is not None
+
+
+class _Context:
+    """The messages a call would send, with running token prefix sums and what they hold."""
+
+    def __init__(self, memo: _Memo, messages: Iterable[Message] = ()) -> None:
+        self.memo = memo
+        self.messages: list[Message] = []
+        self.prefix = [0]  # prefix[k] = tokens of the first k messages
+        self.facts: Counter[str] = Counter()  # tracked facts found in the text, with multiplicity
+        self.keys: Counter[str] = Counter()  # dependency keys defined by messages present
+        for message in messages:
+            self.append(message)
+
+    @property
+    def tokens(self) -> int:
+        return self.prefix[-1]
+
+    def append(self, message: Message) -> None:
+        self.messages.append(message)
+        self.prefix.append(self.prefix[-1] + self.memo.tokens(message))
+        self.facts.update(self.memo.facts_in(message))
+        defines = annotations(message).get("defines")
+        if isinstance(defines, list):
+            self.keys.update(key for key in defines if isinstance(key, str))
+
+    def shared_prefix_tokens(self, previous: _Context, previous_length: int) -> int:
+        """Tokens of the leading messages this context shares with ``previous``'s first messages."""
+        if previous is self:  # nothing was compacted: the whole previous input is a prefix
+            return self.prefix[previous_length]
+        limit = min(previous_length, len(self.messages))
+        shared = 0
+        while shared < limit:
+            a, b = self.messages[shared], previous.messages[shared]
+            if a is not b and a != b:
+                break
+            shared += 1
+        return self.prefix[shared]
+
+
+def strategy_settings(options: Mapping[str, Any], trigger: Trigger) -> dict[str, Any]:
+    """The settings a strategy step sees: the trigger has already decided *when*.
+
+    A strategy that has its own ``threshold`` option (the summarizing ones) gets the
+    trigger's threshold, so "over the threshold" means the same thing to both; a
+    stage trigger has none, so the strategy is told to compact whatever the size.
+    """
+    return {**options, "threshold": trigger.threshold if trigger.threshold is not None else 0}
+
+
+def _simulate(
+    messages: Sequence[Message],
+    setting: Setting,
+    memo: _Memo,
+    options: Mapping[str, Any],
+    prices: Prices,
+    summarizer: Summarizer | None,
+) -> SettingResult:
+    trigger = setting.trigger
+    step_context = StepContext(memo.counter, summarizer)
+    step_settings = strategy_settings(options, trigger)
+    steps = [(STRATEGIES[name], options_from(STRATEGIES[name].options, step_settings)) for name in setting.steps]
+    compacting = bool(steps) and trigger.name != "none"
+
+    context = _Context(memo)
+    previous, previous_length = context, 0
+    first_call = True
+    last_input: int | None = None
+    stage_ended = False
+    per_call: list[int] = []
+    cached_total = written_total = output_total = 0
+    compactions = over = lost = 0
+    cost = 0.0
+    usage = SummarizerUsage()
+    definers: dict[str, Message] = {}
+    unchecked: list[Message | None] = []  # per reference since the last call: its definer
+
+    for message in messages:
+        marks = annotations(message)
+        for key in _keys(marks.get("references")):
+            unchecked.append(definers.get(key))
+        if message.get("role") == "assistant":
+            if compacting and trigger.should_compact(last_input, stage_ended):
+                current = list(context.messages)
+                for strategy, step_options in steps:
+                    result = strategy.run(current, step_options, step_context)
+                    current = result.messages
+                    usage = usage + result.usage
+                context = _Context(memo, current)
+                compactions += 1
+                stage_ended = False
+                if trigger.threshold is not None and context.tokens > trigger.threshold:
+                    over += 1
+            input_tokens = context.tokens
+            shared = 0 if first_call else context.shared_prefix_tokens(previous, previous_length)
+            cacheable = input_tokens >= prices.min_cached_tokens
+            cached = shared if cacheable and shared >= prices.min_cached_tokens else 0
+            written = input_tokens - cached if cacheable else 0
+            output = memo.tokens(message)
+            cost += prices.call_cost(input_tokens, cached, written, output)
+            cached_total += cached
+            written_total += written
+            output_total += output
+            per_call.append(input_tokens)
+            lost += sum(1 for definer in unchecked if definer is not None and not _still_known(definer, context))
+            unchecked.clear()
+            previous, previous_length, first_call = context, len(context.messages), False
+            last_input = input_tokens
+        context.append(message)
+        for key in _keys(marks.get("defines")):
+            definers[key] = message
+        if memo.ends_stage(message):
+            stage_ended = True
+
+    lost += sum(1 for fact in memo.facts if context.facts[fact] == 0)
+    calls = len(per_call)
+    input_total = sum(per_call)
+    return SettingResult(
+        trigger=trigger.name,
+        threshold=trigger.threshold,
+        strategy=setting.strategy,
+        calls=calls,
+        compactions=compactions,
+        over_threshold_after_compaction=over,
+        peak_context=max(per_call, default=0),
+        mean_context=round(input_total / calls, 1) if calls else 0.0,
+        input_tokens=input_total,
+        cached_tokens=cached_total,
+        cache_write_tokens=written_total,
+        output_tokens=output_total,
+        summarizer_calls=usage.calls,
+        summarizer_tokens=usage.prompt_tokens + usage.completion_tokens,
+        cost=round(cost + prices.summarizer_cost(usage), 6),
+        facts_lost=lost,
+        context_per_call=per_call,
+    )
+
+
+def _keys(value: Any) -> list[str]:
+    return [key for key in value if isinstance(key, str)] if isinstance(value, list) else []
+
+
+def _still_known(definer: Message, context: _Context) -> bool:
+    """A reference is served when its definer's facts are all in the context (or, with no facts, the definer is)."""
+    facts = facts_of(definer)
+    if facts:
+        return all(context.facts[fact] > 0 for fact in facts)
+    return any(context.keys[key] > 0 for key in _keys(annotations(definer).get("defines")))
+
+
+def replay(
+    messages: Sequence[Message],
+    settings: Sequence[Setting] = (),
+    options: Mapping[str, Any] | None = None,
+    counter: TokenCounter | None = None,
+    prices: Prices | None = None,
+    summarizer: Summarizer | None = None,
+    stage_marker: str | re.Pattern[str] | None = None,
+) -> list[SettingResult]:
+    """Replay one transcript under each setting; the first row is always the baseline (no compaction).
+
+    ``options`` are the flat strategy settings (``keep_recent``...), as ``compact`` takes them.
+    """
+    for setting in settings:
+        unknown = [name for name in setting.steps if name not in STRATEGIES]
+        if unknown:
+            raise InputError(f"unknown strategy {unknown[0]!r} (known: {', '.join(STRATEGIES)})")
+    rows = list(settings)
+    if not rows or rows[0] != BASELINE:
+        rows.insert(0, BASELINE)
+    marker = stage_pattern(stage_marker) if isinstance(stage_marker, str) else stage_marker
+    facts = [fact for message in messages for fact in facts_of(message)]
+    memo = _Memo(counter or counter_for(), facts, marker)
+    prices = prices or shipped_prices().models[shipped_prices().default]
+    return [_simulate(messages, row, memo, options or {}, prices, summarizer) for row in rows]
+
+
+# --- files ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FileReplay:
+    """One file's replay: settings summed over its transcripts, and the longest one for charts."""
+
+    file: str
+    format: str
+    transcripts: int
+    settings: list[SettingResult]
+    chart_label: str  # which transcript the chart shows
+    chart: list[list[int]]  # per setting: its context size per call in that transcript
+
+
+def replay_file(
+    source: str,
+    name: str,
+    settings: Sequence[Setting],
+    options: Mapping[str, Any],
+    counter: TokenCounter,
+    prices: Prices,
+    summarizer: Summarizer | None = None,
+    stage_marker: re.Pattern[str] | None = None,
+) -> FileReplay:
+    """Read one file and replay each transcript in it on its own (a tau-bench file holds 200 runs)."""
+    from compactctl.batch import read_source
+    from compactctl.formats import load
+
+    fmt, transcripts, _ = load(read_source(source), source, str(options.get("format") or "auto"))
+    runs = [replay(t.messages, settings, options, counter, prices, summarizer, stage_marker) for t in transcripts]
+    longest = max(range(len(runs)), key=lambda i: runs[i][0].calls, default=0)
+    label = transcripts[longest].label if transcripts else ""
+    chart = [row.context_per_call for row in runs[longest]] if runs else []
+    return FileReplay(name, fmt.name, len(transcripts), aggregate(runs), label, chart)
+
+
+def setting_json(row: SettingResult) -> dict[str, Any]:
+    return dataclasses.asdict(row)
+
+
+def replay_json(file: str, files: Sequence[FileReplay], errors: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """``{"version", "file", "settings"}``; several files add per-file rows and the failed ones."""
+    data: dict[str, Any] = {
+        "version": REPLAY_VERSION,
+        "file": file,
+        "settings": [setting_json(row) for row in aggregate([f.settings for f in files])],
+    }
+    if len(files) != 1 or errors:
+        data["files"] = [
+            {
+                "file": f.file,
+                "format": f.format,
+                "transcripts": f.transcripts,
+                "settings": [setting_json(r) for r in f.settings],
+            }
+            for f in files
+        ]
+        data["failed"] = list(errors)
+    return data
