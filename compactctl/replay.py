@@ -229,15 +229,18 @@ def load_prices(path: str | Path | None = None) -> PriceTable:
 
 
 def prices_for(table: PriceTable, model: str | None = None, **overrides: float | None) -> Prices:
-    """One model's prices, with any of ``input``, ``cached_input``, ``cache_write``, ``output`` overridden."""
+    """One model's prices, with any of ``input``, ``cached_input``, ``cache_write``, ``output``
+    (and ``min_cached_tokens``) overridden."""
     name = model or table.default
     if name not in table.models:
         raise InputError(
             f"unknown model {name!r} for pricing (known: {', '.join(table.models)}); or pass --prices FILE"
         )
     prices = table.models[name]
-    given = {key: float(value) for key, value in overrides.items() if value is not None}
-    unknown = set(given) - set(PRICE_FIELDS)
+    given: dict[str, Any] = {key: float(value) for key, value in overrides.items() if value is not None}
+    if "min_cached_tokens" in given:
+        given["min_cached_tokens"] = int(given["min_cached_tokens"])
+    unknown = set(given) - {*PRICE_FIELDS, "min_cached_tokens"}
     if unknown:
         raise InputError(f"unknown price field {sorted(unknown)[0]!r}")
     if any(value < 0 for value in given.values()):
@@ -298,7 +301,7 @@ def aggregate(rows: Sequence[Sequence[SettingResult]]) -> list[SettingResult]:
                 output_tokens=sum(r.output_tokens for r in same),
                 summarizer_calls=sum(r.summarizer_calls for r in same),
                 summarizer_tokens=sum(r.summarizer_tokens for r in same),
-                cost=round(sum(r.cost for r in same), 6),
+                cost=round(sum(r.cost for r in same), 9),
                 facts_lost=sum(r.facts_lost for r in same),
                 context_per_call=[n for r in same for n in r.context_per_call],
             )
@@ -474,7 +477,7 @@ def _simulate(
         output_tokens=output_total,
         summarizer_calls=usage.calls,
         summarizer_tokens=usage.prompt_tokens + usage.completion_tokens,
-        cost=round(cost + prices.summarizer_cost(usage), 6),
+        cost=round(cost + prices.summarizer_cost(usage), 9),
         facts_lost=lost,
         context_per_call=per_call,
     )
@@ -579,3 +582,44 @@ def replay_json(file: str, files: Sequence[FileReplay], errors: Sequence[Mapping
         ]
         data["failed"] = list(errors)
     return data
+
+
+def check_plot(path: str | Path) -> None:
+    """Fail before any work when ``--plot`` cannot be honoured: a suffix matplotlib will not write, or no matplotlib."""
+    if Path(path).suffix.lower() not in (".png", ".svg"):
+        raise InputError(f"--plot: {path} must end in .png or .svg")
+    _pyplot()
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")  # files only: never needs a display
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise InputError("--plot needs matplotlib: pip install 'compactctl[plot]'") from None
+    return plt
+
+
+def write_plot(path: str | Path, source: FileReplay, title: str = "") -> None:
+    """Context size per call for each setting, as PNG or SVG (by suffix), with matplotlib from the plot extra."""
+    plt = _pyplot()
+    figure, axes = plt.subplots(figsize=(10, 5))
+    for row, series in zip(source.settings, source.chart, strict=True):
+        name = row.trigger if row.threshold is None else f"{row.trigger} {row.threshold:,}"
+        label = name if row.strategy == "none" else f"{name} ({row.strategy})"
+        axes.plot(range(1, len(series) + 1), series, label=label, linewidth=1.2)
+    axes.set_xlabel("model call")
+    axes.set_ylabel("context (input tokens)")
+    which = f", {source.chart_label}" if source.chart_label else ""
+    axes.set_title(f"{title or source.file}{which}")
+    axes.legend(fontsize="small")
+    axes.grid(alpha=0.3)
+    figure.tight_layout()
+    try:
+        figure.savefig(str(path))
+    except OSError as error:
+        raise InputError(f"cannot write the chart: {error.strerror}", str(path)) from None
+    finally:
+        plt.close(figure)

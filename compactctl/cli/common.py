@@ -11,6 +11,7 @@ from typing import Annotated, Any, TypeVar
 import orjson
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from compactctl.batch import Failure
@@ -67,7 +68,8 @@ def handle_errors(command: F) -> F:
         try:
             return command(*args, **kwargs)
         except CompactctlError as error:
-            stderr.print(f"[bold red]error:[/] {error}", markup=True, highlight=False, soft_wrap=True)
+            # Escaped: a message may hold brackets ("pip install 'compactctl[plot]'") that are not markup.
+            stderr.print(f"[bold red]error:[/] {escape(str(error))}", markup=True, highlight=False, soft_wrap=True)
             raise typer.Exit(error.exit_code) from None
 
     return wrapper  # type: ignore[return-value]

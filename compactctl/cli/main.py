@@ -9,6 +9,7 @@ from __future__ import annotations
 import typer
 
 from compactctl.cli.compact import compact
+from compactctl.cli.replay import replay
 from compactctl.cli.report import report
 
 app = typer.Typer(
@@ -20,6 +21,7 @@ app = typer.Typer(
 )
 app.command()(compact)
 app.command()(report)
+app.command()(replay)
 
 
 def main() -> None:

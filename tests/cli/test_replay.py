@@ -1,0 +1,192 @@
+"""``compactctl replay`` end to end: flags, JSON, tables, charts, prices and errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from compactctl.cli.main import app
+from tests.conftest import SHARED_TRANSCRIPTS
+
+PRICE_FLAGS = [
+    "--price-in",
+    "2",
+    "--price-cached",
+    "0.5",
+    "--price-write",
+    "2.5",
+    "--price-out",
+    "8",
+    "--cache-min-tokens",
+    "0",
+]
+BASE = ["--encoding", "approx", "-s", "window", "--keep-recent", "2", *PRICE_FLAGS]
+
+
+def talk() -> list[dict[str, Any]]:
+    """The transcript of tests/test_replay.py: messages of 103, 13, 8, 23, 13, 13, 8, 13, 8 tokens (approx)."""
+    texts = [("system", "S" * 400), ("user", "u" * 40), ("assistant", "a" * 20), ("user", "v" * 80)]
+    texts += [("assistant", "b" * 40), ("user", "w" * 40), ("assistant", "c" * 20), ("user", "x" * 40)]
+    texts += [("assistant", "d" * 20)]
+    return [{"role": role, "content": text} for role, text in texts]
+
+
+def write_chat(path: Path, messages: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(m) + "\n" for m in messages))
+    return path
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+@pytest.fixture
+def chat_file(tmp_path: Path) -> Path:
+    return write_chat(tmp_path / "talk.jsonl", talk())
+
+
+def test_json_has_the_baseline_first_and_hand_checked_figures(runner, chat_file):
+    result = runner.invoke(app, ["replay", str(chat_file), "--threshold", "150,100", *BASE, "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert list(data) == ["version", "file", "settings"]
+    base, at150, at100 = data["settings"]
+    assert (base["trigger"], base["input_tokens"], base["cached_tokens"]) == ("none", 630, 436)
+    assert (at150["threshold"], at150["context_per_call"]) == (150, [116, 147, 173, 124])
+    assert at150["cost"] == pytest.approx((366 * 0.5 + 194 * 2.5 + 37 * 8.0) / 1e6)
+    assert (at100["compactions"], at100["over_threshold_after_compaction"]) == (3, 3)
+
+
+def test_table_and_chart_name_each_setting(runner, chat_file):
+    result = runner.invoke(app, ["replay", str(chat_file), "-t", "150", *BASE], env={"COLUMNS": "120"})
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "threshold 150" in out and "none" in out
+    assert "priced as test" not in out and "priced as gpt-4o (overridden)" in out
+    assert "compactions" in out and "cache write" in out and "facts lost" in out
+    chart_lines = [line for line in out.splitlines() if line.startswith(("none ", "threshold 150 window"))]
+    assert len(chart_lines) == 2
+    assert all(any(spark in line for spark in "▁▂▃▄▅▆▇█") for line in chart_lines)
+
+
+def test_stage_marker_adds_stage_rows(runner, tmp_path):
+    messages = talk()
+    messages[3]["content"] = "DONE" + "v" * 76
+    path = write_chat(tmp_path / "staged.jsonl", messages)
+    result = runner.invoke(app, ["replay", str(path), "-t", "150", "--stage-marker", "^DONE", *BASE, "--json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)["settings"]
+    assert [(r["trigger"], r["threshold"]) for r in rows] == [
+        ("none", None),
+        ("threshold", 150),
+        ("stage", None),
+        ("stage+threshold", 150),
+    ]
+    assert rows[2]["context_per_call"] == [116, 134, 160, 181]
+
+
+def test_a_folder_aggregates_files_with_per_file_rows(runner, tmp_path):
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    write_chat(folder / "a.jsonl", talk())
+    write_chat(folder / "b.jsonl", talk()[:5])
+    result = runner.invoke(app, ["replay", str(folder), "-t", "150", *BASE, "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert [f["file"] for f in data["files"]] == ["a.jsonl", "b.jsonl"]
+    assert data["settings"][0]["input_tokens"] == 630 + 116 + 147
+    assert data["settings"][0]["calls"] == sum(f["settings"][0]["calls"] for f in data["files"]) == 6
+    assert data["failed"] == []
+
+
+def test_a_bad_file_in_a_folder_is_named_and_exits_2(runner, tmp_path):
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    write_chat(folder / "a.jsonl", talk())
+    (folder / "bad.jsonl").write_text('{"role": "user", "content": "hi"}\n{oops\n')
+    result = runner.invoke(app, ["replay", str(folder), "-t", "150", *BASE, "--json"])
+    assert result.exit_code == 2
+    data = json.loads(result.stdout)
+    assert [f["file"] for f in data["files"]] == ["a.jsonl"]
+    assert "bad.jsonl:2" in data["failed"][0]["error"]
+    skipped = runner.invoke(app, ["replay", str(folder), "-t", "150", *BASE, "--on-error", "skip", "--json"])
+    assert skipped.exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-t", "many"], "'many' is not a number"),
+        (["--stage-marker", "("], "bad regular expression"),
+        (["-s", "nope"], "unknown strategy 'nope'"),
+        (["--model-pricing", "gpt-9"], "unknown model 'gpt-9'"),
+        (["--plot", "chart.gif"], "must end in .png or .svg"),
+    ],
+)
+def test_usage_errors_exit_2_with_one_line(runner, chat_file, args, message):
+    result = runner.invoke(app, ["replay", str(chat_file), *args])
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert result.stdout == ""
+
+
+def test_a_bad_price_file_exits_2_naming_it(runner, chat_file, tmp_path):
+    prices = tmp_path / "prices.json"
+    prices.write_text('{"models": {"ours": {"input": 1}}}')
+    result = runner.invoke(app, ["replay", str(chat_file), "--prices", str(prices)])
+    assert result.exit_code == 2
+    assert f"{prices}: bad price file: model 'ours': output must be a number" in result.stderr
+
+
+def test_team_price_file_and_model_are_used(runner, chat_file, tmp_path):
+    prices = tmp_path / "prices.toml"
+    prices.write_text('default = "ours"\n[models.ours]\ninput = 2\ncached_input = 0.5\ncache_write = 2.5\noutput = 8\n')
+    result = runner.invoke(
+        app, ["replay", str(chat_file), "-t", "150", "--encoding", "approx", "--prices", str(prices), "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["settings"][0]["cost"] == pytest.approx((436 * 0.5 + 194 * 2.5 + 37 * 8.0) / 1e6)
+
+
+def test_plot_writes_an_svg(runner, chat_file, tmp_path):
+    pytest.importorskip("matplotlib")
+    target = tmp_path / "context.svg"
+    result = runner.invoke(app, ["replay", str(chat_file), "-t", "150", *BASE, "--plot", str(target), "-q"])
+    assert result.exit_code == 0, result.output
+    assert target.read_text().lstrip().startswith("<?xml") and "<svg" in target.read_text()
+
+
+def test_plot_without_matplotlib_says_how_to_get_it(runner, chat_file, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # makes `import matplotlib` raise ImportError
+    result = runner.invoke(app, ["replay", str(chat_file), "--plot", str(tmp_path / "c.png")])
+    assert result.exit_code == 2
+    assert "pip install 'compactctl[plot]'" in result.stderr
+    assert not (tmp_path / "c.png").exists()
+
+
+@pytest.mark.skipif(not (SHARED_TRANSCRIPTS / "tau-bench").is_dir(), reason="shared transcripts not here")
+def test_real_tau_bench_runs_replay_each_run_on_its_own(runner):
+    path = next((SHARED_TRANSCRIPTS / "tau-bench").rglob("*.json"))
+    result = runner.invoke(app, ["replay", str(path), "-t", "3000", "-s", "window", "--json"])
+    assert result.exit_code == 0, result.output
+    base, row = json.loads(result.stdout)["settings"]
+    assert base["calls"] == row["calls"] > 200
+    assert row["peak_context"] < base["peak_context"] and row["input_tokens"] < base["input_tokens"]
+
+
+def test_console_script_replays_without_importing_openai(chat_file):
+    code = (
+        "import sys; from compactctl.cli.main import main; sys.argv = ['compactctl', 'replay', sys.argv[1], "
+        "'-t', '150', '--encoding', 'approx', '--json']\n"
+        "try:\n    main()\nexcept SystemExit as e:\n    assert 'openai' not in sys.modules; raise"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(chat_file)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["settings"][1]["threshold"] == 150

@@ -1,0 +1,413 @@
+"""Replay: every figure of a small transcript worked out by hand, triggers, caching, prices, facts."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from compactctl.errors import InputError
+from compactctl.replay import (
+    BASELINE,
+    Prices,
+    Setting,
+    SettingResult,
+    Trigger,
+    aggregate,
+    load_prices,
+    parse_thresholds,
+    prices_for,
+    replay,
+    replay_json,
+    settings_grid,
+    shipped_prices,
+)
+from compactctl.report import SummarizerUsage
+from compactctl.strategies import STRATEGIES, StepContext, StepResult, Strategy
+from compactctl.summarizers import Summary, SummaryRequest
+from compactctl.tokens import TokenCounter
+from tests.conftest import unchanged
+from tests.helpers import call
+
+# USD per million tokens, chosen so each figure shows up in the cost on its own.
+PRICES = Prices("test", input=2.0, cached_input=0.5, cache_write=2.5, output=8.0)
+SETTING_KEYS = [
+    "trigger", "threshold", "strategy", "calls", "compactions", "over_threshold_after_compaction",
+    "peak_context", "mean_context", "input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens",
+    "summarizer_calls", "summarizer_tokens", "cost", "facts_lost", "context_per_call",
+]  # fmt: skip
+
+
+def msg(role: str, text: str, **marks: Any) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": role, "content": text}
+    if marks:
+        message["compactctl"] = marks
+    return message
+
+
+@pytest.fixture
+def approx() -> TokenCounter:
+    return TokenCounter("approx")
+
+
+@pytest.fixture
+def talk() -> list[dict[str, Any]]:
+    """Four calls. With approx (chars/4) plus 3 tokens of framing a message, the sizes are:
+
+    system 103, u1 13, a2 8, u3 23, a4 13, u5 13, a6 8, u7 13, a8 8.
+    """
+    return [
+        msg("system", "S" * 400),
+        msg("user", "u" * 40),
+        msg("assistant", "a" * 20),
+        msg("user", "v" * 80),
+        msg("assistant", "b" * 40),
+        msg("user", "w" * 40),
+        msg("assistant", "c" * 20),
+        msg("user", "x" * 40),
+        msg("assistant", "d" * 20),
+    ]
+
+
+def test_the_hand_built_transcript_has_the_sizes_the_figures_below_assume(talk, approx):
+    assert [approx.message(m) for m in talk] == [103, 13, 8, 23, 13, 13, 8, 13, 8]
+
+
+def test_no_compaction_every_figure_by_hand(talk, approx):
+    original = unchanged(talk)
+    [base] = replay(talk, [], counter=approx, prices=PRICES)
+    assert talk == original
+    # Inputs: 103+13 = 116; +8+23 = 147; +13+13 = 173; +8+13 = 194.
+    assert base.context_per_call == [116, 147, 173, 194]
+    assert base.input_tokens == 116 + 147 + 173 + 194 == 630
+    # Each call reads the previous call's whole input from the cache and writes what is new.
+    assert base.cached_tokens == 0 + 116 + 147 + 173 == 436
+    assert base.cache_write_tokens == 116 + 31 + 26 + 21 == 194
+    assert base.output_tokens == 8 + 13 + 8 + 8 == 37
+    assert base.cost == pytest.approx((436 * 0.5 + 194 * 2.5 + 0 * 2.0 + 37 * 8.0) / 1e6)
+    assert (base.calls, base.compactions, base.peak_context, base.mean_context) == (4, 0, 194, 157.5)
+    assert (base.trigger, base.threshold, base.strategy, base.facts_lost) == ("none", None, "none", 0)
+
+
+def test_threshold_window_every_figure_by_hand(talk, approx):
+    _, row = replay(talk, [Setting(Trigger(150), ("window",))], {"keep_recent": 2}, approx, PRICES)
+    # Calls 1-3 as without compaction (116, 147, 173). Call 3's input exceeded 150, so before
+    # call 4 the window keeps the system prompt and the last two messages: 103+8+13 = 124.
+    assert row.context_per_call == [116, 147, 173, 124]
+    assert row.input_tokens == 560
+    assert (row.compactions, row.over_threshold_after_compaction) == (1, 0)
+    # Call 4 shares only the system prompt with call 3's input: 103 cached, 21 written anew.
+    assert row.cached_tokens == 0 + 116 + 147 + 103 == 366
+    assert row.cache_write_tokens == 116 + 31 + 26 + 21 == 194
+    assert row.output_tokens == 37
+    assert row.cost == pytest.approx((366 * 0.5 + 194 * 2.5 + 37 * 8.0) / 1e6)
+    assert (row.peak_context, row.mean_context) == (173, 140.0)
+
+
+def test_a_compaction_that_cannot_get_under_the_threshold_is_counted_not_looped(talk, approx):
+    # The system prompt alone (103) is over 100: every compaction ends over the threshold.
+    _, row = replay(talk, [Setting(Trigger(100), ("window",))], {"keep_recent": 2}, approx, PRICES)
+    assert row.calls == 4
+    assert row.compactions == 3  # once before each of calls 2, 3 and 4, never more
+    assert row.over_threshold_after_compaction == 3
+    assert row.context_per_call == [116, 103 + 8 + 23, 103 + 13 + 13, 103 + 8 + 13]
+
+
+def test_short_prompts_are_not_cached_below_the_model_minimum(talk, approx):
+    prices = dataclasses.replace(PRICES, min_cached_tokens=120)
+    [base] = replay(talk, [], counter=approx, prices=prices)
+    # Call 1 (116) is too short to cache: plain input. Call 2 shares 116 (< 120): nothing read, 147 written.
+    assert base.cached_tokens == 0 + 0 + 147 + 173
+    assert base.cache_write_tokens == 0 + 147 + 26 + 21
+    assert base.cost == pytest.approx((320 * 0.5 + 194 * 2.5 + 116 * 2.0 + 37 * 8.0) / 1e6)
+
+
+def test_stage_end_annotation_compacts_before_the_next_call(talk, approx):
+    talk[3]["compactctl"] = {"stage_end": True}
+    _, row = replay(talk, [Setting(Trigger(None, True), ("window",))], {"keep_recent": 2}, approx, PRICES)
+    # u3 ends a stage: before call 2 the context becomes system, a2, u3 = 103+8+23.
+    assert row.context_per_call == [116, 134, 134 + 13 + 13, 134 + 13 + 13 + 8 + 13]
+    assert (row.trigger, row.threshold, row.compactions) == ("stage", None, 1)
+
+
+def test_stage_marker_matches_message_text(talk, approx):
+    talk[5]["content"] = "STAGE DONE" + "w" * 30  # same length, so still 13 tokens
+    rows = replay(
+        talk, [Setting(Trigger(None, True), ("window",))], {"keep_recent": 2}, approx, PRICES, None, r"STAGE DONE"
+    )
+    assert rows[1].context_per_call == [116, 147, 103 + 13 + 13, 103 + 13 + 13 + 8 + 13]
+    assert rows[1].compactions == 1
+
+
+def test_stage_first_threshold_as_safety_net(talk, approx):
+    talk[1]["compactctl"] = {"stage_end": True}
+    setting = Setting(Trigger(170, True), ("window",))
+    _, row = replay(talk, [setting], {"keep_recent": 2}, approx, PRICES)
+    # u1 ends a stage before call 1: the window keeps everything (system, u1), the call sees 116.
+    # No later stage end, but call 3's 173 exceeds 170: the threshold compacts before call 4.
+    assert row.trigger == "stage+threshold"
+    assert row.context_per_call == [116, 147, 173, 124]
+    assert row.compactions == 2
+
+
+def test_baseline_input_is_the_sum_of_the_tokens_before_each_call(agent_messages, approx):
+    [base] = replay(agent_messages, [], counter=approx, prices=PRICES)
+    calls = [i for i, m in enumerate(agent_messages) if m["role"] == "assistant"]
+    assert base.input_tokens == sum(approx.messages(agent_messages[:i]) for i in calls)
+    assert base.output_tokens == sum(approx.message(agent_messages[i]) for i in calls)
+
+
+TEXT = st.text(alphabet="abc xyz\n", min_size=1, max_size=60)
+
+
+@st.composite
+def agent_transcripts(draw: Any) -> list[dict[str, Any]]:
+    messages = [msg("system", draw(TEXT))]
+    for turn in range(draw(st.integers(1, 12))):
+        messages.append(msg("user", draw(TEXT)))
+        for step in range(draw(st.integers(0, 2))):
+            call_id = f"c{turn}_{step}"
+            messages.append({"role": "assistant", "content": None, "tool_calls": [call(call_id, "run", draw(TEXT))]})
+            messages.append({"role": "tool", "tool_call_id": call_id, "content": draw(TEXT)})
+        messages.append(msg("assistant", draw(TEXT)))
+    return messages
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(messages=agent_transcripts(), threshold=st.integers(5, 120), keep=st.integers(0, 6))
+def test_window_replay_invariants(messages, threshold, keep, approx):
+    original = unchanged(messages)
+    base, row = replay(messages, [Setting(Trigger(threshold), ("window",))], {"keep_recent": keep}, approx, PRICES)
+    assert messages == original
+    calls = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
+    assert base.context_per_call == [approx.messages(messages[:i]) for i in calls]
+    assert row.calls == base.calls == len(calls)
+    # A window keeps a subset, so no call can be bigger than without compaction.
+    assert all(a <= b for a, b in zip(row.context_per_call, base.context_per_call, strict=True))
+    for r in (base, row):
+        assert r.cached_tokens + r.cache_write_tokens <= r.input_tokens
+        assert r.input_tokens == sum(r.context_per_call)
+    assert row.over_threshold_after_compaction <= row.compactions < max(1, row.calls)
+
+
+def test_each_message_is_counted_once_per_run(talk, approx, monkeypatch):
+    counted: list[int] = []
+    real = approx.message
+    monkeypatch.setattr(approx, "message", lambda m: counted.append(id(m)) or real(m))
+    replay(talk, settings_grid([100, 150, 170], False, ["window"]), {"keep_recent": 2}, approx, PRICES)
+    assert sorted(counted) == sorted(id(m) for m in talk)
+
+
+# --- a fake strategy and a scripted summarizer -------------------------------------------------
+
+
+class ScriptedSummarizer:
+    """Gives its replies in order and records its requests; the test fails if a reply goes unused."""
+
+    def __init__(self, *replies: tuple[str, int, int]) -> None:
+        self.replies = list(replies)
+        self.requests: list[SummaryRequest] = []
+
+    def summarize(self, request: SummaryRequest) -> Summary:
+        self.requests.append(request)
+        text, prompt, completion = self.replies.pop(0)
+        return Summary(text, SummarizerUsage(1, prompt, completion))
+
+
+@pytest.fixture
+def scripted():
+    made: list[ScriptedSummarizer] = []
+
+    def make(*replies: tuple[str, int, int]) -> ScriptedSummarizer:
+        made.append(ScriptedSummarizer(*replies))
+        return made[-1]
+
+    yield make
+    for summarizer in made:
+        assert not summarizer.replies, "a scripted reply went unused"
+
+
+def summarize_all(messages: list[dict[str, Any]], options: Any, context: StepContext) -> StepResult:
+    """Keep system messages; everything else becomes one summary message."""
+    system = [i for i, m in enumerate(messages) if m["role"] == "system"]
+    rest = [m for m in messages if m["role"] != "system"]
+    assert context.summarizer is not None
+    summary = context.summarizer.summarize(SummaryRequest(rest, "summary", 100))
+    out = [messages[i] for i in system] + [{"role": "user", "content": summary.text}]
+    return StepResult(out, [*system, None], usage=summary.usage)
+
+
+@dataclasses.dataclass(frozen=True)
+class NoOptions:
+    threshold: int = -1
+
+
+@pytest.fixture
+def fake_strategy(monkeypatch):
+    monkeypatch.setitem(STRATEGIES, "summarize-all", Strategy("summarize-all", summarize_all, NoOptions, "test"))
+
+
+def test_summarizing_strategy_figures_by_hand(talk, approx, scripted, fake_strategy):
+    summarizer = scripted(("s" * 36, 400, 50))  # the summary message: 9 + 3 = 12 tokens
+    _, row = replay(talk, [Setting(Trigger(150), ("summarize-all",))], {}, approx, PRICES, summarizer)
+    # Before call 4 the context (system + 7 messages) becomes system + summary = 103 + 12 = 115.
+    assert [m["role"] for m in summarizer.requests[0].messages] == ["user", "assistant"] * 3 + ["user"]
+    assert row.context_per_call == [116, 147, 173, 115]
+    assert (row.summarizer_calls, row.summarizer_tokens) == (1, 450)
+    assert row.cached_tokens == 0 + 116 + 147 + 103
+    assert row.cache_write_tokens == 116 + 31 + 26 + 12
+    calls_cost = (366 * 0.5 + 185 * 2.5 + 37 * 8.0) / 1e6
+    summarizer_cost = (400 * 2.0 + 50 * 8.0) / 1e6
+    assert row.cost == pytest.approx(calls_cost + summarizer_cost)
+
+
+def test_strategy_threshold_option_follows_the_trigger(talk, approx, monkeypatch):
+    seen: list[int] = []
+
+    def spy(messages: list[dict[str, Any]], options: NoOptions, context: StepContext) -> StepResult:
+        seen.append(options.threshold)
+        return StepResult(list(messages), list(range(len(messages))))
+
+    monkeypatch.setitem(STRATEGIES, "spy", Strategy("spy", spy, NoOptions, "test"))
+    talk[3]["compactctl"] = {"stage_end": True}
+    replay(talk, [Setting(Trigger(150), ("spy",)), Setting(Trigger(None, True), ("spy",))], {}, approx, PRICES)
+    assert seen == [150, 0]
+
+
+# --- facts ---------------------------------------------------------------------------------------
+
+
+def test_a_reference_whose_definer_was_compacted_away_is_a_lost_fact(talk, approx):
+    talk[1]["compactctl"] = {"defines": ["order"]}
+    talk[7]["compactctl"] = {"references": ["order"]}
+    base, row = replay(talk, [Setting(Trigger(150), ("window",))], {"keep_recent": 2}, approx, PRICES)
+    assert base.facts_lost == 0
+    assert row.facts_lost == 1  # u7 needs u1, which the window dropped before call 4
+
+
+def test_facts_missing_from_the_final_context_are_lost(talk, approx, scripted, fake_strategy):
+    talk[1]["content"] = "Alice" + "u" * 35
+    talk[1]["compactctl"] = {"facts": ["Alice"]}
+    keeps = scripted(("Customer Alice " + "s" * 21, 0, 0))
+    drops = scripted(("s" * 36, 0, 0))
+    _, kept = replay(talk, [Setting(Trigger(150), ("summarize-all",))], {}, approx, PRICES, keeps)
+    _, dropped = replay(talk, [Setting(Trigger(150), ("summarize-all",))], {}, approx, PRICES, drops)
+    assert (kept.facts_lost, dropped.facts_lost) == (0, 1)
+
+
+def test_a_definer_with_facts_is_served_by_a_summary_that_keeps_them(talk, approx, scripted, fake_strategy):
+    talk[1]["content"] = "Alice" + "u" * 35
+    talk[1]["compactctl"] = {"defines": ["customer"], "facts": ["Alice"]}
+    talk[7]["compactctl"] = {"references": ["customer"]}
+    keeps = scripted(("Customer Alice " + "s" * 21, 0, 0))
+    _, row = replay(talk, [Setting(Trigger(150), ("summarize-all",))], {}, approx, PRICES, keeps)
+    assert row.facts_lost == 0
+
+
+# --- settings, JSON ------------------------------------------------------------------------------
+
+
+def test_settings_grid_puts_the_baseline_first_and_compares_triggers():
+    grid = settings_grid([8000, 16000], True, ["window"])
+    assert grid[0] == BASELINE
+    assert [(s.trigger.name, s.trigger.threshold) for s in grid[1:]] == [
+        ("threshold", 8000),
+        ("threshold", 16000),
+        ("stage", None),
+        ("stage+threshold", 8000),
+        ("stage+threshold", 16000),
+    ]
+
+
+def test_parse_thresholds():
+    assert parse_thresholds(["8000,16000", "32k", " 1_000 "]) == [8000, 16000, 32000, 1000]
+    with pytest.raises(InputError, match="not a number"):
+        parse_thresholds(["lots"])
+    with pytest.raises(InputError, match="positive"):
+        parse_thresholds(["0"])
+
+
+def test_unknown_strategy_is_a_usage_error(talk):
+    with pytest.raises(InputError, match="unknown strategy 'nope'"):
+        replay(talk, [Setting(Trigger(10), ("nope",))])
+
+
+def test_json_setting_keys_are_pinned(talk, approx):
+    from compactctl.replay import FileReplay
+
+    rows = replay(talk, [Setting(Trigger(150), ("window",))], {"keep_recent": 2}, approx, PRICES)
+    data = replay_json("talk.jsonl", [FileReplay("talk.jsonl", "chat", 1, rows, "", [])])
+    assert list(data) == ["version", "file", "settings"]
+    assert [list(row) for row in data["settings"]] == [SETTING_KEYS, SETTING_KEYS]
+    assert data["settings"][0]["trigger"] == "none"
+    assert list(SettingResult.__dataclass_fields__) == SETTING_KEYS
+
+
+def test_aggregate_sums_transcripts_and_recomputes_the_mean(talk, approx):
+    one = replay(talk, [Setting(Trigger(150), ("window",))], {"keep_recent": 2}, approx, PRICES)
+    two = replay(talk[:5], [Setting(Trigger(150), ("window",))], {"keep_recent": 2}, approx, PRICES)
+    total = aggregate([one, two])
+    assert total[0].calls == 4 + 2
+    assert total[0].input_tokens == 630 + 116 + 147
+    assert total[0].mean_context == round((630 + 263) / 6, 1)
+    assert total[1].peak_context == 173
+    assert total[1].context_per_call == one[1].context_per_call + two[1].context_per_call
+    assert total[1].cost == pytest.approx(one[1].cost + two[1].cost)
+
+
+# --- prices --------------------------------------------------------------------------------------
+
+
+def test_shipped_prices_carry_per_model_cache_discounts():
+    table = shipped_prices()
+    assert table.default in table.models
+    discounts = {name: round(p.cache_discount, 3) for name, p in table.models.items()}
+    assert discounts["gpt-4o"] == 0.5
+    assert discounts["gpt-4.1"] == 0.25
+    assert discounts["gpt-5"] == 0.1
+    assert discounts["claude-sonnet-4-5"] == 0.1
+    assert all(0.1 <= d <= 0.5 for d in discounts.values())
+    for prices in table.models.values():
+        surcharge = prices.cache_write / prices.input
+        assert surcharge == (1.25 if prices.provider == "anthropic" else 1.0)
+
+
+def test_a_team_price_file_is_laid_over_the_shipped_table(tmp_path):
+    own = tmp_path / "prices.toml"
+    own.write_text("[models.house-llm]\ninput = 1.0\ncached_input = 0.2\noutput = 3.0\nmin_cached_tokens = 512\n")
+    table = load_prices(own)
+    assert "gpt-4o" in table.models and table.default == shipped_prices().default
+    house = prices_for(table, "house-llm")
+    assert (house.input, house.cached_input, house.cache_write, house.output) == (1.0, 0.2, 1.0, 3.0)
+    assert house.min_cached_tokens == 512
+
+
+def test_price_flags_override_one_figure_of_the_model():
+    prices = prices_for(shipped_prices(), "gpt-4o", output=99.0)
+    assert (prices.input, prices.output) == (2.5, 99.0)
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("{", "bad price file"),
+        ('{"models": {}}', '"models" table'),
+        ('{"models": {"m": {"input": "cheap", "output": 1}}}', "'m': input must be a number"),
+        ('{"models": {"m": {"input": 1, "output": -2}}}', "output must be a number >= 0"),
+        ('{"default": "x", "models": {"m": {"input": 1, "output": 2}}}', "default model 'x'"),
+    ],
+)
+def test_bad_price_files_name_the_file_and_the_problem(tmp_path, text, problem):
+    path = tmp_path / "p.json"
+    path.write_text(text)
+    with pytest.raises(InputError, match=problem) as raised:
+        load_prices(path)
+    assert str(path) in str(raised.value)
+
+
+def test_unknown_pricing_model_lists_the_known_ones():
+    with pytest.raises(InputError, match=r"unknown model 'gpt-9'.*gpt-4o"):
+        prices_for(shipped_prices(), "gpt-9")
