@@ -93,9 +93,7 @@ class Measurer:
         )
 
 
-def measure(
-    transcripts: Iterable[Labelled], counter: TokenCounter, facts: Iterable[str] = ()
-) -> Measure:
+def measure(transcripts: Iterable[Labelled], counter: TokenCounter, facts: Iterable[str] = ()) -> Measure:
     """Measure labelled transcripts, looking for ``facts`` (and those they declare) in their text."""
     measurer = Measurer(counter, facts)
     for label, messages in transcripts:

@@ -16,7 +16,7 @@ from rich.table import Table
 
 from compactctl.batch import Failure
 from compactctl.config import load_config, merge
-from compactctl.errors import EXIT_GATE, EXIT_INPUT, EXIT_OK, CompactctlError
+from compactctl.errors import EXIT_GATE, EXIT_INPUT, EXIT_OK, EXIT_SUMMARIZER, CompactctlError
 from compactctl.report import FileReport, report_json, totals
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -29,7 +29,9 @@ GATE_PANEL = "Report and gates"
 Inputs = Annotated[list[str], typer.Argument(help="Transcript files or folders; - reads stdin.", show_default=False)]
 Output = Annotated[
     str | None,
-    typer.Option("-o", "--output", help="Output file, or folder for several inputs; - for stdout.", rich_help_panel=IO_PANEL),
+    typer.Option(
+        "-o", "--output", help="Output file, or folder for several inputs; - for stdout.", rich_help_panel=IO_PANEL
+    ),
 ]
 FormatOpt = Annotated[
     str | None, typer.Option("--format", "-f", help="Input format, or auto.  [default: auto]", rich_help_panel=IO_PANEL)
@@ -38,7 +40,9 @@ Encoding = Annotated[
     str | None,
     typer.Option(help="tiktoken encoding, or approx (chars/4).  [default: cl100k_base]", rich_help_panel=IO_PANEL),
 ]
-JsonOut = Annotated[bool, typer.Option("--json", help="Print the report as one JSON object.", rich_help_panel=GATE_PANEL)]
+JsonOut = Annotated[
+    bool, typer.Option("--json", help="Print the report as one JSON object.", rich_help_panel=GATE_PANEL)
+]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar, no table.", rich_help_panel=GATE_PANEL)]
 Jobs = Annotated[int | None, typer.Option("--jobs", "-j", help="Files processed in parallel.  [default: 1]", min=1)]
 ConfigPath = Annotated[
@@ -46,11 +50,15 @@ ConfigPath = Annotated[
 ]
 FailUnder = Annotated[
     float | None,
-    typer.Option(help="Exit 1 when the total reduction is under PCT percent.", metavar="PCT", rich_help_panel=GATE_PANEL),
+    typer.Option(
+        help="Exit 1 when the total reduction is under PCT percent.", metavar="PCT", rich_help_panel=GATE_PANEL
+    ),
 ]
 Require = Annotated[
     list[str] | None,
-    typer.Option("--require", help="A fact that must survive (repeatable).", metavar="TEXT", rich_help_panel=GATE_PANEL),
+    typer.Option(
+        "--require", help="A fact that must survive (repeatable).", metavar="TEXT", rich_help_panel=GATE_PANEL
+    ),
 ]
 OnError = Annotated[
     str | None,
@@ -81,7 +89,8 @@ def settings_for(config: Path | None, **flags: Any) -> dict[str, Any]:
 
 def exit_code(reports: list[FileReport], failures: list[Failure], fail_under: float | None, on_error: str) -> int:
     """2 for bad files (unless skipped), else 1 for a failed gate, else 0."""
-    if failures and on_error != "skip":
+    if failures and (on_error != "skip" or any(f.exit_code == EXIT_SUMMARIZER for f in failures)):
+        # A summarizer failure is never skipped: its file was not written.
         return max(failure.exit_code for failure in failures)
     total = totals(reports)
     if any(report.gate_failed for report in reports):
@@ -146,7 +155,11 @@ def render_one(report: FileReport) -> Table:
         )
     rows.append(("tool output share", _pct(report.tool_output_share_before), _pct(report.tool_output_share_after)))
     rows.append(
-        ("API-valid", _validity(report.valid_before, report.violation_before), _validity(report.valid_after, report.violation_after))
+        (
+            "API-valid",
+            _validity(report.valid_before, report.violation_before),
+            _validity(report.valid_after, report.violation_after),
+        )
     )
     for row in rows:
         table.add_row(*(row if compared else row[:2]))
@@ -168,7 +181,9 @@ def render_files(reports: list[FileReport]) -> Table:
     for r in reports:
         messages = f"{r.messages_before:,}" + (f" -> {r.messages_after:,}" if r.messages_after is not None else "")
         valid = _validity(r.valid_after if r.valid_after is not None else r.valid_before, None).split(" (")[0]
-        table.add_row(r.file, _num(r.tokens_before), _num(r.tokens_after), _pct(r.reduction), messages, _facts(r), valid)
+        table.add_row(
+            r.file, _num(r.tokens_before), _num(r.tokens_after), _pct(r.reduction), messages, _facts(r), valid
+        )
     total = totals(reports)
     table.add_row(
         "[bold]total",
