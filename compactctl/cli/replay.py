@@ -46,6 +46,7 @@ from compactctl.replay import (
     write_plot,
 )
 from compactctl.strategies import STRATEGIES
+from compactctl.summarizers.build import make_summarizer
 from compactctl.tokens import counter_for
 
 TRIGGER_PANEL = "When to compact"
@@ -114,6 +115,47 @@ def replay(
     tail_lines: Annotated[
         int | None,
         typer.Option(help="trim-tools: last lines kept.  [default: 20]", min=0, rich_help_panel=STRATEGY_PANEL),
+    ] = None,
+    keep_turns: Annotated[
+        int | None,
+        typer.Option(help="structured: last user turns kept.  [default: 2]", min=0, rich_help_panel=STRATEGY_PANEL),
+    ] = None,
+    window: Annotated[
+        int | None,
+        typer.Option(
+            help="rolling: messages kept out of the summary.  [default: 8]", min=0, rich_help_panel=STRATEGY_PANEL
+        ),
+    ] = None,
+    keep_pattern: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="selective: messages matching REGEX stay verbatim (repeatable).",
+            metavar="REGEX",
+            rich_help_panel=STRATEGY_PANEL,
+        ),
+    ] = None,
+    summary_max_tokens: Annotated[
+        int | None, typer.Option(help="Longest summary, in tokens.", min=1, rich_help_panel=STRATEGY_PANEL)
+    ] = None,
+    summary_input_max_tokens: Annotated[
+        int | None,
+        typer.Option(
+            help="Largest text one summarizer request takes.  [default: 32000]", min=1, rich_help_panel=STRATEGY_PANEL
+        ),
+    ] = None,
+    summarizer: Annotated[
+        str | None,
+        typer.Option(
+            help="extractive (offline) or openai (calls the API at every compaction).  [default: extractive]",
+            rich_help_panel=STRATEGY_PANEL,
+        ),
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(help="openai summarizer: model.  [default: gpt-4o-mini]", rich_help_panel=STRATEGY_PANEL),
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="openai summarizer: any compatible server.", rich_help_panel=STRATEGY_PANEL)
     ] = None,
     model_pricing: Annotated[
         str | None,
@@ -184,6 +226,14 @@ def replay(
         tool_max_tokens=tool_max_tokens,
         head_lines=head_lines,
         tail_lines=tail_lines,
+        keep_turns=keep_turns,
+        window=window,
+        keep_pattern=keep_pattern,
+        summary_max_tokens=summary_max_tokens,
+        summary_input_max_tokens=summary_input_max_tokens,
+        summarizer=summarizer,
+        model=model,
+        base_url=base_url,
         format=format,
         encoding=encoding,
         on_error=on_error,
@@ -209,10 +259,11 @@ def replay(
         check_plot(plot)
     grid = settings_grid(thresholds, use_stage, steps)
     counter = counter_for(settings["encoding"])
+    summarizing = make_summarizer(settings, counter)
     found = [Job(source, None, name) for source, name, _ in expand_inputs(inputs)]
     results, failures = run_jobs(
         found,
-        lambda job: replay_file(job.source, job.name, grid, settings, counter, prices, None, marker),
+        lambda job: replay_file(job.source, job.name, grid, settings, counter, prices, summarizing, marker),
         settings["jobs"],
         progress_wanted(quiet) and not as_json,
     )
