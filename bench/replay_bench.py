@@ -4,7 +4,9 @@
 
 Prints the median wall time of one replay (all five thresholds plus the baseline,
 tokenization included: a fresh counter each run) at 500 and 2000 turns, and their
-ratio: about 4 means time grows linearly with length; 16 would be quadratic.
+ratio: about 4 means time grows linearly with length; 16 would be quadratic. It runs
+``window`` (replay's own cost: no summarizer) and, when registered, ``structured`` with
+the extractive summarizer, saying how much of the time the summarizer took.
 """
 
 from __future__ import annotations
@@ -101,55 +103,79 @@ def tool_workload(turns: int) -> tuple[list[dict[str, Any]], str]:
     return generate("tool", turns), "bench.workloads.generate('tool')"
 
 
-def summarizer_and_steps(asked: list[str] | None) -> tuple[Any, list[str], str]:
-    """The extractive summarizer with the structured strategy when they are registered, else window."""
-    if asked:
-        return None, asked, "as asked"
-    if "structured" in STRATEGIES:
-        try:
-            from compactctl.summarizers.extractive import ExtractiveSummarizer  # type: ignore[import-not-found]
+class TimedSummarizer:
+    """Wraps a summarizer and adds up the time spent in it, to tell replay's own cost from the summarizer's."""
 
-            return ExtractiveSummarizer(), ["structured"], "extractive summarizer"
-        except ImportError:
-            pass
-    return None, ["window"], "no summarizer on this branch"
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.seconds = 0.0
+
+    def summarize(self, request: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return self.inner.summarize(request)
+        finally:
+            self.seconds += time.perf_counter() - start
+
+
+def setups(asked: list[str] | None) -> list[tuple[list[str], dict[str, Any], bool]]:
+    """(steps, options, with the extractive summarizer): window always; structured when registered."""
+    if asked:
+        return [(asked, {"keep_recent": 10}, "structured" in asked or "summary" in asked)]
+    runs: list[tuple[list[str], dict[str, Any], bool]] = [(["window"], {"keep_recent": 10}, False)]
+    if "structured" in STRATEGIES:
+        # summary_role "user": with the default "system" role a summary is kept verbatim by the next
+        # compaction (system messages always are), so summaries pile up and the context grows without
+        # bound over 2000 compactions. A user-role summary is folded into the next one instead.
+        runs.append((["structured"], {"keep_recent": 10, "summary_role": "user"}, True))
+    return runs
 
 
 def time_replay(
-    messages: list[dict[str, Any]], steps: list[str], summarizer: Any, repeat: int
-) -> tuple[float, list[Any]]:
+    messages: list[dict[str, Any]], steps: list[str], options: dict[str, Any], summarize: bool, repeat: int
+) -> tuple[float, float, list[Any]]:
     grid = settings_grid(THRESHOLDS, False, steps)
-    times, rows = [], []
+    times, in_summarizer, rows = [], [], []
     for _ in range(repeat):
         counter = TokenCounter()  # fresh: every message is tokenized inside the timed run
+        summarizer = None
+        if summarize:
+            from compactctl.summarizers.extractive import ExtractiveSummarizer
+
+            summarizer = TimedSummarizer(ExtractiveSummarizer(counter))
         start = time.perf_counter()
-        rows = replay(messages, grid, {"keep_recent": 10}, counter, None, summarizer)
+        rows = replay(messages, grid, options, counter, None, summarizer)
         times.append(time.perf_counter() - start)
-    return statistics.median(times), rows
+        in_summarizer.append(summarizer.seconds if summarizer else 0.0)
+    return statistics.median(times), statistics.median(in_summarizer), rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--strategy", "-s", action="append")
     args = parser.parse_args()
-    summarizer, steps, why = summarizer_and_steps(args.strategy)
-    medians = {}
-    for turns in (500, 2000):
-        messages, source = tool_workload(turns)
-        median, rows = time_replay(messages, steps, summarizer, args.repeat)
-        medians[turns] = median
-        print(f"{turns} turns ({source}, {len(messages)} messages), steps {'+'.join(steps)} ({why}):")
-        print(
-            f"  median of {args.repeat}: {median:.3f} s for {len(rows)} settings "
-            f"(baseline + {len(THRESHOLDS)} thresholds)"
-        )
-        for row in rows:
+    workloads = {turns: tool_workload(turns) for turns in (500, 2000)}
+    for steps, options, summarize in setups(args.strategy):
+        medians = {}
+        for turns, (messages, source) in workloads.items():
+            median, summarizing, rows = time_replay(messages, steps, options, summarize, args.repeat)
+            medians[turns] = median
+            with_summarizer = ", extractive summarizer" if summarize else ""
+            print(f"{turns} turns ({source}, {len(messages)} messages), {'+'.join(steps)}{with_summarizer} {options}:")
             print(
-                f"  {row.trigger:9} {row.threshold or '':>6} calls {row.calls:5} compactions {row.compactions:4} "
-                f"peak {row.peak_context:7,} input {row.input_tokens:12,} cost ${row.cost:8.2f}"
+                f"  median of {args.repeat}: {median:.3f} s for {len(rows)} settings "
+                f"(baseline + {len(THRESHOLDS)} thresholds), of which in the summarizer {summarizing:.3f} s"
             )
-    print(f"2000/500 time ratio: {medians[2000] / medians[500]:.2f} (4 = linear, 16 = quadratic)")
+            for row in rows:
+                print(
+                    f"  {row.trigger:9} {row.threshold or '':>6} calls {row.calls:5} compactions {row.compactions:4} "
+                    f"peak {row.peak_context:9,} mean {row.mean_context:11,.0f} cost ${row.cost:8.2f}"
+                )
+        print(
+            f"  {'+'.join(steps)}: 2000/500 time ratio {medians[2000] / medians[500]:.2f} (4 = linear, 16 = quadratic)"
+        )
+        print()
 
 
 if __name__ == "__main__":
