@@ -602,18 +602,21 @@ def _pyplot() -> Any:
     return plt
 
 
-def write_plot(path: str | Path, source: FileReplay, title: str = "") -> None:
+def write_plot(path: str | Path, source: FileReplay) -> None:
     """Context size per call for each setting, as PNG or SVG (by suffix), with matplotlib from the plot extra."""
     plt = _pyplot()
     figure, axes = plt.subplots(figsize=(10, 5))
     for row, series in zip(source.settings, source.chart, strict=True):
         name = row.trigger if row.threshold is None else f"{row.trigger} {row.threshold:,}"
         label = name if row.strategy == "none" else f"{name} ({row.strategy})"
-        axes.plot(range(1, len(series) + 1), series, label=label, linewidth=1.2)
-    axes.set_xlabel("model call")
+        (line,) = axes.plot(range(1, len(series) + 1), series, label=label, linewidth=1.2)
+        if row.threshold is not None:
+            axes.axhline(row.threshold, color=line.get_color(), linestyle=":", linewidth=0.8)
+    axes.xaxis.get_major_locator().set_params(integer=True)
+    axes.set_xlabel("model call (dotted: each setting's threshold)")
     axes.set_ylabel("context (input tokens)")
-    which = f", {source.chart_label}" if source.chart_label else ""
-    axes.set_title(f"{title or source.file}{which}")
+    which = f" ({source.chart_label})" if source.chart_label else ""
+    axes.set_title(f"context per call: {Path(source.file).name}{which}", fontsize="medium")
     axes.legend(fontsize="small")
     axes.grid(alpha=0.3)
     figure.tight_layout()

@@ -277,7 +277,7 @@ def replay(
         if results and not quiet:
             render(results, label, prices)
     if plot is not None and results:
-        write_plot(plot, _chart_source(results), label)
+        write_plot(plot, _chart_source(results))
         if not as_json:
             stderr.print(f"chart written to {plot}")
     failed = bool(failures) and settings["on_error"] != "skip"
