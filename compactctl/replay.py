@@ -518,7 +518,9 @@ def replay(
     marker = stage_pattern(stage_marker) if isinstance(stage_marker, str) else stage_marker
     facts = [fact for message in messages for fact in facts_of(message)]
     memo = _Memo(counter or counter_for(), facts, marker)
-    prices = prices or shipped_prices().models[shipped_prices().default]
+    if prices is None:
+        table = shipped_prices()
+        prices = table.models[table.default]
     return [_simulate(messages, row, memo, options or {}, prices, summarizer) for row in rows]
 
 
@@ -563,14 +565,16 @@ def setting_json(row: SettingResult) -> dict[str, Any]:
     return dataclasses.asdict(row)
 
 
-def replay_json(file: str, files: Sequence[FileReplay], errors: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
-    """``{"version", "file", "settings"}``; several files add per-file rows and the failed ones."""
+def replay_json(
+    file: str, files: Sequence[FileReplay], errors: Sequence[Mapping[str, Any]] = (), per_file: bool = False
+) -> dict[str, Any]:
+    """``{"version", "file", "settings"}``; a folder or several files (``per_file``) add per-file rows and failures."""
     data: dict[str, Any] = {
         "version": REPLAY_VERSION,
         "file": file,
         "settings": [setting_json(row) for row in aggregate([f.settings for f in files])],
     }
-    if len(files) != 1 or errors:
+    if per_file or len(files) != 1 or errors:
         data["files"] = [
             {
                 "file": f.file,

@@ -268,9 +268,12 @@ def replay(
         progress_wanted(quiet) and not as_json,
     )
     label = inputs[0] if len(inputs) == 1 else ", ".join(inputs)
+    per_file = len(found) > 1 or any(Path(given).is_dir() for given in inputs)
     if as_json:
         errors = [{"file": f.file, "error": f.error} for f in failures]
-        sys.stdout.buffer.write(orjson.dumps(replay_json(label, results, errors), option=orjson.OPT_INDENT_2) + b"\n")
+        sys.stdout.buffer.write(
+            orjson.dumps(replay_json(label, results, errors, per_file), option=orjson.OPT_INDENT_2) + b"\n"
+        )
     else:
         for failure in failures:
             stderr.print(f"[bold red]error:[/] {escape(failure.error)}", soft_wrap=True)

@@ -106,6 +106,16 @@ def test_a_folder_aggregates_files_with_per_file_rows(runner, tmp_path):
     assert data["failed"] == []
 
 
+def test_a_folder_of_one_file_still_has_per_file_rows(runner, tmp_path):
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    write_chat(folder / "a.jsonl", talk())
+    result = runner.invoke(app, ["replay", str(folder), "-t", "150", *BASE, "--json"])
+    data = json.loads(result.stdout)
+    assert list(data) == ["version", "file", "settings", "files", "failed"]
+    assert data["files"][0]["settings"] == data["settings"]
+
+
 def test_a_bad_file_in_a_folder_is_named_and_exits_2(runner, tmp_path):
     folder = tmp_path / "logs"
     folder.mkdir()
@@ -169,6 +179,16 @@ def test_plot_without_matplotlib_says_how_to_get_it(runner, chat_file, tmp_path,
     assert result.exit_code == 2
     assert "pip install 'compactctl[plot]'" in result.stderr
     assert not (tmp_path / "c.png").exists()
+
+
+def test_sparkline_keeps_each_bucket_peak_and_marks_cells_over_the_threshold():
+    from compactctl.cli.replay import sparkline
+
+    line = sparkline([1, 8, 2, 2, 8, 1], width=3, top=8, threshold=5)
+    assert line.plain == "█▂█"  # each cell shows the peak of its two calls
+    assert [span.style for span in line.spans] == ["red", "cyan", "red"]
+    low = sparkline([0, 4, 8], width=10, top=8)
+    assert low.plain == "▁▄█" and {span.style for span in low.spans} == {"cyan"}
 
 
 @pytest.mark.skipif(not (SHARED_TRANSCRIPTS / "tau-bench").is_dir(), reason="shared transcripts not here")
