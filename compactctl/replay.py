@@ -47,7 +47,7 @@ from compactctl.report import SummarizerUsage
 from compactctl.strategies import STRATEGIES, StepContext, options_from
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import TokenCounter, counter_for
-from compactctl.transcript import Message, annotations, facts_of, message_text
+from compactctl.transcript import ANNOTATION_KEY, Message, facts_of, message_text
 
 REPLAY_VERSION = 1
 PRICE_FIELDS = ("input", "cached_input", "cache_write", "output")
@@ -325,6 +325,7 @@ class _Memo:
         self.marker = marker
         self._tokens: dict[int, tuple[Message, int]] = {}
         self._found: dict[int, tuple[Message, tuple[str, ...]]] = {}
+        self._stage: dict[int, tuple[Message, bool]] = {}
 
     def tokens(self, message: Message) -> int:
         hit = self._tokens.get(id(message))
@@ -342,9 +343,14 @@ class _Memo:
         return hit[1]
 
     def ends_stage(self, message: Message) -> bool:
-        if annotations(message).get("stage_end") is True:
+        if marks_of(message).get("stage_end") is True:
             return True
-        return self.marker is not None and self.marker.search(message_text(message)) is not None
+        if self.marker is None:
+            return False
+        hit = self._stage.get(id(message))
+        if hit is None:
+            hit = self._stage[id(message)] = (message, self.marker.search(message_text(message)) is not None)
+        return hit[1]
 
 
 class _Context:
@@ -367,7 +373,7 @@ class _Context:
         self.messages.append(message)
         self.prefix.append(self.prefix[-1] + self.memo.tokens(message))
         self.facts.update(self.memo.facts_in(message))
-        defines = annotations(message).get("defines")
+        defines = marks_of(message).get("defines")
         if isinstance(defines, list):
             self.keys.update(key for key in defines if isinstance(key, str))
 
@@ -423,7 +429,7 @@ def _simulate(
     unchecked: list[Message | None] = []  # per reference since the last call: its definer
 
     for message in messages:
-        marks = annotations(message)
+        marks = marks_of(message)
         for key in _keys(marks.get("references")):
             unchecked.append(definers.get(key))
         if message.get("role") == "assistant":
@@ -483,6 +489,12 @@ def _simulate(
     )
 
 
+def marks_of(message: Message) -> dict[str, Any]:
+    """``transcript.annotations``, which type checkers read as the ``__future__`` feature of the same name."""
+    found = message.get(ANNOTATION_KEY)
+    return found if isinstance(found, dict) else {}
+
+
 def _keys(value: Any) -> list[str]:
     return [key for key in value if isinstance(key, str)] if isinstance(value, list) else []
 
@@ -492,7 +504,7 @@ def _still_known(definer: Message, context: _Context) -> bool:
     facts = facts_of(definer)
     if facts:
         return all(context.facts[fact] > 0 for fact in facts)
-    return any(context.keys[key] > 0 for key in _keys(annotations(definer).get("defines")))
+    return any(context.keys[key] > 0 for key in _keys(marks_of(definer).get("defines")))
 
 
 def replay(
