@@ -92,6 +92,22 @@ def test_stage_marker_adds_stage_rows(runner, tmp_path):
     assert rows[2]["context_per_call"] == [116, 134, 160, 181]
 
 
+def test_stage_flag_alone_uses_stage_end_annotations_and_no_default_thresholds(runner, tmp_path):
+    messages = talk()
+    messages[3]["compactctl"] = {"stage_end": True}
+    path = write_chat(tmp_path / "annotated.jsonl", messages)
+    result = runner.invoke(app, ["replay", str(path), "--stage", *BASE, "--json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)["settings"]
+    assert [r["trigger"] for r in rows] == ["none", "stage"]
+    assert rows[1]["context_per_call"] == [116, 134, 160, 181]
+
+
+def test_no_trigger_flag_compares_the_default_thresholds(runner, chat_file):
+    result = runner.invoke(app, ["replay", str(chat_file), *BASE, "--json"])
+    assert [r["threshold"] for r in json.loads(result.stdout)["settings"]] == [None, 8000, 16000, 32000]
+
+
 def test_a_folder_aggregates_files_with_per_file_rows(runner, tmp_path):
     folder = tmp_path / "logs"
     folder.mkdir()
