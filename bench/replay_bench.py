@@ -170,7 +170,8 @@ def main() -> None:
             for row in rows:
                 print(
                     f"  {row.trigger:9} {row.threshold or '':>6} calls {row.calls:5} compactions {row.compactions:4} "
-                    f"peak {row.peak_context:9,} mean {row.mean_context:11,.0f} cost ${row.cost:8.2f}"
+                    f"peak {row.peak_context:9,} mean {row.mean_context:11,.0f} cost ${row.cost:8.2f} "
+                    f"facts lost {row.facts_lost}"
                 )
         print(
             f"  {'+'.join(steps)}: 2000/500 time ratio {medians[2000] / medians[500]:.2f} (4 = linear, 16 = quadratic)"
