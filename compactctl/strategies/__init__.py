@@ -7,6 +7,7 @@ dataclass, and one line below.
 from __future__ import annotations
 
 from compactctl.strategies.base import Fate, StepContext, StepResult, Strategy, options_from
+from compactctl.strategies.prune import PruneOptions, prune
 from compactctl.strategies.trim_tools import TrimOptions, trim_tools
 from compactctl.strategies.window import WindowOptions, window
 
@@ -17,5 +18,6 @@ STRATEGIES: dict[str, Strategy] = {
     for s in (
         Strategy("window", window, WindowOptions, "keep system messages and the last --keep-recent messages"),
         Strategy("trim-tools", trim_tools, TrimOptions, "trim tool outputs over --tool-max-tokens to head and tail"),
+        Strategy("prune", prune, PruneOptions, "deterministic: supersede, deduplicate, restore what is referenced"),
     )
 }
