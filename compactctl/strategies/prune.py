@@ -48,6 +48,11 @@ class PruneOptions:
     require: tuple[str, ...] = ()  # --require facts: a message holding one is never pruned
 
 
+def check_mode(mode: str) -> None:
+    if mode not in MODES:
+        raise InputError(f"unknown prune mode {mode!r} (known: {', '.join(MODES)})")
+
+
 def stub_text(kind: str, target: int) -> str:
     """The stub a pruned message's content becomes; ``target`` is the message it defers to."""
     verb = "superseded by" if kind == "superseded" else "duplicate of"
@@ -150,8 +155,7 @@ def prune(messages: list[Message], options: PruneOptions, context: StepContext) 
     construction: a drop can make a message the latest of its key or the first of its
     text, and the next round must then see what a second run would see.
     """
-    if options.mode not in MODES:
-        raise InputError(f"unknown prune mode {options.mode!r} (known: {', '.join(MODES)})")
+    check_mode(options.mode)
     stub_mode = options.mode == "stub"
     declared = [fact for note in map(annotations, messages) for fact in note.get("facts", ()) if isinstance(fact, str)]
     facts = tuple(dict.fromkeys([*declared, *options.require]))
