@@ -35,7 +35,14 @@ import orjson
 
 from compactctl.errors import InputError
 from compactctl.strategies.base import Fate, StepContext, StepResult
-from compactctl.transcript import Message, annotations, content_text, is_protected, message_text, tool_calls_of
+from compactctl.transcript import (
+    ANNOTATION_KEY,
+    Message,
+    annotations,
+    content_text,
+    message_text,
+    tool_calls_of,
+)
 
 MODES = ("stub", "drop")
 STUB_PREFIX = "[compactctl: "
@@ -92,59 +99,96 @@ def _key_list(value: Any) -> list[str]:
 
 
 class _Transcript:
-    """What the passes need to know about each message, computed once."""
+    """What the passes need to know about each message, computed in one walk.
 
-    def __init__(self, messages: list[Message], facts: tuple[str, ...]) -> None:
+    ``memo`` is shared by the rounds of one prune, so a text or an argument string seen
+    in an earlier round is not folded or parsed again.
+    """
+
+    def __init__(self, messages: list[Message], facts: re.Pattern[str] | None, memo: dict[str, str]) -> None:
         n = len(messages)
         self.messages = messages
-        self.notes = [annotations(m) for m in messages]
-        self.roles = [m.get("role") for m in messages]
-        self.calls = [tool_calls_of(m) for m in messages]
+        self.facts = facts
+        self.memo = memo
+        self.notes: list[dict[str, Any]] = [{}] * n
+        self.calls: list[list[dict[str, Any]]] = [[]] * n
         self.owner = [-1] * n  # tool result -> the assistant message holding its call
         self.call_at = [-1] * n  # tool result -> the position of its call in that message
         self.results: dict[int, list[int]] = {}  # assistant -> its tool results
-        self.stub = [is_stub(m) for m in messages]
-        self.facts = facts
+        self.stub = [False] * n
+        self.keys: list[tuple[str, ...] | None] = [None] * n
+        self.candidate = [False] * n  # a tool result or a retrieved chunk: may be a duplicate
         current, ids = -1, {}
         for i, message in enumerate(messages):
-            if self.roles[i] == "tool":
+            note = message.get(ANNOTATION_KEY)
+            if isinstance(note, dict):
+                self.notes[i] = note
+            else:
+                note = {}
+            content = message.get("content")
+            if isinstance(content, str):
+                self.stub[i] = content.startswith(STUB_PREFIX) and _STUB.fullmatch(content) is not None
+            elif isinstance(content, list):
+                self.stub[i] = is_stub(message)
+            role = message.get("role")
+            if role == "tool":
+                self.candidate[i] = True
                 position = ids.get(message.get("tool_call_id")) if current >= 0 else None
                 if position is not None:
                     self.owner[i], self.call_at[i] = current, position
                     self.results[current].append(i)
+                if note.get("key") is not None:
+                    self.keys[i] = self._annotated_key(note["key"])
+                elif position is not None:
+                    self.keys[i] = self._call_key(self.calls[current][position])
                 continue
-            calls = self.calls[i]
+            calls = tool_calls_of(message) if role == "assistant" else []
             current = i if calls else -1
             if calls:
+                # An assistant carrying calls has no key of its own: its calls expire through their results.
+                self.calls[i] = calls
                 self.results[i] = []
                 ids = {}
                 for position, call in enumerate(calls):
                     if isinstance(call, dict):
                         ids.setdefault(call.get("id"), position)
+                continue
+            if note:
+                if note.get("key") is not None:
+                    self.keys[i] = self._annotated_key(note["key"])
+                self.candidate[i] = note.get("kind") == "retrieval"
+
+    @staticmethod
+    def _annotated_key(key: Any) -> tuple[str, ...]:
+        return ("key", key if isinstance(key, str) else canonical(key))
+
+    def _call_key(self, call: Any) -> tuple[str, ...] | None:
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict):
+            return None
+        arguments = function.get("arguments", "")
+        if isinstance(arguments, str):
+            spelled = self.memo.get(arguments)
+            if spelled is None:
+                spelled = self.memo[arguments] = canonical(arguments)
+        else:
+            spelled = canonical(arguments)
+        return ("call", str(function.get("name", "")), spelled)
+
+    def folded(self, i: int) -> str:
+        content = self.messages[i].get("content")
+        text = content if isinstance(content, str) else content_text(self.messages[i])
+        found = self.memo.get(text)
+        if found is None:
+            found = self.memo[text] = fold(text)
+        return found
 
     def protected(self, i: int) -> bool:
-        message = self.messages[i]
-        if is_protected(message):
-            return True
-        if self.facts:
-            text = message_text(message)
-            return any(fact in text for fact in self.facts)
-        return False
-
-    def key(self, i: int) -> tuple[str, ...] | None:
-        """The expiry key; an assistant carrying calls has none (its calls expire through their results)."""
         note = self.notes[i]
-        if note.get("key") is not None and not self.calls[i]:
-            return ("key", note["key"] if isinstance(note["key"], str) else canonical(note["key"]))
-        if self.roles[i] == "tool" and self.owner[i] >= 0:
-            call = self.calls[self.owner[i]][self.call_at[i]]
-            function = call.get("function")
-            if isinstance(function, dict):
-                return ("call", str(function.get("name", "")), canonical(function.get("arguments", "")))
-        return None
-
-    def duplicate_candidate(self, i: int) -> bool:
-        return self.roles[i] == "tool" or (self.notes[i].get("kind") == "retrieval" and not self.calls[i])
+        if note.get("pin") is True or any(isinstance(fact, str) for fact in note.get("facts", ())):
+            return True
+        message = self.messages[i]
+        return self.facts is not None and self.facts.search(message_text(message)) is not None
 
 
 def prune(messages: list[Message], options: PruneOptions, context: StepContext) -> StepResult:
@@ -158,15 +202,20 @@ def prune(messages: list[Message], options: PruneOptions, context: StepContext) 
     check_mode(options.mode)
     stub_mode = options.mode == "stub"
     declared = [fact for note in map(annotations, messages) for fact in note.get("facts", ()) if isinstance(fact, str)]
-    facts = tuple(dict.fromkeys([*declared, *options.require]))
+    wanted = [fact for fact in dict.fromkeys([*declared, *options.require]) if fact]
+    facts = re.compile("|".join(map(re.escape, wanted))) if wanted else None
+    memo: dict[str, str] = {}
     current, origins = messages, list(range(len(messages)))
     fates: dict[int, Fate] = {}
     # Every round that changes something stubs or drops at least one more message, so this ends.
     for _ in range(len(messages) + 1):
-        step = _once(_Transcript(current, facts), stub_mode, origins)
+        step = _once(_Transcript(current, facts, memo), stub_mode, origins)
         for index, fate in step.fates.items():
             fates[origins[index]] = fate
-        if step.messages == current:
+        if stub_mode or step.messages == current:
+            # Stub mode keeps every index and every key, and a stub is never restored, so a
+            # second round would find exactly what the first did: one round is the fixed point.
+            current = step.messages
             break
         origins = [origins[o] for o in step.origins if o is not None]
         current = step.messages
@@ -190,13 +239,15 @@ def _once(t: _Transcript, stub_mode: bool, labels: list[int]) -> StepResult:
     messages, n = t.messages, len(t.messages)
 
     def worth_pruning(i: int, kind: str, target: int) -> bool:
-        if t.stub[i] or t.protected(i):
+        if t.stub[i]:
             return False
         # A stub longer than what it replaces would grow the transcript.
-        return not stub_mode or len(stub_text(kind, labels[target])) < len(content_text(messages[i]))
+        if stub_mode and len(stub_text(kind, labels[target])) >= len(content_text(messages[i])):
+            return False
+        return not t.protected(i)
 
     # 1. Expired: only the latest message of each key stays current.
-    keys = [t.key(i) for i in range(n)]
+    keys = t.keys
     latest: dict[tuple[str, ...], int] = {}
     for i, key in enumerate(keys):
         if key is not None:
@@ -213,9 +264,9 @@ def _once(t: _Transcript, stub_mode: bool, labels: list[int]) -> StepResult:
     # to (the latest of a key) stays itself, so a stub never points at another stub.
     first: dict[str, int] = {}
     for i in range(n):
-        if i in pruned or t.stub[i] or not t.duplicate_candidate(i):
+        if not t.candidate[i] or i in pruned or t.stub[i]:
             continue
-        text = fold(content_text(messages[i]))
+        text = t.folded(i)
         if not text:
             continue
         original = first.setdefault(text, i)

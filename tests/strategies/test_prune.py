@@ -378,7 +378,7 @@ def same_apart_from_calls(out: dict[str, Any], original: dict[str, Any]) -> bool
     )
 
 
-PROPERTY = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @PROPERTY
