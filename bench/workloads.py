@@ -114,14 +114,17 @@ def _chat(b: _Builder) -> None:
     cities = ["Paris", "Lyon", "Berlin"]
     for turn in range(b.turns):
         b.user(turn, _text(rng, 1, (10, 18)))
-        if rng.random() < 0.08:
-            city = rng.choice(cities)
+        # Besides the random lookups, one at a fifth of the way that the answer relies on and
+        # one at half way that supersedes it: even a short chat needs a restoration.
+        pinned_turns = (b.turns // 5, b.turns // 2)
+        if rng.random() < 0.08 or turn in pinned_turns:
+            city = cities[0] if turn in pinned_turns else rng.choice(cities)
             result = b.tool(
                 "shipping_status",
                 {"hub": city},
                 f"Hub {city}: " + _text(rng, 3, (10, 14)),
             )
-            if rng.random() < 0.3:
+            if rng.random() < 0.3 or turn == pinned_turns[0]:
                 _note(result, defines=[f"hub:{city}:{turn}"])
                 b.add(_note({"role": "assistant", "content": _text(rng, 1)}, references=[f"hub:{city}:{turn}"]))
                 continue
@@ -130,7 +133,7 @@ def _chat(b: _Builder) -> None:
 
 
 def _chunk(d: int) -> str:
-    return f"[doc {d}] " + _text(random.Random(f"doc:{d}"), 1, (18, 24))
+    return f"[doc {d}] " + _text(random.Random(f"doc:{d}"), 1, (14, 20))
 
 
 def _rag(b: _Builder) -> None:
@@ -140,18 +143,18 @@ def _rag(b: _Builder) -> None:
     for turn in range(b.turns):
         # The conversation drifts through an endless corpus, so chunks come back while the
         # topic is near and the duplicate rate does not grow with the transcript's length.
-        if rng.random() < 0.2:
+        if rng.random() < 0.13:
             topic += rng.randint(1, 3)
-        b.user(turn, _text(rng, 1, (6, 10)))
+        b.user(turn, _text(rng, 1, (5, 8)))
         cited = None
         for k in range(2):
-            d = topic + rng.randrange(5) + k
+            d = topic + rng.randrange(4) + k
             chunk = b.add(_note({"role": "user", "content": _chunk(d)}, kind="retrieval"))
             if k == 0 and rng.random() < 0.08:
                 # The answer relies on this very retrieval (often a duplicate of an earlier one).
                 cited = f"retrieved:{turn}:{d}"
                 _note(chunk, defines=[cited])
-        answer = {"role": "assistant", "content": _text(rng, 1, (12, 18))}
+        answer = {"role": "assistant", "content": _text(rng, 1, (8, 12))}
         b.add(_note(answer, references=[cited]) if cited else answer)
     b.facts_left()
 
