@@ -241,8 +241,12 @@ def _once(t: _Transcript, stub_mode: bool, labels: list[int]) -> StepResult:
     def worth_pruning(i: int, kind: str, target: int) -> bool:
         if t.stub[i]:
             return False
-        # A stub longer than what it replaces would grow the transcript.
-        if stub_mode and len(stub_text(kind, labels[target])) >= len(content_text(messages[i])):
+        # A stub longer than what it replaces would grow the transcript. In drop mode the same
+        # bar holds for duplicates: dropping a short "[]" answer of another call loses that call
+        # and what it asked, to save a few tokens (a superseded call is asked again later).
+        if (stub_mode or kind == "duplicate") and len(stub_text(kind, labels[target])) >= len(
+            content_text(messages[i])
+        ):
             return False
         return not t.protected(i)
 
