@@ -38,8 +38,8 @@ from compactctl.strategies.base import Fate, StepContext, StepResult
 from compactctl.transcript import (
     ANNOTATION_KEY,
     Message,
-    annotations,
     content_text,
+    facts_of,
     message_text,
     tool_calls_of,
 )
@@ -118,7 +118,7 @@ class _Transcript:
         self.stub = [False] * n
         self.keys: list[tuple[str, ...] | None] = [None] * n
         self.candidate = [False] * n  # a tool result or a retrieved chunk: may be a duplicate
-        current, ids = -1, {}
+        current, ids = -1, dict[Any, int]()
         for i, message in enumerate(messages):
             note = message.get(ANNOTATION_KEY)
             if isinstance(note, dict):
@@ -194,20 +194,21 @@ class _Transcript:
 def prune(messages: list[Message], options: PruneOptions, context: StepContext) -> StepResult:
     """Supersede, deduplicate, restore what is still referenced; stub or drop what is left out.
 
-    The three passes are repeated on their own output until it stops changing (twice for
-    most transcripts), which is what makes ``prune(prune(x)) == prune(x)`` hold by
-    construction: a drop can make a message the latest of its key or the first of its
-    text, and the next round must then see what a second run would see.
+    In drop mode the three passes are repeated on their own output until it stops changing
+    (twice for most transcripts), which makes ``prune(prune(x)) == prune(x)`` hold by
+    construction: a drop can make a message the latest of its key or the first of its text,
+    and the next round must then see what a second run would see. Stub mode keeps every
+    message in place, so its first round is already the fixed point.
     """
     check_mode(options.mode)
     stub_mode = options.mode == "stub"
-    declared = [fact for note in map(annotations, messages) for fact in note.get("facts", ()) if isinstance(fact, str)]
+    declared = [fact for message in messages for fact in facts_of(message)]
     wanted = [fact for fact in dict.fromkeys([*declared, *options.require]) if fact]
     facts = re.compile("|".join(map(re.escape, wanted))) if wanted else None
     memo: dict[str, str] = {}
     current, origins = messages, list(range(len(messages)))
     fates: dict[int, Fate] = {}
-    # Every round that changes something stubs or drops at least one more message, so this ends.
+    # Every round that changes something drops at least one more message or call, so this ends.
     for _ in range(len(messages) + 1):
         step = _once(_Transcript(current, facts, memo), stub_mode, origins)
         for index, fate in step.fates.items():
@@ -221,7 +222,8 @@ def prune(messages: list[Message], options: PruneOptions, context: StepContext) 
         current = step.messages
     if not stub_mode:
         _count_dropped_calls(messages, current, origins, fates)
-    return StepResult(current if current is not messages else list(messages), origins, fates)
+    kept_from: list[int | None] = list(origins)
+    return StepResult(current if current is not messages else list(messages), kept_from, fates)
 
 
 def _count_dropped_calls(
