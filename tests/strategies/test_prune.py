@@ -406,6 +406,11 @@ def test_prune_invariants(messages, mode):
             assert same_apart_from_calls(out, messages[index]), "drop output is not a subsequence of the input"
     else:
         assert len(result.messages) == len(messages)
+        # A stub points at a message this run kept whole, never at another stub it made.
+        for fate in result.fates.values():
+            if fate.action == "elided":
+                target = int(fate.reason.rsplit("#", 1)[1])
+                assert getattr(result.fates.get(target), "action", "kept") != "elided"
         for out, message in zip(result.messages, messages, strict=True):
             assert {k: v for k, v in out.items() if k != "content"} == {
                 k: v for k, v in message.items() if k != "content"
