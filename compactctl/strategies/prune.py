@@ -29,6 +29,7 @@ import re
 from bisect import bisect_left
 from collections import deque
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any
 
 import orjson
@@ -187,8 +188,12 @@ class _Transcript:
         note = self.notes[i]
         if note.get("pin") is True or any(isinstance(fact, str) for fact in note.get("facts", ())):
             return True
+        if self.facts is None:
+            return False
         message = self.messages[i]
-        return self.facts is not None and self.facts.search(message_text(message)) is not None
+        content = message.get("content")
+        text = content if isinstance(content, str) and not self.calls[i] else message_text(message)
+        return self.facts.search(text) is not None
 
 
 def prune(messages: list[Message], options: PruneOptions, context: StepContext) -> StepResult:
@@ -202,7 +207,7 @@ def prune(messages: list[Message], options: PruneOptions, context: StepContext) 
     """
     check_mode(options.mode)
     stub_mode = options.mode == "stub"
-    declared = [fact for message in messages for fact in facts_of(message)]
+    declared = [fact for message in messages if message.get(ANNOTATION_KEY) for fact in facts_of(message)]
     wanted = [fact for fact in dict.fromkeys([*declared, *options.require]) if fact]
     facts = re.compile("|".join(map(re.escape, wanted))) if wanted else None
     memo: dict[str, str] = {}
@@ -297,20 +302,24 @@ def _has_content(message: Message) -> bool:
 def _restore(t: _Transcript, pruned: dict[int, tuple[str, int]], stub_mode: bool, labels: list[int]) -> dict[int, str]:
     """Give back pruned messages a kept message still relies on; returns index -> reason."""
     n = len(t.messages)
+    stub = t.stub
+    if stub_mode:
+        active = [not stub[i] and i not in pruned for i in range(n)]
+    else:
+        active = [
+            not stub[i] and i not in pruned and (not t.calls[i] or _assistant_live(t, i, pruned)) for i in range(n)
+        ]
     definers: dict[str, list[int]] = {}
-    for i in range(n):
-        for key in _key_list(t.notes[i].get("defines")):
-            definers.setdefault(key, []).append(i)
-
-    def kept_initially(i: int) -> bool:
-        if i in pruned or t.stub[i]:
-            return False
-        return stub_mode or not t.calls[i] or _assistant_live(t, i, pruned)
-
-    active = [kept_initially(i) for i in range(n)]
-    satisfied_by = list(active)  # fixed before any restoration, so the order of the work cannot matter
+    for i, note in enumerate(t.notes):
+        if note and note.get("defines") is not None:
+            for key in _key_list(note["defines"]):
+                definers.setdefault(key, []).append(i)
+    # How many of a key's first j definers the first two passes kept: fixed before any
+    # restoration, so the order the work is done in cannot change what is satisfied.
+    active_at_start = list(active)
+    kept_before = {key: [0, *accumulate(int(active[d]) for d in found)] for key, found in definers.items()}
     restored: dict[int, str] = {}
-    queue: deque[int] = deque(i for i in range(n) if active[i])
+    queue: deque[int] = deque(i for i, note in enumerate(t.notes) if note and active[i] and note.get("references"))
 
     def keep(i: int, reason: str) -> None:
         if i in pruned and i not in restored:
@@ -343,11 +352,17 @@ def _restore(t: _Transcript, pruned: dict[int, tuple[str, int]], stub_mode: bool
             found = definers.get(key)
             if not found:
                 continue
-            before = found[: bisect_left(found, k)]
-            considered = [d for d in (before or found) if d != k]
-            if not considered or any(satisfied_by[d] for d in considered):
-                continue
-            keep(considered[-1], f"referenced by #{labels[k]}")
+            # What k relied on is the definitions before it; failing those, any other one.
+            cut = bisect_left(found, k)
+            if cut:
+                satisfied, latest = kept_before[key][cut] > 0, found[cut - 1]
+            else:
+                others = [d for d in found if d != k]
+                if not others:
+                    continue
+                satisfied, latest = any(active_at_start[d] for d in others), others[-1]
+            if not satisfied:
+                keep(latest, f"referenced by #{labels[k]}")
     return restored
 
 
@@ -362,12 +377,9 @@ def _build(
         reason = f"superseded by #{labels[target]}" if kind == "superseded" else f"duplicate of #{labels[target]}"
         fates[i] = Fate("elided" if stub_mode else "removed", reason)
     if stub_mode:
-        out = [
-            {**m, "content": _stub_content(m.get("content"), stub_text(gone[i][0], labels[gone[i][1]]))}
-            if i in gone
-            else m
-            for i, m in enumerate(t.messages)
-        ]
+        out = list(t.messages)
+        for i, (kind, target) in gone.items():
+            out[i] = {**out[i], "content": _stub_content(out[i].get("content"), stub_text(kind, labels[target]))}
         return StepResult(out, list(range(len(out))), fates)
     messages: list[Message] = []
     origins: list[int | None] = []
