@@ -19,6 +19,7 @@ Published figures for the deterministic pruner this design comes from: reduction
 from __future__ import annotations
 
 import argparse
+import gc
 import statistics
 import subprocess
 import sys
@@ -38,6 +39,7 @@ from compactctl.transcript import facts_of, is_valid, message_text, unit_start
 
 
 def median_ms(work, runs: int) -> float:
+    gc.collect()  # start each series from the same heap, so earlier series' garbage is not billed here
     times = []
     for _ in range(runs):
         start = time.perf_counter()
