@@ -418,3 +418,22 @@ def test_prune_invariants(messages, mode):
     # Whatever is not kept verbatim has a fate, and a fate names an index that exists.
     changed = {o for o, out in zip(result.origins, result.messages, strict=True) if out == messages[o]}
     assert set(range(len(messages))) - changed <= set(result.fates)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(transcripts(), st.sampled_from(["stub", "drop"]))
+def test_output_plus_what_the_manifest_archives_gives_back_the_input(messages, mode):
+    result = compact(messages, ["prune"], {"mode": mode})
+    archived = {e.index: e.action for e in result.manifest if e.action in ("elided", "removed")}
+    rest = iter(result.messages)
+    rebuilt = []
+    for index, message in enumerate(messages):
+        if index not in archived:
+            assert next(rest) == message, "a message the manifest calls kept or restored was changed"
+            rebuilt.append(message)
+            continue
+        rebuilt.append(message)  # the archive holds the original
+        if archived[index] == "elided":
+            assert next(rest) != message
+    assert next(rest, None) is None
+    assert rebuilt == messages
