@@ -15,12 +15,14 @@ short stub naming the message it defers to, so every index stays the same and th
 stub's ``#N`` is right in the input and the output alike. ``drop`` mode removes a
 pruned tool result together with its call, and an assistant left with nothing.
 
-Idempotence is built in rather than hoped for: a stub from an earlier run is seen as
+Idempotence is built in rather than hoped for. A stub from an earlier run is seen as
 already elided (it is never a duplicate, never a duplicate's original, and its
-references no longer count), a message that supersedes others is never itself pruned
-as a duplicate (so what a stub defers to stays), and whether a reference is already
-satisfied is judged on the messages the first two passes kept, not on the order
-restorations happen in.
+references no longer count); a message that supersedes others is never itself pruned
+as a duplicate (so what a stub defers to stays); whether a reference is already
+satisfied is judged on what the first two passes kept, not on the order restorations
+happen in. With those, one round in stub mode is its own fixed point. Drop mode runs
+rounds until the output stops changing, since removing a message can make another the
+latest of its key or the first of its text.
 """
 
 from __future__ import annotations
@@ -99,6 +101,12 @@ def _key_list(value: Any) -> list[str]:
     return [item if isinstance(item, str) else canonical(item) for item in items]
 
 
+@dataclass(frozen=True)
+class _Memo:
+    folded: dict[str, str]  # text -> fold(text)
+    arguments: dict[str, str]  # call arguments -> canonical(arguments)
+
+
 class _Transcript:
     """What the passes need to know about each message, computed in one walk.
 
@@ -106,7 +114,7 @@ class _Transcript:
     in an earlier round is not folded or parsed again.
     """
 
-    def __init__(self, messages: list[Message], facts: re.Pattern[str] | None, memo: dict[str, str]) -> None:
+    def __init__(self, messages: list[Message], facts: re.Pattern[str] | None, memo: _Memo) -> None:
         n = len(messages)
         self.messages = messages
         self.facts = facts
@@ -169,9 +177,9 @@ class _Transcript:
             return None
         arguments = function.get("arguments", "")
         if isinstance(arguments, str):
-            spelled = self.memo.get(arguments)
+            spelled = self.memo.arguments.get(arguments)
             if spelled is None:
-                spelled = self.memo[arguments] = canonical(arguments)
+                spelled = self.memo.arguments[arguments] = canonical(arguments)
         else:
             spelled = canonical(arguments)
         return ("call", str(function.get("name", "")), spelled)
@@ -179,9 +187,9 @@ class _Transcript:
     def folded(self, i: int) -> str:
         content = self.messages[i].get("content")
         text = content if isinstance(content, str) else content_text(self.messages[i])
-        found = self.memo.get(text)
+        found = self.memo.folded.get(text)
         if found is None:
-            found = self.memo[text] = fold(text)
+            found = self.memo.folded[text] = fold(text)
         return found
 
     def protected(self, i: int) -> bool:
@@ -210,7 +218,7 @@ def prune(messages: list[Message], options: PruneOptions, context: StepContext) 
     declared = [fact for message in messages if message.get(ANNOTATION_KEY) for fact in facts_of(message)]
     wanted = [fact for fact in dict.fromkeys([*declared, *options.require]) if fact]
     facts = re.compile("|".join(map(re.escape, wanted))) if wanted else None
-    memo: dict[str, str] = {}
+    memo = _Memo({}, {})
     current, origins = messages, list(range(len(messages)))
     fates: dict[int, Fate] = {}
     # Every round that changes something drops at least one more message or call, so this ends.

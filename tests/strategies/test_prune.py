@@ -437,3 +437,15 @@ def test_output_plus_what_the_manifest_archives_gives_back_the_input(messages, m
             assert next(rest) != message
     assert next(rest, None) is None
     assert rebuilt == messages
+
+
+def test_a_text_that_is_also_an_argument_string_keeps_both_meanings():
+    # An echo tool answers with its own arguments: the one string is a key part and a text.
+    arguments = '{"path": "A", "note": "' + "x " * 40 + '"}'
+    messages = [
+        {"role": "assistant", "content": None, "tool_calls": [call("c1", "echo", arguments)]},
+        {"role": "tool", "tool_call_id": "c1", "content": arguments},
+        {"role": "assistant", "content": None, "tool_calls": [call("c2", "cat", '{"path": "copy"}')]},
+        {"role": "tool", "tool_call_id": "c2", "content": arguments.upper()},
+    ]
+    assert compactctl.prune(messages).fates == {3: compactctl.Fate("elided", "duplicate of #1")}
