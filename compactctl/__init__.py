@@ -8,6 +8,8 @@ The library API is plain functions on lists of message dicts::
     result.messages  # a new list; the input is not mutated
     rows = compactctl.replay(transcripts[0].messages, compactctl.settings_grid([8000, 16000], False, ["window"]))
     rows[0].cost, rows[1].cost  # no compaction, then each setting
+    pruned = compactctl.prune(transcripts[0].messages, mode="drop")
+    pruned.messages, pruned.fates  # what was elided, removed or restored, and why
 """
 
 from __future__ import annotations
@@ -16,15 +18,20 @@ from compactctl.compact import Compaction, compact
 from compactctl.formats import dump, load
 from compactctl.replay import Setting, Trigger, replay, settings_grid
 from compactctl.report import FileReport, Measure, measure
+from compactctl.strategies.base import Fate, StepContext, StepResult
+from compactctl.strategies.prune import PruneOptions
+from compactctl.strategies.prune import prune as _prune
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import Message, Violation, find_violation, is_valid
 
 __all__ = [
     "Compaction",
+    "Fate",
     "FileReport",
     "Measure",
     "Message",
     "Setting",
+    "StepResult",
     "TokenCounter",
     "Trigger",
     "Violation",
@@ -34,7 +41,18 @@ __all__ = [
     "is_valid",
     "load",
     "measure",
+    "prune",
     "replay",
     "settings_grid",
 ]
 __version__ = "0.1.0"
+
+
+def prune(messages: list[Message], mode: str = "stub", require: tuple[str, ...] = ()) -> StepResult:
+    """The deterministic prune step on a list of message dicts (the input is not mutated).
+
+    Returns a StepResult: ``messages`` (the new list), ``origins`` (the input index of each
+    output message) and ``fates`` (input index -> what became of it and why).
+    """
+    # The prune step counts no tokens, so the cheap estimate spares loading an encoding.
+    return _prune(messages, PruneOptions(mode, tuple(require)), StepContext(TokenCounter("approx")))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import typer
 
 from compactctl.cli.compact import compact
+from compactctl.cli.prune import prune
 from compactctl.cli.replay import replay
 from compactctl.cli.report import report
 
@@ -20,6 +21,7 @@ app = typer.Typer(
     add_completion=False,
 )
 app.command()(compact)
+app.command()(prune)
 app.command()(report)
 app.command()(replay)
 

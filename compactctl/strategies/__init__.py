@@ -7,6 +7,7 @@ dataclass, and one line below.
 from __future__ import annotations
 
 from compactctl.strategies.base import Fate, StepContext, StepResult, Strategy, options_from
+from compactctl.strategies.prune import PruneOptions, prune
 from compactctl.strategies.rolling import RollingOptions, rolling
 from compactctl.strategies.selective import SelectiveOptions, selective
 from compactctl.strategies.structured import StructuredOptions, structured
@@ -29,5 +30,6 @@ STRATEGIES: dict[str, Strategy] = {
         Strategy(
             "structured", structured, StructuredOptions, "the agent strategy: last turns kept, the rest in 5 sections"
         ),
+        Strategy("prune", prune, PruneOptions, "deterministic: supersede, deduplicate, restore what is referenced"),
     )
 }
