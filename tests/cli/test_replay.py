@@ -64,6 +64,14 @@ def test_json_has_the_baseline_first_and_hand_checked_figures(runner, chat_file)
     assert (at100["compactions"], at100["over_threshold_after_compaction"]) == (3, 3)
 
 
+def test_stdin_is_replayed_like_a_file(runner, chat_file):
+    result = runner.invoke(app, ["replay", "-", "-t", "150", *BASE, "--json"], input=chat_file.read_text())
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["file"] == "-"
+    assert data["settings"][1]["context_per_call"] == [116, 147, 173, 124]
+
+
 def test_table_and_chart_name_each_setting(runner, chat_file):
     result = runner.invoke(app, ["replay", str(chat_file), "-t", "150", *BASE], env={"COLUMNS": "120"})
     assert result.exit_code == 0, result.output
