@@ -411,3 +411,20 @@ def test_bad_price_files_name_the_file_and_the_problem(tmp_path, text, problem):
 def test_unknown_pricing_model_lists_the_known_ones():
     with pytest.raises(InputError, match=r"unknown model 'gpt-9'.*gpt-4o"):
         prices_for(shipped_prices(), "gpt-9")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(messages=agent_transcripts(), data=st.data())
+def test_nothing_is_lost_without_compaction_and_protected_facts_survive_a_window(messages, data, approx):
+    # Facts are words of their own message; references point back at earlier definers.
+    definers: list[str] = []
+    for index, message in enumerate(messages):
+        text = message.get("content") or ""
+        if message["role"] == "user" and text.strip() and data.draw(st.booleans()):
+            message["compactctl"] = {"facts": [text.split()[0]], "defines": [f"k{index}"]}
+            definers.append(f"k{index}")
+        elif message["role"] == "assistant" and definers and data.draw(st.booleans()):
+            message["compactctl"] = {"references": [data.draw(st.sampled_from(definers))]}
+    base, row = replay(messages, [Setting(Trigger(20), ("window",))], {"keep_recent": 2}, approx, PRICES)
+    assert base.facts_lost == 0
+    assert row.facts_lost == 0  # the window keeps fact-bearing messages, so their facts stay in context
