@@ -29,7 +29,7 @@ from compactctl.cli.common import (
     stderr,
 )
 from compactctl.compact import check_steps
-from compactctl.errors import EXIT_INPUT, EXIT_OK
+from compactctl.errors import EXIT_INPUT, EXIT_OK, EXIT_SUMMARIZER
 from compactctl.replay import (
     FileReplay,
     Prices,
@@ -283,7 +283,8 @@ def replay(
         write_plot(plot, _chart_source(results))
         if not as_json:
             stderr.print(f"chart written to {plot}")
-    failed = bool(failures) and settings["on_error"] != "skip"
+    # A summarizer failure (exit 3) is never skipped: its figures would be missing, not zero.
+    failed = any(f.exit_code == EXIT_SUMMARIZER or settings["on_error"] != "skip" for f in failures)
     raise typer.Exit(max(f.exit_code for f in failures) if failed else EXIT_OK if results else EXIT_INPUT)
 
 

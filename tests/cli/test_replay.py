@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -152,6 +153,23 @@ def test_a_bad_file_in_a_folder_is_named_and_exits_2(runner, tmp_path):
     assert "bad.jsonl:2" in data["failed"][0]["error"]
     skipped = runner.invoke(app, ["replay", str(folder), "-t", "150", *BASE, "--on-error", "skip", "--json"])
     assert skipped.exit_code == 0
+
+
+def test_a_failing_summarizer_exits_3_even_with_skip(runner, chat_file, monkeypatch):
+    from compactctl.errors import SummarizerError
+    from compactctl.strategies import STRATEGIES, StepResult, Strategy
+
+    def failing(messages, options, context) -> StepResult:
+        raise SummarizerError("the summarizer gave up after 4 retries")
+
+    monkeypatch.setitem(
+        STRATEGIES, "failing", Strategy("failing", failing, dataclass(frozen=True)(type("No", (), {})), "t")
+    )
+    result = runner.invoke(
+        app, ["replay", str(chat_file), "-t", "150", *BASE[:2], "-s", "failing", "--on-error", "skip"]
+    )
+    assert result.exit_code == 3
+    assert "gave up after 4 retries" in result.stderr
 
 
 @pytest.mark.parametrize(
