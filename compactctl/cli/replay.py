@@ -143,6 +143,13 @@ def replay(
             help="Largest text one summarizer request takes.  [default: 32000]", min=1, rich_help_panel=STRATEGY_PANEL
         ),
     ] = None,
+    summary_role: Annotated[
+        str | None,
+        typer.Option(
+            help="Role of the summary message: system or user (a user summary is folded into the next one).",
+            rich_help_panel=STRATEGY_PANEL,
+        ),
+    ] = None,
     summarizer: Annotated[
         str | None,
         typer.Option(
@@ -231,6 +238,7 @@ def replay(
         keep_pattern=keep_pattern,
         summary_max_tokens=summary_max_tokens,
         summary_input_max_tokens=summary_input_max_tokens,
+        summary_role=summary_role,
         summarizer=summarizer,
         model=model,
         base_url=base_url,
