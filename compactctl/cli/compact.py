@@ -69,7 +69,7 @@ def compact(
     threshold: Annotated[
         int | None,
         typer.Option(
-            help="Summarizing strategies compact above this many tokens (0: always).  [default: 10000; rolling 8000; structured 0]",
+            help="Summarizing strategies compact above this many tokens (0: always).  [default: 10000, structured 0]",
             min=0,
             rich_help_panel=SUMMARY_PANEL,
         ),
