@@ -24,7 +24,9 @@ class ScriptedSummarizer:
         self.replies: deque[Summary] = deque()
         self.requests: list[SummaryRequest] = []
 
-    def enqueue(self, *texts: str, prompt_tokens: int = 10, completion_tokens: int = 5, truncated: bool = False) -> None:
+    def enqueue(
+        self, *texts: str, prompt_tokens: int = 10, completion_tokens: int = 5, truncated: bool = False
+    ) -> None:
         for text in texts:
             usage = SummarizerUsage(1, prompt_tokens, completion_tokens, int(truncated))
             self.replies.append(Summary(text, usage, truncated))

@@ -142,7 +142,11 @@ def _handler(state: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 state.requests.append(Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
             behaviour = state.next_behaviour()
             if behaviour.kind == "429":
-                error = {"message": "Rate limit reached for requests", "type": "requests", "code": "rate_limit_exceeded"}
+                error = {
+                    "message": "Rate limit reached for requests",
+                    "type": "requests",
+                    "code": "rate_limit_exceeded",
+                }
                 self._send(429, {"error": error}, {"retry-after": "0"})
                 return
             if behaviour.kind == "500":
@@ -173,7 +177,7 @@ class ServerThread:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self.state))
         self.httpd.daemon_threads = True
         self.state.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
         self.thread.start()
 
     def stop(self) -> None:
