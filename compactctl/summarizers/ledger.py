@@ -38,7 +38,7 @@ _ID_PATTERNS = (
     re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"),  # e-mail addresses
 )
 _ERROR = re.compile(
-    r"Traceback|\b\w*(?:Error|Exception)\b|\bFAILED\b|\bFAIL:|\bfatal:|\berror:|\bpanic:|Permission denied"
+    r"Traceback|\b\w*(?:Error|Exception)\b|\bERROR\b|\bFAILED\b|\bFAIL:|\bfatal:|\berror:|\bpanic:|Permission denied"
     r"|No such file|command not found|\bnot found\b|\bfailed\b",
 )
 _NAME = re.compile(r"\b(?:[Mm]y name is|I am|I'm|[Jj]e m'appelle|[Nn]ame:)\s+([A-Z][a-zà-ÿ]+(?:\s+[A-Z][a-zà-ÿ]+)?)")
@@ -122,7 +122,7 @@ CONSTRAINT_CUES = re.compile(
     r"no more than|at most|at least|required?|without|please keep|keep the|not allowed|forbidden|"
     r"jamais|toujours|il faut|il ne faut|uniquement|seulement|doit|doivent|devez|interdit|obligatoire|surtout|"
     r"évite[rz]?|au plus|au moins|sans|pas de)\b"
-    r"|\bne\s+\S+\s+(?:pas|jamais|plus|rien)\b|\bn'\S+\s+(?:pas|jamais|plus|rien)\b",
+    r"|\bne\s+(?:\S+\s+)?(?:pas|jamais|plus|rien)\b|\bn'\S+\s+(?:pas|jamais|plus|rien)\b",
     re.I,
 )
 

@@ -99,7 +99,7 @@ def test_a_bad_request_is_not_retried(openai_server, tmp_path):
 
 def test_a_slow_server_times_out_and_is_retried(openai_server, tmp_path):
     openai_server.enqueue(Behaviour("slow", seconds=1.0), Behaviour("slow", seconds=1.0))
-    with pytest.raises(SummarizerError, match="timed out after 0.2 s after 2 attempts"):
+    with pytest.raises(SummarizerError, match=r"timed out after 0\.2 s after 2 attempts"):
         summarizer_for(openai_server, tmp_path, summary_timeout=0.2, summary_retries=1).summarize(request())
     assert len(openai_server.requests) == 2
 
