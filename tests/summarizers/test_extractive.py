@@ -32,8 +32,9 @@ def test_five_sections_and_constraints_with_a_verbatim_ledger():
     text = summarize(SESSION)
     for section in ("## Goal", "## Progress", "## Facts", "## Decisions", "## Next steps", "## Constraints"):
         assert section in text
-    for fact in ("Alice Martin", "#48213", "SUP-981", "/var/log/app/server.log", "config/app.toml",
-                 "grep -n timeout /var/log/app/server.log", "30 s", "412 ms", "ERROR: upstream timeout after 30 s"):  # fmt: skip
+    ledger = ["Alice Martin", "#48213", "SUP-981", "/var/log/app/server.log", "config/app.toml"]
+    ledger += ["grep -n timeout /var/log/app/server.log", "30 s", "412 ms", "ERROR: upstream timeout after 30 s"]
+    for fact in ledger:
         assert fact in text, fact
     for constraint in ("Results must be in CSV.", "Never email me, only SMS.", "Ne pas appeler avant 9h."):
         assert f"- {constraint}" in text
