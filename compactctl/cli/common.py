@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from compactctl.batch import Failure
+from compactctl.batch import STDIO, Failure, Job
 from compactctl.config import load_config, merge
 from compactctl.errors import EXIT_GATE, EXIT_INPUT, EXIT_OK, CompactctlError
 from compactctl.report import FileReport, report_json, totals
@@ -101,7 +101,12 @@ def emit(reports: list[FileReport], failures: list[Failure], as_json: bool, quie
         stderr.print(f"[bold red]error:[/] {failure.error}", soft_wrap=True)
     if quiet or not reports:
         return
-    console.print(render_files(reports) if len(reports) > 1 else render_one(reports[0]))
+    if len(reports) == 1:
+        report = reports[0]
+        console.print(f"[bold]{report.file}[/] ({report.format}, {report.transcripts} transcript(s))")
+        console.print(render_one(report))
+    else:
+        console.print(render_files(reports))
     notes = {note for report in reports for note in report.notes}
     for note in sorted(notes):
         console.print(f"[yellow]note:[/] {note}")
@@ -128,7 +133,7 @@ def _facts(report: FileReport) -> str:
 
 def render_one(report: FileReport) -> Table:
     compared = report.tokens_after is not None
-    table = Table(title=f"{report.file} ({report.format}, {report.transcripts} transcript(s))", title_justify="left")
+    table = Table()
     table.add_column("")
     table.add_column("before", justify="right")
     if compared:
@@ -160,24 +165,36 @@ def render_one(report: FileReport) -> Table:
 
 
 def render_files(reports: list[FileReport]) -> Table:
+    compared = any(r.tokens_after is not None for r in reports)
     table = Table(title=f"{len(reports)} files", title_justify="left")
-    for name in ("file", "tokens before", "tokens after", "reduction", "messages", "facts", "API-valid"):
-        table.add_column(name, justify="left" if name == "file" else "right")
+    table.add_column("file", overflow="fold", min_width=12)
+    columns = ["tokens before", "tokens after", "reduction"] if compared else ["tokens"]
+    for name in [*columns, "messages", "tool share", "facts", "API-valid"]:
+        table.add_column(name, justify="right")
     for r in reports:
         messages = f"{r.messages_before:,}" + (f" -> {r.messages_after:,}" if r.messages_after is not None else "")
-        valid = _validity(r.valid_after if r.valid_after is not None else r.valid_before, None).split(" (")[0]
-        table.add_row(r.file, _num(r.tokens_before), _num(r.tokens_after), _pct(r.reduction), messages, _facts(r), valid)
+        valid = r.valid_after if r.valid_after is not None else r.valid_before
+        share = r.tool_output_share_after if r.tool_output_share_after is not None else r.tool_output_share_before
+        tokens = [_num(r.tokens_before), _num(r.tokens_after), _pct(r.reduction)] if compared else [_num(r.tokens_before)]
+        table.add_row(r.file, *tokens, messages, _pct(share), _facts(r), "[green]yes[/]" if valid else "[red]no[/]")
     total = totals(reports)
-    table.add_row(
-        "[bold]total",
-        _num(total["tokens_before"]),
-        _num(total["tokens_after"]),
-        _pct(total["reduction"]),
-        "",
-        f"{total['facts_preserved']}/{total['facts_required']}",
-        "",
+    tokens = (
+        [_num(total["tokens_before"]), _num(total["tokens_after"]), _pct(total["reduction"])]
+        if compared
+        else [_num(total["tokens_before"])]
     )
+    facts = f"{total['facts_preserved']}/{total['facts_required']}"
+    table.add_row("[bold]total", *tokens, "", "", facts, "")
     return table
+
+
+def announce_written(jobs: list[Job], failures: list[Failure], quiet: bool) -> None:
+    """Say where the outputs went (on stderr: stdout may carry the data)."""
+    failed = {failure.file for failure in failures}
+    written = [job.target for job in jobs if job.source not in failed and job.target not in (None, STDIO)]
+    if quiet or not written:
+        return
+    stderr.print(f"wrote {written[0]}" if len(written) == 1 else f"wrote {len(written)} files")
 
 
 def progress_wanted(quiet: bool) -> bool:
