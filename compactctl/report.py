@@ -15,7 +15,6 @@ from typing import Any
 import orjson
 
 from compactctl.batch import STDIO, read_source
-
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import Message, Validator, facts_of, message_text
 
@@ -93,9 +92,7 @@ class Measurer:
         )
 
 
-def measure(
-    transcripts: Iterable[Labelled], counter: TokenCounter, facts: Iterable[str] = ()
-) -> Measure:
+def measure(transcripts: Iterable[Labelled], counter: TokenCounter, facts: Iterable[str] = ()) -> Measure:
     """Measure labelled transcripts, looking for ``facts`` (and those they declare) in their text."""
     measurer = Measurer(counter, facts)
     for label, messages in transcripts:

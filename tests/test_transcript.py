@@ -34,7 +34,10 @@ def test_tool_units_keep_a_call_with_its_results(agent_messages):
             ],
             "unanswered tool call 'b'",
         ),
-        ([{"role": "assistant", "content": None, "tool_calls": [call("a", "f")]}], "unanswered tool call 'a' at the end"),
+        (
+            [{"role": "assistant", "content": None, "tool_calls": [call("a", "f")]}],
+            "unanswered tool call 'a' at the end",
+        ),
         ([{"role": "critic", "content": "x"}], "unknown role 'critic'"),
         ([{"content": "x"}], "missing role"),
         ([{"role": "user", "content": None}], "user message has no content"),

@@ -28,7 +28,9 @@ GATE_PANEL = "Report and gates"
 Inputs = Annotated[list[str], typer.Argument(help="Transcript files or folders; - reads stdin.", show_default=False)]
 Output = Annotated[
     str | None,
-    typer.Option("-o", "--output", help="Output file, or folder for several inputs; - for stdout.", rich_help_panel=IO_PANEL),
+    typer.Option(
+        "-o", "--output", help="Output file, or folder for several inputs; - for stdout.", rich_help_panel=IO_PANEL
+    ),
 ]
 FormatOpt = Annotated[
     str | None, typer.Option("--format", "-f", help="Input format, or auto.  [default: auto]", rich_help_panel=IO_PANEL)
@@ -37,7 +39,9 @@ Encoding = Annotated[
     str | None,
     typer.Option(help="tiktoken encoding, or approx (chars/4).  [default: cl100k_base]", rich_help_panel=IO_PANEL),
 ]
-JsonOut = Annotated[bool, typer.Option("--json", help="Print the report as one JSON object.", rich_help_panel=GATE_PANEL)]
+JsonOut = Annotated[
+    bool, typer.Option("--json", help="Print the report as one JSON object.", rich_help_panel=GATE_PANEL)
+]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar, no table.", rich_help_panel=GATE_PANEL)]
 Jobs = Annotated[int | None, typer.Option("--jobs", "-j", help="Files processed in parallel.  [default: 1]", min=1)]
 ConfigPath = Annotated[
@@ -45,11 +49,15 @@ ConfigPath = Annotated[
 ]
 FailUnder = Annotated[
     float | None,
-    typer.Option(help="Exit 1 when the total reduction is under PCT percent.", metavar="PCT", rich_help_panel=GATE_PANEL),
+    typer.Option(
+        help="Exit 1 when the total reduction is under PCT percent.", metavar="PCT", rich_help_panel=GATE_PANEL
+    ),
 ]
 Require = Annotated[
     list[str] | None,
-    typer.Option("--require", help="A fact that must survive (repeatable).", metavar="TEXT", rich_help_panel=GATE_PANEL),
+    typer.Option(
+        "--require", help="A fact that must survive (repeatable).", metavar="TEXT", rich_help_panel=GATE_PANEL
+    ),
 ]
 OnError = Annotated[
     str | None,
@@ -107,9 +115,13 @@ def emit(reports: list[FileReport], failures: list[Failure], as_json: bool, quie
         console.print(render_one(report))
     else:
         console.print(render_files(reports))
+    for report in reports:
+        for when, violation in (("before", report.violation_before), ("after", report.violation_after)):
+            if violation:
+                console.print(f"[red]not API-valid {when}:[/] {report.file}: {violation}", soft_wrap=True)
     notes = {note for report in reports for note in report.notes}
     for note in sorted(notes):
-        console.print(f"[yellow]note:[/] {note}")
+        console.print(f"[yellow]note:[/] {note}", soft_wrap=True)
 
 
 def _pct(value: float | None) -> str:
@@ -120,10 +132,10 @@ def _num(value: int | None) -> str:
     return "-" if value is None else f"{value:,}"
 
 
-def _validity(valid: bool | None, violation: str | None) -> str:
+def _validity(valid: bool | None) -> str:
     if valid is None:
         return "-"
-    return "[green]yes[/]" if valid else f"[red]no[/] ({violation})"
+    return "[green]yes[/]" if valid else "[red]no[/]"
 
 
 def _facts(report: FileReport) -> str:
@@ -132,35 +144,37 @@ def _facts(report: FileReport) -> str:
 
 
 def render_one(report: FileReport) -> Table:
+    """Before and after side by side; with no after, one column."""
     compared = report.tokens_after is not None
+    after_roles = report.tokens_by_role_after or {}
+    rows: list[tuple[str, str, str]] = [
+        ("tokens", _num(report.tokens_before), _num(report.tokens_after)),
+        ("messages", _num(report.messages_before), _num(report.messages_after)),
+        *(
+            (f"  {role} tokens", _num(report.tokens_by_role_before.get(role, 0)), _num(after_roles.get(role, 0)))
+            for role in sorted(set(report.tokens_by_role_before) | set(after_roles))
+        ),
+        ("tool output share", _pct(report.tool_output_share_before), _pct(report.tool_output_share_after)),
+        ("API-valid", _validity(report.valid_before), _validity(report.valid_after)),
+    ]
+    if compared:
+        rows.append(("[bold]reduction", "", f"[bold]{_pct(report.reduction)}"))
+    rows.append(("facts kept" if compared else "facts present", "", _facts(report)))
+    if report.summarizer_calls:
+        usage = (
+            f"{report.summarizer_calls} calls, {report.summarizer_prompt_tokens:,} in"
+            f" / {report.summarizer_completion_tokens:,} out"
+        )
+        if report.summary_truncated:
+            usage += f", [red]{report.summary_truncated} truncated[/]"
+        rows.append(("summarizer", "", usage))
     table = Table()
     table.add_column("")
     table.add_column("before", justify="right")
     if compared:
         table.add_column("after", justify="right")
-    rows: list[tuple[str, str, str]] = [
-        ("tokens", _num(report.tokens_before), _num(report.tokens_after)),
-        ("messages", _num(report.messages_before), _num(report.messages_after)),
-    ]
-    after_roles = report.tokens_by_role_after or {}
-    for role in sorted(set(report.tokens_by_role_before) | set(after_roles)):
-        rows.append(
-            (f"  {role} tokens", _num(report.tokens_by_role_before.get(role, 0)), _num(after_roles.get(role, 0)))
-        )
-    rows.append(("tool output share", _pct(report.tool_output_share_before), _pct(report.tool_output_share_after)))
-    rows.append(
-        ("API-valid", _validity(report.valid_before, report.violation_before), _validity(report.valid_after, report.violation_after))
-    )
-    for row in rows:
-        table.add_row(*(row if compared else row[:2]))
-    if compared:
-        table.add_row("[bold]reduction", "", f"[bold]{_pct(report.reduction)}")
-    table.add_row("facts kept", "", _facts(report)) if compared else table.add_row("facts present", _facts(report))
-    if report.summarizer_calls:
-        usage = f"{report.summarizer_calls} calls, {report.summarizer_prompt_tokens:,} in / {report.summarizer_completion_tokens:,} out"
-        if report.summary_truncated:
-            usage += f", [red]{report.summary_truncated} truncated[/]"
-        table.add_row("summarizer", "", usage) if compared else table.add_row("summarizer", usage)
+    for label, before, after in rows:
+        table.add_row(label, before, after) if compared else table.add_row(label, before or after)
     return table
 
 
@@ -175,8 +189,10 @@ def render_files(reports: list[FileReport]) -> Table:
         messages = f"{r.messages_before:,}" + (f" -> {r.messages_after:,}" if r.messages_after is not None else "")
         valid = r.valid_after if r.valid_after is not None else r.valid_before
         share = r.tool_output_share_after if r.tool_output_share_after is not None else r.tool_output_share_before
-        tokens = [_num(r.tokens_before), _num(r.tokens_after), _pct(r.reduction)] if compared else [_num(r.tokens_before)]
-        table.add_row(r.file, *tokens, messages, _pct(share), _facts(r), "[green]yes[/]" if valid else "[red]no[/]")
+        tokens = (
+            [_num(r.tokens_before), _num(r.tokens_after), _pct(r.reduction)] if compared else [_num(r.tokens_before)]
+        )
+        table.add_row(r.file, *tokens, messages, _pct(share), _facts(r), _validity(valid))
     total = totals(reports)
     tokens = (
         [_num(total["tokens_before"]), _num(total["tokens_after"]), _pct(total["reduction"])]

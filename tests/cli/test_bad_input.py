@@ -5,15 +5,24 @@ import pytest
 from compactctl.errors import EXIT_INPUT
 
 CASES = {
-    "malformed-json": (b'{"role":"user","content":"ok"}\n{"role": "user", "content": oops}\n', "x.jsonl:2:29: malformed JSON"),
-    "not-an-object": (b'{"role":"user","content":"ok"}\n["a", "b"]\n', "x.jsonl:2: expected a message object, got list"),
+    "malformed-json": (
+        b'{"role":"user","content":"ok"}\n{"role": "user", "content": oops}\n',
+        "x.jsonl:2:29: malformed JSON",
+    ),
+    "not-an-object": (
+        b'{"role":"user","content":"ok"}\n["a", "b"]\n',
+        "x.jsonl:2: expected a message object, got list",
+    ),
     "missing-role": (b'{"content":"hi"}\n', "x.jsonl:1: message has no 'role'"),
     "unknown-role": (b'{"role":"robot","content":"hi"}\n', "x.jsonl:1: unknown role 'robot'"),
     "content-type": (b'{"role":"user","content":42}\n', "x.jsonl:1: user 'content' is int"),
     "empty-file": (b"\n\n", "x.jsonl: empty file"),
     "binary": (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "x.jsonl: binary file"),
     "not-utf8": (b'{"role":"user","content":"caf\xe9"}\n', "x.jsonl:1: not UTF-8 text"),
-    "dataset-line": (b'{"messages":[{"role":"user","content":"a"}]}\n{"messages":[{"role":"user"}],"x":1}\n{"y":2}\n', "x.jsonl:3: expected an object with a 'messages' list"),
+    "dataset-line": (
+        b'{"messages":[{"role":"user","content":"a"}]}\n{"messages":[{"role":"user"}],"x":1}\n{"y":2}\n',
+        "x.jsonl:3: expected an object with a 'messages' list",
+    ),
 }
 
 

@@ -56,7 +56,9 @@ messages = st.builds(
     lambda role, content, extra: {"role": role, "content": content, **extra},
     st.sampled_from(["system", "user", "assistant"]),
     st.text(max_size=30),
-    st.dictionaries(st.text(min_size=1, max_size=6).filter(lambda k: k not in ("role", "content")), json_values, max_size=4),
+    st.dictionaries(
+        st.text(min_size=1, max_size=6).filter(lambda k: k not in ("role", "content")), json_values, max_size=4
+    ),
 )
 
 
