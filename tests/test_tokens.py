@@ -35,14 +35,16 @@ def test_images_are_counted_by_detail(counter):
     assert counter.part(low) < counter.part(high)
 
 
-def test_identical_texts_are_encoded_once():
+@pytest.mark.parametrize("text", ["a short tool output", "a long tool output line\n" * 200])
+def test_identical_texts_are_encoded_once(text):
     counter = TokenCounter("approx")
     calls = []
     real = counter._encode_len
-    counter._encode_len = lambda text: calls.append(text) or real(text)
+    counter._encode_len = lambda t: calls.append(t) or real(t)
     for _ in range(3):
-        counter("the same long tool output")
-    assert calls == ["the same long tool output"]
+        assert counter(text) == real(text)
+    counter(text + "!")
+    assert calls == [text, text + "!"]
 
 
 def test_approx_is_chars_over_four():
