@@ -25,22 +25,26 @@ from pathlib import Path
 
 import orjson
 
-WORDS = (
+SENTENCE = (
     "the agent reads src/app.py and runs pytest -q; 3 failed, 211 passed in 8.31s; error: KeyError 'month' "
     "refund RMB-20931 of 35,90 EUR for order CMD-48213 was offered on 2026-11-27 by Colissimo"
-).split()
+)
+WORDS = SENTENCE.split(" ")
 
 
 def make_messages(count: int, seed: int = 0, words: int = 120) -> list[dict]:
     """A chat with tool rounds; texts are unique so the memo does not flatter the figure."""
     rng = random.Random(seed)
     messages: list[dict] = [{"role": "system", "content": "You are a helpful agent."}]
+
+    def text(n: int, i: int) -> str:
+        return " ".join(rng.choice(WORDS) for _ in range(n)) + f" #{i}"
+
     for i in range(count // 4):
-        text = lambda n: " ".join(rng.choice(WORDS) for _ in range(n)) + f" #{i}"  # noqa: E731
         call_id = f"call_{i}"
-        arguments = orjson.dumps({"cmd": text(8)}).decode()
+        arguments = orjson.dumps({"cmd": text(8, i)}).decode()
         messages += [
-            {"role": "user", "content": text(words // 4)},
+            {"role": "user", "content": text(words // 4, i)},
             {
                 "role": "assistant",
                 "content": None,
@@ -48,8 +52,8 @@ def make_messages(count: int, seed: int = 0, words: int = 120) -> list[dict]:
                     {"id": call_id, "type": "function", "function": {"name": "bash", "arguments": arguments}}
                 ],
             },
-            {"role": "tool", "tool_call_id": call_id, "content": "\n".join(text(12) for _ in range(words // 12))},
-            {"role": "assistant", "content": text(words // 2)},
+            {"role": "tool", "tool_call_id": call_id, "content": "\n".join(text(12, i) for _ in range(words // 12))},
+            {"role": "assistant", "content": text(words // 2, i)},
         ]
     return messages
 
