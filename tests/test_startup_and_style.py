@@ -37,3 +37,8 @@ def test_python_dash_m_works():
 def test_ruff_is_clean(args):
     result = subprocess.run([sys.executable, "-m", "ruff", *args], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_types_check():
+    result = subprocess.run([sys.executable, "-m", "mypy", "compactctl"], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
