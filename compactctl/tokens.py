@@ -38,7 +38,10 @@ def _load_encoder(encoding: str) -> Callable[[str], int]:
     try:
         enc = tiktoken.get_encoding(_OFFLINE_NAMES.get(encoding, encoding))
     except Exception as error:  # tiktoken raises ValueError, requests' errors, OSError...
-        reason = str(error).splitlines()[0][:160] if str(error) else type(error).__name__
+        if isinstance(error, ValueError) and "Unknown encoding" in str(error):
+            reason = "tiktoken does not know it"
+        else:
+            reason = f"its table could not be fetched or read: {type(error).__name__}; offline?"
         raise InputError(
             f"cannot load tiktoken encoding {encoding!r} ({reason}); "
             f"use {DEFAULT_ENCODING!r} (bundled, offline) or {APPROX!r}"

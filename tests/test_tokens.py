@@ -58,3 +58,14 @@ def test_an_encoding_that_cannot_load_is_a_clear_error():
         TokenCounter("no_such_encoding")
     assert "cannot load tiktoken encoding 'no_such_encoding'" in str(error.value)
     assert "approx" in str(error.value)
+
+
+def test_an_encoding_whose_table_cannot_be_fetched_says_so(monkeypatch):
+    import tiktoken
+
+    def offline(name):
+        raise OSError("Name or service not known")
+
+    monkeypatch.setattr(tiktoken, "get_encoding", offline)
+    with pytest.raises(InputError, match="'o200k_base' .*could not be fetched or read: OSError; offline"):
+        TokenCounter("o200k_base")
