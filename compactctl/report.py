@@ -15,7 +15,6 @@ from typing import Any
 import orjson
 
 from compactctl.batch import STDIO, read_source
-
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import Message, Validator, facts_of, message_text
 

@@ -22,6 +22,7 @@ from compactctl.cli.common import (
     Output,
     Quiet,
     Require,
+    announce_written,
     emit,
     exit_code,
     handle_errors,
@@ -258,4 +259,5 @@ def compact(
     reports = [result.report for result in results]
     to_stderr = settings["dry_run"] or any(job.target == STDIO for job in jobs_planned)
     emit(reports, failures, as_json, quiet, to_stderr)
+    announce_written(jobs_planned, failures, quiet or as_json)
     raise typer.Exit(exit_code(reports, failures, settings["fail_under"], settings["on_error"]))

@@ -13,7 +13,7 @@ from compactctl.errors import InputError
 from compactctl.formats import chat, dataset, swe_agent, tau_bench
 from compactctl.formats.records import Layout, Record, Transcript, parse_records
 
-__all__ = ["FORMATS", "Format", "Record", "Transcript", "detect", "load", "dump"]
+__all__ = ["FORMATS", "Format", "Record", "Transcript", "detect", "dump", "load"]
 
 
 @dataclass(frozen=True)
