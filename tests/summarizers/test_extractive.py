@@ -63,9 +63,15 @@ def test_a_previous_summary_is_merged_not_forgotten():
 
 
 def test_observations_in_user_messages_are_not_constraints():
-    observation = {
-        "role": "user",
-        "message_type": "observation",
-        "content": "You must not edit this file, it is generated.",
-    }
-    assert "## Constraints" not in summarize([observation])
+    task = {"role": "user", "message_type": "observation", "content": "Fix the bug. You must not edit setup.py."}
+    action = {"role": "assistant", "content": "Opening it.", "action": "open setup.py"}
+    observation = {"role": "user", "message_type": "observation", "content": "You must not edit this, it is generated."}
+    text = summarize([task, action, observation])
+    assert "You must not edit setup.py." in text and "it is generated" not in text
+    assert "- $ open setup.py" in text
+
+
+def test_demonstrations_are_not_part_of_the_session():
+    demo = {"role": "user", "is_demo": True, "content": "Example: never touch demo/path.py. Run `pytest -q`."}
+    text = summarize([demo, *SESSION])
+    assert "demo/path.py" not in text and "never touch" not in text
