@@ -120,12 +120,14 @@ _FENCE = re.compile(r"```[\w+-]*\n(.*?)```", re.S)
 _INLINE_CODE = re.compile(r"`([^`\n]{2,200})`")
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[\"'(\[A-ZÀ-Ý0-9])")
 
+# Negations in French take "ne ... pas"; a past tense ("je n'ai rien reçu") is a statement, not a rule.
 CONSTRAINT_CUES = re.compile(
     r"\b(?:never|always|must|mustn't|do not|don't|does not|should not|shouldn't|only|make sure|ensure|avoid|"
-    r"no more than|at most|at least|required?|without|please keep|keep the|not allowed|forbidden|"
+    r"no more than|at most|at least|required?|please keep|keep the|not allowed|forbidden|prefer|rather than|"
     r"jamais|toujours|il faut|il ne faut|uniquement|seulement|doit|doivent|devez|interdit|obligatoire|surtout|"
-    r"évite[rz]?|au plus|au moins|sans|pas de)\b"
-    r"|\bne\s+(?:\S+\s+)?(?:pas|jamais|plus|rien)\b|\bn'\S+\s+(?:pas|jamais|plus|rien)\b",
+    r"évite[rz]?|au plus|au moins|préf[èé]r\w*|plutôt que)\b"
+    r"|\bne\s+(?:\S+\s+)?(?:pas|jamais|plus|rien)\b"
+    r"|\bn'(?!(?:ai|as|a|avons|avez|ont|avait|avaient|était|étaient|est)\b)\S+\s+(?:pas|jamais|plus|rien)\b",
     re.I,
 )
 
