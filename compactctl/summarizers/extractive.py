@@ -28,15 +28,26 @@ NAME = "extractive"
 _PROGRESS = re.compile(
     r"\b(?:done|fixed|created|added|updated|changed|removed|implemented|passed|completed|succeeded|found|confirmed|"
     r"verified|booked|cancelled|canceled|refunded|resolved|modified|replaced|installed|reproduced|applied|"
-    r"I have|I've|we have|we've|has been|have been|is now|are now|now)\b",
+    r"I have|I've|we have|we've|has been|have been|is now|are now|now|"
+    r"c'est fait|j'ai|nous avons|a été|ont été|effectué|envoyé|commandé|remboursé|corrigé|ajouté|trouvé|vérifié)\b",
     re.I,
 )
 _DECISION = re.compile(
     r"\b(?:I will|I'll|we will|we'll|let's|let us|decided?|instead|chose|choose|going to|plan to|the fix is|"
-    r"approach|will use|should|agreed|offer(?:ed)?|prefer)\b",
+    r"approach|will use|should|agreed|offer(?:ed)?|prefer|"
+    r"je vais|nous allons|on va|je propose|je vous propose|décid\w*|plutôt|au lieu de|proposer)\b",
     re.I,
 )
-_NEXT = re.compile(r"\b(?:next|then|remaining|still need|todo|to do|need to|will|plan|pending|after that)\b", re.I)
+_NEXT = re.compile(
+    r"\b(?:next|then|remaining|still need|todo|to do|need to|will|plan|pending|after that|"
+    r"ensuite|puis|prochaine?|reste à|il reste|vous recevrez|je vous tiendrai|dès que)\b",
+    re.I,
+)
+_REQUEST = re.compile(
+    r"\?|\b(?:please|can you|could you|I want|I need|I'd like|help|fix|je voudrais|pouvez-vous|"
+    r"est-ce que|s'il vous plaît|svp|merci de|corrige\w*)\b",
+    re.I,
+)
 _FACT_LABELS = {"id": "Ids", "name": "Names", "error": "Errors", "path": "Paths", "number": "Numbers"}
 _LABEL_KINDS = {label: kind for kind, label in _FACT_LABELS.items()}
 _SEPARATOR = " | "
@@ -110,7 +121,8 @@ def extract(messages: list[Message]) -> Sections:
         elif not is_demonstration(message):
             plain.append(message)
     persons = people(plain)
-    first_request = next((m for m in persons if content_text(m).strip()), None)
+    first_request = next((m for m in persons if _REQUEST.search(content_text(m))), None)
+    first_request = first_request or next((m for m in persons if content_text(m).strip()), None)
     first_request = first_request or next((m for m in plain if m.get("role") == "user"), None)
     if first_request is not None and not found.items["Goal"]:
         goal = list(sentences(content_text(first_request)))[:_GOAL_SENTENCES]
