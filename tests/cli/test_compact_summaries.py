@@ -108,6 +108,39 @@ def test_timeout_exits_3(openai_server, agent_messages, tmp_path):
     assert result.exit_code == 3 and "timed out" in result.stderr and not (tmp_path / "o.jsonl").exists()
 
 
+def test_no_request_is_larger_than_the_input_limit(openai_server, tmp_path):
+    from compactctl.tokens import counter_for
+
+    counter = counter_for()
+    messages = [{"role": "system", "content": "You help."}]
+    for n in range(30):
+        messages.append({"role": "user", "content": f"Step {n}: " + "check the deployment logs again " * 20})
+        messages.append({"role": "assistant", "content": f"Step {n} done. " + "the logs look fine " * 20})
+    source = write_chat(tmp_path / "long.jsonl", messages)
+    args = ["compact", str(source), "-o", str(tmp_path / "o.jsonl"), "-s", "summary", "--threshold", "100"]
+    args += ["--summary-max-tokens", "100", "--summary-input-max-tokens", "1200", "--json"]
+    result = runner.invoke(app, [*args, *openai_args(openai_server)])
+    assert result.exit_code == 0, result.output
+    assert len(openai_server.requests) > 3  # chunks, then a merge
+    for request in openai_server.requests:
+        data = request.body["messages"][1]["content"]
+        assert counter(data.removeprefix("<transcript>\n").removesuffix("\n</transcript>")) <= 1200
+    assert json.loads(result.stdout)["files"][0]["summarizer_calls"] == len(openai_server.requests)
+
+
+def test_a_key_is_needed_only_when_a_step_summarizes(agent_messages, tmp_path):
+    source = write_chat(tmp_path / "run.jsonl", agent_messages)
+    window = runner.invoke(
+        app, ["compact", str(source), "-o", str(tmp_path / "w.jsonl"), "-s", "window", "--summarizer", "openai"]
+    )
+    assert window.exit_code == 0, window.output
+    structured = runner.invoke(
+        app, ["compact", str(source), "-o", str(tmp_path / "s.jsonl"), "--summarizer", "openai", "--keep-turns", "1"]
+    )
+    assert structured.exit_code == 2 and "OPENAI_API_KEY" in structured.stderr
+    assert not (tmp_path / "s.jsonl").exists()
+
+
 def test_a_truncated_summary_is_flagged_in_the_report(openai_server, agent_messages, tmp_path):
     openai_server.enqueue("length")
     source = write_chat(tmp_path / "run.jsonl", agent_messages)
