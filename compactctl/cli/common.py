@@ -33,6 +33,10 @@ Output = Annotated[
 FormatOpt = Annotated[
     str | None, typer.Option("--format", "-f", help="Input format, or auto.  [default: auto]", rich_help_panel=IO_PANEL)
 ]
+ToFormat = Annotated[
+    str | None,
+    typer.Option("--to", help="Output format (converts).  [default: the input's format]", rich_help_panel=IO_PANEL),
+]
 Encoding = Annotated[
     str | None,
     typer.Option(help="tiktoken encoding, or approx (chars/4).  [default: cl100k_base]", rich_help_panel=IO_PANEL),
@@ -151,12 +155,24 @@ def render_one(report: FileReport) -> Table:
     if compared:
         table.add_row("[bold]reduction", "", f"[bold]{_pct(report.reduction)}")
     table.add_row("facts kept", "", _facts(report)) if compared else table.add_row("facts present", _facts(report))
+    if report.api_usage:
+        table.add_row("API-reported input", *([_api_usage(report.api_usage)] + ([""] if compared else [])))
     if report.summarizer_calls:
         usage = f"{report.summarizer_calls} calls, {report.summarizer_prompt_tokens:,} in / {report.summarizer_completion_tokens:,} out"
         if report.summary_truncated:
             usage += f", [red]{report.summary_truncated} truncated[/]"
         table.add_row("summarizer", "", usage) if compared else table.add_row("summarizer", usage)
     return table
+
+
+def _api_usage(usage: dict[str, Any]) -> str:
+    """Reported against counted input tokens of the calls a transcript recorded."""
+    difference = usage["difference_pct"]
+    text = (
+        f"{usage['calls']:,} calls: reported {usage['reported_input_tokens']:,}, "
+        f"counted {usage['counted_input_tokens']:,}"
+    )
+    return text + (f" ({difference:+.1f}%)" if difference is not None else "")
 
 
 def render_files(reports: list[FileReport]) -> Table:

@@ -21,6 +21,7 @@ from compactctl.cli.common import (
     Output,
     Quiet,
     Require,
+    ToFormat,
     emit,
     exit_code,
     handle_errors,
@@ -28,6 +29,7 @@ from compactctl.cli.common import (
     settings_for,
 )
 from compactctl.compact import check_steps, compact_file
+from compactctl.formats import get_format
 from compactctl.strategies import STRATEGIES
 from compactctl.tokens import counter_for
 
@@ -59,6 +61,7 @@ def compact(
         Path | None, typer.Option(help="Write what became of every input message (JSON Lines).", rich_help_panel="Input and output")
     ] = None,
     format: FormatOpt = None,
+    to: ToFormat = None,
     encoding: Encoding = None,
     as_json: JsonOut = False,
     require: Require = None,
@@ -89,10 +92,12 @@ def compact(
     steps = settings["strategy"]
     check_steps(steps)
     counter = counter_for(settings["encoding"])
+    if to is not None:
+        get_format(to)  # an unknown --to is bad usage, caught before any file is read
     jobs_planned = plan(inputs, output)
     results, failures = run_jobs(
         jobs_planned,
-        lambda job: compact_file(job, steps, settings, counter),
+        lambda job: compact_file(job, steps, settings, counter, to=to),
         settings["jobs"],
         progress_wanted(quiet),
     )

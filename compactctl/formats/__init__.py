@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from compactctl.errors import InputError
-from compactctl.formats import chat, dataset, swe_agent, tau_bench
-from compactctl.formats.records import Layout, Record, Transcript, parse_records
+from compactctl.formats import anthropic, chat, claude_code, codex, dataset, responses, swe_agent, tau_bench
+from compactctl.formats.records import Layout, Record, Transcript, converted, parse_records
 
-__all__ = ["FORMATS", "Format", "Record", "Transcript", "detect", "load", "dump"]
+__all__ = ["FORMATS", "Format", "Record", "Transcript", "detect", "dump", "load"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,10 @@ FORMATS: dict[str, Format] = {
         (
             swe_agent,
             tau_bench,
+            codex,
+            claude_code,
+            anthropic,
+            responses,
             dataset,
             chat,
         ),
@@ -66,3 +70,11 @@ def load(data: bytes, path: str = "<input>", format: str = "auto") -> tuple[Form
 
 def dump(transcripts: list[Transcript], format: str) -> bytes:
     return get_format(format).write(transcripts)
+
+
+def write_as(transcripts: list[Transcript], read_as: Format, to: str | None = None) -> bytes:
+    """Write in the format the transcripts were read in, or convert them to format ``to``."""
+    target = read_as if to is None or to == read_as.name else get_format(to)
+    if target is not read_as:
+        transcripts = [converted(t) for t in transcripts]
+    return target.write(transcripts)

@@ -13,7 +13,7 @@ from typing import IO, Any, Literal
 import orjson
 
 from compactctl.errors import InputError
-from compactctl.transcript import ROLES, Message
+from compactctl.transcript import ANNOTATION_KEY, ROLES, Message
 
 Layout = Literal["jsonl", "json"]
 
@@ -22,6 +22,7 @@ Layout = Literal["jsonl", "json"]
 class Record:
     line: int  # 1-based line where the record starts
     value: Any
+    raw: bytes | None = None  # the line as it was, so unchanged records are written back byte for byte
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ def _document_records(document: Any) -> list[Record]:
 def iter_jsonl_bytes(data: bytes, path: str) -> Iterator[Record]:
     for number, line in enumerate(data.split(b"\n"), start=1):
         if line.strip():
-            yield Record(number, _loads(line, path, number))
+            yield Record(number, _loads(line, path, number), line)
 
 
 def iter_jsonl_stream(stream: IO[bytes], path: str) -> Iterator[Record]:
@@ -119,3 +120,58 @@ def check_message(value: Any, path: str, line: int | None, where: str = "") -> M
 
 def dumps_line(value: Any) -> bytes:
     return orjson.dumps(value) + b"\n"
+
+
+# Readers of native formats (Claude Code, Codex, ...) tag each canonical message with
+# where it came from, so their writers can put unchanged messages back exactly and
+# rebuild changed ones from their native record. The tag is an index into
+# ``Transcript.extra["originals"]`` (the messages as read) and ``extra["units"]``
+# (what each came from, in the format's own terms).
+SOURCE = "source"
+
+
+def tag(message: Message, index: int, **annotations: Any) -> Message:
+    message[ANNOTATION_KEY] = {**message.get(ANNOTATION_KEY, {}), SOURCE: index, **annotations}
+    return message
+
+
+def source_of(message: Message) -> int | None:
+    found = message.get(ANNOTATION_KEY)
+    index = found.get(SOURCE) if isinstance(found, dict) else None
+    return index if isinstance(index, int) else None
+
+
+def untagged(message: Message) -> Message:
+    """The message without its source tag (for writing it in another format)."""
+    found = message.get(ANNOTATION_KEY)
+    if not isinstance(found, dict) or SOURCE not in found:
+        return message
+    rest = {key: value for key, value in found.items() if key != SOURCE}
+    clean = {key: value for key, value in message.items() if key != ANNOTATION_KEY}
+    if rest:
+        clean[ANNOTATION_KEY] = rest
+    return clean
+
+
+def original(transcript: Transcript, message: Message) -> tuple[Any, bool]:
+    """The native unit a message was read from (or None), and whether the message is unchanged."""
+    index = source_of(message)
+    units = transcript.extra.get("units")
+    if index is None or units is None or index >= len(units):
+        return None, False
+    return units[index], transcript.extra["originals"][index] == message
+
+
+def is_unchanged(transcript: Transcript) -> bool:
+    """True when the messages are exactly those the reader produced (nothing was compacted)."""
+    originals = transcript.extra.get("originals")
+    return originals is not None and transcript.messages == originals
+
+
+def raw_line(record: Record) -> bytes:
+    return (record.raw if record.raw is not None else orjson.dumps(record.value)) + b"\n"
+
+
+def converted(transcript: Transcript) -> Transcript:
+    """The transcript as plain canonical messages, for a writer of another format."""
+    return Transcript([untagged(m) for m in transcript.messages], transcript.label)
