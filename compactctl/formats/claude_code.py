@@ -181,7 +181,8 @@ def write(transcripts: list[Transcript]) -> bytes:
         records: list[Record] = transcript.extra.get("records", [])
         out.extend(raw_line(record) for record in records)
         if not is_unchanged(transcript):
-            out.extend(orjson.dumps(record) + b"\n" for record in compacted_records(transcript))
+            new = compacted_records(transcript) if records else session_records(transcript.messages)
+            out.extend(orjson.dumps(record) + b"\n" for record in new)
     return b"".join(out)
 
 
@@ -249,6 +250,18 @@ def compacted_records(transcript: Transcript) -> list[dict[str, Any]]:
             _add_assistant(chain, records, message, unit, same)
         else:
             _add_user(chain, records, message, unit, same)
+    return chain.records
+
+
+def session_records(messages: list[Message]) -> list[dict[str, Any]]:
+    """A session for messages from another format (no compaction boundary: nothing came before)."""
+    base = {"isSidechain": False, "userType": "external", "sessionId": str(uuid.uuid5(_NAMESPACE, "session"))}
+    chain = _Chain(base, None, "new")
+    for message in messages:
+        if message.get("role") == "assistant":
+            _add_assistant(chain, [], message, None, False)
+        else:
+            _add_user(chain, [], message, None, False)
     return chain.records
 
 

@@ -140,11 +140,24 @@ def read(records: list[Record], path: str) -> list[Transcript]:
 def write(transcripts: list[Transcript]) -> bytes:
     out: list[bytes] = []
     for transcript in transcripts:
-        records: list[Record] = transcript.extra.get("records", [])
+        records: list[Record] = transcript.extra.get("records")  # type: ignore[assignment]
+        if records is None:
+            out.extend(orjson.dumps(line) + b"\n" for line in new_rollout(transcript.messages))
+            continue
         out.extend(raw_line(record) for record in records)
         if not is_unchanged(transcript):
             out.append(orjson.dumps(compacted_line(transcript)) + b"\n")
     return b"".join(out)
+
+
+def new_rollout(messages: list[Message]) -> list[dict[str, Any]]:
+    """A rollout for messages from another format: session_meta with the system prompt, then the items."""
+    system = next((m for m in messages if m.get("role") == "system"), None)
+    meta: dict[str, Any] = {"id": "", "originator": "compactctl", "source": "exec"}
+    meta["base_instructions"] = {"text": content_text(system)} if system is not None else None
+    rest = [m for m in messages if m is not system]
+    items = [item for m in rest for item in message_items(m, None, system_role="developer")]
+    return [{"type": "session_meta", "payload": meta}, *({"type": "response_item", "payload": i} for i in items)]
 
 
 def compacted_line(transcript: Transcript) -> dict[str, Any]:
