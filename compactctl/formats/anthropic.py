@@ -18,7 +18,16 @@ from typing import Any
 import orjson
 
 from compactctl.errors import InputError
-from compactctl.formats.records import Record, Transcript, is_unchanged, original, raw_line, tag
+from compactctl.formats.records import (
+    Record,
+    Transcript,
+    document_layout,
+    dumps_document,
+    is_unchanged,
+    original,
+    raw_line,
+    tag,
+)
 from compactctl.transcript import Message
 
 NAME = "anthropic"
@@ -256,8 +265,8 @@ def read(records: list[Record], path: str) -> list[Transcript]:
     state = _read_params(
         [(i, r.value) for i, r in enumerate(records)], path, {i: r.line for i, r in enumerate(records)}
     )
-    layout = "json" if records and all(r.raw is None for r in records) else "jsonl"
-    return [Transcript(state.pop("messages"), extra={**state, "records": records, "layout": layout})]
+    extra = {**state, "records": records, "layout": document_layout(records)}
+    return [Transcript(state.pop("messages"), extra=extra)]
 
 
 # -- writing --------------------------------------------------------------------------
@@ -341,7 +350,7 @@ def write(transcripts: list[Transcript]) -> bytes:
         for index, param in params_of(transcript):
             lines.append(raw_line(records[index]) if index is not None else orjson.dumps(param) + b"\n")
     if layout == "json":
-        return orjson.dumps([orjson.loads(line) for line in lines], option=orjson.OPT_INDENT_2) + b"\n"
+        return dumps_document([orjson.loads(line) for line in lines])
     return b"".join(lines)
 
 

@@ -122,6 +122,22 @@ def dumps_line(value: Any) -> bytes:
     return orjson.dumps(value) + b"\n"
 
 
+def dumps_document(value: Any) -> bytes:
+    """A whole-file JSON document the way the Python producers write it (``json.dump(..., indent=2)``).
+
+    tau-bench, SWE-agent and mini-swe-agent all save this way, so an unchanged file comes
+    back byte for byte (up to the final newline) and a compacted one looks like theirs.
+    """
+    import json
+
+    return json.dumps(value, indent=2).encode() + b"\n"
+
+
+def document_layout(records: list[Record]) -> Layout:
+    """``json`` when the records came from one JSON document rather than from lines."""
+    return "json" if records and all(record.raw is None for record in records) else "jsonl"
+
+
 # Readers of native formats (Claude Code, Codex, ...) tag each canonical message with
 # where it came from, so their writers can put unchanged messages back exactly and
 # rebuild changed ones from their native record. The tag is an index into

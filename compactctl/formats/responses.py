@@ -19,6 +19,8 @@ from compactctl.errors import InputError
 from compactctl.formats.records import (
     Record,
     Transcript,
+    document_layout,
+    dumps_document,
     is_unchanged,
     original,
     raw_line,
@@ -254,12 +256,8 @@ def read(records: list[Record], path: str) -> list[Transcript]:
     reader = ItemReader(path)
     for index, record in enumerate(records):
         reader.feed(record.value, index, record.line)
-    extra = {**reader.finish(), "records": records, "layout": _layout(records)}
+    extra = {**reader.finish(), "records": records, "layout": document_layout(records)}
     return [Transcript(reader.messages, extra=extra)]
-
-
-def _layout(records: list[Record]) -> str:
-    return "json" if records and all(record.raw is None for record in records) else "jsonl"
 
 
 # -- writing --------------------------------------------------------------------------
@@ -349,7 +347,7 @@ def write(transcripts: list[Transcript]) -> bytes:
         for ref, item in transcript_items(transcript):
             lines.append(raw_line(records[ref]) if isinstance(ref, int) else orjson.dumps(item) + b"\n")
     if layout == "json":
-        return orjson.dumps([orjson.loads(line) for line in lines], option=orjson.OPT_INDENT_2) + b"\n"
+        return dumps_document([orjson.loads(line) for line in lines])
     return b"".join(lines)
 
 

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
-from compactctl.formats.records import Record, Transcript, check_message
+from compactctl.formats.records import Record, Transcript, check_message, dumps_document
 
 NAME = "swe-agent"
 
@@ -44,4 +42,4 @@ def _native(message: dict[str, Any]) -> dict[str, Any]:
 def write(transcripts: list[Transcript]) -> bytes:
     (transcript,) = transcripts
     document = {**(transcript.envelope or {}), "history": [_native(m) for m in transcript.messages]}
-    return orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
+    return dumps_document(document)
