@@ -181,7 +181,8 @@ def original(transcript: Transcript, message: Message) -> tuple[Any, bool]:
 def is_unchanged(transcript: Transcript) -> bool:
     """True when the messages are exactly those the reader produced (nothing was compacted)."""
     originals = transcript.extra.get("originals")
-    return originals is not None and transcript.messages == originals
+    # Messages a compaction checkpoint replaced have no original (None): they are not live.
+    return originals is not None and transcript.messages == [m for m in originals if m is not None]
 
 
 def raw_line(record: Record) -> bytes:
