@@ -59,7 +59,7 @@ def parse_records(data: bytes, path: str) -> tuple[list[Record], Layout]:
     except orjson.JSONDecodeError:
         if first_line[:1] in (b"[", b"{"):
             try:
-                return _document_records(orjson.loads(data)), "json"
+                return _document_records(orjson.loads(data), data), "json"
             except orjson.JSONDecodeError as error:
                 raise _decode_error(error, path, getattr(error, "lineno", None)) from None
     records = list(iter_jsonl_bytes(data, path))
@@ -68,8 +68,9 @@ def parse_records(data: bytes, path: str) -> tuple[list[Record], Layout]:
     return records, "jsonl"
 
 
-def _document_records(document: Any) -> list[Record]:
-    return [Record(1, item) for item in document] if isinstance(document, list) else [Record(1, document)]
+def _document_records(document: Any, data: bytes | None = None) -> list[Record]:
+    # A single object keeps its bytes (so it can be written back as it was); array items cannot.
+    return [Record(1, item) for item in document] if isinstance(document, list) else [Record(1, document, data)]
 
 
 def iter_jsonl_bytes(data: bytes, path: str) -> Iterator[Record]:
@@ -122,15 +123,21 @@ def dumps_line(value: Any) -> bytes:
     return orjson.dumps(value) + b"\n"
 
 
-def dumps_document(value: Any) -> bytes:
-    """A whole-file JSON document the way the Python producers write it (``json.dump(..., indent=2)``).
+def dumps_document(value: Any, like: bytes | None = None) -> bytes:
+    """A whole-file JSON document the way the Python producers write it (``json.dump(..., indent=N)``).
 
     tau-bench, SWE-agent and mini-swe-agent all save this way, so an unchanged file comes
     back byte for byte (up to the final newline) and a compacted one looks like theirs.
+    The indent is taken from ``like`` (the original file) when given, else 2.
     """
     import json
 
-    return json.dumps(value, indent=2).encode() + b"\n"
+    indent = 2
+    if like is not None:
+        second = like.lstrip().split(b"\n", 2)[1:2]
+        if second and second[0].strip():
+            indent = len(second[0]) - len(second[0].lstrip(b" ")) or 2
+    return json.dumps(value, indent=indent).encode() + b"\n"
 
 
 def document_layout(records: list[Record]) -> Layout:
