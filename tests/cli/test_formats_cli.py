@@ -73,7 +73,19 @@ def test_chat_usage_fields_are_compared_too(tmp_path):
 
 def test_to_converts_claude_code_to_chat_without_internal_tags(tmp_path):
     out = tmp_path / "session.chat.jsonl"
-    result = run("compact", str(FILES["claude-code"]), "--keep-recent", "100", "--to", "chat", "-o", str(out), "-q")
+    result = run(
+        "compact",
+        str(FILES["claude-code"]),
+        "-s",
+        "window",
+        "--keep-recent",
+        "100",
+        "--to",
+        "chat",
+        "-o",
+        str(out),
+        "-q",
+    )
     assert result.exit_code == 0, result.output
     messages = lines(out.read_bytes())
     assert [m["role"] for m in messages][:4] == ["user", "user", "user", "assistant"]
@@ -83,7 +95,7 @@ def test_to_converts_claude_code_to_chat_without_internal_tags(tmp_path):
 
 
 def test_to_an_unknown_format_is_bad_usage(tmp_path):
-    result = run("compact", str(FILES["codex"]), "--to", "yaml", "-o", str(tmp_path / "x.jsonl"))
+    result = run("compact", str(FILES["codex"]), "-s", "window", "--to", "yaml", "-o", str(tmp_path / "x.jsonl"))
     assert result.exit_code == 2
     assert "unknown format 'yaml'" in result.output
     assert not (tmp_path / "x.jsonl").exists()
@@ -92,7 +104,7 @@ def test_to_an_unknown_format_is_bad_usage(tmp_path):
 def test_truncated_native_line_names_file_and_line(tmp_path):
     bad = tmp_path / "rollout.jsonl"
     bad.write_bytes(FILES["codex"].read_bytes() + b'{"timestamp": "t", "type": "response_item", "payl\n')
-    result = run("compact", str(bad), "-o", str(tmp_path / "out.jsonl"))
+    result = run("compact", str(bad), "-s", "window", "-o", str(tmp_path / "out.jsonl"))
     assert result.exit_code == 2
     assert f"rollout.jsonl:{len(lines(FILES['codex'].read_bytes())) + 1}" in result.output
     assert not (tmp_path / "out.jsonl").exists()
@@ -121,7 +133,7 @@ def test_real_swe_agent_folder_compacts_valid_and_round_trips(tmp_path):
 def test_real_tau_bench_runs_compact_each_run(tmp_path):
     source = SHARED_TRANSCRIPTS / "tau-bench" / "historical_trajectories" / "gpt-4o-airline.json"
     out = tmp_path / "airline.json"
-    result = run("compact", str(source), "--keep-recent", "8", "-o", str(out), "--json")
+    result = run("compact", str(source), "-s", "window", "--keep-recent", "8", "-o", str(out), "--json")
     assert result.exit_code == 0, result.output
     report = orjson.loads(result.stdout)["files"][0]
     assert report["format"] == "tau-bench" and report["transcripts"] == 200
@@ -136,7 +148,7 @@ def test_real_mini_swe_agent_array_keeps_its_layout(tmp_path):
     source = SHARED_TRANSCRIPTS / "mini-swe-agent" / "tests" / "test_data" / "github_issue.traj.json"
     copy = tmp_path / "github_issue.json"
     shutil.copy(source, copy)
-    result = run("compact", str(copy), "--keep-recent", "6", "-q")
+    result = run("compact", str(copy), "-s", "window", "--keep-recent", "6", "-q")
     assert result.exit_code == 0, result.output
     written = (tmp_path / "github_issue.compacted.json").read_bytes()
     assert written.startswith(b"[\n  {\n") and len(orjson.loads(written)) == 7
