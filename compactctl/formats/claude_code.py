@@ -5,10 +5,13 @@ content block per assistant record, so consecutive assistant records sharing
 ``message.id`` are merged back into one message (non-message records in between are
 skipped over); each ``tool_result`` becomes its own ``tool`` message, so parallel
 results written as separate records are joined by simply following each other.
-Attachments, snapshots, titles, queue operations, hook summaries, sidechain and API
-error records are not model input: they stay in the file, untouched, in place.
-``isMeta`` texts and ``<command-...>`` markup are annotated ``kind: "harness"``. After a
-``compact_boundary`` record the model saw only what follows it, so only that is read.
+Attachments, snapshots, titles, queue operations, hook summaries, API error stubs and
+(in a main session file) interleaved subagent sidechain records are not model input:
+they stay in the file, untouched, in place. A subagent's own file (only sidechain
+records) reads as that subagent's conversation. The file is read in line order: the
+``parentUuid`` tree (rewinds, branches) is not followed. ``isMeta`` texts and
+``<command-...>`` markup are annotated ``kind: "harness"``. After a ``compact_boundary``
+record the model saw only what follows it, so only that is read.
 
 Writing: unchanged sessions come back byte for byte. A compacted session is written as
 Claude Code's own ``/compact`` does: every old record stays, then a ``system`` record with
@@ -73,18 +76,25 @@ def detect(records: list[Record]) -> bool:
     return any(
         isinstance(r.value, dict)
         and r.value.get("type") in RECORD_TYPES
-        and any(key in r.value for key in ("sessionId", "uuid", "leafUuid"))
+        and any(key in r.value for key in ("sessionId", "uuid", "leafUuid", "messageId"))
         for r in records[:20]
     )
 
 
-def _is_message_record(value: dict[str, Any]) -> bool:
+def _is_message_record(value: dict[str, Any], sidechain: bool = False) -> bool:
+    """A user/assistant record of the conversation being read (the main one, or a subagent's own file)."""
     return (
         value.get("type") in ("user", "assistant")
         and isinstance(value.get("message"), dict)
-        and not value.get("isSidechain")
+        and bool(value.get("isSidechain")) == sidechain
         and not value.get("isApiErrorMessage")
     )
+
+
+def _is_subagent_file(records: list[Record]) -> bool:
+    """Subagent transcripts (``subagents/agent-<id>.jsonl``) hold only sidechain records."""
+    values = [r.value for r in records if isinstance(r.value, dict) and r.value.get("type") in ("user", "assistant")]
+    return bool(values) and all(v.get("isSidechain") for v in values)
 
 
 def _is_boundary(value: dict[str, Any]) -> bool:
@@ -113,6 +123,7 @@ def _groups(records: list[Record], path: str) -> tuple[list[_Group], int]:
     groups: list[_Group] = []
     start = 0
     open_assistant: _Group | None = None
+    sidechain = _is_subagent_file(records)
     for index, record in enumerate(records):
         value = record.value
         if not isinstance(value, dict):
@@ -120,7 +131,7 @@ def _groups(records: list[Record], path: str) -> tuple[list[_Group], int]:
         if _is_boundary(value):
             groups, start, open_assistant = [], index + 1, None
             continue
-        if not _is_message_record(value):
+        if not _is_message_record(value, sidechain):
             continue
         message = value["message"]
         content = message.get("content")
@@ -212,11 +223,12 @@ def compacted_records(transcript: Transcript) -> list[dict[str, Any]]:
     """The records Claude Code's ``/compact`` would append: boundary, summary, then the kept messages."""
     records: list[Record] = transcript.extra.get("records", [])
     values = [r.value for r in records if isinstance(r.value, dict)]
-    last = next((v for v in reversed(values) if _is_message_record(v)), values[-1] if values else {})
+    sidechain = _is_subagent_file(records)
+    last = next((v for v in reversed(values) if _is_message_record(v, sidechain)), values[-1] if values else {})
     last_uuid = next((v.get("uuid") for v in reversed(values) if isinstance(v.get("uuid"), str)), None)
     base = {key: last[key] for key in (*ENVELOPE, "timestamp") if key in last}
     base.setdefault("sessionId", str(uuid.uuid5(_NAMESPACE, "session")))
-    base["isSidechain"] = False
+    base["isSidechain"] = sidechain
     chain = _Chain(base, None, f"{base.get('sessionId')}/{last_uuid}")
     chain.add(
         {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import orjson
@@ -135,4 +136,67 @@ def test_changed_tool_results_drop_the_stale_tool_use_result():
 
 def test_unchanged_session_is_written_back_byte_for_byte():
     data, fmt, transcript = read("claude-code")
+    assert fmt.write([transcript]) == data
+
+
+def _record(kind: str, uuid: str, content, **extra) -> bytes:
+    message = {"role": kind, "content": content}
+    if kind == "assistant":
+        message = {"id": f"msg_{uuid}", "type": "message", **message}
+    record = {"parentUuid": None, "sessionId": "s1", "type": kind, "message": message, "uuid": uuid, **extra}
+    return orjson.dumps(record) + b"\n"
+
+
+def test_interleaved_sidechain_records_are_not_the_main_conversation():
+    data = b"".join(
+        [
+            _record("user", "u1", "Plan the migration."),
+            _record("user", "s1", "Subagent: list the tables.", isSidechain=True),
+            _record("assistant", "s2", [{"type": "text", "text": "users, orders"}], isSidechain=True),
+            _record("assistant", "a1", [{"type": "text", "text": "Two tables to migrate."}]),
+        ]
+    )
+    fmt, (transcript,), _ = load(data)
+    assert fmt.name == "claude-code"
+    assert [m["content"] for m in transcript.messages] == ["Plan the migration.", "Two tables to migrate."]
+
+
+def test_a_subagent_file_reads_as_the_subagents_conversation():
+    data = b"".join(
+        [
+            _record("user", "s1", "List the tables.", isSidechain=True, agentId="a1"),
+            _record("assistant", "s2", [{"type": "text", "text": "users, orders"}], isSidechain=True, agentId="a1"),
+        ]
+    )
+    fmt, (transcript,), _ = load(data)
+    assert [m["content"] for m in transcript.messages] == ["List the tables.", "users, orders"]
+    out = fmt.write([dataclasses.replace(transcript, messages=transcript.messages[1:])])
+    boundary = lines(out)[2]
+    assert boundary["subtype"] == "compact_boundary" and boundary["isSidechain"] is True
+    assert [m["content"] for m in load(out)[1][0].messages] == ["users, orders"]
+
+
+def test_a_compact_boundary_in_the_input_hides_what_came_before():
+    data = b"".join(
+        [
+            _record("user", "u1", "Old question."),
+            _record("assistant", "a1", [{"type": "text", "text": "Old answer."}]),
+            orjson.dumps(
+                {
+                    "type": "system",
+                    "subtype": "compact_boundary",
+                    "uuid": "b1",
+                    "parentUuid": None,
+                    "logicalParentUuid": "a1",
+                    "sessionId": "s1",
+                    "compactMetadata": {"trigger": "auto", "preTokens": 155025},
+                }
+            )
+            + b"\n",
+            _record("user", "c1", SUMMARY_INTRO + "Asked an old question.", isCompactSummary=True),
+            _record("user", "u2", "New question."),
+        ]
+    )
+    fmt, (transcript,), _ = load(data)
+    assert [m["content"] for m in transcript.messages] == [SUMMARY_INTRO + "Asked an old question.", "New question."]
     assert fmt.write([transcript]) == data
