@@ -13,6 +13,8 @@ from compactctl.errors import InputError
 from compactctl.formats import anthropic, chat, claude_code, codex, dataset, responses, swe_agent, tau_bench
 from compactctl.formats.records import Layout, Record, Transcript, converted, parse_records
 
+READ_AS = "format"  # Transcript.extra key: the format a transcript was read in
+
 __all__ = ["FORMATS", "Format", "Record", "Transcript", "detect", "dump", "load"]
 
 
@@ -65,11 +67,16 @@ def load(data: bytes, path: str = "<input>", format: str = "auto") -> tuple[Form
     """Parse a file's bytes into transcripts, detecting the format unless one is named."""
     records, layout = parse_records(data, path)
     fmt = detect(records, path) if format == "auto" else get_format(format)
-    return fmt, fmt.read(records, path), layout
+    transcripts = fmt.read(records, path)
+    for transcript in transcripts:
+        transcript.extra[READ_AS] = fmt.name  # so a writer of another format gets plain messages
+    return fmt, transcripts, layout
 
 
 def dump(transcripts: list[Transcript], format: str) -> bytes:
-    return get_format(format).write(transcripts)
+    """Write transcripts in ``format``; ones read in another format are converted."""
+    target = get_format(format)
+    return target.write([t if t.extra.get(READ_AS, target.name) == target.name else converted(t) for t in transcripts])
 
 
 def write_as(transcripts: list[Transcript], read_as: Format, to: str | None = None) -> bytes:

@@ -128,7 +128,7 @@ def _groups(records: list[Record], path: str) -> tuple[list[_Group], int]:
         value = record.value
         if not isinstance(value, dict):
             raise InputError(f"expected a Claude Code record object, got {type(value).__name__}", path, record.line)
-        if _is_boundary(value):
+        if _is_boundary(value) and bool(value.get("isSidechain")) == sidechain:
             groups, start, open_assistant = [], index + 1, None
             continue
         if not _is_message_record(value, sidechain):

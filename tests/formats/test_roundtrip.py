@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from compactctl.compact import compact
 from compactctl.errors import InputError
-from compactctl.formats import FORMATS, Transcript, get_format, load, write_as
+from compactctl.formats import FORMATS, Transcript, dump, get_format, load, write_as
 from tests.formats.fixtures import FILES, read, shape
 
 # How each format stores roles it has no place for.
@@ -111,3 +111,11 @@ def test_formats_without_a_shared_shape_are_told_apart():
 def test_an_unknown_shape_is_a_clear_input_error():
     with pytest.raises(InputError, match="cannot tell the format"):
         load(b'{"foo": 1}\n', "odd.jsonl")
+
+
+def test_dump_converts_transcripts_read_in_another_format():
+    _, _, transcript = read("codex")
+    chat = dump([transcript], "chat")
+    assert b'"source"' not in chat
+    assert shape([orjson.loads(line) for line in chat.splitlines()]) == shape(transcript.messages)
+    assert dump([transcript], "codex") == FILES["codex"].read_bytes()
