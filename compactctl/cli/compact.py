@@ -15,13 +15,14 @@ from compactctl.cli.common import (
     FailUnder,
     FormatOpt,
     Inputs,
-    JsonOut,
     Jobs,
+    JsonOut,
     OnError,
     Output,
     Quiet,
     Require,
     ToFormat,
+    announce_written,
     emit,
     exit_code,
     handle_errors,
@@ -45,20 +46,28 @@ def compact(
         list[str] | None, typer.Option("--strategy", "-s", help=STRATEGY_HELP, rich_help_panel=STRATEGY_PANEL)
     ] = None,
     keep_recent: Annotated[
-        int | None, typer.Option(help="window: messages kept at the end.  [default: 6]", min=0, rich_help_panel=STRATEGY_PANEL)
+        int | None,
+        typer.Option(help="window: messages kept at the end.  [default: 6]", min=0, rich_help_panel=STRATEGY_PANEL),
     ] = None,
     tool_max_tokens: Annotated[
         int | None,
-        typer.Option(help="trim-tools: tool outputs over this are trimmed.  [default: 1000]", min=1, rich_help_panel=STRATEGY_PANEL),
+        typer.Option(
+            help="trim-tools: tool outputs over this are trimmed.  [default: 1000]",
+            min=1,
+            rich_help_panel=STRATEGY_PANEL,
+        ),
     ] = None,
     head_lines: Annotated[
-        int | None, typer.Option(help="trim-tools: first lines kept.  [default: 20]", min=0, rich_help_panel=STRATEGY_PANEL)
+        int | None,
+        typer.Option(help="trim-tools: first lines kept.  [default: 20]", min=0, rich_help_panel=STRATEGY_PANEL),
     ] = None,
     tail_lines: Annotated[
-        int | None, typer.Option(help="trim-tools: last lines kept.  [default: 20]", min=0, rich_help_panel=STRATEGY_PANEL)
+        int | None,
+        typer.Option(help="trim-tools: last lines kept.  [default: 20]", min=0, rich_help_panel=STRATEGY_PANEL),
     ] = None,
     manifest: Annotated[
-        Path | None, typer.Option(help="Write what became of every input message (JSON Lines).", rich_help_panel="Input and output")
+        Path | None,
+        typer.Option(help="Write what became of every input message (JSON Lines).", rich_help_panel="Input and output"),
     ] = None,
     format: FormatOpt = None,
     to: ToFormat = None,
@@ -107,4 +116,5 @@ def compact(
     reports = [result.report for result in results]
     to_stderr = any(job.target == STDIO for job in jobs_planned)
     emit(reports, failures, as_json, quiet, to_stderr)
+    announce_written(jobs_planned, failures, quiet or as_json)
     raise typer.Exit(exit_code(reports, failures, settings["fail_under"], settings["on_error"]))

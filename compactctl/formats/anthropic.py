@@ -300,8 +300,8 @@ def params_of(transcript: Transcript) -> list[tuple[int | None, dict[str, Any]]]
             template = native["content"][block_indices[0]] if native and block_indices else None
             blocks = [template if same else tool_result_block(message, template)]
         elif same and native is not None:
-            content = native["content"]
-            blocks = [content[j] for j in block_indices] if block_indices is not None else [content]
+            native_content = native["content"]
+            blocks = [native_content[j] for j in block_indices] if block_indices is not None else [native_content]
         else:
             blocks = (
                 content_to_blocks(message.get("content"))
@@ -321,9 +321,8 @@ def params_of(transcript: Transcript) -> list[tuple[int | None, dict[str, Any]]]
             groups.append((index, "user", blocks, [message]))
     for index, role, blocks, messages in groups:
         if role == "system":
-            message = messages[0]
-            content = message.get("content")
-            out.append((index, {"system": content if isinstance(content, str) else content_to_blocks(content)}))
+            text = messages[0].get("content")
+            out.append((index, {"system": text if isinstance(text, str) else content_to_blocks(text)}))
             continue
         native = _native_of(transcript, index) if index is not None else None
         content: Any = blocks

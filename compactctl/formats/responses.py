@@ -269,18 +269,19 @@ def message_items(message: Message, unit: Unit | None, system_role: str = "syste
     role = message.get("role")
     opaque = [item for _, item in unit if item.get("type") not in ("message", *CALLS, *OUTPUTS)]
     if role == "tool":
-        template = next((item for _, item in unit if item.get("type") in OUTPUTS), {"type": "function_call_output"})
+        output = next((item for _, item in unit if item.get("type") in OUTPUTS), {"type": "function_call_output"})
         return [
             *opaque,
-            {**template, "call_id": message.get("tool_call_id"), "output": output_to_native(message.get("content"))},
+            {**output, "call_id": message.get("tool_call_id"), "output": output_to_native(message.get("content"))},
         ]
     if role == "assistant":
         return _assistant_items(message, unit)
-    template = next((item for _, item in unit if item.get("type") == "message"), None)
-    if template is None:
-        template = {"type": "message", "role": system_role if role == "system" else role}
-    else:
-        template = {**template, "role": role}
+    found = next((item for _, item in unit if item.get("type") == "message"), None)
+    template: dict[str, Any] = (
+        {"type": "message", "role": system_role if role == "system" else role}
+        if found is None
+        else {**found, "role": role}
+    )
     return [
         *opaque,
         {**template, "content": content_to_native(message.get("content"), "input_text", template.get("content"))},

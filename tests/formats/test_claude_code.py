@@ -10,7 +10,7 @@ import orjson
 from compactctl.compact import compact
 from compactctl.formats import load
 from compactctl.formats.claude_code import SUMMARY_INTRO
-from compactctl.transcript import annotations, find_violation
+from compactctl.transcript import annotations_of, find_violation
 from tests.conftest import unchanged
 from tests.formats.fixtures import lines, read, rewritten, shape
 
@@ -48,10 +48,10 @@ def test_only_model_input_becomes_messages():
 
 def test_harness_text_is_annotated():
     _, _, transcript = read("claude-code")
-    harness = [m["content"] for m in transcript.messages if annotations(m).get("kind") == "harness"]
+    harness = [m["content"] for m in transcript.messages if annotations_of(m).get("kind") == "harness"]
     assert harness[0].startswith("<command-name>/init")
     assert harness[1].startswith("[Image: original")
-    typed = [m for m in transcript.messages if m["role"] == "user" and annotations(m).get("kind") != "harness"]
+    typed = [m for m in transcript.messages if m["role"] == "user" and annotations_of(m).get("kind") != "harness"]
     assert "Ada Lovelace" in str(typed[0]["content"])
 
 

@@ -7,7 +7,7 @@ import orjson
 from compactctl.compact import compact
 from compactctl.formats import load
 from compactctl.formats.codex import SUMMARY_PREFIX
-from compactctl.transcript import annotations, content_text, find_violation
+from compactctl.transcript import annotations_of, content_text, find_violation
 from tests.conftest import unchanged
 from tests.formats.fixtures import lines, read, rewritten, shape
 
@@ -59,7 +59,7 @@ def test_unanswered_custom_tool_call_is_reported():
 
 def test_harness_messages_are_annotated():
     _, _, transcript = read("codex")
-    harness = [content_text(m)[:20] for m in transcript.messages if annotations(m).get("kind") == "harness"]
+    harness = [content_text(m)[:20] for m in transcript.messages if annotations_of(m).get("kind") == "harness"]
     assert harness == ["<permissions instruc", "<environment_context", "<collaboration_mode>"]
 
 
