@@ -28,7 +28,7 @@ from compactctl.formats.records import (
     raw_line,
     tag,
 )
-from compactctl.transcript import Message
+from compactctl.transcript import Message, content_text
 
 NAME = "anthropic"
 
@@ -361,6 +361,9 @@ def _write_request(transcript: Transcript) -> bytes:
     params = params_of(transcript)
     systems = [param["system"] for _, param in params if "system" in param and "role" not in param]
     request["messages"] = [param for _, param in params if "role" in param]
-    if systems:
+    if len(systems) == 1:
         request["system"] = systems[0]
+    elif systems:
+        # A request has one system prompt: a summary placed after it joins it there.
+        request["system"] = "\n\n".join(s if isinstance(s, str) else content_text({"content": s}) for s in systems)
     return orjson.dumps(request) + b"\n"

@@ -167,7 +167,14 @@ def compacted_line(transcript: Transcript) -> dict[str, Any]:
     for message in transcript.messages:
         unit, same = original(transcript, message)
         if message.get("role") == "system" and unit and isinstance(unit[0][0], tuple) and unit[0][0][0] == "meta":
-            continue  # the base instructions live in session_meta, not in the history
+            # The base instructions live in session_meta, not in the history; what a strategy
+            # added to them can only go in as a developer message.
+            if not same:
+                base, text = _base_instructions(unit[0][1]) or "", content_text(message)
+                added = text[len(base) :].strip() if text.startswith(base) else text
+                if added:
+                    history.extend(message_items({"role": "developer", "content": added}, None))
+            continue
         if unit is None and message.get("role") in ("user", "system", "developer"):
             text = content_text(message)
             summaries.append(text)

@@ -86,3 +86,10 @@ def test_request_objects_keep_their_other_keys():
 def test_unchanged_messages_are_written_back_byte_for_byte():
     data, fmt, transcript = read("anthropic")
     assert fmt.write([transcript]) == data
+
+
+def test_a_summary_after_the_system_prompt_joins_it_in_a_request():
+    fmt, (transcript,), _ = load(REQUEST.read_bytes())
+    summary = {"role": "system", "content": "Summary: Ada Lovelace, order 1234, refund offered."}
+    request = orjson.loads(rewritten(fmt, transcript, [transcript.messages[0], summary, *transcript.messages[-2:]]))
+    assert request["system"] == "You are a support agent.\n\nSummary: Ada Lovelace, order 1234, refund offered."

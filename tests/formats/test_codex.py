@@ -157,3 +157,13 @@ def test_lines_without_payload_are_read_as_bare_items():
 def test_unchanged_rollout_is_written_back_byte_for_byte():
     data, fmt, transcript = read("codex")
     assert fmt.write([transcript]) == data
+
+
+def test_text_a_strategy_adds_to_the_base_instructions_goes_in_as_a_developer_message():
+    data, fmt, transcript = read("codex")
+    system = transcript.messages[0]
+    grown = {**system, "content": system["content"] + "\n\nSummary so far: refund bug fixed."}
+    out = rewritten(fmt, transcript, [grown, *transcript.messages[-2:]])
+    history = lines(out[len(data) :])[0]["payload"]["replacement_history"]
+    assert history[0] == message("developer", "Summary so far: refund bug fixed.")
+    assert len(history) == 3
