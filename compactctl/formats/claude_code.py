@@ -159,12 +159,15 @@ def read(records: list[Record], path: str) -> list[Transcript]:
     groups, start = _groups(records, path)
     messages: list[Message] = []
     units: list[tuple[str, list[int], list[int] | None]] = []
+    counted: set[Any] = set()
     for group in groups:
         if group.kind == "assistant":
             message = assistant_message(group.blocks)
             usage = records[group.records[-1]].value["message"].get("usage")
-            if isinstance(usage, dict):
+            # A response whose records a tool result interrupted is still one call: count its usage once.
+            if isinstance(usage, dict) and (group.message_id is None or group.message_id not in counted):
                 message["usage"] = usage  # the API-reported usage of this call, for report
+                counted.add(group.message_id)
             messages.append(tag(message, len(units)))
             units.append(("assistant", group.records, None))
             continue

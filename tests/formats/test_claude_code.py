@@ -200,3 +200,27 @@ def test_a_compact_boundary_in_the_input_hides_what_came_before():
     fmt, (transcript,), _ = load(data)
     assert [m["content"] for m in transcript.messages] == [SUMMARY_INTRO + "Asked an old question.", "New question."]
     assert fmt.write([transcript]) == data
+
+
+def test_a_response_split_by_an_early_tool_result_reports_its_usage_once():
+    usage = {"input_tokens": 10, "cache_read_input_tokens": 500, "output_tokens": 20}
+
+    def call(uuid: str, tool: str) -> bytes:
+        block = {"type": "tool_use", "id": tool, "name": "Bash", "input": {"command": "ls"}}
+        message = {"id": "msg_9", "type": "message", "role": "assistant", "content": [block], "usage": usage}
+        return orjson.dumps({"type": "assistant", "uuid": uuid, "sessionId": "s1", "message": message}) + b"\n"
+
+    def result(uuid: str, tool: str) -> bytes:
+        return _record("user", uuid, [{"type": "tool_result", "tool_use_id": tool, "content": "ok"}])
+
+    data = (
+        _record("user", "u1", "List twice.")
+        + call("a1", "t1")
+        + result("r1", "t1")
+        + call("a2", "t2")
+        + result("r2", "t2")
+    )
+    _, (transcript,), _ = load(data)
+    assert [m["role"] for m in transcript.messages] == ["user", "assistant", "tool", "assistant", "tool"]
+    assert find_violation(transcript.messages) is None
+    assert ["usage" in m for m in transcript.messages if m["role"] == "assistant"] == [True, False]
