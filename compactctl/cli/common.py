@@ -35,6 +35,10 @@ Output = Annotated[
 FormatOpt = Annotated[
     str | None, typer.Option("--format", "-f", help="Input format, or auto.  [default: auto]", rich_help_panel=IO_PANEL)
 ]
+ToFormat = Annotated[
+    str | None,
+    typer.Option("--to", help="Output format (converts).  [default: the input's format]", rich_help_panel=IO_PANEL),
+]
 Encoding = Annotated[
     str | None,
     typer.Option(help="tiktoken encoding, or approx (chars/4).  [default: cl100k_base]", rich_help_panel=IO_PANEL),
@@ -161,6 +165,8 @@ def render_one(report: FileReport) -> Table:
     if compared:
         rows.append(("[bold]reduction", "", f"[bold]{_pct(report.reduction)}"))
     rows.append(("facts kept" if compared else "facts present", "", _facts(report)))
+    if report.api_usage:
+        rows.append(("API-reported input", _api_usage(report.api_usage), ""))
     if report.summarizer_calls:
         usage = (
             f"{report.summarizer_calls} calls, {report.summarizer_prompt_tokens:,} in"
@@ -177,6 +183,16 @@ def render_one(report: FileReport) -> Table:
     for label, before, after in rows:
         table.add_row(label, before, after) if compared else table.add_row(label, before or after)
     return table
+
+
+def _api_usage(usage: dict[str, Any]) -> str:
+    """Reported against counted input tokens of the calls a transcript recorded."""
+    difference = usage["difference_pct"]
+    text = (
+        f"{usage['calls']:,} calls: reported {usage['reported_input_tokens']:,}, "
+        f"counted {usage['counted_input_tokens']:,}"
+    )
+    return text + (f" ({difference:+.1f}%)" if difference is not None else "")
 
 
 def render_files(reports: list[FileReport]) -> Table:

@@ -29,6 +29,7 @@ FILE_KEYS = {
     "summarizer_completion_tokens",
     "summary_truncated",
     "notes",
+    "api_usage",  # null unless the transcript records API-reported usage
 }
 TOTAL_KEYS = {
     "files",
