@@ -14,8 +14,9 @@ from typing import Any
 
 from compactctl.errors import InputError
 from compactctl.strategies import STRATEGIES
+from compactctl.summarizers.build import SUMMARIZER_DEFAULTS
 
-DEFAULT_STRATEGY = "window"
+DEFAULT_STRATEGY = "structured"
 
 DEFAULTS: dict[str, Any] = {
     "strategy": [DEFAULT_STRATEGY],
@@ -25,6 +26,7 @@ DEFAULTS: dict[str, Any] = {
     "on_error": "fail",
     "require": [],
     "fail_under": None,
+    **SUMMARIZER_DEFAULTS,
 }
 
 

@@ -13,8 +13,8 @@ from compactctl.cli.common import (
     Encoding,
     FailUnder,
     FormatOpt,
-    JsonOut,
     Jobs,
+    JsonOut,
     OnError,
     Quiet,
     Require,
@@ -33,7 +33,8 @@ from compactctl.tokens import counter_for
 def report(
     before: Annotated[str, typer.Argument(help="A transcript file or folder (- for stdin).", show_default=False)],
     after: Annotated[
-        str | None, typer.Argument(help="Its compacted counterpart; folders match by relative path.", show_default=False)
+        str | None,
+        typer.Argument(help="Its compacted counterpart; folders match by relative path.", show_default=False),
     ] = None,
     format: FormatOpt = None,
     encoding: Encoding = None,
@@ -50,9 +51,7 @@ def report(
         config, format=format, encoding=encoding, require=require, fail_under=fail_under, on_error=on_error, jobs=jobs
     )
     counter = counter_for(settings["encoding"])
-    pairs = [
-        Job(source, _counterpart(after, name, before), name) for source, name, _ in expand_inputs([before])
-    ]
+    pairs = [Job(source, _counterpart(after, name, before), name) for source, name, _ in expand_inputs([before])]
     reports, failures = run_jobs(
         pairs,
         lambda job: report_pair(job.name, job.source, job.target, counter, settings["format"], settings["require"]),

@@ -19,7 +19,9 @@ class WindowOptions:
 
 
 def window(messages: list[Message], options: WindowOptions, context: StepContext) -> StepResult:
-    tail_start = unit_start(messages, max(0, len(messages) - options.keep_recent)) if options.keep_recent else len(messages)
+    tail_start = (
+        unit_start(messages, max(0, len(messages) - options.keep_recent)) if options.keep_recent else len(messages)
+    )
     keep: list[int] = []
     fates: dict[int, Fate] = {}
     for unit in tool_units(messages):

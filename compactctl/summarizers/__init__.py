@@ -1,12 +1,18 @@
-"""Summarizers sit behind one small Protocol; strategies take one, they never build one."""
+"""Summarizers sit behind one small Protocol; strategies take one, they never build one.
+
+``build.make_summarizer(settings)`` builds the one the settings name; ``extractive``
+is the offline default and ``openai`` is imported only when it is asked for.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from compactctl.report import SummarizerUsage
 from compactctl.transcript import Message
+
+SECTIONS = ("Goal", "Progress", "Facts", "Decisions", "Next steps", "Constraints")
 
 
 @dataclass(frozen=True)
@@ -20,7 +26,7 @@ class SummaryRequest:
 @dataclass(frozen=True)
 class Summary:
     text: str
-    usage: SummarizerUsage = SummarizerUsage()
+    usage: SummarizerUsage = field(default_factory=SummarizerUsage)
     truncated: bool = False  # cut off by the token limit
 
 

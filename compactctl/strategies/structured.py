@@ -1,0 +1,91 @@
+"""``structured``, the agent strategy and the default: system prompt kept, the last turns kept,
+long tool outputs trimmed first, the rest summarized into Goal, Progress, Facts, Decisions,
+Next steps, with the user's constraints quoted verbatim.
+
+A turn is a user message and everything up to the next one. An agent's single turn may run
+to hundreds of messages, so the kept tail is also capped at ``--keep-recent`` messages (cut
+between tool units). ``--threshold`` 0 (the default) compacts whenever there is something to
+summarize; above 0, trimming alone may be enough and nothing is summarized.
+
+The summarizer reads the older messages as they were, not trimmed: the facts the next turn
+needs (paths, ids, error lines) are often in the middle of a long tool output.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from compactctl.strategies.base import Fate, StepContext, StepResult
+from compactctl.strategies.summarizing import (
+    DEFAULT_INPUT_MAX_TOKENS,
+    over_note,
+    summarize_units,
+    tail_start_for,
+    with_note,
+)
+from compactctl.strategies.trim_tools import TrimOptions, trim_text
+from compactctl.transcript import Message, content_text, is_protected, tool_units
+
+
+@dataclass(frozen=True)
+class StructuredOptions:
+    threshold: int = 0
+    keep_turns: int = 2
+    keep_recent: int = 10
+    tool_max_tokens: int = 1000
+    head_lines: int = 20
+    tail_lines: int = 20
+    summary_max_tokens: int = 1000
+    summary_input_max_tokens: int = DEFAULT_INPUT_MAX_TOKENS
+    summary_role: str = "system"
+
+
+def turns_start(messages: list[Message], keep_turns: int, keep_recent: int) -> int:
+    """Where the kept tail starts: the last ``keep_turns`` turns, at most ``keep_recent`` messages."""
+    if keep_turns <= 0:
+        return len(messages)
+    users = [i for i, message in enumerate(messages) if message.get("role") == "user"]
+    start = users[-keep_turns] if len(users) >= keep_turns else 0
+    if keep_recent > 0 and len(messages) - start > keep_recent:
+        start = max(start, tail_start_for(messages, keep_recent))
+    return start
+
+
+def structured(messages: list[Message], options: StructuredOptions, context: StepContext) -> StepResult:
+    counter = context.counter
+    trim = TrimOptions(options.tool_max_tokens, options.head_lines, options.tail_lines)
+    units = tool_units(messages)
+    last_unit = units[-1] if units else range(0)
+    trimmed: list[Message] = []
+    fates: dict[int, Fate] = {}
+    for index, message in enumerate(messages):
+        cut = None
+        # The output the agent is about to answer stays whole.
+        if message.get("role") == "tool" and not is_protected(message) and index not in last_unit:
+            cut = trim_text(content_text(message), trim, counter)
+        if cut is None:
+            trimmed.append(message)
+        else:
+            trimmed.append(
+                {
+                    **message,
+                    "content": cut if isinstance(message.get("content"), str) else [{"type": "text", "text": cut}],
+                }
+            )
+            fates[index] = Fate("elided", f"structured: tool output over {options.tool_max_tokens} tokens trimmed")
+    if options.threshold > 0 and counter.messages(trimmed) <= options.threshold:
+        return StepResult(trimmed, list(range(len(messages))), fates)
+    result, _ = summarize_units(
+        trimmed,
+        turns_start(messages, options.keep_turns, options.keep_recent),
+        strategy="structured",
+        max_tokens=options.summary_max_tokens,
+        input_max_tokens=options.summary_input_max_tokens,
+        role=options.summary_role,
+        context=context,
+        shown=lambda index, _: messages[index],
+    )
+    result = StepResult(result.messages, result.origins, {**fates, **result.fates}, result.notes, result.usage)
+    after = counter.messages(result.messages)
+    over = options.threshold > 0 and after > options.threshold
+    return with_note(result, over_note("structured", after, options.threshold) if over else None)

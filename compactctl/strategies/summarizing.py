@@ -1,0 +1,216 @@
+"""What the summarizing strategies share: which messages may be summarized, the summary
+message, and chunking so that no summarizer request is larger than its limit.
+
+Rules every summarizing strategy keeps:
+
+- cuts are made between tool units, so the kept tail never starts inside a tool-call pair
+  and a summarized call never leaves its result behind (or the reverse);
+- system/developer messages, pinned and fact-bearing messages stay verbatim, with their unit;
+- the summary is one new message (origin None) placed after the leading system messages;
+- a compaction that is still over its threshold says so in ``notes`` and stops there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from compactctl.errors import InputError
+from compactctl.report import SummarizerUsage
+from compactctl.strategies.base import Fate, StepContext, StepResult
+from compactctl.summarizers import Summarizer, SummaryRequest
+from compactctl.summarizers.render import render_message
+from compactctl.tokens import TokenCounter
+from compactctl.transcript import Message, is_protected, tool_units, unit_start
+
+ALWAYS_KEPT_ROLES = frozenset({"system", "developer"})
+SUMMARY_ROLES = ("system", "user")
+SUMMARY_HEADER = "[compactctl summary of {count} earlier messages]"
+DEFAULT_INPUT_MAX_TOKENS = 32000
+
+
+def summarizer_of(context: StepContext) -> Summarizer:
+    """The summarizer the caller gave, or the offline extractive one."""
+    if context.summarizer is not None:
+        return context.summarizer
+    from compactctl.summarizers.extractive import ExtractiveSummarizer
+
+    return ExtractiveSummarizer(context.counter)
+
+
+def check_role(role: str) -> None:
+    if role not in SUMMARY_ROLES:
+        raise InputError(f"--summary-role must be one of {', '.join(SUMMARY_ROLES)}, not {role!r}")
+
+
+def summary_message(text: str, count: int, role: str) -> Message:
+    return {"role": role, "content": SUMMARY_HEADER.format(count=count) + "\n\n" + text}
+
+
+def unit_kept(messages: list[Message], unit: range) -> bool:
+    """A unit is never summarized when it holds a system, pinned or fact-bearing message."""
+    return any(messages[i].get("role") in ALWAYS_KEPT_ROLES or is_protected(messages[i]) for i in unit)
+
+
+def tail_start_for(messages: list[Message], keep_recent: int) -> int:
+    """Where the last ``keep_recent`` messages start, moved back to the start of a tool unit."""
+    if keep_recent <= 0:
+        return len(messages)
+    return unit_start(messages, max(0, len(messages) - keep_recent))
+
+
+@dataclass(frozen=True)
+class Spoken:
+    """The result of summarizing a span: the text and what the calls cost."""
+
+    text: str
+    usage: SummarizerUsage
+
+
+def summarize_span(
+    span: list[Message],
+    strategy: str,
+    max_tokens: int,
+    input_max_tokens: int,
+    context: StepContext,
+    previous: str | None = None,
+) -> Spoken:
+    """Summarize ``span`` in requests of at most ``input_max_tokens`` tokens of text to summarize.
+
+    A span too large for one request is cut into chunks, each summarized, and the chunk
+    summaries are then merged the same way, until one summary is left. The limit counts the
+    rendered transcript and any previous summary; the prompt is the summarizer's own.
+    """
+    if input_max_tokens < 3 * (max_tokens + 64):
+        # Merging must make progress: a request has to hold at least two chunk summaries.
+        raise InputError(
+            f"--summary-input-max-tokens ({input_max_tokens}) must be at least 3 x (--summary-max-tokens + 64)"
+            f" = {3 * (max_tokens + 64)}"
+        )
+    summarizer = summarizer_of(context)
+    usage = SummarizerUsage()
+    level: list[Message] = span
+    first_previous = previous
+    while True:
+        chunks = chunk(level, input_max_tokens, context.counter, context.counter(first_previous or ""))
+        texts: list[str] = []
+        for number, piece in enumerate(chunks):
+            summary = summarizer.summarize(
+                SummaryRequest(piece, strategy, max_tokens, first_previous if number == 0 else None)
+            )
+            usage = usage + summary.usage
+            texts.append(summary.text)
+        if len(texts) == 1:
+            return Spoken(texts[0], usage)
+        # The previous summary went into the first chunk's summary, which is merged now.
+        first_previous = None
+        level = [
+            {"role": "system", "content": f"Summary of part {i} of {len(texts)}:\n{text}"}
+            for i, text in enumerate(texts, 1)
+        ]
+
+
+def chunk(messages: list[Message], limit: int, counter: TokenCounter, reserved: int = 0) -> list[list[Message]]:
+    """Consecutive chunks whose rendered text fits in ``limit`` tokens (the first also holds ``reserved``).
+
+    A message larger than a chunk is cut into pieces by lines, or by characters for long lines.
+    """
+    chunks: list[list[Message]] = [[]]
+    used = reserved
+    for message in messages:
+        for piece in _pieces(message, limit - 16, counter):
+            cost = counter(render_message(piece, 9999)) + 2
+            if chunks[-1] and used + cost > limit:
+                chunks.append([])
+                used = 0
+            chunks[-1].append(piece)
+            used += cost
+    return [c for c in chunks if c] or [[]]
+
+
+def _pieces(message: Message, limit: int, counter: TokenCounter) -> list[Message]:
+    if counter(render_message(message, 9999)) <= limit:
+        return [message]
+    role = message.get("role")
+    pieces = split_text(render_message(message), limit - 16, counter)
+    total = len(pieces)
+    return [
+        {"role": role if role != "tool" else "user", "content": f"(part {i} of {total} of one message)\n{piece}"}
+        for i, piece in enumerate(pieces, 1)
+    ]
+
+
+def split_text(text: str, limit: int, counter: TokenCounter) -> list[str]:
+    """Cut text into pieces of at most ``limit`` tokens, at line ends where lines allow."""
+    pieces: list[str] = []
+    current = ""
+    for line in text.splitlines(keepends=True):
+        while counter(line) > limit:
+            # One line larger than a piece: cut it by characters, shrinking until the head fits.
+            cut = max(1, len(line) * limit // counter(line))
+            while cut > 1 and counter(line[:cut]) > limit:
+                cut = cut * 9 // 10
+            if current:
+                pieces.append(current)
+                current = ""
+            pieces.append(line[:cut])
+            line = line[cut:]
+        if current and counter(current + line) > limit:
+            pieces.append(current)
+            current = ""
+        current += line
+    if current:
+        pieces.append(current)
+    return pieces
+
+
+def summarize_units(
+    messages: list[Message],
+    tail_start: int,
+    *,
+    strategy: str,
+    max_tokens: int,
+    input_max_tokens: int,
+    role: str,
+    context: StepContext,
+    keep_in_place: Callable[[list[Message], range], bool] = lambda messages, unit: False,
+    shown: Callable[[int, Message], Message] | None = None,
+) -> tuple[StepResult, int]:
+    """Summarize every unit before ``tail_start`` that is not kept, into one message after the system ones.
+
+    Kept units (system, protected, or ``keep_in_place``) stay verbatim in their place. ``shown``
+    lets a strategy give the summarizer another view of a message (a trimmed tool output).
+    Returns the result and how many messages were summarized (0: nothing changed).
+    """
+    check_role(role)
+    summarized: list[int] = []
+    kept: list[int] = []
+    for unit in tool_units(messages):
+        if unit.start >= tail_start or unit_kept(messages, unit) or keep_in_place(messages, unit):
+            kept.extend(unit)
+        else:
+            summarized.extend(unit)
+    if not summarized:
+        return StepResult(list(messages), list(range(len(messages)))), 0
+    span = [shown(i, messages[i]) if shown else messages[i] for i in summarized]
+    spoken = summarize_span(span, strategy, max_tokens, input_max_tokens, context)
+    at = next((n for n, i in enumerate(kept) if messages[i].get("role") not in ALWAYS_KEPT_ROLES), len(kept))
+    out = [messages[i] for i in kept]
+    origins: list[int | None] = list(kept)
+    out.insert(at, summary_message(spoken.text, len(summarized), role))
+    origins.insert(at, None)
+    fates = {i: Fate("summarized", f"{strategy}: folded into the summary") for i in summarized}
+    return StepResult(out, origins, fates, usage=spoken.usage), len(summarized)
+
+
+def over_note(strategy: str, tokens: int, threshold: int) -> str:
+    return (
+        f"{strategy}: still {tokens:,} tokens after compaction, over the threshold of {threshold:,}"
+        " (kept messages are too large: lower --keep-recent / --keep-turns, or trim tools first)"
+    )
+
+
+def with_note(result: StepResult, note: str | None) -> StepResult:
+    if note is None:
+        return result
+    return StepResult(result.messages, result.origins, result.fates, (*result.notes, note), result.usage)

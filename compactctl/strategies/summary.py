@@ -1,0 +1,41 @@
+"""``summary``: over ``--threshold`` tokens, everything but the last ``--keep-recent`` messages
+becomes one summary message, placed after the system messages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from compactctl.strategies.base import StepContext, StepResult, unchanged
+from compactctl.strategies.summarizing import (
+    DEFAULT_INPUT_MAX_TOKENS,
+    over_note,
+    summarize_units,
+    tail_start_for,
+    with_note,
+)
+from compactctl.transcript import Message
+
+
+@dataclass(frozen=True)
+class SummaryOptions:
+    threshold: int = 10000
+    keep_recent: int = 6
+    summary_max_tokens: int = 500
+    summary_input_max_tokens: int = DEFAULT_INPUT_MAX_TOKENS
+    summary_role: str = "system"
+
+
+def summary(messages: list[Message], options: SummaryOptions, context: StepContext) -> StepResult:
+    if context.counter.messages(messages) <= options.threshold:
+        return unchanged(messages)
+    result, _ = summarize_units(
+        messages,
+        tail_start_for(messages, options.keep_recent),
+        strategy="summary",
+        max_tokens=options.summary_max_tokens,
+        input_max_tokens=options.summary_input_max_tokens,
+        role=options.summary_role,
+        context=context,
+    )
+    after = context.counter.messages(result.messages)
+    return with_note(result, over_note("summary", after, options.threshold) if after > options.threshold else None)

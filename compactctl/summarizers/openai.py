@@ -1,0 +1,166 @@
+"""The model summarizer, through the official ``openai`` client (chat completions or responses).
+
+This is the only module that imports ``openai``, and only ``build.make_summarizer``
+imports it, when ``--summarizer openai`` is asked for: most commands never pay for it.
+
+Retries are ours, not the client's (``max_retries=0``), so the backoff is a setting
+and tests can make it short: 429, 408/409, 5xx, timeouts and connection errors are
+retried with exponential backoff (a ``Retry-After`` header is honoured, capped), then
+``SummarizerError`` (exit 3) is raised and nothing is written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import openai
+
+from compactctl.errors import InputError, SummarizerError
+from compactctl.report import SummarizerUsage
+from compactctl.summarizers import Summary, SummaryRequest
+from compactctl.summarizers.cache import DiskCache, cache_key
+from compactctl.summarizers.request import Built, build_request
+
+NAME = "openai"
+DEFAULT_MODEL = "gpt-4o-mini"
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+MAX_RETRY_AFTER = 60.0
+RETRIED_STATUSES = frozenset({408, 409, 429})
+DRY_RUN_TEXT = "(dry run: no summary was requested)"
+
+
+@dataclass(frozen=True)
+class OpenAIConfig:
+    model: str = DEFAULT_MODEL
+    base_url: str | None = None
+    api: str = "chat"
+    api_key: str | None = None
+    timeout: float = 60.0
+    retries: int = 4
+    backoff: float = 1.0  # seconds before the first retry, doubled each time
+    redact: bool = True
+    cache_dir: Path | None = None  # None: no cache
+    prompts: Mapping[str, str] = field(default_factory=dict)  # strategy (or "*") -> prompt template
+    dry_run: bool = False
+
+
+class OpenAISummarizer:
+    """Summaries from a model behind an OpenAI-compatible API."""
+
+    def __init__(self, config: OpenAIConfig, out: IO[str] | None = None) -> None:
+        self.config = config
+        self.out = out or sys.stdout
+        self.cache = DiskCache(config.cache_dir) if config.cache_dir is not None else None
+        self._client: openai.OpenAI | None = None
+        self._lock = threading.Lock()
+        self._key = config.api_key or os.environ.get("OPENAI_API_KEY")
+
+    @property
+    def base_url(self) -> str:
+        return (self.config.base_url or DEFAULT_BASE_URL).rstrip("/")
+
+    def client(self) -> openai.OpenAI:
+        with self._lock:
+            if self._client is None:
+                # Checked on first use: a run whose steps summarize nothing needs no key.
+                if not self._key and self.config.base_url is None:
+                    raise InputError("the openai summarizer needs OPENAI_API_KEY (or --base-url for a local server)")
+                self._client = openai.OpenAI(
+                    # A local server without auth still needs some key for the client to start.
+                    api_key=self._key or "no-key",
+                    base_url=self.base_url,
+                    timeout=self.config.timeout,
+                    max_retries=0,
+                )
+            return self._client
+
+    def summarize(self, request: SummaryRequest) -> Summary:
+        config = self.config
+        built = build_request(
+            request, model=config.model, api=config.api, overrides=config.prompts, redact_secrets=config.redact
+        )
+        if config.dry_run:
+            with self._lock:
+                shown = {"method": "POST", "url": self.base_url + built.path, "body": built.body}
+                self.out.write(json.dumps(shown, indent=2, ensure_ascii=False) + "\n")
+                self.out.flush()
+            return Summary(DRY_RUN_TEXT)
+        key = cache_key(
+            model=config.model, api=config.api, path=built.path, body=built.body, max_tokens=request.max_tokens
+        )
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None and isinstance(hit.get("text"), str):
+                # No call was made: no calls, no tokens; a cut-off summary is still flagged.
+                truncated = bool(hit.get("truncated"))
+                return Summary(hit["text"], SummarizerUsage(truncated=int(truncated)), truncated)
+        summary = self._with_retries(built)
+        if self.cache is not None:
+            self.cache.put(key, {"text": summary.text, "truncated": summary.truncated, "model": config.model})
+        return summary
+
+    def _with_retries(self, built: Built) -> Summary:
+        attempts = self.config.retries + 1
+        for attempt in range(attempts):
+            try:
+                return self._send(built)
+            except (openai.APIConnectionError, openai.APIStatusError) as error:  # timeouts are connection errors
+                status = getattr(error, "status_code", None)
+                retryable = status is None or status in RETRIED_STATUSES or status >= 500
+                if not retryable or attempt == attempts - 1:
+                    raise SummarizerError(self._describe(error, attempt + 1)) from None
+                time.sleep(self._delay(error, attempt))
+        raise AssertionError("unreachable")
+
+    def _delay(self, error: Exception, attempt: int) -> float:
+        delay = self.config.backoff * 2**attempt
+        response = getattr(error, "response", None)
+        header = response.headers.get("retry-after") if response is not None else None
+        if header:
+            with contextlib.suppress(ValueError):
+                delay = max(delay, min(float(header), MAX_RETRY_AFTER))
+        return delay
+
+    def _describe(self, error: Exception, attempts: int) -> str:
+        status = getattr(error, "status_code", None)
+        if isinstance(error, openai.APITimeoutError):
+            what = f"timed out after {self.config.timeout:g} s"
+        elif status is None:
+            what = f"connection failed ({error.__class__.__name__})"
+        else:
+            message = getattr(error, "message", "") or ""
+            what = f"HTTP {status}: {message.splitlines()[0][:200] if message else error.__class__.__name__}"
+        tries = f" after {attempts} attempt{'s' if attempts > 1 else ''}"
+        return f"openai summarizer ({self.config.model} at {self.base_url}): {what}{tries}"
+
+    def _send(self, built: Built) -> Summary:
+        body: dict[str, Any] = dict(built.body)
+        client = self.client()
+        if self.config.api == "chat":
+            completion = client.chat.completions.create(**body)
+            choice = completion.choices[0] if completion.choices else None
+            text = (choice.message.content or "") if choice is not None else ""
+            truncated = choice is not None and choice.finish_reason == "length"
+            usage = completion.usage
+            prompt_tokens = usage.prompt_tokens if usage else 0
+            completion_tokens = usage.completion_tokens if usage else 0
+        else:
+            response = client.responses.create(**body)
+            text = response.output_text or ""
+            truncated = response.status == "incomplete"
+            usage = response.usage
+            prompt_tokens = usage.input_tokens if usage else 0
+            completion_tokens = usage.output_tokens if usage else 0
+        if not text.strip():
+            why = " (cut off by the token limit)" if truncated else ""
+            raise SummarizerError(f"openai summarizer ({self.config.model}): the model returned no text{why}")
+        return Summary(text.strip(), SummarizerUsage(1, prompt_tokens, completion_tokens, int(truncated)), truncated)
