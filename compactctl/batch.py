@@ -12,7 +12,10 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 from compactctl.errors import CompactctlError, InputError
 
@@ -167,7 +170,7 @@ class _progress:
 
     def __init__(self, total: int, enabled: bool) -> None:
         self.total, self.enabled = total, enabled and total > 1
-        self.bar = None
+        self.bar: Progress | None = None
 
     def __enter__(self) -> Callable[[], None]:
         if not self.enabled:
@@ -175,10 +178,10 @@ class _progress:
         from rich.console import Console
         from rich.progress import Progress
 
-        self.bar = Progress(console=Console(stderr=True), transient=True)
-        self.bar.start()
-        task = self.bar.add_task("files", total=self.total)
-        return lambda: self.bar.advance(task) if self.bar else None
+        bar = self.bar = Progress(console=Console(stderr=True), transient=True)
+        bar.start()
+        task = bar.add_task("files", total=self.total)
+        return lambda: bar.advance(task)
 
     def __exit__(self, *exc: object) -> None:
         if self.bar:

@@ -12,7 +12,7 @@ import orjson
 
 from compactctl.batch import Job, read_source, write_atomic
 from compactctl.errors import InputError
-from compactctl.formats import load
+from compactctl.formats import load, write_as
 from compactctl.report import FileReport, SummarizerUsage, file_report, measure
 from compactctl.strategies import STRATEGIES, Fate, StepContext, options_from
 from compactctl.summarizers import Summarizer
@@ -105,12 +105,14 @@ def compact_file(
     settings: Mapping[str, Any],
     counter: TokenCounter,
     summarizer: Summarizer | None = None,
+    to: str | None = None,
     archive: bool = False,
 ) -> FileCompaction:
     """Read one file, compact each transcript in it, write the result atomically, report.
 
-    With ``archive``, every input message that was not kept verbatim comes back too, with
-    its index and fate, so output plus archive give back the input.
+    The output is written in the input's format, or converted to format ``to``. With
+    ``archive``, every input message that was not kept verbatim comes back too, with its
+    index and fate, so output plus archive give back the input.
     """
     fmt, transcripts, _ = load(read_source(job.source), job.source, settings.get("format", "auto"))
     results = [compact(t.messages, steps, settings, counter, summarizer) for t in transcripts]
@@ -121,7 +123,7 @@ def compact_file(
     usage = sum((r.usage for r in results), SummarizerUsage())
     notes = [note for r in results for note in r.notes]
     if job.target is not None:
-        write_atomic(job.target, fmt.write(compacted))
+        write_atomic(job.target, write_as(compacted, fmt, to))
     manifest = [
         {"file": job.name, "transcript": t.label, **dataclasses.asdict(entry)}
         for t, r in zip(transcripts, results, strict=True)

@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from compactctl.batch import STDIO, read_source
-
+from compactctl.errors import CompactctlError
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import Message, Validator, facts_of, message_text
 
@@ -35,10 +35,49 @@ class Measure:
     violation: str | None = None  # the first one, with the transcript it is in
     facts_declared: tuple[str, ...] = ()
     facts_found: frozenset[str] = frozenset()
+    api_usage: ApiUsage | None = None
 
     @property
     def valid(self) -> bool:
         return self.violation is None
+
+
+@dataclass(frozen=True)
+class ApiUsage:
+    """Input tokens the API reported for model calls recorded in a transcript, against compactctl's count.
+
+    A call is an assistant message carrying ``usage`` (OpenAI ``prompt_tokens``, Responses and
+    Codex ``input_tokens``, Anthropic ``input_tokens`` plus cache reads and writes); its input
+    is every message before it in its transcript. Tool definitions and system prompts a
+    harness sends but does not save make the reported figure larger.
+    """
+
+    calls: int
+    reported_input_tokens: int
+    counted_input_tokens: int
+
+    @property
+    def difference_pct(self) -> float | None:
+        """How far compactctl's count is from the reported one, in percent of the reported one."""
+        if not self.reported_input_tokens:
+            return None
+        return round((self.counted_input_tokens - self.reported_input_tokens) / self.reported_input_tokens * 100, 1)
+
+    def as_json(self) -> dict[str, Any]:
+        return {**asdict(self), "difference_pct": self.difference_pct}
+
+
+def reported_input_tokens(message: Message) -> int | None:
+    """The input tokens an API reported for the call that produced this assistant message."""
+    usage = message.get("usage") if message.get("role") == "assistant" else None
+    if not isinstance(usage, dict):
+        return None
+    if isinstance(usage.get("prompt_tokens"), int):
+        return usage["prompt_tokens"]
+    if isinstance(usage.get("input_tokens"), int):
+        cache = ("cache_creation_input_tokens", "cache_read_input_tokens")
+        return usage["input_tokens"] + sum(int(usage.get(key) or 0) for key in cache)
+    return None
 
 
 class Measurer:
@@ -54,18 +93,25 @@ class Measurer:
         self.declared: dict[str, None] = {}
         self.unfound: set[str] = set(facts)
         self.found: set[str] = set()
+        self.api_calls = self.api_reported = self.api_counted = 0
 
     def add_transcript(self, messages: Iterable[Message], label: str = "") -> None:
         self.transcripts += 1
         validator = Validator()
+        context = 0  # tokens of the messages so far: the input of a call made now
         for message in messages:
             validator.feed(message)
-            self.add_message(message)
+            reported = reported_input_tokens(message)
+            if reported is not None:
+                self.api_calls += 1
+                self.api_reported += reported
+                self.api_counted += context
+            context += self.add_message(message)
         violation = validator.finish()
         if violation and self.violation is None:
             self.violation = f"{label}: {violation}" if label else str(violation)
 
-    def add_message(self, message: Message) -> None:
+    def add_message(self, message: Message) -> int:
         tokens = self.counter.message(message)
         self.tokens += tokens
         self.messages += 1
@@ -80,6 +126,7 @@ class Measurer:
             hits = {fact for fact in self.unfound if fact in text}
             self.found |= hits
             self.unfound -= hits
+        return tokens
 
     def result(self) -> Measure:
         return Measure(
@@ -90,6 +137,7 @@ class Measurer:
             self.violation,
             tuple(self.declared),
             frozenset(self.found),
+            ApiUsage(self.api_calls, self.api_reported, self.api_counted) if self.api_calls else None,
         )
 
 
@@ -140,6 +188,9 @@ class FileReport:
     summarizer_completion_tokens: int
     summary_truncated: int
     notes: list[str]
+    # Where the transcript records API-reported usage: {calls, reported_input_tokens,
+    # counted_input_tokens, difference_pct} for the input (before) transcript.
+    api_usage: dict[str, Any] | None = None
 
     @property
     def gate_failed(self) -> bool:
@@ -193,6 +244,7 @@ def file_report(
         summarizer_completion_tokens=usage.completion_tokens,
         summary_truncated=usage.truncated,
         notes=list(notes),
+        api_usage=before.api_usage.as_json() if before.api_usage else None,
     )
 
 
@@ -249,16 +301,25 @@ def open_transcripts(source: str, format: str = "auto") -> tuple[str, Callable[[
     return fmt.name, lambda: ((t.label, t.messages) for t in transcripts)
 
 
-def _first_line_is_chat(source: str) -> bool:
+def _first_line_is_chat(source: str, sample: int = 20) -> bool:
+    """Whether the file's first lines detect as chat (other formats also have a ``role`` up front)."""
+    from compactctl.formats import chat, detect
+    from compactctl.formats.records import Record
+
+    records: list[Record] = []
     with open(source, "rb") as file:
-        for line in file:
+        for number, line in enumerate(file, start=1):
             if line.strip():
                 try:
-                    first = orjson.loads(line)
+                    records.append(Record(number, orjson.loads(line)))
                 except orjson.JSONDecodeError:
                     return False
-                return isinstance(first, dict) and "role" in first
-    return False
+                if len(records) == sample:
+                    break
+    try:
+        return bool(records) and detect(records, source).name == chat.NAME
+    except CompactctlError:
+        return False
 
 
 def report_pair(

@@ -9,6 +9,7 @@ close to what the API bills.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -37,7 +38,10 @@ def _load_encoder(encoding: str) -> Callable[[str], int]:
     try:
         enc = tiktoken.get_encoding(_OFFLINE_NAMES.get(encoding, encoding))
     except Exception as error:  # tiktoken raises ValueError, requests' errors, OSError...
-        reason = str(error).splitlines()[0][:160] if str(error) else type(error).__name__
+        if isinstance(error, ValueError) and "Unknown encoding" in str(error):
+            reason = "tiktoken does not know it"
+        else:
+            reason = f"its table could not be fetched or read: {type(error).__name__}; offline?"
         raise InputError(
             f"cannot load tiktoken encoding {encoding!r} ({reason}); "
             f"use {DEFAULT_ENCODING!r} (bundled, offline) or {APPROX!r}"
@@ -46,18 +50,29 @@ def _load_encoder(encoding: str) -> Callable[[str], int]:
     return lambda text: len(encode(text))
 
 
+# The memo must not grow with the file (a report streams files larger than memory):
+# long texts are remembered by a digest, and the memo starts afresh past this many entries.
+MEMO_MAX_ENTRIES = 100_000
+MEMO_DIGEST_ABOVE = 64  # characters
+
+
 class TokenCounter:
     """Counts tokens of texts and messages; identical texts are counted once per counter."""
 
     def __init__(self, encoding: str = DEFAULT_ENCODING) -> None:
         self.encoding = encoding
         self._encode_len = _load_encoder(encoding)
-        self._memo: dict[str, int] = {}
+        self._memo: dict[str | bytes, int] = {}
 
     def __call__(self, text: str) -> int:
-        count = self._memo.get(text)
+        key: str | bytes = text
+        if len(text) > MEMO_DIGEST_ABOVE:
+            key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        count = self._memo.get(key)
         if count is None:
-            count = self._memo[text] = self._encode_len(text) if text else 0
+            if len(self._memo) >= MEMO_MAX_ENTRIES:
+                self._memo.clear()
+            count = self._memo[key] = self._encode_len(text) if text else 0
         return count
 
     def message(self, message: Message) -> int:

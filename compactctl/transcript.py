@@ -16,18 +16,18 @@ ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
 ANNOTATION_KEY = "compactctl"
 
 
-def annotations(message: Message) -> dict[str, Any]:
+def annotations_of(message: Message) -> dict[str, Any]:
     """The message's ``compactctl`` annotations, or an empty dict."""
     found = message.get(ANNOTATION_KEY)
     return found if isinstance(found, dict) else {}
 
 
 def is_pinned(message: Message) -> bool:
-    return annotations(message).get("pin") is True
+    return annotations_of(message).get("pin") is True
 
 
 def facts_of(message: Message) -> list[str]:
-    return [fact for fact in annotations(message).get("facts", ()) if isinstance(fact, str)]
+    return [fact for fact in annotations_of(message).get("facts", ()) if isinstance(fact, str)]
 
 
 def is_protected(message: Message) -> bool:
@@ -41,7 +41,7 @@ def tool_calls_of(message: Message) -> list[dict[str, Any]]:
 
 
 def tool_call_ids(message: Message) -> list[str]:
-    return [call.get("id") for call in tool_calls_of(message) if isinstance(call, dict)]
+    return [str(call.get("id")) for call in tool_calls_of(message) if isinstance(call, dict)]
 
 
 def content_text(message: Message) -> str:

@@ -38,3 +38,48 @@ def agent_messages() -> list[dict[str, Any]]:
 
 def unchanged(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return copy.deepcopy(messages)
+
+
+@pytest.fixture
+def scripted():
+    """A ScriptedSummarizer; the test fails if a scripted reply was never asked for."""
+    from tests.helpers import ScriptedSummarizer
+
+    fake = ScriptedSummarizer()
+    yield fake
+    assert not fake.replies, f"{len(fake.replies)} scripted summaries were never used"
+
+
+@pytest.fixture
+def openai_server():
+    """A fresh OpenAI-compatible server on 127.0.0.1 for one test."""
+    from tests.summarizers.openai_server import ServerThread
+
+    server = ServerThread()
+    yield server.state
+    server.stop()
+
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost")
+
+
+@pytest.fixture(autouse=True)
+def no_real_model_clients(monkeypatch, tmp_path):
+    """Real calls are impossible: a client pointed anywhere but loopback fails the test.
+
+    Keys and base URLs from the environment are dropped, and the summary cache lives
+    in the test's own folder.
+    """
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("COMPACTCTL_CACHE_DIR", str(tmp_path / "summary-cache"))
+    import openai
+
+    original = openai.OpenAI.__init__
+
+    def guarded(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        if self.base_url.host not in LOOPBACK_HOSTS:
+            pytest.fail(f"an openai client was pointed at {self.base_url}, not the test server")
+
+    monkeypatch.setattr(openai.OpenAI, "__init__", guarded)

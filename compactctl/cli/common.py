@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from compactctl.batch import Failure
+from compactctl.batch import STDIO, Failure, Job
 from compactctl.config import load_config, merge
 from compactctl.errors import EXIT_GATE, EXIT_INPUT, EXIT_OK, EXIT_SUMMARIZER, CompactctlError
 from compactctl.report import FileReport, report_json, totals
@@ -35,6 +35,10 @@ Output = Annotated[
 ]
 FormatOpt = Annotated[
     str | None, typer.Option("--format", "-f", help="Input format, or auto.  [default: auto]", rich_help_panel=IO_PANEL)
+]
+ToFormat = Annotated[
+    str | None,
+    typer.Option("--to", help="Output format (converts).  [default: the input's format]", rich_help_panel=IO_PANEL),
 ]
 Encoding = Annotated[
     str | None,
@@ -112,10 +116,19 @@ def emit(reports: list[FileReport], failures: list[Failure], as_json: bool, quie
         stderr.print(f"[bold red]error:[/] {failure.error}", soft_wrap=True)
     if quiet or not reports:
         return
-    console.print(render_files(reports) if len(reports) > 1 else render_one(reports[0]))
+    if len(reports) == 1:
+        report = reports[0]
+        console.print(f"[bold]{report.file}[/] ({report.format}, {report.transcripts} transcript(s))")
+        console.print(render_one(report))
+    else:
+        console.print(render_files(reports))
+    for report in reports:
+        for when, violation in (("before", report.violation_before), ("after", report.violation_after)):
+            if violation:
+                console.print(f"[red]not API-valid {when}:[/] {report.file}: {violation}", soft_wrap=True)
     notes = {note for report in reports for note in report.notes}
     for note in sorted(notes):
-        console.print(f"[yellow]note:[/] {note}")
+        console.print(f"[yellow]note:[/] {note}", soft_wrap=True)
 
 
 def _pct(value: float | None) -> str:
@@ -126,10 +139,10 @@ def _num(value: int | None) -> str:
     return "-" if value is None else f"{value:,}"
 
 
-def _validity(valid: bool | None, violation: str | None) -> str:
+def _validity(valid: bool | None) -> str:
     if valid is None:
         return "-"
-    return "[green]yes[/]" if valid else f"[red]no[/] ({violation})"
+    return "[green]yes[/]" if valid else "[red]no[/]"
 
 
 def _facts(report: FileReport) -> str:
@@ -138,63 +151,85 @@ def _facts(report: FileReport) -> str:
 
 
 def render_one(report: FileReport) -> Table:
+    """Before and after side by side; with no after, one column."""
     compared = report.tokens_after is not None
-    table = Table(title=f"{report.file} ({report.format}, {report.transcripts} transcript(s))", title_justify="left")
+    after_roles = report.tokens_by_role_after or {}
+    rows: list[tuple[str, str, str]] = [
+        ("tokens", _num(report.tokens_before), _num(report.tokens_after)),
+        ("messages", _num(report.messages_before), _num(report.messages_after)),
+        *(
+            (f"  {role} tokens", _num(report.tokens_by_role_before.get(role, 0)), _num(after_roles.get(role, 0)))
+            for role in sorted(set(report.tokens_by_role_before) | set(after_roles))
+        ),
+        ("tool output share", _pct(report.tool_output_share_before), _pct(report.tool_output_share_after)),
+        ("API-valid", _validity(report.valid_before), _validity(report.valid_after)),
+    ]
+    if compared:
+        rows.append(("[bold]reduction", "", f"[bold]{_pct(report.reduction)}"))
+    rows.append(("facts kept" if compared else "facts present", "", _facts(report)))
+    if report.api_usage:
+        rows.append(("API-reported input", _api_usage(report.api_usage), ""))
+    if report.summarizer_calls:
+        usage = (
+            f"{report.summarizer_calls} calls, {report.summarizer_prompt_tokens:,} in"
+            f" / {report.summarizer_completion_tokens:,} out"
+        )
+        if report.summary_truncated:
+            usage += f", [red]{report.summary_truncated} truncated[/]"
+        rows.append(("summarizer", "", usage))
+    table = Table()
     table.add_column("")
     table.add_column("before", justify="right")
     if compared:
         table.add_column("after", justify="right")
-    rows: list[tuple[str, str, str]] = [
-        ("tokens", _num(report.tokens_before), _num(report.tokens_after)),
-        ("messages", _num(report.messages_before), _num(report.messages_after)),
-    ]
-    after_roles = report.tokens_by_role_after or {}
-    for role in sorted(set(report.tokens_by_role_before) | set(after_roles)):
-        rows.append(
-            (f"  {role} tokens", _num(report.tokens_by_role_before.get(role, 0)), _num(after_roles.get(role, 0)))
-        )
-    rows.append(("tool output share", _pct(report.tool_output_share_before), _pct(report.tool_output_share_after)))
-    rows.append(
-        (
-            "API-valid",
-            _validity(report.valid_before, report.violation_before),
-            _validity(report.valid_after, report.violation_after),
-        )
-    )
-    for row in rows:
-        table.add_row(*(row if compared else row[:2]))
-    if compared:
-        table.add_row("[bold]reduction", "", f"[bold]{_pct(report.reduction)}")
-    table.add_row("facts kept", "", _facts(report)) if compared else table.add_row("facts present", _facts(report))
-    if report.summarizer_calls:
-        usage = f"{report.summarizer_calls} calls, {report.summarizer_prompt_tokens:,} in / {report.summarizer_completion_tokens:,} out"
-        if report.summary_truncated:
-            usage += f", [red]{report.summary_truncated} truncated[/]"
-        table.add_row("summarizer", "", usage) if compared else table.add_row("summarizer", usage)
+    for label, before, after in rows:
+        table.add_row(label, before, after) if compared else table.add_row(label, before or after)
     return table
+
+
+def _api_usage(usage: dict[str, Any]) -> str:
+    """Reported against counted input tokens of the calls a transcript recorded."""
+    difference = usage["difference_pct"]
+    text = (
+        f"{usage['calls']:,} calls: reported {usage['reported_input_tokens']:,}, "
+        f"counted {usage['counted_input_tokens']:,}"
+    )
+    return text + (f" ({difference:+.1f}%)" if difference is not None else "")
 
 
 def render_files(reports: list[FileReport]) -> Table:
+    compared = any(r.tokens_after is not None for r in reports)
     table = Table(title=f"{len(reports)} files", title_justify="left")
-    for name in ("file", "tokens before", "tokens after", "reduction", "messages", "facts", "API-valid"):
-        table.add_column(name, justify="left" if name == "file" else "right")
+    table.add_column("file", overflow="fold", min_width=12)
+    columns = ["tokens before", "tokens after", "reduction"] if compared else ["tokens"]
+    for name in [*columns, "messages", "tool share", "facts", "API-valid"]:
+        table.add_column(name, justify="right")
     for r in reports:
         messages = f"{r.messages_before:,}" + (f" -> {r.messages_after:,}" if r.messages_after is not None else "")
-        valid = _validity(r.valid_after if r.valid_after is not None else r.valid_before, None).split(" (")[0]
-        table.add_row(
-            r.file, _num(r.tokens_before), _num(r.tokens_after), _pct(r.reduction), messages, _facts(r), valid
+        valid = r.valid_after if r.valid_after is not None else r.valid_before
+        share = r.tool_output_share_after if r.tool_output_share_after is not None else r.tool_output_share_before
+        tokens = (
+            [_num(r.tokens_before), _num(r.tokens_after), _pct(r.reduction)] if compared else [_num(r.tokens_before)]
         )
+        table.add_row(r.file, *tokens, messages, _pct(share), _facts(r), _validity(valid))
     total = totals(reports)
-    table.add_row(
-        "[bold]total",
-        _num(total["tokens_before"]),
-        _num(total["tokens_after"]),
-        _pct(total["reduction"]),
-        "",
-        f"{total['facts_preserved']}/{total['facts_required']}",
-        "",
+    tokens = (
+        [_num(total["tokens_before"]), _num(total["tokens_after"]), _pct(total["reduction"])]
+        if compared
+        else [_num(total["tokens_before"])]
     )
+    facts = f"{total['facts_preserved']}/{total['facts_required']}"
+    table.add_row("[bold]total", *tokens, "", "", facts, "")
     return table
+
+
+def announce_written(jobs: list[Job], failures: list[Failure], quiet: bool) -> None:
+    """Say where the outputs went (on stderr: stdout may carry the data)."""
+    failed = {failure.file for failure in failures}
+    written = [job.target for job in jobs if job.source not in failed and job.target not in (None, STDIO)]
+    if quiet or not written:
+        return
+    stderr.print(f"wrote {written[0]}" if len(written) == 1 else f"wrote {len(written)} files")
 
 
 def progress_wanted(quiet: bool) -> bool:

@@ -22,6 +22,8 @@ from compactctl.cli.common import (
     Output,
     Quiet,
     Require,
+    ToFormat,
+    announce_written,
     emit,
     exit_code,
     handle_errors,
@@ -30,6 +32,7 @@ from compactctl.cli.common import (
 )
 from compactctl.compact import check_steps, compact_file
 from compactctl.config import DEFAULT_STRATEGY
+from compactctl.formats import get_format
 from compactctl.strategies import STRATEGIES
 from compactctl.summarizers.build import make_summarizer
 from compactctl.tokens import counter_for
@@ -69,7 +72,7 @@ def compact(
     threshold: Annotated[
         int | None,
         typer.Option(
-            help="Summarizing strategies compact above this many tokens (0: always).  [default: 10000; rolling 8000; structured 0]",
+            help="Summarizing strategies compact above this many tokens (0: always).  [default: 10000, structured 0]",
             min=0,
             rich_help_panel=SUMMARY_PANEL,
         ),
@@ -192,6 +195,7 @@ def compact(
         typer.Option(help="Write what became of every input message (JSON Lines).", rich_help_panel="Input and output"),
     ] = None,
     format: FormatOpt = None,
+    to: ToFormat = None,
     encoding: Encoding = None,
     as_json: JsonOut = False,
     require: Require = None,
@@ -241,6 +245,8 @@ def compact(
     steps = settings["strategy"]
     check_steps(steps)
     counter = counter_for(settings["encoding"])
+    if to is not None:
+        get_format(to)  # an unknown --to is bad usage, caught before any file is read
     jobs_planned = plan(inputs, output)
     summarizer_used = make_summarizer(settings, counter)
     if settings["dry_run"]:
@@ -248,7 +254,7 @@ def compact(
         jobs_planned = [dataclasses.replace(job, target=None) for job in jobs_planned]
     results, failures = run_jobs(
         jobs_planned,
-        lambda job: compact_file(job, steps, settings, counter, summarizer_used),
+        lambda job: compact_file(job, steps, settings, counter, summarizer_used, to=to),
         settings["jobs"],
         progress_wanted(quiet),
     )
@@ -258,4 +264,5 @@ def compact(
     reports = [result.report for result in results]
     to_stderr = settings["dry_run"] or any(job.target == STDIO for job in jobs_planned)
     emit(reports, failures, as_json, quiet, to_stderr)
+    announce_written(jobs_planned, failures, quiet or as_json)
     raise typer.Exit(exit_code(reports, failures, settings["fail_under"], settings["on_error"]))

@@ -23,6 +23,8 @@ from compactctl.cli.common import (
     Output,
     Quiet,
     Require,
+    ToFormat,
+    announce_written,
     emit,
     exit_code,
     handle_errors,
@@ -31,6 +33,7 @@ from compactctl.cli.common import (
     stderr,
 )
 from compactctl.compact import FileCompaction, compact_file
+from compactctl.formats import get_format
 from compactctl.strategies.prune import check_mode
 from compactctl.tokens import counter_for
 
@@ -68,6 +71,7 @@ def prune(
         typer.Option(help="Write what became of every input message (JSON Lines).", rich_help_panel="Input and output"),
     ] = None,
     format: FormatOpt = None,
+    to: ToFormat = None,
     encoding: Encoding = None,
     as_json: JsonOut = False,
     require: Require = None,
@@ -94,10 +98,12 @@ def prune(
     )
     check_mode(settings.get("mode", "stub"))
     counter = counter_for(settings["encoding"])
+    if to is not None:
+        get_format(to)  # an unknown --to is bad usage, caught before any file is read
     planned = plan(inputs, output, PRUNED_MARK)
     results, failures = run_jobs(
         planned,
-        lambda job: compact_file(job, ["prune"], settings, counter, archive=archive is not None),
+        lambda job: compact_file(job, ["prune"], settings, counter, to=to, archive=archive is not None),
         settings["jobs"],
         progress_wanted(quiet),
     )
@@ -110,6 +116,7 @@ def prune(
         (stderr if to_stderr or as_json else Console(highlight=False)).print(explain_table(results))
     reports = [result.report for result in results]
     emit(reports, failures, as_json, quiet, to_stderr)
+    announce_written(planned, failures, quiet or as_json)
     raise typer.Exit(exit_code(reports, failures, settings["fail_under"], settings["on_error"]))
 
 

@@ -10,10 +10,12 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from compactctl.errors import InputError
-from compactctl.formats import chat, dataset, swe_agent, tau_bench
-from compactctl.formats.records import Layout, Record, Transcript, parse_records
+from compactctl.formats import anthropic, chat, claude_code, codex, dataset, responses, swe_agent, tau_bench
+from compactctl.formats.records import Layout, Record, Transcript, converted, parse_records
 
-__all__ = ["FORMATS", "Format", "Record", "Transcript", "detect", "load", "dump"]
+READ_AS = "format"  # Transcript.extra key: the format a transcript was read in
+
+__all__ = ["FORMATS", "Format", "Record", "Transcript", "detect", "dump", "load"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,10 @@ FORMATS: dict[str, Format] = {
         (
             swe_agent,
             tau_bench,
+            codex,
+            claude_code,
+            anthropic,
+            responses,
             dataset,
             chat,
         ),
@@ -61,8 +67,21 @@ def load(data: bytes, path: str = "<input>", format: str = "auto") -> tuple[Form
     """Parse a file's bytes into transcripts, detecting the format unless one is named."""
     records, layout = parse_records(data, path)
     fmt = detect(records, path) if format == "auto" else get_format(format)
-    return fmt, fmt.read(records, path), layout
+    transcripts = fmt.read(records, path)
+    for transcript in transcripts:
+        transcript.extra[READ_AS] = fmt.name  # so a writer of another format gets plain messages
+    return fmt, transcripts, layout
 
 
 def dump(transcripts: list[Transcript], format: str) -> bytes:
-    return get_format(format).write(transcripts)
+    """Write transcripts in ``format``; ones read in another format are converted."""
+    target = get_format(format)
+    return target.write([t if t.extra.get(READ_AS, target.name) == target.name else converted(t) for t in transcripts])
+
+
+def write_as(transcripts: list[Transcript], read_as: Format, to: str | None = None) -> bytes:
+    """Write in the format the transcripts were read in, or convert them to format ``to``."""
+    target = read_as if to is None or to == read_as.name else get_format(to)
+    if target is not read_as:
+        transcripts = [converted(t) for t in transcripts]
+    return target.write(transcripts)

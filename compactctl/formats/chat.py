@@ -9,6 +9,8 @@ from compactctl.formats.records import (
     Record,
     Transcript,
     check_message,
+    document_layout,
+    dumps_document,
     dumps_line,
     iter_jsonl_stream,
 )
@@ -19,14 +21,17 @@ NAME = "chat"
 
 def detect(records: list[Record]) -> bool:
     first = records[0].value if records else None
-    return isinstance(first, dict) and "role" in first
+    return isinstance(first, dict)  # the fallback: the reader names what is wrong with a message
 
 
 def read(records: list[Record], path: str) -> list[Transcript]:
-    return [Transcript([check_message(record.value, path, record.line) for record in records])]
+    messages = [check_message(record.value, path, record.line) for record in records]
+    return [Transcript(messages, extra={"layout": document_layout(records)})]
 
 
 def write(transcripts: list[Transcript]) -> bytes:
+    if any(transcript.extra.get("layout") == "json" for transcript in transcripts):
+        return dumps_document([message for transcript in transcripts for message in transcript.messages])
     return b"".join(dumps_line(message) for transcript in transcripts for message in transcript.messages)
 
 

@@ -13,7 +13,7 @@ from typing import IO, Any, Literal
 import orjson
 
 from compactctl.errors import InputError
-from compactctl.transcript import ROLES, Message
+from compactctl.transcript import ANNOTATION_KEY, ROLES, Message
 
 Layout = Literal["jsonl", "json"]
 
@@ -22,6 +22,7 @@ Layout = Literal["jsonl", "json"]
 class Record:
     line: int  # 1-based line where the record starts
     value: Any
+    raw: bytes | None = None  # the line as it was, so unchanged records are written back byte for byte
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ def parse_records(data: bytes, path: str) -> tuple[list[Record], Layout]:
     except orjson.JSONDecodeError:
         if first_line[:1] in (b"[", b"{"):
             try:
-                return _document_records(orjson.loads(data)), "json"
+                return _document_records(orjson.loads(data), data), "json"
             except orjson.JSONDecodeError as error:
                 raise _decode_error(error, path, getattr(error, "lineno", None)) from None
     records = list(iter_jsonl_bytes(data, path))
@@ -67,14 +68,15 @@ def parse_records(data: bytes, path: str) -> tuple[list[Record], Layout]:
     return records, "jsonl"
 
 
-def _document_records(document: Any) -> list[Record]:
-    return [Record(1, item) for item in document] if isinstance(document, list) else [Record(1, document)]
+def _document_records(document: Any, data: bytes | None = None) -> list[Record]:
+    # A single object keeps its bytes (so it can be written back as it was); array items cannot.
+    return [Record(1, item) for item in document] if isinstance(document, list) else [Record(1, document, data)]
 
 
 def iter_jsonl_bytes(data: bytes, path: str) -> Iterator[Record]:
     for number, line in enumerate(data.split(b"\n"), start=1):
         if line.strip():
-            yield Record(number, _loads(line, path, number))
+            yield Record(number, _loads(line, path, number), line)
 
 
 def iter_jsonl_stream(stream: IO[bytes], path: str) -> Iterator[Record]:
@@ -119,3 +121,81 @@ def check_message(value: Any, path: str, line: int | None, where: str = "") -> M
 
 def dumps_line(value: Any) -> bytes:
     return orjson.dumps(value) + b"\n"
+
+
+def dumps_document(value: Any, like: bytes | None = None) -> bytes:
+    """A whole-file JSON document the way the Python producers write it (``json.dump(..., indent=N)``).
+
+    tau-bench, SWE-agent and mini-swe-agent all save this way, so an unchanged file comes
+    back byte for byte (up to the final newline) and a compacted one looks like theirs.
+    The indent is taken from ``like`` (the original file) when given, else 2.
+    """
+    import json
+
+    indent = 2
+    if like is not None:
+        second = like.lstrip().split(b"\n", 2)[1:2]
+        if second and second[0].strip():
+            indent = len(second[0]) - len(second[0].lstrip(b" ")) or 2
+    return json.dumps(value, indent=indent).encode() + b"\n"
+
+
+def document_layout(records: list[Record]) -> Layout:
+    """``json`` when the records came from one JSON document rather than from lines."""
+    return "json" if records and all(record.raw is None for record in records) else "jsonl"
+
+
+# Readers of native formats (Claude Code, Codex, ...) tag each canonical message with
+# where it came from, so their writers can put unchanged messages back exactly and
+# rebuild changed ones from their native record. The tag is an index into
+# ``Transcript.extra["originals"]`` (the messages as read) and ``extra["units"]``
+# (what each came from, in the format's own terms).
+SOURCE = "source"
+
+
+def tag(message: Message, index: int, **annotations: Any) -> Message:
+    message[ANNOTATION_KEY] = {**message.get(ANNOTATION_KEY, {}), SOURCE: index, **annotations}
+    return message
+
+
+def source_of(message: Message) -> int | None:
+    found = message.get(ANNOTATION_KEY)
+    index = found.get(SOURCE) if isinstance(found, dict) else None
+    return index if isinstance(index, int) else None
+
+
+def untagged(message: Message) -> Message:
+    """The message without its source tag (for writing it in another format)."""
+    found = message.get(ANNOTATION_KEY)
+    if not isinstance(found, dict) or SOURCE not in found:
+        return message
+    rest = {key: value for key, value in found.items() if key != SOURCE}
+    clean = {key: value for key, value in message.items() if key != ANNOTATION_KEY}
+    if rest:
+        clean[ANNOTATION_KEY] = rest
+    return clean
+
+
+def original(transcript: Transcript, message: Message) -> tuple[Any, bool]:
+    """The native unit a message was read from (or None), and whether the message is unchanged."""
+    index = source_of(message)
+    units = transcript.extra.get("units")
+    if index is None or units is None or index >= len(units):
+        return None, False
+    return units[index], transcript.extra["originals"][index] == message
+
+
+def is_unchanged(transcript: Transcript) -> bool:
+    """True when the messages are exactly those the reader produced (nothing was compacted)."""
+    originals = transcript.extra.get("originals")
+    # Messages a compaction checkpoint replaced have no original (None): they are not live.
+    return originals is not None and transcript.messages == [m for m in originals if m is not None]
+
+
+def raw_line(record: Record) -> bytes:
+    return (record.raw if record.raw is not None else orjson.dumps(record.value)) + b"\n"
+
+
+def converted(transcript: Transcript) -> Transcript:
+    """The transcript as plain canonical messages, for a writer of another format."""
+    return Transcript([untagged(m) for m in transcript.messages], transcript.label)

@@ -1,16 +1,26 @@
 """``swe-agent``: a ``.traj`` JSON object whose ``history`` is the message list.
 
 SWE-agent answers tool calls with a ``tool_call_ids`` list; the canonical form wants
-``tool_call_id``, so the reader adds it and the writer takes it off again.
+``tool_call_id``, so the reader adds it and the writer takes it off again (items that
+already had one keep it: unchanged items are written back exactly as read). Text-mode
+files (actions fenced in assistant text, observations as ``user`` messages, old files
+without ``message_type``) have no tool structure and read as plain messages.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
-from compactctl.formats.records import Record, Transcript, check_message
+from compactctl.formats.records import (
+    Record,
+    Transcript,
+    check_message,
+    dumps_document,
+    is_unchanged,
+    original,
+    tag,
+    untagged,
+)
 
 NAME = "swe-agent"
 
@@ -29,19 +39,29 @@ def _canonical(item: Any) -> Any:
 
 def read(records: list[Record], path: str) -> list[Transcript]:
     document = records[0].value
+    history = document["history"]
     messages = [
-        check_message(_canonical(item), path, None, f"history[{i}]") for i, item in enumerate(document["history"])
+        tag(dict(check_message(_canonical(item), path, None, f"history[{i}]")), i) for i, item in enumerate(history)
     ]
-    return [Transcript(messages, envelope=document)]
+    extra = {"units": history, "originals": [dict(m) for m in messages], "raw": records[0].raw}
+    return [Transcript(messages, envelope=document, extra=extra)]
 
 
-def _native(message: dict[str, Any]) -> dict[str, Any]:
-    if "tool_call_ids" in message and "tool_call_id" in message:
+def _native(transcript: Transcript, message: dict[str, Any]) -> dict[str, Any]:
+    """The history item: as read when unchanged, else without the ``tool_call_id`` the reader added."""
+    item, same = original(transcript, message)
+    if same:
+        return item
+    message = untagged(message)
+    if "tool_call_ids" in message and (item is None or "tool_call_id" not in item):
         return {key: value for key, value in message.items() if key != "tool_call_id"}
     return message
 
 
 def write(transcripts: list[Transcript]) -> bytes:
     (transcript,) = transcripts
-    document = {**(transcript.envelope or {}), "history": [_native(m) for m in transcript.messages]}
-    return orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
+    raw = transcript.extra.get("raw")
+    if raw is not None and is_unchanged(transcript):
+        return raw
+    document = {**(transcript.envelope or {}), "history": [_native(transcript, m) for m in transcript.messages]}
+    return dumps_document(document, raw)

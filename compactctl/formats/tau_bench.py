@@ -5,9 +5,7 @@ Each run reads as one transcript; writing puts every run back with its ``traj`` 
 
 from __future__ import annotations
 
-import orjson
-
-from compactctl.formats.records import Record, Transcript, check_message
+from compactctl.formats.records import Record, Transcript, check_message, dumps_document
 
 NAME = "tau-bench"
 
@@ -30,4 +28,4 @@ def read(records: list[Record], path: str) -> list[Transcript]:
 
 def write(transcripts: list[Transcript]) -> bytes:
     runs = [{**(t.envelope or {}), "traj": t.messages} for t in transcripts]
-    return orjson.dumps(runs, option=orjson.OPT_INDENT_2) + b"\n"
+    return dumps_document(runs)

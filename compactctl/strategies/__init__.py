@@ -22,6 +22,7 @@ STRATEGIES: dict[str, Strategy] = {
     for s in (
         Strategy("window", window, WindowOptions, "keep system messages and the last --keep-recent messages"),
         Strategy("trim-tools", trim_tools, TrimOptions, "trim tool outputs over --tool-max-tokens to head and tail"),
+        Strategy("prune", prune, PruneOptions, "deterministic: supersede, deduplicate, restore what is referenced"),
         Strategy("summary", summary, SummaryOptions, "over --threshold, older messages become one summary message"),
         Strategy("rolling", rolling, RollingOptions, "a cumulative summary kept as a live agent would, --window kept"),
         Strategy(
@@ -30,6 +31,5 @@ STRATEGIES: dict[str, Strategy] = {
         Strategy(
             "structured", structured, StructuredOptions, "the agent strategy: last turns kept, the rest in 5 sections"
         ),
-        Strategy("prune", prune, PruneOptions, "deterministic: supersede, deduplicate, restore what is referenced"),
     )
 }

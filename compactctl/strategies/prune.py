@@ -365,10 +365,12 @@ def _restore(t: _Transcript, pruned: dict[int, tuple[str, int]], stub_mode: bool
             if cut:
                 satisfied, latest = kept_before[key][cut] > 0, found[cut - 1]
             else:
-                others = [d for d in found if d != k]
-                if not others:
+                # Nothing before k defines it; k itself may be the first definer, and does not count.
+                itself = found[0] == k
+                if len(found) == itself:
                     continue
-                satisfied, latest = any(active_at_start[d] for d in others), others[-1]
+                satisfied = kept_before[key][-1] - (itself and active_at_start[k]) > 0
+                latest = found[-1]
             if not satisfied:
                 keep(latest, f"referenced by #{labels[k]}")
     return restored

@@ -35,7 +35,11 @@ def make_summarizer(
     settings: Mapping[str, Any], counter: TokenCounter | None = None, out: IO[str] | None = None
 ) -> Summarizer:
     """The summarizer ``settings["summarizer"]`` names; ``openai`` is imported only here, only when named."""
-    get = {**SUMMARIZER_DEFAULTS, **{k: v for k, v in settings.items() if v is not None}}.get
+    merged: dict[str, Any] = {**SUMMARIZER_DEFAULTS, **{k: v for k, v in settings.items() if v is not None}}
+
+    def get(key: str) -> Any:
+        return merged[key]
+
     name = get("summarizer")
     if name == "extractive":
         return ExtractiveSummarizer(counter)

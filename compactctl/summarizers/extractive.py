@@ -2,8 +2,9 @@
 
 Deterministic (same input, same output) and bounded by the request's ``max_tokens``.
 What is kept when the bound bites follows what the next turn needs most: the goal
-and the user's constraints first, then ids, names and errors, the next steps and
-decisions, paths and commands, and last the prose of progress and numbers.
+and the user's constraints first, then ids, names, recent errors, paths and commands
+(what summaries are known to lose), the next steps and decisions, numbers, and last
+the prose of progress.
 
 Its own summaries are read back section by section, so folding a summary into the
 next one (``rolling``, merged chunks) keeps every item instead of re-extracting prose.
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 
 from compactctl.report import SummarizerUsage
 from compactctl.summarizers import SECTIONS, Summary, SummaryRequest
-from compactctl.summarizers.ledger import Fact, constraints, facts, is_observation, sentences
+from compactctl.summarizers.ledger import Fact, constraints, facts, is_demonstration, people, sentences
 from compactctl.tokens import TokenCounter, counter_for
 from compactctl.transcript import Message, content_text, tool_calls_of
 
@@ -27,15 +28,26 @@ NAME = "extractive"
 _PROGRESS = re.compile(
     r"\b(?:done|fixed|created|added|updated|changed|removed|implemented|passed|completed|succeeded|found|confirmed|"
     r"verified|booked|cancelled|canceled|refunded|resolved|modified|replaced|installed|reproduced|applied|"
-    r"I have|I've|we have|we've|has been|have been|is now|are now|now)\b",
+    r"I have|I've|we have|we've|has been|have been|is now|are now|now|"
+    r"c'est fait|j'ai|nous avons|a été|ont été|effectué|envoyé|commandé|remboursé|corrigé|ajouté|trouvé|vérifié)\b",
     re.I,
 )
 _DECISION = re.compile(
     r"\b(?:I will|I'll|we will|we'll|let's|let us|decided?|instead|chose|choose|going to|plan to|the fix is|"
-    r"approach|will use|should|agreed|offer(?:ed)?|prefer)\b",
+    r"approach|will use|should|agreed|offer(?:ed)?|prefer|"
+    r"je vais|nous allons|on va|je propose|je vous propose|décid\w*|plutôt|au lieu de|proposer)\b",
     re.I,
 )
-_NEXT = re.compile(r"\b(?:next|then|remaining|still need|todo|to do|need to|will|plan|pending|after that)\b", re.I)
+_NEXT = re.compile(
+    r"\b(?:next|then|remaining|still need|todo|to do|need to|will|plan|pending|after that|"
+    r"ensuite|puis|prochaine?|reste à|il reste|vous recevrez|je vous tiendrai|dès que)\b",
+    re.I,
+)
+_REQUEST = re.compile(
+    r"\?|\b(?:please|can you|could you|I want|I need|I'd like|help|fix|je voudrais|pouvez-vous|"
+    r"est-ce que|s'il vous plaît|svp|merci de|corrige\w*)\b",
+    re.I,
+)
 _FACT_LABELS = {"id": "Ids", "name": "Names", "error": "Errors", "path": "Paths", "number": "Numbers"}
 _LABEL_KINDS = {label: kind for kind, label in _FACT_LABELS.items()}
 _SEPARATOR = " | "
@@ -106,10 +118,11 @@ def extract(messages: list[Message]) -> Sections:
         )
         if parsed is not None:
             found.absorb(parsed)
-        else:
+        elif not is_demonstration(message):
             plain.append(message)
-    people = [m for m in plain if m.get("role") == "user" and not is_observation(m)]
-    first_request = next((m for m in people if content_text(m).strip()), None)
+    persons = people(plain)
+    first_request = next((m for m in persons if _REQUEST.search(content_text(m))), None)
+    first_request = first_request or next((m for m in persons if content_text(m).strip()), None)
     first_request = first_request or next((m for m in plain if m.get("role") == "user"), None)
     if first_request is not None and not found.items["Goal"]:
         goal = list(sentences(content_text(first_request)))[:_GOAL_SENTENCES]
@@ -138,9 +151,9 @@ def extract(messages: list[Message]) -> Sections:
         for sentence in sentences(content_text(message)):
             if _NEXT.search(sentence):
                 found.add("Next steps", _clip(sentence))
-    if plain and people and people[-1] is plain[-1]:
+    if plain and persons and persons[-1] is plain[-1]:
         # The conversation ends on a request nobody has answered yet: that is the next step.
-        found.add("Next steps", "Answer: " + _clip(" ".join(list(sentences(content_text(people[-1])))[:2])))
+        found.add("Next steps", "Answer: " + _clip(" ".join(list(sentences(content_text(persons[-1])))[:2])))
     return found
 
 
@@ -191,15 +204,18 @@ def choose(found: Sections, counter: TokenCounter, max_tokens: int) -> Sections:
         budget.offer("Constraints", item)
     for fact in [*by_kind["id"], *by_kind["name"], *by_kind["error"][-5:]]:
         budget.offer_fact(fact)
+    # Paths and commands together, the most recent first: what the agent touched last matters most.
+    for fact in _newest_first_facts([f for f in found.facts if f.kind in ("path", "command")]):
+        budget.offer_fact(fact)
     for item in _newest_first(found.items["Next steps"], 3):
         budget.offer("Next steps", item)
     for item in _newest_first(found.items["Decisions"], 3):
         budget.offer("Decisions", item)
-    for fact in [*by_kind["path"], *_newest_first_facts(by_kind["command"])]:
+    for fact in by_kind["number"]:
         budget.offer_fact(fact)
     for item in _newest_first(found.items["Progress"], 3):
         budget.offer("Progress", item)
-    for fact in [*by_kind["number"], *by_kind["error"][:-5]]:
+    for fact in by_kind["error"][:-5]:
         budget.offer_fact(fact)
     for section in ("Decisions", "Progress", "Next steps"):
         for item in _newest_first(found.items[section]):

@@ -38,7 +38,7 @@ _ID_PATTERNS = (
     re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"),  # e-mail addresses
 )
 _ERROR = re.compile(
-    r"Traceback|\b\w*(?:Error|Exception)\b|\bFAILED\b|\bFAIL:|\bfatal:|\berror:|\bpanic:|Permission denied"
+    r"Traceback|\b\w*(?:Error|Exception)\b|\bERROR\b|\bFAILED\b|\bFAIL:|\bfatal:|\berror:|\bpanic:|Permission denied"
     r"|No such file|command not found|\bnot found\b|\bfailed\b",
 )
 _NAME = re.compile(r"\b(?:[Mm]y name is|I am|I'm|[Jj]e m'appelle|[Nn]ame:)\s+([A-Z][a-zà-ÿ]+(?:\s+[A-Z][a-zà-ÿ]+)?)")
@@ -113,16 +113,21 @@ _COMMAND_WORDS = (
     "debug_start",
     "str_replace_editor",
 )
+_PROGRESS_BAR = re.compile(r"\[\s*\d{1,3}%\]")  # pytest's "[ 37%]": a position, not a measure
+_LISTING_LINE = re.compile(r"^\s*\d+:")  # a line of a numbered file view, not prose or an error
+_CODE_CHARS = re.compile(r"[(){}\[\]=;<>_`\\]")
 _FENCE = re.compile(r"```[\w+-]*\n(.*?)```", re.S)
 _INLINE_CODE = re.compile(r"`([^`\n]{2,200})`")
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[\"'(\[A-ZÀ-Ý0-9])")
 
+# Negations in French take "ne ... pas"; a past tense ("je n'ai rien reçu") is a statement, not a rule.
 CONSTRAINT_CUES = re.compile(
     r"\b(?:never|always|must|mustn't|do not|don't|does not|should not|shouldn't|only|make sure|ensure|avoid|"
-    r"no more than|at most|at least|required?|without|please keep|keep the|not allowed|forbidden|"
+    r"no more than|at most|at least|required?|please keep|keep the|not allowed|forbidden|prefer|rather than|"
     r"jamais|toujours|il faut|il ne faut|uniquement|seulement|doit|doivent|devez|interdit|obligatoire|surtout|"
-    r"évite[rz]?|au plus|au moins|sans|pas de)\b"
-    r"|\bne\s+\S+\s+(?:pas|jamais|plus|rien)\b|\bn'\S+\s+(?:pas|jamais|plus|rien)\b",
+    r"évite[rz]?|au plus|au moins|préf[èé]r\w*|plutôt que)\b"
+    r"|\bne\s+(?:\S+\s+)?(?:pas|jamais|plus|rien)\b"
+    r"|\bn'(?!(?:ai|as|a|avons|avez|ont|avait|avaient|était|étaient|est)\b)\S+\s+(?:pas|jamais|plus|rien)\b",
     re.I,
 )
 
@@ -142,19 +147,50 @@ def sentences(text: str) -> Iterator[str]:
             yield from (part.strip() for part in _SENTENCE_END.split(line) if part.strip())
 
 
-def is_observation(message: Message) -> bool:
-    """Tool output sent in a user message (SWE-agent style), not something a person wrote."""
-    return message.get("message_type") == "observation" and message.get("role") == "user"
+_OBSERVATION_MARKS = ("(Open file:", "(Current directory:", "bash-$")
+
+
+def is_observation(message: Message, previous: Message | None) -> bool:
+    """Tool output sent back in a user message (SWE-agent style), not something a person wrote.
+
+    SWE-agent marks its task message as an observation too; only what answers the
+    agent (a user message right after an assistant one) is taken for tool output.
+    """
+    if message.get("role") != "user" or previous is None or previous.get("role") not in ("assistant", "tool"):
+        return False
+    if message.get("message_type") == "observation":
+        return True
+    text = content_text(message)
+    return any(mark in text for mark in _OBSERVATION_MARKS)
+
+
+def people(messages: list[Message]) -> list[Message]:
+    """The user messages a person wrote (not tool output sent back as a user message)."""
+    return [
+        message
+        for previous, message in zip([None, *messages], messages, strict=False)
+        if message.get("role") == "user" and not is_observation(message, previous)
+    ]
+
+
+def is_prose(sentence: str) -> bool:
+    """A sentence a person wrote, not a line of code or of a file listing."""
+    if _LISTING_LINE.match(sentence) or sentence.startswith(("#", "//", "'", '"')):
+        return False
+    return len(_CODE_CHARS.findall(sentence)) * 25 <= len(sentence)  # at most 1 code character in 25
 
 
 def constraints(messages: list[Message]) -> list[str]:
     """The user's explicit constraints, sentence by sentence, verbatim and deduplicated."""
     found: dict[str, None] = {}
-    for message in messages:
-        if message.get("role") != "user" or is_observation(message):
-            continue
+    for message in people(messages):
         for sentence in sentences(content_text(message)):
-            if len(sentence.split()) >= 3 and len(sentence) <= 400 and CONSTRAINT_CUES.search(sentence):
+            if (
+                len(sentence.split()) >= 3
+                and len(sentence) <= 400
+                and is_prose(sentence)
+                and CONSTRAINT_CUES.search(sentence)
+            ):
                 found.setdefault(sentence, None)
     return list(found)
 
@@ -198,6 +234,19 @@ def _argument_values(arguments: object) -> Iterator[str]:
             stack.extend(item)
 
 
+def _is_path(text: str) -> bool:
+    """A path, not a ratio, a date or two words with a slash ("n/a", "start/end")."""
+    if text.replace("/", "").replace(".", "").isdigit():
+        return False
+    last = text.rstrip("/").rsplit("/", 1)[-1]
+    return text.startswith(("/", "./", "../", "~/")) or "." in last or text.count("/") >= 2
+
+
+def is_demonstration(message: Message) -> bool:
+    """An example run shown to the agent (SWE-agent ``is_demo``): not part of this session."""
+    return message.get("is_demo") is True
+
+
 def facts(messages: list[Message]) -> list[Fact]:
     """Every fact in the messages, first occurrence first, each text once."""
     seen: dict[str, Fact] = {}
@@ -237,7 +286,12 @@ def facts(messages: list[Message]) -> list[Fact]:
             stripped = line.strip()
             if stripped.startswith("$ ") and _looks_like_command(stripped):
                 add("command", stripped[2:])
-            if _ERROR.search(stripped) and len(stripped) <= 300 and message.get("role") != "assistant":
+            if (
+                _ERROR.search(stripped)
+                and len(stripped) <= 300
+                and message.get("role") != "assistant"
+                and not _LISTING_LINE.match(stripped)
+            ):
                 add("error", stripped)
         for match in _NAME.finditer(text):
             add("name", match.group(1))
@@ -247,9 +301,8 @@ def facts(messages: list[Message]) -> list[Fact]:
         for match in _URL.finditer(text):
             add("path", match.group(0))
         for match in _PATH.finditer(_URL.sub(" ", text)):
-            path = match.group(0)
-            if not path.replace("/", "").replace(".", "").isdigit():  # dates and ratios are not paths
-                add("path", path)
-        for match in _NUMBER.finditer(text):
+            if _is_path(match.group(0)):
+                add("path", match.group(0))
+        for match in _NUMBER.finditer(_PROGRESS_BAR.sub(" ", text)):
             add("number", match.group(0))
     return list(seen.values())

@@ -62,10 +62,7 @@ class OpenAISummarizer:
         self.cache = DiskCache(config.cache_dir) if config.cache_dir is not None else None
         self._client: openai.OpenAI | None = None
         self._lock = threading.Lock()
-        if not config.dry_run:
-            self._key = config.api_key or os.environ.get("OPENAI_API_KEY")
-            if not self._key and config.base_url is None:
-                raise InputError("the openai summarizer needs OPENAI_API_KEY (or --base-url for a local server)")
+        self._key = config.api_key or os.environ.get("OPENAI_API_KEY")
 
     @property
     def base_url(self) -> str:
@@ -74,6 +71,9 @@ class OpenAISummarizer:
     def client(self) -> openai.OpenAI:
         with self._lock:
             if self._client is None:
+                # Checked on first use: a run whose steps summarize nothing needs no key.
+                if not self._key and self.config.base_url is None:
+                    raise InputError("the openai summarizer needs OPENAI_API_KEY (or --base-url for a local server)")
                 self._client = openai.OpenAI(
                     # A local server without auth still needs some key for the client to start.
                     api_key=self._key or "no-key",

@@ -191,3 +191,13 @@ def test_console_script_prunes_real_tau_bench_runs(tmp_path):
     assert report["messages_after"] < report["messages_before"]
     _, runs, _ = load(target.read_bytes())
     assert all(is_valid(run.messages) for run in runs)
+
+
+@pytest.mark.parametrize("mode", ["stub", "drop"])
+def test_pruning_a_pruned_file_changes_nothing(tmp_path, mode):
+    source = write_chat(tmp_path / "run.jsonl", session())
+    once, twice = tmp_path / "once.jsonl", tmp_path / "twice.jsonl"
+    assert runner.invoke(app, ["prune", str(source), "-o", str(once), "--mode", mode, "-q"]).exit_code == 0
+    assert runner.invoke(app, ["prune", str(once), "-o", str(twice), "--mode", mode, "-q"]).exit_code == 0
+    assert once.read_bytes() != source.read_bytes()
+    assert twice.read_bytes() == once.read_bytes()

@@ -1,0 +1,369 @@
+"""``anthropic``: Anthropic Messages, as JSON Lines of ``{role, content}`` or as request objects.
+
+Two layouts read: one MessageParam per line (or a JSON array of them) with the system
+prompt as its own ``{"system": ...}`` record, or one request object per line
+(``{model, system?, messages, ...}``, each read as one transcript, its other keys kept).
+
+``tool_use`` blocks become ``tool_calls`` (``input`` object <-> ``arguments`` string),
+each ``tool_result`` block a ``tool`` message; images become ``image_url`` data URLs.
+``thinking`` and ``redacted_thinking`` blocks are not canonical content: they stay with
+their assistant message and are written back unmodified, as the API requires. Claude
+Code sessions (``claude_code.py``) reuse this mapping.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from compactctl.errors import InputError
+from compactctl.formats.records import (
+    Record,
+    Transcript,
+    document_layout,
+    dumps_document,
+    is_unchanged,
+    original,
+    raw_line,
+    tag,
+)
+from compactctl.transcript import Message, content_text
+
+NAME = "anthropic"
+
+ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use"})
+KEPT_BLOCKS = frozenset({"thinking", "redacted_thinking"})
+
+
+def _has_blocks(message: Any) -> bool:
+    content = message.get("content") if isinstance(message, dict) else None
+    return isinstance(content, list) and any(
+        isinstance(block, dict)
+        and (block.get("type") in ANTHROPIC_BLOCKS or (block.get("type") == "image" and "source" in block))
+        for block in content
+    )
+
+
+def _is_system_record(value: Any) -> bool:
+    return isinstance(value, dict) and "system" in value and "role" not in value and "messages" not in value
+
+
+def _is_request(value: Any) -> bool:
+    if not isinstance(value, dict) or not isinstance(value.get("messages"), list):
+        return False
+    return "system" in value or "max_tokens" in value or any(_has_blocks(m) for m in value["messages"][:50])
+
+
+def detect(records: list[Record]) -> bool:
+    first = [record.value for record in records[:50]]
+    if first and _is_request(first[0]):
+        return True
+    return any(_is_system_record(value) or _has_blocks(value) for value in first) and all(
+        _is_system_record(value) or (isinstance(value, dict) and value.get("role") in ("user", "assistant"))
+        for value in first
+    )
+
+
+# -- blocks <-> canonical ---------------------------------------------------------------
+
+
+def block_to_part(block: Any) -> Any:
+    if not isinstance(block, dict):
+        return block
+    if block.get("type") == "image" and isinstance(block.get("source"), dict):
+        source = block["source"]
+        if source.get("type") == "base64":
+            return {
+                "type": "image_url",
+                "image_url": {"url": f"data:{source.get('media_type')};base64,{source.get('data')}"},
+            }
+        if source.get("type") == "url":
+            return {"type": "image_url", "image_url": {"url": source.get("url", "")}}
+    if block.get("type") == "text":
+        return {"type": "text", "text": block.get("text", "")}
+    return block
+
+
+def part_to_block(part: Any) -> Any:
+    if not isinstance(part, dict):
+        return part
+    if part.get("type") == "image_url" and isinstance(part.get("image_url"), dict):
+        url = str(part["image_url"].get("url", ""))
+        if url.startswith("data:") and ";base64," in url:
+            media_type, data = url[5:].split(";base64,", 1)
+            return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}
+        return {"type": "image", "source": {"type": "url", "url": url}}
+    if part.get("type") == "text":
+        return {"type": "text", "text": part.get("text", "")}
+    return part
+
+
+def blocks_to_content(blocks: Any) -> Any:
+    if not isinstance(blocks, list):
+        return blocks
+    parts = [block_to_part(block) for block in blocks]
+    if len(parts) == 1 and isinstance(parts[0], dict) and parts[0].get("type") == "text":
+        return parts[0]["text"]
+    return parts
+
+
+def content_to_blocks(content: Any) -> list[Any]:
+    if content is None or content == "":
+        return []
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [part_to_block(part) for part in content]
+
+
+def tool_use_to_call(block: dict[str, Any]) -> dict[str, Any]:
+    arguments = block.get("input", {})
+    return {
+        "id": block.get("id"),
+        "type": "function",
+        "function": {"name": block.get("name", ""), "arguments": orjson.dumps(arguments).decode()},
+    }
+
+
+def assistant_message(blocks: Any) -> Message:
+    """One canonical assistant message from an Anthropic assistant message's content."""
+    if isinstance(blocks, str):
+        return {"role": "assistant", "content": blocks}
+    texts = [block for block in blocks if isinstance(block, dict) and block.get("type") == "text"]
+    calls = [
+        tool_use_to_call(b) for b in blocks if isinstance(b, dict) and b.get("type") in ("tool_use", "server_tool_use")
+    ]
+    content: Any = blocks_to_content(texts) if texts else None
+    message: Message = {"role": "assistant", "content": content}
+    if calls:
+        message["tool_calls"] = calls
+    return message
+
+
+def user_messages(content: Any) -> list[tuple[Message, list[int]]]:
+    """Canonical messages from a user message's content: tool results first, then the rest."""
+    if not isinstance(content, list):
+        return [({"role": "user", "content": content}, [])]
+    out: list[tuple[Message, list[int]]] = []
+    rest: list[int] = []
+    for j, block in enumerate(content):
+        if isinstance(block, dict) and block.get("type") == "tool_result":
+            result = block.get("content", "")
+            out.append(
+                ({"role": "tool", "tool_call_id": block.get("tool_use_id"), "content": blocks_to_content(result)}, [j])
+            )
+        else:
+            rest.append(j)
+    if rest:
+        out.append(({"role": "user", "content": blocks_to_content([content[j] for j in rest])}, rest))
+    return out
+
+
+def call_input(call: dict[str, Any], template: dict[str, Any] | None) -> Any:
+    arguments = (call.get("function") or {}).get("arguments", "")
+    try:
+        return orjson.loads(arguments) if arguments else {}
+    except orjson.JSONDecodeError:
+        # Arguments cut by a strategy are no longer JSON; the original object is the honest answer.
+        return template.get("input", {}) if template else {"arguments": arguments}
+
+
+def assistant_blocks(message: Message, template: list[Any] | None) -> list[Any]:
+    """Blocks for a changed or new assistant message: thinking kept as it was, text and calls from the message."""
+    template = template or []
+    calls = {call.get("id"): call for call in message.get("tool_calls") or [] if isinstance(call, dict)}
+    text = content_to_blocks(message.get("content"))
+    blocks: list[Any] = []
+    wrote_text = False
+    for block in template:
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind in KEPT_BLOCKS:
+            blocks.append(block)
+        elif kind == "text" and not wrote_text:
+            blocks.extend(text)
+            wrote_text = True
+        elif kind in ("tool_use", "server_tool_use") and block.get("id") in calls:
+            call = calls.pop(block["id"])
+            function = call.get("function") or {}
+            blocks.append({**block, "name": function.get("name", ""), "input": call_input(call, block)})
+    if not wrote_text:
+        position = next((i for i, b in enumerate(blocks) if b.get("type") not in KEPT_BLOCKS), len(blocks))
+        blocks[position:position] = text
+    for call in calls.values():
+        function = call.get("function") or {}
+        blocks.append(
+            {
+                "type": "tool_use",
+                "id": call.get("id"),
+                "name": function.get("name", ""),
+                "input": call_input(call, None),
+            }
+        )
+    return blocks
+
+
+def tool_result_block(message: Message, template: dict[str, Any] | None) -> dict[str, Any]:
+    content = message.get("content")
+    native = content if isinstance(content, str) or content is None else content_to_blocks(content)
+    block = {
+        **(template or {"type": "tool_result"}),
+        "tool_use_id": message.get("tool_call_id"),
+        "content": native or "",
+    }
+    return block
+
+
+def system_text(value: Any) -> Any:
+    return blocks_to_content(value) if isinstance(value, list) else value
+
+
+# -- reading --------------------------------------------------------------------------
+
+
+def _read_params(params: list[tuple[int, Any]], path: str, line_of: dict[int, int]) -> dict[str, Any]:
+    """Canonical messages from (index, MessageParam or system record) pairs."""
+    messages: list[Message] = []
+    units: list[tuple[int, list[int] | None]] = []  # (record index, block indices or None = whole)
+    for index, value in params:
+        line = line_of.get(index)
+        if _is_system_record(value):
+            messages.append(tag({"role": "system", "content": system_text(value["system"])}, len(units)))
+            units.append((index, None))
+            continue
+        if not isinstance(value, dict) or value.get("role") not in ("user", "assistant"):
+            role = value.get("role") if isinstance(value, dict) else type(value).__name__
+            raise InputError(f"expected an Anthropic message with role user or assistant, got {role!r}", path, line)
+        content = value.get("content")
+        if not isinstance(content, (str, list)):
+            raise InputError(f"{value['role']} content must be a string or a list of blocks", path, line)
+        if value["role"] == "assistant":
+            messages.append(tag(assistant_message(content), len(units)))
+            units.append((index, None))
+            continue
+        for message, blocks in user_messages(content):
+            messages.append(tag(message, len(units)))
+            units.append((index, blocks if isinstance(content, list) else None))
+    return {"messages": messages, "units": units, "originals": [dict(m) for m in messages]}
+
+
+def read(records: list[Record], path: str) -> list[Transcript]:
+    if records and _is_request(records[0].value):
+        transcripts = []
+        for record in records:
+            request = record.value
+            if not _is_request(request):
+                raise InputError("expected an Anthropic request object with a 'messages' list", path, record.line)
+            params = list(enumerate(request["messages"]))
+            if "system" in request:
+                params.insert(0, (-1, {"system": request["system"]}))
+            state = _read_params(params, path, {})
+            label = f"line {record.line}" if len(records) > 1 else ""
+            transcripts.append(
+                Transcript(state.pop("messages"), label, envelope=request, extra={**state, "raw": record.raw})
+            )
+        return transcripts
+    state = _read_params(
+        [(i, r.value) for i, r in enumerate(records)], path, {i: r.line for i, r in enumerate(records)}
+    )
+    extra = {**state, "records": records, "layout": document_layout(records)}
+    return [Transcript(state.pop("messages"), extra=extra)]
+
+
+# -- writing --------------------------------------------------------------------------
+
+
+def _native_of(transcript: Transcript, index: int) -> Any:
+    envelope = transcript.envelope
+    if envelope is not None:
+        return {"system": envelope.get("system")} if index == -1 else envelope["messages"][index]
+    return transcript.extra["records"][index].value
+
+
+def params_of(transcript: Transcript) -> list[tuple[int | None, dict[str, Any]]]:
+    """(record index when written back as read, else None; MessageParam or system record)."""
+    out: list[tuple[int | None, dict[str, Any]]] = []
+    groups: list[tuple[int | None, str, list[Any], list[Message]]] = []  # (record, role, blocks, messages)
+    for message in transcript.messages:
+        role = message.get("role")
+        unit, same = original(transcript, message)
+        index, block_indices = unit if unit is not None else (None, None)
+        native = _native_of(transcript, index) if index is not None else None
+        if role in ("system", "developer"):
+            groups.append((index if same else None, "system", [message], [message]))
+            continue
+        if role == "assistant":
+            template = native.get("content") if native else None
+            blocks = template if same else assistant_blocks(message, template if isinstance(template, list) else None)
+            groups.append((index, "assistant", blocks if isinstance(blocks, list) else [blocks], [message]))
+            continue
+        if role == "tool":
+            template = native["content"][block_indices[0]] if native and block_indices else None
+            blocks = [template if same else tool_result_block(message, template)]
+        elif same and native is not None:
+            native_content = native["content"]
+            blocks = [native_content[j] for j in block_indices] if block_indices is not None else [native_content]
+        else:
+            blocks = (
+                content_to_blocks(message.get("content"))
+                if role == "user"
+                else [{"type": "text", "text": str(message.get("content") or "")}]
+            )
+        last = groups[-1] if groups else None
+        only_results = last is not None and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in last[2])
+        if (
+            last is not None
+            and last[1] == "user"
+            and ((index is not None and last[0] == index) or (role == "tool" and only_results))
+        ):
+            last[2].extend(blocks)
+            last[3].append(message)
+        else:
+            groups.append((index, "user", blocks, [message]))
+    for index, role, blocks, messages in groups:
+        if role == "system":
+            text = messages[0].get("content")
+            out.append((index, {"system": text if isinstance(text, str) else content_to_blocks(text)}))
+            continue
+        native = _native_of(transcript, index) if index is not None else None
+        content: Any = blocks
+        if len(blocks) == 1 and isinstance(blocks[0], str):
+            content = blocks[0]
+        param = {**(native or {}), "role": role, "content": content}
+        same = native is not None and param == native and all(original(transcript, m)[1] for m in messages)
+        out.append((index if same else None, param))
+    return out
+
+
+def write(transcripts: list[Transcript]) -> bytes:
+    lines: list[bytes] = []
+    layout = "jsonl"
+    for transcript in transcripts:
+        if transcript.envelope is not None:
+            lines.append(_write_request(transcript))
+            continue
+        records: list[Record] = transcript.extra.get("records", [])
+        layout = transcript.extra.get("layout", layout)
+        if is_unchanged(transcript):
+            lines.extend(raw_line(record) for record in records)
+            continue
+        for index, param in params_of(transcript):
+            lines.append(raw_line(records[index]) if index is not None else orjson.dumps(param) + b"\n")
+    if layout == "json":
+        return dumps_document([orjson.loads(line) for line in lines])
+    return b"".join(lines)
+
+
+def _write_request(transcript: Transcript) -> bytes:
+    raw = transcript.extra.get("raw")
+    if is_unchanged(transcript) and raw is not None:
+        return raw + b"\n"
+    request = dict(transcript.envelope or {})
+    params = params_of(transcript)
+    systems = [param["system"] for _, param in params if "system" in param and "role" not in param]
+    request["messages"] = [param for _, param in params if "role" in param]
+    if len(systems) == 1:
+        request["system"] = systems[0]
+    elif systems:
+        # A request has one system prompt: a summary placed after it joins it there.
+        request["system"] = "\n\n".join(s if isinstance(s, str) else content_text({"content": s}) for s in systems)
+    return orjson.dumps(request) + b"\n"

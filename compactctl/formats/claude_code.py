@@ -1,0 +1,336 @@
+"""``claude-code``: Claude Code session JSONL (``~/.claude/projects/<dir>/<session>.jsonl``).
+
+Reading: ``user``/``assistant`` records carry Anthropic messages. Claude Code writes one
+content block per assistant record, so consecutive assistant records sharing
+``message.id`` are merged back into one message (non-message records in between are
+skipped over); each ``tool_result`` becomes its own ``tool`` message, so parallel
+results written as separate records are joined by simply following each other.
+Attachments, snapshots, titles, queue operations, hook summaries, API error stubs and
+(in a main session file) interleaved subagent sidechain records are not model input:
+they stay in the file, untouched, in place. A subagent's own file (only sidechain
+records) reads as that subagent's conversation. The file is read in line order: the
+``parentUuid`` tree (rewinds, branches) is not followed. ``isMeta`` texts and
+``<command-...>`` markup are annotated ``kind: "harness"``. After a ``compact_boundary``
+record the model saw only what follows it, so only that is read.
+
+Writing: unchanged sessions come back byte for byte. A compacted session is written as
+Claude Code's own ``/compact`` does: every old record stays, then a ``system`` record with
+``subtype: "compact_boundary"``, then the summary as a ``user`` record with
+``isCompactSummary: true``, then the kept messages as new records chained by
+``parentUuid`` (one content block per assistant record, as Claude Code writes them).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from compactctl.errors import InputError
+from compactctl.formats.anthropic import (
+    assistant_blocks,
+    assistant_message,
+    content_to_blocks,
+    tool_result_block,
+    user_messages,
+)
+from compactctl.formats.records import Record, Transcript, is_unchanged, original, raw_line, tag
+from compactctl.transcript import Message, content_text
+
+NAME = "claude-code"
+
+RECORD_TYPES = frozenset(
+    {
+        "user",
+        "assistant",
+        "system",
+        "attachment",
+        "summary",
+        "queue-operation",
+        "last-prompt",
+        "ai-title",
+        "custom-title",
+        "file-history-snapshot",
+    }
+)
+HARNESS_MARKUP = (
+    "<command-",
+    "<local-command-",
+    "<system-reminder>",
+    "<bash-input>",
+    "<bash-stdout>",
+    "<task-notification>",
+)
+SUMMARY_INTRO = (
+    "This session is being continued from a previous conversation that ran out of context. "
+    "The conversation is summarized below:\n"
+)
+# The envelope keys of a record, in the order Claude Code writes them.
+ENVELOPE = ("parentUuid", "isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch", "entrypoint", "slug")
+_NAMESPACE = uuid.UUID("6f1c9b1e-2f5a-4a55-9a8e-63a1d1c0c7e1")
+
+
+def detect(records: list[Record]) -> bool:
+    return any(
+        isinstance(r.value, dict)
+        and r.value.get("type") in RECORD_TYPES
+        and any(key in r.value for key in ("sessionId", "uuid", "leafUuid", "messageId"))
+        for r in records[:20]
+    )
+
+
+def _is_message_record(value: dict[str, Any], sidechain: bool = False) -> bool:
+    """A user/assistant record of the conversation being read (the main one, or a subagent's own file)."""
+    return (
+        value.get("type") in ("user", "assistant")
+        and isinstance(value.get("message"), dict)
+        and bool(value.get("isSidechain")) == sidechain
+        and not value.get("isApiErrorMessage")
+    )
+
+
+def _is_subagent_file(records: list[Record]) -> bool:
+    """Subagent transcripts (``subagents/agent-<id>.jsonl``) hold only sidechain records."""
+    values = [r.value for r in records if isinstance(r.value, dict) and r.value.get("type") in ("user", "assistant")]
+    return bool(values) and all(v.get("isSidechain") for v in values)
+
+
+def _is_boundary(value: dict[str, Any]) -> bool:
+    return value.get("type") == "system" and value.get("subtype") == "compact_boundary"
+
+
+def is_harness(record: dict[str, Any], content: Any) -> bool:
+    if record.get("isMeta"):
+        return True
+    text = content if isinstance(content, str) else ""
+    if isinstance(content, list) and content and isinstance(content[0], dict):
+        text = str(content[0].get("text", ""))
+    return text.lstrip().startswith(HARNESS_MARKUP)
+
+
+@dataclass
+class _Group:
+    kind: str  # "assistant" or "user"
+    records: list[int]
+    message_id: Any = None
+    blocks: list[Any] = field(default_factory=list)
+
+
+def _groups(records: list[Record], path: str) -> tuple[list[_Group], int]:
+    """API messages (assistant records merged by ``message.id``), and where the live context starts."""
+    groups: list[_Group] = []
+    start = 0
+    open_assistant: _Group | None = None
+    sidechain = _is_subagent_file(records)
+    for index, record in enumerate(records):
+        value = record.value
+        if not isinstance(value, dict):
+            raise InputError(f"expected a Claude Code record object, got {type(value).__name__}", path, record.line)
+        if _is_boundary(value) and bool(value.get("isSidechain")) == sidechain:
+            groups, start, open_assistant = [], index + 1, None
+            continue
+        if not _is_message_record(value, sidechain):
+            continue
+        message = value["message"]
+        content = message.get("content")
+        if not isinstance(content, (str, list)):
+            raise InputError(f"{value['type']} message content must be a string or a list of blocks", path, record.line)
+        if value["type"] == "assistant":
+            blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+            if (
+                open_assistant is not None
+                and message.get("id") is not None
+                and open_assistant.message_id == message.get("id")
+            ):
+                open_assistant.records.append(index)
+                open_assistant.blocks.extend(blocks)
+                continue
+            open_assistant = _Group("assistant", [index], message.get("id"), list(blocks))
+            groups.append(open_assistant)
+        else:
+            open_assistant = None
+            groups.append(_Group("user", [index]))
+    return groups, start
+
+
+def read(records: list[Record], path: str) -> list[Transcript]:
+    groups, start = _groups(records, path)
+    messages: list[Message] = []
+    units: list[tuple[str, list[int], list[int] | None]] = []
+    counted: set[Any] = set()
+    for group in groups:
+        if group.kind == "assistant":
+            message = assistant_message(group.blocks)
+            usage = records[group.records[-1]].value["message"].get("usage")
+            # A response whose records a tool result interrupted is still one call: count its usage once.
+            if isinstance(usage, dict) and (group.message_id is None or group.message_id not in counted):
+                message["usage"] = usage  # the API-reported usage of this call, for report
+                counted.add(group.message_id)
+            messages.append(tag(message, len(units)))
+            units.append(("assistant", group.records, None))
+            continue
+        value = records[group.records[0]].value
+        content = value["message"].get("content")
+        for message, blocks in user_messages(content):
+            annotations = {"kind": "harness"} if message["role"] == "user" and is_harness(value, content) else {}
+            messages.append(tag(message, len(units), **annotations))
+            units.append(("user", group.records, blocks if isinstance(content, list) else None))
+    extra = {
+        "records": records,
+        "units": units,
+        "originals": [dict(m) for m in messages],
+        "live_from": start,
+    }
+    return [Transcript(messages, extra=extra)]
+
+
+# -- writing --------------------------------------------------------------------------
+
+
+def write(transcripts: list[Transcript]) -> bytes:
+    out: list[bytes] = []
+    for transcript in transcripts:
+        records: list[Record] = transcript.extra.get("records", [])
+        out.extend(raw_line(record) for record in records)
+        if not is_unchanged(transcript):
+            new = compacted_records(transcript) if records else session_records(transcript.messages)
+            out.extend(orjson.dumps(record) + b"\n" for record in new)
+    return b"".join(out)
+
+
+class _Chain:
+    """New records chained by ``parentUuid``, with deterministic uuids (reruns give the same file)."""
+
+    def __init__(self, base: dict[str, Any], parent: str | None, seed: str) -> None:
+        self.base = base
+        self.parent = parent
+        self.seed = seed
+        self.records: list[dict[str, Any]] = []
+        self.renamed: dict[str, str] = {}  # old uuid -> new uuid
+
+    def add(self, record: dict[str, Any], old_uuid: Any = None) -> dict[str, Any]:
+        new_uuid = str(uuid.uuid5(_NAMESPACE, f"{self.seed}/{len(self.records)}"))
+        envelope = {key: self.base[key] for key in ENVELOPE if key in self.base}
+        merged = {**envelope, **record, "parentUuid": self.parent, "uuid": new_uuid}
+        merged.setdefault("timestamp", self.base.get("timestamp"))
+        if isinstance(old_uuid, str):
+            self.renamed[old_uuid] = new_uuid
+        self.records.append(merged)
+        self.parent = new_uuid
+        return merged
+
+
+def compacted_records(transcript: Transcript) -> list[dict[str, Any]]:
+    """The records Claude Code's ``/compact`` would append: boundary, summary, then the kept messages."""
+    records: list[Record] = transcript.extra.get("records", [])
+    values = [r.value for r in records if isinstance(r.value, dict)]
+    sidechain = _is_subagent_file(records)
+    last = next((v for v in reversed(values) if _is_message_record(v, sidechain)), values[-1] if values else {})
+    last_uuid = next((v.get("uuid") for v in reversed(values) if isinstance(v.get("uuid"), str)), None)
+    base = {key: last[key] for key in (*ENVELOPE, "timestamp") if key in last}
+    base.setdefault("sessionId", str(uuid.uuid5(_NAMESPACE, "session")))
+    base["isSidechain"] = sidechain
+    chain = _Chain(base, None, f"{base.get('sessionId')}/{last_uuid}")
+    chain.add(
+        {
+            "type": "system",
+            "subtype": "compact_boundary",
+            "content": "Conversation compacted",
+            "isMeta": False,
+            "timestamp": base.get("timestamp"),
+            "level": "info",
+            "compactMetadata": {"trigger": "manual", "preTokens": _pre_tokens(transcript)},
+            "logicalParentUuid": last_uuid,
+        }
+    )
+    chain.records[0]["parentUuid"] = None
+    summarized = False
+    for message in transcript.messages:
+        unit, same = original(transcript, message)
+        role = message.get("role")
+        if unit is None and role != "assistant" and role != "tool" and not summarized and len(chain.records) == 1:
+            chain.add(
+                {
+                    "type": "user",
+                    "message": {"role": "user", "content": SUMMARY_INTRO + content_text(message)},
+                    "isVisibleInTranscriptOnly": True,
+                    "isCompactSummary": True,
+                }
+            )
+            summarized = True
+            continue
+        if role == "assistant":
+            _add_assistant(chain, records, message, unit, same)
+        else:
+            _add_user(chain, records, message, unit, same)
+    return chain.records
+
+
+def session_records(messages: list[Message]) -> list[dict[str, Any]]:
+    """A session for messages from another format (no compaction boundary: nothing came before)."""
+    base = {"isSidechain": False, "userType": "external", "sessionId": str(uuid.uuid5(_NAMESPACE, "session"))}
+    chain = _Chain(base, None, "new")
+    for message in messages:
+        if message.get("role") == "assistant":
+            _add_assistant(chain, [], message, None, False)
+        else:
+            _add_user(chain, [], message, None, False)
+    return chain.records
+
+
+def _pre_tokens(transcript: Transcript) -> int:
+    """What the context held before: the last API-reported input, else a chars/4 estimate."""
+    for message in reversed(transcript.extra.get("originals", [])):
+        usage = message.get("usage") if message else None
+        if isinstance(usage, dict) and "input_tokens" in usage:
+            return sum(
+                int(usage.get(k) or 0)
+                for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+            )
+    return sum(len(content_text(m)) for m in transcript.extra.get("originals", []) if m) // 4
+
+
+def _add_assistant(chain: _Chain, records: list[Record], message: Message, unit: Any, same: bool) -> None:
+    templates = [records[i].value for i in unit[1]] if unit else []
+    blocks = [block for t in templates for block in (t["message"].get("content") or [])] if templates else []
+    if not same:
+        blocks = assistant_blocks(message, blocks or None)
+    first = templates[0] if templates else {}
+    native = dict(first.get("message") or {})
+    if not native:
+        native = {
+            "id": f"msg_compactctl_{len(chain.records)}",
+            "type": "message",
+            "role": "assistant",
+            "model": "<synthetic>",
+        }
+    for n, block in enumerate(blocks):
+        template = templates[n] if n < len(templates) else first
+        record = {k: v for k, v in template.items() if k not in ("uuid", "parentUuid", "message")}
+        record.setdefault("type", "assistant")
+        chain.add({**record, "message": {**native, "content": [block]}}, template.get("uuid"))
+
+
+def _add_user(chain: _Chain, records: list[Record], message: Message, unit: Any, same: bool) -> None:
+    template = records[unit[1][0]].value if unit else {}
+    record = {k: v for k, v in template.items() if k not in ("uuid", "parentUuid", "message")}
+    if not same:
+        record.pop("toolUseResult", None)  # the tool's own copy of the output no longer matches it
+    if isinstance(record.get("sourceToolAssistantUUID"), str):
+        record["sourceToolAssistantUUID"] = chain.renamed.get(
+            record["sourceToolAssistantUUID"], record["sourceToolAssistantUUID"]
+        )
+    record["type"] = "user"
+    if message.get("role") == "tool":
+        blocks = unit[2] if unit and unit[2] else None
+        block_template = template["message"]["content"][blocks[0]] if blocks else None
+        content: Any = [block_template if same and block_template else tool_result_block(message, block_template)]
+    elif same and unit:
+        native = template["message"]["content"]
+        content = [native[j] for j in unit[2]] if unit[2] is not None else native
+    else:
+        content = message.get("content")
+        content = content if isinstance(content, str) else content_to_blocks(content)
+    chain.add({**record, "message": {**(template.get("message") or {"role": "user"}), "content": content}})

@@ -1,0 +1,193 @@
+"""``codex``: Codex CLI rollout JSONL (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``).
+
+Each line is ``{timestamp, type, payload}`` (``RolloutItem`` in openai/codex
+``codex-rs/protocol/src/protocol.rs``). Only ``response_item`` payloads (Responses items,
+read with ``responses.ItemReader``) and ``compacted`` checkpoints are model input; the
+``event_msg`` lines repeat prompts and answers for display and are not counted again.
+``session_meta.base_instructions`` is the system prompt. ``token_count`` events carry the
+usage the API reported for the call before them; it is put on that call's assistant
+message as ``usage`` so ``report`` can compare it with its own count.
+
+A ``compacted`` line replaces everything before it with its ``replacement_history``
+(``rollout_reconstruction`` in codex-rs/core); older ones carry only ``message``, and
+Codex rebuilt the history from the user messages plus that summary, as done here.
+
+Writing: unchanged rollouts come back byte for byte. A compacted rollout keeps every old
+line and ends with a ``compacted`` line whose ``replacement_history`` is the compacted
+history, which is what ``codex-rs/core/src/compact.rs`` persists, so ``codex resume``
+continues from it. New summary messages are user messages prefixed with Codex's
+``SUMMARY_PREFIX`` (``templates/compact/summary_prefix.md``), so Codex recognises them
+as summaries when it compacts again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from compactctl.errors import InputError
+from compactctl.formats.records import Record, Transcript, is_unchanged, original, raw_line
+from compactctl.formats.responses import ITEM_TYPES, ItemReader, message_items
+from compactctl.transcript import Message, content_text
+
+NAME = "codex"
+
+ROLLOUT_TYPES = frozenset(
+    {
+        "session_meta",
+        "response_item",
+        "event_msg",
+        "turn_context",
+        "compacted",
+        "world_state",
+        "inter_agent_communication",
+        "inter_agent_communication_metadata",
+    }
+)
+SUMMARY_PREFIX = (
+    "Another language model started to solve this problem and produced a summary of its thinking process. "
+    "You also have access to the state of the tools that were used by that language model. Use this to build "
+    "on the work that has already been done and avoid duplicating work. Here is the summary produced by the "
+    "other language model, use the information in this summary to  assist with your own analysis:"
+)
+
+
+def detect(records: list[Record]) -> bool:
+    return any(
+        isinstance(r.value, dict) and r.value.get("type") in ROLLOUT_TYPES and "payload" in r.value for r in records[:5]
+    )
+
+
+def _base_instructions(meta: dict[str, Any]) -> str | None:
+    value = meta.get("base_instructions", meta.get("instructions"))
+    if isinstance(value, dict):
+        value = value.get("text")
+    return value if isinstance(value, str) and value else None
+
+
+class _Rollout:
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.items = ItemReader(path)
+        self.system: Message | None = None
+        self.call_start = 0  # messages before the current model call's output
+
+    def session_meta(self, payload: dict[str, Any], index: int) -> None:
+        text = _base_instructions(payload)
+        if text is not None and self.system is None:
+            self.system = {"role": "system", "content": text}
+            self.items.add(self.system, [])
+            self.items.units[-1] = [(("meta", index), payload)]
+
+    def compacted(self, payload: dict[str, Any], index: int, line: int) -> None:
+        history = payload.get("replacement_history")
+        kept = [self.system] if self.system is not None else []
+        if isinstance(history, list):
+            self.items.messages = list(kept)
+            self.items.open_assistant = None
+            for j, item in enumerate(history):
+                self.items.feed(item, ("compacted", index, j), line)
+        else:
+            # Older Codex rebuilt history as the user messages so far plus the summary.
+            users = [m for m in self.items.messages if m.get("role") == "user" and not _summary(m)]
+            self.items.messages = [*kept, *users]
+            summary = {"role": "user", "content": str(payload.get("message", ""))}
+            self.items.add(summary, [(("compacted", index, None), payload)])
+        self.call_start = len(self.items.messages)
+
+    def token_count(self, payload: dict[str, Any]) -> None:
+        info = payload.get("info")
+        usage = info.get("last_token_usage") if isinstance(info, dict) else None
+        call = next((m for m in self.items.messages[self.call_start :] if m.get("role") == "assistant"), None)
+        if isinstance(usage, dict) and call is not None and "usage" not in call:
+            call["usage"] = usage
+        self.call_start = len(self.items.messages)
+
+
+def _summary(message: Message) -> bool:
+    return content_text(message).startswith(SUMMARY_PREFIX)
+
+
+def read(records: list[Record], path: str) -> list[Transcript]:
+    rollout = _Rollout(path)
+    for index, record in enumerate(records):
+        value = record.value
+        if not isinstance(value, dict):
+            raise InputError(f"expected a rollout line object, got {type(value).__name__}", path, record.line)
+        kind, payload = value.get("type"), value.get("payload")
+        if payload is None:
+            # Early rollouts: bare session metadata first, then bare ResponseItems.
+            if kind in ITEM_TYPES:
+                rollout.items.feed(value, ("bare", index), record.line)
+            elif index == 0 and "id" in value:
+                rollout.session_meta(value, index)
+            continue
+        if not isinstance(payload, dict):
+            raise InputError(f"{kind} payload must be an object", path, record.line)
+        if kind == "session_meta":
+            rollout.session_meta(payload, index)
+        elif kind == "response_item":
+            rollout.items.feed(payload, ("item", index), record.line)
+        elif kind == "compacted":
+            rollout.compacted(payload, index, record.line)
+        elif kind == "event_msg" and payload.get("type") == "token_count":
+            rollout.token_count(payload)
+    extra = {**rollout.items.finish(), "records": records}
+    return [Transcript(rollout.items.messages, extra=extra)]
+
+
+def write(transcripts: list[Transcript]) -> bytes:
+    out: list[bytes] = []
+    for transcript in transcripts:
+        records: list[Record] = transcript.extra.get("records")  # type: ignore[assignment]
+        if records is None:
+            out.extend(orjson.dumps(line) + b"\n" for line in new_rollout(transcript.messages))
+            continue
+        out.extend(raw_line(record) for record in records)
+        if not is_unchanged(transcript):
+            out.append(orjson.dumps(compacted_line(transcript)) + b"\n")
+    return b"".join(out)
+
+
+def new_rollout(messages: list[Message]) -> list[dict[str, Any]]:
+    """A rollout for messages from another format: session_meta with the system prompt, then the items."""
+    system = next((m for m in messages if m.get("role") == "system"), None)
+    meta: dict[str, Any] = {"id": "", "originator": "compactctl", "source": "exec"}
+    meta["base_instructions"] = {"text": content_text(system)} if system is not None else None
+    rest = [m for m in messages if m is not system]
+    items = [item for m in rest for item in message_items(m, None, system_role="developer")]
+    return [{"type": "session_meta", "payload": meta}, *({"type": "response_item", "payload": i} for i in items)]
+
+
+def compacted_line(transcript: Transcript) -> dict[str, Any]:
+    """The ``compacted`` rollout line Codex writes after compacting: summary plus replacement history."""
+    history: list[dict[str, Any]] = []
+    summaries: list[str] = []
+    for message in transcript.messages:
+        unit, same = original(transcript, message)
+        if message.get("role") == "system" and unit and isinstance(unit[0][0], tuple) and unit[0][0][0] == "meta":
+            # The base instructions live in session_meta, not in the history; what a strategy
+            # added to them can only go in as a developer message.
+            if not same:
+                base, text = _base_instructions(unit[0][1]) or "", content_text(message)
+                added = text[len(base) :].strip() if text.startswith(base) else text
+                if added:
+                    history.extend(message_items({"role": "developer", "content": added}, None))
+            continue
+        if unit is None and message.get("role") in ("user", "system", "developer"):
+            text = content_text(message)
+            summaries.append(text)
+            message = {**message, "role": "user", "content": f"{SUMMARY_PREFIX}\n{text}"}
+            history.extend(message_items(message, None))
+            continue
+        if same:
+            history.extend(item for _, item in unit)
+        else:
+            history.extend(message_items(message, unit, system_role="developer"))
+    history.extend(item for _, item in transcript.extra.get("trailing", []))
+    message_text = f"{SUMMARY_PREFIX}\n" + "\n\n".join(summaries) if summaries else ""
+    records: list[Record] = transcript.extra.get("records", [])
+    timestamp = next((r.value.get("timestamp") for r in reversed(records) if isinstance(r.value, dict)), None)
+    line: dict[str, Any] = {"type": "compacted", "payload": {"message": message_text, "replacement_history": history}}
+    return {"timestamp": timestamp, **line} if timestamp else line

@@ -1,0 +1,358 @@
+"""``responses``: OpenAI Responses API input items, one per line or one JSON array.
+
+Messages become canonical messages; an assistant message and the ``function_call`` /
+``custom_tool_call`` items after it become one assistant message with ``tool_calls``;
+``*_output`` items become ``tool`` messages. ``reasoning``, ``compaction`` and every
+other item the model reads but compactctl cannot count are kept opaque: they travel
+with the message after them (a reasoning item must be passed back with its following
+item), and are written back unmodified. Codex rollouts (``codex.py``) reuse this mapping.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import orjson
+
+from compactctl.errors import InputError
+from compactctl.formats.records import (
+    Record,
+    Transcript,
+    document_layout,
+    dumps_document,
+    is_unchanged,
+    original,
+    raw_line,
+    source_of,
+    tag,
+)
+from compactctl.transcript import ROLES, Message
+
+NAME = "responses"
+
+CALLS = {"function_call": "arguments", "custom_tool_call": "input"}
+OUTPUTS = {"function_call_output": "function_call", "custom_tool_call_output": "custom_tool_call"}
+ITEM_TYPES = frozenset(
+    {
+        "message",
+        *CALLS,
+        *OUTPUTS,
+        "reasoning",
+        "compaction",
+        "compaction_summary",
+        "local_shell_call",
+        "local_shell_call_output",
+        "web_search_call",
+        "file_search_call",
+        "computer_call",
+        "computer_call_output",
+        "image_generation_call",
+        "code_interpreter_call",
+        "mcp_list_tools",
+        "mcp_approval_request",
+        "mcp_approval_response",
+        "mcp_call",
+        "item_reference",
+        "ghost_snapshot",
+    }
+)
+RESPONSES_PARTS = frozenset({"input_text", "output_text", "input_image", "input_file"})
+TEXT_PARTS = frozenset({"input_text", "output_text", "text"})
+# Harness text Codex and other agents inject as user/developer messages.
+HARNESS_PREFIXES = (
+    "<environment_context>",
+    "<user_instructions>",
+    "<permissions instructions>",
+    "<collaboration_mode>",
+    "# AGENTS.md instructions",
+    "<INSTRUCTIONS>",
+    "<model_switch>",
+)
+
+
+def is_item(value: Any) -> bool:
+    if not isinstance(value, dict) or "payload" in value:
+        return False
+    kind = value.get("type")
+    if kind in ITEM_TYPES and (kind != "message" or "role" in value):
+        return True
+    content = value.get("content")
+    return (
+        "role" in value
+        and isinstance(content, list)
+        and any(isinstance(part, dict) and part.get("type") in RESPONSES_PARTS for part in content)
+    )
+
+
+def detect(records: list[Record]) -> bool:
+    return any(is_item(record.value) for record in records[:20])
+
+
+# -- parts ----------------------------------------------------------------------------
+
+
+def part_to_canonical(part: Any) -> Any:
+    if not isinstance(part, dict):
+        return part
+    kind = part.get("type")
+    if kind in TEXT_PARTS:
+        return {"type": "text", "text": part.get("text", "")}
+    if kind == "input_image" and isinstance(part.get("image_url"), str):
+        image = {"url": part["image_url"]}
+        if part.get("detail"):
+            image["detail"] = part["detail"]
+        return {"type": "image_url", "image_url": image}
+    return part
+
+
+def content_to_canonical(content: Any) -> Any:
+    """Text parts become one string where there is just one; images become ``image_url`` parts."""
+    if not isinstance(content, list):
+        return content
+    parts = [part_to_canonical(part) for part in content]
+    if len(parts) == 1 and isinstance(parts[0], dict) and parts[0].get("type") == "text":
+        return parts[0]["text"]
+    return parts
+
+
+def part_to_native(part: Any, text_type: str, text_template: dict[str, Any]) -> Any:
+    if not isinstance(part, dict):
+        return part
+    kind = part.get("type")
+    if kind == "text":
+        return {**text_template, "type": text_type, "text": part.get("text", "")}
+    if kind == "image_url" and isinstance(part.get("image_url"), dict):
+        image = part["image_url"]
+        return {"type": "input_image", "image_url": image.get("url", ""), "detail": image.get("detail", "auto")}
+    return part
+
+
+def content_to_native(content: Any, text_type: str, template: Any = None) -> list[Any]:
+    text_template = next(
+        (
+            {key: value for key, value in part.items() if key not in ("type", "text")}
+            for part in (template if isinstance(template, list) else [])
+            if isinstance(part, dict) and part.get("type") == text_type
+        ),
+        {},
+    )
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [{**text_template, "type": text_type, "text": content}]
+    return [part_to_native(part, text_type, text_template) for part in content]
+
+
+def output_to_native(content: Any) -> Any:
+    """A tool output stays a string where it can; parts become input parts."""
+    if content is None or isinstance(content, str):
+        return content or ""
+    return content_to_native(content, "input_text")
+
+
+# -- reading --------------------------------------------------------------------------
+
+Unit = list[tuple[Any, dict[str, Any]]]  # (reference to the native item, the item)
+
+
+class ItemReader:
+    """Builds canonical messages from items fed in order, remembering each message's items."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.messages: list[Message] = []
+        self.units: list[Unit] = []
+        self.originals: list[Message] = []
+        self.pending: Unit = []  # opaque items waiting for the message they precede
+        self.open_assistant: int | None = None  # the assistant message calls still join
+
+    def add(self, message: Message, unit: Unit, **annotations: Any) -> Message:
+        index = len(self.units)
+        self.units.append([*self.pending, *unit])
+        self.pending = []
+        tag(message, index, **annotations)
+        self.messages.append(message)
+        return message
+
+    def feed(self, item: Any, ref: Any, line: int | None = None) -> None:
+        if not isinstance(item, dict):
+            raise InputError(f"expected a Responses item object, got {type(item).__name__}", self.path, line)
+        kind = item.get("type", "message" if "role" in item else None)
+        if kind == "message":
+            self._message(item, ref, line)
+        elif kind in CALLS:
+            self._call(item, ref, kind)
+        elif kind in OUTPUTS:
+            self.open_assistant = None
+            content = content_to_canonical(item.get("output"))
+            if content is not None and not isinstance(content, (str, list)):
+                content = orjson.dumps(content).decode()
+            self.add({"role": "tool", "tool_call_id": item.get("call_id"), "content": content}, [(ref, item)])
+        else:
+            if kind == "reasoning":
+                self.open_assistant = None  # a new model call starts
+            self.pending.append((ref, item))
+
+    def _message(self, item: dict[str, Any], ref: Any, line: int | None) -> None:
+        role = item.get("role")
+        if role not in ROLES or role == "tool":
+            raise InputError(f"message item has unknown role {role!r}", self.path, line)
+        content = content_to_canonical(item.get("content"))
+        if content is not None and not isinstance(content, (str, list)):
+            raise InputError(f"{role} message content is {type(content).__name__}", self.path, line)
+        message: Message = {"role": role, "content": content}
+        annotations = {}
+        if role in ("user", "developer") and is_harness(content):
+            annotations["kind"] = "harness"
+        self.add(message, [(ref, item)], **annotations)
+        self.open_assistant = len(self.messages) - 1 if role == "assistant" else None
+
+    def _call(self, item: dict[str, Any], ref: Any, kind: str) -> None:
+        arguments = item.get(CALLS[kind])
+        call = {
+            "id": item.get("call_id"),
+            "type": "function",
+            "function": {
+                "name": item.get("name", ""),
+                "arguments": arguments if isinstance(arguments, str) else orjson.dumps(arguments).decode(),
+            },
+        }
+        if self.open_assistant is None:
+            self.add({"role": "assistant", "content": None, "tool_calls": [call]}, [(ref, item)])
+            self.open_assistant = len(self.messages) - 1
+            return
+        message = self.messages[self.open_assistant]
+        message.setdefault("tool_calls", []).append(call)
+        self.units[source_of(message)].extend([*self.pending, (ref, item)])  # type: ignore[index]
+        self.pending = []
+
+    def finish(self) -> dict[str, Any]:
+        """The writer's state: native units, the messages as read, opaque items at the end."""
+        # Indexed like ``units``: messages a Codex ``compacted`` line replaced have none.
+        self.originals = [None] * len(self.units)  # type: ignore[list-item]
+        for message in self.messages:
+            self.originals[source_of(message)] = _copy(message)  # type: ignore[index]
+        return {"units": self.units, "originals": self.originals, "trailing": self.pending}
+
+
+def _copy(message: Message) -> Message:
+    # Strategies never mutate their input, so a shallow copy with copied call lists is enough
+    # to compare against later.
+    copied = dict(message)
+    if "tool_calls" in copied:
+        copied["tool_calls"] = list(copied["tool_calls"])
+    return copied
+
+
+def is_harness(content: Any) -> bool:
+    text = content if isinstance(content, str) else ""
+    if isinstance(content, list) and content and isinstance(content[0], dict):
+        text = str(content[0].get("text", ""))
+    return text.lstrip().startswith(HARNESS_PREFIXES)
+
+
+def read(records: list[Record], path: str) -> list[Transcript]:
+    reader = ItemReader(path)
+    for index, record in enumerate(records):
+        reader.feed(record.value, index, record.line)
+    extra = {**reader.finish(), "records": records, "layout": document_layout(records)}
+    return [Transcript(reader.messages, extra=extra)]
+
+
+# -- writing --------------------------------------------------------------------------
+
+
+def message_items(message: Message, unit: Unit | None, system_role: str = "system") -> list[dict[str, Any]]:
+    """Native items for a changed or new message, keeping what its original items had."""
+    unit = unit or []
+    role = message.get("role")
+    opaque = [item for _, item in unit if item.get("type") not in ("message", *CALLS, *OUTPUTS)]
+    if role == "tool":
+        output = next((item for _, item in unit if item.get("type") in OUTPUTS), {"type": "function_call_output"})
+        return [
+            *opaque,
+            {**output, "call_id": message.get("tool_call_id"), "output": output_to_native(message.get("content"))},
+        ]
+    if role == "assistant":
+        return _assistant_items(message, unit)
+    found = next((item for _, item in unit if item.get("type") == "message"), None)
+    template: dict[str, Any] = (
+        {"type": "message", "role": system_role if role == "system" else role}
+        if found is None
+        else {**found, "role": role}
+    )
+    return [
+        *opaque,
+        {**template, "content": content_to_native(message.get("content"), "input_text", template.get("content"))},
+    ]
+
+
+def _assistant_items(message: Message, unit: Unit) -> list[dict[str, Any]]:
+    calls = {call.get("id"): call for call in message.get("tool_calls") or [] if isinstance(call, dict)}
+    content = message.get("content")
+    items: list[dict[str, Any]] = []
+    wrote_text = False
+    for _, item in unit:
+        kind = item.get("type", "message")
+        if kind == "message":
+            if not wrote_text and content not in (None, "", []):
+                items.append({**item, "content": content_to_native(content, "output_text", item.get("content"))})
+            wrote_text = True
+        elif kind in CALLS:
+            call = calls.pop(item.get("call_id"), None)
+            if call is not None:
+                function = call.get("function") or {}
+                items.append({**item, "name": function.get("name", ""), CALLS[kind]: function.get("arguments", "")})
+        elif kind not in OUTPUTS:
+            items.append(item)
+    if not wrote_text and content not in (None, "", []):
+        text = {"type": "message", "role": "assistant", "content": content_to_native(content, "output_text")}
+        position = next((i for i, item in enumerate(items) if item.get("type") in CALLS), len(items))
+        items.insert(position, text)
+    for call in calls.values():
+        function = call.get("function") or {}
+        items.append(
+            {
+                "type": "function_call",
+                "call_id": call.get("id"),
+                "name": function.get("name", ""),
+                "arguments": function.get("arguments", ""),
+            }
+        )
+    return items
+
+
+def transcript_items(transcript: Transcript, system_role: str = "system") -> list[tuple[Any, dict[str, Any]]]:
+    """(reference or None, item) for every message: unchanged ones as read, others rebuilt."""
+    out: list[tuple[Any, dict[str, Any]]] = []
+    for message in transcript.messages:
+        unit, same = original(transcript, message)
+        if same:
+            out.extend(unit)
+        else:
+            out.extend((None, item) for item in message_items(message, unit, system_role))
+    out.extend(transcript.extra.get("trailing", []))
+    return out
+
+
+def write(transcripts: list[Transcript]) -> bytes:
+    lines: list[bytes] = []
+    layout = "jsonl"
+    for transcript in transcripts:
+        records: list[Record] = transcript.extra.get("records", [])
+        layout = transcript.extra.get("layout", layout)
+        if is_unchanged(transcript):
+            lines.extend(raw_line(record) for record in records)
+            continue
+        for ref, item in transcript_items(transcript):
+            lines.append(raw_line(records[ref]) if isinstance(ref, int) else orjson.dumps(item) + b"\n")
+    if layout == "json":
+        return dumps_document([orjson.loads(line) for line in lines])
+    return b"".join(lines)
+
+
+def items_of(messages: Iterable[Message]) -> list[dict[str, Any]]:
+    """Responses items for plain canonical messages (conversion from another format)."""
+    transcript = Transcript(list(messages))
+    return [item for _, item in transcript_items(transcript)]

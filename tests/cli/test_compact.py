@@ -1,0 +1,204 @@
+import orjson
+
+from compactctl.errors import EXIT_GATE, EXIT_INPUT, EXIT_OK
+from compactctl.transcript import is_valid
+from tests.cli.conftest import write_jsonl
+
+FILE_KEYS = {
+    "file",
+    "format",
+    "transcripts",
+    "tokens_before",
+    "tokens_after",
+    "reduction",
+    "messages_before",
+    "messages_after",
+    "tokens_by_role_before",
+    "tokens_by_role_after",
+    "tool_output_share_before",
+    "tool_output_share_after",
+    "facts_required",
+    "facts_preserved",
+    "facts_missing",
+    "valid_before",
+    "valid_after",
+    "violation_before",
+    "violation_after",
+    "summarizer_calls",
+    "summarizer_prompt_tokens",
+    "summarizer_completion_tokens",
+    "summary_truncated",
+    "notes",
+    "api_usage",  # null unless the transcript records API-reported usage
+}
+TOTAL_KEYS = {
+    "files",
+    "failed",
+    "tokens_before",
+    "tokens_after",
+    "reduction",
+    "messages_before",
+    "messages_after",
+    "facts_required",
+    "facts_preserved",
+    "facts_missing",
+    "valid_before",
+    "valid_after",
+    "summarizer_calls",
+    "summarizer_prompt_tokens",
+    "summarizer_completion_tokens",
+}
+
+
+def read_jsonl(path):
+    return [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+
+
+def test_json_report_has_exactly_the_documented_keys(cli, chat_file):
+    result = cli("compact", chat_file, "-s", "window", "--keep-recent", "3", "--json")
+    assert result.exit_code == EXIT_OK, result.stderr
+    report = orjson.loads(result.stdout)
+    assert set(report) == {"version", "files", "failed", "total"}
+    assert report["version"] == 1
+    assert set(report["files"][0]) == FILE_KEYS
+    assert set(report["total"]) == TOTAL_KEYS
+
+
+def test_output_goes_beside_the_input_and_the_input_is_untouched(cli, chat_file):
+    before = chat_file.read_bytes()
+    result = cli("compact", chat_file, "-s", "window", "--keep-recent", "3")
+    assert result.exit_code == EXIT_OK, result.stderr
+    out = chat_file.with_name("session.compacted.jsonl")
+    assert chat_file.read_bytes() == before
+    messages = read_jsonl(out)
+    assert [m["role"] for m in messages] == ["system", "assistant", "user", "assistant"]
+    assert "wrote" in result.stderr and "reduction" in result.stdout
+
+
+def test_steps_run_in_the_order_given(cli, tmp_path):
+    long_output = "\n".join(f"line {i} " + "x" * 40 for i in range(400))
+    messages = [
+        {"role": "user", "content": "run it"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "a", "type": "function", "function": {"name": "sh", "arguments": "{}"}}],
+        },
+        {"role": "tool", "tool_call_id": "a", "content": long_output},
+        {"role": "assistant", "content": "done"},
+    ]
+    source = write_jsonl(tmp_path / "t.jsonl", messages)
+    result = cli(
+        "compact",
+        source,
+        "-s",
+        "trim-tools",
+        "--tool-max-tokens",
+        "200",
+        "--head-lines",
+        "3",
+        "--tail-lines",
+        "2",
+        "--json",
+    )
+    assert result.exit_code == EXIT_OK, result.stderr
+    out = read_jsonl(tmp_path / "t.compacted.jsonl")
+    lines = out[2]["content"].split("\n")
+    assert lines[:3] == long_output.split("\n")[:3]
+    assert lines[-2:] == long_output.split("\n")[-2:]
+    assert lines[3].startswith("[... compactctl elided 395 lines (") and lines[3].endswith(" tokens) ...]")
+    assert orjson.loads(result.stdout)["files"][0]["reduction"] > 0.8
+
+
+def test_stdout_output_sends_the_report_to_stderr(cli, chat_file):
+    result = cli("compact", chat_file, "-s", "window", "--keep-recent", "2", "-o", "-", "--json")
+    assert result.exit_code == EXIT_OK
+    messages = [orjson.loads(line) for line in result.stdout.splitlines()]
+    assert is_valid(messages) and len(messages) == 3
+    assert orjson.loads(result.stderr)["files"][0]["messages_after"] == 3
+
+
+def test_stdin_to_stdout(cli, agent_messages):
+    data = b"".join(orjson.dumps(m) + b"\n" for m in agent_messages)
+    result = cli("compact", "-", "-s", "window", "--keep-recent", "1", "-q", input=data)
+    assert result.exit_code == EXIT_OK, result.stderr
+    assert [orjson.loads(line)["role"] for line in result.stdout.splitlines()] == ["system", "assistant"]
+
+
+def test_no_step_round_trips_the_file(cli, tmp_path, chat_file):
+    out = tmp_path / "same.jsonl"
+    result = cli("compact", chat_file, "-s", "window", "--keep-recent", "1000", "-o", out)
+    assert result.exit_code == EXIT_OK
+    assert out.read_bytes() == chat_file.read_bytes()
+
+
+def test_folder_is_mirrored_in_parallel_and_a_bad_file_does_not_stop_the_others(cli, tmp_path, agent_messages):
+    src = tmp_path / "logs"
+    for name in ("a.jsonl", "team/b.jsonl", "team/deep/c.jsonl"):
+        write_jsonl(src / name, agent_messages)
+    (src / "team" / "broken.jsonl").write_text('{"role": "user", "content": "x"}\nnot json\n')
+    out = tmp_path / "out"
+    result = cli("compact", src, "-o", out, "-s", "window", "--keep-recent", "2", "--jobs", "2", "--json")
+    assert result.exit_code == EXIT_INPUT
+    written = sorted(str(p.relative_to(out)) for p in out.rglob("*.jsonl"))
+    assert written == ["a.jsonl", "team/b.jsonl", "team/deep/c.jsonl"]
+    report = orjson.loads(result.stdout)
+    assert [f["file"] for f in report["files"]] == ["a.jsonl", "team/b.jsonl", "team/deep/c.jsonl"]
+    assert len(report["failed"]) == 1 and "broken.jsonl:2:1: malformed JSON" in report["failed"][0]["error"]
+
+    skipped = cli("compact", src, "-o", tmp_path / "out2", "-s", "window", "--on-error", "skip", "-q")
+    assert skipped.exit_code == EXIT_OK
+    assert "broken.jsonl" in skipped.stderr
+
+
+def test_a_lost_fact_fails_the_gate(cli, tmp_path, agent_messages):
+    agent_messages[3]["compactctl"] = {"facts": ["return a - b"]}
+    source = write_jsonl(tmp_path / "t.jsonl", agent_messages)
+    kept = cli("compact", source, "-s", "window", "--keep-recent", "2", "--json")
+    assert kept.exit_code == EXIT_OK  # a fact-bearing message is never cut by the window
+    required = cli("compact", source, "-s", "window", "--keep-recent", "2", "--require", "git status", "--json")
+    assert required.exit_code == EXIT_GATE
+    assert orjson.loads(required.stdout)["files"][0]["facts_missing"] == ["git status"]
+
+
+def test_fail_under_gates_on_the_reduction(cli, chat_file):
+    assert (
+        cli("compact", chat_file, "-s", "window", "--keep-recent", "2", "--fail-under", "10", "-q").exit_code == EXIT_OK
+    )
+    assert (
+        cli("compact", chat_file, "-s", "window", "--keep-recent", "2", "--fail-under", "99", "-q").exit_code
+        == EXIT_GATE
+    )
+
+
+def test_manifest_says_what_became_of_every_message(cli, tmp_path, chat_file, agent_messages):
+    manifest = tmp_path / "manifest.jsonl"
+    result = cli("compact", chat_file, "-s", "window", "--keep-recent", "3", "--manifest", manifest, "-q")
+    assert result.exit_code == EXIT_OK
+    entries = read_jsonl(manifest)
+    assert [e["index"] for e in entries] == list(range(len(agent_messages)))
+    assert [e["action"] for e in entries] == ["kept"] + ["removed"] * 6 + ["kept"] * 3
+    assert all(len(e["sha256"]) == 64 for e in entries)
+
+
+def test_config_file_sets_defaults_and_flags_override_it(cli, tmp_path, chat_file, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n\n[tool.compactctl]\nstrategy = "window"\nkeep-recent = 1\n'
+    )
+    result = cli("compact", chat_file, "-o", "-", "-q")
+    assert [orjson.loads(line)["role"] for line in result.stdout.splitlines()] == ["system", "assistant"]
+    result = cli("compact", chat_file, "-o", "-", "-q", "--keep-recent", "2")
+    assert len(result.stdout.splitlines()) == 3
+    own = tmp_path / "team.toml"
+    own.write_text('strategy = ["window"]\nkeep_recent = 3\n')
+    result = cli("compact", chat_file, "-o", "-", "-q", "--config", own)
+    assert len(result.stdout.splitlines()) == 4
+
+
+def test_a_bad_config_is_named(cli, tmp_path, chat_file):
+    bad = tmp_path / "c.toml"
+    bad.write_text("keep_recnt = 3\n")
+    result = cli("compact", chat_file, "--config", bad)
+    assert result.exit_code == EXIT_INPUT
+    assert "c.toml: unknown setting 'keep_recnt'" in result.stderr

@@ -1,0 +1,56 @@
+import orjson
+
+from compactctl.errors import EXIT_GATE, EXIT_OK
+from compactctl.tokens import TokenCounter
+from tests.cli.conftest import write_jsonl
+
+
+def test_report_on_one_file_counts_tokens_by_role(cli, chat_file, agent_messages):
+    result = cli("report", chat_file, "--json")
+    assert result.exit_code == EXIT_OK
+    file = orjson.loads(result.stdout)["files"][0]
+    counter = TokenCounter()
+    assert file["tokens_before"] == counter.messages(agent_messages)
+    assert sum(file["tokens_by_role_before"].values()) == file["tokens_before"]
+    tool = sum(counter.message(m) for m in agent_messages if m["role"] == "tool")
+    assert file["tool_output_share_before"] == round(tool / file["tokens_before"], 4)
+    assert file["tokens_after"] is None and file["valid_before"] is True
+
+
+def test_report_before_and_after_folders_match_by_relative_path(cli, tmp_path, agent_messages):
+    write_jsonl(tmp_path / "before" / "x" / "s.jsonl", agent_messages)
+    write_jsonl(tmp_path / "after" / "x" / "s.jsonl", agent_messages[:1] + agent_messages[-3:])
+    result = cli("report", tmp_path / "before", tmp_path / "after", "--json")
+    assert result.exit_code == EXIT_OK, result.stderr
+    file = orjson.loads(result.stdout)["files"][0]
+    assert file["file"] == "x/s.jsonl"
+    assert (file["messages_before"], file["messages_after"]) == (10, 4)
+    assert 0 < file["reduction"] < 1
+
+
+def test_an_invalid_after_fails_the_gate_and_names_the_violation(cli, tmp_path, agent_messages):
+    before = write_jsonl(tmp_path / "b.jsonl", agent_messages)
+    after = write_jsonl(tmp_path / "a.jsonl", [agent_messages[0], agent_messages[3]])
+    result = cli("report", before, after)
+    assert result.exit_code == EXIT_GATE
+    assert "tool message after a system message" in result.stdout
+
+
+def test_facts_declared_after_their_text_are_still_found(cli, tmp_path):
+    messages = [
+        {"role": "user", "content": "My order is CMD-1."},
+        {"role": "assistant", "content": "Noted.", "compactctl": {"facts": ["CMD-1"]}},
+    ]
+    result = cli("report", write_jsonl(tmp_path / "t.jsonl", messages), "--json")
+    file = orjson.loads(result.stdout)["files"][0]
+    assert (file["facts_required"], file["facts_preserved"]) == (1, 1)
+
+
+def test_require_checks_the_after_file(cli, tmp_path, agent_messages):
+    before = write_jsonl(tmp_path / "b.jsonl", agent_messages)
+    after = write_jsonl(tmp_path / "a.jsonl", agent_messages[-2:])
+    ok = cli("report", before, after, "--require", "src/app.py")
+    assert ok.exit_code == EXIT_OK
+    lost = cli("report", before, after, "--require", "git status", "--json")
+    assert lost.exit_code == EXIT_GATE
+    assert orjson.loads(lost.stdout)["total"]["facts_missing"] == 1

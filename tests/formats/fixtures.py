@@ -1,0 +1,49 @@
+"""The small native transcripts under ``data/``, written from FORMATS.md, and ways to load them."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from compactctl.formats import Format, Transcript, load
+
+DATA = Path(__file__).parent / "data"
+FILES = {
+    "claude-code": DATA / "claude-code.jsonl",
+    "codex": DATA / "codex.jsonl",
+    "responses": DATA / "responses.jsonl",
+    "anthropic": DATA / "anthropic.jsonl",
+}
+
+
+def read(name: str) -> tuple[bytes, Format, Transcript]:
+    data = FILES[name].read_bytes()
+    fmt, transcripts, _ = load(data, str(FILES[name]))
+    (transcript,) = transcripts
+    return data, fmt, transcript
+
+
+def lines(data: bytes) -> list[Any]:
+    return [orjson.loads(line) for line in data.splitlines() if line.strip()]
+
+
+def rewritten(fmt: Format, transcript: Transcript, messages: list[dict[str, Any]]) -> bytes:
+    return fmt.write([dataclasses.replace(transcript, messages=messages)])
+
+
+def shape(messages: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    """What a model sees of each message: role, text, tool call ids and names, answered id."""
+    from compactctl.transcript import content_text
+
+    return [
+        (
+            m.get("role"),
+            content_text(m),
+            tuple((c["id"], c["function"]["name"], c["function"]["arguments"]) for c in m.get("tool_calls") or []),
+            m.get("tool_call_id"),
+        )
+        for m in messages
+    ]

@@ -1,0 +1,95 @@
+"""Anthropic Messages: tool_use/tool_result blocks, thinking kept as is, system prompt as its own record."""
+
+from __future__ import annotations
+
+import orjson
+
+from compactctl.compact import compact
+from compactctl.formats import load
+from compactctl.transcript import find_violation
+from tests.conftest import unchanged
+from tests.formats.fixtures import DATA, lines, read, rewritten, shape
+
+REQUEST = DATA / "anthropic-request.json"
+
+
+def test_blocks_map_to_canonical_messages():
+    _, _, transcript = read("anthropic")
+    roles = [m["role"] for m in transcript.messages]
+    assert roles == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "tool",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
+    assistant = transcript.messages[2]
+    assert assistant["content"] == "Let me check."
+    assert orjson.loads(assistant["tool_calls"][1]["function"]["arguments"]) == {"name": "Ada Lovelace"}
+    assert transcript.messages[4]["content"] == '{"customer_id":"c9"}'
+    assert transcript.messages[5]["content"] == "Also, can it go to my card?"
+    assert find_violation(transcript.messages) is None
+
+
+def test_rebuilt_assistant_keeps_thinking_and_gets_input_objects():
+    data, fmt, transcript = read("anthropic")
+    edited = {**transcript.messages[2], "content": "Checking order and customer."}
+    out = lines(rewritten(fmt, transcript, [*transcript.messages[:2], edited, *transcript.messages[3:]]))
+    before = lines(data)
+    assert out[0] == before[0] and out[1] == before[1] and out[3:] == before[3:]
+    blocks = out[2]["content"]
+    assert blocks[0] == before[2]["content"][0]  # thinking with its signature, unmodified
+    assert blocks[1] == {"type": "text", "text": "Checking order and customer."}
+    assert blocks[2:] == before[2]["content"][2:]
+
+
+def test_tool_results_come_first_in_their_user_message():
+    data, fmt, transcript = read("anthropic")
+    trimmed = {**transcript.messages[3], "content": "[elided]"}
+    out = lines(rewritten(fmt, transcript, [*transcript.messages[:3], trimmed, *transcript.messages[4:]]))
+    user = out[3]
+    assert [b["type"] for b in user["content"]] == ["tool_result", "tool_result", "text"]
+    assert user["content"][0] == {"type": "tool_result", "tool_use_id": "toolu_1", "content": "[elided]"}
+    assert user["content"][1:] == lines(data)[3]["content"][1:]
+
+
+def test_window_output_alternates_and_stays_valid():
+    _, fmt, transcript = read("anthropic")
+    original = unchanged(transcript.messages)
+    kept = compact(transcript.messages, ["window"], {"keep_recent": 4}).messages
+    out = rewritten(fmt, transcript, kept)
+    assert transcript.messages == original
+    records = lines(out)
+    assert "system" in records[0] and [r["role"] for r in records[1:]] == ["user", "assistant", "user", "assistant"]
+    _, (again,), _ = load(out)
+    assert shape(again.messages) == shape(kept)
+
+
+def test_request_objects_keep_their_other_keys():
+    data = REQUEST.read_bytes()
+    fmt, (transcript,), _ = load(data)
+    assert fmt.name == "anthropic" and transcript.messages[0] == {**transcript.messages[0], "role": "system"}
+    assert orjson.loads(fmt.write([transcript])) == orjson.loads(data)
+    kept = compact(transcript.messages, ["window"], {"keep_recent": 2}).messages
+    request = orjson.loads(rewritten(fmt, transcript, kept))
+    assert request["model"] == "claude-sonnet-4-5" and request["tools"][0]["name"] == "get_order"
+    assert request["system"] == "You are a support agent."
+    assert [m["role"] for m in request["messages"]] == ["assistant", "user", "assistant"]
+
+
+def test_unchanged_messages_are_written_back_byte_for_byte():
+    data, fmt, transcript = read("anthropic")
+    assert fmt.write([transcript]) == data
+
+
+def test_a_summary_after_the_system_prompt_joins_it_in_a_request():
+    fmt, (transcript,), _ = load(REQUEST.read_bytes())
+    summary = {"role": "system", "content": "Summary: Ada Lovelace, order 1234, refund offered."}
+    request = orjson.loads(rewritten(fmt, transcript, [transcript.messages[0], summary, *transcript.messages[-2:]]))
+    assert request["system"] == "You are a support agent.\n\nSummary: Ada Lovelace, order 1234, refund offered."

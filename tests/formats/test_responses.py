@@ -1,0 +1,77 @@
+"""OpenAI Responses items: calls paired by call_id, reasoning and compaction items kept opaque in place."""
+
+from __future__ import annotations
+
+import orjson
+
+from compactctl.compact import compact
+from compactctl.formats import load
+from compactctl.transcript import find_violation
+from tests.conftest import unchanged
+from tests.formats.fixtures import lines, read, rewritten, shape
+
+
+def test_items_map_to_canonical_messages():
+    _, _, transcript = read("responses")
+    assert [m["role"] for m in transcript.messages] == [
+        "developer",
+        "user",
+        "assistant",
+        "tool",
+        "tool",
+        "assistant",
+        "user",
+        "assistant",
+    ]
+    call = transcript.messages[2]
+    assert call["content"] is None
+    assert [(c["id"], c["function"]["name"]) for c in call["tool_calls"]] == [
+        ("call_1", "get_order"),
+        ("call_2", "get_customer"),
+    ]
+    assert transcript.messages[4]["content"] == '{"customer_id":"c9","tier":"gold"}'
+    image = transcript.messages[1]["content"][1]
+    assert image["image_url"]["detail"] == "low" and image["image_url"]["url"].startswith("data:image/png;base64,")
+    assert find_violation(transcript.messages) is None
+
+
+def test_opaque_items_are_not_counted_as_text():
+    data, _, transcript = read("responses")
+    blob = lines(data)[2]["encrypted_content"]
+    assert all(blob not in orjson.dumps(m).decode() for m in transcript.messages)
+
+
+def test_dropped_messages_take_their_reasoning_along_and_compaction_stays_in_place():
+    data, fmt, transcript = read("responses")
+    original = unchanged(transcript.messages)
+    kept = compact(transcript.messages, ["window"], {"keep_recent": 2}).messages
+    items = lines(rewritten(fmt, transcript, kept))
+    assert transcript.messages == original
+    assert [item.get("type", "message") for item in items] == ["message", "message", "compaction", "message"]
+    assert items[2] == lines(data)[10]
+    assert all(item.get("type") != "reasoning" for item in items)
+
+
+def test_trimmed_output_keeps_its_item_and_other_items_stay_verbatim():
+    data, fmt, transcript = read("responses")
+    index = next(i for i, m in enumerate(transcript.messages) if m.get("tool_call_id") == "call_1")
+    trimmed = {**transcript.messages[index], "content": "[order elided]"}
+    out = rewritten(fmt, transcript, [*transcript.messages[:index], trimmed, *transcript.messages[index + 1 :]])
+    before, after = lines(data), lines(out)
+    assert len(before) == len(after)
+    changed = [(b, a) for b, a in zip(before, after, strict=True) if b != a]
+    assert changed == [(before[5], {**before[5], "output": "[order elided]"})]
+
+
+def test_a_json_array_of_items_reads_and_writes_as_an_array():
+    data, _, transcript = read("responses")
+    document = orjson.dumps(lines(data), option=orjson.OPT_INDENT_2)
+    fmt, (again,), layout = load(document)
+    assert fmt.name == "responses" and layout == "json"
+    assert shape(again.messages) == shape(transcript.messages)
+    assert orjson.loads(fmt.write([again])) == lines(data)
+
+
+def test_unchanged_items_are_written_back_byte_for_byte():
+    data, fmt, transcript = read("responses")
+    assert fmt.write([transcript]) == data

@@ -1,0 +1,68 @@
+"""window and trim-tools: examples, and properties over generated transcripts."""
+
+import copy
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from compactctl.compact import compact
+from compactctl.strategies.trim_tools import TrimOptions, trim_text
+from compactctl.tokens import TokenCounter
+from compactctl.transcript import is_pinned, is_valid
+from tests.helpers import call, valid_transcripts
+
+counter = TokenCounter("approx")
+
+
+def test_trim_keeps_head_and_tail_lines_and_says_what_it_elided():
+    text = "\n".join(f"line {i}" for i in range(100))
+    trimmed = trim_text(text, TrimOptions(tool_max_tokens=10, head_lines=2, tail_lines=1), counter)
+    elided = "\n".join(f"line {i}" for i in range(2, 99))
+    assert trimmed == f"line 0\nline 1\n[... compactctl elided 97 lines ({counter(elided)} tokens) ...]\nline 99"
+
+
+def test_trim_cuts_one_huge_line_by_characters():
+    text = "x" * 10_000
+    trimmed = trim_text(text, TrimOptions(tool_max_tokens=100), counter)
+    assert trimmed.startswith("x" * 200 + "\n[... compactctl elided 9600 characters (")
+    assert trimmed.endswith("\n" + "x" * 200)
+
+
+def test_short_outputs_and_protected_messages_are_not_trimmed():
+    long = "\n".join(["row"] * 3000)
+    messages = [
+        {"role": "assistant", "content": None, "tool_calls": [call("a", "f"), call("b", "f")]},
+        {"role": "tool", "tool_call_id": "a", "content": long, "compactctl": {"pin": True}},
+        {"role": "tool", "tool_call_id": "b", "content": [{"type": "text", "text": long, "cache_control": {"x": 1}}]},
+    ]
+    result = compact(messages, ["trim-tools"], {"tool_max_tokens": 50}, counter)
+    assert result.messages[1] is messages[1]
+    part = result.messages[2]["content"][0]
+    assert part["cache_control"] == {"x": 1} and "compactctl elided" in part["text"]
+    assert [e.action for e in result.manifest] == ["kept", "kept", "elided"]
+
+
+def test_window_keeps_pinned_and_fact_bearing_messages_with_their_unit():
+    messages = [
+        {"role": "user", "content": "first"},
+        {"role": "assistant", "content": None, "tool_calls": [call("a", "f")]},
+        {"role": "tool", "tool_call_id": "a", "content": "order CMD-1", "compactctl": {"facts": ["CMD-1"]}},
+        {"role": "user", "content": "middle"},
+        {"role": "assistant", "content": "last"},
+    ]
+    result = compact(messages, ["window"], {"keep_recent": 1}, counter)
+    assert [m.get("content") for m in result.messages] == [None, "order CMD-1", "last"]
+    assert is_valid(result.messages)
+
+
+@given(valid_transcripts(), st.sampled_from(["window", "trim-tools"]), st.integers(0, 6), st.integers(1, 12))
+def test_steps_keep_api_validity_and_never_mutate_input(messages, step, keep_recent, tool_max_tokens):
+    original = copy.deepcopy(messages)
+    settings = {"keep_recent": keep_recent, "tool_max_tokens": tool_max_tokens, "head_lines": 1, "tail_lines": 1}
+    result = compact(messages, [step], settings, counter)
+    assert messages == original
+    assert is_valid(result.messages)
+    assert len(result.manifest) == len(messages)
+    pinned = [m for m in messages if is_pinned(m)]
+    assert all(any(m is kept for kept in result.messages) for m in pinned)
+    assert result.messages[0]["role"] == "system"

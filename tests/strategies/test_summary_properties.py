@@ -1,0 +1,101 @@
+"""Invariants of the summarizing strategies over generated transcripts (offline extractive summarizer)."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from compactctl.compact import compact
+from compactctl.transcript import is_protected, is_valid
+from tests.conftest import unchanged
+from tests.helpers import call
+
+WORDS = st.sampled_from(
+    [
+        "fix",
+        "src/app.py",
+        "never",
+        "do not",
+        "must",
+        "pytest -q",
+        "42 ms",
+        "ORD-1234",
+        "Error: boom",
+        "ok",
+        "il faut",
+        "the",
+    ]
+)
+TEXT = st.lists(WORDS, min_size=1, max_size=40).map(" ".join)
+
+
+@st.composite
+def transcripts(draw) -> list[dict]:
+    messages: list[dict] = []
+    if draw(st.booleans()):
+        messages.append({"role": "system", "content": draw(TEXT)})
+    for n in range(draw(st.integers(1, 14))):
+        kind = draw(st.sampled_from(["user", "assistant", "tools"]))
+        annotation = draw(st.sampled_from([None, {"pin": True}, {"facts": ["ok"]}, None, None]))
+        if kind == "tools":
+            ids = [f"c{n}_{k}" for k in range(draw(st.integers(1, 3)))]
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [call(i, "bash", json.dumps({"cmd": "ls"})) for i in ids],
+                }
+            )
+            for i in ids:
+                messages.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": i,
+                        "content": draw(TEXT) + "\n```\ncode\n```" * draw(st.booleans()),
+                    }
+                )
+        else:
+            messages.append({"role": kind, "content": draw(TEXT)})
+        if annotation:
+            messages[-1] = {**messages[-1], "compactctl": annotation}
+    return messages
+
+
+SETTINGS = st.fixed_dictionaries(
+    {
+        "threshold": st.integers(0, 400),
+        "keep_recent": st.integers(0, 6),
+        "keep_turns": st.integers(0, 3),
+        "window": st.integers(0, 6),
+        "summary_max_tokens": st.integers(40, 300),
+        "summary_input_max_tokens": st.integers(1100, 4000),
+        "tool_max_tokens": st.integers(5, 200),
+    }
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(transcripts(), SETTINGS, st.sampled_from(["summary", "rolling", "selective", "structured"]))
+def test_output_is_valid_protected_kept_input_untouched(messages, options, name):
+    original = unchanged(messages)
+    result = compact(messages, [name], options)
+    assert messages == original
+    assert is_valid(result.messages)
+    for message in messages:
+        if is_protected(message) or message.get("role") in ("system", "developer"):
+            assert message in result.messages
+    actions = {entry.action for entry in result.manifest}
+    assert actions <= {"kept", "summarized", "elided"}
+    summaries = [m for m in result.messages if str(m.get("content", "")).startswith("[compactctl summary")]
+    assert len(summaries) <= 1
+    assert ("summarized" in actions) == bool(summaries)
+
+
+@settings(max_examples=30, deadline=None)
+@given(transcripts(), SETTINGS)
+def test_compacting_twice_still_valid(messages, options):
+    once = compact(messages, ["structured"], options).messages
+    twice = compact(once, ["structured"], options).messages
+    assert is_valid(twice)

@@ -1,0 +1,219 @@
+"""summary, rolling, selective and structured with a scripted summarizer."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from compactctl.compact import compact
+from compactctl.errors import InputError
+from compactctl.strategies import STRATEGIES, StepContext, options_from
+from compactctl.strategies.summarizing import SUMMARY_HEADER, chunk
+from compactctl.summarizers.render import render_message
+from compactctl.tokens import counter_for
+from compactctl.transcript import is_valid
+from tests.conftest import unchanged
+from tests.helpers import call
+
+COUNTER = counter_for()
+
+
+def run(name, messages, settings, summarizer):
+    strategy = STRATEGIES[name]
+    return strategy.run(messages, options_from(strategy.options, settings), StepContext(COUNTER, summarizer))
+
+
+def long_chat(turns: int, words: int = 60) -> list[dict]:
+    """A system prompt, then user/assistant turns with a tool round in each."""
+    messages: list[dict] = [{"role": "system", "content": "You are a support agent."}]
+    for n in range(turns):
+        messages.append(
+            {"role": "user", "content": f"Question {n}: " + "please check the order status " * (words // 5)}
+        )
+        messages.append(
+            {"role": "assistant", "content": None, "tool_calls": [call(f"c{n}", "lookup", json.dumps({"order": n}))]}
+        )
+        messages.append({"role": "tool", "tool_call_id": f"c{n}", "content": f"order {n}: shipped " * (words // 3)})
+        messages.append({"role": "assistant", "content": f"Order {n} has shipped. " * (words // 4)})
+    return messages
+
+
+def test_summary_below_the_threshold_changes_nothing(agent_messages, scripted):
+    result = run("summary", agent_messages, {}, scripted)
+    assert result.messages == agent_messages and scripted.requests == []
+
+
+def test_summary_replaces_old_messages_after_the_system_prompt(scripted):
+    messages = long_chat(6)
+    original = unchanged(messages)
+    scripted.enqueue("the gist", prompt_tokens=100, completion_tokens=20)
+    result = run("summary", messages, {"threshold": 100, "keep_recent": 2}, scripted)
+    assert messages == original
+    # The last 2 messages start on a tool result: the tail moves back to its call.
+    assert messages[-2]["role"] == "tool"
+    assert result.messages[0] == messages[0]
+    assert result.messages[1]["role"] == "system"
+    assert result.messages[1]["content"] == SUMMARY_HEADER.format(count=len(messages) - 4) + "\n\nthe gist"
+    assert result.messages[2:] == messages[-3:]
+    assert result.origins == [0, None, *range(len(messages) - 3, len(messages))]
+    assert {f.action for f in result.fates.values()} == {"summarized"}
+    assert sorted(result.fates) == list(range(1, len(messages) - 3))
+    assert result.usage.calls == 1 and result.usage.prompt_tokens == 100
+    (request,) = scripted.requests
+    assert request.strategy == "summary" and request.max_tokens == 500
+    assert request.messages == messages[1:-3]
+    assert is_valid(result.messages)
+
+
+def test_summary_role_user_on_request(scripted):
+    scripted.enqueue("gist")
+    result = run("summary", long_chat(4), {"threshold": 10, "summary_role": "user"}, scripted)
+    assert result.messages[1]["role"] == "user"
+    with pytest.raises(InputError, match="summary-role"):
+        run("summary", long_chat(4), {"threshold": 10, "summary_role": "tool"}, scripted)
+
+
+def test_pinned_and_fact_bearing_messages_are_never_summarized(scripted):
+    messages = long_chat(6)
+    messages[1] = {**messages[1], "compactctl": {"pin": True}}
+    messages[7] = {**messages[7], "compactctl": {"facts": ["shipped"]}}  # a tool result: its call stays too
+    scripted.enqueue("gist")
+    result = run("summary", messages, {"threshold": 10, "keep_recent": 2}, scripted)
+    for index in (1, 6, 7):
+        assert messages[index] in result.messages and index not in result.fates
+    assert all(m not in scripted.requests[0].messages for m in (messages[1], messages[6], messages[7]))
+    assert is_valid(result.messages)
+
+
+def test_still_over_the_threshold_is_said_not_looped(scripted):
+    messages = long_chat(3, words=400)
+    scripted.enqueue("gist")
+    result = run("summary", messages, {"threshold": 50, "keep_recent": 4}, scripted)
+    assert len(scripted.requests) == 1
+    assert any("still" in note and "over the threshold of 50" in note for note in result.notes)
+
+
+def test_chunks_never_exceed_the_input_limit_and_are_merged(scripted):
+    messages = long_chat(10, words=200)
+    limit = 1500
+    span = messages[1:-6]
+    pieces = chunk(span, limit, COUNTER)
+    scripted.enqueue(*[f"part summary {i}" for i in range(len(pieces))], "merged")
+    result = run(
+        "summary", messages, {"threshold": 10, "summary_max_tokens": 100, "summary_input_max_tokens": limit}, scripted
+    )
+    assert len(pieces) > 2 and len(scripted.requests) == len(pieces) + 1  # the merge fits in one request
+    for request in scripted.requests:
+        assert sum(COUNTER(render_message(m, 9999)) + 2 for m in request.messages) <= limit
+    merge = scripted.requests[-1]
+    assert [m["content"].split("\n")[1] for m in merge.messages] == [f"part summary {i}" for i in range(len(pieces))]
+    assert result.messages[1]["content"].endswith("merged") and result.usage.calls == len(pieces) + 1
+
+
+def test_one_huge_message_is_cut_into_pieces_under_the_limit(scripted):
+    huge = {"role": "tool", "tool_call_id": "c0", "content": "x1 y2 z3 " * 3000}
+    pieces = chunk([huge], 500, COUNTER)
+    assert len(pieces) > 1
+    assert all(sum(COUNTER(render_message(m, 9999)) + 2 for m in piece) <= 500 for piece in pieces)
+
+
+def test_too_small_an_input_limit_is_refused(scripted):
+    with pytest.raises(InputError, match="summary-input-max-tokens"):
+        run("summary", long_chat(4), {"threshold": 10, "summary_input_max_tokens": 100}, scripted)
+
+
+def test_rolling_folds_with_the_previous_summary_reinjected(scripted):
+    messages = long_chat(8)
+    original = unchanged(messages)
+    scripted.enqueue("memory 1", "memory 2", "memory 3", "memory 4", "memory 5", "memory 6")
+    threshold = COUNTER.messages(messages) // 3
+    result = run("rolling", messages, {"threshold": threshold, "window": 4}, scripted)
+    assert messages == original
+    assert len(scripted.requests) >= 2
+    assert scripted.requests[0].previous_summary is None
+    for before, after in zip(scripted.requests, scripted.requests[1:], strict=False):
+        assert after.previous_summary == f"memory {scripted.requests.index(before) + 1}"
+    last = f"memory {len(scripted.requests)}"
+    scripted.replies.clear()  # the walk used what it needed
+    assert result.messages[1]["content"].endswith(last) and result.origins[1] is None
+    # Nothing summarized twice, nothing lost: every input message is kept or folded.
+    kept = {i for i in result.origins if i is not None}
+    assert kept | set(result.fates) == set(range(len(messages))) and not kept & set(result.fates)
+    assert result.messages[-1] == messages[-1] and is_valid(result.messages)
+    assert COUNTER.messages(result.messages) <= threshold or result.notes
+
+
+def test_rolling_under_the_threshold_is_the_whole_transcript(agent_messages, scripted):
+    assert run("rolling", agent_messages, {}, scripted).messages == agent_messages
+
+
+def test_selective_keeps_code_json_and_patterns_in_place(scripted):
+    messages = long_chat(5)
+    messages[1] = {"role": "user", "content": "Here is the config:\n```toml\n[tool]\nx = 1\n```"}
+    messages[5] = {"role": "user", "content": '{"order": 42, "items": [1, 2]}'}
+    messages[9] = {"role": "user", "content": "Ticket SUP-1234 is the one to watch, remember it."}
+    scripted.enqueue("chat gist")
+    result = run("selective", messages, {"threshold": 10, "keep_pattern": [r"SUP-\d+"]}, scripted)
+    assert [result.messages.index(messages[i]) for i in (1, 5, 9)] == sorted(
+        result.messages.index(messages[i]) for i in (1, 5, 9)
+    )
+    for index in (1, 5, 9):
+        assert messages[index] in result.messages and index not in result.fates
+    assert all(m not in scripted.requests[0].messages for m in (messages[1], messages[5], messages[9]))
+    assert scripted.requests[0].max_tokens == 200 and scripted.requests[0].strategy == "selective"
+    assert result.messages[1]["content"].endswith("chat gist") and is_valid(result.messages)
+
+
+def test_selective_refuses_a_bad_pattern(scripted):
+    with pytest.raises(InputError, match="keep-pattern"):
+        run("selective", long_chat(2), {"keep_pattern": ["("]}, scripted)
+
+
+def test_structured_keeps_the_last_turns_and_trims_long_outputs_first(scripted):
+    messages = long_chat(6)
+    messages[-2] = {**messages[-2], "content": "\n".join(f"line {n}" for n in range(2000))}  # in the kept tail
+    original = unchanged(messages)
+    scripted.enqueue("## Goal\n- help")
+    result = run("structured", messages, {"keep_turns": 2, "keep_recent": 50, "tool_max_tokens": 200}, scripted)
+    assert messages == original
+    users = [i for i, m in enumerate(messages) if m["role"] == "user"]
+    tail = messages[users[-2] :]
+    assert len(result.messages) == 2 + len(tail)
+    assert result.messages[1]["content"].endswith("## Goal\n- help")
+    trimmed = result.messages[-2]
+    assert "compactctl elided" in trimmed["content"] and result.fates[len(messages) - 2].action == "elided"
+    assert scripted.requests[0].messages == messages[1 : users[-2]]  # the summarizer reads the originals
+    assert scripted.requests[0].max_tokens == 1000
+
+
+def test_structured_caps_one_long_agent_turn(scripted):
+    messages = long_chat(1) + [m for m in long_chat(6)[2:] if m["role"] != "user"]
+    scripted.enqueue("gist")
+    result = run("structured", messages, {"keep_recent": 4}, scripted)
+    assert len(result.messages) <= 2 + 4 and result.messages[0]["role"] == "system"
+    assert result.messages[2]["role"] != "tool" and is_valid(result.messages)
+
+
+def test_structured_over_a_threshold_only_trims_when_that_is_enough(scripted):
+    messages = long_chat(3)
+    messages[3] = {**messages[3], "content": "\n".join(f"row {n}" for n in range(3000))}
+    size_after_trim = COUNTER.messages(messages) - COUNTER(messages[3]["content"]) + 300
+    result = run("structured", messages, {"threshold": size_after_trim + 200, "tool_max_tokens": 200}, scripted)
+    assert scripted.requests == [] and len(result.messages) == len(messages)
+    assert [f.action for f in result.fates.values()] == ["elided"]
+
+
+def test_structured_with_the_extractive_summarizer_quotes_constraints(agent_messages):
+    french = {"role": "user", "content": "Merci. Ne touchez jamais au fichier setup.py. Il faut garder Python 3.11."}
+    messages = [*agent_messages[:8], french, {"role": "assistant", "content": "Compris."}, *agent_messages[8:]]
+    result = compact(messages, ["structured"], {"keep_turns": 1})
+    summary = result.messages[1]["content"]
+    for quoted in (
+        "Do not change the public interface.",
+        "Ne touchez jamais au fichier setup.py.",
+        "Il faut garder Python 3.11.",
+    ):
+        assert quoted in summary
+    for fact in ("src/app.py", "pytest -q", "FAILED tests/test_app.py::test_add", "0.12s"):
+        assert fact in summary

@@ -1,0 +1,185 @@
+"""A small OpenAI-compatible server on 127.0.0.1 for tests: chat completions and responses.
+
+It records every request and answers with realistic bodies (ids, usage, finish reasons),
+or with what the test scripted: a 429, a 500, a slow reply (to trip a timeout), a
+summary cut off by the token limit.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+DEFAULT_SUMMARY = "## Goal\n- Fix the failing test.\n\n## Facts\n- Paths: src/app.py\n\n## Next steps\n- Run pytest -q."
+
+_ids = itertools.count(1)
+
+
+@dataclass
+class Recorded:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+@dataclass
+class Behaviour:
+    kind: str = "ok"  # ok | 429 | 500 | slow | length | 400
+    seconds: float = 0.0  # for slow
+    text: str | None = None
+
+
+@dataclass
+class FakeOpenAI:
+    port: int = 0
+    requests: list[Recorded] = field(default_factory=list)
+    script: deque[Behaviour] = field(default_factory=deque)
+    text: str = DEFAULT_SUMMARY
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def enqueue(self, *kinds: str | Behaviour) -> None:
+        """Script the next replies; once the script is used up every reply is a plain success."""
+        for kind in kinds:
+            self.script.append(kind if isinstance(kind, Behaviour) else Behaviour(kind))
+
+    def next_behaviour(self) -> Behaviour:
+        with self.lock:
+            return self.script.popleft() if self.script else Behaviour()
+
+    def received_text(self) -> str:
+        return "\n".join(json.dumps(r.body, ensure_ascii=False) for r in self.requests)
+
+
+def _chat_body(request: dict[str, Any], text: str, finish: str) -> dict[str, Any]:
+    prompt = sum(len(str(m.get("content", ""))) // 4 for m in request.get("messages", []))
+    completion = max(1, len(text) // 4)
+    return {
+        "id": f"chatcmpl-test{next(_ids)}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": request.get("model", "?"),
+        "system_fingerprint": "fp_test",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text, "refusal": None},
+                "logprobs": None,
+                "finish_reason": finish,
+            }
+        ],
+        "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+    }
+
+
+def _responses_body(request: dict[str, Any], text: str, incomplete: bool) -> dict[str, Any]:
+    prompt = (len(str(request.get("instructions", ""))) + len(str(request.get("input", "")))) // 4
+    completion = max(1, len(text) // 4)
+    return {
+        "id": f"resp_test{next(_ids)}",
+        "object": "response",
+        "created_at": int(time.time()),
+        "status": "incomplete" if incomplete else "completed",
+        "incomplete_details": {"reason": "max_output_tokens"} if incomplete else None,
+        "error": None,
+        "model": request.get("model", "?"),
+        "instructions": request.get("instructions"),
+        "max_output_tokens": request.get("max_output_tokens"),
+        "output": [
+            {
+                "id": f"msg_test{next(_ids)}",
+                "type": "message",
+                "status": "incomplete" if incomplete else "completed",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": text, "annotations": []}],
+            }
+        ],
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "usage": {
+            "input_tokens": prompt,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": completion,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": prompt + completion,
+        },
+    }
+
+
+def _handler(state: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:  # keep test output clean
+            pass
+
+        def _send(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+            data = json.dumps(body).encode()
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.send_header("x-request-id", f"req_test{next(_ids)}")
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
+                pass
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            body = json.loads(self.rfile.read(length) or b"{}")
+            with state.lock:
+                state.requests.append(Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
+            behaviour = state.next_behaviour()
+            if behaviour.kind == "429":
+                error = {
+                    "message": "Rate limit reached for requests",
+                    "type": "requests",
+                    "code": "rate_limit_exceeded",
+                }
+                self._send(429, {"error": error}, {"retry-after": "0"})
+                return
+            if behaviour.kind == "500":
+                self._send(500, {"error": {"message": "The server had an error", "type": "server_error"}})
+                return
+            if behaviour.kind == "400":
+                self._send(400, {"error": {"message": "Invalid model", "type": "invalid_request_error"}})
+                return
+            if behaviour.kind == "slow":
+                time.sleep(behaviour.seconds)
+            text = behaviour.text or state.text
+            truncated = behaviour.kind == "length"
+            if self.path.endswith("/chat/completions"):
+                self._send(200, _chat_body(body, text, "length" if truncated else "stop"))
+            elif self.path.endswith("/responses"):
+                self._send(200, _responses_body(body, text, truncated))
+            else:
+                self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
+
+    return Handler
+
+
+class ServerThread:
+    """Starts the fake server on a free 127.0.0.1 port; ``stop()`` shuts it down."""
+
+    def __init__(self) -> None:
+        self.state = FakeOpenAI()
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self.state))
+        self.httpd.daemon_threads = True
+        self.state.port = self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()

@@ -1,0 +1,71 @@
+import pytest
+
+from compactctl.errors import InputError
+from compactctl.tokens import TOKENS_PER_MESSAGE, TOKENS_PER_TOOL_CALL, TokenCounter
+from tests.helpers import call
+
+
+@pytest.fixture(scope="module")
+def counter():
+    return TokenCounter()
+
+
+def test_cl100k_works_offline_and_counts_like_tiktoken(counter):
+    assert counter("hello world") == 2
+    assert counter("") == 0
+    # Special-token text is ordinary text in a transcript: counted, never an error.
+    assert counter("<|endoftext|>") > 1
+
+
+def test_message_counts_content_tool_calls_and_overhead(counter):
+    text = {"role": "user", "content": "hello world"}
+    assert counter.message(text) == TOKENS_PER_MESSAGE + 2
+    named = {**text, "name": "bob"}
+    assert counter.message(named) == counter.message(text) + 1
+    parts = {"role": "user", "content": [{"type": "text", "text": "hello"}, {"type": "text", "text": " world"}]}
+    assert counter.message(parts) == TOKENS_PER_MESSAGE + counter("hello") + counter(" world")
+    calling = {"role": "assistant", "content": None, "tool_calls": [call("a", "read_file", '{"path": "a.py"}')]}
+    expected = TOKENS_PER_MESSAGE + TOKENS_PER_TOOL_CALL + counter("read_file") + counter('{"path": "a.py"}')
+    assert counter.message(calling) == expected
+
+
+def test_images_are_counted_by_detail(counter):
+    low = {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA", "detail": "low"}}
+    high = {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}
+    assert counter.part(low) < counter.part(high)
+
+
+@pytest.mark.parametrize("text", ["a short tool output", "a long tool output line\n" * 200])
+def test_identical_texts_are_encoded_once(text):
+    counter = TokenCounter("approx")
+    calls = []
+    real = counter._encode_len
+    counter._encode_len = lambda t: calls.append(t) or real(t)
+    for _ in range(3):
+        assert counter(text) == real(text)
+    counter(text + "!")
+    assert calls == [text, text + "!"]
+
+
+def test_approx_is_chars_over_four():
+    counter = TokenCounter("approx")
+    assert counter("abcdefgh") == 2
+    assert counter("abcdefghi") == 3
+
+
+def test_an_encoding_that_cannot_load_is_a_clear_error():
+    with pytest.raises(InputError) as error:
+        TokenCounter("no_such_encoding")
+    assert "cannot load tiktoken encoding 'no_such_encoding'" in str(error.value)
+    assert "approx" in str(error.value)
+
+
+def test_an_encoding_whose_table_cannot_be_fetched_says_so(monkeypatch):
+    import tiktoken
+
+    def offline(name):
+        raise OSError("Name or service not known")
+
+    monkeypatch.setattr(tiktoken, "get_encoding", offline)
+    with pytest.raises(InputError, match=r"'o200k_base' .*could not be fetched or read: OSError; offline"):
+        TokenCounter("o200k_base")
