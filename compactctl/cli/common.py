@@ -34,21 +34,22 @@ Output = Annotated[
     ),
 ]
 FormatOpt = Annotated[
-    str | None, typer.Option("--format", "-f", help="Input format, or auto.  [default: auto]", rich_help_panel=IO_PANEL)
+    str | None,
+    typer.Option("--format", "-f", help="Input format, or auto.  \\[default: auto]", rich_help_panel=IO_PANEL),
 ]
 ToFormat = Annotated[
     str | None,
-    typer.Option("--to", help="Output format (converts).  [default: the input's format]", rich_help_panel=IO_PANEL),
+    typer.Option("--to", help="Output format (converts).  \\[default: the input's format]", rich_help_panel=IO_PANEL),
 ]
 Encoding = Annotated[
     str | None,
-    typer.Option(help="tiktoken encoding, or approx (chars/4).  [default: cl100k_base]", rich_help_panel=IO_PANEL),
+    typer.Option(help="tiktoken encoding, or approx (chars/4).  \\[default: cl100k_base]", rich_help_panel=IO_PANEL),
 ]
 JsonOut = Annotated[
     bool, typer.Option("--json", help="Print the report as one JSON object.", rich_help_panel=GATE_PANEL)
 ]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar, no table.", rich_help_panel=GATE_PANEL)]
-Jobs = Annotated[int | None, typer.Option("--jobs", "-j", help="Files processed in parallel.  [default: 1]", min=1)]
+Jobs = Annotated[int | None, typer.Option("--jobs", "-j", help="Files processed in parallel.  \\[default: 1]", min=1)]
 ConfigPath = Annotated[
     Path | None, typer.Option("--config", help="Settings file (default: ./compactctl.toml or ./pyproject.toml).")
 ]

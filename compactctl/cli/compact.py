@@ -38,7 +38,7 @@ from compactctl.summarizers.build import make_summarizer
 from compactctl.tokens import counter_for
 
 STRATEGY_PANEL = "Strategies"
-STRATEGY_HELP = f"Strategy step, repeatable, run in order: {', '.join(STRATEGIES)}.  [default: {DEFAULT_STRATEGY}]"
+STRATEGY_HELP = f"Strategy step, repeatable, run in order: {', '.join(STRATEGIES)}.  \\[default: {DEFAULT_STRATEGY}]"
 SUMMARY_PANEL = "Summaries"
 
 
@@ -51,28 +51,28 @@ def compact(
     ] = None,
     keep_recent: Annotated[
         int | None,
-        typer.Option(help="window: messages kept at the end.  [default: 6]", min=0, rich_help_panel=STRATEGY_PANEL),
+        typer.Option(help="window: messages kept at the end.  \\[default: 6]", min=0, rich_help_panel=STRATEGY_PANEL),
     ] = None,
     tool_max_tokens: Annotated[
         int | None,
         typer.Option(
-            help="trim-tools: tool outputs over this are trimmed.  [default: 1000]",
+            help="trim-tools: tool outputs over this are trimmed.  \\[default: 1000]",
             min=1,
             rich_help_panel=STRATEGY_PANEL,
         ),
     ] = None,
     head_lines: Annotated[
         int | None,
-        typer.Option(help="trim-tools: first lines kept.  [default: 20]", min=0, rich_help_panel=STRATEGY_PANEL),
+        typer.Option(help="trim-tools: first lines kept.  \\[default: 20]", min=0, rich_help_panel=STRATEGY_PANEL),
     ] = None,
     tail_lines: Annotated[
         int | None,
-        typer.Option(help="trim-tools: last lines kept.  [default: 20]", min=0, rich_help_panel=STRATEGY_PANEL),
+        typer.Option(help="trim-tools: last lines kept.  \\[default: 20]", min=0, rich_help_panel=STRATEGY_PANEL),
     ] = None,
     threshold: Annotated[
         int | None,
         typer.Option(
-            help="Summarizing strategies compact above this many tokens (0: always).  [default: 10000, structured 0]",
+            help="Summarizing strategies compact above this many tokens (0: always).  \\[default: 10000, structured 0]",
             min=0,
             rich_help_panel=SUMMARY_PANEL,
         ),
@@ -80,7 +80,7 @@ def compact(
     keep_turns: Annotated[
         int | None,
         typer.Option(
-            help="structured: last turns kept (a user message and what follows).  [default: 2]",
+            help="structured: last turns kept (a user message and what follows).  \\[default: 2]",
             min=0,
             rich_help_panel=SUMMARY_PANEL,
         ),
@@ -88,7 +88,7 @@ def compact(
     window: Annotated[
         int | None,
         typer.Option(
-            help="rolling: messages kept after each fold.  [default: 8]", min=0, rich_help_panel=SUMMARY_PANEL
+            help="rolling: messages kept after each fold.  \\[default: 8]", min=0, rich_help_panel=SUMMARY_PANEL
         ),
     ] = None,
     keep_pattern: Annotated[
@@ -102,7 +102,7 @@ def compact(
     summary_max_tokens: Annotated[
         int | None,
         typer.Option(
-            help="Summary size bound.  [default: summary 500, rolling 400, selective 200, structured 1000]",
+            help="Summary size bound.  \\[default: summary 500, rolling 400, selective 200, structured 1000]",
             min=16,
             rich_help_panel=SUMMARY_PANEL,
         ),
@@ -110,7 +110,7 @@ def compact(
     summary_input_max_tokens: Annotated[
         int | None,
         typer.Option(
-            help="Largest text one summarizer request takes; more is chunked and merged.  [default: 32000]",
+            help="Largest text one summarizer request takes; more is chunked and merged.  \\[default: 32000]",
             min=1,
             rich_help_panel=SUMMARY_PANEL,
         ),
@@ -118,15 +118,15 @@ def compact(
     summary_role: Annotated[
         str | None,
         typer.Option(
-            help="Role of the summary message: system or user.  [default: system]", rich_help_panel=SUMMARY_PANEL
+            help="Role of the summary message: system or user.  \\[default: system]", rich_help_panel=SUMMARY_PANEL
         ),
     ] = None,
     summarizer: Annotated[
         str | None,
-        typer.Option(help="extractive (offline) or openai.  [default: extractive]", rich_help_panel=SUMMARY_PANEL),
+        typer.Option(help="extractive (offline) or openai.  \\[default: extractive]", rich_help_panel=SUMMARY_PANEL),
     ] = None,
     model: Annotated[
-        str | None, typer.Option(help="openai: model.  [default: gpt-4o-mini]", rich_help_panel=SUMMARY_PANEL)
+        str | None, typer.Option(help="openai: model.  \\[default: gpt-4o-mini]", rich_help_panel=SUMMARY_PANEL)
     ] = None,
     base_url: Annotated[
         str | None,
@@ -135,20 +135,20 @@ def compact(
         ),
     ] = None,
     api: Annotated[
-        str | None, typer.Option(help="openai: chat or responses.  [default: chat]", rich_help_panel=SUMMARY_PANEL)
+        str | None, typer.Option(help="openai: chat or responses.  \\[default: chat]", rich_help_panel=SUMMARY_PANEL)
     ] = None,
     summary_timeout: Annotated[
         float | None,
-        typer.Option(help="openai: seconds per request.  [default: 60]", min=0.001, rich_help_panel=SUMMARY_PANEL),
+        typer.Option(help="openai: seconds per request.  \\[default: 60]", min=0.001, rich_help_panel=SUMMARY_PANEL),
     ] = None,
     summary_retries: Annotated[
         int | None,
-        typer.Option(help="openai: retries on 429/5xx/timeouts.  [default: 4]", min=0, rich_help_panel=SUMMARY_PANEL),
+        typer.Option(help="openai: retries on 429/5xx/timeouts.  \\[default: 4]", min=0, rich_help_panel=SUMMARY_PANEL),
     ] = None,
     summary_backoff: Annotated[
         float | None,
         typer.Option(
-            help="openai: seconds before the first retry, doubled each time.  [default: 1]",
+            help="openai: seconds before the first retry, doubled each time.  \\[default: 1]",
             min=0,
             rich_help_panel=SUMMARY_PANEL,
         ),
@@ -157,7 +157,7 @@ def compact(
         bool | None,
         typer.Option(
             "--redact/--no-redact",
-            help="openai: redact secrets before sending.  [default: redact]",
+            help="openai: redact secrets before sending.  \\[default: redact]",
             rich_help_panel=SUMMARY_PANEL,
         ),
     ] = None,
@@ -165,14 +165,14 @@ def compact(
         bool | None,
         typer.Option(
             "--cache/--no-cache",
-            help="openai: reuse summaries cached on disk.  [default: cache]",
+            help="openai: reuse summaries cached on disk.  \\[default: cache]",
             rich_help_panel=SUMMARY_PANEL,
         ),
     ] = None,
     cache_dir: Annotated[
         str | None,
         typer.Option(
-            help="openai: cache folder.  [default: $COMPACTCTL_CACHE_DIR or the user cache dir]",
+            help="openai: cache folder.  \\[default: $COMPACTCTL_CACHE_DIR or the user cache dir]",
             rich_help_panel=SUMMARY_PANEL,
         ),
     ] = None,
