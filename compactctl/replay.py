@@ -47,7 +47,7 @@ from compactctl.report import SummarizerUsage
 from compactctl.strategies import STRATEGIES, StepContext, options_from
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import TokenCounter, counter_for
-from compactctl.transcript import ANNOTATION_KEY, Message, facts_of, message_text
+from compactctl.transcript import Message, annotations_of, facts_of, message_text
 
 REPLAY_VERSION = 1
 PRICE_FIELDS = ("input", "cached_input", "cache_write", "output")
@@ -343,7 +343,7 @@ class _Memo:
         return hit[1]
 
     def ends_stage(self, message: Message) -> bool:
-        if marks_of(message).get("stage_end") is True:
+        if annotations_of(message).get("stage_end") is True:
             return True
         if self.marker is None:
             return False
@@ -373,7 +373,7 @@ class _Context:
         self.messages.append(message)
         self.prefix.append(self.prefix[-1] + self.memo.tokens(message))
         self.facts.update(self.memo.facts_in(message))
-        defines = marks_of(message).get("defines")
+        defines = annotations_of(message).get("defines")
         if isinstance(defines, list):
             self.keys.update(key for key in defines if isinstance(key, str))
 
@@ -429,7 +429,7 @@ def _simulate(
     unchecked: list[Message | None] = []  # per reference since the last call: its definer
 
     for message in messages:
-        marks = marks_of(message)
+        marks = annotations_of(message)
         for key in _keys(marks.get("references")):
             unchecked.append(definers.get(key))
         if message.get("role") == "assistant":
@@ -489,12 +489,6 @@ def _simulate(
     )
 
 
-def marks_of(message: Message) -> dict[str, Any]:
-    """``transcript.annotations``, which type checkers read as the ``__future__`` feature of the same name."""
-    found = message.get(ANNOTATION_KEY)
-    return found if isinstance(found, dict) else {}
-
-
 def _keys(value: Any) -> list[str]:
     return [key for key in value if isinstance(key, str)] if isinstance(value, list) else []
 
@@ -504,7 +498,7 @@ def _still_known(definer: Message, context: _Context) -> bool:
     facts = facts_of(definer)
     if facts:
         return all(context.facts[fact] > 0 for fact in facts)
-    return any(context.keys[key] > 0 for key in _keys(marks_of(definer).get("defines")))
+    return any(context.keys[key] > 0 for key in _keys(annotations_of(definer).get("defines")))
 
 
 def replay(
