@@ -29,6 +29,7 @@ from compactctl.cli.common import (
     stderr,
 )
 from compactctl.compact import check_steps
+from compactctl.config import DEFAULT_STRATEGY
 from compactctl.errors import EXIT_INPUT, EXIT_OK, EXIT_SUMMARIZER
 from compactctl.replay import (
     FileReplay,
@@ -66,7 +67,7 @@ def replay(
             "--threshold",
             "-t",
             help="Compact before the next call when the last call's input exceeded N tokens. "
-            "Several values (8000,16000,32000 or repeated) are compared side by side.  [default: 8000,16000,32000 "
+            "Several values (8000,16000,32000 or repeated) are compared side by side.  \\[default: 8000,16000,32000 "
             "when no stage trigger is given]",
             metavar="N[,N...]",
             rich_help_panel=TRIGGER_PANEL,
@@ -93,37 +94,42 @@ def replay(
         typer.Option(
             "--strategy",
             "-s",
-            help="Strategy step, repeatable, run in order: " + ", ".join(STRATEGIES) + ".  [default: as compact]",
+            help="Strategy step, repeatable, run in order: "
+            + ", ".join(STRATEGIES)
+            + f".  \\[default: {DEFAULT_STRATEGY}]",
             rich_help_panel=STRATEGY_PANEL,
         ),
     ] = None,
     keep_recent: Annotated[
-        int | None, typer.Option(help="Messages kept at the end.  [default: 6]", min=0, rich_help_panel=STRATEGY_PANEL)
+        int | None,
+        typer.Option(
+            help="Messages kept at the end.  \\[default: the strategy's]", min=0, rich_help_panel=STRATEGY_PANEL
+        ),
     ] = None,
     tool_max_tokens: Annotated[
         int | None,
         typer.Option(
-            help="trim-tools: tool outputs over this are trimmed.  [default: 1000]",
+            help="trim-tools: tool outputs over this are trimmed.  \\[default: 1000]",
             min=1,
             rich_help_panel=STRATEGY_PANEL,
         ),
     ] = None,
     head_lines: Annotated[
         int | None,
-        typer.Option(help="trim-tools: first lines kept.  [default: 20]", min=0, rich_help_panel=STRATEGY_PANEL),
+        typer.Option(help="trim-tools: first lines kept.  \\[default: 20]", min=0, rich_help_panel=STRATEGY_PANEL),
     ] = None,
     tail_lines: Annotated[
         int | None,
-        typer.Option(help="trim-tools: last lines kept.  [default: 20]", min=0, rich_help_panel=STRATEGY_PANEL),
+        typer.Option(help="trim-tools: last lines kept.  \\[default: 20]", min=0, rich_help_panel=STRATEGY_PANEL),
     ] = None,
     keep_turns: Annotated[
         int | None,
-        typer.Option(help="structured: last user turns kept.  [default: 2]", min=0, rich_help_panel=STRATEGY_PANEL),
+        typer.Option(help="structured: last user turns kept.  \\[default: 2]", min=0, rich_help_panel=STRATEGY_PANEL),
     ] = None,
     window: Annotated[
         int | None,
         typer.Option(
-            help="rolling: messages kept out of the summary.  [default: 8]", min=0, rich_help_panel=STRATEGY_PANEL
+            help="rolling: messages kept out of the summary.  \\[default: 8]", min=0, rich_help_panel=STRATEGY_PANEL
         ),
     ] = None,
     keep_pattern: Annotated[
@@ -140,7 +146,7 @@ def replay(
     summary_input_max_tokens: Annotated[
         int | None,
         typer.Option(
-            help="Largest text one summarizer request takes.  [default: 32000]", min=1, rich_help_panel=STRATEGY_PANEL
+            help="Largest text one summarizer request takes.  \\[default: 32000]", min=1, rich_help_panel=STRATEGY_PANEL
         ),
     ] = None,
     summary_role: Annotated[
@@ -153,13 +159,13 @@ def replay(
     summarizer: Annotated[
         str | None,
         typer.Option(
-            help="extractive (offline) or openai (calls the API at every compaction).  [default: extractive]",
+            help="extractive (offline) or openai (calls the API at every compaction).  \\[default: extractive]",
             rich_help_panel=STRATEGY_PANEL,
         ),
     ] = None,
     model: Annotated[
         str | None,
-        typer.Option(help="openai summarizer: model.  [default: gpt-4o-mini]", rich_help_panel=STRATEGY_PANEL),
+        typer.Option(help="openai summarizer: model.  \\[default: gpt-4o-mini]", rich_help_panel=STRATEGY_PANEL),
     ] = None,
     base_url: Annotated[
         str | None, typer.Option(help="openai summarizer: any compatible server.", rich_help_panel=STRATEGY_PANEL)
@@ -168,7 +174,7 @@ def replay(
         str | None,
         typer.Option(
             "--model-pricing",
-            help="Price as this model from the table.  [default: gpt-4o]",
+            help="Price as this model from the table.  \\[default: gpt-4o]",
             metavar="NAME",
             rich_help_panel=PRICE_PANEL,
         ),
@@ -199,7 +205,7 @@ def replay(
     cache_min_tokens: Annotated[
         int | None,
         typer.Option(
-            help="Prompts shorter than this are not cached.  [default: the model's, e.g. 1024]",
+            help="Prompts shorter than this are not cached.  \\[default: the model's, e.g. 1024]",
             min=0,
             rich_help_panel=PRICE_PANEL,
         ),
