@@ -133,10 +133,12 @@ def setups(asked: list[str] | None) -> list[tuple[list[str], dict[str, Any], boo
 
 def time_replay(
     messages: list[dict[str, Any]], steps: list[str], options: dict[str, Any], summarize: bool, repeat: int
-) -> tuple[float, float, list[Any]]:
+) -> tuple[float, float, list[Any], int]:
     grid = settings_grid(THRESHOLDS, False, steps)
     times, in_summarizer, rows = [], [], []
-    for _ in range(repeat):
+    # At least ``repeat`` runs, and enough of them to fill a second: a median of a few
+    # 20-millisecond runs is mostly noise.
+    while len(times) < repeat or sum(times) < 1.0:
         counter = TokenCounter()  # fresh: every message is tokenized inside the timed run
         summarizer = None
         if summarize:
@@ -147,7 +149,7 @@ def time_replay(
         rows = replay(messages, grid, options, counter, None, summarizer)
         times.append(time.perf_counter() - start)
         in_summarizer.append(summarizer.seconds if summarizer else 0.0)
-    return statistics.median(times), statistics.median(in_summarizer), rows
+    return statistics.median(times), statistics.median(in_summarizer), rows, len(times)
 
 
 def main() -> None:
@@ -159,12 +161,12 @@ def main() -> None:
     for steps, options, summarize in setups(args.strategy):
         medians = {}
         for turns, (messages, source) in workloads.items():
-            median, summarizing, rows = time_replay(messages, steps, options, summarize, args.repeat)
+            median, summarizing, rows, runs = time_replay(messages, steps, options, summarize, args.repeat)
             medians[turns] = median
             with_summarizer = ", extractive summarizer" if summarize else ""
             print(f"{turns} turns ({source}, {len(messages)} messages), {'+'.join(steps)}{with_summarizer} {options}:")
             print(
-                f"  median of {args.repeat}: {median:.3f} s for {len(rows)} settings "
+                f"  median of {runs}: {median:.3f} s for {len(rows)} settings "
                 f"(baseline + {len(THRESHOLDS)} thresholds), of which in the summarizer {summarizing:.3f} s"
             )
             for row in rows:
