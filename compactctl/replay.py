@@ -114,7 +114,7 @@ def parse_thresholds(values: Iterable[str]) -> list[int]:
             scale = 1000 if piece.endswith("k") else 1
             try:
                 number = int(float(piece.removesuffix("k")) * scale)
-            except ValueError:
+            except (ValueError, OverflowError):  # "lots", "nan", "inf"
                 raise InputError(f"--threshold: {piece!r} is not a number of tokens") from None
             if number <= 0:
                 raise InputError(f"--threshold: {piece!r} must be a positive number of tokens")

@@ -324,8 +324,9 @@ def test_settings_grid_puts_the_baseline_first_and_compares_triggers():
 
 def test_parse_thresholds():
     assert parse_thresholds(["8000,16000", "32k", " 1_000 "]) == [8000, 16000, 32000, 1000]
-    with pytest.raises(InputError, match="not a number"):
-        parse_thresholds(["lots"])
+    for bad in ("lots", "nan", "inf"):
+        with pytest.raises(InputError, match="not a number"):
+            parse_thresholds([bad])
     with pytest.raises(InputError, match="positive"):
         parse_thresholds(["0"])
 
