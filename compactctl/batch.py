@@ -22,6 +22,8 @@ from compactctl.errors import CompactctlError, InputError
 STDIO = "-"
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj", ".ndjson")
 OUTPUT_MARK = ".compacted"
+PRUNED_MARK = ".pruned"
+OUTPUT_MARKS = (OUTPUT_MARK, PRUNED_MARK)  # outputs of earlier runs, left out of folder inputs
 
 T = TypeVar("T")
 
@@ -45,7 +47,9 @@ def find_transcripts(folder: Path) -> list[Path]:
     return sorted(
         path
         for path in folder.rglob("*")
-        if path.is_file() and path.suffix in TRANSCRIPT_SUFFIXES and OUTPUT_MARK not in path.name
+        if path.is_file()
+        and path.suffix in TRANSCRIPT_SUFFIXES
+        and not any(f"{mark}." in path.name for mark in OUTPUT_MARKS)
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -96,6 +96,7 @@ def _final_fate(fate: Fate | None, present: bool) -> tuple[str, str]:
 class FileCompaction:
     report: FileReport
     manifest: list[dict[str, Any]]
+    archive: list[dict[str, Any]] = field(default_factory=list)  # originals not kept verbatim, when asked
 
 
 def compact_file(
@@ -105,10 +106,13 @@ def compact_file(
     counter: TokenCounter,
     summarizer: Summarizer | None = None,
     to: str | None = None,
+    archive: bool = False,
 ) -> FileCompaction:
     """Read one file, compact each transcript in it, write the result atomically, report.
 
-    The output is written in the input's format, or converted to format ``to``.
+    The output is written in the input's format, or converted to format ``to``. With
+    ``archive``, every input message that was not kept verbatim comes back too, with its
+    index and fate, so output plus archive give back the input.
     """
     fmt, transcripts, _ = load(read_source(job.source), job.source, settings.get("format", "auto"))
     results = [compact(t.messages, steps, settings, counter, summarizer) for t in transcripts]
@@ -125,5 +129,19 @@ def compact_file(
         for t, r in zip(transcripts, results, strict=True)
         for entry in r.manifest
     ]
+    archived = [
+        {
+            "file": job.name,
+            "transcript": t.label,
+            "index": entry.index,
+            "action": entry.action,
+            "reason": entry.reason,
+            "message": t.messages[entry.index],
+        }
+        for t, r in zip(transcripts, results, strict=True)
+        if archive
+        for entry in r.manifest
+        if entry.action in ("elided", "removed", "summarized")
+    ]
     report = file_report(job.name, fmt.name, before, after, required, usage, dict.fromkeys(notes))
-    return FileCompaction(report, manifest)
+    return FileCompaction(report, manifest, archived)

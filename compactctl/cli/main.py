@@ -9,6 +9,7 @@ from __future__ import annotations
 import typer
 
 from compactctl.cli.compact import compact
+from compactctl.cli.prune import prune
 from compactctl.cli.report import report
 
 app = typer.Typer(
@@ -19,6 +20,7 @@ app = typer.Typer(
     add_completion=False,
 )
 app.command()(compact)
+app.command()(prune)
 app.command()(report)
 
 

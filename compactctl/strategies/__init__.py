@@ -7,6 +7,7 @@ dataclass, and one line below.
 from __future__ import annotations
 
 from compactctl.strategies.base import Fate, StepContext, StepResult, Strategy, options_from
+from compactctl.strategies.prune import PruneOptions, prune
 from compactctl.strategies.rolling import RollingOptions, rolling
 from compactctl.strategies.selective import SelectiveOptions, selective
 from compactctl.strategies.structured import StructuredOptions, structured
@@ -21,6 +22,7 @@ STRATEGIES: dict[str, Strategy] = {
     for s in (
         Strategy("window", window, WindowOptions, "keep system messages and the last --keep-recent messages"),
         Strategy("trim-tools", trim_tools, TrimOptions, "trim tool outputs over --tool-max-tokens to head and tail"),
+        Strategy("prune", prune, PruneOptions, "deterministic: supersede, deduplicate, restore what is referenced"),
         Strategy("summary", summary, SummaryOptions, "over --threshold, older messages become one summary message"),
         Strategy("rolling", rolling, RollingOptions, "a cumulative summary kept as a live agent would, --window kept"),
         Strategy(
