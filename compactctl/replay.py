@@ -145,6 +145,7 @@ class Prices:
     output: float
     min_cached_tokens: int = 0
     provider: str = ""
+    summarizer: Prices | None = None  # the summarizer's model, when it is priced apart
 
     @property
     def cache_discount(self) -> float:
@@ -158,8 +159,9 @@ class Prices:
         ) / MILLION
 
     def summarizer_cost(self, usage: SummarizerUsage) -> float:
-        # Summaries are requests of their own, priced at the same model, with no cache.
-        return (usage.prompt_tokens * self.input + usage.completion_tokens * self.output) / MILLION
+        """Summaries are requests of their own, with no cache, at the summarizer's model's prices if known."""
+        model = self.summarizer or self
+        return (usage.prompt_tokens * model.input + usage.completion_tokens * model.output) / MILLION
 
 
 @dataclass(frozen=True)
@@ -199,7 +201,13 @@ def parse_price_table(raw: Any, source: str) -> PriceTable:
         if isinstance(minimum, bool) or not isinstance(minimum, int) or minimum < 0:
             raise InputError(f"bad price file: model {name!r}: min_cached_tokens must be an integer >= 0", source)
         models[str(name)] = Prices(
-            str(name), **figures, min_cached_tokens=minimum, provider=str(entry.get("provider", ""))
+            str(name),
+            input=figures["input"],
+            cached_input=figures["cached_input"],
+            cache_write=figures["cache_write"],
+            output=figures["output"],
+            min_cached_tokens=minimum,
+            provider=str(entry.get("provider", "")),
         )
     default = raw.get("default", next(iter(models)))
     if default not in models:
@@ -226,6 +234,14 @@ def load_prices(path: str | Path | None = None) -> PriceTable:
     own = parse_price_table(raw, source)
     # A team's file that names no default keeps the shipped one, so adding one model changes nothing else.
     return PriceTable({**table.models, **own.models}, own.default if "default" in raw else table.default)
+
+
+def with_summarizer_prices(prices: Prices, table: PriceTable, settings: Mapping[str, Any]) -> Prices:
+    """Bill an LLM summarizer's tokens at its own model's prices when the table has them (gpt-4o-mini...)."""
+    model = settings.get("model")
+    if settings.get("summarizer") != "openai" or model not in table.models:
+        return prices
+    return dataclasses.replace(prices, summarizer=table.models[model])
 
 
 def prices_for(table: PriceTable, model: str | None = None, **overrides: float | None) -> Prices:

@@ -24,6 +24,7 @@ from compactctl.replay import (
     replay_json,
     settings_grid,
     shipped_prices,
+    with_summarizer_prices,
 )
 from compactctl.report import SummarizerUsage
 from compactctl.strategies import STRATEGIES, StepContext, StepResult, Strategy
@@ -384,6 +385,17 @@ def test_a_team_price_file_is_laid_over_the_shipped_table(tmp_path):
     house = prices_for(table, "house-llm")
     assert (house.input, house.cached_input, house.cache_write, house.output) == (1.0, 0.2, 1.0, 3.0)
     assert house.min_cached_tokens == 512
+
+
+def test_an_llm_summarizer_is_billed_at_its_own_model(talk, approx, scripted, fake_strategy):
+    table = shipped_prices()
+    prices = with_summarizer_prices(PRICES, table, {"summarizer": "openai", "model": "gpt-4o-mini"})
+    assert prices.summarizer == table.models["gpt-4o-mini"]
+    assert with_summarizer_prices(PRICES, table, {"summarizer": "extractive", "model": "gpt-4o-mini"}) is PRICES
+    summarizer = scripted(("s" * 36, 400, 50))
+    _, row = replay(talk, [Setting(Trigger(150), ("summarize-all",))], {}, approx, prices, summarizer)
+    calls_cost = (366 * 0.5 + 185 * 2.5 + 37 * 8.0) / 1e6
+    assert row.cost == pytest.approx(calls_cost + (400 * 0.15 + 50 * 0.60) / 1e6)
 
 
 def test_price_flags_override_one_figure_of_the_model():

@@ -44,6 +44,7 @@ from compactctl.replay import (
     replay_json,
     settings_grid,
     stage_pattern,
+    with_summarizer_prices,
     write_plot,
 )
 from compactctl.strategies import STRATEGIES
@@ -260,8 +261,9 @@ def replay(
     thresholds = parse_thresholds(threshold or [])
     if not thresholds and not use_stage:
         thresholds = list(DEFAULT_THRESHOLDS)
+    table = load_prices(prices_file)
     prices = prices_for(
-        load_prices(prices_file),
+        table,
         model_pricing,
         input=price_in,
         cached_input=price_cached,
@@ -269,6 +271,7 @@ def replay(
         output=price_out,
         min_cached_tokens=cache_min_tokens,
     )
+    prices = with_summarizer_prices(prices, table, settings)
     if plot is not None:
         check_plot(plot)
     grid = settings_grid(thresholds, use_stage, steps)
