@@ -26,9 +26,8 @@ from compactctl.replay import (
     shipped_prices,
     with_summarizer_prices,
 )
-from compactctl.report import SummarizerUsage
 from compactctl.strategies import STRATEGIES, StepContext, StepResult, Strategy
-from compactctl.summarizers import Summary, SummaryRequest
+from compactctl.summarizers import SummaryRequest
 from compactctl.tokens import TokenCounter
 from tests.conftest import unchanged
 from tests.helpers import call
@@ -202,33 +201,7 @@ def test_each_message_is_counted_once_per_run(talk, approx, monkeypatch):
     assert sorted(counted) == sorted(id(m) for m in talk)
 
 
-# --- a fake strategy and a scripted summarizer -------------------------------------------------
-
-
-class ScriptedSummarizer:
-    """Gives its replies in order and records its requests; the test fails if a reply goes unused."""
-
-    def __init__(self, *replies: tuple[str, int, int]) -> None:
-        self.replies = list(replies)
-        self.requests: list[SummaryRequest] = []
-
-    def summarize(self, request: SummaryRequest) -> Summary:
-        self.requests.append(request)
-        text, prompt, completion = self.replies.pop(0)
-        return Summary(text, SummarizerUsage(1, prompt, completion))
-
-
-@pytest.fixture
-def scripted():
-    made: list[ScriptedSummarizer] = []
-
-    def make(*replies: tuple[str, int, int]) -> ScriptedSummarizer:
-        made.append(ScriptedSummarizer(*replies))
-        return made[-1]
-
-    yield make
-    for summarizer in made:
-        assert not summarizer.replies, "a scripted reply went unused"
+# --- a fake strategy, with the scripted summarizer of tests/helpers.py -----------------------------------------------
 
 
 def summarize_all(messages: list[dict[str, Any]], options: Any, context: StepContext) -> StepResult:
@@ -252,10 +225,10 @@ def fake_strategy(monkeypatch):
 
 
 def test_summarizing_strategy_figures_by_hand(talk, approx, scripted, fake_strategy):
-    summarizer = scripted(("s" * 36, 400, 50))  # the summary message: 9 + 3 = 12 tokens
-    _, row = replay(talk, [Setting(Trigger(150), ("summarize-all",))], {}, approx, PRICES, summarizer)
+    scripted.enqueue("s" * 36, prompt_tokens=400, completion_tokens=50)  # the summary message: 9 + 3 = 12 tokens
+    _, row = replay(talk, [Setting(Trigger(150), ("summarize-all",))], {}, approx, PRICES, scripted)
     # Before call 4 the context (system + 7 messages) becomes system + summary = 103 + 12 = 115.
-    assert [m["role"] for m in summarizer.requests[0].messages] == ["user", "assistant"] * 3 + ["user"]
+    assert [m["role"] for m in scripted.requests[0].messages] == ["user", "assistant"] * 3 + ["user"]
     assert row.context_per_call == [116, 147, 173, 115]
     assert (row.summarizer_calls, row.summarizer_tokens) == (1, 450)
     assert row.cached_tokens == 0 + 116 + 147 + 103
@@ -292,10 +265,9 @@ def test_a_reference_whose_definer_was_compacted_away_is_a_lost_fact(talk, appro
 def test_facts_missing_from_the_final_context_are_lost(talk, approx, scripted, fake_strategy):
     talk[1]["content"] = "Alice" + "u" * 35
     talk[1]["compactctl"] = {"facts": ["Alice"]}
-    keeps = scripted(("Customer Alice " + "s" * 21, 0, 0))
-    drops = scripted(("s" * 36, 0, 0))
-    _, kept = replay(talk, [Setting(Trigger(150), ("summarize-all",))], {}, approx, PRICES, keeps)
-    _, dropped = replay(talk, [Setting(Trigger(150), ("summarize-all",))], {}, approx, PRICES, drops)
+    scripted.enqueue("Customer Alice " + "s" * 21, "s" * 36)
+    _, kept = replay(talk, [Setting(Trigger(150), ("summarize-all",))], {}, approx, PRICES, scripted)
+    _, dropped = replay(talk, [Setting(Trigger(150), ("summarize-all",))], {}, approx, PRICES, scripted)
     assert (kept.facts_lost, dropped.facts_lost) == (0, 1)
 
 
@@ -303,8 +275,8 @@ def test_a_definer_with_facts_is_served_by_a_summary_that_keeps_them(talk, appro
     talk[1]["content"] = "Alice" + "u" * 35
     talk[1]["compactctl"] = {"defines": ["customer"], "facts": ["Alice"]}
     talk[7]["compactctl"] = {"references": ["customer"]}
-    keeps = scripted(("Customer Alice " + "s" * 21, 0, 0))
-    _, row = replay(talk, [Setting(Trigger(150), ("summarize-all",))], {}, approx, PRICES, keeps)
+    scripted.enqueue("Customer Alice " + "s" * 21)
+    _, row = replay(talk, [Setting(Trigger(150), ("summarize-all",))], {}, approx, PRICES, scripted)
     assert row.facts_lost == 0
 
 
@@ -392,8 +364,8 @@ def test_an_llm_summarizer_is_billed_at_its_own_model(talk, approx, scripted, fa
     prices = with_summarizer_prices(PRICES, table, {"summarizer": "openai", "model": "gpt-4o-mini"})
     assert prices.summarizer == table.models["gpt-4o-mini"]
     assert with_summarizer_prices(PRICES, table, {"summarizer": "extractive", "model": "gpt-4o-mini"}) is PRICES
-    summarizer = scripted(("s" * 36, 400, 50))
-    _, row = replay(talk, [Setting(Trigger(150), ("summarize-all",))], {}, approx, prices, summarizer)
+    scripted.enqueue("s" * 36, prompt_tokens=400, completion_tokens=50)
+    _, row = replay(talk, [Setting(Trigger(150), ("summarize-all",))], {}, approx, prices, scripted)
     calls_cost = (366 * 0.5 + 185 * 2.5 + 37 * 8.0) / 1e6
     assert row.cost == pytest.approx(calls_cost + (400 * 0.15 + 50 * 0.60) / 1e6)
 

@@ -252,3 +252,28 @@ def test_console_script_replays_without_importing_openai(chat_file):
     done = subprocess.run([sys.executable, "-c", code, str(chat_file)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["settings"][1]["threshold"] == 150
+
+
+def test_openai_summarizer_through_the_loopback_server_is_counted_and_priced(
+    runner, tmp_path, monkeypatch, openai_server
+):
+    from tests.summarizers.openai_server import DEFAULT_SUMMARY
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback-only")
+    path = write_chat(tmp_path / "talk.jsonl", talk())
+    summarizer = ["--summarizer", "openai", "--base-url", openai_server.url, "--model", "gpt-4o-mini"]
+    args = ["replay", str(path), "-t", "150", "-s", "summary", "--keep-recent", "2", "--encoding", "approx"]
+    result = runner.invoke(app, [*args, *PRICE_FLAGS, *summarizer, "--json"])
+    assert result.exit_code == 0, result.output
+    base, row = json.loads(result.stdout)["settings"]
+    # One compaction (before call 4), one request, whose usage the server reports from what it received.
+    (sent,) = openai_server.requests
+    prompt = sum(len(str(m.get("content", ""))) // 4 for m in sent.body["messages"])
+    completion = max(1, len(DEFAULT_SUMMARY) // 4)
+    assert (row["compactions"], row["summarizer_calls"], row["summarizer_tokens"]) == (1, 1, prompt + completion)
+    assert base["summarizer_calls"] == 0
+    assert row["context_per_call"][:3] == [116, 147, 173] and row["context_per_call"][3] < 173
+    written = row["input_tokens"] - row["cached_tokens"]
+    calls_cost = (row["cached_tokens"] * 0.5 + written * 2.5 + row["output_tokens"] * 8.0) / 1e6
+    # The summarizer's tokens are billed at gpt-4o-mini's table prices ($0.15 in, $0.60 out), not the flags'.
+    assert row["cost"] == pytest.approx(calls_cost + (prompt * 0.15 + completion * 0.60) / 1e6)
