@@ -16,6 +16,7 @@ from compactctl.strategies.summarizing import (
     ALWAYS_KEPT_ROLES,
     DEFAULT_INPUT_MAX_TOKENS,
     check_role,
+    earlier_summary,
     over_note,
     summarize_span,
     summary_message,
@@ -34,52 +35,67 @@ class RollingOptions:
 
 
 def rolling(messages: list[Message], options: RollingOptions, context: StepContext) -> StepResult:
+    """Fold at each threshold crossing; a threshold of 0 (a stage end in replay) folds once, at the end."""
     check_role(options.summary_role)
     counter = context.counter
     sizes = [counter.message(message) for message in messages]
-    if sum(sizes) <= options.threshold:
+    if options.threshold > 0 and sum(sizes) <= options.threshold:
         return unchanged(messages)
-    kept_units = {i for unit in tool_units(messages) if unit_kept(messages, unit) for i in unit}
+    units = tool_units(messages)
+    kept_units = {i for unit in units if unit_kept(messages, unit) for i in unit}
+    # A summary from an earlier compaction is where this one starts, not a message to keep.
+    earlier = {i: found for i, message in enumerate(messages) if (found := earlier_summary(message))}
+    summary: str | None = "\n\n".join(text for text, _ in earlier.values()) or None
+    folded = sum(count for _, count in earlier.values())
+    summary_tokens = counter.message(summary_message(summary, folded, options.summary_role)) if summary else 0
     held: list[int] = []
     held_tokens = 0
-    summary: str | None = None
-    summary_tokens = 0
-    folded = 0
     fates: dict[int, Fate] = {}
     usage = SummarizerUsage()
-    for unit in tool_units(messages):
-        held.extend(unit)
-        held_tokens += sum(sizes[i] for i in unit)
-        if held_tokens + summary_tokens <= options.threshold:
-            continue
+
+    def fold() -> None:
+        nonlocal summary, folded, summary_tokens, held, held_tokens, usage
         window_start = (
             unit_start(messages, held[max(0, len(held) - options.window)]) if options.window else len(messages)
         )
         leaving = [i for i in held if i < window_start and i not in kept_units]
-        if leaving:
-            spoken = summarize_span(
-                [messages[i] for i in leaving],
-                "rolling",
-                options.summary_max_tokens,
-                options.summary_input_max_tokens,
-                context,
-                previous=summary,
-            )
-            usage = usage + spoken.usage
-            summary = spoken.text
-            folded += len(leaving)
-            summary_tokens = counter.message(summary_message(summary, folded, options.summary_role))
-            gone = set(leaving)
-            held = [i for i in held if i not in gone]
-            held_tokens -= sum(sizes[i] for i in leaving)
-            fates.update({i: Fate("summarized", "rolling: left the window, folded into the summary") for i in leaving})
+        if not leaving:
+            return
+        spoken = summarize_span(
+            [messages[i] for i in leaving],
+            "rolling",
+            options.summary_max_tokens,
+            options.summary_input_max_tokens,
+            context,
+            previous=summary,
+        )
+        usage = usage + spoken.usage
+        summary = spoken.text
+        folded += len(leaving)
+        summary_tokens = counter.message(summary_message(summary, folded, options.summary_role))
+        gone = set(leaving)
+        held = [i for i in held if i not in gone]
+        held_tokens -= sum(sizes[i] for i in leaving)
+        fates.update({i: Fate("summarized", "rolling: left the window, folded into the summary") for i in leaving})
+
+    for unit in units:
+        added = [i for i in unit if i not in earlier]
+        held.extend(added)
+        held_tokens += sum(sizes[i] for i in added)
+        if options.threshold > 0 and held_tokens + summary_tokens > options.threshold:
+            fold()
+    if options.threshold <= 0:
+        fold()
+    final = held_tokens + summary_tokens
+    over = options.threshold > 0 and final > options.threshold
+    notes = (over_note("rolling", final, options.threshold),) if over else ()
+    if not fates:
+        return StepResult(list(messages), list(range(len(messages))), notes=notes)
+    fates.update({i: Fate("summarized", "rolling: earlier summary carried into the new one") for i in earlier})
     out = [messages[i] for i in held]
     origins: list[int | None] = list(held)
-    if summary is not None:
-        at = next((n for n, i in enumerate(held) if messages[i].get("role") not in ALWAYS_KEPT_ROLES), len(held))
-        out.insert(at, summary_message(summary, folded, options.summary_role))
-        origins.insert(at, None)
-    # Only the context held at the end is the output: say so if it is still over the threshold.
-    final = held_tokens + summary_tokens
-    notes = (over_note("rolling", final, options.threshold),) if final > options.threshold else ()
+    at = next((n for n, i in enumerate(held) if messages[i].get("role") not in ALWAYS_KEPT_ROLES), len(held))
+    out.insert(at, summary_message(summary or "", folded, options.summary_role))
+    origins.insert(at, None)
+    # Only the context held at the end is the output: the note says if it is still over the threshold.
     return StepResult(out, origins, fates, notes, usage)

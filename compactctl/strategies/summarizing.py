@@ -12,6 +12,7 @@ Rules every summarizing strategy keeps:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -26,6 +27,7 @@ from compactctl.transcript import Message, is_protected, tool_units, unit_start
 ALWAYS_KEPT_ROLES = frozenset({"system", "developer"})
 SUMMARY_ROLES = ("system", "user")
 SUMMARY_HEADER = "[compactctl summary of {count} earlier messages]"
+_SUMMARY_HEADER = re.compile(r"\[compactctl summary of (\d+) earlier messages\]\n\n")
 DEFAULT_INPUT_MAX_TOKENS = 32000
 
 
@@ -47,9 +49,27 @@ def summary_message(text: str, count: int, role: str) -> Message:
     return {"role": role, "content": SUMMARY_HEADER.format(count=count) + "\n\n" + text}
 
 
+def earlier_summary(message: Message) -> tuple[str, int] | None:
+    """The text and message count of a summary an earlier compaction wrote, else None.
+
+    Compacting again folds it into the new summary: kept as a system message, summaries
+    would pile up, one per compaction, and the context would never shrink.
+    """
+    content = message.get("content")
+    if message.get("role") in SUMMARY_ROLES and isinstance(content, str) and not is_protected(message):
+        match = _SUMMARY_HEADER.match(content)
+        if match:
+            return content[match.end() :], int(match.group(1))
+    return None
+
+
 def unit_kept(messages: list[Message], unit: range) -> bool:
     """A unit is never summarized when it holds a system, pinned or fact-bearing message."""
-    return any(messages[i].get("role") in ALWAYS_KEPT_ROLES or is_protected(messages[i]) for i in unit)
+    return any(
+        (messages[i].get("role") in ALWAYS_KEPT_ROLES and earlier_summary(messages[i]) is None)
+        or is_protected(messages[i])
+        for i in unit
+    )
 
 
 def tail_start_for(messages: list[Message], keep_recent: int) -> int:
@@ -190,16 +210,21 @@ def summarize_units(
             kept.extend(unit)
         else:
             summarized.extend(unit)
-    if not summarized:
+    earlier = {i: found for i in summarized if (found := earlier_summary(messages[i]))}
+    new = [i for i in summarized if i not in earlier]
+    if not new:
         return StepResult(list(messages), list(range(len(messages)))), 0
-    span = [shown(i, messages[i]) if shown else messages[i] for i in summarized]
-    spoken = summarize_span(span, strategy, max_tokens, input_max_tokens, context)
+    span = [shown(i, messages[i]) if shown else messages[i] for i in new]
+    previous = "\n\n".join(text for text, _ in earlier.values()) or None
+    spoken = summarize_span(span, strategy, max_tokens, input_max_tokens, context, previous)
+    count = len(new) + sum(count for _, count in earlier.values())
     at = next((n for n, i in enumerate(kept) if messages[i].get("role") not in ALWAYS_KEPT_ROLES), len(kept))
     out = [messages[i] for i in kept]
     origins: list[int | None] = list(kept)
-    out.insert(at, summary_message(spoken.text, len(summarized), role))
+    out.insert(at, summary_message(spoken.text, count, role))
     origins.insert(at, None)
-    fates = {i: Fate("summarized", f"{strategy}: folded into the summary") for i in summarized}
+    fates = {i: Fate("summarized", f"{strategy}: folded into the summary") for i in new}
+    fates.update({i: Fate("summarized", f"{strategy}: earlier summary folded into the new one") for i in earlier})
     return StepResult(out, origins, fates, usage=spoken.usage), len(summarized)
 
 

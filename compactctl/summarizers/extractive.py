@@ -61,13 +61,18 @@ class Sections:
 
     items: dict[str, list[str]] = field(default_factory=lambda: {name: [] for name in SECTIONS if name != "Facts"})
     facts: list[Fact] = field(default_factory=list)
+    # Membership sets beside the ordered lists: a long span yields thousands of items.
+    _seen_items: set[tuple[str, str]] = field(default_factory=set)
+    _seen_facts: set[str] = field(default_factory=set)
 
     def add(self, section: str, item: str) -> None:
-        if item and item not in self.items[section]:
+        if item and (section, item) not in self._seen_items:
+            self._seen_items.add((section, item))
             self.items[section].append(item)
 
     def add_fact(self, fact: Fact) -> None:
-        if all(fact.text != known.text for known in self.facts):
+        if fact.text not in self._seen_facts:
+            self._seen_facts.add(fact.text)
             self.facts.append(fact)
 
     def absorb(self, other: Sections) -> None:

@@ -217,3 +217,57 @@ def test_structured_with_the_extractive_summarizer_quotes_constraints(agent_mess
         assert quoted in summary
     for fact in ("src/app.py", "pytest -q", "FAILED tests/test_app.py::test_add", "0.12s"):
         assert fact in summary
+
+
+class Numbered:
+    """Answers every request with "gist N" and records what it was given."""
+
+    def __init__(self) -> None:
+        self.requests: list = []
+
+    def summarize(self, request):
+        from compactctl.summarizers import Summary
+
+        self.requests.append(request)
+        return Summary(f"gist {len(self.requests)}")
+
+
+def summaries_in(messages):
+    return [m for m in messages if str(m.get("content", "")).startswith("[compactctl summary of")]
+
+
+@pytest.mark.parametrize(
+    ("name", "settings"),
+    [
+        ("summary", {"threshold": 100, "keep_recent": 2}),
+        ("structured", {"keep_turns": 1, "keep_recent": 2}),
+        ("selective", {"threshold": 100, "keep_recent": 2}),
+        ("rolling", {"threshold": 600, "window": 2}),
+    ],
+)
+def test_compacting_again_folds_the_earlier_summary_instead_of_piling_up(name, settings):
+    summarizer = Numbered()
+    first = run(name, long_chat(6), settings, summarizer)
+    (earlier,) = summaries_in(first.messages)
+    calls = len(summarizer.requests)
+    grown = first.messages + long_chat(4)[1:]
+    second = run(name, grown, settings, summarizer)
+    (summary,) = summaries_in(second.messages)
+    # The earlier summary is re-injected, so nothing learned before is forgotten, and counted.
+    assert summarizer.requests[calls].previous_summary == f"gist {calls}"
+    assert summary["content"].endswith(f"gist {len(summarizer.requests)}")
+    assert grown.index(earlier) in second.fates
+    new = [i for i, fate in second.fates.items() if fate.action == "summarized" and grown[i] is not earlier]
+    earlier_count = int(earlier["content"].split(" of ")[1].split()[0])
+    assert summary["content"].startswith(f"[compactctl summary of {earlier_count + len(new)} earlier messages]")
+    assert is_valid(second.messages)
+
+
+def test_rolling_with_threshold_zero_folds_once_at_the_end():
+    # Replay compacts at a stage end with threshold 0: one fold, not one per unit.
+    summarizer = Numbered()
+    messages = long_chat(8)
+    result = run("rolling", messages, {"threshold": 0, "window": 4}, summarizer)
+    assert len(summarizer.requests) == 1
+    assert len(result.messages) == 1 + 1 + 4  # system, summary, the window
+    assert is_valid(result.messages)
