@@ -124,10 +124,7 @@ def setups(asked: list[str] | None) -> list[tuple[list[str], dict[str, Any], boo
         return [(asked, {"keep_recent": 10}, "structured" in asked or "summary" in asked)]
     runs: list[tuple[list[str], dict[str, Any], bool]] = [(["window"], {"keep_recent": 10}, False)]
     if "structured" in STRATEGIES:
-        # summary_role "user": with the default "system" role a summary is kept verbatim by the next
-        # compaction (system messages always are), so summaries pile up and the context grows without
-        # bound over 2000 compactions. A user-role summary is folded into the next one instead.
-        runs.append((["structured"], {"keep_recent": 10, "summary_role": "user"}, True))
+        runs.append((["structured"], {"keep_recent": 10}, True))
     return runs
 
 

@@ -171,9 +171,11 @@ def render_one(report: FileReport) -> Table:
     if report.api_usage:
         rows.append(("API-reported input", _api_usage(report.api_usage), ""))
     if report.summarizer_calls:
-        usage = (
-            f"{report.summarizer_calls} calls, {report.summarizer_prompt_tokens:,} in"
-            f" / {report.summarizer_completion_tokens:,} out"
+        tokens = report.summarizer_prompt_tokens + report.summarizer_completion_tokens
+        usage = f"{report.summarizer_calls} calls, " + (
+            f"{report.summarizer_prompt_tokens:,} in / {report.summarizer_completion_tokens:,} out"
+            if tokens
+            else "no tokens billed"
         )
         if report.summary_truncated:
             usage += f", [red]{report.summary_truncated} truncated[/]"

@@ -274,5 +274,6 @@ class ExtractiveSummarizer:
             span.insert(0, {"role": "system", "content": request.previous_summary})
         found = extract(span)
         text = render(choose(found, self.counter, request.max_tokens))
-        # Not a model call: no API usage, and a bounded extract is not a cut-off summary.
-        return Summary(text, SummarizerUsage())
+        # Counted as a call so reports say how often it ran; not a model call, so no tokens are
+        # billed, and a bounded extract is not a cut-off summary.
+        return Summary(text, SummarizerUsage(calls=1))
