@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import orjson
 import typer
@@ -14,10 +14,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from compactctl.batch import STDIO, Failure, Job
+from compactctl.batch import STDIO, Failure, Job, write_atomic
 from compactctl.config import load_config, merge
 from compactctl.errors import EXIT_GATE, EXIT_INPUT, EXIT_OK, EXIT_SUMMARIZER, CompactctlError
 from compactctl.report import FileReport, report_json, totals
+
+if TYPE_CHECKING:
+    from compactctl.compact import FileCompaction
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -224,6 +227,38 @@ def render_files(reports: list[FileReport]) -> Table:
     facts = f"{total['facts_preserved']}/{total['facts_required']}"
     table.add_row("[bold]total", *tokens, "", "", facts, "")
     return table
+
+
+def check_output_format(to: str | None) -> None:
+    """An unknown --to is bad usage, caught before any file is read."""
+    if to is not None:
+        from compactctl.formats import get_format
+
+        get_format(to)
+
+
+def write_jsonl(path: Path, entries: Iterable[dict[str, Any]]) -> None:
+    write_atomic(str(path), b"".join(orjson.dumps(entry) + b"\n" for entry in entries))
+
+
+def finish_compaction(
+    planned: list[Job],
+    results: list[FileCompaction],
+    failures: list[Failure],
+    settings: dict[str, Any],
+    *,
+    manifest: Path | None,
+    as_json: bool,
+    quiet: bool,
+    to_stderr: bool,
+) -> NoReturn:
+    """What compact and prune do once the files are done: manifest, report, where it went, exit code."""
+    if manifest is not None:
+        write_jsonl(manifest, (entry for result in results for entry in result.manifest))
+    reports = [result.report for result in results]
+    emit(reports, failures, as_json, quiet, to_stderr)
+    announce_written(planned, failures, quiet or as_json)
+    raise typer.Exit(exit_code(reports, failures, settings["fail_under"], settings["on_error"]))
 
 
 def announce_written(jobs: list[Job], failures: list[Failure], quiet: bool) -> None:

@@ -6,10 +6,9 @@ import dataclasses
 from pathlib import Path
 from typing import Annotated
 
-import orjson
 import typer
 
-from compactctl.batch import STDIO, plan, run_jobs, write_atomic
+from compactctl.batch import STDIO, plan, run_jobs
 from compactctl.cli.common import (
     ConfigPath,
     Encoding,
@@ -23,16 +22,14 @@ from compactctl.cli.common import (
     Quiet,
     Require,
     ToFormat,
-    announce_written,
-    emit,
-    exit_code,
+    check_output_format,
+    finish_compaction,
     handle_errors,
     progress_wanted,
     settings_for,
 )
 from compactctl.compact import check_steps, compact_file
 from compactctl.config import DEFAULT_STRATEGY
-from compactctl.formats import get_format
 from compactctl.strategies import STRATEGIES
 from compactctl.summarizers.build import make_summarizer
 from compactctl.tokens import counter_for
@@ -245,8 +242,7 @@ def compact(
     steps = settings["strategy"]
     check_steps(steps)
     counter = counter_for(settings["encoding"])
-    if to is not None:
-        get_format(to)  # an unknown --to is bad usage, caught before any file is read
+    check_output_format(to)
     jobs_planned = plan(inputs, output)
     summarizer_used = make_summarizer(settings, counter)
     if settings["dry_run"]:
@@ -258,11 +254,7 @@ def compact(
         settings["jobs"],
         progress_wanted(quiet),
     )
-    if manifest is not None:
-        entries = [entry for result in results for entry in result.manifest]
-        write_atomic(str(manifest), b"".join(orjson.dumps(entry) + b"\n" for entry in entries))
-    reports = [result.report for result in results]
     to_stderr = settings["dry_run"] or any(job.target == STDIO for job in jobs_planned)
-    emit(reports, failures, as_json, quiet, to_stderr)
-    announce_written(jobs_planned, failures, quiet or as_json)
-    raise typer.Exit(exit_code(reports, failures, settings["fail_under"], settings["on_error"]))
+    finish_compaction(
+        jobs_planned, results, failures, settings, manifest=manifest, as_json=as_json, quiet=quiet, to_stderr=to_stderr
+    )

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
-import orjson
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from compactctl.batch import PRUNED_MARK, STDIO, plan, run_jobs, write_atomic
+from compactctl.batch import PRUNED_MARK, STDIO, plan, run_jobs
 from compactctl.cli.common import (
     ConfigPath,
     Encoding,
@@ -24,16 +23,15 @@ from compactctl.cli.common import (
     Quiet,
     Require,
     ToFormat,
-    announce_written,
-    emit,
-    exit_code,
+    check_output_format,
+    finish_compaction,
     handle_errors,
     progress_wanted,
     settings_for,
     stderr,
+    write_jsonl,
 )
 from compactctl.compact import FileCompaction, compact_file
-from compactctl.formats import get_format
 from compactctl.strategies.prune import check_mode
 from compactctl.tokens import counter_for
 
@@ -98,8 +96,7 @@ def prune(
     )
     check_mode(settings.get("mode", "stub"))
     counter = counter_for(settings["encoding"])
-    if to is not None:
-        get_format(to)  # an unknown --to is bad usage, caught before any file is read
+    check_output_format(to)
     planned = plan(inputs, output, PRUNED_MARK)
     results, failures = run_jobs(
         planned,
@@ -107,21 +104,14 @@ def prune(
         settings["jobs"],
         progress_wanted(quiet),
     )
-    if manifest is not None:
-        write_atomic(str(manifest), _jsonl(entry for result in results for entry in result.manifest))
     if archive is not None:
-        write_atomic(str(archive), _jsonl(entry for result in results for entry in result.archive))
+        write_jsonl(archive, (entry for result in results for entry in result.archive))
     to_stderr = any(job.target == STDIO for job in planned)
     if explain:
         (stderr if to_stderr or as_json else Console(highlight=False)).print(explain_table(results))
-    reports = [result.report for result in results]
-    emit(reports, failures, as_json, quiet, to_stderr)
-    announce_written(planned, failures, quiet or as_json)
-    raise typer.Exit(exit_code(reports, failures, settings["fail_under"], settings["on_error"]))
-
-
-def _jsonl(entries: Any) -> bytes:
-    return b"".join(orjson.dumps(entry) + b"\n" for entry in entries)
+    finish_compaction(
+        planned, results, failures, settings, manifest=manifest, as_json=as_json, quiet=quiet, to_stderr=to_stderr
+    )
 
 
 def explain_table(results: list[FileCompaction]) -> Table:
