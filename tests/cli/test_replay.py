@@ -208,7 +208,6 @@ def test_team_price_file_and_model_are_used(runner, chat_file, tmp_path):
 
 
 def test_plot_writes_an_svg(runner, chat_file, tmp_path):
-    pytest.importorskip("matplotlib")
     target = tmp_path / "context.svg"
     result = runner.invoke(app, ["replay", str(chat_file), "-t", "150", *BASE, "--plot", str(target), "-q"])
     assert result.exit_code == 0, result.output
