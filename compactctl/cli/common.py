@@ -175,7 +175,8 @@ def render_one(report: FileReport) -> Table:
         rows.append(("API-reported input", _api_usage(report.api_usage), ""))
     if report.summarizer_calls:
         tokens = report.summarizer_prompt_tokens + report.summarizer_completion_tokens
-        usage = f"{report.summarizer_calls} calls, " + (
+        plural = "" if report.summarizer_calls == 1 else "s"
+        usage = f"{report.summarizer_calls} call{plural}, " + (
             f"{report.summarizer_prompt_tokens:,} in / {report.summarizer_completion_tokens:,} out"
             if tokens
             else "no tokens billed"
