@@ -114,7 +114,8 @@ def compact_file(
     ``archive``, every input message that was not kept verbatim comes back too, with its
     index and fate, so output plus archive give back the input.
     """
-    fmt, transcripts, _ = load(read_source(job.source), job.source, settings.get("format", "auto"))
+    skipped: list[int] | None = [] if settings.get("on_error") == "skip" else None
+    fmt, transcripts, _ = load(read_source(job.source), job.source, settings.get("format", "auto"), skipped)
     results = [compact(t.messages, steps, settings, counter, summarizer) for t in transcripts]
     compacted = [dataclasses.replace(t, messages=r.messages) for t, r in zip(transcripts, results, strict=True)]
     required = list(settings.get("require") or ())
@@ -143,5 +144,5 @@ def compact_file(
         for entry in r.manifest
         if entry.action in ("elided", "removed", "summarized")
     ]
-    report = file_report(job.name, fmt.name, before, after, required, usage, dict.fromkeys(notes))
+    report = file_report(job.name, fmt.name, before, after, required, usage, dict.fromkeys(notes), skipped or ())
     return FileCompaction(report, manifest, archived)

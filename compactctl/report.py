@@ -191,6 +191,7 @@ class FileReport:
     # Where the transcript records API-reported usage: {calls, reported_input_tokens,
     # counted_input_tokens, difference_pct} for the input (before) transcript.
     api_usage: dict[str, Any] | None = None
+    skipped_lines: list[int] = field(default_factory=list)  # left out by --on-error skip
 
     @property
     def gate_failed(self) -> bool:
@@ -211,6 +212,7 @@ def file_report(
     required: Iterable[str] = (),
     usage: SummarizerUsage = SummarizerUsage(),
     notes: Iterable[str] = (),
+    skipped_lines: Iterable[int] = (),
 ) -> FileReport:
     """Compare a file before and after; with no ``after``, facts are checked in ``before``."""
     facts = list(dict.fromkeys([*required, *before.facts_declared]))
@@ -243,9 +245,16 @@ def file_report(
         summarizer_prompt_tokens=usage.prompt_tokens,
         summarizer_completion_tokens=usage.completion_tokens,
         summary_truncated=usage.truncated,
-        notes=list(notes),
+        notes=[*notes, *([skipped_note(list(skipped_lines))] if skipped_lines else [])],
         api_usage=before.api_usage.as_json() if before.api_usage else None,
+        skipped_lines=list(skipped_lines),
     )
+
+
+def skipped_note(lines: list[int]) -> str:
+    from compactctl.formats.records import listed
+
+    return f"skipped {len(lines)} unreadable line(s): {listed(lines)}"
 
 
 def totals(reports: list[FileReport]) -> dict[str, Any]:
@@ -264,6 +273,7 @@ def totals(reports: list[FileReport]) -> dict[str, Any]:
         "facts_required": sum(r.facts_required for r in reports),
         "facts_preserved": sum(r.facts_preserved for r in reports),
         "facts_missing": sum(len(r.facts_missing) for r in reports),
+        "skipped_lines": sum(len(r.skipped_lines) for r in reports),
         "valid_before": all(r.valid_before for r in reports),
         "valid_after": all(r.valid_after for r in compared) if compared else None,
         "summarizer_calls": sum(r.summarizer_calls for r in reports),
@@ -282,11 +292,14 @@ def report_json(reports: list[FileReport], errors: list[dict[str, Any]]) -> dict
     }
 
 
-def open_transcripts(source: str, format: str = "auto") -> tuple[str, Callable[[], Iterator[Labelled]]]:
+def open_transcripts(
+    source: str, format: str = "auto", skipped: list[int] | None = None
+) -> tuple[str, Callable[[], Iterator[Labelled]]]:
     """The file's format, and a way to walk its (label, messages) pairs, as often as needed.
 
     Chat JSON Lines files are streamed a line at a time, so memory stays bounded by
-    the largest line; other layouts are read whole.
+    the largest line; other layouts are read whole. With a ``skipped`` list, unreadable
+    lines are left out and listed there.
     """
     from compactctl.formats import chat, load
 
@@ -294,10 +307,10 @@ def open_transcripts(source: str, format: str = "auto") -> tuple[str, Callable[[
 
         def stream() -> Iterator[Labelled]:
             with open(source, "rb") as file:
-                yield "", chat.stream(file, source)
+                yield "", chat.stream(file, source, skipped)
 
         return chat.NAME, stream
-    fmt, transcripts, _ = load(read_source(source), source, format)
+    fmt, transcripts, _ = load(read_source(source), source, format, skipped)
     return fmt.name, lambda: ((t.label, t.messages) for t in transcripts)
 
 
@@ -323,18 +336,26 @@ def _first_line_is_chat(source: str, sample: int = 20) -> bool:
 
 
 def report_pair(
-    name: str, before: str, after: str | None, counter: TokenCounter, format: str = "auto", required: Iterable[str] = ()
+    name: str,
+    before: str,
+    after: str | None,
+    counter: TokenCounter,
+    format: str = "auto",
+    required: Iterable[str] = (),
+    skip_bad_lines: bool = False,
 ) -> FileReport:
     """Report one existing file, or a before/after pair of files."""
     required = list(required)
-    format_name, walk_before = open_transcripts(before, format)
+    skipped: list[int] | None = [] if skip_bad_lines else None
+    format_name, walk_before = open_transcripts(before, format, skipped)
     measured_before = measure(walk_before(), counter, required)
+    skipped_before = sorted(set(skipped or ()))
     facts = [*required, *measured_before.facts_declared]
     measured_after = None
     if after is not None:
-        measured_after = measure(open_transcripts(after, format)[1](), counter, facts)
+        measured_after = measure(open_transcripts(after, format, skipped)[1](), counter, facts)
     elif not set(facts) <= measured_before.facts_found:
         # A fact may be declared after the message that holds its text: look once more.
         again = measure(walk_before(), counter, facts)
         measured_before = dataclasses.replace(measured_before, facts_found=again.facts_found)
-    return file_report(name, format_name, measured_before, measured_after, required)
+    return file_report(name, format_name, measured_before, measured_after, required, skipped_lines=skipped_before)

@@ -54,7 +54,15 @@ def report(
     pairs = [Job(source, _counterpart(after, name, before), name) for source, name, _ in expand_inputs([before])]
     reports, failures = run_jobs(
         pairs,
-        lambda job: report_pair(job.name, job.source, job.target, counter, settings["format"], settings["require"]),
+        lambda job: report_pair(
+            job.name,
+            job.source,
+            job.target,
+            counter,
+            settings["format"],
+            settings["require"],
+            skip_bad_lines=settings["on_error"] == "skip",
+        ),
         settings["jobs"],
         progress_wanted(quiet),
     )

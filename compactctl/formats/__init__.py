@@ -63,9 +63,14 @@ def get_format(name: str) -> Format:
         raise InputError(f"unknown format {name!r} (known: auto, {', '.join(FORMATS)})") from None
 
 
-def load(data: bytes, path: str = "<input>", format: str = "auto") -> tuple[Format, list[Transcript], Layout]:
-    """Parse a file's bytes into transcripts, detecting the format unless one is named."""
-    records, layout = parse_records(data, path)
+def load(
+    data: bytes, path: str = "<input>", format: str = "auto", skipped: list[int] | None = None
+) -> tuple[Format, list[Transcript], Layout]:
+    """Parse a file's bytes into transcripts, detecting the format unless one is named.
+
+    With a ``skipped`` list, JSON Lines lines that do not parse are left out and listed there.
+    """
+    records, layout = parse_records(data, path, skipped)
     fmt = detect(records, path) if format == "auto" else get_format(format)
     transcripts = fmt.read(records, path)
     for transcript in transcripts:

@@ -35,7 +35,7 @@ def write(transcripts: list[Transcript]) -> bytes:
     return b"".join(dumps_line(message) for transcript in transcripts for message in transcript.messages)
 
 
-def stream(file: IO[bytes], path: str) -> Iterator[Message]:
+def stream(file: IO[bytes], path: str, skipped: list[int] | None = None) -> Iterator[Message]:
     """Messages one at a time, for reports on files larger than memory should hold."""
-    for record in iter_jsonl_stream(file, path):
+    for record in iter_jsonl_stream(file, path, skipped):
         yield check_message(record.value, path, record.line)

@@ -50,8 +50,12 @@ def check_text(data: bytes, path: str) -> None:
         raise InputError("empty file: no transcript", path)
 
 
-def parse_records(data: bytes, path: str) -> tuple[list[Record], Layout]:
-    """Parse JSON Lines, or one JSON document (an array's items become the records)."""
+def parse_records(data: bytes, path: str, skipped: list[int] | None = None) -> tuple[list[Record], Layout]:
+    """Parse JSON Lines, or one JSON document (an array's items become the records).
+
+    With a ``skipped`` list (``--on-error skip``), a JSON Lines line that does not parse is
+    left out and its number added to the list, instead of failing the file.
+    """
     check_text(data, path)
     first_line = data.lstrip().split(b"\n", 1)[0]
     try:
@@ -62,7 +66,9 @@ def parse_records(data: bytes, path: str) -> tuple[list[Record], Layout]:
                 return _document_records(orjson.loads(data), data), "json"
             except orjson.JSONDecodeError as error:
                 raise _decode_error(error, path, getattr(error, "lineno", None)) from None
-    records = list(iter_jsonl_bytes(data, path))
+    records = list(iter_jsonl_bytes(data, path, skipped))
+    if not records:
+        raise InputError(f"no readable line (skipped lines {listed(skipped or [])})", path)
     if len(records) == 1 and isinstance(records[0].value, list):
         return _document_records(records[0].value), "json"
     return records, "jsonl"
@@ -73,30 +79,45 @@ def _document_records(document: Any, data: bytes | None = None) -> list[Record]:
     return [Record(1, item) for item in document] if isinstance(document, list) else [Record(1, document, data)]
 
 
-def iter_jsonl_bytes(data: bytes, path: str) -> Iterator[Record]:
+def iter_jsonl_bytes(data: bytes, path: str, skipped: list[int] | None = None) -> Iterator[Record]:
     for number, line in enumerate(data.split(b"\n"), start=1):
         if line.strip():
-            yield Record(number, _loads(line, path, number), line)
+            value = _loads(line, path, number, skipped)
+            if value is not _SKIPPED:
+                yield Record(number, value, line)
 
 
-def iter_jsonl_stream(stream: IO[bytes], path: str) -> Iterator[Record]:
+def iter_jsonl_stream(stream: IO[bytes], path: str, skipped: list[int] | None = None) -> Iterator[Record]:
     """JSON Lines from a binary stream, one line in memory at a time."""
     seen_any = False
     for number, line in enumerate(stream, start=1):
         if number == 1 and b"\x00" in line[:8192]:
             raise InputError("binary file, not a JSON transcript", path)
         if line.strip():
-            seen_any = True
-            yield Record(number, _loads(line, path, number))
+            value = _loads(line, path, number, skipped)
+            if value is not _SKIPPED:
+                seen_any = True
+                yield Record(number, value)
     if not seen_any:
-        raise InputError("empty file: no transcript", path)
+        raise InputError("empty file: no transcript" if not skipped else "no readable line", path)
 
 
-def _loads(line: bytes, path: str, number: int) -> Any:
+_SKIPPED = object()
+
+
+def _loads(line: bytes, path: str, number: int, skipped: list[int] | None = None) -> Any:
     try:
         return orjson.loads(line)
     except orjson.JSONDecodeError as error:
+        if skipped is not None:
+            skipped.append(number)
+            return _SKIPPED
         raise _decode_error(error, path, number) from None
+
+
+def listed(numbers: list[int]) -> str:
+    """Line numbers for a message: the first ten, then an ellipsis."""
+    return ", ".join(map(str, numbers[:10])) + (", ..." if len(numbers) > 10 else "")
 
 
 def check_message(value: Any, path: str, line: int | None, where: str = "") -> Message:

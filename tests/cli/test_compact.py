@@ -30,6 +30,7 @@ FILE_KEYS = {
     "summary_truncated",
     "notes",
     "api_usage",  # null unless the transcript records API-reported usage
+    "skipped_lines",  # line numbers --on-error skip left out
 }
 TOTAL_KEYS = {
     "files",
@@ -42,6 +43,7 @@ TOTAL_KEYS = {
     "facts_required",
     "facts_preserved",
     "facts_missing",
+    "skipped_lines",
     "valid_before",
     "valid_after",
     "summarizer_calls",
@@ -146,9 +148,13 @@ def test_folder_is_mirrored_in_parallel_and_a_bad_file_does_not_stop_the_others(
     assert [f["file"] for f in report["files"]] == ["a.jsonl", "team/b.jsonl", "team/deep/c.jsonl"]
     assert len(report["failed"]) == 1 and "broken.jsonl:2:1: malformed JSON" in report["failed"][0]["error"]
 
+    (src / "team" / "robot.jsonl").write_text('{"role": "robot", "content": "beep"}\n')
     skipped = cli("compact", src, "-o", tmp_path / "out2", "-s", "window", "--on-error", "skip", "-q")
     assert skipped.exit_code == EXIT_OK
-    assert "broken.jsonl" in skipped.stderr
+    # A bad line is left out of its file; a file that cannot be read is left out whole.
+    assert (tmp_path / "out2" / "team" / "broken.jsonl").exists()
+    assert "robot.jsonl:1: unknown role 'robot'" in skipped.stderr
+    assert not (tmp_path / "out2" / "team" / "robot.jsonl").exists()
 
 
 def test_a_lost_fact_fails_the_gate(cli, tmp_path, agent_messages):
@@ -202,3 +208,22 @@ def test_a_bad_config_is_named(cli, tmp_path, chat_file):
     result = cli("compact", chat_file, "--config", bad)
     assert result.exit_code == EXIT_INPUT
     assert "c.toml: unknown setting 'keep_recnt'" in result.stderr
+
+
+def test_on_error_skip_leaves_out_unreadable_lines_and_counts_them(cli, tmp_path, agent_messages):
+    lines = [orjson.dumps(m) for m in agent_messages]
+    lines[7:7] = [b'{"role": "assistant", "content": "cut off mid-wri', b"\xff\xfe garbage"]
+    source = tmp_path / "t.jsonl"
+    source.write_bytes(b"\n".join(lines) + b"\n")
+    failed = cli("compact", source, "-s", "window", "--keep-recent", "100", "-q")
+    assert failed.exit_code == EXIT_INPUT and "t.jsonl:8:" in failed.stderr
+    result = cli("compact", source, "-s", "window", "--keep-recent", "100", "--on-error", "skip", "--json")
+    assert result.exit_code == EXIT_OK, result.stderr
+    report = orjson.loads(result.stdout)
+    assert report["files"][0]["skipped_lines"] == [8, 9]
+    assert report["total"]["skipped_lines"] == 2
+    assert "skipped 2 unreadable line(s): 8, 9" in report["files"][0]["notes"]
+    assert read_jsonl(tmp_path / "t.compacted.jsonl") == agent_messages
+    streamed = orjson.loads(cli("report", source, "--on-error", "skip", "--json").stdout)
+    assert streamed["files"][0]["skipped_lines"] == [8, 9]
+    assert streamed["files"][0]["messages_before"] == len(agent_messages)
