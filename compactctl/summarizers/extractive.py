@@ -21,7 +21,7 @@ from compactctl.report import SummarizerUsage
 from compactctl.summarizers import SECTIONS, Summary, SummaryRequest
 from compactctl.summarizers.ledger import Fact, constraints, facts, is_demonstration, people, sentences
 from compactctl.tokens import TokenCounter, counter_for
-from compactctl.transcript import Message, content_text, tool_calls_of
+from compactctl.transcript import Message, annotations_of, content_text, tool_calls_of
 
 NAME = "extractive"
 
@@ -128,7 +128,9 @@ def extract(messages: list[Message]) -> Sections:
     persons = people(plain)
     first_request = next((m for m in persons if _REQUEST.search(content_text(m))), None)
     first_request = first_request or next((m for m in persons if content_text(m).strip()), None)
-    first_request = first_request or next((m for m in plain if m.get("role") == "user"), None)
+    first_request = first_request or next(
+        (m for m in plain if m.get("role") == "user" and annotations_of(m).get("kind") != "harness"), None
+    )
     if first_request is not None and not found.items["Goal"]:
         goal = list(sentences(content_text(first_request)))[:_GOAL_SENTENCES]
         if goal:

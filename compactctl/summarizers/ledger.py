@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from compactctl.transcript import Message, content_text, tool_calls_of
+from compactctl.transcript import Message, annotations_of, content_text, tool_calls_of
 
 FACT_KINDS = ("id", "name", "error", "path", "command", "number")
 
@@ -165,11 +165,14 @@ def is_observation(message: Message, previous: Message | None) -> bool:
 
 
 def people(messages: list[Message]) -> list[Message]:
-    """The user messages a person wrote (not tool output sent back as a user message)."""
+    """The user messages a person wrote: not tool output sent back as a user message, and
+    not text a harness injected (``kind: "harness"``, as the Claude Code and Codex readers mark it)."""
     return [
         message
         for previous, message in zip([None, *messages], messages, strict=False)
-        if message.get("role") == "user" and not is_observation(message, previous)
+        if message.get("role") == "user"
+        and not is_observation(message, previous)
+        and annotations_of(message).get("kind") != "harness"
     ]
 
 

@@ -75,3 +75,18 @@ def test_demonstrations_are_not_part_of_the_session():
     demo = {"role": "user", "is_demo": True, "content": "Example: never touch demo/path.py. Run `pytest -q`."}
     text = summarize([demo, *SESSION])
     assert "demo/path.py" not in text and "never touch" not in text
+
+
+def test_harness_text_is_never_taken_for_the_users_goal():
+    # Codex and Claude Code inject environment text as user messages; their readers mark it.
+    harness = {
+        "role": "user",
+        "content": "<environment_context>\n  <cwd>/home/dev/shop</cwd>\n</environment_context>",
+        "compactctl": {"kind": "harness"},
+    }
+    span = [harness, {"role": "assistant", "content": "I looked at src/refunds.py."}]
+    text = ExtractiveSummarizer().summarize(SummaryRequest(span, "structured", 300)).text
+    assert "environment_context" not in text.split("## Progress")[0]
+    person = {"role": "user", "content": "Please fix the refund bug in src/refunds.py."}
+    text = ExtractiveSummarizer().summarize(SummaryRequest([harness, person], "structured", 300)).text
+    assert "## Goal\n- Please fix the refund bug in src/refunds.py." in text
