@@ -28,44 +28,45 @@ from compactctl.cli.common import (
     progress_wanted,
     settings_for,
 )
+from compactctl.cli.options import (
+    SUMMARY_PANEL,
+    Api,
+    BaseUrl,
+    Cache,
+    CacheDir,
+    HeadLines,
+    KeepPattern,
+    KeepRecent,
+    KeepTurns,
+    Model,
+    PromptFile,
+    Redact,
+    StrategySteps,
+    SummarizerName,
+    SummaryBackoff,
+    SummaryInputMaxTokens,
+    SummaryMaxTokens,
+    SummaryRetries,
+    SummaryRole,
+    SummaryTimeout,
+    TailLines,
+    ToolMaxTokens,
+    Window,
+)
 from compactctl.compact import check_steps, compact_file
-from compactctl.config import DEFAULT_STRATEGY
-from compactctl.strategies import STRATEGIES
 from compactctl.summarizers.build import make_summarizer
 from compactctl.tokens import counter_for
-
-STRATEGY_PANEL = "Strategies"
-STRATEGY_HELP = f"Strategy step, repeatable, run in order: {', '.join(STRATEGIES)}.  \\[default: {DEFAULT_STRATEGY}]"
-SUMMARY_PANEL = "Summaries"
 
 
 @handle_errors
 def compact(
     inputs: Inputs,
     output: Output = None,
-    strategy: Annotated[
-        list[str] | None, typer.Option("--strategy", "-s", help=STRATEGY_HELP, rich_help_panel=STRATEGY_PANEL)
-    ] = None,
-    keep_recent: Annotated[
-        int | None,
-        typer.Option(help="window: messages kept at the end.  \\[default: 6]", min=0, rich_help_panel=STRATEGY_PANEL),
-    ] = None,
-    tool_max_tokens: Annotated[
-        int | None,
-        typer.Option(
-            help="trim-tools: tool outputs over this are trimmed.  \\[default: 1000]",
-            min=1,
-            rich_help_panel=STRATEGY_PANEL,
-        ),
-    ] = None,
-    head_lines: Annotated[
-        int | None,
-        typer.Option(help="trim-tools: first lines kept.  \\[default: 20]", min=0, rich_help_panel=STRATEGY_PANEL),
-    ] = None,
-    tail_lines: Annotated[
-        int | None,
-        typer.Option(help="trim-tools: last lines kept.  \\[default: 20]", min=0, rich_help_panel=STRATEGY_PANEL),
-    ] = None,
+    strategy: StrategySteps = None,
+    keep_recent: KeepRecent = None,
+    tool_max_tokens: ToolMaxTokens = None,
+    head_lines: HeadLines = None,
+    tail_lines: TailLines = None,
     threshold: Annotated[
         int | None,
         typer.Option(
@@ -74,111 +75,23 @@ def compact(
             rich_help_panel=SUMMARY_PANEL,
         ),
     ] = None,
-    keep_turns: Annotated[
-        int | None,
-        typer.Option(
-            help="structured: last turns kept (a user message and what follows).  \\[default: 2]",
-            min=0,
-            rich_help_panel=SUMMARY_PANEL,
-        ),
-    ] = None,
-    window: Annotated[
-        int | None,
-        typer.Option(
-            help="rolling: messages kept after each fold.  \\[default: 8]", min=0, rich_help_panel=SUMMARY_PANEL
-        ),
-    ] = None,
-    keep_pattern: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="selective: messages matching REGEX stay verbatim (repeatable).",
-            metavar="REGEX",
-            rich_help_panel=SUMMARY_PANEL,
-        ),
-    ] = None,
-    summary_max_tokens: Annotated[
-        int | None,
-        typer.Option(
-            help="Summary size bound.  \\[default: summary 500, rolling 400, selective 200, structured 1000]",
-            min=16,
-            rich_help_panel=SUMMARY_PANEL,
-        ),
-    ] = None,
-    summary_input_max_tokens: Annotated[
-        int | None,
-        typer.Option(
-            help="Largest text one summarizer request takes; more is chunked and merged.  \\[default: 32000]",
-            min=1,
-            rich_help_panel=SUMMARY_PANEL,
-        ),
-    ] = None,
-    summary_role: Annotated[
-        str | None,
-        typer.Option(
-            help="Role of the summary message: system or user.  \\[default: system]", rich_help_panel=SUMMARY_PANEL
-        ),
-    ] = None,
-    summarizer: Annotated[
-        str | None,
-        typer.Option(help="extractive (offline) or openai.  \\[default: extractive]", rich_help_panel=SUMMARY_PANEL),
-    ] = None,
-    model: Annotated[
-        str | None, typer.Option(help="openai: model.  \\[default: gpt-4o-mini]", rich_help_panel=SUMMARY_PANEL)
-    ] = None,
-    base_url: Annotated[
-        str | None,
-        typer.Option(
-            help="openai: any compatible server, e.g. http://127.0.0.1:8000/v1.", rich_help_panel=SUMMARY_PANEL
-        ),
-    ] = None,
-    api: Annotated[
-        str | None, typer.Option(help="openai: chat or responses.  \\[default: chat]", rich_help_panel=SUMMARY_PANEL)
-    ] = None,
-    summary_timeout: Annotated[
-        float | None,
-        typer.Option(help="openai: seconds per request.  \\[default: 60]", min=0.001, rich_help_panel=SUMMARY_PANEL),
-    ] = None,
-    summary_retries: Annotated[
-        int | None,
-        typer.Option(help="openai: retries on 429/5xx/timeouts.  \\[default: 4]", min=0, rich_help_panel=SUMMARY_PANEL),
-    ] = None,
-    summary_backoff: Annotated[
-        float | None,
-        typer.Option(
-            help="openai: seconds before the first retry, doubled each time.  \\[default: 1]",
-            min=0,
-            rich_help_panel=SUMMARY_PANEL,
-        ),
-    ] = None,
-    redact: Annotated[
-        bool | None,
-        typer.Option(
-            "--redact/--no-redact",
-            help="openai: redact secrets before sending.  \\[default: redact]",
-            rich_help_panel=SUMMARY_PANEL,
-        ),
-    ] = None,
-    cache: Annotated[
-        bool | None,
-        typer.Option(
-            "--cache/--no-cache",
-            help="openai: reuse summaries cached on disk.  \\[default: cache]",
-            rich_help_panel=SUMMARY_PANEL,
-        ),
-    ] = None,
-    cache_dir: Annotated[
-        str | None,
-        typer.Option(
-            help="openai: cache folder.  \\[default: $COMPACTCTL_CACHE_DIR or the user cache dir]",
-            rich_help_panel=SUMMARY_PANEL,
-        ),
-    ] = None,
-    prompt_file: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="Replace the summary prompt: PATH, or STRATEGY=PATH (repeatable).", rich_help_panel=SUMMARY_PANEL
-        ),
-    ] = None,
+    keep_turns: KeepTurns = None,
+    window: Window = None,
+    keep_pattern: KeepPattern = None,
+    summary_max_tokens: SummaryMaxTokens = None,
+    summary_input_max_tokens: SummaryInputMaxTokens = None,
+    summary_role: SummaryRole = None,
+    summarizer: SummarizerName = None,
+    model: Model = None,
+    base_url: BaseUrl = None,
+    api: Api = None,
+    summary_timeout: SummaryTimeout = None,
+    summary_retries: SummaryRetries = None,
+    summary_backoff: SummaryBackoff = None,
+    redact: Redact = None,
+    cache: Cache = None,
+    cache_dir: CacheDir = None,
+    prompt_file: PromptFile = None,
     dry_run: Annotated[
         bool,
         typer.Option(

@@ -28,8 +28,31 @@ from compactctl.cli.common import (
     settings_for,
     stderr,
 )
+from compactctl.cli.options import (
+    Api,
+    BaseUrl,
+    Cache,
+    CacheDir,
+    HeadLines,
+    KeepPattern,
+    KeepRecent,
+    KeepTurns,
+    Model,
+    PromptFile,
+    Redact,
+    StrategySteps,
+    SummarizerName,
+    SummaryBackoff,
+    SummaryInputMaxTokens,
+    SummaryMaxTokens,
+    SummaryRetries,
+    SummaryRole,
+    SummaryTimeout,
+    TailLines,
+    ToolMaxTokens,
+    Window,
+)
 from compactctl.compact import check_steps
-from compactctl.config import DEFAULT_STRATEGY
 from compactctl.errors import EXIT_INPUT, EXIT_OK, EXIT_SUMMARIZER
 from compactctl.replay import (
     FileReplay,
@@ -47,12 +70,10 @@ from compactctl.replay import (
     with_summarizer_prices,
     write_plot,
 )
-from compactctl.strategies import STRATEGIES
 from compactctl.summarizers.build import make_summarizer
 from compactctl.tokens import counter_for
 
 TRIGGER_PANEL = "When to compact"
-STRATEGY_PANEL = "How to compact"
 PRICE_PANEL = "Prices"
 OUT_PANEL = "Output"
 DEFAULT_THRESHOLDS = (8000, 16000, 32000)
@@ -90,87 +111,28 @@ def replay(
             rich_help_panel=TRIGGER_PANEL,
         ),
     ] = False,
-    strategy: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--strategy",
-            "-s",
-            help="Strategy step, repeatable, run in order: "
-            + ", ".join(STRATEGIES)
-            + f".  \\[default: {DEFAULT_STRATEGY}]",
-            rich_help_panel=STRATEGY_PANEL,
-        ),
-    ] = None,
-    keep_recent: Annotated[
-        int | None,
-        typer.Option(
-            help="Messages kept at the end.  \\[default: the strategy's]", min=0, rich_help_panel=STRATEGY_PANEL
-        ),
-    ] = None,
-    tool_max_tokens: Annotated[
-        int | None,
-        typer.Option(
-            help="trim-tools: tool outputs over this are trimmed.  \\[default: 1000]",
-            min=1,
-            rich_help_panel=STRATEGY_PANEL,
-        ),
-    ] = None,
-    head_lines: Annotated[
-        int | None,
-        typer.Option(help="trim-tools: first lines kept.  \\[default: 20]", min=0, rich_help_panel=STRATEGY_PANEL),
-    ] = None,
-    tail_lines: Annotated[
-        int | None,
-        typer.Option(help="trim-tools: last lines kept.  \\[default: 20]", min=0, rich_help_panel=STRATEGY_PANEL),
-    ] = None,
-    keep_turns: Annotated[
-        int | None,
-        typer.Option(help="structured: last user turns kept.  \\[default: 2]", min=0, rich_help_panel=STRATEGY_PANEL),
-    ] = None,
-    window: Annotated[
-        int | None,
-        typer.Option(
-            help="rolling: messages kept out of the summary.  \\[default: 8]", min=0, rich_help_panel=STRATEGY_PANEL
-        ),
-    ] = None,
-    keep_pattern: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="selective: messages matching REGEX stay verbatim (repeatable).",
-            metavar="REGEX",
-            rich_help_panel=STRATEGY_PANEL,
-        ),
-    ] = None,
-    summary_max_tokens: Annotated[
-        int | None, typer.Option(help="Longest summary, in tokens.", min=1, rich_help_panel=STRATEGY_PANEL)
-    ] = None,
-    summary_input_max_tokens: Annotated[
-        int | None,
-        typer.Option(
-            help="Largest text one summarizer request takes.  \\[default: 32000]", min=1, rich_help_panel=STRATEGY_PANEL
-        ),
-    ] = None,
-    summary_role: Annotated[
-        str | None,
-        typer.Option(
-            help="Role of the summary message: system or user (a user summary is folded into the next one).",
-            rich_help_panel=STRATEGY_PANEL,
-        ),
-    ] = None,
-    summarizer: Annotated[
-        str | None,
-        typer.Option(
-            help="extractive (offline) or openai (calls the API at every compaction).  \\[default: extractive]",
-            rich_help_panel=STRATEGY_PANEL,
-        ),
-    ] = None,
-    model: Annotated[
-        str | None,
-        typer.Option(help="openai summarizer: model.  \\[default: gpt-4o-mini]", rich_help_panel=STRATEGY_PANEL),
-    ] = None,
-    base_url: Annotated[
-        str | None, typer.Option(help="openai summarizer: any compatible server.", rich_help_panel=STRATEGY_PANEL)
-    ] = None,
+    strategy: StrategySteps = None,
+    keep_recent: KeepRecent = None,
+    tool_max_tokens: ToolMaxTokens = None,
+    head_lines: HeadLines = None,
+    tail_lines: TailLines = None,
+    keep_turns: KeepTurns = None,
+    window: Window = None,
+    keep_pattern: KeepPattern = None,
+    summary_max_tokens: SummaryMaxTokens = None,
+    summary_input_max_tokens: SummaryInputMaxTokens = None,
+    summary_role: SummaryRole = None,
+    summarizer: SummarizerName = None,
+    model: Model = None,
+    base_url: BaseUrl = None,
+    api: Api = None,
+    summary_timeout: SummaryTimeout = None,
+    summary_retries: SummaryRetries = None,
+    summary_backoff: SummaryBackoff = None,
+    redact: Redact = None,
+    cache: Cache = None,
+    cache_dir: CacheDir = None,
+    prompt_file: PromptFile = None,
     model_pricing: Annotated[
         str | None,
         typer.Option(
@@ -249,6 +211,14 @@ def replay(
         summarizer=summarizer,
         model=model,
         base_url=base_url,
+        api=api,
+        summary_timeout=summary_timeout,
+        summary_retries=summary_retries,
+        summary_backoff=summary_backoff,
+        redact=redact,
+        cache=cache,
+        cache_dir=cache_dir,
+        prompt_file=prompt_file,
         format=format,
         encoding=encoding,
         on_error=on_error,
