@@ -21,6 +21,7 @@ from compactctl.errors import InputError
 from compactctl.formats.records import (
     Record,
     Transcript,
+    collapse_text,
     document_layout,
     dumps_document,
     is_unchanged,
@@ -102,10 +103,7 @@ def part_to_block(part: Any) -> Any:
 def blocks_to_content(blocks: Any) -> Any:
     if not isinstance(blocks, list):
         return blocks
-    parts = [block_to_part(block) for block in blocks]
-    if len(parts) == 1 and isinstance(parts[0], dict) and parts[0].get("type") == "text":
-        return parts[0]["text"]
-    return parts
+    return collapse_text([block_to_part(block) for block in blocks])
 
 
 def content_to_blocks(content: Any) -> list[Any]:

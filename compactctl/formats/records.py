@@ -120,6 +120,13 @@ def listed(numbers: list[int]) -> str:
     return ", ".join(map(str, numbers[:10])) + (", ..." if len(numbers) > 10 else "")
 
 
+def collapse_text(parts: list[Any]) -> Any:
+    """One text part becomes a plain string, as Chat Completions writes it; anything else stays parts."""
+    if len(parts) == 1 and isinstance(parts[0], dict) and parts[0].get("type") == "text":
+        return parts[0]["text"]
+    return parts
+
+
 def check_message(value: Any, path: str, line: int | None, where: str = "") -> Message:
     """A message must be an object with a known role and string/list/null content."""
     prefix = f"{where}: " if where else ""

@@ -19,6 +19,7 @@ from compactctl.errors import InputError
 from compactctl.formats.records import (
     Record,
     Transcript,
+    collapse_text,
     document_layout,
     dumps_document,
     is_unchanged,
@@ -110,10 +111,7 @@ def content_to_canonical(content: Any) -> Any:
     """Text parts become one string where there is just one; images become ``image_url`` parts."""
     if not isinstance(content, list):
         return content
-    parts = [part_to_canonical(part) for part in content]
-    if len(parts) == 1 and isinstance(parts[0], dict) and parts[0].get("type") == "text":
-        return parts[0]["text"]
-    return parts
+    return collapse_text([part_to_canonical(part) for part in content])
 
 
 def part_to_native(part: Any, text_type: str, text_template: dict[str, Any]) -> Any:
