@@ -121,8 +121,10 @@ _INLINE_CODE = re.compile(r"`([^`\n]{2,200})`")
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[\"'(\[A-ZÀ-Ý0-9])")
 
 # Negations in French take "ne ... pas"; a past tense ("je n'ai rien reçu") is a statement, not a rule.
+# Likewise "I don't have the reservation id" says what the speaker lacks, not what to do.
 CONSTRAINT_CUES = re.compile(
-    r"\b(?:never|always|must|mustn't|do not|don't|does not|should not|shouldn't|only|make sure|ensure|avoid|"
+    r"\b(?:never|always|must|mustn't|(?:do not|don't)(?!\s+(?:have|know|see|remember|recall|think|understand)\b)|"
+    r"does not|should not|shouldn't|only|make sure|ensure|avoid|"
     r"no more than|at most|at least|required?|please keep|keep the|not allowed|forbidden|prefer|rather than|"
     r"jamais|toujours|il faut|il ne faut|uniquement|seulement|doit|doivent|devez|interdit|obligatoire|surtout|"
     r"évite[rz]?|au plus|au moins|préf[èé]r\w*|plutôt que)\b"

@@ -90,3 +90,13 @@ def test_harness_text_is_never_taken_for_the_users_goal():
     person = {"role": "user", "content": "Please fix the refund bug in src/refunds.py."}
     text = ExtractiveSummarizer().summarize(SummaryRequest([harness, person], "structured", 300)).text
     assert "## Goal\n- Please fix the refund bug in src/refunds.py." in text
+
+
+def test_saying_what_one_lacks_is_not_a_constraint():
+    from compactctl.summarizers.ledger import constraints
+
+    said = [
+        {"role": "user", "content": "My user ID is omar_1, but I'm afraid I don't have the reservation ID with me."},
+        {"role": "user", "content": "I do not want to be charged before shipping. Don't touch the refund."},
+    ]
+    assert constraints(said) == ["I do not want to be charged before shipping.", "Don't touch the refund."]
