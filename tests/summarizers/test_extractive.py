@@ -105,5 +105,5 @@ def test_saying_what_one_lacks_is_not_a_constraint():
 def test_booking_codes_are_ids_but_units_and_timestamps_are_not():
     from compactctl.summarizers.ledger import facts
 
-    said = [{"role": "tool", "content": "Reservation UM3OG5 departs 2024-05-08T14:00:00 with a 2700K lamp."}]
-    assert [f.text for f in facts(said) if f.kind == "id"] == ["UM3OG5"]
+    said = [{"role": "tool", "content": "Booking UM3OG5 ships 2024-05-08T14:00:00 as 6A19384756201, a 2700K lamp."}]
+    assert [f.text for f in facts(said) if f.kind == "id"] == ["UM3OG5", "6A19384756201"]
