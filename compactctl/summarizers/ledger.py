@@ -33,7 +33,7 @@ _ID_PATTERNS = (
     re.compile(r"\b[A-Z][A-Z0-9]+-\d+\b"),  # ticket ids: PROJ-123
     # booking codes (NO6JO3) and tracking numbers (6A19384756201): a short one needs two letters,
     # so 2700K (a unit) and 08T14 (a piece of a timestamp) are not ids
-    re.compile(r"\b(?=[A-Z0-9]*\d)(?=(?:[0-9]*[A-Z]){2}|[A-Z0-9]{8})[A-Z0-9]{5,}\b"),
+    re.compile(r"\b(?=[A-Z0-9]*\d)(?=[0-9]*[A-Z])(?=(?:[0-9]*[A-Z]){2}|[A-Z0-9]{8})[A-Z0-9]{5,40}\b"),
     re.compile(r"\b[a-z]+(?:_[a-z]+)*_\d+\b"),  # user ids: mia_li_3668
     re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"),  # uuid
     re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}\b"),  # commit shas

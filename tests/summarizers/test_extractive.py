@@ -106,4 +106,5 @@ def test_booking_codes_are_ids_but_units_and_timestamps_are_not():
     from compactctl.summarizers.ledger import facts
 
     said = [{"role": "tool", "content": "Booking UM3OG5 ships 2024-05-08T14:00:00 as 6A19384756201, a 2700K lamp."}]
+    said.append({"role": "tool", "content": "bits: " + "01" * 100})
     assert [f.text for f in facts(said) if f.kind == "id"] == ["UM3OG5", "6A19384756201"]
