@@ -24,7 +24,17 @@ if TYPE_CHECKING:
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-stderr = Console(stderr=True, highlight=False)
+# Piped or in CI, rich would fold tables to 80 columns; a log reads better a little wider.
+PIPED_WIDTH = 140
+
+
+def console(to_stderr: bool = False) -> Console:
+    """A console for data (stdout) or diagnostics (stderr), wider than 80 columns when piped."""
+    stream = sys.stderr if to_stderr else sys.stdout
+    return Console(stderr=to_stderr, highlight=False, width=None if stream.isatty() else PIPED_WIDTH)
+
+
+stderr = console(to_stderr=True)
 
 IO_PANEL = "Input and output"
 GATE_PANEL = "Report and gates"
@@ -115,24 +125,24 @@ def emit(reports: list[FileReport], failures: list[Failure], as_json: bool, quie
         data = orjson.dumps(report_json(reports, errors), option=orjson.OPT_INDENT_2) + b"\n"
         (sys.stderr.buffer if to_stderr else sys.stdout.buffer).write(data)
         return
-    console = stderr if to_stderr else Console(highlight=False)
+    out = stderr if to_stderr else console()
     for failure in failures:
         stderr.print(f"[bold red]error:[/] {failure.error}", soft_wrap=True)
     if quiet or not reports:
         return
     if len(reports) == 1:
         report = reports[0]
-        console.print(f"[bold]{report.file}[/] ({report.format}, {report.transcripts} transcript(s))")
-        console.print(render_one(report))
+        out.print(f"[bold]{report.file}[/] ({report.format}, {report.transcripts} transcript(s))")
+        out.print(render_one(report))
     else:
-        console.print(render_files(reports))
+        out.print(render_files(reports))
     for report in reports:
         for when, violation in (("before", report.violation_before), ("after", report.violation_after)):
             if violation:
-                console.print(f"[red]not API-valid {when}:[/] {report.file}: {violation}", soft_wrap=True)
+                out.print(f"[red]not API-valid {when}:[/] {report.file}: {violation}", soft_wrap=True)
     notes = {note for report in reports for note in report.notes}
     for note in sorted(notes):
-        console.print(f"[yellow]note:[/] {note}", soft_wrap=True)
+        out.print(f"[yellow]note:[/] {note}", soft_wrap=True)
 
 
 def _pct(value: float | None) -> str:

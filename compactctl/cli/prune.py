@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from compactctl.batch import PRUNED_MARK, STDIO, plan, run_jobs
@@ -24,6 +23,7 @@ from compactctl.cli.common import (
     Require,
     ToFormat,
     check_output_format,
+    console,
     finish_compaction,
     handle_errors,
     progress_wanted,
@@ -108,7 +108,7 @@ def prune(
         write_jsonl(archive, (entry for result in results for entry in result.archive))
     to_stderr = any(job.target == STDIO for job in planned)
     if explain:
-        (stderr if to_stderr or as_json else Console(highlight=False)).print(explain_table(results))
+        (stderr if to_stderr or as_json else console()).print(explain_table(results))
     finish_compaction(
         planned, results, failures, settings, manifest=manifest, as_json=as_json, quiet=quiet, to_stderr=to_stderr
     )

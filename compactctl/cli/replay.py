@@ -8,7 +8,7 @@ from typing import Annotated
 
 import orjson
 import typer
-from rich.console import Console, Group
+from rich.console import Group
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
@@ -27,6 +27,9 @@ from compactctl.cli.common import (
     progress_wanted,
     settings_for,
     stderr,
+)
+from compactctl.cli.common import (
+    console as common_console,
 )
 from compactctl.cli.options import (
     Api,
@@ -281,7 +284,7 @@ def _chart_source(results: list[FileReplay]) -> FileReplay:
 
 
 def render(results: list[FileReplay], label: str, prices: Prices) -> None:
-    console = Console(highlight=False)
+    console = common_console()
     rows = aggregate([r.settings for r in results])
     transcripts = sum(r.transcripts for r in results)
     where = f"{results[0].file} ({results[0].format}" if len(results) == 1 else f"{label} ({len(results)} files"
