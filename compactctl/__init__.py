@@ -10,6 +10,8 @@ The library API is plain functions on lists of message dicts::
     rows[0].cost, rows[1].cost  # no compaction, then each setting
     pruned = compactctl.prune(transcripts[0].messages, mode="drop")
     pruned.messages, pruned.fates  # what was elided, removed or restored, and why
+    figures = compactctl.report(transcripts[0].messages, result.messages, facts=["CMD-48213"])
+    figures.reduction, figures.facts_missing, figures.valid_after
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 from compactctl.compact import Compaction, compact
 from compactctl.formats import dump, load
 from compactctl.replay import Setting, Trigger, replay, settings_grid
-from compactctl.report import FileReport, Measure, measure
+from compactctl.report import FileReport, Measure, file_report, measure
 from compactctl.strategies.base import Fate, StepContext, StepResult
 from compactctl.strategies.prune import PruneOptions
 from compactctl.strategies.prune import prune as _prune
@@ -43,6 +45,7 @@ __all__ = [
     "measure",
     "prune",
     "replay",
+    "report",
     "settings_grid",
 ]
 __version__ = "0.1.0"
@@ -56,3 +59,22 @@ def prune(messages: list[Message], mode: str = "stub", require: tuple[str, ...] 
     """
     # The prune step counts no tokens, so the cheap estimate spares loading an encoding.
     return _prune(messages, PruneOptions(mode, tuple(require)), StepContext(TokenCounter("approx")))
+
+
+def report(
+    before: list[Message],
+    after: list[Message] | None = None,
+    facts: list[str] | tuple[str, ...] = (),
+    encoding: str = "cl100k_base",
+) -> FileReport:
+    """The report's figures for a list of message dicts, or a before/after pair of lists.
+
+    ``facts`` must still be present (in ``after``, or in ``before`` alone); the messages'
+    own ``compactctl.facts`` annotations are checked too.
+    """
+    from compactctl.tokens import counter_for
+
+    counter = counter_for(encoding)
+    measured = measure([("", before)], counter, facts)
+    compared = measure([("", after)], counter, [*facts, *measured.facts_declared]) if after is not None else None
+    return file_report("<messages>", "chat", measured, compared, facts)
