@@ -8,10 +8,16 @@ results written as separate records are joined by simply following each other.
 Attachments, snapshots, titles, queue operations, hook summaries, API error stubs and
 (in a main session file) interleaved subagent sidechain records are not model input:
 they stay in the file, untouched, in place. A subagent's own file (only sidechain
-records) reads as that subagent's conversation. The file is read in line order: the
-``parentUuid`` tree (rewinds, branches) is not followed. ``isMeta`` texts and
-``<command-...>`` markup are annotated ``kind: "harness"``. After a ``compact_boundary``
-record the model saw only what follows it, so only that is read.
+records) reads as that subagent's conversation. ``isMeta`` texts and ``<command-...>``
+markup are annotated ``kind: "harness"``.
+
+Records form a tree by ``uuid``/``parentUuid``: a rewind (an earlier prompt edited) or a
+resume starts a new branch, and the abandoned one stays in the file. The model saw only
+the active chain, from the leaf back to the root, so only that is read, in chain order;
+records off it are kept aside like any other non-message record. A chain stops at a
+``compact_boundary`` record (the model saw only what follows it), at a parent missing from
+the file, or where it would loop. Files without ``parentUuid`` links are read in line
+order, from the last compact boundary on.
 
 Writing: unchanged sessions come back byte for byte. A compacted session is written as
 Claude Code's own ``/compact`` does: every old record stays, then a ``system`` record with
@@ -23,6 +29,7 @@ Claude Code's own ``/compact`` does: every old record stays, then a ``system`` r
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,18 +125,77 @@ class _Group:
     blocks: list[Any] = field(default_factory=list)
 
 
-def _groups(records: list[Record], path: str) -> tuple[list[_Group], int]:
-    """API messages (assistant records merged by ``message.id``), and where the live context starts."""
+def _uuid(value: dict[str, Any], key: str = "uuid") -> str | None:
+    found = value.get(key)
+    return found if isinstance(found, str) else None
+
+
+def _ends_context(value: dict[str, Any], sidechain: bool) -> bool:
+    """A record a conversation can end at: a message, or a compact boundary nothing followed yet."""
+    return _is_message_record(value, sidechain) or (_is_boundary(value) and bool(value.get("isSidechain")) == sidechain)
+
+
+def _last_message(records: list[Record], sidechain: bool) -> int | None:
+    return next((i for i in reversed(range(len(records))) if _ends_context(records[i].value, sidechain)), None)
+
+
+def _leaf(records: list[Record], by_uuid: dict[str, int], sidechain: bool) -> int | None:
+    """The record the conversation ends at: where the last ``last-prompt`` points, else the last message.
+
+    ``last-prompt`` is written as a prompt is sent, so records written after it continue
+    its thread: the leaf is the last message (or compact boundary) descending from the one
+    it names. A boundary has no ``parentUuid``; it descends from its ``logicalParentUuid``.
+    """
+    pointer: dict[str, Any] = next((r.value for r in reversed(records) if r.value.get("type") == "last-prompt"), {})
+    anchor = by_uuid.get(_uuid(pointer, "leafUuid") or "")
+    if anchor is None or bool(records[anchor].value.get("isSidechain")) != sidechain:
+        return _last_message(records, sidechain)
+    leaf, thread = anchor, {records[anchor].value["uuid"]}
+    for index in range(anchor + 1, len(records)):
+        value = records[index].value
+        parent = _uuid(value, "logicalParentUuid" if _is_boundary(value) else "parentUuid")
+        if parent in thread and _uuid(value) is not None:
+            thread.add(value["uuid"])
+            leaf = index if _ends_context(value, sidechain) else leaf
+    return leaf
+
+
+def _active_chain(records: list[Record], sidechain: bool) -> list[int] | None:
+    """Indices of the records on the chain from the root (or a compact boundary) to the leaf.
+
+    None when no message record's ``parentUuid`` names a record in the file: there is no
+    tree to follow, so the file is read in line order.
+    """
+    by_uuid: dict[str, int] = {}
+    for position, record in enumerate(records):
+        if (key := _uuid(record.value)) is not None:
+            by_uuid.setdefault(key, position)
+    if not any(_uuid(r.value, "parentUuid") in by_uuid and _is_message_record(r.value, sidechain) for r in records):
+        return None
+    chain: list[int] = []
+    seen: set[int] = set()
+    index: int | None = _leaf(records, by_uuid, sidechain)
+    while index is not None and index not in seen:  # a cycle ends the chain instead of looping
+        chain.append(index)
+        seen.add(index)
+        if _is_boundary(records[index].value):
+            break
+        index = by_uuid.get(_uuid(records[index].value, "parentUuid") or "")
+    return chain[::-1]
+
+
+def _groups(records: list[Record], order: Iterable[int], sidechain: bool, path: str) -> list[_Group]:
+    """API messages (assistant records merged by ``message.id``) from the records in ``order``.
+
+    Only what follows the last compact boundary in ``order`` is live context.
+    """
     groups: list[_Group] = []
-    start = 0
     open_assistant: _Group | None = None
-    sidechain = _is_subagent_file(records)
-    for index, record in enumerate(records):
+    for index in order:
+        record = records[index]
         value = record.value
-        if not isinstance(value, dict):
-            raise InputError(f"expected a Claude Code record object, got {type(value).__name__}", path, record.line)
         if _is_boundary(value) and bool(value.get("isSidechain")) == sidechain:
-            groups, start, open_assistant = [], index + 1, None
+            groups, open_assistant = [], None
             continue
         if not _is_message_record(value, sidechain):
             continue
@@ -152,11 +218,17 @@ def _groups(records: list[Record], path: str) -> tuple[list[_Group], int]:
         else:
             open_assistant = None
             groups.append(_Group("user", [index]))
-    return groups, start
+    return groups
 
 
 def read(records: list[Record], path: str) -> list[Transcript]:
-    groups, start = _groups(records, path)
+    for record in records:
+        if not isinstance(record.value, dict):
+            kind = type(record.value).__name__
+            raise InputError(f"expected a Claude Code record object, got {kind}", path, record.line)
+    sidechain = _is_subagent_file(records)
+    chain = _active_chain(records, sidechain)
+    groups = _groups(records, range(len(records)) if chain is None else chain, sidechain, path)
     messages: list[Message] = []
     units: list[tuple[str, list[int], list[int] | None]] = []
     counted: set[Any] = set()
@@ -181,7 +253,8 @@ def read(records: list[Record], path: str) -> list[Transcript]:
         "records": records,
         "units": units,
         "originals": [dict(m) for m in messages],
-        "live_from": start,
+        # The record new records continue from (the active leaf); None when the file has no message.
+        "leaf": chain[-1] if chain else _last_message(records, sidechain),
     }
     return [Transcript(messages, extra=extra)]
 
@@ -227,8 +300,10 @@ def compacted_records(transcript: Transcript) -> list[dict[str, Any]]:
     records: list[Record] = transcript.extra.get("records", [])
     values = [r.value for r in records if isinstance(r.value, dict)]
     sidechain = _is_subagent_file(records)
-    last = next((v for v in reversed(values) if _is_message_record(v, sidechain)), values[-1] if values else {})
-    last_uuid = next((v.get("uuid") for v in reversed(values) if isinstance(v.get("uuid"), str)), None)
+    leaf = transcript.extra.get("leaf")
+    # The new context continues the active branch, not whatever was written last (an abandoned one).
+    last = records[leaf].value if leaf is not None else (values[-1] if values else {})
+    last_uuid = _uuid(last) or next((v.get("uuid") for v in reversed(values) if _uuid(v)), None)
     base = {key: last[key] for key in (*ENVELOPE, "timestamp") if key in last}
     base.setdefault("sessionId", str(uuid.uuid5(_NAMESPACE, "session")))
     base["isSidechain"] = sidechain
