@@ -16,8 +16,9 @@ resume starts a new branch, and the abandoned one stays in the file. The model s
 the active chain, from the leaf back to the root, so only that is read, in chain order;
 records off it are kept aside like any other non-message record. A chain stops at a
 ``compact_boundary`` record (the model saw only what follows it), at a parent missing from
-the file, or where it would loop. Files without ``parentUuid`` links are read in line
-order, from the last compact boundary on.
+the file, or where it would loop. Parallel tool results, which Claude Code hangs off the
+record holding each call rather than on the chain, are read with their call. Files without
+``parentUuid`` links are read in line order, from the last compact boundary on.
 
 Writing: unchanged sessions come back byte for byte. A compacted session is written as
 Claude Code's own ``/compact`` does: every old record stays, then a ``system`` record with
@@ -184,6 +185,61 @@ def _active_chain(records: list[Record], sidechain: bool) -> list[int] | None:
     return chain[::-1]
 
 
+def _result_ids(value: dict[str, Any]) -> set[Any]:
+    content = value.get("message", {}).get("content") if value.get("type") == "user" else None
+    blocks = content if isinstance(content, list) else []
+    return {b.get("tool_use_id") for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"}
+
+
+def _with_parallel_results(records: list[Record], chain: list[int], sidechain: bool) -> list[int]:
+    """The chain plus what a single-parent walk misses around a response split over records.
+
+    Claude Code chains a response's blocks one record after another but hangs each tool
+    result off the record holding its call (``sourceToolAssistantUUID``), and the next
+    record continues from the last result written. With parallel calls the walk back from
+    the leaf passes through one result only; the other results (and, when results came
+    back out of order, the later blocks) hang beside the chain. They belong to the same
+    API call, so they are read right after its last block on the chain, in file order.
+    """
+    blocks_of: dict[Any, list[int]] = {}  # message.id -> its assistant records, in file order
+    results_of: dict[str, list[int]] = {}  # parent uuid -> tool-result records hanging off it
+    for index, record in enumerate(records):
+        value = record.value
+        if not _is_message_record(value, sidechain):
+            continue
+        if value["type"] == "assistant" and value["message"].get("id") is not None:
+            blocks_of.setdefault(value["message"]["id"], []).append(index)
+        elif _result_ids(value) and (parent := _uuid(value, "parentUuid")) is not None:
+            results_of.setdefault(parent, []).append(index)
+    last_block: dict[Any, int] = {}  # message.id -> position of its last record on the chain
+    for position, index in enumerate(chain):
+        value = records[index].value
+        if value.get("type") == "assistant" and _is_message_record(value, sidechain):
+            last_block[value["message"].get("id")] = position
+    taken = set(chain)
+    answered = {call for index in chain for call in _result_ids(records[index].value)}
+    after: dict[int, list[int]] = {}
+    for message_id, position in last_block.items():
+        # A sibling block counts only if it chains from a block already taken (not a copy elsewhere).
+        response = {_uuid(records[i].value) for i in blocks_of.get(message_id, []) if i in taken}
+        siblings = []
+        for index in blocks_of.get(message_id, []):
+            if index not in taken and _uuid(records[index].value, "parentUuid") in response:
+                siblings.append(index)
+                response.add(_uuid(records[index].value))
+        taken.update(siblings)
+        results = []
+        for index in sorted(i for uid in response if uid for i in results_of.get(uid, [])):
+            calls = _result_ids(records[index].value)
+            if index not in taken and not calls & answered:
+                results.append(index)
+                taken.add(index)
+                answered |= calls
+        if siblings or results:
+            after[position] = siblings + results
+    return [index for position, first in enumerate(chain) for index in (first, *after.get(position, []))]
+
+
 def _groups(records: list[Record], order: Iterable[int], sidechain: bool, path: str) -> list[_Group]:
     """API messages (assistant records merged by ``message.id``) from the records in ``order``.
 
@@ -228,7 +284,8 @@ def read(records: list[Record], path: str) -> list[Transcript]:
             raise InputError(f"expected a Claude Code record object, got {kind}", path, record.line)
     sidechain = _is_subagent_file(records)
     chain = _active_chain(records, sidechain)
-    groups = _groups(records, range(len(records)) if chain is None else chain, sidechain, path)
+    order = range(len(records)) if chain is None else _with_parallel_results(records, chain, sidechain)
+    groups = _groups(records, order, sidechain, path)
     messages: list[Message] = []
     units: list[tuple[str, list[int], list[int] | None]] = []
     counted: set[Any] = set()

@@ -4,6 +4,8 @@
 a tool call), then the second prompt is sent, run (one tool call answered, one not), and
 rewound: the user edited it, so the edited prompt (``u3``) is a second child of the same
 parent (``a4``) and the last ``last-prompt`` points at the new branch's leaf (``c2``).
+The new branch makes two parallel calls whose results hang off the records holding the
+calls, as Claude Code writes them, so a walk from the leaf passes through one result only.
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ from tests.formats.fixtures import DATA, lines, rewritten, shape
 
 REWIND = DATA / "claude-code-rewind.jsonl"
 ABANDONED = {"u2", "b1", "b2", "rb1", "b3"}  # the branch of the prompt as first typed
-ACTIVE_TAIL = ["u3", "t1", "c1", "rc1", "c2"]  # the edited prompt's branch, from a4 on
 
 
 def _load(data: bytes) -> tuple[Any, Any]:
@@ -56,7 +57,7 @@ def test_only_the_active_branch_is_read():
     assert "Now add a --delimiter option to the CSV export." in texts
     assert not any("Excel" in t or "openpyxl" in t or "customer_" in t for t in texts)
     calls = [c["id"] for m in transcript.messages for c in m.get("tool_calls") or []]
-    assert calls == ["toolu_A1", "toolu_C1"]
+    assert calls == ["toolu_A1", "toolu_C1", "toolu_C2"]
     # The abandoned branch ended on an unanswered call: read in file order it made the sequence invalid.
     assert find_violation(transcript.messages) is None
     # Same messages as the file with the abandoned branch cut out.
@@ -149,10 +150,10 @@ def test_report_counts_the_active_chain_only(tmp_path: Path):
     assert result.exit_code == 0, result.output
     (report,) = orjson.loads(result.stdout)["files"]
     _, transcript = _load(data)
-    assert report["messages_before"] == report["messages_after"] == len(transcript.messages) == 8
+    assert report["messages_before"] == report["messages_after"] == len(transcript.messages) == 9
     assert report["tokens_before"] == report["tokens_after"] == TokenCounter().messages(transcript.messages)
     assert report["valid_before"] is True
-    usages = [r["message"]["usage"] for r in lines(data) if r.get("uuid") in {"a3", "a4", "c1", "c2"}]
+    usages = [r["message"]["usage"] for r in lines(data) if r.get("uuid") in {"a3", "a4", "c1b", "c2"}]
     reported = sum(u["input_tokens"] + u["cache_read_input_tokens"] + u["cache_creation_input_tokens"] for u in usages)
     assert report["api_usage"]["calls"] == 4 and report["api_usage"]["reported_input_tokens"] == reported
 
@@ -237,6 +238,58 @@ def test_split_records_chain_through_each_other_across_non_message_records():
     texts = _texts(data)
     assert len(texts) == 2 and texts[0] == "Go."
     assert "Part one." in texts[1] and "Part two." in texts[1]  # one API message, as written
+
+
+def _call(uid: str, parent: str, tool: str, msg: str = "msg_1") -> bytes:
+    block = {"type": "tool_use", "id": tool, "name": "Bash", "input": {"command": tool}}
+    message = {"id": msg, "type": "message", "role": "assistant", "content": [block]}
+    record = {"parentUuid": parent, "sessionId": "s1", "type": "assistant", "message": message, "uuid": uid}
+    return orjson.dumps(record) + b"\n"
+
+
+def _result(uid: str, call_record: str, tool: str) -> bytes:
+    """A tool result as Claude Code writes it: a child of the record holding its call."""
+    content = [{"type": "tool_result", "tool_use_id": tool, "content": f"{tool} done"}]
+    record = {
+        "parentUuid": call_record,
+        "sessionId": "s1",
+        "type": "user",
+        "message": {"role": "user", "content": content},
+        "uuid": uid,
+        "sourceToolAssistantUUID": call_record,
+    }
+    return orjson.dumps(record) + b"\n"
+
+
+def test_parallel_results_hanging_off_their_calls_are_read_with_the_call():
+    # Results came back out of order: the walk from the leaf passes r1 -> c1 and misses c2 and r2.
+    data = (
+        _record("user", "u1", None, "Run both.")
+        + _call("c1", "u1", "toolu_1")
+        + _call("c2", "c1", "toolu_2")
+        + _result("r2", "c2", "toolu_2")
+        + _result("r1", "c1", "toolu_1")
+        + _record("assistant", "a1", "r1", "Both ran.")
+    )
+    fmt, transcript = _load(data)
+    roles = [(m["role"], m.get("tool_call_id")) for m in transcript.messages]
+    assert roles == [("user", None), ("assistant", None), ("tool", "toolu_2"), ("tool", "toolu_1"), ("assistant", None)]
+    assert [c["id"] for c in transcript.messages[1]["tool_calls"]] == ["toolu_1", "toolu_2"]
+    assert find_violation(transcript.messages) is None
+    assert fmt.write([transcript]) == data
+
+
+def test_a_result_already_on_the_chain_is_not_read_twice():
+    # A stray copy of a result (same call id) hanging off the call is not a second answer.
+    data = (
+        _record("user", "u1", None, "Run it.")
+        + _call("c1", "u1", "toolu_1")
+        + _result("r1", "c1", "toolu_1")
+        + _result("r1copy", "c1", "toolu_1")
+        + _record("assistant", "a1", "r1", "Ran.")
+    )
+    _, transcript = _load(data)
+    assert [m["role"] for m in transcript.messages] == ["user", "assistant", "tool", "assistant"]
 
 
 # -- property: any tree, any leaf ----------------------------------------------------------
