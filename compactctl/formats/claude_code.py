@@ -145,7 +145,9 @@ def _leaf(records: list[Record], by_uuid: dict[str, int], sidechain: bool) -> in
 
     ``last-prompt`` is written as a prompt is sent, so records written after it continue
     its thread: the leaf is the last message (or compact boundary) descending from the one
-    it names. A boundary has no ``parentUuid``; it descends from its ``logicalParentUuid``.
+    it names. A compact boundary written after it joins the thread whatever it links to:
+    only the live conversation is compacted, and a prompt sent since would have written a
+    newer ``last-prompt``.
     """
     pointer: dict[str, Any] = next((r.value for r in reversed(records) if r.value.get("type") == "last-prompt"), {})
     anchor = by_uuid.get(_uuid(pointer, "leafUuid") or "")
@@ -154,8 +156,8 @@ def _leaf(records: list[Record], by_uuid: dict[str, int], sidechain: bool) -> in
     leaf, thread = anchor, {records[anchor].value["uuid"]}
     for index in range(anchor + 1, len(records)):
         value = records[index].value
-        parent = _uuid(value, "logicalParentUuid" if _is_boundary(value) else "parentUuid")
-        if parent in thread and _uuid(value) is not None:
+        joins = _is_boundary(value) and _ends_context(value, sidechain)
+        if (joins or _uuid(value, "parentUuid") in thread) and _uuid(value) is not None:
             thread.add(value["uuid"])
             leaf = index if _ends_context(value, sidechain) else leaf
     return leaf

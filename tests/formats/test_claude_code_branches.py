@@ -141,6 +141,22 @@ def test_an_emptied_session_reads_back_empty():
     assert _load(out)[1].messages == []
 
 
+def test_a_compacted_session_without_links_reads_back_compacted():
+    # No parentUuid links, but a last-prompt naming an old record (as bench/formats_bench.py writes).
+    pointer = orjson.dumps({"type": "last-prompt", "leafUuid": "a1", "sessionId": "s1"}) + b"\n"
+    data = (
+        _record("user", "u1", None, "q1")
+        + _record("assistant", "a1", None, "a1")
+        + pointer
+        + _record("user", "u2", None, "q2")
+        + _record("assistant", "a2", None, "a2")
+    )
+    fmt, transcript = _load(data)
+    assert [content_text(m) for m in transcript.messages] == ["q1", "a1", "q2", "a2"]
+    out = rewritten(fmt, transcript, [{"role": "user", "content": "asked twice"}, transcript.messages[-1]])
+    assert [content_text(m) for m in _load(out)[1].messages] == [SUMMARY_INTRO + "asked twice", "a2"]
+
+
 def test_report_counts_the_active_chain_only(tmp_path: Path):
     data = REWIND.read_bytes()
     pruned = tmp_path / "pruned.jsonl"
