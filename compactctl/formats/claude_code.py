@@ -188,7 +188,9 @@ def _active_chain(records: list[Record], sidechain: bool) -> list[int] | None:
 
 
 def _result_ids(value: dict[str, Any]) -> set[Any]:
-    content = value.get("message", {}).get("content") if value.get("type") == "user" else None
+    """The call ids a user record answers."""
+    message = value.get("message") if value.get("type") == "user" else None
+    content = message.get("content") if isinstance(message, dict) else None
     blocks = content if isinstance(content, list) else []
     return {b.get("tool_use_id") for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"}
 

@@ -312,46 +312,54 @@ def test_a_result_already_on_the_chain_is_not_read_twice():
 
 
 @st.composite
-def sessions(draw: st.DrawFn) -> tuple[bytes, list[int]]:
-    """Turns (prompt + answer) whose prompts hang off earlier answers; the expected chain of turns."""
+def sessions(draw: st.DrawFn) -> tuple[bytes, list[int], dict[int, list[str]]]:
+    """Turns whose prompts hang off earlier turns' answers; the leaf's chain of turns, and each turn's calls.
+
+    A turn is a prompt, then maybe parallel calls (one record each, one ``message.id``) whose
+    results hang off their call records in any order, as Claude Code writes them, then an
+    answer continuing from the last record written.
+    """
     count = draw(st.integers(1, 8))
-    parents: list[int | None] = [None]
-    for turn in range(1, count):
-        parents.append(draw(st.sampled_from([None, *range(turn)])) if turn > 1 else draw(st.sampled_from([None, 0])))
-    childless = [t for t in range(count) if t not in parents]
-    leaf = draw(st.sampled_from(childless))
-    split = draw(st.lists(st.booleans(), min_size=count, max_size=count))
-    out = []
+    parents: list[int | None] = [None] + [draw(st.sampled_from([None, *range(turn)])) for turn in range(1, count)]
+    leaf = draw(st.sampled_from([t for t in range(count) if t not in parents]))
+    out: list[bytes] = []
+    calls_of: dict[int, list[str]] = {}
     for turn, parent in enumerate(parents):
         out.append(_record("user", f"u{turn}", None if parent is None else f"a{parent}", f"prompt {turn}"))
-        if split[turn]:
-            out.append(_record("assistant", f"x{turn}", f"u{turn}", f"think {turn}", msg=f"msg_{turn}"))
-            out.append(_record("assistant", f"a{turn}", f"x{turn}", f"answer {turn}", msg=f"msg_{turn}"))
-        else:
-            out.append(_record("assistant", f"a{turn}", f"u{turn}", f"answer {turn}", msg=f"msg_{turn}"))
+        last = f"u{turn}"
+        calls_of[turn] = [f"toolu_{turn}_{n}" for n in range(draw(st.integers(0, 3)))]
+        for n, tool in enumerate(calls_of[turn]):
+            out.append(_call(f"c{turn}_{n}", last, tool, msg=f"msg_{turn}c"))
+            last = f"c{turn}_{n}"
+        for n in draw(st.permutations(range(len(calls_of[turn])))):
+            out.append(_result(f"r{turn}_{n}", f"c{turn}_{n}", calls_of[turn][n]))
+            last = f"r{turn}_{n}"
+        out.append(_record("assistant", f"a{turn}", last, f"answer {turn}", msg=f"msg_{turn}"))
         if draw(st.booleans()):  # a stale pointer: only the last one counts
             out.append(orjson.dumps({"type": "last-prompt", "leafUuid": f"a{turn}", "sessionId": "s1"}) + b"\n")
     out.append(orjson.dumps({"type": "last-prompt", "leafUuid": f"a{leaf}", "sessionId": "s1"}) + b"\n")
     chain = [leaf]
     while (parent := parents[chain[-1]]) is not None:
         chain.append(parent)
-    return b"".join(out), chain[::-1]
+    return b"".join(out), chain[::-1], calls_of
 
 
 @settings(max_examples=60, deadline=None)
 @given(session=sessions())
-def test_any_branching_session_reads_the_chain_to_its_leaf(session: tuple[bytes, list[int]]):
-    data, chain = session
+def test_any_branching_session_reads_the_chain_to_its_leaf(session: tuple[bytes, list[int], dict[int, list[str]]]):
+    data, chain, calls_of = session
     fmt, transcript = _load(data)
     prompts = [m["content"] for m in transcript.messages if m["role"] == "user"]
     assert prompts == [f"prompt {turn}" for turn in chain]
-    answers = [content_text(m) for m in transcript.messages if m["role"] == "assistant"]
-    assert [a.endswith(f"answer {turn}") for a, turn in zip(answers, chain, strict=True)] == [True] * len(chain)
+    answers = [content_text(m) for m in transcript.messages if m["role"] == "assistant" and m.get("content")]
+    assert answers == [f"answer {turn}" for turn in chain]
+    calls = [c["id"] for m in transcript.messages for c in m.get("tool_calls") or []]
+    assert calls == [tool for turn in chain for tool in calls_of[turn]]
+    assert sorted(m["tool_call_id"] for m in transcript.messages if m["role"] == "tool") == sorted(calls)
     assert find_violation(transcript.messages) is None
     assert fmt.write([transcript]) == data
     # Compacted to its last answer, it reads back as summary + that answer, whatever the tree.
-    out = fmt.write(
-        [dataclasses.replace(transcript, messages=[{"role": "user", "content": "s"}, transcript.messages[-1]])]
-    )
+    summary = {"role": "user", "content": "s"}
+    out = fmt.write([dataclasses.replace(transcript, messages=[summary, transcript.messages[-1]])])
     again = _load(out)[1].messages
     assert [m["role"] for m in again] == ["user", "assistant"] and content_text(again[1]) == answers[-1]
