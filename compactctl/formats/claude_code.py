@@ -8,10 +8,17 @@ results written as separate records are joined by simply following each other.
 Attachments, snapshots, titles, queue operations, hook summaries, API error stubs and
 (in a main session file) interleaved subagent sidechain records are not model input:
 they stay in the file, untouched, in place. A subagent's own file (only sidechain
-records) reads as that subagent's conversation. The file is read in line order: the
-``parentUuid`` tree (rewinds, branches) is not followed. ``isMeta`` texts and
-``<command-...>`` markup are annotated ``kind: "harness"``. After a ``compact_boundary``
-record the model saw only what follows it, so only that is read.
+records) reads as that subagent's conversation. ``isMeta`` texts and ``<command-...>``
+markup are annotated ``kind: "harness"``.
+
+Records form a tree by ``uuid``/``parentUuid``: a rewind (an earlier prompt edited) or a
+resume starts a new branch, and the abandoned one stays in the file. The model saw only
+the active chain, from the leaf back to the root, so only that is read, in chain order;
+records off it are kept aside like any other non-message record. A chain stops at a
+``compact_boundary`` record (the model saw only what follows it), at a parent missing from
+the file, or where it would loop. Parallel tool results, which Claude Code hangs off the
+record holding each call rather than on the chain, are read with their call. Files without
+``parentUuid`` links are read in line order, from the last compact boundary on.
 
 Writing: unchanged sessions come back byte for byte. A compacted session is written as
 Claude Code's own ``/compact`` does: every old record stays, then a ``system`` record with
@@ -23,6 +30,7 @@ Claude Code's own ``/compact`` does: every old record stays, then a ``system`` r
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,18 +126,136 @@ class _Group:
     blocks: list[Any] = field(default_factory=list)
 
 
-def _groups(records: list[Record], path: str) -> tuple[list[_Group], int]:
-    """API messages (assistant records merged by ``message.id``), and where the live context starts."""
-    groups: list[_Group] = []
-    start = 0
-    open_assistant: _Group | None = None
-    sidechain = _is_subagent_file(records)
+def _uuid(value: dict[str, Any], key: str = "uuid") -> str | None:
+    found = value.get(key)
+    return found if isinstance(found, str) else None
+
+
+def _ends_context(value: dict[str, Any], sidechain: bool) -> bool:
+    """A record a conversation can end at: a message, or a compact boundary nothing followed yet."""
+    return _is_message_record(value, sidechain) or (_is_boundary(value) and bool(value.get("isSidechain")) == sidechain)
+
+
+def _last_message(records: list[Record], sidechain: bool) -> int | None:
+    return next((i for i in reversed(range(len(records))) if _ends_context(records[i].value, sidechain)), None)
+
+
+def _leaf(records: list[Record], by_uuid: dict[str, int], sidechain: bool) -> int | None:
+    """The record the conversation ends at: where the last ``last-prompt`` points, else the last message.
+
+    ``last-prompt`` is written as a prompt is sent, so records written after it continue
+    its thread: the leaf is the last message (or compact boundary) descending from the one
+    it names. A compact boundary written after it joins the thread whatever it links to:
+    only the live conversation is compacted, and a prompt sent since would have written a
+    newer ``last-prompt``.
+    """
+    pointer: dict[str, Any] = next((r.value for r in reversed(records) if r.value.get("type") == "last-prompt"), {})
+    anchor = by_uuid.get(_uuid(pointer, "leafUuid") or "")
+    if anchor is None or bool(records[anchor].value.get("isSidechain")) != sidechain:
+        return _last_message(records, sidechain)
+    leaf, thread = anchor, {records[anchor].value["uuid"]}
+    for index in range(anchor + 1, len(records)):
+        value = records[index].value
+        joins = _is_boundary(value) and _ends_context(value, sidechain)
+        if (joins or _uuid(value, "parentUuid") in thread) and _uuid(value) is not None:
+            thread.add(value["uuid"])
+            leaf = index if _ends_context(value, sidechain) else leaf
+    return leaf
+
+
+def _active_chain(records: list[Record], sidechain: bool) -> list[int] | None:
+    """Indices of the records on the chain from the root (or a compact boundary) to the leaf.
+
+    None when no message record's ``parentUuid`` names a record in the file: there is no
+    tree to follow, so the file is read in line order.
+    """
+    by_uuid: dict[str, int] = {}
+    for position, record in enumerate(records):
+        if (key := _uuid(record.value)) is not None:
+            by_uuid.setdefault(key, position)
+    if not any(_uuid(r.value, "parentUuid") in by_uuid and _is_message_record(r.value, sidechain) for r in records):
+        return None
+    chain: list[int] = []
+    seen: set[int] = set()
+    index: int | None = _leaf(records, by_uuid, sidechain)
+    while index is not None and index not in seen:  # a cycle ends the chain instead of looping
+        chain.append(index)
+        seen.add(index)
+        if _is_boundary(records[index].value):
+            break
+        index = by_uuid.get(_uuid(records[index].value, "parentUuid") or "")
+    return chain[::-1]
+
+
+def _result_ids(value: dict[str, Any]) -> set[Any]:
+    """The call ids a user record answers."""
+    message = value.get("message") if value.get("type") == "user" else None
+    content = message.get("content") if isinstance(message, dict) else None
+    blocks = content if isinstance(content, list) else []
+    return {b.get("tool_use_id") for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"}
+
+
+def _with_parallel_results(records: list[Record], chain: list[int], sidechain: bool) -> list[int]:
+    """The chain plus what a single-parent walk misses around a response split over records.
+
+    Claude Code chains a response's blocks one record after another but hangs each tool
+    result off the record holding its call (``sourceToolAssistantUUID``), and the next
+    record continues from the last result written. With parallel calls the walk back from
+    the leaf passes through one result only; the other results (and, when results came
+    back out of order, the later blocks) hang beside the chain. They belong to the same
+    API call, so they are read right after its last block on the chain, in file order.
+    """
+    blocks_of: dict[Any, list[int]] = {}  # message.id -> its assistant records, in file order
+    results_of: dict[str, list[int]] = {}  # parent uuid -> tool-result records hanging off it
     for index, record in enumerate(records):
         value = record.value
-        if not isinstance(value, dict):
-            raise InputError(f"expected a Claude Code record object, got {type(value).__name__}", path, record.line)
+        if not _is_message_record(value, sidechain):
+            continue
+        if value["type"] == "assistant" and value["message"].get("id") is not None:
+            blocks_of.setdefault(value["message"]["id"], []).append(index)
+        elif _result_ids(value) and (parent := _uuid(value, "parentUuid")) is not None:
+            results_of.setdefault(parent, []).append(index)
+    last_block: dict[Any, int] = {}  # message.id -> position of its last record on the chain
+    for position, index in enumerate(chain):
+        value = records[index].value
+        if value.get("type") == "assistant" and _is_message_record(value, sidechain):
+            last_block[value["message"].get("id")] = position
+    taken = set(chain)
+    answered = {call for index in chain for call in _result_ids(records[index].value)}
+    after: dict[int, list[int]] = {}
+    for message_id, position in last_block.items():
+        # A sibling block counts only if it chains from a block already taken (not a copy elsewhere).
+        response = {_uuid(records[i].value) for i in blocks_of.get(message_id, []) if i in taken}
+        siblings = []
+        for index in blocks_of.get(message_id, []):
+            if index not in taken and _uuid(records[index].value, "parentUuid") in response:
+                siblings.append(index)
+                response.add(_uuid(records[index].value))
+        taken.update(siblings)
+        results = []
+        for index in sorted(i for uid in response if uid for i in results_of.get(uid, [])):
+            calls = _result_ids(records[index].value)
+            if index not in taken and not calls & answered:
+                results.append(index)
+                taken.add(index)
+                answered |= calls
+        if siblings or results:
+            after[position] = siblings + results
+    return [index for position, first in enumerate(chain) for index in (first, *after.get(position, []))]
+
+
+def _groups(records: list[Record], order: Iterable[int], sidechain: bool, path: str) -> list[_Group]:
+    """API messages (assistant records merged by ``message.id``) from the records in ``order``.
+
+    Only what follows the last compact boundary in ``order`` is live context.
+    """
+    groups: list[_Group] = []
+    open_assistant: _Group | None = None
+    for index in order:
+        record = records[index]
+        value = record.value
         if _is_boundary(value) and bool(value.get("isSidechain")) == sidechain:
-            groups, start, open_assistant = [], index + 1, None
+            groups, open_assistant = [], None
             continue
         if not _is_message_record(value, sidechain):
             continue
@@ -152,11 +278,18 @@ def _groups(records: list[Record], path: str) -> tuple[list[_Group], int]:
         else:
             open_assistant = None
             groups.append(_Group("user", [index]))
-    return groups, start
+    return groups
 
 
 def read(records: list[Record], path: str) -> list[Transcript]:
-    groups, start = _groups(records, path)
+    for record in records:
+        if not isinstance(record.value, dict):
+            kind = type(record.value).__name__
+            raise InputError(f"expected a Claude Code record object, got {kind}", path, record.line)
+    sidechain = _is_subagent_file(records)
+    chain = _active_chain(records, sidechain)
+    order = range(len(records)) if chain is None else _with_parallel_results(records, chain, sidechain)
+    groups = _groups(records, order, sidechain, path)
     messages: list[Message] = []
     units: list[tuple[str, list[int], list[int] | None]] = []
     counted: set[Any] = set()
@@ -181,7 +314,8 @@ def read(records: list[Record], path: str) -> list[Transcript]:
         "records": records,
         "units": units,
         "originals": [dict(m) for m in messages],
-        "live_from": start,
+        # The record new records continue from (the active leaf); None when the file has no message.
+        "leaf": chain[-1] if chain else _last_message(records, sidechain),
     }
     return [Transcript(messages, extra=extra)]
 
@@ -227,8 +361,10 @@ def compacted_records(transcript: Transcript) -> list[dict[str, Any]]:
     records: list[Record] = transcript.extra.get("records", [])
     values = [r.value for r in records if isinstance(r.value, dict)]
     sidechain = _is_subagent_file(records)
-    last = next((v for v in reversed(values) if _is_message_record(v, sidechain)), values[-1] if values else {})
-    last_uuid = next((v.get("uuid") for v in reversed(values) if isinstance(v.get("uuid"), str)), None)
+    leaf = transcript.extra.get("leaf")
+    # The new context continues the active branch, not whatever was written last (an abandoned one).
+    last = records[leaf].value if leaf is not None else (values[-1] if values else {})
+    last_uuid = _uuid(last) or next((v.get("uuid") for v in reversed(values) if _uuid(v)), None)
     base = {key: last[key] for key in (*ENVELOPE, "timestamp") if key in last}
     base.setdefault("sessionId", str(uuid.uuid5(_NAMESPACE, "session")))
     base["isSidechain"] = sidechain
