@@ -16,7 +16,7 @@ from rich.table import Table
 
 from compactctl.batch import STDIO, Failure, Job, write_atomic
 from compactctl.config import load_config, merge
-from compactctl.errors import EXIT_GATE, EXIT_INPUT, EXIT_OK, EXIT_SUMMARIZER, CompactctlError
+from compactctl.errors import EXIT_GATE, EXIT_INPUT, EXIT_OK, EXIT_SUMMARIZER, CompactctlError, InputError
 from compactctl.report import FileReport, report_json, totals
 
 if TYPE_CHECKING:
@@ -92,7 +92,10 @@ def handle_errors(command: F) -> F:
 
 
 def settings_for(config: Path | None, **flags: Any) -> dict[str, Any]:
-    return merge(flags, load_config(config))
+    settings = merge(flags, load_config(config))
+    if settings["on_error"] not in ("fail", "skip"):
+        raise InputError(f"--on-error must be fail or skip, not {settings['on_error']!r}")
+    return settings
 
 
 def exit_code(reports: list[FileReport], failures: list[Failure], fail_under: float | None, on_error: str) -> int:

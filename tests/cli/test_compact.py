@@ -1,4 +1,5 @@
 import orjson
+import pytest
 
 from compactctl.errors import EXIT_GATE, EXIT_INPUT, EXIT_OK
 from compactctl.transcript import is_valid
@@ -202,3 +203,35 @@ def test_a_bad_config_is_named(cli, tmp_path, chat_file):
     result = cli("compact", chat_file, "--config", bad)
     assert result.exit_code == EXIT_INPUT
     assert "c.toml: unknown setting 'keep_recnt'" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("line", "named"),
+    [
+        ('keep-recent = "six"', "keep_recent must be a whole number"),
+        ("keep-recent = 1.5", "keep_recent must be a whole number"),
+        ("keep-recent = true", "keep_recent must be a whole number"),
+        ("threshold = -5", "threshold must be at least 0"),
+        ("jobs = 0", "jobs must be at least 1"),
+        ("strategy = 5", "strategy must be a string or a list of strings"),
+        ('fail-under = "x"', "fail_under must be a number"),
+        ("encoding = 5", "encoding must be a string"),
+        ('on-error = "maybe"', "on_error must be one of fail, skip"),
+        ('redact = "no"', "redact must be true or false"),
+    ],
+)
+def test_a_config_value_of_the_wrong_type_is_a_usage_error(cli, tmp_path, chat_file, line, named):
+    bad = tmp_path / "c.toml"
+    bad.write_text(line + "\n")
+    out = tmp_path / "out.jsonl"
+    result = cli("compact", chat_file, "--config", bad, "-o", out)
+    assert result.exit_code == EXIT_INPUT, result.output
+    assert named in result.stderr
+    assert "Traceback" not in result.output
+    assert not out.exists()
+
+
+def test_an_unknown_on_error_value_is_a_usage_error(cli, chat_file):
+    result = cli("report", chat_file, "--on-error", "maybe")
+    assert result.exit_code == EXIT_INPUT
+    assert "--on-error must be fail or skip" in result.stderr
