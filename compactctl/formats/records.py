@@ -16,6 +16,7 @@ from compactctl.errors import InputError
 from compactctl.transcript import ANNOTATION_KEY, ROLES, Message
 
 Layout = Literal["jsonl", "json"]
+BOM = b"\xef\xbb\xbf"  # UTF-8 text saved by Windows tools may start with it; it is not part of the JSON
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,7 @@ def check_text(data: bytes, path: str) -> None:
 
 def parse_records(data: bytes, path: str) -> tuple[list[Record], Layout]:
     """Parse JSON Lines, or one JSON document (an array's items become the records)."""
+    data = data.removeprefix(BOM)
     check_text(data, path)
     first_line = data.lstrip().split(b"\n", 1)[0]
     try:
@@ -83,8 +85,10 @@ def iter_jsonl_stream(stream: IO[bytes], path: str) -> Iterator[Record]:
     """JSON Lines from a binary stream, one line in memory at a time."""
     seen_any = False
     for number, line in enumerate(stream, start=1):
-        if number == 1 and b"\x00" in line[:8192]:
-            raise InputError("binary file, not a JSON transcript", path)
+        if number == 1:
+            if b"\x00" in line[:8192]:
+                raise InputError("binary file, not a JSON transcript", path)
+            line = line.removeprefix(BOM)
         if line.strip():
             seen_any = True
             yield Record(number, _loads(line, path, number))

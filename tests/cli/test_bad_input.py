@@ -77,3 +77,19 @@ def test_missing_input_file(cli, tmp_path):
     result = cli("report", tmp_path / "nope.jsonl")
     assert result.exit_code == EXIT_INPUT
     assert "no such file or folder" in result.stderr
+
+
+@pytest.mark.parametrize("command", ["compact", "report", "prune", "replay"])
+def test_a_utf8_byte_order_mark_is_not_bad_input(cli, tmp_path, command):
+    source = tmp_path / "bom.jsonl"
+    source.write_bytes(b'\xef\xbb\xbf{"role":"user","content":"hi"}\n{"role":"assistant","content":"yo"}\n')
+    args = [command, source, "-q"] + ([] if command in ("report", "replay") else ["-o", tmp_path / "out.jsonl"])
+    result = cli(*args)
+    assert result.exit_code == 0, result.output
+    if command in ("compact", "prune"):
+        assert (tmp_path / "out.jsonl").read_bytes().startswith(b'{"role":"user"')
+
+
+def test_a_byte_order_mark_on_stdin_is_not_bad_input(cli):
+    result = cli("report", "-", "--json", input=b'\xef\xbb\xbf{"role":"user","content":"hi"}\n')
+    assert result.exit_code == 0, result.output
