@@ -74,3 +74,10 @@ def test_assistant_with_only_tool_calls_needs_no_content():
         {"role": "tool", "tool_call_id": "a", "content": [{"type": "text", "text": "ok"}]},
     ]
     assert is_valid(messages)
+
+
+def test_a_single_fact_written_as_a_string_is_one_fact_not_its_characters():
+    from compactctl.transcript import facts_of
+
+    assert facts_of({"role": "user", "content": "x", "compactctl": {"facts": "Claire Dubois"}}) == ["Claire Dubois"]
+    assert facts_of({"role": "user", "content": "x", "compactctl": {"facts": 5}}) == []
