@@ -61,9 +61,11 @@ def parse_records(data: bytes, path: str) -> tuple[list[Record], Layout]:
     except orjson.JSONDecodeError:
         if first_line[:1] in (b"[", b"{"):
             try:
-                return _document_records(orjson.loads(data), data), "json"
+                document = orjson.loads(data)
             except orjson.JSONDecodeError as error:
                 raise _decode_error(error, path, getattr(error, "lineno", None)) from None
+            check_depth(document, data, path, None)
+            return _document_records(document, data), "json"
     records = list(iter_jsonl_bytes(data, path))
     if len(records) == 1 and isinstance(records[0].value, list):
         return _document_records(records[0].value), "json"
@@ -98,9 +100,25 @@ def iter_jsonl_stream(stream: IO[bytes], path: str) -> Iterator[Record]:
 
 def _loads(line: bytes, path: str, number: int) -> Any:
     try:
-        return orjson.loads(line)
+        value = orjson.loads(line)
     except orjson.JSONDecodeError as error:
         raise _decode_error(error, path, number) from None
+    check_depth(value, line, path, number)
+    return value
+
+
+# orjson reads JSON nested up to 1024 levels but writes only up to this many.
+MAX_DEPTH = 254
+
+
+def check_depth(value: Any, raw: bytes, path: str, line: int | None) -> None:
+    """A record nested deeper than can be written back is bad input, found before any work is done."""
+    if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:  # cannot be that deep: the common case costs a count
+        return
+    try:
+        orjson.dumps(value)
+    except TypeError:
+        raise InputError(f"JSON nested more than {MAX_DEPTH} levels deep", path, line) from None
 
 
 def check_message(value: Any, path: str, line: int | None, where: str = "") -> Message:
