@@ -170,3 +170,29 @@ def test_replay_on_every_format(name):
     result = run("replay", str(FILES[name]), "--threshold", "500", "--json")
     assert result.exit_code == 0, result.output
     assert orjson.loads(result.stdout)["settings"][0]["calls"] >= 3
+
+
+@pytest.mark.parametrize("to", ["chat", "responses", "anthropic", "claude-code", "codex", "swe-agent"])
+def test_several_transcripts_are_not_run_together_into_a_one_conversation_format(tmp_path, to):
+    source = tmp_path / "runs.jsonl"
+    source.write_bytes(
+        b'{"messages":[{"role":"user","content":"first"},{"role":"assistant","content":"a"}]}\n'
+        b'{"messages":[{"role":"system","content":"second"},{"role":"user","content":"b"}]}\n'
+    )
+    out = tmp_path / "out.jsonl"
+    result = runner.invoke(app, ["compact", "-s", "window", str(source), "--to", to, "-o", str(out), "-q"])
+    assert result.exit_code == 2, result.output
+    assert f"runs.jsonl: holds 2 transcripts and a {to} file holds one" in result.stderr
+    assert "Traceback" not in result.output
+    assert not out.exists()
+
+
+def test_several_transcripts_convert_between_many_per_file_formats(tmp_path):
+    source = tmp_path / "runs.jsonl"
+    source.write_bytes(
+        b'{"messages":[{"role":"user","content":"first"}]}\n{"messages":[{"role":"user","content":"second"}]}\n'
+    )
+    out = tmp_path / "out.json"
+    result = runner.invoke(app, ["compact", "-s", "window", str(source), "--to", "tau-bench", "-o", str(out), "-q"])
+    assert result.exit_code == 0, result.output
+    assert [run["traj"][0]["content"] for run in orjson.loads(out.read_bytes())] == ["first", "second"]
