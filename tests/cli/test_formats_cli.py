@@ -196,3 +196,19 @@ def test_several_transcripts_convert_between_many_per_file_formats(tmp_path):
     result = runner.invoke(app, ["compact", "-s", "window", str(source), "--to", "tau-bench", "-o", str(out), "-q"])
     assert result.exit_code == 0, result.output
     assert [run["traj"][0]["content"] for run in orjson.loads(out.read_bytes())] == ["first", "second"]
+
+
+@pytest.mark.parametrize(
+    ("forced", "expected"),
+    [
+        ("swe-agent", "x.jsonl: expected a SWE-agent trajectory: one JSON object with a 'history' list"),
+        ("tau-bench", "x.jsonl:1: run 0: expected an object with a 'traj' list of messages"),
+    ],
+)
+def test_forcing_a_trajectory_format_on_another_file_is_a_clear_error(tmp_path, forced, expected):
+    source = tmp_path / "x.jsonl"
+    source.write_bytes(b'{"role":"user","content":"hi"}\n{"role":"assistant","content":"yo"}\n')
+    result = runner.invoke(app, ["report", "-f", forced, str(source)])
+    assert result.exit_code == 2
+    assert expected in result.stderr
+    assert "Traceback" not in result.output
