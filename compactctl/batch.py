@@ -123,6 +123,16 @@ def read_source(source: str) -> bytes:
         raise InputError(f"cannot read: {error.strerror}", source) from None
 
 
+def _read_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+# Read once, at import (os.umask can only be read by setting it, which threads must not race on).
+_UMASK = _read_umask()
+
+
 def write_atomic(target: str, data: bytes) -> None:
     """Write to a temporary file beside the target, then rename: readers never see half a file."""
     if target == STDIO:
@@ -134,6 +144,8 @@ def write_atomic(target: str, data: bytes) -> None:
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(handle, "wb") as file:
+            # mkstemp makes the file private (0600); an output gets the mode any new file would.
+            os.fchmod(file.fileno(), 0o666 & ~_UMASK)
             file.write(data)
             file.flush()
             os.fsync(file.fileno())

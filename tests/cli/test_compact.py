@@ -235,3 +235,15 @@ def test_an_unknown_on_error_value_is_a_usage_error(cli, chat_file):
     result = cli("report", chat_file, "--on-error", "maybe")
     assert result.exit_code == EXIT_INPUT
     assert "--on-error must be fail or skip" in result.stderr
+
+
+def test_outputs_get_the_mode_a_new_file_gets_not_a_private_one(cli, tmp_path, chat_file):
+    import os
+
+    mask = os.umask(0o022)
+    os.umask(mask)
+    out, manifest = tmp_path / "out.jsonl", tmp_path / "manifest.jsonl"
+    result = cli("compact", "-s", "window", chat_file, "-o", out, "--manifest", manifest, "-q")
+    assert result.exit_code == EXIT_OK, result.output
+    for path in (out, manifest):
+        assert path.stat().st_mode & 0o777 == 0o666 & ~mask
