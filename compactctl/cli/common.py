@@ -104,11 +104,21 @@ def exit_code(reports: list[FileReport], failures: list[Failure], fail_under: fl
         # A summarizer failure is never skipped: its file was not written.
         return max(failure.exit_code for failure in failures)
     total = totals(reports)
-    if any(report.gate_failed for report in reports):
-        return EXIT_GATE
+    reasons = [_gate_reason(report) for report in reports if report.gate_failed]
     if fail_under is not None and reports and (total["reduction"] or 0.0) * 100 < fail_under:
+        measured = "none measured (no AFTER)" if total["reduction"] is None else _pct(total["reduction"])
+        reasons.append(f"total reduction {measured} is under --fail-under {fail_under:g}%")
+    for reason in reasons:  # a CI log must say which gate failed, --quiet or not
+        stderr.print(f"[bold red]gate failed:[/] {escape(reason)}", soft_wrap=True)
+    if reasons:
         return EXIT_GATE
     return EXIT_OK if reports or not failures else EXIT_INPUT
+
+
+def _gate_reason(report: FileReport) -> str:
+    if report.facts_missing:
+        return f"{report.file}: facts missing: {', '.join(repr(fact) for fact in report.facts_missing)}"
+    return f"{report.file}: output not API-valid: {report.violation_after}"
 
 
 def emit(reports: list[FileReport], failures: list[Failure], as_json: bool, quiet: bool, to_stderr: bool) -> None:

@@ -247,3 +247,14 @@ def test_outputs_get_the_mode_a_new_file_gets_not_a_private_one(cli, tmp_path, c
     assert result.exit_code == EXIT_OK, result.output
     for path in (out, manifest):
         assert path.stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+def test_a_failed_gate_says_which_gate_even_when_quiet(cli, tmp_path, chat_file, agent_messages):
+    low = cli("compact", chat_file, "-s", "window", "--keep-recent", "2", "--fail-under", "99", "-q")
+    assert low.exit_code == EXIT_GATE
+    assert "gate failed: total reduction" in low.stderr
+    assert "under --fail-under 99%" in low.stderr
+    source = write_jsonl(tmp_path / "t.jsonl", agent_messages)
+    lost = cli("compact", source, "-s", "window", "--keep-recent", "2", "--require", "git status", "-q")
+    assert lost.exit_code == EXIT_GATE
+    assert "gate failed: t.jsonl: facts missing: 'git status'" in lost.stderr
