@@ -6,6 +6,7 @@ One bad file does not stop the others: its error is collected and named in the s
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
@@ -133,6 +134,14 @@ def _read_umask() -> int:
 _UMASK = _read_umask()
 
 
+def _is_special(path: Path) -> bool:
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode) or stat.S_ISBLK(mode)
+
+
 def write_atomic(target: str, data: bytes) -> None:
     """Write to a temporary file beside the target, then rename: readers never see half a file."""
     if target == STDIO:
@@ -140,6 +149,10 @@ def write_atomic(target: str, data: bytes) -> None:
         sys.stdout.buffer.flush()
         return
     path = Path(target)
+    if _is_special(path):  # /dev/null, a named pipe: a rename would replace the device with a plain file
+        with open(path, "wb") as file:
+            file.write(data)
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
