@@ -133,12 +133,12 @@ def emit(reports: list[FileReport], failures: list[Failure], as_json: bool, quie
         stderr.print(f"[bold red]error:[/] {failure.error}", soft_wrap=True)
     if quiet or not reports:
         return
-    if len(reports) == 1:
+    if len(reports) == 1 and not failures:
         report = reports[0]
         console.print(f"[bold]{report.file}[/] ({report.format}, {report.transcripts} transcript(s))")
         console.print(render_one(report))
     else:
-        console.print(render_files(reports))
+        console.print(render_files(reports, failures))
     for report in reports:
         for when, violation in (("before", report.violation_before), ("after", report.violation_after)):
             if violation:
@@ -217,9 +217,11 @@ def _api_usage(usage: dict[str, Any]) -> str:
     return text + (f" ({difference:+.1f}%)" if difference is not None else "")
 
 
-def render_files(reports: list[FileReport]) -> Table:
+def render_files(reports: list[FileReport], failures: Iterable[Failure] = ()) -> Table:
+    failures = list(failures)
     compared = any(r.tokens_after is not None for r in reports)
-    table = Table(title=f"{len(reports)} files", title_justify="left")
+    title = f"{len(reports)} files" + (f", {len(failures)} failed" if failures else "")
+    table = Table(title=title, title_justify="left")
     table.add_column("file", overflow="fold", min_width=12)
     columns = ["tokens before", "tokens after", "reduction"] if compared else ["tokens"]
     for name in [*columns, "messages", "tool share", "facts", "API-valid"]:
@@ -232,6 +234,8 @@ def render_files(reports: list[FileReport]) -> Table:
             [_num(r.tokens_before), _num(r.tokens_after), _pct(r.reduction)] if compared else [_num(r.tokens_before)]
         )
         table.add_row(r.file, *tokens, messages, _pct(share), _facts(r), _validity(valid))
+    for failure in failures:  # the bad files are named in the table too, not only above it
+        table.add_row(f"[red]{escape(failure.file)}", "[red]failed", *[""] * (len(table.columns) - 2))
     total = totals(reports)
     tokens = (
         [_num(total["tokens_before"]), _num(total["tokens_after"]), _pct(total["reduction"])]

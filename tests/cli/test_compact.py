@@ -258,3 +258,18 @@ def test_a_failed_gate_says_which_gate_even_when_quiet(cli, tmp_path, chat_file,
     lost = cli("compact", source, "-s", "window", "--keep-recent", "2", "--require", "git status", "-q")
     assert lost.exit_code == EXIT_GATE
     assert "gate failed: t.jsonl: facts missing: 'git status'" in lost.stderr
+
+
+def test_the_summary_table_names_a_bad_file(cli, tmp_path, agent_messages):
+    src = tmp_path / "logs"
+    write_jsonl(src / "a.jsonl", agent_messages)
+    (src / "broken.jsonl").write_text("not json\n")
+    from typer.testing import CliRunner
+
+    from compactctl.cli.main import app
+
+    result = CliRunner().invoke(app, ["report", str(src), "--on-error", "skip"], env={"COLUMNS": "300"})
+    assert result.exit_code == EXIT_OK
+    assert "1 files, 1 failed" in result.stdout
+    row = next(line for line in result.stdout.splitlines() if "broken.jsonl" in line)
+    assert "failed" in row
