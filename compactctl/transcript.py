@@ -149,6 +149,8 @@ class Validator:
             if self._pending[call_id]:
                 return f"tool_call_id {call_id!r} answered twice"
             self._pending[call_id] = True
+            if self._empty(message, role):  # the API requires a tool result's content
+                return "tool message has no content"
             return None
         unanswered = self._unanswered()
         if unanswered:

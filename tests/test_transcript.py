@@ -51,6 +51,13 @@ def test_tool_units_keep_a_call_with_its_results(agent_messages):
             ],
             "answered twice",
         ),
+        (
+            [
+                {"role": "assistant", "content": None, "tool_calls": [call("a", "f")]},
+                {"role": "tool", "tool_call_id": "a", "content": None},
+            ],
+            "tool message has no content",
+        ),
     ],
 )
 def test_find_violation_names_the_first_problem(messages, problem):
