@@ -104,7 +104,24 @@ def plan(inputs: list[str], output: str | None, mark: str = OUTPUT_MARK) -> list
         if source != STDIO and target != STDIO and _same_file(source, target):
             raise InputError("the output would overwrite the input; inputs are never overwritten", target)
         jobs.append(Job(source, target, name))
+    _check_distinct_targets(jobs)
     return jobs
+
+
+def _check_distinct_targets(jobs: list[Job]) -> None:
+    """Two inputs written to one output would leave only the last: refuse before anything is read."""
+    seen: dict[Path, str] = {}
+    for job in jobs:
+        if job.target is None or job.target == STDIO:
+            continue
+        key = Path(job.target).resolve()
+        if key in seen:
+            raise InputError(
+                f"{seen[key]} and {job.source} would both be written here; give each input once, "
+                "or folders whose files do not share relative paths",
+                job.target,
+            )
+        seen[key] = job.source
 
 
 def _inside(path: Path, folder: Path) -> bool:

@@ -27,3 +27,21 @@ def test_a_regular_file_is_still_replaced_atomically(tmp_path):
     write_atomic(str(out), b"new\n")
     assert out.read_bytes() == b"new\n"
     assert [p.name for p in tmp_path.iterdir()] == ["out.jsonl"]
+
+
+def test_two_inputs_mapped_to_one_output_are_refused_before_anything_is_written(tmp_path):
+    import pytest
+
+    from compactctl.batch import plan
+    from compactctl.errors import InputError
+
+    for folder in ("d1", "d2"):
+        (tmp_path / folder / "x").mkdir(parents=True)
+        (tmp_path / folder / "x" / "a.jsonl").write_text('{"role":"user","content":"hi"}\n')
+    out = tmp_path / "out"
+    with pytest.raises(InputError, match="would both be written here"):
+        plan([str(tmp_path / "d1"), str(tmp_path / "d2")], str(out))
+    with pytest.raises(InputError, match="would both be written here"):
+        plan([str(tmp_path / "d1" / "x" / "a.jsonl")] * 2, str(out))
+    assert not out.exists()
+    assert len(plan([str(tmp_path / "d1"), str(tmp_path / "d2" / "x" / "a.jsonl")], str(out))) == 2
