@@ -108,6 +108,23 @@ def plan(inputs: list[str], output: str | None, mark: str = OUTPUT_MARK) -> list
     return jobs
 
 
+def check_side_files(jobs: list[Job], **files: Path | None) -> None:
+    """A --manifest or --archive file must not be an input, an output, or the other side file."""
+    taken: dict[Path, str] = {}
+    for job in jobs:
+        if job.source != STDIO:
+            taken[Path(job.source).resolve()] = "an input"
+        if job.target not in (None, STDIO):
+            taken[Path(job.target).resolve()] = "an output"
+    for flag, path in files.items():
+        if path is None:
+            continue
+        key = path.resolve()
+        if key in taken:
+            raise InputError(f"--{flag} would overwrite {taken[key]}; choose another file", str(path))
+        taken[key] = f"the --{flag} file"
+
+
 def _check_distinct_targets(jobs: list[Job]) -> None:
     """Two inputs written to one output would leave only the last: refuse before anything is read."""
     seen: dict[Path, str] = {}
