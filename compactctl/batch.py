@@ -96,6 +96,8 @@ def plan(inputs: list[str], output: str | None, mark: str = OUTPUT_MARK) -> list
         elif output is None:
             target = default_target(source, mark)
         elif from_folder or len(found) > 1 or Path(output).is_dir():
+            if source == STDIO:
+                raise InputError("stdin has no file name to write into this folder; give -o FILE", output)
             target = str(Path(output) / name)
             if folder is not None and _inside(Path(output), folder):
                 raise InputError("the output folder is inside the input folder; choose a folder outside it", output)

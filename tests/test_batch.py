@@ -45,3 +45,14 @@ def test_two_inputs_mapped_to_one_output_are_refused_before_anything_is_written(
         plan([str(tmp_path / "d1" / "x" / "a.jsonl")] * 2, str(out))
     assert not out.exists()
     assert len(plan([str(tmp_path / "d1"), str(tmp_path / "d2" / "x" / "a.jsonl")], str(out))) == 2
+
+
+def test_stdin_into_an_existing_folder_is_refused_not_written_as_a_file_named_stdin(tmp_path):
+    import pytest
+
+    from compactctl.batch import plan
+    from compactctl.errors import InputError
+
+    with pytest.raises(InputError, match="stdin has no file name"):
+        plan(["-"], str(tmp_path))
+    assert list(tmp_path.iterdir()) == []
