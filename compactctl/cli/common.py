@@ -256,7 +256,10 @@ def check_output_format(to: str | None) -> None:
 
 
 def write_jsonl(path: Path, entries: Iterable[dict[str, Any]]) -> None:
-    write_atomic(str(path), b"".join(orjson.dumps(entry) + b"\n" for entry in entries))
+    try:
+        write_atomic(str(path), b"".join(orjson.dumps(entry) + b"\n" for entry in entries))
+    except OSError as error:  # a manifest or archive that cannot be written is an error line, not a traceback
+        raise InputError(f"cannot write: {error.strerror or error}", str(path)) from None
 
 
 def finish_compaction(

@@ -230,3 +230,14 @@ def test_compact_manifest_never_overwrites_the_input(cli, tmp_path):
     result = cli("compact", "-s", "window", source, "-o", tmp_path / "out.jsonl", "--manifest", source)
     assert result.exit_code == 2
     assert source.read_bytes() == b'{"role":"user","content":"hi"}\n'
+
+
+@pytest.mark.parametrize("flag", ["--manifest", "--archive"])
+def test_a_side_file_that_cannot_be_written_is_one_error_line(cli, tmp_path, flag):
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(b'{"role":"user","content":"hi"}\n')
+    (tmp_path / "afile").write_text("")
+    result = cli("prune", source, "-o", tmp_path / "out.jsonl", flag, tmp_path / "afile" / "side.jsonl")
+    assert result.exit_code == 2
+    assert "side.jsonl: cannot write" in result.stderr
+    assert "Traceback" not in result.output
