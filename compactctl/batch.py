@@ -6,6 +6,7 @@ One bad file does not stop the others: its error is collected and named in the s
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
@@ -95,6 +96,8 @@ def plan(inputs: list[str], output: str | None, mark: str = OUTPUT_MARK) -> list
         elif output is None:
             target = default_target(source, mark)
         elif from_folder or len(found) > 1 or Path(output).is_dir():
+            if source == STDIO:
+                raise InputError("stdin has no file name to write into this folder; give -o FILE", output)
             target = str(Path(output) / name)
             if folder is not None and _inside(Path(output), folder):
                 raise InputError("the output folder is inside the input folder; choose a folder outside it", output)
@@ -103,7 +106,41 @@ def plan(inputs: list[str], output: str | None, mark: str = OUTPUT_MARK) -> list
         if source != STDIO and target != STDIO and _same_file(source, target):
             raise InputError("the output would overwrite the input; inputs are never overwritten", target)
         jobs.append(Job(source, target, name))
+    _check_distinct_targets(jobs)
     return jobs
+
+
+def check_side_files(jobs: list[Job], **files: Path | None) -> None:
+    """A --manifest or --archive file must not be an input, an output, or the other side file."""
+    taken: dict[Path, str] = {}
+    for job in jobs:
+        if job.source != STDIO:
+            taken[Path(job.source).resolve()] = "an input"
+        if job.target not in (None, STDIO):
+            taken[Path(job.target).resolve()] = "an output"
+    for flag, path in files.items():
+        if path is None:
+            continue
+        key = path.resolve()
+        if key in taken:
+            raise InputError(f"--{flag} would overwrite {taken[key]}; choose another file", str(path))
+        taken[key] = f"the --{flag} file"
+
+
+def _check_distinct_targets(jobs: list[Job]) -> None:
+    """Two inputs written to one output would leave only the last: refuse before anything is read."""
+    seen: dict[Path, str] = {}
+    for job in jobs:
+        if job.target is None or job.target == STDIO:
+            continue
+        key = Path(job.target).resolve()
+        if key in seen:
+            raise InputError(
+                f"{seen[key]} and {job.source} would both be written here; give each input once, "
+                "or folders whose files do not share relative paths",
+                job.target,
+            )
+        seen[key] = job.source
 
 
 def _inside(path: Path, folder: Path) -> bool:
@@ -123,6 +160,24 @@ def read_source(source: str) -> bytes:
         raise InputError(f"cannot read: {error.strerror}", source) from None
 
 
+def _read_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+# Read once, at import (os.umask can only be read by setting it, which threads must not race on).
+_UMASK = _read_umask()
+
+
+def _is_special(path: Path) -> bool:
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode) or stat.S_ISBLK(mode)
+
+
 def write_atomic(target: str, data: bytes) -> None:
     """Write to a temporary file beside the target, then rename: readers never see half a file."""
     if target == STDIO:
@@ -130,10 +185,16 @@ def write_atomic(target: str, data: bytes) -> None:
         sys.stdout.buffer.flush()
         return
     path = Path(target)
+    if _is_special(path):  # /dev/null, a named pipe: a rename would replace the device with a plain file
+        with open(path, "wb") as file:
+            file.write(data)
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(handle, "wb") as file:
+            # mkstemp makes the file private (0600); an output gets the mode any new file would.
+            os.fchmod(file.fileno(), 0o666 & ~_UMASK)
             file.write(data)
             file.flush()
             os.fsync(file.fileno())

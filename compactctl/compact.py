@@ -124,7 +124,7 @@ def compact_file(
     usage = sum((r.usage for r in results), SummarizerUsage())
     notes = [note for r in results for note in r.notes]
     if job.target is not None:
-        write_atomic(job.target, write_as(compacted, fmt, to))
+        write_atomic(job.target, write_as(compacted, fmt, to, job.source))
     manifest = [
         {"file": job.name, "transcript": t.label, **dataclasses.asdict(entry)}
         for t, r in zip(transcripts, results, strict=True)

@@ -389,9 +389,7 @@ class _Context:
         self.messages.append(message)
         self.prefix.append(self.prefix[-1] + self.memo.tokens(message))
         self.facts.update(self.memo.facts_in(message))
-        defines = annotations_of(message).get("defines")
-        if isinstance(defines, list):
-            self.keys.update(key for key in defines if isinstance(key, str))
+        self.keys.update(_keys(annotations_of(message).get("defines")))
 
     def shared_prefix_tokens(self, previous: _Context, previous_length: int) -> int:
         """Tokens of the leading messages this context shares with ``previous``'s first messages."""
@@ -506,6 +504,8 @@ def _simulate(
 
 
 def _keys(value: Any) -> list[str]:
+    if isinstance(value, str):  # one key written without its list, as prune reads it too
+        return [value]
     return [key for key in value if isinstance(key, str)] if isinstance(value, list) else []
 
 

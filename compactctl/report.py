@@ -317,14 +317,14 @@ def open_transcripts(
 def _first_line_is_chat(source: str, sample: int = 20) -> bool:
     """Whether the file's first lines detect as chat (other formats also have a ``role`` up front)."""
     from compactctl.formats import chat, detect
-    from compactctl.formats.records import Record
+    from compactctl.formats.records import BOM, Record
 
     records: list[Record] = []
     with open(source, "rb") as file:
         for number, line in enumerate(file, start=1):
             if line.strip():
                 try:
-                    records.append(Record(number, orjson.loads(line)))
+                    records.append(Record(number, orjson.loads(line.removeprefix(BOM) if number == 1 else line)))
                 except orjson.JSONDecodeError:
                     return False
                 if len(records) == sample:

@@ -27,7 +27,10 @@ def is_pinned(message: Message) -> bool:
 
 
 def facts_of(message: Message) -> list[str]:
-    return [fact for fact in annotations_of(message).get("facts", ()) if isinstance(fact, str)]
+    facts = annotations_of(message).get("facts", ())
+    if isinstance(facts, str):  # one fact written without its list: a fact, not its characters
+        return [facts]
+    return [fact for fact in facts if isinstance(fact, str)] if isinstance(facts, list) else []
 
 
 def is_protected(message: Message) -> bool:
@@ -146,6 +149,8 @@ class Validator:
             if self._pending[call_id]:
                 return f"tool_call_id {call_id!r} answered twice"
             self._pending[call_id] = True
+            if self._empty(message, role):  # the API requires a tool result's content
+                return "tool message has no content"
             return None
         unanswered = self._unanswered()
         if unanswered:

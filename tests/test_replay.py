@@ -413,3 +413,10 @@ def test_nothing_is_lost_without_compaction_and_protected_facts_survive_a_window
     base, row = replay(messages, [Setting(Trigger(20), ("window",))], {"keep_recent": 2}, approx, PRICES)
     assert base.facts_lost == 0
     assert row.facts_lost == 0  # the window keeps fact-bearing messages, so their facts stay in context
+
+
+def test_a_key_written_as_a_string_counts_as_in_prune(talk, approx):
+    talk[1]["compactctl"] = {"defines": "order"}
+    talk[7]["compactctl"] = {"references": "order"}
+    base, row = replay(talk, [Setting(Trigger(150), ("window",))], {"keep_recent": 2}, approx, PRICES)
+    assert (base.facts_lost, row.facts_lost) == (0, 1)

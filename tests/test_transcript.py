@@ -51,6 +51,13 @@ def test_tool_units_keep_a_call_with_its_results(agent_messages):
             ],
             "answered twice",
         ),
+        (
+            [
+                {"role": "assistant", "content": None, "tool_calls": [call("a", "f")]},
+                {"role": "tool", "tool_call_id": "a", "content": None},
+            ],
+            "tool message has no content",
+        ),
     ],
 )
 def test_find_violation_names_the_first_problem(messages, problem):
@@ -74,3 +81,10 @@ def test_assistant_with_only_tool_calls_needs_no_content():
         {"role": "tool", "tool_call_id": "a", "content": [{"type": "text", "text": "ok"}]},
     ]
     assert is_valid(messages)
+
+
+def test_a_single_fact_written_as_a_string_is_one_fact_not_its_characters():
+    from compactctl.transcript import facts_of
+
+    assert facts_of({"role": "user", "content": "x", "compactctl": {"facts": "Claire Dubois"}}) == ["Claire Dubois"]
+    assert facts_of({"role": "user", "content": "x", "compactctl": {"facts": 5}}) == []

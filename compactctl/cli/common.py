@@ -16,7 +16,7 @@ from rich.table import Table
 
 from compactctl.batch import STDIO, Failure, Job, write_atomic
 from compactctl.config import load_config, merge
-from compactctl.errors import EXIT_GATE, EXIT_INPUT, EXIT_OK, EXIT_SUMMARIZER, CompactctlError
+from compactctl.errors import EXIT_GATE, EXIT_INPUT, EXIT_OK, EXIT_SUMMARIZER, CompactctlError, InputError
 from compactctl.report import FileReport, report_json, totals
 
 if TYPE_CHECKING:
@@ -102,7 +102,10 @@ def handle_errors(command: F) -> F:
 
 
 def settings_for(config: Path | None, **flags: Any) -> dict[str, Any]:
-    return merge(flags, load_config(config))
+    settings = merge(flags, load_config(config))
+    if settings["on_error"] not in ("fail", "skip"):
+        raise InputError(f"--on-error must be fail or skip, not {settings['on_error']!r}")
+    return settings
 
 
 def exit_code(reports: list[FileReport], failures: list[Failure], fail_under: float | None, on_error: str) -> int:
@@ -111,11 +114,21 @@ def exit_code(reports: list[FileReport], failures: list[Failure], fail_under: fl
         # A summarizer failure is never skipped: its file was not written.
         return max(failure.exit_code for failure in failures)
     total = totals(reports)
-    if any(report.gate_failed for report in reports):
-        return EXIT_GATE
+    reasons = [_gate_reason(report) for report in reports if report.gate_failed]
     if fail_under is not None and reports and (total["reduction"] or 0.0) * 100 < fail_under:
+        measured = "none measured (no AFTER)" if total["reduction"] is None else _pct(total["reduction"])
+        reasons.append(f"total reduction {measured} is under --fail-under {fail_under:g}%")
+    for reason in reasons:  # a CI log must say which gate failed, --quiet or not
+        stderr.print(f"[bold red]gate failed:[/] {escape(reason)}", soft_wrap=True)
+    if reasons:
         return EXIT_GATE
     return EXIT_OK if reports or not failures else EXIT_INPUT
+
+
+def _gate_reason(report: FileReport) -> str:
+    if report.facts_missing:
+        return f"{report.file}: facts missing: {', '.join(repr(fact) for fact in report.facts_missing)}"
+    return f"{report.file}: output not API-valid: {report.violation_after}"
 
 
 def emit(reports: list[FileReport], failures: list[Failure], as_json: bool, quiet: bool, to_stderr: bool) -> None:
@@ -130,12 +143,12 @@ def emit(reports: list[FileReport], failures: list[Failure], as_json: bool, quie
         stderr.print(f"[bold red]error:[/] {failure.error}", soft_wrap=True)
     if quiet or not reports:
         return
-    if len(reports) == 1:
+    if len(reports) == 1 and not failures:
         report = reports[0]
         out.print(f"[bold]{report.file}[/] ({report.format}, {report.transcripts} transcript(s))")
         out.print(render_one(report))
     else:
-        out.print(render_files(reports))
+        out.print(render_files(reports, failures))
     for report in reports:
         for when, violation in (("before", report.violation_before), ("after", report.violation_after)):
             if violation:
@@ -214,9 +227,11 @@ def _api_usage(usage: dict[str, Any]) -> str:
     return text + (f" ({difference:+.1f}%)" if difference is not None else "")
 
 
-def render_files(reports: list[FileReport]) -> Table:
+def render_files(reports: list[FileReport], failures: Iterable[Failure] = ()) -> Table:
+    failures = list(failures)
     compared = any(r.tokens_after is not None for r in reports)
-    table = Table(title=f"{len(reports)} files", title_justify="left")
+    title = f"{len(reports)} files" + (f", {len(failures)} failed" if failures else "")
+    table = Table(title=title, title_justify="left")
     table.add_column("file", overflow="fold", min_width=12)
     columns = ["tokens before", "tokens after", "reduction"] if compared else ["tokens"]
     for name in [*columns, "messages", "tool share", "facts", "API-valid"]:
@@ -229,6 +244,8 @@ def render_files(reports: list[FileReport]) -> Table:
             [_num(r.tokens_before), _num(r.tokens_after), _pct(r.reduction)] if compared else [_num(r.tokens_before)]
         )
         table.add_row(r.file, *tokens, messages, _pct(share), _facts(r), _validity(valid))
+    for failure in failures:  # the bad files are named in the table too, not only above it
+        table.add_row(f"[red]{escape(failure.file)}", "[red]failed", *[""] * (len(table.columns) - 2))
     total = totals(reports)
     tokens = (
         [_num(total["tokens_before"]), _num(total["tokens_after"]), _pct(total["reduction"])]
@@ -249,7 +266,10 @@ def check_output_format(to: str | None) -> None:
 
 
 def write_jsonl(path: Path, entries: Iterable[dict[str, Any]]) -> None:
-    write_atomic(str(path), b"".join(orjson.dumps(entry) + b"\n" for entry in entries))
+    try:
+        write_atomic(str(path), b"".join(orjson.dumps(entry) + b"\n" for entry in entries))
+    except OSError as error:  # a manifest or archive that cannot be written is an error line, not a traceback
+        raise InputError(f"cannot write: {error.strerror or error}", str(path)) from None
 
 
 def finish_compaction(

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from compactctl.batch import STDIO, plan, run_jobs
+from compactctl.batch import STDIO, check_side_files, plan, run_jobs
 from compactctl.cli.common import (
     ConfigPath,
     Encoding,
@@ -157,6 +157,7 @@ def compact(
     counter = counter_for(settings["encoding"])
     check_output_format(to)
     jobs_planned = plan(inputs, output)
+    check_side_files(jobs_planned, manifest=manifest)
     summarizer_used = make_summarizer(settings, counter)
     if settings["dry_run"]:
         # The requests go to stdout; nothing is sent, so nothing is written.

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from compactctl.batch import PRUNED_MARK, STDIO, plan, run_jobs
+from compactctl.batch import PRUNED_MARK, STDIO, check_side_files, plan, run_jobs
 from compactctl.cli.common import (
     ConfigPath,
     Encoding,
@@ -98,6 +98,7 @@ def prune(
     counter = counter_for(settings["encoding"])
     check_output_format(to)
     planned = plan(inputs, output, PRUNED_MARK)
+    check_side_files(planned, archive=archive, manifest=manifest)
     results, failures = run_jobs(
         planned,
         lambda job: compact_file(job, ["prune"], settings, counter, to=to, archive=archive is not None),

@@ -14,6 +14,8 @@ from compactctl.formats import anthropic, chat, claude_code, codex, dataset, res
 from compactctl.formats.records import Layout, Record, Transcript, converted, parse_records
 
 READ_AS = "format"  # Transcript.extra key: the format a transcript was read in
+# Formats whose file holds several separate conversations; the others hold one.
+MANY_PER_FILE = frozenset({dataset.NAME, tau_bench.NAME})
 
 __all__ = ["FORMATS", "Format", "Record", "Transcript", "detect", "dump", "load"]
 
@@ -81,12 +83,25 @@ def load(
 def dump(transcripts: list[Transcript], format: str) -> bytes:
     """Write transcripts in ``format``; ones read in another format are converted."""
     target = get_format(format)
+    if any(t.extra.get(READ_AS, target.name) != target.name for t in transcripts):
+        _check_fits(transcripts, target)
     return target.write([t if t.extra.get(READ_AS, target.name) == target.name else converted(t) for t in transcripts])
 
 
-def write_as(transcripts: list[Transcript], read_as: Format, to: str | None = None) -> bytes:
+def write_as(transcripts: list[Transcript], read_as: Format, to: str | None = None, path: str | None = None) -> bytes:
     """Write in the format the transcripts were read in, or convert them to format ``to``."""
     target = read_as if to is None or to == read_as.name else get_format(to)
     if target is not read_as:
+        _check_fits(transcripts, target, path)
         transcripts = [converted(t) for t in transcripts]
     return target.write(transcripts)
+
+
+def _check_fits(transcripts: list[Transcript], target: Format, path: str | None = None) -> None:
+    """Converting several conversations into a one-conversation format would run them together."""
+    if len(transcripts) > 1 and target.name not in MANY_PER_FILE:
+        raise InputError(
+            f"holds {len(transcripts)} transcripts and a {target.name} file holds one; "
+            f"convert with --to {' or --to '.join(sorted(MANY_PER_FILE))}",
+            path,
+        )

@@ -16,6 +16,7 @@ from compactctl.errors import InputError
 from compactctl.transcript import ANNOTATION_KEY, ROLES, Message
 
 Layout = Literal["jsonl", "json"]
+BOM = b"\xef\xbb\xbf"  # UTF-8 text saved by Windows tools may start with it; it is not part of the JSON
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,7 @@ def parse_records(data: bytes, path: str, skipped: list[int] | None = None) -> t
     With a ``skipped`` list (``--on-error skip``), a JSON Lines line that does not parse is
     left out and its number added to the list, instead of failing the file.
     """
+    data = data.removeprefix(BOM)
     check_text(data, path)
     first_line = data.lstrip().split(b"\n", 1)[0]
     try:
@@ -63,9 +65,11 @@ def parse_records(data: bytes, path: str, skipped: list[int] | None = None) -> t
     except orjson.JSONDecodeError:
         if first_line[:1] in (b"[", b"{"):
             try:
-                return _document_records(orjson.loads(data), data), "json"
+                document = orjson.loads(data)
             except orjson.JSONDecodeError as error:
                 raise _decode_error(error, path, getattr(error, "lineno", None)) from None
+            check_depth(document, data, path, None)
+            return _document_records(document, data), "json"
     records = list(iter_jsonl_bytes(data, path, skipped))
     if not records:
         raise InputError(f"no readable line (skipped lines {listed(skipped or [])})", path)
@@ -91,8 +95,10 @@ def iter_jsonl_stream(stream: IO[bytes], path: str, skipped: list[int] | None = 
     """JSON Lines from a binary stream, one line in memory at a time."""
     seen_any = False
     for number, line in enumerate(stream, start=1):
-        if number == 1 and b"\x00" in line[:8192]:
-            raise InputError("binary file, not a JSON transcript", path)
+        if number == 1:
+            if b"\x00" in line[:8192]:
+                raise InputError("binary file, not a JSON transcript", path)
+            line = line.removeprefix(BOM)
         if line.strip():
             value = _loads(line, path, number, skipped)
             if value is not _SKIPPED:
@@ -107,12 +113,28 @@ _SKIPPED = object()
 
 def _loads(line: bytes, path: str, number: int, skipped: list[int] | None = None) -> Any:
     try:
-        return orjson.loads(line)
+        value = orjson.loads(line)
     except orjson.JSONDecodeError as error:
         if skipped is not None:
             skipped.append(number)
             return _SKIPPED
         raise _decode_error(error, path, number) from None
+    check_depth(value, line, path, number)
+    return value
+
+
+# orjson reads JSON nested up to 1024 levels but writes only up to this many.
+MAX_DEPTH = 254
+
+
+def check_depth(value: Any, raw: bytes, path: str, line: int | None) -> None:
+    """A record nested deeper than can be written back is bad input, found before any work is done."""
+    if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:  # cannot be that deep: the common case costs a count
+        return
+    try:
+        orjson.dumps(value)
+    except TypeError:
+        raise InputError(f"JSON nested more than {MAX_DEPTH} levels deep", path, line) from None
 
 
 def listed(numbers: list[int]) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from compactctl.errors import InputError
 from compactctl.formats.records import (
     Record,
     Transcript,
@@ -38,8 +39,10 @@ def _canonical(item: Any) -> Any:
 
 
 def read(records: list[Record], path: str) -> list[Transcript]:
-    document = records[0].value
-    history = document["history"]
+    document = records[0].value if len(records) == 1 else None
+    history = document.get("history") if isinstance(document, dict) else None
+    if not isinstance(history, list):
+        raise InputError("expected a SWE-agent trajectory: one JSON object with a 'history' list", path)
     messages = [
         tag(dict(check_message(_canonical(item), path, None, f"history[{i}]")), i) for i, item in enumerate(history)
     ]

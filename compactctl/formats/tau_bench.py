@@ -5,6 +5,7 @@ Each run reads as one transcript; writing puts every run back with its ``traj`` 
 
 from __future__ import annotations
 
+from compactctl.errors import InputError
 from compactctl.formats.records import Record, Transcript, check_message, dumps_document
 
 NAME = "tau-bench"
@@ -16,6 +17,9 @@ def detect(records: list[Record]) -> bool:
 
 
 def read(records: list[Record], path: str) -> list[Transcript]:
+    for n, record in enumerate(records):
+        if not isinstance(record.value, dict) or not isinstance(record.value.get("traj"), list):
+            raise InputError(f"run {n}: expected an object with a 'traj' list of messages", path, record.line)
     return [
         Transcript(
             [check_message(m, path, None, f"run {n} traj[{i}]") for i, m in enumerate(record.value["traj"])],

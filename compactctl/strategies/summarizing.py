@@ -56,7 +56,8 @@ def earlier_summary(message: Message) -> tuple[str, int] | None:
     would pile up, one per compaction, and the context would never shrink.
     """
     content = message.get("content")
-    if message.get("role") in SUMMARY_ROLES and isinstance(content, str) and not is_protected(message):
+    # A system summary comes back as a developer message from formats that have no system role (Codex).
+    if message.get("role") in (*SUMMARY_ROLES, "developer") and isinstance(content, str) and not is_protected(message):
         match = _SUMMARY_HEADER.match(content)
         if match:
             return content[match.end() :], int(match.group(1))

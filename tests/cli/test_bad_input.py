@@ -19,6 +19,14 @@ CASES = {
     "empty-file": (b"\n\n", "x.jsonl: empty file"),
     "binary": (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "x.jsonl: binary file"),
     "not-utf8": (b'{"role":"user","content":"caf\xe9"}\n', "x.jsonl:1: not UTF-8 text"),
+    "nested-too-deep": (
+        b'{"role":"user","content":"ok"}\n{"role":"user","content":'
+        + b'[{"type":"x","content":' * 200
+        + b"[]"
+        + b"}]" * 200
+        + b"}\n",
+        "x.jsonl:2: JSON nested more than 254 levels deep",
+    ),
     "dataset-line": (
         b'{"messages":[{"role":"user","content":"a"}]}\n{"messages":[{"role":"user"}],"x":1}\n{"y":2}\n',
         "x.jsonl:3: expected an object with a 'messages' list",
@@ -77,3 +85,28 @@ def test_missing_input_file(cli, tmp_path):
     result = cli("report", tmp_path / "nope.jsonl")
     assert result.exit_code == EXIT_INPUT
     assert "no such file or folder" in result.stderr
+
+
+@pytest.mark.parametrize("command", ["compact", "report", "prune", "replay"])
+def test_a_utf8_byte_order_mark_is_not_bad_input(cli, tmp_path, command):
+    source = tmp_path / "bom.jsonl"
+    source.write_bytes(b'\xef\xbb\xbf{"role":"user","content":"hi"}\n{"role":"assistant","content":"yo"}\n')
+    args = [command, source, "-q"] + ([] if command in ("report", "replay") else ["-o", tmp_path / "out.jsonl"])
+    result = cli(*args)
+    assert result.exit_code == 0, result.output
+    if command in ("compact", "prune"):
+        assert (tmp_path / "out.jsonl").read_bytes().startswith(b'{"role":"user"')
+
+
+def test_a_byte_order_mark_on_stdin_is_not_bad_input(cli):
+    result = cli("report", "-", "--json", input=b'\xef\xbb\xbf{"role":"user","content":"hi"}\n')
+    assert result.exit_code == 0, result.output
+
+
+def test_json_nested_deep_but_writable_still_compacts(cli, tmp_path):
+    source = tmp_path / "x.jsonl"
+    deep = b'[{"type":"x","content":' * 100 + b"[]" + b"}]" * 100
+    source.write_bytes(b'{"role":"user","content":' + deep + b'}\n{"role":"assistant","content":"ok"}\n')
+    result = cli("compact", "-s", "window", source, "-o", tmp_path / "out.jsonl", "-q")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out.jsonl").read_bytes() == source.read_bytes()

@@ -1,4 +1,5 @@
 import orjson
+import pytest
 
 from compactctl.errors import EXIT_GATE, EXIT_INPUT, EXIT_OK
 from compactctl.transcript import is_valid
@@ -227,3 +228,73 @@ def test_on_error_skip_leaves_out_unreadable_lines_and_counts_them(cli, tmp_path
     streamed = orjson.loads(cli("report", source, "--on-error", "skip", "--json").stdout)
     assert streamed["files"][0]["skipped_lines"] == [8, 9]
     assert streamed["files"][0]["messages_before"] == len(agent_messages)
+
+
+@pytest.mark.parametrize(
+    ("line", "named"),
+    [
+        ('keep-recent = "six"', "keep_recent must be a whole number"),
+        ("keep-recent = 1.5", "keep_recent must be a whole number"),
+        ("keep-recent = true", "keep_recent must be a whole number"),
+        ("threshold = -5", "threshold must be at least 0"),
+        ("jobs = 0", "jobs must be at least 1"),
+        ("strategy = 5", "strategy must be a string or a list of strings"),
+        ('fail-under = "x"', "fail_under must be a number"),
+        ("encoding = 5", "encoding must be a string"),
+        ('on-error = "maybe"', "on_error must be one of fail, skip"),
+        ('redact = "no"', "redact must be true or false"),
+    ],
+)
+def test_a_config_value_of_the_wrong_type_is_a_usage_error(cli, tmp_path, chat_file, line, named):
+    bad = tmp_path / "c.toml"
+    bad.write_text(line + "\n")
+    out = tmp_path / "out.jsonl"
+    result = cli("compact", chat_file, "--config", bad, "-o", out)
+    assert result.exit_code == EXIT_INPUT, result.output
+    assert named in result.stderr
+    assert "Traceback" not in result.output
+    assert not out.exists()
+
+
+def test_an_unknown_on_error_value_is_a_usage_error(cli, chat_file):
+    result = cli("report", chat_file, "--on-error", "maybe")
+    assert result.exit_code == EXIT_INPUT
+    assert "--on-error must be fail or skip" in result.stderr
+
+
+def test_outputs_get_the_mode_a_new_file_gets_not_a_private_one(cli, tmp_path, chat_file):
+    import os
+
+    mask = os.umask(0o022)
+    os.umask(mask)
+    out, manifest = tmp_path / "out.jsonl", tmp_path / "manifest.jsonl"
+    result = cli("compact", "-s", "window", chat_file, "-o", out, "--manifest", manifest, "-q")
+    assert result.exit_code == EXIT_OK, result.output
+    for path in (out, manifest):
+        assert path.stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+def test_a_failed_gate_says_which_gate_even_when_quiet(cli, tmp_path, chat_file, agent_messages):
+    low = cli("compact", chat_file, "-s", "window", "--keep-recent", "2", "--fail-under", "99", "-q")
+    assert low.exit_code == EXIT_GATE
+    assert "gate failed: total reduction" in low.stderr
+    assert "under --fail-under 99%" in low.stderr
+    source = write_jsonl(tmp_path / "t.jsonl", agent_messages)
+    lost = cli("compact", source, "-s", "window", "--keep-recent", "2", "--require", "git status", "-q")
+    assert lost.exit_code == EXIT_GATE
+    assert "gate failed: t.jsonl: facts missing: 'git status'" in lost.stderr
+
+
+def test_the_summary_table_names_a_bad_file(cli, tmp_path, agent_messages):
+    src = tmp_path / "logs"
+    write_jsonl(src / "a.jsonl", agent_messages)
+    (src / "broken.jsonl").write_text("not json\n")
+    from typer.testing import CliRunner
+
+    from compactctl.cli.main import app
+
+    result = CliRunner().invoke(app, ["report", str(src), "--on-error", "skip"], env={"COLUMNS": "300"})
+    assert result.exit_code == EXIT_OK
+    assert "1 files, 1 failed" in result.stdout
+    row = next(line for line in result.stdout.splitlines() if "broken.jsonl" in line)
+    assert "failed" in row

@@ -170,3 +170,45 @@ def test_replay_on_every_format(name):
     result = run("replay", str(FILES[name]), "--threshold", "500", "--json")
     assert result.exit_code == 0, result.output
     assert orjson.loads(result.stdout)["settings"][0]["calls"] >= 3
+
+
+@pytest.mark.parametrize("to", ["chat", "responses", "anthropic", "claude-code", "codex", "swe-agent"])
+def test_several_transcripts_are_not_run_together_into_a_one_conversation_format(tmp_path, to):
+    source = tmp_path / "runs.jsonl"
+    source.write_bytes(
+        b'{"messages":[{"role":"user","content":"first"},{"role":"assistant","content":"a"}]}\n'
+        b'{"messages":[{"role":"system","content":"second"},{"role":"user","content":"b"}]}\n'
+    )
+    out = tmp_path / "out.jsonl"
+    result = runner.invoke(app, ["compact", "-s", "window", str(source), "--to", to, "-o", str(out), "-q"])
+    assert result.exit_code == 2, result.output
+    assert f"runs.jsonl: holds 2 transcripts and a {to} file holds one" in result.stderr
+    assert "Traceback" not in result.output
+    assert not out.exists()
+
+
+def test_several_transcripts_convert_between_many_per_file_formats(tmp_path):
+    source = tmp_path / "runs.jsonl"
+    source.write_bytes(
+        b'{"messages":[{"role":"user","content":"first"}]}\n{"messages":[{"role":"user","content":"second"}]}\n'
+    )
+    out = tmp_path / "out.json"
+    result = runner.invoke(app, ["compact", "-s", "window", str(source), "--to", "tau-bench", "-o", str(out), "-q"])
+    assert result.exit_code == 0, result.output
+    assert [run["traj"][0]["content"] for run in orjson.loads(out.read_bytes())] == ["first", "second"]
+
+
+@pytest.mark.parametrize(
+    ("forced", "expected"),
+    [
+        ("swe-agent", "x.jsonl: expected a SWE-agent trajectory: one JSON object with a 'history' list"),
+        ("tau-bench", "x.jsonl:1: run 0: expected an object with a 'traj' list of messages"),
+    ],
+)
+def test_forcing_a_trajectory_format_on_another_file_is_a_clear_error(tmp_path, forced, expected):
+    source = tmp_path / "x.jsonl"
+    source.write_bytes(b'{"role":"user","content":"hi"}\n{"role":"assistant","content":"yo"}\n')
+    result = runner.invoke(app, ["report", "-f", forced, str(source)])
+    assert result.exit_code == 2
+    assert expected in result.stderr
+    assert "Traceback" not in result.output

@@ -201,3 +201,43 @@ def test_pruning_a_pruned_file_changes_nothing(tmp_path, mode):
     assert runner.invoke(app, ["prune", str(once), "-o", str(twice), "--mode", mode, "-q"]).exit_code == 0
     assert once.read_bytes() != source.read_bytes()
     assert twice.read_bytes() == once.read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (["--manifest", "{input}"], "--manifest would overwrite an input"),
+        (["--archive", "{input}"], "--archive would overwrite an input"),
+        (["--archive", "{output}"], "--archive would overwrite an output"),
+        (["--archive", "{side}", "--manifest", "{side}"], "--manifest would overwrite the --archive file"),
+    ],
+)
+def test_a_side_file_never_overwrites_an_input_or_an_output(cli, tmp_path, flags, named):
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(b'{"role":"user","content":"hi"}\n{"role":"assistant","content":"yo"}\n')
+    out, side = tmp_path / "out.jsonl", tmp_path / "side.jsonl"
+    args = [f.format(input=source, output=out, side=side) for f in flags]
+    result = cli("prune", source, "-o", out, *args)
+    assert result.exit_code == 2, result.output
+    assert named in result.stderr
+    assert source.read_bytes() == b'{"role":"user","content":"hi"}\n{"role":"assistant","content":"yo"}\n'
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]
+
+
+def test_compact_manifest_never_overwrites_the_input(cli, tmp_path):
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(b'{"role":"user","content":"hi"}\n')
+    result = cli("compact", "-s", "window", source, "-o", tmp_path / "out.jsonl", "--manifest", source)
+    assert result.exit_code == 2
+    assert source.read_bytes() == b'{"role":"user","content":"hi"}\n'
+
+
+@pytest.mark.parametrize("flag", ["--manifest", "--archive"])
+def test_a_side_file_that_cannot_be_written_is_one_error_line(cli, tmp_path, flag):
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(b'{"role":"user","content":"hi"}\n')
+    (tmp_path / "afile").write_text("")
+    result = cli("prune", source, "-o", tmp_path / "out.jsonl", flag, tmp_path / "afile" / "side.jsonl")
+    assert result.exit_code == 2
+    assert "side.jsonl: cannot write" in result.stderr
+    assert "Traceback" not in result.output

@@ -54,3 +54,14 @@ def test_require_checks_the_after_file(cli, tmp_path, agent_messages):
     lost = cli("report", before, after, "--require", "git status", "--json")
     assert lost.exit_code == EXIT_GATE
     assert orjson.loads(lost.stdout)["total"]["facts_missing"] == 1
+
+
+def test_a_fact_written_as_a_string_is_checked_whole(cli, tmp_path):
+    source = write_jsonl(
+        tmp_path / "f.jsonl",
+        [{"role": "user", "content": "I am Claire Dubois", "compactctl": {"facts": "Claire Dubois"}}],
+    )
+    result = cli("report", source, "--json")
+    assert result.exit_code == 0, result.output
+    file = orjson.loads(result.stdout)["files"][0]
+    assert (file["facts_required"], file["facts_preserved"], file["facts_missing"]) == (1, 1, [])

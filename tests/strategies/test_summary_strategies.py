@@ -271,3 +271,18 @@ def test_rolling_with_threshold_zero_folds_once_at_the_end():
     assert len(summarizer.requests) == 1
     assert len(result.messages) == 1 + 1 + 4  # system, summary, the window
     assert is_valid(result.messages)
+
+
+@pytest.mark.parametrize("name", ["summary", "structured", "rolling"])
+def test_an_earlier_summary_read_back_as_developer_is_folded_too(name):
+    # Codex has no system message item: a system summary written there is read back as developer.
+    settings = {"threshold": 100, "keep_recent": 2, "keep_turns": 1, "window": 2}
+    if name == "rolling":
+        settings["threshold"] = 600
+    summarizer = Numbered()
+    first = run(name, long_chat(6), settings, summarizer)
+    calls = len(summarizer.requests)
+    moved = [{**m, "role": "developer"} if m in summaries_in(first.messages) else m for m in first.messages]
+    second = run(name, moved + long_chat(4)[1:], settings, summarizer)
+    assert len(summaries_in(second.messages)) == 1  # folded, not piled up
+    assert summarizer.requests[calls].previous_summary == f"gist {calls}"

@@ -1,0 +1,58 @@
+"""Writing outputs: atomic for files, straight through for devices and pipes."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from compactctl.batch import write_atomic
+
+
+def test_a_named_pipe_output_is_written_through_not_replaced(tmp_path):
+    # -o /dev/null, or a FIFO: renaming a temporary file onto it would replace the device (as root, /dev/null).
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        write_atomic(str(fifo), b'{"role":"user","content":"hi"}\n')
+        assert stat.S_ISFIFO(fifo.stat().st_mode)
+        assert os.read(reader, 1024) == b'{"role":"user","content":"hi"}\n'
+    finally:
+        os.close(reader)
+
+
+def test_a_regular_file_is_still_replaced_atomically(tmp_path):
+    out = tmp_path / "out.jsonl"
+    out.write_bytes(b"old\n")
+    write_atomic(str(out), b"new\n")
+    assert out.read_bytes() == b"new\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.jsonl"]
+
+
+def test_two_inputs_mapped_to_one_output_are_refused_before_anything_is_written(tmp_path):
+    import pytest
+
+    from compactctl.batch import plan
+    from compactctl.errors import InputError
+
+    for folder in ("d1", "d2"):
+        (tmp_path / folder / "x").mkdir(parents=True)
+        (tmp_path / folder / "x" / "a.jsonl").write_text('{"role":"user","content":"hi"}\n')
+    out = tmp_path / "out"
+    with pytest.raises(InputError, match="would both be written here"):
+        plan([str(tmp_path / "d1"), str(tmp_path / "d2")], str(out))
+    with pytest.raises(InputError, match="would both be written here"):
+        plan([str(tmp_path / "d1" / "x" / "a.jsonl")] * 2, str(out))
+    assert not out.exists()
+    assert len(plan([str(tmp_path / "d1"), str(tmp_path / "d2" / "x" / "a.jsonl")], str(out))) == 2
+
+
+def test_stdin_into_an_existing_folder_is_refused_not_written_as_a_file_named_stdin(tmp_path):
+    import pytest
+
+    from compactctl.batch import plan
+    from compactctl.errors import InputError
+
+    with pytest.raises(InputError, match="stdin has no file name"):
+        plan(["-"], str(tmp_path))
+    assert list(tmp_path.iterdir()) == []
