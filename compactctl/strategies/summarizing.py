@@ -29,6 +29,9 @@ SUMMARY_ROLES = ("system", "user")
 SUMMARY_HEADER = "[compactctl summary of {count} earlier messages]"
 _SUMMARY_HEADER = re.compile(r"\[compactctl summary of (\d+) earlier messages\]\n\n")
 DEFAULT_INPUT_MAX_TOKENS = 32000
+# A model request's own framing beside the prompt and the data: two messages' overhead and
+# the <transcript> / <previous_summary> fences.
+REQUEST_FRAMING = 32
 
 
 def summarizer_of(context: StepContext) -> Summarizer:
@@ -99,16 +102,21 @@ def summarize_span(
     """Summarize ``span`` in requests of at most ``input_max_tokens`` tokens of text to summarize.
 
     A span too large for one request is cut into chunks, each summarized, and the chunk
-    summaries are then merged the same way, until one summary is left. The limit counts the
-    rendered transcript and any previous summary; the prompt is the summarizer's own.
+    summaries are then merged the same way, until one summary is left. The limit is for the
+    whole request: a model summarizer's prompt and the request's framing are taken off it
+    first, and the rest holds the rendered transcript and any previous summary.
     """
-    if input_max_tokens < 3 * (max_tokens + 64):
+    summarizer = summarizer_of(context)
+    prompt_text = getattr(summarizer, "prompt_text", None)
+    overhead = context.counter(prompt_text(strategy, max_tokens)) + REQUEST_FRAMING if prompt_text else 0
+    if input_max_tokens - overhead < 3 * (max_tokens + 64):
         # Merging must make progress: a request has to hold at least two chunk summaries.
+        prompt = f" + the prompt and framing ({overhead})" if overhead else ""
         raise InputError(
             f"--summary-input-max-tokens ({input_max_tokens}) must be at least 3 x (--summary-max-tokens + 64)"
-            f" = {3 * (max_tokens + 64)}"
+            f"{prompt} = {3 * (max_tokens + 64) + overhead}"
         )
-    summarizer = summarizer_of(context)
+    input_max_tokens -= overhead
     usage = SummarizerUsage()
     level: list[Message] = span
     first_previous = previous

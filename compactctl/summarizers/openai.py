@@ -28,7 +28,7 @@ from compactctl.errors import InputError, SummarizerError
 from compactctl.report import SummarizerUsage
 from compactctl.summarizers import Summary, SummaryRequest
 from compactctl.summarizers.cache import DiskCache, cache_key
-from compactctl.summarizers.request import Built, build_request
+from compactctl.summarizers.request import Built, build_request, prompt_for
 
 NAME = "openai"
 DEFAULT_MODEL = "gpt-4o-mini"
@@ -82,6 +82,10 @@ class OpenAISummarizer:
                     max_retries=0,
                 )
             return self._client
+
+    def prompt_text(self, strategy: str, max_tokens: int) -> str:
+        """The prompt a request for ``strategy`` carries: strategies keep room for it in each request."""
+        return prompt_for(strategy, max_tokens, self.config.prompts)
 
     def summarize(self, request: SummaryRequest) -> Summary:
         config = self.config
