@@ -227,10 +227,17 @@ def summarize_units(
     previous = "\n\n".join(text for text, _ in earlier.values()) or None
     spoken = summarize_span(span, strategy, max_tokens, input_max_tokens, context, previous)
     count = len(new) + sum(count for _, count in earlier.values())
+    summary = summary_message(spoken.text, count, role)
+    replaced = sum(context.counter.message(messages[i]) for i in summarized)
+    if context.counter.message(summary) >= replaced:
+        # A summary no smaller than what it replaces saves nothing: keep the messages.
+        size = context.counter.message(summary)
+        note = f"{strategy}: a summary ({size:,} tokens) would not be smaller than the {replaced:,} it replaces"
+        return StepResult(list(messages), list(range(len(messages))), notes=(note,), usage=spoken.usage), 0
     at = next((n for n, i in enumerate(kept) if messages[i].get("role") not in ALWAYS_KEPT_ROLES), len(kept))
     out = [messages[i] for i in kept]
     origins: list[int | None] = list(kept)
-    out.insert(at, summary_message(spoken.text, count, role))
+    out.insert(at, summary)
     origins.insert(at, None)
     fates = {i: Fate("summarized", f"{strategy}: folded into the summary") for i in new}
     fates.update({i: Fate("summarized", f"{strategy}: earlier summary folded into the new one") for i in earlier})

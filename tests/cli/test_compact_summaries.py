@@ -197,6 +197,8 @@ def test_dry_run_sends_nothing_and_writes_nothing(openai_server, agent_messages,
 
 
 def test_extractive_structured_keeps_constraints_verbatim(agent_messages, tmp_path):
+    # A long explanation, so the summary is smaller than what it replaces (else nothing is replaced).
+    agent_messages[7] = {**agent_messages[7], "content": agent_messages[7]["content"] + " It was a sign slip." * 150}
     source = write_chat(tmp_path / "run.jsonl", agent_messages)
     result = runner.invoke(app, ["compact", str(source), "-o", str(tmp_path / "o.jsonl"), "--keep-turns", "1"])
     assert result.exit_code == 0, result.output

@@ -207,6 +207,8 @@ def test_structured_over_a_threshold_only_trims_when_that_is_enough(scripted):
 def test_structured_with_the_extractive_summarizer_quotes_constraints(agent_messages):
     french = {"role": "user", "content": "Merci. Ne touchez jamais au fichier setup.py. Il faut garder Python 3.11."}
     messages = [*agent_messages[:8], french, {"role": "assistant", "content": "Compris."}, *agent_messages[8:]]
+    # A long explanation, so the summary is smaller than what it replaces (else nothing is replaced).
+    messages[7] = {**messages[7], "content": messages[7]["content"] + " It was a sign slip." * 150}
     result = compact(messages, ["structured"], {"keep_turns": 1})
     summary = result.messages[1]["content"]
     for quoted in (
@@ -286,3 +288,11 @@ def test_an_earlier_summary_read_back_as_developer_is_folded_too(name):
     second = run(name, moved + long_chat(4)[1:], settings, summarizer)
     assert len(summaries_in(second.messages)) == 1  # folded, not piled up
     assert summarizer.requests[calls].previous_summary == f"gist {calls}"
+
+
+def test_a_summary_no_smaller_than_what_it_replaces_is_not_used(agent_messages):
+    # Four short messages summarized: the extractive summary's sections outweigh them.
+    result = compact(agent_messages, ["structured"], {"keep_turns": 1})
+    assert result.messages == agent_messages
+    assert any("would not be smaller" in note for note in result.notes)
+    assert result.usage.calls == 1  # the summarizer ran; its result was not used
