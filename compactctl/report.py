@@ -274,7 +274,7 @@ def totals(reports: list[FileReport]) -> dict[str, Any]:
         "facts_preserved": sum(r.facts_preserved for r in reports),
         "facts_missing": sum(len(r.facts_missing) for r in reports),
         "skipped_lines": sum(len(r.skipped_lines) for r in reports),
-        "valid_before": all(r.valid_before for r in reports),
+        "valid_before": all(r.valid_before for r in reports) if reports else None,
         "valid_after": all(r.valid_after for r in compared) if compared else None,
         "summarizer_calls": sum(r.summarizer_calls for r in reports),
         "summarizer_prompt_tokens": sum(r.summarizer_prompt_tokens for r in reports),

@@ -46,7 +46,7 @@ def prune(
         str | None,
         typer.Option(
             help="stub: a pruned tool result keeps its place as a short stub; drop: the call and its result go.  "
-            "[default: stub]",
+            "\\[default: stub]",
             metavar="stub|drop",
             rich_help_panel=PRUNE_PANEL,
         ),
