@@ -8,7 +8,7 @@ name (both are sent as text), its content, and its tool call names and
 arguments, so a count is close to what the API bills. The cookbook's +3 per
 request (the reply is primed with ``<|start|>assistant<|message|>``) belongs to
 a call, not to a message: a message count stays additive, and whoever prices a
-call adds it (``REPLY_PRIMING_TOKENS``, used by replay).
+call adds it (``REPLY_PRIMING_TOKENS``, used by replay and by report's API comparison).
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from compactctl.transcript import Message, part_text, tool_calls_of
 DEFAULT_ENCODING = "cl100k_base"
 APPROX = "approx"
 
-TOKENS_PER_MESSAGE = 3  # <|start|>role ... <|end|>
+TOKENS_PER_MESSAGE = 3  # <|start|>, the separator after the role, <|end|>; the role's text is counted apart
 TOKENS_PER_NAME = 1  # beside the name's own text
 # Every request ends with the reply's priming, <|start|>assistant<|message|>: billed
-# once per model call, so it is added per call (replay), never to a message.
+# once per model call, so it is added per call (replay, report's API comparison), never to a message.
 REPLY_PRIMING_TOKENS = 3
 TOKENS_PER_TOOL_CALL = 3  # the call's own framing beside its name and arguments
 # Images are billed by size, which a transcript rarely records: these are the
