@@ -1,15 +1,18 @@
 """Replay: walk a saved transcript as if it were live, and price each way of compacting it.
 
-Every assistant message is one model call. Its input is the context held at that
-moment (the system prompt, a summary if a compaction left one, and the messages
-kept since); the assistant message itself is the call's output. Between calls the
-context only grows, by the messages the transcript adds.
+Every assistant message is one model call. Its context is the messages held at
+that moment (the system prompt, a summary if a compaction left one, and the
+messages kept since); its billed input is that context plus the reply's priming
+(``REPLY_PRIMING_TOKENS``, the OpenAI cookbook's +3 per request); the assistant
+message itself is the call's output. Between calls the context only grows, by the
+messages the transcript adds. Thresholds, peaks and means are about the context,
+the part a compaction can change.
 
 *When* to compact is a policy (a ``Trigger``), kept apart from *how* (the strategy
 steps, run through the same pure functions as ``compact``), as openai-agents-python
 keeps ``should_trigger_compaction`` beside the compaction itself:
 
-- threshold: compact before the next call when the last call's input exceeded N tokens;
+- threshold: compact before the next call when the last call's context exceeded N tokens;
 - stage: compact before the next call when a stage ended (a ``compactctl.stage_end``
   annotation, or a message matching ``--stage-marker``);
 - both: a stage end first, the threshold as a safety net.
@@ -19,7 +22,7 @@ counted (``over_threshold_after_compaction``), never looped on.
 
 Prompt caching is modelled per message: a call's cached tokens are the tokens of the
 longest run of leading messages unchanged since the previous call (the previous
-call's whole input when nothing was compacted in between; after a compaction, usually
+call's whole context when nothing was compacted in between; after a compaction, usually
 just the system prompt). The rest of the input is written to the cache, which is what
 a provider bills a cache write for. Prompts shorter than the model's minimum are not
 cached at all.
@@ -46,7 +49,7 @@ from compactctl.errors import InputError
 from compactctl.report import SummarizerUsage
 from compactctl.strategies import STRATEGIES, StepContext, options_from
 from compactctl.summarizers import Summarizer
-from compactctl.tokens import TokenCounter, counter_for
+from compactctl.tokens import REPLY_PRIMING_TOKENS, TokenCounter, counter_for
 from compactctl.transcript import Message, annotations_of, facts_of, message_text
 
 REPLAY_VERSION = 1
@@ -70,11 +73,11 @@ class Trigger:
             return "stage" if self.stage else "none"
         return "stage+threshold" if self.stage else "threshold"
 
-    def should_compact(self, last_input: int | None, stage_ended: bool) -> bool:
-        """Decide before a call, from the previous call's input and whether a stage ended since."""
+    def should_compact(self, last_context: int | None, stage_ended: bool) -> bool:
+        """Decide before a call, from the previous call's context and whether a stage ended since."""
         if self.stage and stage_ended:
             return True
-        return self.threshold is not None and last_input is not None and last_input > self.threshold
+        return self.threshold is not None and last_context is not None and last_context > self.threshold
 
 
 @dataclass(frozen=True)
@@ -301,6 +304,7 @@ def aggregate(rows: Sequence[Sequence[SettingResult]]) -> list[SettingResult]:
         first = same[0]
         calls = sum(r.calls for r in same)
         input_tokens = sum(r.input_tokens for r in same)
+        context_tokens = sum(sum(r.context_per_call) for r in same)
         merged.append(
             SettingResult(
                 trigger=first.trigger,
@@ -310,7 +314,7 @@ def aggregate(rows: Sequence[Sequence[SettingResult]]) -> list[SettingResult]:
                 compactions=sum(r.compactions for r in same),
                 over_threshold_after_compaction=sum(r.over_threshold_after_compaction for r in same),
                 peak_context=max(r.peak_context for r in same),
-                mean_context=round(input_tokens / calls, 1) if calls else 0.0,
+                mean_context=round(context_tokens / calls, 1) if calls else 0.0,
                 input_tokens=input_tokens,
                 cached_tokens=sum(r.cached_tokens for r in same),
                 cache_write_tokens=sum(r.cache_write_tokens for r in same),
@@ -393,7 +397,7 @@ class _Context:
 
     def shared_prefix_tokens(self, previous: _Context, previous_length: int) -> int:
         """Tokens of the leading messages this context shares with ``previous``'s first messages."""
-        if previous is self:  # nothing was compacted: the whole previous input is a prefix
+        if previous is self:  # nothing was compacted: the whole previous context is a prefix
             return self.prefix[previous_length]
         limit = min(previous_length, len(self.messages))
         shared = 0
@@ -432,7 +436,7 @@ def _simulate(
     context = _Context(memo)
     previous, previous_length = context, 0
     first_call = True
-    last_input: int | None = None
+    last_context: int | None = None
     stage_ended = False
     per_call: list[int] = []
     cached_total = written_total = output_total = 0
@@ -447,7 +451,7 @@ def _simulate(
         for key in _keys(marks.get("references")):
             unchecked.append(definers.get(key))
         if message.get("role") == "assistant":
-            if compacting and trigger.should_compact(last_input, stage_ended):
+            if compacting and trigger.should_compact(last_context, stage_ended):
                 current = list(context.messages)
                 for strategy, step_options in steps:
                     result = strategy.run(current, step_options, step_context)
@@ -458,7 +462,10 @@ def _simulate(
                 stage_ended = False
                 if trigger.threshold is not None and context.tokens > trigger.threshold:
                     over += 1
-            input_tokens = context.tokens
+            context_tokens = context.tokens
+            # The API bills the reply's priming as input too; it follows the messages,
+            # so it is never part of a cached prefix and is written with the new input.
+            input_tokens = context_tokens + REPLY_PRIMING_TOKENS
             shared = 0 if first_call else context.shared_prefix_tokens(previous, previous_length)
             cacheable = input_tokens >= prices.min_cached_tokens
             cached = shared if cacheable and shared >= prices.min_cached_tokens else 0
@@ -468,11 +475,11 @@ def _simulate(
             cached_total += cached
             written_total += written
             output_total += output
-            per_call.append(input_tokens)
+            per_call.append(context_tokens)
             lost += sum(1 for definer in unchecked if definer is not None and not _still_known(definer, context))
             unchecked.clear()
             previous, previous_length, first_call = context, len(context.messages), False
-            last_input = input_tokens
+            last_context = context_tokens
         context.append(message)
         for key in _keys(marks.get("defines")):
             definers[key] = message
@@ -481,7 +488,7 @@ def _simulate(
 
     lost += sum(1 for fact in memo.facts if context.facts[fact] == 0)
     calls = len(per_call)
-    input_total = sum(per_call)
+    context_total = sum(per_call)
     return SettingResult(
         trigger=trigger.name,
         threshold=trigger.threshold,
@@ -490,8 +497,8 @@ def _simulate(
         compactions=compactions,
         over_threshold_after_compaction=over,
         peak_context=max(per_call, default=0),
-        mean_context=round(input_total / calls, 1) if calls else 0.0,
-        input_tokens=input_total,
+        mean_context=round(context_total / calls, 1) if calls else 0.0,
+        input_tokens=context_total + REPLY_PRIMING_TOKENS * calls,
         cached_tokens=cached_total,
         cache_write_tokens=written_total,
         output_tokens=output_total,

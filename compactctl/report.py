@@ -16,7 +16,7 @@ import orjson
 
 from compactctl.batch import STDIO, read_source
 from compactctl.errors import CompactctlError
-from compactctl.tokens import TokenCounter
+from compactctl.tokens import REPLY_PRIMING_TOKENS, TokenCounter
 from compactctl.transcript import Message, Validator, facts_of, message_text
 
 REPORT_VERSION = 1
@@ -48,7 +48,8 @@ class ApiUsage:
 
     A call is an assistant message carrying ``usage`` (OpenAI ``prompt_tokens``, Responses and
     Codex ``input_tokens``, Anthropic ``input_tokens`` plus cache reads and writes); its input
-    is every message before it in its transcript. Tool definitions and system prompts a
+    is every message before it in its transcript plus the reply's priming
+    (``REPLY_PRIMING_TOKENS``), as the API bills it. Tool definitions and system prompts a
     harness sends but does not save make the reported figure larger.
     """
 
@@ -105,7 +106,7 @@ class Measurer:
             if reported is not None:
                 self.api_calls += 1
                 self.api_reported += reported
-                self.api_counted += context
+                self.api_counted += context + REPLY_PRIMING_TOKENS
             context += self.add_message(message)
         violation = validator.finish()
         if violation and self.violation is None:

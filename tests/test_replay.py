@@ -55,9 +55,11 @@ def approx() -> TokenCounter:
 
 @pytest.fixture
 def talk() -> list[dict[str, Any]]:
-    """Four calls. With approx (chars/4) plus 3 tokens of framing a message, the sizes are:
+    """Four calls. With approx (chars/4, rounded up), a message costs 3 tokens of framing, its
+    role's text ("system" 2, "user" 1, "assistant" 3) and its content, so the sizes are:
 
-    system 103, u1 13, a2 8, u3 23, a4 13, u5 13, a6 8, u7 13, a8 8.
+    system 3+2+100 = 105, u1 3+1+10 = 14, a2 3+3+5 = 11, u3 3+1+20 = 24, a4 3+3+10 = 16,
+    u5 14, a6 11, u7 14, a8 11.
     """
     return [
         msg("system", "S" * 400),
@@ -73,72 +75,76 @@ def talk() -> list[dict[str, Any]]:
 
 
 def test_the_hand_built_transcript_has_the_sizes_the_figures_below_assume(talk, approx):
-    assert [approx.message(m) for m in talk] == [103, 13, 8, 23, 13, 13, 8, 13, 8]
+    assert [approx.message(m) for m in talk] == [105, 14, 11, 24, 16, 14, 11, 14, 11]
 
 
 def test_no_compaction_every_figure_by_hand(talk, approx):
     original = unchanged(talk)
     [base] = replay(talk, [], counter=approx, prices=PRICES)
     assert talk == original
-    # Inputs: 103+13 = 116; +8+23 = 147; +13+13 = 173; +8+13 = 194.
-    assert base.context_per_call == [116, 147, 173, 194]
-    assert base.input_tokens == 116 + 147 + 173 + 194 == 630
-    # Each call reads the previous call's whole input from the cache and writes what is new.
-    assert base.cached_tokens == 0 + 116 + 147 + 173 == 436
-    assert base.cache_write_tokens == 116 + 31 + 26 + 21 == 194
-    assert base.output_tokens == 8 + 13 + 8 + 8 == 37
-    assert base.cost == pytest.approx((436 * 0.5 + 194 * 2.5 + 0 * 2.0 + 37 * 8.0) / 1e6)
-    assert (base.calls, base.compactions, base.peak_context, base.mean_context) == (4, 0, 194, 157.5)
+    # Contexts: 105+14 = 119; +11+24 = 154; +16+14 = 184; +11+14 = 209.
+    assert base.context_per_call == [119, 154, 184, 209]
+    # Each call's billed input is its context plus 3 tokens of reply priming.
+    assert base.input_tokens == 122 + 157 + 187 + 212 == 678
+    # Each call reads the previous call's whole context from the cache and writes what is new
+    # (the priming included: it follows the messages, so it is never a cached prefix).
+    assert base.cached_tokens == 0 + 119 + 154 + 184 == 457
+    assert base.cache_write_tokens == 122 + 38 + 33 + 28 == 221
+    assert base.output_tokens == 11 + 16 + 11 + 11 == 49
+    assert base.cost == pytest.approx((457 * 0.5 + 221 * 2.5 + 0 * 2.0 + 49 * 8.0) / 1e6)
+    assert (base.calls, base.compactions, base.peak_context, base.mean_context) == (4, 0, 209, 166.5)
     assert (base.trigger, base.threshold, base.strategy, base.facts_lost) == ("none", None, "none", 0)
 
 
 def test_threshold_window_every_figure_by_hand(talk, approx):
-    _, row = replay(talk, [Setting(Trigger(150), ("window",))], {"keep_recent": 2}, approx, PRICES)
-    # Calls 1-3 as without compaction (116, 147, 173). Call 3's input exceeded 150, so before
-    # call 4 the window keeps the system prompt and the last two messages: 103+8+13 = 124.
-    assert row.context_per_call == [116, 147, 173, 124]
-    assert row.input_tokens == 560
+    _, row = replay(talk, [Setting(Trigger(170), ("window",))], {"keep_recent": 2}, approx, PRICES)
+    # Calls 1-3 as without compaction (119, 154, 184). Call 3's context exceeded 170, so before
+    # call 4 the window keeps the system prompt and the last two messages: 105+11+14 = 130.
+    assert row.context_per_call == [119, 154, 184, 130]
+    assert row.input_tokens == 119 + 154 + 184 + 130 + 4 * 3 == 599
     assert (row.compactions, row.over_threshold_after_compaction) == (1, 0)
-    # Call 4 shares only the system prompt with call 3's input: 103 cached, 21 written anew.
-    assert row.cached_tokens == 0 + 116 + 147 + 103 == 366
-    assert row.cache_write_tokens == 116 + 31 + 26 + 21 == 194
-    assert row.output_tokens == 37
-    assert row.cost == pytest.approx((366 * 0.5 + 194 * 2.5 + 37 * 8.0) / 1e6)
-    assert (row.peak_context, row.mean_context) == (173, 140.0)
+    # Call 4 shares only the system prompt with call 3's context: 105 cached, 133-105 = 28 written anew.
+    assert row.cached_tokens == 0 + 119 + 154 + 105 == 378
+    assert row.cache_write_tokens == 122 + 38 + 33 + 28 == 221
+    assert row.output_tokens == 49
+    assert row.cost == pytest.approx((378 * 0.5 + 221 * 2.5 + 49 * 8.0) / 1e6)
+    # Mean 587/4 = 146.75, rounded half to even.
+    assert (row.peak_context, row.mean_context) == (184, 146.8)
 
 
 def test_a_compaction_that_cannot_get_under_the_threshold_is_counted_not_looped(talk, approx):
-    # The system prompt alone (103) is over 100: every compaction ends over the threshold.
+    # The system prompt alone (105) is over 100: every compaction ends over the threshold.
     _, row = replay(talk, [Setting(Trigger(100), ("window",))], {"keep_recent": 2}, approx, PRICES)
     assert row.calls == 4
     assert row.compactions == 3  # once before each of calls 2, 3 and 4, never more
     assert row.over_threshold_after_compaction == 3
-    assert row.context_per_call == [116, 103 + 8 + 23, 103 + 13 + 13, 103 + 8 + 13]
+    assert row.context_per_call == [119, 105 + 11 + 24, 105 + 16 + 14, 105 + 11 + 14]
 
 
 def test_short_prompts_are_not_cached_below_the_model_minimum(talk, approx):
-    prices = dataclasses.replace(PRICES, min_cached_tokens=120)
+    prices = dataclasses.replace(PRICES, min_cached_tokens=125)
     [base] = replay(talk, [], counter=approx, prices=prices)
-    # Call 1 (116) is too short to cache: plain input. Call 2 shares 116 (< 120): nothing read, 147 written.
-    assert base.cached_tokens == 0 + 0 + 147 + 173
-    assert base.cache_write_tokens == 0 + 147 + 26 + 21
-    assert base.cost == pytest.approx((320 * 0.5 + 194 * 2.5 + 116 * 2.0 + 37 * 8.0) / 1e6)
+    # Call 1 (119 + 3 priming = 122) is too short to cache: plain input. Call 2 (157) shares
+    # 119 (< 125): nothing read, 157 written. Calls 3 and 4 read 154 and 184, write 33 and 28.
+    assert base.cached_tokens == 0 + 0 + 154 + 184
+    assert base.cache_write_tokens == 0 + 157 + 33 + 28
+    assert base.cost == pytest.approx((338 * 0.5 + 218 * 2.5 + 122 * 2.0 + 49 * 8.0) / 1e6)
 
 
 def test_stage_end_annotation_compacts_before_the_next_call(talk, approx):
     talk[3]["compactctl"] = {"stage_end": True}
     _, row = replay(talk, [Setting(Trigger(None, True), ("window",))], {"keep_recent": 2}, approx, PRICES)
-    # u3 ends a stage: before call 2 the context becomes system, a2, u3 = 103+8+23.
-    assert row.context_per_call == [116, 134, 134 + 13 + 13, 134 + 13 + 13 + 8 + 13]
+    # u3 ends a stage: before call 2 the context becomes system, a2, u3 = 105+11+24.
+    assert row.context_per_call == [119, 140, 140 + 16 + 14, 140 + 16 + 14 + 11 + 14]
     assert (row.trigger, row.threshold, row.compactions) == ("stage", None, 1)
 
 
 def test_stage_marker_matches_message_text(talk, approx):
-    talk[5]["content"] = "STAGE DONE" + "w" * 30  # same length, so still 13 tokens
+    talk[5]["content"] = "STAGE DONE" + "w" * 30  # same length, so still 14 tokens
     rows = replay(
         talk, [Setting(Trigger(None, True), ("window",))], {"keep_recent": 2}, approx, PRICES, None, r"STAGE DONE"
     )
-    assert rows[1].context_per_call == [116, 147, 103 + 13 + 13, 103 + 13 + 13 + 8 + 13]
+    assert rows[1].context_per_call == [119, 154, 105 + 16 + 14, 105 + 16 + 14 + 11 + 14]
     assert rows[1].compactions == 1
 
 
@@ -146,17 +152,18 @@ def test_stage_first_threshold_as_safety_net(talk, approx):
     talk[1]["compactctl"] = {"stage_end": True}
     setting = Setting(Trigger(170, True), ("window",))
     _, row = replay(talk, [setting], {"keep_recent": 2}, approx, PRICES)
-    # u1 ends a stage before call 1: the window keeps everything (system, u1), the call sees 116.
-    # No later stage end, but call 3's 173 exceeds 170: the threshold compacts before call 4.
+    # u1 ends a stage before call 1: the window keeps everything (system, u1), the call sees 119.
+    # No later stage end, but call 3's 184 exceeds 170: the threshold compacts before call 4.
     assert row.trigger == "stage+threshold"
-    assert row.context_per_call == [116, 147, 173, 124]
+    assert row.context_per_call == [119, 154, 184, 130]
     assert row.compactions == 2
 
 
 def test_baseline_input_is_the_sum_of_the_tokens_before_each_call(agent_messages, approx):
     [base] = replay(agent_messages, [], counter=approx, prices=PRICES)
     calls = [i for i, m in enumerate(agent_messages) if m["role"] == "assistant"]
-    assert base.input_tokens == sum(approx.messages(agent_messages[:i]) for i in calls)
+    # Plus 3 tokens of reply priming per call.
+    assert base.input_tokens == sum(approx.messages(agent_messages[:i]) for i in calls) + 3 * len(calls)
     assert base.output_tokens == sum(approx.message(agent_messages[i]) for i in calls)
 
 
@@ -189,7 +196,7 @@ def test_window_replay_invariants(messages, threshold, keep, approx):
     assert all(a <= b for a, b in zip(row.context_per_call, base.context_per_call, strict=True))
     for r in (base, row):
         assert r.cached_tokens + r.cache_write_tokens <= r.input_tokens
-        assert r.input_tokens == sum(r.context_per_call)
+        assert r.input_tokens == sum(r.context_per_call) + 3 * r.calls  # 3 tokens of reply priming a call
     assert row.over_threshold_after_compaction <= row.compactions < max(1, row.calls)
 
 
@@ -225,15 +232,16 @@ def fake_strategy(monkeypatch):
 
 
 def test_summarizing_strategy_figures_by_hand(talk, approx, scripted, fake_strategy):
-    scripted.enqueue("s" * 36, prompt_tokens=400, completion_tokens=50)  # the summary message: 9 + 3 = 12 tokens
-    _, row = replay(talk, [Setting(Trigger(150), ("summarize-all",))], {}, approx, PRICES, scripted)
-    # Before call 4 the context (system + 7 messages) becomes system + summary = 103 + 12 = 115.
+    scripted.enqueue("s" * 36, prompt_tokens=400, completion_tokens=50)  # the summary (user): 3+1+9 = 13 tokens
+    _, row = replay(talk, [Setting(Trigger(170), ("summarize-all",))], {}, approx, PRICES, scripted)
+    # Before call 4 the context (system + 7 messages) becomes system + summary = 105 + 13 = 118.
     assert [m["role"] for m in scripted.requests[0].messages] == ["user", "assistant"] * 3 + ["user"]
-    assert row.context_per_call == [116, 147, 173, 115]
+    assert row.context_per_call == [119, 154, 184, 118]
     assert (row.summarizer_calls, row.summarizer_tokens) == (1, 450)
-    assert row.cached_tokens == 0 + 116 + 147 + 103
-    assert row.cache_write_tokens == 116 + 31 + 26 + 12
-    calls_cost = (366 * 0.5 + 185 * 2.5 + 37 * 8.0) / 1e6
+    assert row.cached_tokens == 0 + 119 + 154 + 105
+    # Call 4 bills 118 + 3 = 121, of which 121 - 105 = 16 are written.
+    assert row.cache_write_tokens == 122 + 38 + 33 + 16
+    calls_cost = (378 * 0.5 + 209 * 2.5 + 49 * 8.0) / 1e6
     summarizer_cost = (400 * 2.0 + 50 * 8.0) / 1e6
     assert row.cost == pytest.approx(calls_cost + summarizer_cost)
 
@@ -247,8 +255,8 @@ def test_strategy_threshold_option_follows_the_trigger(talk, approx, monkeypatch
 
     monkeypatch.setitem(STRATEGIES, "spy", Strategy("spy", spy, NoOptions, "test"))
     talk[3]["compactctl"] = {"stage_end": True}
-    replay(talk, [Setting(Trigger(150), ("spy",)), Setting(Trigger(None, True), ("spy",))], {}, approx, PRICES)
-    assert seen == [150, 0]
+    replay(talk, [Setting(Trigger(170), ("spy",)), Setting(Trigger(None, True), ("spy",))], {}, approx, PRICES)
+    assert seen == [170, 0]
 
 
 # --- facts ---------------------------------------------------------------------------------------
@@ -257,7 +265,7 @@ def test_strategy_threshold_option_follows_the_trigger(talk, approx, monkeypatch
 def test_a_reference_whose_definer_was_compacted_away_is_a_lost_fact(talk, approx):
     talk[1]["compactctl"] = {"defines": ["order"]}
     talk[7]["compactctl"] = {"references": ["order"]}
-    base, row = replay(talk, [Setting(Trigger(150), ("window",))], {"keep_recent": 2}, approx, PRICES)
+    base, row = replay(talk, [Setting(Trigger(170), ("window",))], {"keep_recent": 2}, approx, PRICES)
     assert base.facts_lost == 0
     assert row.facts_lost == 1  # u7 needs u1, which the window dropped before call 4
 
@@ -266,8 +274,8 @@ def test_facts_missing_from_the_final_context_are_lost(talk, approx, scripted, f
     talk[1]["content"] = "Alice" + "u" * 35
     talk[1]["compactctl"] = {"facts": ["Alice"]}
     scripted.enqueue("Customer Alice " + "s" * 21, "s" * 36)
-    _, kept = replay(talk, [Setting(Trigger(150), ("summarize-all",))], {}, approx, PRICES, scripted)
-    _, dropped = replay(talk, [Setting(Trigger(150), ("summarize-all",))], {}, approx, PRICES, scripted)
+    _, kept = replay(talk, [Setting(Trigger(170), ("summarize-all",))], {}, approx, PRICES, scripted)
+    _, dropped = replay(talk, [Setting(Trigger(170), ("summarize-all",))], {}, approx, PRICES, scripted)
     assert (kept.facts_lost, dropped.facts_lost) == (0, 1)
 
 
@@ -276,7 +284,7 @@ def test_a_definer_with_facts_is_served_by_a_summary_that_keeps_them(talk, appro
     talk[1]["compactctl"] = {"defines": ["customer"], "facts": ["Alice"]}
     talk[7]["compactctl"] = {"references": ["customer"]}
     scripted.enqueue("Customer Alice " + "s" * 21)
-    _, row = replay(talk, [Setting(Trigger(150), ("summarize-all",))], {}, approx, PRICES, scripted)
+    _, row = replay(talk, [Setting(Trigger(170), ("summarize-all",))], {}, approx, PRICES, scripted)
     assert row.facts_lost == 0
 
 
@@ -312,7 +320,7 @@ def test_unknown_strategy_is_a_usage_error(talk):
 def test_json_setting_keys_are_pinned(talk, approx):
     from compactctl.replay import FileReplay
 
-    rows = replay(talk, [Setting(Trigger(150), ("window",))], {"keep_recent": 2}, approx, PRICES)
+    rows = replay(talk, [Setting(Trigger(170), ("window",))], {"keep_recent": 2}, approx, PRICES)
     data = replay_json("talk.jsonl", [FileReplay("talk.jsonl", "chat", 1, rows, "", [])])
     assert list(data) == ["version", "file", "settings"]
     assert [list(row) for row in data["settings"]] == [SETTING_KEYS, SETTING_KEYS]
@@ -321,13 +329,14 @@ def test_json_setting_keys_are_pinned(talk, approx):
 
 
 def test_aggregate_sums_transcripts_and_recomputes_the_mean(talk, approx):
-    one = replay(talk, [Setting(Trigger(150), ("window",))], {"keep_recent": 2}, approx, PRICES)
-    two = replay(talk[:5], [Setting(Trigger(150), ("window",))], {"keep_recent": 2}, approx, PRICES)
+    one = replay(talk, [Setting(Trigger(170), ("window",))], {"keep_recent": 2}, approx, PRICES)
+    two = replay(talk[:5], [Setting(Trigger(170), ("window",))], {"keep_recent": 2}, approx, PRICES)
     total = aggregate([one, two])
     assert total[0].calls == 4 + 2
-    assert total[0].input_tokens == 630 + 116 + 147
-    assert total[0].mean_context == round((630 + 263) / 6, 1)
-    assert total[1].peak_context == 173
+    # Contexts 666 and 119 + 154 = 273; billed input adds 3 tokens of priming per call.
+    assert total[0].input_tokens == 678 + 122 + 157
+    assert total[0].mean_context == round((666 + 273) / 6, 1)
+    assert total[1].peak_context == 184
     assert total[1].context_per_call == one[1].context_per_call + two[1].context_per_call
     assert total[1].cost == pytest.approx(one[1].cost + two[1].cost)
 
@@ -365,8 +374,8 @@ def test_an_llm_summarizer_is_billed_at_its_own_model(talk, approx, scripted, fa
     assert prices.summarizer == table.models["gpt-4o-mini"]
     assert with_summarizer_prices(PRICES, table, {"summarizer": "extractive", "model": "gpt-4o-mini"}) is PRICES
     scripted.enqueue("s" * 36, prompt_tokens=400, completion_tokens=50)
-    _, row = replay(talk, [Setting(Trigger(150), ("summarize-all",))], {}, approx, prices, scripted)
-    calls_cost = (366 * 0.5 + 185 * 2.5 + 37 * 8.0) / 1e6
+    _, row = replay(talk, [Setting(Trigger(170), ("summarize-all",))], {}, approx, prices, scripted)
+    calls_cost = (378 * 0.5 + 209 * 2.5 + 49 * 8.0) / 1e6
     assert row.cost == pytest.approx(calls_cost + (400 * 0.15 + 50 * 0.60) / 1e6)
 
 
@@ -418,5 +427,5 @@ def test_nothing_is_lost_without_compaction_and_protected_facts_survive_a_window
 def test_a_key_written_as_a_string_counts_as_in_prune(talk, approx):
     talk[1]["compactctl"] = {"defines": "order"}
     talk[7]["compactctl"] = {"references": "order"}
-    base, row = replay(talk, [Setting(Trigger(150), ("window",))], {"keep_recent": 2}, approx, PRICES)
+    base, row = replay(talk, [Setting(Trigger(170), ("window",))], {"keep_recent": 2}, approx, PRICES)
     assert (base.facts_lost, row.facts_lost) == (0, 1)

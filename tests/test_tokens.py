@@ -1,7 +1,7 @@
 import pytest
 
 from compactctl.errors import InputError
-from compactctl.tokens import TOKENS_PER_MESSAGE, TOKENS_PER_TOOL_CALL, TokenCounter
+from compactctl.tokens import TOKENS_PER_MESSAGE, TOKENS_PER_NAME, TOKENS_PER_TOOL_CALL, TokenCounter
 from tests.helpers import call
 
 
@@ -18,15 +18,39 @@ def test_cl100k_works_offline_and_counts_like_tiktoken(counter):
 
 
 def test_message_counts_content_tool_calls_and_overhead(counter):
+    # In cl100k "user", "assistant", "bob" and each of "hello", " world" are one token each.
     text = {"role": "user", "content": "hello world"}
-    assert counter.message(text) == TOKENS_PER_MESSAGE + 2
+    assert counter.message(text) == TOKENS_PER_MESSAGE + 1 + 2
     named = {**text, "name": "bob"}
-    assert counter.message(named) == counter.message(text) + 1
+    assert counter.message(named) == counter.message(text) + TOKENS_PER_NAME + 1
     parts = {"role": "user", "content": [{"type": "text", "text": "hello"}, {"type": "text", "text": " world"}]}
-    assert counter.message(parts) == TOKENS_PER_MESSAGE + counter("hello") + counter(" world")
+    assert counter.message(parts) == TOKENS_PER_MESSAGE + 1 + 1 + 1
     calling = {"role": "assistant", "content": None, "tool_calls": [call("a", "read_file", '{"path": "a.py"}')]}
-    expected = TOKENS_PER_MESSAGE + TOKENS_PER_TOOL_CALL + counter("read_file") + counter('{"path": "a.py"}')
+    expected = TOKENS_PER_MESSAGE + 1 + TOKENS_PER_TOOL_CALL + counter("read_file") + counter('{"path": "a.py"}')
     assert counter.message(calling) == expected
+
+
+def test_role_and_name_texts_are_counted_as_the_cookbook_does():
+    approx = TokenCounter("approx")  # chars/4 rounded up
+    assert approx.message({"role": "assistant", "content": "abcd"}) == 3 + 3 + 1
+    assert approx.message({"role": "developer", "content": "abcd", "name": "example_user"}) == 3 + 3 + 1 + 1 + 3
+
+
+def test_the_cookbook_example_costs_what_the_cookbook_says(counter):
+    # openai-cookbook "How to count tokens with tiktoken": these messages are 129 prompt tokens
+    # for the cl100k models, of which 3 prime the reply (a call's cost, not a message's).
+    example = [
+        ("system", None, "You are a helpful, pattern-following assistant that translates corporate jargon "
+                         "into plain English."),
+        ("system", "example_user", "New synergies will help drive top-line growth."),
+        ("system", "example_assistant", "Things working well together will increase revenue."),
+        ("system", "example_user", "Let's circle back when we have more bandwidth to touch base on "
+                                   "opportunities for increased leverage."),
+        ("system", "example_assistant", "Let's talk later when we're less busy about how to do better."),
+        ("user", None, "This late pivot means we don't have time to boil the ocean for the client deliverable."),
+    ]  # fmt: skip
+    messages = [{"role": role, **({"name": name} if name else {}), "content": text} for role, name, text in example]
+    assert counter.messages(messages) == 129 - 3
 
 
 def test_images_are_counted_by_detail(counter):

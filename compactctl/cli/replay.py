@@ -91,7 +91,7 @@ def replay(
         typer.Option(
             "--threshold",
             "-t",
-            help="Compact before the next call when the last call's input exceeded N tokens. "
+            help="Compact before the next call when the last call's context exceeded N tokens. "
             "Several values (8000,16000,32000 or repeated) are compared side by side.  \\[default: 8000,16000,32000 "
             "when no stage trigger is given]",
             metavar="N[,N...]",
@@ -194,7 +194,8 @@ def replay(
 ) -> None:
     """Replay transcripts call by call and compare compaction settings with no compaction at all.
 
-    Each assistant message is a model call whose input is the context held then. For each setting:
+    Each assistant message is a model call whose input is the context held then (plus 3 tokens
+    of reply priming). For each setting:
     calls, compactions, peak and mean context, input, cached and cache-write tokens, output tokens,
     summarizer use, estimated cost (prompt caching included) and facts lost.
     """

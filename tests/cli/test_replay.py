@@ -31,7 +31,7 @@ BASE = ["--encoding", "approx", "-s", "window", "--keep-recent", "2", *PRICE_FLA
 
 
 def talk() -> list[dict[str, Any]]:
-    """The transcript of tests/test_replay.py: messages of 103, 13, 8, 23, 13, 13, 8, 13, 8 tokens (approx)."""
+    """The transcript of tests/test_replay.py: messages of 105, 14, 11, 24, 16, 14, 11, 14, 11 tokens (approx)."""
     texts = [("system", "S" * 400), ("user", "u" * 40), ("assistant", "a" * 20), ("user", "v" * 80)]
     texts += [("assistant", "b" * 40), ("user", "w" * 40), ("assistant", "c" * 20), ("user", "x" * 40)]
     texts += [("assistant", "d" * 20)]
@@ -54,33 +54,36 @@ def chat_file(tmp_path: Path) -> Path:
 
 
 def test_json_has_the_baseline_first_and_hand_checked_figures(runner, chat_file):
-    result = runner.invoke(app, ["replay", str(chat_file), "--threshold", "150,100", *BASE, "--json"])
+    result = runner.invoke(app, ["replay", str(chat_file), "--threshold", "170,100", *BASE, "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert list(data) == ["version", "file", "settings"]
-    base, at150, at100 = data["settings"]
-    assert (base["trigger"], base["input_tokens"], base["cached_tokens"]) == ("none", 630, 436)
-    assert (at150["threshold"], at150["context_per_call"]) == (150, [116, 147, 173, 124])
-    assert at150["cost"] == pytest.approx((366 * 0.5 + 194 * 2.5 + 37 * 8.0) / 1e6)
+    base, at170, at100 = data["settings"]
+    # Contexts 119, 154, 184, 209 (666), billed with 3 tokens of reply priming a call: 678.
+    assert (base["trigger"], base["input_tokens"], base["cached_tokens"]) == ("none", 678, 457)
+    # Call 3's 184 exceeds 170: before call 4 the window keeps system, a6, u7 = 105+11+14 = 130.
+    assert (at170["threshold"], at170["context_per_call"]) == (170, [119, 154, 184, 130])
+    # Cached 0+119+154+105 = 378; written 122+38+33+28 = 221; output 11+16+11+11 = 49.
+    assert at170["cost"] == pytest.approx((378 * 0.5 + 221 * 2.5 + 49 * 8.0) / 1e6)
     assert (at100["compactions"], at100["over_threshold_after_compaction"]) == (3, 3)
 
 
 def test_stdin_is_replayed_like_a_file(runner, chat_file):
-    result = runner.invoke(app, ["replay", "-", "-t", "150", *BASE, "--json"], input=chat_file.read_text())
+    result = runner.invoke(app, ["replay", "-", "-t", "170", *BASE, "--json"], input=chat_file.read_text())
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["file"] == "-"
-    assert data["settings"][1]["context_per_call"] == [116, 147, 173, 124]
+    assert data["settings"][1]["context_per_call"] == [119, 154, 184, 130]
 
 
 def test_table_and_chart_name_each_setting(runner, chat_file):
-    result = runner.invoke(app, ["replay", str(chat_file), "-t", "150", *BASE], env={"COLUMNS": "120"})
+    result = runner.invoke(app, ["replay", str(chat_file), "-t", "170", *BASE], env={"COLUMNS": "120"})
     assert result.exit_code == 0, result.output
     out = result.stdout
-    assert "threshold 150" in out and "none" in out
+    assert "threshold 170" in out and "none" in out
     assert "priced as test" not in out and "priced as gpt-4o (overridden)" in out
     assert "compactions" in out and "cache write" in out and "facts lost" in out
-    chart_lines = [line for line in out.splitlines() if line.startswith(("none ", "threshold 150 window"))]
+    chart_lines = [line for line in out.splitlines() if line.startswith(("none ", "threshold 170 window"))]
     assert len(chart_lines) == 2
     assert all(any(spark in line for spark in "▁▂▃▄▅▆▇█") for line in chart_lines)
 
@@ -89,16 +92,16 @@ def test_stage_marker_adds_stage_rows(runner, tmp_path):
     messages = talk()
     messages[3]["content"] = "DONE" + "v" * 76
     path = write_chat(tmp_path / "staged.jsonl", messages)
-    result = runner.invoke(app, ["replay", str(path), "-t", "150", "--stage-marker", "^DONE", *BASE, "--json"])
+    result = runner.invoke(app, ["replay", str(path), "-t", "170", "--stage-marker", "^DONE", *BASE, "--json"])
     assert result.exit_code == 0, result.output
     rows = json.loads(result.stdout)["settings"]
     assert [(r["trigger"], r["threshold"]) for r in rows] == [
         ("none", None),
-        ("threshold", 150),
+        ("threshold", 170),
         ("stage", None),
-        ("stage+threshold", 150),
+        ("stage+threshold", 170),
     ]
-    assert rows[2]["context_per_call"] == [116, 134, 160, 181]
+    assert rows[2]["context_per_call"] == [119, 140, 170, 195]
 
 
 def test_stage_flag_alone_uses_stage_end_annotations_and_no_default_thresholds(runner, tmp_path):
@@ -109,7 +112,7 @@ def test_stage_flag_alone_uses_stage_end_annotations_and_no_default_thresholds(r
     assert result.exit_code == 0, result.output
     rows = json.loads(result.stdout)["settings"]
     assert [r["trigger"] for r in rows] == ["none", "stage"]
-    assert rows[1]["context_per_call"] == [116, 134, 160, 181]
+    assert rows[1]["context_per_call"] == [119, 140, 170, 195]
 
 
 def test_no_trigger_flag_compares_the_default_thresholds(runner, chat_file):
@@ -122,11 +125,11 @@ def test_a_folder_aggregates_files_with_per_file_rows(runner, tmp_path):
     folder.mkdir()
     write_chat(folder / "a.jsonl", talk())
     write_chat(folder / "b.jsonl", talk()[:5])
-    result = runner.invoke(app, ["replay", str(folder), "-t", "150", *BASE, "--json"])
+    result = runner.invoke(app, ["replay", str(folder), "-t", "170", *BASE, "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert [f["file"] for f in data["files"]] == ["a.jsonl", "b.jsonl"]
-    assert data["settings"][0]["input_tokens"] == 630 + 116 + 147
+    assert data["settings"][0]["input_tokens"] == 678 + 122 + 157  # contexts plus 3 tokens of priming a call
     assert data["settings"][0]["calls"] == sum(f["settings"][0]["calls"] for f in data["files"]) == 6
     assert data["failed"] == []
 
@@ -135,7 +138,7 @@ def test_a_folder_of_one_file_still_has_per_file_rows(runner, tmp_path):
     folder = tmp_path / "logs"
     folder.mkdir()
     write_chat(folder / "a.jsonl", talk())
-    result = runner.invoke(app, ["replay", str(folder), "-t", "150", *BASE, "--json"])
+    result = runner.invoke(app, ["replay", str(folder), "-t", "170", *BASE, "--json"])
     data = json.loads(result.stdout)
     assert list(data) == ["version", "file", "settings", "files", "failed"]
     assert data["files"][0]["settings"] == data["settings"]
@@ -146,12 +149,12 @@ def test_a_bad_file_in_a_folder_is_named_and_exits_2(runner, tmp_path):
     folder.mkdir()
     write_chat(folder / "a.jsonl", talk())
     (folder / "bad.jsonl").write_text('{"role": "user", "content": "hi"}\n{oops\n')
-    result = runner.invoke(app, ["replay", str(folder), "-t", "150", *BASE, "--json"])
+    result = runner.invoke(app, ["replay", str(folder), "-t", "170", *BASE, "--json"])
     assert result.exit_code == 2
     data = json.loads(result.stdout)
     assert [f["file"] for f in data["files"]] == ["a.jsonl"]
     assert "bad.jsonl:2" in data["failed"][0]["error"]
-    skipped = runner.invoke(app, ["replay", str(folder), "-t", "150", *BASE, "--on-error", "skip", "--json"])
+    skipped = runner.invoke(app, ["replay", str(folder), "-t", "170", *BASE, "--on-error", "skip", "--json"])
     assert skipped.exit_code == 0
 
 
@@ -166,7 +169,7 @@ def test_a_failing_summarizer_exits_3_even_with_skip(runner, chat_file, monkeypa
         STRATEGIES, "failing", Strategy("failing", failing, dataclass(frozen=True)(type("No", (), {})), "t")
     )
     result = runner.invoke(
-        app, ["replay", str(chat_file), "-t", "150", *BASE[:2], "-s", "failing", "--on-error", "skip"]
+        app, ["replay", str(chat_file), "-t", "170", *BASE[:2], "-s", "failing", "--on-error", "skip"]
     )
     assert result.exit_code == 3
     assert "gave up after 4 retries" in result.stderr
@@ -201,15 +204,15 @@ def test_team_price_file_and_model_are_used(runner, chat_file, tmp_path):
     prices = tmp_path / "prices.toml"
     prices.write_text('default = "ours"\n[models.ours]\ninput = 2\ncached_input = 0.5\ncache_write = 2.5\noutput = 8\n')
     result = runner.invoke(
-        app, ["replay", str(chat_file), "-t", "150", "--encoding", "approx", "--prices", str(prices), "--json"]
+        app, ["replay", str(chat_file), "-t", "170", "--encoding", "approx", "--prices", str(prices), "--json"]
     )
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["settings"][0]["cost"] == pytest.approx((436 * 0.5 + 194 * 2.5 + 37 * 8.0) / 1e6)
+    assert json.loads(result.stdout)["settings"][0]["cost"] == pytest.approx((457 * 0.5 + 221 * 2.5 + 49 * 8.0) / 1e6)
 
 
 def test_plot_writes_an_svg(runner, chat_file, tmp_path):
     target = tmp_path / "context.svg"
-    result = runner.invoke(app, ["replay", str(chat_file), "-t", "150", *BASE, "--plot", str(target), "-q"])
+    result = runner.invoke(app, ["replay", str(chat_file), "-t", "170", *BASE, "--plot", str(target), "-q"])
     assert result.exit_code == 0, result.output
     assert target.read_text().lstrip().startswith("<?xml") and "<svg" in target.read_text()
 
@@ -245,12 +248,12 @@ def test_real_tau_bench_runs_replay_each_run_on_its_own(runner):
 def test_console_script_replays_without_importing_openai(chat_file):
     code = (
         "import sys; from compactctl.cli.main import main; sys.argv = ['compactctl', 'replay', sys.argv[1], "
-        "'-t', '150', '--encoding', 'approx', '--json']\n"
+        "'-t', '170', '--encoding', 'approx', '--json']\n"
         "try:\n    main()\nexcept SystemExit as e:\n    assert 'openai' not in sys.modules; raise"
     )
     done = subprocess.run([sys.executable, "-c", code, str(chat_file)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["settings"][1]["threshold"] == 150
+    assert json.loads(done.stdout)["settings"][1]["threshold"] == 170
 
 
 def test_openai_summarizer_through_the_loopback_server_is_counted_and_priced(
@@ -261,7 +264,7 @@ def test_openai_summarizer_through_the_loopback_server_is_counted_and_priced(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback-only")
     path = write_chat(tmp_path / "talk.jsonl", talk())
     summarizer = ["--summarizer", "openai", "--base-url", openai_server.url, "--model", "gpt-4o-mini"]
-    args = ["replay", str(path), "-t", "150", "-s", "summary", "--keep-recent", "2", "--encoding", "approx"]
+    args = ["replay", str(path), "-t", "170", "-s", "summary", "--keep-recent", "2", "--encoding", "approx"]
     result = runner.invoke(app, [*args, *PRICE_FLAGS, *summarizer, "--json"])
     assert result.exit_code == 0, result.output
     base, row = json.loads(result.stdout)["settings"]
@@ -271,7 +274,7 @@ def test_openai_summarizer_through_the_loopback_server_is_counted_and_priced(
     completion = max(1, len(DEFAULT_SUMMARY) // 4)
     assert (row["compactions"], row["summarizer_calls"], row["summarizer_tokens"]) == (1, 1, prompt + completion)
     assert base["summarizer_calls"] == 0
-    assert row["context_per_call"][:3] == [116, 147, 173] and row["context_per_call"][3] < 173
+    assert row["context_per_call"][:3] == [119, 154, 184] and row["context_per_call"][3] < 184
     written = row["input_tokens"] - row["cached_tokens"]
     calls_cost = (row["cached_tokens"] * 0.5 + written * 2.5 + row["output_tokens"] * 8.0) / 1e6
     # The summarizer's tokens are billed at gpt-4o-mini's table prices ($0.15 in, $0.60 out), not the flags'.
