@@ -75,6 +75,14 @@ def load(
     records, layout = parse_records(data, path, skipped)
     fmt = detect(records, path) if format == "auto" else get_format(format)
     transcripts = fmt.read(records, path)
+    if format != "auto" and not any(t.messages for t in transcripts):
+        # A forced format that finds no message where another format would is the wrong one.
+        try:
+            detected = detect(records, path).name
+        except InputError:
+            detected = fmt.name
+        if detected != fmt.name:
+            raise InputError(f"no {fmt.name} message in this file; it reads as {detected}: drop --format", path)
     for transcript in transcripts:
         transcript.extra[READ_AS] = fmt.name  # so a writer of another format gets plain messages
     return fmt, transcripts, layout

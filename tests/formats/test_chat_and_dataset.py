@@ -74,3 +74,8 @@ def test_dataset_round_trip_is_byte_identical_for_compact_json(conversations):
     data = b"".join(orjson.dumps({"id": i, "messages": m, "z": [i]}) + b"\n" for i, m in enumerate(conversations))
     fmt, transcripts, _ = load(data, "d.jsonl", "dataset")
     assert dump(transcripts, fmt.name) == data
+
+
+def test_a_forced_format_that_reads_nothing_where_another_would_is_an_error():
+    with pytest.raises(InputError, match="no codex message in this file; it reads as chat"):
+        load(SAMPLE_LINE, "x.jsonl", "codex")
