@@ -27,6 +27,14 @@ def test_installed_console_script_runs_report_on_a_sample():
     assert '"valid_before": true' in result.stdout
 
 
+def test_version_is_the_package_version():
+    import compactctl
+
+    result = subprocess.run([sys.executable, "-m", "compactctl", "--version"], capture_output=True, text=True)
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"compactctl {compactctl.__version__}"
+
+
 def test_python_dash_m_works():
     result = subprocess.run([sys.executable, "-m", "compactctl", "--help"], capture_output=True, text=True)
     assert result.returncode == 0
