@@ -46,6 +46,10 @@ Output = Annotated[
         "-o", "--output", help="Output file, or folder for several inputs; - for stdout.", rich_help_panel=IO_PANEL
     ),
 ]
+ManifestPath = Annotated[
+    Path | None,
+    typer.Option(help="Write what became of every input message (JSON Lines).", rich_help_panel=IO_PANEL),
+]
 FormatOpt = Annotated[
     str | None,
     typer.Option("--format", "-f", help="Input format, or auto.  \\[default: auto]", rich_help_panel=IO_PANEL),

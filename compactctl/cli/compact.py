@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -17,6 +16,7 @@ from compactctl.cli.common import (
     Inputs,
     Jobs,
     JsonOut,
+    ManifestPath,
     OnError,
     Output,
     Quiet,
@@ -100,10 +100,7 @@ def compact(
             rich_help_panel=SUMMARY_PANEL,
         ),
     ] = False,
-    manifest: Annotated[
-        Path | None,
-        typer.Option(help="Write what became of every input message (JSON Lines).", rich_help_panel="Input and output"),
-    ] = None,
+    manifest: ManifestPath = None,
     format: FormatOpt = None,
     to: ToFormat = None,
     encoding: Encoding = None,

@@ -58,8 +58,9 @@ def options_from(options_type: type, settings: Mapping[str, Any]) -> Any:
     return options_type(**{key: value for key, value in settings.items() if key in names and value is not None})
 
 
-def unchanged(messages: list[Message]) -> StepResult:
-    return StepResult(list(messages), list(range(len(messages))))
+def unchanged(messages: list[Message], notes: tuple[str, ...] = (), usage: SummarizerUsage | None = None) -> StepResult:
+    """Every message kept as it was (with what the step has to say, and what it spent finding out)."""
+    return StepResult(list(messages), list(range(len(messages))), notes=notes, usage=usage or SummarizerUsage())
 
 
 def keep_indices(messages: list[Message], keep: list[int], fates: dict[int, Fate]) -> StepResult:

@@ -90,7 +90,7 @@ def rolling(messages: list[Message], options: RollingOptions, context: StepConte
     over = options.threshold > 0 and final > options.threshold
     notes = (over_note("rolling", final, options.threshold),) if over else ()
     if not fates:
-        return StepResult(list(messages), list(range(len(messages))), notes=notes)
+        return unchanged(messages, notes)
     fates.update({i: Fate("summarized", "rolling: earlier summary carried into the new one") for i in earlier})
     out = [messages[i] for i in held]
     origins: list[int | None] = list(held)

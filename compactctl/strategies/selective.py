@@ -11,10 +11,9 @@ from compactctl.errors import InputError
 from compactctl.strategies.base import StepContext, StepResult, unchanged
 from compactctl.strategies.summarizing import (
     DEFAULT_INPUT_MAX_TOKENS,
-    over_note,
+    noted_if_over,
     summarize_units,
     tail_start_for,
-    with_note,
 )
 from compactctl.transcript import Message, content_text, message_text
 
@@ -87,5 +86,4 @@ def selective(messages: list[Message], options: SelectiveOptions, context: StepC
         context=context,
         keep_in_place=keep_in_place,
     )
-    after = context.counter.messages(result.messages)
-    return with_note(result, over_note("selective", after, options.threshold) if after > options.threshold else None)
+    return noted_if_over(result, "selective", options.threshold, context)

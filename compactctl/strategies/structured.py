@@ -18,10 +18,9 @@ from dataclasses import dataclass
 from compactctl.strategies.base import Fate, StepContext, StepResult
 from compactctl.strategies.summarizing import (
     DEFAULT_INPUT_MAX_TOKENS,
-    over_note,
+    noted_if_over,
     summarize_units,
     tail_start_for,
-    with_note,
 )
 from compactctl.strategies.trim_tools import TrimOptions, trim_text
 from compactctl.transcript import Message, content_text, is_protected, tool_units
@@ -86,6 +85,5 @@ def structured(messages: list[Message], options: StructuredOptions, context: Ste
         shown=lambda index, _: messages[index],
     )
     result = StepResult(result.messages, result.origins, {**fates, **result.fates}, result.notes, result.usage)
-    after = counter.messages(result.messages)
-    over = options.threshold > 0 and after > options.threshold
-    return with_note(result, over_note("structured", after, options.threshold) if over else None)
+    # Threshold 0 means "always compact": nothing to be over.
+    return noted_if_over(result, "structured", options.threshold, context) if options.threshold > 0 else result

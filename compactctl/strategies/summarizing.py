@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from compactctl.errors import InputError
 from compactctl.report import SummarizerUsage
-from compactctl.strategies.base import Fate, StepContext, StepResult
+from compactctl.strategies.base import Fate, StepContext, StepResult, unchanged
 from compactctl.summarizers import Summarizer, SummaryRequest
 from compactctl.summarizers.render import render_message
 from compactctl.tokens import TokenCounter
@@ -222,18 +222,18 @@ def summarize_units(
     earlier = {i: found for i in summarized if (found := earlier_summary(messages[i]))}
     new = [i for i in summarized if i not in earlier]
     if not new:
-        return StepResult(list(messages), list(range(len(messages)))), 0
+        return unchanged(messages), 0
     span = [shown(i, messages[i]) if shown else messages[i] for i in new]
     previous = "\n\n".join(text for text, _ in earlier.values()) or None
     spoken = summarize_span(span, strategy, max_tokens, input_max_tokens, context, previous)
     count = len(new) + sum(count for _, count in earlier.values())
     summary = summary_message(spoken.text, count, role)
     replaced = sum(context.counter.message(messages[i]) for i in summarized)
-    if context.counter.message(summary) >= replaced:
+    size = context.counter.message(summary)
+    if size >= replaced:
         # A summary no smaller than what it replaces saves nothing: keep the messages.
-        size = context.counter.message(summary)
         note = f"{strategy}: a summary ({size:,} tokens) would not be smaller than the {replaced:,} it replaces"
-        return StepResult(list(messages), list(range(len(messages))), notes=(note,), usage=spoken.usage), 0
+        return unchanged(messages, (note,), spoken.usage), 0
     at = next((n for n, i in enumerate(kept) if messages[i].get("role") not in ALWAYS_KEPT_ROLES), len(kept))
     out = [messages[i] for i in kept]
     origins: list[int | None] = list(kept)
@@ -251,7 +251,10 @@ def over_note(strategy: str, tokens: int, threshold: int) -> str:
     )
 
 
-def with_note(result: StepResult, note: str | None) -> StepResult:
-    if note is None:
+def noted_if_over(result: StepResult, strategy: str, threshold: int, context: StepContext) -> StepResult:
+    """The result, with a note when it is still over the threshold: said once, never looped on."""
+    after = context.counter.messages(result.messages)
+    if after <= threshold:
         return result
+    note = over_note(strategy, after, threshold)
     return StepResult(result.messages, result.origins, result.fates, (*result.notes, note), result.usage)

@@ -8,10 +8,9 @@ from dataclasses import dataclass
 from compactctl.strategies.base import StepContext, StepResult, unchanged
 from compactctl.strategies.summarizing import (
     DEFAULT_INPUT_MAX_TOKENS,
-    over_note,
+    noted_if_over,
     summarize_units,
     tail_start_for,
-    with_note,
 )
 from compactctl.transcript import Message
 
@@ -37,5 +36,4 @@ def summary(messages: list[Message], options: SummaryOptions, context: StepConte
         role=options.summary_role,
         context=context,
     )
-    after = context.counter.messages(result.messages)
-    return with_note(result, over_note("summary", after, options.threshold) if after > options.threshold else None)
+    return noted_if_over(result, "summary", options.threshold, context)
