@@ -6,9 +6,10 @@
 2. *Duplicates*: a tool result or ``kind: "retrieval"`` message whose text, case and
    whitespace folded, equals an earlier one still kept.
 3. *Dependencies*: a kept message that ``references`` a key no kept earlier message
-   ``defines`` gets the latest removed definer back, to a fixed point. Pinned and
-   fact-bearing messages (and any message holding a declared fact's text) are never
-   touched at all.
+   ``defines`` gets the latest removed definer back, to a fixed point. Then facts, by
+   copy: a declared fact (folded, see ``compactctl.facts``) that no kept message holds
+   any more gets its latest holder back, with what that one references. Pinned messages
+   are never touched at all.
 
 ``stub`` mode keeps every message in place and replaces a pruned one's content with a
 short stub naming the message it defers to, so every index stays the same and the
@@ -20,9 +21,11 @@ already elided (it is never a duplicate, never a duplicate's original, and its
 references no longer count); a message that supersedes others is never itself pruned
 as a duplicate (so what a stub defers to stays); whether a reference is already
 satisfied is judged on what the first two passes kept, not on the order restorations
-happen in. With those, one round in stub mode is its own fixed point. Drop mode runs
-rounds until the output stops changing, since removing a message can make another the
-latest of its key or the first of its text.
+happen in. With those, one round in stub mode that brought no fact back is its own
+fixed point. Otherwise (and always in drop mode) rounds run until the output stops
+changing: removing a message can make another the latest of its key or the first of its
+text, and a copy brought back for a fact can be pruned again once another copy of it is
+seen kept. A round only ever adds stubs or drops, so this ends.
 """
 
 from __future__ import annotations
@@ -37,12 +40,12 @@ from typing import Any
 import orjson
 
 from compactctl.errors import InputError
+from compactctl.facts import FactMatcher, declared_facts, fold, keepers
 from compactctl.strategies.base import Fate, StepContext, StepResult
 from compactctl.transcript import (
     ANNOTATION_KEY,
     Message,
     content_text,
-    facts_of,
     message_text,
     tool_calls_of,
 )
@@ -55,7 +58,7 @@ _STUB = re.compile(r"\[compactctl: (?:superseded by|duplicate of) message #\d+\]
 @dataclass(frozen=True)
 class PruneOptions:
     mode: str = "stub"  # "stub": elide in place; "drop": remove the call and its result
-    require: tuple[str, ...] = ()  # --require facts: a message holding one is never pruned
+    require: tuple[str, ...] = ()  # --require facts: one copy of each stays
 
 
 def check_mode(mode: str) -> None:
@@ -74,11 +77,6 @@ def is_stub(message: Message) -> bool:
     content = message.get("content")
     text = content if isinstance(content, str) else content_text(message) if isinstance(content, list) else ""
     return text.startswith(STUB_PREFIX) and _STUB.fullmatch(text) is not None
-
-
-def fold(text: str) -> str:
-    """Case and whitespace folded text: what the duplicate pass compares."""
-    return " ".join(text.split()).casefold()
 
 
 def canonical(value: Any) -> str:
@@ -114,7 +112,7 @@ class _Transcript:
     in an earlier round is not folded or parsed again.
     """
 
-    def __init__(self, messages: list[Message], facts: re.Pattern[str] | None, memo: _Memo) -> None:
+    def __init__(self, messages: list[Message], facts: FactMatcher, memo: _Memo) -> None:
         n = len(messages)
         self.messages = messages
         self.facts = facts
@@ -193,15 +191,38 @@ class _Transcript:
         return found
 
     def protected(self, i: int) -> bool:
-        note = self.notes[i]
-        if note.get("pin") is True or any(isinstance(fact, str) for fact in note.get("facts", ())):
-            return True
-        if self.facts is None:
-            return False
-        message = self.messages[i]
-        content = message.get("content")
-        text = content if isinstance(content, str) and not self.calls[i] else message_text(message)
-        return self.facts.search(text) is not None
+        """Pinned: never pruned. (A fact-bearing message is not: one copy of each fact suffices.)"""
+        return self.notes[i].get("pin") is True
+
+    def fact_holders(self, stub_mode: bool) -> list[list[int]]:
+        """Per declared fact, the messages holding it, as the output will read.
+
+        In drop mode a call goes with its result, so a call's name and arguments count as
+        the result's text; in stub mode an assistant is never changed and holds its own.
+        """
+        if not self.facts:
+            return []
+        messages, calls = self.messages, self.calls
+
+        def text(i: int) -> str:
+            if self.stub[i]:
+                return ""
+            message = messages[i]
+            if calls[i]:
+                return message_text(message) if stub_mode else content_text(message)
+            if not stub_mode and self.owner[i] >= 0:
+                call = calls[self.owner[i]][self.call_at[i]]
+                function = call.get("function") if isinstance(call, dict) else None
+                if isinstance(function, dict):
+                    spelled = f"{function.get('name', '')}\n{function.get('arguments', '')}"
+                    return f"{content_text(message)}\n{spelled}"
+            return content_text(message)
+
+        found: list[list[int]] = [[] for _ in self.facts.facts]
+        for i in range(len(messages)):
+            for n in self.facts.found_in(text(i)):
+                found[n].append(i)
+        return found
 
 
 def prune(messages: list[Message], options: PruneOptions, context: StepContext) -> StepResult:
@@ -215,20 +236,18 @@ def prune(messages: list[Message], options: PruneOptions, context: StepContext) 
     """
     check_mode(options.mode)
     stub_mode = options.mode == "stub"
-    declared = [fact for message in messages if message.get(ANNOTATION_KEY) for fact in facts_of(message)]
-    wanted = [fact for fact in dict.fromkeys([*declared, *options.require]) if fact]
-    facts = re.compile("|".join(map(re.escape, wanted))) if wanted else None
+    facts = FactMatcher(declared_facts(messages, options.require))
     memo = _Memo({}, {})
     current, origins = messages, list(range(len(messages)))
     fates: dict[int, Fate] = {}
     # Every round that changes something drops at least one more message or call, so this ends.
     for _ in range(len(messages) + 1):
-        step = _once(_Transcript(current, facts, memo), stub_mode, origins)
+        step, for_facts = _once(_Transcript(current, facts, memo), stub_mode, origins)
         for index, fate in step.fates.items():
             fates[origins[index]] = fate
-        if stub_mode or step.messages == current:
-            # Stub mode keeps every index and every key, and a stub is never restored, so a
-            # second round would find exactly what the first did: one round is the fixed point.
+        if (stub_mode and not for_facts) or step.messages == current:
+            # Stub mode keeps every index and every key, and a stub is never restored, so with
+            # no copy brought back for a fact a second round would find exactly what the first did.
             current = step.messages
             break
         origins = [origins[o] for o in step.origins if o is not None]
@@ -249,8 +268,11 @@ def _count_dropped_calls(
             fates[index] = Fate("elided", f"{before - after} tool call(s) removed with their results")
 
 
-def _once(t: _Transcript, stub_mode: bool, labels: list[int]) -> StepResult:
-    """One round of the three passes; ``labels`` maps a position to the index reasons name."""
+def _once(t: _Transcript, stub_mode: bool, labels: list[int]) -> tuple[StepResult, bool]:
+    """One round of the three passes; ``labels`` maps a position to the index reasons name.
+
+    Also says whether a copy was brought back for a fact (then the round may not be a fixed point).
+    """
     messages, n = t.messages, len(t.messages)
 
     def worth_pruning(i: int, kind: str, target: int) -> bool:
@@ -293,8 +315,8 @@ def _once(t: _Transcript, stub_mode: bool, labels: list[int]) -> StepResult:
             pruned[i] = ("duplicate", original)
 
     # 3. Dependencies, to a fixed point.
-    restored = _restore(t, pruned, stub_mode, labels)
-    return _build(t, pruned, restored, stub_mode, labels)
+    restored, for_facts = _restore(t, pruned, stub_mode, labels)
+    return _build(t, pruned, restored, stub_mode, labels), for_facts
 
 
 def _assistant_live(t: _Transcript, a: int, pruned: dict[int, Any]) -> bool:
@@ -307,8 +329,13 @@ def _has_content(message: Message) -> bool:
     return content not in (None, "", [])
 
 
-def _restore(t: _Transcript, pruned: dict[int, tuple[str, int]], stub_mode: bool, labels: list[int]) -> dict[int, str]:
-    """Give back pruned messages a kept message still relies on; returns index -> reason."""
+def _restore(
+    t: _Transcript, pruned: dict[int, tuple[str, int]], stub_mode: bool, labels: list[int]
+) -> tuple[dict[int, str], bool]:
+    """Give back what a kept message relies on, then a copy of each fact no kept message holds.
+
+    Returns index -> reason, and whether any copy came back for a fact.
+    """
     n = len(t.messages)
     stub = t.stub
     if stub_mode:
@@ -347,15 +374,18 @@ def _restore(t: _Transcript, pruned: dict[int, tuple[str, int]], stub_mode: bool
                 keep(result, f"call in #{labels[i]}")
 
     if not stub_mode:
-        # A pinned or fact-bearing assistant keeps every call, so its results stay too.
+        # A pinned assistant keeps every call, so its results stay too.
         for a, results in t.results.items():
             if t.protected(a):
                 for result in results:
                     if result in pruned:
-                        keep(result, f"call in protected #{labels[a]}")
+                        keep(result, f"call in pinned #{labels[a]}")
 
-    while queue:
-        k = queue.popleft()
+    def drain() -> None:
+        while queue:
+            satisfy(queue.popleft())
+
+    def satisfy(k: int) -> None:
         for key in _key_list(t.notes[k].get("references")):
             found = definers.get(key)
             if not found:
@@ -373,7 +403,17 @@ def _restore(t: _Transcript, pruned: dict[int, tuple[str, int]], stub_mode: bool
                 latest = found[-1]
             if not satisfied:
                 keep(latest, f"referenced by #{labels[k]}")
-    return restored
+
+    drain()
+    # Facts by copy: only where no kept message holds a fact any more, its latest holder
+    # comes back (what it references with it), so one copy survives, the most current one.
+    holders = t.fact_holders(stub_mode)
+    brought = keepers(holders, lambda i: active[i])
+    for i in brought:
+        held = ", ".join(repr(t.facts.facts[n]) for n, found in enumerate(holders) if i in found)
+        keep(i, f"last copy of fact {held}")
+    drain()
+    return restored, bool(brought)
 
 
 def _build(

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 import compactctl
 from compactctl.compact import compact
 from compactctl.errors import InputError
-from compactctl.transcript import facts_of, is_protected, is_valid, message_text
+from compactctl.facts import fold
+from compactctl.transcript import facts_of, is_pinned, is_valid, message_text
 from tests.conftest import unchanged
 from tests.helpers import call
 
@@ -224,18 +225,40 @@ def test_drop_mode_restoring_a_result_restores_its_call():
 
 
 @pytest.mark.parametrize("mode", ["stub", "drop"])
-def test_pinned_and_fact_bearing_messages_are_never_pruned(mode):
+def test_pinned_messages_are_never_pruned(mode):
     messages = [
         *read("c1", "a", "v1 " + LONG, pin=True),
-        *read("c2", "a", "v2 order #A-1042 " + LONG, facts=["#A-1042"]),
-        *read("c3", "a", "v3 " + LONG),
-        *read("c4", "b", "v2 order #A-1042 " + LONG),  # holds a declared fact's text: kept too
-        *read("c5", "c", "v3 " + LONG),
+        *read("c2", "a", "v2 " + LONG),
+        *read("c3", "b", "v1 " + LONG),  # a duplicate of a pinned message goes, the pinned one stays
     ]
     result = compactctl.prune(messages, mode=mode)
-    assert set(result.fates) == {9} if mode == "stub" else {8, 9}
-    for i in (1, 3, 7):
-        assert messages[i] in result.messages
+    assert messages[1] in result.messages
+    assert result.fates[5] == compactctl.Fate("elided" if mode == "stub" else "removed", "duplicate of #1")
+    assert set(result.fates) == ({5} if mode == "stub" else {4, 5})  # drop: its call goes with it
+
+
+@pytest.mark.parametrize("mode", ["stub", "drop"])
+def test_a_fact_read_many_times_keeps_one_copy_the_latest(mode):
+    # The same file read five times, each read holding the fact, then the file changes.
+    messages = [{"role": "user", "content": "fix the timeout"}]
+    for n in range(5):
+        messages += read(f"c{n}", "cfg.py", "TIMEOUT = 30  # ticket TKT-7 " + LONG, facts=["ticket tkt-7"])
+    messages += read("c9", "cfg.py", "TIMEOUT = 60 " + LONG)
+    result = compactctl.prune(messages, mode=mode)
+    kept = [m for m in result.messages if "TKT-7" in message_text(m)]
+    assert len(kept) == 1
+    assert result.fates[10] == compactctl.Fate("restored", "last copy of fact 'ticket tkt-7'")
+    assert all(result.fates[i].action == ("elided" if mode == "stub" else "removed") for i in (2, 4, 6, 8))
+    assert messages[12] in result.messages and is_valid(result.messages)
+    assert compactctl.prune(result.messages, mode=mode).messages == result.messages
+
+
+def test_a_fact_a_kept_message_holds_brings_no_copy_back():
+    messages = [{"role": "user", "content": "Confirmed: the ORDER\n ORD-1 ships today."}]
+    messages += read("c1", "o", "order ord-1 " + LONG, facts=["order ord-1"])
+    messages += read("c2", "o", "order ord-2 " + LONG)
+    result = compactctl.prune(messages)
+    assert result.fates == {2: compactctl.Fate("elided", "superseded by #4")}
 
 
 def test_drop_mode_keeps_every_call_of_a_protected_assistant():
@@ -251,7 +274,7 @@ def test_drop_mode_keeps_every_call_of_a_protected_assistant():
     ]
     result = compactctl.prune(messages, mode="drop")
     assert result.messages == messages
-    assert result.fates == {1: compactctl.Fate("restored", "call in protected #0")}
+    assert result.fates == {1: compactctl.Fate("restored", "call in pinned #0")}
 
 
 def test_a_stub_is_never_longer_than_what_it_replaces():
@@ -395,11 +418,12 @@ def test_prune_invariants(messages, mode):
     assert compactctl.prune(result.messages, mode).messages == result.messages, "not idempotent"
     assert is_valid(result.messages), "API validity lost"
     assert result.origins == sorted(set(result.origins)), "order not preserved"
-    out_text = "\n".join(message_text(m) for m in result.messages)
-    for fact in (f for m in messages for f in facts_of(m)):
-        assert fact in out_text, f"fact {fact!r} lost"
+    out_text = fold("\n".join(message_text(m) for m in result.messages))
+    in_text = fold("\n".join(message_text(m) for m in messages))
+    for fact in (fold(f) for m in messages for f in facts_of(m)):
+        assert fact not in in_text or fact in out_text, f"fact {fact!r} lost"
     for index, message in enumerate(messages):
-        if is_protected(message):
+        if is_pinned(message):
             assert index in result.origins and result.messages[result.origins.index(index)] == message
     if mode == "drop":
         for out, index in zip(result.messages, result.origins, strict=True):

@@ -1,0 +1,88 @@
+"""Facts: the strings a compaction must keep, matched the way people write them, kept by copy.
+
+A fact is found in a message when its *folded* text occurs in the message's folded text:
+Unicode ``casefold`` and every run of whitespace read as one space, so "L'appareil se
+connecte" written in a chunk matches the fact "l'appareil  se connecte" a labeler typed.
+
+A fact needs one surviving copy, not every copy: when a file is read 14 times and every
+read holds the fact, 13 reads may go. ``keepers`` says which messages must stay so that
+every fact found in the input keeps a copy: nothing when a kept message already holds it,
+else its latest holder (the most current copy, which is what a stub defers to).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Sequence
+
+from compactctl.transcript import Message, annotations_of, facts_of, message_text
+
+
+def fold(text: str) -> str:
+    """Case and whitespace folded text: what facts (and duplicate texts) are compared on."""
+    return " ".join(text.split()).casefold()
+
+
+def declared_facts(messages: Iterable[Message], required: Iterable[str] = ()) -> list[str]:
+    """The facts to keep: ``required`` ones, then the messages' annotations, one per folded spelling."""
+    seen: dict[str, str] = {}
+    for fact in [*required, *(fact for message in messages if annotations_of(message) for fact in facts_of(message))]:
+        folded = fold(fact)
+        if folded and folded not in seen:
+            seen[folded] = fact
+    return list(seen.values())
+
+
+class FactMatcher:
+    """Which facts a text holds, on folded text; folded texts are memoized by the text."""
+
+    def __init__(self, facts: Sequence[str]) -> None:
+        self.facts = list(facts)
+        self.folded = [fold(fact) for fact in self.facts]
+        self._memo: dict[str, str] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.facts)
+
+    def fold(self, text: str) -> str:
+        found = self._memo.get(text)
+        if found is None:
+            found = self._memo[text] = fold(text)
+        return found
+
+    def found_in(self, text: str) -> list[int]:
+        """Indices (into ``facts``) of the facts ``text`` holds."""
+        if not text:
+            return []
+        folded = self.fold(text)
+        return [n for n, fact in enumerate(self.folded) if fact in folded]
+
+    def holders(self, messages: Sequence[Message], text: Callable[[Message], str] = message_text) -> list[list[int]]:
+        """Per fact, the indices of the messages holding it, in order."""
+        found: list[list[int]] = [[] for _ in self.facts]
+        if not self.facts:
+            return found
+        for i, message in enumerate(messages):
+            for n in self.found_in(text(message)):
+                found[n].append(i)
+        return found
+
+
+def keepers(holders: Sequence[Sequence[int]], kept: Callable[[int], bool]) -> list[int]:
+    """Messages to keep so every fact keeps a copy: for a fact no kept message holds, its latest holder.
+
+    Facts are served in order, and a message kept for one fact serves every fact it holds.
+    """
+    chosen: set[int] = set()
+    out: list[int] = []
+    for found in holders:
+        if not found or any(i in chosen or kept(i) for i in found):
+            continue
+        latest = found[-1]
+        chosen.add(latest)
+        out.append(latest)
+    return out
+
+
+def absent(holders: Sequence[Collection[int]], facts: Sequence[str]) -> list[str]:
+    """The facts no message holds."""
+    return [fact for fact, found in zip(facts, holders, strict=True) if not found]
