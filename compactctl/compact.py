@@ -12,8 +12,9 @@ import orjson
 
 from compactctl.batch import Job, read_source, write_atomic
 from compactctl.errors import InputError
+from compactctl.facts import declared_facts
 from compactctl.formats import load, write_as
-from compactctl.report import FileReport, SummarizerUsage, file_report, measure
+from compactctl.report import FileReport, SummarizerUsage, check_facts_present, file_report, measure
 from compactctl.strategies import STRATEGIES, Fate, StepContext, options_from
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import TokenCounter, counter_for
@@ -119,8 +120,12 @@ def compact_file(
     results = [compact(t.messages, steps, settings, counter, summarizer) for t in transcripts]
     compacted = [dataclasses.replace(t, messages=r.messages) for t, r in zip(transcripts, results, strict=True)]
     required = list(settings.get("require") or ())
-    before = measure(((t.label, t.messages) for t in transcripts), counter, required)
-    after = measure(((t.label, t.messages) for t in compacted), counter, [*required, *before.facts_declared])
+    # Every fact is looked for from the first message on, wherever it is declared.
+    facts = declared_facts((m for t in transcripts for m in t.messages), required)
+    before = measure(((t.label, t.messages) for t in transcripts), counter, facts)
+    after = measure(((t.label, t.messages) for t in compacted), counter, facts)
+    if settings.get("strict_facts"):
+        check_facts_present(file_report(job.name, fmt.name, before, None, required), job.source)
     usage = sum((r.usage for r in results), SummarizerUsage())
     notes = [note for r in results for note in r.notes]
     if job.target is not None:

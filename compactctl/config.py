@@ -26,6 +26,7 @@ DEFAULTS: dict[str, Any] = {
     "on_error": "fail",
     "require": [],
     "fail_under": None,
+    "strict_facts": False,
     **SUMMARIZER_DEFAULTS,
 }
 
@@ -52,7 +53,7 @@ _INT_MIN = {
     "jobs": 1,
 }
 _NUMBER_MIN = {"summary_timeout": 0.001, "summary_backoff": 0.0, "fail_under": None}
-_BOOLS = {"redact", "cache", "dry_run"}
+_BOOLS = {"redact", "cache", "dry_run", "strict_facts"}
 _STR_LISTS = {"strategy", "require", "keep_pattern", "prompt_file"}
 _CHOICES = {"on_error": ("fail", "skip")}
 

@@ -22,14 +22,21 @@ def fold(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
-def declared_facts(messages: Iterable[Message], required: Iterable[str] = ()) -> list[str]:
-    """The facts to keep: ``required`` ones, then the messages' annotations, one per folded spelling."""
+def unique_facts(facts: Iterable[str]) -> list[str]:
+    """One fact per folded spelling, as first written; empty ones left out."""
     seen: dict[str, str] = {}
-    for fact in [*required, *(fact for message in messages if annotations_of(message) for fact in facts_of(message))]:
+    for fact in facts:
         folded = fold(fact)
-        if folded and folded not in seen:
-            seen[folded] = fact
+        if folded:
+            seen.setdefault(folded, fact)
     return list(seen.values())
+
+
+def declared_facts(messages: Iterable[Message], required: Iterable[str] = ()) -> list[str]:
+    """The facts to keep: ``required`` ones, then those the messages' annotations declare."""
+    return unique_facts(
+        [*required, *(fact for message in messages if annotations_of(message) for fact in facts_of(message))]
+    )
 
 
 class FactMatcher:
@@ -86,3 +93,18 @@ def keepers(holders: Sequence[Sequence[int]], kept: Callable[[int], bool]) -> li
 def absent(holders: Sequence[Collection[int]], facts: Sequence[str]) -> list[str]:
     """The facts no message holds."""
     return [fact for fact, found in zip(facts, holders, strict=True) if not found]
+
+
+def keep_fact_units(
+    messages: Sequence[Message], units: Sequence[range], kept: list[bool], required: Iterable[str] = ()
+) -> None:
+    """Mark kept (``kept`` has one flag per unit) the units holding the one copy of a fact no kept unit holds."""
+    matcher = FactMatcher(declared_facts(messages, required))
+    if not matcher:
+        return
+    unit_of = [0] * len(messages)
+    for number, unit in enumerate(units):
+        for i in unit:
+            unit_of[i] = number
+    for i in keepers(matcher.holders(messages), lambda i: kept[unit_of[i]]):
+        kept[unit_of[i]] = True

@@ -6,6 +6,7 @@ A message is a plain ``dict``. Everything compactctl adds lives under one key,
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +32,33 @@ def facts_of(message: Message) -> list[str]:
     if isinstance(facts, str):  # one fact written without its list: a fact, not its characters
         return [facts]
     return [fact for fact in facts if isinstance(fact, str)] if isinstance(facts, list) else []
+
+
+OBSERVATION_KIND = "observation"
+
+
+def is_observation(message: Message) -> bool:
+    """A ``user`` message a format read as tool output (text-mode agents: SWE-agent, mini-swe-agent)."""
+    return message.get("role") == "user" and annotations_of(message).get("kind") == OBSERVATION_KIND
+
+
+_FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
+
+
+def observation_action(assistant: Message) -> tuple[str, str]:
+    """The action a text-mode agent fenced in its message: (command name, the rest), for naming its output."""
+    fences = _FENCE.findall(content_text(assistant))
+    first_line = fences[-1].strip().split("\n", 1)[0] if fences else ""
+    name, _, rest = first_line.partition(" ")
+    return name or "action", rest.strip()
+
+
+def with_text(content: Any, text: str) -> Any:
+    """``text`` in the content's shape: a string stays a string, parts become one text part."""
+    if isinstance(content, list):
+        first = next((part for part in content if isinstance(part, dict) and part.get("type") == "text"), {})
+        return [{**first, "type": "text", "text": text}]
+    return text
 
 
 def is_protected(message: Message) -> bool:

@@ -82,6 +82,14 @@ Require = Annotated[
         "--require", help="A fact that must survive (repeatable).", metavar="TEXT", rich_help_panel=GATE_PANEL
     ),
 ]
+StrictFacts = Annotated[
+    bool,
+    typer.Option(
+        "--strict-facts",
+        help="A declared or --require fact the input does not hold is an error (exit 2), not a warning.",
+        rich_help_panel=GATE_PANEL,
+    ),
+]
 OnError = Annotated[
     str | None,
     typer.Option(
@@ -157,6 +165,13 @@ def emit(reports: list[FileReport], failures: list[Failure], as_json: bool, quie
         for when, violation in (("before", report.violation_before), ("after", report.violation_after)):
             if violation:
                 out.print(f"[red]not API-valid {when}:[/] {report.file}: {violation}", soft_wrap=True)
+    for report in reports:
+        for fact in report.facts_absent_before:
+            out.print(
+                f"[yellow]warning:[/] {escape(report.file)}: fact {escape(repr(fact))} is not in the input"
+                " (facts_absent_before; --strict-facts makes it an error)",
+                soft_wrap=True,
+            )
     notes = {note for report in reports for note in report.notes}
     for note in sorted(notes):
         out.print(f"[yellow]note:[/] {note}", soft_wrap=True)
@@ -178,7 +193,11 @@ def _validity(valid: bool | None) -> str:
 
 def _facts(report: FileReport) -> str:
     text = f"{report.facts_preserved}/{report.facts_required}"
-    return f"[red]{text}[/] missing: {', '.join(map(repr, report.facts_missing))}" if report.facts_missing else text
+    if report.facts_missing:
+        text = f"[red]{text}[/] missing: {', '.join(map(repr, report.facts_missing))}"
+    if report.facts_absent_before:
+        text += f" [yellow]({len(report.facts_absent_before)} not in the input)[/]"
+    return text
 
 
 def render_one(report: FileReport) -> Table:

@@ -18,6 +18,7 @@ from compactctl.cli.common import (
     OnError,
     Quiet,
     Require,
+    StrictFacts,
     emit,
     exit_code,
     handle_errors,
@@ -40,6 +41,7 @@ def report(
     encoding: Encoding = None,
     as_json: JsonOut = False,
     require: Require = None,
+    strict_facts: StrictFacts = False,
     fail_under: FailUnder = None,
     on_error: OnError = None,
     jobs: Jobs = None,
@@ -48,7 +50,14 @@ def report(
 ) -> None:
     """Tokens, messages, tokens by role, facts and API validity of a file, or before against after."""
     settings = settings_for(
-        config, format=format, encoding=encoding, require=require, fail_under=fail_under, on_error=on_error, jobs=jobs
+        config,
+        format=format,
+        encoding=encoding,
+        require=require,
+        strict_facts=strict_facts or None,
+        fail_under=fail_under,
+        on_error=on_error,
+        jobs=jobs,
     )
     counter = counter_for(settings["encoding"])
     pairs = [Job(source, _counterpart(after, name, before), name) for source, name, _ in expand_inputs([before])]
@@ -62,6 +71,7 @@ def report(
             settings["format"],
             settings["require"],
             skip_bad_lines=settings["on_error"] == "skip",
+            strict_facts=settings["strict_facts"],
         ),
         settings["jobs"],
         progress_wanted(quiet),

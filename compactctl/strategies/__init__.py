@@ -7,6 +7,7 @@ dataclass, and one line below.
 from __future__ import annotations
 
 from compactctl.strategies.base import Fate, StepContext, StepResult, Strategy, options_from
+from compactctl.strategies.mask_observations import MaskOptions, mask_observations
 from compactctl.strategies.prune import PruneOptions, prune
 from compactctl.strategies.rolling import RollingOptions, rolling
 from compactctl.strategies.selective import SelectiveOptions, selective
@@ -23,6 +24,12 @@ STRATEGIES: dict[str, Strategy] = {
         Strategy("window", window, WindowOptions, "keep system messages and the last --keep-recent messages"),
         Strategy("trim-tools", trim_tools, TrimOptions, "trim tool outputs over --tool-max-tokens to head and tail"),
         Strategy("prune", prune, PruneOptions, "deterministic: supersede, deduplicate, restore what is referenced"),
+        Strategy(
+            "mask-observations",
+            mask_observations,
+            MaskOptions,
+            "tool results older than the last --keep-tool-uses become a one-line placeholder",
+        ),
         Strategy("summary", summary, SummaryOptions, "over --threshold, older messages become one summary message"),
         Strategy("rolling", rolling, RollingOptions, "a cumulative summary kept as a live agent would, --window kept"),
         Strategy(

@@ -48,6 +48,7 @@ from compactctl.transcript import (
     content_text,
     message_text,
     tool_calls_of,
+    with_text,
 )
 
 MODES = ("stub", "drop")
@@ -429,7 +430,7 @@ def _build(
     if stub_mode:
         out = list(t.messages)
         for i, (kind, target) in gone.items():
-            out[i] = {**out[i], "content": _stub_content(out[i].get("content"), stub_text(kind, labels[target]))}
+            out[i] = {**out[i], "content": with_text(out[i].get("content"), stub_text(kind, labels[target]))}
         return StepResult(out, list(range(len(out))), fates)
     messages: list[Message] = []
     origins: list[int | None] = []
@@ -450,11 +451,3 @@ def _build(
         messages.append(message)
         origins.append(i)
     return StepResult(messages, origins, fates)
-
-
-def _stub_content(content: Any, text: str) -> Any:
-    """Same content shape as before: a string stays a string, parts become one text part."""
-    if isinstance(content, list):
-        first = next((part for part in content if isinstance(part, dict) and part.get("type") == "text"), {})
-        return [{**first, "type": "text", "text": text}]
-    return text

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from compactctl.strategies.base import Fate, StepContext, StepResult
 from compactctl.tokens import TokenCounter
-from compactctl.transcript import Message, content_text, is_protected
+from compactctl.transcript import Message, content_text, is_protected, with_text
 
 
 @dataclass(frozen=True)
@@ -51,14 +51,6 @@ def trim_tools(messages: list[Message], options: TrimOptions, context: StepConte
         if trimmed is None:
             out.append(message)
             continue
-        out.append({**message, "content": _with_text(message["content"], trimmed)})
+        out.append({**message, "content": with_text(message["content"], trimmed)})
         fates[index] = Fate("elided", f"tool output over {options.tool_max_tokens} tokens trimmed")
     return StepResult(out, list(range(len(messages))), fates)
-
-
-def _with_text(content: object, text: str) -> object:
-    """Same content shape as before: a string stays a string, parts become one text part."""
-    if isinstance(content, list):
-        first = next((part for part in content if isinstance(part, dict) and part.get("type") == "text"), {})
-        return [{**first, "type": "text", "text": text}]
-    return text

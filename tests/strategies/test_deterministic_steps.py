@@ -42,17 +42,27 @@ def test_short_outputs_and_protected_messages_are_not_trimmed():
     assert [e.action for e in result.manifest] == ["kept", "kept", "elided"]
 
 
-def test_window_keeps_pinned_and_fact_bearing_messages_with_their_unit():
+def test_window_keeps_the_latest_copy_of_a_fact_with_its_unit():
+    def read(call_id: str, text: str) -> list[dict]:
+        return [
+            {"role": "assistant", "content": None, "tool_calls": [call(call_id, "f")]},
+            {"role": "tool", "tool_call_id": call_id, "content": text, "compactctl": {"facts": ["cmd-1"]}},
+        ]
+
     messages = [
         {"role": "user", "content": "first"},
-        {"role": "assistant", "content": None, "tool_calls": [call("a", "f")]},
-        {"role": "tool", "tool_call_id": "a", "content": "order CMD-1", "compactctl": {"facts": ["CMD-1"]}},
+        *read("a", "order CMD-1 (first read)"),
+        *read("b", "order  CMD-1 (second read)"),
         {"role": "user", "content": "middle"},
         {"role": "assistant", "content": "last"},
     ]
     result = compact(messages, ["window"], {"keep_recent": 1}, counter)
-    assert [m.get("content") for m in result.messages] == [None, "order CMD-1", "last"]
+    assert [m.get("content") for m in result.messages] == [None, "order  CMD-1 (second read)", "last"]
     assert is_valid(result.messages)
+    # When the kept tail holds the fact, no earlier copy is needed.
+    messages[-1] = {"role": "assistant", "content": "Done: Cmd-1 shipped."}
+    result = compact(messages, ["window"], {"keep_recent": 1, "require": ["Mentioned nowhere"]}, counter)
+    assert result.messages == [messages[-1]]
 
 
 @given(valid_transcripts(), st.sampled_from(["window", "trim-tools"]), st.integers(0, 6), st.integers(1, 12))
