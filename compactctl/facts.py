@@ -63,6 +63,17 @@ class FactMatcher:
         folded = self.fold(text)
         return [n for n, fact in enumerate(self.folded) if fact in folded]
 
+    def declarers(self, messages: Sequence[Message]) -> list[list[int]]:
+        """Per fact, the indices of the messages whose ``compactctl.facts`` declare it."""
+        number = {fact: n for n, fact in reversed(list(enumerate(self.folded)))}
+        found: list[list[int]] = [[] for _ in self.facts]
+        for i, message in enumerate(messages):
+            if annotations_of(message):
+                for n in dict.fromkeys(number.get(fold(fact), -1) for fact in facts_of(message)):
+                    if n >= 0:
+                        found[n].append(i)
+        return found
+
     def holders(self, messages: Sequence[Message], text: Callable[[Message], str] = message_text) -> list[list[int]]:
         """Per fact, the indices of the messages holding it, in order."""
         found: list[list[int]] = [[] for _ in self.facts]
@@ -74,17 +85,23 @@ class FactMatcher:
         return found
 
 
-def keepers(holders: Sequence[Sequence[int]], kept: Callable[[int], bool]) -> list[int]:
+def keepers(
+    holders: Sequence[Sequence[int]], kept: Callable[[int], bool], declarers: Sequence[Sequence[int]] = ()
+) -> list[int]:
     """Messages to keep so every fact keeps a copy: for a fact no kept message holds, its latest holder.
 
     Facts are served in order, and a message kept for one fact serves every fact it holds.
+    With ``declarers`` (per fact, the messages whose annotations declare it), the copy kept
+    is the latest that also declares the fact, where one does: a compaction that removes
+    messages, run again on its own output, then still knows the fact and keeps the same copy.
     """
     chosen: set[int] = set()
     out: list[int] = []
-    for found in holders:
+    for n, found in enumerate(holders):
         if not found or any(i in chosen or kept(i) for i in found):
             continue
-        latest = found[-1]
+        marked = set(declarers[n]) if n < len(declarers) else set()
+        latest = next((i for i in reversed(found) if i in marked), found[-1])
         chosen.add(latest)
         out.append(latest)
     return out
@@ -106,5 +123,5 @@ def keep_fact_units(
     for number, unit in enumerate(units):
         for i in unit:
             unit_of[i] = number
-    for i in keepers(matcher.holders(messages), lambda i: kept[unit_of[i]]):
+    for i in keepers(matcher.holders(messages), lambda i: kept[unit_of[i]], matcher.declarers(messages)):
         kept[unit_of[i]] = True

@@ -85,6 +85,25 @@ def content_text(message: Message) -> str:
     return ""
 
 
+# Reasoning a model produced, carried as assistant content parts exactly as the provider
+# wrote it (Anthropic ``thinking`` {thinking, signature} and ``redacted_thinking`` {data};
+# Responses / Codex ``reasoning`` items, whole). Not text a person reads (``content_text``
+# leaves it out), but sent again and billed, so counted, and cleared by ``clear-thinking``.
+THINKING_PARTS = frozenset({"thinking", "redacted_thinking", "reasoning"})
+
+
+def is_thinking(part: Any) -> bool:
+    return isinstance(part, dict) and part.get("type") in THINKING_PARTS
+
+
+def thinking_text(part: dict[str, Any]) -> str:
+    """The readable text of a thinking part (none for redacted or encrypted reasoning)."""
+    if part.get("type") == "thinking":
+        return str(part.get("thinking") or "")
+    pieces = [*part.get("summary", ()), *part.get("content", ())] if part.get("type") == "reasoning" else []
+    return "\n".join(str(piece.get("text", "")) for piece in pieces if isinstance(piece, dict))
+
+
 def part_text(part: dict[str, Any]) -> str:
     for key in ("text", "refusal"):
         value = part.get(key)

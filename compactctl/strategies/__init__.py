@@ -7,6 +7,7 @@ dataclass, and one line below.
 from __future__ import annotations
 
 from compactctl.strategies.base import Fate, StepContext, StepResult, Strategy, options_from
+from compactctl.strategies.clear_thinking import ClearThinkingOptions, clear_thinking
 from compactctl.strategies.mask_observations import MaskOptions, mask_observations
 from compactctl.strategies.prune import PruneOptions, prune
 from compactctl.strategies.rolling import RollingOptions, rolling
@@ -29,6 +30,12 @@ STRATEGIES: dict[str, Strategy] = {
             mask_observations,
             MaskOptions,
             "tool results older than the last --keep-tool-uses become a one-line placeholder",
+        ),
+        Strategy(
+            "clear-thinking",
+            clear_thinking,
+            ClearThinkingOptions,
+            "thinking / reasoning blocks kept in the last --keep-thinking-turns assistant turns only",
         ),
         Strategy("summary", summary, SummaryOptions, "over --threshold, older messages become one summary message"),
         Strategy("rolling", rolling, RollingOptions, "a cumulative summary kept as a live agent would, --window kept"),

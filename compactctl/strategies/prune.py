@@ -409,7 +409,9 @@ def _restore(
     # Facts by copy: only where no kept message holds a fact any more, its latest holder
     # comes back (what it references with it), so one copy survives, the most current one.
     holders = t.fact_holders(stub_mode)
-    brought = keepers(holders, lambda i: active[i])
+    # Stubs keep their annotations; dropped messages take theirs with them (see ``keepers``).
+    declarers = t.facts.declarers(t.messages) if holders and not stub_mode else ()
+    brought = keepers(holders, lambda i: active[i], declarers)
     for i in brought:
         held = ", ".join(repr(t.facts.facts[n]) for n, found in enumerate(holders) if i in found)
         keep(i, f"last copy of fact {held}")
