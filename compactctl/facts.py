@@ -56,12 +56,14 @@ class FactMatcher:
             found = self._memo[text] = fold(text)
         return found
 
-    def found_in(self, text: str) -> list[int]:
-        """Indices (into ``facts``) of the facts ``text`` holds."""
+    def found_in(self, text: str, among: Iterable[int] | None = None) -> list[int]:
+        """Indices (into ``facts``) of the facts ``text`` holds (of those ``among``, if given)."""
         if not text:
             return []
         folded = self.fold(text)
-        return [n for n, fact in enumerate(self.folded) if fact in folded]
+        if among is None:
+            return [n for n, fact in enumerate(self.folded) if fact in folded]
+        return [n for n in among if self.folded[n] in folded]
 
     def declarers(self, messages: Sequence[Message]) -> list[list[int]]:
         """Per fact, the indices of the messages whose ``compactctl.facts`` declare it."""

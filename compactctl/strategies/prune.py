@@ -195,35 +195,61 @@ class _Transcript:
         """Pinned: never pruned. (A fact-bearing message is not: one copy of each fact suffices.)"""
         return self.notes[i].get("pin") is True
 
-    def fact_holders(self, stub_mode: bool) -> list[list[int]]:
-        """Per declared fact, the messages holding it, as the output will read.
+    def fact_text(self, i: int, stub_mode: bool) -> str:
+        """What message ``i`` will hold in the output, as facts are looked for in it.
 
         In drop mode a call goes with its result, so a call's name and arguments count as
         the result's text; in stub mode an assistant is never changed and holds its own.
         """
-        if not self.facts:
+        if self.stub[i]:
+            return ""
+        message = self.messages[i]
+        if self.calls[i]:
+            return message_text(message) if stub_mode else content_text(message)
+        if not stub_mode and self.owner[i] >= 0:
+            call = self.calls[self.owner[i]][self.call_at[i]]
+            function = call.get("function") if isinstance(call, dict) else None
+            if isinstance(function, dict):
+                return f"{content_text(message)}\n{function.get('name', '')}\n{function.get('arguments', '')}"
+        return content_text(message)
+
+    def facts_to_bring_back(self, active: list[bool], stub_mode: bool) -> list[tuple[int, list[int]]]:
+        """The messages to give back so that every fact keeps a copy, each with the facts it serves.
+
+        Cheap where it can be: a fact whose declaring message stays and holds it is served
+        without looking anywhere else; only the others are looked for in the other messages.
+        """
+        facts = self.facts
+        if not facts:
             return []
-        messages, calls = self.messages, self.calls
+        n = len(self.messages)
+        declarers = facts.declarers(self.messages)
+        wanted = [
+            f
+            for f in range(len(facts.facts))
+            if not any(active[i] and self._holds(i, f, stub_mode) for i in declarers[f])
+        ]
+        if not wanted:
+            return []
+        # Served by any message that stays?
+        for i in range(n):
+            if active[i]:
+                held = facts.found_in(self.fact_text(i, stub_mode), wanted)
+                if held:
+                    wanted = [f for f in wanted if f not in held]
+                    if not wanted:
+                        return []
+        holders: list[list[int]] = [[] for _ in facts.facts]
+        for i in range(n):
+            if not active[i]:
+                for f in facts.found_in(self.fact_text(i, stub_mode), wanted):
+                    holders[f].append(i)
+        # Stubs keep their annotations; dropped messages take theirs with them (see ``keepers``).
+        chosen = keepers(holders, lambda i: False, () if stub_mode else declarers)
+        return [(i, [f for f in wanted if i in holders[f]]) for i in chosen]
 
-        def text(i: int) -> str:
-            if self.stub[i]:
-                return ""
-            message = messages[i]
-            if calls[i]:
-                return message_text(message) if stub_mode else content_text(message)
-            if not stub_mode and self.owner[i] >= 0:
-                call = calls[self.owner[i]][self.call_at[i]]
-                function = call.get("function") if isinstance(call, dict) else None
-                if isinstance(function, dict):
-                    spelled = f"{function.get('name', '')}\n{function.get('arguments', '')}"
-                    return f"{content_text(message)}\n{spelled}"
-            return content_text(message)
-
-        found: list[list[int]] = [[] for _ in self.facts.facts]
-        for i in range(len(messages)):
-            for n in self.facts.found_in(text(i)):
-                found[n].append(i)
-        return found
+    def _holds(self, i: int, fact: int, stub_mode: bool) -> bool:
+        return fact in self.facts.found_in(self.fact_text(i, stub_mode), (fact,))
 
 
 def prune(messages: list[Message], options: PruneOptions, context: StepContext) -> StepResult:
@@ -408,13 +434,9 @@ def _restore(
     drain()
     # Facts by copy: only where no kept message holds a fact any more, its latest holder
     # comes back (what it references with it), so one copy survives, the most current one.
-    holders = t.fact_holders(stub_mode)
-    # Stubs keep their annotations; dropped messages take theirs with them (see ``keepers``).
-    declarers = t.facts.declarers(t.messages) if holders and not stub_mode else ()
-    brought = keepers(holders, lambda i: active[i], declarers)
-    for i in brought:
-        held = ", ".join(repr(t.facts.facts[n]) for n, found in enumerate(holders) if i in found)
-        keep(i, f"last copy of fact {held}")
+    brought = t.facts_to_bring_back(active, stub_mode)
+    for i, served in brought:
+        keep(i, f"last copy of fact {', '.join(repr(t.facts.facts[f]) for f in served)}")
     drain()
     return restored, bool(brought)
 
