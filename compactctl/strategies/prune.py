@@ -44,6 +44,7 @@ from compactctl.facts import FactMatcher, declared_facts, fold, keepers
 from compactctl.strategies.base import Fate, StepContext, StepResult
 from compactctl.transcript import (
     ANNOTATION_KEY,
+    OBSERVATION_KIND,
     Message,
     content_text,
     message_text,
@@ -126,6 +127,7 @@ class _Transcript:
         self.stub = [False] * n
         self.keys: list[tuple[str, ...] | None] = [None] * n
         self.candidate = [False] * n  # a tool result or a retrieved chunk: may be a duplicate
+        self.observation = [False] * n  # tool output read as a user message (no call to go with it)
         current, ids = -1, dict[Any, int]()
         for i, message in enumerate(messages):
             note = message.get(ANNOTATION_KEY)
@@ -164,7 +166,10 @@ class _Transcript:
             if note:
                 if note.get("key") is not None:
                     self.keys[i] = self._annotated_key(note["key"])
-                self.candidate[i] = note.get("kind") == "retrieval"
+                # An observation a text-mode agent got as a user message is tool output: a
+                # duplicate candidate. It has no key: "scroll_down" twice is two different views.
+                self.observation[i] = role == "user" and note.get("kind") == OBSERVATION_KIND
+                self.candidate[i] = note.get("kind") == "retrieval" or self.observation[i]
 
     @staticmethod
     def _annotated_key(key: Any) -> tuple[str, ...]:
@@ -459,6 +464,13 @@ def _build(
     messages: list[Message] = []
     origins: list[int | None] = []
     for i, message in enumerate(t.messages):
+        if i in gone and t.observation[i]:
+            # No call goes with it, and dropping it would leave its action unanswered: a stub.
+            kind, target = gone[i]
+            messages.append({**message, "content": with_text(message.get("content"), stub_text(kind, labels[target]))})
+            origins.append(i)
+            fates[i] = Fate("elided", fates[i].reason)
+            continue
         if i in gone:
             continue
         if t.calls[i]:

@@ -344,7 +344,7 @@ def annotation(draw: st.DrawFn, text: str) -> dict[str, Any] | None:
     if draw(st.booleans()):
         note["references"] = draw(st.lists(st.sampled_from(KEYS), max_size=2))
     if draw(st.integers(0, 3)) == 0:
-        note["kind"] = "retrieval"
+        note["kind"] = draw(st.sampled_from(["retrieval", "observation"]))
     if draw(st.integers(0, 9)) == 0:
         note["pin"] = True
     if text and draw(st.integers(0, 7)) == 0:
@@ -473,3 +473,22 @@ def test_a_text_that_is_also_an_argument_string_keeps_both_meanings():
         {"role": "tool", "tool_call_id": "c2", "content": arguments.upper()},
     ]
     assert compactctl.prune(messages).fates == {3: compactctl.Fate("elided", "duplicate of #1")}
+
+
+@pytest.mark.parametrize("mode", ["stub", "drop"])
+def test_observations_in_user_messages_are_duplicate_candidates_stubbed_in_both_modes(mode):
+    observation = {"compactctl": {"kind": "observation"}}
+    messages = [
+        {"role": "user", "content": "fix the bug"},
+        {"role": "assistant", "content": "```\nls\n```"},
+        {"role": "user", "content": "a.py\nb.py\n" + LONG, **observation},
+        {"role": "assistant", "content": "```\nls -a\n```"},
+        {"role": "user", "content": "a.py\nb.py\n" + LONG, **observation},
+        {"role": "assistant", "content": "```\nls\n```"},
+        {"role": "user", "content": "a.py  b.py " + LONG.upper()},  # a typed message is never pruned
+    ]
+    result = compactctl.prune(messages, mode=mode)
+    assert result.messages[4]["content"] == "[compactctl: duplicate of message #2]"
+    assert result.fates == {4: compactctl.Fate("elided", "duplicate of #2")}
+    assert len(result.messages) == len(messages) and result.messages[6] == messages[6]
+    assert compactctl.prune(result.messages, mode=mode).messages == result.messages
