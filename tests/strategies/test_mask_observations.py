@@ -14,8 +14,7 @@ from compactctl.facts import declared_facts, fold
 from compactctl.strategies.mask_observations import is_placeholder
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import is_pinned, is_valid, message_text
-from tests.helpers import call
-from tests.strategies.test_prune import transcripts
+from tests.helpers import agent_transcripts, call
 
 counter = TokenCounter("approx")
 
@@ -153,7 +152,7 @@ OPTIONS = st.fixed_dictionaries(
 
 
 @PROPERTY
-@given(transcripts(), OPTIONS)
+@given(agent_transcripts(), OPTIONS)
 def test_masking_is_valid_idempotent_deterministic_and_keeps_facts(messages, options):
     original = copy.deepcopy(messages)
     result = mask(messages, **options)
