@@ -17,12 +17,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from compactctl.errors import InputError
-from compactctl.report import SummarizerUsage
 from compactctl.strategies.base import Fate, StepContext, StepResult, unchanged
 from compactctl.summarizers import Summarizer, SummaryRequest
 from compactctl.summarizers.render import render_message
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import Message, is_protected, tool_units, unit_start
+from compactctl.usage import SummarizerUsage
 
 ALWAYS_KEPT_ROLES = frozenset({"system", "developer"})
 SUMMARY_ROLES = ("system", "user")
