@@ -75,7 +75,7 @@ def identifiers(messages: list[dict]) -> dict[str, set[str]]:
 
 
 def measure_file(path: Path, counter, settings: dict) -> dict:
-    fmt, transcripts, _ = load(path.read_bytes(), str(path))
+    fmt, transcripts = load(path.read_bytes(), str(path))
     kinds = ("paths", "commands", "numbers")
     row: dict = {"before": 0, "after": 0, "kept": dict.fromkeys(kinds, 0), "total": dict.fromkeys(kinds, 0)}
     row.update(facts=[0, 0], constraints=[0, 0], lost=[])

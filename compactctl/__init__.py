@@ -3,7 +3,7 @@
 The library API is plain functions on lists of message dicts::
 
     import compactctl
-    fmt, transcripts, _ = compactctl.load(open("chat.jsonl", "rb").read())
+    fmt, transcripts = compactctl.load(open("chat.jsonl", "rb").read())
     result = compactctl.compact(transcripts[0].messages, ["trim-tools", "window"], {"keep_recent": 8})
     result.messages  # a new list; the input is not mutated
     rows = compactctl.replay.replay(transcripts[0].messages, compactctl.settings_grid([8000, 16000], False, ["window"]))

@@ -29,6 +29,7 @@ class ManifestEntry:
 @dataclass(frozen=True)
 class Compaction:
     messages: list[Message]
+    origins: list[int | None]  # per output message: the input index it came from; None if new
     manifest: list[ManifestEntry]
     notes: tuple[str, ...]
     usage: SummarizerUsage
@@ -80,7 +81,7 @@ def compact(
         )
         for index, message in enumerate(messages)
     ]
-    return Compaction(current, manifest, tuple(dict.fromkeys(notes)), usage)
+    return Compaction(current, origin, manifest, tuple(dict.fromkeys(notes)), usage)
 
 
 def _final_fate(fate: Fate | None, present: bool) -> tuple[str, str]:

@@ -295,9 +295,9 @@ def compact_file(
     index and fate, so output plus archive give back the input.
     """
     skipped: list[int] | None = [] if settings.get("on_error") == "skip" else None
-    fmt, transcripts, _ = load(read_source(job.source), job.source, settings.get("format", "auto"), skipped)
+    fmt, transcripts = load(read_source(job.source), job.source, settings.get("format", "auto"), skipped)
     results = [compact(t.messages, steps, settings, counter, summarizer) for t in transcripts]
-    compacted = [dataclasses.replace(t, messages=r.messages) for t, r in zip(transcripts, results, strict=True)]
+    compacted = [t.rewritten(r.messages, r.origins) for t, r in zip(transcripts, results, strict=True)]
     required = list(settings.get("require") or ())
     before = measure(((t.label, t.messages) for t in transcripts), counter, required)
     after = measure(((t.label, t.messages) for t in compacted), counter, [*required, *before.facts_declared])
@@ -347,7 +347,7 @@ def open_transcripts(
                 yield "", chat.stream(file, source, skipped)
 
         return chat.NAME, stream
-    fmt, transcripts, _ = load(read_source(source), source, format, skipped)
+    fmt, transcripts = load(read_source(source), source, format, skipped)
     return fmt.name, lambda: ((t.label, t.messages) for t in transcripts)
 
 
@@ -421,7 +421,7 @@ def replay_file(
     stage_marker: re.Pattern[str] | None = None,
 ) -> FileReplay:
     """Read one file and replay each transcript in it on its own (a tau-bench file holds 200 runs)."""
-    fmt, transcripts, _ = load(read_source(source), source, str(options.get("format") or "auto"))
+    fmt, transcripts = load(read_source(source), source, str(options.get("format") or "auto"))
     runs = [replay(t.messages, settings, options, counter, prices, summarizer, stage_marker) for t in transcripts]
     longest = max(range(len(runs)), key=lambda i: runs[i][0].calls, default=0)
     label = transcripts[longest].label if transcripts else ""

@@ -24,7 +24,7 @@ def swe_agent_files():
 
 def test_tau_bench_reads_every_run_as_one_valid_transcript():
     runs = json.loads(TAU_BENCH.read_text())  # read independently of compactctl's reader
-    fmt, transcripts, _ = load(TAU_BENCH.read_bytes(), str(TAU_BENCH))
+    fmt, transcripts = load(TAU_BENCH.read_bytes(), str(TAU_BENCH))
     assert fmt.name == "tau-bench"
     assert [len(t.messages) for t in transcripts] == [len(run["traj"]) for run in runs]
     assert all(find_violation(t.messages) is None for t in transcripts)
@@ -47,7 +47,7 @@ def test_report_on_tau_bench_counts_what_a_direct_count_gives():
 @pytest.mark.parametrize("path", swe_agent_files(), ids=lambda p: p.parent.name[:40] + "/" + p.name)
 def test_swe_agent_history_maps_tool_call_ids_and_is_valid(path):
     history = json.loads(path.read_text())["history"]
-    fmt, (transcript,), _ = load(path.read_bytes(), str(path))
+    fmt, (transcript,) = load(path.read_bytes(), str(path))
     assert fmt.name == "swe-agent"
     assert len(transcript.messages) == len(history)
     for item, message in zip(history, transcript.messages, strict=True):

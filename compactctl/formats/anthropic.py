@@ -235,7 +235,9 @@ class AnthropicNative(Native[Param]):
     raw: bytes | None = None  # a request's line as read
 
 
-def _read_params(params: list[tuple[int, Any]], path: str, line_of: dict[int, int]) -> tuple[list[Message], list[Param]]:
+def _read_params(
+    params: list[tuple[int, Any]], path: str, line_of: dict[int, int]
+) -> tuple[list[Message], list[Param]]:
     """Canonical messages from (index, MessageParam or system record) pairs, and what each came from."""
     messages: list[Message] = []
     units: list[Param] = []

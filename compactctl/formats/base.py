@@ -17,7 +17,7 @@ from typing import Any, Generic, TypeVar
 
 from compactctl.transcript import Message
 
-Unit = TypeVar("Unit")
+Unit = TypeVar("Unit", covariant=True)
 State = TypeVar("State", bound="Native[Any]")
 
 

@@ -150,6 +150,7 @@ def output_to_native(content: Any) -> Any:
 
 # -- reading --------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Item:
     """One native item a message was read from."""
@@ -370,7 +371,9 @@ def write(transcripts: list[Transcript]) -> bytes:
             lines.extend(raw_line(record) for record in records)
             continue
         for item in transcript_items(transcript):
-            lines.append(raw_line(records[item.record]) if item.record is not None else orjson.dumps(item.value) + b"\n")
+            lines.append(
+                raw_line(records[item.record]) if item.record is not None else orjson.dumps(item.value) + b"\n"
+            )
     if layout == "json":
         return dumps_document([orjson.loads(line) for line in lines])
     return b"".join(lines)

@@ -37,7 +37,7 @@ def test_compact_writes_the_input_format_and_reports_it(name, tmp_path):
     report = orjson.loads(result.stdout)["files"][0]
     assert report["format"] == name
     assert report["tokens_after"] < report["tokens_before"]
-    _, (transcript,), _ = load(out.read_bytes(), str(out), name)
+    _, (transcript,) = load(out.read_bytes(), str(out), name)
     assert len(transcript.messages) == report["messages_after"]
     again = orjson.loads(run("report", str(out), "--format", name, "--json").stdout)["files"][0]
     assert again["tokens_before"] == report["tokens_after"]
@@ -127,7 +127,7 @@ def test_real_swe_agent_folder_compacts_valid_and_round_trips(tmp_path):
     assert all(r["valid_before"] and r["valid_after"] for r in reports)
     for source in folder.rglob("*.traj"):
         data = source.read_bytes()
-        fmt, transcripts, _ = load(data, str(source))
+        fmt, transcripts = load(data, str(source))
         assert orjson.loads(fmt.write(transcripts)) == orjson.loads(data)
 
 
@@ -139,7 +139,7 @@ def test_real_tau_bench_runs_compact_each_run(tmp_path):
     assert result.exit_code == 0, result.output
     report = orjson.loads(result.stdout)["files"][0]
     assert report["format"] == "tau-bench" and report["transcripts"] == 200
-    fmt, runs, _ = load(out.read_bytes())
+    fmt, runs = load(out.read_bytes())
     assert len(runs) == 200 and all(find_violation(run.messages) is None for run in runs)
     assert all(len(run.messages) <= 9 + 4 for run in runs)  # the system prompt, the last 8, a tool round
     assert fmt.write(load(source.read_bytes())[1]).rstrip() == source.read_bytes().rstrip()
