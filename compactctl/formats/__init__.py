@@ -1,6 +1,10 @@
 """Formats: one reader/writer pair per module, registered here, told apart by ``detect``.
 
 Adding a format is one new module with NAME, detect, read and write, and one line below.
+A reader returns ``Transcript``s of canonical messages; when its writer must put unchanged
+records back exactly, it also returns a frozen ``Native`` subclass of its own (``native``:
+what each message was read from, as typed units, and the messages as read) and
+``origins`` (per message, its unit). Nothing is added to the messages themselves.
 """
 
 from __future__ import annotations
@@ -79,7 +83,7 @@ def load(data: bytes, path: str = "<input>", format: str = "auto", skipped: list
 
     With a ``skipped`` list, JSON Lines lines that do not parse are left out and listed there.
     """
-    records, _ = parse_records(data, path, skipped)
+    records = parse_records(data, path, skipped)
     fmt = detect(records, path) if format == "auto" else get_format(format)
     transcripts = fmt.read(records, path)
     if format != "auto" and not any(t.messages for t in transcripts):
