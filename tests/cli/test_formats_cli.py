@@ -114,6 +114,7 @@ def test_truncated_native_line_names_file_and_line(tmp_path):
 
 # -- the real transcripts in ../shared/transcripts ------------------------------------
 
+
 @needs_transcripts
 def test_real_swe_agent_folder_compacts_valid_and_round_trips(tmp_path):
     folder = SHARED_TRANSCRIPTS / "swe-agent"
