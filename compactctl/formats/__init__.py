@@ -83,7 +83,7 @@ def load(data: bytes, path: str = "<input>", format: str = "auto", skipped: list
 
     With a ``skipped`` list, JSON Lines lines that do not parse are left out and listed there.
     """
-    records = parse_records(data, path, skipped)
+    records, _ = parse_records(data, path, skipped)
     fmt = detect(records, path) if format == "auto" else get_format(format)
     transcripts = fmt.read(records, path)
     if format != "auto" and not any(t.messages for t in transcripts):

@@ -41,7 +41,7 @@ def check_text(data: bytes, path: str) -> None:
         raise InputError("empty file: no transcript", path)
 
 
-def parse_records(data: bytes, path: str, skipped: list[int] | None = None) -> list[Record]:
+def parse_records(data: bytes, path: str, skipped: list[int] | None = None) -> tuple[list[Record], Layout]:
     """Parse JSON Lines, or one JSON document (an array's items become the records).
 
     With a ``skipped`` list (``--on-error skip``), a JSON Lines line that does not parse is
@@ -59,13 +59,13 @@ def parse_records(data: bytes, path: str, skipped: list[int] | None = None) -> l
             except orjson.JSONDecodeError as error:
                 raise _decode_error(error, path, getattr(error, "lineno", None)) from None
             check_depth(document, data, path, None)
-            return _document_records(document, data)
+            return _document_records(document, data), "json"
     records = list(iter_jsonl_bytes(data, path, skipped))
     if not records:
         raise InputError(f"no readable line (skipped lines {listed(skipped or [])})", path)
     if len(records) == 1 and isinstance(records[0].value, list):
-        return _document_records(records[0].value)
-    return records
+        return _document_records(records[0].value), "json"
+    return records, "jsonl"
 
 
 def _document_records(document: Any, data: bytes | None = None) -> list[Record]:
