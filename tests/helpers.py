@@ -6,8 +6,7 @@ from collections import deque
 from typing import Any
 
 from hypothesis import strategies as st
-
-from compactctl.report import SummarizerUsage
+from compactctl.usage import SummarizerUsage
 from compactctl.summarizers import Summary, SummaryRequest
 from compactctl.transcript import content_text
 

@@ -30,7 +30,7 @@ def test_report_on_one_list_checks_its_annotated_facts():
 
 
 def test_the_documented_example_runs(agent_messages):
-    fmt, transcripts, _ = compactctl.load(b"".join(orjson.dumps(m) + b"\n" for m in agent_messages))
+    fmt, transcripts = compactctl.load(b"".join(orjson.dumps(m) + b"\n" for m in agent_messages))
     result = compactctl.compact(transcripts[0].messages, ["trim-tools", "window"], {"keep_recent": 8})
     assert compactctl.find_violation(result.messages) is None
     assert compactctl.dump([transcripts[0]], fmt.name).count(b"\n") == len(agent_messages)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compactctl.report import SummarizerUsage
 from compactctl.strategies.base import Fate, StepContext, StepResult, unchanged
 from compactctl.strategies.summarizing import (
     ALWAYS_KEPT_ROLES,
@@ -24,6 +23,7 @@ from compactctl.strategies.summarizing import (
     units_kept,
 )
 from compactctl.transcript import Message, tool_units, unit_start
+from compactctl.usage import SummarizerUsage
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from compactctl.cli.main import app
 from compactctl.formats import load
 from compactctl.transcript import find_violation
-from tests.conftest import SHARED_TRANSCRIPTS
+from tests.conftest import SHARED_TRANSCRIPTS, needs_transcripts
 from tests.formats.fixtures import FILES, lines
 
 runner = CliRunner()
@@ -37,7 +37,7 @@ def test_compact_writes_the_input_format_and_reports_it(name, tmp_path):
     report = orjson.loads(result.stdout)["files"][0]
     assert report["format"] == name
     assert report["tokens_after"] < report["tokens_before"]
-    _, (transcript,), _ = load(out.read_bytes(), str(out), name)
+    _, (transcript,) = load(out.read_bytes(), str(out), name)
     assert len(transcript.messages) == report["messages_after"]
     again = orjson.loads(run("report", str(out), "--format", name, "--json").stdout)["files"][0]
     assert again["tokens_before"] == report["tokens_after"]
@@ -114,10 +114,8 @@ def test_truncated_native_line_names_file_and_line(tmp_path):
 
 # -- the real transcripts in ../shared/transcripts ------------------------------------
 
-needs_shared = pytest.mark.skipif(not SHARED_TRANSCRIPTS.is_dir(), reason="shared transcripts not present")
 
-
-@needs_shared
+@needs_transcripts
 def test_real_swe_agent_folder_compacts_valid_and_round_trips(tmp_path):
     folder = SHARED_TRANSCRIPTS / "swe-agent"
     result = run("compact", str(folder), "-s", "trim-tools", "-s", "window", "-o", str(tmp_path), "--json", "-q")
@@ -127,11 +125,11 @@ def test_real_swe_agent_folder_compacts_valid_and_round_trips(tmp_path):
     assert all(r["valid_before"] and r["valid_after"] for r in reports)
     for source in folder.rglob("*.traj"):
         data = source.read_bytes()
-        fmt, transcripts, _ = load(data, str(source))
+        fmt, transcripts = load(data, str(source))
         assert orjson.loads(fmt.write(transcripts)) == orjson.loads(data)
 
 
-@needs_shared
+@needs_transcripts
 def test_real_tau_bench_runs_compact_each_run(tmp_path):
     source = SHARED_TRANSCRIPTS / "tau-bench" / "historical_trajectories" / "gpt-4o-airline.json"
     out = tmp_path / "airline.json"
@@ -139,13 +137,13 @@ def test_real_tau_bench_runs_compact_each_run(tmp_path):
     assert result.exit_code == 0, result.output
     report = orjson.loads(result.stdout)["files"][0]
     assert report["format"] == "tau-bench" and report["transcripts"] == 200
-    fmt, runs, _ = load(out.read_bytes())
+    fmt, runs = load(out.read_bytes())
     assert len(runs) == 200 and all(find_violation(run.messages) is None for run in runs)
     assert all(len(run.messages) <= 9 + 4 for run in runs)  # the system prompt, the last 8, a tool round
     assert fmt.write(load(source.read_bytes())[1]).rstrip() == source.read_bytes().rstrip()
 
 
-@needs_shared
+@needs_transcripts
 def test_real_mini_swe_agent_array_keeps_its_layout(tmp_path):
     source = SHARED_TRANSCRIPTS / "mini-swe-agent" / "tests" / "test_data" / "github_issue.traj.json"
     copy = tmp_path / "github_issue.json"

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from compactctl.cli.main import app
 from compactctl.formats import load
 from compactctl.transcript import is_valid
-from tests.conftest import SHARED_TRANSCRIPTS
+from tests.conftest import SHARED_TRANSCRIPTS, needs_transcripts
 from tests.helpers import call
 
 runner = CliRunner()
@@ -92,7 +92,7 @@ def test_archive_and_output_give_back_the_input_exactly(tmp_path, mode):
     archive, target = tmp_path / "archive.jsonl", tmp_path / "out.jsonl"
     result = runner.invoke(app, ["prune", str(source), "-o", str(target), "--mode", mode, "--archive", str(archive)])
     assert result.exit_code == 0, result.output
-    _, pruned, _ = load(target.read_bytes())
+    _, pruned = load(target.read_bytes())
     archived = read_jsonl(archive)
     assert archived, "nothing archived"
     for line, transcript in zip(lines, pruned, strict=True):
@@ -173,10 +173,9 @@ def test_a_folder_is_mirrored_and_earlier_outputs_are_skipped(tmp_path):
     assert written == ["deep/a.jsonl"]
 
 
+@needs_transcripts
 def test_console_script_prunes_real_tau_bench_runs(tmp_path):
     source = SHARED_TRANSCRIPTS / "tau-bench" / "historical_trajectories" / "gpt-4o-airline.json"
-    if not source.exists():
-        pytest.skip("shared transcripts not present")
     target = tmp_path / "tau.json"
     script = Path(sys.executable).with_name("compactctl")
     done = subprocess.run(
@@ -189,7 +188,7 @@ def test_console_script_prunes_real_tau_bench_runs(tmp_path):
     assert report["transcripts"] == 200
     assert report["valid_before"] and report["valid_after"]
     assert report["messages_after"] < report["messages_before"]
-    _, runs, _ = load(target.read_bytes())
+    _, runs = load(target.read_bytes())
     assert all(is_valid(run.messages) for run in runs)
 
 

@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compactctl.compact import compact
+from compactctl.compaction import compact
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import is_thinking, is_valid
 from tests.helpers import call

@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compactctl.compact import compact
+from compactctl.compaction import compact
 from compactctl.facts import declared_facts, fold
 from compactctl.strategies.mask_observations import is_placeholder
 from compactctl.tokens import TokenCounter

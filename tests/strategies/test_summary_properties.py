@@ -7,7 +7,7 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compactctl.compact import compact
+from compactctl.compaction import compact
 from compactctl.facts import declared_facts, fold
 from compactctl.transcript import is_pinned, is_valid, message_text
 from tests.conftest import unchanged
