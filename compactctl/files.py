@@ -30,12 +30,12 @@ if TYPE_CHECKING:
 
 from compactctl.compaction import compact
 from compactctl.errors import CompactctlError, InputError
+from compactctl.facts import declared_facts, fold
 from compactctl.formats import chat, detect, load, write_as
 from compactctl.formats.records import BOM, Record
 from compactctl.replay.prices import Prices
 from compactctl.replay.simulate import REPLAY_VERSION, SettingResult, aggregate, replay
 from compactctl.replay.triggers import Setting
-from compactctl.facts import declared_facts, fold
 from compactctl.reporting import FileReport, Labelled, check_facts_present, file_report, measure
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import TokenCounter

@@ -11,9 +11,9 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from compactctl.formats.records import listed
 from compactctl.errors import InputError
 from compactctl.facts import fold, unique_facts
+from compactctl.formats.records import listed
 from compactctl.tokens import REPLY_PRIMING_TOKENS, TokenCounter
 from compactctl.transcript import Message, Validator, facts_of, message_text
 from compactctl.usage import SummarizerUsage

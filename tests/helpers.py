@@ -6,9 +6,10 @@ from collections import deque
 from typing import Any
 
 from hypothesis import strategies as st
-from compactctl.usage import SummarizerUsage
+
 from compactctl.summarizers import Summary, SummaryRequest
 from compactctl.transcript import content_text
+from compactctl.usage import SummarizerUsage
 
 
 def call(call_id: str, name: str, arguments: str = "{}") -> dict[str, Any]:

@@ -6,7 +6,17 @@ dataclass, and one line below.
 
 from __future__ import annotations
 
-from compactctl.strategies import clear_thinking, mask_observations, prune, rolling, selective, structured, summary, trim_tools, window
+from compactctl.strategies import (
+    clear_thinking,
+    mask_observations,
+    prune,
+    rolling,
+    selective,
+    structured,
+    summary,
+    trim_tools,
+    window,
+)
 from compactctl.strategies.base import Fate, StepContext, StepResult, Strategy, options_from
 
 __all__ = ["STRATEGIES", "Fate", "StepContext", "StepResult", "Strategy", "options_from"]
