@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from compactctl.strategies.base import Fate, StepContext, StepResult
 from compactctl.tokens import TokenCounter
-from compactctl.transcript import Message, content_text, is_protected, with_text
+from compactctl.transcript import Message, content_text, is_observation, is_protected, with_text
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,9 @@ def trim_tool_outputs(
     fates: dict[int, Fate] = {}
     for index, message in enumerate(messages):
         trimmed = None
-        if message.get("role") == "tool" and not is_protected(message) and index not in spared:
+        # Observations a text-mode agent got as user messages are tool output too.
+        is_output = message.get("role") == "tool" or is_observation(message)
+        if is_output and not is_protected(message) and index not in spared:
             trimmed = trim_text(content_text(message), options, counter)
         if trimmed is None:
             out.append(message)
