@@ -81,7 +81,8 @@ def content_text(message: Message) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(part_text(part) for part in content if isinstance(part, dict))
+        # Thinking is not text a person reads (nor what facts, summaries and stubs look at).
+        return "\n".join(part_text(part) for part in content if isinstance(part, dict) and not is_thinking(part))
     return ""
 
 
@@ -100,7 +101,9 @@ def thinking_text(part: dict[str, Any]) -> str:
     """The readable text of a thinking part (none for redacted or encrypted reasoning)."""
     if part.get("type") == "thinking":
         return str(part.get("thinking") or "")
-    pieces = [*part.get("summary", ()), *part.get("content", ())] if part.get("type") == "reasoning" else []
+    if part.get("type") != "reasoning":
+        return ""
+    pieces = [piece for key in ("summary", "content") if isinstance(part.get(key), list) for piece in part[key]]
     return "\n".join(str(piece.get("text", "")) for piece in pieces if isinstance(piece, dict))
 
 
