@@ -68,6 +68,19 @@ def valid_transcripts(max_rounds: int = 8):
     return build()
 
 
+def lost_facts(messages: list[dict[str, Any]], out: list[dict[str, Any]], required: tuple[str, ...] = ()) -> list[str]:
+    """Declared (and ``required``) facts some input message holds and no output message does (folded)."""
+    from compactctl.facts import declared_facts, fold
+    from compactctl.transcript import message_text
+
+    before, after = ([fold(message_text(m)) for m in ms] for ms in (messages, out))
+    return [
+        fact
+        for fact in declared_facts(messages, required)
+        if any(fold(fact) in text for text in before) and not any(fold(fact) in text for text in after)
+    ]
+
+
 # --- agent transcripts with every annotation, for the deterministic steps' properties ----------
 
 TEXTS = [

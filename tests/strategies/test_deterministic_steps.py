@@ -6,11 +6,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compactctl.compact import compact
-from compactctl.facts import declared_facts, fold
 from compactctl.strategies.trim_tools import TrimOptions, trim_text
 from compactctl.tokens import TokenCounter
-from compactctl.transcript import is_pinned, is_valid, message_text
-from tests.helpers import agent_transcripts, call, valid_transcripts
+from compactctl.transcript import is_pinned, is_valid
+from tests.helpers import agent_transcripts, call, lost_facts, valid_transcripts
 
 counter = TokenCounter("approx")
 
@@ -84,7 +83,5 @@ def test_steps_keep_api_validity_and_never_mutate_input(messages, step, keep_rec
 def test_window_keeps_one_copy_of_every_fact_and_is_idempotent(messages, keep_recent):
     result = compact(messages, ["window"], {"keep_recent": keep_recent}, counter)
     assert is_valid(result.messages)
-    before, after = (fold("\n".join(map(message_text, m))) for m in (messages, result.messages))
-    for fact in declared_facts(messages):
-        assert fold(fact) not in before or fold(fact) in after, f"fact {fact!r} lost"
+    assert lost_facts(messages, result.messages) == []
     assert compact(result.messages, ["window"], {"keep_recent": keep_recent}, counter).messages == result.messages

@@ -12,12 +12,11 @@ from hypothesis import strategies as st
 import compactctl
 from compactctl.compact import compact
 from compactctl.errors import InputError
-from compactctl.facts import fold
 from compactctl.strategies.prune import is_stub
-from compactctl.transcript import facts_of, is_observation, is_pinned, is_valid, message_text
+from compactctl.transcript import is_observation, is_pinned, is_valid, message_text
 from tests.conftest import unchanged
 from tests.helpers import agent_transcripts as transcripts
-from tests.helpers import call
+from tests.helpers import call, lost_facts
 
 LONG = "line of a long tool output that is well worth pruning\n" * 4
 
@@ -349,10 +348,7 @@ def test_prune_invariants(messages, mode):
     assert compactctl.prune(result.messages, mode).messages == result.messages, "not idempotent"
     assert is_valid(result.messages), "API validity lost"
     assert result.origins == sorted(set(result.origins)), "order not preserved"
-    out_text = fold("\n".join(message_text(m) for m in result.messages))
-    in_text = fold("\n".join(message_text(m) for m in messages))
-    for fact in (fold(f) for m in messages for f in facts_of(m)):
-        assert fact not in in_text or fact in out_text, f"fact {fact!r} lost"
+    assert lost_facts(messages, result.messages) == [], "fact lost"
     for index, message in enumerate(messages):
         if is_pinned(message):
             assert index in result.origins and result.messages[result.origins.index(index)] == message
