@@ -1,6 +1,7 @@
 """compactctl: compact saved LLM conversation and agent transcripts.
 
-The library API is plain functions on lists of message dicts::
+The library API is plain functions on lists of message dicts; after the input (the messages,
+the steps and their settings), every option is a keyword::
 
     import compactctl
     fmt, transcripts, _ = compactctl.load(open("chat.jsonl", "rb").read())
@@ -52,7 +53,7 @@ __all__ = [
 __version__ = "0.1.0"
 
 
-def prune(messages: list[Message], mode: str = "stub", require: tuple[str, ...] = ()) -> StepResult:
+def prune(messages: list[Message], *, mode: str = "stub", require: tuple[str, ...] = ()) -> StepResult:
     """The deterministic prune step on a list of message dicts (the input is not mutated).
 
     Returns a StepResult: ``messages`` (the new list), ``origins`` (the input index of each
@@ -65,6 +66,7 @@ def prune(messages: list[Message], mode: str = "stub", require: tuple[str, ...] 
 def report(
     before: list[Message],
     after: list[Message] | None = None,
+    *,
     facts: list[str] | tuple[str, ...] = (),
     encoding: str = "cl100k_base",
 ) -> FileReport:

@@ -305,6 +305,7 @@ def replay(
     messages: Sequence[Message],
     settings: Sequence[Setting] = (),
     options: Mapping[str, Any] | None = None,
+    *,
     counter: TokenCounter | None = None,
     prices: Prices | None = None,
     summarizer: Summarizer | None = None,
