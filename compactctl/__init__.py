@@ -25,7 +25,7 @@ from compactctl.reporting import FileReport, Measure, file_report, measure
 from compactctl.strategies.base import Fate, StepContext, StepResult
 from compactctl.strategies.prune import PruneOptions
 from compactctl.strategies.prune import prune as _prune
-from compactctl.tokens import TokenCounter
+from compactctl.tokens import TokenCounter, counter_for
 from compactctl.transcript import Message, Violation, find_violation, is_valid
 
 __all__ = [
@@ -75,8 +75,6 @@ def report(
     ``facts`` must still be present (in ``after``, or in ``before`` alone); the messages'
     own ``compactctl.facts`` annotations are checked too.
     """
-    from compactctl.tokens import counter_for
-
     counter = counter_for(encoding)
     measured = measure([("", before)], counter, facts)
     compared = measure([("", after)], counter, [*facts, *measured.facts_declared]) if after is not None else None
