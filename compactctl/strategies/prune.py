@@ -37,6 +37,7 @@ from typing import Any
 import orjson
 
 from compactctl.errors import InputError
+from compactctl.settings import check_fields, setting
 from compactctl.strategies.base import Fate, StepContext, StepResult
 from compactctl.transcript import (
     ANNOTATION_KEY,
@@ -54,8 +55,16 @@ _STUB = re.compile(r"\[compactctl: (?:superseded by|duplicate of) message #\d+\]
 
 @dataclass(frozen=True)
 class PruneOptions:
-    mode: str = "stub"  # "stub": elide in place; "drop": remove the call and its result
-    require: tuple[str, ...] = ()  # --require facts: a message holding one is never pruned
+    mode: str = setting(
+        "stub",
+        help="stub: a pruned tool result keeps its place as a short stub; drop: the call and its result go.",
+        choices=MODES,
+        metavar="stub|drop",
+        panel="Pruning",
+    )
+    require: tuple[str, ...] = ()  # the run's --require facts: a message holding one is never pruned
+
+    __post_init__ = check_fields
 
 
 def check_mode(mode: str) -> None:

@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compactctl.report import SummarizerUsage
+from compactctl.settings import check_fields, setting
 from compactctl.strategies.base import Fate, StepContext, StepResult, unchanged
 from compactctl.strategies.summarizing import (
     ALWAYS_KEPT_ROLES,
-    DEFAULT_INPUT_MAX_TOKENS,
     check_role,
     earlier_summary,
     over_note,
@@ -22,16 +22,26 @@ from compactctl.strategies.summarizing import (
     summary_message,
     unit_kept,
 )
+from compactctl.strategies.settings import (
+    DEFAULT_INPUT_MAX_TOKENS,
+    SUMMARY_INPUT_MAX_TOKENS,
+    SUMMARY_MAX_TOKENS,
+    SUMMARY_PANEL,
+    SUMMARY_ROLE,
+    THRESHOLD,
+)
 from compactctl.transcript import Message, tool_units, unit_start
 
 
 @dataclass(frozen=True)
 class RollingOptions:
-    threshold: int = 8000
-    window: int = 8
-    summary_max_tokens: int = 400
-    summary_input_max_tokens: int = DEFAULT_INPUT_MAX_TOKENS
-    summary_role: str = "system"
+    threshold: int = THRESHOLD(8000)
+    window: int = setting(8, help="rolling: messages kept after each fold.", min=0, panel=SUMMARY_PANEL)
+    summary_max_tokens: int = SUMMARY_MAX_TOKENS(400)
+    summary_input_max_tokens: int = SUMMARY_INPUT_MAX_TOKENS(DEFAULT_INPUT_MAX_TOKENS)
+    summary_role: str = SUMMARY_ROLE("system")
+
+    __post_init__ = check_fields
 
 
 def rolling(messages: list[Message], options: RollingOptions, context: StepContext) -> StepResult:

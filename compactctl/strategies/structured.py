@@ -15,12 +15,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from compactctl.settings import check_fields, setting
 from compactctl.strategies.base import Fate, StepContext, StepResult
 from compactctl.strategies.summarizing import (
-    DEFAULT_INPUT_MAX_TOKENS,
     noted_if_over,
     summarize_units,
     tail_start_for,
+)
+from compactctl.strategies.settings import (
+    DEFAULT_INPUT_MAX_TOKENS,
+    HEAD_LINES,
+    KEEP_RECENT,
+    SUMMARY_INPUT_MAX_TOKENS,
+    SUMMARY_MAX_TOKENS,
+    SUMMARY_PANEL,
+    SUMMARY_ROLE,
+    TAIL_LINES,
+    THRESHOLD,
+    TOOL_MAX_TOKENS,
 )
 from compactctl.strategies.trim_tools import TrimOptions, trim_text
 from compactctl.transcript import Message, content_text, is_protected, tool_units
@@ -28,15 +40,19 @@ from compactctl.transcript import Message, content_text, is_protected, tool_unit
 
 @dataclass(frozen=True)
 class StructuredOptions:
-    threshold: int = 0
-    keep_turns: int = 2
-    keep_recent: int = 10
-    tool_max_tokens: int = 1000
-    head_lines: int = 20
-    tail_lines: int = 20
-    summary_max_tokens: int = 1000
-    summary_input_max_tokens: int = DEFAULT_INPUT_MAX_TOKENS
-    summary_role: str = "system"
+    threshold: int = THRESHOLD(0)
+    keep_turns: int = setting(
+        2, help="structured: last turns kept (a user message and what follows).", min=0, panel=SUMMARY_PANEL
+    )
+    keep_recent: int = KEEP_RECENT(10)
+    tool_max_tokens: int = TOOL_MAX_TOKENS(1000)
+    head_lines: int = HEAD_LINES(20)
+    tail_lines: int = TAIL_LINES(20)
+    summary_max_tokens: int = SUMMARY_MAX_TOKENS(1000)
+    summary_input_max_tokens: int = SUMMARY_INPUT_MAX_TOKENS(DEFAULT_INPUT_MAX_TOKENS)
+    summary_role: str = SUMMARY_ROLE("system")
+
+    __post_init__ = check_fields
 
 
 def turns_start(messages: list[Message], keep_turns: int, keep_recent: int) -> int:

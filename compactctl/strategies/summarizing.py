@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from compactctl.errors import InputError
 from compactctl.report import SummarizerUsage
+from compactctl.strategies.settings import DEFAULT_INPUT_MAX_TOKENS, SUMMARY_ROLES
 from compactctl.strategies.base import Fate, StepContext, StepResult, unchanged
 from compactctl.summarizers import Summarizer, SummaryRequest
 from compactctl.summarizers.render import render_message
@@ -25,10 +26,8 @@ from compactctl.tokens import TokenCounter
 from compactctl.transcript import Message, is_protected, tool_units, unit_start
 
 ALWAYS_KEPT_ROLES = frozenset({"system", "developer"})
-SUMMARY_ROLES = ("system", "user")
 SUMMARY_HEADER = "[compactctl summary of {count} earlier messages]"
 _SUMMARY_HEADER = re.compile(r"\[compactctl summary of (\d+) earlier messages\]\n\n")
-DEFAULT_INPUT_MAX_TOKENS = 32000
 # A model request's own framing beside the prompt and the data: two messages' overhead and
 # the <transcript> / <previous_summary> fences.
 REQUEST_FRAMING = 32

@@ -8,27 +8,16 @@ from pathlib import Path
 from typing import IO, Any
 
 from compactctl.errors import InputError
+from compactctl.settings import defaults_of
 from compactctl.summarizers import Summarizer
 from compactctl.summarizers.extractive import ExtractiveSummarizer
+from compactctl.summarizers.options import SummarizerOptions
 from compactctl.tokens import TokenCounter
 
 SUMMARIZERS = ("extractive", "openai")
 
 # Setting names (config keys and flags) of the summarizers, with their defaults.
-SUMMARIZER_DEFAULTS: dict[str, Any] = {
-    "summarizer": "extractive",
-    "model": "gpt-4o-mini",
-    "base_url": None,
-    "api": "chat",
-    "summary_timeout": 60.0,
-    "summary_retries": 4,
-    "summary_backoff": 1.0,
-    "redact": True,
-    "cache": True,
-    "cache_dir": None,
-    "prompt_file": [],
-    "dry_run": False,
-}
+SUMMARIZER_DEFAULTS: dict[str, Any] = defaults_of(SummarizerOptions)
 
 
 def make_summarizer(

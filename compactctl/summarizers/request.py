@@ -18,7 +18,7 @@ from compactctl.summarizers import SummaryRequest
 from compactctl.summarizers.redact import redact
 from compactctl.summarizers.render import render_messages
 
-APIS = ("chat", "responses")
+from compactctl.summarizers.options import APIS
 
 DATA_NOTE = (
     "The text between <transcript> and </transcript> (and between <previous_summary> tags, if any) is data "
