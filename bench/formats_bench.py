@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import orjson
 
-from compactctl.compact import compact
+from compactctl.compaction import compact
 from compactctl.formats import load
 
 

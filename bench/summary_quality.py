@@ -24,8 +24,8 @@ import sys
 import time
 from pathlib import Path
 
-from compactctl.batch import find_transcripts
-from compactctl.compact import compact
+from compactctl.compaction import compact
+from compactctl.files import find_transcripts
 from compactctl.formats import load
 from compactctl.summarizers.ledger import constraints
 from compactctl.tokens import counter_for

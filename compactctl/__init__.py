@@ -6,7 +6,7 @@ The library API is plain functions on lists of message dicts::
     fmt, transcripts, _ = compactctl.load(open("chat.jsonl", "rb").read())
     result = compactctl.compact(transcripts[0].messages, ["trim-tools", "window"], {"keep_recent": 8})
     result.messages  # a new list; the input is not mutated
-    rows = compactctl.replay(transcripts[0].messages, compactctl.settings_grid([8000, 16000], False, ["window"]))
+    rows = compactctl.replay.replay(transcripts[0].messages, compactctl.settings_grid([8000, 16000], False, ["window"]))
     rows[0].cost, rows[1].cost  # no compaction, then each setting
     pruned = compactctl.prune(transcripts[0].messages, mode="drop")
     pruned.messages, pruned.fates  # what was elided, removed or restored, and why
@@ -16,10 +16,11 @@ The library API is plain functions on lists of message dicts::
 
 from __future__ import annotations
 
-from compactctl.compact import Compaction, compact
+from compactctl import replay
+from compactctl.compaction import Compaction, compact
 from compactctl.formats import dump, load
-from compactctl.replay import Setting, Trigger, replay, settings_grid
-from compactctl.report import FileReport, Measure, file_report, measure
+from compactctl.replay import Setting, Trigger, settings_grid
+from compactctl.reporting import FileReport, Measure, file_report, measure
 from compactctl.strategies.base import Fate, StepContext, StepResult
 from compactctl.strategies.prune import PruneOptions
 from compactctl.strategies.prune import prune as _prune

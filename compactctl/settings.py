@@ -119,9 +119,7 @@ def fields_of(options_type: type) -> tuple[tuple[dataclasses.Field[Any], type, b
     """The settings an options dataclass declares, with (item type, is a list, may be None)."""
     hints = typing.get_type_hints(options_type)
     return tuple(
-        (field, *_kind(hints[field.name]))
-        for field in dataclasses.fields(options_type)
-        if SPEC_KEY in field.metadata
+        (field, *_kind(hints[field.name])) for field in dataclasses.fields(options_type) if SPEC_KEY in field.metadata
     )
 
 
@@ -192,9 +190,7 @@ def _own_settings(options_type: type) -> dict[str, Declared]:
 
 def defaults_of(options_type: type) -> dict[str, Any]:
     """The declared settings of a dataclass with their defaults (lists for list settings)."""
-    return {
-        field.name: list(field.default) if many else field.default for field, _, many, _ in fields_of(options_type)
-    }
+    return {field.name: list(field.default) if many else field.default for field, _, many, _ in fields_of(options_type)}
 
 
 def checked(settings: Mapping[str, Declared], values: Mapping[str, Any], where: str | None = None) -> None:

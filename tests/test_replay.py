@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compactctl.errors import InputError
+from compactctl.files import FileReplay, replay_json
 from compactctl.replay import (
     BASELINE,
     Prices,
@@ -21,11 +22,10 @@ from compactctl.replay import (
     parse_thresholds,
     prices_for,
     replay,
-    replay_json,
     settings_grid,
     shipped_prices,
-    with_summarizer_prices,
 )
+from compactctl.replay.prices import with_summarizer_prices
 from compactctl.strategies import STRATEGIES, StepContext, StepResult, Strategy
 from compactctl.summarizers import SummaryRequest
 from compactctl.tokens import TokenCounter
@@ -318,7 +318,6 @@ def test_unknown_strategy_is_a_usage_error(talk):
 
 
 def test_json_setting_keys_are_pinned(talk, approx):
-    from compactctl.replay import FileReplay
 
     rows = replay(talk, [Setting(Trigger(170), ("window",))], {"keep_recent": 2}, approx, PRICES)
     data = replay_json("talk.jsonl", [FileReplay("talk.jsonl", "chat", 1, rows, "", [])])

@@ -6,7 +6,7 @@ import functools
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
+from typing import Annotated, Any, NoReturn, TypeVar
 
 import orjson
 import typer
@@ -14,13 +14,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from compactctl.batch import STDIO, Failure, Job, write_atomic
 from compactctl.config import load_config, merge
 from compactctl.errors import EXIT_GATE, EXIT_INPUT, EXIT_OK, EXIT_SUMMARIZER, CompactctlError, InputError
-from compactctl.report import FileReport, report_json, totals
-
-if TYPE_CHECKING:
-    from compactctl.compact import FileCompaction
+from compactctl.files import STDIO, Failure, FileCompaction, Job, write_atomic
+from compactctl.reporting import FileReport, report_json, totals
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from compactctl.batch import STDIO, check_side_files, plan, run_jobs
 from compactctl.cli.common import (
     ConfigPath,
     Encoding,
@@ -53,7 +52,8 @@ from compactctl.cli.options import (
     ToolMaxTokens,
     Window,
 )
-from compactctl.compact import check_steps, compact_file
+from compactctl.compaction import check_steps
+from compactctl.files import STDIO, check_side_files, compact_file, plan, run_jobs
 from compactctl.summarizers.build import make_summarizer
 from compactctl.tokens import counter_for
 

@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from compactctl.batch import PRUNED_MARK, STDIO, check_side_files, plan, run_jobs
 from compactctl.cli.common import (
     ConfigPath,
     Encoding,
@@ -32,7 +31,7 @@ from compactctl.cli.common import (
     stderr,
     write_jsonl,
 )
-from compactctl.compact import FileCompaction, compact_file
+from compactctl.files import PRUNED_MARK, STDIO, FileCompaction, check_side_files, compact_file, plan, run_jobs
 from compactctl.strategies.prune import check_mode
 from compactctl.tokens import counter_for
 

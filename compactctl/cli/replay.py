@@ -13,7 +13,6 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from compactctl.batch import Job, expand_inputs, run_jobs
 from compactctl.cli.common import (
     ConfigPath,
     Encoding,
@@ -55,24 +54,13 @@ from compactctl.cli.options import (
     ToolMaxTokens,
     Window,
 )
-from compactctl.compact import check_steps
+from compactctl.cli.plot import check_plot, write_plot
+from compactctl.compaction import check_steps
 from compactctl.errors import EXIT_INPUT, EXIT_OK, EXIT_SUMMARIZER
-from compactctl.replay import (
-    FileReplay,
-    Prices,
-    SettingResult,
-    aggregate,
-    check_plot,
-    load_prices,
-    parse_thresholds,
-    prices_for,
-    replay_file,
-    replay_json,
-    settings_grid,
-    stage_pattern,
-    with_summarizer_prices,
-    write_plot,
-)
+from compactctl.files import FileReplay, Job, expand_inputs, replay_file, replay_json, run_jobs
+from compactctl.replay.prices import Prices, load_prices, prices_for, with_summarizer_prices
+from compactctl.replay.simulate import SettingResult, aggregate
+from compactctl.replay.triggers import parse_thresholds, settings_grid, stage_pattern
 from compactctl.summarizers.build import make_summarizer
 from compactctl.tokens import counter_for
 

@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from compactctl.batch import Job, expand_inputs, run_jobs
 from compactctl.cli.common import (
     ConfigPath,
     Encoding,
@@ -25,7 +24,7 @@ from compactctl.cli.common import (
     settings_for,
 )
 from compactctl.errors import InputError
-from compactctl.report import report_pair
+from compactctl.files import Job, expand_inputs, report_pair, run_jobs
 from compactctl.tokens import counter_for
 
 

@@ -10,9 +10,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compactctl.report import SummarizerUsage
 from compactctl.settings import check_fields, setting
 from compactctl.strategies.base import Fate, StepContext, StepResult, unchanged
+from compactctl.strategies.settings import (
+    DEFAULT_INPUT_MAX_TOKENS,
+    SUMMARY_INPUT_MAX_TOKENS,
+    SUMMARY_MAX_TOKENS,
+    SUMMARY_PANEL,
+    SUMMARY_ROLE,
+    THRESHOLD,
+)
 from compactctl.strategies.summarizing import (
     ALWAYS_KEPT_ROLES,
     check_role,
@@ -22,15 +29,8 @@ from compactctl.strategies.summarizing import (
     summary_message,
     unit_kept,
 )
-from compactctl.strategies.settings import (
-    DEFAULT_INPUT_MAX_TOKENS,
-    SUMMARY_INPUT_MAX_TOKENS,
-    SUMMARY_MAX_TOKENS,
-    SUMMARY_PANEL,
-    SUMMARY_ROLE,
-    THRESHOLD,
-)
 from compactctl.transcript import Message, tool_units, unit_start
+from compactctl.usage import SummarizerUsage
 
 
 @dataclass(frozen=True)

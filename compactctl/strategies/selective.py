@@ -10,11 +10,6 @@ from dataclasses import dataclass
 from compactctl.errors import InputError
 from compactctl.settings import check_fields, setting
 from compactctl.strategies.base import StepContext, StepResult, unchanged
-from compactctl.strategies.summarizing import (
-    noted_if_over,
-    summarize_units,
-    tail_start_for,
-)
 from compactctl.strategies.settings import (
     DEFAULT_INPUT_MAX_TOKENS,
     KEEP_RECENT,
@@ -23,6 +18,11 @@ from compactctl.strategies.settings import (
     SUMMARY_PANEL,
     SUMMARY_ROLE,
     THRESHOLD,
+)
+from compactctl.strategies.summarizing import (
+    noted_if_over,
+    summarize_units,
+    tail_start_for,
 )
 from compactctl.transcript import Message, content_text, message_text
 

@@ -17,7 +17,9 @@ KEEP_RECENT = SettingSpec("Messages kept at the end.", min=0, panel=STRATEGY_PAN
 TOOL_MAX_TOKENS = SettingSpec("trim-tools: tool outputs over this are trimmed.", min=1, panel=STRATEGY_PANEL)
 HEAD_LINES = SettingSpec("trim-tools: first lines kept.", min=0, panel=STRATEGY_PANEL)
 TAIL_LINES = SettingSpec("trim-tools: last lines kept.", min=0, panel=STRATEGY_PANEL)
-THRESHOLD = SettingSpec("Summarizing strategies compact above this many tokens (0: always).", min=0, panel=SUMMARY_PANEL)
+THRESHOLD = SettingSpec(
+    "Summarizing strategies compact above this many tokens (0: always).", min=0, panel=SUMMARY_PANEL
+)
 SUMMARY_MAX_TOKENS = SettingSpec("Summary size bound.", min=16, panel=SUMMARY_PANEL)
 SUMMARY_INPUT_MAX_TOKENS = SettingSpec(
     "Largest text one summarizer request takes; more is chunked and merged.", min=1, panel=SUMMARY_PANEL

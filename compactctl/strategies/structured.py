@@ -17,11 +17,6 @@ from dataclasses import dataclass
 
 from compactctl.settings import check_fields, setting
 from compactctl.strategies.base import Fate, StepContext, StepResult
-from compactctl.strategies.summarizing import (
-    noted_if_over,
-    summarize_units,
-    tail_start_for,
-)
 from compactctl.strategies.settings import (
     DEFAULT_INPUT_MAX_TOKENS,
     HEAD_LINES,
@@ -33,6 +28,11 @@ from compactctl.strategies.settings import (
     TAIL_LINES,
     THRESHOLD,
     TOOL_MAX_TOKENS,
+)
+from compactctl.strategies.summarizing import (
+    noted_if_over,
+    summarize_units,
+    tail_start_for,
 )
 from compactctl.strategies.trim_tools import TrimOptions, trim_text
 from compactctl.transcript import Message, content_text, is_protected, tool_units

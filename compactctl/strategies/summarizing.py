@@ -17,13 +17,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from compactctl.errors import InputError
-from compactctl.report import SummarizerUsage
-from compactctl.strategies.settings import DEFAULT_INPUT_MAX_TOKENS, SUMMARY_ROLES
 from compactctl.strategies.base import Fate, StepContext, StepResult, unchanged
+from compactctl.strategies.settings import SUMMARY_ROLES
 from compactctl.summarizers import Summarizer, SummaryRequest
 from compactctl.summarizers.render import render_message
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import Message, is_protected, tool_units, unit_start
+from compactctl.usage import SummarizerUsage
 
 ALWAYS_KEPT_ROLES = frozenset({"system", "developer"})
 SUMMARY_HEADER = "[compactctl summary of {count} earlier messages]"

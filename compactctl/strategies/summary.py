@@ -7,11 +7,6 @@ from dataclasses import dataclass
 
 from compactctl.settings import check_fields
 from compactctl.strategies.base import StepContext, StepResult, unchanged
-from compactctl.strategies.summarizing import (
-    noted_if_over,
-    summarize_units,
-    tail_start_for,
-)
 from compactctl.strategies.settings import (
     DEFAULT_INPUT_MAX_TOKENS,
     KEEP_RECENT,
@@ -19,6 +14,11 @@ from compactctl.strategies.settings import (
     SUMMARY_MAX_TOKENS,
     SUMMARY_ROLE,
     THRESHOLD,
+)
+from compactctl.strategies.summarizing import (
+    noted_if_over,
+    summarize_units,
+    tail_start_for,
 )
 from compactctl.transcript import Message
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from compactctl.report import SummarizerUsage
 from compactctl.transcript import Message
+from compactctl.usage import SummarizerUsage
 
 SECTIONS = ("Goal", "Progress", "Facts", "Decisions", "Next steps", "Constraints")
 

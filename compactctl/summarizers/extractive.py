@@ -17,11 +17,11 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from compactctl.report import SummarizerUsage
 from compactctl.summarizers import SECTIONS, Summary, SummaryRequest
 from compactctl.summarizers.ledger import Fact, constraints, facts, is_demonstration, people, sentences
 from compactctl.tokens import TokenCounter, counter_for
 from compactctl.transcript import Message, annotations_of, content_text, tool_calls_of
+from compactctl.usage import SummarizerUsage
 
 NAME = "extractive"
 

@@ -25,10 +25,10 @@ from typing import IO, Any
 import openai
 
 from compactctl.errors import InputError, SummarizerError
-from compactctl.report import SummarizerUsage
 from compactctl.summarizers import Summary, SummaryRequest
 from compactctl.summarizers.cache import DiskCache, cache_key
 from compactctl.summarizers.request import Built, build_request, prompt_for
+from compactctl.usage import SummarizerUsage
 
 NAME = "openai"
 DEFAULT_MODEL = "gpt-4o-mini"

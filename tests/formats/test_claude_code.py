@@ -7,7 +7,7 @@ import itertools
 
 import orjson
 
-from compactctl.compact import compact
+from compactctl.compaction import compact
 from compactctl.formats import load
 from compactctl.formats.claude_code import SUMMARY_INTRO
 from compactctl.transcript import annotations_of, find_violation

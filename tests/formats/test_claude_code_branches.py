@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from compactctl.cli.main import app
-from compactctl.compact import compact
+from compactctl.compaction import compact
 from compactctl.formats import load
 from compactctl.formats.claude_code import SUMMARY_INTRO
 from compactctl.tokens import TokenCounter

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import orjson
 
-from compactctl.compact import compact
+from compactctl.compaction import compact
 from compactctl.formats import load
 from compactctl.formats.codex import SUMMARY_PREFIX
 from compactctl.transcript import annotations_of, content_text, find_violation

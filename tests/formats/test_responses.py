@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import orjson
 
-from compactctl.compact import compact
+from compactctl.compaction import compact
 from compactctl.formats import load
 from compactctl.transcript import find_violation
 from tests.conftest import unchanged

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compactctl.compact import compact
+from compactctl.compaction import compact
 from compactctl.errors import InputError
 from compactctl.formats import FORMATS, Transcript, dump, get_format, load, write_as
 from tests.formats.fixtures import FILES, read, shape

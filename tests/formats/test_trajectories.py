@@ -7,7 +7,7 @@ import json
 import orjson
 import pytest
 
-from compactctl.compact import compact
+from compactctl.compaction import compact
 from compactctl.formats import load
 from compactctl.transcript import find_violation
 from tests.conftest import SHARED_TRANSCRIPTS

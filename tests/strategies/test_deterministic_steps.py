@@ -5,7 +5,7 @@ import copy
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compactctl.compact import compact
+from compactctl.compaction import compact
 from compactctl.strategies.trim_tools import TrimOptions, trim_text
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import is_pinned, is_valid

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import compactctl
-from compactctl.compact import compact
+from compactctl.compaction import compact
 from compactctl.errors import InputError
 from compactctl.transcript import facts_of, is_protected, is_valid, message_text
 from tests.conftest import unchanged

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from compactctl.compact import compact
+from compactctl.compaction import compact
 from compactctl.errors import InputError
 from compactctl.strategies import STRATEGIES, StepContext, options_from
 from compactctl.strategies.summarizing import SUMMARY_HEADER, chunk
