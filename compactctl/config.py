@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from compactctl.errors import InputError
-from compactctl.settings import Declared, check_fields, checked, declared, defaults_of, setting
+from compactctl.replay.options import ReplayOptions
+from compactctl.settings import Declared, Options, checked, declared, defaults_of, setting
 from compactctl.strategies import STRATEGIES
 from compactctl.summarizers.options import SummarizerOptions
 
@@ -27,7 +28,7 @@ GATE_PANEL = "Report and gates"
 
 
 @dataclass(frozen=True)
-class RunOptions:
+class RunOptions(Options):
     """What every command's run takes, whatever it does to the messages."""
 
     strategy: tuple[str, ...] = setting(
@@ -52,23 +53,28 @@ class RunOptions:
         None, help="Exit 1 when the total reduction is under PCT percent.", metavar="PCT", panel=GATE_PANEL
     )
 
-    __post_init__ = check_fields
+
+Owners = list[tuple[str, type]]  # (owner, options dataclass): a strategy's name, or "" for the others
 
 
-def setting_owners() -> list[tuple[str, type]]:
-    """Every options dataclass a setting may live on, with its owner ("" or a strategy's name)."""
-    return [
-        ("", RunOptions),
-        *((name, strategy.options) for name, strategy in STRATEGIES.items()),
-        ("", SummarizerOptions),
-    ]
+def strategy_owners() -> Owners:
+    return [(name, strategy.options) for name, strategy in STRATEGIES.items()]
+
+
+def setting_owners() -> Owners:
+    """Every options dataclass a setting lives on: the run's, each strategy's, the summarizer's, replay's."""
+    return [("", RunOptions), *strategy_owners(), ("", SummarizerOptions), ("", ReplayOptions)]
 
 
 def all_settings() -> dict[str, Declared]:
     return declared(setting_owners())
 
 
-DEFAULTS: dict[str, Any] = {**defaults_of(RunOptions), **defaults_of(SummarizerOptions)}
+DEFAULTS: dict[str, Any] = {
+    **defaults_of(RunOptions),
+    **defaults_of(SummarizerOptions),
+    **defaults_of(ReplayOptions),
+}
 
 
 def known_keys() -> set[str]:

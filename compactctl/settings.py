@@ -5,7 +5,7 @@ a default) carries its help, bounds, choices, flags and help panel in the field'
 metadata. Everything else is derived from those fields: the CLI options of every
 command (``compactctl.cli.options``), config-file validation (``compactctl.config``),
 the defaults shown in ``--help``, and the check a library caller gets on construction
-(``__post_init__ = check_fields``), whose errors name the setting, not a flag.
+(``Options.__post_init__``), whose errors name the setting, not a flag.
 """
 
 from __future__ import annotations
@@ -176,21 +176,36 @@ def problem(declared: Declared, value: Any) -> str | None:
 
 
 def check_fields(options: Any) -> None:
-    """``__post_init__`` of an options dataclass: a bad value is an InputError naming the setting."""
+    """A bad value of a declared field is an InputError naming the setting (not a flag)."""
     for name, one in _own_settings(type(options)).items():
         reason = problem(one, getattr(options, name))
         if reason:
             raise InputError(reason)
 
 
-@functools.cache
+class Options:
+    """Base of the options dataclasses: what a library caller builds is checked like a flag or a config value."""
+
+    def __post_init__(self) -> None:
+        check_fields(self)
+
+
+_OWN: dict[type, dict[str, Declared]] = {}
+
+
 def _own_settings(options_type: type) -> dict[str, Declared]:
-    return declared([("", options_type)])
+    if options_type not in _OWN:
+        _OWN[options_type] = declared([("", options_type)])
+    return _OWN[options_type]
 
 
 def defaults_of(options_type: type) -> dict[str, Any]:
     """The declared settings of a dataclass with their defaults (lists for list settings)."""
-    return {field.name: list(field.default) if many else field.default for field, _, many, _ in fields_of(options_type)}
+    defaults: dict[str, Any] = {}
+    for field, _, many, _ in fields_of(options_type):
+        default: Any = field.default
+        defaults[field.name] = list(default) if many else default
+    return defaults
 
 
 def checked(settings: Mapping[str, Declared], values: Mapping[str, Any], where: str | None = None) -> None:

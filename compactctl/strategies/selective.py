@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 
 from compactctl.errors import InputError
-from compactctl.settings import check_fields, setting
+from compactctl.settings import Options, setting
 from compactctl.strategies.base import StepContext, StepResult, unchanged
 from compactctl.strategies.settings import (
     DEFAULT_INPUT_MAX_TOKENS,
@@ -32,7 +32,7 @@ _KEY_VALUE = re.compile(r"^\s*[\w.-]+\s*[:=]\s*\S", re.M)
 
 
 @dataclass(frozen=True)
-class SelectiveOptions:
+class SelectiveOptions(Options):
     threshold: int = THRESHOLD(10000)
     keep_recent: int = KEEP_RECENT(6)
     summary_max_tokens: int = SUMMARY_MAX_TOKENS(200)
@@ -44,8 +44,6 @@ class SelectiveOptions:
         metavar="REGEX",
         panel=SUMMARY_PANEL,
     )
-
-    __post_init__ = check_fields
 
 
 def is_structured(text: str) -> bool:

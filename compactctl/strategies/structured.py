@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compactctl.settings import check_fields, setting
+from compactctl.settings import Options, setting
 from compactctl.strategies.base import Fate, StepContext, StepResult
 from compactctl.strategies.settings import (
     DEFAULT_INPUT_MAX_TOKENS,
@@ -39,7 +39,7 @@ from compactctl.transcript import Message, content_text, is_protected, tool_unit
 
 
 @dataclass(frozen=True)
-class StructuredOptions:
+class StructuredOptions(Options):
     threshold: int = THRESHOLD(0)
     keep_turns: int = setting(
         2, help="structured: last turns kept (a user message and what follows).", min=0, panel=SUMMARY_PANEL
@@ -51,8 +51,6 @@ class StructuredOptions:
     summary_max_tokens: int = SUMMARY_MAX_TOKENS(1000)
     summary_input_max_tokens: int = SUMMARY_INPUT_MAX_TOKENS(DEFAULT_INPUT_MAX_TOKENS)
     summary_role: str = SUMMARY_ROLE("system")
-
-    __post_init__ = check_fields
 
 
 def turns_start(messages: list[Message], keep_turns: int, keep_recent: int) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compactctl.settings import check_fields
+from compactctl.settings import Options
 from compactctl.strategies.base import StepContext, StepResult, unchanged
 from compactctl.strategies.settings import (
     DEFAULT_INPUT_MAX_TOKENS,
@@ -24,14 +24,12 @@ from compactctl.transcript import Message
 
 
 @dataclass(frozen=True)
-class SummaryOptions:
+class SummaryOptions(Options):
     threshold: int = THRESHOLD(10000)
     keep_recent: int = KEEP_RECENT(6)
     summary_max_tokens: int = SUMMARY_MAX_TOKENS(500)
     summary_input_max_tokens: int = SUMMARY_INPUT_MAX_TOKENS(DEFAULT_INPUT_MAX_TOKENS)
     summary_role: str = SUMMARY_ROLE("system")
-
-    __post_init__ = check_fields
 
 
 def summary(messages: list[Message], options: SummaryOptions, context: StepContext) -> StepResult:

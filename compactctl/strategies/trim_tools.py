@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compactctl.settings import check_fields
+from compactctl.settings import Options
 from compactctl.strategies.base import Fate, StepContext, StepResult
 from compactctl.strategies.settings import HEAD_LINES, TAIL_LINES, TOOL_MAX_TOKENS
 from compactctl.tokens import TokenCounter
@@ -12,12 +12,10 @@ from compactctl.transcript import Message, content_text, is_protected
 
 
 @dataclass(frozen=True)
-class TrimOptions:
+class TrimOptions(Options):
     tool_max_tokens: int = TOOL_MAX_TOKENS(1000)
     head_lines: int = HEAD_LINES(20)
     tail_lines: int = TAIL_LINES(20)
-
-    __post_init__ = check_fields
 
 
 def trim_text(text: str, options: TrimOptions, counter: TokenCounter) -> str | None:

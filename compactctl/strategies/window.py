@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compactctl.settings import check_fields
+from compactctl.settings import Options
 from compactctl.strategies.base import Fate, StepContext, StepResult, keep_indices
 from compactctl.strategies.settings import KEEP_RECENT
 from compactctl.transcript import Message, is_protected, tool_units, unit_start
@@ -16,10 +16,8 @@ ALWAYS_KEPT_ROLES = frozenset({"system", "developer"})
 
 
 @dataclass(frozen=True)
-class WindowOptions:
+class WindowOptions(Options):
     keep_recent: int = KEEP_RECENT(6)
-
-    __post_init__ = check_fields
 
 
 def window(messages: list[Message], options: WindowOptions, context: StepContext) -> StepResult:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compactctl.settings import check_fields, setting
+from compactctl.settings import Options, setting
 
 SUMMARY_PANEL = "Summaries"
 APIS = ("chat", "responses")
 
 
 @dataclass(frozen=True)
-class SummarizerOptions:
+class SummarizerOptions(Options):
     summarizer: str = setting("extractive", help="extractive (offline) or openai.", panel=SUMMARY_PANEL)
     model: str = setting("gpt-4o-mini", help="openai: model.", panel=SUMMARY_PANEL)
     base_url: str | None = setting(
@@ -44,5 +44,3 @@ class SummarizerOptions:
         flags=("--dry-run",),
         panel=SUMMARY_PANEL,
     )
-
-    __post_init__ = check_fields
