@@ -171,7 +171,7 @@ def test_prune_on_every_format(name, tmp_path):
 def test_replay_on_every_format(name):
     result = run("replay", str(FILES[name]), "--threshold", "500", "--json")
     assert result.exit_code == 0, result.output
-    assert orjson.loads(result.stdout)["settings"][0]["calls"] >= 3
+    assert orjson.loads(result.stdout)["total"]["settings"][0]["calls"] >= 3
 
 
 @pytest.mark.parametrize("to", ["chat", "responses", "anthropic", "claude-code", "codex", "swe-agent"])

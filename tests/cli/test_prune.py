@@ -136,7 +136,8 @@ def test_json_report_and_transcript_on_stdout(tmp_path):
     out = [orjson.loads(line) for line in result.stdout.splitlines()]
     assert is_valid(out) and len(out) < len(session())
     report = orjson.loads(result.stderr)
-    assert set(report) == {"version", "files", "failed", "total"}
+    assert list(report) == ["version", "command", "files", "failed", "total"]
+    assert report["command"] == "prune"
     file = report["files"][0]
     assert file["messages_after"] == len(out)
     assert file["facts_required"] == file["facts_preserved"] == 1
@@ -147,7 +148,7 @@ def test_bad_mode_is_one_line_exit_2_and_writes_nothing(tmp_path):
     source = write_chat(tmp_path / "run.jsonl", session())
     bad = runner.invoke(app, ["prune", str(source), "--mode", "cut"])
     assert bad.exit_code == 2
-    assert bad.stderr.strip() == "error: unknown prune mode 'cut' (known: stub, drop)"
+    assert bad.stderr.strip() == "error: mode must be one of stub, drop, not 'cut' (given as --mode)"
     assert not (tmp_path / "run.pruned.jsonl").exists()
 
 

@@ -57,8 +57,9 @@ def test_json_has_the_baseline_first_and_hand_checked_figures(runner, chat_file)
     result = runner.invoke(app, ["replay", str(chat_file), "--threshold", "170,100", *BASE, "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert list(data) == ["version", "file", "settings"]
-    base, at170, at100 = data["settings"]
+    assert list(data) == ["version", "command", "files", "failed", "total"]
+    assert data["command"] == "replay" and data["total"]["files"] == 1
+    base, at170, at100 = data["total"]["settings"]
     # Contexts 119, 154, 184, 209 (666), billed with 3 tokens of reply priming a call: 678.
     assert (base["trigger"], base["input_tokens"], base["cached_tokens"]) == ("none", 678, 457)
     # Call 3's 184 exceeds 170: before call 4 the window keeps system, a6, u7 = 105+11+14 = 130.
@@ -72,8 +73,8 @@ def test_stdin_is_replayed_like_a_file(runner, chat_file):
     result = runner.invoke(app, ["replay", "-", "-t", "170", *BASE, "--json"], input=chat_file.read_text())
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert data["file"] == "-"
-    assert data["settings"][1]["context_per_call"] == [119, 154, 184, 130]
+    assert data["files"][0]["file"] == "<stdin>"
+    assert data["total"]["settings"][1]["context_per_call"] == [119, 154, 184, 130]
 
 
 def test_table_and_chart_name_each_setting(runner, chat_file):
@@ -94,7 +95,7 @@ def test_stage_marker_adds_stage_rows(runner, tmp_path):
     path = write_chat(tmp_path / "staged.jsonl", messages)
     result = runner.invoke(app, ["replay", str(path), "-t", "170", "--stage-marker", "^DONE", *BASE, "--json"])
     assert result.exit_code == 0, result.output
-    rows = json.loads(result.stdout)["settings"]
+    rows = json.loads(result.stdout)["total"]["settings"]
     assert [(r["trigger"], r["threshold"]) for r in rows] == [
         ("none", None),
         ("threshold", 170),
@@ -110,14 +111,14 @@ def test_stage_flag_alone_uses_stage_end_annotations_and_no_default_thresholds(r
     path = write_chat(tmp_path / "annotated.jsonl", messages)
     result = runner.invoke(app, ["replay", str(path), "--stage", *BASE, "--json"])
     assert result.exit_code == 0, result.output
-    rows = json.loads(result.stdout)["settings"]
+    rows = json.loads(result.stdout)["total"]["settings"]
     assert [r["trigger"] for r in rows] == ["none", "stage"]
     assert rows[1]["context_per_call"] == [119, 140, 170, 195]
 
 
 def test_no_trigger_flag_compares_the_default_thresholds(runner, chat_file):
     result = runner.invoke(app, ["replay", str(chat_file), *BASE, "--json"])
-    assert [r["threshold"] for r in json.loads(result.stdout)["settings"]] == [None, 8000, 16000, 32000]
+    assert [r["threshold"] for r in json.loads(result.stdout)["total"]["settings"]] == [None, 8000, 16000, 32000]
 
 
 def test_a_folder_aggregates_files_with_per_file_rows(runner, tmp_path):
@@ -129,8 +130,8 @@ def test_a_folder_aggregates_files_with_per_file_rows(runner, tmp_path):
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert [f["file"] for f in data["files"]] == ["a.jsonl", "b.jsonl"]
-    assert data["settings"][0]["input_tokens"] == 678 + 122 + 157  # contexts plus 3 tokens of priming a call
-    assert data["settings"][0]["calls"] == sum(f["settings"][0]["calls"] for f in data["files"]) == 6
+    assert data["total"]["settings"][0]["input_tokens"] == 678 + 122 + 157  # contexts plus 3 tokens of priming a call
+    assert data["total"]["settings"][0]["calls"] == sum(f["settings"][0]["calls"] for f in data["files"]) == 6
     assert data["failed"] == []
 
 
@@ -140,8 +141,8 @@ def test_a_folder_of_one_file_still_has_per_file_rows(runner, tmp_path):
     write_chat(folder / "a.jsonl", talk())
     result = runner.invoke(app, ["replay", str(folder), "-t", "170", *BASE, "--json"])
     data = json.loads(result.stdout)
-    assert list(data) == ["version", "file", "settings", "files", "failed"]
-    assert data["files"][0]["settings"] == data["settings"]
+    assert list(data) == ["version", "command", "files", "failed", "total"]
+    assert data["files"][0]["settings"] == data["total"]["settings"]
 
 
 def test_a_bad_file_in_a_folder_is_named_and_exits_2(runner, tmp_path):
@@ -207,7 +208,9 @@ def test_team_price_file_and_model_are_used(runner, chat_file, tmp_path):
         app, ["replay", str(chat_file), "-t", "170", "--encoding", "approx", "--prices", str(prices), "--json"]
     )
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["settings"][0]["cost"] == pytest.approx((457 * 0.5 + 221 * 2.5 + 49 * 8.0) / 1e6)
+    assert json.loads(result.stdout)["total"]["settings"][0]["cost"] == pytest.approx(
+        (457 * 0.5 + 221 * 2.5 + 49 * 8.0) / 1e6
+    )
 
 
 def test_plot_writes_an_svg(runner, chat_file, tmp_path):
@@ -240,7 +243,7 @@ def test_real_tau_bench_runs_replay_each_run_on_its_own(runner):
     path = next((SHARED_TRANSCRIPTS / "tau-bench").rglob("*.json"))
     result = runner.invoke(app, ["replay", str(path), "-t", "3000", "-s", "window", "--json"])
     assert result.exit_code == 0, result.output
-    base, row = json.loads(result.stdout)["settings"]
+    base, row = json.loads(result.stdout)["total"]["settings"]
     assert base["calls"] == row["calls"] > 200
     assert row["peak_context"] < base["peak_context"] and row["input_tokens"] < base["input_tokens"]
 
@@ -253,7 +256,7 @@ def test_console_script_replays_without_importing_openai(chat_file):
     )
     done = subprocess.run([sys.executable, "-c", code, str(chat_file)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["settings"][1]["threshold"] == 170
+    assert json.loads(done.stdout)["total"]["settings"][1]["threshold"] == 170
 
 
 def test_openai_summarizer_through_the_loopback_server_is_counted_and_priced(
@@ -267,7 +270,7 @@ def test_openai_summarizer_through_the_loopback_server_is_counted_and_priced(
     args = ["replay", str(path), "-t", "170", "-s", "summary", "--keep-recent", "2", "--encoding", "approx"]
     result = runner.invoke(app, [*args, *PRICE_FLAGS, *summarizer, "--json"])
     assert result.exit_code == 0, result.output
-    base, row = json.loads(result.stdout)["settings"]
+    base, row = json.loads(result.stdout)["total"]["settings"]
     # One compaction (before call 4), one request, whose usage the server reports from what it received.
     (sent,) = openai_server.requests
     prompt = sum(len(str(m.get("content", ""))) // 4 for m in sent.body["messages"])
