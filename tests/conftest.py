@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import os
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,20 @@ from tests.helpers import call
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
-SHARED_TRANSCRIPTS = ROOT.parent / "shared" / "transcripts"
+# The real public transcripts (../shared/transcripts beside the checkout, or where the environment says).
+SHARED_TRANSCRIPTS = Path(os.environ.get("COMPACTCTL_TRANSCRIPTS") or ROOT.parent / "shared" / "transcripts")
+
+# A test on the real transcripts: skipped where they are not, but a failure in CI (CI=true).
+needs_transcripts = pytest.mark.needs_transcripts
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("needs_transcripts") and not SHARED_TRANSCRIPTS.is_dir():
+        message = f"the real transcripts are not at {SHARED_TRANSCRIPTS} (set COMPACTCTL_TRANSCRIPTS)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
 
 
 @pytest.fixture

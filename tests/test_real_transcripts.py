@@ -9,11 +9,9 @@ from compactctl.cli.main import app
 from compactctl.formats import load
 from compactctl.tokens import counter_for
 from compactctl.transcript import find_violation
-from tests.conftest import SHARED_TRANSCRIPTS
+from tests.conftest import SHARED_TRANSCRIPTS, needs_transcripts
 
-pytestmark = pytest.mark.skipif(
-    not SHARED_TRANSCRIPTS.is_dir(), reason="../shared/transcripts is not beside the checkout"
-)
+pytestmark = needs_transcripts
 
 TAU_BENCH = SHARED_TRANSCRIPTS / "tau-bench" / "historical_trajectories" / "gpt-4o-airline.json"
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compactctl.settings import Options, setting
-from compactctl.strategies.base import Fate, StepContext, StepResult
+from compactctl.strategies.base import StepContext, StepResult
 from compactctl.strategies.settings import (
     DEFAULT_INPUT_MAX_TOKENS,
     HEAD_LINES,
@@ -34,8 +34,8 @@ from compactctl.strategies.summarizing import (
     summarize_units,
     tail_start_for,
 )
-from compactctl.strategies.trim_tools import TrimOptions, trim_text
-from compactctl.transcript import Message, content_text, is_protected, tool_units
+from compactctl.strategies.trim_tools import TrimOptions, trim_tool_outputs
+from compactctl.transcript import Message, tool_units
 
 
 @dataclass(frozen=True)
@@ -66,28 +66,15 @@ def turns_start(messages: list[Message], keep_turns: int, keep_recent: int) -> i
 
 def structured(messages: list[Message], options: StructuredOptions, context: StepContext) -> StepResult:
     counter = context.counter
-    trim = TrimOptions(options.tool_max_tokens, options.head_lines, options.tail_lines)
     units = tool_units(messages)
-    last_unit = units[-1] if units else range(0)
-    trimmed: list[Message] = []
-    fates: dict[int, Fate] = {}
-    for index, message in enumerate(messages):
-        cut = None
-        # The output the agent is about to answer stays whole.
-        if message.get("role") == "tool" and not is_protected(message) and index not in last_unit:
-            cut = trim_text(content_text(message), trim, counter)
-        if cut is None:
-            trimmed.append(message)
-        else:
-            trimmed.append(
-                {
-                    **message,
-                    "content": cut if isinstance(message.get("content"), str) else [{"type": "text", "text": cut}],
-                }
-            )
-            fates[index] = Fate("elided", f"structured: tool output over {options.tool_max_tokens} tokens trimmed")
+    # The output the agent is about to answer stays whole.
+    spared = units[-1] if units else range(0)
+    trim = TrimOptions(options.tool_max_tokens, options.head_lines, options.tail_lines)
+    reason = "structured: tool output over {tool_max_tokens} tokens trimmed"
+    trimming = trim_tool_outputs(messages, trim, counter, spared=spared, reason=reason)
+    trimmed, fates = trimming.messages, trimming.fates
     if options.threshold > 0 and counter.messages(trimmed) <= options.threshold:
-        return StepResult(trimmed, list(range(len(messages))), fates)
+        return trimming
     result, _ = summarize_units(
         trimmed,
         turns_start(messages, options.keep_turns, options.keep_recent),

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from compactctl.errors import InputError
 from compactctl.strategies.base import Fate, StepContext, StepResult, unchanged
 from compactctl.strategies.settings import SUMMARY_ROLES
-from compactctl.summarizers import Summarizer, SummaryRequest
+from compactctl.summarizers import PromptedSummarizer, Summarizer, SummaryRequest
 from compactctl.summarizers.render import render_message
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import Message, is_protected, tool_units, unit_start
@@ -101,8 +101,9 @@ def summarize_span(
     first, and the rest holds the rendered transcript and any previous summary.
     """
     summarizer = summarizer_of(context)
-    prompt_text = getattr(summarizer, "prompt_text", None)
-    overhead = context.counter(prompt_text(strategy, max_tokens)) + REQUEST_FRAMING if prompt_text else 0
+    overhead = 0
+    if isinstance(summarizer, PromptedSummarizer):
+        overhead = context.counter(summarizer.prompt_text(strategy, max_tokens)) + REQUEST_FRAMING
     if input_max_tokens - overhead < 3 * (max_tokens + 64):
         # Merging must make progress: a request has to hold at least two chunk summaries.
         prompt = f" + the prompt and framing ({overhead})" if overhead else ""

@@ -90,28 +90,33 @@ def test_steps_run_in_the_order_given(cli, tmp_path):
         },
         {"role": "tool", "tool_call_id": "a", "content": long_output},
         {"role": "assistant", "content": "done"},
+        {"role": "user", "content": "thanks"},
+        {"role": "assistant", "content": "you are welcome"},
     ]
     source = write_jsonl(tmp_path / "t.jsonl", messages)
-    result = cli(
-        "compact",
-        source,
-        "-s",
-        "trim-tools",
-        "--tool-max-tokens",
-        "200",
-        "--head-lines",
-        "3",
-        "--tail-lines",
-        "2",
-        "--json",
-    )
-    assert result.exit_code == EXIT_OK, result.stderr
-    out = read_jsonl(tmp_path / "t.compacted.jsonl")
+    trim = ("--tool-max-tokens", "200", "--head-lines", "3", "--tail-lines", "2")
+    summary = ("--threshold", "1000", "--keep-recent", "2")
+
+    def run(*steps: str) -> tuple[list[dict], list[str]]:
+        name = "-".join(steps)
+        out, manifest = tmp_path / f"{name}.jsonl", tmp_path / f"{name}.manifest.jsonl"
+        flags = [arg for step in steps for arg in ("-s", step)]
+        result = cli("compact", source, *flags, *trim, *summary, "-o", out, "--manifest", manifest, "-q")
+        assert result.exit_code == EXIT_OK, result.stderr
+        return read_jsonl(out), [entry["action"] for entry in read_jsonl(manifest)]
+
+    # Trimmed first, the transcript is under the threshold: summary has nothing left to do.
+    out, actions = run("trim-tools", "summary")
     lines = out[2]["content"].split("\n")
     assert lines[:3] == long_output.split("\n")[:3]
     assert lines[-2:] == long_output.split("\n")[-2:]
     assert lines[3].startswith("[... compactctl elided 395 lines (") and lines[3].endswith(" tokens) ...]")
-    assert orjson.loads(result.stdout)["files"][0]["reduction"] > 0.8
+    assert actions == ["kept", "kept", "elided", "kept", "kept", "kept"]
+    # Summarized first, the long output is gone into the summary: nothing is left to trim.
+    out, actions = run("summary", "trim-tools")
+    assert actions == ["summarized"] * 4 + ["kept", "kept"]
+    assert [m["role"] for m in out] == ["system", "user", "assistant"]
+    assert "compactctl elided" not in orjson.dumps(out).decode()
 
 
 def test_stdout_output_sends_the_report_to_stderr(cli, chat_file):

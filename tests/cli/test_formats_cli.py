@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from compactctl.cli.main import app
 from compactctl.formats import load
 from compactctl.transcript import find_violation
-from tests.conftest import SHARED_TRANSCRIPTS
+from tests.conftest import SHARED_TRANSCRIPTS, needs_transcripts
 from tests.formats.fixtures import FILES, lines
 
 runner = CliRunner()
@@ -114,10 +114,8 @@ def test_truncated_native_line_names_file_and_line(tmp_path):
 
 # -- the real transcripts in ../shared/transcripts ------------------------------------
 
-needs_shared = pytest.mark.skipif(not SHARED_TRANSCRIPTS.is_dir(), reason="shared transcripts not present")
 
-
-@needs_shared
+@needs_transcripts
 def test_real_swe_agent_folder_compacts_valid_and_round_trips(tmp_path):
     folder = SHARED_TRANSCRIPTS / "swe-agent"
     result = run("compact", str(folder), "-s", "trim-tools", "-s", "window", "-o", str(tmp_path), "--json", "-q")
@@ -131,7 +129,7 @@ def test_real_swe_agent_folder_compacts_valid_and_round_trips(tmp_path):
         assert orjson.loads(fmt.write(transcripts)) == orjson.loads(data)
 
 
-@needs_shared
+@needs_transcripts
 def test_real_tau_bench_runs_compact_each_run(tmp_path):
     source = SHARED_TRANSCRIPTS / "tau-bench" / "historical_trajectories" / "gpt-4o-airline.json"
     out = tmp_path / "airline.json"
@@ -145,7 +143,7 @@ def test_real_tau_bench_runs_compact_each_run(tmp_path):
     assert fmt.write(load(source.read_bytes())[1]).rstrip() == source.read_bytes().rstrip()
 
 
-@needs_shared
+@needs_transcripts
 def test_real_mini_swe_agent_array_keeps_its_layout(tmp_path):
     source = SHARED_TRANSCRIPTS / "mini-swe-agent" / "tests" / "test_data" / "github_issue.traj.json"
     copy = tmp_path / "github_issue.json"

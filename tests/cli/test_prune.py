@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from compactctl.cli.main import app
 from compactctl.formats import load
 from compactctl.transcript import is_valid
-from tests.conftest import SHARED_TRANSCRIPTS
+from tests.conftest import SHARED_TRANSCRIPTS, needs_transcripts
 from tests.helpers import call
 
 runner = CliRunner()
@@ -174,10 +174,9 @@ def test_a_folder_is_mirrored_and_earlier_outputs_are_skipped(tmp_path):
     assert written == ["deep/a.jsonl"]
 
 
+@needs_transcripts
 def test_console_script_prunes_real_tau_bench_runs(tmp_path):
     source = SHARED_TRANSCRIPTS / "tau-bench" / "historical_trajectories" / "gpt-4o-airline.json"
-    if not source.exists():
-        pytest.skip("shared transcripts not present")
     target = tmp_path / "tau.json"
     script = Path(sys.executable).with_name("compactctl")
     done = subprocess.run(

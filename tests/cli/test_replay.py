@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from compactctl.cli.main import app
-from tests.conftest import SHARED_TRANSCRIPTS
+from tests.conftest import SHARED_TRANSCRIPTS, needs_transcripts
 
 PRICE_FLAGS = [
     "--price-in",
@@ -238,7 +238,7 @@ def test_sparkline_keeps_each_bucket_peak_and_marks_cells_over_the_threshold():
     assert low.plain == "▁▄█" and {span.style for span in low.spans} == {"cyan"}
 
 
-@pytest.mark.skipif(not (SHARED_TRANSCRIPTS / "tau-bench").is_dir(), reason="shared transcripts not here")
+@needs_transcripts
 def test_real_tau_bench_runs_replay_each_run_on_its_own(runner):
     path = next((SHARED_TRANSCRIPTS / "tau-bench").rglob("*.json"))
     result = runner.invoke(app, ["replay", str(path), "-t", "3000", "-s", "window", "--json"])
