@@ -296,7 +296,7 @@ def compact_file(
     """
     skipped: list[int] | None = [] if settings.get("on_error") == "skip" else None
     fmt, transcripts, _ = load(read_source(job.source), job.source, settings.get("format", "auto"), skipped)
-    results = [compact(t.messages, steps, settings, counter, summarizer) for t in transcripts]
+    results = [compact(t.messages, steps, settings, counter=counter, summarizer=summarizer) for t in transcripts]
     compacted = [dataclasses.replace(t, messages=r.messages) for t, r in zip(transcripts, results, strict=True)]
     required = list(settings.get("require") or ())
     before = measure(((t.label, t.messages) for t in transcripts), counter, required)
@@ -422,7 +422,18 @@ def replay_file(
 ) -> FileReplay:
     """Read one file and replay each transcript in it on its own (a tau-bench file holds 200 runs)."""
     fmt, transcripts, _ = load(read_source(source), source, str(options.get("format") or "auto"))
-    runs = [replay(t.messages, settings, options, counter, prices, summarizer, stage_marker) for t in transcripts]
+    runs = [
+        replay(
+            t.messages,
+            settings,
+            options,
+            counter=counter,
+            prices=prices,
+            summarizer=summarizer,
+            stage_marker=stage_marker,
+        )
+        for t in transcripts
+    ]
     longest = max(range(len(runs)), key=lambda i: runs[i][0].calls, default=0)
     label = transcripts[longest].label if transcripts else ""
     chart = [row.context_per_call for row in runs[longest]] if runs else []

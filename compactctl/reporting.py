@@ -70,11 +70,12 @@ def reported_input_tokens(message: Message) -> int | None:
     usage = message.get("usage") if message.get("role") == "assistant" else None
     if not isinstance(usage, dict):
         return None
-    if isinstance(usage.get("prompt_tokens"), int):
-        return usage["prompt_tokens"]
-    if isinstance(usage.get("input_tokens"), int):
+    prompt_tokens, input_tokens = usage.get("prompt_tokens"), usage.get("input_tokens")
+    if isinstance(prompt_tokens, int):
+        return prompt_tokens
+    if isinstance(input_tokens, int):
         cache = ("cache_creation_input_tokens", "cache_read_input_tokens")
-        return usage["input_tokens"] + sum(int(usage.get(key) or 0) for key in cache)
+        return input_tokens + sum(int(usage.get(key) or 0) for key in cache)
     return None
 
 

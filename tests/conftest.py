@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from tests.helpers import call
@@ -97,3 +98,29 @@ def no_real_model_clients(monkeypatch, tmp_path):
             pytest.fail(f"an openai client was pointed at {self.base_url}, not the test server")
 
     monkeypatch.setattr(openai.OpenAI, "__init__", guarded)
+
+
+def mutation_checked(strategy: Any, mutated: list[str]) -> Any:
+    """The strategy, noting its name in ``mutated`` whenever a run changes the messages it was given."""
+    import dataclasses
+
+    def run(messages: list[dict[str, Any]], options: Any, context: Any) -> Any:
+        before = orjson.dumps(messages)
+        result = strategy.run(messages, options, context)
+        if orjson.dumps(messages) != before:
+            mutated.append(strategy.name)
+        return result
+
+    return dataclasses.replace(strategy, run=run)
+
+
+@pytest.fixture(autouse=True)
+def strategies_never_mutate_their_input(monkeypatch):
+    """Every registered strategy, in every test (through compact, replay or the CLI), leaves its input as it was."""
+    from compactctl.strategies import STRATEGIES
+
+    mutated: list[str] = []
+    for name, strategy in list(STRATEGIES.items()):
+        monkeypatch.setitem(STRATEGIES, name, mutation_checked(strategy, mutated))
+    yield
+    assert not mutated, f"strategies mutated their input: {sorted(set(mutated))}"

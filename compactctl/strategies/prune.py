@@ -85,10 +85,11 @@ def fold(text: str) -> str:
 def canonical(value: Any) -> str:
     """A stable spelling of a key or of call arguments (sorted keys; unparsable text as it is)."""
     if isinstance(value, str):
+        text = value
         try:
-            value = orjson.loads(value)
+            value = orjson.loads(text)
         except orjson.JSONDecodeError:
-            return value
+            return text
     try:
         return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
     except TypeError:

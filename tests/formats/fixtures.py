@@ -1,4 +1,4 @@
-"""The small native transcripts under ``data/``, written from FORMATS.md, and ways to load them."""
+"""The small native transcripts under ``data/``, written from docs/formats.md, and ways to load them."""
 
 from __future__ import annotations
 
