@@ -33,7 +33,7 @@ from compactctl.errors import CompactctlError, InputError
 from compactctl.formats import chat, detect, load, write_as
 from compactctl.formats.records import BOM, Record
 from compactctl.replay.prices import Prices
-from compactctl.replay.simulate import REPLAY_VERSION, SettingResult, aggregate, replay
+from compactctl.replay.simulate import SettingResult, aggregate, replay
 from compactctl.replay.triggers import Setting
 from compactctl.reporting import FileReport, Labelled, file_report, measure
 from compactctl.summarizers import Summarizer
@@ -444,17 +444,10 @@ def setting_json(row: SettingResult) -> dict[str, Any]:
     return dataclasses.asdict(row)
 
 
-def replay_json(
-    file: str, files: Sequence[FileReplay], errors: Sequence[Mapping[str, Any]] = (), per_file: bool = False
-) -> dict[str, Any]:
-    """``{"version", "file", "settings"}``; a folder or several files (``per_file``) add per-file rows and failures."""
-    data: dict[str, Any] = {
-        "version": REPLAY_VERSION,
-        "file": file,
-        "settings": [setting_json(row) for row in aggregate([f.settings for f in files])],
-    }
-    if per_file or len(files) != 1 or errors:
-        data["files"] = [
+def replay_json(files: Sequence[FileReplay], errors: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """The replay's ``files`` (each with its settings), ``failed`` and ``total`` (settings summed over the files)."""
+    return {
+        "files": [
             {
                 "file": f.file,
                 "format": f.format,
@@ -462,6 +455,12 @@ def replay_json(
                 "settings": [setting_json(r) for r in f.settings],
             }
             for f in files
-        ]
-        data["failed"] = list(errors)
-    return data
+        ],
+        "failed": list(errors),
+        "total": {
+            "files": len(files),
+            "transcripts": sum(f.transcripts for f in files),
+            "failed": len(errors),
+            "settings": [setting_json(row) for row in aggregate([f.settings for f in files])],
+        },
+    }

@@ -344,10 +344,11 @@ def test_unknown_strategy_is_a_usage_error(talk):
 def test_json_setting_keys_are_pinned(talk, approx):
 
     rows = replay(talk, [Setting(Trigger(170), ("window",))], {"keep_recent": 2}, counter=approx, prices=PRICES)
-    data = replay_json("talk.jsonl", [FileReplay("talk.jsonl", "chat", 1, rows, "", [])])
-    assert list(data) == ["version", "file", "settings"]
-    assert [list(row) for row in data["settings"]] == [SETTING_KEYS, SETTING_KEYS]
-    assert data["settings"][0]["trigger"] == "none"
+    data = replay_json([FileReplay("talk.jsonl", "chat", 1, rows, "", [])])
+    assert list(data) == ["files", "failed", "total"]
+    assert [list(row) for row in data["total"]["settings"]] == [SETTING_KEYS, SETTING_KEYS]
+    assert data["total"]["settings"][0]["trigger"] == "none"
+    assert data["files"][0]["settings"] == data["total"]["settings"]
     assert list(SettingResult.__dataclass_fields__) == SETTING_KEYS
 
 

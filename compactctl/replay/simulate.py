@@ -43,8 +43,6 @@ from compactctl.tokens import REPLY_PRIMING_TOKENS, TokenCounter, counter_for
 from compactctl.transcript import Message, annotations_of, facts_of, message_text
 from compactctl.usage import SummarizerUsage
 
-REPLAY_VERSION = 1
-
 
 @dataclass(frozen=True)
 class SettingResult:

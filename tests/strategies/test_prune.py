@@ -281,7 +281,7 @@ def test_stubs_of_an_earlier_run_are_left_as_they_are():
 
 
 def test_unknown_mode_is_a_usage_error():
-    with pytest.raises(InputError, match="unknown prune mode 'cut'"):
+    with pytest.raises(InputError, match="mode must be one of stub, drop, not 'cut'"):
         compactctl.prune([{"role": "user", "content": "hi"}], mode="cut")
 
 
