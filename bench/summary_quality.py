@@ -81,7 +81,7 @@ def measure_file(path: Path, counter, settings: dict) -> dict:
     row.update(facts=[0, 0], constraints=[0, 0], lost=[])
     for transcript in transcripts:
         messages = transcript.messages
-        result = compact(messages, ["structured"], settings, counter)
+        result = compact(messages, ["structured"], settings, counter=counter)
         row["before"] += counter.messages(messages)
         row["after"] += counter.messages(result.messages)
         output = "\n".join(message_text(m) for m in result.messages)

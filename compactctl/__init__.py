@@ -1,6 +1,7 @@
 """compactctl: compact saved LLM conversation and agent transcripts.
 
-The library API is plain functions on lists of message dicts::
+The library API is plain functions on lists of message dicts; after the input (the messages,
+the steps and their settings), every option is a keyword::
 
     import compactctl
     fmt, transcripts = compactctl.load(open("chat.jsonl", "rb").read())
@@ -24,7 +25,7 @@ from compactctl.reporting import FileReport, Measure, file_report, measure
 from compactctl.strategies.base import Fate, StepContext, StepResult
 from compactctl.strategies.prune import PruneOptions
 from compactctl.strategies.prune import prune as _prune
-from compactctl.tokens import TokenCounter
+from compactctl.tokens import TokenCounter, counter_for
 from compactctl.transcript import Message, Violation, find_violation, is_valid
 
 __all__ = [
@@ -52,7 +53,7 @@ __all__ = [
 __version__ = "0.1.0"
 
 
-def prune(messages: list[Message], mode: str = "stub", require: tuple[str, ...] = ()) -> StepResult:
+def prune(messages: list[Message], *, mode: str = "stub", require: tuple[str, ...] = ()) -> StepResult:
     """The deterministic prune step on a list of message dicts (the input is not mutated).
 
     Returns a StepResult: ``messages`` (the new list), ``origins`` (the input index of each
@@ -65,6 +66,7 @@ def prune(messages: list[Message], mode: str = "stub", require: tuple[str, ...] 
 def report(
     before: list[Message],
     after: list[Message] | None = None,
+    *,
     facts: list[str] | tuple[str, ...] = (),
     encoding: str = "cl100k_base",
 ) -> FileReport:
@@ -75,7 +77,6 @@ def report(
     does not hold is listed in ``facts_absent_before``, not as missing.
     """
     from compactctl.facts import declared_facts
-    from compactctl.tokens import counter_for
 
     counter = counter_for(encoding)
     wanted = declared_facts(before, facts)

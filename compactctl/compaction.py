@@ -49,6 +49,7 @@ def compact(
     messages: list[Message],
     steps: Sequence[str],
     settings: Mapping[str, Any] | None = None,
+    *,
     counter: TokenCounter | None = None,
     summarizer: Summarizer | None = None,
 ) -> Compaction:

@@ -34,7 +34,7 @@ from compactctl.facts import declared_facts, fold
 from compactctl.formats import chat, detect, load, write_as
 from compactctl.formats.records import BOM, Record
 from compactctl.replay.prices import Prices
-from compactctl.replay.simulate import REPLAY_VERSION, SettingResult, aggregate, replay
+from compactctl.replay.simulate import SettingResult, aggregate, replay
 from compactctl.replay.triggers import Setting
 from compactctl.reporting import FileReport, Labelled, check_facts_present, file_report, measure
 from compactctl.summarizers import Summarizer
@@ -297,7 +297,7 @@ def compact_file(
     """
     skipped: list[int] | None = [] if settings.get("on_error") == "skip" else None
     fmt, transcripts = load(read_source(job.source), job.source, settings.get("format", "auto"), skipped)
-    results = [compact(t.messages, steps, settings, counter, summarizer) for t in transcripts]
+    results = [compact(t.messages, steps, settings, counter=counter, summarizer=summarizer) for t in transcripts]
     compacted = [t.rewritten(r.messages, r.origins) for t, r in zip(transcripts, results, strict=True)]
     required = list(settings.get("require") or ())
     # Every fact is looked for from the first message on, wherever it is declared.
@@ -431,7 +431,18 @@ def replay_file(
 ) -> FileReplay:
     """Read one file and replay each transcript in it on its own (a tau-bench file holds 200 runs)."""
     fmt, transcripts = load(read_source(source), source, str(options.get("format") or "auto"))
-    runs = [replay(t.messages, settings, options, counter, prices, summarizer, stage_marker) for t in transcripts]
+    runs = [
+        replay(
+            t.messages,
+            settings,
+            options,
+            counter=counter,
+            prices=prices,
+            summarizer=summarizer,
+            stage_marker=stage_marker,
+        )
+        for t in transcripts
+    ]
     longest = max(range(len(runs)), key=lambda i: runs[i][0].calls, default=0)
     label = transcripts[longest].label if transcripts else ""
     chart = [row.context_per_call for row in runs[longest]] if runs else []
@@ -442,17 +453,10 @@ def setting_json(row: SettingResult) -> dict[str, Any]:
     return dataclasses.asdict(row)
 
 
-def replay_json(
-    file: str, files: Sequence[FileReplay], errors: Sequence[Mapping[str, Any]] = (), per_file: bool = False
-) -> dict[str, Any]:
-    """``{"version", "file", "settings"}``; a folder or several files (``per_file``) add per-file rows and failures."""
-    data: dict[str, Any] = {
-        "version": REPLAY_VERSION,
-        "file": file,
-        "settings": [setting_json(row) for row in aggregate([f.settings for f in files])],
-    }
-    if per_file or len(files) != 1 or errors:
-        data["files"] = [
+def replay_json(files: Sequence[FileReplay], errors: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """The replay's ``files`` (each with its settings), ``failed`` and ``total`` (settings summed over the files)."""
+    return {
+        "files": [
             {
                 "file": f.file,
                 "format": f.format,
@@ -460,6 +464,12 @@ def replay_json(
                 "settings": [setting_json(r) for r in f.settings],
             }
             for f in files
-        ]
-        data["failed"] = list(errors)
-    return data
+        ],
+        "failed": list(errors),
+        "total": {
+            "files": len(files),
+            "transcripts": sum(f.transcripts for f in files),
+            "failed": len(errors),
+            "settings": [setting_json(row) for row in aggregate([f.settings for f in files])],
+        },
+    }

@@ -128,9 +128,7 @@ def assistant_message(blocks: Any) -> Message:
     """One canonical assistant message from an Anthropic assistant message's content."""
     if isinstance(blocks, str):
         return {"role": "assistant", "content": blocks}
-    texts = [
-        block for block in blocks if isinstance(block, dict) and block.get("type") in ("text", *KEPT_BLOCKS)
-    ]
+    texts = [block for block in blocks if isinstance(block, dict) and block.get("type") in ("text", *KEPT_BLOCKS)]
     calls = [
         tool_use_to_call(b) for b in blocks if isinstance(b, dict) and b.get("type") in ("tool_use", "server_tool_use")
     ]

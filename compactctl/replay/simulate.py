@@ -1,4 +1,4 @@
-"""Replay: walk a saved transcript as if it were live, and price each way of compacting it.
+"""The simulation: walk a saved transcript as if it were live, and price each way of compacting it.
 
 Every assistant message is one model call. Its context is the messages held at
 that moment (the system prompt, a summary if a compaction left one, and the
@@ -8,14 +8,8 @@ message itself is the call's output. Between calls the context only grows, by th
 messages the transcript adds. Thresholds, peaks and means are about the context,
 the part a compaction can change.
 
-*When* to compact is a policy (a ``Trigger``), kept apart from *how* (the strategy
-steps, run through the same pure functions as ``compact``), as openai-agents-python
-keeps ``should_trigger_compaction`` beside the compaction itself:
-
-- threshold: compact before the next call when the last call's context exceeded N tokens;
-- stage: compact before the next call when a stage ended (a ``compactctl.stage_end``
-  annotation, or a message matching ``--stage-marker``);
-- both: a stage end first, the threshold as a safety net.
+*When* to compact is a policy (a ``Trigger``, in ``triggers``), kept apart from *how*
+(the strategy steps, run through the same pure functions as ``compact``).
 
 A compaction is run once per trigger: one that cannot get under the threshold is
 counted (``over_threshold_after_compaction``), never looped on.
@@ -49,8 +43,6 @@ from compactctl.summarizers import Summarizer
 from compactctl.tokens import REPLY_PRIMING_TOKENS, TokenCounter, counter_for
 from compactctl.transcript import Message, annotations_of, facts_of, message_text
 from compactctl.usage import SummarizerUsage
-
-REPLAY_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -308,6 +300,7 @@ def replay(
     messages: Sequence[Message],
     settings: Sequence[Setting] = (),
     options: Mapping[str, Any] | None = None,
+    *,
     counter: TokenCounter | None = None,
     prices: Prices | None = None,
     summarizer: Summarizer | None = None,

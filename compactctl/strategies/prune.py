@@ -39,8 +39,8 @@ from typing import Any
 
 import orjson
 
-from compactctl.errors import InputError
 from compactctl.facts import FactMatcher, declared_facts, fold, keepers
+from compactctl.settings import Options, setting
 from compactctl.strategies.base import Fate, StepContext, StepResult
 from compactctl.transcript import (
     ANNOTATION_KEY,
@@ -58,14 +58,15 @@ _STUB = re.compile(r"\[compactctl: (?:superseded by|duplicate of) message #\d+\]
 
 
 @dataclass(frozen=True)
-class PruneOptions:
-    mode: str = "stub"  # "stub": elide in place; "drop": remove the call and its result
-    require: tuple[str, ...] = ()  # --require facts: one copy of each stays
-
-
-def check_mode(mode: str) -> None:
-    if mode not in MODES:
-        raise InputError(f"unknown prune mode {mode!r} (known: {', '.join(MODES)})")
+class PruneOptions(Options):
+    mode: str = setting(
+        "stub",
+        help="stub: a pruned tool result keeps its place as a short stub; drop: the call and its result go.",
+        choices=MODES,
+        metavar="stub|drop",
+        panel="Pruning",
+    )
+    require: tuple[str, ...] = ()  # the run's --require facts: one copy of each stays
 
 
 def stub_text(kind: str, target: int) -> str:
@@ -267,7 +268,6 @@ def prune(messages: list[Message], options: PruneOptions, context: StepContext) 
     and the next round must then see what a second run would see. Stub mode keeps every
     message in place, so its first round is already the fixed point.
     """
-    check_mode(options.mode)
     stub_mode = options.mode == "stub"
     facts = FactMatcher(declared_facts(messages, options.require))
     memo = _Memo({}, {})

@@ -15,9 +15,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from compactctl.settings import Options, setting
 from compactctl.strategies.base import StepContext, StepResult
-from compactctl.strategies.summarizing import (
+from compactctl.strategies.settings import (
     DEFAULT_INPUT_MAX_TOKENS,
+    HEAD_LINES,
+    KEEP_RECENT,
+    SUMMARY_INPUT_MAX_TOKENS,
+    SUMMARY_MAX_TOKENS,
+    SUMMARY_PANEL,
+    SUMMARY_ROLE,
+    TAIL_LINES,
+    THRESHOLD,
+    TOOL_MAX_TOKENS,
+)
+from compactctl.strategies.summarizing import (
     noted_if_over,
     summarize_units,
     tail_start_for,
@@ -27,16 +39,18 @@ from compactctl.transcript import Message, tool_units
 
 
 @dataclass(frozen=True)
-class StructuredOptions:
-    threshold: int = 0
-    keep_turns: int = 2
-    keep_recent: int = 10
-    tool_max_tokens: int = 1000
-    head_lines: int = 20
-    tail_lines: int = 20
-    summary_max_tokens: int = 1000
-    summary_input_max_tokens: int = DEFAULT_INPUT_MAX_TOKENS
-    summary_role: str = "system"
+class StructuredOptions(Options):
+    threshold: int = THRESHOLD(0)
+    keep_turns: int = setting(
+        2, help="structured: last turns kept (a user message and what follows).", min=0, panel=SUMMARY_PANEL
+    )
+    keep_recent: int = KEEP_RECENT(10)
+    tool_max_tokens: int = TOOL_MAX_TOKENS(1000)
+    head_lines: int = HEAD_LINES(20)
+    tail_lines: int = TAIL_LINES(20)
+    summary_max_tokens: int = SUMMARY_MAX_TOKENS(1000)
+    summary_input_max_tokens: int = SUMMARY_INPUT_MAX_TOKENS(DEFAULT_INPUT_MAX_TOKENS)
+    summary_role: str = SUMMARY_ROLE("system")
 
 
 def turns_start(messages: list[Message], keep_turns: int, keep_recent: int) -> int:

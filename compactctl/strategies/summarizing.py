@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from compactctl.errors import InputError
 from compactctl.facts import keep_fact_units
 from compactctl.strategies.base import Fate, StepContext, StepResult, unchanged
+from compactctl.strategies.settings import SUMMARY_ROLES
 from compactctl.summarizers import PromptedSummarizer, Summarizer, SummaryRequest
 from compactctl.summarizers.render import render_message
 from compactctl.tokens import TokenCounter
@@ -26,10 +27,8 @@ from compactctl.transcript import Message, is_pinned, is_protected, tool_units, 
 from compactctl.usage import SummarizerUsage
 
 ALWAYS_KEPT_ROLES = frozenset({"system", "developer"})
-SUMMARY_ROLES = ("system", "user")
 SUMMARY_HEADER = "[compactctl summary of {count} earlier messages]"
 _SUMMARY_HEADER = re.compile(r"\[compactctl summary of (\d+) earlier messages\]\n\n")
-DEFAULT_INPUT_MAX_TOKENS = 32000
 # A model request's own framing beside the prompt and the data: two messages' overhead and
 # the <transcript> / <previous_summary> fences.
 REQUEST_FRAMING = 32
@@ -42,11 +41,6 @@ def summarizer_of(context: StepContext) -> Summarizer:
     from compactctl.summarizers.extractive import ExtractiveSummarizer
 
     return ExtractiveSummarizer(context.counter)
-
-
-def check_role(role: str) -> None:
-    if role not in SUMMARY_ROLES:
-        raise InputError(f"--summary-role must be one of {', '.join(SUMMARY_ROLES)}, not {role!r}")
 
 
 def summary_message(text: str, count: int, role: str) -> Message:
@@ -224,7 +218,6 @@ def summarize_units(
     lets a strategy give the summarizer another view of a message (a trimmed tool output).
     Returns the result and how many messages were summarized (0: nothing changed).
     """
-    check_role(role)
     summarized: list[int] = []
     kept: list[int] = []
     units = tool_units(messages)

@@ -5,16 +5,18 @@ from __future__ import annotations
 from collections.abc import Container
 from dataclasses import dataclass
 
+from compactctl.settings import Options
 from compactctl.strategies.base import Fate, StepContext, StepResult
+from compactctl.strategies.settings import HEAD_LINES, TAIL_LINES, TOOL_MAX_TOKENS
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import Message, content_text, is_observation, is_protected, with_text
 
 
 @dataclass(frozen=True)
-class TrimOptions:
-    tool_max_tokens: int = 1000
-    head_lines: int = 20
-    tail_lines: int = 20
+class TrimOptions(Options):
+    tool_max_tokens: int = TOOL_MAX_TOKENS(1000)
+    head_lines: int = HEAD_LINES(20)
+    tail_lines: int = TAIL_LINES(20)
 
 
 def trim_text(text: str, options: TrimOptions, counter: TokenCounter) -> str | None:

@@ -10,16 +10,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compactctl.facts import keep_fact_units
+from compactctl.settings import Options
 from compactctl.strategies.base import Fate, StepContext, StepResult, keep_indices
+from compactctl.strategies.settings import KEEP_RECENT
 from compactctl.transcript import Message, is_pinned, tool_units, unit_start
 
 ALWAYS_KEPT_ROLES = frozenset({"system", "developer"})
 
 
 @dataclass(frozen=True)
-class WindowOptions:
-    keep_recent: int = 6
-    require: tuple[str, ...] = ()  # --require facts: one copy of each stays
+class WindowOptions(Options):
+    keep_recent: int = KEEP_RECENT(6)
+    require: tuple[str, ...] = ()  # the run's --require facts: one copy of each stays
 
 
 def window(messages: list[Message], options: WindowOptions, context: StepContext) -> StepResult:

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from typing import IO, Any, Protocol
 
 from compactctl.errors import InputError
+from compactctl.settings import defaults_of
 from compactctl.summarizers import Summarizer
+from compactctl.summarizers.options import SummarizerOptions
 from compactctl.tokens import TokenCounter
 
 
@@ -43,20 +45,7 @@ SUMMARIZERS: dict[str, Registered] = {
 }
 
 # Setting names (config keys and flags) of the summarizers, with their defaults.
-SUMMARIZER_DEFAULTS: dict[str, Any] = {
-    "summarizer": "extractive",
-    "model": "gpt-4o-mini",
-    "base_url": None,
-    "api": "chat",
-    "summary_timeout": 60.0,
-    "summary_retries": 4,
-    "summary_backoff": 1.0,
-    "redact": True,
-    "cache": True,
-    "cache_dir": None,
-    "prompt_file": [],
-    "dry_run": False,
-}
+SUMMARIZER_DEFAULTS: dict[str, Any] = defaults_of(SummarizerOptions)
 
 
 def make_summarizer(

@@ -63,7 +63,8 @@ def test_json_report_has_exactly_the_documented_keys(cli, chat_file):
     result = cli("compact", chat_file, "-s", "window", "--keep-recent", "3", "--json")
     assert result.exit_code == EXIT_OK, result.stderr
     report = orjson.loads(result.stdout)
-    assert set(report) == {"version", "files", "failed", "total"}
+    assert list(report) == ["version", "command", "files", "failed", "total"]
+    assert report["command"] == "compact"
     assert report["version"] == 1
     assert set(report["files"][0]) == FILE_KEYS
     assert set(report["total"]) == TOTAL_KEYS
@@ -268,7 +269,7 @@ def test_a_config_value_of_the_wrong_type_is_a_usage_error(cli, tmp_path, chat_f
 def test_an_unknown_on_error_value_is_a_usage_error(cli, chat_file):
     result = cli("report", chat_file, "--on-error", "maybe")
     assert result.exit_code == EXIT_INPUT
-    assert "--on-error must be fail or skip" in result.stderr
+    assert "on_error must be one of fail, skip, not 'maybe' (given as --on-error)" in result.stderr
 
 
 def test_outputs_get_the_mode_a_new_file_gets_not_a_private_one(cli, tmp_path, chat_file):

@@ -30,7 +30,7 @@ def turn(n: int, tools: bool = False) -> list[dict[str, Any]]:
 
 
 def clear(messages: list[dict[str, Any]], **options: Any):
-    return compact(messages, ["clear-thinking"], options, counter)
+    return compact(messages, ["clear-thinking"], options, counter=counter)
 
 
 def test_thinking_leaves_all_but_the_last_turn_whole_blocks_only():

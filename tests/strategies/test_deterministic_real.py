@@ -48,10 +48,10 @@ def test_deterministic_steps_are_valid_and_idempotent_on_real_transcripts(path):
     for transcript in transcripts[:40]:  # tau-bench holds 200 runs: 40 of them are enough here
         valid = find_violation(transcript.messages) is None
         for step, options in STEPS:
-            result = compact(transcript.messages, [step], options, counter)
+            result = compact(transcript.messages, [step], options, counter=counter)
             if valid:
                 assert find_violation(result.messages) is None, (step, options, find_violation(result.messages))
-            again = compact(result.messages, [step], options, counter)
+            again = compact(result.messages, [step], options, counter=counter)
             assert again.messages == result.messages, f"{step} {options} not idempotent"
             written = write_as([transcript.rewritten(result.messages, result.origins)], fmt)
             for back in load(written, str(path))[1]:

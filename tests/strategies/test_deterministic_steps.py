@@ -35,7 +35,7 @@ def test_short_outputs_and_protected_messages_are_not_trimmed():
         {"role": "tool", "tool_call_id": "a", "content": long, "compactctl": {"pin": True}},
         {"role": "tool", "tool_call_id": "b", "content": [{"type": "text", "text": long, "cache_control": {"x": 1}}]},
     ]
-    result = compact(messages, ["trim-tools"], {"tool_max_tokens": 50}, counter)
+    result = compact(messages, ["trim-tools"], {"tool_max_tokens": 50}, counter=counter)
     assert result.messages[1] is messages[1]
     part = result.messages[2]["content"][0]
     assert part["cache_control"] == {"x": 1} and "compactctl elided" in part["text"]
@@ -56,12 +56,12 @@ def test_window_keeps_the_latest_copy_of_a_fact_with_its_unit():
         {"role": "user", "content": "middle"},
         {"role": "assistant", "content": "last"},
     ]
-    result = compact(messages, ["window"], {"keep_recent": 1}, counter)
+    result = compact(messages, ["window"], {"keep_recent": 1}, counter=counter)
     assert [m.get("content") for m in result.messages] == [None, "order  CMD-1 (second read)", "last"]
     assert is_valid(result.messages)
     # When the kept tail holds the fact, no earlier copy is needed.
     messages[-1] = {"role": "assistant", "content": "Done: Cmd-1 shipped."}
-    result = compact(messages, ["window"], {"keep_recent": 1, "require": ["Mentioned nowhere"]}, counter)
+    result = compact(messages, ["window"], {"keep_recent": 1, "require": ["Mentioned nowhere"]}, counter=counter)
     assert result.messages == [messages[-1]]
 
 
@@ -69,7 +69,7 @@ def test_window_keeps_the_latest_copy_of_a_fact_with_its_unit():
 def test_steps_keep_api_validity_and_never_mutate_input(messages, step, keep_recent, tool_max_tokens):
     original = copy.deepcopy(messages)
     settings = {"keep_recent": keep_recent, "tool_max_tokens": tool_max_tokens, "head_lines": 1, "tail_lines": 1}
-    result = compact(messages, [step], settings, counter)
+    result = compact(messages, [step], settings, counter=counter)
     assert messages == original
     assert is_valid(result.messages)
     assert len(result.manifest) == len(messages)
@@ -81,10 +81,12 @@ def test_steps_keep_api_validity_and_never_mutate_input(messages, step, keep_rec
 @settings(max_examples=300, deadline=None)
 @given(agent_transcripts(), st.integers(0, 6))
 def test_window_keeps_one_copy_of_every_fact_and_is_idempotent(messages, keep_recent):
-    result = compact(messages, ["window"], {"keep_recent": keep_recent}, counter)
+    result = compact(messages, ["window"], {"keep_recent": keep_recent}, counter=counter)
     assert is_valid(result.messages)
     assert lost_facts(messages, result.messages) == []
-    assert compact(result.messages, ["window"], {"keep_recent": keep_recent}, counter).messages == result.messages
+    assert (
+        compact(result.messages, ["window"], {"keep_recent": keep_recent}, counter=counter).messages == result.messages
+    )
 
 
 def test_trim_tools_trims_observations_in_user_messages_too():
@@ -95,5 +97,5 @@ def test_trim_tools_trims_observations_in_user_messages_too():
         {"role": "user", "content": long, "compactctl": {"kind": "observation"}},
         {"role": "user", "content": long},  # typed by a person: never trimmed
     ]
-    result = compact(messages, ["trim-tools"], {"tool_max_tokens": 50}, counter)
+    result = compact(messages, ["trim-tools"], {"tool_max_tokens": 50}, counter=counter)
     assert "compactctl elided" in result.messages[2]["content"] and result.messages[3] == messages[3]

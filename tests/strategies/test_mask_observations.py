@@ -35,7 +35,7 @@ def reads(count: int, lines: int = 30, **note: Any) -> list[dict[str, Any]]:
 
 
 def mask(messages: list[dict[str, Any]], **options: Any):
-    return compact(messages, ["mask-observations"], options, counter)
+    return compact(messages, ["mask-observations"], options, counter=counter)
 
 
 def test_results_older_than_the_last_three_tool_uses_become_placeholders():

@@ -70,7 +70,7 @@ def test_summary_role_user_on_request(scripted):
     scripted.enqueue("gist")
     result = run("summary", long_chat(4), {"threshold": 10, "summary_role": "user"}, scripted)
     assert result.messages[1]["role"] == "user"
-    with pytest.raises(InputError, match="summary-role"):
+    with pytest.raises(InputError, match="summary_role must be one of system, user, not 'tool'"):
         run("summary", long_chat(4), {"threshold": 10, "summary_role": "tool"}, scripted)
 
 
