@@ -148,11 +148,11 @@ def step_rows(sizes: list[int], counter: TokenCounter, runs: int) -> list[str]:
         for turns in sizes:
             plain = generate(workload, turns, facts_in="tools" if workload != "chat" else "user")
             for step, messages in (("mask-observations", plain), ("clear-thinking", with_thinking(plain, turns))):
-                result = compactctl.compact(messages, [step], {}, counter)
+                result = compactctl.compact(messages, [step], {}, counter=counter)
                 before, after = counter.messages(messages), counter.messages(result.messages)
                 kept, total = facts_kept(messages, result.messages)
-                again = compactctl.compact(result.messages, [step], {}, counter).messages == result.messages
-                ms = median_ms(lambda m=messages, s=step: compactctl.compact(m, [s], {}, counter), runs)
+                again = compactctl.compact(result.messages, [step], {}, counter=counter).messages == result.messages
+                ms = median_ms(lambda m=messages, s=step: compactctl.compact(m, [s], {}, counter=counter), runs)
                 rows.append(
                     f"{step:<18}{workload:<6}{turns:>6}{before:>9,}{after:>9,}{1 - after / before:>9.1%}"
                     f"{f'{kept}/{total}':>7}{'yes' if again else 'NO':>6}"
