@@ -41,7 +41,7 @@ def test_the_documented_example_runs(agent_messages):
 def test_options_after_the_input_are_keywords(agent_messages):
     counter = compactctl.TokenCounter("approx")
     with pytest.raises(TypeError):
-        compactctl.compact(agent_messages, ["window"], {"keep_recent": 3}, counter=counter)  # type: ignore[misc]
+        compactctl.compact(agent_messages, ["window"], {"keep_recent": 3}, counter)  # type: ignore[misc]
     with pytest.raises(TypeError):
         compactctl.prune(agent_messages, "drop")  # type: ignore[misc]
     result = compactctl.compact(agent_messages, ["window"], {"keep_recent": 3}, counter=counter)
