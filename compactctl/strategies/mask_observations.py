@@ -247,18 +247,23 @@ def _keep_fact_copies(
     matcher = FactMatcher(declared_facts(messages, required))
     if not matcher or not masked:
         return []
-    held = set()
-    for message in out:
-        held.update(matcher.found_in(message_text(message)))
+    # Only facts a masked result holds can be lost; look for those alone, latest messages first.
+    at_stake = {r: matcher.found_in(_original_text(messages, r, use, inputs)) for r, use in masked.items()}
+    wanted = list(dict.fromkeys(n for found in at_stake.values() for n in found))
+    if not wanted:
+        return []
+    held: set[int] = set()
+    for message in reversed(out):
+        held.update(matcher.found_in(message_text(message), [n for n in wanted if n not in held]))
+        if len(held) == len(wanted):
+            return []
     back: list[int] = []
-    for n in range(len(matcher.facts)):
+    for n in wanted:
         if n in held:
             continue
-        holders = [r for r, use in masked.items() if n in matcher.found_in(_original_text(messages, r, use, inputs))]
-        if holders:
-            latest = max(holders)
-            back.append(latest)
-            held.update(matcher.found_in(_original_text(messages, latest, masked[latest], inputs)))
+        latest = max(r for r, found in at_stake.items() if n in found)
+        back.append(latest)
+        held.update(at_stake[latest])
     return back
 
 
