@@ -4,8 +4,9 @@
 
 Per workload and size: tokens before/after (stub mode, the default), reduction in stub and
 in drop mode, restorations (stub), facts preserved, idempotent and API-valid (both modes), and
-the prune step's time in process, stub and drop (median of --runs; token counting excluded
-and timed on its own, with a cold memo). Then one
+the prune step's time in process, stub (wall and CPU) and drop (median of --runs; token
+counting excluded and timed on its own, with a cold memo). CPU time is what a shared,
+loaded machine still measures faithfully; wall time is what a user waits. Then one
 positional baseline row per workload at the largest size: keep the system prompt and the
 last messages that fit in the same token budget the pruned transcript uses, and count the
 facts that loses.
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import resource
 import statistics
 import subprocess
 import sys
@@ -49,14 +51,19 @@ from compactctl.tokens import TokenCounter
 from compactctl.transcript import annotations_of, is_valid, message_text, unit_start
 
 
-def median_ms(work, runs: int) -> float:
+def median_ms(work, runs: int, clock=time.perf_counter) -> float:
     gc.collect()  # start each series from the same heap, so earlier series' garbage is not billed here
     times = []
     for _ in range(runs):
-        start = time.perf_counter()
+        start = clock()
         work()
-        times.append((time.perf_counter() - start) * 1000)
+        times.append((clock() - start) * 1000)
     return statistics.median(times)
+
+
+def cpu_ms(work, runs: int) -> float:
+    """Median CPU time of ``work``: on a shared machine, what the step costs whatever else runs."""
+    return median_ms(work, runs, time.process_time)
 
 
 def facts_kept(original: list[dict], kept: list[dict]) -> tuple[int, int]:
@@ -81,14 +88,18 @@ def positional(messages: list[dict], budget: int, counter: TokenCounter) -> list
     return head + messages[start:]
 
 
-def process_time(command: list[str], runs: int) -> float:
+def process_time(command: list[str], runs: int) -> tuple[float, float]:
+    """Median wall and CPU seconds (user + system, from the OS's accounting of the child) of a whole process."""
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)  # warm the file cache
-    times = []
+    walls, cpus = [], []
     for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        walls.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return statistics.median(walls), statistics.median(cpus)
 
 
 def every_copy_pinned(messages: list[dict]) -> list[dict]:
@@ -171,7 +182,7 @@ def main() -> None:
 
     header = (
         f"{'workload':<9}{'turns':>6}{'msgs':>7}{'tokens':>9}{'after':>9}{'reduct.':>9}{'drop':>8}"
-        f"{'restored':>9}{'facts':>7}{'idem':>6}{'valid':>6}{'prune ms':>10}{'drop ms':>9}{'count ms':>10}"
+        f"{'restored':>9}{'facts':>7}{'idem':>6}{'valid':>6}{'prune ms':>10}{'cpu ms':>8}{'drop ms':>9}{'count ms':>10}"
     )
     print(header)
     print("-" * len(header))
@@ -183,6 +194,7 @@ def main() -> None:
             result = compactctl.prune(messages)
             dropped = compactctl.prune(messages, mode="drop")
             prune_ms = median_ms(lambda m=messages: compactctl.prune(m), args.runs)
+            prune_cpu = cpu_ms(lambda m=messages: compactctl.prune(m), args.runs)
             drop_ms = median_ms(lambda m=messages: compactctl.prune(m, mode="drop"), args.runs)
             timings[(workload, turns)] = prune_ms
             # Token counting, timed apart: a fresh counter each run, so its memo starts empty.
@@ -200,7 +212,7 @@ def main() -> None:
             print(
                 f"{workload:<9}{turns:>6}{len(messages):>7}{before:>9,}{after:>9,}{1 - after / before:>9.1%}"
                 f"{1 - after_drop / before:>8.1%}{restored:>9}{f'{kept}/{total}':>7}{'yes' if idempotent else 'NO':>6}"
-                f"{'yes' if valid else 'NO':>6}{prune_ms:>10.1f}{drop_ms:>9.1f}{count_ms:>10.1f}"
+                f"{'yes' if valid else 'NO':>6}{prune_ms:>10.1f}{prune_cpu:>8.1f}{drop_ms:>9.1f}{count_ms:>10.1f}"
             )
             if turns == max(args.sizes):
                 baseline = positional(messages, after, counter)
@@ -249,19 +261,22 @@ def main() -> None:
         print()
         turns = max(args.sizes)
         script = str(Path(sys.executable).with_name("compactctl"))
-        baseline = process_time([sys.executable, "-c", "pass"], args.runs)
-        print(f"`python -c pass`: median {baseline:.3f} s")
-        help_time = process_time([script, "--help"], args.runs)
-        print(f"`compactctl --help`: median {help_time:.3f} s ({help_time - baseline:+.3f} s over python -c pass)")
+        baseline, baseline_cpu = process_time([sys.executable, "-c", "pass"], args.runs)
+        print(f"`python -c pass`: median {baseline:.3f} s wall, {baseline_cpu:.3f} s cpu")
+        help_time, help_cpu = process_time([script, "--help"], args.runs)
+        print(
+            f"`compactctl --help`: median {help_time:.3f} s wall ({help_time - baseline:+.3f} s over python -c pass),"
+            f" {help_cpu:.3f} s cpu ({help_cpu - baseline_cpu:+.3f} s)"
+        )
         with tempfile.TemporaryDirectory() as folder:
             for workload in WORKLOADS:
                 path = Path(folder) / f"{workload}-{turns}.jsonl"
                 path.write_bytes(b"".join(orjson.dumps(m) + b"\n" for m in generate(workload, turns)))
                 command = [script, "prune", str(path), "-o", str(path.with_suffix(".out.jsonl")), "-q"]
-                seconds = process_time(command, args.runs)
+                seconds, cpu = process_time(command, args.runs)
                 print(
-                    f"whole `compactctl prune` process, {workload} {turns} turns: median {seconds:.3f} s"
-                    f" ({seconds - baseline:+.3f} s over python -c pass)"
+                    f"whole `compactctl prune` process, {workload} {turns} turns: median {seconds:.3f} s wall"
+                    f" ({seconds - baseline:+.3f} s over python -c pass), {cpu:.3f} s cpu ({cpu - baseline_cpu:+.3f} s)"
                 )
 
 
