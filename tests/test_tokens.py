@@ -91,5 +91,5 @@ def test_an_encoding_whose_table_cannot_be_fetched_says_so(monkeypatch):
         raise OSError("Name or service not known")
 
     monkeypatch.setattr(tiktoken, "get_encoding", offline)
-    with pytest.raises(InputError, match=r"'o200k_base' .*could not be fetched or read: OSError; offline"):
-        TokenCounter("o200k_base")
+    with pytest.raises(InputError, match=r"'p50k_base' .*could not be fetched or read: OSError; offline"):
+        TokenCounter("p50k_base")
