@@ -345,7 +345,7 @@ def calibrate(session: RecordedSession, producer: str) -> Calibration:
     """Fit the file's calibration from its usage, or fall back to the stated priors."""
     model = _median_model(session)
     provider = provider_of(model)
-    raw_counter = counter_for(DEFAULT_ENCODING, provider)
+    raw_counter = counter_for(DEFAULT_ENCODING)  # what compactctl counts uncalibrated (OpenAI image rule)
     encodings = candidate_encodings(model)
     if not session.has_usage:
         encoding = encodings[0]
