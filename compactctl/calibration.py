@@ -23,9 +23,11 @@ context's calls, predict the second half.
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from compactctl.recorded import RecordedContext, RecordedSession
 from compactctl.tokens import (
@@ -414,3 +416,27 @@ def gap_split(features: Sequence[CallFeatures], ratio: float, prefixes: dict[str
     images = sum(f.images - f.raw_images for f in used)
     explained = counted + prefix + resent + tokenizer + attachments + images
     return GapSplit(reported, counted, prefix, resent, tokenizer, attachments, images, reported - explained)
+
+
+def calibration_json(calibration: Calibration) -> dict[str, Any]:
+    """The parameters, their held-out error and the gap split, as JSON."""
+    errors = {
+        name: {"calls": summary.calls, "median": round(summary.median, 5), "p90": round(summary.p90, 5)}
+        for name, summary in (
+            ("raw", calibration.raw),
+            ("calibrated", calibration.calibrated),
+            ("held_out", calibration.held_out),
+        )
+    }
+    return {
+        "source": calibration.source,
+        "encoding": calibration.encoding,
+        "provider": calibration.provider,
+        "ratio": calibration.ratio,
+        "prefix": calibration.prefix,
+        "default_prefix": calibration.default_prefix,
+        "encoding_fit": calibration.candidates,
+        "error": errors,
+        "gap": dataclasses.asdict(calibration.gap) if calibration.gap else None,
+        "warnings": list(calibration.warnings),
+    }

@@ -149,16 +149,24 @@ class Prices:
     min_cached_tokens: int = 0
     provider: str = ""
     summarizer: Prices | None = None  # the summarizer's model, when it is priced apart
+    cache_write_1h: float | None = None  # a write kept one hour (Anthropic: 2x input); None: as cache_write
+    cache_ttl: float | None = None  # seconds a cached prefix lives unused; None: never expires here
+    source: str = ""  # where the figures were read, and when
 
     @property
     def cache_discount(self) -> float:
         """What a cached token costs as a fraction of an uncached one (0.1 to 0.5 in practice)."""
         return self.cached_input / self.input if self.input else 0.0
 
-    def call_cost(self, input_tokens: int, cached: int, written: int, output: int) -> float:
+    def call_cost(self, input_tokens: int, cached: int, written: int, output: int, written_1h: int = 0) -> float:
         plain = input_tokens - cached - written
+        long_write = self.cache_write if self.cache_write_1h is None else self.cache_write_1h
         return (
-            cached * self.cached_input + written * self.cache_write + plain * self.input + output * self.output
+            cached * self.cached_input
+            + (written - written_1h) * self.cache_write
+            + written_1h * long_write
+            + plain * self.input
+            + output * self.output
         ) / MILLION
 
     def summarizer_cost(self, usage: SummarizerUsage) -> float:
@@ -203,6 +211,13 @@ def parse_price_table(raw: Any, source: str) -> PriceTable:
         minimum = entry.get("min_cached_tokens", 0)
         if isinstance(minimum, bool) or not isinstance(minimum, int) or minimum < 0:
             raise InputError(f"bad price file: model {name!r}: min_cached_tokens must be an integer >= 0", source)
+        optional: dict[str, float | None] = {}
+        for key in ("cache_write_1h", "cache_ttl"):
+            value = entry.get(key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int | float) or value < 0):
+                raise InputError(f"bad price file: model {name!r}: {key} must be a number >= 0, got {value!r}", source)
+            optional[key] = None if value is None else float(value)
+        where = " ".join(str(entry[k]) for k in ("source", "as_of") if entry.get(k))
         models[str(name)] = Prices(
             str(name),
             input=figures["input"],
@@ -211,7 +226,15 @@ def parse_price_table(raw: Any, source: str) -> PriceTable:
             output=figures["output"],
             min_cached_tokens=minimum,
             provider=str(entry.get("provider", "")),
+            cache_write_1h=optional["cache_write_1h"],
+            cache_ttl=optional["cache_ttl"],
+            source=where,
         )
+        aliases = entry.get("aliases", [])
+        if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+            raise InputError(f"bad price file: model {name!r}: aliases must be a list of names", source)
+        for alias in aliases:
+            models.setdefault(alias, dataclasses.replace(models[str(name)], model=alias))
     default = raw.get("default", next(iter(models)))
     if default not in models:
         raise InputError(f"bad price file: default model {default!r} is not in the table", source)
@@ -332,6 +355,20 @@ def aggregate(rows: Sequence[Sequence[SettingResult]]) -> list[SettingResult]:
 # --- the simulation -------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class ApiCall:
+    """What a recorded call adds to a replay in the API's units, beside the context it builds."""
+
+    prefix: int  # the hidden prefix the API saw beside the log's messages (calibrated)
+    output: int  # the output tokens the API reported
+    reasoning: int = 0  # reasoning kept in the context until the next prompt (OpenAI), then dropped
+    prices: Prices | None = None  # the model this call ran on, when it is in the table
+    timestamp: float | None = None  # a pause longer than the cache's lifetime makes the next write cold
+    long_cache_share: float = 0.0  # the share of cache writes kept one hour (from the usage split)
+    observed_cached: int | None = None  # the cache reads the usage reported for this call
+    warm: bool | None = None  # whether the cache held before this call (from the usage); None: by cache_ttl
+
+
 class _Memo:
     """What each message costs and holds, computed once per run and shared by every setting.
 
@@ -426,6 +463,7 @@ def _simulate(
     options: Mapping[str, Any],
     prices: Prices,
     summarizer: Summarizer | None,
+    api_calls: Sequence[ApiCall] | None = None,
 ) -> SettingResult:
     trigger = setting.trigger
     step_context = StepContext(memo.counter, summarizer)
@@ -446,11 +484,16 @@ def _simulate(
     definers: dict[str, Message] = {}
     unchecked: list[Message | None] = []  # per reference since the last call: its definer
 
+    turn_reasoning = 0  # reasoning of the current turn's responses, in the context until the next prompt
+    last_time: float | None = None
     for message in messages:
         marks = annotations_of(message)
         for key in _keys(marks.get("references")):
             unchecked.append(definers.get(key))
+        if message.get("role") == "user":
+            turn_reasoning = 0
         if message.get("role") == "assistant":
+            call = api_calls[len(per_call)] if api_calls is not None else None
             if compacting and trigger.should_compact(last_context, stage_ended):
                 current = list(context.messages)
                 for strategy, step_options in steps:
@@ -460,18 +503,44 @@ def _simulate(
                 context = _Context(memo, current)
                 compactions += 1
                 stage_ended = False
-                if trigger.threshold is not None and context.tokens > trigger.threshold:
+                turn_reasoning = 0
+                hidden = call.prefix if call is not None else 0
+                if trigger.threshold is not None and context.tokens + hidden > trigger.threshold:
                     over += 1
-            context_tokens = context.tokens
-            # The API bills the reply's priming as input too; it follows the messages,
-            # so it is never part of a cached prefix and is written with the new input.
-            input_tokens = context_tokens + REPLY_PRIMING_TOKENS
-            shared = 0 if first_call else context.shared_prefix_tokens(previous, previous_length)
-            cacheable = input_tokens >= prices.min_cached_tokens
-            cached = shared if cacheable and shared >= prices.min_cached_tokens else 0
+            call_prices = call.prices if call is not None and call.prices is not None else prices
+            if call is None:
+                # The API bills the reply's priming as input too; it follows the messages,
+                # so it is never part of a cached prefix and is written with the new input.
+                context_tokens = context.tokens
+                input_tokens = context_tokens + REPLY_PRIMING_TOKENS
+                output = memo.tokens(message)
+                hidden = 0
+            else:
+                # In the API's units: the hidden prefix (priming included) is part of the input
+                # thresholds are compared with, as the producers' own auto-compaction does.
+                hidden = call.prefix
+                context_tokens = input_tokens = context.tokens + hidden + turn_reasoning
+                output = call.output
+            shared = 0 if first_call else context.shared_prefix_tokens(previous, previous_length) + hidden
+            expired = (
+                call is not None
+                and call_prices.cache_ttl is not None
+                and call.timestamp is not None
+                and last_time is not None
+                and call.timestamp - last_time > call_prices.cache_ttl
+            )
+            if call is not None and call.warm is not None:
+                expired = not call.warm
+            if call is not None and (first_call or expired) and call.observed_cached is not None:
+                # A cold call may still read the harness's prefix another session cached.
+                shared = min(call.observed_cached, hidden)
+            elif expired:
+                shared = 0  # the cache lapsed during the pause: a cold write
+            cacheable = input_tokens >= call_prices.min_cached_tokens
+            cached = shared if cacheable and shared >= call_prices.min_cached_tokens else 0
             written = input_tokens - cached if cacheable else 0
-            output = memo.tokens(message)
-            cost += prices.call_cost(input_tokens, cached, written, output)
+            written_1h = round(written * call.long_cache_share) if call is not None else 0
+            cost += call_prices.call_cost(input_tokens, cached, written, output, written_1h)
             cached_total += cached
             written_total += written
             output_total += output
@@ -480,6 +549,9 @@ def _simulate(
             unchecked.clear()
             previous, previous_length, first_call = context, len(context.messages), False
             last_context = context_tokens
+            if call is not None:
+                turn_reasoning += call.reasoning
+                last_time = call.timestamp if call.timestamp is not None else last_time
         context.append(message)
         for key in _keys(marks.get("defines")):
             definers[key] = message
@@ -498,7 +570,7 @@ def _simulate(
         over_threshold_after_compaction=over,
         peak_context=max(per_call, default=0),
         mean_context=round(context_total / calls, 1) if calls else 0.0,
-        input_tokens=context_total + REPLY_PRIMING_TOKENS * calls,
+        input_tokens=context_total + (REPLY_PRIMING_TOKENS * calls if api_calls is None else 0),
         cached_tokens=cached_total,
         cache_write_tokens=written_total,
         output_tokens=output_total,
@@ -566,6 +638,7 @@ class FileReplay:
     settings: list[SettingResult]
     chart_label: str  # which transcript the chart shows
     chart: list[list[int]]  # per setting: its context size per call in that transcript
+    api: Any = None  # api_replay.RecordedReplay: the rows in API units, where the file records its usage
 
 
 def replay_file(
@@ -577,12 +650,23 @@ def replay_file(
     prices: Prices,
     summarizer: Summarizer | None = None,
     stage_marker: re.Pattern[str] | None = None,
+    fallback_prices: Prices | None = None,
 ) -> FileReplay:
-    """Read one file and replay each transcript in it on its own (a tau-bench file holds 200 runs)."""
+    """Read one file and replay each transcript in it on its own (a tau-bench file holds 200 runs).
+
+    A Claude Code or Codex file that records its usage is replayed in the API's units instead
+    (``api_replay``): calibrated on that usage, priced per call by the model it names
+    (``fallback_prices``, from ``--model-pricing``, for a model the table lacks).
+    """
     from compactctl.batch import read_source
     from compactctl.formats import load
 
-    fmt, transcripts, _ = load(read_source(source), source, str(options.get("format") or "auto"))
+    data = read_source(source)
+    fmt, transcripts, _ = load(data, source, str(options.get("format") or "auto"))
+    recorded = _recorded_replay(data, source, fmt.name, settings, options, fallback_prices, summarizer, stage_marker)
+    if recorded is not None:
+        chart = [row.context_per_call for row in recorded.settings]
+        return FileReplay(name, fmt.name, 1, recorded.settings, "", chart, recorded)
     runs = [replay(t.messages, settings, options, counter, prices, summarizer, stage_marker) for t in transcripts]
     longest = max(range(len(runs)), key=lambda i: runs[i][0].calls, default=0)
     label = transcripts[longest].label if transcripts else ""
@@ -590,19 +674,69 @@ def replay_file(
     return FileReplay(name, fmt.name, len(transcripts), aggregate(runs), label, chart)
 
 
-def setting_json(row: SettingResult) -> dict[str, Any]:
-    return dataclasses.asdict(row)
+def _recorded_replay(
+    data: bytes,
+    source: str,
+    format_name: str,
+    settings: Sequence[Setting],
+    options: Mapping[str, Any],
+    fallback: Prices | None,
+    summarizer: Summarizer | None,
+    stage_marker: re.Pattern[str] | None,
+) -> Any:
+    from compactctl.api_replay import replay_recorded
+    from compactctl.formats.records import parse_records
+    from compactctl.recorded import read_recorded
+
+    if format_name not in ("claude-code", "codex"):
+        return None
+    session = read_recorded(format_name, parse_records(data, source)[0], source)
+    if session is None or not session.has_usage:
+        return None
+    return replay_recorded(
+        session, format_name, settings, options, shipped_prices(), fallback, summarizer, stage_marker
+    )
+
+
+def setting_json(row: SettingResult, basis: str | None = None) -> dict[str, Any]:
+    data = dataclasses.asdict(row)
+    if basis is not None:
+        data["basis"] = basis  # "bill": from the usage the API reported; "estimate": calibrated
+    return data
+
+
+def api_json(api: Any) -> dict[str, Any]:
+    """The calibration behind a replay in API units, and the producer's compactions."""
+    from compactctl.calibration import calibration_json
+
+    return {
+        "calibration": calibration_json(api.calibration),
+        "bill_cost": api.bill.cost,
+        "baseline_estimate_cost": api.baseline_estimate.cost,
+        "bill_input_tokens": api.bill.input_tokens,
+        "baseline_estimate_input_tokens": api.baseline_estimate.input_tokens,
+        "producer_compactions": api.compactions,
+        "history_before_last_compaction": api.history_before_last_compaction,
+        "pre_tokens_check": [
+            {"call": call, "pre_tokens": pre, "recorded_context": seen} for call, pre, seen in api.pre_tokens_check
+        ],
+        "notes": list(api.notes),
+    }
 
 
 def replay_json(
     file: str, files: Sequence[FileReplay], errors: Sequence[Mapping[str, Any]] = (), per_file: bool = False
 ) -> dict[str, Any]:
     """``{"version", "file", "settings"}``; a folder or several files (``per_file``) add per-file rows and failures."""
+    rows = aggregate([f.settings for f in files])
+    bases = files[0].api.basis if len(files) == 1 and files[0].api is not None else [None] * len(rows)
     data: dict[str, Any] = {
         "version": REPLAY_VERSION,
         "file": file,
-        "settings": [setting_json(row) for row in aggregate([f.settings for f in files])],
+        "settings": [setting_json(row, basis) for row, basis in zip(rows, bases, strict=True)],
     }
+    if len(files) == 1 and files[0].api is not None:
+        data["api"] = api_json(files[0].api)
     if per_file or len(files) != 1 or errors:
         data["files"] = [
             {

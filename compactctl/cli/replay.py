@@ -254,7 +254,17 @@ def replay(
     found = [Job(source, None, name) for source, name, _ in expand_inputs(inputs)]
     results, failures = run_jobs(
         found,
-        lambda job: replay_file(job.source, job.name, grid, settings, counter, prices, summarizing, marker),
+        lambda job: replay_file(
+            job.source,
+            job.name,
+            grid,
+            settings,
+            counter,
+            prices,
+            summarizing,
+            marker,
+            prices if model_pricing else None,
+        ),
         settings["jobs"],
         progress_wanted(quiet) and not as_json,
     )
@@ -289,7 +299,19 @@ def render(results: list[FileReplay], label: str, prices: Prices) -> None:
     rows = aggregate([r.settings for r in results])
     transcripts = sum(r.transcripts for r in results)
     where = f"{results[0].file} ({results[0].format}" if len(results) == 1 else f"{label} ({len(results)} files"
-    console.print(settings_table(rows, f"{where}, {transcripts} transcript(s))", prices, console.width))
+    table = settings_table(rows, f"{where}, {transcripts} transcript(s))", prices, console.width)
+    api = results[0].api if len(results) == 1 else None
+    if api is not None:
+        basis = ", ".join(f"{_setting_name(row)}: {kind}" for row, kind in zip(rows, api.basis, strict=True))
+        calibration = api.calibration
+        table.caption = (
+            f"in API input tokens; priced per call by the model it names; {basis} (bill: from the reported "
+            f"usage; estimate: calibrated: {calibration.encoding} x{calibration.ratio:g}, hidden prefix, "
+            f"held-out per-call error median {calibration.held_out.median:.1%}, p90 {calibration.held_out.p90:.1%})"
+        )
+        for note in api.notes:
+            stderr.print(f"[yellow]note:[/] {escape(note)}", soft_wrap=True)
+    console.print(table)
     source = _chart_source(results)
     console.print(chart(source, console.width))
 
