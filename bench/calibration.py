@@ -33,7 +33,10 @@ def main() -> None:
     table = shipped_prices()
     grid = settings_grid(THRESHOLDS, False, ["window"])
     print(f"ctok installed: {claude_tokens_available()}")
-    header = "| file | calls | encoding | raw med/p90 | calibrated med/p90 | held-out med/p90 | bill | baseline est. | vs bill | s |"
+    header = (
+        "| file | calls | encoding | raw med/p90 | calibrated med/p90 | held-out med/p90 "
+        "| bill | baseline est. | vs bill | s |"
+    )
     print(header)
     print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
     for path in files:
@@ -54,7 +57,8 @@ def main() -> None:
         print(
             f"| {path.parent.name}/{path.name[:24]} | {session.calls} | {c.encoding} x{c.ratio:g} "
             f"| {c.raw.median:.1%} / {c.raw.p90:.1%} | {c.calibrated.median:.2%} / {c.calibrated.p90:.2%} "
-            f"| {c.held_out.median:.2%} / {c.held_out.p90:.2%} | ${bill:.4f} | ${estimate:.4f} | {versus} | {elapsed:.1f} |"
+            f"| {c.held_out.median:.2%} / {c.held_out.p90:.2%} | ${bill:.4f} | ${estimate:.4f} | {versus} "
+            f"| {elapsed:.1f} |"
         )
 
 

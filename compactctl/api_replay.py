@@ -242,9 +242,13 @@ def replay_recorded(
         memo = _Memo(calibrated, facts, stage_marker)  # type: ignore[arg-type]
         api_calls = _api_calls(context, calibration, prices_of, share_1h)
         fallback_prices = fallback or next((p for p in prices_of if p is not None), None) or _FREE
-        simulate = lambda row: _simulate(  # noqa: E731
-            context.messages, row, memo, options, fallback_prices, summarizer, api_calls
-        )
+
+        def simulate(
+            row: Setting, messages: list[Message] = context.messages, memo: _Memo = memo,
+            priced: Prices = fallback_prices, calls: list[ApiCall] = api_calls,
+        ) -> SettingResult:  # fmt: skip
+            return _simulate(messages, row, memo, options, priced, summarizer, calls)
+
         estimate = simulate(BASELINE)
         bill = _usage_row(context, RECORDED if context.compactions else "none", prices_of, calibration.provider,
                           len(context.compactions))  # fmt: skip

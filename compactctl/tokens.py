@@ -186,7 +186,7 @@ class TokenCounter:
     def part(self, part: dict[str, Any]) -> int:
         kind = part.get("type")
         if kind == "image_url":
-            image = part.get("image_url") if isinstance(part.get("image_url"), dict) else {}
+            image: dict[str, Any] = part["image_url"] if isinstance(part.get("image_url"), dict) else {}
             return image_tokens(str(image.get("url") or ""), self.provider, image.get("detail"))
         return self(part_text(part))
 

@@ -58,7 +58,7 @@ def usage_of(raw: Any) -> ApiUsage | None:
     uncached = integer(raw.get("input_tokens"))
     read = integer(raw.get("cache_read_input_tokens"))
     written = integer(raw.get("cache_creation_input_tokens"))
-    split = raw.get("cache_creation") if isinstance(raw.get("cache_creation"), dict) else {}
+    split: dict[str, Any] = raw["cache_creation"] if isinstance(raw.get("cache_creation"), dict) else {}
     usage = ApiUsage(
         input_tokens=uncached + read + written,
         cached_tokens=read,
@@ -289,9 +289,8 @@ class _Builder:
         )
         self.add(message, records[0])
         for record in records[1:]:
-            key = _uuid(self.index.values[record])
-            if key is not None:
-                self.uuid_position.setdefault(key, len(self.messages) - 1)
+            if (uid := _uuid(self.index.values[record])) is not None:
+                self.uuid_position.setdefault(uid, len(self.messages) - 1)
         # The results of its calls come next, wherever they were written.
         for call in message.get("tool_calls") or []:
             result = self.index.results.get(call.get("id"))
@@ -305,8 +304,10 @@ class _Builder:
                     self.add(reply, result)
 
     def _boundary(self, value: dict[str, Any]) -> dict[str, Any]:
-        metadata = value.get("compactMetadata") if isinstance(value.get("compactMetadata"), dict) else {}
-        segment = metadata.get("preservedSegment") if isinstance(metadata.get("preservedSegment"), dict) else {}
+        metadata: dict[str, Any] = value["compactMetadata"] if isinstance(value.get("compactMetadata"), dict) else {}
+        segment: dict[str, Any] = (
+            metadata["preservedSegment"] if isinstance(metadata.get("preservedSegment"), dict) else {}
+        )
         return {
             "trigger": str(metadata.get("trigger") or ""),
             "pre_tokens": integer(metadata.get("preTokens")) or None,

@@ -133,10 +133,10 @@ class _Rollout:
             if role not in ("user", "developer", "system"):
                 raise InputError(f"message item has unknown role {role!r}", self.path, line)
             content = content_to_canonical(item.get("content"))
-            message: Message = {"role": role, "content": content}
+            said: Message = {"role": role, "content": content}
             if is_harness(content):
-                message["compactctl"] = {"kind": "harness"}
-            self.messages.append(message)
+                said["compactctl"] = {"kind": "harness"}
+            self.messages.append(said)
         # ghost snapshots, compaction items seen outside a compacted line: not model input here
 
     def token_count(self, payload: dict[str, Any]) -> None:

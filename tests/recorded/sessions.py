@@ -36,6 +36,7 @@ class ClaudeSession:
     resent: int = 0
     last_uuid: str | None = None
     calls: int = 0
+    previous_total: int = 0
     clock: int = 0
     _ids: itertools.count = field(default_factory=itertools.count)
 
@@ -84,7 +85,9 @@ class ClaudeSession:
 
     def usage(self, output_tokens: int) -> dict[str, Any]:
         total = round(self.truth.prefix + self.context_tokens + self.resent + self.truth.hidden_per_call)
-        read = 0 if self.calls == 0 else int(total * 0.9)
+        # The prompt cache holds what the previous call sent; the rest is written to it.
+        read = min(self.previous_total, total - 3)
+        self.previous_total = total
         return {
             "input_tokens": 3,
             "cache_creation_input_tokens": total - 3 - read,

@@ -1,0 +1,63 @@
+"""``compactctl replay --json`` on a session that records its usage: the API's units, the bill, the recorded row."""
+
+from __future__ import annotations
+
+import orjson
+from typer.testing import CliRunner
+
+from compactctl.cli.main import app
+from tests.recorded.sessions import working_session
+
+
+def _write(tmp_path, session):
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in session.records))
+    return path
+
+
+def test_the_baseline_of_an_uncompacted_session_is_the_bill(tmp_path):
+    session = working_session(calls=10)
+    path = _write(tmp_path, session)
+    result = CliRunner().invoke(app, ["replay", str(path), "-t", "21000", "-s", "window", "--json"])
+    assert result.exit_code == 0, result.output
+    data = orjson.loads(result.stdout)
+    baseline, threshold = data["settings"]
+    assert (baseline["trigger"], baseline["basis"], threshold["basis"]) == ("none", "bill", "estimate")
+    reported = sum(
+        r["message"]["usage"]["input_tokens"]
+        + r["message"]["usage"]["cache_read_input_tokens"]
+        + r["message"]["usage"]["cache_creation_input_tokens"]
+        for r in session.records
+        if r["type"] == "assistant" and r["message"]["usage"]["output_tokens"] > 1
+    )
+    assert baseline["input_tokens"] == reported
+    # Thresholds are API input tokens: the hidden prefix (20k here) alone nearly reaches 21k.
+    assert threshold["compactions"] >= 1
+    assert data["api"]["calibration"]["error"]["held_out"]["median"] < 0.01
+    assert abs(data["api"]["baseline_estimate_cost"] / data["api"]["bill_cost"] - 1) < 0.03
+
+
+def test_a_session_the_producer_compacted_has_a_recorded_row(tmp_path):
+    session = working_session(calls=4)
+    leaf, session.last_uuid = session.last_uuid, None
+    session._envelope("system", subtype="compact_boundary", logicalParentUuid=leaf, compactMetadata={"trigger": "auto"})
+    session.user("This session is being continued from a previous conversation. Summary.")["isCompactSummary"] = True
+    session.user("continue")
+    session.response(text="continuing")
+    result = CliRunner().invoke(app, ["replay", str(_write(tmp_path, session)), "-t", "50000", "--json"])
+    data = orjson.loads(result.stdout)
+    triggers = [(row["trigger"], row["basis"]) for row in data["settings"]]
+    assert triggers[:2] == [("none", "estimate"), ("recorded", "bill")]
+    recorded = data["settings"][1]
+    assert (recorded["calls"], recorded["compactions"]) == (5, 1)
+    assert data["api"]["producer_compactions"] == 1
+
+
+def test_a_model_missing_from_the_price_table_is_a_note_naming_model_pricing(tmp_path):
+    session = working_session(calls=3)
+    for record in session.records:
+        if record["type"] == "assistant":
+            record["message"]["model"] = "claude-future-9"
+    result = CliRunner().invoke(app, ["replay", str(_write(tmp_path, session)), "-t", "50000"])
+    assert result.exit_code == 0
+    assert "claude-future-9" in result.stderr and "--model-pricing" in result.stderr
