@@ -65,11 +65,15 @@ class CalibratedCounter:
 
     A message read from the log costs what calibration measured for it (a response: its
     output tokens); any other text (a summary a strategy wrote) costs the file's ratio times
-    its count in the chosen encoding.
+    its count in the chosen encoding. Every message also carries what the harness adds to each
+    (``per_message``, fitted).
     """
 
-    def __init__(self, base: TokenCounter, ratio: float, known: dict[int, tuple[Message, int]]) -> None:
+    def __init__(
+        self, base: TokenCounter, ratio: float, known: dict[int, tuple[Message, int]], per_message: int = 0
+    ) -> None:
         self.base = base
+        self.per_message = per_message
         self.encoding = base.encoding
         self.provider = base.provider
         self.ratio = ratio
@@ -85,7 +89,7 @@ class CalibratedCounter:
         content = message.get("content")
         parts = content if isinstance(content, list) else []
         images = sum(self.base.part(p) for p in parts if isinstance(p, dict) and p.get("type") == "image_url")
-        return round(self.ratio * (self.base.message(message) - images)) + images
+        return round(self.ratio * (self.base.message(message) - images)) + images + self.per_message
 
     def messages(self, messages: Iterable[Message]) -> int:
         return sum(self.message(message) for message in messages)
@@ -98,7 +102,8 @@ class RecordedReplay:
     settings: list[SettingResult]
     basis: list[str]  # per row: "bill" (from the usage) or "estimate" (calibrated)
     calibration: Calibration
-    baseline_estimate: SettingResult  # the calibrated estimate of no compaction, to compare with the bill
+    baseline_estimate: SettingResult  # the calibrated estimate of no compaction
+    recorded_estimate: SettingResult  # the calibrated estimate of what the producer did: compare with the bill
     bill: SettingResult  # what the usage says the session cost as it ran
     notes: tuple[str, ...]
     compactions: int  # how many times the producer compacted
@@ -151,7 +156,11 @@ def _usage_row(
 
 
 def _api_calls(
-    context: RecordedContext, calibration: Calibration, prices_of: list[Prices | None], share_1h: float
+    context: RecordedContext,
+    calibration: Calibration,
+    prices_of: list[Prices | None],
+    share_1h: float,
+    as_recorded: bool = False,
 ) -> list[ApiCall]:
     """Per call, what replay adds beside the context: hidden prefix, output, reasoning, model, time."""
     starts = set(context.segment_starts())
@@ -159,10 +168,13 @@ def _api_calls(
     calls: list[ApiCall] = []
     prefix = calibration.prefix_of(segment_key(context.label, 0))
     previous: ApiUsage | None = None
+    # OpenAI's cache holds a response with the input it followed (measured: a Codex call's cached
+    # tokens exceed the previous call's whole input); Anthropic's ends at the last cache breakpoint.
+    openai = calibration.provider != "anthropic"
     for n, call in enumerate(context.calls):
         # A stretch the producer's compaction began carries what the compaction re-attached; an
         # uncompacted replay would not, so it keeps the prefix from before. A resume's is its own.
-        if n in starts and n not in compaction_starts:
+        if n in starts and (as_recorded or n not in compaction_starts):
             prefix = calibration.prefix_of(segment_key(context.label, n))
         usage = call.usage
         output = usage.output_tokens if usage else call.hidden_output_estimate
@@ -176,11 +188,15 @@ def _api_calls(
                 timestamp=call.timestamp,
                 long_cache_share=share_1h,
                 observed_cached=usage.cached_tokens if usage else None,
-                # Whether the cache held across the pause before this call is a fact of the timeline,
-                # the same in every setting; the producer's own compaction is no pause, so not there.
-                warm=None
-                if usage is None or previous is None or n in compaction_starts
-                else usage.cached_tokens >= 0.5 * previous.input_tokens,
+                # How much of what the previous call sent the cache still held is a fact of the
+                # timeline (pauses, the provider's routing), the same in every setting; at the
+                # producer's own compaction it says nothing about an uncompacted history.
+                cache_hit=None
+                if usage is None or previous is None or n in compaction_starts or not previous.input_tokens
+                else min(
+                    1.0, usage.cached_tokens / (previous.input_tokens + (previous.output_tokens if openai else 0))
+                ),
+                output_cached=openai,
             )
         )
         previous = usage
@@ -193,11 +209,17 @@ def _known_costs(
     raw = counter_for(DEFAULT_ENCODING)
     costs = message_costs(context, counter, raw)
     known: dict[int, tuple[Message, int]] = {}
-    for index, message in enumerate(context.messages):
-        cost = costs[index]
+    replaced = [m for compaction in context.compactions for m in compaction.replacement]
+    for key, message in [*enumerate(context.messages), *((-id(m), m) for m in replaced)]:
+        cost = costs.get(key)
+        if cost is None:  # a preserved message of the history: counted with it
+            continue
         # A response stays in the context as its output less what the provider drops after the turn.
-        value = cost.resent - cost.reasoning if cost.resent and not cost.text else round(calibration.ratio * cost.text)
-        known[id(message)] = (message, value + cost.images)
+        if cost.resent and not cost.text:
+            value = cost.resent - cost.reasoning
+        else:  # text (and an opaque compaction item's estimate)
+            value = round(calibration.ratio * cost.text) + cost.resent
+        known[id(message)] = (message, value + cost.images + round(calibration.per_message))
     return known
 
 
@@ -222,6 +244,7 @@ def replay_recorded(
     counter = counter_for(calibration.encoding, calibration.provider)
     rows_per_context: list[list[SettingResult]] = []
     estimates: list[SettingResult] = []
+    recorded_estimates: list[SettingResult] = []  # the producer's own compactions, counted as calibrated
     bills: list[SettingResult] = []
     recorded_rows: list[SettingResult] = []
     unknown: set[str] = set()
@@ -237,7 +260,7 @@ def replay_recorded(
                 found = fallback
             prices_of.append(found)
         known = _known_costs(context, calibration, counter)
-        calibrated = CalibratedCounter(counter, calibration.ratio, known)
+        calibrated = CalibratedCounter(counter, calibration.ratio, known, round(calibration.per_message))
         facts = [fact for message in context.messages for fact in facts_of(message)]
         memo = _Memo(calibrated, facts, stage_marker)  # type: ignore[arg-type]
         api_calls = _api_calls(context, calibration, prices_of, share_1h)
@@ -250,6 +273,11 @@ def replay_recorded(
             return _simulate(messages, row, memo, options, priced, summarizer, calls)
 
         estimate = simulate(BASELINE)
+        replacements = {c.before_call: c.replacement for c in context.compactions}
+        as_recorded = _api_calls(context, calibration, prices_of, share_1h, as_recorded=True)
+        recorded_estimates.append(
+            _simulate(context.messages, BASELINE, memo, options, fallback_prices, summarizer, as_recorded, replacements)
+        )
         bill = _usage_row(context, RECORDED if context.compactions else "none", prices_of, calibration.provider,
                           len(context.compactions))  # fmt: skip
         estimates.append(estimate)
@@ -279,6 +307,7 @@ def replay_recorded(
         basis,
         calibration,
         aggregate([[row] for row in estimates])[0],
+        aggregate([[row] for row in recorded_estimates])[0],
         aggregate([[row] for row in bills])[0],
         tuple(notes),
         sum(len(context.compactions) for context in session.contexts),

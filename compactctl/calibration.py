@@ -63,6 +63,7 @@ class CallFeatures:
     raw_visible_resent: int  # the cl100k count of the earlier responses' visible text (in raw)
     raw_images: int  # the raw count's figure for the images (in raw)
     raw_attachments: int  # the cl100k count of the attachments (not in raw)
+    messages: int = 0  # messages in the context sent
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,7 @@ class GapSplit:
     attachments: int
     images: int
     unexplained: int
+    harness_per_message: int = 0  # what the harness adds to each message (reminders after tool results...)
 
     @property
     def calibrated(self) -> int:
@@ -115,6 +117,7 @@ class Calibration:
     gap: GapSplit | None = None
     candidates: dict[str, float] = field(default_factory=dict)  # encoding -> median error of its fit
     warnings: tuple[str, ...] = ()
+    per_message: float = 0.0  # tokens the harness adds to every message it sends
 
     def prefix_of(self, context: str) -> int:
         return self.prefix.get(context, self.default_prefix)
@@ -225,7 +228,7 @@ def segment_of(context: RecordedContext) -> list[str]:
 
 class _Sums:
     def __init__(self) -> None:
-        self.text = self.attachments = self.resent = self.images = self.turn_reasoning = 0
+        self.text = self.attachments = self.resent = self.images = self.turn_reasoning = self.messages = 0
         self.raw = self.raw_visible = self.raw_images = self.raw_attachments = 0
 
     def add(self, cost: MessageCost, message: Message) -> None:
@@ -233,6 +236,7 @@ class _Sums:
             self.resent -= self.turn_reasoning  # the earlier turns' reasoning leaves the context
             self.turn_reasoning = 0
         self.turn_reasoning += cost.reasoning
+        self.messages += 1
         self.text += cost.text
         self.attachments += cost.text if cost.attachment else 0
         self.resent += cost.resent
@@ -254,6 +258,7 @@ class _Sums:
             self.raw_visible,
             self.raw_images,
             self.raw_attachments,
+            self.messages,
         )
 
 
@@ -269,51 +274,81 @@ def _quantile(ordered: Sequence[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
-def fit(features: Sequence[CallFeatures]) -> tuple[float, dict[str, float]]:
-    """Ratio and per-context prefixes minimising squared relative error of ``prefix + ratio*text + rest``.
+# How strongly the ratio is pulled toward its prior (1.0: the encoding is the provider's own or
+# ctok's reconstruction of it), in the units of the fit's weighted spread of the text: a file
+# whose text barely changes between calls cannot tell its ratio, and keeps the prior. The
+# per-message term is pulled toward 0 the same way. Both were chosen on the held-out error of
+# the real sessions in shared/transcripts (docs/calibration.md has the sweep).
+RATIO_PRIOR_WEIGHT = 0.002
+MESSAGE_PRIOR_WEIGHT = 0.005
 
-    With one shared ratio and an intercept per context, the least-squares solution is closed
-    form: the ratio from the within-context covariance, each prefix from its context's means.
+
+@dataclass(frozen=True)
+class Fit:
+    """A call's input as ``prefix[segment] + ratio * text + per_message * messages + resent + images``."""
+
+    ratio: float
+    per_message: float  # tokens the harness adds to each message it sends (a reminder after each tool result...)
+    prefixes: dict[str, float]
+
+    def predict(self, f: CallFeatures, default: float) -> float:
+        prefix = self.prefixes.get(f.context, default)
+        return prefix + self.ratio * f.text + self.per_message * f.messages + f.resent + f.images
+
+
+# The per-message term is fitted in units of this many tokens, so one prior weight suits both terms.
+MESSAGE_SCALE = 100.0
+
+
+def fit(features: Sequence[CallFeatures], prior_ratio: float = 1.0) -> Fit:
+    """Ratio, per-message tokens and per-segment prefixes minimising squared relative error.
+
+    With an intercept per segment the least-squares solution is closed form on the
+    within-segment deviations: a 2x2 system for the ratio and the per-message term, each shrunk
+    toward its prior (``prior_ratio``; 0 tokens per message), then each prefix from its
+    segment's means.
     """
     usable = [f for f in features if f.reported]
     if not usable:
-        return 1.0, {}
+        return Fit(prior_ratio, 0.0, {})
     groups: dict[str, list[CallFeatures]] = {}
     for f in usable:
         groups.setdefault(f.context, []).append(f)
-    means: dict[str, tuple[float, float]] = {}
-    numerator = denominator = 0.0
+    means: dict[str, tuple[float, float, float]] = {}
+    sxx = sxn = snn = sxy = sny = 0.0
     for label, group in groups.items():
         weights = [1.0 / (f.reported or 1) ** 2 for f in group]
         total = sum(weights)
         x_mean = sum(w * f.text for w, f in zip(weights, group, strict=True)) / total
+        n_mean = sum(w * f.messages * MESSAGE_SCALE for w, f in zip(weights, group, strict=True)) / total
         y_mean = sum(w * _target(f) for w, f in zip(weights, group, strict=True)) / total
-        means[label] = (x_mean, y_mean)
+        means[label] = (x_mean, n_mean, y_mean)
         for w, f in zip(weights, group, strict=True):
-            numerator += w * (f.text - x_mean) * (_target(f) - y_mean)
-            denominator += w * (f.text - x_mean) ** 2
-    ratio = numerator / denominator if denominator > 0 else 1.0
-    if not 0.5 <= ratio <= 3.0:  # too few steps to tell: the text's share is not identified
-        ratio = 1.0
-    prefixes = {label: y_mean - ratio * x_mean for label, (x_mean, y_mean) in means.items()}
-    return ratio, prefixes
+            dx, dn, dy = f.text - x_mean, f.messages * MESSAGE_SCALE - n_mean, _target(f) - y_mean
+            sxx += w * dx * dx
+            sxn += w * dx * dn
+            snn += w * dn * dn
+            sxy += w * dx * dy
+            sny += w * dn * dy
+    a, b, d = sxx + RATIO_PRIOR_WEIGHT, sxn, snn + MESSAGE_PRIOR_WEIGHT
+    determinant = a * d - b * b
+    ratio = ((sxy + RATIO_PRIOR_WEIGHT * prior_ratio) * d - b * sny) / determinant
+    scaled = (a * sny - b * (sxy + RATIO_PRIOR_WEIGHT * prior_ratio)) / determinant
+    if scaled < 0:  # a harness removes nothing from a message: fit the ratio alone
+        ratio, scaled = (sxy + RATIO_PRIOR_WEIGHT * prior_ratio) / (sxx + RATIO_PRIOR_WEIGHT), 0.0
+    if not 0.5 <= ratio <= 3.0:  # not identified by these calls: keep the priors
+        ratio, scaled = prior_ratio, 0.0
+    prefixes = {label: y - ratio * x - scaled * n for label, (x, n, y) in means.items()}
+    return Fit(ratio, scaled * MESSAGE_SCALE, prefixes)
 
 
 def _target(f: CallFeatures) -> float:
-    """What the ratio and prefix must explain: the reported input less what is counted exactly."""
+    """What the fit must explain: the reported input less what is counted exactly."""
     return float((f.reported or 0) - f.resent - f.images)
 
 
-def predict(f: CallFeatures, ratio: float, prefix: float) -> float:
-    return prefix + ratio * f.text + f.resent + f.images
-
-
-def _errors(features: Iterable[CallFeatures], ratio: float, prefixes: dict[str, float], default: float) -> list[float]:
-    return [
-        abs(predict(f, ratio, prefixes.get(f.context, default)) - f.reported) / f.reported
-        for f in features
-        if f.reported
-    ]
+def _errors(features: Iterable[CallFeatures], model: Fit, default: float) -> list[float]:
+    return [abs(model.predict(f, default) - f.reported) / f.reported for f in features if f.reported]
 
 
 def _halves(features: Sequence[CallFeatures]) -> tuple[list[CallFeatures], list[CallFeatures]]:
@@ -359,25 +394,23 @@ def calibrate(session: RecordedSession, producer: str) -> Calibration:
         counter = counter_for(encoding, provider)
         per_encoding[encoding] = [f for c in session.contexts for f in call_features(c, counter, raw_counter)]
     candidates: dict[str, float] = {}
-    fits: dict[str, tuple[float, dict[str, float]]] = {}
+    fits: dict[str, Fit] = {}
     for encoding, features in per_encoding.items():
         first, _ = _halves(features)
-        ratio, prefixes = fit(first)
-        errors = _errors(first, ratio, prefixes, _default_prefix(prefixes, producer))
+        fits[encoding] = fit(first, _prior_ratio(provider, encoding))
+        errors = _errors(first, fits[encoding], _default_prefix(fits[encoding].prefixes, producer))
         candidates[encoding] = statistics.median(errors) if errors else 0.0
-        fits[encoding] = (ratio, prefixes)
     # The family is chosen on the fitting half only, so the held-out error stays honest.
     encoding = min(candidates, key=lambda name: candidates[name])
     features = per_encoding[encoding]
     first, second = _halves(features)
-    held_ratio, held_prefixes = fits[encoding]
-    held_default = _default_prefix(held_prefixes, producer)
-    ratio, prefixes = fit(features)
-    default = _default_prefix(prefixes, producer)
+    held = fits[encoding]
+    whole = fit(features, _prior_ratio(provider, encoding))
+    default = _default_prefix(whole.prefixes, producer)
     raw_errors = [abs(f.raw - f.reported) / f.reported for f in features if f.reported]
-    calibrated_errors = _errors(features, ratio, prefixes, default)
-    held_errors = _errors(second, held_ratio, held_prefixes, held_default)
-    gap = gap_split(features, ratio, prefixes, default)
+    calibrated_errors = _errors(features, whole, default)
+    held_errors = _errors(second, held, _default_prefix(held.prefixes, producer))
+    gap = gap_split(features, whole, default)
     warnings: list[str] = []
     if gap.reported and abs(gap.unexplained) > UNEXPLAINED_WARNING * gap.reported:
         share = gap.unexplained / gap.reported
@@ -386,8 +419,8 @@ def calibrate(session: RecordedSession, producer: str) -> Calibration:
         "usage",
         encoding,
         provider,
-        round(ratio, 4),
-        {label: round(value) for label, value in prefixes.items()},
+        round(whole.ratio, 4),
+        {label: round(value) for label, value in whole.prefixes.items()},
         round(default),
         ErrorSummary.of(raw_errors),
         ErrorSummary.of(calibrated_errors),
@@ -395,27 +428,35 @@ def calibrate(session: RecordedSession, producer: str) -> Calibration:
         gap,
         {name: round(value, 4) for name, value in candidates.items()},
         tuple(warnings),
+        round(whole.per_message, 2),
     )
+
+
+def _prior_ratio(provider: str, encoding: str) -> float:
+    return PRIOR_CLAUDE_RATIO_CL100K if provider == "anthropic" and encoding == DEFAULT_ENCODING else 1.0
 
 
 def _default_prefix(prefixes: dict[str, float], producer: str) -> float:
     return statistics.median(prefixes.values()) if prefixes else float(PRIOR_PREFIX.get(producer, 0))
 
 
-def gap_split(features: Sequence[CallFeatures], ratio: float, prefixes: dict[str, float], default: float) -> GapSplit:
+def gap_split(features: Sequence[CallFeatures], model: Fit, default: float) -> GapSplit:
     """The reported input over the calls with usage, split so the parts add up to it exactly."""
     used = [f for f in features if f.reported]
     reported = sum(f.reported or 0 for f in used)
     counted = sum(f.raw for f in used)
-    prefix = round(sum(prefixes.get(f.context, default) for f in used)) - REPLY_PRIMING_TOKENS * len(used)
+    prefix = round(sum(model.prefixes.get(f.context, default) for f in used)) - REPLY_PRIMING_TOKENS * len(used)
     resent = sum(f.resent - f.raw_visible_resent for f in used)
-    attachments = round(sum(ratio * f.attachments for f in used))
-    tokenizer = round(sum(ratio * (f.text - f.attachments) for f in used)) - sum(
+    attachments = round(sum(model.ratio * f.attachments for f in used))
+    tokenizer = round(sum(model.ratio * (f.text - f.attachments) for f in used)) - sum(
         f.raw - REPLY_PRIMING_TOKENS - f.raw_visible_resent - f.raw_images for f in used
     )
+    per_message = round(sum(model.per_message * f.messages for f in used))
     images = sum(f.images - f.raw_images for f in used)
-    explained = counted + prefix + resent + tokenizer + attachments + images
-    return GapSplit(reported, counted, prefix, resent, tokenizer, attachments, images, reported - explained)
+    explained = counted + prefix + resent + tokenizer + attachments + images + per_message
+    return GapSplit(
+        reported, counted, prefix, resent, tokenizer, attachments, images, reported - explained, per_message
+    )
 
 
 def calibration_json(calibration: Calibration) -> dict[str, Any]:
@@ -435,6 +476,7 @@ def calibration_json(calibration: Calibration) -> dict[str, Any]:
         "ratio": calibration.ratio,
         "prefix": calibration.prefix,
         "default_prefix": calibration.default_prefix,
+        "per_message": calibration.per_message,
         "encoding_fit": calibration.candidates,
         "error": errors,
         "gap": dataclasses.asdict(calibration.gap) if calibration.gap else None,

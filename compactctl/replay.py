@@ -366,7 +366,10 @@ class ApiCall:
     timestamp: float | None = None  # a pause longer than the cache's lifetime makes the next write cold
     long_cache_share: float = 0.0  # the share of cache writes kept one hour (from the usage split)
     observed_cached: int | None = None  # the cache reads the usage reported for this call
-    warm: bool | None = None  # whether the cache held before this call (from the usage); None: by cache_ttl
+    # The share of the previous call's input the cache still held at this call (from the usage);
+    # None: decided by the model's cache_ttl and the pause before the call.
+    cache_hit: float | None = None
+    output_cached: bool = False  # the previous response is cached with its input (OpenAI)
 
 
 class _Memo:
@@ -464,7 +467,10 @@ def _simulate(
     prices: Prices,
     summarizer: Summarizer | None,
     api_calls: Sequence[ApiCall] | None = None,
+    replacements: Mapping[int, Sequence[Message]] | None = None,
 ) -> SettingResult:
+    """One setting over the transcript; ``replacements`` (call index -> new context) replays
+    compactions that already happened, as the producer made them."""
     trigger = setting.trigger
     step_context = StepContext(memo.counter, summarizer)
     step_settings = strategy_settings(options, trigger)
@@ -494,6 +500,10 @@ def _simulate(
             turn_reasoning = 0
         if message.get("role") == "assistant":
             call = api_calls[len(per_call)] if api_calls is not None else None
+            if replacements and len(per_call) in replacements:
+                context = _Context(memo, replacements[len(per_call)])
+                compactions += 1
+                turn_reasoning = 0
             if compacting and trigger.should_compact(last_context, stage_ended):
                 current = list(context.messages)
                 for strategy, step_options in steps:
@@ -529,10 +539,14 @@ def _simulate(
                 and last_time is not None
                 and call.timestamp - last_time > call_prices.cache_ttl
             )
-            if call is not None and call.warm is not None:
-                expired = not call.warm
-            if call is not None and (first_call or expired) and call.observed_cached is not None:
-                # A cold call may still read the harness's prefix another session cached.
+            warm_output = call is not None and call.output_cached and not first_call and previous is context
+            if warm_output and len(context.messages) > previous_length:
+                # The previous response, its reasoning too while the turn lasts, was cached with its input.
+                shared += context.prefix[previous_length + 1] - context.prefix[previous_length] + turn_reasoning
+            if call is not None and call.cache_hit is not None and not first_call:
+                shared = round(shared * call.cache_hit)
+            elif call is not None and first_call and call.observed_cached is not None:
+                # A first call may read the harness's prefix another session cached.
                 shared = min(call.observed_cached, hidden)
             elif expired:
                 shared = 0  # the cache lapsed during the pause: a cold write
@@ -713,6 +727,9 @@ def api_json(api: Any) -> dict[str, Any]:
         "calibration": calibration_json(api.calibration),
         "bill_cost": api.bill.cost,
         "baseline_estimate_cost": api.baseline_estimate.cost,
+        # The producer's own compactions replayed with calibrated counts: the check on the estimates.
+        "recorded_estimate_cost": api.recorded_estimate.cost,
+        "recorded_estimate_input_tokens": api.recorded_estimate.input_tokens,
         "bill_input_tokens": api.bill.input_tokens,
         "baseline_estimate_input_tokens": api.baseline_estimate.input_tokens,
         "producer_compactions": api.compactions,

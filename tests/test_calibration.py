@@ -7,7 +7,7 @@ import zlib
 
 import pytest
 
-from compactctl.calibration import calibrate, fit
+from compactctl.calibration import Fit, calibrate, fit
 from compactctl.recorded import claude_code
 from tests.recorded.sessions import ClaudeSession, Truth, prose, working_session
 
@@ -28,7 +28,7 @@ def test_the_fit_recovers_the_hidden_prefix_and_the_tokenizer_ratio():
     assert calibration.encoding == "cl100k_base"  # the truth's tokenizer fits best
     assert calibration.ratio == pytest.approx(1.3, abs=0.01)
     assert calibration.prefix["main"] == pytest.approx(20_000, abs=60)
-    assert calibration.held_out.median < 0.002
+    assert calibration.held_out.median < 0.005
     assert calibration.raw.median > 0.3  # uncalibrated, the prefix alone is most of each call
 
 
@@ -101,5 +101,5 @@ def test_a_file_without_usage_falls_back_to_stated_priors():
     assert calibration.default_prefix > 0
 
 
-def test_fit_with_no_usage_is_neutral():
-    assert fit([]) == (1.0, {})
+def test_fit_with_no_usage_keeps_the_priors():
+    assert fit([], prior_ratio=1.2) == Fit(1.2, 0.0, {})

@@ -158,6 +158,8 @@ def working_session(truth: Truth | None = None, calls: int = 12) -> ClaudeSessio
     session = ClaudeSession(truth or Truth())
     session.user("Please fix the failing test in src/app.py and keep the public interface.")
     for n in range(calls - 1):
-        session.response(text=f"Step {n}.", tools=[("Bash", {"command": f"pytest -q -k t{n}"}, prose(40 + 30 * n, n))])
+        session.response(
+            text=f"Step {n}.", tools=[("Bash", {"command": f"pytest -q -k t{n}"}, prose(100 + 150 * n, n))]
+        )
     session.response(text="Done: the test passes.")
     return session
