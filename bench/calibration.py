@@ -1,6 +1,6 @@
 """Calibration on the real sessions with usage: per-call error, baseline replay cost vs the bill, and time.
 
-    .venv/bin/python bench/calibration.py [FOLDER]   # default: ../shared/transcripts
+    .venv/bin/python bench/calibration.py [FOLDER] [--no-ctok]   # default: ../shared/transcripts
 
 Per file: the per-call input error (median / p90) of the raw count (cl100k, what compactctl
 counted before), of the calibrated count (fitted on all calls) and held out (fitted on the
@@ -27,12 +27,47 @@ ROOT = Path(__file__).resolve().parent.parent
 THRESHOLDS = [25_000, 50_000, 75_000, 100_000, 150_000]
 
 
+def tokenizer_speed(files: list[Path]) -> None:
+    """ctok against tiktoken on the same texts (every message text of the Claude Code files), cold and memoized."""
+    from compactctl.recorded import claude_code
+    from compactctl.tokens import TokenCounter
+    from compactctl.transcript import message_text
+
+    texts = []
+    for path in files:
+        if "claude-code" in path.parts:
+            session = claude_code.read(parse_records(path.read_bytes(), str(path))[0], str(path))
+            texts += [message_text(m) for context in session.contexts for m in context.messages]
+    chars = sum(map(len, texts))
+    timings = {}
+    for encoding in ("cl100k_base", "claude-v3"):
+        counter = TokenCounter(encoding)
+        counter("warm up")
+        started = time.perf_counter()
+        tokens = sum(counter(text) for text in texts)
+        cold = time.perf_counter() - started
+        started = time.perf_counter()
+        sum(counter(text) for text in texts)
+        timings[encoding] = (tokens, cold, time.perf_counter() - started)
+    for encoding, (tokens, cold, warm) in timings.items():
+        print(
+            f"{encoding}: {tokens:,} tokens of {chars:,} chars in {cold:.2f} s ({chars / cold / 1e6:.2f} M chars/s), "
+            f"memoized again {warm * 1000:.0f} ms"
+        )
+    print(f"ctok / tiktoken: {timings['claude-v3'][1] / timings['cl100k_base'][1]:.0f}x slower cold")
+
+
 def main() -> None:
-    folder = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT.parent / "shared" / "transcripts"
+    arguments = [a for a in sys.argv[1:] if not a.startswith("--")]
+    if "--no-ctok" in sys.argv:
+        import compactctl.calibration
+
+        compactctl.calibration.claude_tokens_available = lambda: False  # type: ignore[assignment]
+    folder = Path(arguments[0]) if arguments else ROOT.parent / "shared" / "transcripts"
     files = sorted([*folder.glob("claude-code/*/*.json*"), *folder.glob("codex/*/*.jsonl")])
     table = shipped_prices()
     grid = settings_grid(THRESHOLDS, False, ["window"])
-    print(f"ctok installed: {claude_tokens_available()}")
+    print(f"ctok used: {claude_tokens_available() and '--no-ctok' not in sys.argv}")
     header = (
         "| file | calls | encoding | raw med/p90 | calibrated med/p90 | held-out med/p90 "
         "| bill | estimate | vs bill | s |"
@@ -63,6 +98,9 @@ def main() -> None:
             f"| {c.held_out.median:.2%} / {c.held_out.p90:.2%} | ${bill:.4f} | ${estimate:.4f} | {versus} "
             f"| {elapsed:.1f} |"
         )
+
+    if claude_tokens_available():
+        tokenizer_speed(files)
 
 
 if __name__ == "__main__":

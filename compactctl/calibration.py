@@ -482,3 +482,25 @@ def calibration_json(calibration: Calibration) -> dict[str, Any]:
         "gap": dataclasses.asdict(calibration.gap) if calibration.gap else None,
         "warnings": list(calibration.warnings),
     }
+
+
+def session_report(session: RecordedSession, producer: str, counter: TokenCounter | None = None) -> dict[str, Any]:
+    """What ``report`` says of a recorded session: reported vs counted vs calibrated input, the gap
+    split, the calibration and its held-out error, and what the producer's compactions replaced."""
+    calibration = calibrate(session, producer)
+    counter = counter or counter_for(DEFAULT_ENCODING)
+    gap = calibration.gap
+    last = [(c, context) for context in session.contexts for c in context.compactions[-1:]]
+    before_last = [m for compaction, context in last for m in context.messages[: compaction.position]]
+    return {
+        "calls": session.calls,
+        "reported_input_tokens": gap.reported if gap else None,
+        "counted_input_tokens": gap.counted if gap else None,
+        "calibrated_input_tokens": gap.calibrated if gap else None,
+        "gap": {key: value for key, value in dataclasses.asdict(gap).items() if key not in ("reported", "counted")}
+        if gap
+        else None,
+        "calibration": calibration_json(calibration),
+        "producer_compactions": sum(len(context.compactions) for context in session.contexts),
+        "history_before_last_compaction": {"messages": len(before_last), "tokens": counter.messages(before_last)},
+    }

@@ -193,6 +193,10 @@ class FileReport:
     # counted_input_tokens, difference_pct} for the input (before) transcript.
     api_usage: dict[str, Any] | None = None
     skipped_lines: list[int] = field(default_factory=list)  # left out by --on-error skip
+    # Where a Claude Code or Codex file records its usage: the recorded calls, reported vs counted
+    # vs calibrated input, the gap split, the calibration and its held-out error, and what the
+    # producer's own compactions replaced (calibration.session_report).
+    api_calibration: dict[str, Any] | None = None
 
     @property
     def gate_failed(self) -> bool:
@@ -359,4 +363,20 @@ def report_pair(
         # A fact may be declared after the message that holds its text: look once more.
         again = measure(walk_before(), counter, facts)
         measured_before = dataclasses.replace(measured_before, facts_found=again.facts_found)
-    return file_report(name, format_name, measured_before, measured_after, required, skipped_lines=skipped_before)
+    report = file_report(name, format_name, measured_before, measured_after, required, skipped_lines=skipped_before)
+    recorded = recorded_report(before, format_name)
+    return dataclasses.replace(report, api_calibration=recorded) if recorded is not None else report
+
+
+def recorded_report(source: str, format_name: str) -> dict[str, Any] | None:
+    """The calibrated figures of a producer's session that records its usage; None for other files."""
+    from compactctl.calibration import session_report
+    from compactctl.formats.records import parse_records
+    from compactctl.recorded import read_recorded
+
+    if format_name not in ("claude-code", "codex") or source == STDIO:
+        return None
+    session = read_recorded(format_name, parse_records(read_source(source), source)[0], source)
+    if session is None or not session.calls:
+        return None
+    return session_report(session, format_name)

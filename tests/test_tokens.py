@@ -1,7 +1,15 @@
+import os
+
 import pytest
 
 from compactctl.errors import InputError
-from compactctl.tokens import TOKENS_PER_MESSAGE, TOKENS_PER_NAME, TOKENS_PER_TOOL_CALL, TokenCounter
+from compactctl.tokens import (
+    TOKENS_PER_MESSAGE,
+    TOKENS_PER_NAME,
+    TOKENS_PER_TOOL_CALL,
+    TokenCounter,
+    claude_tokens_available,
+)
 from tests.helpers import call
 
 
@@ -132,3 +140,32 @@ def test_images_are_priced_by_each_providers_rule():
     assert image_tokens_for_size(512, 512, "openai", "low") == 85
     assert image_tokens_for_size(1000, 1000, "anthropic") == 1333  # w*h/750
     assert image_tokens_for_size(4000, 3000, "anthropic") == pytest.approx(1_150_000 / 750, rel=0.02)
+
+
+needs_ctok = pytest.mark.skipif(
+    not claude_tokens_available() and os.environ.get("CI") != "true",
+    reason="ctok is not installed (the claude extra); CI installs it",
+)
+
+
+@needs_ctok
+def test_claude_tokenizer_families_count_through_ctok_without_its_frame():
+    v3, v47 = TokenCounter("claude-v3"), TokenCounter("claude-v4.7")
+    assert v3("hello, world") == 3  # ctok: content 3 + frame 7
+    assert v47("hello, world") > v3("hello, world")  # the 4.7 family splits it finer
+    assert v3.message({"role": "user", "content": "hello, world"}) == 3 + 1 + 3
+
+
+def test_claude_encodings_without_ctok_say_how_to_install_it(monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_ctok(name, *args, **kwargs):
+        if name == "ctok":
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_ctok)
+    with pytest.raises(InputError, match=r"needs ctok: pip install 'compactctl\[claude\]'"):
+        TokenCounter("claude-v3")

@@ -61,3 +61,25 @@ def test_a_model_missing_from_the_price_table_is_a_note_naming_model_pricing(tmp
     result = CliRunner().invoke(app, ["replay", str(_write(tmp_path, session)), "-t", "50000"])
     assert result.exit_code == 0
     assert "claude-future-9" in result.stderr and "--model-pricing" in result.stderr
+
+
+def test_report_json_splits_the_gap_into_parts_that_add_up_to_the_reported_input(tmp_path):
+    session = working_session(calls=10)
+    result = CliRunner().invoke(app, ["report", str(_write(tmp_path, session)), "--json"])
+    assert result.exit_code == 0, result.output
+    (entry,) = orjson.loads(result.stdout)["files"]
+    recorded = entry["api_calibration"]
+    gap = recorded["gap"]
+    assert set(gap) == {
+        "prefix",
+        "resent_thinking",
+        "tokenizer",
+        "attachments",
+        "images",
+        "unexplained",
+        "harness_per_message",
+    }
+    assert recorded["counted_input_tokens"] + sum(gap.values()) == recorded["reported_input_tokens"]
+    assert gap["prefix"] > 0.5 * recorded["reported_input_tokens"]  # the 20k hidden prefix on every call
+    assert set(recorded["calibration"]["error"]) == {"raw", "calibrated", "held_out"}
+    assert recorded["calibration"]["error"]["held_out"]["median"] < 0.01
