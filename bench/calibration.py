@@ -1,6 +1,6 @@
 """Calibration on the real sessions with usage: per-call error, baseline replay cost vs the bill, and time.
 
-    .venv/bin/python bench/calibration.py [FOLDER] [--no-ctok]   # default: ../shared/transcripts
+    .venv/bin/python bench/calibration.py [FOLDER] [--no-ctok] [--speed]   # default: ../shared/transcripts
 
 Per file: the per-call input error (median / p90) of the raw count (cl100k, what compactctl
 counted before), of the calibrated count (fitted on all calls) and held out (fitted on the
@@ -57,6 +57,44 @@ def tokenizer_speed(files: list[Path]) -> None:
     print(f"ctok / tiktoken: {timings['claude-v3'][1] / timings['cl100k_base'][1]:.0f}x slower cold")
 
 
+def replay_speed(calls: int = 2000) -> None:
+    """A Claude Code session of ``calls`` calls, five thresholds: today's replay (the reader's live
+    messages, cl100k) against the calibrated replay in API units (read, calibrate, replay)."""
+    sys.path.insert(0, str(ROOT))
+    from compactctl.formats import load
+    from compactctl.replay import replay
+    from compactctl.tokens import TokenCounter
+    from tests.recorded.sessions import ClaudeSession, Truth, prose  # the builder the tests use
+
+    session = ClaudeSession(Truth(prefix=20_000, ratio=1.3))
+    session.user("Work through the backlog; keep the public interface.")
+    for n in range(calls):
+        if n % 25 == 0:
+            session.user(f"Next item: {prose(30, n)}")
+        session.response(text=f"Step {n}.", tools=[("Bash", {"command": f"make t{n}"}, prose(120 + n % 7 * 40, n))])
+    data = b"".join(__import__("orjson").dumps(r) + b"\n" for r in session.records)
+    grid = settings_grid([t * 10 for t in THRESHOLDS], False, ["window"])
+    table = shipped_prices()
+
+    def plain() -> None:
+        _, transcripts, _ = load(data, "s.jsonl", "claude-code")
+        replay(transcripts[0].messages, grid, {"keep_recent": 10}, TokenCounter())
+
+    def calibrated() -> None:
+        from compactctl.recorded import claude_code
+
+        recorded = claude_code.read(parse_records(data, "s.jsonl")[0], "s.jsonl")
+        replay_recorded(recorded, "claude-code", grid, {"keep_recent": 10}, table, None)
+
+    for name, run in (("today's replay", plain), ("calibrated replay", calibrated)):
+        times = []
+        for _ in range(3):
+            started = time.perf_counter()
+            run()
+            times.append(time.perf_counter() - started)
+        print(f"{name}: {calls} calls, 5 thresholds: median {sorted(times)[1]:.2f} s")
+
+
 def main() -> None:
     arguments = [a for a in sys.argv[1:] if not a.startswith("--")]
     if "--no-ctok" in sys.argv:
@@ -101,6 +139,8 @@ def main() -> None:
 
     if claude_tokens_available():
         tokenizer_speed(files)
+    if "--speed" in sys.argv:
+        replay_speed()
 
 
 if __name__ == "__main__":
