@@ -86,9 +86,12 @@ def replay_speed(calls: int = 2000) -> None:
         recorded = claude_code.read(parse_records(data, "s.jsonl")[0], "s.jsonl")
         replay_recorded(recorded, "claude-code", grid, {"keep_recent": 10}, table, None)
 
+    import compactctl.tokens
+
     for name, run in (("today's replay", plain), ("calibrated replay", calibrated)):
         times = []
         for _ in range(3):
+            compactctl.tokens._COUNTERS.clear()  # tokenization included: fresh counters, as today's replay
             started = time.perf_counter()
             run()
             times.append(time.perf_counter() - started)

@@ -46,7 +46,8 @@ from compactctl.transcript import Message
 # tokens per cl100k token when ctok is not installed.
 PRIOR_PREFIX = {"claude-code": 14_000, "codex": 5_500}
 PRIOR_CLAUDE_RATIO_CL100K = 1.2
-UNEXPLAINED_WARNING = 0.03  # warn when more than this share of the reported input stays unexplained
+UNEXPLAINED_WARNING = 0.03
+FAMILY_SAMPLE_CALLS = 200  # per context, the calls the tokenizer family is chosen on  # warn when more than this share of the reported input stays unexplained
 
 
 @dataclass(frozen=True)
@@ -151,7 +152,9 @@ class MessageCost:
     raw_attachment: int
 
 
-def message_costs(context: RecordedContext, counter: TokenCounter, raw_counter: TokenCounter) -> dict[int, MessageCost]:
+def message_costs(
+    context: RecordedContext, counter: TokenCounter, raw_counter: TokenCounter, until: int | None = None
+) -> dict[int, MessageCost]:
     """Per message index of the history (and per id of replacement messages), its cost.
 
     A response is re-sent as its output tokens. OpenAI keeps a response's reasoning in the
@@ -162,8 +165,11 @@ def message_costs(context: RecordedContext, counter: TokenCounter, raw_counter: 
     drops_reasoning = counter.provider != "anthropic"
     output_at = {call.position: call for call in context.calls}
     costs: dict[int, MessageCost] = {}
-    messages = [*context.messages, *(m for c in context.compactions for m in c.replacement)]
+    end = len(context.messages) if until is None else until
+    messages = [*context.messages, *(m for c in context.compactions for m in c.replacement if c.position < end)]
     for index, message in enumerate(messages):
+        if end <= index < len(context.messages):
+            continue
         key = index if index < len(context.messages) else -id(message)
         call = output_at.get(index) if index < len(context.messages) else None
         images = _images_of(message, counter)
@@ -185,15 +191,21 @@ def message_costs(context: RecordedContext, counter: TokenCounter, raw_counter: 
     return costs
 
 
-def call_features(context: RecordedContext, counter: TokenCounter, raw_counter: TokenCounter) -> list[CallFeatures]:
-    """Each call's features over the context the API actually saw (the producer's compactions applied)."""
-    costs = message_costs(context, counter, raw_counter)
+def call_features(
+    context: RecordedContext, counter: TokenCounter, raw_counter: TokenCounter, calls: int | None = None
+) -> list[CallFeatures]:
+    """Each call's features over the context the API actually saw (the producer's compactions applied).
+
+    With ``calls``, only the first that many calls (and the messages before them) are counted.
+    """
+    until = None if calls is None or calls >= len(context.calls) else context.calls[calls].position
+    costs = message_costs(context, counter, raw_counter, until)
     compaction_at = {c.position: c for c in context.compactions}
     sums = _Sums()
     features: list[CallFeatures] = []
     calls = {call.position: (n, call) for n, call in enumerate(context.calls)}
     segment = segment_of(context)
-    for index, message in enumerate(context.messages):
+    for index, message in enumerate(context.messages[:until]):
         if index in compaction_at:
             sums = _Sums()
             for kept in compaction_at[index].replacement:
@@ -389,22 +401,24 @@ def calibrate(session: RecordedSession, producer: str) -> Calibration:
         ratio = PRIOR_CLAUDE_RATIO_CL100K if provider == "anthropic" and encoding == DEFAULT_ENCODING else 1.0
         prior = PRIOR_PREFIX.get(producer, 0)
         return Calibration("prior", encoding, provider, ratio, {}, prior, warnings=("no usage: stated priors",))
-    per_encoding: dict[str, list[CallFeatures]] = {}
-    for encoding in encodings:
-        counter = counter_for(encoding, provider)
-        per_encoding[encoding] = [f for c in session.contexts for f in call_features(c, counter, raw_counter)]
     candidates: dict[str, float] = {}
-    fits: dict[str, Fit] = {}
-    for encoding, features in per_encoding.items():
-        first, _ = _halves(features)
-        fits[encoding] = fit(first, _prior_ratio(provider, encoding))
-        errors = _errors(first, fits[encoding], _default_prefix(fits[encoding].prefixes, producer))
+    for encoding in encodings:
+        # The family is chosen on the first calls of the fitting half only (ctok is slow: a few
+        # hundred calls tell the families apart), so the held-out error stays honest.
+        counter = counter_for(encoding, provider)
+        sample = [
+            f
+            for c in session.contexts
+            for f in call_features(c, counter, raw_counter, min((len(c.calls) + 1) // 2, FAMILY_SAMPLE_CALLS))
+        ]
+        trial = fit(sample, _prior_ratio(provider, encoding))
+        errors = _errors(sample, trial, _default_prefix(trial.prefixes, producer))
         candidates[encoding] = statistics.median(errors) if errors else 0.0
-    # The family is chosen on the fitting half only, so the held-out error stays honest.
     encoding = min(candidates, key=lambda name: candidates[name])
-    features = per_encoding[encoding]
+    counter = counter_for(encoding, provider)
+    features = [f for c in session.contexts for f in call_features(c, counter, raw_counter)]
     first, second = _halves(features)
-    held = fits[encoding]
+    held = fit(first, _prior_ratio(provider, encoding))
     whole = fit(features, _prior_ratio(provider, encoding))
     default = _default_prefix(whole.prefixes, producer)
     raw_errors = [abs(f.raw - f.reported) / f.reported for f in features if f.reported]
