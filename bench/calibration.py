@@ -16,11 +16,11 @@ import sys
 import time
 from pathlib import Path
 
-from compactctl.api_replay import replay_recorded
 from compactctl.formats import detect
 from compactctl.formats.records import parse_records
 from compactctl.recorded import read_recorded
 from compactctl.replay import settings_grid, shipped_prices
+from compactctl.replay.recorded import replay_recorded
 from compactctl.tokens import claude_tokens_available
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -46,8 +46,8 @@ from compactctl.transcript import Message
 # tokens per cl100k token when ctok is not installed.
 PRIOR_PREFIX = {"claude-code": 14_000, "codex": 5_500}
 PRIOR_CLAUDE_RATIO_CL100K = 1.2
-UNEXPLAINED_WARNING = 0.03
-FAMILY_SAMPLE_CALLS = 200  # per context, the calls the tokenizer family is chosen on  # warn when more than this share of the reported input stays unexplained
+UNEXPLAINED_WARNING = 0.03  # warn when more than this share of the reported input stays unexplained
+FAMILY_SAMPLE_CALLS = 200  # per context, the calls the tokenizer family is chosen on
 
 
 @dataclass(frozen=True)
@@ -203,7 +203,7 @@ def call_features(
     compaction_at = {c.position: c for c in context.compactions}
     sums = _Sums()
     features: list[CallFeatures] = []
-    calls = {call.position: (n, call) for n, call in enumerate(context.calls)}
+    at_position = {call.position: (n, call) for n, call in enumerate(context.calls)}
     segment = segment_of(context)
     for index, message in enumerate(context.messages[:until]):
         if index in compaction_at:
@@ -214,8 +214,8 @@ def call_features(
                     position = next(i for i, m in enumerate(context.messages) if m is kept)
                     cost = costs[position]
                 sums.add(cost, kept)
-        if index in calls:
-            n, call = calls[index]
+        if index in at_position:
+            n, call = at_position[index]
             features.append(sums.features(segment[n], call.usage.input_tokens if call.usage else None))
         sums.add(costs[index], message)
     return features

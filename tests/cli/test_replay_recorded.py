@@ -20,7 +20,7 @@ def test_the_baseline_of_an_uncompacted_session_is_the_bill(tmp_path):
     path = _write(tmp_path, session)
     result = CliRunner().invoke(app, ["replay", str(path), "-t", "21000", "-s", "window", "--json"])
     assert result.exit_code == 0, result.output
-    data = orjson.loads(result.stdout)
+    (data,) = orjson.loads(result.stdout)["files"]
     baseline, threshold = data["settings"]
     assert (baseline["trigger"], baseline["basis"], threshold["basis"]) == ("none", "bill", "estimate")
     reported = sum(
@@ -45,7 +45,7 @@ def test_a_session_the_producer_compacted_has_a_recorded_row(tmp_path):
     session.user("continue")
     session.response(text="continuing")
     result = CliRunner().invoke(app, ["replay", str(_write(tmp_path, session)), "-t", "50000", "--json"])
-    data = orjson.loads(result.stdout)
+    (data,) = orjson.loads(result.stdout)["files"]
     triggers = [(row["trigger"], row["basis"]) for row in data["settings"]]
     assert triggers[:2] == [("none", "estimate"), ("recorded", "bill")]
     recorded = data["settings"][1]

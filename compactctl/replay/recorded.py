@@ -29,17 +29,9 @@ from compactctl.calibration import (
     segment_key,
 )
 from compactctl.recorded import ApiUsage, RecordedContext, RecordedSession
-from compactctl.replay import (
-    BASELINE,
-    ApiCall,
-    Prices,
-    PriceTable,
-    Setting,
-    SettingResult,
-    _Memo,
-    _simulate,
-    aggregate,
-)
+from compactctl.replay.prices import Prices, PriceTable
+from compactctl.replay.simulate import ApiCall, SettingResult, _Memo, _simulate, aggregate
+from compactctl.replay.triggers import BASELINE, Setting
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import DEFAULT_ENCODING, TokenCounter, counter_for
 from compactctl.transcript import Message, facts_of
