@@ -1,6 +1,6 @@
 """Calibration on the real sessions with usage: per-call error, baseline replay cost vs the bill, and time.
 
-    .venv/bin/python bench/calibration.py [FOLDER] [--no-ctok] [--speed]   # default: ../shared/transcripts
+    .venv/bin/python bench/calibration.py [FOLDER] [--ctok] [--speed]   # default: ../shared/transcripts
 
 Per file: the per-call input error (median / p90) of the raw count (cl100k, what compactctl
 counted before), of the calibrated count (fitted on all calls) and held out (fitted on the
@@ -57,7 +57,7 @@ def tokenizer_speed(files: list[Path]) -> None:
     print(f"ctok / tiktoken: {timings['claude-v3'][1] / timings['cl100k_base'][1]:.0f}x slower cold")
 
 
-def replay_speed(calls: int = 2000) -> None:
+def replay_speed(claude_tokens: str, calls: int = 2000) -> None:
     """A Claude Code session of ``calls`` calls, five thresholds: today's replay (the reader's live
     messages, cl100k) against the calibrated replay in API units (read, calibrate, replay)."""
     sys.path.insert(0, str(ROOT))
@@ -84,7 +84,7 @@ def replay_speed(calls: int = 2000) -> None:
         from compactctl.recorded import claude_code
 
         recorded = claude_code.read(parse_records(data, "s.jsonl")[0], "s.jsonl")
-        replay_recorded(recorded, "claude-code", grid, {"keep_recent": 10}, table, None)
+        replay_recorded(recorded, "claude-code", grid, {"keep_recent": 10, "claude_tokens": claude_tokens}, table, None)
 
     import compactctl.tokens
 
@@ -100,15 +100,12 @@ def replay_speed(calls: int = 2000) -> None:
 
 def main() -> None:
     arguments = [a for a in sys.argv[1:] if not a.startswith("--")]
-    if "--no-ctok" in sys.argv:
-        import compactctl.calibration
-
-        compactctl.calibration.claude_tokens_available = lambda: False  # type: ignore[assignment]
+    claude_tokens = "ctok" if "--ctok" in sys.argv else "fitted"
     folder = Path(arguments[0]) if arguments else ROOT.parent / "shared" / "transcripts"
     files = sorted([*folder.glob("claude-code/*/*.json*"), *folder.glob("codex/*/*.jsonl")])
     table = shipped_prices()
     grid = settings_grid(THRESHOLDS, False, ["window"])
-    print(f"ctok used: {claude_tokens_available() and '--no-ctok' not in sys.argv}")
+    print(f"Claude tokens: {claude_tokens}")
     header = (
         "| file | calls | encoding | raw med/p90 | calibrated med/p90 | held-out med/p90 "
         "| bill | estimate | vs bill | s |"
@@ -126,7 +123,8 @@ def main() -> None:
             )
             continue
         # A model the table lacks is priced as gpt-5.1 here: the check is the ratio to the bill.
-        result = replay_recorded(session, fmt.name, grid, {"keep_recent": 10}, table, table.models["gpt-5.1"])
+        options = {"keep_recent": 10, "claude_tokens": claude_tokens}
+        result = replay_recorded(session, fmt.name, grid, options, table, table.models["gpt-5.1"])
         elapsed = time.perf_counter() - started
         c = result.calibration
         # The estimate of what the producer did (its own compactions replayed, none where it made
@@ -140,10 +138,10 @@ def main() -> None:
             f"| {elapsed:.1f} |"
         )
 
-    if claude_tokens_available():
+    if claude_tokens_available() and claude_tokens == "ctok":
         tokenizer_speed(files)
     if "--speed" in sys.argv:
-        replay_speed()
+        replay_speed(claude_tokens)
 
 
 if __name__ == "__main__":

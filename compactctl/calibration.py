@@ -29,6 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from compactctl.errors import InputError
 from compactctl.recorded import RecordedContext, RecordedSession
 from compactctl.tokens import (
     DEFAULT_ENCODING,
@@ -378,10 +379,18 @@ def _halves(features: Sequence[CallFeatures]) -> tuple[list[CallFeatures], list[
     return first, second
 
 
-def candidate_encodings(model: str | None) -> list[str]:
+def candidate_encodings(model: str | None, claude_tokens: str = "fitted") -> list[str]:
+    """The encodings a file's text is fitted in: the model's own, or for Claude cl100k (``fitted``)
+    and, with ``claude_tokens="ctok"``, ctok's families beside it (the best fit is kept)."""
     if provider_of(model) == "anthropic":
-        families = ["claude-v3", "claude-v4.7"] if claude_tokens_available() else []
-        return [*families, DEFAULT_ENCODING]
+        if claude_tokens == "ctok":
+            if not claude_tokens_available():
+                raise InputError(
+                    "--claude-tokens ctok needs ctok: pip install 'compactctl[claude]' "
+                    "(on Python 3.11: pip install --ignore-requires-python ctok regex)"
+                )
+            return ["claude-v3", "claude-v4.7", DEFAULT_ENCODING]
+        return [DEFAULT_ENCODING]
     return [encoding_for_model(model)]
 
 
@@ -390,12 +399,12 @@ def _median_model(session: RecordedSession) -> str | None:
     return max(set(models), key=models.count) if models else None
 
 
-def calibrate(session: RecordedSession, producer: str) -> Calibration:
+def calibrate(session: RecordedSession, producer: str, claude_tokens: str = "fitted") -> Calibration:
     """Fit the file's calibration from its usage, or fall back to the stated priors."""
     model = _median_model(session)
     provider = provider_of(model)
     raw_counter = counter_for(DEFAULT_ENCODING)  # what compactctl counts uncalibrated (OpenAI image rule)
-    encodings = candidate_encodings(model)
+    encodings = candidate_encodings(model, claude_tokens)
     if not session.has_usage:
         encoding = encodings[0]
         ratio = PRIOR_CLAUDE_RATIO_CL100K if provider == "anthropic" and encoding == DEFAULT_ENCODING else 1.0
@@ -498,11 +507,11 @@ def calibration_json(calibration: Calibration) -> dict[str, Any]:
     }
 
 
-def session_report(session: RecordedSession, producer: str, counter: TokenCounter | None = None) -> dict[str, Any]:
+def session_report(session: RecordedSession, producer: str, claude_tokens: str = "fitted") -> dict[str, Any]:
     """What ``report`` says of a recorded session: reported vs counted vs calibrated input, the gap
     split, the calibration and its held-out error, and what the producer's compactions replaced."""
-    calibration = calibrate(session, producer)
-    counter = counter or counter_for(DEFAULT_ENCODING)
+    calibration = calibrate(session, producer, claude_tokens)
+    counter = counter_for(DEFAULT_ENCODING)
     gap = calibration.gap
     last = [(c, context) for context in session.contexts for c in context.compactions[-1:]]
     before_last = [m for compaction, context in last for m in context.messages[: compaction.position]]

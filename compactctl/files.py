@@ -379,6 +379,7 @@ def report_pair(
     format: str = "auto",
     required: Iterable[str] = (),
     skip_bad_lines: bool = False,
+    claude_tokens: str = "fitted",
 ) -> FileReport:
     """Report one existing file, or a before/after pair of files."""
     required = list(required)
@@ -395,11 +396,11 @@ def report_pair(
         again = measure(walk_before(), counter, facts)
         measured_before = dataclasses.replace(measured_before, facts_found=again.facts_found)
     report = file_report(name, format_name, measured_before, measured_after, required, skipped_lines=skipped_before)
-    recorded = recorded_report(before, format_name)
+    recorded = recorded_report(before, format_name, claude_tokens)
     return dataclasses.replace(report, api_calibration=recorded) if recorded is not None else report
 
 
-def recorded_report(source: str, format_name: str) -> dict[str, Any] | None:
+def recorded_report(source: str, format_name: str, claude_tokens: str = "fitted") -> dict[str, Any] | None:
     """The calibrated figures of a producer's session that records its usage; None for other files."""
     from compactctl.calibration import session_report
     from compactctl.recorded import read_recorded
@@ -409,7 +410,7 @@ def recorded_report(source: str, format_name: str) -> dict[str, Any] | None:
     session = read_recorded(format_name, parse_records(read_source(source), source)[0], source)
     if session is None or not session.calls:
         return None
-    return session_report(session, format_name)
+    return session_report(session, format_name, claude_tokens)
 
 
 # --- replay: one file, and the replay JSON -------------------------------------------------

@@ -218,13 +218,11 @@ def provider_of(model: str | None) -> str:
 def encoding_for_model(model: str | None) -> str:
     """The encoding a model's text is counted in: o200k for gpt-4o and later, cl100k for older.
 
-    Claude models are counted with ctok's v3 family when it is installed (calibration then
-    picks the family that fits the file's usage best: two sessions naming one model used
-    different families); else cl100k, which calibration scales by a fitted ratio.
+    Claude models are counted in cl100k, which calibration scales by a ratio fitted on the
+    file's usage; ctok's families (``claude-v3``, ``claude-v4.7``) are fitted beside it on
+    request (``--claude-tokens ctok``): two sessions naming one model used different ones.
     """
     name = (model or "").lower()
-    if name.startswith("claude"):
-        return "claude-v3" if claude_tokens_available() else DEFAULT_ENCODING
     if name.startswith(_O200K_MODELS) or "codex" in name:
         return "o200k_base"
     return DEFAULT_ENCODING

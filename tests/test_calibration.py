@@ -8,6 +8,7 @@ import zlib
 import pytest
 
 from compactctl.calibration import Fit, calibrate, fit
+from compactctl.errors import InputError
 from compactctl.recorded import claude_code
 from tests.recorded.sessions import ClaudeSession, Truth, prose, working_session
 
@@ -103,3 +104,23 @@ def test_a_file_without_usage_falls_back_to_stated_priors():
 
 def test_fit_with_no_usage_keeps_the_priors():
     assert fit([], prior_ratio=1.2) == Fit(1.2, 0.0, {})
+
+
+def test_ctok_families_are_fitted_beside_cl100k_when_asked(monkeypatch):
+    import os
+
+    from compactctl.tokens import claude_tokens_available
+
+    if not claude_tokens_available() and os.environ.get("CI") != "true":
+        pytest.skip("ctok is not installed (the claude extra); CI installs it")
+    calibration = calibrate(claude_code.read(working_session().parsed(), "s.jsonl"), "claude-code", "ctok")
+    assert set(calibration.candidates) == {"claude-v3", "claude-v4.7", "cl100k_base"}
+    assert calibration.encoding == "cl100k_base"  # the truth here was billed in cl100k: the fit says so
+
+
+def test_asking_for_ctok_without_it_says_how_to_install_it(monkeypatch):
+    import compactctl.calibration
+
+    monkeypatch.setattr(compactctl.calibration, "claude_tokens_available", lambda: False)
+    with pytest.raises(InputError, match="needs ctok"):
+        calibrate(claude_code.read(working_session(calls=3).parsed(), "s.jsonl"), "claude-code", "ctok")

@@ -48,6 +48,7 @@ def report(
             settings["format"],
             settings["require"],
             skip_bad_lines=settings["on_error"] == "skip",
+            claude_tokens=settings["claude_tokens"],
         ),
         settings["jobs"],
         progress_wanted(quiet),

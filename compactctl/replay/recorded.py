@@ -231,7 +231,7 @@ def replay_recorded(
     ``fallback`` prices the calls whose model is not in the table (``--model-pricing``); None
     leaves them unpriced, with a note.
     """
-    calibration = calibration or calibrate(session, producer)
+    calibration = calibration or calibrate(session, producer, str(options.get("claude_tokens") or "fitted"))
     share_1h = _share_1h(session)
     counter = counter_for(calibration.encoding, calibration.provider)
     rows_per_context: list[list[SettingResult]] = []
