@@ -39,9 +39,7 @@ def test_the_baseline_of_an_uncompacted_session_is_the_bill(tmp_path):
 
 def test_a_session_the_producer_compacted_has_a_recorded_row(tmp_path):
     session = working_session(calls=4)
-    leaf, session.last_uuid = session.last_uuid, None
-    session._envelope("system", subtype="compact_boundary", logicalParentUuid=leaf, compactMetadata={"trigger": "auto"})
-    session.user("This session is being continued from a previous conversation. Summary.")["isCompactSummary"] = True
+    session.compact("Summary: the tests pass.", {"trigger": "auto", "preTokens": session.last_context()})
     session.user("continue")
     session.response(text="continuing")
     result = CliRunner().invoke(app, ["replay", str(_write(tmp_path, session)), "-t", "50000", "--json"])
@@ -51,6 +49,12 @@ def test_a_session_the_producer_compacted_has_a_recorded_row(tmp_path):
     recorded = data["settings"][1]
     assert (recorded["calls"], recorded["compactions"]) == (5, 1)
     assert data["api"]["producer_compactions"] == 1
+    # The recorded row compacts where the producer did: the call after the boundary starts small.
+    contexts = recorded["context_per_call"]
+    assert contexts[4] < contexts[3] - 1000  # the 20k hidden prefix stays; the history goes
+    (check,) = data["api"]["pre_tokens_check"]
+    assert check["call"] == 3
+    assert abs(check["recorded_context"] / check["pre_tokens"] - 1) <= 0.03
 
 
 def test_a_model_missing_from_the_price_table_is_a_note_naming_model_pricing(tmp_path):

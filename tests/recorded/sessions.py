@@ -140,6 +140,21 @@ class ClaudeSession:
             message={"role": "user", "content": [{"type": "tool_result", "tool_use_id": call_id, "content": result}]},
         )
 
+    def compact(self, summary: str, metadata: dict[str, Any] | None = None, boundary: bool = True) -> None:
+        """What Claude Code's auto-compaction writes: a boundary (1.0.x wrote none), then the summary as a new
+        root; the provider then sees only the summary (and the prefix)."""
+        leaf, self.last_uuid = self.last_uuid, None
+        if boundary:
+            self._envelope("system", subtype="compact_boundary", logicalParentUuid=leaf, compactMetadata=metadata or {})
+        self.context_tokens, self.resent = 0.0, 0
+        self.user(f"This session is being continued from a previous conversation. {summary}")["isCompactSummary"] = True
+
+    def last_context(self) -> int:
+        """The input and output of the last call: what Claude Code records as ``preTokens``."""
+        usage = [r for r in self.records if r["type"] == "assistant"][-1]["message"]["usage"]
+        keys = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens")
+        return sum(usage[k] for k in keys)
+
     def parsed(self) -> list[Record]:
         data = b"".join(orjson.dumps(r) + b"\n" for r in self.records)
         return parse_records(data, "session.jsonl")[0]

@@ -70,16 +70,7 @@ def test_a_sidechain_is_a_context_of_its_own():
 def test_a_compact_boundary_is_walked_through_to_the_whole_history():
     session = working_session(calls=4)
     before = session.calls
-    leaf = session.last_uuid
-    session.last_uuid = None
-    session._envelope(
-        "system",
-        subtype="compact_boundary",
-        logicalParentUuid=leaf,
-        compactMetadata={"trigger": "auto", "preTokens": 31_234},
-    )
-    summary = session.user("This session is being continued from a previous conversation. Summary: tests fixed.")
-    summary["isCompactSummary"] = True
+    session.compact("Summary: tests fixed.", {"trigger": "auto", "preTokens": 31_234})
     session.user("now update the changelog")
     session.response(text="Changelog updated.")
     (context,) = claude_code.read(session.parsed(), "s.jsonl").contexts
@@ -93,9 +84,7 @@ def test_a_compact_boundary_is_walked_through_to_the_whole_history():
 def test_an_old_compact_summary_root_continues_the_history_before_it():
     session = working_session(calls=3)
     before = session.calls
-    session.last_uuid = None  # 1.0.x: the summary is a new root, with no boundary record
-    summary = session.user("This session is being continued from a previous conversation. Summary.")
-    summary["isCompactSummary"] = True
+    session.compact("Summary.", boundary=False)  # 1.0.x: the summary is a new root, no boundary record
     session.response(text="Continuing.")
     (context,) = claude_code.read(session.parsed(), "s.jsonl").contexts
     assert len(context.calls) == before + 1
