@@ -77,8 +77,8 @@ def replay_speed(claude_tokens: str, calls: int = 2000) -> None:
     table = shipped_prices()
 
     def plain() -> None:
-        _, transcripts, _ = load(data, "s.jsonl", "claude-code")
-        replay(transcripts[0].messages, grid, {"keep_recent": 10}, TokenCounter())
+        _, transcripts = load(data, "s.jsonl", "claude-code")
+        replay(transcripts[0].messages, grid, {"keep_recent": 10}, counter=TokenCounter())
 
     def calibrated() -> None:
         from compactctl.recorded import claude_code
