@@ -6,7 +6,7 @@ import pytest
 
 from compactctl.formats.records import parse_records
 from compactctl.recorded import claude_code
-from tests.conftest import SHARED_TRANSCRIPTS
+from tests.conftest import SHARED_TRANSCRIPTS, needs_transcripts
 from tests.recorded.sessions import ClaudeSession, working_session
 
 
@@ -91,10 +91,7 @@ def test_an_old_compact_summary_root_continues_the_history_before_it():
     assert [c.before_call for c in context.compactions] == [before]
 
 
-needs_shared = pytest.mark.skipif(not SHARED_TRANSCRIPTS.is_dir(), reason="shared transcripts not present")
-
-
-@needs_shared
+@needs_transcripts
 @pytest.mark.parametrize(
     "name",
     [
@@ -120,7 +117,7 @@ def test_every_response_of_a_real_session_is_one_call(name):
     assert all(call.usage is not None for context in recorded.contexts for call in context.calls)
 
 
-@needs_shared
+@needs_transcripts
 def test_the_real_session_the_producer_compacted_replays_every_call():
     path = SHARED_TRANSCRIPTS / "claude-code" / "kesslerio__attio-mcp-server" / "chat.json"
     records, _ = parse_records(path.read_bytes(), str(path))

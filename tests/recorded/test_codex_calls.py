@@ -9,7 +9,7 @@ import pytest
 
 from compactctl.formats.records import parse_records
 from compactctl.recorded import codex
-from tests.conftest import SHARED_TRANSCRIPTS
+from tests.conftest import SHARED_TRANSCRIPTS, needs_transcripts
 
 
 def _line(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
@@ -101,7 +101,7 @@ def test_a_compacted_line_is_a_recorded_compaction_and_the_history_goes_on():
     assert [m["role"] for m in context.messages].count("tool") == 2  # the whole history, both outputs
 
 
-@pytest.mark.skipif(not SHARED_TRANSCRIPTS.is_dir(), reason="shared transcripts not present")
+@needs_transcripts
 @pytest.mark.parametrize(
     "name",
     [
