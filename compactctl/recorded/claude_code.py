@@ -330,7 +330,8 @@ class _Builder:
             RecordedCompaction(
                 position=len(self.messages),
                 before_call=len(self.calls),
-                replacement=[*summary, *kept] if not preserved else [*kept, *summary],
+                # The kept segment follows the summary (its ``anchorUuid`` is the summary's).
+                replacement=[*summary, *kept],
                 trigger=compaction["trigger"],
                 pre_tokens=compaction["pre_tokens"],
                 partial=bool(kept),
@@ -376,4 +377,38 @@ def read(records: list[Record], path: str) -> RecordedSession:
             context = _Builder(index, f"sidechain {n}", path, lines).walk(_chain(index, leaf, True))
             if context.calls:
                 contexts.append(context)
-    return RecordedSession(NAME, [c for c in contexts if c.calls or c.messages])
+    contexts = [c for c in contexts if c.calls or c.messages]
+    reported = session_total(values)
+    paired = RecordedSession(NAME, contexts).usage_total()
+    unpaired = None
+    if reported is not None and reported.input_tokens > paired.input_tokens:
+        # Calls the producer made that wrote no message: its compaction summaries.
+        unpaired = ApiUsage(
+            reported.input_tokens - paired.input_tokens,
+            max(0, reported.cached_tokens - paired.cached_tokens),
+            max(0, reported.cache_write_tokens - paired.cache_write_tokens),
+            max(0, reported.cache_write_1h_tokens - paired.cache_write_1h_tokens),
+            max(0, reported.output_tokens - paired.output_tokens),
+        )
+    return RecordedSession(NAME, contexts, reported_total=reported, unpaired=unpaired)
+
+
+def session_total(values: list[dict[str, Any]]) -> ApiUsage | None:
+    """The session's own running total (``cost-state`` records, Claude Code 2.1+): its last one."""
+    state = next((v for v in reversed(values) if v.get("type") == "cost-state"), None)
+    models = state.get("modelUsage") if state is not None else None
+    if not isinstance(models, dict) or not models:
+        return None
+    total = ApiUsage(0)
+    for figures in models.values():
+        if isinstance(figures, dict):
+            read = integer(figures.get("cacheReadInputTokens"))
+            written = integer(figures.get("cacheCreationInputTokens"))
+            total = total + ApiUsage(
+                integer(figures.get("inputTokens")) + read + written,
+                read,
+                written,
+                integer(figures.get("cacheCreationEphemeral1hInputTokens")),
+                integer(figures.get("outputTokens")),
+            )
+    return total

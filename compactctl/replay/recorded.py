@@ -282,6 +282,18 @@ def replay_recorded(
                 usage = context.calls[at].usage
                 if usage is not None:
                     checks.append((at, compaction.pre_tokens, usage.input_tokens + usage.output_tokens))
+    extra = session.unpaired
+    if extra is not None:
+        # Billed calls the log holds no message for (a producer's compaction summaries, a
+        # response cut off before it was written) are part of the bill.
+        main = next(
+            (p for p in (price_model(table, c.model) for x in session.contexts for c in x.calls) if p), fallback
+        )
+        extra_cost = _bill_cost(extra, main, calibration.provider) if main is not None else 0.0
+        bills[0] = _with_extra(bills[0], extra, extra_cost)
+        recorded_rows[0] = _with_extra(recorded_rows[0], extra, extra_cost)
+        if not compacted:
+            rows_per_context[0][0] = bills[0]
     rows = aggregate(rows_per_context)
     basis = [ESTIMATE if compacted else BILL, *(ESTIMATE for _ in grid)]
     if compacted:
@@ -305,6 +317,16 @@ def replay_recorded(
         sum(len(context.compactions) for context in session.contexts),
         sum(c.position for c in last),
         checks,
+    )
+
+
+def _with_extra(row: SettingResult, usage: ApiUsage, cost: float) -> SettingResult:
+    return dataclasses.replace(
+        row,
+        input_tokens=row.input_tokens + usage.input_tokens,
+        cached_tokens=row.cached_tokens + usage.cached_tokens,
+        output_tokens=row.output_tokens + usage.output_tokens,
+        cost=round(row.cost + cost, 9),
     )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from compactctl.formats.records import parse_records
@@ -124,3 +126,21 @@ def test_the_real_session_the_producer_compacted_replays_every_call():
     main = claude_code.read(records, str(path)).contexts[0]
     assert len(main.calls) == 101
     assert [c.before_call for c in main.compactions] == [90]
+
+
+DATA = Path(__file__).parent / "data"
+
+
+def test_a_real_claude_code_partial_compaction_is_read_with_its_preserved_segment_and_session_total():
+    path = DATA / "claude-code-2.1.332-compacted.jsonl"
+    recorded = claude_code.read(parse_records(path.read_bytes(), str(path))[0], str(path))
+    (context,) = recorded.contexts
+    (compaction,) = context.compactions
+    assert (compaction.before_call, compaction.trigger, compaction.partial) == (2, "manual", True)
+    assert [m["role"] for m in compaction.replacement] == ["user", "assistant"]  # summary, then the kept call
+    last = context.calls[compaction.before_call - 1].usage
+    assert last.input_tokens + last.output_tokens == compaction.pre_tokens  # what preTokens counts
+    # The session total (cost-state) also holds the producer's summarizing call, which wrote no message.
+    paired = recorded.usage_total()
+    assert paired.input_tokens + recorded.unpaired.input_tokens == recorded.reported_total.input_tokens
+    assert paired.output_tokens + recorded.unpaired.output_tokens == recorded.reported_total.output_tokens

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -119,3 +120,12 @@ def test_paired_usage_adds_up_to_the_session_total_codex_reports(name):
         paired = paired + recorded.unpaired
     assert paired.input_tokens == recorded.reported_total.input_tokens
     assert paired.output_tokens == recorded.reported_total.output_tokens
+
+
+def test_a_real_codex_compaction_is_recorded_and_its_calls_add_up():
+    path = Path(__file__).parent / "data" / "codex-0.171.0-compacted.jsonl"
+    recorded = codex.read(parse_records(path.read_bytes(), str(path))[0], str(path))
+    (context,) = recorded.contexts
+    assert len(context.calls) == 3
+    assert [c.before_call for c in context.compactions] == [2]
+    assert recorded.usage_total() == recorded.reported_total
