@@ -129,7 +129,9 @@ def main() -> None:
         c = result.calibration
         # The estimate of what the producer did (its own compactions replayed, none where it made
         # none) against what it was billed.
-        bill, estimate = result.bill.cost, result.recorded_estimate.cost
+        # Calls the log holds no message for (a cut-off response, a producer's summarizing call)
+        # are in the bill but cannot be estimated: they are left out of both sides here.
+        bill, estimate = result.bill.cost - result.unpaired_cost, result.recorded_estimate.cost
         versus = f"{(estimate / bill - 1):+.1%}" if bill else "unpriced"
         print(
             f"| {path.parent.name}/{path.name[:24]} | {session.calls} | {c.encoding} x{c.ratio:g} "

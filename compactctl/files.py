@@ -523,6 +523,7 @@ def api_json(api: RecordedReplay) -> dict[str, Any]:
     return {
         "calibration": calibration_json(api.calibration),
         "bill_cost": api.bill.cost,
+        "unpaired_cost": api.unpaired_cost,  # of the bill: calls the log holds no message for
         "bill_input_tokens": api.bill.input_tokens,
         # What the producer did (its own compactions, or none) replayed with calibrated counts:
         # how far the estimates are from the bill.

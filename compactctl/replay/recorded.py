@@ -101,6 +101,7 @@ class RecordedReplay:
     compactions: int  # how many times the producer compacted
     history_before_last_compaction: int  # messages the producer's last compaction replaced
     pre_tokens_check: list[tuple[int, int, int]]  # (call, recorded preTokens, the recorded row's context there)
+    unpaired_cost: float = 0.0  # of the bill: calls the log holds no message for (summarizing, cut off)
 
 
 def _share_1h(session: RecordedSession) -> float:
@@ -283,6 +284,7 @@ def replay_recorded(
                 if usage is not None:
                     checks.append((at, compaction.pre_tokens, usage.input_tokens + usage.output_tokens))
     extra = session.unpaired
+    extra_cost = 0.0
     if extra is not None:
         # Billed calls the log holds no message for (a producer's compaction summaries, a
         # response cut off before it was written) are part of the bill.
@@ -317,6 +319,7 @@ def replay_recorded(
         sum(len(context.compactions) for context in session.contexts),
         sum(c.position for c in last),
         checks,
+        round(extra_cost, 9),
     )
 
 
