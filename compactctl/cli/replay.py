@@ -132,6 +132,13 @@ def render(results: list[FileReplay], label: str, prices: Prices) -> None:
         )
         for note in api.notes:
             stderr.print(f"[yellow]note:[/] {escape(note)}", soft_wrap=True)
+    elif any(r.api is not None for r in results):
+        recorded = sum(r.api is not None for r in results)
+        table.caption = (
+            f"{recorded} of {len(results)} files record their usage: replayed in API input tokens, each call "
+            f"priced by the model it names (their recorded row is the bill, where the producer did not compact "
+            f"also none; other rows are calibrated estimates); the others priced as {prices.model}. Per file: --json"
+        )
     console.print(table)
     source = _chart_source(results)
     console.print(chart(source, console.width))

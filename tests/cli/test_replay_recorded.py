@@ -87,3 +87,19 @@ def test_report_json_splits_the_gap_into_parts_that_add_up_to_the_reported_input
     assert gap["prefix"] > 0.5 * recorded["reported_input_tokens"]  # the 20k hidden prefix on every call
     assert set(recorded["calibration"]["error"]) == {"raw", "calibrated", "held_out"}
     assert recorded["calibration"]["error"]["held_out"]["median"] < 0.01
+
+
+def test_a_folder_mixing_compacted_sessions_and_plain_chats_lines_its_rows_up(tmp_path):
+    session = working_session(calls=4)
+    session.compact("Summary.", {"trigger": "auto"})
+    session.response(text="continuing")
+    _write(tmp_path, session)
+    chat = tmp_path / "chat.jsonl"
+    chat.write_bytes(b'{"role": "user", "content": "hi"}\n{"role": "assistant", "content": "hello"}\n')
+    result = CliRunner().invoke(app, ["replay", str(tmp_path), "-t", "50000", "--json"])
+    assert result.exit_code == 0, result.output
+    data = orjson.loads(result.stdout)
+    assert [row["trigger"] for row in data["total"]["settings"]] == ["none", "recorded", "threshold"]
+    by_file = {f["file"]: f for f in data["files"]}
+    # The chat file's producer never compacted: its share of the recorded row is its baseline.
+    assert data["total"]["settings"][1]["calls"] == by_file["session.jsonl"]["settings"][1]["calls"] + 1
