@@ -185,6 +185,10 @@ class FileReport:
     # counted_input_tokens, difference_pct} for the input (before) transcript.
     api_usage: dict[str, Any] | None = None
     skipped_lines: list[int] = field(default_factory=list)  # left out by --on-error skip
+    # Where a Claude Code or Codex file records its usage: the recorded calls, reported vs counted
+    # vs calibrated input, the gap split, the calibration and its held-out error, and what the
+    # producer's own compactions replaced (calibration.session_report).
+    api_calibration: dict[str, Any] | None = None
 
     @property
     def gate_failed(self) -> bool:

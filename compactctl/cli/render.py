@@ -128,6 +128,8 @@ def render_one(report: FileReport) -> Table:
     rows.append(("facts kept" if compared else "facts present", "", _facts(report)))
     if report.api_usage:
         rows.append(("API-reported input", _api_usage(report.api_usage), ""))
+    if report.api_calibration:
+        rows.extend(_calibration_rows(report.api_calibration))
     if report.summarizer_calls:
         tokens = report.summarizer_prompt_tokens + report.summarizer_completion_tokens
         plural = "" if report.summarizer_calls == 1 else "s"
@@ -147,6 +149,35 @@ def render_one(report: FileReport) -> Table:
     for label, before, after in rows:
         table.add_row(label, before, after) if compared else table.add_row(label, before or after)
     return table
+
+
+def _calibration_rows(recorded: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """Reported vs counted vs calibrated input, the gap split and the producer's compactions."""
+    rows = []
+    if recorded["reported_input_tokens"]:
+        error = recorded["calibration"]["error"]["held_out"]
+        rows.append(
+            (
+                "API input, calibrated",
+                f"reported {recorded['reported_input_tokens']:,}, counted {recorded['counted_input_tokens']:,}, "
+                f"calibrated {recorded['calibrated_input_tokens']:,} (held-out per-call error median "
+                f"{error['median']:.1%}, p90 {error['p90']:.1%})",
+                "",
+            )
+        )
+        gap = ", ".join(f"{key.replace('_', ' ')} {value:,}" for key, value in recorded["gap"].items())
+        rows.append(("  gap", gap, ""))
+    compactions = recorded["producer_compactions"]
+    if compactions:
+        held = recorded["history_before_last_compaction"]
+        rows.append(
+            (
+                "producer compactions",
+                f"{compactions}; the last replaced {held['messages']:,} messages ({held['tokens']:,} tokens)",
+                "",
+            )
+        )
+    return rows
 
 
 def _api_usage(usage: dict[str, Any]) -> str:

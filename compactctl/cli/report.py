@@ -49,6 +49,7 @@ def report(
             settings["require"],
             skip_bad_lines=settings["on_error"] == "skip",
             strict_facts=settings["strict_facts"],
+            claude_tokens=settings["claude_tokens"],
         ),
         settings["jobs"],
         progress_wanted(quiet),

@@ -33,6 +33,7 @@ FILE_KEYS = {
     "notes",
     "api_usage",  # null unless the transcript records API-reported usage
     "skipped_lines",  # line numbers --on-error skip left out
+    "api_calibration",  # null unless a Claude Code or Codex file records its usage
 }
 TOTAL_KEYS = {
     "files",
