@@ -50,7 +50,7 @@ REAL = next(
     ROOT.parent / "shared" / "transcripts",
 )
 DEFAULT_INPUTS = [REAL / "claude-code", REAL / "codex", REAL / "swe-agent", REAL / "mini-swe-agent"]
-SECTIONS = ("Goal", "Progress", "Facts", "Decisions", "Next steps", "Constraints")
+SECTIONS = ("Goal", "Progress", "Current state", "Facts", "Decisions", "Next steps", "Constraints")
 SUMMARY_HEADER = re.compile(r"^\[compactctl summary of \d+ earlier messages\]")
 
 # Text a harness writes into user messages (Claude Code, Codex, SWE-agent, compactctl itself).
@@ -72,9 +72,7 @@ HARNESS_PREFIXES = (
     "[Request interrupted by user",
     "[compactctl summary",
 )
-HARNESS_BLOCKS = re.compile(
-    r"<(system-reminder|ide_opened_file|ide_selection|ide_diagnostics)>.*?</\1>", re.S
-)
+HARNESS_BLOCKS = re.compile(r"<(system-reminder|ide_opened_file|ide_selection|ide_diagnostics)>.*?</\1>", re.S)
 COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 OBSERVATION_MARKS = ("(Open file:", "(Current directory:", "<returncode>")
 
@@ -105,14 +103,20 @@ def harness_texts(path: Path) -> set[str]:
     found: set[str] = set()
     try:
         raw = path.read_bytes()
-        values = json.loads(raw) if raw.lstrip()[:1] == b"[" else [json.loads(line) for line in raw.splitlines() if line.strip()]
+        values = (
+            json.loads(raw)
+            if raw.lstrip()[:1] == b"["
+            else [json.loads(line) for line in raw.splitlines() if line.strip()]
+        )
     except ValueError:
         return found
     for value in values if isinstance(values, list) else []:
         if not isinstance(value, dict) or not (value.get("isMeta") or value.get("isCompactSummary")):
             continue
         content = (value.get("message") or {}).get("content")
-        parts = [content] if isinstance(content, str) else [p.get("text", "") for p in content or [] if isinstance(p, dict)]
+        parts = (
+            [content] if isinstance(content, str) else [p.get("text", "") for p in content or [] if isinstance(p, dict)]
+        )
         found |= {fold(p) for p in parts if isinstance(p, str) and p.strip()}
     return found
 
@@ -198,8 +202,9 @@ def commands(message: dict[str, Any]) -> set[str]:
         if isinstance(arguments, dict):
             for key in ("cmd", "command"):
                 value = arguments.get(key)
-                if isinstance(value, list):
-                    value = " ".join(str(v) for v in value)
+                if isinstance(value, list):  # ["bash", "-lc", SCRIPT] runs SCRIPT
+                    shell = len(value) == 3 and value[0] in ("bash", "sh", "zsh") and value[1] in ("-c", "-lc")
+                    value = str(value[2]) if shell else " ".join(str(v) for v in value)
                 if isinstance(value, str) and value.strip():
                     found.add(value.strip().splitlines()[0][:200])
     action = message.get("action")
@@ -233,7 +238,9 @@ def measure_transcript(messages: list[dict[str, Any]], harness: set[str], settin
     summary_text = content_text(summaries[0])
     sections = summary_sections(summary_text)
     span_set = set(span_indices)
-    quoted = list(dict.fromkeys(s for i, t in writings.items() if i in span_set for s in sentences(t) if is_constraint(s)))
+    quoted = list(
+        dict.fromkeys(s for i, t in writings.items() if i in span_set for s in sentences(t) if is_constraint(s))
+    )
     filled = [name for name in SECTIONS if sections.get(name)]
     if not quoted and "Constraints" not in filled:
         filled.append("Constraints")  # nothing the user stated: an empty section is right
@@ -266,7 +273,9 @@ def measure_file(path: Path, settings: dict, counter) -> list[dict]:
     rows = []
     for transcript in transcripts:
         row = measure_transcript(transcript.messages, harness, settings, counter)
-        rows.append({"file": str(path.relative_to(REAL) if path.is_relative_to(REAL) else path), "format": fmt.name, **row})
+        rows.append(
+            {"file": str(path.relative_to(REAL) if path.is_relative_to(REAL) else path), "format": fmt.name, **row}
+        )
     return rows
 
 
@@ -326,7 +335,12 @@ def main() -> int:
         if not row["summarized"]:
             continue
         size = f"{row['summary_tokens']:,} ({100 * row['summary_tokens'] / max(1, row['span_tokens']):.1f}%)"
-        cells = [row["file"].rsplit("/", 1)[-1][:40], f"{row['span_tokens']:,}", size, f"{row['sections']}/6"]
+        cells = [
+            row["file"].rsplit("/", 1)[-1][:40],
+            f"{row['span_tokens']:,}",
+            size,
+            f"{row['sections']}/{len(SECTIONS)}",
+        ]
         cells += ["yes" if row["latest"] else "**no**", share(row["paths"]), share(row["commands"])]
         cells += [share(row["constraints"]), str(row["foreign_count"])]
         print("| " + " | ".join(cells) + " |")
@@ -338,7 +352,7 @@ def main() -> int:
                 print(f"  {row['file']}: {json.dumps(lost, ensure_ascii=False)[:900]}", file=sys.stderr)
     n = total["sessions"]
     size = f"{total['summary_tokens']:,} ({100 * total['summary_tokens'] / max(1, total['span_tokens']):.1f}%)"
-    cells = ["**total**", f"{total['span_tokens']:,}", size, f"{total['all_sections']}/{n} all 6"]
+    cells = ["**total**", f"{total['span_tokens']:,}", size, f"{total['all_sections']}/{n} all {len(SECTIONS)}"]
     cells += [f"{total['latest']}/{n}", share(total["paths"]), share(total["commands"])]
     cells += [share(total["constraints"]), str(total["foreign"])]
     print("| " + " | ".join(cells) + " |")

@@ -34,7 +34,11 @@ class StructuredOptions:
     tool_max_tokens: int = 1000
     head_lines: int = 20
     tail_lines: int = 20
-    summary_max_tokens: int = 1000
+    # The summary's cap; within it the summary takes summary_ratio of the span it replaces, at
+    # least MIN_SUMMARY_TOKENS: 4,000 is 2 % of a 200 K-token window, and what Claude Code's own
+    # summaries reach; 8 % is where the producers' summaries sit (3-13 % of a span).
+    summary_max_tokens: int = 4000
+    summary_ratio: float = 0.08
     summary_input_max_tokens: int = DEFAULT_INPUT_MAX_TOKENS
     summary_role: str = "system"
 
@@ -83,6 +87,7 @@ def structured(messages: list[Message], options: StructuredOptions, context: Ste
         role=options.summary_role,
         context=context,
         shown=lambda index, _: messages[index],
+        ratio=options.summary_ratio,
     )
     result = StepResult(result.messages, result.origins, {**fates, **result.fates}, result.notes, result.usage)
     # Threshold 0 means "always compact": nothing to be over.

@@ -7,7 +7,13 @@ Rules every summarizing strategy keeps:
   and a summarized call never leaves its result behind (or the reverse);
 - system/developer messages, pinned and fact-bearing messages stay verbatim, with their unit;
 - the summary is one new message (origin None) placed after the leading system messages;
-- a compaction that is still over its threshold says so in ``notes`` and stops there.
+- a compaction that is still over its threshold says so in ``notes`` and stops there;
+- the latest request the user wrote survives verbatim, in the summary or the kept tail: a
+  summary that dropped it gets it appended (``with_latest_request``), whatever wrote the summary.
+
+How large a summary may be scales with what it replaces (``summary_budget``): the producers
+keep 3-13 % of a span (Claude Code's and Codex's own summaries); a fixed bound starves the
+sections on a long span and wastes room on a short one.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from compactctl.errors import InputError
 from compactctl.report import SummarizerUsage
 from compactctl.strategies.base import Fate, StepContext, StepResult, unchanged
 from compactctl.summarizers import Summarizer, SummaryRequest
+from compactctl.summarizers.ledger import constraints, latest_request
 from compactctl.summarizers.render import render_message
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import Message, is_protected, tool_units, unit_start
@@ -29,6 +36,9 @@ SUMMARY_ROLES = ("system", "user")
 SUMMARY_HEADER = "[compactctl summary of {count} earlier messages]"
 _SUMMARY_HEADER = re.compile(r"\[compactctl summary of (\d+) earlier messages\]\n\n")
 DEFAULT_INPUT_MAX_TOKENS = 32000
+# Below this a summary cannot hold its sections; --summary-max-tokens lower than it wins.
+MIN_SUMMARY_TOKENS = 600
+LATEST_REQUEST_HEADING = "## Latest user request (verbatim)"
 # A model request's own framing beside the prompt and the data: two messages' overhead and
 # the <transcript> / <previous_summary> fences.
 REQUEST_FRAMING = 32
@@ -76,6 +86,29 @@ def unit_kept(messages: list[Message], unit: range) -> bool:
     )
 
 
+def summary_budget(span_tokens: int, max_tokens: int, ratio: float, quoted: int = 0) -> int:
+    """The summary's bound for a span: ``ratio`` of it, at least ``MIN_SUMMARY_TOKENS``, plus the
+    ``quoted`` tokens of the latest request it must carry whole, at most ``max_tokens``.
+
+    A ratio of 0 keeps the fixed bound ``max_tokens``.
+    """
+    if ratio <= 0:
+        return max_tokens
+    return min(max_tokens, max(MIN_SUMMARY_TOKENS, round(ratio * span_tokens)) + quoted)
+
+
+def _fold(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def with_latest_request(text: str, messages: list[Message], summarized: set[int]) -> str:
+    """The summary, with the user's latest request appended verbatim if it was summarized and the summary lost it."""
+    latest = latest_request(messages)
+    if latest is None or latest[0] not in summarized or _fold(latest[1]) in _fold(text):
+        return text
+    return f"{text}\n\n{LATEST_REQUEST_HEADING}\n{latest[1]}"
+
+
 def tail_start_for(messages: list[Message], keep_recent: int) -> int:
     """Where the last ``keep_recent`` messages start, moved back to the start of a tool unit."""
     if keep_recent <= 0:
@@ -107,6 +140,10 @@ def summarize_span(
     first, and the rest holds the rendered transcript and any previous summary.
     """
     summarizer = summarizer_of(context)
+    if not getattr(summarizer, "input_limited", True):
+        # No model window to fit (the extractive summarizer): the whole span in one request.
+        summary = summarizer.summarize(SummaryRequest(span, strategy, max_tokens, previous))
+        return Spoken(summary.text, summary.usage)
     prompt_text = getattr(summarizer, "prompt_text", None)
     overhead = context.counter(prompt_text(strategy, max_tokens)) + REQUEST_FRAMING if prompt_text else 0
     if input_max_tokens - overhead < 3 * (max_tokens + 64):
@@ -204,18 +241,23 @@ def summarize_units(
     context: StepContext,
     keep_in_place: Callable[[list[Message], range], bool] = lambda messages, unit: False,
     shown: Callable[[int, Message], Message] | None = None,
+    ratio: float = 0.0,
 ) -> tuple[StepResult, int]:
     """Summarize every unit before ``tail_start`` that is not kept, into one message after the system ones.
 
     Kept units (system, protected, or ``keep_in_place``) stay verbatim in their place. ``shown``
     lets a strategy give the summarizer another view of a message (a trimmed tool output).
+    The summary's bound is ``summary_budget`` of the span (``ratio`` 0: ``max_tokens`` itself).
     Returns the result and how many messages were summarized (0: nothing changed).
     """
     check_role(role)
     summarized: list[int] = []
     kept: list[int] = []
+    # A latest request too large to quote in the summary (a pasted log) stays in place instead.
+    latest = latest_request(messages)
+    in_place = latest[0] if latest is not None and context.counter(latest[1]) > max_tokens // 2 else -1
     for unit in tool_units(messages):
-        if unit.start >= tail_start or unit_kept(messages, unit) or keep_in_place(messages, unit):
+        if unit.start >= tail_start or unit_kept(messages, unit) or keep_in_place(messages, unit) or in_place in unit:
             kept.extend(unit)
         else:
             summarized.extend(unit)
@@ -225,9 +267,15 @@ def summarize_units(
         return unchanged(messages), 0
     span = [shown(i, messages[i]) if shown else messages[i] for i in new]
     previous = "\n\n".join(text for text, _ in earlier.values()) or None
-    spoken = summarize_span(span, strategy, max_tokens, input_max_tokens, context, previous)
+    # The user's own words are carried on top of the share of the span: the latest request whole
+    # and every constraint sentence; what they weigh is bounded by what the user typed.
+    latest = latest_request(span)
+    quoted = context.counter(latest[1]) + 8 if latest is not None and ratio > 0 else 0
+    quoted += sum(context.counter(sentence) + 3 for sentence in constraints(span)) if ratio > 0 else 0
+    bound = summary_budget(context.counter.messages(span), max_tokens, ratio, quoted)
+    spoken = summarize_span(span, strategy, bound, input_max_tokens, context, previous)
     count = len(new) + sum(count for _, count in earlier.values())
-    summary = summary_message(spoken.text, count, role)
+    summary = summary_message(with_latest_request(spoken.text, messages, set(new)), count, role)
     replaced = sum(context.counter.message(messages[i]) for i in summarized)
     size = context.counter.message(summary)
     if size >= replaced:

@@ -12,7 +12,7 @@ from typing import Protocol
 from compactctl.report import SummarizerUsage
 from compactctl.transcript import Message
 
-SECTIONS = ("Goal", "Progress", "Facts", "Decisions", "Next steps", "Constraints")
+SECTIONS = ("Goal", "Progress", "Current state", "Facts", "Decisions", "Next steps", "Constraints")
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,11 @@ def test_summary_replaces_old_messages_after_the_system_prompt(scripted):
     assert messages[-2]["role"] == "tool"
     assert result.messages[0] == messages[0]
     assert result.messages[1]["role"] == "system"
-    assert result.messages[1]["content"] == SUMMARY_HEADER.format(count=len(messages) - 4) + "\n\nthe gist"
+    # The model's summary lost the user's latest request (summarized, not in the tail): it is appended.
+    latest = messages[-4]["content"].strip()
+    assert result.messages[1]["content"] == (
+        SUMMARY_HEADER.format(count=len(messages) - 4) + "\n\nthe gist\n\n## Latest user request (verbatim)\n" + latest
+    )
     assert result.messages[2:] == messages[-3:]
     assert result.origins == [0, None, *range(len(messages) - 3, len(messages))]
     assert {f.action for f in result.fates.values()} == {"summarized"}
@@ -175,12 +179,19 @@ def test_structured_keeps_the_last_turns_and_trims_long_outputs_first(scripted):
     messages[-2] = {**messages[-2], "content": "\n".join(f"line {n}" for n in range(2000))}  # in the kept tail
     original = unchanged(messages)
     scripted.enqueue("## Goal\n- help")
-    result = run("structured", messages, {"keep_turns": 2, "keep_recent": 50, "tool_max_tokens": 200}, scripted)
+    settings = {
+        "keep_turns": 2,
+        "keep_recent": 50,
+        "tool_max_tokens": 200,
+        "summary_ratio": 0,
+        "summary_max_tokens": 1000,
+    }
+    result = run("structured", messages, settings, scripted)
     assert messages == original
     users = [i for i, m in enumerate(messages) if m["role"] == "user"]
     tail = messages[users[-2] :]
     assert len(result.messages) == 2 + len(tail)
-    assert result.messages[1]["content"].endswith("## Goal\n- help")
+    assert "\n\n## Goal\n- help" in result.messages[1]["content"]
     trimmed = result.messages[-2]
     assert "compactctl elided" in trimmed["content"] and result.fates[len(messages) - 2].action == "elided"
     assert scripted.requests[0].messages == messages[1 : users[-2]]  # the summarizer reads the originals
@@ -256,8 +267,9 @@ def test_compacting_again_folds_the_earlier_summary_instead_of_piling_up(name, s
     second = run(name, grown, settings, summarizer)
     (summary,) = summaries_in(second.messages)
     # The earlier summary is re-injected, so nothing learned before is forgotten, and counted.
-    assert summarizer.requests[calls].previous_summary == f"gist {calls}"
-    assert summary["content"].endswith(f"gist {len(summarizer.requests)}")
+    # (the latest request, which "gist N" lost, is appended to it verbatim)
+    assert summarizer.requests[calls].previous_summary.startswith(f"gist {calls}\n\n## Latest user request")
+    assert f"\n\ngist {len(summarizer.requests)}" in summary["content"]
     assert grown.index(earlier) in second.fates
     new = [i for i, fate in second.fates.items() if fate.action == "summarized" and grown[i] is not earlier]
     earlier_count = int(earlier["content"].split(" of ")[1].split()[0])
@@ -287,7 +299,7 @@ def test_an_earlier_summary_read_back_as_developer_is_folded_too(name):
     moved = [{**m, "role": "developer"} if m in summaries_in(first.messages) else m for m in first.messages]
     second = run(name, moved + long_chat(4)[1:], settings, summarizer)
     assert len(summaries_in(second.messages)) == 1  # folded, not piled up
-    assert summarizer.requests[calls].previous_summary == f"gist {calls}"
+    assert summarizer.requests[calls].previous_summary.startswith(f"gist {calls}")
 
 
 def test_a_summary_no_smaller_than_what_it_replaces_is_not_used(agent_messages):

@@ -67,7 +67,8 @@ def test_observations_in_user_messages_are_not_constraints():
     action = {"role": "assistant", "content": "Opening it.", "action": "open setup.py"}
     observation = {"role": "user", "message_type": "observation", "content": "You must not edit this, it is generated."}
     text = summarize([task, action, observation])
-    assert "You must not edit setup.py." in text and "it is generated" not in text
+    said = text.split("## Constraints")[1]
+    assert "You must not edit setup.py." in said and "it is generated" not in said
     assert "- $ open setup.py" in text
 
 
@@ -89,7 +90,7 @@ def test_harness_text_is_never_taken_for_the_users_goal():
     assert "environment_context" not in text.split("## Progress")[0]
     person = {"role": "user", "content": "Please fix the refund bug in src/refunds.py."}
     text = ExtractiveSummarizer().summarize(SummaryRequest([harness, person], "structured", 300)).text
-    assert "## Goal\n- Please fix the refund bug in src/refunds.py." in text
+    assert "## Goal\n- Current request: Please fix the refund bug in src/refunds.py." in text
 
 
 def test_saying_what_one_lacks_is_not_a_constraint():
