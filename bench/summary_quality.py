@@ -136,9 +136,9 @@ def user_text(messages: list[dict[str, Any]], index: int, harness: set[str]) -> 
     if not text or text.startswith(HARNESS_PREFIXES) or fold(text) in harness:
         return None
     previous = messages[index - 1] if index else None
-    if previous is not None and previous.get("role") in ("assistant", "tool"):
-        if message.get("message_type") == "observation" or any(mark in text for mark in OBSERVATION_MARKS):
-            return None
+    answers_agent = previous is not None and previous.get("role") in ("assistant", "tool")
+    if answers_agent and (message.get("message_type") == "observation" or any(m in text for m in OBSERVATION_MARKS)):
+        return None
     return text
 
 

@@ -435,7 +435,7 @@ def choose(found: Sections, counter: TokenCounter, max_tokens: int) -> Sections:
     # The user's own rules next, up to half of what is left: they cannot be found again elsewhere.
     half = budget.left // 2
     for item in found.items["Constraints"]:
-        if budget.left - (cost := counter(item) + 6) >= half:
+        if budget.left - (counter(item) + 6) >= half:
             budget.offer("Constraints", item, capped=False)
     budget.share_out()
     facts_ = ranked_facts(found.facts)
