@@ -227,7 +227,8 @@ def artifacts(messages: list[Message]) -> tuple[list[Artifact], list[Artifact], 
             reply = messages[at + 1] if at + 1 < len(messages) else None
             first = action.strip().splitlines()[0]
             commands.append(Artifact(at, f"Ran `{_clip(first, 160)}`: {_outcome(reply)}"))
-    changed, read = [], []
+    changed: list[Artifact] = []
+    read: list[Artifact] = []
     for path, (at, verbs, tools) in files.items():
         tally = ", ".join(f"{tool} x{count}" if count > 1 else tool for tool, count in tools.most_common())
         verb = next((v for v in ("Created", "Edited", "Deleted") if v in verbs), "Read")
