@@ -106,7 +106,6 @@ _COMMAND_WORDS = frozenset(
         "strings ssh terraform psql sqlite3 compactctl gh vitest jest tsc deno bun just poetry"
     ).split()
 )
-)
 _PROGRESS_BAR = re.compile(r"\[\s*\d{1,3}%\]")  # pytest's "[ 37%]": a position, not a measure
 _LISTING_LINE = re.compile(r"^\s*\d+[:|]")  # a line of a numbered file view, not prose or an error
 _CODE_CHARS = re.compile(r"[(){}\[\]=;<>_`\\|]")
