@@ -100,11 +100,67 @@ COMMAND_KEYS = ("cmd", "command", "script", "bash", "shell")
 _PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.M)
 _SWE_FILE_ACTION = re.compile(r"^(open|create|edit_file)\s+\"?([^\s\"]+)", re.M)
 _COMMAND_WORDS = frozenset(
-    (
-        "python python3 pytest pip uv git npm npx pnpm yarn node ls cd cat grep rg find make cargo go docker kubectl "
-        "curl wget sed awk bash sh mkdir rm mv cp chmod tar unzip head tail echo export ruff mypy tox nc gdb objdump "
-        "strings ssh terraform psql sqlite3 compactctl gh vitest jest tsc deno bun just poetry"
-    ).split()
+    [
+        "python",
+        "python3",
+        "pytest",
+        "pip",
+        "uv",
+        "git",
+        "npm",
+        "npx",
+        "pnpm",
+        "yarn",
+        "node",
+        "ls",
+        "cd",
+        "cat",
+        "grep",
+        "rg",
+        "find",
+        "make",
+        "cargo",
+        "go",
+        "docker",
+        "kubectl",
+        "curl",
+        "wget",
+        "sed",
+        "awk",
+        "bash",
+        "sh",
+        "mkdir",
+        "rm",
+        "mv",
+        "cp",
+        "chmod",
+        "tar",
+        "unzip",
+        "head",
+        "tail",
+        "echo",
+        "export",
+        "ruff",
+        "mypy",
+        "tox",
+        "nc",
+        "gdb",
+        "objdump",
+        "strings",
+        "ssh",
+        "terraform",
+        "psql",
+        "sqlite3",
+        "compactctl",
+        "gh",
+        "vitest",
+        "jest",
+        "tsc",
+        "deno",
+        "bun",
+        "just",
+        "poetry",
+    ]
 )
 _PROGRESS_BAR = re.compile(r"\[\s*\d{1,3}%\]")  # pytest's "[ 37%]": a position, not a measure
 _LISTING_LINE = re.compile(r"^\s*\d+[:|]")  # a line of a numbered file view, not prose or an error
