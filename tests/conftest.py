@@ -12,11 +12,7 @@ from tests.helpers import call
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
-# The real transcripts sit beside the checkout (../shared), or beside the folder of its worktree.
-SHARED_TRANSCRIPTS = next(
-    (up / "shared" / "transcripts" for up in ROOT.parents if (up / "shared" / "transcripts").is_dir()),
-    ROOT.parent / "shared" / "transcripts",
-)
+SHARED_TRANSCRIPTS = ROOT.parent / "shared" / "transcripts"
 
 
 @pytest.fixture

@@ -69,6 +69,8 @@ HARNESS_PREFIXES = (
     "# AGENTS.md instructions",
     "<INSTRUCTIONS>",
     "<model_switch>",
+    "<turn_aborted>",
+    "<user_shell_command>",
 )
 
 

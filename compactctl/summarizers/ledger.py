@@ -489,7 +489,8 @@ def facts(messages: list[Message]) -> list[Fact]:
                 add("number", number, at)
             continue  # listings, grep hits and file views are not what the session is about
         if role == "user":
-            text = strip_harness(text) if not is_harness(message) else ""
+            # A producer's own summary (kind "summary") holds facts; harness text holds none.
+            text = "" if annotations_of(message).get("kind") == "harness" else strip_harness(text)
         for block in _FENCE.findall(text):
             lines = [line for line in block.splitlines() if line.strip()]
             if 0 < len(lines) <= 3 and role == "assistant":
