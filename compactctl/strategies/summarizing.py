@@ -132,63 +132,66 @@ def summarize_span(
     context: StepContext,
     previous: str | None = None,
 ) -> Spoken:
-    """Summarize ``span`` in requests of at most ``input_max_tokens`` tokens of text to summarize.
+    """Summarize ``span`` in requests of at most ``input_max_tokens`` tokens each.
 
-    A span too large for one request is cut into chunks, each summarized, and the chunk
-    summaries are then merged the same way, until one summary is left. The limit is for the
-    whole request: a model summarizer's prompt and the request's framing are taken off it
-    first, and the rest holds the rendered transcript and any previous summary.
+    One request when the span fits. Otherwise the span is cut into chunks, in order, and each
+    chunk is summarized together with the running summary of the chunks before it (as Claude
+    Code and Codex fold a long history), so the last chunk, the current state, is summarized
+    knowing everything earlier. The limit is for the whole request: the summarizer's prompt and
+    framing (``overhead_tokens``, else ``prompt_text``) and the running summary come off it first.
     """
     summarizer = summarizer_of(context)
     if not getattr(summarizer, "input_limited", True):
         # No model window to fit (the extractive summarizer): the whole span in one request.
         summary = summarizer.summarize(SummaryRequest(span, strategy, max_tokens, previous))
         return Spoken(summary.text, summary.usage)
-    prompt_text = getattr(summarizer, "prompt_text", None)
-    overhead = context.counter(prompt_text(strategy, max_tokens)) + REQUEST_FRAMING if prompt_text else 0
-    if input_max_tokens - overhead < 3 * (max_tokens + 64):
-        # Merging must make progress: a request has to hold at least two chunk summaries.
+    overhead = _overhead(summarizer, strategy, max_tokens, context.counter)
+    room = input_max_tokens - overhead
+    if room < 3 * (max_tokens + 64):
+        # Each chunk must hold the running summary and still leave room for new messages.
         prompt = f" + the prompt and framing ({overhead})" if overhead else ""
         raise InputError(
             f"--summary-input-max-tokens ({input_max_tokens}) must be at least 3 x (--summary-max-tokens + 64)"
             f"{prompt} = {3 * (max_tokens + 64) + overhead}"
         )
-    input_max_tokens -= overhead
+    reserved = max(context.counter(previous or ""), max_tokens)  # a later chunk carries the running summary
+    chunks = chunk(span, room, context.counter, reserved) if context.counter(render_span(span)) > room else [span]
     usage = SummarizerUsage()
-    level: list[Message] = span
-    first_previous = previous
-    while True:
-        chunks = chunk(level, input_max_tokens, context.counter, context.counter(first_previous or ""))
-        texts: list[str] = []
-        for number, piece in enumerate(chunks):
-            summary = summarizer.summarize(
-                SummaryRequest(piece, strategy, max_tokens, first_previous if number == 0 else None)
-            )
-            usage = usage + summary.usage
-            texts.append(summary.text)
-        if len(texts) == 1:
-            return Spoken(texts[0], usage)
-        # The previous summary went into the first chunk's summary, which is merged now.
-        first_previous = None
-        level = [
-            {"role": "system", "content": f"Summary of part {i} of {len(texts)}:\n{text}"}
-            for i, text in enumerate(texts, 1)
-        ]
+    running = previous
+    for number, piece in enumerate(chunks, 1):
+        request = SummaryRequest(piece, strategy, max_tokens, running, (number, len(chunks)), span)
+        summary = summarizer.summarize(request)
+        usage = usage + summary.usage
+        running = summary.text
+    return Spoken(running or "", usage)
+
+
+def _overhead(summarizer: Summarizer, strategy: str, max_tokens: int, counter: TokenCounter) -> int:
+    """What a request holds besides the messages and the running summary."""
+    overhead_tokens = getattr(summarizer, "overhead_tokens", None)
+    if overhead_tokens is not None:
+        return int(overhead_tokens(strategy, max_tokens, counter)) + REQUEST_FRAMING
+    prompt_text = getattr(summarizer, "prompt_text", None)
+    return counter(prompt_text(strategy, max_tokens)) + REQUEST_FRAMING if prompt_text else 0
+
+
+def render_span(messages: list[Message]) -> str:
+    return "\n\n".join(render_message(message, number) for number, message in enumerate(messages, 1))
 
 
 def chunk(messages: list[Message], limit: int, counter: TokenCounter, reserved: int = 0) -> list[list[Message]]:
-    """Consecutive chunks whose rendered text fits in ``limit`` tokens (the first also holds ``reserved``).
+    """Consecutive chunks whose rendered text fits in ``limit`` tokens beside ``reserved`` (the running summary).
 
     A message larger than a chunk is cut into pieces by lines, or by characters for long lines.
     """
     chunks: list[list[Message]] = [[]]
     used = reserved
     for message in messages:
-        for piece in _pieces(message, limit - 16, counter):
+        for piece in _pieces(message, limit - reserved - 16, counter):
             cost = counter(render_message(piece, 9999)) + 2
             if chunks[-1] and used + cost > limit:
                 chunks.append([])
-                used = 0
+                used = reserved
             chunks[-1].append(piece)
             used += cost
     return [c for c in chunks if c] or [[]]
@@ -197,13 +200,11 @@ def chunk(messages: list[Message], limit: int, counter: TokenCounter, reserved: 
 def _pieces(message: Message, limit: int, counter: TokenCounter) -> list[Message]:
     if counter(render_message(message, 9999)) <= limit:
         return [message]
-    role = message.get("role")
     pieces = split_text(render_message(message), limit - 16, counter)
     total = len(pieces)
-    return [
-        {"role": role if role != "tool" else "user", "content": f"(part {i} of {total} of one message)\n{piece}"}
-        for i, piece in enumerate(pieces, 1)
-    ]
+    # Each piece keeps the message's role and tags: a tool output cut in pieces is never shown as the user.
+    kept = {k: v for k, v in message.items() if k not in ("content", "tool_calls")}
+    return [{**kept, "content": f"(part {i} of {total} of one message)\n{piece}"} for i, piece in enumerate(pieces, 1)]
 
 
 def split_text(text: str, limit: int, counter: TokenCounter) -> list[str]:

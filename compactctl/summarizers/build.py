@@ -28,6 +28,7 @@ SUMMARIZER_DEFAULTS: dict[str, Any] = {
     "cache_dir": None,
     "prompt_file": [],
     "dry_run": False,
+    "max_tokens_field": "auto",
 }
 
 
@@ -47,10 +48,13 @@ def make_summarizer(
         raise InputError(f"unknown summarizer {name!r} (known: {', '.join(SUMMARIZERS)})")
     from compactctl.summarizers.cache import default_cache_dir
     from compactctl.summarizers.openai import OpenAIConfig, OpenAISummarizer
-    from compactctl.summarizers.request import APIS, prompt_overrides
+    from compactctl.summarizers.request import APIS, MAX_TOKENS_FIELDS, prompt_overrides
 
     if get("api") not in APIS:
         raise InputError(f"unknown --api {get('api')!r} (known: {', '.join(APIS)})")
+    if get("max_tokens_field") not in MAX_TOKENS_FIELDS:
+        known = ", ".join(MAX_TOKENS_FIELDS)
+        raise InputError(f"unknown --max-tokens-field {get('max_tokens_field')!r} (known: {known})")
     cache_dir = (Path(get("cache_dir")) if get("cache_dir") else default_cache_dir()) if get("cache") else None
     config = OpenAIConfig(
         model=get("model"),
@@ -63,5 +67,6 @@ def make_summarizer(
         cache_dir=cache_dir,
         prompts=prompt_overrides(get("prompt_file")),
         dry_run=bool(get("dry_run")),
+        max_tokens_field=get("max_tokens_field"),
     )
-    return OpenAISummarizer(config, out or sys.stdout)
+    return OpenAISummarizer(config, out or sys.stdout, counter)

@@ -495,6 +495,40 @@ def render(sections: Sections) -> str:
     return "\n\n".join(blocks) if blocks else "## Progress\n- (nothing to summarize)"
 
 
+VERBATIM_HEADINGS = ("## Ledger (verbatim)", "## User messages (verbatim)")
+
+
+def verbatim(messages: list[Message], counter: TokenCounter, max_tokens: int) -> str:
+    """The user's messages and the ledger of ``messages``, exactly as written, within ``max_tokens``.
+
+    A model summarizer sends this beside its prompt and appends it after the model's prose, so
+    identifiers and the user's words survive whatever the model writes. The user's messages come
+    first (the latest whole, earlier ones newest first, each up to 600 characters), then the
+    ledger (at least half of the bound), touched paths and commands first.
+    """
+    plain = [m for m in messages if not is_demonstration(m)]
+    written = writings(plain)
+    left = max_tokens - 12
+    said: list[str] = []
+    for n, (_, text) in enumerate(written[::-1]):
+        item = _item(text if n == 0 else _clip(text, _REQUEST_CHARS))
+        cost = counter(item) + 2
+        if n > 0 and left - cost < max_tokens // 2:  # the ledger keeps at least half, the latest request is whole
+            break
+        said.insert(0, item)
+        left -= cost
+    budget = Budget(counter, max(left, max_tokens // 2))
+    for fact in ranked_facts(facts(plain)):
+        budget.offer_fact(fact, capped=False)
+    ledger = render(_in_found_order(budget.chosen, Sections(), ranked_facts(budget.chosen.facts)))
+    blocks = []
+    if budget.chosen.facts:
+        blocks.append(VERBATIM_HEADINGS[0] + "\n" + ledger.split("\n", 1)[1])
+    if said:
+        blocks.append(VERBATIM_HEADINGS[1] + "\n" + "\n".join(said))
+    return "\n\n".join(blocks)
+
+
 class ExtractiveSummarizer:
     """Fills the sections from the text itself: no model, no network, no key."""
 

@@ -80,7 +80,8 @@ _ID_PATTERNS = (
     # so 2700K (a unit) and 08T14 (a piece of a timestamp) are not ids
     re.compile(r"\b(?=[A-Z0-9]*\d)(?=[0-9]*[A-Z])(?=(?:[0-9]*[A-Z]){2}|[A-Z0-9]{8})[A-Z0-9]{5,40}\b"),
     re.compile(r"\b[a-z]+(?:_[a-z]+)*_\d+\b"),  # user ids: mia_li_3668
-    re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"),  # e-mail addresses
+    # e-mail addresses, not the user:password@host of a URL
+    re.compile(r"(?<![\w.+:/-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"),
 )
 # A commit sha: 7-40 hex digits with letters and digits mixed, not inside a longer token.
 _SHA = re.compile(r"(?<![\w#-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}(?![\w-])")

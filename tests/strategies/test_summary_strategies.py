@@ -98,21 +98,27 @@ def test_still_over_the_threshold_is_said_not_looped(scripted):
     assert any("still" in note and "over the threshold of 50" in note for note in result.notes)
 
 
-def test_chunks_never_exceed_the_input_limit_and_are_merged(scripted):
+def test_chunks_in_order_each_carry_the_running_summary_and_fit_the_limit(scripted):
     messages = long_chat(10, words=200)
     limit = 1500
     span = messages[1:-6]
-    pieces = chunk(span, limit, COUNTER)
-    scripted.enqueue(*[f"part summary {i}" for i in range(len(pieces))], "merged")
-    result = run(
-        "summary", messages, {"threshold": 10, "summary_max_tokens": 100, "summary_input_max_tokens": limit}, scripted
-    )
-    assert len(pieces) > 2 and len(scripted.requests) == len(pieces) + 1  # the merge fits in one request
-    for request in scripted.requests:
-        assert sum(COUNTER(render_message(m, 9999)) + 2 for m in request.messages) <= limit
-    merge = scripted.requests[-1]
-    assert [m["content"].split("\n")[1] for m in merge.messages] == [f"part summary {i}" for i in range(len(pieces))]
-    assert result.messages[1]["content"].endswith("merged") and result.usage.calls == len(pieces) + 1
+    pieces = chunk(span, limit, COUNTER, reserved=100)
+    scripted.enqueue(*[f"running summary {i}" for i in range(1, len(pieces) + 1)])
+    settings = {"threshold": 10, "summary_max_tokens": 100, "summary_input_max_tokens": limit}
+    result = run("summary", messages, settings, scripted)
+    assert len(pieces) > 2 and len(scripted.requests) == len(pieces)  # no merge step
+    seen = []
+    for number, request in enumerate(scripted.requests, 1):
+        running = COUNTER(request.previous_summary or "")
+        assert sum(COUNTER(render_message(m, 9999)) + 2 for m in request.messages) + running <= limit
+        # Each chunk is summarized knowing the summary of every chunk before it, in order.
+        assert request.previous_summary == (f"running summary {number - 1}" if number > 1 else None)
+        assert request.part == (number, len(pieces)) and request.whole_span == scripted.requests[0].whole_span
+        seen += request.messages
+    whole = scripted.requests[0].whole_span
+    assert seen == whole == messages[1 : 1 + len(whole)] and abs(len(whole) - len(span)) <= 1
+    assert "running summary " + str(len(pieces)) in result.messages[1]["content"]
+    assert result.usage.calls == len(pieces)
 
 
 def test_one_huge_message_is_cut_into_pieces_under_the_limit(scripted):
