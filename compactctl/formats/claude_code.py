@@ -322,8 +322,8 @@ def read(records: list[Record], path: str) -> list[Transcript]:
         value = records[group.records[0]].value
         content = value["message"].get("content")
         for message, blocks in user_messages(content):
-            kind = harness_kind(value, content) if message["role"] == "user" else None
-            annotations = {"kind": kind} if kind else {}
+            written_by = harness_kind(value, content) if message["role"] == "user" else None
+            annotations = {"kind": written_by} if written_by else {}
             messages.append(tag(message, len(units), **annotations))
             units.append(("user", group.records, blocks if isinstance(content, list) else None))
     extra = {
