@@ -215,7 +215,7 @@ def artifacts(messages: list[Message]) -> tuple[list[Artifact], list[Artifact], 
             command = command_of(arguments)
             if command:
                 result = results.get(str(call.get("id")))
-                commands.append(Artifact(at, f"Ran `{_clip(command.splitlines()[0], 160)}`: {_outcome(result)}"))
+                commands.append(Artifact(at, f"Ran `{_clip(command.splitlines()[0], 200)}`: {_outcome(result)}"))
             for path, how in paths_of(arguments):
                 verb = _verb(name, how, _parsed(arguments))
                 _, verbs, tools = files.get(path, (at, set(), Counter()))
@@ -226,7 +226,7 @@ def artifacts(messages: list[Message]) -> tuple[list[Artifact], list[Artifact], 
         if isinstance(action, str) and action.strip() and message.get("role") == "assistant":
             reply = messages[at + 1] if at + 1 < len(messages) else None
             first = action.strip().splitlines()[0]
-            commands.append(Artifact(at, f"Ran `{_clip(first, 160)}`: {_outcome(reply)}"))
+            commands.append(Artifact(at, f"Ran `{_clip(first, 200)}`: {_outcome(reply)}"))
     changed: list[Artifact] = []
     read: list[Artifact] = []
     for path, (at, verbs, tools) in files.items():

@@ -71,7 +71,7 @@ _UNITS = (
 )
 _NUMBER = re.compile(rf"(?:[$€£]\s?\d[\d,]*(?:\.\d+)?|(?<![\w.#/-])\d[\d,]*(?:\.\d+)?\s?(?:{_UNITS}))(?![\w/])")
 # A few words before a number say what it measures: "p99 latency 412 ms", "13 tests passed".
-_NUMBER_LABEL = re.compile(r"(?:[A-Za-z][\w-]*[ :=]+){0,3}$")
+_NUMBER_LABEL = re.compile(r"(?<![\w'’-])(?:[A-Za-z][\w'’-]*[ :=]+){0,3}$")
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
 _ISSUE_REF = re.compile(r"(?:\b(?:issue|PR|pull request|ticket|bug|order)\s+#?|(?<![\w#&/])#)(\d+)\b", re.I)
 _ID_PATTERNS = (
