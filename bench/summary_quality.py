@@ -77,7 +77,9 @@ COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 OBSERVATION_MARKS = ("(Open file:", "(Current directory:", "<returncode>")
 
 CUES = re.compile(
-    r"\b(?:never|always|must|mustn't|do not|don't|should not|shouldn't|only|make sure|ensure|avoid|"
+    # "we don't have many customers" states a fact; "don't touch X" is a rule
+    r"\b(?:never|always|must|mustn't|(?:do not|don't)(?!\s+(?:have|know|see|think|remember|understand)\b)|"
+    r"should not|shouldn't|only|make sure|ensure|avoid|"
     r"at most|at least|not allowed|forbidden|instead of|rather than|"
     r"jamais|toujours|il faut|il ne faut|uniquement|seulement|doit|interdit|surtout pas|"
     r"nunca|siempre|debe|deben|no debe|solo|sólo|evita|asegúrate|"
@@ -250,7 +252,8 @@ def measure_transcript(messages: list[dict[str, Any]], harness: set[str], settin
     everything_user_wrote = fold("\n".join(writings.values()))
     foreign = [c for c in sections.get("Constraints", []) if fold(c.strip('"“”')) not in everything_user_wrote]
     row.update(
-        span_tokens=counter.messages(span),
+        # What the summary replaces, SWE-agent demonstrations included (they are summarized too).
+        span_tokens=counter.messages([messages[i] for i in span_indices]),
         summary_tokens=counter.message(summaries[0]),
         sections=len(filled),
         missing_sections=[s for s in SECTIONS if s not in filled],

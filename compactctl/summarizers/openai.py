@@ -115,7 +115,9 @@ class OpenAISummarizer:
         if not request.is_last:
             return "", request.max_tokens
         span = request.whole_span or request.messages
-        block = verbatim(span, self.counter, int(VERBATIM_SHARE * request.max_tokens))
+        # Never more than a quarter of what it summarizes: on a short span the model's prose is the summary.
+        share = min(int(VERBATIM_SHARE * request.max_tokens), self.counter.messages(span) // 4)
+        block = verbatim(span, self.counter, share)
         return block, max(MIN_PROSE_TOKENS, request.max_tokens - self.counter(block))
 
     def summarize(self, request: SummaryRequest) -> Summary:

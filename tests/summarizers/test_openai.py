@@ -186,7 +186,7 @@ def test_dry_run_prints_exactly_the_body_that_would_be_sent(openai_server, tmp_p
     assert shown["method"] == "POST" and shown["url"] == openai_server.url + "/chat/completions"
     assert shown["body"] == openai_server.requests[0].body
     # What would be appended after the reply is shown too.
-    assert shown["appended_after_the_reply"].startswith("## Ledger (verbatim)\n- Paths: src/app.py")
+    assert "- Fix src/app.py. Do not change the public interface." in shown["appended_after_the_reply"]
 
 
 def test_a_prompt_file_replaces_the_shipped_prompt(openai_server, tmp_path):
