@@ -456,6 +456,11 @@ def choose(found: Sections, counter: TokenCounter, max_tokens: int) -> Sections:
             else:
                 for item in ordered[section]:
                     budget.offer(section, item, capped)
+        if capped:
+            # No section starves: one that got nothing within its share gets its first item that fits.
+            for section in LEFTOVER_ORDER:
+                if section != "Facts" and not budget.chosen.items[section]:
+                    next((True for item in ordered[section] if budget.offer(section, item, False)), None)
     return _in_found_order(budget.chosen, found, facts_)
 
 

@@ -168,7 +168,9 @@ _LISTING_LINE = re.compile(r"^\s*\d+[:|]")  # a line of a numbered file view, no
 _CODE_CHARS = re.compile(r"[(){}\[\]=;<>_`\\|]")
 _FENCE = re.compile(r"```[^\n`]*\n(.*?)```", re.S)
 _INLINE_CODE = re.compile(r"`([^`\n]{2,200})`")
-_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[\"'“(\[A-ZÀ-Ý0-9¿¡])|(?<=[。！？])")
+# A sentence ends at . ! ? before a capital, or before a lower-case word when the dot ends a word of
+# three letters or more (people type in lower case; "e.g. x" and "etc. x" are not ends).
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[\"'“(\[A-ZÀ-Ý0-9¿¡])|(?<=[a-zà-ÿ]{3}[.!?])\s+(?=[a-z])|(?<=[。！？])")
 _LIST_ITEM = re.compile(r"^(?:[-*•+>]|\d{1,2}[.)])\s+")
 
 # Negations in French take "ne ... pas"; a past tense ("je n'ai rien reçu") is a statement, not a rule.
@@ -389,9 +391,13 @@ def _is_path(text: str) -> bool:
     return text.startswith(("/", "./", "../", "~/")) or "." in last or text.count("/") >= 2
 
 
+_FOOTER = re.compile(r"^\((?:Open file|Current directory|Interactive session): .*\)\s*$|^bash-\$\s*$", re.M)
+
+
 def output_text(message: Message) -> str:
-    """A tool output as printed: a Codex ``{"output": ..., "metadata": {"exit_code": N}}`` record unwrapped."""
-    text = content_text(message)
+    """A tool output as printed: a Codex ``{"output": ..., "metadata": {"exit_code": N}}`` record unwrapped,
+    SWE-agent's "(Open file: ...)(Current directory: ...) bash-$" footer cut off."""
+    text = _FOOTER.sub("", content_text(message)).rstrip()
     if text.startswith('{"output"'):
         try:
             value = json.loads(text)
