@@ -58,6 +58,7 @@ _PROGRESS = re.compile(
 _DECISION = re.compile(
     r"\b(?:I will|I[’']ll|we will|we[’']ll|let[’']s|let us|decided?|instead|chose|choose|going to|plan to|the fix is|"
     r"I[’']m (?:going|switching|using|adding|keeping)|switch(?:ed|ing)? to|opted|rather|in favou?r of|"
+    r"proceed(?:ing)?|I can offer|I[’']ve (?:cancel|book|updat|chang|issu|process)\w*|"
     r"approach|will use|should|agreed|offer(?:ed)?|prefer|because|so that|"
     r"je vais|nous allons|on va|je propose|je vous propose|décid\w*|plutôt|au lieu de|proposer)\b",
     re.I,
@@ -70,7 +71,8 @@ _NEXT = re.compile(
 # What the user settles: "let's use X", "go with B", "ignore that", "keep the old API".
 _USER_DECISION = re.compile(
     r"\b(?:let[’']s|go with|go ahead|use|switch to|instead|decided?|choose|prefer|keep|drop|ignore|skip|"
-    r"merge|approved?|agreed?|fine with)\b",
+    r"merge|approved?|agreed?|fine with|yes|confirm|proceed|please do|cancel|book|upgrade|refund|"
+    r"oui|d'accord|vas-y|allez-y|sí|vale|ja|genau|はい|好的|네)\b",
     re.I,
 )
 _TEST_RESULT = re.compile(
