@@ -78,8 +78,8 @@ OBSERVATION_MARKS = ("(Open file:", "(Current directory:", "<returncode>")
 
 CUES = re.compile(
     # "we don't have many customers" states a fact; "don't touch X" is a rule
-    r"\b(?:never|always|must|mustn't|(?:do not|don't)(?!\s+(?:have|know|see|think|remember|understand)\b)|"
-    r"should not|shouldn't|only|make sure|ensure|avoid|"
+    r"\b(?:never|always|must|mustn[’']t|(?:do not|don[’']t)(?!\s+(?:have|know|see|think|remember|understand)\b)|"
+    r"should not|shouldn[’']t|only|make sure|ensure|avoid|"
     r"at most|at least|not allowed|forbidden|instead of|rather than|"
     r"jamais|toujours|il faut|il ne faut|uniquement|seulement|doit|interdit|surtout pas|"
     r"nunca|siempre|debe|deben|no debe|solo|sólo|evita|asegúrate|"

@@ -164,7 +164,7 @@ _COMMAND_WORDS = frozenset(
     ]
 )
 _PROGRESS_BAR = re.compile(r"\[\s*\d{1,3}%\]")  # pytest's "[ 37%]": a position, not a measure
-_LISTING_LINE = re.compile(r"^\s*\d+[:|]")  # a line of a numbered file view, not prose or an error
+_LISTING_LINE = re.compile(r"^\s*\d+(?:[:|→\t]|\s{2})")  # a line of a numbered file view, not prose or an error
 _CODE_CHARS = re.compile(r"[(){}\[\]=;<>_`\\|]")
 _FENCE = re.compile(r"```[^\n`]*\n(.*?)```", re.S)
 _INLINE_CODE = re.compile(r"`([^`\n]{2,200})`")
@@ -176,8 +176,8 @@ _LIST_ITEM = re.compile(r"^(?:[-*•+>]|\d{1,2}[.)])\s+")
 # Negations in French take "ne ... pas"; a past tense ("je n'ai rien reçu") is a statement, not a rule.
 # Likewise "I don't have the reservation id" says what the speaker lacks, not what to do.
 CONSTRAINT_CUES = re.compile(
-    r"\b(?:never|always|must|mustn't|(?:do not|don't)(?!\s+(?:have|know|see|remember|recall|think|understand)\b)|"
-    r"should not|shouldn't|only|make sure|ensure|avoid|"
+    r"\b(?:never|always|must|mustn[’']t|(?:do not|don[’']t)(?!\s+(?:have|know|see|remember|recall|think|understand)\b)|"
+    r"should not|shouldn[’']t|only|make sure|ensure|avoid|"
     r"no more than|at most|at least|required?|please keep|keep the|not allowed|forbidden|prefer|rather than|instead of|"
     # French
     r"jamais|toujours|il faut|il ne faut|uniquement|seulement|doit|doivent|devez|interdit|obligatoire|surtout|"
@@ -299,6 +299,13 @@ def is_prose(sentence: str) -> bool:
     if _LISTING_LINE.match(sentence) or sentence.startswith(("//", "'", '"', "$ ")):
         return False
     return len(_CODE_CHARS.findall(sentence)) * 25 <= len(sentence)  # at most 1 code character in 25
+
+
+def _result_line(line: str) -> bool:
+    """A line of output that reports (``p99 = 412 ms``, ``13 passed in 2.1 s``), not a line of code."""
+    if _LISTING_LINE.match(line) or any(c in line for c in ";{}"):
+        return False
+    return len(_CODE_CHARS.findall(line)) * 12 <= len(line)
 
 
 def _long_enough(sentence: str) -> bool:
@@ -456,7 +463,8 @@ def facts(messages: list[Message]) -> list[Fact]:
     seen: dict[str, Fact] = {}
 
     def add(kind: str, text: str, at: int, touched: bool = False) -> None:
-        text = text.strip().rstrip(".,;:")
+        # Sentence punctuation is not part of a path or an id; a command's last character is its own.
+        text = text.strip() if kind == "command" else text.strip().rstrip(".,;:")
         if len(text) < 2:
             return
         old = seen.get(text)
@@ -492,8 +500,11 @@ def facts(messages: list[Message]) -> list[Fact]:
                 add("error", line, at)
             for found in _ids(text, prose=False):
                 add("id", found, at)
-            for number in _numbers(text):
-                add("number", number, at)
+            # Numbers from result lines ("13 passed in 2.1 s"), not from the code a file view shows.
+            for line in text.splitlines():
+                if _result_line(line.strip()):
+                    for number in _numbers(line):
+                        add("number", number, at)
             continue  # listings, grep hits and file views are not what the session is about
         if role == "user":
             # A producer's own summary (kind "summary") holds facts; harness text holds none.
