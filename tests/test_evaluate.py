@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from compactctl.compact import compact
+from compactctl.compaction import compact
 from compactctl.evaluate import FAMILIES, evaluate, probes
 from tests.helpers import call
 from tests.summarizers.openai_server import Behaviour
@@ -77,7 +77,7 @@ def test_an_answer_matches_normalized_not_only_verbatim():
 
 
 def test_a_judge_answers_from_after_alone_through_the_real_client(openai_server):
-    from compactctl.judge import JudgeConfig, OpenAIJudge
+    from compactctl.summarizers.judge import JudgeConfig, OpenAIJudge
 
     after = compact(SESSION, ["structured"], {"keep_turns": 1, "keep_recent": 2}).messages
     count = len(probes(SESSION))

@@ -23,19 +23,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from compactctl.errors import InputError
-from compactctl.report import SummarizerUsage
 from compactctl.strategies.base import Fate, StepContext, StepResult, unchanged
-from compactctl.summarizers import Summarizer, SummaryRequest
+from compactctl.strategies.settings import SUMMARY_ROLES
+from compactctl.summarizers import PromptedSummarizer, Summarizer, SummaryRequest
 from compactctl.summarizers.ledger import constraints, latest_request
 from compactctl.summarizers.render import render_message
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import Message, is_protected, tool_units, unit_start
+from compactctl.usage import SummarizerUsage
 
 ALWAYS_KEPT_ROLES = frozenset({"system", "developer"})
-SUMMARY_ROLES = ("system", "user")
 SUMMARY_HEADER = "[compactctl summary of {count} earlier messages]"
 _SUMMARY_HEADER = re.compile(r"\[compactctl summary of (\d+) earlier messages\]\n\n")
-DEFAULT_INPUT_MAX_TOKENS = 32000
 # Below this a summary cannot hold its sections; --summary-max-tokens lower than it wins.
 MIN_SUMMARY_TOKENS = 600
 LATEST_REQUEST_HEADING = "## Latest user request (verbatim)"
@@ -51,11 +50,6 @@ def summarizer_of(context: StepContext) -> Summarizer:
     from compactctl.summarizers.extractive import ExtractiveSummarizer
 
     return ExtractiveSummarizer(context.counter)
-
-
-def check_role(role: str) -> None:
-    if role not in SUMMARY_ROLES:
-        raise InputError(f"--summary-role must be one of {', '.join(SUMMARY_ROLES)}, not {role!r}")
 
 
 def summary_message(text: str, count: int, role: str) -> Message:
@@ -171,8 +165,9 @@ def _overhead(summarizer: Summarizer, strategy: str, max_tokens: int, counter: T
     overhead_tokens = getattr(summarizer, "overhead_tokens", None)
     if overhead_tokens is not None:
         return int(overhead_tokens(strategy, max_tokens, counter)) + REQUEST_FRAMING
-    prompt_text = getattr(summarizer, "prompt_text", None)
-    return counter(prompt_text(strategy, max_tokens)) + REQUEST_FRAMING if prompt_text else 0
+    if isinstance(summarizer, PromptedSummarizer):
+        return counter(summarizer.prompt_text(strategy, max_tokens)) + REQUEST_FRAMING
+    return 0
 
 
 def render_span(messages: list[Message]) -> str:
@@ -251,7 +246,6 @@ def summarize_units(
     The summary's bound is ``summary_budget`` of the span (``ratio`` 0: ``max_tokens`` itself).
     Returns the result and how many messages were summarized (0: nothing changed).
     """
-    check_role(role)
     summarized: list[int] = []
     kept: list[int] = []
     # A latest request too large to quote in the summary (a pasted log) stays in place instead.

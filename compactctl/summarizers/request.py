@@ -15,13 +15,9 @@ from typing import Any
 
 from compactctl.errors import InputError
 from compactctl.summarizers import SummaryRequest
+from compactctl.summarizers.options import APIS
 from compactctl.summarizers.redact import redact
 from compactctl.summarizers.render import render_messages
-
-APIS = ("chat", "responses")
-# Which body field bounds the reply: OpenAI wants max_completion_tokens (reasoning models refuse
-# max_tokens); vLLM before 0.6, llama.cpp's server and Ollama read max_tokens and ignore the other.
-MAX_TOKENS_FIELDS = ("auto", "max_completion_tokens", "max_tokens")
 
 DATA_NOTE = (
     "The text between <transcript> and </transcript> (and between <previous_summary> and <verbatim> tags, "

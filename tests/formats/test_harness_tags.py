@@ -27,7 +27,7 @@ def claude_code(*user_contents, flags=None) -> bytes:
 
 
 def kinds(data: bytes) -> list[str | None]:
-    _, (transcript,), _ = load(data)
+    _, (transcript,) = load(data)
     return [annotations_of(m).get("kind") for m in transcript.messages]
 
 
@@ -47,7 +47,7 @@ def test_claude_code_harness_markup_meta_and_compact_summaries_are_tagged():
     )
     # The prompt typed beside an <ide_opened_file> block is the person's, not the harness's.
     assert kinds(data) == ["summary", "harness", None, "harness", "harness", "harness", "harness"]
-    _, (transcript,), _ = load(data)
+    _, (transcript,) = load(data)
     said = constraints(transcript.messages)
     assert said == ["Never touch src/a.py, only fix src/b.py.", "only the diff, never the tests"]
     # A slash command's arguments are what the user asked for last.
@@ -72,6 +72,6 @@ def test_codex_environment_permissions_and_agents_md_are_tagged():
     ]
     data = b"\n".join(orjson.dumps(line) for line in lines) + b"\n"
     assert kinds(data) == ["harness", "harness", "harness", None, "harness"]
-    _, (transcript,), _ = load(data)
+    _, (transcript,) = load(data)
     assert constraints(transcript.messages) == ["Do not change the API."]
     assert latest_request(transcript.messages) == (3, "Fix the login bug. Do not change the API.")

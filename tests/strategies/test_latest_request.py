@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compactctl.compact import compact
+from compactctl.compaction import compact
 from compactctl.summarizers import Summary
 from compactctl.transcript import content_text, message_text
 from tests.helpers import call
@@ -80,7 +80,7 @@ def test_the_latest_request_survives_on_every_real_transcript(path):
     from compactctl.formats import load
     from compactctl.summarizers.ledger import latest_request
 
-    _, transcripts_, _ = load(path.read_bytes(), str(path))
+    _, transcripts_ = load(path.read_bytes(), str(path))
     for messages in [t.messages for t in transcripts_][:40]:
         latest = latest_request(messages)
         if latest is None:

@@ -239,7 +239,7 @@ def test_each_servers_cut_off_reason_is_flagged(openai_server, tmp_path, finish)
 
 
 def test_chunks_after_the_first_carry_the_running_summary_and_only_the_last_the_verbatim_block(openai_server, tmp_path):
-    from compactctl.compact import compact
+    from compactctl.compaction import compact
     from compactctl.tokens import counter_for
 
     counter = counter_for()
@@ -255,7 +255,7 @@ def test_chunks_after_the_first_carry_the_running_summary_and_only_the_last_the_
     )
     limit = 3000
     settings = {"keep_turns": 1, "summary_input_max_tokens": limit, "summary_max_tokens": 600}
-    result = compact(messages, ["structured"], settings, counter, summarizer)
+    result = compact(messages, ["structured"], settings, counter=counter, summarizer=summarizer)
     requests = openai_server.requests
     assert len(requests) > 2
     for number, sent in enumerate(requests, 1):
