@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from compactctl.settings import Options, setting
 from compactctl.summarizers.extractive import artifacts
 from compactctl.summarizers.ledger import (
     constraints,
@@ -39,6 +40,20 @@ from compactctl.summarizers.ledger import (
 from compactctl.transcript import Message, message_text
 
 FAMILIES = ("recall", "artifact", "continuation", "decision")
+JUDGES = ("none", "openai")
+
+
+@dataclass(frozen=True)
+class EvalOptions(Options):
+    judge: str = setting(
+        "none",
+        help="none: score deterministically only; openai: also ask a model to answer from AFTER and grade it.",
+        choices=JUDGES,
+        panel="Evaluation",
+    )
+    judge_model: str = setting("gpt-4o-mini", help="openai judge: model.", panel="Evaluation")
+
+
 PER_FAMILY = 6  # probes per family and transcript: the most recent first
 _NOISE = re.compile(r"[`*_\"'“”‘’«»]+")
 _USER_DECISION = re.compile(r"\b(?:let'?s|go with|go ahead|use|switch to|instead|keep|drop|ignore|merge)\b", re.I)
@@ -130,6 +145,47 @@ def _answer_only(probe: Probe) -> Probe:
 def context_text(messages: list[Message]) -> str:
     """What a model resuming from a history reads: every message's text and tool calls."""
     return "\n\n".join(message_text(m) for m in messages)
+
+
+@dataclass(frozen=True)
+class FileEvaluation:
+    file: str
+    format: str
+    evaluation: Evaluation
+
+
+def _share(pair: tuple[int, int]) -> dict[str, int | float | None]:
+    passed, total = pair
+    return {"passed": passed, "total": total, "score": passed / total if total else None}
+
+
+def evaluation_json(result: FileEvaluation, judged: bool) -> dict[str, object]:
+    """One file's probes and scores, per family and in total (``--json``)."""
+    evaluation = result.evaluation
+    body: dict[str, object] = {
+        "file": result.file,
+        "format": result.format,
+        "families": {name: _share(evaluation.family(name)) for name in FAMILIES},
+        "score": _share(evaluation.total()),
+        "probes": [
+            {
+                "family": s.probe.family,
+                "question": s.probe.question,
+                "answer": s.probe.answer,
+                "present": s.present,
+                **({"judged": s.judged, "reply": s.reply} if judged else {}),
+            }
+            for s in evaluation.scored
+        ],
+    }
+    if judged:
+        body["judged_families"] = {name: _share(evaluation.family(name, judged=True)) for name in FAMILIES}
+        body["judged_score"] = _share(evaluation.total(judged=True))
+    return body
+
+
+def merged(evaluations: Iterable[Evaluation]) -> Evaluation:
+    return Evaluation([s for e in evaluations for s in e.scored])
 
 
 def evaluate(before: list[Message], after: list[Message], judge: Judge | None = None) -> Evaluation:

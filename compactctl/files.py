@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 from compactctl.compaction import compact
 from compactctl.errors import CompactctlError, InputError
+from compactctl.evaluate import FileEvaluation, Judge, evaluate, merged
 from compactctl.formats import chat, detect, load, write_as
 from compactctl.formats.records import BOM, Record
 from compactctl.replay.prices import Prices
@@ -393,6 +394,19 @@ def report_pair(
         again = measure(walk_before(), counter, facts)
         measured_before = dataclasses.replace(measured_before, facts_found=again.facts_found)
     return file_report(name, format_name, measured_before, measured_after, required, skipped_lines=skipped_before)
+
+
+# --- eval: one before/after pair ------------------------------------------------------------
+
+
+def eval_pair(name: str, before: str, after: str, format: str = "auto", judge: Judge | None = None) -> FileEvaluation:
+    """Probe one file's history and score its compacted counterpart (transcripts paired in order)."""
+    fmt, originals = load(read_source(before), before, format)
+    _, compacted = load(read_source(after), after, format)
+    if len(originals) != len(compacted):
+        raise InputError(f"holds {len(compacted)} transcript(s), BEFORE holds {len(originals)}", after)
+    scored = [evaluate(o.messages, c.messages, judge) for o, c in zip(originals, compacted, strict=True)]
+    return FileEvaluation(name, fmt.name, merged(scored))
 
 
 # --- replay: one file, and the replay JSON -------------------------------------------------
