@@ -37,8 +37,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from compactctl.compaction import compact
-from compactctl.files import find_transcripts
+try:
+    from compactctl.compaction import compact
+    from compactctl.files import find_transcripts
+except ImportError:  # a checkout from before the restructuring (issue 13): the 'before' column
+    from compactctl.batch import find_transcripts  # type: ignore[no-redef]
+    from compactctl.compact import compact  # type: ignore[no-redef]
 from compactctl.formats import load
 from compactctl.tokens import counter_for
 from compactctl.transcript import content_text, message_text, tool_calls_of
@@ -228,7 +232,7 @@ def summary_sections(text: str) -> dict[str, list[str]]:
 
 
 def measure_transcript(messages: list[dict[str, Any]], harness: set[str], settings: dict, counter) -> dict:
-    result = compact(messages, ["structured"], settings, counter=counter)
+    result = compact(messages, ["structured"], settings, counter=counter)  # type: ignore[call-arg]
     summaries = [m for m in result.messages if SUMMARY_HEADER.match(content_text(m))]
     span_indices = [e.index for e in result.manifest if e.action == "summarized"]
     span = [messages[i] for i in span_indices if not messages[i].get("is_demo")]
@@ -271,7 +275,8 @@ def measure_transcript(messages: list[dict[str, Any]], harness: set[str], settin
 
 
 def measure_file(path: Path, settings: dict, counter) -> list[dict]:
-    fmt, transcripts = load(path.read_bytes(), str(path))
+    loaded = load(path.read_bytes(), str(path))
+    fmt, transcripts = loaded[0], loaded[1]  # older checkouts return a third item
     harness = harness_texts(path) if fmt.name == "claude-code" else set()
     rows = []
     for transcript in transcripts:
