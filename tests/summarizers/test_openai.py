@@ -294,3 +294,19 @@ def test_dry_run_of_a_chunked_span_prints_every_part_in_order(tmp_path):
     later = shown[1]["body"]["messages"][1]["content"]
     assert later.startswith(f"<previous_summary>\n{DRY_RUN_TEXT}")
     assert [s["appended_after_the_reply"] is not None for s in shown] == [False] * (total - 1) + [True]
+
+
+def test_harness_text_and_earlier_summaries_are_never_sent_labelled_as_the_user(openai_server, tmp_path):
+    span = [
+        {
+            "role": "user",
+            "content": "<environment_context>\n<cwd>/w</cwd>\n</environment_context>",
+            "compactctl": {"kind": "harness"},
+        },
+        {"role": "user", "content": "This session is being continued ...", "compactctl": {"kind": "summary"}},
+        {"role": "user", "content": "Fix the build."},
+    ]
+    summarizer_for(openai_server, tmp_path).summarize(request(messages=span))
+    data = openai_server.requests[0].body["messages"][1]["content"]
+    assert "[1] harness text (not the user): <environment_context>" in data
+    assert "[2] earlier summary (not the user): This session" in data and "[3] user: Fix the build." in data
