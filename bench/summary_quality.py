@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import time
@@ -48,10 +49,15 @@ from compactctl.tokens import counter_for
 from compactctl.transcript import content_text, message_text, tool_calls_of
 
 ROOT = Path(__file__).resolve().parent.parent
-# The real transcripts sit beside the repository (../shared), or beside its worktree folder.
-REAL = next(
-    (up / "shared" / "transcripts" for up in ROOT.parents if (up / "shared" / "transcripts").is_dir()),
-    ROOT.parent / "shared" / "transcripts",
+# The real transcripts: $COMPACTCTL_TRANSCRIPTS (as CI sets it), else beside the repository (../shared)
+# or beside its worktree folder.
+REAL = (
+    Path(os.environ["COMPACTCTL_TRANSCRIPTS"])
+    if os.environ.get("COMPACTCTL_TRANSCRIPTS")
+    else next(
+        (up / "shared" / "transcripts" for up in ROOT.parents if (up / "shared" / "transcripts").is_dir()),
+        ROOT.parent / "shared" / "transcripts",
+    )
 )
 DEFAULT_INPUTS = [REAL / "claude-code", REAL / "codex", REAL / "swe-agent", REAL / "mini-swe-agent"]
 SECTIONS = ("Goal", "Progress", "Current state", "Facts", "Decisions", "Next steps", "Constraints")
