@@ -298,7 +298,9 @@ def is_prose(sentence: str) -> bool:
     """A sentence a person wrote, not a line of code or of a file listing."""
     if _LISTING_LINE.match(sentence) or sentence.startswith(("//", "'", '"', "$ ")):
         return False
-    return len(_CODE_CHARS.findall(sentence)) * 25 <= len(sentence)  # at most 1 code character in 25
+    # `inline code` a person quotes in a sentence is a word of it, not a sign of a code line.
+    words = _INLINE_CODE.sub("x", sentence)
+    return len(_CODE_CHARS.findall(words)) * 25 <= len(words)  # at most 1 code character in 25
 
 
 def _result_line(line: str) -> bool:
