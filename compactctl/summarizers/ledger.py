@@ -255,7 +255,8 @@ def is_observation(message: Message, previous: Message | None) -> bool:
     """
     if message.get("role") != "user" or previous is None or previous.get("role") not in ("assistant", "tool"):
         return False
-    if message.get("message_type") == "observation":
+    # As SWE-agent marks it, or the readers (kind "observation"); both mark the task message too.
+    if message.get("message_type") == "observation" or annotations_of(message).get("kind") == "observation":
         return True
     text = content_text(message)
     return any(mark in text for mark in _OBSERVATION_MARKS)
