@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from compactctl.errors import InputError
+from compactctl.evaluate import EvalOptions
 from compactctl.replay.options import ReplayOptions
 from compactctl.settings import Declared, Options, checked, declared, defaults_of, setting
 from compactctl.strategies import STRATEGIES
@@ -77,7 +78,7 @@ def strategy_owners() -> Owners:
 
 def setting_owners() -> Owners:
     """Every options dataclass a setting lives on: the run's, each strategy's, the summarizer's, replay's."""
-    return [("", RunOptions), *strategy_owners(), ("", SummarizerOptions), ("", ReplayOptions)]
+    return [("", RunOptions), *strategy_owners(), ("", SummarizerOptions), ("", ReplayOptions), ("", EvalOptions)]
 
 
 def all_settings() -> dict[str, Declared]:
@@ -88,6 +89,7 @@ DEFAULTS: dict[str, Any] = {
     **defaults_of(RunOptions),
     **defaults_of(SummarizerOptions),
     **defaults_of(ReplayOptions),
+    **defaults_of(EvalOptions),
 }
 
 

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 from compactctl.compaction import compact
 from compactctl.errors import CompactctlError, InputError
+from compactctl.evaluate import FileEvaluation, Judge, evaluate, merged
 from compactctl.facts import declared_facts, fold
 from compactctl.formats import chat, detect, load, write_as
 from compactctl.formats.records import BOM, Record, parse_records
@@ -419,6 +420,19 @@ def recorded_report(source: str, format_name: str, claude_tokens: str = "fitted"
     if session is None or not session.calls:
         return None
     return session_report(session, format_name, claude_tokens)
+
+
+# --- eval: one before/after pair ------------------------------------------------------------
+
+
+def eval_pair(name: str, before: str, after: str, format: str = "auto", judge: Judge | None = None) -> FileEvaluation:
+    """Probe one file's history and score its compacted counterpart (transcripts paired in order)."""
+    fmt, originals = load(read_source(before), before, format)
+    _, compacted = load(read_source(after), after, format)
+    if len(originals) != len(compacted):
+        raise InputError(f"holds {len(compacted)} transcript(s), BEFORE holds {len(originals)}", after)
+    scored = [evaluate(o.messages, c.messages, judge) for o, c in zip(originals, compacted, strict=True)]
+    return FileEvaluation(name, fmt.name, merged(scored))
 
 
 # --- replay: one file, and the replay JSON -------------------------------------------------
