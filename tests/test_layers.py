@@ -21,7 +21,7 @@ PACKAGE = ROOT / "compactctl"
 LAYERS: list[tuple[str, set[str]]] = [
     ("values", {"errors", "transcript", "tokens", "usage", "settings"}),
     ("parts", {"formats", "strategies", "summarizers"}),
-    ("pipelines", {"compaction", "reporting", "replay", "evaluate"}),
+    ("pipelines", {"compaction", "reporting", "replay", "evaluate", "review"}),
     ("library", {""}),  # compactctl/__init__.py: the functions a library caller uses
     ("io", {"files", "config"}),
     ("cli", {"cli", "__main__"}),
