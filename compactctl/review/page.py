@@ -1,7 +1,9 @@
 """The review as one self-contained HTML page: inline CSS and a few lines of JS, no network.
 
 Everything is text in the DOM, so the browser's find reaches folded tool outputs too
-(Chromium opens a closed ``<details>`` when find lands inside it). Identifiers of the
+(Chromium opens a closed ``<details>`` when find lands inside it). Messages off screen are
+not laid out until scrolled to (``content-visibility: auto``, which find also reaches): a
+2,000-message page opens as fast as its first screen. Identifiers of the
 replaced span are ``<mark class="id kept">`` where the compacted transcript still has
 them and ``<mark class="id lost">`` where it does not; the counts at the top are the
 same marks counted.
@@ -39,7 +41,8 @@ main{padding:0 20px 40px}.note{color:var(--muted);font-size:12px}
 table.figures{border-collapse:collapse;margin:6px 0}table.figures td,table.figures th{border:1px solid var(--line);padding:3px 8px;text-align:right}
 table.figures th:first-child,table.figures td:first-child{text-align:left}
 .better{color:var(--kept);font-weight:600}.worse{color:var(--lost);font-weight:600}
-article.msg{border:1px solid var(--line);border-radius:6px;margin:6px 0;padding:6px 10px;background:#fff}
+article.msg{border:1px solid var(--line);border-radius:6px;margin:6px 0;padding:6px 10px;background:#fff;
+content-visibility:auto;contain-intrinsic-size:auto 90px}
 article.msg>.head{font-size:12px;color:var(--muted)}
 .fate{display:inline-block;border-radius:10px;padding:0 8px;font-size:11px;font-weight:600;color:#fff;background:#6e7781}
 .fate.kept{background:var(--kept)}.fate.summarized{background:#8250df}.fate.elided{background:#bf8700}
@@ -51,6 +54,7 @@ section.span{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:
 .summary{position:sticky;top:0;align-self:start;max-height:100vh;overflow:auto;border:1px solid #c297ff;border-radius:6px;padding:8px 12px;background:#fbf8ff}
 .summary section.sec{border-top:1px solid var(--line);padding-top:4px}
 .cols{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:16px}
+.probes,.identifiers{max-height:340px;overflow:auto;border:1px solid var(--line);border-radius:6px;padding:0 10px}
 ul.ids{list-style:none;padding:0;margin:4px 0}ul.ids li{margin:2px 0}.kind{font-size:11px;color:var(--muted);margin-right:4px}
 .probe.pass::before{content:"\\2713 ";color:var(--kept)}.probe.fail::before{content:"\\2717 ";color:var(--lost)}
 details>summary{cursor:pointer;color:#0969da}.toolbar{margin:8px 0}.toolbar label{margin-right:12px}
