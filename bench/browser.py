@@ -50,10 +50,13 @@ class Chromium:
 
     def _run(self, *args: str) -> subprocess.CompletedProcess[str]:
         with tempfile.TemporaryDirectory(prefix="compactctl-chromium-") as profile:
-            command = [self.executable, *FLAGS, f"--user-data-dir={profile}", f"--window-size={self.width},{self.height}"]
-            return subprocess.run(
-                [*command, *args], capture_output=True, text=True, timeout=self.timeout, check=True
-            )
+            command = [
+                self.executable,
+                *FLAGS,
+                f"--user-data-dir={profile}",
+                f"--window-size={self.width},{self.height}",
+            ]
+            return subprocess.run([*command, *args], capture_output=True, text=True, timeout=self.timeout, check=True)
 
     def dom(self, page: Path) -> str:
         """The page's DOM after load, as the browser serialises it (scripts have run)."""

@@ -74,7 +74,10 @@ def main() -> None:
         messages = generate("tool", TURNS)
         synthetic.write_bytes(b"".join(orjson.dumps(m) + b"\n" for m in messages))
         print(f"chromium: {subprocess.run([found, '--version'], capture_output=True, text=True).stdout.strip()}")
-        print(f"{'transcript':48} {'msgs':>6} {'page KB':>8} {'build s':>8} {'load ms':>8} {'plain ms':>9} {'ratio':>6} {'run s':>6}")
+        print(
+            f"{'transcript':48} {'msgs':>6} {'page KB':>8} {'build s':>8} {'load ms':>8} "
+            f"{'plain ms':>9} {'ratio':>6} {'run s':>6}"
+        )
         for source in [synthetic, *map(Path, args.real)]:
             page, plain = work / f"{source.name}.html", work / f"{source.name}.plain.html"
             built = build_page(source, page)

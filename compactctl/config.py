@@ -65,7 +65,14 @@ def strategy_owners() -> Owners:
 
 def setting_owners() -> Owners:
     """Every options dataclass a setting lives on: the run's, each strategy's, the summarizer's, replay's."""
-    return [("", RunOptions), *strategy_owners(), ("", SummarizerOptions), ("", ReplayOptions), ("", EvalOptions), ("", ReviewOptions)]
+    return [
+        ("", RunOptions),
+        *strategy_owners(),
+        ("", SummarizerOptions),
+        ("", ReplayOptions),
+        ("", EvalOptions),
+        ("", ReviewOptions),
+    ]
 
 
 def all_settings() -> dict[str, Declared]:

@@ -61,7 +61,11 @@ def side_b_settings(settings: dict[str, Any]) -> dict[str, Any]:
     b = dict(settings)
     if settings.get("vs_config"):
         b.update(load_config(Path(settings["vs_config"])))
-    for mine, theirs in (("vs_strategy", "strategy"), ("vs_prompt_file", "prompt_file"), ("vs_summarizer", "summarizer")):
+    for mine, theirs in (
+        ("vs_strategy", "strategy"),
+        ("vs_prompt_file", "prompt_file"),
+        ("vs_summarizer", "summarizer"),
+    ):
         if settings.get(mine):
             b[theirs] = settings[mine]
     return b
@@ -103,10 +107,16 @@ def review(
         show_terminal(review_file(jobs[0], sides, counter), transcript)
         return
     results, failures = run_jobs(
-        jobs, lambda job: _write_page(job.target, review_file(job, sides, counter)), settings["jobs"], progress_wanted(quiet)
+        jobs,
+        lambda job: _write_page(job.target, review_file(job, sides, counter)),
+        settings["jobs"],
+        progress_wanted(quiet),
     )
     if index is not None and results:
-        links = [(result, str(Path(str(job.target)).name)) for result, job in zip(results, _done(jobs, failures))]
+        links = [
+            (result, str(Path(str(job.target)).name))
+            for result, job in zip(results, _done(jobs, failures), strict=True)
+        ]
         write_atomic(index, index_page(links, bool(settings["redact"])).encode())
     if not quiet:
         for job in _done(jobs, failures):
@@ -177,7 +187,9 @@ def _side_panels(out: Any, side: SideReview, redact: bool, panel: Any) -> None:
         if span.summary is None:
             continue
         body = "\n\n".join(
-            f"[bold]{escape(heading)}[/]\n{escape(shown(text, redact)[0])}" if heading else escape(shown(text, redact)[0])
+            f"[bold]{escape(heading)}[/]\n{escape(shown(text, redact)[0])}"
+            if heading
+            else escape(shown(text, redact)[0])
             for heading, text in sections(span.summary)
         )
         title = f"{side.name}: summary of messages {span.indices.start}-{span.indices.stop - 1}"

@@ -39,7 +39,9 @@ class ReviewOptions(Options):
         (), help="Side B's strategy steps (repeatable), instead of A's --strategy.", panel=REVIEW_PANEL
     )
     vs_prompt_file: tuple[str, ...] = setting(
-        (), help="Side B's prompt: PATH or STRATEGY=PATH (repeatable), instead of A's --prompt-file.", panel=REVIEW_PANEL
+        (),
+        help="Side B's prompt: PATH or STRATEGY=PATH (repeatable), instead of A's --prompt-file.",
+        panel=REVIEW_PANEL,
     )
     vs_summarizer: str | None = setting(None, help="Side B's summarizer, instead of A's.", panel=REVIEW_PANEL)
     vs_config: str | None = setting(
@@ -232,22 +234,10 @@ class Figures:
         return self.probes_passed / self.probes if self.probes else None
 
     def __add__(self, other: Figures) -> Figures:
-        return Figures(
-            *(
-                getattr(self, name) + getattr(other, name)
-                for name in (
-                    "tokens_before",
-                    "tokens_after",
-                    "messages_before",
-                    "messages_after",
-                )
-            ),
-            self.valid_after and other.valid_after,
-            *(
-                getattr(self, name) + getattr(other, name)
-                for name in ("identifiers", "identifiers_kept", "probes", "probes_passed", "summarizer_calls")
-            ),
-        )
+        summed = {
+            f.name: getattr(self, f.name) + getattr(other, f.name) for f in dataclasses.fields(self) if f.type == "int"
+        }
+        return Figures(valid_after=self.valid_after and other.valid_after, **summed)
 
 
 NO_FIGURES = Figures(0, 0, 0, 0, True, 0, 0, 0, 0, 0)
@@ -308,7 +298,10 @@ def file_figures(reviews: Sequence[TranscriptReview], side: int) -> Figures:
 
 
 def difference(a: Figures, b: Figures) -> float:
-    """How far apart two sides are, in percentage points: the largest gap of reduction, identifiers kept, probes passed."""
+    """How far apart two sides are, in percentage points.
+
+    The largest gap of the three: reduction, identifiers kept, probes passed.
+    """
     gaps = [abs(a.reduction - b.reduction)]
     for x, y in ((a.identifiers_share, b.identifiers_share), (a.probes_share, b.probes_share)):
         if x is not None and y is not None:

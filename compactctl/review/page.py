@@ -14,10 +14,11 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Sequence
+from importlib import resources
 
 from compactctl.review import (
-    FileReview,
     Figures,
+    FileReview,
     Identifier,
     SideReview,
     TranscriptReview,
@@ -32,36 +33,7 @@ FOLD_LINES = 16
 PREVIEW_CHARS = 160
 
 
-CSS = """
-:root{--kept:#1a7f37;--lost:#cf222e;--muted:#57606a;--line:#d0d7de;--bg:#f6f8fa}
-*{box-sizing:border-box}body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:0;color:#1f2328}
-header.top{padding:12px 20px;border-bottom:1px solid var(--line);background:var(--bg)}
-h1{font-size:18px;margin:0 0 6px}h2{font-size:16px;margin:18px 0 8px}h3{font-size:14px;margin:10px 0 4px}
-main{padding:0 20px 40px}.note{color:var(--muted);font-size:12px}
-table.figures{border-collapse:collapse;margin:6px 0}table.figures td,table.figures th{border:1px solid var(--line);padding:3px 8px;text-align:right}
-table.figures th:first-child,table.figures td:first-child{text-align:left}
-.better{color:var(--kept);font-weight:600}.worse{color:var(--lost);font-weight:600}
-article.msg{border:1px solid var(--line);border-radius:6px;margin:6px 0;padding:6px 10px;background:#fff;
-content-visibility:auto;contain-intrinsic-size:auto 90px}
-article.msg>.head{font-size:12px;color:var(--muted)}
-.fate{display:inline-block;border-radius:10px;padding:0 8px;font-size:11px;font-weight:600;color:#fff;background:#6e7781}
-.fate.kept{background:var(--kept)}.fate.summarized{background:#8250df}.fate.elided{background:#bf8700}
-.fate.removed{background:var(--lost)}.fate.restored{background:#0969da}
-article.msg.gone{background:#fbfbfc}pre{white-space:pre-wrap;word-break:break-word;margin:4px 0;font:12px/1.4 ui-monospace,Menlo,Consolas,monospace}
-mark.id{border-radius:3px;padding:0 1px}mark.kept{background:#dafbe1;outline:1px solid #4ac26b}
-mark.lost{background:#ffebe9;outline:1px solid var(--lost)}
-section.span{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:14px;border-left:4px solid #8250df;padding-left:10px;margin:10px 0}
-.summary{position:sticky;top:0;align-self:start;max-height:100vh;overflow:auto;border:1px solid #c297ff;border-radius:6px;padding:8px 12px;background:#fbf8ff}
-.summary section.sec{border-top:1px solid var(--line);padding-top:4px}
-.cols{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:16px}
-.probes,.identifiers{max-height:340px;overflow:auto;border:1px solid var(--line);border-radius:6px;padding:0 10px}
-ul.ids{list-style:none;padding:0;margin:4px 0}ul.ids li{margin:2px 0}.kind{font-size:11px;color:var(--muted);margin-right:4px}
-.probe.pass::before{content:"\\2713 ";color:var(--kept)}.probe.fail::before{content:"\\2717 ";color:var(--lost)}
-details>summary{cursor:pointer;color:#0969da}.toolbar{margin:8px 0}.toolbar label{margin-right:12px}
-body.only-gone article.msg:not(.gone){display:none}body.only-lost mark.kept{background:none;outline:none}
-table.index{border-collapse:collapse}table.index td,table.index th{border:1px solid var(--line);padding:3px 8px;text-align:right}
-table.index td:first-child{text-align:left}.fates{font-size:12px}
-"""
+CSS = resources.files("compactctl.review").joinpath("page.css").read_text("utf-8")
 
 JS = """
 for (const box of document.querySelectorAll('input[data-toggle]')) {
@@ -91,9 +63,10 @@ def _page(title: str, body: str) -> str:
 def secrets_note(redact: bool, redactions: int) -> str:
     if redact:
         return (
-            f'<p class="note secrets" data-redactions="{redactions}">Secrets: everything on this page, including what the '
-            "summarizer was sent, is redacted as the summarizer's request is (the same patterns; "
-            f"{redactions} redaction(s) here). <code>--no-redact</code> turns this off, for requests and page alike.</p>"
+            f'<p class="note secrets" data-redactions="{redactions}">Secrets: everything on this page, including '
+            "what the summarizer was sent, is redacted as the summarizer's request is (the same patterns; "
+            f"{redactions} redaction(s) here). <code>--no-redact</code> turns this off, for requests and page "
+            "alike.</p>"
         )
     return (
         '<p class="note secrets" data-redactions="0">Secrets: redaction is OFF (<code>--no-redact</code>): '
@@ -192,7 +165,8 @@ def figures_table(names: Sequence[str], figures: Sequence[Figures]) -> str:
 
     def signed(value: float, better_if_higher: bool, unit: str = " pp") -> str:
         cls = "better" if (value > 0) == better_if_higher and value != 0 else ("worse" if value != 0 else "")
-        return f'<span class="{cls}">{value:+.1f}{unit}</span>'
+        shown_value = f"{value:+.1f}{unit}" if unit else f"{value:+,.0f}"
+        return f'<span class="{cls}">{shown_value}</span>'
 
     two = len(figures) == 2
     row("tokens before", [f"{f.tokens_before:,}" for f in figures])
@@ -295,7 +269,7 @@ def transcript_html(review: TranscriptReview, redact: bool, own_figures: bool = 
     """One transcript's part of the page, and the redactions made in it."""
     sides = review.sides
     all_ids = [i for side in sides for i in side.identifiers]
-    if len(sides) == 2:  # a text lost on either side is flagged
+    if len(sides) == 2:  # in the messages, a text lost on either side is flagged
         lost = {i.text for i in all_ids if not i.survived}
         merged = {i.text: i for i in all_ids if i.survived}
         merged.update({i.text: i for i in all_ids if i.text in lost})
@@ -303,7 +277,9 @@ def transcript_html(review: TranscriptReview, redact: bool, own_figures: bool = 
     marks = Highlighter(all_ids, redact)
     candidates = _candidates(review.messages, sides)
     title = esc(review.label or "transcript")
-    figures = figures_table([s.name + ": " + s.settings for s in sides], [s.figures for s in sides]) if own_figures else ""
+    figures = (
+        figures_table([s.name + ": " + s.settings for s in sides], [s.figures for s in sides]) if own_figures else ""
+    )
     out = [f'<section class="transcript" data-label="{title}"><h2>{title}</h2>{figures}']
     if len(sides) == 1:
         side = sides[0]
@@ -311,15 +287,18 @@ def transcript_html(review: TranscriptReview, redact: bool, own_figures: bool = 
         out.append(_messages_beside_spans(review, side, marks, candidates))
         out.append(sent_html(side, marks))
     else:
-        columns = "".join(
-            f'<div class="side" data-side="{esc(s.name)}"><h3>Side {esc(s.name)}: {esc(s.settings)}</h3>'
-            + "".join(summary_html(span.summary, marks, s.name) for span in s.spans if span.summary is not None)
-            + probes_html(s, redact)
-            + identifiers_html(s, marks)
-            + sent_html(s, marks)
-            + "</div>"
-            for s in sides
-        )
+        columns = ""
+        for s in sides:  # each side's summary is marked by what that side kept
+            own = Highlighter(s.identifiers, redact)
+            columns += (
+                f'<div class="side" data-side="{esc(s.name)}"><h3>Side {esc(s.name)}: {esc(s.settings)}</h3>'
+                + "".join(summary_html(span.summary, own, s.name) for span in s.spans if span.summary is not None)
+                + probes_html(s, redact)
+                + identifiers_html(s, own)
+                + sent_html(s, own)
+                + "</div>"
+            )
+            marks.redactions += own.redactions
         out.append(f'<div class="cols">{columns}</div><h3>Messages, with what each side did</h3>')
         for index, message in enumerate(review.messages):
             fates = [(s.name, *_fate(s, index)) for s in sides]
@@ -409,9 +388,11 @@ def index_page(reviews: Sequence[tuple[FileReview, str]], redact: bool) -> str:
     for review, link in ordered:
         cells = [f'<td><a href="{esc(link)}">{esc(review.file)}</a></td>', f"<td>{len(review.transcripts)}</td>"]
         cells.append(f"<td>{review.figures(0).tokens_before:,}</td>")
-        for side in range(len(sides)):
-            f = review.figures(side)
-            cells.append(f"<td>{pct(f.reduction)}</td><td>{pct(f.identifiers_share)}</td><td>{pct(f.probes_share)}</td>")
+        for number in range(len(sides)):
+            f = review.figures(number)
+            cells.append(
+                f"<td>{pct(f.reduction)}</td><td>{pct(f.identifiers_share)}</td><td>{pct(f.probes_share)}</td>"
+            )
         diff = difference(review.figures(0), review.figures(1)) if two else 0.0
         if two:
             cells.append(f"<td class=difference>{diff:.1f}</td>")

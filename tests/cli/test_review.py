@@ -22,7 +22,18 @@ def test_a_folder_with_side_b_gives_an_index_sorted_by_the_biggest_difference(cl
     for name, rounds in (("short.jsonl", 3), ("long.jsonl", 9), ("mid.jsonl", 5)):
         write_jsonl(tmp_path / "in" / name, session(rounds=rounds))
     out = tmp_path / "pages"
-    args = ["review", tmp_path / "in", "-o", out, "--encoding", "approx", "--vs-strategy", "window", "--keep-recent", "4"]
+    args = [
+        "review",
+        tmp_path / "in",
+        "-o",
+        out,
+        "--encoding",
+        "approx",
+        "--vs-strategy",
+        "window",
+        "--keep-recent",
+        "4",
+    ]
     result = cli(*args)
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in out.iterdir()) == [

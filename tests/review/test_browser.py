@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageStat
 
-from tests.cli.conftest import cli, write_jsonl  # noqa: F401 (cli is a fixture)
+from tests.cli.conftest import write_jsonl
 from tests.conftest import SHARED_TRANSCRIPTS, needs_transcripts
 from tests.review.conftest import session
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
-from browser import Chromium, chromium_path  # noqa: E402
+from browser import Chromium, chromium_path
 
 
 @pytest.fixture(scope="module")
@@ -59,14 +59,16 @@ def test_the_browser_shows_the_summary_by_sections_beside_its_span(chromium, pag
 def test_marks_in_the_browser_match_the_counts_the_page_states(chromium, tmp_path, cli):
     source = write_jsonl(tmp_path / "session.jsonl", session(rounds=8))
     page = tmp_path / "window.html"
-    assert cli("review", source, "-o", page, "-s", "window", "--keep-recent", "2", "--encoding", "approx").exit_code == 0
+    assert (
+        cli("review", source, "-o", page, "-s", "window", "--keep-recent", "2", "--encoding", "approx").exit_code == 0
+    )
     dom = chromium.dom(page)
     lost = int(re.search(r'<div class="identifiers" data-side="A" data-lost="(\d+)"', dom).group(1))
     assert lost > 0  # a window keeps no summary: the span's identifiers are gone
     listed = re.search(r'<ul class="ids lost">(.*?)</ul>', dom, re.S).group(1)
     assert count(listed, r'<mark class="id lost"') == lost
     assert count(dom, r'<mark class="id lost"[^>]*data-kind="error"') >= 8  # each FAILED line, in its message too
-    assert 'KeyError: \'region_7\'' in dom
+    assert "KeyError: 'region_7'" in dom
 
 
 def test_long_tool_outputs_are_folded_but_their_text_is_in_the_dom(chromium, page):

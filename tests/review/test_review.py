@@ -5,6 +5,7 @@ from __future__ import annotations
 from compactctl.compaction import compact
 from compactctl.review import (
     Recorder,
+    TranscriptReview,
     difference,
     recording,
     review_side,
@@ -13,7 +14,6 @@ from compactctl.review import (
     spans_of,
 )
 from compactctl.review.page import FileReview, file_page
-from compactctl.review import TranscriptReview
 from compactctl.summarizers import PromptedSummarizer
 from compactctl.summarizers.extractive import ExtractiveSummarizer
 from compactctl.tokens import counter_for
