@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from tests.cli.conftest import write_jsonl
-from tests.review.conftest import session
+from tests.review.conftest import SECRET, session
 
 
 def test_one_file_gives_a_page_beside_it(cli, tmp_path):
@@ -68,3 +68,22 @@ def test_bad_uses_are_one_line_errors(cli, tmp_path):
     assert missing.exit_code == 2 and "no such file" in missing.stderr
     stdin = cli("review", "-", input="{}")
     assert stdin.exit_code == 2 and "stdin" in stdin.stderr
+
+
+def test_prompt_a_against_prompt_b_through_the_openai_client_and_a_loopback_server(cli, tmp_path, openai_server):
+    source = write_jsonl(tmp_path / "s.jsonl", session(secret=True))
+    (tmp_path / "A.md").write_text("PROMPT-A: summarize in at most {max_tokens} tokens.")
+    (tmp_path / "B.md").write_text("PROMPT-B: list every path and command.")
+    page = tmp_path / "ab.html"
+    args = ["review", source, "-o", page, "--summarizer", "openai", "--base-url", openai_server.url]
+    args += ["--model", "test-model", "--no-cache", "--prompt-file", tmp_path / "A.md"]
+    result = cli(*args, "--vs-prompt-file", tmp_path / "B.md")
+    assert result.exit_code == 0, result.output
+    prompts = [r.body["messages"][0]["content"] for r in openai_server.requests]
+    assert sorted(p.split(":")[0] for p in prompts) == ["PROMPT-A", "PROMPT-B"]
+    assert SECRET not in openai_server.received_text()  # redacted in the request...
+    html = page.read_text()
+    assert SECRET not in html and "[REDACTED:openai-key]" in html  # ...and on the page, which says so
+    assert re.search(r'class="note secrets" data-redactions="([1-9]\d*)"', html)
+    assert "PROMPT-A: summarize in at most" in html and "PROMPT-B: list every path" in html
+    assert html.count('<div class="side" data-side=') == 2 and "- Fix the failing test." in html  # the reply
