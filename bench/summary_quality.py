@@ -31,23 +31,33 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from compactctl.compaction import compact
-from compactctl.files import find_transcripts
+try:
+    from compactctl.compaction import compact
+    from compactctl.files import find_transcripts
+except ImportError:  # a checkout from before the restructuring (issue 13): the 'before' column
+    from compactctl.batch import find_transcripts  # type: ignore[no-redef]
+    from compactctl.compact import compact  # type: ignore[no-redef]
 from compactctl.formats import load
 from compactctl.tokens import counter_for
 from compactctl.transcript import content_text, message_text, tool_calls_of
 
 ROOT = Path(__file__).resolve().parent.parent
-# The real transcripts sit beside the repository (../shared), or beside its worktree folder.
-REAL = next(
-    (up / "shared" / "transcripts" for up in ROOT.parents if (up / "shared" / "transcripts").is_dir()),
-    ROOT.parent / "shared" / "transcripts",
+# The real transcripts: $COMPACTCTL_TRANSCRIPTS (as CI sets it), else beside the repository (../shared)
+# or beside its worktree folder.
+REAL = (
+    Path(os.environ["COMPACTCTL_TRANSCRIPTS"])
+    if os.environ.get("COMPACTCTL_TRANSCRIPTS")
+    else next(
+        (up / "shared" / "transcripts" for up in ROOT.parents if (up / "shared" / "transcripts").is_dir()),
+        ROOT.parent / "shared" / "transcripts",
+    )
 )
 DEFAULT_INPUTS = [REAL / "claude-code", REAL / "codex", REAL / "swe-agent", REAL / "mini-swe-agent"]
 SECTIONS = ("Goal", "Progress", "Current state", "Facts", "Decisions", "Next steps", "Constraints")
@@ -228,7 +238,7 @@ def summary_sections(text: str) -> dict[str, list[str]]:
 
 
 def measure_transcript(messages: list[dict[str, Any]], harness: set[str], settings: dict, counter) -> dict:
-    result = compact(messages, ["structured"], settings, counter=counter)
+    result = compact(messages, ["structured"], settings, counter=counter)  # type: ignore[call-arg]
     summaries = [m for m in result.messages if SUMMARY_HEADER.match(content_text(m))]
     span_indices = [e.index for e in result.manifest if e.action == "summarized"]
     span = [messages[i] for i in span_indices if not messages[i].get("is_demo")]
@@ -271,7 +281,8 @@ def measure_transcript(messages: list[dict[str, Any]], harness: set[str], settin
 
 
 def measure_file(path: Path, settings: dict, counter) -> list[dict]:
-    fmt, transcripts = load(path.read_bytes(), str(path))
+    loaded = load(path.read_bytes(), str(path))
+    fmt, transcripts = loaded[0], loaded[1]  # older checkouts return a third item
     harness = harness_texts(path) if fmt.name == "claude-code" else set()
     rows = []
     for transcript in transcripts:

@@ -91,7 +91,7 @@ _ERROR_LINE = re.compile(
     r"^(?:Traceback \(most recent call last\)|(?:[\w.]+\.)?\w*(?:Error|Exception|Failure)(?::|$)|E\s{2,}\S|"
     r"FAILED\b|FAIL\b|ERROR\b|Error\b|error(?:\[\w+\])?:|fatal:|panic:|npm ERR!|✗|×|✕|"
     r".*?(?:Permission denied|No such file or directory|command not found|Segmentation fault)|"
-    r".*?\b\d+ (?:failed|errors?)\b)"
+    r".*?\b\d+ (?:failed|errors?)\b|[\w ./-]{0,60}\b(?:failed|error|denied|refused)\b:)"
 )
 _SOURCE_LINE = re.compile(r"^\s*(?:raise|except|class|def|import|from|return|throw|catch|if|elif|#|//|\*|\d+[:|-])\b")
 _NAME = re.compile(r"\b(?:[Mm]y name is|I am|I'm|[Jj]e m'appelle|[Nn]ame:)\s+([A-Z][a-zà-ÿ]+(?:\s+[A-Z][a-zà-ÿ]+)?)")
@@ -298,7 +298,9 @@ def is_prose(sentence: str) -> bool:
     """A sentence a person wrote, not a line of code or of a file listing."""
     if _LISTING_LINE.match(sentence) or sentence.startswith(("//", "'", '"', "$ ")):
         return False
-    return len(_CODE_CHARS.findall(sentence)) * 25 <= len(sentence)  # at most 1 code character in 25
+    # `inline code` a person quotes in a sentence is a word of it, not a sign of a code line.
+    words = _INLINE_CODE.sub("x", sentence)
+    return len(_CODE_CHARS.findall(words)) * 25 <= len(words)  # at most 1 code character in 25
 
 
 def _result_line(line: str) -> bool:

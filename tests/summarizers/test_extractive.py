@@ -185,3 +185,11 @@ def test_the_ledger_has_no_hunk_markers_colours_uuid_halves_or_build_steps():
     text = summarize(session)
     assert text.index("FAILED (failures=1)") < text.index("Error: build failed at step 2")
     assert "- $ make test" in text and "docker build" in text and '"command"' not in text
+
+
+def test_a_rule_quoting_inline_code_is_still_the_users_sentence():
+    from compactctl.summarizers.ledger import constraints
+
+    said = [{"role": "user", "content": "Render iff `currentUserId === transfer.toUserId` — never a global notice.\n"
+             "if (x) { return y; }"}]  # fmt: skip
+    assert constraints(said) == ["Render iff `currentUserId === transfer.toUserId` — never a global notice."]

@@ -269,3 +269,44 @@ def test_chunks_after_the_first_carry_the_running_summary_and_only_the_last_the_
     # Identifiers and the user's words survive whatever the model wrote.
     assert "prose from the model" in summary and "## User messages (verbatim)" in summary
     assert "Step 11: never touch vendor/lib11.py." in summary and "src/mod11.py" in summary
+
+
+def test_dry_run_of_a_chunked_span_prints_every_part_in_order(tmp_path):
+    from compactctl.compaction import compact
+    from compactctl.summarizers.openai import DRY_RUN_TEXT
+    from compactctl.tokens import counter_for
+
+    out = io.StringIO()
+    counter = counter_for()
+    span = [{"role": "user", "content": f"Step {n}: " + "details " * 400} for n in range(8)]
+    messages = [*span, {"role": "assistant", "content": "ok"}, {"role": "user", "content": "go"}]
+    summarizer = make_summarizer({"summarizer": "openai", "dry_run": True, "cache": False}, counter, out)
+    settings = {"keep_turns": 1, "summary_input_max_tokens": 3000, "summary_max_tokens": 600}
+    compact(messages, ["structured"], settings, counter=counter, summarizer=summarizer)
+    decoder, text, shown = json.JSONDecoder(), out.getvalue(), []
+    while text.strip():
+        value, end = decoder.raw_decode(text.lstrip())
+        shown.append(value)
+        text = text.lstrip()[end:]
+    total = len(shown)
+    assert total > 1 and [s["part"] for s in shown] == [[n, total] for n in range(1, total + 1)]
+    # Later parts show the running summary they would carry; only the last shows what would be appended.
+    later = shown[1]["body"]["messages"][1]["content"]
+    assert later.startswith(f"<previous_summary>\n{DRY_RUN_TEXT}")
+    assert [s["appended_after_the_reply"] is not None for s in shown] == [False] * (total - 1) + [True]
+
+
+def test_harness_text_and_earlier_summaries_are_never_sent_labelled_as_the_user(openai_server, tmp_path):
+    span = [
+        {
+            "role": "user",
+            "content": "<environment_context>\n<cwd>/w</cwd>\n</environment_context>",
+            "compactctl": {"kind": "harness"},
+        },
+        {"role": "user", "content": "This session is being continued ...", "compactctl": {"kind": "summary"}},
+        {"role": "user", "content": "Fix the build."},
+    ]
+    summarizer_for(openai_server, tmp_path).summarize(request(messages=span))
+    data = openai_server.requests[0].body["messages"][1]["content"]
+    assert "[1] harness text (not the user): <environment_context>" in data
+    assert "[2] earlier summary (not the user): This session" in data and "[3] user: Fix the build." in data
