@@ -54,6 +54,12 @@ class RunOptions(Options):
     fail_under: float | None = setting(
         None, help="Exit 1 when the total reduction is under PCT percent.", metavar="PCT", panel=GATE_PANEL
     )
+    strict_facts: bool = setting(
+        False,
+        help="A declared or --require fact the input does not hold is an error (exit 2), not a warning.",
+        flags=("--strict-facts",),
+        panel=GATE_PANEL,
+    )
 
 
 Owners = list[tuple[str, type]]  # (owner, options dataclass): a strategy's name, or "" for the others

@@ -31,12 +31,13 @@ if TYPE_CHECKING:
 from compactctl.compaction import compact
 from compactctl.errors import CompactctlError, InputError
 from compactctl.evaluate import FileEvaluation, Judge, evaluate, merged
+from compactctl.facts import declared_facts, fold
 from compactctl.formats import chat, detect, load, write_as
 from compactctl.formats.records import BOM, Record
 from compactctl.replay.prices import Prices
 from compactctl.replay.simulate import SettingResult, aggregate, replay
 from compactctl.replay.triggers import Setting
-from compactctl.reporting import FileReport, Labelled, file_report, measure
+from compactctl.reporting import FileReport, Labelled, check_facts_present, file_report, measure
 from compactctl.review import FileReview, TranscriptReview, recording, review_side
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import TokenCounter
@@ -301,8 +302,12 @@ def compact_file(
     results = [compact(t.messages, steps, settings, counter=counter, summarizer=summarizer) for t in transcripts]
     compacted = [t.rewritten(r.messages, r.origins) for t, r in zip(transcripts, results, strict=True)]
     required = list(settings.get("require") or ())
-    before = measure(((t.label, t.messages) for t in transcripts), counter, required)
-    after = measure(((t.label, t.messages) for t in compacted), counter, [*required, *before.facts_declared])
+    # Every fact is looked for from the first message on, wherever it is declared.
+    facts = declared_facts((m for t in transcripts for m in t.messages), required)
+    before = measure(((t.label, t.messages) for t in transcripts), counter, facts)
+    after = measure(((t.label, t.messages) for t in compacted), counter, facts)
+    if settings.get("strict_facts"):
+        check_facts_present(file_report(job.name, fmt.name, before, None, required), job.source)
     usage = sum((r.usage for r in results), SummarizerUsage())
     notes = [note for r in results for note in r.notes]
     if job.target is not None:
@@ -379,6 +384,7 @@ def report_pair(
     format: str = "auto",
     required: Iterable[str] = (),
     skip_bad_lines: bool = False,
+    strict_facts: bool = False,
 ) -> FileReport:
     """Report one existing file, or a before/after pair of files."""
     required = list(required)
@@ -387,14 +393,17 @@ def report_pair(
     measured_before = measure(walk_before(), counter, required)
     skipped_before = sorted(set(skipped or ()))
     facts = [*required, *measured_before.facts_declared]
-    measured_after = None
-    if after is not None:
-        measured_after = measure(open_transcripts(after, format, skipped)[1](), counter, facts)
-    elif not set(facts) <= measured_before.facts_found:
+    if not {fold(fact) for fact in facts} <= measured_before.facts_found:
         # A fact may be declared after the message that holds its text: look once more.
         again = measure(walk_before(), counter, facts)
         measured_before = dataclasses.replace(measured_before, facts_found=again.facts_found)
-    return file_report(name, format_name, measured_before, measured_after, required, skipped_lines=skipped_before)
+    measured_after = None
+    if after is not None:
+        measured_after = measure(open_transcripts(after, format, skipped)[1](), counter, facts)
+    report = file_report(name, format_name, measured_before, measured_after, required, skipped_lines=skipped_before)
+    if strict_facts:
+        check_facts_present(report, before)
+    return report
 
 
 # --- eval: one before/after pair ------------------------------------------------------------

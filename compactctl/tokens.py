@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from compactctl.errors import InputError
-from compactctl.transcript import Message, part_text, tool_calls_of
+from compactctl.transcript import THINKING_PARTS, Message, part_text, thinking_text, tool_calls_of
 
 DEFAULT_ENCODING = "cl100k_base"
 APPROX = "approx"
@@ -111,6 +111,9 @@ class TokenCounter:
         if kind == "image_url":
             detail = (part.get("image_url") or {}).get("detail") if isinstance(part.get("image_url"), dict) else None
             return IMAGE_TOKENS_LOW if detail == "low" else IMAGE_TOKENS_HIGH
+        if kind in THINKING_PARTS:
+            # The readable reasoning; signatures and encrypted content are opaque and not counted here.
+            return self(thinking_text(part))
         return self(part_text(part))
 
     def messages(self, messages: Iterable[Message]) -> int:

@@ -74,6 +74,13 @@ def emit(
         for when, violation in (("before", report.violation_before), ("after", report.violation_after)):
             if violation:
                 out.print(f"[red]not API-valid {when}:[/] {report.file}: {violation}", soft_wrap=True)
+    for report in reports:
+        for fact in report.facts_absent_before:
+            out.print(
+                f"[yellow]warning:[/] {escape(report.file)}: fact {escape(repr(fact))} is not in the input"
+                " (facts_absent_before; --strict-facts makes it an error)",
+                soft_wrap=True,
+            )
     notes = {note for report in reports for note in report.notes}
     for note in sorted(notes):
         out.print(f"[yellow]note:[/] {note}", soft_wrap=True)
@@ -95,7 +102,11 @@ def _validity(valid: bool | None) -> str:
 
 def _facts(report: FileReport) -> str:
     text = f"{report.facts_preserved}/{report.facts_required}"
-    return f"[red]{text}[/] missing: {', '.join(map(repr, report.facts_missing))}" if report.facts_missing else text
+    if report.facts_missing:
+        text = f"[red]{text}[/] missing: {', '.join(map(repr, report.facts_missing))}"
+    if report.facts_absent_before:
+        text += f" [yellow]({len(report.facts_absent_before)} not in the input)[/]"
+    return text
 
 
 def render_one(report: FileReport) -> Table:

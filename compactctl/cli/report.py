@@ -48,6 +48,7 @@ def report(
             settings["format"],
             settings["require"],
             skip_bad_lines=settings["on_error"] == "skip",
+            strict_facts=settings["strict_facts"],
         ),
         settings["jobs"],
         progress_wanted(quiet),

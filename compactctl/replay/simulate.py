@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compactctl.errors import InputError
+from compactctl.facts import fold
 from compactctl.replay.prices import Prices, shipped_prices
 from compactctl.replay.triggers import BASELINE, Setting, Trigger, stage_pattern
 from compactctl.strategies import STRATEGIES, StepContext, options_from
@@ -110,7 +111,7 @@ class _Memo:
 
     def __init__(self, counter: TokenCounter, facts: Iterable[str], marker: re.Pattern[str] | None) -> None:
         self.counter = counter
-        self.facts = tuple(dict.fromkeys(facts))
+        self.facts = tuple(dict.fromkeys(folded for folded in map(fold, facts) if folded))  # matched folded
         self.marker = marker
         self._tokens: dict[int, tuple[Message, int]] = {}
         self._found: dict[int, tuple[Message, tuple[str, ...]]] = {}
@@ -127,7 +128,7 @@ class _Memo:
             return ()
         hit = self._found.get(id(message))
         if hit is None:
-            text = message_text(message)
+            text = fold(message_text(message))
             hit = self._found[id(message)] = (message, tuple(f for f in self.facts if f in text))
         return hit[1]
 
@@ -198,7 +199,9 @@ def _simulate(
 ) -> SettingResult:
     trigger = setting.trigger
     step_context = StepContext(memo.counter, summarizer)
-    step_settings = strategy_settings(options, trigger)
+    # The run's facts are the whole transcript's: a compaction of a context that no longer
+    # holds a fact's declaration still keeps its copy.
+    step_settings = {**strategy_settings(options, trigger), "require": [*options.get("require", ()), *memo.facts]}
     steps = [(STRATEGIES[name], options_from(STRATEGIES[name].options, step_settings)) for name in setting.steps]
     compacting = bool(steps) and trigger.name != "none"
 
@@ -289,7 +292,7 @@ def _still_known(definer: Message, context: _Context) -> bool:
     """A reference is served when its definer's facts are all in the context (or, with no facts, the definer is)."""
     facts = facts_of(definer)
     if facts:
-        return all(context.facts[fact] > 0 for fact in facts)
+        return all(context.facts[fold(fact)] > 0 for fact in facts if fold(fact))
     return any(context.keys[key] > 0 for key in _keys(annotations_of(definer).get("defines")))
 
 
