@@ -117,6 +117,10 @@ def summarize_span(
             f"{prompt} = {3 * (max_tokens + 64) + overhead}"
         )
     input_max_tokens -= overhead
+    # Secrets go before the span is cut: a chunk starting inside a key has no BEGIN line left to match.
+    redact_span = getattr(summarizer, "redact_span", None)
+    if redact_span is not None:
+        span, previous = redact_span(span, previous)
     usage = SummarizerUsage()
     level: list[Message] = span
     first_previous = previous

@@ -28,7 +28,9 @@ from compactctl.errors import InputError, SummarizerError
 from compactctl.report import SummarizerUsage
 from compactctl.summarizers import Summary, SummaryRequest
 from compactctl.summarizers.cache import DiskCache, cache_key
+from compactctl.summarizers.redact import redact, redact_messages, redact_url
 from compactctl.summarizers.request import Built, build_request, prompt_for
+from compactctl.transcript import Message
 
 NAME = "openai"
 DEFAULT_MODEL = "gpt-4o-mini"
@@ -68,6 +70,17 @@ class OpenAISummarizer:
     def base_url(self) -> str:
         return (self.config.base_url or DEFAULT_BASE_URL).rstrip("/")
 
+    @property
+    def shown_url(self) -> str:
+        """The base URL as printed (errors, ``--dry-run``): a password in it is masked."""
+        return redact_url(self.base_url)
+
+    def redact_span(self, span: list[Message], previous: str | None) -> tuple[list[Message], str | None]:
+        """Whole messages with their secrets redacted (unless ``--no-redact``): before any chunking."""
+        if not self.config.redact:
+            return span, previous
+        return redact_messages(span)[0], redact(previous)[0] if previous else previous
+
     def client(self) -> openai.OpenAI:
         with self._lock:
             if self._client is None:
@@ -94,7 +107,7 @@ class OpenAISummarizer:
         )
         if config.dry_run:
             with self._lock:
-                shown = {"method": "POST", "url": self.base_url + built.path, "body": built.body}
+                shown = {"method": "POST", "url": self.shown_url + built.path, "body": built.body}
                 self.out.write(json.dumps(shown, indent=2, ensure_ascii=False) + "\n")
                 self.out.flush()
             return Summary(DRY_RUN_TEXT)
@@ -142,9 +155,11 @@ class OpenAISummarizer:
             what = f"connection failed ({error.__class__.__name__})"
         else:
             message = getattr(error, "message", "") or ""
-            what = f"HTTP {status}: {message.splitlines()[0][:200] if message else error.__class__.__name__}"
+            # A server's error text may echo the request: it is redacted like the request was.
+            first = redact(message.splitlines()[0][:200])[0] if message else error.__class__.__name__
+            what = f"HTTP {status}: {first}"
         tries = f" after {attempts} attempt{'s' if attempts > 1 else ''}"
-        return f"openai summarizer ({self.config.model} at {self.base_url}): {what}{tries}"
+        return f"openai summarizer ({self.config.model} at {self.shown_url}): {what}{tries}"
 
     def _send(self, built: Built) -> Summary:
         body: dict[str, Any] = dict(built.body)
