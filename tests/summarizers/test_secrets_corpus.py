@@ -74,20 +74,8 @@ def test_no_secret_reaches_the_server_even_when_chunked(openai_server, tmp_path)
     # A small request limit cuts the span into many chunks, some starting inside a key block.
     source = write_session(tmp_path / "secrets.jsonl")
     cache = tmp_path / "cache"
-    result = runner.invoke(
-        app,
-        compact_args(
-            openai_server,
-            source,
-            tmp_path / "out.jsonl",
-            "--summary-input-max-tokens",
-            "2400",
-            "--summary-max-tokens",
-            "200",
-            "--cache-dir",
-            str(cache),
-        ),  # fmt: skip
-    )
+    limits = ["--summary-input-max-tokens", "2400", "--summary-max-tokens", "200", "--cache-dir", str(cache)]
+    result = runner.invoke(app, compact_args(openai_server, source, tmp_path / "out.jsonl", *limits))
     assert result.exit_code == 0, result.output
     assert len(openai_server.requests) > 5  # chunked, then merged
     sent = openai_server.received_text()
