@@ -6,7 +6,7 @@ A message is a plain ``dict``. Everything compactctl adds lives under one key,
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +33,11 @@ PART_FIELDS: dict[str, tuple[str, type]] = {
     "file": ("file", dict),
 }
 ANNOTATION_KEY = "compactctl"
+
+
+def one_of(value: Any, names: Collection[str]) -> bool:
+    """``value`` is a string among ``names``: a list or an object where a name belongs is none of them."""
+    return isinstance(value, str) and value in names
 
 
 def annotations_of(message: Message) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from compactctl.formats.records import (
     raw_line,
     tag,
 )
-from compactctl.transcript import Message, content_text
+from compactctl.transcript import Message, content_text, one_of
 
 NAME = "anthropic"
 
@@ -41,7 +41,7 @@ def _has_blocks(message: Any) -> bool:
     content = message.get("content") if isinstance(message, dict) else None
     return isinstance(content, list) and any(
         isinstance(block, dict)
-        and (block.get("type") in ANTHROPIC_BLOCKS or (block.get("type") == "image" and "source" in block))
+        and (one_of(block.get("type"), ANTHROPIC_BLOCKS) or (block.get("type") == "image" and "source" in block))
         for block in content
     )
 
@@ -175,7 +175,7 @@ def assistant_blocks(message: Message, template: list[Any] | None) -> list[Any]:
     wrote_text = False
     for block in template:
         kind = block.get("type") if isinstance(block, dict) else None
-        if kind in KEPT_BLOCKS:
+        if one_of(kind, KEPT_BLOCKS):
             blocks.append(block)
         elif kind == "text" and not wrote_text:
             blocks.extend(text)

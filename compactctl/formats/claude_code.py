@@ -45,7 +45,7 @@ from compactctl.formats.anthropic import (
     user_messages,
 )
 from compactctl.formats.records import Record, Transcript, is_unchanged, original, raw_line, tag
-from compactctl.transcript import Message, content_text
+from compactctl.transcript import Message, content_text, one_of
 
 NAME = "claude-code"
 
@@ -83,7 +83,7 @@ _NAMESPACE = uuid.UUID("6f1c9b1e-2f5a-4a55-9a8e-63a1d1c0c7e1")
 def detect(records: list[Record]) -> bool:
     return any(
         isinstance(r.value, dict)
-        and r.value.get("type") in RECORD_TYPES
+        and one_of(r.value.get("type"), RECORD_TYPES)
         and any(key in r.value for key in ("sessionId", "uuid", "leafUuid", "messageId"))
         for r in records[:20]
     )
@@ -192,7 +192,11 @@ def _result_ids(value: dict[str, Any]) -> set[Any]:
     message = value.get("message") if value.get("type") == "user" else None
     content = message.get("content") if isinstance(message, dict) else None
     blocks = content if isinstance(content, list) else []
-    return {b.get("tool_use_id") for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"}
+    return {
+        b["tool_use_id"]
+        for b in blocks
+        if isinstance(b, dict) and b.get("type") == "tool_result" and isinstance(b.get("tool_use_id"), str)
+    }
 
 
 def _with_parallel_results(records: list[Record], chain: list[int], sidechain: bool) -> list[int]:
@@ -211,15 +215,16 @@ def _with_parallel_results(records: list[Record], chain: list[int], sidechain: b
         value = record.value
         if not _is_message_record(value, sidechain):
             continue
-        if value["type"] == "assistant" and value["message"].get("id") is not None:
+        if value["type"] == "assistant" and isinstance(value["message"].get("id"), str):
             blocks_of.setdefault(value["message"]["id"], []).append(index)
         elif _result_ids(value) and (parent := _uuid(value, "parentUuid")) is not None:
             results_of.setdefault(parent, []).append(index)
     last_block: dict[Any, int] = {}  # message.id -> position of its last record on the chain
     for position, index in enumerate(chain):
         value = records[index].value
-        if value.get("type") == "assistant" and _is_message_record(value, sidechain):
-            last_block[value["message"].get("id")] = position
+        assistant = value.get("type") == "assistant" and _is_message_record(value, sidechain)
+        if assistant and isinstance(message_id := value["message"].get("id"), str):
+            last_block[message_id] = position
     taken = set(chain)
     answered = {call for index in chain for call in _result_ids(records[index].value)}
     after: dict[int, list[int]] = {}
@@ -273,7 +278,8 @@ def _groups(records: list[Record], order: Iterable[int], sidechain: bool, path: 
                 open_assistant.records.append(index)
                 open_assistant.blocks.extend(blocks)
                 continue
-            open_assistant = _Group("assistant", [index], message.get("id"), list(blocks))
+            message_id = message.get("id") if isinstance(message.get("id"), str) else None
+            open_assistant = _Group("assistant", [index], message_id, list(blocks))
             groups.append(open_assistant)
         else:
             open_assistant = None

@@ -29,7 +29,7 @@ import orjson
 from compactctl.errors import InputError
 from compactctl.formats.records import Record, Transcript, is_unchanged, original, raw_line
 from compactctl.formats.responses import ITEM_TYPES, ItemReader, message_items
-from compactctl.transcript import Message, content_text
+from compactctl.transcript import Message, content_text, one_of
 
 NAME = "codex"
 
@@ -55,7 +55,8 @@ SUMMARY_PREFIX = (
 
 def detect(records: list[Record]) -> bool:
     return any(
-        isinstance(r.value, dict) and r.value.get("type") in ROLLOUT_TYPES and "payload" in r.value for r in records[:5]
+        isinstance(r.value, dict) and one_of(r.value.get("type"), ROLLOUT_TYPES) and "payload" in r.value
+        for r in records[:5]
     )
 
 
@@ -118,7 +119,7 @@ def read(records: list[Record], path: str) -> list[Transcript]:
         kind, payload = value.get("type"), value.get("payload")
         if payload is None:
             # Early rollouts: bare session metadata first, then bare ResponseItems.
-            if kind in ITEM_TYPES:
+            if one_of(kind, ITEM_TYPES):
                 rollout.items.feed(value, ("bare", index), record.line)
             elif index == 0 and "id" in value:
                 rollout.session_meta(value, index)

@@ -157,8 +157,9 @@ def check_message(value: Any, path: str, line: int | None, where: str = "") -> M
     role = value.get("role")
     if role is None:
         raise InputError(f"{prefix}message has no 'role'", path, line)
-    if role not in ROLES:
-        raise InputError(f"{prefix}unknown role {role!r} (expected one of {', '.join(sorted(ROLES))})", path, line)
+    if not isinstance(role, str) or role not in ROLES:
+        shown = repr(role) if len(repr(role)) <= 60 else repr(role)[:57] + "..."
+        raise InputError(f"{prefix}unknown role {shown} (expected one of {', '.join(sorted(ROLES))})", path, line)
     content = value.get("content")
     if content is not None and not isinstance(content, (str, list)):
         raise InputError(
@@ -166,6 +167,9 @@ def check_message(value: Any, path: str, line: int | None, where: str = "") -> M
             path,
             line,
         )
+    note = value.get(ANNOTATION_KEY)
+    if note is not None and not isinstance(note, dict):
+        raise InputError(f"{prefix}'{ANNOTATION_KEY}' annotation is {type(note).__name__}, not an object", path, line)
     return value
 
 
@@ -204,7 +208,8 @@ SOURCE = "source"
 
 
 def tag(message: Message, index: int, **annotations: Any) -> Message:
-    message[ANNOTATION_KEY] = {**message.get(ANNOTATION_KEY, {}), SOURCE: index, **annotations}
+    found = message.get(ANNOTATION_KEY)
+    message[ANNOTATION_KEY] = {**(found if isinstance(found, dict) else {}), SOURCE: index, **annotations}
     return message
 
 

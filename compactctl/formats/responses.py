@@ -28,7 +28,7 @@ from compactctl.formats.records import (
     source_of,
     tag,
 )
-from compactctl.transcript import ROLES, Message
+from compactctl.transcript import ROLES, Message, one_of
 
 NAME = "responses"
 
@@ -76,13 +76,13 @@ def is_item(value: Any) -> bool:
     if not isinstance(value, dict) or "payload" in value:
         return False
     kind = value.get("type")
-    if kind in ITEM_TYPES and (kind != "message" or "role" in value):
+    if one_of(kind, ITEM_TYPES) and (kind != "message" or "role" in value):
         return True
     content = value.get("content")
     return (
         "role" in value
         and isinstance(content, list)
-        and any(isinstance(part, dict) and part.get("type") in RESPONSES_PARTS for part in content)
+        and any(isinstance(part, dict) and one_of(part.get("type"), RESPONSES_PARTS) for part in content)
     )
 
 
@@ -97,7 +97,7 @@ def part_to_canonical(part: Any) -> Any:
     if not isinstance(part, dict):
         return part
     kind = part.get("type")
-    if kind in TEXT_PARTS:
+    if one_of(kind, TEXT_PARTS):
         return {"type": "text", "text": part.get("text", "")}
     if kind == "input_image" and isinstance(part.get("image_url"), str):
         image = {"url": part["image_url"]}
@@ -179,9 +179,9 @@ class ItemReader:
         kind = item.get("type", "message" if "role" in item else None)
         if kind == "message":
             self._message(item, ref, line)
-        elif kind in CALLS:
-            self._call(item, ref, kind)
-        elif kind in OUTPUTS:
+        elif one_of(kind, CALLS):
+            self._call(item, ref, str(kind))
+        elif one_of(kind, OUTPUTS):
             self.open_assistant = None
             content = content_to_canonical(item.get("output"))
             if content is not None and not isinstance(content, (str, list)):
@@ -194,8 +194,8 @@ class ItemReader:
 
     def _message(self, item: dict[str, Any], ref: Any, line: int | None) -> None:
         role = item.get("role")
-        if role not in ROLES or role == "tool":
-            raise InputError(f"message item has unknown role {role!r}", self.path, line)
+        if not one_of(role, ROLES) or role == "tool":
+            raise InputError(f"message item has unknown role {str(role)[:60]!r}", self.path, line)
         content = content_to_canonical(item.get("content"))
         if content is not None and not isinstance(content, (str, list)):
             raise InputError(f"{role} message content is {type(content).__name__}", self.path, line)
@@ -267,7 +267,7 @@ def message_items(message: Message, unit: Unit | None, system_role: str = "syste
     role = message.get("role")
     opaque = [item for _, item in unit if item.get("type") not in ("message", *CALLS, *OUTPUTS)]
     if role == "tool":
-        output = next((item for _, item in unit if item.get("type") in OUTPUTS), {"type": "function_call_output"})
+        output = next((item for _, item in unit if one_of(item.get("type"), OUTPUTS)), {"type": "function_call_output"})
         return [
             *opaque,
             {**output, "call_id": message.get("tool_call_id"), "output": output_to_native(message.get("content"))},
@@ -297,7 +297,7 @@ def _assistant_items(message: Message, unit: Unit) -> list[dict[str, Any]]:
             if not wrote_text and content not in (None, "", []):
                 items.append({**item, "content": content_to_native(content, "output_text", item.get("content"))})
             wrote_text = True
-        elif kind in CALLS:
+        elif one_of(kind, CALLS):
             call = calls.pop(item.get("call_id"), None)
             if call is not None:
                 function = call.get("function") or {}
@@ -306,7 +306,7 @@ def _assistant_items(message: Message, unit: Unit) -> list[dict[str, Any]]:
             items.append(item)
     if not wrote_text and content not in (None, "", []):
         text = {"type": "message", "role": "assistant", "content": content_to_native(content, "output_text")}
-        position = next((i for i, item in enumerate(items) if item.get("type") in CALLS), len(items))
+        position = next((i for i, item in enumerate(items) if one_of(item.get("type"), CALLS)), len(items))
         items.insert(position, text)
     for call in calls.values():
         function = call.get("function") or {}

@@ -142,7 +142,8 @@ class _Transcript:
             role = message.get("role")
             if role == "tool":
                 self.candidate[i] = True
-                position = ids.get(message.get("tool_call_id")) if current >= 0 else None
+                call_id = message.get("tool_call_id")
+                position = ids.get(call_id) if current >= 0 and isinstance(call_id, str) else None
                 if position is not None:
                     self.owner[i], self.call_at[i] = current, position
                     self.results[current].append(i)
@@ -159,8 +160,8 @@ class _Transcript:
                 self.results[i] = []
                 ids = {}
                 for position, call in enumerate(calls):
-                    if isinstance(call, dict):
-                        ids.setdefault(call.get("id"), position)
+                    if isinstance(call, dict) and isinstance(call.get("id"), str):
+                        ids.setdefault(call["id"], position)
                 continue
             if note:
                 if note.get("key") is not None:
