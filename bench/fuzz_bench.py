@@ -62,7 +62,7 @@ def main() -> None:
           f"({elapsed:.0f} s, {len(loaded)} source files)")  # fmt: skip
     cli_crashes = 0
     with tempfile.TemporaryDirectory() as folder:
-        for number, (name, data) in enumerate(mutants(args.seed + 1, args.cli, loaded)):
+        for number, (_name, data) in enumerate(mutants(args.seed + 1, args.cli, loaded)):
             site = run_cli(data, Path(folder), number)
             if site:
                 cli_crashes += 1

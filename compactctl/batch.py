@@ -219,6 +219,9 @@ def run_jobs(
             failures[index] = Failure(job.source, str(error), error.exit_code)
         except OSError as error:
             failures[index] = Failure(job.source, f"{error.filename or job.source}: {error.strerror or error}", 2)
+        except Exception as error:  # a bug met on one file must not cost the batch its summary
+            what = f"{type(error).__name__}: {str(error)[:200]}"
+            failures[index] = Failure(job.source, f"{job.source}: cannot process this file ({what})", 2)
 
     with _progress(len(jobs), progress) as advance, ThreadPoolExecutor(max(1, parallel)) as pool:
         for _ in pool.map(attempt, range(len(jobs))):
