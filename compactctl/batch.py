@@ -105,6 +105,8 @@ def plan(inputs: list[str], output: str | None, mark: str = OUTPUT_MARK) -> list
             target = output
         if source != STDIO and target != STDIO and _same_file(source, target):
             raise InputError("the output would overwrite the input; inputs are never overwritten", target)
+        if source == STDIO and target != STDIO and _stdin_is(target):
+            raise InputError("stdin is this file: the output would overwrite the input", target)
         jobs.append(Job(source, target, name))
     _check_distinct_targets(jobs)
     return jobs
@@ -125,6 +127,20 @@ def check_side_files(jobs: list[Job], **files: Path | None) -> None:
         if key in taken:
             raise InputError(f"--{flag} would overwrite {taken[key]}; choose another file", str(path))
         taken[key] = f"the --{flag} file"
+        _check_writable(path, flag)
+
+
+def _check_writable(path: Path, flag: str) -> None:
+    """A side file that cannot be written fails the run before any output is, not after."""
+    if path.is_dir():
+        raise InputError(f"cannot write the --{flag} file: it is a folder; give a file", str(path))
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:  # write_atomic makes the missing folders
+        folder = folder.parent
+    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+        raise InputError(f"cannot write the --{flag} file: {folder} is not a writable folder", str(path))
+    if path.exists() and not os.access(path, os.W_OK) and not os.access(folder, os.W_OK):
+        raise InputError(f"cannot write the --{flag} file", str(path))
 
 
 def _check_distinct_targets(jobs: list[Job]) -> None:
@@ -148,7 +164,21 @@ def _inside(path: Path, folder: Path) -> bool:
 
 
 def _same_file(a: str, b: str) -> bool:
-    return Path(a).resolve() == Path(b).resolve()
+    if Path(a).resolve() == Path(b).resolve():
+        return True
+    try:  # a hard link is the same file under another name
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _stdin_is(target: str) -> bool:
+    """``compact - -o in.jsonl < in.jsonl``: stdin is the very file the output would replace."""
+    try:
+        given, there = os.fstat(sys.stdin.fileno()), os.stat(target)
+    except (OSError, ValueError, AttributeError):  # no real stdin (a test runner's), or no such target yet
+        return False
+    return stat.S_ISREG(given.st_mode) and (given.st_dev, given.st_ino) == (there.st_dev, there.st_ino)
 
 
 def read_source(source: str) -> bytes:

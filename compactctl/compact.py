@@ -8,8 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
+from compactctl import jsonbytes
 from compactctl.batch import Job, read_source, write_atomic
 from compactctl.errors import InputError
 from compactctl.formats import load, write_as
@@ -38,7 +37,7 @@ class Compaction:
 
 
 def message_hash(message: Message) -> str:
-    return hashlib.sha256(orjson.dumps(message, option=orjson.OPT_SORT_KEYS)).hexdigest()
+    return hashlib.sha256(jsonbytes.dumps(message, sort_keys=True)).hexdigest()
 
 
 def check_steps(steps: Sequence[str]) -> None:

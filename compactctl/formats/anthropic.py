@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from compactctl import jsonbytes
 from compactctl.errors import InputError
 from compactctl.formats.records import (
     Record,
@@ -119,7 +120,7 @@ def tool_use_to_call(block: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": block.get("id"),
         "type": "function",
-        "function": {"name": block.get("name", ""), "arguments": orjson.dumps(arguments).decode()},
+        "function": {"name": block.get("name", ""), "arguments": jsonbytes.dumps(arguments).decode()},
     }
 
 
@@ -345,7 +346,7 @@ def write(transcripts: list[Transcript]) -> bytes:
             lines.extend(raw_line(record) for record in records)
             continue
         for index, param in params_of(transcript):
-            lines.append(raw_line(records[index]) if index is not None else orjson.dumps(param) + b"\n")
+            lines.append(raw_line(records[index]) if index is not None else jsonbytes.dumps(param) + b"\n")
     if layout == "json":
         return dumps_document([orjson.loads(line) for line in lines])
     return b"".join(lines)
@@ -364,4 +365,4 @@ def _write_request(transcript: Transcript) -> bytes:
     elif systems:
         # A request has one system prompt: a summary placed after it joins it there.
         request["system"] = "\n\n".join(s if isinstance(s, str) else content_text({"content": s}) for s in systems)
-    return orjson.dumps(request) + b"\n"
+    return jsonbytes.dumps(request) + b"\n"

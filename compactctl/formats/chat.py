@@ -11,8 +11,8 @@ from compactctl.formats.records import (
     check_message,
     document_layout,
     dumps_document,
-    dumps_line,
     iter_jsonl_stream,
+    line_of,
 )
 from compactctl.transcript import Message
 
@@ -26,13 +26,25 @@ def detect(records: list[Record]) -> bool:
 
 def read(records: list[Record], path: str) -> list[Transcript]:
     messages = [check_message(record.value, path, record.line) for record in records]
-    return [Transcript(messages, extra={"layout": document_layout(records)})]
+    # Each message's line as it was: one left unchanged is written back byte for byte, whatever
+    # spacing or escapes its writer used (Python's json.dumps is not orjson's).
+    lines = [(message, record.raw) for message, record in zip(messages, records, strict=True) if record.raw]
+    return [Transcript(messages, extra={"layout": document_layout(records), "lines": lines})]
 
 
 def write(transcripts: list[Transcript]) -> bytes:
     if any(transcript.extra.get("layout") == "json" for transcript in transcripts):
         return dumps_document([message for transcript in transcripts for message in transcript.messages])
-    return b"".join(dumps_line(message) for transcript in transcripts for message in transcript.messages)
+    return b"".join(
+        line_of(message, as_read) for transcript in transcripts for message, as_read in _with_lines(transcript)
+    )
+
+
+def _with_lines(transcript: Transcript) -> Iterator[tuple[Message, bytes | None]]:
+    # By identity: the pairs keep the originals alive, so an id is never reused by another dict.
+    read_as = {id(message): line for message, line in transcript.extra.get("lines", ())}
+    for message in transcript.messages:
+        yield message, read_as.get(id(message))
 
 
 def stream(file: IO[bytes], path: str, skipped: list[int] | None = None) -> Iterator[Message]:

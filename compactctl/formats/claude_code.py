@@ -34,8 +34,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
+from compactctl import jsonbytes
 from compactctl.errors import InputError
 from compactctl.formats.anthropic import (
     assistant_blocks,
@@ -336,7 +335,7 @@ def write(transcripts: list[Transcript]) -> bytes:
         out.extend(raw_line(record) for record in records)
         if not is_unchanged(transcript):
             new = compacted_records(transcript) if records else session_records(transcript.messages)
-            out.extend(orjson.dumps(record) + b"\n" for record in new)
+            out.extend(jsonbytes.dumps(record) + b"\n" for record in new)
     return b"".join(out)
 
 

@@ -24,8 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
+from compactctl import jsonbytes
 from compactctl.errors import InputError
 from compactctl.formats.records import Record, Transcript, is_unchanged, original, raw_line
 from compactctl.formats.responses import ITEM_TYPES, ItemReader, message_items
@@ -143,11 +142,11 @@ def write(transcripts: list[Transcript]) -> bytes:
     for transcript in transcripts:
         records: list[Record] = transcript.extra.get("records")  # type: ignore[assignment]
         if records is None:
-            out.extend(orjson.dumps(line) + b"\n" for line in new_rollout(transcript.messages))
+            out.extend(jsonbytes.dumps(line) + b"\n" for line in new_rollout(transcript.messages))
             continue
         out.extend(raw_line(record) for record in records)
         if not is_unchanged(transcript):
-            out.append(orjson.dumps(compacted_line(transcript)) + b"\n")
+            out.append(jsonbytes.dumps(compacted_line(transcript)) + b"\n")
     return b"".join(out)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from compactctl.errors import InputError
-from compactctl.formats.records import Record, Transcript, check_message, dumps_line
+from compactctl.formats.records import Record, Transcript, check_message, line_of
 
 NAME = "dataset"
 
@@ -22,10 +22,20 @@ def read(records: list[Record], path: str) -> list[Transcript]:
         messages = [
             check_message(message, path, record.line, f"messages[{i}]") for i, message in enumerate(line["messages"])
         ]
-        transcripts.append(Transcript(messages, f"line {record.line}", envelope=line))
+        extra = {"line": (list(messages), record.raw)} if record.raw else {}
+        transcripts.append(Transcript(messages, f"line {record.line}", envelope=line, extra=extra))
     return transcripts
 
 
 def write(transcripts: list[Transcript]) -> bytes:
     # Replacing the key in a copy keeps the line's key order.
-    return b"".join(dumps_line({**(t.envelope or {}), "messages": t.messages}) for t in transcripts)
+    return b"".join(line_of({**(t.envelope or {}), "messages": t.messages}, _unchanged_line(t)) for t in transcripts)
+
+
+def _unchanged_line(transcript: Transcript) -> bytes | None:
+    """The line as read when every message is still the one read from it, in order."""
+    read_as, line = transcript.extra.get("line", ((), None))
+    same = len(read_as) == len(transcript.messages) and all(
+        a is b for a, b in zip(read_as, transcript.messages, strict=True)
+    )
+    return line if same else None

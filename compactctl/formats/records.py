@@ -6,12 +6,14 @@ the same way everywhere.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any, Literal
 
 import orjson
 
+from compactctl import jsonbytes
 from compactctl.errors import InputError
 from compactctl.transcript import ANNOTATION_KEY, ROLES, Message
 
@@ -109,11 +111,24 @@ def iter_jsonl_stream(stream: IO[bytes], path: str, skipped: list[int] | None = 
 
 
 _SKIPPED = object()
+_LONG_NUMBER = re.compile(rb"\d{20}")  # past 64 bits, orjson reads an integer as a float
+
+
+def _exact_numbers(line: bytes, value: Any) -> Any:
+    """The record parsed again by the standard library, which keeps big integers exact."""
+    import json
+
+    try:
+        return json.loads(line)
+    except ValueError:
+        return value
 
 
 def _loads(line: bytes, path: str, number: int, skipped: list[int] | None = None) -> Any:
     try:
         value = orjson.loads(line)
+        if _LONG_NUMBER.search(line):
+            value = _exact_numbers(line, value)
     except orjson.JSONDecodeError as error:
         if skipped is not None:
             skipped.append(number)
@@ -174,7 +189,12 @@ def check_message(value: Any, path: str, line: int | None, where: str = "") -> M
 
 
 def dumps_line(value: Any) -> bytes:
-    return orjson.dumps(value) + b"\n"
+    return jsonbytes.dumps(value) + b"\n"
+
+
+def line_of(value: Any, as_read: bytes | None) -> bytes:
+    """The line as it was read when there is one (unchanged records come back byte for byte), else ``value``."""
+    return as_read.rstrip(b"\r") + b"\n" if as_read is not None else dumps_line(value)
 
 
 def dumps_document(value: Any, like: bytes | None = None) -> bytes:
@@ -248,7 +268,7 @@ def is_unchanged(transcript: Transcript) -> bool:
 
 
 def raw_line(record: Record) -> bytes:
-    return (record.raw if record.raw is not None else orjson.dumps(record.value)) + b"\n"
+    return (record.raw if record.raw is not None else jsonbytes.dumps(record.value)) + b"\n"
 
 
 def converted(transcript: Transcript) -> Transcript:

@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from compactctl import jsonbytes
 from compactctl.errors import InputError
 from compactctl.formats.records import (
     Record,
@@ -185,7 +186,7 @@ class ItemReader:
             self.open_assistant = None
             content = content_to_canonical(item.get("output"))
             if content is not None and not isinstance(content, (str, list)):
-                content = orjson.dumps(content).decode()
+                content = jsonbytes.dumps(content).decode()
             self.add({"role": "tool", "tool_call_id": item.get("call_id"), "content": content}, [(ref, item)])
         else:
             if kind == "reasoning":
@@ -213,7 +214,7 @@ class ItemReader:
             "type": "function",
             "function": {
                 "name": item.get("name", ""),
-                "arguments": arguments if isinstance(arguments, str) else orjson.dumps(arguments).decode(),
+                "arguments": arguments if isinstance(arguments, str) else jsonbytes.dumps(arguments).decode(),
             },
         }
         if self.open_assistant is None:
@@ -344,7 +345,7 @@ def write(transcripts: list[Transcript]) -> bytes:
             lines.extend(raw_line(record) for record in records)
             continue
         for ref, item in transcript_items(transcript):
-            lines.append(raw_line(records[ref]) if isinstance(ref, int) else orjson.dumps(item) + b"\n")
+            lines.append(raw_line(records[ref]) if isinstance(ref, int) else jsonbytes.dumps(item) + b"\n")
     if layout == "json":
         return dumps_document([orjson.loads(line) for line in lines])
     return b"".join(lines)

@@ -36,6 +36,7 @@ from typing import Any
 
 import orjson
 
+from compactctl import jsonbytes
 from compactctl.errors import InputError
 from compactctl.strategies.base import Fate, StepContext, StepResult
 from compactctl.transcript import (
@@ -89,7 +90,7 @@ def canonical(value: Any) -> str:
         except orjson.JSONDecodeError:
             return value
     try:
-        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+        return jsonbytes.dumps(value, sort_keys=True).decode()
     except TypeError:
         return repr(value)
 
