@@ -162,7 +162,7 @@ def _leaf(records: list[Record], by_uuid: dict[str, int], sidechain: bool) -> in
     return leaf
 
 
-def _active_chain(records: list[Record], sidechain: bool) -> list[int] | None:
+def _active_chain(records: list[Record], sidechain: bool, path: str = "<input>") -> list[int] | None:
     """Indices of the records on the chain from the root (or a compact boundary) to the leaf.
 
     None when no message record's ``parentUuid`` names a record in the file: there is no
@@ -174,6 +174,14 @@ def _active_chain(records: list[Record], sidechain: bool) -> list[int] | None:
             by_uuid.setdefault(key, position)
     if not any(_uuid(r.value, "parentUuid") in by_uuid and _is_message_record(r.value, sidechain) for r in records):
         return None
+    for record in records:
+        # A root says so with "parentUuid": null; a message record without the key cuts the chain
+        # in two, and reading on would drop one side of it without a word.
+        if _is_message_record(record.value, sidechain) and "parentUuid" not in record.value:
+            kind = record.value.get("type")
+            raise InputError(
+                f"a {kind} record has no parentUuid: the conversation chain breaks here", path, record.line
+            )
     chain: list[int] = []
     seen: set[int] = set()
     index: int | None = _leaf(records, by_uuid, sidechain)
@@ -292,7 +300,7 @@ def read(records: list[Record], path: str) -> list[Transcript]:
             kind = type(record.value).__name__
             raise InputError(f"expected a Claude Code record object, got {kind}", path, record.line)
     sidechain = _is_subagent_file(records)
-    chain = _active_chain(records, sidechain)
+    chain = _active_chain(records, sidechain, path)
     order = range(len(records)) if chain is None else _with_parallel_results(records, chain, sidechain)
     groups = _groups(records, order, sidechain, path)
     messages: list[Message] = []

@@ -116,6 +116,9 @@ def read(records: list[Record], path: str) -> list[Transcript]:
         if not isinstance(value, dict):
             raise InputError(f"expected a rollout line object, got {type(value).__name__}", path, record.line)
         kind, payload = value.get("type"), value.get("payload")
+        if payload is None and kind in ("response_item", "compacted", "event_msg", "turn_context"):
+            # Said, not skipped: a model-input line read as nothing would shrink the session unseen.
+            raise InputError(f"a {kind} line has no payload", path, record.line)
         if payload is None:
             # Early rollouts: bare session metadata first, then bare ResponseItems.
             if one_of(kind, ITEM_TYPES):

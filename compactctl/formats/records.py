@@ -69,15 +69,30 @@ def parse_records(data: bytes, path: str, skipped: list[int] | None = None) -> t
             try:
                 document = orjson.loads(data)
             except orjson.JSONDecodeError as error:
-                raise _decode_error(error, path, getattr(error, "lineno", None)) from None
-            check_depth(document, data, path, None)
-            return _document_records(document, data), "json"
+                # JSON Lines whose first line is bad: with --on-error skip, that line is skipped like any other.
+                if skipped is None or not _more_lines_parse(data):
+                    raise _decode_error(error, path, getattr(error, "lineno", None)) from None
+            else:
+                check_depth(document, data, path, None)
+                return _document_records(document, data), "json"
     records = list(iter_jsonl_bytes(data, path, skipped))
     if not records:
         raise InputError(f"no readable line (skipped lines {listed(skipped or [])})", path)
     if len(records) == 1 and isinstance(records[0].value, list):
         return _document_records(records[0].value), "json"
     return records, "jsonl"
+
+
+def _more_lines_parse(data: bytes) -> bool:
+    """Whether a line after the first is JSON on its own: the file is JSON Lines, not one document."""
+    for line in data.split(b"\n")[1:6]:
+        if line.strip():
+            try:
+                orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            return True
+    return False
 
 
 def _document_records(document: Any, data: bytes | None = None) -> list[Record]:
