@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import stat
 import sys
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, TypeVar
 if TYPE_CHECKING:
     from rich.progress import Progress
 
+from compactctl import interrupts
 from compactctl.errors import CompactctlError, InputError
 
 STDIO = "-"
@@ -220,18 +220,17 @@ def write_atomic(target: str, data: bytes) -> None:
             file.write(data)
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
+    interrupts.remove_stale(path)  # left by a run killed outright; never one still running
+    with interrupts.temporary_beside(path) as temporary:
+        # O_EXCL: the name is this process's own; the mode is what any new file would get.
+        handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 & ~_UMASK)
         with os.fdopen(handle, "wb") as file:
-            # mkstemp makes the file private (0600); an output gets the mode any new file would.
-            os.fchmod(file.fileno(), 0o666 & ~_UMASK)
             file.write(data)
             file.flush()
             os.fsync(file.fileno())
+        if interrupts.stopping.is_set():  # stopped while writing: the target keeps what it had
+            raise KeyboardInterrupt
         os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def run_jobs(
@@ -253,9 +252,20 @@ def run_jobs(
             what = f"{type(error).__name__}: {str(error)[:200]}"
             failures[index] = Failure(job.source, f"{job.source}: cannot process this file ({what})", 2)
 
-    with _progress(len(jobs), progress) as advance, ThreadPoolExecutor(max(1, parallel)) as pool:
-        for _ in pool.map(attempt, range(len(jobs))):
-            advance()
+    pool = ThreadPoolExecutor(max(1, parallel))
+    interrupted = False
+    try:
+        with _progress(len(jobs), progress) as advance:
+            for _ in pool.map(attempt, range(len(jobs))):
+                advance()
+    except KeyboardInterrupt:
+        # Stop now: no new file is started, nothing more is renamed into place, and the
+        # threads still working are not waited for (the CLI exits without joining them).
+        interrupted = True
+        interrupts.remove_temporaries()
+        raise
+    finally:
+        pool.shutdown(wait=not interrupted, cancel_futures=interrupted)
     return [results[i] for i in sorted(results)], [failures[i] for i in sorted(failures)]
 
 

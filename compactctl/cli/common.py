@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from compactctl import interrupts
 from compactctl.batch import STDIO, Failure, Job, write_atomic
 from compactctl.config import load_config, merge
 from compactctl.errors import EXIT_GATE, EXIT_INPUT, EXIT_OK, EXIT_SUMMARIZER, CompactctlError, InputError
@@ -97,6 +98,8 @@ def handle_errors(command: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return command(*args, **kwargs)
+        except KeyboardInterrupt as interrupt:  # Ctrl-C, SIGTERM, SIGHUP: exit 128 + N at once
+            interrupts.stop_now(interrupt)
         except CompactctlError as error:
             # Escaped: a message may hold brackets ("pip install 'compactctl[plot]'") that are not markup.
             stderr.print(f"[bold red]error:[/] {escape(str(error))}", markup=True, highlight=False, soft_wrap=True)

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from compactctl import __version__
+from compactctl import __version__, interrupts
 from compactctl.cli.compact import compact
 from compactctl.cli.prune import prune
 from compactctl.cli.replay import replay
@@ -47,4 +47,5 @@ app.command()(replay)
 
 
 def main() -> None:
+    interrupts.install()
     app()
