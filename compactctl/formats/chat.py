@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import IO
 
+from compactctl import jsonbytes
 from compactctl.formats.records import (
     Record,
     Transcript,
@@ -28,7 +29,12 @@ def read(records: list[Record], path: str) -> list[Transcript]:
     messages = [check_message(record.value, path, record.line) for record in records]
     # Each message's line as it was: one left unchanged is written back byte for byte, whatever
     # spacing or escapes its writer used (Python's json.dumps is not orjson's).
-    lines = [(message, record.raw) for message, record in zip(messages, records, strict=True) if record.raw]
+    # Kept only where writing the message afresh would differ, so an orjson-written file costs nothing.
+    lines = [
+        (message, record.raw)
+        for message, record in zip(messages, records, strict=True)
+        if record.raw and jsonbytes.dumps(message) != record.raw.rstrip(b"\r")
+    ]
     return [Transcript(messages, extra={"layout": document_layout(records), "lines": lines})]
 
 
