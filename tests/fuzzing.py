@@ -172,15 +172,15 @@ def run_library(data: bytes, name: str = "<fuzz>", number: int = 0) -> str | Non
 
     counter = TokenCounter("approx")
     try:
-        fmt, transcripts, _ = compactctl.load(data, name)
+        fmt, transcripts = compactctl.load(data, name)
         steps = STEP_SETS[number % len(STEP_SETS)]
         for transcript in transcripts[:3]:
-            result = compactctl.compact(transcript.messages, steps, SETTINGS, counter)
+            result = compactctl.compact(transcript.messages, steps, SETTINGS, counter=counter)
             compactctl.report(transcript.messages, result.messages, encoding="approx")
             compactctl.prune(transcript.messages)
             if number % 4 == 0:
                 grid = compactctl.settings_grid([300], False, ["window"])
-                compactctl.replay(transcript.messages, grid, SETTINGS, counter)
+                compactctl.replay.replay(transcript.messages, grid, SETTINGS, counter=counter)
         compactctl.dump(transcripts, fmt.name)
     except CompactctlError:
         return None

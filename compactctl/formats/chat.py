@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import IO
 
 from compactctl import jsonbytes
+from compactctl.formats.base import Native, Transcript, native_of, sources
 from compactctl.formats.records import (
+    Layout,
     Record,
-    Transcript,
     check_message,
     document_layout,
     dumps_document,
@@ -20,6 +22,15 @@ from compactctl.transcript import Message
 NAME = "chat"
 
 
+@dataclass(frozen=True)
+class ChatNative(Native[bytes | None]):
+    """Units are the lines as read, kept only where writing the message afresh would differ
+    (another writer's spacing or escapes), so an unchanged message comes back byte for byte
+    and an orjson-written file costs nothing."""
+
+    layout: Layout = "jsonl"  # a bare JSON array of messages is written back as one
+
+
 def detect(records: list[Record]) -> bool:
     first = records[0].value if records else None
     return isinstance(first, dict)  # the fallback: the reader names what is wrong with a message
@@ -27,30 +38,30 @@ def detect(records: list[Record]) -> bool:
 
 def read(records: list[Record], path: str) -> list[Transcript]:
     messages = [check_message(record.value, path, record.line) for record in records]
-    # Each message's line as it was: one left unchanged is written back byte for byte, whatever
-    # spacing or escapes its writer used (Python's json.dumps is not orjson's).
-    # Kept only where writing the message afresh would differ, so an orjson-written file costs nothing.
-    lines = [
-        (message, record.raw)
+    lines = tuple(
+        record.raw if record.raw and jsonbytes.dumps(message) != record.raw.rstrip(b"\r") else None
         for message, record in zip(messages, records, strict=True)
-        if record.raw and jsonbytes.dumps(message) != record.raw.rstrip(b"\r")
-    ]
-    return [Transcript(messages, extra={"layout": document_layout(records), "lines": lines})]
+    )
+    layout = document_layout(records)
+    if not any(lines):  # written as orjson writes: nothing to keep, no origins to follow
+        return [Transcript(messages, native=ChatNative(layout=layout))]
+    native = ChatNative(lines, tuple(messages), layout=layout)
+    return [Transcript(messages, native=native, origins=tuple(range(len(messages))))]
+
+
+def _layout(transcript: Transcript) -> Layout:
+    native = native_of(transcript, ChatNative)
+    return native.layout if native is not None else "jsonl"
 
 
 def write(transcripts: list[Transcript]) -> bytes:
-    if any(transcript.extra.get("layout") == "json" for transcript in transcripts):
+    if any(_layout(transcript) == "json" for transcript in transcripts):
         return dumps_document([message for transcript in transcripts for message in transcript.messages])
     return b"".join(
-        line_of(message, as_read) for transcript in transcripts for message, as_read in _with_lines(transcript)
+        line_of(message, line if same else None)
+        for transcript in transcripts
+        for message, line, same in sources(transcript, native_of(transcript, ChatNative))
     )
-
-
-def _with_lines(transcript: Transcript) -> Iterator[tuple[Message, bytes | None]]:
-    # By identity: the pairs keep the originals alive, so an id is never reused by another dict.
-    read_as = {id(message): line for message, line in transcript.extra.get("lines", ())}
-    for message in transcript.messages:
-        yield message, read_as.get(id(message))
 
 
 def stream(file: IO[bytes], path: str, skipped: list[int] | None = None) -> Iterator[Message]:

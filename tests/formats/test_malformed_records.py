@@ -32,7 +32,7 @@ def test_a_codex_response_item_without_payload_is_an_error_naming_its_line():
 
 def test_a_claude_code_record_without_parent_uuid_is_an_error_not_a_shorter_session():
     records = lines_of("claude-code.jsonl")
-    _, whole, _ = load(as_bytes(records), "session.jsonl")
+    _, whole = load(as_bytes(records), "session.jsonl")
     chained = [i for i, r in enumerate(records) if r.get("parentUuid") and r.get("type") in ("user", "assistant")]
     at = chained[len(chained) // 2]
     del records[at]["parentUuid"]
@@ -44,7 +44,7 @@ def test_a_claude_code_record_without_parent_uuid_is_an_error_not_a_shorter_sess
 
 def test_a_null_parent_uuid_is_a_root_and_reads_as_before():
     records = lines_of("claude-code.jsonl")
-    _, transcripts, _ = load(as_bytes(records), "session.jsonl")
+    _, transcripts = load(as_bytes(records), "session.jsonl")
     assert any(r.get("parentUuid", "absent") is None for r in records) and transcripts[0].messages
 
 
@@ -53,5 +53,5 @@ def test_on_error_skip_skips_a_bad_first_line_and_counts_it():
     with pytest.raises(InputError):
         load(data, "chat.jsonl")
     skipped: list[int] = []
-    _, transcripts, _ = load(data, "chat.jsonl", skipped=skipped)
+    _, transcripts = load(data, "chat.jsonl", skipped=skipped)
     assert skipped == [1] and [m["content"] for m in transcripts[0].messages] == ["hi", "yo"]

@@ -1,24 +1,44 @@
-"""Files and folders in, mirrored files out: planning, parallel runs, atomic writes.
+"""The I/O layer: files and folders in, mirrored files out, and the per-file jobs.
+
+Planning (which output each input goes to, refusing to overwrite an input), reading,
+atomic writes, parallel runs, and one job per command: ``compact_file``,
+``report_pair`` (with ``open_transcripts``), ``replay_file`` and the replay JSON.
+Everything below this module takes messages and returns values; only this module
+and the CLI read and write transcripts.
 
 One bad file does not stop the others: its error is collected and named in the summary.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import re
 import stat
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import orjson
 
 if TYPE_CHECKING:
     from rich.progress import Progress
 
 from compactctl import interrupts
+from compactctl.compaction import compact
 from compactctl.errors import CompactctlError, InputError
+from compactctl.formats import chat, detect, load, write_as
+from compactctl.formats.records import BOM, Record
+from compactctl.replay.prices import Prices
+from compactctl.replay.simulate import SettingResult, aggregate, replay
+from compactctl.replay.triggers import Setting
+from compactctl.reporting import FileReport, Labelled, file_report, measure
+from compactctl.summarizers import Summarizer
+from compactctl.tokens import TokenCounter
+from compactctl.usage import SummarizerUsage
 
 STDIO = "-"
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj", ".ndjson")
@@ -290,3 +310,200 @@ class _progress:
     def __exit__(self, *exc: object) -> None:
         if self.bar:
             self.bar.stop()
+
+
+# --- compact: one file ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FileCompaction:
+    report: FileReport
+    manifest: list[dict[str, Any]]
+    archive: list[dict[str, Any]] = field(default_factory=list)  # originals not kept verbatim, when asked
+
+
+def compact_file(
+    job: Job,
+    steps: Sequence[str],
+    settings: Mapping[str, Any],
+    counter: TokenCounter,
+    summarizer: Summarizer | None = None,
+    to: str | None = None,
+    archive: bool = False,
+) -> FileCompaction:
+    """Read one file, compact each transcript in it, write the result atomically, report.
+
+    The output is written in the input's format, or converted to format ``to``. With
+    ``archive``, every input message that was not kept verbatim comes back too, with its
+    index and fate, so output plus archive give back the input.
+    """
+    skipped: list[int] | None = [] if settings.get("on_error") == "skip" else None
+    fmt, transcripts = load(read_source(job.source), job.source, settings.get("format", "auto"), skipped)
+    results = [compact(t.messages, steps, settings, counter=counter, summarizer=summarizer) for t in transcripts]
+    compacted = [t.rewritten(r.messages, r.origins) for t, r in zip(transcripts, results, strict=True)]
+    required = list(settings.get("require") or ())
+    before = measure(((t.label, t.messages) for t in transcripts), counter, required)
+    after = measure(((t.label, t.messages) for t in compacted), counter, [*required, *before.facts_declared])
+    usage = sum((r.usage for r in results), SummarizerUsage())
+    notes = [note for r in results for note in r.notes]
+    if job.target is not None:
+        write_atomic(job.target, write_as(compacted, fmt, to, job.source))
+    manifest = [
+        {"file": job.name, "transcript": t.label, **dataclasses.asdict(entry)}
+        for t, r in zip(transcripts, results, strict=True)
+        for entry in r.manifest
+    ]
+    archived = [
+        {
+            "file": job.name,
+            "transcript": t.label,
+            "index": entry.index,
+            "action": entry.action,
+            "reason": entry.reason,
+            "message": t.messages[entry.index],
+        }
+        for t, r in zip(transcripts, results, strict=True)
+        if archive
+        for entry in r.manifest
+        if entry.action in ("elided", "removed", "summarized")
+    ]
+    report = file_report(job.name, fmt.name, before, after, required, usage, dict.fromkeys(notes), skipped or ())
+    return FileCompaction(report, manifest, archived)
+
+
+# --- report: one file or a before/after pair ----------------------------------------------
+
+
+def open_transcripts(
+    source: str, format: str = "auto", skipped: list[int] | None = None
+) -> tuple[str, Callable[[], Iterator[Labelled]]]:
+    """The file's format, and a way to walk its (label, messages) pairs, as often as needed.
+
+    Chat JSON Lines files are streamed a line at a time, so memory stays bounded by
+    the largest line; other layouts are read whole. With a ``skipped`` list, unreadable
+    lines are left out and listed there.
+    """
+    if source != STDIO and format in ("auto", chat.NAME) and _first_line_is_chat(source):
+
+        def stream() -> Iterator[Labelled]:
+            with open(source, "rb") as file:
+                yield "", chat.stream(file, source, skipped)
+
+        return chat.NAME, stream
+    fmt, transcripts = load(read_source(source), source, format, skipped)
+    return fmt.name, lambda: ((t.label, t.messages) for t in transcripts)
+
+
+def _first_line_is_chat(source: str, sample: int = 20) -> bool:
+    """Whether the file's first lines detect as chat (other formats also have a ``role`` up front)."""
+    records: list[Record] = []
+    with open(source, "rb") as file:
+        for number, line in enumerate(file, start=1):
+            if line.strip():
+                try:
+                    records.append(Record(number, orjson.loads(line.removeprefix(BOM) if number == 1 else line)))
+                except orjson.JSONDecodeError:
+                    return False
+                if len(records) == sample:
+                    break
+    try:
+        return bool(records) and detect(records, source).name == chat.NAME
+    except CompactctlError:
+        return False
+
+
+def report_pair(
+    name: str,
+    before: str,
+    after: str | None,
+    counter: TokenCounter,
+    format: str = "auto",
+    required: Iterable[str] = (),
+    skip_bad_lines: bool = False,
+) -> FileReport:
+    """Report one existing file, or a before/after pair of files."""
+    required = list(required)
+    skipped: list[int] | None = [] if skip_bad_lines else None
+    format_name, walk_before = open_transcripts(before, format, skipped)
+    measured_before = measure(walk_before(), counter, required)
+    skipped_before = sorted(set(skipped or ()))
+    facts = [*required, *measured_before.facts_declared]
+    measured_after = None
+    if after is not None:
+        measured_after = measure(open_transcripts(after, format, skipped)[1](), counter, facts)
+    elif not set(facts) <= measured_before.facts_found:
+        # A fact may be declared after the message that holds its text: look once more.
+        again = measure(walk_before(), counter, facts)
+        measured_before = dataclasses.replace(measured_before, facts_found=again.facts_found)
+    return file_report(name, format_name, measured_before, measured_after, required, skipped_lines=skipped_before)
+
+
+# --- replay: one file, and the replay JSON -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FileReplay:
+    """One file's replay: settings summed over its transcripts, and the longest one for charts."""
+
+    file: str
+    format: str
+    transcripts: int
+    settings: list[SettingResult]
+    chart_label: str  # which transcript the chart shows
+    chart: list[list[int]]  # per setting: its context size per call in that transcript
+
+
+def replay_file(
+    source: str,
+    name: str,
+    settings: Sequence[Setting],
+    options: Mapping[str, Any],
+    counter: TokenCounter,
+    prices: Prices,
+    summarizer: Summarizer | None = None,
+    stage_marker: re.Pattern[str] | None = None,
+) -> FileReplay:
+    """Read one file and replay each transcript in it on its own (a tau-bench file holds 200 runs)."""
+    fmt, transcripts = load(read_source(source), source, str(options.get("format") or "auto"))
+    runs = [
+        replay(
+            t.messages,
+            settings,
+            options,
+            counter=counter,
+            prices=prices,
+            summarizer=summarizer,
+            stage_marker=stage_marker,
+        )
+        for t in transcripts
+    ]
+    longest = max(range(len(runs)), key=lambda i: runs[i][0].calls, default=0)
+    label = transcripts[longest].label if transcripts else ""
+    chart = [row.context_per_call for row in runs[longest]] if runs else []
+    return FileReplay(name, fmt.name, len(transcripts), aggregate(runs), label, chart)
+
+
+def setting_json(row: SettingResult) -> dict[str, Any]:
+    return dataclasses.asdict(row)
+
+
+def replay_json(files: Sequence[FileReplay], errors: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """The replay's ``files`` (each with its settings), ``failed`` and ``total`` (settings summed over the files)."""
+    return {
+        "files": [
+            {
+                "file": f.file,
+                "format": f.format,
+                "transcripts": f.transcripts,
+                "settings": [setting_json(r) for r in f.settings],
+            }
+            for f in files
+        ],
+        "failed": list(errors),
+        "total": {
+            "files": len(files),
+            "transcripts": sum(f.transcripts for f in files),
+            "failed": len(errors),
+            "settings": [setting_json(row) for row in aggregate([f.settings for f in files])],
+        },
+    }
