@@ -23,6 +23,7 @@ import argparse
 import contextlib
 import json
 import math
+import os
 import re
 import sys
 import time
@@ -160,7 +161,7 @@ def real_messages(folder: Path) -> list[str]:
         if path.suffix not in (".jsonl", ".json", ".traj") or not path.is_file():
             continue
         try:
-            _, transcripts, _ = load(path.read_bytes(), str(path))
+            _, transcripts = load(path.read_bytes(), str(path))
         except Exception as error:  # a bench never stops on one file
             print(f"  (skipped {path.name}: {error})", file=sys.stderr)
             continue
@@ -171,7 +172,8 @@ def real_messages(folder: Path) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--gitleaks-config", type=Path, help="gitleaks' config/gitleaks.toml")
-    parser.add_argument("--transcripts", type=Path, default=ROOT.parent.parent / "shared" / "transcripts")
+    default = os.environ.get("COMPACTCTL_TRANSCRIPTS") or ROOT.parent / "shared" / "transcripts"
+    parser.add_argument("--transcripts", type=Path, default=Path(default))
     args = parser.parse_args()
     detectors: dict[str, Redactor] = {"table": table}
     ds = detect_secrets_redactor()
@@ -183,8 +185,6 @@ def main() -> None:
         gl, count, failed = gitleaks_redactor(args.gitleaks_config)
         detectors["gitleaks"] = gl
         print(f"gitleaks: {count} text rules ported, {failed} did not compile in Python")
-    if not args.transcripts.is_dir():
-        args.transcripts = Path("/work/shared/transcripts")
 
     names = list(detectors)
     print(f"\n{'kind':34} " + " ".join(f"{n:>15}" for n in names))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import random
 import traceback
 from collections.abc import Iterator
@@ -22,9 +23,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared" / "transcripts"
-if not SHARED.is_dir():
-    SHARED = Path("/work/shared/transcripts")
+SHARED = Path(os.environ.get("COMPACTCTL_TRANSCRIPTS") or ROOT.parent / "shared" / "transcripts")
 MAX_RECORDS = 60
 
 ODD_VALUES: tuple[Any, ...] = (

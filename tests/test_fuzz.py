@@ -7,14 +7,13 @@ whatever strategy, the report, replay or the writer does with it.
 
 from __future__ import annotations
 
-import pytest
-
-from tests.fuzzing import SHARED, mutants, run_library
+from tests.conftest import needs_transcripts
+from tests.fuzzing import mutants, run_library
 
 BUDGET = 400
 
 
-@pytest.mark.skipif(not SHARED.is_dir(), reason="needs /work/shared/transcripts")
+@needs_transcripts
 def test_mutated_transcripts_never_crash_the_library():
     crashes = {}
     for number, (name, data) in enumerate(mutants(seed=2026, count=BUDGET)):
