@@ -451,6 +451,7 @@ class FileReplay:
     settings: list[SettingResult]
     chart_label: str  # which transcript the chart shows
     chart: list[list[int]]  # per setting: its context size per call in that transcript
+    skipped_lines: tuple[int, ...] = ()  # unreadable lines left out by --on-error skip
 
 
 def replay_file(
@@ -464,7 +465,8 @@ def replay_file(
     stage_marker: re.Pattern[str] | None = None,
 ) -> FileReplay:
     """Read one file and replay each transcript in it on its own (a tau-bench file holds 200 runs)."""
-    fmt, transcripts = load(read_source(source), source, str(options.get("format") or "auto"))
+    skipped: list[int] | None = [] if options.get("on_error") == "skip" else None
+    fmt, transcripts = load(read_source(source), source, str(options.get("format") or "auto"), skipped)
     runs = [
         replay(
             t.messages,
@@ -480,7 +482,7 @@ def replay_file(
     longest = max(range(len(runs)), key=lambda i: runs[i][0].calls, default=0)
     label = transcripts[longest].label if transcripts else ""
     chart = [row.context_per_call for row in runs[longest]] if runs else []
-    return FileReplay(name, fmt.name, len(transcripts), aggregate(runs), label, chart)
+    return FileReplay(name, fmt.name, len(transcripts), aggregate(runs), label, chart, tuple(skipped or ()))
 
 
 def setting_json(row: SettingResult) -> dict[str, Any]:
@@ -495,6 +497,7 @@ def replay_json(files: Sequence[FileReplay], errors: Sequence[Mapping[str, Any]]
                 "file": f.file,
                 "format": f.format,
                 "transcripts": f.transcripts,
+                "skipped_lines": list(f.skipped_lines),
                 "settings": [setting_json(r) for r in f.settings],
             }
             for f in files

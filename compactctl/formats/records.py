@@ -59,9 +59,12 @@ def parse_records(data: bytes, path: str, skipped: list[int] | None = None) -> t
             try:
                 document = orjson.loads(data)
             except orjson.JSONDecodeError as error:
-                # JSON Lines whose first line is bad: with --on-error skip, that line is skipped like any other.
-                if skipped is None or not _more_lines_parse(data):
+                # JSON Lines whose first line is bad: with --on-error skip, that line is skipped like any
+                # other; without, the error names that line, not where the document reading gave up.
+                if not _more_lines_parse(data):
                     raise _decode_error(error, path, getattr(error, "lineno", None)) from None
+                if skipped is None:
+                    _loads(first_line, path, data[: data.index(first_line)].count(b"\n") + 1)
             else:
                 check_depth(document, data, path, None)
                 return _document_records(document, data), "json"

@@ -71,3 +71,30 @@ def test_a_manifest_that_cannot_be_written_fails_before_any_output(cli, tmp_path
         result = cli("compact", source, "-o", out, "-s", "prune", "--manifest", manifest)
         assert result.exit_code == 2, result.output
         assert "--manifest" in result.stderr and not out.exists()
+
+
+BAD_LINES = (
+    b'{"role": "user", "content": \n{"role":"user","content":"hi"}\n{"role":"assistant","content":"yo"}\nnot json\n'
+)
+
+
+def test_replay_skips_unreadable_lines_with_on_error_skip_and_counts_them(cli, tmp_path):
+    source = tmp_path / "bad.jsonl"
+    source.write_bytes(BAD_LINES)
+    failed = cli("replay", source, "--threshold", "5")
+    assert failed.exit_code == 2 and f"{source}:1:" in failed.stderr  # the bad first line, by its number
+    skipped = cli("replay", source, "--threshold", "5", "--on-error", "skip", "--json")
+    assert skipped.exit_code == 0, skipped.output
+    (file,) = json.loads(skipped.stdout)["files"]
+    assert file["skipped_lines"] == [1, 4] and file["settings"][0]["calls"] == 1
+
+
+def test_the_summary_deadline_and_fail_after_are_settings_with_bounds(cli, tmp_path, agent_messages):
+    source = write_jsonl(tmp_path / "in.jsonl", agent_messages)
+    for flag, value in (("--summary-deadline", "0"), ("--summary-fail-after", "0")):
+        result = cli("compact", source, "-o", tmp_path / "out.jsonl", flag, value)
+        assert result.exit_code == 2 and flag.lstrip("-") in result.stderr.replace("_", "-"), result.output
+    config = tmp_path / "compactctl.toml"
+    config.write_text("summary_deadline = 30\nsummary_fail_after = 2\n")
+    result = cli("compact", source, "-o", tmp_path / "out.jsonl", "--config", config, "--dry-run")
+    assert result.exit_code == 0, result.output
