@@ -7,8 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
+from compactctl import jsonbytes
 from compactctl.errors import InputError
 from compactctl.strategies import STRATEGIES, Fate, StepContext, options_from
 from compactctl.summarizers import Summarizer
@@ -36,7 +35,7 @@ class Compaction:
 
 
 def message_hash(message: Message) -> str:
-    return hashlib.sha256(orjson.dumps(message, option=orjson.OPT_SORT_KEYS)).hexdigest()
+    return hashlib.sha256(jsonbytes.dumps(message, sort_keys=True)).hexdigest()
 
 
 def check_steps(steps: Sequence[str]) -> None:

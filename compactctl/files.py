@@ -16,7 +16,6 @@ import os
 import re
 import stat
 import sys
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ if TYPE_CHECKING:
 
     from compactctl.replay.recorded import RecordedReplay
 
+from compactctl import interrupts
 from compactctl.compaction import compact
 from compactctl.errors import CompactctlError, InputError
 from compactctl.evaluate import FileEvaluation, Judge, evaluate, merged
@@ -130,6 +130,8 @@ def plan(inputs: list[str], output: str | None, mark: str = OUTPUT_MARK) -> list
             target = output
         if source != STDIO and target != STDIO and _same_file(source, target):
             raise InputError("the output would overwrite the input; inputs are never overwritten", target)
+        if source == STDIO and target != STDIO and _stdin_is(target):
+            raise InputError("stdin is this file: the output would overwrite the input", target)
         jobs.append(Job(source, target, name))
     _check_distinct_targets(jobs)
     return jobs
@@ -150,6 +152,20 @@ def check_side_files(jobs: list[Job], **files: Path | None) -> None:
         if key in taken:
             raise InputError(f"--{flag} would overwrite {taken[key]}; choose another file", str(path))
         taken[key] = f"the --{flag} file"
+        _check_writable(path, flag)
+
+
+def _check_writable(path: Path, flag: str) -> None:
+    """A side file that cannot be written fails the run before any output is, not after."""
+    if path.is_dir():
+        raise InputError(f"cannot write the --{flag} file: it is a folder; give a file", str(path))
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:  # write_atomic makes the missing folders
+        folder = folder.parent
+    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+        raise InputError(f"cannot write the --{flag} file: {folder} is not a writable folder", str(path))
+    if path.exists() and not os.access(path, os.W_OK) and not os.access(folder, os.W_OK):
+        raise InputError(f"cannot write the --{flag} file", str(path))
 
 
 def _check_distinct_targets(jobs: list[Job]) -> None:
@@ -173,7 +189,21 @@ def _inside(path: Path, folder: Path) -> bool:
 
 
 def _same_file(a: str, b: str) -> bool:
-    return Path(a).resolve() == Path(b).resolve()
+    if Path(a).resolve() == Path(b).resolve():
+        return True
+    try:  # a hard link is the same file under another name
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _stdin_is(target: str) -> bool:
+    """``compact - -o in.jsonl < in.jsonl``: stdin is the very file the output would replace."""
+    try:
+        given, there = os.fstat(sys.stdin.fileno()), os.stat(target)
+    except (OSError, ValueError, AttributeError):  # no real stdin (a test runner's), or no such target yet
+        return False
+    return stat.S_ISREG(given.st_mode) and (given.st_dev, given.st_ino) == (there.st_dev, there.st_ino)
 
 
 def read_source(source: str) -> bytes:
@@ -215,18 +245,17 @@ def write_atomic(target: str, data: bytes) -> None:
             file.write(data)
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
+    interrupts.remove_stale(path)  # left by a run killed outright; never one still running
+    with interrupts.temporary_beside(path) as temporary:
+        # O_EXCL: the name is this process's own; the mode is what any new file would get.
+        handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 & ~_UMASK)
         with os.fdopen(handle, "wb") as file:
-            # mkstemp makes the file private (0600); an output gets the mode any new file would.
-            os.fchmod(file.fileno(), 0o666 & ~_UMASK)
             file.write(data)
             file.flush()
             os.fsync(file.fileno())
+        if interrupts.stopping.is_set():  # stopped while writing: the target keeps what it had
+            raise KeyboardInterrupt
         os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def run_jobs(
@@ -244,10 +273,24 @@ def run_jobs(
             failures[index] = Failure(job.source, str(error), error.exit_code)
         except OSError as error:
             failures[index] = Failure(job.source, f"{error.filename or job.source}: {error.strerror or error}", 2)
+        except Exception as error:  # a bug met on one file must not cost the batch its summary
+            what = f"{type(error).__name__}: {str(error)[:200]}"
+            failures[index] = Failure(job.source, f"{job.source}: cannot process this file ({what})", 2)
 
-    with _progress(len(jobs), progress) as advance, ThreadPoolExecutor(max(1, parallel)) as pool:
-        for _ in pool.map(attempt, range(len(jobs))):
-            advance()
+    pool = ThreadPoolExecutor(max(1, parallel))
+    interrupted = False
+    try:
+        with _progress(len(jobs), progress) as advance:
+            for _ in pool.map(attempt, range(len(jobs))):
+                advance()
+    except KeyboardInterrupt:
+        # Stop now: no new file is started, nothing more is renamed into place, and the
+        # threads still working are not waited for (the CLI exits without joining them).
+        interrupted = True
+        interrupts.remove_temporaries()
+        raise
+    finally:
+        pool.shutdown(wait=not interrupted, cancel_futures=interrupted)
     return [results[i] for i in sorted(results)], [failures[i] for i in sorted(failures)]
 
 
@@ -506,6 +549,7 @@ class FileReplay:
     chart_label: str  # which transcript the chart shows
     chart: list[list[int]]  # per setting: its context size per call in that transcript
     api: RecordedReplay | None = None  # the rows in API units, where the file records its usage
+    skipped_lines: tuple[int, ...] = ()  # unreadable lines left out by --on-error skip
 
 
 def replay_file(
@@ -526,14 +570,15 @@ def replay_file(
     (``replay.recorded``): calibrated on that usage, each call priced by the model it names
     (``fallback_prices``, from ``--model-pricing``, for a model the table lacks).
     """
+    skipped: list[int] | None = [] if options.get("on_error") == "skip" else None
     data = read_source(source)
-    fmt, transcripts = load(data, source, str(options.get("format") or "auto"))
+    fmt, transcripts = load(data, source, str(options.get("format") or "auto"), skipped)
     recorded = _recorded_replay(
         data, source, fmt.name, settings, options, price_table, fallback_prices, summarizer, stage_marker
     )
     if recorded is not None:
         chart = [row.context_per_call for row in recorded.settings]
-        return FileReplay(name, fmt.name, 1, recorded.settings, "", chart, recorded)
+        return FileReplay(name, fmt.name, 1, recorded.settings, "", chart, recorded, tuple(skipped or ()))
     runs = [
         replay(
             t.messages,
@@ -549,7 +594,9 @@ def replay_file(
     longest = max(range(len(runs)), key=lambda i: runs[i][0].calls, default=0)
     label = transcripts[longest].label if transcripts else ""
     chart = [row.context_per_call for row in runs[longest]] if runs else []
-    return FileReplay(name, fmt.name, len(transcripts), aggregate(runs), label, chart)
+    return FileReplay(
+        name, fmt.name, len(transcripts), aggregate(runs), label, chart, skipped_lines=tuple(skipped or ())
+    )
 
 
 def _recorded_replay(
@@ -625,6 +672,7 @@ def _file_replay_json(f: FileReplay) -> dict[str, Any]:
         "file": f.file,
         "format": f.format,
         "transcripts": f.transcripts,
+        "skipped_lines": list(f.skipped_lines),
         "settings": [setting_json(r, basis) for r, basis in zip(f.settings, bases, strict=True)],
     }
     if f.api is not None:

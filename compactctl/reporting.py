@@ -77,7 +77,7 @@ def reported_input_tokens(message: Message) -> int | None:
         return prompt_tokens
     if isinstance(input_tokens, int):
         cache = ("cache_creation_input_tokens", "cache_read_input_tokens")
-        return input_tokens + sum(int(usage.get(key) or 0) for key in cache)
+        return input_tokens + sum(value for key in cache if isinstance(value := usage.get(key), int))
     return None
 
 

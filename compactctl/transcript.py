@@ -7,14 +7,38 @@ A message is a plain ``dict``. Everything compactctl adds lives under one key,
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 Message = dict[str, Any]
 
 ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
+# Content part types the Chat Completions API takes, by role.
+PART_TYPES: dict[str, frozenset[str]] = {
+    "system": frozenset({"text"}),
+    "developer": frozenset({"text"}),
+    "user": frozenset({"text", "image_url", "input_audio", "file"}),
+    "assistant": frozenset({"text", "refusal"}),
+    "tool": frozenset({"text"}),
+}
+# Thinking and reasoning blocks ride on assistant messages as parts so that a producer's
+# format writes them back losslessly; they are not Chat Completions parts, and not an error.
+CARRIED_PART_TYPES = frozenset({"thinking", "redacted_thinking", "reasoning"})
+# The field each part type must hold, and the JSON type it must be.
+PART_FIELDS: dict[str, tuple[str, type]] = {
+    "text": ("text", str),
+    "refusal": ("refusal", str),
+    "image_url": ("image_url", dict),
+    "input_audio": ("input_audio", dict),
+    "file": ("file", dict),
+}
 ANNOTATION_KEY = "compactctl"
+
+
+def one_of(value: Any, names: Collection[str]) -> bool:
+    """``value`` is a string among ``names``: a list or an object where a name belongs is none of them."""
+    return isinstance(value, str) and value in names
 
 
 def annotations_of(message: Message) -> dict[str, Any]:
@@ -72,7 +96,7 @@ def tool_calls_of(message: Message) -> list[dict[str, Any]]:
 
 
 def tool_call_ids(message: Message) -> list[str]:
-    return [str(call.get("id")) for call in tool_calls_of(message) if isinstance(call, dict)]
+    return [call["id"] for call in tool_calls_of(message) if isinstance(call, dict) and isinstance(call.get("id"), str)]
 
 
 def content_text(message: Message) -> str:
@@ -184,12 +208,14 @@ class Validator:
                 self.violation = Violation(self._index, problem)
 
     def _check(self, message: Message) -> str | None:
+        if not isinstance(message, dict):
+            return f"a message is {type(message).__name__}, not an object"
         role = message.get("role")
-        if role not in ROLES:
-            return f"unknown role {role!r}" if role is not None else "missing role"
-        content = message.get("content")
-        if content is not None and not isinstance(content, (str, list)):
-            return f"{role} content is {type(content).__name__}, not a string or a list of parts"
+        if not isinstance(role, str) or role not in ROLES:
+            return f"unknown role {_shown(role)}" if role is not None else "missing role"
+        problem = _shape_problem(message, role)
+        if problem:
+            return problem
         if role == "tool":
             if not self._assistant_with_calls:
                 return f"tool message after a {self._previous_role or 'start of transcript'} message"
@@ -229,6 +255,85 @@ class Validator:
             if unanswered:
                 self.violation = Violation(self._index, f"unanswered tool call {unanswered!r} at the end")
         return self.violation
+
+
+def _shown(value: Any) -> str:
+    """A value for an error line: short, whatever its type."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _shape_problem(message: Message, role: str) -> str | None:
+    """What the API would reject in this message's fields, by their types (pairing is checked apart)."""
+    content = message.get("content")
+    if content is not None and not isinstance(content, (str, list)):
+        return f"{role} content is {type(content).__name__}, not a string or a list of parts"
+    if isinstance(content, list):
+        for number, part in enumerate(content, 1):
+            problem = _part_problem(part, role)
+            if problem:
+                return f"content part {number}: {problem}"
+    name = message.get("name")
+    if name is not None and not isinstance(name, str):
+        return f"name is {type(name).__name__}, not a string"
+    if role == "tool":
+        call_id = message.get("tool_call_id")
+        if not isinstance(call_id, str):
+            return (
+                "tool message has no tool_call_id"
+                if call_id is None
+                else (f"tool_call_id is {type(call_id).__name__}, not a string")
+            )
+    if role == "assistant" and "tool_calls" in message and message["tool_calls"] is not None:
+        calls = message["tool_calls"]
+        if not isinstance(calls, list):
+            return f"tool_calls is {type(calls).__name__}, not a list"
+        if not calls:
+            return "tool_calls is an empty list (leave it out instead)"
+        for number, entry in enumerate(calls, 1):
+            problem = _call_problem(entry)
+            if problem:
+                return f"tool call {number}: {problem}"
+    return None
+
+
+def _part_problem(part: Any, role: str) -> str | None:
+    if not isinstance(part, dict):
+        return f"is {type(part).__name__}, not an object"
+    kind = part.get("type")
+    if not isinstance(kind, str):
+        return "has no type" if kind is None else f"type is {type(kind).__name__}, not a string"
+    if role == "assistant" and kind in CARRIED_PART_TYPES:
+        return None
+    if kind not in PART_TYPES[role]:
+        return f"type {_shown(kind)} is not allowed in a {role} message ({', '.join(sorted(PART_TYPES[role]))})"
+    field, expected = PART_FIELDS[kind]
+    value = part.get(field)
+    if not isinstance(value, expected):
+        what = "missing" if value is None else f"{type(value).__name__}"
+        return f"{kind} part's {field!r} is {what}, not {'a string' if expected is str else 'an object'}"
+    if kind == "image_url" and not (isinstance(value, dict) and isinstance(value.get("url"), str)):
+        return "image_url part has no url string"
+    return None
+
+
+def _call_problem(entry: Any) -> str | None:
+    if not isinstance(entry, dict):
+        return f"is {type(entry).__name__}, not an object"
+    if not isinstance(entry.get("id"), str):
+        return "has no id string"
+    if entry.get("type", "function") != "function":
+        return f"type is {_shown(entry.get('type'))}, not 'function'"
+    function = entry.get("function")
+    if not isinstance(function, dict):
+        return f"function is {type(function).__name__}, not an object" if function is not None else "has no function"
+    if not isinstance(function.get("name"), str) or not function.get("name"):
+        return "function has no name string"
+    arguments = function.get("arguments")
+    if not isinstance(arguments, str):
+        what = "missing" if arguments is None else type(arguments).__name__
+        return f"function.arguments is {what}, not a JSON string"
+    return None
 
 
 def find_violation(messages: Iterable[Message]) -> Violation | None:

@@ -11,6 +11,7 @@ import orjson
 import typer
 from rich.markup import escape
 
+from compactctl import interrupts
 from compactctl.cli.render import emit, pct, stderr
 from compactctl.errors import EXIT_GATE, EXIT_INPUT, EXIT_OK, EXIT_SUMMARIZER, CompactctlError, InputError
 from compactctl.files import STDIO, Failure, FileCompaction, Job, write_atomic
@@ -26,6 +27,8 @@ def handle_errors(command: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return command(*args, **kwargs)
+        except KeyboardInterrupt as interrupt:  # Ctrl-C, SIGTERM, SIGHUP: exit 128 + N at once
+            interrupts.stop_now(interrupt)
         except CompactctlError as error:
             # Escaped: a message may hold brackets ("pip install 'compactctl[plot]'") that are not markup.
             stderr.print(f"[bold red]error:[/] {escape(str(error))}", markup=True, highlight=False, soft_wrap=True)

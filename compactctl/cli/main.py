@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from compactctl import __version__
+from compactctl import __version__, interrupts
 from compactctl.cli import compact, eval, prune, replay, report, review
 from compactctl.cli.options import takes_settings
 
@@ -51,4 +51,5 @@ app = build_app()
 
 
 def main() -> None:
+    interrupts.install()  # SIGTERM and SIGHUP stop a run the way Ctrl-C does
     app()

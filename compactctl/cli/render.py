@@ -61,8 +61,10 @@ def emit(
         return
     out = stderr if to_stderr else console()
     for failure in failures:
-        stderr.print(f"[bold red]error:[/] {failure.error}", soft_wrap=True)
-    if quiet or not reports:
+        # A summarizer error names the server, not the file: the line says which file it stopped.
+        named = failure.error if failure.file in failure.error else f"{failure.file}: {failure.error}"
+        stderr.print(f"[bold red]error:[/] {escape(named)}", soft_wrap=True)
+    if quiet or (not reports and len(failures) < 2):
         return
     if len(reports) == 1 and not failures:
         report = reports[0]

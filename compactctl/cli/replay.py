@@ -23,6 +23,7 @@ from compactctl.replay.options import DEFAULT_THRESHOLDS, ReplayOptions
 from compactctl.replay.prices import Prices, load_prices, prices_for, with_summarizer_prices
 from compactctl.replay.simulate import SettingResult, aggregate
 from compactctl.replay.triggers import parse_thresholds, settings_grid, stage_pattern
+from compactctl.reporting import skipped_note
 from compactctl.settings import Declared
 from compactctl.summarizers.build import make_summarizer
 from compactctl.summarizers.options import SummarizerOptions
@@ -142,6 +143,9 @@ def render(results: list[FileReplay], label: str, prices: Prices) -> None:
     console.print(table)
     source = _chart_source(results)
     console.print(chart(source, console.width))
+    for result in results:
+        if result.skipped_lines:
+            stderr.print(f"[yellow]note:[/] {result.file}: {skipped_note(list(result.skipped_lines))}", soft_wrap=True)
 
 
 def _tokens(value: float) -> str:

@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from compactctl import jsonbytes
 from compactctl.errors import InputError
 from compactctl.formats.base import Native, Transcript, is_unchanged, native_of, sources
 from compactctl.formats.records import (
@@ -30,7 +31,7 @@ from compactctl.formats.records import (
     dumps_document,
     raw_line,
 )
-from compactctl.transcript import Message, content_text, is_thinking
+from compactctl.transcript import Message, content_text, is_thinking, one_of
 
 NAME = "anthropic"
 
@@ -42,7 +43,7 @@ def _has_blocks(message: Any) -> bool:
     content = message.get("content") if isinstance(message, dict) else None
     return isinstance(content, list) and any(
         isinstance(block, dict)
-        and (block.get("type") in ANTHROPIC_BLOCKS or (block.get("type") == "image" and "source" in block))
+        and (one_of(block.get("type"), ANTHROPIC_BLOCKS) or (block.get("type") == "image" and "source" in block))
         for block in content
     )
 
@@ -120,7 +121,7 @@ def tool_use_to_call(block: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": block.get("id"),
         "type": "function",
-        "function": {"name": block.get("name", ""), "arguments": orjson.dumps(arguments).decode()},
+        "function": {"name": block.get("name", ""), "arguments": jsonbytes.dumps(arguments).decode()},
     }
 
 
@@ -183,7 +184,7 @@ def assistant_blocks(message: Message, template: list[Any] | None) -> list[Any]:
     wrote_text = False
     for block in template:
         kind = block.get("type") if isinstance(block, dict) else None
-        if kind in KEPT_BLOCKS:
+        if one_of(kind, KEPT_BLOCKS):
             if block in thinking:
                 thinking.remove(block)
                 blocks.append(block)
@@ -392,7 +393,7 @@ def write(transcripts: list[Transcript]) -> bytes:
             lines.extend(raw_line(record) for record in records)
             continue
         for index, param in params_of(transcript):
-            lines.append(raw_line(records[index]) if index is not None else orjson.dumps(param) + b"\n")
+            lines.append(raw_line(records[index]) if index is not None else jsonbytes.dumps(param) + b"\n")
     if layout == "json":
         return dumps_document([orjson.loads(line) for line in lines])
     return b"".join(lines)
@@ -411,4 +412,4 @@ def _write_request(transcript: Transcript) -> bytes:
     elif systems:
         # A request has one system prompt: a summary placed after it joins it there.
         request["system"] = "\n\n".join(s if isinstance(s, str) else content_text({"content": s}) for s in systems)
-    return orjson.dumps(request) + b"\n"
+    return jsonbytes.dumps(request) + b"\n"

@@ -13,15 +13,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO
 
-from compactctl.formats.base import Native, Transcript, native_of
+from compactctl import jsonbytes
+from compactctl.formats.base import Native, Transcript, native_of, sources
 from compactctl.formats.records import (
     Layout,
     Record,
     check_message,
     document_layout,
     dumps_document,
-    dumps_line,
     iter_jsonl_stream,
+    line_of,
 )
 from compactctl.transcript import ANNOTATION_KEY, OBSERVATION_KIND, Message
 
@@ -29,7 +30,11 @@ NAME = "chat"
 
 
 @dataclass(frozen=True)
-class ChatNative(Native[None]):
+class ChatNative(Native[bytes | None]):
+    """Units are the lines as read, kept only where writing the message afresh would differ
+    (another writer's spacing or escapes), so an unchanged message comes back byte for byte
+    and an orjson-written file costs nothing."""
+
     layout: Layout = "jsonl"  # a bare JSON array of messages is written back as one
     observations: bool = False  # the reader marked observations (the writer takes the mark off)
 
@@ -45,6 +50,10 @@ def detect(records: list[Record]) -> bool:
 
 def read(records: list[Record], path: str) -> list[Transcript]:
     messages = [check_message(record.value, path, record.line) for record in records]
+    lines = tuple(
+        record.raw if record.raw and jsonbytes.dumps(message) != record.raw.rstrip(b"\r") else None
+        for message, record in zip(messages, records, strict=True)
+    )
     marked = False
     for i, message in enumerate(messages):
         content = message.get("content")
@@ -58,7 +67,11 @@ def read(records: list[Record], path: str) -> list[Transcript]:
         ):
             messages[i] = {**message, ANNOTATION_KEY: dict(_MARK)}
             marked = True
-    return [Transcript(messages, native=ChatNative(layout=document_layout(records), observations=marked))]
+    layout = document_layout(records)
+    if not any(lines):  # written as orjson writes: nothing to keep, no origins to follow
+        return [Transcript(messages, native=ChatNative(layout=layout, observations=marked))]
+    native = ChatNative(lines, tuple(messages), layout=layout, observations=marked)
+    return [Transcript(messages, native=native, origins=tuple(range(len(messages))))]
 
 
 def _layout(transcript: Transcript) -> Layout:
@@ -66,21 +79,27 @@ def _layout(transcript: Transcript) -> Layout:
     return native.layout if native is not None else "jsonl"
 
 
-def _written(transcript: Transcript) -> list[Message]:
-    native = native_of(transcript, ChatNative)
-    if native is None or not native.observations:
-        return transcript.messages
-    return [
-        {k: v for k, v in m.items() if k != ANNOTATION_KEY} if m.get(ANNOTATION_KEY) == _MARK else m
-        for m in transcript.messages
-    ]
+def _unmarked(message: Message, native: ChatNative | None) -> Message:
+    if native is None or not native.observations or message.get(ANNOTATION_KEY) != _MARK:
+        return message
+    return {k: v for k, v in message.items() if k != ANNOTATION_KEY}
 
 
 def write(transcripts: list[Transcript]) -> bytes:
-    messages = [message for transcript in transcripts for message in _written(transcript)]
     if any(_layout(transcript) == "json" for transcript in transcripts):
-        return dumps_document(messages)
-    return b"".join(dumps_line(message) for message in messages)
+        return dumps_document(
+            [
+                _unmarked(message, native_of(transcript, ChatNative))
+                for transcript in transcripts
+                for message in transcript.messages
+            ]
+        )
+    return b"".join(
+        line_of(_unmarked(message, native), line if same else None)
+        for transcript in transcripts
+        for native in [native_of(transcript, ChatNative)]
+        for message, line, same in sources(transcript, native)
+    )
 
 
 def stream(file: IO[bytes], path: str, skipped: list[int] | None = None) -> Iterator[Message]:

@@ -36,8 +36,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import orjson
-
+from compactctl import jsonbytes
 from compactctl.errors import InputError
 from compactctl.formats.anthropic import (
     assistant_blocks,
@@ -48,7 +47,7 @@ from compactctl.formats.anthropic import (
 )
 from compactctl.formats.base import Native, Transcript, is_unchanged, native_of, sources
 from compactctl.formats.records import Record, annotate, raw_line
-from compactctl.transcript import Message, content_text
+from compactctl.transcript import Message, content_text, one_of
 
 NAME = "claude-code"
 
@@ -92,7 +91,7 @@ _NAMESPACE = uuid.UUID("6f1c9b1e-2f5a-4a55-9a8e-63a1d1c0c7e1")
 def detect(records: list[Record]) -> bool:
     return any(
         isinstance(r.value, dict)
-        and r.value.get("type") in RECORD_TYPES
+        and one_of(r.value.get("type"), RECORD_TYPES)
         and any(key in r.value for key in ("sessionId", "uuid", "leafUuid", "messageId"))
         for r in records[:20]
     )
@@ -179,7 +178,7 @@ def _leaf(records: list[Record], by_uuid: dict[str, int], sidechain: bool) -> in
     return leaf
 
 
-def _active_chain(records: list[Record], sidechain: bool) -> list[int] | None:
+def _active_chain(records: list[Record], sidechain: bool, path: str = "<input>") -> list[int] | None:
     """Indices of the records on the chain from the root (or a compact boundary) to the leaf.
 
     None when no message record's ``parentUuid`` names a record in the file: there is no
@@ -191,6 +190,14 @@ def _active_chain(records: list[Record], sidechain: bool) -> list[int] | None:
             by_uuid.setdefault(key, position)
     if not any(_uuid(r.value, "parentUuid") in by_uuid and _is_message_record(r.value, sidechain) for r in records):
         return None
+    for record in records:
+        # A root says so with "parentUuid": null; a message record without the key cuts the chain
+        # in two, and reading on would drop one side of it without a word.
+        if _is_message_record(record.value, sidechain) and "parentUuid" not in record.value:
+            kind = record.value.get("type")
+            raise InputError(
+                f"a {kind} record has no parentUuid: the conversation chain breaks here", path, record.line
+            )
     chain: list[int] = []
     seen: set[int] = set()
     index: int | None = _leaf(records, by_uuid, sidechain)
@@ -208,7 +215,11 @@ def _result_ids(value: dict[str, Any]) -> set[Any]:
     message = value.get("message") if value.get("type") == "user" else None
     content = message.get("content") if isinstance(message, dict) else None
     blocks = content if isinstance(content, list) else []
-    return {b.get("tool_use_id") for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"}
+    return {
+        b["tool_use_id"]
+        for b in blocks
+        if isinstance(b, dict) and b.get("type") == "tool_result" and isinstance(b.get("tool_use_id"), str)
+    }
 
 
 def _with_parallel_results(records: list[Record], chain: list[int], sidechain: bool) -> list[int]:
@@ -227,15 +238,16 @@ def _with_parallel_results(records: list[Record], chain: list[int], sidechain: b
         value = record.value
         if not _is_message_record(value, sidechain):
             continue
-        if value["type"] == "assistant" and value["message"].get("id") is not None:
+        if value["type"] == "assistant" and isinstance(value["message"].get("id"), str):
             blocks_of.setdefault(value["message"]["id"], []).append(index)
         elif _result_ids(value) and (parent := _uuid(value, "parentUuid")) is not None:
             results_of.setdefault(parent, []).append(index)
     last_block: dict[Any, int] = {}  # message.id -> position of its last record on the chain
     for position, index in enumerate(chain):
         value = records[index].value
-        if value.get("type") == "assistant" and _is_message_record(value, sidechain):
-            last_block[value["message"].get("id")] = position
+        assistant = value.get("type") == "assistant" and _is_message_record(value, sidechain)
+        if assistant and isinstance(message_id := value["message"].get("id"), str):
+            last_block[message_id] = position
     taken = set(chain)
     answered = {call for index in chain for call in _result_ids(records[index].value)}
     after: dict[int, list[int]] = {}
@@ -289,7 +301,8 @@ def _groups(records: list[Record], order: Iterable[int], sidechain: bool, path: 
                 open_assistant.records.append(index)
                 open_assistant.blocks.extend(blocks)
                 continue
-            open_assistant = _Group("assistant", [index], message.get("id"), list(blocks))
+            message_id = message.get("id") if isinstance(message.get("id"), str) else None
+            open_assistant = _Group("assistant", [index], message_id, list(blocks))
             groups.append(open_assistant)
         else:
             open_assistant = None
@@ -318,7 +331,7 @@ def read(records: list[Record], path: str) -> list[Transcript]:
             kind = type(record.value).__name__
             raise InputError(f"expected a Claude Code record object, got {kind}", path, record.line)
     sidechain = _is_subagent_file(records)
-    chain = _active_chain(records, sidechain)
+    chain = _active_chain(records, sidechain, path)
     order = range(len(records)) if chain is None else _with_parallel_results(records, chain, sidechain)
     groups = _groups(records, order, sidechain, path)
     messages: list[Message] = []
@@ -358,7 +371,7 @@ def write(transcripts: list[Transcript]) -> bytes:
         out.extend(raw_line(record) for record in records)
         if not is_unchanged(transcript, native):
             new = compacted_records(transcript, native) if native and records else session_records(transcript.messages)
-            out.extend(orjson.dumps(record) + b"\n" for record in new)
+            out.extend(jsonbytes.dumps(record) + b"\n" for record in new)
     return b"".join(out)
 
 

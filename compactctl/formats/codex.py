@@ -25,13 +25,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
+from compactctl import jsonbytes
 from compactctl.errors import InputError
 from compactctl.formats.base import Native, Transcript, is_unchanged, native_of, sources
 from compactctl.formats.records import Record, raw_line
 from compactctl.formats.responses import ITEM_TYPES, Item, ItemReader, Unit, message_items
-from compactctl.transcript import Message, content_text
+from compactctl.transcript import Message, content_text, one_of
 
 NAME = "codex"
 
@@ -57,7 +56,8 @@ SUMMARY_PREFIX = (
 
 def detect(records: list[Record]) -> bool:
     return any(
-        isinstance(r.value, dict) and r.value.get("type") in ROLLOUT_TYPES and "payload" in r.value for r in records[:5]
+        isinstance(r.value, dict) and one_of(r.value.get("type"), ROLLOUT_TYPES) and "payload" in r.value
+        for r in records[:5]
     )
 
 
@@ -129,9 +129,12 @@ def read(records: list[Record], path: str) -> list[Transcript]:
         if not isinstance(value, dict):
             raise InputError(f"expected a rollout line object, got {type(value).__name__}", path, record.line)
         kind, payload = value.get("type"), value.get("payload")
+        if payload is None and kind in ("response_item", "compacted", "event_msg", "turn_context"):
+            # Said, not skipped: a model-input line read as nothing would shrink the session unseen.
+            raise InputError(f"a {kind} line has no payload", path, record.line)
         if payload is None:
             # Early rollouts: bare session metadata first, then bare ResponseItems.
-            if kind in ITEM_TYPES:
+            if one_of(kind, ITEM_TYPES):
                 rollout.items.feed(value, None, record.line)
             elif index == 0 and "id" in value:
                 rollout.session_meta(value)
@@ -158,11 +161,11 @@ def write(transcripts: list[Transcript]) -> bytes:
     for transcript in transcripts:
         native = native_of(transcript, CodexNative)
         if native is None:
-            out.extend(orjson.dumps(line) + b"\n" for line in new_rollout(transcript.messages))
+            out.extend(jsonbytes.dumps(line) + b"\n" for line in new_rollout(transcript.messages))
             continue
         out.extend(raw_line(record) for record in native.records)
         if not is_unchanged(transcript, native):
-            out.append(orjson.dumps(compacted_line(transcript, native)) + b"\n")
+            out.append(jsonbytes.dumps(compacted_line(transcript, native)) + b"\n")
     return b"".join(out)
 
 

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from compactctl.errors import InputError
-from compactctl.formats.base import Transcript
-from compactctl.formats.records import Record, check_message, dumps_line
+from compactctl.formats.base import Native, Transcript, is_unchanged, native_of
+from compactctl.formats.records import Record, check_message, line_of
 
 NAME = "dataset"
+
+
+@dataclass(frozen=True)
+class DatasetNative(Native[None]):
+    raw: bytes | None = None  # the line as read
 
 
 def detect(records: list[Record]) -> bool:
@@ -23,10 +30,17 @@ def read(records: list[Record], path: str) -> list[Transcript]:
         messages = [
             check_message(message, path, record.line, f"messages[{i}]") for i, message in enumerate(line["messages"])
         ]
-        transcripts.append(Transcript(messages, f"line {record.line}", envelope=line))
+        native = DatasetNative(originals=tuple(messages), raw=record.raw)
+        transcripts.append(Transcript(messages, f"line {record.line}", envelope=line, native=native))
     return transcripts
 
 
 def write(transcripts: list[Transcript]) -> bytes:
     # Replacing the key in a copy keeps the line's key order.
-    return b"".join(dumps_line({**(t.envelope or {}), "messages": t.messages}) for t in transcripts)
+    return b"".join(line_of({**(t.envelope or {}), "messages": t.messages}, _as_read(t)) for t in transcripts)
+
+
+def _as_read(transcript: Transcript) -> bytes | None:
+    """The line as read when its messages are still those read from it: back byte for byte."""
+    native = native_of(transcript, DatasetNative)
+    return native.raw if native is not None and is_unchanged(transcript, native) else None

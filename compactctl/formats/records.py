@@ -6,12 +6,14 @@ the same way everywhere.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any, Literal
 
 import orjson
 
+from compactctl import jsonbytes
 from compactctl.errors import InputError
 from compactctl.transcript import ANNOTATION_KEY, ROLES, Message, annotations_of
 
@@ -57,15 +59,33 @@ def parse_records(data: bytes, path: str, skipped: list[int] | None = None) -> t
             try:
                 document = orjson.loads(data)
             except orjson.JSONDecodeError as error:
-                raise _decode_error(error, path, getattr(error, "lineno", None)) from None
-            check_depth(document, data, path, None)
-            return _document_records(document, data), "json"
+                # JSON Lines whose first line is bad: with --on-error skip, that line is skipped like any
+                # other; without, the error names that line, not where the document reading gave up.
+                if not _more_lines_parse(data):
+                    raise _decode_error(error, path, getattr(error, "lineno", None)) from None
+                if skipped is None:
+                    _loads(first_line, path, data[: data.index(first_line)].count(b"\n") + 1)
+            else:
+                check_depth(document, data, path, None)
+                return _document_records(document, data), "json"
     records = list(iter_jsonl_bytes(data, path, skipped))
     if not records:
         raise InputError(f"no readable line (skipped lines {listed(skipped or [])})", path)
     if len(records) == 1 and isinstance(records[0].value, list):
         return _document_records(records[0].value), "json"
     return records, "jsonl"
+
+
+def _more_lines_parse(data: bytes) -> bool:
+    """Whether a line after the first is JSON on its own: the file is JSON Lines, not one document."""
+    for line in data.split(b"\n")[1:6]:
+        if line.strip():
+            try:
+                orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            return True
+    return False
 
 
 def _document_records(document: Any, data: bytes | None = None) -> list[Record]:
@@ -99,11 +119,24 @@ def iter_jsonl_stream(stream: IO[bytes], path: str, skipped: list[int] | None = 
 
 
 _SKIPPED = object()
+_LONG_NUMBER = re.compile(rb"\d{20}")  # past 64 bits, orjson reads an integer as a float
+
+
+def _exact_numbers(line: bytes, value: Any) -> Any:
+    """The record parsed again by the standard library, which keeps big integers exact."""
+    import json
+
+    try:
+        return json.loads(line)
+    except ValueError:
+        return value
 
 
 def _loads(line: bytes, path: str, number: int, skipped: list[int] | None = None) -> Any:
     try:
         value = orjson.loads(line)
+        if _LONG_NUMBER.search(line):
+            value = _exact_numbers(line, value)
     except orjson.JSONDecodeError as error:
         if skipped is not None:
             skipped.append(number)
@@ -147,8 +180,9 @@ def check_message(value: Any, path: str, line: int | None, where: str = "") -> M
     role = value.get("role")
     if role is None:
         raise InputError(f"{prefix}message has no 'role'", path, line)
-    if role not in ROLES:
-        raise InputError(f"{prefix}unknown role {role!r} (expected one of {', '.join(sorted(ROLES))})", path, line)
+    if not isinstance(role, str) or role not in ROLES:
+        shown = repr(role) if len(repr(role)) <= 60 else repr(role)[:57] + "..."
+        raise InputError(f"{prefix}unknown role {shown} (expected one of {', '.join(sorted(ROLES))})", path, line)
     content = value.get("content")
     if content is not None and not isinstance(content, (str, list)):
         raise InputError(
@@ -156,11 +190,19 @@ def check_message(value: Any, path: str, line: int | None, where: str = "") -> M
             path,
             line,
         )
+    note = value.get(ANNOTATION_KEY)
+    if note is not None and not isinstance(note, dict):
+        raise InputError(f"{prefix}'{ANNOTATION_KEY}' annotation is {type(note).__name__}, not an object", path, line)
     return value
 
 
 def dumps_line(value: Any) -> bytes:
-    return orjson.dumps(value) + b"\n"
+    return jsonbytes.dumps(value) + b"\n"
+
+
+def line_of(value: Any, as_read: bytes | None) -> bytes:
+    """The line as it was read when there is one (unchanged records come back byte for byte), else ``value``."""
+    return as_read.rstrip(b"\r") + b"\n" if as_read is not None else dumps_line(value)
 
 
 def dumps_document(value: Any, like: bytes | None = None) -> bytes:
@@ -186,7 +228,7 @@ def document_layout(records: list[Record]) -> Layout:
 
 
 def raw_line(record: Record) -> bytes:
-    return (record.raw if record.raw is not None else orjson.dumps(record.value)) + b"\n"
+    return (record.raw if record.raw is not None else jsonbytes.dumps(record.value)) + b"\n"
 
 
 def annotate(message: Message, **annotations: Any) -> Message:

@@ -19,6 +19,7 @@ from typing import Any
 
 import orjson
 
+from compactctl import jsonbytes
 from compactctl.errors import InputError
 from compactctl.formats.base import Native, Transcript, is_unchanged, native_of, sources
 from compactctl.formats.records import (
@@ -30,7 +31,7 @@ from compactctl.formats.records import (
     dumps_document,
     raw_line,
 )
-from compactctl.transcript import ROLES, Message, is_thinking
+from compactctl.transcript import ROLES, Message, is_thinking, one_of
 
 NAME = "responses"
 
@@ -80,13 +81,13 @@ def is_item(value: Any) -> bool:
     if not isinstance(value, dict) or "payload" in value:
         return False
     kind = value.get("type")
-    if kind in ITEM_TYPES and (kind != "message" or "role" in value):
+    if one_of(kind, ITEM_TYPES) and (kind != "message" or "role" in value):
         return True
     content = value.get("content")
     return (
         "role" in value
         and isinstance(content, list)
-        and any(isinstance(part, dict) and part.get("type") in RESPONSES_PARTS for part in content)
+        and any(isinstance(part, dict) and one_of(part.get("type"), RESPONSES_PARTS) for part in content)
     )
 
 
@@ -101,7 +102,7 @@ def part_to_canonical(part: Any) -> Any:
     if not isinstance(part, dict):
         return part
     kind = part.get("type")
-    if kind in TEXT_PARTS:
+    if one_of(kind, TEXT_PARTS):
         return {"type": "text", "text": part.get("text", "")}
     if kind == "input_image" and isinstance(part.get("image_url"), str):
         image = {"url": part["image_url"]}
@@ -210,13 +211,13 @@ class ItemReader:
         kind = item.get("type", "message" if "role" in item else None)
         if kind == "message":
             self._message(item, native, line)
-        elif kind in CALLS:
-            self._call(item, native, kind)
-        elif kind in OUTPUTS:
+        elif one_of(kind, CALLS):
+            self._call(item, native, str(kind))
+        elif one_of(kind, OUTPUTS):
             self.open_assistant = None
             content = content_to_canonical(item.get("output"))
             if content is not None and not isinstance(content, (str, list)):
-                content = orjson.dumps(content).decode()
+                content = jsonbytes.dumps(content).decode()
             self.add({"role": "tool", "tool_call_id": item.get("call_id"), "content": content}, [native])
         else:
             if kind == "reasoning":
@@ -225,8 +226,8 @@ class ItemReader:
 
     def _message(self, item: dict[str, Any], native: Item, line: int | None) -> None:
         role = item.get("role")
-        if role not in ROLES or role == "tool":
-            raise InputError(f"message item has unknown role {role!r}", self.path, line)
+        if not one_of(role, ROLES) or role == "tool":
+            raise InputError(f"message item has unknown role {str(role)[:60]!r}", self.path, line)
         content = content_to_canonical(item.get("content"))
         if content is not None and not isinstance(content, (str, list)):
             raise InputError(f"{role} message content is {type(content).__name__}", self.path, line)
@@ -244,7 +245,7 @@ class ItemReader:
             "type": "function",
             "function": {
                 "name": item.get("name", ""),
-                "arguments": arguments if isinstance(arguments, str) else orjson.dumps(arguments).decode(),
+                "arguments": arguments if isinstance(arguments, str) else jsonbytes.dumps(arguments).decode(),
             },
         }
         if self.open_assistant is None:
@@ -308,7 +309,7 @@ def message_items(message: Message, unit: Unit | None, system_role: str = "syste
     role = message.get("role")
     opaque = [item for item in values if item.get("type") not in ("message", *CALLS, *OUTPUTS)]
     if role == "tool":
-        output = next((item for item in values if item.get("type") in OUTPUTS), {"type": "function_call_output"})
+        output = next((item for item in values if one_of(item.get("type"), OUTPUTS)), {"type": "function_call_output"})
         return [
             *opaque,
             {**output, "call_id": message.get("tool_call_id"), "output": output_to_native(message.get("content"))},
@@ -347,7 +348,7 @@ def _assistant_items(message: Message, unit: list[dict[str, Any]]) -> list[dict[
             if not wrote_text and content not in (None, "", []):
                 items.append({**item, "content": content_to_native(content, "output_text", item.get("content"))})
             wrote_text = True
-        elif kind in CALLS:
+        elif one_of(kind, CALLS):
             call = calls.pop(item.get("call_id"), None)
             if call is not None:
                 function = call.get("function") or {}
@@ -356,7 +357,7 @@ def _assistant_items(message: Message, unit: list[dict[str, Any]]) -> list[dict[
             items.append(item)
     if not wrote_text and content not in (None, "", []):
         text = {"type": "message", "role": "assistant", "content": content_to_native(content, "output_text")}
-        position = next((i for i, item in enumerate(items) if item.get("type") in CALLS), len(items))
+        position = next((i for i, item in enumerate(items) if one_of(item.get("type"), CALLS)), len(items))
         items.insert(position, text)
     for call in calls.values():
         function = call.get("function") or {}
@@ -396,7 +397,7 @@ def write(transcripts: list[Transcript]) -> bytes:
             continue
         for item in transcript_items(transcript):
             lines.append(
-                raw_line(records[item.record]) if item.record is not None else orjson.dumps(item.value) + b"\n"
+                raw_line(records[item.record]) if item.record is not None else jsonbytes.dumps(item.value) + b"\n"
             )
     if layout == "json":
         return dumps_document([orjson.loads(line) for line in lines])

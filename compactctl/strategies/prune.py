@@ -39,6 +39,7 @@ from typing import Any
 
 import orjson
 
+from compactctl import jsonbytes
 from compactctl.facts import FactMatcher, declared_facts, fold, keepers
 from compactctl.settings import Options, setting
 from compactctl.strategies.base import Fate, StepContext, StepResult
@@ -91,7 +92,7 @@ def canonical(value: Any) -> str:
         except orjson.JSONDecodeError:
             return text
     try:
-        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+        return jsonbytes.dumps(value, sort_keys=True).decode()
     except TypeError:
         return repr(value)
 
@@ -145,7 +146,8 @@ class _Transcript:
             role = message.get("role")
             if role == "tool":
                 self.candidate[i] = True
-                position = ids.get(message.get("tool_call_id")) if current >= 0 else None
+                call_id = message.get("tool_call_id")
+                position = ids.get(call_id) if current >= 0 and isinstance(call_id, str) else None
                 if position is not None:
                     self.owner[i], self.call_at[i] = current, position
                     self.results[current].append(i)
@@ -162,8 +164,8 @@ class _Transcript:
                 self.results[i] = []
                 ids = {}
                 for position, call in enumerate(calls):
-                    if isinstance(call, dict):
-                        ids.setdefault(call.get("id"), position)
+                    if isinstance(call, dict) and isinstance(call.get("id"), str):
+                        ids.setdefault(call["id"], position)
                 continue
             if note:
                 if note.get("key") is not None:

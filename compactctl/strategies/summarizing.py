@@ -160,6 +160,10 @@ def summarize_span(
             f"--summary-input-max-tokens ({input_max_tokens}) must be at least 3 x (--summary-max-tokens + 64)"
             f"{prompt} = {3 * (max_tokens + 64) + overhead}"
         )
+    # Secrets go before the span is cut: a chunk starting inside a key has no BEGIN line left to match.
+    redact_span = getattr(summarizer, "redact_span", None)
+    if redact_span is not None:
+        span, previous = redact_span(span, previous)
     reserved = max(context.counter(previous or ""), max_tokens)  # a later chunk carries the running summary
     chunks = chunk(span, room, context.counter, reserved) if context.counter(render_span(span)) > room else [span]
     usage = SummarizerUsage()

@@ -6,9 +6,10 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from compactctl import interrupts
 
 CACHE_ENV = "COMPACTCTL_CACHE_DIR"
 CACHE_VERSION = 1
@@ -52,11 +53,7 @@ class DiskCache:
     def put(self, key: str, value: dict[str, Any]) -> None:
         path = self._path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as file:
-                json.dump(value, file, ensure_ascii=False)
+        # Named and registered like every output's temporary file: removed if the run is stopped.
+        with interrupts.temporary_beside(path) as temporary:
+            temporary.write_text(json.dumps(value, ensure_ascii=False), encoding="utf-8")
             os.replace(temporary, path)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise

@@ -7,6 +7,14 @@ Retries are ours, not the client's (``max_retries=0``), so the backoff is a sett
 and tests can make it short: 429, 408/409, 5xx, timeouts and connection errors are
 retried with exponential backoff (a ``Retry-After`` header is honoured, capped), then
 ``SummarizerError`` (exit 3) is raised and nothing is written.
+
+Faults a server can send with a 200 (an HTML page, malformed JSON, another shape) are
+checked in ``replies`` and fail at once with a one-line reason. ``timeout`` bounds each
+whole request, slow bytes included (the client's own timeout is per read, so a server
+trickling one byte a second would never trip it): the request runs on a worker thread and
+is abandoned at the deadline. ``deadline`` bounds all the run's requests together, retries
+and backoff included; after ``fail_after`` failed summaries in a row the server is not
+called again in this run, so a batch against a dead server fails fast, file after file.
 """
 
 from __future__ import annotations
@@ -28,6 +36,8 @@ from compactctl.errors import InputError, SummarizerError
 from compactctl.summarizers import Summary, SummaryRequest
 from compactctl.summarizers.cache import DiskCache, cache_key, default_cache_dir
 from compactctl.summarizers.extractive import verbatim
+from compactctl.summarizers.redact import redact, redact_messages, redact_url
+from compactctl.summarizers.replies import NonConforming, chat_reply, decode, responses_reply
 from compactctl.summarizers.request import (
     APIS,
     VERBATIM_NOTE,
@@ -39,6 +49,7 @@ from compactctl.summarizers.request import (
     prompt_overrides,
 )
 from compactctl.tokens import TokenCounter, counter_for
+from compactctl.transcript import Message
 from compactctl.usage import SummarizerUsage
 
 NAME = "openai"
@@ -49,7 +60,6 @@ RETRIED_STATUSES = frozenset({408, 409, 429})
 DRY_RUN_TEXT = "(dry run: no summary was requested)"
 # finish_reason values that mean "cut off by the token limit": OpenAI, vLLM, llama.cpp and Ollama
 # say "length"; some compatible servers pass an Anthropic-style "max_tokens" through.
-TRUNCATED_REASONS = frozenset({"length", "max_tokens", "max_output_tokens"})
 # Of a summary's bound, what the verbatim ledger and user messages may take; the model writes the rest.
 VERBATIM_SHARE = 0.4
 MIN_PROSE_TOKENS = 256
@@ -69,6 +79,8 @@ class OpenAIConfig:
     prompts: Mapping[str, str] = field(default_factory=dict)  # strategy (or "*") -> prompt template
     dry_run: bool = False
     max_tokens_field: str = "auto"  # auto | max_completion_tokens | max_tokens (see request.MAX_TOKENS_FIELDS)
+    deadline: float | None = None  # seconds for all of the run's requests; None: no bound
+    fail_after: int = 3  # failed summaries in a row after which the server is not called again
 
 
 def build(
@@ -92,6 +104,8 @@ def build(
         prompts=prompt_overrides(settings["prompt_file"]),
         dry_run=bool(settings["dry_run"]),
         max_tokens_field=str(settings["max_tokens_field"]),
+        deadline=float(settings["summary_deadline"]) if settings["summary_deadline"] is not None else None,
+        fail_after=int(settings["summary_fail_after"]),
     )
     return OpenAISummarizer(config, out or sys.stdout, counter)
 
@@ -108,10 +122,24 @@ class OpenAISummarizer:
         self._client: openai.OpenAI | None = None
         self._lock = threading.Lock()
         self._key = config.api_key or os.environ.get("OPENAI_API_KEY")
+        self._started = time.monotonic()
+        self._failures_in_a_row = 0
+        self._last_failure = ""
 
     @property
     def base_url(self) -> str:
         return (self.config.base_url or DEFAULT_BASE_URL).rstrip("/")
+
+    @property
+    def shown_url(self) -> str:
+        """The base URL as printed (errors, ``--dry-run``): a password in it is masked."""
+        return redact_url(self.base_url)
+
+    def redact_span(self, span: list[Message], previous: str | None) -> tuple[list[Message], str | None]:
+        """Whole messages with their secrets redacted (unless ``--no-redact``): before any chunking."""
+        if not self.config.redact:
+            return span, previous
+        return redact_messages(span)[0], redact(previous)[0] if previous else previous
 
     def client(self) -> openai.OpenAI:
         with self._lock:
@@ -164,7 +192,7 @@ class OpenAISummarizer:
             with self._lock:
                 shown = {
                     "method": "POST",
-                    "url": self.base_url + built.path,
+                    "url": self.shown_url + built.path,
                     "part": list(request.part),
                     "body": built.body,
                     "appended_after_the_reply": block or None,
@@ -188,17 +216,81 @@ class OpenAISummarizer:
         return Summary(_joined(summary.text, block), summary.usage, summary.truncated)
 
     def _with_retries(self, built: Built) -> Summary:
+        with self._lock:
+            if self._failures_in_a_row >= self.config.fail_after:
+                raise SummarizerError(
+                    f"openai summarizer ({self.config.model} at {self.shown_url}): not called, the server failed "
+                    f"{self._failures_in_a_row} times in a row (last: {self._last_failure})"
+                )
+        try:
+            summary = self._attempts(built)
+        except SummarizerError as error:
+            with self._lock:
+                self._failures_in_a_row += 1
+                self._last_failure = str(error).partition("): ")[2] or str(error)
+            raise
+        with self._lock:
+            self._failures_in_a_row = 0
+        return summary
+
+    def _attempts(self, built: Built) -> Summary:
         attempts = self.config.retries + 1
         for attempt in range(attempts):
+            bound = self._bound(attempt)
             try:
-                return self._send(built)
-            except (openai.APIConnectionError, openai.APIStatusError) as error:  # timeouts are connection errors
+                return self._send_within(built, bound)
+            except NonConforming as error:  # a 200 of the wrong shape: another try would get the same
+                raise SummarizerError(self._describe_text(f"the 200 reply is {error}", attempt + 1)) from None
+            except (openai.APIConnectionError, openai.APIStatusError, RequestTimeout) as error:
                 status = getattr(error, "status_code", None)
                 retryable = status is None or status in RETRIED_STATUSES or status >= 500
                 if not retryable or attempt == attempts - 1:
                     raise SummarizerError(self._describe(error, attempt + 1)) from None
-                time.sleep(self._delay(error, attempt))
+                delay = self._delay(error, attempt)
+                remaining = self._remaining()
+                if remaining is not None and delay >= remaining:
+                    raise SummarizerError(self._describe(error, attempt + 1) + self._deadline_note()) from None
+                time.sleep(delay)
         raise AssertionError("unreachable")
+
+    def _remaining(self) -> float | None:
+        if self.config.deadline is None:
+            return None
+        return self.config.deadline - (time.monotonic() - self._started)
+
+    def _deadline_note(self) -> str:
+        return f"; the run's --summary-deadline of {self.config.deadline:g} s leaves no time for another"
+
+    def _bound(self, attempt: int) -> float:
+        """Seconds this attempt may take: the request timeout, cut to what the run's deadline leaves."""
+        remaining = self._remaining()
+        if remaining is None:
+            return self.config.timeout
+        if remaining <= 0:
+            what = f"the run's --summary-deadline of {self.config.deadline:g} s has passed"
+            raise SummarizerError(self._describe_text(what, attempt))
+        return min(self.config.timeout, remaining)
+
+    def _send_within(self, built: Built, seconds: float) -> Summary:
+        """``_send`` on a worker thread, abandoned after ``seconds``: a trickling reply cannot hold the run."""
+        outcome: dict[str, Any] = {}
+        done = threading.Event()
+
+        def work() -> None:
+            try:
+                outcome["summary"] = self._send(built)
+            except BaseException as error:  # handed to the waiting thread, which raises it
+                outcome["error"] = error
+            finally:
+                done.set()
+
+        threading.Thread(target=work, name="compactctl-summary-request", daemon=True).start()
+        if not done.wait(seconds):  # interruptible: Ctrl-C is not held up by a slow server
+            raise RequestTimeout(seconds)
+        if "error" in outcome:
+            raise outcome["error"]
+        summary: Summary = outcome["summary"]
+        return summary
 
     def _delay(self, error: Exception, attempt: int) -> float:
         delay = self.config.backoff * 2**attempt
@@ -211,15 +303,22 @@ class OpenAISummarizer:
 
     def _describe(self, error: Exception, attempts: int) -> str:
         status = getattr(error, "status_code", None)
-        if isinstance(error, openai.APITimeoutError):
+        if isinstance(error, RequestTimeout):
+            what = f"timed out after {error.seconds:g} s"
+        elif isinstance(error, openai.APITimeoutError):
             what = f"timed out after {self.config.timeout:g} s"
         elif status is None:
             what = f"connection failed ({error.__class__.__name__})"
         else:
             message = getattr(error, "message", "") or ""
-            what = f"HTTP {status}: {message.splitlines()[0][:200] if message else error.__class__.__name__}"
-        tries = f" after {attempts} attempt{'s' if attempts > 1 else ''}"
-        return f"openai summarizer ({self.config.model} at {self.base_url}): {what}{tries}"
+            # A server's error text may echo the request: it is redacted like the request was.
+            first = redact(message.splitlines()[0][:200])[0] if message else error.__class__.__name__
+            what = f"HTTP {status}: {first}"
+        return self._describe_text(what, attempts)
+
+    def _describe_text(self, what: str, attempts: int) -> str:
+        tries = f" after {attempts} attempt{'s' if attempts > 1 else ''}" if attempts else ""
+        return f"openai summarizer ({self.config.model} at {self.shown_url}): {what}{tries}"
 
     def _send(self, built: Built) -> Summary:
         try:
@@ -237,26 +336,28 @@ class OpenAISummarizer:
     def _send_once(self, built: Built) -> Summary:
         body: dict[str, Any] = dict(built.body)
         client = self.client()
+        # The raw reply, checked here: the client's own parsing turns an HTML page into a str
+        # and a wrong shape into an AttributeError later on.
         if self.config.api == "chat":
-            completion = client.chat.completions.create(**body)
-            choice = completion.choices[0] if completion.choices else None
-            text = (choice.message.content or "") if choice is not None else ""
-            truncated = choice is not None and str(choice.finish_reason) in TRUNCATED_REASONS
-            usage = completion.usage
-            prompt_tokens = usage.prompt_tokens if usage else 0
-            completion_tokens = usage.completion_tokens if usage else 0
+            raw = client.chat.completions.with_raw_response.create(**body)
+            reply = chat_reply(decode(raw.content, raw.headers.get("content-type")))
         else:
-            response = client.responses.create(**body)
-            text = response.output_text or ""
-            truncated = response.status == "incomplete"  # incomplete_details.reason: max_output_tokens
-            usage = response.usage
-            prompt_tokens = usage.input_tokens if usage else 0
-            completion_tokens = usage.output_tokens if usage else 0
-        if not text.strip():
-            why = " (cut off by the token limit)" if truncated else ""
+            raw = client.responses.with_raw_response.create(**body)
+            reply = responses_reply(decode(raw.content, raw.headers.get("content-type")))
+        if not reply.text.strip():
+            why = " (cut off by the token limit)" if reply.truncated else ""
             raise SummarizerError(f"openai summarizer ({self.config.model}): the model returned no text{why}")
-        return Summary(text.strip(), SummarizerUsage(1, prompt_tokens, completion_tokens, int(truncated)), truncated)
+        usage = SummarizerUsage(1, reply.prompt_tokens, reply.completion_tokens, int(reply.truncated))
+        return Summary(reply.text.strip(), usage, reply.truncated)
 
 
 def _joined(text: str, block: str) -> str:
     return f"{text}\n\n{block}" if block else text
+
+
+class RequestTimeout(Exception):
+    """A whole request (connect, headers, every byte of the body) took longer than allowed."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"timed out after {seconds:g} s")
+        self.seconds = seconds

@@ -21,10 +21,21 @@ class SummarizerOptions(Options):
         None, help="openai: any compatible server, e.g. http://127.0.0.1:8000/v1.", panel=SUMMARY_PANEL
     )
     api: str = setting("chat", help="openai: chat or responses.", choices=APIS, panel=SUMMARY_PANEL)
-    summary_timeout: float = setting(60.0, help="openai: seconds per request.", min=0.001, panel=SUMMARY_PANEL)
+    summary_timeout: float = setting(
+        60.0, help="openai: seconds per request, all of it (slow bytes included).", min=0.001, panel=SUMMARY_PANEL
+    )
     summary_retries: int = setting(4, help="openai: retries on 429/5xx/timeouts.", min=0, panel=SUMMARY_PANEL)
     summary_backoff: float = setting(
         1.0, help="openai: seconds before the first retry, doubled each time.", min=0.0, panel=SUMMARY_PANEL
+    )
+    summary_deadline: float | None = setting(
+        None,
+        help="openai: seconds for all of a run's requests together, retries included (none by default).",
+        min=0.001,
+        panel=SUMMARY_PANEL,
+    )
+    summary_fail_after: int = setting(
+        3, help="openai: stop calling a server after this many failed summaries in a row.", min=1, panel=SUMMARY_PANEL
     )
     redact: bool = setting(
         True, help="openai: redact secrets before sending.", flags=("--redact/--no-redact",), panel=SUMMARY_PANEL

@@ -58,7 +58,7 @@ def test_origins_must_match_the_messages():
 
 
 def test_a_transcript_built_by_hand_has_no_origins_and_writes_plain_messages():
-    fmt, (transcript,) = load(b'{"role": "user", "content": "hi"}\n')
+    fmt, (transcript,) = load(b'{"role":"user","content":"hi"}\n')  # as orjson writes it: no line kept
     assert transcript.origins == () and transcript.read_as == "chat"
     assert fmt.write([transcript.rewritten([{"role": "user", "content": "bye"}], [None])]) == (
         b'{"role":"user","content":"bye"}\n'

@@ -2,7 +2,9 @@
 
 It records every request and answers with realistic bodies (ids, usage, finish reasons),
 or with what the test scripted: a 429, a 500, a slow reply (to trip a timeout), a
-summary cut off by the token limit.
+summary cut off by the token limit; and the faults a broken proxy or server sends with a
+200: an HTML page, malformed JSON, JSON of the wrong shape, a reply trickled one byte at
+a time (``slow-bytes``: ``seconds`` between bytes), or no reply at all (``hang``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 DEFAULT_SUMMARY = "## Goal\n- Fix the failing test.\n\n## Facts\n- Paths: src/app.py\n\n## Next steps\n- Run pytest -q."
 
 _ids = itertools.count(1)
+FAULTY_200 = frozenset({"html", "malformed", "shape", "slow-bytes", "hang"})
 
 
 @dataclass
@@ -30,8 +33,9 @@ class Recorded:
 
 @dataclass
 class Behaviour:
-    kind: str = "ok"  # ok | 429 | 500 | slow | length | 400
-    seconds: float = 0.0  # for slow
+    kind: str = "ok"  # ok | 429 | 500 | slow | length | 400 | html | malformed | shape | slow-bytes | hang
+    seconds: float = 0.0  # for slow, slow-bytes (between bytes) and hang
+    body: Any = None  # for shape: the JSON sent with the 200
     text: str | None = None
     finish: str | None = None  # the finish_reason to send for "length" (servers differ)
 
@@ -52,6 +56,7 @@ class FakeOpenAI:
     text: str = DEFAULT_SUMMARY
     lock: threading.Lock = field(default_factory=threading.Lock)
     flavour: str = "any"  # one of FLAVOURS
+    stopping: threading.Event = field(default_factory=threading.Event)  # ends a trickling reply at shutdown
 
     @property
     def url(self) -> str:
@@ -145,6 +150,37 @@ def _handler(state: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
                 pass
 
+        def _send_fault(self, behaviour: Behaviour) -> None:
+            """A 200 that is not a conforming reply, or one that never finishes arriving."""
+            kind = behaviour.kind
+            if kind == "hang":
+                state.stopping.wait(behaviour.seconds)
+                return
+            if kind == "html":
+                data, content_type = b"<html><body><h1>502 Bad Gateway</h1></body></html>", "text/html"
+            elif kind == "malformed":
+                data, content_type = b'{"id": "chatcmpl-x", "choices": [{"message": {"content": "cu', "application/json"
+            elif kind == "shape":
+                data, content_type = json.dumps(behaviour.body).encode(), "application/json"
+            else:  # slow-bytes: a valid reply, one byte at a time
+                text = behaviour.text or state.text
+                data, content_type = json.dumps(_chat_body({}, text, "stop")).encode(), "application/json"
+            try:
+                self.send_response(200)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                if kind != "slow-bytes":
+                    self.wfile.write(data)
+                    return
+                for byte in data:
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    if state.stopping.wait(behaviour.seconds):
+                        return
+            except (BrokenPipeError, ConnectionResetError):  # the client gave up
+                pass
+
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             body = json.loads(self.rfile.read(length) or b"{}")
@@ -164,6 +200,9 @@ def _handler(state: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 return
             if behaviour.kind == "400":
                 self._send(400, {"error": {"message": "Invalid model", "type": "invalid_request_error"}})
+                return
+            if behaviour.kind in FAULTY_200:
+                self._send_fault(behaviour)
                 return
             if behaviour.kind == "slow":
                 time.sleep(behaviour.seconds)
@@ -196,5 +235,6 @@ class ServerThread:
         self.thread.start()
 
     def stop(self) -> None:
+        self.state.stopping.set()
         self.httpd.shutdown()
         self.httpd.server_close()

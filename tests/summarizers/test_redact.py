@@ -9,7 +9,8 @@ def test_each_kind_of_secret_is_redacted_and_ordinary_text_is_not():
         "aws_secret_access_key = " + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY": "aws-secret-key",
         "ghp_" + "a" * 36: "github-token",
         "xoxb-" + "1234567890-abcdef": "slack-token",
-        "Authorization: Bearer " + "abcdefghijklmnop1234": "bearer-token",
+        "Authorization: Bearer " + "abcdefghijklmnop1234": "authorization",
+        'curl -H "Bearer ' + 'abcdefghijklmnop1234"': "bearer-token",
         "https://bob:" + "pa55word@example.com/x": "url-password",
         "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----": "private-key",
     }

@@ -1,0 +1,136 @@
+"""Ctrl-C, SIGTERM and SIGHUP stop a run at once and leave nothing half-written behind.
+
+Outputs are written to a temporary file beside the target, then renamed (``files``). The
+temporary file's name says whose it is, ``.<target name>.compactctl-<pid>-<random>.tmp``,
+so that:
+
+- every live one is removed when the run is stopped (``remove_temporaries``), and a
+  rename never happens once a stop was asked for (``stopping``);
+- one left by a run that was killed outright (SIGKILL, a power cut) is found and removed
+  by the next run that writes the same target, but only when its process is gone
+  (``remove_stale``): a run still writing there is never touched, and a stale file never
+  blocks a write.
+
+The CLI turns a stop into exit 128 + the signal (130 for Ctrl-C) without waiting for
+worker threads: a strategy or a summarizer request in flight cannot hold the exit up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from types import FrameType
+
+MARK = ".compactctl-"
+SUFFIX = ".tmp"
+_live: set[Path] = set()
+_lock = threading.Lock()
+stopping = threading.Event()
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised in the main thread like Ctrl-C's KeyboardInterrupt."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def exit_code(interrupt: KeyboardInterrupt) -> int:
+    return 128 + (interrupt.signum if isinstance(interrupt, Stopped) else signal.SIGINT)
+
+
+def _raise_stopped(signum: int, frame: FrameType | None) -> None:
+    stopping.set()
+    raise Stopped(signum)
+
+
+def install() -> None:
+    """SIGTERM and SIGHUP stop the run the way Ctrl-C does (main thread only)."""
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), _raise_stopped)
+
+
+def temporary_name(target: Path) -> Path:
+    return target.with_name(f".{target.name}{MARK}{os.getpid()}-{os.urandom(4).hex()}{SUFFIX}")
+
+
+def _stale_pattern(target: Path) -> re.Pattern[str]:
+    return re.compile(re.escape(f".{target.name}{MARK}") + r"(\d+)-[0-9a-f]{8}" + re.escape(SUFFIX))
+
+
+@contextlib.contextmanager
+def temporary_beside(target: Path) -> Iterator[Path]:
+    """A fresh temporary path beside ``target``, registered until the block ends (then removed if left)."""
+    if stopping.is_set():
+        raise KeyboardInterrupt
+    path = temporary_name(target)
+    with _lock:
+        _live.add(path)
+    try:
+        yield path
+    finally:
+        with _lock:
+            _live.discard(path)
+        path.unlink(missing_ok=True)
+
+
+def remove_temporaries() -> int:
+    """Remove every temporary file this process has open for writing; how many were there."""
+    stopping.set()
+    with _lock:
+        paths = list(_live)
+    removed = 0
+    for path in paths:
+        with contextlib.suppress(OSError):
+            path.unlink()
+            removed += 1
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
+
+
+def remove_stale(target: Path) -> list[Path]:
+    """Temporary files of ``target`` left by runs whose process is gone, removed; the ones removed."""
+    pattern = _stale_pattern(target)
+    removed = []
+    try:
+        candidates = list(target.parent.iterdir()) if target.parent.is_dir() else []
+    except OSError:
+        return []
+    for path in candidates:
+        match = pattern.fullmatch(path.name)
+        if match and not _alive(int(match.group(1))):
+            with contextlib.suppress(OSError):
+                path.unlink()
+                removed.append(path)
+    return removed
+
+
+def stop_now(interrupt: KeyboardInterrupt) -> None:
+    """Remove this run's temporary files and exit with 128 + the signal, not waiting for worker threads."""
+    remove_temporaries()
+    name = "interrupted" if not isinstance(interrupt, Stopped) else f"stopped by {interrupt}"
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+    with contextlib.suppress(Exception):
+        sys.stderr.write(f"{name}: nothing more was written\n")
+        sys.stderr.flush()
+    os._exit(exit_code(interrupt))

@@ -1,0 +1,57 @@
+"""A malformed producer record is reported with file, line and what is wrong, never dropped unseen."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from compactctl.errors import InputError
+from compactctl.formats import load
+
+DATA = Path(__file__).parent / "data"
+
+
+def lines_of(name: str) -> list[dict]:
+    return [json.loads(line) for line in (DATA / name).read_text().splitlines() if line.strip()]
+
+
+def as_bytes(records: list[dict]) -> bytes:
+    return b"".join(json.dumps(r).encode() + b"\n" for r in records)
+
+
+def test_a_codex_response_item_without_payload_is_an_error_naming_its_line():
+    records = lines_of("codex.jsonl")
+    at = next(i for i, r in enumerate(records) if r.get("type") == "response_item" and i > 2)
+    del records[at]["payload"]
+    with pytest.raises(InputError) as caught:
+        load(as_bytes(records), "rollout.jsonl")
+    assert caught.value.line == at + 1 and "response_item line has no payload" in str(caught.value)
+
+
+def test_a_claude_code_record_without_parent_uuid_is_an_error_not_a_shorter_session():
+    records = lines_of("claude-code.jsonl")
+    _, whole = load(as_bytes(records), "session.jsonl")
+    chained = [i for i, r in enumerate(records) if r.get("parentUuid") and r.get("type") in ("user", "assistant")]
+    at = chained[len(chained) // 2]
+    del records[at]["parentUuid"]
+    with pytest.raises(InputError) as caught:
+        load(as_bytes(records), "session.jsonl")
+    assert caught.value.line == at + 1 and "has no parentUuid" in str(caught.value)
+    assert len(whole[0].messages) > 3  # what would have been lost without a word
+
+
+def test_a_null_parent_uuid_is_a_root_and_reads_as_before():
+    records = lines_of("claude-code.jsonl")
+    _, transcripts = load(as_bytes(records), "session.jsonl")
+    assert any(r.get("parentUuid", "absent") is None for r in records) and transcripts[0].messages
+
+
+def test_on_error_skip_skips_a_bad_first_line_and_counts_it():
+    data = b'{"role": "user", "content": \n{"role":"user","content":"hi"}\n{"role":"assistant","content":"yo"}\n'
+    with pytest.raises(InputError):
+        load(data, "chat.jsonl")
+    skipped: list[int] = []
+    _, transcripts = load(data, "chat.jsonl", skipped=skipped)
+    assert skipped == [1] and [m["content"] for m in transcripts[0].messages] == ["hi", "yo"]

@@ -1,0 +1,35 @@
+"""Mutated real transcripts never crash the library: a fixed budget in the suite, more in bench/fuzz_bench.py.
+
+Every mutant (a value swapped for one of another type, a key dropped or added, a record
+duplicated, dropped or cut short) must end in a result or compactctl's one-line error,
+whatever strategy, the report, replay or the writer does with it.
+"""
+
+from __future__ import annotations
+
+from tests.conftest import needs_transcripts
+from tests.fuzzing import mutants, run_library
+
+BUDGET = 400
+
+
+@needs_transcripts
+def test_mutated_transcripts_never_crash_the_library():
+    crashes = {}
+    for number, (name, data) in enumerate(mutants(seed=2026, count=BUDGET)):
+        site = run_library(data, name, number)
+        if site:
+            crashes.setdefault(site, name)
+    assert crashes == {}
+
+
+def test_the_fuzz_harness_reports_a_crash_it_is_given(monkeypatch):
+    # The harness can fail: a step that breaks on odd types is reported, with its type.
+    import compactctl
+
+    def breaks_on_lists(messages, *args, **kwargs):
+        return {message["content"]: 1 for message in [{"content": []}]}  # unhashable: TypeError
+
+    assert run_library(b'{"role": ["user"], "content": "hi"}\n') is None  # refused by the reader: one line
+    monkeypatch.setattr(compactctl, "prune", breaks_on_lists)
+    assert run_library(b'{"role": "user", "content": "hi"}\n', number=1).startswith("TypeError at")
