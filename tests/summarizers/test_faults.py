@@ -77,7 +77,9 @@ def test_the_timeout_bounds_the_whole_request_even_when_bytes_trickle(openai_ser
 def test_a_trickled_reply_that_finishes_in_time_is_used(openai_server, tmp_path):
     openai_server.enqueue(Behaviour("slow-bytes", seconds=0.0005, text="## Goal\n- trickled"))
     summary = summarizer_for(openai_server, tmp_path, summary_timeout=5).summarize(request())
-    assert summary.text == "## Goal\n- trickled"
+    # The model's whole prose, then the user's words the summarizer appends verbatim after it.
+    assert summary.text.startswith("## Goal\n- trickled\n\n")
+    assert summary.text.endswith("- Fix src/app.py. Do not change the public interface.")
 
 
 def test_the_run_deadline_bounds_all_requests_and_retries_together(openai_server, tmp_path):
