@@ -434,14 +434,11 @@ def _add_assistant(chain: _Chain, records: list[Record], message: Message, unit:
     if not same:
         blocks = assistant_blocks(message, blocks or None)
     first = templates[0] if templates else {}
-    native = dict(first.get("message") or {})
-    if not native:
-        native = {
-            "id": f"msg_compactctl_{len(chain.records)}",
-            "type": "message",
-            "role": "assistant",
-            "model": "<synthetic>",
-        }
+    native = dict(first.get("message") or {}) or {"type": "message", "role": "assistant", "model": "<synthetic>"}
+    # A new id, never the old record's: Claude Code joins the assistant records of one
+    # message.id across the whole file when it resumes, so a copy keeping the id pulls the
+    # old records (still before the boundary) back in and sends their blocks twice.
+    native["id"] = "msg_compactctl_" + uuid.uuid5(_NAMESPACE, f"{chain.seed}/message/{len(chain.records)}").hex[:24]
     for n, block in enumerate(blocks):
         template = templates[n] if n < len(templates) else first
         record = {k: v for k, v in template.items() if k not in ("uuid", "parentUuid", "message")}

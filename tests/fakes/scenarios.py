@@ -2,8 +2,8 @@
 
 One small coding task, the same for both clients: read two files in parallel (with
 thinking/reasoning first), run a command with a long output, edit the file with the
-client's own edit tool, read the file and the notes again (so prune has a superseded
-result and a duplicate to remove), answer; then a second prompt in a resumed session.
+client's own edit tool, read the file and the notes and run the long command again (so
+prune has superseded results to remove), answer; then a second prompt in a resumed session.
 """
 
 from __future__ import annotations
@@ -63,6 +63,7 @@ def claude_code_session(claude: ClaudeCode) -> Recorded:
         ),
         Reply(tool_calls=(ToolCall("Read", {"file_path": app}),)),
         Reply(tool_calls=(ToolCall("Bash", {"command": f"cat {notes}", "description": "Show notes"}),)),
+        Reply(tool_calls=(ToolCall("Bash", {"command": LONG_COMMAND, "description": "Long output"}),)),
         Reply(
             thinking="The edit is in place.",
             text="Fixed: add() now returns a + b; the output stays CSV.",
@@ -95,6 +96,7 @@ def codex_session(codex: Codex) -> Recorded:
         Reply(tool_calls=(ToolCall("apply_patch", PATCH),)),
         Reply(tool_calls=(ToolCall("exec_command", {"cmd": "cat app.py"}),)),
         Reply(tool_calls=(ToolCall("exec_command", {"cmd": "cat notes.txt"}),)),
+        Reply(tool_calls=(ToolCall("exec_command", {"cmd": LONG_COMMAND}),)),
         Reply(
             thinking="The patch applied.",
             text="Fixed: add() now returns a + b; the output stays CSV.",

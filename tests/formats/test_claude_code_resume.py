@@ -1,0 +1,97 @@
+"""The real Claude Code resumes what compactctl writes (``claude -p --resume`` against a loopback fake).
+
+The session is recorded by Claude Code itself in the test run (tests/fakes/scenarios.py);
+each case compacts or prunes it with compactctl, resumes the output, and checks the
+request Claude Code then sends: accepted by the API's rules, no block twice, the summary
+first, then exactly the kept tail, and smaller than the original's by about what
+``report`` claimed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import compactctl
+from compactctl.formats.claude_code import SUMMARY_INTRO
+from tests.fakes.anthropic import FakeAnthropic
+from tests.fakes.clients import ClaudeCode, Client, require_client
+from tests.fakes.resume import CASES, SUMMARIZING, Compacted, Resumed, resume_claude_code, run_compactctl, sent_reduction
+from tests.fakes.scenarios import Recorded, claude_code_session, project
+
+
+@pytest.fixture(scope="module")
+def claude() -> Client:
+    return require_client("claude")
+
+
+@pytest.fixture(scope="module")
+def recorded(claude: Client, tmp_path_factory: pytest.TempPathFactory) -> Recorded:
+    home = tmp_path_factory.mktemp("claude-home")
+    with FakeAnthropic() as fake:
+        session = claude_code_session(ClaudeCode(claude, home, project(home), fake))
+        assert not fake.errors
+    return session
+
+
+@pytest.fixture(scope="module")
+def original(claude: Client, recorded: Recorded) -> Resumed:
+    return resume_claude_code(claude, recorded, recorded.path.read_bytes())
+
+
+def _calls_and_results(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """The tool_use / tool_result ids in request order: the shape of the conversation."""
+    found = []
+    for message in messages:
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            if block.get("type") == "tool_use":
+                found.append(("call", block["id"]))
+            elif block.get("type") == "tool_result":
+                found.append(("result", block["tool_use_id"]))
+    return found
+
+
+def _expected_tail(data: bytes) -> list[tuple[str, str]]:
+    """The same ids in compactctl's own reading of the file it wrote."""
+    _, transcripts, _ = compactctl.load(data, "session.jsonl")
+    found = []
+    for message in transcripts[0].messages:
+        found.extend(("call", c["id"]) for c in message.get("tool_calls") or [])
+        if message.get("role") == "tool":
+            found.append(("result", message["tool_call_id"]))
+    return found
+
+
+def _first_user_text(messages: list[dict[str, Any]]) -> str:
+    content = messages[0]["content"]
+    return content if isinstance(content, str) else " ".join(b.get("text", "") for b in content)
+
+
+def check_resumed(compacted: Compacted, resumed: Resumed, original: Resumed, summarizes: bool) -> None:
+    assert not resumed.rejected, resumed.rejected
+    assert not resumed.repeated, f"blocks sent twice: {resumed.repeated}"
+    if summarizes:
+        assert _first_user_text(resumed.conversation).startswith(SUMMARY_INTRO)
+    assert _calls_and_results(resumed.conversation) == _expected_tail(compacted.data)
+    assert resumed.size < original.size
+    print(f"sent {resumed.size} vs {original.size} bytes; history {resumed.history_size} vs {original.history_size}; "
+          f"sent reduction {sent_reduction(original, resumed):.3f}, claimed {compacted.report['reduction']:.3f}")
+    assert sent_reduction(original, resumed) == pytest.approx(compacted.report["reduction"], abs=0.06)
+
+
+def test_the_original_session_resumes_with_every_block_once(original: Resumed, recorded: Recorded) -> None:
+    assert not original.rejected
+    assert not original.repeated
+    assert _calls_and_results(original.conversation) == _expected_tail(recorded.path.read_bytes())
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_claude_code_resumes_the_compacted_session(
+    case: str, claude: Client, recorded: Recorded, original: Resumed, tmp_path: Path
+) -> None:
+    compacted = run_compactctl(recorded.path, tmp_path / "out.jsonl", CASES[case])
+    resumed = resume_claude_code(claude, recorded, compacted.data)
+    check_resumed(compacted, resumed, original, case in SUMMARIZING)
