@@ -189,5 +189,9 @@ def compacted_line(transcript: Transcript) -> dict[str, Any]:
     message_text = f"{SUMMARY_PREFIX}\n" + "\n\n".join(summaries) if summaries else ""
     records: list[Record] = transcript.extra.get("records", [])
     timestamp = next((r.value.get("timestamp") for r in reversed(records) if isinstance(r.value, dict)), None)
-    line: dict[str, Any] = {"type": "compacted", "payload": {"message": message_text, "replacement_history": history}}
-    return {"timestamp": timestamp, **line} if timestamp else line
+    line: dict[str, Any] = {"timestamp": timestamp} if timestamp else {}
+    # Recent Codex numbers every rollout line and refuses to resume a rollout whose last line has no number.
+    ordinals = [r.value["ordinal"] for r in records if isinstance(r.value, dict) and isinstance(r.value.get("ordinal"), int)]
+    if ordinals:
+        line["ordinal"] = max(ordinals) + 1
+    return {**line, "type": "compacted", "payload": {"message": message_text, "replacement_history": history}}

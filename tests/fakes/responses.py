@@ -121,6 +121,11 @@ def output_items(reply: Reply) -> list[dict[str, Any]]:
     return items
 
 
+def _asks_for_compaction(body: dict[str, Any]) -> bool:
+    items = body.get("input")
+    return isinstance(items, list) and bool(items) and items[-1].get("type") == "compaction_trigger"
+
+
 class FakeResponses(FakeModelServer):
     """``openai_base_url = fake.url + "/v1"`` in Codex's config.toml points Codex here."""
 
@@ -160,8 +165,15 @@ class FakeResponses(FakeModelServer):
                 {"error": {"message": str(error), "type": "invalid_request_error", "param": "input", "code": None}},
             )
             return
-        reply = self.next_reply()
-        items = output_items(reply)
+        if _asks_for_compaction(body):
+            # Codex's remote compaction: one opaque compaction item replaces the history.
+            reply = Reply()
+            items = [
+                {"type": "compaction", "id": f"cmp_fake{next(_ids):04d}", "encrypted_content": "enc-compacted-history"}
+            ]
+        else:
+            reply = self.next_reply()
+            items = output_items(reply)
         input_tokens = estimate_tokens([body.get("instructions"), body.get("input"), body.get("tools")])
         output_tokens = reply.output_tokens or estimate_tokens(items)
         reasoning_tokens = estimate_tokens(reply.thinking) if reply.thinking else 0

@@ -14,6 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import compactctl
+from compactctl.tokens import TokenCounter
+from compactctl.transcript import Message, content_text
 from tests.fakes.anthropic import FakeAnthropic, repeated_blocks
 from tests.fakes.clients import ClaudeCode, Client, Codex
 from tests.fakes.responses import FakeResponses, repeated_items
@@ -40,10 +43,9 @@ class Resumed:
         return len(json.dumps(self.conversation, ensure_ascii=False).encode())
 
     @property
-    def history_size(self) -> int:
-        """Bytes of the resumed history alone: without what the client adds on every resume
-        (its ``system`` messages and ``<system-reminder>`` texts, the new prompt, cache marks)."""
-        return len(json.dumps(history(self.conversation), ensure_ascii=False).encode())
+    def history_tokens(self) -> int:
+        """Tokens (cl100k_base) of the resumed history's text, without what the client regenerates."""
+        return sum(COUNTER(text) for text in texts(history(self.conversation)))
 
     @property
     def repeated(self) -> list[Any]:
@@ -52,28 +54,77 @@ class Resumed:
         return repeated_items(self.conversation)
 
 
-def _harness(block: Any) -> bool:
-    text = block if isinstance(block, str) else block.get("text") if isinstance(block, dict) else None
-    return isinstance(text, str) and (text.lstrip().startswith("<system-reminder>") or text == RESUME_PROMPT)
+COUNTER = TokenCounter()
+
+
+def _harness(part: Any) -> bool:
+    """Context the client writes itself on every resume or after a compaction, never the history's own:
+    Claude Code's ``<system-reminder>`` texts, Codex's ``<environment_context>`` and other tagged context,
+    and the resume prompt."""
+    text = part if isinstance(part, str) else part.get("text") if isinstance(part, dict) else None
+    return isinstance(text, str) and (text.lstrip().startswith("<") or text == RESUME_PROMPT)
+
+
+def _clean(part: Any) -> Any:
+    return {k: v for k, v in part.items() if k != "cache_control"} if isinstance(part, dict) else part
 
 
 def history(conversation: list[dict[str, Any]]) -> list[Any]:
-    """The blocks (Anthropic) or items (Responses) of the resumed history, harness additions left out."""
+    """The resumed history, the client's additions left out: messages (Anthropic) or items (Responses)."""
     kept: list[Any] = []
     for entry in conversation:
-        if entry.get("role") in ("system", "developer"):
+        if entry.get("role") in ("system", "developer"):  # Claude Code's attachments; Codex's instructions
             continue
         content = entry.get("content")
-        if "role" in entry and isinstance(content, (str, list)):
-            blocks = [content] if isinstance(content, str) else content
-            kept.extend(
-                {k: v for k, v in b.items() if k != "cache_control"} if isinstance(b, dict) else b
-                for b in blocks
-                if not _harness(b) and not (isinstance(b, dict) and b.get("type") == "input_text" and _harness(b))
-            )
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        if "role" in entry and isinstance(content, list):
+            parts = [_clean(part) for part in content if not _harness(part)]
+            if parts:
+                kept.append({"role": entry["role"], "content": parts})
         else:
-            kept.append(entry)
+            kept.append(entry)  # Responses calls, outputs, reasoning
     return kept
+
+
+def texts(items: list[Any]) -> list[str]:
+    """The texts a history holds (prompts, answers, thinking, tool calls and results), ids and markup left out."""
+    found: list[str] = []
+    for item in items:
+        kind = item.get("type") if isinstance(item, dict) else None
+        if "content" in item and "role" in item:
+            found.extend(texts(item["content"]))
+        elif kind in ("text", "input_text", "output_text", "summary_text"):
+            found.append(item["text"])
+        elif kind == "thinking":
+            found.append(item["thinking"])
+        elif kind == "tool_use":
+            found.extend([item["name"], json.dumps(item["input"], ensure_ascii=False)])
+        elif kind in ("tool_result", "function_call_output", "custom_tool_call_output"):
+            output = item.get("content", item.get("output"))
+            found.extend([output] if isinstance(output, str) else texts(output or []))
+        elif kind == "function_call":
+            found.extend([item["name"], item["arguments"]])
+        elif kind == "custom_tool_call":
+            found.extend([item["name"], item["input"]])
+        elif kind == "reasoning":
+            found.extend(texts(item.get("summary") or []))
+    return found
+
+
+def file_history(data: bytes) -> list[Message]:
+    """compactctl's reading of a session file, restricted as :func:`history` restricts a request."""
+    _, transcripts, _ = compactctl.load(data, "session.jsonl")
+    return [
+        m
+        for m in transcripts[0].messages
+        if m.get("role") not in ("system", "developer") and not (m.get("role") == "user" and _harness(content_text(m)))
+    ]
+
+
+def claimed_reduction(before: bytes, after: bytes) -> float:
+    """The reduction ``report`` gives for the part of the history the client sends back as it was."""
+    return compactctl.report(file_history(before), file_history(after)).reduction
 
 
 @contextmanager
@@ -134,5 +185,5 @@ SUMMARIZING = {"compact", "summary", "rolling", "selective"}
 
 
 def sent_reduction(original: Resumed, compacted: Resumed) -> float:
-    """How much smaller the resumed history is than the original's, in bytes sent."""
-    return 1 - compacted.history_size / original.history_size
+    """How much smaller the resumed history is than the original's, in tokens sent."""
+    return 1 - compacted.history_tokens / original.history_tokens
