@@ -184,7 +184,40 @@ def _active_chain(records: list[Record], sidechain: bool) -> list[int] | None:
         if _is_boundary(records[index].value):
             break
         index = by_uuid.get(_uuid(records[index].value, "parentUuid") or "")
-    return chain[::-1]
+    return _with_preserved(records, by_uuid, chain[::-1])
+
+
+def _with_preserved(records: list[Record], by_uuid: dict[str, int], chain: list[int]) -> list[int]:
+    """The chain with the messages a partial compaction kept verbatim, read right after its summary.
+
+    Recent Claude Code keeps the last messages before a ``/compact`` where they are, before
+    the boundary, and names them in ``compactMetadata``: ``preservedSegment`` (``headUuid``
+    to ``tailUuid``, walked by ``parentUuid``, read after ``anchorUuid``, the summary) or
+    ``preservedMessages`` (a ``uuids`` list). On resume it sends them after the summary.
+    """
+    boundary = records[chain[0]].value if chain else {}
+    metadata = boundary.get("compactMetadata") if _is_boundary(boundary) else None
+    if not isinstance(metadata, dict):
+        return chain
+    segment, listed = metadata.get("preservedSegment"), metadata.get("preservedMessages")
+    preserved: list[int] = []
+    if isinstance(listed, dict) and isinstance(listed.get("uuids"), list):
+        preserved = [by_uuid[u] for u in listed["uuids"] if isinstance(u, str) and u in by_uuid]
+        anchor = listed.get("anchorUuid")
+    elif isinstance(segment, dict):
+        anchor, walked, current = segment.get("anchorUuid"), [], segment.get("tailUuid")
+        while isinstance(current, str) and current in by_uuid and by_uuid[current] not in walked:
+            walked.append(by_uuid[current])
+            if current == segment.get("headUuid"):
+                preserved = walked[::-1]
+                break
+            current = _uuid(records[by_uuid[current]].value, "parentUuid")
+    else:
+        return chain
+    at = next((n for n, i in enumerate(chain) if _uuid(records[i].value) == anchor), None)
+    if at is None or not preserved:
+        return chain
+    return [*chain[: at + 1], *(i for i in preserved if i not in chain), *chain[at + 1 :]]
 
 
 def _result_ids(value: dict[str, Any]) -> set[Any]:

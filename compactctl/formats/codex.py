@@ -105,6 +105,29 @@ class _Rollout:
         self.call_start = len(self.items.messages)
 
 
+# The context Codex writes at the start of a session (and again on resume from a compacted
+# line, current for where it resumes): AGENTS.md, skills, permissions, the environment.
+INITIAL_CONTEXT = (
+    "<environment_context>",
+    "<user_instructions>",
+    "# AGENTS.md instructions",
+    "<skills_instructions>",
+    "<permissions instructions>",
+    "<collaboration_mode>",
+    "<apps_instructions>",
+)
+
+
+def _initial_context(item: dict[str, Any]) -> bool:
+    """Codex (0.171) re-sends its initial context after a ``compacted`` line, so a copy kept in
+    the replacement history would go twice (observed: the skills instructions, 5.6 KB)."""
+    if item.get("type") != "message" or item.get("role") not in ("user", "developer"):
+        return False
+    parts = item.get("content")
+    text = next((p.get("text", "") for p in parts if isinstance(p, dict)), "") if isinstance(parts, list) else ""
+    return isinstance(text, str) and text.lstrip().startswith(INITIAL_CONTEXT)
+
+
 def _summary(message: Message) -> bool:
     return content_text(message).startswith(SUMMARY_PREFIX)
 
@@ -186,12 +209,15 @@ def compacted_line(transcript: Transcript) -> dict[str, Any]:
         else:
             history.extend(message_items(message, unit, system_role="developer"))
     history.extend(item for _, item in transcript.extra.get("trailing", []))
+    history = [item for item in history if not _initial_context(item)]
     message_text = f"{SUMMARY_PREFIX}\n" + "\n\n".join(summaries) if summaries else ""
     records: list[Record] = transcript.extra.get("records", [])
     timestamp = next((r.value.get("timestamp") for r in reversed(records) if isinstance(r.value, dict)), None)
     line: dict[str, Any] = {"timestamp": timestamp} if timestamp else {}
     # Recent Codex numbers every rollout line and refuses to resume a rollout whose last line has no number.
-    ordinals = [r.value["ordinal"] for r in records if isinstance(r.value, dict) and isinstance(r.value.get("ordinal"), int)]
+    ordinals = [
+        r.value["ordinal"] for r in records if isinstance(r.value, dict) and isinstance(r.value.get("ordinal"), int)
+    ]
     if ordinals:
         line["ordinal"] = max(ordinals) + 1
     return {**line, "type": "compacted", "payload": {"message": message_text, "replacement_history": history}}

@@ -46,7 +46,8 @@ def validate_messages(body: dict[str, Any]) -> None:
         # API takes those; the rule is for user and assistant turns.
         if not final_assistant and role != "system" and (content == "" or content == []):
             raise RejectedRequest(
-                f"messages.{n}: all messages must have non-empty content except for the optional final assistant message"
+                f"messages.{n}: all messages must have non-empty content"
+                " except for the optional final assistant message"
             )
         for k, block in enumerate(_blocks(content)):
             if block.get("type") == "text" and not block.get("text"):
@@ -71,7 +72,8 @@ def validate_messages(body: dict[str, Any]) -> None:
         missing = [c for c in calls if c not in answered]
         if missing and following is not None:
             raise RejectedRequest(
-                f"messages.{n}: `tool_use` ids were found without `tool_result` blocks immediately after: {', '.join(missing)}. "
+                f"messages.{n}: `tool_use` ids were found without `tool_result` blocks immediately after: "
+                f"{', '.join(missing)}. "
                 "Each `tool_use` block must have a corresponding `tool_result` block in the next message."
             )
         if role == "user":
@@ -84,13 +86,16 @@ def validate_messages(body: dict[str, Any]) -> None:
             for k, block in enumerate(_blocks(content)):
                 if block.get("type") == "tool_result" and block.get("tool_use_id") not in offered:
                     raise RejectedRequest(
-                        f"messages.{n}.content.{k}: unexpected `tool_use_id` found in `tool_result` blocks: {block.get('tool_use_id')}. "
+                        f"messages.{n}.content.{k}: unexpected `tool_use_id` found in `tool_result` blocks: "
+                        f"{block.get('tool_use_id')}. "
                         "Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
                     )
 
 
 def repeated_blocks(messages: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
-    """Blocks that occur twice in one message: (message index, block). The real API takes them; a resume must not send them."""
+    """Blocks that occur twice in one message, as (message index, block).
+
+    The real API takes them; a resumed session must not send any."""
     found = []
     for n, message in enumerate(messages):
         seen: set[str] = set()

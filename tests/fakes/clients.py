@@ -132,6 +132,7 @@ class Codex:
     cwd: Path
     fake: FakeResponses
     model: str = "gpt-5.5"
+    extra_config: str = ""  # more config.toml lines (e.g. a low auto-compact limit)
 
     @property
     def codex_home(self) -> Path:
@@ -140,7 +141,7 @@ class Codex:
     def configure(self) -> None:
         self.codex_home.mkdir(parents=True, exist_ok=True)
         # The built-in "openai" provider, so real rollouts (written under it) resume here too.
-        config = f'openai_base_url = "{self.fake.url}/v1"\nmodel = "{self.model}"\n'
+        config = f'openai_base_url = "{self.fake.url}/v1"\nmodel = "{self.model}"\n{self.extra_config}'
         (self.codex_home / "config.toml").write_text(config)
 
     def env(self) -> dict[str, str]:

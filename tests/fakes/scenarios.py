@@ -112,3 +112,19 @@ def codex_session(codex: Codex) -> Recorded:
     codex.run(SECOND_PROMPT, resume=thread.group(1))
     assert not codex.fake.script, "the client did not use every scripted reply"
     return Recorded(codex.home, codex.cwd, thread.group(1), rollout)
+
+
+def claude_code_compacts(claude: ClaudeCode, recorded: Recorded) -> Recorded:
+    """Claude Code's own ``/compact`` on the recorded session (the fake answers its summary request)."""
+    claude.run("/compact", resume=recorded.session)
+    return recorded
+
+
+def codex_compacts(codex: Codex, recorded: Recorded) -> Recorded:
+    """Codex's own (remote) compaction, triggered by a low auto-compact limit on the next turn."""
+    codex.extra_config = "model_auto_compact_token_limit = 3000\n"
+    codex.fake.enqueue(Reply(text="Nothing is left to do."))
+    codex.run("Anything left?", resume=recorded.session)
+    codex.extra_config = ""
+    assert b'"type":"compacted"' in recorded.path.read_bytes().replace(b" ", b""), "Codex did not compact"
+    return recorded

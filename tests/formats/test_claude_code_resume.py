@@ -16,6 +16,7 @@ import pytest
 
 import compactctl
 from compactctl.formats.claude_code import SUMMARY_INTRO
+from compactctl.transcript import content_text
 from tests.fakes.anthropic import FakeAnthropic
 from tests.fakes.clients import ClaudeCode, Client, require_client
 from tests.fakes.resume import (
@@ -28,7 +29,7 @@ from tests.fakes.resume import (
     run_compactctl,
     sent_reduction,
 )
-from tests.fakes.scenarios import Recorded, claude_code_session, project
+from tests.fakes.scenarios import Recorded, claude_code_compacts, claude_code_session, project
 
 
 @pytest.fixture(scope="module")
@@ -50,8 +51,12 @@ def original(claude: Client, recorded: Recorded) -> Resumed:
     return resume_claude_code(claude, recorded, recorded.path.read_bytes())
 
 
+# Claude Code's own stand-in reply (model "<synthetic>") where a resumed history would have two user turns in a row.
+NO_RESPONSE = "No response requested."
+
+
 def _calls_and_results(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    """The tool_use / tool_result ids in request order: the shape of the conversation."""
+    """Assistant texts and tool_use / tool_result ids in request order: the shape of the conversation."""
     found = []
     for message in messages:
         content = message.get("content")
@@ -60,14 +65,18 @@ def _calls_and_results(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
                 found.append(("call", block["id"]))
             elif block.get("type") == "tool_result":
                 found.append(("result", block["tool_use_id"]))
+            elif block.get("type") == "text" and message["role"] == "assistant" and block["text"] != NO_RESPONSE:
+                found.append(("text", block["text"]))
     return found
 
 
 def _expected_tail(data: bytes) -> list[tuple[str, str]]:
-    """The same ids in compactctl's own reading of the file it wrote."""
+    """The same in compactctl's own reading of the file it wrote."""
     _, transcripts, _ = compactctl.load(data, "session.jsonl")
     found = []
     for message in transcripts[0].messages:
+        if message.get("role") == "assistant" and content_text(message):
+            found.append(("text", content_text(message)))
         found.extend(("call", c["id"]) for c in message.get("tool_calls") or [])
         if message.get("role") == "tool":
             found.append(("result", message["tool_call_id"]))
@@ -85,12 +94,16 @@ def check_resumed(source: bytes, compacted: Compacted, resumed: Resumed, origina
     if summarizes:
         assert _first_user_text(resumed.conversation).startswith(SUMMARY_INTRO)
     assert _calls_and_results(resumed.conversation) == _expected_tail(compacted.data)
-    assert resumed.size < original.size
     # What the client regenerates on resume (its context, reminders) is left out of both sides.
     claimed = claimed_reduction(source, compacted.data)
     sent = sent_reduction(original, resumed)
+    if claimed > 0.05:  # a summary of an already small history may outweigh what it replaces
+        assert resumed.size < original.size
     print(f"{resumed.size} vs {original.size} bytes sent; history tokens sent -{sent:.1%}, report -{claimed:.1%}")
-    assert sent == pytest.approx(claimed, abs=0.03)
+    # Within 3 points. report also counts each message's framing (3-4 tokens) that a count of the
+    # sent texts leaves out: on a history of a few dozen tokens (the rest in an encrypted
+    # compaction item) that alone is a large fraction, so there the bound is 60 tokens.
+    assert sent == pytest.approx(claimed, abs=max(0.03, 60 / original.history_tokens))
 
 
 def test_the_original_session_resumes_with_every_block_once(original: Resumed, recorded: Recorded) -> None:
@@ -106,3 +119,45 @@ def test_claude_code_resumes_the_compacted_session(
     compacted = run_compactctl(recorded.path, tmp_path / "out.jsonl", CASES[case])
     resumed = resume_claude_code(claude, recorded, compacted.data)
     check_resumed(recorded.path.read_bytes(), compacted, resumed, original, case in SUMMARIZING)
+
+
+@pytest.fixture(scope="module")
+def producer_compacted(claude: Client, tmp_path_factory: pytest.TempPathFactory) -> Recorded:
+    """The same session, then compacted by Claude Code's own /compact."""
+    home = tmp_path_factory.mktemp("claude-compacted-home")
+    with FakeAnthropic() as fake:
+        client = ClaudeCode(claude, home, project(home), fake)
+        session = claude_code_compacts(client, claude_code_session(client))
+        assert not fake.errors
+    return session
+
+
+def test_a_session_claude_code_compacted_reads_as_claude_code_resumes_it(
+    claude: Client, producer_compacted: Recorded
+) -> None:
+    data = producer_compacted.path.read_bytes()
+    assert b'"subtype":"compact_boundary"' in data and b'"preservedSegment"' in data
+    resumed = resume_claude_code(claude, producer_compacted, data)
+    assert not resumed.rejected and not resumed.repeated
+    assert _calls_and_results(resumed.conversation) == _expected_tail(data)
+
+
+@pytest.mark.parametrize("case", ["compact", "prune-stub"])
+def test_claude_code_resumes_a_compactctl_compaction_of_its_own_compacted_session(
+    case: str, claude: Client, producer_compacted: Recorded, tmp_path: Path
+) -> None:
+    data = producer_compacted.path.read_bytes()
+    before = resume_claude_code(claude, producer_compacted, data)
+    compacted = run_compactctl(producer_compacted.path, tmp_path / "out.jsonl", CASES[case])
+    resumed = resume_claude_code(claude, producer_compacted, compacted.data)
+    check_resumed(data, compacted, resumed, before, case in SUMMARIZING)
+
+
+@pytest.mark.parametrize("second", ["compact", "prune-stub"])
+def test_claude_code_resumes_a_session_compacted_twice(
+    second: str, claude: Client, recorded: Recorded, original: Resumed, tmp_path: Path
+) -> None:
+    run_compactctl(recorded.path, tmp_path / "once.jsonl", CASES["summary"])
+    twice = run_compactctl(tmp_path / "once.jsonl", tmp_path / "twice.jsonl", CASES[second])
+    resumed = resume_claude_code(claude, recorded, twice.data)
+    check_resumed(recorded.path.read_bytes(), twice, resumed, original, True)

@@ -16,6 +16,7 @@ import pytest
 
 import compactctl
 from compactctl.formats.codex import SUMMARY_PREFIX
+from compactctl.transcript import content_text
 from tests.fakes.clients import Client, Codex, require_client
 from tests.fakes.responses import FakeResponses
 from tests.fakes.resume import (
@@ -23,13 +24,13 @@ from tests.fakes.resume import (
     SUMMARIZING,
     Compacted,
     Resumed,
+    claimed_reduction,
     history,
     resume_codex,
-    claimed_reduction,
     run_compactctl,
     sent_reduction,
 )
-from tests.fakes.scenarios import Recorded, codex_session, project
+from tests.fakes.scenarios import Recorded, codex_compacts, codex_session, project
 
 
 @pytest.fixture(scope="module")
@@ -52,6 +53,7 @@ def original(codex: Client, recorded: Recorded) -> Resumed:
 
 
 def _calls_and_outputs(items: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """Assistant texts and call / output ids in request order: the shape of the conversation."""
     found = []
     for item in items:
         kind = item.get("type")
@@ -59,6 +61,8 @@ def _calls_and_outputs(items: list[dict[str, Any]]) -> list[tuple[str, str]]:
             found.append(("call", item["call_id"]))
         elif kind in ("function_call_output", "custom_tool_call_output"):
             found.append(("output", item["call_id"]))
+        elif kind == "message" and item.get("role") == "assistant":
+            found.append(("text", " ".join(part.get("text", "") for part in item["content"])))
     return found
 
 
@@ -66,6 +70,8 @@ def _expected_tail(data: bytes) -> list[tuple[str, str]]:
     _, transcripts, _ = compactctl.load(data, "rollout.jsonl")
     found = []
     for message in transcripts[0].messages:
+        if message.get("role") == "assistant" and content_text(message):
+            found.append(("text", content_text(message)))
         found.extend(("call", c["id"]) for c in message.get("tool_calls") or [])
         if message.get("role") == "tool":
             found.append(("output", message["tool_call_id"]))
@@ -88,12 +94,16 @@ def check_resumed(source: bytes, compacted: Compacted, resumed: Resumed, origina
     if summarizes:
         assert _first_request_text(history(resumed.conversation)).startswith(SUMMARY_PREFIX)
     assert _calls_and_outputs(resumed.conversation) == _expected_tail(compacted.data)
-    assert resumed.size < original.size
     # What the client regenerates on resume (its context, reminders) is left out of both sides.
     claimed = claimed_reduction(source, compacted.data)
     sent = sent_reduction(original, resumed)
+    if claimed > 0.05:  # a summary of an already small history may outweigh what it replaces
+        assert resumed.size < original.size
     print(f"{resumed.size} vs {original.size} bytes sent; history tokens sent -{sent:.1%}, report -{claimed:.1%}")
-    assert sent == pytest.approx(claimed, abs=0.03)
+    # Within 3 points. report also counts each message's framing (3-4 tokens) that a count of the
+    # sent texts leaves out: on a history of a few dozen tokens (the rest in an encrypted
+    # compaction item) that alone is a large fraction, so there the bound is 60 tokens.
+    assert sent == pytest.approx(claimed, abs=max(0.03, 60 / original.history_tokens))
 
 
 def test_the_original_rollout_resumes_with_every_item_once(original: Resumed, recorded: Recorded) -> None:
@@ -109,3 +119,42 @@ def test_codex_resumes_the_compacted_rollout(
     compacted = run_compactctl(recorded.path, tmp_path / "out.jsonl", CASES[case])
     resumed = resume_codex(codex, recorded, compacted.data)
     check_resumed(recorded.path.read_bytes(), compacted, resumed, original, case in SUMMARIZING)
+
+
+@pytest.fixture(scope="module")
+def producer_compacted(codex: Client, tmp_path_factory: pytest.TempPathFactory) -> Recorded:
+    """The same rollout, then compacted by Codex itself (remote compaction, as its openai provider does)."""
+    home = tmp_path_factory.mktemp("codex-compacted-home")
+    with FakeResponses() as fake:
+        client = Codex(codex, home, project(home), fake)
+        rollout = codex_compacts(client, codex_session(client))
+        assert not fake.errors
+    return rollout
+
+
+def test_a_rollout_codex_compacted_reads_as_codex_resumes_it(codex: Client, producer_compacted: Recorded) -> None:
+    data = producer_compacted.path.read_bytes()
+    resumed = resume_codex(codex, producer_compacted, data)
+    assert not resumed.rejected and not resumed.repeated
+    assert _calls_and_outputs(resumed.conversation) == _expected_tail(data)
+
+
+@pytest.mark.parametrize("case", ["compact", "prune-stub"])
+def test_codex_resumes_a_compactctl_compaction_of_its_own_compacted_rollout(
+    case: str, codex: Client, producer_compacted: Recorded, tmp_path: Path
+) -> None:
+    data = producer_compacted.path.read_bytes()
+    before = resume_codex(codex, producer_compacted, data)
+    compacted = run_compactctl(producer_compacted.path, tmp_path / "out.jsonl", CASES[case])
+    resumed = resume_codex(codex, producer_compacted, compacted.data)
+    check_resumed(data, compacted, resumed, before, case in SUMMARIZING)
+
+
+@pytest.mark.parametrize("second", ["compact", "prune-stub"])
+def test_codex_resumes_a_rollout_compacted_twice(
+    second: str, codex: Client, recorded: Recorded, original: Resumed, tmp_path: Path
+) -> None:
+    run_compactctl(recorded.path, tmp_path / "once.jsonl", CASES["summary"])
+    twice = run_compactctl(tmp_path / "once.jsonl", tmp_path / "twice.jsonl", CASES[second])
+    resumed = resume_codex(codex, recorded, twice.data)
+    check_resumed(recorded.path.read_bytes(), twice, resumed, original, True)
