@@ -39,7 +39,7 @@ class Resumed:
 
     @property
     def size(self) -> int:
-        """Bytes of the conversation as sent (not the system prompt or tool definitions, which compaction never changes)."""
+        """Bytes of the conversation as sent (not the system prompt or tools: compaction never changes them)."""
         return len(json.dumps(self.conversation, ensure_ascii=False).encode())
 
     @property

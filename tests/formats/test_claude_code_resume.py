@@ -161,3 +161,27 @@ def test_claude_code_resumes_a_session_compacted_twice(
     twice = run_compactctl(tmp_path / "once.jsonl", tmp_path / "twice.jsonl", CASES[second])
     resumed = resume_claude_code(claude, recorded, twice.data)
     check_resumed(recorded.path.read_bytes(), twice, resumed, original, True)
+
+
+def _cut_after_last_call(data: bytes) -> bytes:
+    """The session as a snapshot taken mid-turn: it ends on a tool_use nothing answered yet."""
+    lines = data.splitlines(keepends=True)
+    last = max(n for n, line in enumerate(lines) if b'"type":"tool_use"' in line.replace(b" ", b""))
+    return b"".join(lines[: last + 1])
+
+
+@pytest.mark.parametrize("case", ["compact", "prune-stub"])
+def test_a_session_whose_last_call_is_unanswered_still_resumes(
+    case: str, claude: Client, recorded: Recorded, tmp_path: Path
+) -> None:
+    cut = _cut_after_last_call(recorded.path.read_bytes())
+    source = tmp_path / "cut.jsonl"
+    source.write_bytes(cut)
+    before = resume_claude_code(claude, recorded, cut)
+    compacted = run_compactctl(source, tmp_path / "out.jsonl", CASES[case])
+    resumed = resume_claude_code(claude, recorded, compacted.data)
+    assert not before.rejected and not resumed.rejected, resumed.rejected
+    assert not resumed.repeated
+    # The client answers the dangling call itself (an interrupted result), after and before compaction alike.
+    assert _calls_and_results(resumed.conversation)[-1][0] == "result"
+    assert _calls_and_results(before.conversation)[-1][0] == "result"

@@ -158,3 +158,27 @@ def test_codex_resumes_a_rollout_compacted_twice(
     twice = run_compactctl(tmp_path / "once.jsonl", tmp_path / "twice.jsonl", CASES[second])
     resumed = resume_codex(codex, recorded, twice.data)
     check_resumed(recorded.path.read_bytes(), twice, resumed, original, True)
+
+
+def _cut_after_last_call(data: bytes) -> bytes:
+    """The rollout as a snapshot taken mid-turn: it ends on a function_call nothing answered yet."""
+    lines = data.splitlines(keepends=True)
+    last = max(n for n, line in enumerate(lines) if b'"type":"function_call"' in line.replace(b" ", b""))
+    return b"".join(lines[: last + 1])
+
+
+@pytest.mark.parametrize("case", ["compact", "prune-stub"])
+def test_a_rollout_whose_last_call_is_unanswered_still_resumes(
+    case: str, codex: Client, recorded: Recorded, tmp_path: Path
+) -> None:
+    cut = _cut_after_last_call(recorded.path.read_bytes())
+    source = tmp_path / "cut.jsonl"
+    source.write_bytes(cut)
+    before = resume_codex(codex, recorded, cut)
+    compacted = run_compactctl(source, tmp_path / "out.jsonl", CASES[case])
+    resumed = resume_codex(codex, recorded, compacted.data)
+    assert not before.rejected and not resumed.rejected, resumed.rejected
+    assert not resumed.repeated
+    # Codex answers the dangling call itself ("aborted"), after and before compaction alike.
+    assert _calls_and_outputs(resumed.conversation)[-1][0] == "output"
+    assert _calls_and_outputs(before.conversation)[-1][0] == "output"
