@@ -22,9 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.fakes.clients import find_client  # noqa: E402
-from tests.fakes.resume import CASES, Resumed, resume_claude_code, resume_codex, run_compactctl  # noqa: E402
-from tests.fakes.scenarios import Recorded  # noqa: E402
+from tests.fakes.clients import find_client
+from tests.fakes.resume import CASES, Resumed, resume_claude_code, resume_codex, run_compactctl
+from tests.fakes.scenarios import Recorded
 
 VARIANTS = {
     "compact": [CASES["compact"]],

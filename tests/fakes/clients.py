@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PINNED = ROOT / ".ci" / "clients.txt"
 CACHE_BIN = ROOT / ".ci" / "cache" / "npm" / "node_modules" / ".bin"
 TIMEOUT = 180
+PACKAGES = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex"}
 
 
 def pinned_versions() -> dict[str, str]:
@@ -60,11 +61,15 @@ def find_client(command: str) -> Client | None:
 def require_client(command: str) -> Client:
     """The client, or a skip (a failure under ``CI=true``, where .ci/run installed it)."""
     client = find_client(command)
+    in_ci = os.environ.get("CI", "").lower() == "true"
     if client is None:
         reason = f"{command} not installed (run .ci/run, or npm install the versions in .ci/clients.txt)"
-        if os.environ.get("CI", "").lower() == "true":
+        if in_ci:
             pytest.fail(reason)
         pytest.skip(reason)
+    pinned = PACKAGES[command]
+    if in_ci and pinned_versions()[pinned] not in client.version:
+        pytest.fail(f"{client.binary} is {client.version}, not the pinned {pinned}@{pinned_versions()[pinned]}")
     return client
 
 
