@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import orjson
 
-from compactctl.compact import compact
+from compactctl.compaction import compact
 from compactctl.formats import load
 
 
@@ -75,7 +75,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
     for name, data in (("claude-code", claude_code(args.turns)), ("codex", codex(args.turns))):
-        fmt, transcripts, _ = load(data)
+        fmt, transcripts = load(data)
         assert fmt.name == name and fmt.write(transcripts) == data
         records = data.count(b"\n")
         read = median_seconds(lambda data=data: load(data), args.runs)

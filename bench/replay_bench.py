@@ -143,7 +143,7 @@ def time_replay(
 
             summarizer = TimedSummarizer(ExtractiveSummarizer(counter))
         start = time.perf_counter()
-        rows = replay(messages, grid, options, counter, None, summarizer)
+        rows = replay(messages, grid, options, counter=counter, prices=None, summarizer=summarizer)
         times.append(time.perf_counter() - start)
         in_summarizer.append(summarizer.seconds if summarizer else 0.0)
     return statistics.median(times), statistics.median(in_summarizer), rows, len(times)

@@ -74,7 +74,8 @@ def median_time(function, runs: int) -> float:
 def throughput(args: argparse.Namespace) -> None:
     import tiktoken
 
-    from compactctl.report import measure, open_transcripts
+    from compactctl.files import open_transcripts
+    from compactctl.reporting import measure
     from compactctl.tokens import TokenCounter
     from compactctl.transcript import message_text
 
@@ -141,7 +142,7 @@ def memory(args: argparse.Namespace) -> None:
         [
             sys.executable,
             "-c",
-            "import resource, compactctl.cli.main, compactctl.report;"
+            "import resource, compactctl.cli.main, compactctl.reporting;"
             "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)",
         ],
         capture_output=True,

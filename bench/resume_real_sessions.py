@@ -111,8 +111,8 @@ def run(producer: str, source: Path, work: Path) -> list[str]:
 def _claimed(before: bytes, after: bytes) -> float:
     import compactctl
 
-    _, b, _ = compactctl.load(before, "before.jsonl")
-    _, a, _ = compactctl.load(after, "after.jsonl")
+    _, b = compactctl.load(before, "before.jsonl")
+    _, a = compactctl.load(after, "after.jsonl")
     return float(compactctl.report(b[0].messages, a[0].messages).reduction or 0.0)
 
 

@@ -24,8 +24,8 @@ import sys
 import time
 from pathlib import Path
 
-from compactctl.batch import find_transcripts
-from compactctl.compact import compact
+from compactctl.compaction import compact
+from compactctl.files import find_transcripts
 from compactctl.formats import load
 from compactctl.summarizers.ledger import constraints
 from compactctl.tokens import counter_for
@@ -75,13 +75,13 @@ def identifiers(messages: list[dict]) -> dict[str, set[str]]:
 
 
 def measure_file(path: Path, counter, settings: dict) -> dict:
-    fmt, transcripts, _ = load(path.read_bytes(), str(path))
+    fmt, transcripts = load(path.read_bytes(), str(path))
     kinds = ("paths", "commands", "numbers")
     row: dict = {"before": 0, "after": 0, "kept": dict.fromkeys(kinds, 0), "total": dict.fromkeys(kinds, 0)}
     row.update(facts=[0, 0], constraints=[0, 0], lost=[])
     for transcript in transcripts:
         messages = transcript.messages
-        result = compact(messages, ["structured"], settings, counter)
+        result = compact(messages, ["structured"], settings, counter=counter)
         row["before"] += counter.messages(messages)
         row["after"] += counter.messages(result.messages)
         output = "\n".join(message_text(m) for m in result.messages)

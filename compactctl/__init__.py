@@ -1,12 +1,13 @@
 """compactctl: compact saved LLM conversation and agent transcripts.
 
-The library API is plain functions on lists of message dicts::
+The library API is plain functions on lists of message dicts; after the input (the messages,
+the steps and their settings), every option is a keyword::
 
     import compactctl
-    fmt, transcripts, _ = compactctl.load(open("chat.jsonl", "rb").read())
+    fmt, transcripts = compactctl.load(open("chat.jsonl", "rb").read())
     result = compactctl.compact(transcripts[0].messages, ["trim-tools", "window"], {"keep_recent": 8})
     result.messages  # a new list; the input is not mutated
-    rows = compactctl.replay(transcripts[0].messages, compactctl.settings_grid([8000, 16000], False, ["window"]))
+    rows = compactctl.replay.replay(transcripts[0].messages, compactctl.settings_grid([8000, 16000], False, ["window"]))
     rows[0].cost, rows[1].cost  # no compaction, then each setting
     pruned = compactctl.prune(transcripts[0].messages, mode="drop")
     pruned.messages, pruned.fates  # what was elided, removed or restored, and why
@@ -16,14 +17,15 @@ The library API is plain functions on lists of message dicts::
 
 from __future__ import annotations
 
-from compactctl.compact import Compaction, compact
+from compactctl import replay
+from compactctl.compaction import Compaction, compact
 from compactctl.formats import dump, load
-from compactctl.replay import Setting, Trigger, replay, settings_grid
-from compactctl.report import FileReport, Measure, file_report, measure
+from compactctl.replay import Setting, Trigger, settings_grid
+from compactctl.reporting import FileReport, Measure, file_report, measure
 from compactctl.strategies.base import Fate, StepContext, StepResult
 from compactctl.strategies.prune import PruneOptions
 from compactctl.strategies.prune import prune as _prune
-from compactctl.tokens import TokenCounter
+from compactctl.tokens import TokenCounter, counter_for
 from compactctl.transcript import Message, Violation, find_violation, is_valid
 
 __all__ = [
@@ -51,7 +53,7 @@ __all__ = [
 __version__ = "0.1.0"
 
 
-def prune(messages: list[Message], mode: str = "stub", require: tuple[str, ...] = ()) -> StepResult:
+def prune(messages: list[Message], *, mode: str = "stub", require: tuple[str, ...] = ()) -> StepResult:
     """The deterministic prune step on a list of message dicts (the input is not mutated).
 
     Returns a StepResult: ``messages`` (the new list), ``origins`` (the input index of each
@@ -64,6 +66,7 @@ def prune(messages: list[Message], mode: str = "stub", require: tuple[str, ...] 
 def report(
     before: list[Message],
     after: list[Message] | None = None,
+    *,
     facts: list[str] | tuple[str, ...] = (),
     encoding: str = "cl100k_base",
 ) -> FileReport:
@@ -72,8 +75,6 @@ def report(
     ``facts`` must still be present (in ``after``, or in ``before`` alone); the messages'
     own ``compactctl.facts`` annotations are checked too.
     """
-    from compactctl.tokens import counter_for
-
     counter = counter_for(encoding)
     measured = measure([("", before)], counter, facts)
     compared = measure([("", after)], counter, [*facts, *measured.facts_declared]) if after is not None else None

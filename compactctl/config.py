@@ -1,86 +1,84 @@
 """Settings: flags, then ``compactctl.toml`` or ``[tool.compactctl]`` in ``pyproject.toml``, then defaults.
 
-Settings are one flat mapping of option names (``keep_recent``, ``encoding``...);
-each strategy takes the fields its options dataclass has.
+Settings are one flat mapping of setting names (``keep_recent``, ``encoding``...), each
+declared once on an options dataclass field (``compactctl.settings``): a run's own below,
+each strategy's on its options, the summarizer's on ``SummarizerOptions``. A config file
+is checked against those declarations, so a new field is a new valid key with nothing
+else to update.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import difflib
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from compactctl.errors import InputError
+from compactctl.replay.options import ReplayOptions
+from compactctl.settings import Declared, Options, checked, declared, defaults_of, setting
 from compactctl.strategies import STRATEGIES
-from compactctl.summarizers.build import SUMMARIZER_DEFAULTS
+from compactctl.summarizers.options import SummarizerOptions
 
 DEFAULT_STRATEGY = "structured"
+IO_PANEL = "Input and output"
+GATE_PANEL = "Report and gates"
+
+
+@dataclass(frozen=True)
+class RunOptions(Options):
+    """What every command's run takes, whatever it does to the messages."""
+
+    strategy: tuple[str, ...] = setting(
+        (DEFAULT_STRATEGY,),
+        help=f"Strategy step, repeatable, run in order: {', '.join(STRATEGIES)}.",
+        flags=("--strategy", "-s"),
+        panel="Strategies",
+    )
+    format: str = setting("auto", help="Input format, or auto.", flags=("--format", "-f"), panel=IO_PANEL)
+    encoding: str = setting("cl100k_base", help="tiktoken encoding, or approx (chars/4).", panel=IO_PANEL)
+    jobs: int = setting(1, help="Files processed in parallel.", min=1, flags=("--jobs", "-j"))
+    on_error: str = setting(
+        "fail",
+        help="fail: exit 2 if any file is bad; skip: skip it and count it.",
+        choices=("fail", "skip"),
+        panel=GATE_PANEL,
+    )
+    require: tuple[str, ...] = setting(
+        (), help="A fact that must survive (repeatable).", metavar="TEXT", panel=GATE_PANEL
+    )
+    fail_under: float | None = setting(
+        None, help="Exit 1 when the total reduction is under PCT percent.", metavar="PCT", panel=GATE_PANEL
+    )
+
+
+Owners = list[tuple[str, type]]  # (owner, options dataclass): a strategy's name, or "" for the others
+
+
+def strategy_owners() -> Owners:
+    return [(name, strategy.options) for name, strategy in STRATEGIES.items()]
+
+
+def setting_owners() -> Owners:
+    """Every options dataclass a setting lives on: the run's, each strategy's, the summarizer's, replay's."""
+    return [("", RunOptions), *strategy_owners(), ("", SummarizerOptions), ("", ReplayOptions)]
+
+
+def all_settings() -> dict[str, Declared]:
+    return declared(setting_owners())
+
 
 DEFAULTS: dict[str, Any] = {
-    "strategy": [DEFAULT_STRATEGY],
-    "format": "auto",
-    "encoding": "cl100k_base",
-    "jobs": 1,
-    "on_error": "fail",
-    "require": [],
-    "fail_under": None,
-    **SUMMARIZER_DEFAULTS,
+    **defaults_of(RunOptions),
+    **defaults_of(SummarizerOptions),
+    **defaults_of(ReplayOptions),
 }
 
 
 def known_keys() -> set[str]:
-    keys = set(DEFAULTS)
-    for strategy in STRATEGIES.values():
-        keys.update(field.name for field in dataclasses.fields(strategy.options))
-    return keys
-
-
-# What a config file may hold for each setting, with the same bounds as the flags.
-_INT_MIN = {
-    "keep_recent": 0,
-    "tool_max_tokens": 1,
-    "head_lines": 0,
-    "tail_lines": 0,
-    "threshold": 0,
-    "keep_turns": 0,
-    "window": 0,
-    "summary_max_tokens": 16,
-    "summary_input_max_tokens": 1,
-    "summary_retries": 0,
-    "jobs": 1,
-}
-_NUMBER_MIN = {"summary_timeout": 0.001, "summary_backoff": 0.0, "fail_under": None}
-_BOOLS = {"redact", "cache", "dry_run"}
-_STR_LISTS = {"strategy", "require", "keep_pattern", "prompt_file"}
-_CHOICES = {"on_error": ("fail", "skip")}
-
-
-def _check_value(key: str, value: Any) -> str | None:
-    """Why ``value`` is not a valid ``key`` setting, or None when it is."""
-    if key in _INT_MIN:
-        if isinstance(value, bool) or not isinstance(value, int):
-            return f"{key} must be a whole number, not {value!r}"
-        if value < _INT_MIN[key]:
-            return f"{key} must be at least {_INT_MIN[key]}, not {value!r}"
-    elif key in _NUMBER_MIN:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return f"{key} must be a number, not {value!r}"
-        minimum = _NUMBER_MIN[key]
-        if minimum is not None and value < minimum:
-            return f"{key} must be at least {minimum}, not {value!r}"
-    elif key in _BOOLS:
-        if not isinstance(value, bool):
-            return f"{key} must be true or false, not {value!r}"
-    elif key in _STR_LISTS:
-        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-            return f"{key} must be a string or a list of strings, not {value!r}"
-    elif not isinstance(value, str):
-        return f"{key} must be a string, not {value!r}"
-    elif key in _CHOICES and value not in _CHOICES[key]:
-        return f"{key} must be one of {', '.join(_CHOICES[key])}, not {value!r}"
-    return None
+    return set(all_settings())
 
 
 def find_config(start: Path) -> Path | None:
@@ -90,6 +88,14 @@ def find_config(start: Path) -> Path | None:
         if candidate.is_file() and (name == "compactctl.toml" or b"[tool.compactctl" in candidate.read_bytes()):
             return candidate
     return None
+
+
+def unknown_setting(name: str, known: Iterable[str]) -> str:
+    """The message for a key no dataclass declares, with the nearest known one when there is one."""
+    close = difflib.get_close_matches(name, sorted(known), n=1)
+    return f"unknown setting {name!r}" + (
+        f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(sorted(known))})"
+    )
 
 
 def load_config(path: Path | None, cwd: Path | None = None) -> dict[str, Any]:
@@ -107,16 +113,14 @@ def load_config(path: Path | None, cwd: Path | None = None) -> dict[str, Any]:
     if path.name == "pyproject.toml":
         data = data.get("tool", {}).get("compactctl", {})
     settings = {key.replace("-", "_"): value for key, value in data.items()}
-    unknown = sorted(set(settings) - known_keys())
-    if unknown:
-        raise InputError(f"unknown setting {unknown[0]!r} (known: {', '.join(sorted(known_keys()))})", str(path))
-    for key in _STR_LISTS:
-        if isinstance(settings.get(key), str):
-            settings[key] = [settings[key]]
+    known = all_settings()
+    for key in settings:
+        if key not in known:
+            raise InputError(unknown_setting(key, known), str(path))
     for key, value in settings.items():
-        problem = _check_value(key, value)
-        if problem:
-            raise InputError(problem, str(path))
+        if known[key].many and isinstance(value, str):  # a single string is a list of one
+            settings[key] = [value]
+    checked(known, settings, str(path))
     return settings
 
 

@@ -14,8 +14,11 @@ class CompactctlError(Exception):
     exit_code = EXIT_INPUT
 
 
-class InputError(CompactctlError):
-    """Bad input or bad usage: names the file, line and column where known."""
+class InputError(CompactctlError, ValueError):
+    """Bad input or bad usage: names the file, line and column where known.
+
+    Also a ``ValueError``, so a library caller can catch it as the bad value it is.
+    """
 
     exit_code = EXIT_INPUT
 

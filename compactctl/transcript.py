@@ -1,7 +1,7 @@
 """Messages in the canonical (OpenAI Chat Completions) form, tool-call pairing and API validity.
 
 A message is a plain ``dict``. Everything compactctl adds lives under one key,
-``compactctl`` (see SPEC.md "Transcript model"); every other key is kept as it came.
+``compactctl`` (see docs/spec.md, "Transcript model"); every other key is kept as it came.
 """
 
 from __future__ import annotations

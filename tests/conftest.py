@@ -3,16 +3,31 @@
 from __future__ import annotations
 
 import copy
+import os
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from tests.helpers import call
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
-SHARED_TRANSCRIPTS = ROOT.parent / "shared" / "transcripts"
+# The real public transcripts (../shared/transcripts beside the checkout, or where the environment says).
+SHARED_TRANSCRIPTS = Path(os.environ.get("COMPACTCTL_TRANSCRIPTS") or ROOT.parent / "shared" / "transcripts")
+
+# A test on the real transcripts: skipped where they are not, but a failure in CI (CI=true).
+needs_transcripts = pytest.mark.needs_transcripts
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("needs_transcripts") and not SHARED_TRANSCRIPTS.is_dir():
+        message = f"the real transcripts are not at {SHARED_TRANSCRIPTS} (set COMPACTCTL_TRANSCRIPTS)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
 
 
 @pytest.fixture
@@ -83,3 +98,29 @@ def no_real_model_clients(monkeypatch, tmp_path):
             pytest.fail(f"an openai client was pointed at {self.base_url}, not the test server")
 
     monkeypatch.setattr(openai.OpenAI, "__init__", guarded)
+
+
+def mutation_checked(strategy: Any, mutated: list[str]) -> Any:
+    """The strategy, noting its name in ``mutated`` whenever a run changes the messages it was given."""
+    import dataclasses
+
+    def run(messages: list[dict[str, Any]], options: Any, context: Any) -> Any:
+        before = orjson.dumps(messages)
+        result = strategy.run(messages, options, context)
+        if orjson.dumps(messages) != before:
+            mutated.append(strategy.name)
+        return result
+
+    return dataclasses.replace(strategy, run=run)
+
+
+@pytest.fixture(autouse=True)
+def strategies_never_mutate_their_input(monkeypatch):
+    """Every registered strategy, in every test (through compact, replay or the CLI), leaves its input as it was."""
+    from compactctl.strategies import STRATEGIES
+
+    mutated: list[str] = []
+    for name, strategy in list(STRATEGIES.items()):
+        monkeypatch.setitem(STRATEGIES, name, mutation_checked(strategy, mutated))
+    yield
+    assert not mutated, f"strategies mutated their input: {sorted(set(mutated))}"

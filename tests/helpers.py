@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from compactctl.report import SummarizerUsage
 from compactctl.summarizers import Summary, SummaryRequest
+from compactctl.usage import SummarizerUsage
 
 
 def call(call_id: str, name: str, arguments: str = "{}") -> dict[str, Any]:

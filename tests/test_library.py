@@ -1,8 +1,10 @@
 """The library API: plain functions on lists of message dicts."""
 
 import copy
+import types
 
 import orjson
+import pytest
 
 import compactctl
 
@@ -28,7 +30,35 @@ def test_report_on_one_list_checks_its_annotated_facts():
 
 
 def test_the_documented_example_runs(agent_messages):
-    fmt, transcripts, _ = compactctl.load(b"".join(orjson.dumps(m) + b"\n" for m in agent_messages))
+    fmt, transcripts = compactctl.load(b"".join(orjson.dumps(m) + b"\n" for m in agent_messages))
     result = compactctl.compact(transcripts[0].messages, ["trim-tools", "window"], {"keep_recent": 8})
     assert compactctl.find_violation(result.messages) is None
     assert compactctl.dump([transcripts[0]], fmt.name).count(b"\n") == len(agent_messages)
+
+
+def test_options_after_the_input_are_keywords(agent_messages):
+    counter = compactctl.TokenCounter("approx")
+    with pytest.raises(TypeError):
+        compactctl.compact(agent_messages, ["window"], {"keep_recent": 3}, counter)  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        compactctl.prune(agent_messages, "drop")  # type: ignore[misc]
+    result = compactctl.compact(agent_messages, ["window"], {"keep_recent": 3}, counter=counter)
+    assert len(result.messages) < len(agent_messages)
+    rows = compactctl.replay.replay(agent_messages, compactctl.settings_grid([50], False, ["window"]), counter=counter)
+    assert [row.trigger for row in rows] == ["none", "threshold"]
+
+
+def test_module_names_are_modules_not_the_functions_they_hold():
+    import compactctl.compaction as compaction
+    import compactctl.replay as replay
+    import compactctl.reporting as reporting
+    import compactctl.strategies.prune as prune
+
+    assert all(isinstance(module, types.ModuleType) for module in (compaction, replay, reporting, prune))
+    assert compactctl.replay is replay and callable(replay.replay)
+
+
+def test_a_bad_value_is_an_input_error_and_a_value_error(agent_messages):
+    with pytest.raises(ValueError, match="unknown strategy 'nope'") as raised:
+        compactctl.compact(agent_messages, ["nope"])
+    assert isinstance(raised.value, compactctl.errors.InputError)

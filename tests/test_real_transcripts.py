@@ -9,11 +9,9 @@ from compactctl.cli.main import app
 from compactctl.formats import load
 from compactctl.tokens import counter_for
 from compactctl.transcript import find_violation
-from tests.conftest import SHARED_TRANSCRIPTS
+from tests.conftest import SHARED_TRANSCRIPTS, needs_transcripts
 
-pytestmark = pytest.mark.skipif(
-    not SHARED_TRANSCRIPTS.is_dir(), reason="../shared/transcripts is not beside the checkout"
-)
+pytestmark = needs_transcripts
 
 TAU_BENCH = SHARED_TRANSCRIPTS / "tau-bench" / "historical_trajectories" / "gpt-4o-airline.json"
 
@@ -24,7 +22,7 @@ def swe_agent_files():
 
 def test_tau_bench_reads_every_run_as_one_valid_transcript():
     runs = json.loads(TAU_BENCH.read_text())  # read independently of compactctl's reader
-    fmt, transcripts, _ = load(TAU_BENCH.read_bytes(), str(TAU_BENCH))
+    fmt, transcripts = load(TAU_BENCH.read_bytes(), str(TAU_BENCH))
     assert fmt.name == "tau-bench"
     assert [len(t.messages) for t in transcripts] == [len(run["traj"]) for run in runs]
     assert all(find_violation(t.messages) is None for t in transcripts)
@@ -47,7 +45,7 @@ def test_report_on_tau_bench_counts_what_a_direct_count_gives():
 @pytest.mark.parametrize("path", swe_agent_files(), ids=lambda p: p.parent.name[:40] + "/" + p.name)
 def test_swe_agent_history_maps_tool_call_ids_and_is_valid(path):
     history = json.loads(path.read_text())["history"]
-    fmt, (transcript,), _ = load(path.read_bytes(), str(path))
+    fmt, (transcript,) = load(path.read_bytes(), str(path))
     assert fmt.name == "swe-agent"
     assert len(transcript.messages) == len(history)
     for item, message in zip(history, transcript.messages, strict=True):

@@ -3,152 +3,52 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Annotated
+from typing import Any
 
-import typer
-
-from compactctl.batch import STDIO, check_side_files, plan, run_jobs
-from compactctl.cli.common import (
+from compactctl.cli.exit import finish_compaction, handle_errors
+from compactctl.cli.options import (
     ConfigPath,
-    Encoding,
-    FailUnder,
-    FormatOpt,
     Inputs,
-    Jobs,
     JsonOut,
     ManifestPath,
-    OnError,
     Output,
     Quiet,
-    Require,
     ToFormat,
     check_output_format,
-    finish_compaction,
-    handle_errors,
-    progress_wanted,
+    command_settings,
     settings_for,
 )
-from compactctl.cli.options import (
-    SUMMARY_PANEL,
-    Api,
-    BaseUrl,
-    Cache,
-    CacheDir,
-    HeadLines,
-    KeepPattern,
-    KeepRecent,
-    KeepTurns,
-    Model,
-    PromptFile,
-    Redact,
-    StrategySteps,
-    SummarizerName,
-    SummaryBackoff,
-    SummaryInputMaxTokens,
-    SummaryMaxTokens,
-    SummaryRetries,
-    SummaryRole,
-    SummaryTimeout,
-    TailLines,
-    ToolMaxTokens,
-    Window,
-)
-from compactctl.compact import check_steps, compact_file
+from compactctl.cli.render import progress_wanted
+from compactctl.compaction import check_steps
+from compactctl.config import RunOptions, strategy_owners
+from compactctl.files import STDIO, check_side_files, compact_file, plan, run_jobs
+from compactctl.settings import Declared
 from compactctl.summarizers.build import make_summarizer
+from compactctl.summarizers.options import SummarizerOptions
 from compactctl.tokens import counter_for
+
+
+def declared_settings() -> dict[str, Declared]:
+    """The run's settings, every strategy's and the summarizer's."""
+    return command_settings([("", RunOptions), *strategy_owners(), ("", SummarizerOptions)])
 
 
 @handle_errors
 def compact(
     inputs: Inputs,
     output: Output = None,
-    strategy: StrategySteps = None,
-    keep_recent: KeepRecent = None,
-    tool_max_tokens: ToolMaxTokens = None,
-    head_lines: HeadLines = None,
-    tail_lines: TailLines = None,
-    threshold: Annotated[
-        int | None,
-        typer.Option(
-            help="Summarizing strategies compact above this many tokens (0: always).  \\[default: 10000, structured 0]",
-            min=0,
-            rich_help_panel=SUMMARY_PANEL,
-        ),
-    ] = None,
-    keep_turns: KeepTurns = None,
-    window: Window = None,
-    keep_pattern: KeepPattern = None,
-    summary_max_tokens: SummaryMaxTokens = None,
-    summary_input_max_tokens: SummaryInputMaxTokens = None,
-    summary_role: SummaryRole = None,
-    summarizer: SummarizerName = None,
-    model: Model = None,
-    base_url: BaseUrl = None,
-    api: Api = None,
-    summary_timeout: SummaryTimeout = None,
-    summary_retries: SummaryRetries = None,
-    summary_backoff: SummaryBackoff = None,
-    redact: Redact = None,
-    cache: Cache = None,
-    cache_dir: CacheDir = None,
-    prompt_file: PromptFile = None,
-    dry_run: Annotated[
-        bool,
-        typer.Option(
-            "--dry-run",
-            help="openai: print each request that would be sent; send and write nothing.",
-            rich_help_panel=SUMMARY_PANEL,
-        ),
-    ] = False,
     manifest: ManifestPath = None,
-    format: FormatOpt = None,
     to: ToFormat = None,
-    encoding: Encoding = None,
     as_json: JsonOut = False,
-    require: Require = None,
-    fail_under: FailUnder = None,
-    on_error: OnError = None,
-    jobs: Jobs = None,
     quiet: Quiet = False,
     config: ConfigPath = None,
+    **given: Any,
 ) -> None:
     """Compact transcripts with the given strategy steps, write them, and print a before/after report.
 
     The output goes to -o PATH, or NAME.compacted.jsonl beside the input; an input is never overwritten.
     """
-    settings = settings_for(
-        config,
-        strategy=strategy,
-        keep_recent=keep_recent,
-        tool_max_tokens=tool_max_tokens,
-        head_lines=head_lines,
-        tail_lines=tail_lines,
-        threshold=threshold,
-        keep_turns=keep_turns,
-        window=window,
-        keep_pattern=keep_pattern,
-        summary_max_tokens=summary_max_tokens,
-        summary_input_max_tokens=summary_input_max_tokens,
-        summary_role=summary_role,
-        summarizer=summarizer,
-        model=model,
-        base_url=base_url,
-        api=api,
-        summary_timeout=summary_timeout,
-        summary_retries=summary_retries,
-        summary_backoff=summary_backoff,
-        redact=redact,
-        cache=cache,
-        cache_dir=cache_dir,
-        prompt_file=prompt_file,
-        dry_run=dry_run or None,
-        format=format,
-        encoding=encoding,
-        require=require,
-        fail_under=fail_under,
-        on_error=on_error,
-        jobs=jobs,
-    )
+    settings = settings_for(config, given)
     steps = settings["strategy"]
     check_steps(steps)
     counter = counter_for(settings["encoding"])
@@ -167,5 +67,13 @@ def compact(
     )
     to_stderr = settings["dry_run"] or any(job.target == STDIO for job in jobs_planned)
     finish_compaction(
-        jobs_planned, results, failures, settings, manifest=manifest, as_json=as_json, quiet=quiet, to_stderr=to_stderr
+        "compact",
+        jobs_planned,
+        results,
+        failures,
+        settings,
+        manifest=manifest,
+        as_json=as_json,
+        quiet=quiet,
+        to_stderr=to_stderr,
     )

@@ -11,18 +11,10 @@ from typing import Annotated
 import typer
 
 from compactctl import __version__
-from compactctl.cli.compact import compact
-from compactctl.cli.prune import prune
-from compactctl.cli.replay import replay
-from compactctl.cli.report import report
+from compactctl.cli import compact, prune, replay, report
+from compactctl.cli.options import takes_settings
 
-app = typer.Typer(
-    name="compactctl",
-    help="Compact saved LLM conversation and agent transcripts, and measure what it saves.",
-    no_args_is_help=True,
-    pretty_exceptions_show_locals=False,  # a traceback must never print an API key
-    add_completion=False,
-)
+COMMANDS = (compact, prune, report, replay)  # each module: the command function and declared_settings()
 
 
 def _show_version(value: bool) -> None:
@@ -31,7 +23,6 @@ def _show_version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _main(
     version: Annotated[
         bool, typer.Option("--version", help="Show the version and exit.", callback=_show_version, is_eager=True)
@@ -40,10 +31,23 @@ def _main(
     """Compact saved LLM conversation and agent transcripts, and measure what it saves."""
 
 
-app.command()(compact)
-app.command()(prune)
-app.command()(report)
-app.command()(replay)
+def build_app() -> typer.Typer:
+    """The app, each command's options derived from the settings declared when it is built."""
+    app = typer.Typer(
+        name="compactctl",
+        help="Compact saved LLM conversation and agent transcripts, and measure what it saves.",
+        no_args_is_help=True,
+        pretty_exceptions_show_locals=False,  # a traceback must never print an API key
+        add_completion=False,
+    )
+    app.callback()(_main)
+    for module in COMMANDS:
+        name = module.__name__.rsplit(".", 1)[1]
+        app.command(name)(takes_settings(getattr(module, name), module.declared_settings()))
+    return app
+
+
+app = build_app()
 
 
 def main() -> None:

@@ -1,144 +1,113 @@
-"""The option sets that choose and tune a strategy and its summarizer, shared by ``compact``
-and ``replay`` (defined once, so the two commands take the same flags with the same help)."""
+"""The options of every command: the few that are the CLI's own, and the settings, derived.
+
+Each setting is declared once on an options dataclass field (``compactctl.settings``);
+:func:`takes_settings` turns the declarations a command takes into its Typer options
+(flags, type, bounds, help panel, and the default each strategy really has), so no
+command lists them by hand and a new field is a new flag with nothing else to edit.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated
+import functools
+import inspect
+import types
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
-from compactctl.config import DEFAULT_STRATEGY
-from compactctl.strategies import STRATEGIES
+from compactctl.config import GATE_PANEL, IO_PANEL, Owners, all_settings, load_config, merge
+from compactctl.errors import InputError
+from compactctl.settings import Declared, declared, problem
 
-STRATEGY_PANEL = "Strategies"
-SUMMARY_PANEL = "Summaries"
-STRATEGY_HELP = f"Strategy step, repeatable, run in order: {', '.join(STRATEGIES)}.  \\[default: {DEFAULT_STRATEGY}]"
+Inputs = Annotated[list[str], typer.Argument(help="Transcript files or folders; - reads stdin.", show_default=False)]
+Output = Annotated[
+    str | None,
+    typer.Option(
+        "-o", "--output", help="Output file, or folder for several inputs; - for stdout.", rich_help_panel=IO_PANEL
+    ),
+]
+ManifestPath = Annotated[
+    Path | None,
+    typer.Option(help="Write what became of every input message (JSON Lines).", rich_help_panel=IO_PANEL),
+]
+ToFormat = Annotated[
+    str | None,
+    typer.Option("--to", help="Output format (converts).  \\[default: the input's format]", rich_help_panel=IO_PANEL),
+]
+JsonOut = Annotated[
+    bool, typer.Option("--json", help="Print the report as one JSON object.", rich_help_panel=GATE_PANEL)
+]
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar, no table.", rich_help_panel=GATE_PANEL)]
+ConfigPath = Annotated[
+    Path | None, typer.Option("--config", help="Settings file (default: ./compactctl.toml or ./pyproject.toml).")
+]
 
-StrategySteps = Annotated[
-    list[str] | None, typer.Option("--strategy", "-s", help=STRATEGY_HELP, rich_help_panel=STRATEGY_PANEL)
-]
-KeepRecent = Annotated[
-    int | None,
-    typer.Option(
-        help="Messages kept at the end.  \\[default: the strategy's: window and summary 6, structured 10]",
-        min=0,
-        rich_help_panel=STRATEGY_PANEL,
-    ),
-]
-ToolMaxTokens = Annotated[
-    int | None,
-    typer.Option(
-        help="trim-tools: tool outputs over this are trimmed.  \\[default: 1000]",
-        min=1,
-        rich_help_panel=STRATEGY_PANEL,
-    ),
-]
-HeadLines = Annotated[
-    int | None,
-    typer.Option(help="trim-tools: first lines kept.  \\[default: 20]", min=0, rich_help_panel=STRATEGY_PANEL),
-]
-TailLines = Annotated[
-    int | None,
-    typer.Option(help="trim-tools: last lines kept.  \\[default: 20]", min=0, rich_help_panel=STRATEGY_PANEL),
-]
-KeepTurns = Annotated[
-    int | None,
-    typer.Option(
-        help="structured: last turns kept (a user message and what follows).  \\[default: 2]",
-        min=0,
-        rich_help_panel=SUMMARY_PANEL,
-    ),
-]
-Window = Annotated[
-    int | None,
-    typer.Option(help="rolling: messages kept after each fold.  \\[default: 8]", min=0, rich_help_panel=SUMMARY_PANEL),
-]
-KeepPattern = Annotated[
-    list[str] | None,
-    typer.Option(
-        help="selective: messages matching REGEX stay verbatim (repeatable).",
-        metavar="REGEX",
-        rich_help_panel=SUMMARY_PANEL,
-    ),
-]
-SummaryMaxTokens = Annotated[
-    int | None,
-    typer.Option(
-        help="Summary size bound.  \\[default: summary 500, rolling 400, selective 200, structured 1000]",
-        min=16,
-        rich_help_panel=SUMMARY_PANEL,
-    ),
-]
-SummaryInputMaxTokens = Annotated[
-    int | None,
-    typer.Option(
-        help="Largest text one summarizer request takes; more is chunked and merged.  \\[default: 32000]",
-        min=1,
-        rich_help_panel=SUMMARY_PANEL,
-    ),
-]
-SummaryRole = Annotated[
-    str | None,
-    typer.Option(
-        help="Role of the summary message: system or user.  \\[default: system]", rich_help_panel=SUMMARY_PANEL
-    ),
-]
-SummarizerName = Annotated[
-    str | None,
-    typer.Option(help="extractive (offline) or openai.  \\[default: extractive]", rich_help_panel=SUMMARY_PANEL),
-]
-Model = Annotated[
-    str | None, typer.Option(help="openai: model.  \\[default: gpt-4o-mini]", rich_help_panel=SUMMARY_PANEL)
-]
-BaseUrl = Annotated[
-    str | None,
-    typer.Option(help="openai: any compatible server, e.g. http://127.0.0.1:8000/v1.", rich_help_panel=SUMMARY_PANEL),
-]
-Api = Annotated[
-    str | None, typer.Option(help="openai: chat or responses.  \\[default: chat]", rich_help_panel=SUMMARY_PANEL)
-]
-SummaryTimeout = Annotated[
-    float | None,
-    typer.Option(help="openai: seconds per request.  \\[default: 60]", min=0.001, rich_help_panel=SUMMARY_PANEL),
-]
-SummaryRetries = Annotated[
-    int | None,
-    typer.Option(help="openai: retries on 429/5xx/timeouts.  \\[default: 4]", min=0, rich_help_panel=SUMMARY_PANEL),
-]
-SummaryBackoff = Annotated[
-    float | None,
-    typer.Option(
-        help="openai: seconds before the first retry, doubled each time.  \\[default: 1]",
-        min=0,
-        rich_help_panel=SUMMARY_PANEL,
-    ),
-]
-Redact = Annotated[
-    bool | None,
-    typer.Option(
-        "--redact/--no-redact",
-        help="openai: redact secrets before sending.  \\[default: redact]",
-        rich_help_panel=SUMMARY_PANEL,
-    ),
-]
-Cache = Annotated[
-    bool | None,
-    typer.Option(
-        "--cache/--no-cache",
-        help="openai: reuse summaries cached on disk.  \\[default: cache]",
-        rich_help_panel=SUMMARY_PANEL,
-    ),
-]
-CacheDir = Annotated[
-    str | None,
-    typer.Option(
-        help="openai: cache folder.  \\[default: $COMPACTCTL_CACHE_DIR or the user cache dir]",
-        rich_help_panel=SUMMARY_PANEL,
-    ),
-]
-PromptFile = Annotated[
-    list[str] | None,
-    typer.Option(
-        help="Replace the summary prompt: PATH, or STRATEGY=PATH (repeatable).", rich_help_panel=SUMMARY_PANEL
-    ),
-]
+
+def command_settings(owners: Owners, exclude: Iterable[str] = ()) -> dict[str, Declared]:
+    """The settings the ``owners`` dataclasses declare, but those in ``exclude``: what one command takes."""
+    return {name: one for name, one in declared(owners).items() if name not in set(exclude)}
+
+
+def option_for(setting: Declared) -> Any:
+    """The ``Annotated`` Typer type of one setting's option; its default is None: "not given"."""
+    value_type: Any = types.GenericAlias(list, (setting.kind,)) if setting.many else setting.kind
+    spec = setting.spec
+    shown = setting.shown_default()
+    help_text = spec.help + (f"  \\[default: {shown}]" if shown else "")
+    metavar = spec.metavar or ("|".join(spec.choices) if spec.choices else None)
+    option = typer.Option(
+        *setting.flags,
+        help=help_text,
+        min=spec.min,
+        metavar=metavar,
+        rich_help_panel=spec.panel,
+        show_default=False,
+    )
+    return Annotated[value_type | None, option]
+
+
+def takes_settings(command: Callable[..., Any], settings: Mapping[str, Declared]) -> Callable[..., Any]:
+    """``command(own options..., **given)`` with one keyword option per setting, as Typer reads it.
+
+    Typer reads a command's options from its signature, so the signature is built here:
+    the command's own parameters, then the settings'. Their values arrive in ``**given``.
+    Built when the app is, so a setting added to a dataclass is a flag with nothing else to edit.
+    """
+
+    @functools.wraps(command)
+    def with_settings(*args: Any, **kwargs: Any) -> Any:
+        return command(*args, **kwargs)
+
+    own = [
+        parameter
+        for parameter in inspect.signature(command, eval_str=True).parameters.values()
+        if parameter.kind is not inspect.Parameter.VAR_KEYWORD
+    ]
+    derived = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=option_for(setting))
+        for name, setting in settings.items()
+    ]
+    parameters = [*own, *derived]
+    with_settings.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    with_settings.__annotations__ = {parameter.name: parameter.annotation for parameter in parameters}
+    return with_settings
+
+
+def settings_for(config: Path | None, given: Mapping[str, Any]) -> dict[str, Any]:
+    """Flags given, over the config file, over the defaults; a bad flag value names its setting."""
+    known = all_settings()
+    for name, value in given.items():
+        reason = problem(known[name], value) if value is not None and name in known else None
+        if reason:
+            raise InputError(f"{reason} (given as {known[name].flags[0].split('/')[0]})")
+    return merge(given, load_config(config))
+
+
+def check_output_format(to: str | None) -> None:
+    """An unknown --to is bad usage, caught before any file is read."""
+    if to is not None:
+        from compactctl.formats import get_format
+
+        get_format(to)

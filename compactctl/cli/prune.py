@@ -3,55 +3,43 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
-from compactctl.batch import PRUNED_MARK, STDIO, check_side_files, plan, run_jobs
-from compactctl.cli.common import (
+from compactctl.cli.exit import finish_compaction, handle_errors, write_jsonl
+from compactctl.cli.options import (
     ConfigPath,
-    Encoding,
-    FailUnder,
-    FormatOpt,
     Inputs,
-    Jobs,
     JsonOut,
     ManifestPath,
-    OnError,
     Output,
     Quiet,
-    Require,
     ToFormat,
     check_output_format,
-    console,
-    finish_compaction,
-    handle_errors,
-    progress_wanted,
+    command_settings,
     settings_for,
-    stderr,
-    write_jsonl,
 )
-from compactctl.compact import FileCompaction, compact_file
-from compactctl.strategies.prune import check_mode
+from compactctl.cli.render import console, progress_wanted, stderr
+from compactctl.config import IO_PANEL, RunOptions
+from compactctl.files import PRUNED_MARK, STDIO, FileCompaction, check_side_files, compact_file, plan, run_jobs
+from compactctl.settings import Declared
+from compactctl.strategies.prune import PruneOptions
 from compactctl.tokens import counter_for
 
 PRUNE_PANEL = "Pruning"
+
+
+def declared_settings() -> dict[str, Declared]:
+    """The run's settings (no strategy: the step is prune) and prune's own."""
+    return command_settings([("", RunOptions), ("prune", PruneOptions)], exclude=("strategy",))
 
 
 @handle_errors
 def prune(
     inputs: Inputs,
     output: Output = None,
-    mode: Annotated[
-        str | None,
-        typer.Option(
-            help="stub: a pruned tool result keeps its place as a short stub; drop: the call and its result go.  "
-            "\\[default: stub]",
-            metavar="stub|drop",
-            rich_help_panel=PRUNE_PANEL,
-        ),
-    ] = None,
     explain: Annotated[
         bool,
         typer.Option(
@@ -61,38 +49,22 @@ def prune(
     archive: Annotated[
         Path | None,
         typer.Option(
-            help="Write every removed or elided original with its index (JSON Lines).",
-            rich_help_panel="Input and output",
+            help="Write every removed or elided original with its index (JSON Lines).", rich_help_panel=IO_PANEL
         ),
     ] = None,
     manifest: ManifestPath = None,
-    format: FormatOpt = None,
     to: ToFormat = None,
-    encoding: Encoding = None,
     as_json: JsonOut = False,
-    require: Require = None,
-    fail_under: FailUnder = None,
-    on_error: OnError = None,
-    jobs: Jobs = None,
     quiet: Quiet = False,
     config: ConfigPath = None,
+    **given: Any,
 ) -> None:
     """Prune transcripts deterministically: superseded and duplicate tool results go, what is still referenced stays.
 
     No model, no key, no network: same input, same output, and pruning twice changes nothing.
     The output goes to -o PATH, or NAME.pruned.jsonl beside the input; an input is never overwritten.
     """
-    settings = settings_for(
-        config,
-        mode=mode,
-        format=format,
-        encoding=encoding,
-        require=require,
-        fail_under=fail_under,
-        on_error=on_error,
-        jobs=jobs,
-    )
-    check_mode(settings.get("mode", "stub"))
+    settings = settings_for(config, given)
     counter = counter_for(settings["encoding"])
     check_output_format(to)
     planned = plan(inputs, output, PRUNED_MARK)
@@ -109,7 +81,15 @@ def prune(
     if explain:
         (stderr if to_stderr or as_json else console()).print(explain_table(results))
     finish_compaction(
-        planned, results, failures, settings, manifest=manifest, as_json=as_json, quiet=quiet, to_stderr=to_stderr
+        "prune",
+        planned,
+        results,
+        failures,
+        settings,
+        manifest=manifest,
+        as_json=as_json,
+        quiet=quiet,
+        to_stderr=to_stderr,
     )
 
 

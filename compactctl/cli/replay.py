@@ -2,195 +2,48 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Any
 
-import orjson
 import typer
 from rich.console import Group
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from compactctl.batch import Job, expand_inputs, run_jobs
-from compactctl.cli.common import (
-    ConfigPath,
-    Encoding,
-    FormatOpt,
-    Inputs,
-    Jobs,
-    JsonOut,
-    OnError,
-    Quiet,
-    handle_errors,
-    progress_wanted,
-    settings_for,
-    stderr,
-)
-from compactctl.cli.common import (
-    console as common_console,
-)
-from compactctl.cli.options import (
-    Api,
-    BaseUrl,
-    Cache,
-    CacheDir,
-    HeadLines,
-    KeepPattern,
-    KeepRecent,
-    KeepTurns,
-    Model,
-    PromptFile,
-    Redact,
-    StrategySteps,
-    SummarizerName,
-    SummaryBackoff,
-    SummaryInputMaxTokens,
-    SummaryMaxTokens,
-    SummaryRetries,
-    SummaryRole,
-    SummaryTimeout,
-    TailLines,
-    ToolMaxTokens,
-    Window,
-)
-from compactctl.compact import check_steps
-from compactctl.errors import EXIT_INPUT, EXIT_OK, EXIT_SUMMARIZER
-from compactctl.replay import (
-    FileReplay,
-    Prices,
-    SettingResult,
-    aggregate,
-    check_plot,
-    load_prices,
-    parse_thresholds,
-    prices_for,
-    replay_file,
-    replay_json,
-    settings_grid,
-    stage_pattern,
-    with_summarizer_prices,
-    write_plot,
-)
+from compactctl.cli.exit import exit_code, handle_errors
+from compactctl.cli.options import ConfigPath, Inputs, JsonOut, Quiet, command_settings, settings_for
+from compactctl.cli.plot import check_plot, write_plot
+from compactctl.cli.render import console as common_console
+from compactctl.cli.render import envelope, failed_json, progress_wanted, stderr, write_json
+from compactctl.compaction import check_steps
+from compactctl.config import RunOptions, strategy_owners
+from compactctl.files import FileReplay, Job, expand_inputs, replay_file, replay_json, run_jobs
+from compactctl.replay.options import DEFAULT_THRESHOLDS, ReplayOptions
+from compactctl.replay.prices import Prices, load_prices, prices_for, with_summarizer_prices
+from compactctl.replay.simulate import SettingResult, aggregate
+from compactctl.replay.triggers import parse_thresholds, settings_grid, stage_pattern
+from compactctl.settings import Declared
 from compactctl.summarizers.build import make_summarizer
+from compactctl.summarizers.options import SummarizerOptions
 from compactctl.tokens import counter_for
 
-TRIGGER_PANEL = "When to compact"
-PRICE_PANEL = "Prices"
-OUT_PANEL = "Output"
-DEFAULT_THRESHOLDS = (8000, 16000, 32000)
 SPARKS = "▁▂▃▄▅▆▇█"
+
+
+def declared_settings() -> dict[str, Declared]:
+    """Replay's own, the run's, every strategy's and the summarizer's; the trigger sets each strategy's threshold."""
+    owners = [("", ReplayOptions), ("", RunOptions), *strategy_owners(), ("", SummarizerOptions)]
+    return command_settings(owners, exclude=("threshold", "dry_run", "require", "fail_under", "mode"))
 
 
 @handle_errors
 def replay(
     inputs: Inputs,
-    threshold: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--threshold",
-            "-t",
-            help="Compact before the next call when the last call's context exceeded N tokens. "
-            "Several values (8000,16000,32000 or repeated) are compared side by side.  \\[default: 8000,16000,32000 "
-            "when no stage trigger is given]",
-            metavar="N[,N...]",
-            rich_help_panel=TRIGGER_PANEL,
-        ),
-    ] = None,
-    stage_marker: Annotated[
-        str | None,
-        typer.Option(
-            help="A message whose text matches REGEX ends a stage: compact before the next call.",
-            metavar="REGEX",
-            rich_help_panel=TRIGGER_PANEL,
-        ),
-    ] = None,
-    stage: Annotated[
-        bool,
-        typer.Option(
-            "--stage",
-            help="Compact at compactctl.stage_end annotations (implied by --stage-marker).",
-            rich_help_panel=TRIGGER_PANEL,
-        ),
-    ] = False,
-    strategy: StrategySteps = None,
-    keep_recent: KeepRecent = None,
-    tool_max_tokens: ToolMaxTokens = None,
-    head_lines: HeadLines = None,
-    tail_lines: TailLines = None,
-    keep_turns: KeepTurns = None,
-    window: Window = None,
-    keep_pattern: KeepPattern = None,
-    summary_max_tokens: SummaryMaxTokens = None,
-    summary_input_max_tokens: SummaryInputMaxTokens = None,
-    summary_role: SummaryRole = None,
-    summarizer: SummarizerName = None,
-    model: Model = None,
-    base_url: BaseUrl = None,
-    api: Api = None,
-    summary_timeout: SummaryTimeout = None,
-    summary_retries: SummaryRetries = None,
-    summary_backoff: SummaryBackoff = None,
-    redact: Redact = None,
-    cache: Cache = None,
-    cache_dir: CacheDir = None,
-    prompt_file: PromptFile = None,
-    model_pricing: Annotated[
-        str | None,
-        typer.Option(
-            "--model-pricing",
-            help="Price as this model from the table.  \\[default: gpt-4o]",
-            metavar="NAME",
-            rich_help_panel=PRICE_PANEL,
-        ),
-    ] = None,
-    prices_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--prices",
-            help="Your own price table (JSON or TOML), laid over the shipped one.",
-            metavar="FILE",
-            rich_help_panel=PRICE_PANEL,
-        ),
-    ] = None,
-    price_in: Annotated[
-        float | None, typer.Option(help="USD per million input tokens.", min=0, rich_help_panel=PRICE_PANEL)
-    ] = None,
-    price_cached: Annotated[
-        float | None,
-        typer.Option(help="USD per million cached (cache-read) input tokens.", min=0, rich_help_panel=PRICE_PANEL),
-    ] = None,
-    price_write: Annotated[
-        float | None,
-        typer.Option(help="USD per million tokens written to the cache.", min=0, rich_help_panel=PRICE_PANEL),
-    ] = None,
-    price_out: Annotated[
-        float | None, typer.Option(help="USD per million output tokens.", min=0, rich_help_panel=PRICE_PANEL)
-    ] = None,
-    cache_min_tokens: Annotated[
-        int | None,
-        typer.Option(
-            help="Prompts shorter than this are not cached.  \\[default: the model's, e.g. 1024]",
-            min=0,
-            rich_help_panel=PRICE_PANEL,
-        ),
-    ] = None,
-    plot: Annotated[
-        Path | None,
-        typer.Option(
-            help="Write the context-size chart to FILE (.png or .svg; needs the plot extra).",
-            metavar="FILE",
-            rich_help_panel=OUT_PANEL,
-        ),
-    ] = None,
-    format: FormatOpt = None,
-    encoding: Encoding = None,
     as_json: JsonOut = False,
-    on_error: OnError = None,
-    jobs: Jobs = None,
     quiet: Quiet = False,
     config: ConfigPath = None,
+    **given: Any,
 ) -> None:
     """Replay transcripts call by call and compare compaction settings with no compaction at all.
 
@@ -199,53 +52,26 @@ def replay(
     calls, compactions, peak and mean context, input, cached and cache-write tokens, output tokens,
     summarizer use, estimated cost (prompt caching included) and facts lost.
     """
-    settings = settings_for(
-        config,
-        strategy=strategy,
-        keep_recent=keep_recent,
-        tool_max_tokens=tool_max_tokens,
-        head_lines=head_lines,
-        tail_lines=tail_lines,
-        keep_turns=keep_turns,
-        window=window,
-        keep_pattern=keep_pattern,
-        summary_max_tokens=summary_max_tokens,
-        summary_input_max_tokens=summary_input_max_tokens,
-        summary_role=summary_role,
-        summarizer=summarizer,
-        model=model,
-        base_url=base_url,
-        api=api,
-        summary_timeout=summary_timeout,
-        summary_retries=summary_retries,
-        summary_backoff=summary_backoff,
-        redact=redact,
-        cache=cache,
-        cache_dir=cache_dir,
-        prompt_file=prompt_file,
-        format=format,
-        encoding=encoding,
-        on_error=on_error,
-        jobs=jobs,
-    )
+    settings = settings_for(config, given)
     steps = settings["strategy"]
     check_steps(steps)
-    marker = stage_pattern(stage_marker)
-    use_stage = stage or marker is not None
-    thresholds = parse_thresholds(threshold or [])
+    marker = stage_pattern(settings["stage_marker"])
+    use_stage = settings["stage"] or marker is not None
+    thresholds = parse_thresholds(settings["thresholds"])
     if not thresholds and not use_stage:
         thresholds = list(DEFAULT_THRESHOLDS)
-    table = load_prices(prices_file)
+    table = load_prices(settings["prices"])
     prices = prices_for(
         table,
-        model_pricing,
-        input=price_in,
-        cached_input=price_cached,
-        cache_write=price_write,
-        output=price_out,
-        min_cached_tokens=cache_min_tokens,
+        settings["model_pricing"],
+        input=settings["price_in"],
+        cached_input=settings["price_cached"],
+        cache_write=settings["price_write"],
+        output=settings["price_out"],
+        min_cached_tokens=settings["cache_min_tokens"],
     )
     prices = with_summarizer_prices(prices, table, settings)
+    plot = Path(settings["plot"]) if settings["plot"] is not None else None
     if plot is not None:
         check_plot(plot)
     grid = settings_grid(thresholds, use_stage, steps)
@@ -259,12 +85,8 @@ def replay(
         progress_wanted(quiet) and not as_json,
     )
     label = inputs[0] if len(inputs) == 1 else ", ".join(inputs)
-    per_file = len(found) > 1 or any(Path(given).is_dir() for given in inputs)
     if as_json:
-        errors = [{"file": f.file, "error": f.error} for f in failures]
-        sys.stdout.buffer.write(
-            orjson.dumps(replay_json(label, results, errors, per_file), option=orjson.OPT_INDENT_2) + b"\n"
-        )
+        write_json(envelope("replay", replay_json(results, failed_json(failures))))
     else:
         for failure in failures:
             stderr.print(f"[bold red]error:[/] {escape(failure.error)}", soft_wrap=True)
@@ -274,9 +96,7 @@ def replay(
         write_plot(plot, _chart_source(results))
         if not as_json:
             stderr.print(f"chart written to {plot}")
-    # A summarizer failure (exit 3) is never skipped: its figures would be missing, not zero.
-    failed = any(f.exit_code == EXIT_SUMMARIZER or settings["on_error"] != "skip" for f in failures)
-    raise typer.Exit(max(f.exit_code for f in failures) if failed else EXIT_OK if results else EXIT_INPUT)
+    raise typer.Exit(exit_code(failures, settings["on_error"], len(results)))
 
 
 def _chart_source(results: list[FileReplay]) -> FileReplay:

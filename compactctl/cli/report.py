@@ -3,30 +3,23 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from compactctl.batch import Job, expand_inputs, run_jobs
-from compactctl.cli.common import (
-    ConfigPath,
-    Encoding,
-    FailUnder,
-    FormatOpt,
-    Jobs,
-    JsonOut,
-    OnError,
-    Quiet,
-    Require,
-    emit,
-    exit_code,
-    handle_errors,
-    progress_wanted,
-    settings_for,
-)
+from compactctl.cli.exit import finish_report, handle_errors
+from compactctl.cli.options import ConfigPath, JsonOut, Quiet, command_settings, settings_for
+from compactctl.cli.render import progress_wanted
+from compactctl.config import RunOptions
 from compactctl.errors import InputError
-from compactctl.report import report_pair
+from compactctl.files import Job, expand_inputs, report_pair, run_jobs
+from compactctl.settings import Declared
 from compactctl.tokens import counter_for
+
+
+def declared_settings() -> dict[str, Declared]:
+    """The run's settings but the strategy: a report changes nothing."""
+    return command_settings([("", RunOptions)], exclude=("strategy",))
 
 
 @handle_errors
@@ -36,20 +29,13 @@ def report(
         str | None,
         typer.Argument(help="Its compacted counterpart; folders match by relative path.", show_default=False),
     ] = None,
-    format: FormatOpt = None,
-    encoding: Encoding = None,
     as_json: JsonOut = False,
-    require: Require = None,
-    fail_under: FailUnder = None,
-    on_error: OnError = None,
-    jobs: Jobs = None,
     quiet: Quiet = False,
     config: ConfigPath = None,
+    **given: Any,
 ) -> None:
     """Tokens, messages, tokens by role, facts and API validity of a file, or before against after."""
-    settings = settings_for(
-        config, format=format, encoding=encoding, require=require, fail_under=fail_under, on_error=on_error, jobs=jobs
-    )
+    settings = settings_for(config, given)
     counter = counter_for(settings["encoding"])
     pairs = [Job(source, _counterpart(after, name, before), name) for source, name, _ in expand_inputs([before])]
     reports, failures = run_jobs(
@@ -66,8 +52,7 @@ def report(
         settings["jobs"],
         progress_wanted(quiet),
     )
-    emit(reports, failures, as_json, quiet, to_stderr=False)
-    raise typer.Exit(exit_code(reports, failures, settings["fail_under"], settings["on_error"]))
+    finish_report("report", reports, failures, settings, as_json=as_json, quiet=quiet)
 
 
 def _counterpart(after: str | None, name: str, before: str) -> str | None:

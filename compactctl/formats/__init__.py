@@ -1,23 +1,29 @@
 """Formats: one reader/writer pair per module, registered here, told apart by ``detect``.
 
 Adding a format is one new module with NAME, detect, read and write, and one line below.
+A reader returns ``Transcript``s of canonical messages; when its writer must put unchanged
+records back exactly, it also returns a frozen ``Native`` subclass of its own (``native``:
+what each message was read from, as typed units, and the messages as read) and
+``origins`` (per message, its unit). Nothing is added to the messages themselves.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
+from typing import NamedTuple
 
 from compactctl.errors import InputError
 from compactctl.formats import anthropic, chat, claude_code, codex, dataset, responses, swe_agent, tau_bench
-from compactctl.formats.records import Layout, Record, Transcript, converted, parse_records
+from compactctl.formats.base import Native, Transcript, converted
+from compactctl.formats.records import Record, parse_records
 
-READ_AS = "format"  # Transcript.extra key: the format a transcript was read in
 # Formats whose file holds several separate conversations; the others hold one.
 MANY_PER_FILE = frozenset({dataset.NAME, tau_bench.NAME})
 
-__all__ = ["FORMATS", "Format", "Record", "Transcript", "detect", "dump", "load"]
+__all__ = ["FORMATS", "Format", "Loaded", "Native", "Record", "Transcript", "detect", "dump", "load"]
 
 
 @dataclass(frozen=True)
@@ -65,14 +71,19 @@ def get_format(name: str) -> Format:
         raise InputError(f"unknown format {name!r} (known: auto, {', '.join(FORMATS)})") from None
 
 
-def load(
-    data: bytes, path: str = "<input>", format: str = "auto", skipped: list[int] | None = None
-) -> tuple[Format, list[Transcript], Layout]:
+class Loaded(NamedTuple):
+    """A file's format and its transcripts (several for a dataset or tau-bench file)."""
+
+    format: Format
+    transcripts: list[Transcript]
+
+
+def load(data: bytes, path: str = "<input>", format: str = "auto", skipped: list[int] | None = None) -> Loaded:
     """Parse a file's bytes into transcripts, detecting the format unless one is named.
 
     With a ``skipped`` list, JSON Lines lines that do not parse are left out and listed there.
     """
-    records, layout = parse_records(data, path, skipped)
+    records, _ = parse_records(data, path, skipped)
     fmt = detect(records, path) if format == "auto" else get_format(format)
     transcripts = fmt.read(records, path)
     if format != "auto" and not any(t.messages for t in transcripts):
@@ -83,17 +94,16 @@ def load(
             detected = fmt.name
         if detected != fmt.name:
             raise InputError(f"no {fmt.name} message in this file; it reads as {detected}: drop --format", path)
-    for transcript in transcripts:
-        transcript.extra[READ_AS] = fmt.name  # so a writer of another format gets plain messages
-    return fmt, transcripts, layout
+    # Marked with the format read in, so a writer of another format gets plain messages.
+    return Loaded(fmt, [dataclasses.replace(t, read_as=fmt.name) for t in transcripts])
 
 
 def dump(transcripts: list[Transcript], format: str) -> bytes:
     """Write transcripts in ``format``; ones read in another format are converted."""
     target = get_format(format)
-    if any(t.extra.get(READ_AS, target.name) != target.name for t in transcripts):
+    if any(t.read_as not in ("", target.name) for t in transcripts):
         _check_fits(transcripts, target)
-    return target.write([t if t.extra.get(READ_AS, target.name) == target.name else converted(t) for t in transcripts])
+    return target.write([t if t.read_as in ("", target.name) else converted(t) for t in transcripts])
 
 
 def write_as(transcripts: list[Transcript], read_as: Format, to: str | None = None, path: str | None = None) -> bytes:

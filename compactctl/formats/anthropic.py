@@ -13,21 +13,21 @@ Code sessions (``claude_code.py``) reuse this mapping.
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from compactctl.errors import InputError
+from compactctl.formats.base import Native, Transcript, is_unchanged, native_of, sources
 from compactctl.formats.records import (
+    Layout,
     Record,
-    Transcript,
     collapse_text,
     document_layout,
     dumps_document,
-    is_unchanged,
-    original,
     raw_line,
-    tag,
 )
 from compactctl.transcript import Message, content_text
 
@@ -217,16 +217,35 @@ def system_text(value: Any) -> Any:
 
 # -- reading --------------------------------------------------------------------------
 
+SYSTEM = -1  # Param.index of a request's system prompt
 
-def _read_params(params: list[tuple[int, Any]], path: str, line_of: dict[int, int]) -> dict[str, Any]:
-    """Canonical messages from (index, MessageParam or system record) pairs."""
+
+@dataclass(frozen=True)
+class Param:
+    """What one canonical message was read from."""
+
+    index: int  # the MessageParam or system record: a line of the file, or one of a request's messages
+    blocks: tuple[int, ...] | None = None  # the user content blocks it holds; None: the whole content
+
+
+@dataclass(frozen=True)
+class AnthropicNative(Native[Param]):
+    records: tuple[Record, ...] = ()  # the file's lines (a request's messages live in its envelope)
+    layout: Layout = "jsonl"
+    raw: bytes | None = None  # a request's line as read
+
+
+def _read_params(
+    params: list[tuple[int, Any]], path: str, line_of: dict[int, int]
+) -> tuple[list[Message], list[Param]]:
+    """Canonical messages from (index, MessageParam or system record) pairs, and what each came from."""
     messages: list[Message] = []
-    units: list[tuple[int, list[int] | None]] = []  # (record index, block indices or None = whole)
+    units: list[Param] = []
     for index, value in params:
         line = line_of.get(index)
         if _is_system_record(value):
-            messages.append(tag({"role": "system", "content": system_text(value["system"])}, len(units)))
-            units.append((index, None))
+            messages.append({"role": "system", "content": system_text(value["system"])})
+            units.append(Param(index))
             continue
         if not isinstance(value, dict) or value.get("role") not in ("user", "assistant"):
             role = value.get("role") if isinstance(value, dict) else type(value).__name__
@@ -235,13 +254,18 @@ def _read_params(params: list[tuple[int, Any]], path: str, line_of: dict[int, in
         if not isinstance(content, (str, list)):
             raise InputError(f"{value['role']} content must be a string or a list of blocks", path, line)
         if value["role"] == "assistant":
-            messages.append(tag(assistant_message(content), len(units)))
-            units.append((index, None))
+            messages.append(assistant_message(content))
+            units.append(Param(index))
             continue
         for message, blocks in user_messages(content):
-            messages.append(tag(message, len(units)))
-            units.append((index, blocks if isinstance(content, list) else None))
-    return {"messages": messages, "units": units, "originals": [dict(m) for m in messages]}
+            messages.append(message)
+            units.append(Param(index, tuple(blocks) if isinstance(content, list) else None))
+    return messages, units
+
+
+def _transcript(messages: list[Message], units: list[Param], **native: Any) -> Transcript:
+    state = AnthropicNative(tuple(units), tuple(dict(m) for m in messages), **native)
+    return Transcript(messages, native=state, origins=tuple(range(len(messages))))
 
 
 def read(records: list[Record], path: str) -> list[Transcript]:
@@ -253,52 +277,59 @@ def read(records: list[Record], path: str) -> list[Transcript]:
                 raise InputError("expected an Anthropic request object with a 'messages' list", path, record.line)
             params = list(enumerate(request["messages"]))
             if "system" in request:
-                params.insert(0, (-1, {"system": request["system"]}))
-            state = _read_params(params, path, {})
+                params.insert(0, (SYSTEM, {"system": request["system"]}))
+            transcript = _transcript(*_read_params(params, path, {}), raw=record.raw)
             label = f"line {record.line}" if len(records) > 1 else ""
-            transcripts.append(
-                Transcript(state.pop("messages"), label, envelope=request, extra={**state, "raw": record.raw})
-            )
+            transcripts.append(dataclasses.replace(transcript, label=label, envelope=request))
         return transcripts
-    state = _read_params(
-        [(i, r.value) for i, r in enumerate(records)], path, {i: r.line for i, r in enumerate(records)}
-    )
-    extra = {**state, "records": records, "layout": document_layout(records)}
-    return [Transcript(state.pop("messages"), extra=extra)]
+    params = [(i, r.value) for i, r in enumerate(records)]
+    messages, units = _read_params(params, path, {i: r.line for i, r in enumerate(records)})
+    return [_transcript(messages, units, records=tuple(records), layout=document_layout(records))]
 
 
 # -- writing --------------------------------------------------------------------------
 
 
-def _native_of(transcript: Transcript, index: int) -> Any:
+def _native_param(transcript: Transcript, native: AnthropicNative, index: int) -> Any:
     envelope = transcript.envelope
     if envelope is not None:
-        return {"system": envelope.get("system")} if index == -1 else envelope["messages"][index]
-    return transcript.extra["records"][index].value
+        return {"system": envelope.get("system")} if index == SYSTEM else envelope["messages"][index]
+    return native.records[index].value
+
+
+@dataclass
+class _Param:
+    """A MessageParam being written: consecutive user messages from one param (or tool results) join."""
+
+    index: int | None  # the param read, when it is written back as read
+    role: str  # "system", "assistant" or "user"
+    blocks: list[Any]
+    messages: list[Message]
+    unchanged: bool  # every message in it is as read
 
 
 def params_of(transcript: Transcript) -> list[tuple[int | None, dict[str, Any]]]:
     """(record index when written back as read, else None; MessageParam or system record)."""
-    out: list[tuple[int | None, dict[str, Any]]] = []
-    groups: list[tuple[int | None, str, list[Any], list[Message]]] = []  # (record, role, blocks, messages)
-    for message in transcript.messages:
+    native = native_of(transcript, AnthropicNative)
+    groups: list[_Param] = []
+    for message, unit, same in sources(transcript, native):
         role = message.get("role")
-        unit, same = original(transcript, message)
-        index, block_indices = unit if unit is not None else (None, None)
-        native = _native_of(transcript, index) if index is not None else None
+        index = unit.index if unit is not None else None
+        param = _native_param(transcript, native, index) if native is not None and index is not None else None
         if role in ("system", "developer"):
-            groups.append((index if same else None, "system", [message], [message]))
+            groups.append(_Param(index if same else None, "system", [message], [message], same))
             continue
         if role == "assistant":
-            template = native.get("content") if native else None
+            template = param.get("content") if param else None
             blocks = template if same else assistant_blocks(message, template if isinstance(template, list) else None)
-            groups.append((index, "assistant", blocks if isinstance(blocks, list) else [blocks], [message]))
+            groups.append(_Param(index, "assistant", blocks if isinstance(blocks, list) else [blocks], [message], same))
             continue
+        block_indices = unit.blocks if unit is not None else None
         if role == "tool":
-            template = native["content"][block_indices[0]] if native and block_indices else None
+            template = param["content"][block_indices[0]] if param and block_indices else None
             blocks = [template if same else tool_result_block(message, template)]
-        elif same and native is not None:
-            native_content = native["content"]
+        elif same and param is not None:
+            native_content = param["content"]
             blocks = [native_content[j] for j in block_indices] if block_indices is not None else [native_content]
         else:
             blocks = (
@@ -307,28 +338,32 @@ def params_of(transcript: Transcript) -> list[tuple[int | None, dict[str, Any]]]
                 else [{"type": "text", "text": str(message.get("content") or "")}]
             )
         last = groups[-1] if groups else None
-        only_results = last is not None and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in last[2])
+        only_results = last is not None and all(
+            isinstance(b, dict) and b.get("type") == "tool_result" for b in last.blocks
+        )
         if (
             last is not None
-            and last[1] == "user"
-            and ((index is not None and last[0] == index) or (role == "tool" and only_results))
+            and last.role == "user"
+            and ((index is not None and last.index == index) or (role == "tool" and only_results))
         ):
-            last[2].extend(blocks)
-            last[3].append(message)
+            last.blocks.extend(blocks)
+            last.messages.append(message)
+            last.unchanged = last.unchanged and same
         else:
-            groups.append((index, "user", blocks, [message]))
-    for index, role, blocks, messages in groups:
-        if role == "system":
-            text = messages[0].get("content")
-            out.append((index, {"system": text if isinstance(text, str) else content_to_blocks(text)}))
+            groups.append(_Param(index, "user", blocks, [message], same))
+    out: list[tuple[int | None, dict[str, Any]]] = []
+    for group in groups:
+        if group.role == "system":
+            text = group.messages[0].get("content")
+            out.append((group.index, {"system": text if isinstance(text, str) else content_to_blocks(text)}))
             continue
-        native = _native_of(transcript, index) if index is not None else None
-        content: Any = blocks
-        if len(blocks) == 1 and isinstance(blocks[0], str):
-            content = blocks[0]
-        param = {**(native or {}), "role": role, "content": content}
-        same = native is not None and param == native and all(original(transcript, m)[1] for m in messages)
-        out.append((index if same else None, param))
+        index = group.index
+        param = _native_param(transcript, native, index) if native is not None and index is not None else None
+        content: Any = group.blocks
+        if len(group.blocks) == 1 and isinstance(group.blocks[0], str):
+            content = group.blocks[0]
+        written = {**(param or {}), "role": group.role, "content": content}
+        out.append((index if param is not None and written == param and group.unchanged else None, written))
     return out
 
 
@@ -339,9 +374,10 @@ def write(transcripts: list[Transcript]) -> bytes:
         if transcript.envelope is not None:
             lines.append(_write_request(transcript))
             continue
-        records: list[Record] = transcript.extra.get("records", [])
-        layout = transcript.extra.get("layout", layout)
-        if is_unchanged(transcript):
+        native = native_of(transcript, AnthropicNative)
+        records = native.records if native is not None else ()
+        layout = native.layout if native is not None else layout
+        if is_unchanged(transcript, native):
             lines.extend(raw_line(record) for record in records)
             continue
         for index, param in params_of(transcript):
@@ -352,9 +388,9 @@ def write(transcripts: list[Transcript]) -> bytes:
 
 
 def _write_request(transcript: Transcript) -> bytes:
-    raw = transcript.extra.get("raw")
-    if is_unchanged(transcript) and raw is not None:
-        return raw + b"\n"
+    native = native_of(transcript, AnthropicNative)
+    if native is not None and native.raw is not None and is_unchanged(transcript, native):
+        return native.raw + b"\n"
     request = dict(transcript.envelope or {})
     params = params_of(transcript)
     systems = [param["system"] for _, param in params if "system" in param and "role" not in param]

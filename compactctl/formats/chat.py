@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import IO
 
+from compactctl.formats.base import Native, Transcript, native_of
 from compactctl.formats.records import (
+    Layout,
     Record,
-    Transcript,
     check_message,
     document_layout,
     dumps_document,
@@ -19,6 +21,11 @@ from compactctl.transcript import Message
 NAME = "chat"
 
 
+@dataclass(frozen=True)
+class ChatNative(Native[None]):
+    layout: Layout = "jsonl"  # a bare JSON array of messages is written back as one
+
+
 def detect(records: list[Record]) -> bool:
     first = records[0].value if records else None
     return isinstance(first, dict)  # the fallback: the reader names what is wrong with a message
@@ -26,11 +33,16 @@ def detect(records: list[Record]) -> bool:
 
 def read(records: list[Record], path: str) -> list[Transcript]:
     messages = [check_message(record.value, path, record.line) for record in records]
-    return [Transcript(messages, extra={"layout": document_layout(records)})]
+    return [Transcript(messages, native=ChatNative(layout=document_layout(records)))]
+
+
+def _layout(transcript: Transcript) -> Layout:
+    native = native_of(transcript, ChatNative)
+    return native.layout if native is not None else "jsonl"
 
 
 def write(transcripts: list[Transcript]) -> bytes:
-    if any(transcript.extra.get("layout") == "json" for transcript in transcripts):
+    if any(_layout(transcript) == "json" for transcript in transcripts):
         return dumps_document([message for transcript in transcripts for message in transcript.messages])
     return b"".join(dumps_line(message) for transcript in transcripts for message in transcript.messages)
 

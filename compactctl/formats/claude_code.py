@@ -32,7 +32,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 
@@ -44,7 +44,8 @@ from compactctl.formats.anthropic import (
     tool_result_block,
     user_messages,
 )
-from compactctl.formats.records import Record, Transcript, is_unchanged, original, raw_line, tag
+from compactctl.formats.base import Native, Transcript, is_unchanged, native_of, sources
+from compactctl.formats.records import Record, annotate, raw_line
 from compactctl.transcript import Message, content_text
 
 NAME = "claude-code"
@@ -314,6 +315,21 @@ def _groups(records: list[Record], order: Iterable[int], sidechain: bool, path: 
     return groups
 
 
+@dataclass(frozen=True)
+class Source:
+    """The records one canonical message was read from."""
+
+    role: Literal["assistant", "user"]
+    records: tuple[int, ...]  # an assistant response's records (one per block), or the user record
+    blocks: tuple[int, ...] | None = None  # the user content blocks it holds; None: the whole content
+
+
+@dataclass(frozen=True)
+class ClaudeCodeNative(Native[Source]):
+    records: tuple[Record, ...] = ()
+    leaf: int | None = None  # the record new records continue from (the active leaf); None: no message
+
+
 def read(records: list[Record], path: str) -> list[Transcript]:
     for record in records:
         if not isinstance(record.value, dict):
@@ -324,7 +340,7 @@ def read(records: list[Record], path: str) -> list[Transcript]:
     order = range(len(records)) if chain is None else _with_parallel_results(records, chain, sidechain)
     groups = _groups(records, order, sidechain, path)
     messages: list[Message] = []
-    units: list[tuple[str, list[int], list[int] | None]] = []
+    units: list[Source] = []
     counted: set[Any] = set()
     for group in groups:
         if group.kind == "assistant":
@@ -334,23 +350,18 @@ def read(records: list[Record], path: str) -> list[Transcript]:
             if isinstance(usage, dict) and (group.message_id is None or group.message_id not in counted):
                 message["usage"] = usage  # the API-reported usage of this call, for report
                 counted.add(group.message_id)
-            messages.append(tag(message, len(units)))
-            units.append(("assistant", group.records, None))
+            messages.append(message)
+            units.append(Source("assistant", tuple(group.records)))
             continue
         value = records[group.records[0]].value
         content = value["message"].get("content")
         for message, blocks in user_messages(content):
             annotations = {"kind": "harness"} if message["role"] == "user" and is_harness(value, content) else {}
-            messages.append(tag(message, len(units), **annotations))
-            units.append(("user", group.records, blocks if isinstance(content, list) else None))
-    extra = {
-        "records": records,
-        "units": units,
-        "originals": [dict(m) for m in messages],
-        # The record new records continue from (the active leaf); None when the file has no message.
-        "leaf": chain[-1] if chain else _last_message(records, sidechain),
-    }
-    return [Transcript(messages, extra=extra)]
+            messages.append(annotate(message, **annotations))
+            units.append(Source("user", tuple(group.records), tuple(blocks) if isinstance(content, list) else None))
+    leaf = chain[-1] if chain else _last_message(records, sidechain)
+    native = ClaudeCodeNative(tuple(units), tuple(dict(m) for m in messages), tuple(records), leaf)
+    return [Transcript(messages, native=native, origins=tuple(range(len(messages))))]
 
 
 # -- writing --------------------------------------------------------------------------
@@ -359,10 +370,11 @@ def read(records: list[Record], path: str) -> list[Transcript]:
 def write(transcripts: list[Transcript]) -> bytes:
     out: list[bytes] = []
     for transcript in transcripts:
-        records: list[Record] = transcript.extra.get("records", [])
+        native = native_of(transcript, ClaudeCodeNative)
+        records = native.records if native is not None else ()
         out.extend(raw_line(record) for record in records)
-        if not is_unchanged(transcript):
-            new = compacted_records(transcript) if records else session_records(transcript.messages)
+        if not is_unchanged(transcript, native):
+            new = compacted_records(transcript, native) if native and records else session_records(transcript.messages)
             out.extend(orjson.dumps(record) + b"\n" for record in new)
     return b"".join(out)
 
@@ -389,12 +401,12 @@ class _Chain:
         return merged
 
 
-def compacted_records(transcript: Transcript) -> list[dict[str, Any]]:
+def compacted_records(transcript: Transcript, native: ClaudeCodeNative) -> list[dict[str, Any]]:
     """The records Claude Code's ``/compact`` would append: boundary, summary, then the kept messages."""
-    records: list[Record] = transcript.extra.get("records", [])
+    records = list(native.records)
     values = [r.value for r in records if isinstance(r.value, dict)]
     sidechain = _is_subagent_file(records)
-    leaf = transcript.extra.get("leaf")
+    leaf = native.leaf
     # The new context continues the active branch, not whatever was written last (an abandoned one).
     last = records[leaf].value if leaf is not None else (values[-1] if values else {})
     last_uuid = _uuid(last) or next((v.get("uuid") for v in reversed(values) if _uuid(v)), None)
@@ -410,14 +422,13 @@ def compacted_records(transcript: Transcript) -> list[dict[str, Any]]:
             "isMeta": False,
             "timestamp": base.get("timestamp"),
             "level": "info",
-            "compactMetadata": {"trigger": "manual", "preTokens": _pre_tokens(transcript)},
+            "compactMetadata": {"trigger": "manual", "preTokens": _pre_tokens(native)},
             "logicalParentUuid": last_uuid,
         }
     )
     chain.records[0]["parentUuid"] = None
     summarized = False
-    for message in transcript.messages:
-        unit, same = original(transcript, message)
+    for message, unit, same in sources(transcript, native):
         role = message.get("role")
         if unit is None and role != "assistant" and role != "tool" and not summarized and len(chain.records) == 1:
             chain.add(
@@ -449,20 +460,20 @@ def session_records(messages: list[Message]) -> list[dict[str, Any]]:
     return chain.records
 
 
-def _pre_tokens(transcript: Transcript) -> int:
+def _pre_tokens(native: ClaudeCodeNative) -> int:
     """What the context held before: the last API-reported input, else a chars/4 estimate."""
-    for message in reversed(transcript.extra.get("originals", [])):
+    for message in reversed(native.originals):
         usage = message.get("usage") if message else None
         if isinstance(usage, dict) and "input_tokens" in usage:
             return sum(
                 int(usage.get(k) or 0)
                 for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
             )
-    return sum(len(content_text(m)) for m in transcript.extra.get("originals", []) if m) // 4
+    return sum(len(content_text(m)) for m in native.originals if m) // 4
 
 
-def _add_assistant(chain: _Chain, records: list[Record], message: Message, unit: Any, same: bool) -> None:
-    templates = [records[i].value for i in unit[1]] if unit else []
+def _add_assistant(chain: _Chain, records: list[Record], message: Message, unit: Source | None, same: bool) -> None:
+    templates = [records[i].value for i in unit.records] if unit else []
     blocks = [block for t in templates for block in (t["message"].get("content") or [])] if templates else []
     if not same:
         blocks = assistant_blocks(message, blocks or None)
@@ -479,8 +490,8 @@ def _add_assistant(chain: _Chain, records: list[Record], message: Message, unit:
         chain.add({**record, "message": {**native, "content": [block]}}, template.get("uuid"))
 
 
-def _add_user(chain: _Chain, records: list[Record], message: Message, unit: Any, same: bool) -> None:
-    template = records[unit[1][0]].value if unit else {}
+def _add_user(chain: _Chain, records: list[Record], message: Message, unit: Source | None, same: bool) -> None:
+    template = records[unit.records[0]].value if unit else {}
     record = {k: v for k, v in template.items() if k not in ("uuid", "parentUuid", "message")}
     if not same:
         record.pop("toolUseResult", None)  # the tool's own copy of the output no longer matches it
@@ -490,12 +501,12 @@ def _add_user(chain: _Chain, records: list[Record], message: Message, unit: Any,
         )
     record["type"] = "user"
     if message.get("role") == "tool":
-        blocks = unit[2] if unit and unit[2] else None
+        blocks = unit.blocks if unit and unit.blocks else None
         block_template = template["message"]["content"][blocks[0]] if blocks else None
         content: Any = [block_template if same and block_template else tool_result_block(message, block_template)]
     elif same and unit:
         native = template["message"]["content"]
-        content = [native[j] for j in unit[2]] if unit[2] is not None else native
+        content = [native[j] for j in unit.blocks] if unit.blocks is not None else native
     else:
         content = message.get("content")
         content = content if isinstance(content, str) else content_to_blocks(content)

@@ -22,13 +22,15 @@ as summaries when it compacts again.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from compactctl.errors import InputError
-from compactctl.formats.records import Record, Transcript, is_unchanged, original, raw_line
-from compactctl.formats.responses import ITEM_TYPES, ItemReader, message_items
+from compactctl.formats.base import Native, Transcript, is_unchanged, native_of, sources
+from compactctl.formats.records import Record, raw_line
+from compactctl.formats.responses import ITEM_TYPES, Item, ItemReader, Unit, message_items
 from compactctl.transcript import Message, content_text
 
 NAME = "codex"
@@ -66,34 +68,45 @@ def _base_instructions(meta: dict[str, Any]) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+@dataclass(frozen=True)
+class CodexNative(Native[Unit]):
+    records: tuple[Record, ...] = ()
+    trailing: Unit = ()  # opaque items after the last message
+    meta: dict[str, Any] | None = None  # the session_meta the system prompt was read from
+    system: int | None = None  # the unit of that system prompt (it lives in session_meta, not in the history)
+
+
 class _Rollout:
     def __init__(self, path: str) -> None:
         self.path = path
         self.items = ItemReader(path)
-        self.system: Message | None = None
+        self.meta: dict[str, Any] | None = None
+        self.system: int | None = None  # position of the system message among the live messages
         self.call_start = 0  # messages before the current model call's output
 
-    def session_meta(self, payload: dict[str, Any], index: int) -> None:
+    def session_meta(self, payload: dict[str, Any]) -> None:
         text = _base_instructions(payload)
-        if text is not None and self.system is None:
-            self.system = {"role": "system", "content": text}
-            self.items.add(self.system, [])
-            self.items.units[-1] = [(("meta", index), payload)]
+        if text is not None and self.meta is None:
+            self.meta = payload
+            self.items.add({"role": "system", "content": text}, [])
+            self.items.units[-1] = []  # what came before it is not in the history either
+            self.system = len(self.items.messages) - 1
 
-    def compacted(self, payload: dict[str, Any], index: int, line: int) -> None:
+    def compacted(self, payload: dict[str, Any], line: int) -> None:
         history = payload.get("replacement_history")
         kept = [self.system] if self.system is not None else []
         if isinstance(history, list):
-            self.items.messages = list(kept)
-            self.items.open_assistant = None
-            for j, item in enumerate(history):
-                self.items.feed(item, ("compacted", index, j), line)
+            self.items.restart(kept)
+            for item in history:
+                self.items.feed(item, None, line)
         else:
             # Older Codex rebuilt history as the user messages so far plus the summary.
-            users = [m for m in self.items.messages if m.get("role") == "user" and not _summary(m)]
-            self.items.messages = [*kept, *users]
+            messages = self.items.messages
+            users = [i for i, m in enumerate(messages) if m.get("role") == "user" and not _summary(m)]
+            self.items.restart([*kept, *users])
             summary = {"role": "user", "content": str(payload.get("message", ""))}
-            self.items.add(summary, [(("compacted", index, None), payload)])
+            self.items.add(summary, [Item(payload)])
+        self.system = 0 if kept else None
         self.call_start = len(self.items.messages)
 
     def token_count(self, payload: dict[str, Any]) -> None:
@@ -142,34 +155,37 @@ def read(records: list[Record], path: str) -> list[Transcript]:
         if payload is None:
             # Early rollouts: bare session metadata first, then bare ResponseItems.
             if kind in ITEM_TYPES:
-                rollout.items.feed(value, ("bare", index), record.line)
+                rollout.items.feed(value, None, record.line)
             elif index == 0 and "id" in value:
-                rollout.session_meta(value, index)
+                rollout.session_meta(value)
             continue
         if not isinstance(payload, dict):
             raise InputError(f"{kind} payload must be an object", path, record.line)
         if kind == "session_meta":
-            rollout.session_meta(payload, index)
+            rollout.session_meta(payload)
         elif kind == "response_item":
-            rollout.items.feed(payload, ("item", index), record.line)
+            rollout.items.feed(payload, None, record.line)
         elif kind == "compacted":
-            rollout.compacted(payload, index, record.line)
+            rollout.compacted(payload, record.line)
         elif kind == "event_msg" and payload.get("type") == "token_count":
             rollout.token_count(payload)
-    extra = {**rollout.items.finish(), "records": records}
-    return [Transcript(rollout.items.messages, extra=extra)]
+    reader = rollout.items
+    units, originals = reader.finish()
+    system = reader.origins[rollout.system] if rollout.system is not None else None
+    native = CodexNative(units, originals, tuple(records), tuple(reader.pending), rollout.meta, system)
+    return [Transcript(reader.messages, native=native, origins=tuple(reader.origins))]
 
 
 def write(transcripts: list[Transcript]) -> bytes:
     out: list[bytes] = []
     for transcript in transcripts:
-        records: list[Record] = transcript.extra.get("records")  # type: ignore[assignment]
-        if records is None:
+        native = native_of(transcript, CodexNative)
+        if native is None:
             out.extend(orjson.dumps(line) + b"\n" for line in new_rollout(transcript.messages))
             continue
-        out.extend(raw_line(record) for record in records)
-        if not is_unchanged(transcript):
-            out.append(orjson.dumps(compacted_line(transcript)) + b"\n")
+        out.extend(raw_line(record) for record in native.records)
+        if not is_unchanged(transcript, native):
+            out.append(orjson.dumps(compacted_line(transcript, native)) + b"\n")
     return b"".join(out)
 
 
@@ -183,17 +199,17 @@ def new_rollout(messages: list[Message]) -> list[dict[str, Any]]:
     return [{"type": "session_meta", "payload": meta}, *({"type": "response_item", "payload": i} for i in items)]
 
 
-def compacted_line(transcript: Transcript) -> dict[str, Any]:
+def compacted_line(transcript: Transcript, native: CodexNative) -> dict[str, Any]:
     """The ``compacted`` rollout line Codex writes after compacting: summary plus replacement history."""
     history: list[dict[str, Any]] = []
     summaries: list[str] = []
-    for message in transcript.messages:
-        unit, same = original(transcript, message)
-        if message.get("role") == "system" and unit and isinstance(unit[0][0], tuple) and unit[0][0][0] == "meta":
+    for position, (message, unit, same) in enumerate(sources(transcript, native)):
+        origin = transcript.origin(position)
+        if message.get("role") == "system" and origin is not None and origin == native.system:
             # The base instructions live in session_meta, not in the history; what a strategy
             # added to them can only go in as a developer message.
             if not same:
-                base, text = _base_instructions(unit[0][1]) or "", content_text(message)
+                base, text = _base_instructions(native.meta or {}) or "", content_text(message)
                 added = text[len(base) :].strip() if text.startswith(base) else text
                 if added:
                     history.extend(message_items({"role": "developer", "content": added}, None))
@@ -204,14 +220,14 @@ def compacted_line(transcript: Transcript) -> dict[str, Any]:
             message = {**message, "role": "user", "content": f"{SUMMARY_PREFIX}\n{text}"}
             history.extend(message_items(message, None))
             continue
-        if same:
-            history.extend(item for _, item in unit)
+        if same and unit is not None:
+            history.extend(item.value for item in unit)
         else:
             history.extend(message_items(message, unit, system_role="developer"))
-    history.extend(item for _, item in transcript.extra.get("trailing", []))
+    history.extend(item.value for item in native.trailing)
     history = [item for item in history if not _initial_context(item)]
     message_text = f"{SUMMARY_PREFIX}\n" + "\n\n".join(summaries) if summaries else ""
-    records: list[Record] = transcript.extra.get("records", [])
+    records = native.records
     timestamp = next((r.value.get("timestamp") for r in reversed(records) if isinstance(r.value, dict)), None)
     line: dict[str, Any] = {"timestamp": timestamp} if timestamp else {}
     # Recent Codex numbers every rollout line and refuses to resume a rollout whose last line has no number.

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from compactctl.errors import InputError
-from compactctl.formats.records import Record, Transcript, check_message, dumps_line
+from compactctl.formats.base import Transcript
+from compactctl.formats.records import Record, check_message, dumps_line
 
 NAME = "dataset"
 

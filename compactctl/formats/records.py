@@ -1,4 +1,4 @@
-"""Reading a file into JSON records with line numbers, and the Transcript container.
+"""Reading a file into JSON records with line numbers.
 
 Every format reads records, never raw text, so errors name file, line and column
 the same way everywhere.
@@ -7,13 +7,13 @@ the same way everywhere.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import IO, Any, Literal
 
 import orjson
 
 from compactctl.errors import InputError
-from compactctl.transcript import ANNOTATION_KEY, ROLES, Message
+from compactctl.transcript import ANNOTATION_KEY, ROLES, Message, annotations_of
 
 Layout = Literal["jsonl", "json"]
 BOM = b"\xef\xbb\xbf"  # UTF-8 text saved by Windows tools may start with it; it is not part of the JSON
@@ -24,16 +24,6 @@ class Record:
     line: int  # 1-based line where the record starts
     value: Any
     raw: bytes | None = None  # the line as it was, so unchanged records are written back byte for byte
-
-
-@dataclass(frozen=True)
-class Transcript:
-    """One conversation: its messages, plus whatever surrounds them in the file."""
-
-    messages: list[Message]
-    label: str = ""  # where it is in the file when a file holds several: "line 3", "run 5"
-    envelope: dict[str, Any] | None = None  # the record the messages came from (dataset line, run)
-    extra: dict[str, Any] = field(default_factory=dict)  # format-specific state for the writer
 
 
 def _decode_error(error: orjson.JSONDecodeError, path: str, line: int | None) -> InputError:
@@ -195,57 +185,12 @@ def document_layout(records: list[Record]) -> Layout:
     return "json" if records and all(record.raw is None for record in records) else "jsonl"
 
 
-# Readers of native formats (Claude Code, Codex, ...) tag each canonical message with
-# where it came from, so their writers can put unchanged messages back exactly and
-# rebuild changed ones from their native record. The tag is an index into
-# ``Transcript.extra["originals"]`` (the messages as read) and ``extra["units"]``
-# (what each came from, in the format's own terms).
-SOURCE = "source"
-
-
-def tag(message: Message, index: int, **annotations: Any) -> Message:
-    message[ANNOTATION_KEY] = {**message.get(ANNOTATION_KEY, {}), SOURCE: index, **annotations}
-    return message
-
-
-def source_of(message: Message) -> int | None:
-    found = message.get(ANNOTATION_KEY)
-    index = found.get(SOURCE) if isinstance(found, dict) else None
-    return index if isinstance(index, int) else None
-
-
-def untagged(message: Message) -> Message:
-    """The message without its source tag (for writing it in another format)."""
-    found = message.get(ANNOTATION_KEY)
-    if not isinstance(found, dict) or SOURCE not in found:
-        return message
-    rest = {key: value for key, value in found.items() if key != SOURCE}
-    clean = {key: value for key, value in message.items() if key != ANNOTATION_KEY}
-    if rest:
-        clean[ANNOTATION_KEY] = rest
-    return clean
-
-
-def original(transcript: Transcript, message: Message) -> tuple[Any, bool]:
-    """The native unit a message was read from (or None), and whether the message is unchanged."""
-    index = source_of(message)
-    units = transcript.extra.get("units")
-    if index is None or units is None or index >= len(units):
-        return None, False
-    return units[index], transcript.extra["originals"][index] == message
-
-
-def is_unchanged(transcript: Transcript) -> bool:
-    """True when the messages are exactly those the reader produced (nothing was compacted)."""
-    originals = transcript.extra.get("originals")
-    # Messages a compaction checkpoint replaced have no original (None): they are not live.
-    return originals is not None and transcript.messages == [m for m in originals if m is not None]
-
-
 def raw_line(record: Record) -> bytes:
     return (record.raw if record.raw is not None else orjson.dumps(record.value)) + b"\n"
 
 
-def converted(transcript: Transcript) -> Transcript:
-    """The transcript as plain canonical messages, for a writer of another format."""
-    return Transcript([untagged(m) for m in transcript.messages], transcript.label)
+def annotate(message: Message, **annotations: Any) -> Message:
+    """Add compactctl annotations a reader found (``kind: "harness"``) to a message it built."""
+    if annotations:
+        message[ANNOTATION_KEY] = {**annotations_of(message), **annotations}
+    return message

@@ -10,23 +10,22 @@ item), and are written back unmodified. Codex rollouts (``codex.py``) reuse this
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from compactctl.errors import InputError
+from compactctl.formats.base import Native, Transcript, is_unchanged, native_of, sources
 from compactctl.formats.records import (
+    Layout,
     Record,
-    Transcript,
+    annotate,
     collapse_text,
     document_layout,
     dumps_document,
-    is_unchanged,
-    original,
     raw_line,
-    source_of,
-    tag,
 )
 from compactctl.transcript import ROLES, Message
 
@@ -151,7 +150,23 @@ def output_to_native(content: Any) -> Any:
 
 # -- reading --------------------------------------------------------------------------
 
-Unit = list[tuple[Any, dict[str, Any]]]  # (reference to the native item, the item)
+
+@dataclass(frozen=True)
+class Item:
+    """One native item a message was read from."""
+
+    value: dict[str, Any]
+    record: int | None = None  # the line holding exactly this item, written back byte for byte
+
+
+Unit = tuple[Item, ...]  # the items one canonical message was read from, opaque ones before it included
+
+
+@dataclass(frozen=True)
+class ResponsesNative(Native[Unit]):
+    trailing: Unit = ()  # opaque items after the last message
+    records: tuple[Record, ...] = ()
+    layout: Layout = "jsonl"
 
 
 class ItemReader:
@@ -160,39 +175,46 @@ class ItemReader:
     def __init__(self, path: str) -> None:
         self.path = path
         self.messages: list[Message] = []
-        self.units: list[Unit] = []
-        self.originals: list[Message] = []
-        self.pending: Unit = []  # opaque items waiting for the message they precede
+        self.origins: list[int] = []  # per message: its index in ``units``
+        self.units: list[list[Item]] = []
+        self.pending: list[Item] = []  # opaque items waiting for the message they precede
         self.open_assistant: int | None = None  # the assistant message calls still join
 
-    def add(self, message: Message, unit: Unit, **annotations: Any) -> Message:
-        index = len(self.units)
+    def add(self, message: Message, unit: list[Item], **annotations: Any) -> Message:
+        self.origins.append(len(self.units))
         self.units.append([*self.pending, *unit])
         self.pending = []
-        tag(message, index, **annotations)
-        self.messages.append(message)
+        self.messages.append(annotate(message, **annotations))
         return message
 
-    def feed(self, item: Any, ref: Any, line: int | None = None) -> None:
+    def restart(self, kept: Sequence[int]) -> None:
+        """Only the messages at positions ``kept`` stay live (a checkpoint replaced the rest)."""
+        self.messages = [self.messages[i] for i in kept]
+        self.origins = [self.origins[i] for i in kept]
+        self.open_assistant = None
+
+    def feed(self, item: Any, item_of: Item | None = None, line: int | None = None) -> None:
+        """Read one item; ``item_of`` is how the writer finds it again (default: the item itself)."""
         if not isinstance(item, dict):
             raise InputError(f"expected a Responses item object, got {type(item).__name__}", self.path, line)
+        native = item_of if item_of is not None else Item(item)
         kind = item.get("type", "message" if "role" in item else None)
         if kind == "message":
-            self._message(item, ref, line)
+            self._message(item, native, line)
         elif kind in CALLS:
-            self._call(item, ref, kind)
+            self._call(item, native, kind)
         elif kind in OUTPUTS:
             self.open_assistant = None
             content = content_to_canonical(item.get("output"))
             if content is not None and not isinstance(content, (str, list)):
                 content = orjson.dumps(content).decode()
-            self.add({"role": "tool", "tool_call_id": item.get("call_id"), "content": content}, [(ref, item)])
+            self.add({"role": "tool", "tool_call_id": item.get("call_id"), "content": content}, [native])
         else:
             if kind == "reasoning":
                 self.open_assistant = None  # a new model call starts
-            self.pending.append((ref, item))
+            self.pending.append(native)
 
-    def _message(self, item: dict[str, Any], ref: Any, line: int | None) -> None:
+    def _message(self, item: dict[str, Any], native: Item, line: int | None) -> None:
         role = item.get("role")
         if role not in ROLES or role == "tool":
             raise InputError(f"message item has unknown role {role!r}", self.path, line)
@@ -203,10 +225,10 @@ class ItemReader:
         annotations = {}
         if role in ("user", "developer") and is_harness(content):
             annotations["kind"] = "harness"
-        self.add(message, [(ref, item)], **annotations)
+        self.add(message, [native], **annotations)
         self.open_assistant = len(self.messages) - 1 if role == "assistant" else None
 
-    def _call(self, item: dict[str, Any], ref: Any, kind: str) -> None:
+    def _call(self, item: dict[str, Any], native: Item, kind: str) -> None:
         arguments = item.get(CALLS[kind])
         call = {
             "id": item.get("call_id"),
@@ -217,21 +239,21 @@ class ItemReader:
             },
         }
         if self.open_assistant is None:
-            self.add({"role": "assistant", "content": None, "tool_calls": [call]}, [(ref, item)])
+            self.add({"role": "assistant", "content": None, "tool_calls": [call]}, [native])
             self.open_assistant = len(self.messages) - 1
             return
         message = self.messages[self.open_assistant]
         message.setdefault("tool_calls", []).append(call)
-        self.units[source_of(message)].extend([*self.pending, (ref, item)])  # type: ignore[index]
+        self.units[self.origins[self.open_assistant]].extend([*self.pending, native])
         self.pending = []
 
-    def finish(self) -> dict[str, Any]:
-        """The writer's state: native units, the messages as read, opaque items at the end."""
-        # Indexed like ``units``: messages a Codex ``compacted`` line replaced have none.
-        self.originals = [None] * len(self.units)  # type: ignore[list-item]
-        for message in self.messages:
-            self.originals[source_of(message)] = _copy(message)  # type: ignore[index]
-        return {"units": self.units, "originals": self.originals, "trailing": self.pending}
+    def finish(self) -> tuple[tuple[Unit, ...], tuple[Message | None, ...]]:
+        """The native units and the messages as read, indexed alike."""
+        # Messages a Codex ``compacted`` line replaced have no original.
+        originals: list[Message | None] = [None] * len(self.units)
+        for message, index in zip(self.messages, self.origins, strict=True):
+            originals[index] = _copy(message)
+        return tuple(tuple(unit) for unit in self.units), tuple(originals)
 
 
 def _copy(message: Message) -> Message:
@@ -253,9 +275,13 @@ def is_harness(content: Any) -> bool:
 def read(records: list[Record], path: str) -> list[Transcript]:
     reader = ItemReader(path)
     for index, record in enumerate(records):
-        reader.feed(record.value, index, record.line)
-    extra = {**reader.finish(), "records": records, "layout": document_layout(records)}
-    return [Transcript(reader.messages, extra=extra)]
+        value = record.value
+        reader.feed(value, Item(value, index) if isinstance(value, dict) else None, record.line)
+    units, originals = reader.finish()
+    native = ResponsesNative(
+        units, originals, tuple(reader.pending), records=tuple(records), layout=document_layout(records)
+    )
+    return [Transcript(reader.messages, native=native, origins=tuple(reader.origins))]
 
 
 # -- writing --------------------------------------------------------------------------
@@ -263,18 +289,18 @@ def read(records: list[Record], path: str) -> list[Transcript]:
 
 def message_items(message: Message, unit: Unit | None, system_role: str = "system") -> list[dict[str, Any]]:
     """Native items for a changed or new message, keeping what its original items had."""
-    unit = unit or []
+    values = [item.value for item in unit or ()]
     role = message.get("role")
-    opaque = [item for _, item in unit if item.get("type") not in ("message", *CALLS, *OUTPUTS)]
+    opaque = [item for item in values if item.get("type") not in ("message", *CALLS, *OUTPUTS)]
     if role == "tool":
-        output = next((item for _, item in unit if item.get("type") in OUTPUTS), {"type": "function_call_output"})
+        output = next((item for item in values if item.get("type") in OUTPUTS), {"type": "function_call_output"})
         return [
             *opaque,
             {**output, "call_id": message.get("tool_call_id"), "output": output_to_native(message.get("content"))},
         ]
     if role == "assistant":
-        return _assistant_items(message, unit)
-    found = next((item for _, item in unit if item.get("type") == "message"), None)
+        return _assistant_items(message, values)
+    found = next((item for item in values if item.get("type") == "message"), None)
     template: dict[str, Any] = (
         {"type": "message", "role": system_role if role == "system" else role}
         if found is None
@@ -286,12 +312,12 @@ def message_items(message: Message, unit: Unit | None, system_role: str = "syste
     ]
 
 
-def _assistant_items(message: Message, unit: Unit) -> list[dict[str, Any]]:
+def _assistant_items(message: Message, unit: list[dict[str, Any]]) -> list[dict[str, Any]]:
     calls = {call.get("id"): call for call in message.get("tool_calls") or [] if isinstance(call, dict)}
     content = message.get("content")
     items: list[dict[str, Any]] = []
     wrote_text = False
-    for _, item in unit:
+    for item in unit:
         kind = item.get("type", "message")
         if kind == "message":
             if not wrote_text and content not in (None, "", []):
@@ -321,16 +347,16 @@ def _assistant_items(message: Message, unit: Unit) -> list[dict[str, Any]]:
     return items
 
 
-def transcript_items(transcript: Transcript, system_role: str = "system") -> list[tuple[Any, dict[str, Any]]]:
-    """(reference or None, item) for every message: unchanged ones as read, others rebuilt."""
-    out: list[tuple[Any, dict[str, Any]]] = []
-    for message in transcript.messages:
-        unit, same = original(transcript, message)
-        if same:
+def transcript_items(transcript: Transcript, system_role: str = "system") -> list[Item]:
+    """The items of every message: unchanged ones as read, others rebuilt (with no record)."""
+    native = native_of(transcript, ResponsesNative)
+    out: list[Item] = []
+    for message, unit, same in sources(transcript, native):
+        if same and unit is not None:
             out.extend(unit)
         else:
-            out.extend((None, item) for item in message_items(message, unit, system_role))
-    out.extend(transcript.extra.get("trailing", []))
+            out.extend(Item(item) for item in message_items(message, unit, system_role))
+    out.extend(native.trailing if native is not None else ())
     return out
 
 
@@ -338,13 +364,16 @@ def write(transcripts: list[Transcript]) -> bytes:
     lines: list[bytes] = []
     layout = "jsonl"
     for transcript in transcripts:
-        records: list[Record] = transcript.extra.get("records", [])
-        layout = transcript.extra.get("layout", layout)
-        if is_unchanged(transcript):
+        native = native_of(transcript, ResponsesNative)
+        records = native.records if native is not None else ()
+        layout = native.layout if native is not None else layout
+        if is_unchanged(transcript, native):
             lines.extend(raw_line(record) for record in records)
             continue
-        for ref, item in transcript_items(transcript):
-            lines.append(raw_line(records[ref]) if isinstance(ref, int) else orjson.dumps(item) + b"\n")
+        for item in transcript_items(transcript):
+            lines.append(
+                raw_line(records[item.record]) if item.record is not None else orjson.dumps(item.value) + b"\n"
+            )
     if layout == "json":
         return dumps_document([orjson.loads(line) for line in lines])
     return b"".join(lines)
@@ -352,5 +381,4 @@ def write(transcripts: list[Transcript]) -> bytes:
 
 def items_of(messages: Iterable[Message]) -> list[dict[str, Any]]:
     """Responses items for plain canonical messages (conversion from another format)."""
-    transcript = Transcript(list(messages))
-    return [item for _, item in transcript_items(transcript)]
+    return [item.value for item in transcript_items(Transcript(list(messages)))]

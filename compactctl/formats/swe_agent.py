@@ -9,21 +9,21 @@ without ``message_type``) have no tool structure and read as plain messages.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from compactctl.errors import InputError
-from compactctl.formats.records import (
-    Record,
-    Transcript,
-    check_message,
-    dumps_document,
-    is_unchanged,
-    original,
-    tag,
-    untagged,
-)
+from compactctl.formats.base import Native, Transcript, is_unchanged, native_of, sources
+from compactctl.formats.records import Record, check_message, dumps_document
 
 NAME = "swe-agent"
+
+
+@dataclass(frozen=True)
+class SweAgentNative(Native[dict[str, Any]]):
+    """Units are the ``history`` items as read."""
+
+    raw: bytes | None = None  # the file as read
 
 
 def detect(records: list[Record]) -> bool:
@@ -43,19 +43,15 @@ def read(records: list[Record], path: str) -> list[Transcript]:
     history = document.get("history") if isinstance(document, dict) else None
     if not isinstance(history, list):
         raise InputError("expected a SWE-agent trajectory: one JSON object with a 'history' list", path)
-    messages = [
-        tag(dict(check_message(_canonical(item), path, None, f"history[{i}]")), i) for i, item in enumerate(history)
-    ]
-    extra = {"units": history, "originals": [dict(m) for m in messages], "raw": records[0].raw}
-    return [Transcript(messages, envelope=document, extra=extra)]
+    messages = [dict(check_message(_canonical(item), path, None, f"history[{i}]")) for i, item in enumerate(history)]
+    native = SweAgentNative(tuple(history), tuple(dict(m) for m in messages), records[0].raw)
+    return [Transcript(messages, envelope=document, native=native, origins=tuple(range(len(messages))))]
 
 
-def _native(transcript: Transcript, message: dict[str, Any]) -> dict[str, Any]:
+def _native(message: dict[str, Any], item: dict[str, Any] | None, same: bool) -> dict[str, Any]:
     """The history item: as read when unchanged, else without the ``tool_call_id`` the reader added."""
-    item, same = original(transcript, message)
-    if same:
+    if same and item is not None:
         return item
-    message = untagged(message)
     if "tool_call_ids" in message and (item is None or "tool_call_id" not in item):
         return {key: value for key, value in message.items() if key != "tool_call_id"}
     return message
@@ -63,8 +59,9 @@ def _native(transcript: Transcript, message: dict[str, Any]) -> dict[str, Any]:
 
 def write(transcripts: list[Transcript]) -> bytes:
     (transcript,) = transcripts
-    raw = transcript.extra.get("raw")
-    if raw is not None and is_unchanged(transcript):
+    native = native_of(transcript, SweAgentNative)
+    raw = native.raw if native is not None else None
+    if raw is not None and is_unchanged(transcript, native):
         return raw
-    document = {**(transcript.envelope or {}), "history": [_native(transcript, m) for m in transcript.messages]}
-    return dumps_document(document, raw)
+    history = [_native(*source) for source in sources(transcript, native)]
+    return dumps_document({**(transcript.envelope or {}), "history": history}, raw)

@@ -6,7 +6,8 @@ Each run reads as one transcript; writing puts every run back with its ``traj`` 
 from __future__ import annotations
 
 from compactctl.errors import InputError
-from compactctl.formats.records import Record, Transcript, check_message, dumps_document
+from compactctl.formats.base import Transcript
+from compactctl.formats.records import Record, check_message, dumps_document
 
 NAME = "tau-bench"
 

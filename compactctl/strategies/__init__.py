@@ -6,30 +6,53 @@ dataclass, and one line below.
 
 from __future__ import annotations
 
+from compactctl.strategies import prune, rolling, selective, structured, summary, trim_tools, window
 from compactctl.strategies.base import Fate, StepContext, StepResult, Strategy, options_from
-from compactctl.strategies.prune import PruneOptions, prune
-from compactctl.strategies.rolling import RollingOptions, rolling
-from compactctl.strategies.selective import SelectiveOptions, selective
-from compactctl.strategies.structured import StructuredOptions, structured
-from compactctl.strategies.summary import SummaryOptions, summary
-from compactctl.strategies.trim_tools import TrimOptions, trim_tools
-from compactctl.strategies.window import WindowOptions, window
 
 __all__ = ["STRATEGIES", "Fate", "StepContext", "StepResult", "Strategy", "options_from"]
 
+# The modules are imported, not their functions, so that ``compactctl.strategies.prune`` stays the module.
 STRATEGIES: dict[str, Strategy] = {
     s.name: s
     for s in (
-        Strategy("window", window, WindowOptions, "keep system messages and the last --keep-recent messages"),
-        Strategy("trim-tools", trim_tools, TrimOptions, "trim tool outputs over --tool-max-tokens to head and tail"),
-        Strategy("prune", prune, PruneOptions, "deterministic: supersede, deduplicate, restore what is referenced"),
-        Strategy("summary", summary, SummaryOptions, "over --threshold, older messages become one summary message"),
-        Strategy("rolling", rolling, RollingOptions, "a cumulative summary kept as a live agent would, --window kept"),
         Strategy(
-            "selective", selective, SelectiveOptions, "like summary, but code, JSON and --keep-pattern stay verbatim"
+            "window", window.window, window.WindowOptions, "keep system messages and the last --keep-recent messages"
         ),
         Strategy(
-            "structured", structured, StructuredOptions, "the agent strategy: last turns kept, the rest in 5 sections"
+            "trim-tools",
+            trim_tools.trim_tools,
+            trim_tools.TrimOptions,
+            "trim tool outputs over --tool-max-tokens to head and tail",
+        ),
+        Strategy(
+            "prune",
+            prune.prune,
+            prune.PruneOptions,
+            "deterministic: supersede, deduplicate, restore what is referenced",
+        ),
+        Strategy(
+            "summary",
+            summary.summary,
+            summary.SummaryOptions,
+            "over --threshold, older messages become one summary message",
+        ),
+        Strategy(
+            "rolling",
+            rolling.rolling,
+            rolling.RollingOptions,
+            "a cumulative summary kept as a live agent would, --window kept",
+        ),
+        Strategy(
+            "selective",
+            selective.selective,
+            selective.SelectiveOptions,
+            "like summary, but code, JSON and --keep-pattern stay verbatim",
+        ),
+        Strategy(
+            "structured",
+            structured.structured,
+            structured.StructuredOptions,
+            "the agent strategy: last turns kept, the rest in 5 sections",
         ),
     )
 }

@@ -13,9 +13,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from compactctl.report import SummarizerUsage
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import Message
+from compactctl.usage import SummarizerUsage
 
 if TYPE_CHECKING:
     from compactctl.summarizers import Summarizer

@@ -36,7 +36,7 @@ from typing import Any
 
 import orjson
 
-from compactctl.errors import InputError
+from compactctl.settings import Options, setting
 from compactctl.strategies.base import Fate, StepContext, StepResult
 from compactctl.transcript import (
     ANNOTATION_KEY,
@@ -53,14 +53,15 @@ _STUB = re.compile(r"\[compactctl: (?:superseded by|duplicate of) message #\d+\]
 
 
 @dataclass(frozen=True)
-class PruneOptions:
-    mode: str = "stub"  # "stub": elide in place; "drop": remove the call and its result
-    require: tuple[str, ...] = ()  # --require facts: a message holding one is never pruned
-
-
-def check_mode(mode: str) -> None:
-    if mode not in MODES:
-        raise InputError(f"unknown prune mode {mode!r} (known: {', '.join(MODES)})")
+class PruneOptions(Options):
+    mode: str = setting(
+        "stub",
+        help="stub: a pruned tool result keeps its place as a short stub; drop: the call and its result go.",
+        choices=MODES,
+        metavar="stub|drop",
+        panel="Pruning",
+    )
+    require: tuple[str, ...] = ()  # the run's --require facts: a message holding one is never pruned
 
 
 def stub_text(kind: str, target: int) -> str:
@@ -84,10 +85,11 @@ def fold(text: str) -> str:
 def canonical(value: Any) -> str:
     """A stable spelling of a key or of call arguments (sorted keys; unparsable text as it is)."""
     if isinstance(value, str):
+        text = value
         try:
-            value = orjson.loads(value)
+            value = orjson.loads(text)
         except orjson.JSONDecodeError:
-            return value
+            return text
     try:
         return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
     except TypeError:
@@ -213,7 +215,6 @@ def prune(messages: list[Message], options: PruneOptions, context: StepContext) 
     and the next round must then see what a second run would see. Stub mode keeps every
     message in place, so its first round is already the fixed point.
     """
-    check_mode(options.mode)
     stub_mode = options.mode == "stub"
     declared = [fact for message in messages if message.get(ANNOTATION_KEY) for fact in facts_of(message)]
     wanted = [fact for fact in dict.fromkeys([*declared, *options.require]) if fact]

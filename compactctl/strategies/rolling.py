@@ -10,12 +10,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compactctl.report import SummarizerUsage
+from compactctl.settings import Options, setting
 from compactctl.strategies.base import Fate, StepContext, StepResult, unchanged
+from compactctl.strategies.settings import (
+    DEFAULT_INPUT_MAX_TOKENS,
+    SUMMARY_INPUT_MAX_TOKENS,
+    SUMMARY_MAX_TOKENS,
+    SUMMARY_PANEL,
+    SUMMARY_ROLE,
+    THRESHOLD,
+)
 from compactctl.strategies.summarizing import (
     ALWAYS_KEPT_ROLES,
-    DEFAULT_INPUT_MAX_TOKENS,
-    check_role,
     earlier_summary,
     over_note,
     summarize_span,
@@ -23,20 +29,20 @@ from compactctl.strategies.summarizing import (
     unit_kept,
 )
 from compactctl.transcript import Message, tool_units, unit_start
+from compactctl.usage import SummarizerUsage
 
 
 @dataclass(frozen=True)
-class RollingOptions:
-    threshold: int = 8000
-    window: int = 8
-    summary_max_tokens: int = 400
-    summary_input_max_tokens: int = DEFAULT_INPUT_MAX_TOKENS
-    summary_role: str = "system"
+class RollingOptions(Options):
+    threshold: int = THRESHOLD(8000)
+    window: int = setting(8, help="rolling: messages kept after each fold.", min=0, panel=SUMMARY_PANEL)
+    summary_max_tokens: int = SUMMARY_MAX_TOKENS(400)
+    summary_input_max_tokens: int = SUMMARY_INPUT_MAX_TOKENS(DEFAULT_INPUT_MAX_TOKENS)
+    summary_role: str = SUMMARY_ROLE("system")
 
 
 def rolling(messages: list[Message], options: RollingOptions, context: StepContext) -> StepResult:
     """Fold at each threshold crossing; a threshold of 0 (a stage end in replay) folds once, at the end."""
-    check_role(options.summary_role)
     counter = context.counter
     sizes = [counter.message(message) for message in messages]
     if options.threshold > 0 and sum(sizes) <= options.threshold:

@@ -8,9 +8,18 @@ import re
 from dataclasses import dataclass
 
 from compactctl.errors import InputError
+from compactctl.settings import Options, setting
 from compactctl.strategies.base import StepContext, StepResult, unchanged
-from compactctl.strategies.summarizing import (
+from compactctl.strategies.settings import (
     DEFAULT_INPUT_MAX_TOKENS,
+    KEEP_RECENT,
+    SUMMARY_INPUT_MAX_TOKENS,
+    SUMMARY_MAX_TOKENS,
+    SUMMARY_PANEL,
+    SUMMARY_ROLE,
+    THRESHOLD,
+)
+from compactctl.strategies.summarizing import (
     noted_if_over,
     summarize_units,
     tail_start_for,
@@ -23,13 +32,18 @@ _KEY_VALUE = re.compile(r"^\s*[\w.-]+\s*[:=]\s*\S", re.M)
 
 
 @dataclass(frozen=True)
-class SelectiveOptions:
-    threshold: int = 10000
-    keep_recent: int = 6
-    summary_max_tokens: int = 200
-    summary_input_max_tokens: int = DEFAULT_INPUT_MAX_TOKENS
-    summary_role: str = "system"
-    keep_pattern: tuple[str, ...] = ()
+class SelectiveOptions(Options):
+    threshold: int = THRESHOLD(10000)
+    keep_recent: int = KEEP_RECENT(6)
+    summary_max_tokens: int = SUMMARY_MAX_TOKENS(200)
+    summary_input_max_tokens: int = SUMMARY_INPUT_MAX_TOKENS(DEFAULT_INPUT_MAX_TOKENS)
+    summary_role: str = SUMMARY_ROLE("system")
+    keep_pattern: tuple[str, ...] = setting(
+        (),
+        help="selective: messages matching REGEX stay verbatim (repeatable).",
+        metavar="REGEX",
+        panel=SUMMARY_PANEL,
+    )
 
 
 def is_structured(text: str) -> bool:

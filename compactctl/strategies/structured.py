@@ -15,28 +15,42 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compactctl.strategies.base import Fate, StepContext, StepResult
-from compactctl.strategies.summarizing import (
+from compactctl.settings import Options, setting
+from compactctl.strategies.base import StepContext, StepResult
+from compactctl.strategies.settings import (
     DEFAULT_INPUT_MAX_TOKENS,
+    HEAD_LINES,
+    KEEP_RECENT,
+    SUMMARY_INPUT_MAX_TOKENS,
+    SUMMARY_MAX_TOKENS,
+    SUMMARY_PANEL,
+    SUMMARY_ROLE,
+    TAIL_LINES,
+    THRESHOLD,
+    TOOL_MAX_TOKENS,
+)
+from compactctl.strategies.summarizing import (
     noted_if_over,
     summarize_units,
     tail_start_for,
 )
-from compactctl.strategies.trim_tools import TrimOptions, trim_text
-from compactctl.transcript import Message, content_text, is_protected, tool_units
+from compactctl.strategies.trim_tools import TrimOptions, trim_tool_outputs
+from compactctl.transcript import Message, tool_units
 
 
 @dataclass(frozen=True)
-class StructuredOptions:
-    threshold: int = 0
-    keep_turns: int = 2
-    keep_recent: int = 10
-    tool_max_tokens: int = 1000
-    head_lines: int = 20
-    tail_lines: int = 20
-    summary_max_tokens: int = 1000
-    summary_input_max_tokens: int = DEFAULT_INPUT_MAX_TOKENS
-    summary_role: str = "system"
+class StructuredOptions(Options):
+    threshold: int = THRESHOLD(0)
+    keep_turns: int = setting(
+        2, help="structured: last turns kept (a user message and what follows).", min=0, panel=SUMMARY_PANEL
+    )
+    keep_recent: int = KEEP_RECENT(10)
+    tool_max_tokens: int = TOOL_MAX_TOKENS(1000)
+    head_lines: int = HEAD_LINES(20)
+    tail_lines: int = TAIL_LINES(20)
+    summary_max_tokens: int = SUMMARY_MAX_TOKENS(1000)
+    summary_input_max_tokens: int = SUMMARY_INPUT_MAX_TOKENS(DEFAULT_INPUT_MAX_TOKENS)
+    summary_role: str = SUMMARY_ROLE("system")
 
 
 def turns_start(messages: list[Message], keep_turns: int, keep_recent: int) -> int:
@@ -52,28 +66,15 @@ def turns_start(messages: list[Message], keep_turns: int, keep_recent: int) -> i
 
 def structured(messages: list[Message], options: StructuredOptions, context: StepContext) -> StepResult:
     counter = context.counter
-    trim = TrimOptions(options.tool_max_tokens, options.head_lines, options.tail_lines)
     units = tool_units(messages)
-    last_unit = units[-1] if units else range(0)
-    trimmed: list[Message] = []
-    fates: dict[int, Fate] = {}
-    for index, message in enumerate(messages):
-        cut = None
-        # The output the agent is about to answer stays whole.
-        if message.get("role") == "tool" and not is_protected(message) and index not in last_unit:
-            cut = trim_text(content_text(message), trim, counter)
-        if cut is None:
-            trimmed.append(message)
-        else:
-            trimmed.append(
-                {
-                    **message,
-                    "content": cut if isinstance(message.get("content"), str) else [{"type": "text", "text": cut}],
-                }
-            )
-            fates[index] = Fate("elided", f"structured: tool output over {options.tool_max_tokens} tokens trimmed")
+    # The output the agent is about to answer stays whole.
+    spared = units[-1] if units else range(0)
+    trim = TrimOptions(options.tool_max_tokens, options.head_lines, options.tail_lines)
+    reason = "structured: tool output over {tool_max_tokens} tokens trimmed"
+    trimming = trim_tool_outputs(messages, trim, counter, spared=spared, reason=reason)
+    trimmed, fates = trimming.messages, trimming.fates
     if options.threshold > 0 and counter.messages(trimmed) <= options.threshold:
-        return StepResult(trimmed, list(range(len(messages))), fates)
+        return trimming
     result, _ = summarize_units(
         trimmed,
         turns_start(messages, options.keep_turns, options.keep_recent),

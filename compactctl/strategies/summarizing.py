@@ -17,18 +17,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from compactctl.errors import InputError
-from compactctl.report import SummarizerUsage
 from compactctl.strategies.base import Fate, StepContext, StepResult, unchanged
-from compactctl.summarizers import Summarizer, SummaryRequest
+from compactctl.strategies.settings import SUMMARY_ROLES
+from compactctl.summarizers import PromptedSummarizer, Summarizer, SummaryRequest
 from compactctl.summarizers.render import render_message
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import Message, is_protected, tool_units, unit_start
+from compactctl.usage import SummarizerUsage
 
 ALWAYS_KEPT_ROLES = frozenset({"system", "developer"})
-SUMMARY_ROLES = ("system", "user")
 SUMMARY_HEADER = "[compactctl summary of {count} earlier messages]"
 _SUMMARY_HEADER = re.compile(r"\[compactctl summary of (\d+) earlier messages\]\n\n")
-DEFAULT_INPUT_MAX_TOKENS = 32000
 # A model request's own framing beside the prompt and the data: two messages' overhead and
 # the <transcript> / <previous_summary> fences.
 REQUEST_FRAMING = 32
@@ -41,11 +40,6 @@ def summarizer_of(context: StepContext) -> Summarizer:
     from compactctl.summarizers.extractive import ExtractiveSummarizer
 
     return ExtractiveSummarizer(context.counter)
-
-
-def check_role(role: str) -> None:
-    if role not in SUMMARY_ROLES:
-        raise InputError(f"--summary-role must be one of {', '.join(SUMMARY_ROLES)}, not {role!r}")
 
 
 def summary_message(text: str, count: int, role: str) -> Message:
@@ -107,8 +101,9 @@ def summarize_span(
     first, and the rest holds the rendered transcript and any previous summary.
     """
     summarizer = summarizer_of(context)
-    prompt_text = getattr(summarizer, "prompt_text", None)
-    overhead = context.counter(prompt_text(strategy, max_tokens)) + REQUEST_FRAMING if prompt_text else 0
+    overhead = 0
+    if isinstance(summarizer, PromptedSummarizer):
+        overhead = context.counter(summarizer.prompt_text(strategy, max_tokens)) + REQUEST_FRAMING
     if input_max_tokens - overhead < 3 * (max_tokens + 64):
         # Merging must make progress: a request has to hold at least two chunk summaries.
         prompt = f" + the prompt and framing ({overhead})" if overhead else ""
@@ -211,7 +206,6 @@ def summarize_units(
     lets a strategy give the summarizer another view of a message (a trimmed tool output).
     Returns the result and how many messages were summarized (0: nothing changed).
     """
-    check_role(role)
     summarized: list[int] = []
     kept: list[int] = []
     for unit in tool_units(messages):

@@ -5,9 +5,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from compactctl.settings import Options
 from compactctl.strategies.base import StepContext, StepResult, unchanged
-from compactctl.strategies.summarizing import (
+from compactctl.strategies.settings import (
     DEFAULT_INPUT_MAX_TOKENS,
+    KEEP_RECENT,
+    SUMMARY_INPUT_MAX_TOKENS,
+    SUMMARY_MAX_TOKENS,
+    SUMMARY_ROLE,
+    THRESHOLD,
+)
+from compactctl.strategies.summarizing import (
     noted_if_over,
     summarize_units,
     tail_start_for,
@@ -16,12 +24,12 @@ from compactctl.transcript import Message
 
 
 @dataclass(frozen=True)
-class SummaryOptions:
-    threshold: int = 10000
-    keep_recent: int = 6
-    summary_max_tokens: int = 500
-    summary_input_max_tokens: int = DEFAULT_INPUT_MAX_TOKENS
-    summary_role: str = "system"
+class SummaryOptions(Options):
+    threshold: int = THRESHOLD(10000)
+    keep_recent: int = KEEP_RECENT(6)
+    summary_max_tokens: int = SUMMARY_MAX_TOKENS(500)
+    summary_input_max_tokens: int = SUMMARY_INPUT_MAX_TOKENS(DEFAULT_INPUT_MAX_TOKENS)
+    summary_role: str = SUMMARY_ROLE("system")
 
 
 def summary(messages: list[Message], options: SummaryOptions, context: StepContext) -> StepResult:

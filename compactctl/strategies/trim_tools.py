@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import dataclass
 
+from compactctl.settings import Options
 from compactctl.strategies.base import Fate, StepContext, StepResult
+from compactctl.strategies.settings import HEAD_LINES, TAIL_LINES, TOOL_MAX_TOKENS
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import Message, content_text, is_protected
 
 
 @dataclass(frozen=True)
-class TrimOptions:
-    tool_max_tokens: int = 1000
-    head_lines: int = 20
-    tail_lines: int = 20
+class TrimOptions(Options):
+    tool_max_tokens: int = TOOL_MAX_TOKENS(1000)
+    head_lines: int = HEAD_LINES(20)
+    tail_lines: int = TAIL_LINES(20)
 
 
 def trim_text(text: str, options: TrimOptions, counter: TokenCounter) -> str | None:
@@ -42,17 +45,29 @@ def trim_text(text: str, options: TrimOptions, counter: TokenCounter) -> str | N
 
 
 def trim_tools(messages: list[Message], options: TrimOptions, context: StepContext) -> StepResult:
+    return trim_tool_outputs(messages, options, context.counter)
+
+
+def trim_tool_outputs(
+    messages: list[Message],
+    options: TrimOptions,
+    counter: TokenCounter,
+    *,
+    spared: Container[int] = (),
+    reason: str = "tool output over {tool_max_tokens} tokens trimmed",
+) -> StepResult:
+    """Every unprotected tool output not ``spared`` (by index) trimmed; ``reason`` is each one's fate."""
     out: list[Message] = []
     fates: dict[int, Fate] = {}
     for index, message in enumerate(messages):
         trimmed = None
-        if message.get("role") == "tool" and not is_protected(message):
-            trimmed = trim_text(content_text(message), options, context.counter)
+        if message.get("role") == "tool" and not is_protected(message) and index not in spared:
+            trimmed = trim_text(content_text(message), options, counter)
         if trimmed is None:
             out.append(message)
             continue
         out.append({**message, "content": _with_text(message["content"], trimmed)})
-        fates[index] = Fate("elided", f"tool output over {options.tool_max_tokens} tokens trimmed")
+        fates[index] = Fate("elided", reason.format(tool_max_tokens=options.tool_max_tokens))
     return StepResult(out, list(range(len(messages))), fates)
 
 

@@ -7,15 +7,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from compactctl.settings import Options
 from compactctl.strategies.base import Fate, StepContext, StepResult, keep_indices
+from compactctl.strategies.settings import KEEP_RECENT
 from compactctl.transcript import Message, is_protected, tool_units, unit_start
 
 ALWAYS_KEPT_ROLES = frozenset({"system", "developer"})
 
 
 @dataclass(frozen=True)
-class WindowOptions:
-    keep_recent: int = 6
+class WindowOptions(Options):
+    keep_recent: int = KEEP_RECENT(6)
 
 
 def window(messages: list[Message], options: WindowOptions, context: StepContext) -> StepResult:

@@ -1,16 +1,17 @@
 """Summarizers sit behind one small Protocol; strategies take one, they never build one.
 
-``build.make_summarizer(settings)`` builds the one the settings name; ``extractive``
-is the offline default and ``openai`` is imported only when it is asked for.
+``build.SUMMARIZERS`` is the registry and ``build.make_summarizer(settings)`` builds the
+one the settings name; ``extractive`` is the offline default and ``openai`` is imported
+only when it is asked for.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
-from compactctl.report import SummarizerUsage
 from compactctl.transcript import Message
+from compactctl.usage import SummarizerUsage
 
 SECTIONS = ("Goal", "Progress", "Facts", "Decisions", "Next steps", "Constraints")
 
@@ -32,3 +33,10 @@ class Summary:
 
 class Summarizer(Protocol):
     def summarize(self, request: SummaryRequest) -> Summary: ...
+
+
+@runtime_checkable
+class PromptedSummarizer(Summarizer, Protocol):
+    """A summarizer whose requests carry a prompt: strategies keep room for it in each request."""
+
+    def prompt_text(self, strategy: str, max_tokens: int) -> str: ...

@@ -1,67 +1,59 @@
-"""Make the summarizer the settings name: used by ``compact`` (and by ``replay``)."""
+"""The summarizer registry, and making the summarizer the settings name (``compact``, ``replay``).
+
+Adding a summarizer is one new module with a ``build(settings, counter, out)`` function and
+one line in ``SUMMARIZERS``. Modules are imported only when their summarizer is asked for,
+so ``openai`` is never imported by a command that does not use it.
+"""
 
 from __future__ import annotations
 
-import sys
+import importlib
 from collections.abc import Mapping
-from pathlib import Path
-from typing import IO, Any
+from dataclasses import dataclass
+from typing import IO, Any, Protocol
 
 from compactctl.errors import InputError
+from compactctl.settings import defaults_of
 from compactctl.summarizers import Summarizer
-from compactctl.summarizers.extractive import ExtractiveSummarizer
+from compactctl.summarizers.options import SummarizerOptions
 from compactctl.tokens import TokenCounter
 
-SUMMARIZERS = ("extractive", "openai")
+
+class Build(Protocol):
+    def __call__(
+        self, settings: Mapping[str, Any], counter: TokenCounter | None, out: IO[str] | None
+    ) -> Summarizer: ...
+
+
+@dataclass(frozen=True)
+class Registered:
+    name: str
+    module: str  # imported on first use; it defines ``build``
+    summary: str  # one line for --help
+
+    def build(self) -> Build:
+        built: Build = importlib.import_module(self.module).build
+        return built
+
+
+SUMMARIZERS: dict[str, Registered] = {
+    s.name: s
+    for s in (
+        Registered("extractive", "compactctl.summarizers.extractive", "offline: sections filled from the text itself"),
+        Registered("openai", "compactctl.summarizers.openai", "a model behind an OpenAI-compatible API"),
+    )
+}
 
 # Setting names (config keys and flags) of the summarizers, with their defaults.
-SUMMARIZER_DEFAULTS: dict[str, Any] = {
-    "summarizer": "extractive",
-    "model": "gpt-4o-mini",
-    "base_url": None,
-    "api": "chat",
-    "summary_timeout": 60.0,
-    "summary_retries": 4,
-    "summary_backoff": 1.0,
-    "redact": True,
-    "cache": True,
-    "cache_dir": None,
-    "prompt_file": [],
-    "dry_run": False,
-}
+SUMMARIZER_DEFAULTS: dict[str, Any] = defaults_of(SummarizerOptions)
 
 
 def make_summarizer(
     settings: Mapping[str, Any], counter: TokenCounter | None = None, out: IO[str] | None = None
 ) -> Summarizer:
-    """The summarizer ``settings["summarizer"]`` names; ``openai`` is imported only here, only when named."""
+    """The summarizer ``settings["summarizer"]`` names, built from the settings (defaults filled in)."""
     merged: dict[str, Any] = {**SUMMARIZER_DEFAULTS, **{k: v for k, v in settings.items() if v is not None}}
-
-    def get(key: str) -> Any:
-        return merged[key]
-
-    name = get("summarizer")
-    if name == "extractive":
-        return ExtractiveSummarizer(counter)
-    if name != "openai":
+    name = merged["summarizer"]
+    if name not in SUMMARIZERS:
         raise InputError(f"unknown summarizer {name!r} (known: {', '.join(SUMMARIZERS)})")
-    from compactctl.summarizers.cache import default_cache_dir
-    from compactctl.summarizers.openai import OpenAIConfig, OpenAISummarizer
-    from compactctl.summarizers.request import APIS, prompt_overrides
-
-    if get("api") not in APIS:
-        raise InputError(f"unknown --api {get('api')!r} (known: {', '.join(APIS)})")
-    cache_dir = (Path(get("cache_dir")) if get("cache_dir") else default_cache_dir()) if get("cache") else None
-    config = OpenAIConfig(
-        model=get("model"),
-        base_url=get("base_url"),
-        api=get("api"),
-        timeout=float(get("summary_timeout")),
-        retries=int(get("summary_retries")),
-        backoff=float(get("summary_backoff")),
-        redact=bool(get("redact")),
-        cache_dir=cache_dir,
-        prompts=prompt_overrides(get("prompt_file")),
-        dry_run=bool(get("dry_run")),
-    )
-    return OpenAISummarizer(config, out or sys.stdout)
+    return SUMMARIZERS[name].build()(merged, counter, out)

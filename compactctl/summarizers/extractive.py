@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import IO, Any
 
-from compactctl.report import SummarizerUsage
 from compactctl.summarizers import SECTIONS, Summary, SummaryRequest
 from compactctl.summarizers.ledger import Fact, constraints, facts, is_demonstration, people, sentences
 from compactctl.tokens import TokenCounter, counter_for
 from compactctl.transcript import Message, annotations_of, content_text, tool_calls_of
+from compactctl.usage import SummarizerUsage
 
 NAME = "extractive"
 
@@ -279,3 +280,10 @@ class ExtractiveSummarizer:
         # Counted as a call so reports say how often it ran; not a model call, so no tokens are
         # billed, and a bounded extract is not a cut-off summary.
         return Summary(text, SummarizerUsage(calls=1))
+
+
+def build(
+    settings: Mapping[str, Any], counter: TokenCounter | None = None, out: IO[str] | None = None
+) -> ExtractiveSummarizer:
+    """The registry's entry point: the extractive summarizer takes no settings."""
+    return ExtractiveSummarizer(counter)

@@ -1,7 +1,7 @@
 """The model summarizer, through the official ``openai`` client (chat completions or responses).
 
-This is the only module that imports ``openai``, and only ``build.make_summarizer``
-imports it, when ``--summarizer openai`` is asked for: most commands never pay for it.
+This is the only module that imports ``openai``, and the registry (``build.SUMMARIZERS``)
+imports it only when ``--summarizer openai`` is asked for: most commands never pay for it.
 
 Retries are ours, not the client's (``max_retries=0``), so the backoff is a setting
 and tests can make it short: 429, 408/409, 5xx, timeouts and connection errors are
@@ -25,10 +25,11 @@ from typing import IO, Any
 import openai
 
 from compactctl.errors import InputError, SummarizerError
-from compactctl.report import SummarizerUsage
 from compactctl.summarizers import Summary, SummaryRequest
-from compactctl.summarizers.cache import DiskCache, cache_key
-from compactctl.summarizers.request import Built, build_request, prompt_for
+from compactctl.summarizers.cache import DiskCache, cache_key, default_cache_dir
+from compactctl.summarizers.request import APIS, Built, build_request, prompt_for, prompt_overrides
+from compactctl.tokens import TokenCounter
+from compactctl.usage import SummarizerUsage
 
 NAME = "openai"
 DEFAULT_MODEL = "gpt-4o-mini"
@@ -51,6 +52,30 @@ class OpenAIConfig:
     cache_dir: Path | None = None  # None: no cache
     prompts: Mapping[str, str] = field(default_factory=dict)  # strategy (or "*") -> prompt template
     dry_run: bool = False
+
+
+def build(
+    settings: Mapping[str, Any], counter: TokenCounter | None = None, out: IO[str] | None = None
+) -> OpenAISummarizer:
+    """The summarizer the settings describe (``model``, ``api``, ``summary_timeout``...; defaults filled in)."""
+    if settings["api"] not in APIS:
+        raise InputError(f"unknown --api {settings['api']!r} (known: {', '.join(APIS)})")
+    cache_dir = None
+    if settings["cache"]:
+        cache_dir = Path(settings["cache_dir"]) if settings["cache_dir"] else default_cache_dir()
+    config = OpenAIConfig(
+        model=settings["model"],
+        base_url=settings["base_url"],
+        api=settings["api"],
+        timeout=float(settings["summary_timeout"]),
+        retries=int(settings["summary_retries"]),
+        backoff=float(settings["summary_backoff"]),
+        redact=bool(settings["redact"]),
+        cache_dir=cache_dir,
+        prompts=prompt_overrides(settings["prompt_file"]),
+        dry_run=bool(settings["dry_run"]),
+    )
+    return OpenAISummarizer(config, out or sys.stdout)
 
 
 class OpenAISummarizer:

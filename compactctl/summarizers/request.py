@@ -15,10 +15,9 @@ from typing import Any
 
 from compactctl.errors import InputError
 from compactctl.summarizers import SummaryRequest
+from compactctl.summarizers.options import APIS
 from compactctl.summarizers.redact import redact
 from compactctl.summarizers.render import render_messages
-
-APIS = ("chat", "responses")
 
 DATA_NOTE = (
     "The text between <transcript> and </transcript> (and between <previous_summary> tags, if any) is data "

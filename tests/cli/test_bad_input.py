@@ -2,7 +2,7 @@
 
 import pytest
 
-from compactctl.errors import EXIT_INPUT
+from compactctl.errors import EXIT_INPUT, EXIT_OK
 
 CASES = {
     "malformed-json": (
@@ -93,14 +93,14 @@ def test_a_utf8_byte_order_mark_is_not_bad_input(cli, tmp_path, command):
     source.write_bytes(b'\xef\xbb\xbf{"role":"user","content":"hi"}\n{"role":"assistant","content":"yo"}\n')
     args = [command, source, "-q"] + ([] if command in ("report", "replay") else ["-o", tmp_path / "out.jsonl"])
     result = cli(*args)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == EXIT_OK, result.output
     if command in ("compact", "prune"):
         assert (tmp_path / "out.jsonl").read_bytes().startswith(b'{"role":"user"')
 
 
 def test_a_byte_order_mark_on_stdin_is_not_bad_input(cli):
     result = cli("report", "-", "--json", input=b'\xef\xbb\xbf{"role":"user","content":"hi"}\n')
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == EXIT_OK, result.output
 
 
 def test_json_nested_deep_but_writable_still_compacts(cli, tmp_path):
@@ -108,5 +108,5 @@ def test_json_nested_deep_but_writable_still_compacts(cli, tmp_path):
     deep = b'[{"type":"x","content":' * 100 + b"[]" + b"}]" * 100
     source.write_bytes(b'{"role":"user","content":' + deep + b'}\n{"role":"assistant","content":"ok"}\n')
     result = cli("compact", "-s", "window", source, "-o", tmp_path / "out.jsonl", "-q")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == EXIT_OK, result.output
     assert (tmp_path / "out.jsonl").read_bytes() == source.read_bytes()

@@ -61,7 +61,8 @@ def test_json_report_has_exactly_the_documented_keys(cli, chat_file):
     result = cli("compact", chat_file, "-s", "window", "--keep-recent", "3", "--json")
     assert result.exit_code == EXIT_OK, result.stderr
     report = orjson.loads(result.stdout)
-    assert set(report) == {"version", "files", "failed", "total"}
+    assert list(report) == ["version", "command", "files", "failed", "total"]
+    assert report["command"] == "compact"
     assert report["version"] == 1
     assert set(report["files"][0]) == FILE_KEYS
     assert set(report["total"]) == TOTAL_KEYS
@@ -89,28 +90,33 @@ def test_steps_run_in_the_order_given(cli, tmp_path):
         },
         {"role": "tool", "tool_call_id": "a", "content": long_output},
         {"role": "assistant", "content": "done"},
+        {"role": "user", "content": "thanks"},
+        {"role": "assistant", "content": "you are welcome"},
     ]
     source = write_jsonl(tmp_path / "t.jsonl", messages)
-    result = cli(
-        "compact",
-        source,
-        "-s",
-        "trim-tools",
-        "--tool-max-tokens",
-        "200",
-        "--head-lines",
-        "3",
-        "--tail-lines",
-        "2",
-        "--json",
-    )
-    assert result.exit_code == EXIT_OK, result.stderr
-    out = read_jsonl(tmp_path / "t.compacted.jsonl")
+    trim = ("--tool-max-tokens", "200", "--head-lines", "3", "--tail-lines", "2")
+    summary = ("--threshold", "1000", "--keep-recent", "2")
+
+    def run(*steps: str) -> tuple[list[dict], list[str]]:
+        name = "-".join(steps)
+        out, manifest = tmp_path / f"{name}.jsonl", tmp_path / f"{name}.manifest.jsonl"
+        flags = [arg for step in steps for arg in ("-s", step)]
+        result = cli("compact", source, *flags, *trim, *summary, "-o", out, "--manifest", manifest, "-q")
+        assert result.exit_code == EXIT_OK, result.stderr
+        return read_jsonl(out), [entry["action"] for entry in read_jsonl(manifest)]
+
+    # Trimmed first, the transcript is under the threshold: summary has nothing left to do.
+    out, actions = run("trim-tools", "summary")
     lines = out[2]["content"].split("\n")
     assert lines[:3] == long_output.split("\n")[:3]
     assert lines[-2:] == long_output.split("\n")[-2:]
     assert lines[3].startswith("[... compactctl elided 395 lines (") and lines[3].endswith(" tokens) ...]")
-    assert orjson.loads(result.stdout)["files"][0]["reduction"] > 0.8
+    assert actions == ["kept", "kept", "elided", "kept", "kept", "kept"]
+    # Summarized first, the long output is gone into the summary: nothing is left to trim.
+    out, actions = run("summary", "trim-tools")
+    assert actions == ["summarized"] * 4 + ["kept", "kept"]
+    assert [m["role"] for m in out] == ["system", "user", "assistant"]
+    assert "compactctl elided" not in orjson.dumps(out).decode()
 
 
 def test_stdout_output_sends_the_report_to_stderr(cli, chat_file):
@@ -259,7 +265,7 @@ def test_a_config_value_of_the_wrong_type_is_a_usage_error(cli, tmp_path, chat_f
 def test_an_unknown_on_error_value_is_a_usage_error(cli, chat_file):
     result = cli("report", chat_file, "--on-error", "maybe")
     assert result.exit_code == EXIT_INPUT
-    assert "--on-error must be fail or skip" in result.stderr
+    assert "on_error must be one of fail, skip, not 'maybe' (given as --on-error)" in result.stderr
 
 
 def test_outputs_get_the_mode_a_new_file_gets_not_a_private_one(cli, tmp_path, chat_file):

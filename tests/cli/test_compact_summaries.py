@@ -11,6 +11,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from compactctl.cli.main import app
+from compactctl.errors import EXIT_INPUT, EXIT_OK, EXIT_SUMMARIZER
 from tests.summarizers.test_openai import FAKE_KEY
 
 runner = CliRunner()
@@ -33,7 +34,7 @@ def test_structured_is_the_default_and_summarizes_through_the_server(openai_serv
     result = runner.invoke(
         app, ["compact", str(source), "-o", str(tmp_path / "out.jsonl"), "--json", *openai_args(openai_server)]
     )
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == EXIT_OK, result.output
     (sent,) = openai_server.requests
     assert sent.path == "/v1/chat/completions" and sent.body["max_completion_tokens"] == 1000
     out = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
@@ -51,7 +52,7 @@ def test_responses_api_through_the_cli(openai_server, agent_messages, tmp_path):
         app,
         ["compact", str(source), "-o", str(tmp_path / "out.jsonl"), *openai_args(openai_server, "--api", "responses")],
     )
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == EXIT_OK, result.output
     assert [r.path for r in openai_server.requests] == ["/v1/responses"]
 
 
@@ -61,7 +62,7 @@ def test_retries_then_success_through_the_cli(openai_server, agent_messages, tmp
     result = runner.invoke(
         app, ["compact", str(source), "-o", str(tmp_path / "out.jsonl"), *openai_args(openai_server)]
     )
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == EXIT_OK, result.output
     assert len(openai_server.requests) == 3 and (tmp_path / "out.jsonl").exists()
 
 
@@ -72,7 +73,7 @@ def test_persistent_server_error_exits_3_and_writes_nothing(openai_server, agent
     result = runner.invoke(
         app, ["compact", str(source), "-o", str(target), *openai_args(openai_server, "--summary-retries", "2")]
     )
-    assert result.exit_code == 3
+    assert result.exit_code == EXIT_SUMMARIZER
     assert "HTTP 500" in result.stderr and "after 3 attempts" in result.stderr
     assert not target.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["run.jsonl"]
 
@@ -89,7 +90,7 @@ def test_summarizer_failure_is_not_skipped_by_on_error_skip(openai_server, agent
         "skip",
         *openai_args(openai_server, "--summary-retries", "0"),
     ]
-    assert runner.invoke(app, args).exit_code == 3
+    assert runner.invoke(app, args).exit_code == EXIT_SUMMARIZER
 
 
 def test_timeout_exits_3(openai_server, agent_messages, tmp_path):
@@ -105,7 +106,7 @@ def test_timeout_exits_3(openai_server, agent_messages, tmp_path):
         *openai_args(openai_server, "--summary-timeout", "0.2", "--summary-retries", "0"),
     ]
     result = runner.invoke(app, args)
-    assert result.exit_code == 3 and "timed out" in result.stderr and not (tmp_path / "o.jsonl").exists()
+    assert result.exit_code == EXIT_SUMMARIZER and "timed out" in result.stderr and not (tmp_path / "o.jsonl").exists()
 
 
 def test_no_request_is_larger_than_the_input_limit(openai_server, tmp_path):
@@ -120,7 +121,7 @@ def test_no_request_is_larger_than_the_input_limit(openai_server, tmp_path):
     args = ["compact", str(source), "-o", str(tmp_path / "o.jsonl"), "-s", "summary", "--threshold", "100"]
     args += ["--summary-max-tokens", "100", "--summary-input-max-tokens", "1200", "--json"]
     result = runner.invoke(app, [*args, *openai_args(openai_server)])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == EXIT_OK, result.output
     assert len(openai_server.requests) > 3  # chunks, then a merge
     for request in openai_server.requests:
         # The whole request, prompt included, as the API would count it.
@@ -133,11 +134,11 @@ def test_a_key_is_needed_only_when_a_step_summarizes(agent_messages, tmp_path):
     window = runner.invoke(
         app, ["compact", str(source), "-o", str(tmp_path / "w.jsonl"), "-s", "window", "--summarizer", "openai"]
     )
-    assert window.exit_code == 0, window.output
+    assert window.exit_code == EXIT_OK, window.output
     structured = runner.invoke(
         app, ["compact", str(source), "-o", str(tmp_path / "s.jsonl"), "--summarizer", "openai", "--keep-turns", "1"]
     )
-    assert structured.exit_code == 2 and "OPENAI_API_KEY" in structured.stderr
+    assert structured.exit_code == EXIT_INPUT and "OPENAI_API_KEY" in structured.stderr
     assert not (tmp_path / "s.jsonl").exists()
 
 
@@ -147,7 +148,7 @@ def test_a_truncated_summary_is_flagged_in_the_report(openai_server, agent_messa
     result = runner.invoke(
         app, ["compact", str(source), "-o", str(tmp_path / "o.jsonl"), "--json", *openai_args(openai_server)]
     )
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == EXIT_OK, result.output
     (report,) = json.loads(result.stdout)["files"]
     assert report["summary_truncated"] == 1
     table = runner.invoke(
@@ -162,7 +163,7 @@ def test_a_rerun_is_served_from_the_cache(openai_server, agent_messages, tmp_pat
     args = ["compact", str(source), *openai_args(openai_server, "--cache-dir", str(tmp_path / "c"))]
     first = runner.invoke(app, [*args, "-o", str(tmp_path / "a.jsonl")])
     second = runner.invoke(app, [*args, "-o", str(tmp_path / "b.jsonl"), "--json"])
-    assert first.exit_code == 0 and second.exit_code == 0
+    assert first.exit_code == EXIT_OK and second.exit_code == EXIT_OK
     assert len(openai_server.requests) == 1
     assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
     assert json.loads(second.stdout)["files"][0]["summarizer_calls"] == 0
@@ -180,7 +181,7 @@ def test_a_planted_key_never_reaches_the_server(openai_server, agent_messages, t
     messages[1] = {**messages[1], "content": messages[1]["content"] + f" Use OPENAI_API_KEY={FAKE_KEY} for the test."}
     source = write_chat(tmp_path / "run.jsonl", messages)
     result = runner.invoke(app, ["compact", str(source), "-o", str(tmp_path / "o.jsonl"), *openai_args(openai_server)])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == EXIT_OK, result.output
     assert openai_server.requests and FAKE_KEY not in openai_server.received_text()
     assert "[REDACTED:openai-key]" in openai_server.received_text()
 
@@ -189,7 +190,7 @@ def test_dry_run_sends_nothing_and_writes_nothing(openai_server, agent_messages,
     source = write_chat(tmp_path / "run.jsonl", agent_messages)
     target = tmp_path / "o.jsonl"
     result = runner.invoke(app, ["compact", str(source), "-o", str(target), "--dry-run", *openai_args(openai_server)])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == EXIT_OK, result.output
     assert openai_server.requests == [] and not target.exists()
     shown = json.loads(result.stdout)
     assert shown["url"] == openai_server.url + "/chat/completions"
@@ -201,7 +202,7 @@ def test_extractive_structured_keeps_constraints_verbatim(agent_messages, tmp_pa
     agent_messages[7] = {**agent_messages[7], "content": agent_messages[7]["content"] + " It was a sign slip." * 150}
     source = write_chat(tmp_path / "run.jsonl", agent_messages)
     result = runner.invoke(app, ["compact", str(source), "-o", str(tmp_path / "o.jsonl"), "--keep-turns", "1"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == EXIT_OK, result.output
     out = [json.loads(line) for line in (tmp_path / "o.jsonl").read_text().splitlines()]
     summary = out[1]["content"]
     assert "Do not change the public interface." in summary
@@ -247,7 +248,7 @@ def test_the_console_script_summarizes_through_the_server(openai_server, agent_m
         capture_output=True, text=True, timeout=60,
         env={**os.environ, "OPENAI_API_KEY": "sk-loopback-only"},
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == EXIT_OK, done.stderr
     assert len(openai_server.requests) == 1
     assert openai_server.requests[0].headers["authorization"] == "Bearer sk-loopback-only"
     assert json.loads(done.stdout)["files"][0]["summarizer_calls"] == 1

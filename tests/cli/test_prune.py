@@ -12,9 +12,10 @@ import pytest
 from typer.testing import CliRunner
 
 from compactctl.cli.main import app
+from compactctl.errors import EXIT_GATE, EXIT_INPUT, EXIT_OK
 from compactctl.formats import load
 from compactctl.transcript import is_valid
-from tests.conftest import SHARED_TRANSCRIPTS
+from tests.conftest import SHARED_TRANSCRIPTS, needs_transcripts
 from tests.helpers import call
 
 runner = CliRunner()
@@ -73,7 +74,7 @@ def rebuild(output: list[dict[str, Any]], archived: list[dict[str, Any]], total:
 def test_default_output_is_beside_the_input_and_prunes(tmp_path):
     source = write_chat(tmp_path / "run.jsonl", session())
     result = runner.invoke(app, ["prune", str(source)])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == EXIT_OK, result.output
     out = read_jsonl(tmp_path / "run.pruned.jsonl")
     assert len(out) == len(session())
     assert out[3] == session()[3]  # superseded by #9, but #4 still refers to it
@@ -91,8 +92,8 @@ def test_archive_and_output_give_back_the_input_exactly(tmp_path, mode):
     source.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
     archive, target = tmp_path / "archive.jsonl", tmp_path / "out.jsonl"
     result = runner.invoke(app, ["prune", str(source), "-o", str(target), "--mode", mode, "--archive", str(archive)])
-    assert result.exit_code == 0, result.output
-    _, pruned, _ = load(target.read_bytes())
+    assert result.exit_code == EXIT_OK, result.output
+    _, pruned = load(target.read_bytes())
     archived = read_jsonl(archive)
     assert archived, "nothing archived"
     for line, transcript in zip(lines, pruned, strict=True):
@@ -106,7 +107,7 @@ def test_archive_and_output_give_back_the_input_exactly(tmp_path, mode):
 def test_explain_lists_index_role_action_and_reason(tmp_path):
     source = write_chat(tmp_path / "run.jsonl", session())
     result = runner.invoke(app, ["prune", str(source), "--mode", "drop", "--explain", "-q"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == EXIT_OK, result.output
     rows = [line for line in result.stdout.splitlines() if "│" in line]
     cells = [[cell.strip() for cell in row.strip("│").split("│")] for row in rows]
     assert ["3", "tool", "restored", "referenced by #4"] in cells
@@ -121,7 +122,7 @@ def test_manifest_says_what_became_of_every_message(tmp_path):
     source = write_chat(tmp_path / "run.jsonl", session())
     manifest = tmp_path / "manifest.jsonl"
     result = runner.invoke(app, ["prune", str(source), "--manifest", str(manifest), "-q"])
-    assert result.exit_code == 0
+    assert result.exit_code == EXIT_OK
     entries = read_jsonl(manifest)
     assert [e["index"] for e in entries] == list(range(len(session())))
     assert set(entries[0]) == {"file", "transcript", "index", "role", "action", "reason", "sha256"}
@@ -132,11 +133,12 @@ def test_manifest_says_what_became_of_every_message(tmp_path):
 def test_json_report_and_transcript_on_stdout(tmp_path):
     source = write_chat(tmp_path / "run.jsonl", session())
     result = runner.invoke(app, ["prune", str(source), "-o", "-", "--json", "--mode", "drop"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == EXIT_OK, result.output
     out = [orjson.loads(line) for line in result.stdout.splitlines()]
     assert is_valid(out) and len(out) < len(session())
     report = orjson.loads(result.stderr)
-    assert set(report) == {"version", "files", "failed", "total"}
+    assert list(report) == ["version", "command", "files", "failed", "total"]
+    assert report["command"] == "prune"
     file = report["files"][0]
     assert file["messages_after"] == len(out)
     assert file["facts_required"] == file["facts_preserved"] == 1
@@ -146,18 +148,18 @@ def test_json_report_and_transcript_on_stdout(tmp_path):
 def test_bad_mode_is_one_line_exit_2_and_writes_nothing(tmp_path):
     source = write_chat(tmp_path / "run.jsonl", session())
     bad = runner.invoke(app, ["prune", str(source), "--mode", "cut"])
-    assert bad.exit_code == 2
-    assert bad.stderr.strip() == "error: unknown prune mode 'cut' (known: stub, drop)"
+    assert bad.exit_code == EXIT_INPUT
+    assert bad.stderr.strip() == "error: mode must be one of stub, drop, not 'cut' (given as --mode)"
     assert not (tmp_path / "run.pruned.jsonl").exists()
 
 
 def test_fail_under_and_lost_facts_are_gates(tmp_path):
     source = write_chat(tmp_path / "run.jsonl", session())
-    assert runner.invoke(app, ["prune", str(source), "--fail-under", "90", "-q"]).exit_code == 1
-    assert runner.invoke(app, ["prune", str(source), "--fail-under", "1", "-q"]).exit_code == 0
+    assert runner.invoke(app, ["prune", str(source), "--fail-under", "90", "-q"]).exit_code == EXIT_GATE
+    assert runner.invoke(app, ["prune", str(source), "--fail-under", "1", "-q"]).exit_code == EXIT_OK
     # A required text in a duplicate keeps that message: the gate then holds.
     kept = runner.invoke(app, ["prune", str(source), "--require", "B\nA LONG TOOL", "--json", "-o", "-"])
-    assert kept.exit_code == 0, kept.stderr
+    assert kept.exit_code == EXIT_OK, kept.stderr
     assert orjson.loads(kept.stderr)["files"][0]["facts_missing"] == []
 
 
@@ -168,15 +170,14 @@ def test_a_folder_is_mirrored_and_earlier_outputs_are_skipped(tmp_path):
     write_chat(folder / "a.pruned.jsonl", session())
     write_chat(folder / "b.compacted.jsonl", session())
     result = runner.invoke(app, ["prune", str(folder), "-o", str(tmp_path / "out"), "-q"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == EXIT_OK, result.output
     written = sorted(p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*.jsonl"))
     assert written == ["deep/a.jsonl"]
 
 
+@needs_transcripts
 def test_console_script_prunes_real_tau_bench_runs(tmp_path):
     source = SHARED_TRANSCRIPTS / "tau-bench" / "historical_trajectories" / "gpt-4o-airline.json"
-    if not source.exists():
-        pytest.skip("shared transcripts not present")
     target = tmp_path / "tau.json"
     script = Path(sys.executable).with_name("compactctl")
     done = subprocess.run(
@@ -184,12 +185,12 @@ def test_console_script_prunes_real_tau_bench_runs(tmp_path):
         capture_output=True,
         check=False,
     )
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == EXIT_OK, done.stderr
     report = orjson.loads(done.stdout)["files"][0]
     assert report["transcripts"] == 200
     assert report["valid_before"] and report["valid_after"]
     assert report["messages_after"] < report["messages_before"]
-    _, runs, _ = load(target.read_bytes())
+    _, runs = load(target.read_bytes())
     assert all(is_valid(run.messages) for run in runs)
 
 
@@ -197,8 +198,8 @@ def test_console_script_prunes_real_tau_bench_runs(tmp_path):
 def test_pruning_a_pruned_file_changes_nothing(tmp_path, mode):
     source = write_chat(tmp_path / "run.jsonl", session())
     once, twice = tmp_path / "once.jsonl", tmp_path / "twice.jsonl"
-    assert runner.invoke(app, ["prune", str(source), "-o", str(once), "--mode", mode, "-q"]).exit_code == 0
-    assert runner.invoke(app, ["prune", str(once), "-o", str(twice), "--mode", mode, "-q"]).exit_code == 0
+    assert runner.invoke(app, ["prune", str(source), "-o", str(once), "--mode", mode, "-q"]).exit_code == EXIT_OK
+    assert runner.invoke(app, ["prune", str(once), "-o", str(twice), "--mode", mode, "-q"]).exit_code == EXIT_OK
     assert once.read_bytes() != source.read_bytes()
     assert twice.read_bytes() == once.read_bytes()
 
@@ -218,7 +219,7 @@ def test_a_side_file_never_overwrites_an_input_or_an_output(cli, tmp_path, flags
     out, side = tmp_path / "out.jsonl", tmp_path / "side.jsonl"
     args = [f.format(input=source, output=out, side=side) for f in flags]
     result = cli("prune", source, "-o", out, *args)
-    assert result.exit_code == 2, result.output
+    assert result.exit_code == EXIT_INPUT, result.output
     assert named in result.stderr
     assert source.read_bytes() == b'{"role":"user","content":"hi"}\n{"role":"assistant","content":"yo"}\n'
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]
@@ -228,7 +229,7 @@ def test_compact_manifest_never_overwrites_the_input(cli, tmp_path):
     source = tmp_path / "in.jsonl"
     source.write_bytes(b'{"role":"user","content":"hi"}\n')
     result = cli("compact", "-s", "window", source, "-o", tmp_path / "out.jsonl", "--manifest", source)
-    assert result.exit_code == 2
+    assert result.exit_code == EXIT_INPUT
     assert source.read_bytes() == b'{"role":"user","content":"hi"}\n'
 
 
@@ -238,6 +239,6 @@ def test_a_side_file_that_cannot_be_written_is_one_error_line(cli, tmp_path, fla
     source.write_bytes(b'{"role":"user","content":"hi"}\n')
     (tmp_path / "afile").write_text("")
     result = cli("prune", source, "-o", tmp_path / "out.jsonl", flag, tmp_path / "afile" / "side.jsonl")
-    assert result.exit_code == 2
+    assert result.exit_code == EXIT_INPUT
     assert "side.jsonl: cannot write" in result.stderr
     assert "Traceback" not in result.output

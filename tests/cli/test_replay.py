@@ -13,7 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 from compactctl.cli.main import app
-from tests.conftest import SHARED_TRANSCRIPTS
+from compactctl.errors import EXIT_INPUT, EXIT_OK, EXIT_SUMMARIZER
+from tests.conftest import SHARED_TRANSCRIPTS, needs_transcripts
 
 PRICE_FLAGS = [
     "--price-in",
@@ -55,10 +56,11 @@ def chat_file(tmp_path: Path) -> Path:
 
 def test_json_has_the_baseline_first_and_hand_checked_figures(runner, chat_file):
     result = runner.invoke(app, ["replay", str(chat_file), "--threshold", "170,100", *BASE, "--json"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == EXIT_OK, result.output
     data = json.loads(result.stdout)
-    assert list(data) == ["version", "file", "settings"]
-    base, at170, at100 = data["settings"]
+    assert list(data) == ["version", "command", "files", "failed", "total"]
+    assert data["command"] == "replay" and data["total"]["files"] == 1
+    base, at170, at100 = data["total"]["settings"]
     # Contexts 119, 154, 184, 209 (666), billed with 3 tokens of reply priming a call: 678.
     assert (base["trigger"], base["input_tokens"], base["cached_tokens"]) == ("none", 678, 457)
     # Call 3's 184 exceeds 170: before call 4 the window keeps system, a6, u7 = 105+11+14 = 130.
@@ -70,15 +72,15 @@ def test_json_has_the_baseline_first_and_hand_checked_figures(runner, chat_file)
 
 def test_stdin_is_replayed_like_a_file(runner, chat_file):
     result = runner.invoke(app, ["replay", "-", "-t", "170", *BASE, "--json"], input=chat_file.read_text())
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == EXIT_OK, result.output
     data = json.loads(result.stdout)
-    assert data["file"] == "-"
-    assert data["settings"][1]["context_per_call"] == [119, 154, 184, 130]
+    assert data["files"][0]["file"] == "<stdin>"
+    assert data["total"]["settings"][1]["context_per_call"] == [119, 154, 184, 130]
 
 
 def test_table_and_chart_name_each_setting(runner, chat_file):
     result = runner.invoke(app, ["replay", str(chat_file), "-t", "170", *BASE], env={"COLUMNS": "120"})
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == EXIT_OK, result.output
     out = result.stdout
     assert "threshold 170" in out and "none" in out
     assert "priced as test" not in out and "priced as gpt-4o (overridden)" in out
@@ -93,8 +95,8 @@ def test_stage_marker_adds_stage_rows(runner, tmp_path):
     messages[3]["content"] = "DONE" + "v" * 76
     path = write_chat(tmp_path / "staged.jsonl", messages)
     result = runner.invoke(app, ["replay", str(path), "-t", "170", "--stage-marker", "^DONE", *BASE, "--json"])
-    assert result.exit_code == 0, result.output
-    rows = json.loads(result.stdout)["settings"]
+    assert result.exit_code == EXIT_OK, result.output
+    rows = json.loads(result.stdout)["total"]["settings"]
     assert [(r["trigger"], r["threshold"]) for r in rows] == [
         ("none", None),
         ("threshold", 170),
@@ -109,15 +111,15 @@ def test_stage_flag_alone_uses_stage_end_annotations_and_no_default_thresholds(r
     messages[3]["compactctl"] = {"stage_end": True}
     path = write_chat(tmp_path / "annotated.jsonl", messages)
     result = runner.invoke(app, ["replay", str(path), "--stage", *BASE, "--json"])
-    assert result.exit_code == 0, result.output
-    rows = json.loads(result.stdout)["settings"]
+    assert result.exit_code == EXIT_OK, result.output
+    rows = json.loads(result.stdout)["total"]["settings"]
     assert [r["trigger"] for r in rows] == ["none", "stage"]
     assert rows[1]["context_per_call"] == [119, 140, 170, 195]
 
 
 def test_no_trigger_flag_compares_the_default_thresholds(runner, chat_file):
     result = runner.invoke(app, ["replay", str(chat_file), *BASE, "--json"])
-    assert [r["threshold"] for r in json.loads(result.stdout)["settings"]] == [None, 8000, 16000, 32000]
+    assert [r["threshold"] for r in json.loads(result.stdout)["total"]["settings"]] == [None, 8000, 16000, 32000]
 
 
 def test_a_folder_aggregates_files_with_per_file_rows(runner, tmp_path):
@@ -126,11 +128,11 @@ def test_a_folder_aggregates_files_with_per_file_rows(runner, tmp_path):
     write_chat(folder / "a.jsonl", talk())
     write_chat(folder / "b.jsonl", talk()[:5])
     result = runner.invoke(app, ["replay", str(folder), "-t", "170", *BASE, "--json"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == EXIT_OK, result.output
     data = json.loads(result.stdout)
     assert [f["file"] for f in data["files"]] == ["a.jsonl", "b.jsonl"]
-    assert data["settings"][0]["input_tokens"] == 678 + 122 + 157  # contexts plus 3 tokens of priming a call
-    assert data["settings"][0]["calls"] == sum(f["settings"][0]["calls"] for f in data["files"]) == 6
+    assert data["total"]["settings"][0]["input_tokens"] == 678 + 122 + 157  # contexts plus 3 tokens of priming a call
+    assert data["total"]["settings"][0]["calls"] == sum(f["settings"][0]["calls"] for f in data["files"]) == 6
     assert data["failed"] == []
 
 
@@ -140,8 +142,8 @@ def test_a_folder_of_one_file_still_has_per_file_rows(runner, tmp_path):
     write_chat(folder / "a.jsonl", talk())
     result = runner.invoke(app, ["replay", str(folder), "-t", "170", *BASE, "--json"])
     data = json.loads(result.stdout)
-    assert list(data) == ["version", "file", "settings", "files", "failed"]
-    assert data["files"][0]["settings"] == data["settings"]
+    assert list(data) == ["version", "command", "files", "failed", "total"]
+    assert data["files"][0]["settings"] == data["total"]["settings"]
 
 
 def test_a_bad_file_in_a_folder_is_named_and_exits_2(runner, tmp_path):
@@ -150,12 +152,12 @@ def test_a_bad_file_in_a_folder_is_named_and_exits_2(runner, tmp_path):
     write_chat(folder / "a.jsonl", talk())
     (folder / "bad.jsonl").write_text('{"role": "user", "content": "hi"}\n{oops\n')
     result = runner.invoke(app, ["replay", str(folder), "-t", "170", *BASE, "--json"])
-    assert result.exit_code == 2
+    assert result.exit_code == EXIT_INPUT
     data = json.loads(result.stdout)
     assert [f["file"] for f in data["files"]] == ["a.jsonl"]
     assert "bad.jsonl:2" in data["failed"][0]["error"]
     skipped = runner.invoke(app, ["replay", str(folder), "-t", "170", *BASE, "--on-error", "skip", "--json"])
-    assert skipped.exit_code == 0
+    assert skipped.exit_code == EXIT_OK
 
 
 def test_a_failing_summarizer_exits_3_even_with_skip(runner, chat_file, monkeypatch):
@@ -171,7 +173,7 @@ def test_a_failing_summarizer_exits_3_even_with_skip(runner, chat_file, monkeypa
     result = runner.invoke(
         app, ["replay", str(chat_file), "-t", "170", *BASE[:2], "-s", "failing", "--on-error", "skip"]
     )
-    assert result.exit_code == 3
+    assert result.exit_code == EXIT_SUMMARIZER
     assert "gave up after 4 retries" in result.stderr
 
 
@@ -187,7 +189,7 @@ def test_a_failing_summarizer_exits_3_even_with_skip(runner, chat_file, monkeypa
 )
 def test_usage_errors_exit_2_with_one_line(runner, chat_file, args, message):
     result = runner.invoke(app, ["replay", str(chat_file), *args])
-    assert result.exit_code == 2
+    assert result.exit_code == EXIT_INPUT
     assert message in result.stderr
     assert result.stdout == ""
 
@@ -196,7 +198,7 @@ def test_a_bad_price_file_exits_2_naming_it(runner, chat_file, tmp_path):
     prices = tmp_path / "prices.json"
     prices.write_text('{"models": {"ours": {"input": 1}}}')
     result = runner.invoke(app, ["replay", str(chat_file), "--prices", str(prices)])
-    assert result.exit_code == 2
+    assert result.exit_code == EXIT_INPUT
     assert f"{prices}: bad price file: model 'ours': output must be a number" in result.stderr
 
 
@@ -206,21 +208,23 @@ def test_team_price_file_and_model_are_used(runner, chat_file, tmp_path):
     result = runner.invoke(
         app, ["replay", str(chat_file), "-t", "170", "--encoding", "approx", "--prices", str(prices), "--json"]
     )
-    assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["settings"][0]["cost"] == pytest.approx((457 * 0.5 + 221 * 2.5 + 49 * 8.0) / 1e6)
+    assert result.exit_code == EXIT_OK, result.output
+    assert json.loads(result.stdout)["total"]["settings"][0]["cost"] == pytest.approx(
+        (457 * 0.5 + 221 * 2.5 + 49 * 8.0) / 1e6
+    )
 
 
 def test_plot_writes_an_svg(runner, chat_file, tmp_path):
     target = tmp_path / "context.svg"
     result = runner.invoke(app, ["replay", str(chat_file), "-t", "170", *BASE, "--plot", str(target), "-q"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == EXIT_OK, result.output
     assert target.read_text().lstrip().startswith("<?xml") and "<svg" in target.read_text()
 
 
 def test_plot_without_matplotlib_says_how_to_get_it(runner, chat_file, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # makes `import matplotlib` raise ImportError
     result = runner.invoke(app, ["replay", str(chat_file), "--plot", str(tmp_path / "c.png")])
-    assert result.exit_code == 2
+    assert result.exit_code == EXIT_INPUT
     assert "pip install 'compactctl[plot]'" in result.stderr
     assert not (tmp_path / "c.png").exists()
 
@@ -235,12 +239,12 @@ def test_sparkline_keeps_each_bucket_peak_and_marks_cells_over_the_threshold():
     assert low.plain == "▁▄█" and {span.style for span in low.spans} == {"cyan"}
 
 
-@pytest.mark.skipif(not (SHARED_TRANSCRIPTS / "tau-bench").is_dir(), reason="shared transcripts not here")
+@needs_transcripts
 def test_real_tau_bench_runs_replay_each_run_on_its_own(runner):
     path = next((SHARED_TRANSCRIPTS / "tau-bench").rglob("*.json"))
     result = runner.invoke(app, ["replay", str(path), "-t", "3000", "-s", "window", "--json"])
-    assert result.exit_code == 0, result.output
-    base, row = json.loads(result.stdout)["settings"]
+    assert result.exit_code == EXIT_OK, result.output
+    base, row = json.loads(result.stdout)["total"]["settings"]
     assert base["calls"] == row["calls"] > 200
     assert row["peak_context"] < base["peak_context"] and row["input_tokens"] < base["input_tokens"]
 
@@ -252,8 +256,8 @@ def test_console_script_replays_without_importing_openai(chat_file):
         "try:\n    main()\nexcept SystemExit as e:\n    assert 'openai' not in sys.modules; raise"
     )
     done = subprocess.run([sys.executable, "-c", code, str(chat_file)], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["settings"][1]["threshold"] == 170
+    assert done.returncode == EXIT_OK, done.stderr
+    assert json.loads(done.stdout)["total"]["settings"][1]["threshold"] == 170
 
 
 def test_openai_summarizer_through_the_loopback_server_is_counted_and_priced(
@@ -266,8 +270,8 @@ def test_openai_summarizer_through_the_loopback_server_is_counted_and_priced(
     summarizer = ["--summarizer", "openai", "--base-url", openai_server.url, "--model", "gpt-4o-mini"]
     args = ["replay", str(path), "-t", "170", "-s", "summary", "--keep-recent", "2", "--encoding", "approx"]
     result = runner.invoke(app, [*args, *PRICE_FLAGS, *summarizer, "--json"])
-    assert result.exit_code == 0, result.output
-    base, row = json.loads(result.stdout)["settings"]
+    assert result.exit_code == EXIT_OK, result.output
+    base, row = json.loads(result.stdout)["total"]["settings"]
     # One compaction (before call 4), one request, whose usage the server reports from what it received.
     (sent,) = openai_server.requests
     prompt = sum(len(str(m.get("content", ""))) // 4 for m in sent.body["messages"])

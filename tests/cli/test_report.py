@@ -62,6 +62,6 @@ def test_a_fact_written_as_a_string_is_checked_whole(cli, tmp_path):
         [{"role": "user", "content": "I am Claire Dubois", "compactctl": {"facts": "Claire Dubois"}}],
     )
     result = cli("report", source, "--json")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == EXIT_OK, result.output
     file = orjson.loads(result.stdout)["files"][0]
     assert (file["facts_required"], file["facts_preserved"], file["facts_missing"]) == (1, 1, [])

@@ -114,7 +114,7 @@ def texts(items: list[Any]) -> list[str]:
 
 def file_history(data: bytes) -> list[Message]:
     """compactctl's reading of a session file, restricted as :func:`history` restricts a request."""
-    _, transcripts, _ = compactctl.load(data, "session.jsonl")
+    _, transcripts = compactctl.load(data, "session.jsonl")
     return [
         m
         for m in transcripts[0].messages

@@ -1,8 +1,8 @@
-"""The small native transcripts under ``data/``, written from FORMATS.md, and ways to load them."""
+"""The small native transcripts under ``data/``, written from docs/formats.md, and ways to load them."""
 
 from __future__ import annotations
 
-import dataclasses
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ FILES = {
 
 def read(name: str) -> tuple[bytes, Format, Transcript]:
     data = FILES[name].read_bytes()
-    fmt, transcripts, _ = load(data, str(FILES[name]))
+    fmt, transcripts = load(data, str(FILES[name]))
     (transcript,) = transcripts
     return data, fmt, transcript
 
@@ -30,8 +30,11 @@ def lines(data: bytes) -> list[Any]:
     return [orjson.loads(line) for line in data.splitlines() if line.strip()]
 
 
-def rewritten(fmt: Format, transcript: Transcript, messages: list[dict[str, Any]]) -> bytes:
-    return fmt.write([dataclasses.replace(transcript, messages=messages)])
+def rewritten(
+    fmt: Format, transcript: Transcript, messages: list[dict[str, Any]], origins: Sequence[int | None] | None = None
+) -> bytes:
+    """``messages`` written in ``fmt``; ``origins`` say which message each came from (default: same places)."""
+    return fmt.write([transcript.rewritten(messages, range(len(messages)) if origins is None else origins)])
 
 
 def shape(messages: list[dict[str, Any]]) -> list[tuple[Any, ...]]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import orjson
 
-from compactctl.compact import compact
+from compactctl.compaction import compact
 from compactctl.formats import load
 from compactctl.transcript import find_violation
 from tests.conftest import unchanged
@@ -62,22 +62,24 @@ def test_tool_results_come_first_in_their_user_message():
 def test_window_output_alternates_and_stays_valid():
     _, fmt, transcript = read("anthropic")
     original = unchanged(transcript.messages)
-    kept = compact(transcript.messages, ["window"], {"keep_recent": 4}).messages
-    out = rewritten(fmt, transcript, kept)
+    result = compact(transcript.messages, ["window"], {"keep_recent": 4})
+    kept = result.messages
+    out = rewritten(fmt, transcript, kept, result.origins)
     assert transcript.messages == original
     records = lines(out)
     assert "system" in records[0] and [r["role"] for r in records[1:]] == ["user", "assistant", "user", "assistant"]
-    _, (again,), _ = load(out)
+    _, (again,) = load(out)
     assert shape(again.messages) == shape(kept)
 
 
 def test_request_objects_keep_their_other_keys():
     data = REQUEST.read_bytes()
-    fmt, (transcript,), _ = load(data)
+    fmt, (transcript,) = load(data)
     assert fmt.name == "anthropic" and transcript.messages[0] == {**transcript.messages[0], "role": "system"}
     assert orjson.loads(fmt.write([transcript])) == orjson.loads(data)
-    kept = compact(transcript.messages, ["window"], {"keep_recent": 2}).messages
-    request = orjson.loads(rewritten(fmt, transcript, kept))
+    result = compact(transcript.messages, ["window"], {"keep_recent": 2})
+    kept = result.messages
+    request = orjson.loads(rewritten(fmt, transcript, kept, result.origins))
     assert request["model"] == "claude-sonnet-4-5" and request["tools"][0]["name"] == "get_order"
     assert request["system"] == "You are a support agent."
     assert [m["role"] for m in request["messages"]] == ["assistant", "user", "assistant"]
@@ -89,7 +91,9 @@ def test_unchanged_messages_are_written_back_byte_for_byte():
 
 
 def test_a_summary_after_the_system_prompt_joins_it_in_a_request():
-    fmt, (transcript,), _ = load(REQUEST.read_bytes())
+    fmt, (transcript,) = load(REQUEST.read_bytes())
     summary = {"role": "system", "content": "Summary: Ada Lovelace, order 1234, refund offered."}
-    request = orjson.loads(rewritten(fmt, transcript, [transcript.messages[0], summary, *transcript.messages[-2:]]))
+    last = len(transcript.messages)
+    messages = [transcript.messages[0], summary, *transcript.messages[-2:]]
+    request = orjson.loads(rewritten(fmt, transcript, messages, [0, None, last - 2, last - 1]))
     assert request["system"] == "You are a support agent.\n\nSummary: Ada Lovelace, order 1234, refund offered."

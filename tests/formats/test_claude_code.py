@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 
 import orjson
 
-from compactctl.compact import compact
+from compactctl.compaction import compact
 from compactctl.formats import load
 from compactctl.formats.claude_code import SUMMARY_INTRO
 from compactctl.transcript import annotations_of, find_violation
@@ -80,9 +79,10 @@ def test_usage_is_read_from_assistant_records():
 def test_compaction_is_written_as_boundary_and_summary_after_the_old_records():
     data, fmt, transcript = read("claude-code")
     original = unchanged(transcript.messages)
-    kept = compact(transcript.messages, ["window"], {"keep_recent": 4}).messages
+    result = compact(transcript.messages, ["window"], {"keep_recent": 4})
+    kept = result.messages
     summary = {"role": "user", "content": "Ada Lovelace's refunds over 100 EUR failed; LIMIT check found."}
-    out = rewritten(fmt, transcript, [summary, *kept])
+    out = rewritten(fmt, transcript, [summary, *kept], [None, *result.origins])
     assert transcript.messages == original
     assert out.startswith(data)  # every old record stays, byte for byte
     new = lines(out[len(data) :])
@@ -99,7 +99,7 @@ def test_compaction_is_written_as_boundary_and_summary_after_the_old_records():
     assert all(len(r["message"]["content"]) == 1 for r in rest if r["type"] == "assistant")
     assert {r["sessionId"] for r in new} == {old[-1]["sessionId"]}
     # Read back, the session is the compacted one: the boundary hides what came before.
-    _, again, _ = load(out)
+    _, again = load(out)
     assert shape(again[0].messages[1:]) == shape(kept)
     assert again[0].messages[0]["content"].endswith(summary["content"])
 
@@ -156,7 +156,7 @@ def test_interleaved_sidechain_records_are_not_the_main_conversation():
             _record("assistant", "a1", [{"type": "text", "text": "Two tables to migrate."}]),
         ]
     )
-    fmt, (transcript,), _ = load(data)
+    fmt, (transcript,) = load(data)
     assert fmt.name == "claude-code"
     assert [m["content"] for m in transcript.messages] == ["Plan the migration.", "Two tables to migrate."]
 
@@ -168,9 +168,9 @@ def test_a_subagent_file_reads_as_the_subagents_conversation():
             _record("assistant", "s2", [{"type": "text", "text": "users, orders"}], isSidechain=True, agentId="a1"),
         ]
     )
-    fmt, (transcript,), _ = load(data)
+    fmt, (transcript,) = load(data)
     assert [m["content"] for m in transcript.messages] == ["List the tables.", "users, orders"]
-    out = fmt.write([dataclasses.replace(transcript, messages=transcript.messages[1:])])
+    out = fmt.write([transcript.rewritten(transcript.messages[1:], [1])])
     boundary = lines(out)[2]
     assert boundary["subtype"] == "compact_boundary" and boundary["isSidechain"] is True
     assert [m["content"] for m in load(out)[1][0].messages] == ["users, orders"]
@@ -197,7 +197,7 @@ def test_a_compact_boundary_in_the_input_hides_what_came_before():
             _record("user", "u2", "New question."),
         ]
     )
-    fmt, (transcript,), _ = load(data)
+    fmt, (transcript,) = load(data)
     assert [m["content"] for m in transcript.messages] == [SUMMARY_INTRO + "Asked an old question.", "New question."]
     assert fmt.write([transcript]) == data
 
@@ -220,7 +220,7 @@ def test_a_response_split_by_an_early_tool_result_reports_its_usage_once():
         + call("a2", "t2")
         + result("r2", "t2")
     )
-    _, (transcript,), _ = load(data)
+    _, (transcript,) = load(data)
     assert [m["role"] for m in transcript.messages] == ["user", "assistant", "tool", "assistant", "tool"]
     assert find_violation(transcript.messages) is None
     assert ["usage" in m for m in transcript.messages if m["role"] == "assistant"] == [True, False]

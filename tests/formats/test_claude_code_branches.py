@@ -10,7 +10,6 @@ calls, as Claude Code writes them, so a walk from the leaf passes through one re
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from compactctl.cli.main import app
-from compactctl.compact import compact
+from compactctl.compaction import compact
 from compactctl.formats import load
 from compactctl.formats.claude_code import SUMMARY_INTRO
 from compactctl.tokens import TokenCounter
@@ -34,7 +33,7 @@ ABANDONED = {"u2", "b1", "b2", "rb1", "b3"}  # the branch of the prompt as first
 
 
 def _load(data: bytes) -> tuple[Any, Any]:
-    fmt, (transcript,), _ = load(data, "session.jsonl", "claude-code")
+    fmt, (transcript,) = load(data, "session.jsonl", "claude-code")
     return fmt, transcript
 
 
@@ -110,9 +109,10 @@ def test_compacting_keeps_the_active_branch_and_links_the_boundary_to_its_leaf()
     data = REWIND.read_bytes()
     fmt, transcript = _load(data)
     original = unchanged(transcript.messages)
-    kept = compact(transcript.messages, ["window"], {"keep_recent": 4}).messages
+    result = compact(transcript.messages, ["window"], {"keep_recent": 4})
+    kept = result.messages
     summary = {"role": "user", "content": "Added a CSV export to `report`."}
-    out = rewritten(fmt, transcript, [summary, *kept])
+    out = rewritten(fmt, transcript, [summary, *kept], [None, *result.origins])
     assert transcript.messages == original
     assert out.startswith(data)  # every old record, abandoned branch included, stays byte for byte
     boundary, summary_record, *rest = new = lines(out[len(data) :])
@@ -153,7 +153,8 @@ def test_a_compacted_session_without_links_reads_back_compacted():
     )
     fmt, transcript = _load(data)
     assert [content_text(m) for m in transcript.messages] == ["q1", "a1", "q2", "a2"]
-    out = rewritten(fmt, transcript, [{"role": "user", "content": "asked twice"}, transcript.messages[-1]])
+    asked = {"role": "user", "content": "asked twice"}
+    out = rewritten(fmt, transcript, [asked, transcript.messages[-1]], [None, len(transcript.messages) - 1])
     assert [content_text(m) for m in _load(out)[1].messages] == [SUMMARY_INTRO + "asked twice", "a2"]
 
 
@@ -360,6 +361,6 @@ def test_any_branching_session_reads_the_chain_to_its_leaf(session: tuple[bytes,
     assert fmt.write([transcript]) == data
     # Compacted to its last answer, it reads back as summary + that answer, whatever the tree.
     summary = {"role": "user", "content": "s"}
-    out = fmt.write([dataclasses.replace(transcript, messages=[summary, transcript.messages[-1]])])
+    out = fmt.write([transcript.rewritten([summary, transcript.messages[-1]], [None, len(transcript.messages) - 1])])
     again = _load(out)[1].messages
     assert [m["role"] for m in again] == ["user", "assistant"] and content_text(again[1]) == answers[-1]

@@ -72,7 +72,7 @@ def _calls_and_results(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
 
 def _expected_tail(data: bytes) -> list[tuple[str, str]]:
     """The same in compactctl's own reading of the file it wrote."""
-    _, transcripts, _ = compactctl.load(data, "session.jsonl")
+    _, transcripts = compactctl.load(data, "session.jsonl")
     found = []
     for message in transcripts[0].messages:
         if message.get("role") == "assistant" and content_text(message):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import orjson
 
-from compactctl.compact import compact
+from compactctl.compaction import compact
 from compactctl.formats import load
 from compactctl.formats.codex import SUMMARY_PREFIX
 from compactctl.transcript import annotations_of, content_text, find_violation
@@ -74,9 +74,10 @@ def test_token_count_events_are_the_reported_usage_of_the_call_before_them():
 def test_compaction_appends_a_compacted_line_with_the_replacement_history():
     data, fmt, transcript = read("codex")
     original = unchanged(transcript.messages)
-    kept = compact(transcript.messages, ["window"], {"keep_recent": 3}).messages
+    result = compact(transcript.messages, ["window"], {"keep_recent": 3})
+    kept, origins = result.messages, result.origins
     summary = {"role": "user", "content": "Refund limit bug in refunds.py; patched to order.total."}
-    out = rewritten(fmt, transcript, [kept[0], summary, *kept[1:]])
+    out = rewritten(fmt, transcript, [kept[0], summary, *kept[1:]], [origins[0], None, *origins[1:]])
     assert transcript.messages == original
     assert out.startswith(data)
     (last,) = lines(out[len(data) :])
@@ -89,7 +90,7 @@ def test_compaction_appends_a_compacted_line_with_the_replacement_history():
         "content": [{"type": "input_text", "text": last["payload"]["message"]}],
     }
     assert all(item.get("role") != "system" for item in history)  # base instructions stay in session_meta
-    _, again, _ = load(out)
+    _, again = load(out)
     reread = again[0].messages
     assert reread[0]["role"] == "system" and content_text(reread[1]).endswith(summary["content"])
     assert shape(reread[2:]) == shape(kept[1:])
@@ -119,7 +120,7 @@ def test_a_compacted_line_replaces_the_history_before_it():
             line("response_item", message("assistant", "new answer", "output_text")),
         ]
     )
-    fmt, (transcript,), _ = load(rollout)
+    fmt, (transcript,) = load(rollout)
     assert fmt.name == "codex"
     assert [content_text(m) for m in transcript.messages] == ["kept question", "new answer"]
     assert fmt.write([transcript]) == rollout
@@ -134,7 +135,7 @@ def test_an_old_compacted_line_without_history_keeps_user_messages_and_the_summa
             line("compacted", {"message": "what happened so far"}),
         ]
     )
-    _, (transcript,), _ = load(rollout)
+    _, (transcript,) = load(rollout)
     assert [(m["role"], content_text(m)) for m in transcript.messages] == [
         ("system", "You are Codex."),
         ("user", "first question"),
@@ -150,7 +151,7 @@ def test_lines_without_payload_are_read_as_bare_items():
             line("response_item", message("assistant", "answer", "output_text")),
         ]
     )
-    _, (transcript,), _ = load(rollout)
+    _, (transcript,) = load(rollout)
     assert [content_text(m) for m in transcript.messages] == ["bare question", "answer"]
 
 
@@ -163,7 +164,8 @@ def test_text_a_strategy_adds_to_the_base_instructions_goes_in_as_a_developer_me
     data, fmt, transcript = read("codex")
     system = transcript.messages[0]
     grown = {**system, "content": system["content"] + "\n\nSummary so far: refund bug fixed."}
-    out = rewritten(fmt, transcript, [grown, *transcript.messages[-2:]])
+    last = len(transcript.messages)
+    out = rewritten(fmt, transcript, [grown, *transcript.messages[-2:]], [0, last - 2, last - 1])
     history = lines(out[len(data) :])[0]["payload"]["replacement_history"]
     assert history[0] == message("developer", "Summary so far: refund bug fixed.")
     assert len(history) == 3

@@ -67,7 +67,7 @@ def _calls_and_outputs(items: list[dict[str, Any]]) -> list[tuple[str, str]]:
 
 
 def _expected_tail(data: bytes) -> list[tuple[str, str]]:
-    _, transcripts, _ = compactctl.load(data, "rollout.jsonl")
+    _, transcripts = compactctl.load(data, "rollout.jsonl")
     found = []
     for message in transcripts[0].messages:
         if message.get("role") == "assistant" and content_text(message):

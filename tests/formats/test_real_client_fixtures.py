@@ -3,7 +3,6 @@ read and compacted without the clients: what the resume tests found, pinned wher
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import orjson
@@ -29,7 +28,7 @@ def test_claude_code_reads_the_messages_its_compaction_kept_after_the_summary() 
     records = _lines(CLAUDE_CODE.read_bytes())
     boundary = next(r for r in records if r.get("subtype") == "compact_boundary")
     assert "preservedSegment" in boundary["compactMetadata"]
-    _, transcripts, _ = compactctl.load(CLAUDE_CODE.read_bytes(), str(CLAUDE_CODE))
+    _, transcripts = compactctl.load(CLAUDE_CODE.read_bytes(), str(CLAUDE_CODE))
     texts = [content_text(m) for m in transcripts[0].messages]
     assert texts[0].startswith("This session is being continued")
     assert texts[1] == ANSWER  # kept verbatim before the boundary, sent after the summary
@@ -59,9 +58,9 @@ def test_a_compacted_claude_code_session_reuses_no_message_id_of_the_records_bef
 
 def test_a_codex_compacted_line_continues_the_rollout_numbering_without_the_initial_context(tmp_path: Path) -> None:
     source = CODEX.read_bytes()
-    fmt, transcripts, _ = compactctl.load(source, str(CODEX))
+    fmt, transcripts = compactctl.load(source, str(CODEX))
     result = compactctl.compact(transcripts[0].messages, ["window"], {"keep_recent": 2})
-    written = _lines(compactctl.dump([replace(transcripts[0], messages=result.messages)], fmt.name))
+    written = _lines(compactctl.dump([transcripts[0].rewritten(result.messages, result.origins)], fmt.name))
     *old, compacted = written
     assert compacted["type"] == "compacted"
     assert compacted["ordinal"] == max(r["ordinal"] for r in old) + 1

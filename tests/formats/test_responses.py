@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import orjson
 
-from compactctl.compact import compact
+from compactctl.compaction import compact
 from compactctl.formats import load
+from compactctl.formats.responses import ResponsesNative
 from compactctl.transcript import find_violation
 from tests.conftest import unchanged
 from tests.formats.fixtures import lines, read, rewritten, shape
@@ -44,8 +45,8 @@ def test_opaque_items_are_not_counted_as_text():
 def test_dropped_messages_take_their_reasoning_along_and_compaction_stays_in_place():
     data, fmt, transcript = read("responses")
     original = unchanged(transcript.messages)
-    kept = compact(transcript.messages, ["window"], {"keep_recent": 2}).messages
-    items = lines(rewritten(fmt, transcript, kept))
+    result = compact(transcript.messages, ["window"], {"keep_recent": 2})
+    items = lines(rewritten(fmt, transcript, result.messages, result.origins))
     assert transcript.messages == original
     assert [item.get("type", "message") for item in items] == ["message", "message", "compaction", "message"]
     assert items[2] == lines(data)[10]
@@ -66,8 +67,8 @@ def test_trimmed_output_keeps_its_item_and_other_items_stay_verbatim():
 def test_a_json_array_of_items_reads_and_writes_as_an_array():
     data, _, transcript = read("responses")
     document = orjson.dumps(lines(data), option=orjson.OPT_INDENT_2)
-    fmt, (again,), layout = load(document)
-    assert fmt.name == "responses" and layout == "json"
+    fmt, (again,) = load(document)
+    assert fmt.name == "responses" and isinstance(again.native, ResponsesNative) and again.native.layout == "json"
     assert shape(again.messages) == shape(transcript.messages)
     assert orjson.loads(fmt.write([again])) == lines(data)
 

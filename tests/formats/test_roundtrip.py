@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import orjson
@@ -10,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compactctl.compact import compact
+from compactctl.compaction import compact
 from compactctl.errors import InputError
 from compactctl.formats import FORMATS, Transcript, dump, get_format, load, write_as
 from tests.formats.fixtures import FILES, read, shape
@@ -63,7 +62,7 @@ def test_written_transcripts_are_detected_read_back_and_rewritten_identically(na
     # Plain-text Anthropic messages without a system prompt are also plain chat: either reading is right.
     plain = name == "anthropic" and not any(m.get("tool_calls") or m["role"] == "system" for m in messages)
     assert detected == name or (plain and detected == "chat")
-    fmt, again, _ = load(data, format=name)
+    fmt, again = load(data, format=name)
     assert shape([m for t in again for m in t.messages]) == shape(mapped(messages, name))
     assert fmt.write(again) == data
 
@@ -74,13 +73,14 @@ def test_written_transcripts_are_detected_read_back_and_rewritten_identically(na
 def test_compacted_native_transcripts_read_back_as_compacted(name, keep_recent, trim):
     _, fmt, transcript = read(name)
     steps = ["trim-tools", "window"] if trim else ["window"]
-    kept = compact(transcript.messages, steps, {"keep_recent": keep_recent, "tool_max_tokens": 8}).messages
-    out = fmt.write([dataclasses.replace(transcript, messages=kept)])
+    result = compact(transcript.messages, steps, {"keep_recent": keep_recent, "tool_max_tokens": 8})
+    kept = result.messages
+    out = fmt.write([transcript.rewritten(kept, result.origins)])
     detected = load(out)[0].name
     # What is left may be only easy messages ({role, content}), which are plain chat as well.
     records = [orjson.loads(line) for line in out.splitlines()]
     assert detected == name or (detected == "chat" and all(set(r) == {"role", "content"} for r in records))
-    again_fmt, (again,), _ = load(out, format=name)
+    again_fmt, (again,) = load(out, format=name)
     assert shape(again.messages) == shape(kept)
     assert again_fmt.write([again]) == out  # a compacted file round-trips byte for byte too
 

@@ -5,15 +5,12 @@ from __future__ import annotations
 import json
 
 import orjson
-import pytest
 
-from compactctl.compact import compact
+from compactctl.compaction import compact
 from compactctl.formats import load
 from compactctl.transcript import find_violation
-from tests.conftest import SHARED_TRANSCRIPTS
+from tests.conftest import SHARED_TRANSCRIPTS, needs_transcripts
 from tests.helpers import call
-
-needs_shared = pytest.mark.skipif(not SHARED_TRANSCRIPTS.is_dir(), reason="shared transcripts not present")
 
 
 def traj(history: list[dict], indent: int = 4) -> bytes:
@@ -64,7 +61,7 @@ FUNCTION_CALLING = [
 
 
 def test_tool_call_ids_lists_answer_their_call():
-    fmt, (transcript,), _ = load(traj(FUNCTION_CALLING))
+    fmt, (transcript,) = load(traj(FUNCTION_CALLING))
     assert fmt.name == "swe-agent"
     assert [m.get("tool_call_id") for m in transcript.messages if m["role"] == "tool"] == ["call_1", "call_2"]
     assert find_violation(transcript.messages) is None
@@ -72,12 +69,10 @@ def test_tool_call_ids_lists_answer_their_call():
 
 def test_written_back_items_keep_exactly_the_keys_they_had():
     data = traj(FUNCTION_CALLING)
-    fmt, (transcript,), _ = load(data)
+    fmt, (transcript,) = load(data)
     assert fmt.write([transcript]) == data
-    kept = compact(transcript.messages, ["trim-tools", "window"], {"keep_recent": 4, "tool_max_tokens": 1}).messages
-    history = orjson.loads(
-        fmt.write([transcript.__class__(kept, envelope=transcript.envelope, extra=transcript.extra)])
-    )["history"]
+    result = compact(transcript.messages, ["trim-tools", "window"], {"keep_recent": 4, "tool_max_tokens": 1})
+    history = orjson.loads(fmt.write([transcript.rewritten(result.messages, result.origins)]))["history"]
     observations = [item for item in history if item["role"] == "tool"]
     assert [item["tool_call_ids"] for item in observations] == [["call_1"], ["call_2"]]
     assert set(observations[0]) == set(FUNCTION_CALLING[3])  # no tool_call_id added to a trimmed item
@@ -88,9 +83,9 @@ def test_written_back_items_keep_exactly_the_keys_they_had():
 
 
 def test_written_documents_keep_the_producers_indent():
-    fmt, transcripts, _ = load(traj(FUNCTION_CALLING, indent=4))
-    kept = compact(transcripts[0].messages, ["window"], {"keep_recent": 2}).messages
-    out = fmt.write([transcripts[0].__class__(kept, envelope=transcripts[0].envelope, extra=transcripts[0].extra)])
+    fmt, transcripts = load(traj(FUNCTION_CALLING, indent=4))
+    result = compact(transcripts[0].messages, ["window"], {"keep_recent": 2})
+    out = fmt.write([transcripts[0].rewritten(result.messages, result.origins)])
     assert out.startswith(b'{\n    "environment"')
 
 
@@ -104,26 +99,28 @@ def test_tau_bench_runs_read_as_one_transcript_each():
         for n in range(3)
     ]
     data = json.dumps(runs, indent=2).encode() + b"\n"
-    fmt, transcripts, _ = load(data)
+    fmt, transcripts = load(data)
     assert fmt.name == "tau-bench" and [t.label for t in transcripts] == ["run 0", "run 1", "run 2"]
     assert fmt.write(transcripts) == data
 
 
-@needs_shared
+@needs_transcripts
 def test_real_trajectories_round_trip_byte_for_byte():
-    sources = [*SHARED_TRANSCRIPTS.rglob("*.traj"), *SHARED_TRANSCRIPTS.rglob("*.json")]
+    found = [*SHARED_TRANSCRIPTS.rglob("*.traj"), *SHARED_TRANSCRIPTS.rglob("*.json")]
+    # Claude Code records saved as one JSON array are a session, not a trajectory.
+    sources = [path for path in found if "claude-code" not in path.relative_to(SHARED_TRANSCRIPTS).parts]
     assert len(sources) == 19
     for source in sources:
         data = source.read_bytes()
-        fmt, transcripts, _ = load(data, str(source))
+        fmt, transcripts = load(data, str(source))
         assert fmt.write(transcripts).rstrip(b"\n") == data.rstrip(b"\n"), source
         assert all(find_violation(t.messages) is None for t in transcripts), source
 
 
-@needs_shared
+@needs_transcripts
 def test_real_text_mode_trajectories_read_as_plain_messages():
     source = next(SHARED_TRANSCRIPTS.rglob("ctf/crypto/eps.traj"))
-    _, (transcript,), _ = load(source.read_bytes(), str(source))
+    _, (transcript,) = load(source.read_bytes(), str(source))
     assert not any(m.get("tool_calls") for m in transcript.messages)
     observations = [
         m for m in transcript.messages if m["role"] == "user" and "(Current directory:" in str(m["content"])

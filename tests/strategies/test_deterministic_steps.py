@@ -5,7 +5,7 @@ import copy
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compactctl.compact import compact
+from compactctl.compaction import compact
 from compactctl.strategies.trim_tools import TrimOptions, trim_text
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import is_pinned, is_valid
@@ -35,7 +35,7 @@ def test_short_outputs_and_protected_messages_are_not_trimmed():
         {"role": "tool", "tool_call_id": "a", "content": long, "compactctl": {"pin": True}},
         {"role": "tool", "tool_call_id": "b", "content": [{"type": "text", "text": long, "cache_control": {"x": 1}}]},
     ]
-    result = compact(messages, ["trim-tools"], {"tool_max_tokens": 50}, counter)
+    result = compact(messages, ["trim-tools"], {"tool_max_tokens": 50}, counter=counter)
     assert result.messages[1] is messages[1]
     part = result.messages[2]["content"][0]
     assert part["cache_control"] == {"x": 1} and "compactctl elided" in part["text"]
@@ -50,7 +50,7 @@ def test_window_keeps_pinned_and_fact_bearing_messages_with_their_unit():
         {"role": "user", "content": "middle"},
         {"role": "assistant", "content": "last"},
     ]
-    result = compact(messages, ["window"], {"keep_recent": 1}, counter)
+    result = compact(messages, ["window"], {"keep_recent": 1}, counter=counter)
     assert [m.get("content") for m in result.messages] == [None, "order CMD-1", "last"]
     assert is_valid(result.messages)
 
@@ -59,7 +59,7 @@ def test_window_keeps_pinned_and_fact_bearing_messages_with_their_unit():
 def test_steps_keep_api_validity_and_never_mutate_input(messages, step, keep_recent, tool_max_tokens):
     original = copy.deepcopy(messages)
     settings = {"keep_recent": keep_recent, "tool_max_tokens": tool_max_tokens, "head_lines": 1, "tail_lines": 1}
-    result = compact(messages, [step], settings, counter)
+    result = compact(messages, [step], settings, counter=counter)
     assert messages == original
     assert is_valid(result.messages)
     assert len(result.manifest) == len(messages)

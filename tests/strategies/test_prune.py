@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import compactctl
-from compactctl.compact import compact
+from compactctl.compaction import compact
 from compactctl.errors import InputError
 from compactctl.transcript import facts_of, is_protected, is_valid, message_text
 from tests.conftest import unchanged
@@ -281,7 +281,7 @@ def test_stubs_of_an_earlier_run_are_left_as_they_are():
 
 
 def test_unknown_mode_is_a_usage_error():
-    with pytest.raises(InputError, match="unknown prune mode 'cut'"):
+    with pytest.raises(InputError, match="mode must be one of stub, drop, not 'cut'"):
         compactctl.prune([{"role": "user", "content": "hi"}], mode="cut")
 
 
@@ -388,11 +388,11 @@ PROPERTY = settings(max_examples=600, deadline=None, suppress_health_check=[Heal
 def test_prune_invariants(messages, mode):
     assert is_valid(messages)
     original = copy.deepcopy(messages)
-    result = compactctl.prune(messages, mode)
+    result = compactctl.prune(messages, mode=mode)
     assert messages == original, "input mutated"
-    again = compactctl.prune(copy.deepcopy(messages), mode)
+    again = compactctl.prune(copy.deepcopy(messages), mode=mode)
     assert again.messages == result.messages and again.fates == result.fates, "not deterministic"
-    assert compactctl.prune(result.messages, mode).messages == result.messages, "not idempotent"
+    assert compactctl.prune(result.messages, mode=mode).messages == result.messages, "not idempotent"
     assert is_valid(result.messages), "API validity lost"
     assert result.origins == sorted(set(result.origins)), "order not preserved"
     out_text = "\n".join(message_text(m) for m in result.messages)

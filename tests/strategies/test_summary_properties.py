@@ -7,7 +7,7 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compactctl.compact import compact
+from compactctl.compaction import compact
 from compactctl.transcript import is_protected, is_valid
 from tests.conftest import unchanged
 from tests.helpers import call

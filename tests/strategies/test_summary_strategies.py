@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from compactctl.compact import compact
+from compactctl.compaction import compact
 from compactctl.errors import InputError
 from compactctl.strategies import STRATEGIES, StepContext, options_from
 from compactctl.strategies.summarizing import SUMMARY_HEADER, chunk
@@ -70,7 +70,7 @@ def test_summary_role_user_on_request(scripted):
     scripted.enqueue("gist")
     result = run("summary", long_chat(4), {"threshold": 10, "summary_role": "user"}, scripted)
     assert result.messages[1]["role"] == "user"
-    with pytest.raises(InputError, match="summary-role"):
+    with pytest.raises(InputError, match="summary_role must be one of system, user, not 'tool'"):
         run("summary", long_chat(4), {"threshold": 10, "summary_role": "tool"}, scripted)
 
 
@@ -202,6 +202,21 @@ def test_structured_over_a_threshold_only_trims_when_that_is_enough(scripted):
     result = run("structured", messages, {"threshold": size_after_trim + 200, "tool_max_tokens": 200}, scripted)
     assert scripted.requests == [] and len(result.messages) == len(messages)
     assert [f.action for f in result.fates.values()] == ["elided"]
+
+
+def test_structured_trims_as_trim_tools_does_keeping_cache_control_and_the_last_output(scripted):
+    messages = long_chat(3)[:-1]  # it ends with the output the agent is about to answer
+    rows = "\n".join(f"row {n}" for n in range(3000))
+    messages[3] = {**messages[3], "content": [{"type": "text", "text": rows, "cache_control": {"type": "ephemeral"}}]}
+    messages[-1] = {**messages[-1], "content": rows}
+    settings = {"threshold": 10**6, "tool_max_tokens": 200}
+    result = run("structured", messages, settings, scripted)
+    trimmed = run("trim-tools", messages, settings, scripted)
+    assert result.messages[3] == trimmed.messages[3]
+    assert result.messages[3]["content"][0]["cache_control"] == {"type": "ephemeral"}
+    assert "compactctl elided" in result.messages[3]["content"][0]["text"]
+    assert result.messages[-1] is messages[-1] and trimmed.messages[-1] is not messages[-1]
+    assert result.fates[3].reason == "structured: tool output over 200 tokens trimmed"
 
 
 def test_structured_with_the_extractive_summarizer_quotes_constraints(agent_messages):

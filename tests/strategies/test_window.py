@@ -1,4 +1,4 @@
-from compactctl.compact import compact
+from compactctl.compaction import compact
 from compactctl.transcript import is_valid
 from tests.conftest import unchanged
 

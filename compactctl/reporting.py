@@ -7,17 +7,14 @@ looking for the facts that must survive.
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict, astuple, dataclass, field
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import orjson
-
-from compactctl.batch import STDIO, read_source
-from compactctl.errors import CompactctlError
+from compactctl.formats.records import listed
 from compactctl.tokens import REPLY_PRIMING_TOKENS, TokenCounter
 from compactctl.transcript import Message, Validator, facts_of, message_text
+from compactctl.usage import SummarizerUsage
 
 REPORT_VERSION = 1
 
@@ -73,11 +70,12 @@ def reported_input_tokens(message: Message) -> int | None:
     usage = message.get("usage") if message.get("role") == "assistant" else None
     if not isinstance(usage, dict):
         return None
-    if isinstance(usage.get("prompt_tokens"), int):
-        return usage["prompt_tokens"]
-    if isinstance(usage.get("input_tokens"), int):
+    prompt_tokens, input_tokens = usage.get("prompt_tokens"), usage.get("input_tokens")
+    if isinstance(prompt_tokens, int):
+        return prompt_tokens
+    if isinstance(input_tokens, int):
         cache = ("cache_creation_input_tokens", "cache_read_input_tokens")
-        return usage["input_tokens"] + sum(int(usage.get(key) or 0) for key in cache)
+        return input_tokens + sum(int(usage.get(key) or 0) for key in cache)
     return None
 
 
@@ -148,17 +146,6 @@ def measure(transcripts: Iterable[Labelled], counter: TokenCounter, facts: Itera
     for label, messages in transcripts:
         measurer.add_transcript(messages, label)
     return measurer.result()
-
-
-@dataclass(frozen=True)
-class SummarizerUsage:
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    truncated: int = 0  # summaries cut off by the token limit
-
-    def __add__(self, other: SummarizerUsage) -> SummarizerUsage:
-        return SummarizerUsage(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
 
 
 @dataclass(frozen=True)
@@ -253,8 +240,6 @@ def file_report(
 
 
 def skipped_note(lines: list[int]) -> str:
-    from compactctl.formats.records import listed
-
     return f"skipped {len(lines)} unreadable line(s): {listed(lines)}"
 
 
@@ -291,72 +276,3 @@ def report_json(reports: list[FileReport], errors: list[dict[str, Any]]) -> dict
         "failed": errors,
         "total": {**totals(reports), "failed": len(errors)},
     }
-
-
-def open_transcripts(
-    source: str, format: str = "auto", skipped: list[int] | None = None
-) -> tuple[str, Callable[[], Iterator[Labelled]]]:
-    """The file's format, and a way to walk its (label, messages) pairs, as often as needed.
-
-    Chat JSON Lines files are streamed a line at a time, so memory stays bounded by
-    the largest line; other layouts are read whole. With a ``skipped`` list, unreadable
-    lines are left out and listed there.
-    """
-    from compactctl.formats import chat, load
-
-    if source != STDIO and format in ("auto", chat.NAME) and _first_line_is_chat(source):
-
-        def stream() -> Iterator[Labelled]:
-            with open(source, "rb") as file:
-                yield "", chat.stream(file, source, skipped)
-
-        return chat.NAME, stream
-    fmt, transcripts, _ = load(read_source(source), source, format, skipped)
-    return fmt.name, lambda: ((t.label, t.messages) for t in transcripts)
-
-
-def _first_line_is_chat(source: str, sample: int = 20) -> bool:
-    """Whether the file's first lines detect as chat (other formats also have a ``role`` up front)."""
-    from compactctl.formats import chat, detect
-    from compactctl.formats.records import BOM, Record
-
-    records: list[Record] = []
-    with open(source, "rb") as file:
-        for number, line in enumerate(file, start=1):
-            if line.strip():
-                try:
-                    records.append(Record(number, orjson.loads(line.removeprefix(BOM) if number == 1 else line)))
-                except orjson.JSONDecodeError:
-                    return False
-                if len(records) == sample:
-                    break
-    try:
-        return bool(records) and detect(records, source).name == chat.NAME
-    except CompactctlError:
-        return False
-
-
-def report_pair(
-    name: str,
-    before: str,
-    after: str | None,
-    counter: TokenCounter,
-    format: str = "auto",
-    required: Iterable[str] = (),
-    skip_bad_lines: bool = False,
-) -> FileReport:
-    """Report one existing file, or a before/after pair of files."""
-    required = list(required)
-    skipped: list[int] | None = [] if skip_bad_lines else None
-    format_name, walk_before = open_transcripts(before, format, skipped)
-    measured_before = measure(walk_before(), counter, required)
-    skipped_before = sorted(set(skipped or ()))
-    facts = [*required, *measured_before.facts_declared]
-    measured_after = None
-    if after is not None:
-        measured_after = measure(open_transcripts(after, format, skipped)[1](), counter, facts)
-    elif not set(facts) <= measured_before.facts_found:
-        # A fact may be declared after the message that holds its text: look once more.
-        again = measure(walk_before(), counter, facts)
-        measured_before = dataclasses.replace(measured_before, facts_found=again.facts_found)
-    return file_report(name, format_name, measured_before, measured_after, required, skipped_lines=skipped_before)

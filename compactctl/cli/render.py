@@ -1,0 +1,182 @@
+"""What the commands print: the report tables, the notes, and the one JSON envelope of --json."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import orjson
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from compactctl.files import Failure
+from compactctl.reporting import FileReport, report_json, totals
+
+# The --json object of every command: {version, command, files, failed, total}.
+JSON_VERSION = 1
+
+
+def envelope(command: str, body: Mapping[str, Any]) -> dict[str, Any]:
+    """One shape for every command's --json: the files, the failed files, the totals."""
+    return {
+        "version": JSON_VERSION,
+        "command": command,
+        "files": body["files"],
+        "failed": body["failed"],
+        "total": body["total"],
+    }
+
+
+def write_json(data: Mapping[str, Any], to_stderr: bool = False) -> None:
+    (sys.stderr.buffer if to_stderr else sys.stdout.buffer).write(
+        orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n"
+    )
+
+
+# Piped or in CI, rich would fold tables to 80 columns; a log reads better a little wider.
+PIPED_WIDTH = 140
+
+
+def console(to_stderr: bool = False) -> Console:
+    """A console for data (stdout) or diagnostics (stderr), wider than 80 columns when piped."""
+    stream = sys.stderr if to_stderr else sys.stdout
+    return Console(stderr=to_stderr, highlight=False, width=None if stream.isatty() else PIPED_WIDTH)
+
+
+stderr = console(to_stderr=True)
+
+
+def failed_json(failures: Iterable[Failure]) -> list[dict[str, Any]]:
+    return [{"file": f.file, "error": f.error} for f in failures]
+
+
+def emit(
+    command: str, reports: list[FileReport], failures: list[Failure], as_json: bool, quiet: bool, to_stderr: bool
+) -> None:
+    """The report: JSON, or rich tables; on stderr when stdout carries a transcript."""
+    if as_json:
+        write_json(envelope(command, report_json(reports, failed_json(failures))), to_stderr)
+        return
+    out = stderr if to_stderr else console()
+    for failure in failures:
+        stderr.print(f"[bold red]error:[/] {failure.error}", soft_wrap=True)
+    if quiet or not reports:
+        return
+    if len(reports) == 1 and not failures:
+        report = reports[0]
+        out.print(f"[bold]{report.file}[/] ({report.format}, {report.transcripts} transcript(s))")
+        out.print(render_one(report))
+    else:
+        out.print(render_files(reports, failures))
+    for report in reports:
+        for when, violation in (("before", report.violation_before), ("after", report.violation_after)):
+            if violation:
+                out.print(f"[red]not API-valid {when}:[/] {report.file}: {violation}", soft_wrap=True)
+    notes = {note for report in reports for note in report.notes}
+    for note in sorted(notes):
+        out.print(f"[yellow]note:[/] {note}", soft_wrap=True)
+
+
+def pct(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:.1f}%"
+
+
+def _num(value: int | None) -> str:
+    return "-" if value is None else f"{value:,}"
+
+
+def _validity(valid: bool | None) -> str:
+    if valid is None:
+        return "-"
+    return "[green]yes[/]" if valid else "[red]no[/]"
+
+
+def _facts(report: FileReport) -> str:
+    text = f"{report.facts_preserved}/{report.facts_required}"
+    return f"[red]{text}[/] missing: {', '.join(map(repr, report.facts_missing))}" if report.facts_missing else text
+
+
+def render_one(report: FileReport) -> Table:
+    """Before and after side by side; with no after, one column."""
+    compared = report.tokens_after is not None
+    after_roles = report.tokens_by_role_after or {}
+    rows: list[tuple[str, str, str]] = [
+        ("tokens", _num(report.tokens_before), _num(report.tokens_after)),
+        ("messages", _num(report.messages_before), _num(report.messages_after)),
+        *(
+            (f"  {role} tokens", _num(report.tokens_by_role_before.get(role, 0)), _num(after_roles.get(role, 0)))
+            for role in sorted(set(report.tokens_by_role_before) | set(after_roles))
+        ),
+        ("tool output share", pct(report.tool_output_share_before), pct(report.tool_output_share_after)),
+        ("API-valid", _validity(report.valid_before), _validity(report.valid_after)),
+    ]
+    if compared:
+        rows.append(("[bold]reduction", "", f"[bold]{pct(report.reduction)}"))
+    rows.append(("facts kept" if compared else "facts present", "", _facts(report)))
+    if report.api_usage:
+        rows.append(("API-reported input", _api_usage(report.api_usage), ""))
+    if report.summarizer_calls:
+        tokens = report.summarizer_prompt_tokens + report.summarizer_completion_tokens
+        plural = "" if report.summarizer_calls == 1 else "s"
+        usage = f"{report.summarizer_calls} call{plural}, " + (
+            f"{report.summarizer_prompt_tokens:,} in / {report.summarizer_completion_tokens:,} out"
+            if tokens
+            else "no tokens billed"
+        )
+        if report.summary_truncated:
+            usage += f", [red]{report.summary_truncated} truncated[/]"
+        rows.append(("summarizer", "", usage))
+    table = Table()
+    table.add_column("")
+    table.add_column("before", justify="right")
+    if compared:
+        table.add_column("after", justify="right")
+    for label, before, after in rows:
+        table.add_row(label, before, after) if compared else table.add_row(label, before or after)
+    return table
+
+
+def _api_usage(usage: dict[str, Any]) -> str:
+    """Reported against counted input tokens of the calls a transcript recorded."""
+    difference = usage["difference_pct"]
+    text = (
+        f"{usage['calls']:,} calls: reported {usage['reported_input_tokens']:,}, "
+        f"counted {usage['counted_input_tokens']:,}"
+    )
+    return text + (f" ({difference:+.1f}%)" if difference is not None else "")
+
+
+def render_files(reports: list[FileReport], failures: Iterable[Failure] = ()) -> Table:
+    failures = list(failures)
+    compared = any(r.tokens_after is not None for r in reports)
+    title = f"{len(reports)} files" + (f", {len(failures)} failed" if failures else "")
+    table = Table(title=title, title_justify="left")
+    table.add_column("file", overflow="fold", min_width=12)
+    columns = ["tokens before", "tokens after", "reduction"] if compared else ["tokens"]
+    for name in [*columns, "messages", "tool share", "facts", "API-valid"]:
+        table.add_column(name, justify="right")
+    for r in reports:
+        messages = f"{r.messages_before:,}" + (f" -> {r.messages_after:,}" if r.messages_after is not None else "")
+        valid = r.valid_after if r.valid_after is not None else r.valid_before
+        share = r.tool_output_share_after if r.tool_output_share_after is not None else r.tool_output_share_before
+        tokens = (
+            [_num(r.tokens_before), _num(r.tokens_after), pct(r.reduction)] if compared else [_num(r.tokens_before)]
+        )
+        table.add_row(r.file, *tokens, messages, pct(share), _facts(r), _validity(valid))
+    for failure in failures:  # the bad files are named in the table too, not only above it
+        table.add_row(f"[red]{escape(failure.file)}", "[red]failed", *[""] * (len(table.columns) - 2))
+    total = totals(reports)
+    tokens = (
+        [_num(total["tokens_before"]), _num(total["tokens_after"]), pct(total["reduction"])]
+        if compared
+        else [_num(total["tokens_before"])]
+    )
+    facts = f"{total['facts_preserved']}/{total['facts_required']}"
+    table.add_row("[bold]total", *tokens, "", "", facts, "")
+    return table
+
+
+def progress_wanted(quiet: bool) -> bool:
+    return not quiet and sys.stderr.isatty()

@@ -1,0 +1,91 @@
+"""Run strategy steps in order and keep track of what became of every input message."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from compactctl.errors import InputError
+from compactctl.strategies import STRATEGIES, Fate, StepContext, options_from
+from compactctl.summarizers import Summarizer
+from compactctl.tokens import TokenCounter, counter_for
+from compactctl.transcript import Message
+from compactctl.usage import SummarizerUsage
+
+
+@dataclass(frozen=True)
+class ManifestEntry:
+    index: int
+    role: str
+    action: str
+    reason: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class Compaction:
+    messages: list[Message]
+    origins: list[int | None]  # per output message: the input index it came from; None if new
+    manifest: list[ManifestEntry]
+    notes: tuple[str, ...]
+    usage: SummarizerUsage
+
+
+def message_hash(message: Message) -> str:
+    return hashlib.sha256(orjson.dumps(message, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def check_steps(steps: Sequence[str]) -> None:
+    for name in steps:
+        if name not in STRATEGIES:
+            raise InputError(f"unknown strategy {name!r} (known: {', '.join(STRATEGIES)})")
+
+
+def compact(
+    messages: list[Message],
+    steps: Sequence[str],
+    settings: Mapping[str, Any] | None = None,
+    *,
+    counter: TokenCounter | None = None,
+    summarizer: Summarizer | None = None,
+) -> Compaction:
+    """Apply ``steps`` (strategy names) in order; ``settings`` fills each strategy's options."""
+    check_steps(steps)
+    context = StepContext(counter or counter_for(), summarizer)
+    current = list(messages)
+    origin: list[int | None] = list(range(len(messages)))
+    fates: dict[int, Fate] = {}
+    notes: list[str] = []
+    usage = SummarizerUsage()
+    for name in steps:
+        strategy = STRATEGIES[name]
+        result = strategy.run(current, options_from(strategy.options, settings or {}), context)
+        for index, fate in result.fates.items():
+            original = origin[index]
+            if original is not None:
+                fates[original] = fate
+        origin = [origin[i] if i is not None else None for i in result.origins]
+        current = result.messages
+        notes.extend(result.notes)
+        usage = usage + result.usage
+    present = {i for i in origin if i is not None}
+    manifest = [
+        ManifestEntry(
+            index,
+            str(message.get("role")),
+            *_final_fate(fates.get(index), index in present),
+            message_hash(message),
+        )
+        for index, message in enumerate(messages)
+    ]
+    return Compaction(current, origin, manifest, tuple(dict.fromkeys(notes)), usage)
+
+
+def _final_fate(fate: Fate | None, present: bool) -> tuple[str, str]:
+    if fate is not None:
+        return fate.action, fate.reason
+    return ("kept", "") if present else ("removed", "")

@@ -1,0 +1,466 @@
+"""The I/O layer: files and folders in, mirrored files out, and the per-file jobs.
+
+Planning (which output each input goes to, refusing to overwrite an input), reading,
+atomic writes, parallel runs, and one job per command: ``compact_file``,
+``report_pair`` (with ``open_transcripts``), ``replay_file`` and the replay JSON.
+Everything below this module takes messages and returns values; only this module
+and the CLI read and write transcripts.
+
+One bad file does not stop the others: its error is collected and named in the summary.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import stat
+import sys
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import orjson
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
+from compactctl.compaction import compact
+from compactctl.errors import CompactctlError, InputError
+from compactctl.formats import chat, detect, load, write_as
+from compactctl.formats.records import BOM, Record
+from compactctl.replay.prices import Prices
+from compactctl.replay.simulate import SettingResult, aggregate, replay
+from compactctl.replay.triggers import Setting
+from compactctl.reporting import FileReport, Labelled, file_report, measure
+from compactctl.summarizers import Summarizer
+from compactctl.tokens import TokenCounter
+from compactctl.usage import SummarizerUsage
+
+STDIO = "-"
+TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj", ".ndjson")
+OUTPUT_MARK = ".compacted"
+PRUNED_MARK = ".pruned"
+OUTPUT_MARKS = (OUTPUT_MARK, PRUNED_MARK)  # outputs of earlier runs, left out of folder inputs
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Job:
+    source: str  # a path, or "-" for stdin
+    target: str | None  # a path, "-" for stdout, or None when nothing is written
+    name: str  # the path relative to the folder given, for reports and matching
+
+
+@dataclass(frozen=True)
+class Failure:
+    file: str
+    error: str
+    exit_code: int
+
+
+def find_transcripts(folder: Path) -> list[Path]:
+    """Transcript files below ``folder``, sorted; outputs of an earlier run are left out."""
+    return sorted(
+        path
+        for path in folder.rglob("*")
+        if path.is_file()
+        and path.suffix in TRANSCRIPT_SUFFIXES
+        and not any(f"{mark}." in path.name for mark in OUTPUT_MARKS)
+    )
+
+
+def expand_inputs(inputs: Iterable[str]) -> Iterator[tuple[str, str, Path | None]]:
+    """(source, name, folder it came from) for every file the inputs name."""
+    for given in inputs:
+        if given == STDIO:
+            yield STDIO, "<stdin>", None
+            continue
+        path = Path(given)
+        if path.is_dir():
+            found = find_transcripts(path)
+            if not found:
+                raise InputError(f"no transcripts ({', '.join(TRANSCRIPT_SUFFIXES)} files) in this folder", given)
+            for file in found:
+                yield str(file), str(file.relative_to(path)), path
+        elif path.is_file():
+            yield given, path.name, None
+        else:
+            raise InputError("no such file or folder", given)
+
+
+def default_target(source: str, mark: str = OUTPUT_MARK) -> str:
+    """``name.compacted.jsonl`` beside ``name.jsonl``."""
+    path = Path(source)
+    return str(path.with_name(f"{path.stem}{mark}{path.suffix or '.jsonl'}"))
+
+
+def plan(inputs: list[str], output: str | None, mark: str = OUTPUT_MARK) -> list[Job]:
+    """Where each input's output goes; refuses plans that would overwrite an input."""
+    found = list(expand_inputs(inputs))
+    from_folder = any(folder is not None for _, _, folder in found)
+    if output == STDIO and len(found) > 1:
+        raise InputError("-o - writes one transcript to stdout; give one input file")
+    if (from_folder or len(found) > 1) and output is None and any(s == STDIO for s, _, _ in found):
+        raise InputError("stdin cannot be mixed with other inputs")
+    if from_folder and output is None:
+        raise InputError("a folder input needs -o DIR to mirror its tree into")
+    jobs = []
+    for source, name, folder in found:
+        if output == STDIO or (output is None and source == STDIO):
+            target = STDIO
+        elif output is None:
+            target = default_target(source, mark)
+        elif from_folder or len(found) > 1 or Path(output).is_dir():
+            if source == STDIO:
+                raise InputError("stdin has no file name to write into this folder; give -o FILE", output)
+            target = str(Path(output) / name)
+            if folder is not None and _inside(Path(output), folder):
+                raise InputError("the output folder is inside the input folder; choose a folder outside it", output)
+        else:
+            target = output
+        if source != STDIO and target != STDIO and _same_file(source, target):
+            raise InputError("the output would overwrite the input; inputs are never overwritten", target)
+        jobs.append(Job(source, target, name))
+    _check_distinct_targets(jobs)
+    return jobs
+
+
+def check_side_files(jobs: list[Job], **files: Path | None) -> None:
+    """A --manifest or --archive file must not be an input, an output, or the other side file."""
+    taken: dict[Path, str] = {}
+    for job in jobs:
+        if job.source != STDIO:
+            taken[Path(job.source).resolve()] = "an input"
+        if job.target not in (None, STDIO):
+            taken[Path(job.target).resolve()] = "an output"
+    for flag, path in files.items():
+        if path is None:
+            continue
+        key = path.resolve()
+        if key in taken:
+            raise InputError(f"--{flag} would overwrite {taken[key]}; choose another file", str(path))
+        taken[key] = f"the --{flag} file"
+
+
+def _check_distinct_targets(jobs: list[Job]) -> None:
+    """Two inputs written to one output would leave only the last: refuse before anything is read."""
+    seen: dict[Path, str] = {}
+    for job in jobs:
+        if job.target is None or job.target == STDIO:
+            continue
+        key = Path(job.target).resolve()
+        if key in seen:
+            raise InputError(
+                f"{seen[key]} and {job.source} would both be written here; give each input once, "
+                "or folders whose files do not share relative paths",
+                job.target,
+            )
+        seen[key] = job.source
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path.resolve().is_relative_to(folder.resolve())
+
+
+def _same_file(a: str, b: str) -> bool:
+    return Path(a).resolve() == Path(b).resolve()
+
+
+def read_source(source: str) -> bytes:
+    if source == STDIO:
+        return sys.stdin.buffer.read()
+    try:
+        return Path(source).read_bytes()
+    except OSError as error:
+        raise InputError(f"cannot read: {error.strerror}", source) from None
+
+
+def _read_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+# Read once, at import (os.umask can only be read by setting it, which threads must not race on).
+_UMASK = _read_umask()
+
+
+def _is_special(path: Path) -> bool:
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode) or stat.S_ISBLK(mode)
+
+
+def write_atomic(target: str, data: bytes) -> None:
+    """Write to a temporary file beside the target, then rename: readers never see half a file."""
+    if target == STDIO:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return
+    path = Path(target)
+    if _is_special(path):  # /dev/null, a named pipe: a rename would replace the device with a plain file
+        with open(path, "wb") as file:
+            file.write(data)
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as file:
+            # mkstemp makes the file private (0600); an output gets the mode any new file would.
+            os.fchmod(file.fileno(), 0o666 & ~_UMASK)
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def run_jobs(
+    jobs: list[Job], work: Callable[[Job], T], parallel: int = 1, progress: bool = False
+) -> tuple[list[T], list[Failure]]:
+    """Run ``work`` on every job (in threads when ``parallel`` > 1), collecting failures."""
+    results: dict[int, T] = {}
+    failures: dict[int, Failure] = {}
+
+    def attempt(index: int) -> None:
+        job = jobs[index]
+        try:
+            results[index] = work(job)
+        except CompactctlError as error:
+            failures[index] = Failure(job.source, str(error), error.exit_code)
+        except OSError as error:
+            failures[index] = Failure(job.source, f"{error.filename or job.source}: {error.strerror or error}", 2)
+
+    with _progress(len(jobs), progress) as advance, ThreadPoolExecutor(max(1, parallel)) as pool:
+        for _ in pool.map(attempt, range(len(jobs))):
+            advance()
+    return [results[i] for i in sorted(results)], [failures[i] for i in sorted(failures)]
+
+
+class _progress:
+    """A rich progress bar on stderr when asked for; otherwise nothing at all."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.total, self.enabled = total, enabled and total > 1
+        self.bar: Progress | None = None
+
+    def __enter__(self) -> Callable[[], None]:
+        if not self.enabled:
+            return lambda: None
+        from rich.console import Console
+        from rich.progress import Progress
+
+        bar = self.bar = Progress(console=Console(stderr=True), transient=True)
+        bar.start()
+        task = bar.add_task("files", total=self.total)
+        return lambda: bar.advance(task)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar:
+            self.bar.stop()
+
+
+# --- compact: one file ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FileCompaction:
+    report: FileReport
+    manifest: list[dict[str, Any]]
+    archive: list[dict[str, Any]] = field(default_factory=list)  # originals not kept verbatim, when asked
+
+
+def compact_file(
+    job: Job,
+    steps: Sequence[str],
+    settings: Mapping[str, Any],
+    counter: TokenCounter,
+    summarizer: Summarizer | None = None,
+    to: str | None = None,
+    archive: bool = False,
+) -> FileCompaction:
+    """Read one file, compact each transcript in it, write the result atomically, report.
+
+    The output is written in the input's format, or converted to format ``to``. With
+    ``archive``, every input message that was not kept verbatim comes back too, with its
+    index and fate, so output plus archive give back the input.
+    """
+    skipped: list[int] | None = [] if settings.get("on_error") == "skip" else None
+    fmt, transcripts = load(read_source(job.source), job.source, settings.get("format", "auto"), skipped)
+    results = [compact(t.messages, steps, settings, counter=counter, summarizer=summarizer) for t in transcripts]
+    compacted = [t.rewritten(r.messages, r.origins) for t, r in zip(transcripts, results, strict=True)]
+    required = list(settings.get("require") or ())
+    before = measure(((t.label, t.messages) for t in transcripts), counter, required)
+    after = measure(((t.label, t.messages) for t in compacted), counter, [*required, *before.facts_declared])
+    usage = sum((r.usage for r in results), SummarizerUsage())
+    notes = [note for r in results for note in r.notes]
+    if job.target is not None:
+        write_atomic(job.target, write_as(compacted, fmt, to, job.source))
+    manifest = [
+        {"file": job.name, "transcript": t.label, **dataclasses.asdict(entry)}
+        for t, r in zip(transcripts, results, strict=True)
+        for entry in r.manifest
+    ]
+    archived = [
+        {
+            "file": job.name,
+            "transcript": t.label,
+            "index": entry.index,
+            "action": entry.action,
+            "reason": entry.reason,
+            "message": t.messages[entry.index],
+        }
+        for t, r in zip(transcripts, results, strict=True)
+        if archive
+        for entry in r.manifest
+        if entry.action in ("elided", "removed", "summarized")
+    ]
+    report = file_report(job.name, fmt.name, before, after, required, usage, dict.fromkeys(notes), skipped or ())
+    return FileCompaction(report, manifest, archived)
+
+
+# --- report: one file or a before/after pair ----------------------------------------------
+
+
+def open_transcripts(
+    source: str, format: str = "auto", skipped: list[int] | None = None
+) -> tuple[str, Callable[[], Iterator[Labelled]]]:
+    """The file's format, and a way to walk its (label, messages) pairs, as often as needed.
+
+    Chat JSON Lines files are streamed a line at a time, so memory stays bounded by
+    the largest line; other layouts are read whole. With a ``skipped`` list, unreadable
+    lines are left out and listed there.
+    """
+    if source != STDIO and format in ("auto", chat.NAME) and _first_line_is_chat(source):
+
+        def stream() -> Iterator[Labelled]:
+            with open(source, "rb") as file:
+                yield "", chat.stream(file, source, skipped)
+
+        return chat.NAME, stream
+    fmt, transcripts = load(read_source(source), source, format, skipped)
+    return fmt.name, lambda: ((t.label, t.messages) for t in transcripts)
+
+
+def _first_line_is_chat(source: str, sample: int = 20) -> bool:
+    """Whether the file's first lines detect as chat (other formats also have a ``role`` up front)."""
+    records: list[Record] = []
+    with open(source, "rb") as file:
+        for number, line in enumerate(file, start=1):
+            if line.strip():
+                try:
+                    records.append(Record(number, orjson.loads(line.removeprefix(BOM) if number == 1 else line)))
+                except orjson.JSONDecodeError:
+                    return False
+                if len(records) == sample:
+                    break
+    try:
+        return bool(records) and detect(records, source).name == chat.NAME
+    except CompactctlError:
+        return False
+
+
+def report_pair(
+    name: str,
+    before: str,
+    after: str | None,
+    counter: TokenCounter,
+    format: str = "auto",
+    required: Iterable[str] = (),
+    skip_bad_lines: bool = False,
+) -> FileReport:
+    """Report one existing file, or a before/after pair of files."""
+    required = list(required)
+    skipped: list[int] | None = [] if skip_bad_lines else None
+    format_name, walk_before = open_transcripts(before, format, skipped)
+    measured_before = measure(walk_before(), counter, required)
+    skipped_before = sorted(set(skipped or ()))
+    facts = [*required, *measured_before.facts_declared]
+    measured_after = None
+    if after is not None:
+        measured_after = measure(open_transcripts(after, format, skipped)[1](), counter, facts)
+    elif not set(facts) <= measured_before.facts_found:
+        # A fact may be declared after the message that holds its text: look once more.
+        again = measure(walk_before(), counter, facts)
+        measured_before = dataclasses.replace(measured_before, facts_found=again.facts_found)
+    return file_report(name, format_name, measured_before, measured_after, required, skipped_lines=skipped_before)
+
+
+# --- replay: one file, and the replay JSON -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FileReplay:
+    """One file's replay: settings summed over its transcripts, and the longest one for charts."""
+
+    file: str
+    format: str
+    transcripts: int
+    settings: list[SettingResult]
+    chart_label: str  # which transcript the chart shows
+    chart: list[list[int]]  # per setting: its context size per call in that transcript
+
+
+def replay_file(
+    source: str,
+    name: str,
+    settings: Sequence[Setting],
+    options: Mapping[str, Any],
+    counter: TokenCounter,
+    prices: Prices,
+    summarizer: Summarizer | None = None,
+    stage_marker: re.Pattern[str] | None = None,
+) -> FileReplay:
+    """Read one file and replay each transcript in it on its own (a tau-bench file holds 200 runs)."""
+    fmt, transcripts = load(read_source(source), source, str(options.get("format") or "auto"))
+    runs = [
+        replay(
+            t.messages,
+            settings,
+            options,
+            counter=counter,
+            prices=prices,
+            summarizer=summarizer,
+            stage_marker=stage_marker,
+        )
+        for t in transcripts
+    ]
+    longest = max(range(len(runs)), key=lambda i: runs[i][0].calls, default=0)
+    label = transcripts[longest].label if transcripts else ""
+    chart = [row.context_per_call for row in runs[longest]] if runs else []
+    return FileReplay(name, fmt.name, len(transcripts), aggregate(runs), label, chart)
+
+
+def setting_json(row: SettingResult) -> dict[str, Any]:
+    return dataclasses.asdict(row)
+
+
+def replay_json(files: Sequence[FileReplay], errors: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """The replay's ``files`` (each with its settings), ``failed`` and ``total`` (settings summed over the files)."""
+    return {
+        "files": [
+            {
+                "file": f.file,
+                "format": f.format,
+                "transcripts": f.transcripts,
+                "settings": [setting_json(r) for r in f.settings],
+            }
+            for f in files
+        ],
+        "failed": list(errors),
+        "total": {
+            "files": len(files),
+            "transcripts": sum(f.transcripts for f in files),
+            "failed": len(errors),
+            "settings": [setting_json(row) for row in aggregate([f.settings for f in files])],
+        },
+    }

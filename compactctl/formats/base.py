@@ -1,0 +1,96 @@
+"""What every format reads into and writes from: the Transcript, its native state, its origins.
+
+A reader of a native format (Claude Code, Codex, ...) remembers, in a frozen ``Native``
+of its own, what each canonical message was read from (its *unit*, in the format's own
+terms) and the message as read. The messages themselves carry nothing compactctl did
+not read: where each came from is ``Transcript.origins``, a list beside them, so a
+writer can put unchanged messages back exactly and rebuild changed ones from their
+native unit, and a strategy never sees a bookkeeping key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from compactctl.transcript import Message
+
+Unit = TypeVar("Unit", covariant=True)
+State = TypeVar("State", bound="Native[Any]")
+
+
+@dataclass(frozen=True)
+class Native(Generic[Unit]):
+    """A reader's state for its writer; each format subclasses it with what else it needs.
+
+    ``units[n]`` is what a message was read from and ``originals[n]`` that message as read
+    (None when the file itself later replaced it, as a Codex ``compacted`` line does).
+    """
+
+    units: tuple[Unit, ...] = ()
+    originals: tuple[Message | None, ...] = ()
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """One conversation: its messages, plus whatever surrounds them in the file."""
+
+    messages: list[Message]
+    label: str = ""  # where it is in the file when a file holds several: "line 3", "run 5"
+    envelope: dict[str, Any] | None = None  # the record the messages came from (dataset line, run)
+    native: Native[Any] | None = None  # the reader's state, for the writer of the same format
+    # Per message: the index in ``native.units`` it was read from, None for a new message.
+    # Empty when no message points into native state (built by hand, or a format without units).
+    origins: tuple[int | None, ...] = ()
+    read_as: str = ""  # the format it was read in ("" when built by hand)
+
+    def __post_init__(self) -> None:
+        if self.origins and len(self.origins) != len(self.messages):
+            raise ValueError(
+                f"a transcript has one origin per message: {len(self.origins)} origins for "
+                f"{len(self.messages)} messages (use Transcript.rewritten(messages, origins))"
+            )
+
+    def rewritten(self, messages: list[Message], origins: Sequence[int | None]) -> Transcript:
+        """This transcript holding ``messages``; ``origins[i]`` is the index in ``self.messages``
+        message ``i`` came from (None for a new one), as a ``StepResult`` or ``Compaction`` gives it.
+        """
+        if len(origins) != len(messages):
+            raise ValueError(f"one origin per message: {len(origins)} origins for {len(messages)} messages")
+        if not self.origins:
+            return dataclasses.replace(self, messages=list(messages))
+        ours = self.origins
+        return dataclasses.replace(
+            self, messages=list(messages), origins=tuple(None if o is None else ours[o] for o in origins)
+        )
+
+    def origin(self, position: int) -> int | None:
+        return self.origins[position] if self.origins else None
+
+
+def native_of(transcript: Transcript, kind: type[State]) -> State | None:
+    """The transcript's native state when it is ``kind``'s (a writer ignores another format's)."""
+    return transcript.native if isinstance(transcript.native, kind) else None
+
+
+def sources(transcript: Transcript, native: Native[Unit] | None) -> Iterator[tuple[Message, Unit | None, bool]]:
+    """Each message with the native unit it was read from (None: new) and whether it is unchanged."""
+    for position, message in enumerate(transcript.messages):
+        index = transcript.origin(position) if native is not None else None
+        if native is None or index is None or index >= len(native.units):
+            yield message, None, False
+        else:
+            yield message, native.units[index], native.originals[index] == message
+
+
+def is_unchanged(transcript: Transcript, native: Native[Any] | None) -> bool:
+    """True when the messages are exactly those the reader produced (nothing was compacted)."""
+    # Messages a compaction checkpoint replaced have no original (None): they are not live.
+    return native is not None and transcript.messages == [m for m in native.originals if m is not None]
+
+
+def converted(transcript: Transcript) -> Transcript:
+    """The transcript as plain canonical messages, for a writer of another format."""
+    return Transcript(list(transcript.messages), transcript.label)

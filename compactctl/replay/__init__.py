@@ -1,0 +1,28 @@
+"""Replay: walk a saved transcript as if it were live, and price each way of compacting it.
+
+``triggers`` says when to compact, ``prices`` what calls cost, ``simulate`` runs the
+calls (messages in, figures out; no files). Reading files to replay is ``compactctl.files``.
+"""
+
+from __future__ import annotations
+
+from compactctl.replay.prices import Prices, PriceTable, load_prices, prices_for, shipped_prices
+from compactctl.replay.simulate import SettingResult, aggregate, replay
+from compactctl.replay.triggers import BASELINE, Setting, Trigger, parse_thresholds, settings_grid, stage_pattern
+
+__all__ = [
+    "BASELINE",
+    "PriceTable",
+    "Prices",
+    "Setting",
+    "SettingResult",
+    "Trigger",
+    "aggregate",
+    "load_prices",
+    "parse_thresholds",
+    "prices_for",
+    "replay",
+    "settings_grid",
+    "shipped_prices",
+    "stage_pattern",
+]

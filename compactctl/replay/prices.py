@@ -1,0 +1,150 @@
+"""What model calls cost: the shipped price table, a team's own laid over it, and overrides."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from compactctl.errors import InputError
+from compactctl.usage import SummarizerUsage
+
+PRICE_FIELDS = ("input", "cached_input", "cache_write", "output")
+MILLION = 1_000_000
+
+
+@dataclass(frozen=True)
+class Prices:
+    """USD per million tokens for one model; cache-read discounts differ per model."""
+
+    model: str
+    input: float
+    cached_input: float
+    cache_write: float
+    output: float
+    min_cached_tokens: int = 0
+    provider: str = ""
+    summarizer: Prices | None = None  # the summarizer's model, when it is priced apart
+
+    @property
+    def cache_discount(self) -> float:
+        """What a cached token costs as a fraction of an uncached one (0.1 to 0.5 in practice)."""
+        return self.cached_input / self.input if self.input else 0.0
+
+    def call_cost(self, input_tokens: int, cached: int, written: int, output: int) -> float:
+        plain = input_tokens - cached - written
+        return (
+            cached * self.cached_input + written * self.cache_write + plain * self.input + output * self.output
+        ) / MILLION
+
+    def summarizer_cost(self, usage: SummarizerUsage) -> float:
+        """Summaries are requests of their own, with no cache, at the summarizer's model's prices if known."""
+        model = self.summarizer or self
+        return (usage.prompt_tokens * model.input + usage.completion_tokens * model.output) / MILLION
+
+
+@dataclass(frozen=True)
+class PriceTable:
+    models: dict[str, Prices]
+    default: str
+
+
+def _read_table_file(data: bytes, source: str) -> Any:
+    try:
+        if source.endswith(".toml"):
+            return tomllib.loads(data.decode("utf-8"))
+        return json.loads(data)
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise InputError(f"bad price file: {error}", source) from None
+
+
+def parse_price_table(raw: Any, source: str) -> PriceTable:
+    """Check a price table (``{"default"?, "models": {NAME: {input, cached_input, cache_write, output, ...}}}``)."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("models"), dict) or not raw["models"]:
+        raise InputError('bad price file: expected a "models" table of model names', source)
+    models: dict[str, Prices] = {}
+    for name, entry in raw["models"].items():
+        if not isinstance(entry, dict):
+            raise InputError(f"bad price file: model {name!r} is not a table", source)
+        figures: dict[str, float] = {}
+        for key in PRICE_FIELDS:
+            value = entry.get(key)
+            if key == "cache_write" and value is None:
+                value = entry.get("input")  # no write surcharge unless the table says so
+            if key == "cached_input" and value is None:
+                value = entry.get("input")
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                raise InputError(f"bad price file: model {name!r}: {key} must be a number >= 0, got {value!r}", source)
+            figures[key] = float(value)
+        minimum = entry.get("min_cached_tokens", 0)
+        if isinstance(minimum, bool) or not isinstance(minimum, int) or minimum < 0:
+            raise InputError(f"bad price file: model {name!r}: min_cached_tokens must be an integer >= 0", source)
+        models[str(name)] = Prices(
+            str(name),
+            input=figures["input"],
+            cached_input=figures["cached_input"],
+            cache_write=figures["cache_write"],
+            output=figures["output"],
+            min_cached_tokens=minimum,
+            provider=str(entry.get("provider", "")),
+        )
+    default = raw.get("default", next(iter(models)))
+    if default not in models:
+        raise InputError(f"bad price file: default model {default!r} is not in the table", source)
+    return PriceTable(models, default)
+
+
+def shipped_prices() -> PriceTable:
+    data = resources.files("compactctl").joinpath("prices.json").read_bytes()
+    return parse_price_table(json.loads(data), "compactctl/prices.json")
+
+
+def load_prices(path: str | Path | None = None) -> PriceTable:
+    """The shipped table, with a team's own file (JSON or TOML) laid over it when given."""
+    table = shipped_prices()
+    if path is None:
+        return table
+    source = str(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as error:
+        raise InputError(f"cannot read price file: {error.strerror}", source) from None
+    raw = _read_table_file(data, source)
+    own = parse_price_table(raw, source)
+    # A team's file that names no default keeps the shipped one, so adding one model changes nothing else.
+    return PriceTable({**table.models, **own.models}, own.default if "default" in raw else table.default)
+
+
+def with_summarizer_prices(prices: Prices, table: PriceTable, settings: Mapping[str, Any]) -> Prices:
+    """Bill an LLM summarizer's tokens at its own model's prices when the table has them (gpt-4o-mini...)."""
+    model = settings.get("model")
+    if settings.get("summarizer") != "openai" or model not in table.models:
+        return prices
+    return dataclasses.replace(prices, summarizer=table.models[model])
+
+
+def prices_for(table: PriceTable, model: str | None = None, **overrides: float | None) -> Prices:
+    """One model's prices, with any of ``input``, ``cached_input``, ``cache_write``, ``output``
+    (and ``min_cached_tokens``) overridden."""
+    name = model or table.default
+    if name not in table.models:
+        raise InputError(
+            f"unknown model {name!r} for pricing (known: {', '.join(table.models)}); or pass --prices FILE"
+        )
+    prices = table.models[name]
+    given: dict[str, Any] = {key: float(value) for key, value in overrides.items() if value is not None}
+    if "min_cached_tokens" in given:
+        given["min_cached_tokens"] = int(given["min_cached_tokens"])
+    unknown = set(given) - {*PRICE_FIELDS, "min_cached_tokens"}
+    if unknown:
+        raise InputError(f"unknown price field {sorted(unknown)[0]!r}")
+    if any(value < 0 for value in given.values()):
+        raise InputError("prices must be >= 0")
+    if given:
+        prices = dataclasses.replace(prices, model=f"{name} (overridden)", **given)
+    return prices

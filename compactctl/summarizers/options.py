@@ -1,0 +1,46 @@
+"""The summarizer settings (config keys and flags of ``compact`` and ``replay``), declared once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from compactctl.settings import Options, setting
+
+SUMMARY_PANEL = "Summaries"
+APIS = ("chat", "responses")
+
+
+@dataclass(frozen=True)
+class SummarizerOptions(Options):
+    summarizer: str = setting("extractive", help="extractive (offline) or openai.", panel=SUMMARY_PANEL)
+    model: str = setting("gpt-4o-mini", help="openai: model.", panel=SUMMARY_PANEL)
+    base_url: str | None = setting(
+        None, help="openai: any compatible server, e.g. http://127.0.0.1:8000/v1.", panel=SUMMARY_PANEL
+    )
+    api: str = setting("chat", help="openai: chat or responses.", choices=APIS, panel=SUMMARY_PANEL)
+    summary_timeout: float = setting(60.0, help="openai: seconds per request.", min=0.001, panel=SUMMARY_PANEL)
+    summary_retries: int = setting(4, help="openai: retries on 429/5xx/timeouts.", min=0, panel=SUMMARY_PANEL)
+    summary_backoff: float = setting(
+        1.0, help="openai: seconds before the first retry, doubled each time.", min=0.0, panel=SUMMARY_PANEL
+    )
+    redact: bool = setting(
+        True, help="openai: redact secrets before sending.", flags=("--redact/--no-redact",), panel=SUMMARY_PANEL
+    )
+    cache: bool = setting(
+        True, help="openai: reuse summaries cached on disk.", flags=("--cache/--no-cache",), panel=SUMMARY_PANEL
+    )
+    cache_dir: str | None = setting(
+        None,
+        help="openai: cache folder.",
+        shown_default="$COMPACTCTL_CACHE_DIR or the user cache dir",
+        panel=SUMMARY_PANEL,
+    )
+    prompt_file: tuple[str, ...] = setting(
+        (), help="Replace the summary prompt: PATH, or STRATEGY=PATH (repeatable).", panel=SUMMARY_PANEL
+    )
+    dry_run: bool = setting(
+        False,
+        help="openai: print each request that would be sent; send and write nothing.",
+        flags=("--dry-run",),
+        panel=SUMMARY_PANEL,
+    )

@@ -1,0 +1,123 @@
+"""The layers hold: every module imports only its own layer and the ones below it.
+
+Values at the bottom, then the pure parts, the pure pipelines, the library API, the one
+I/O layer, the CLI on top. Imports inside functions and under ``TYPE_CHECKING`` count too:
+a lazy import is still a dependency. A new module must be given a layer here.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+PACKAGE = ROOT / "compactctl"
+
+# Low to high; a module's layer is that of its first dotted name below ``compactctl``.
+LAYERS: list[tuple[str, set[str]]] = [
+    ("values", {"errors", "transcript", "tokens", "usage", "settings"}),
+    ("parts", {"formats", "strategies", "summarizers"}),
+    ("pipelines", {"compaction", "reporting", "replay"}),
+    ("library", {""}),  # compactctl/__init__.py: the functions a library caller uses
+    ("io", {"files", "config"}),
+    ("cli", {"cli", "__main__"}),
+]
+RANK = {top: rank for rank, (_, tops) in enumerate(LAYERS) for top in tops}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def is_module(name: str) -> bool:
+    path = ROOT.joinpath(*name.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def imported(source: str, package: str) -> Iterator[str]:
+    """The compactctl modules a module's source imports (``from x import y`` counts x.y when y is a module)."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names if alias.name.split(".")[0] == "compactctl")
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: resolved against the importing package
+                base = ".".join([*package.split(".")[: len(package.split(".")) - node.level + 1], base]).rstrip(".")
+            if base.split(".")[0] != "compactctl":
+                continue
+            for alias in node.names:
+                yield f"{base}.{alias.name}" if is_module(f"{base}.{alias.name}") else base
+
+
+def layer_of(module: str) -> int:
+    parts = module.split(".")
+    top = parts[1] if len(parts) > 1 else ""
+    if top not in RANK:
+        raise KeyError(f"{module} has no layer: add it to LAYERS in tests/test_layers.py")
+    return RANK[top]
+
+
+def violations(graph: Iterable[tuple[str, str]]) -> list[str]:
+    """``importer -> imported`` pairs that run upward."""
+    return [
+        f"{importer} ({LAYERS[layer_of(importer)][0]}) imports {target} ({LAYERS[layer_of(target)][0]})"
+        for importer, target in graph
+        if layer_of(target) > layer_of(importer)
+    ]
+
+
+def import_graph() -> list[tuple[str, str]]:
+    graph = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = module_name(path)
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        graph += [(name, target) for target in imported(path.read_text(encoding="utf-8"), package) if target != name]
+    return graph
+
+
+def test_no_import_runs_upward():
+    graph = import_graph()
+    assert len(graph) > 100  # the walk found the package's imports
+    assert violations(graph) == []
+
+
+def test_every_module_has_a_layer():
+    for path in PACKAGE.rglob("*.py"):
+        layer_of(module_name(path))
+
+
+def test_only_the_cli_imports_the_cli_and_nothing_below_files_imports_it():
+    graph = import_graph()
+    into_cli = {importer for importer, target in graph if target.startswith("compactctl.cli")}
+    assert into_cli <= {m for m, _ in graph if m.startswith("compactctl.cli")} | {"compactctl.__main__"}
+    into_files = {importer for importer, target in graph if target == "compactctl.files"}
+    assert all(layer_of(importer) >= layer_of("compactctl.files") for importer in into_files)
+    assert "compactctl.cli.compact" in into_files  # the check sees the real importers
+
+
+@pytest.mark.parametrize(
+    "source, package, expected",
+    [
+        ("from compactctl.files import read_source", "compactctl", ["compactctl.files"]),
+        ("from compactctl.strategies import prune", "compactctl", ["compactctl.strategies.prune"]),
+        ("def later():\n    import compactctl.cli.main", "compactctl", ["compactctl.cli.main"]),
+        ("from . import records", "compactctl.formats", ["compactctl.formats.records"]),
+        ("from .records import listed", "compactctl.formats", ["compactctl.formats.records"]),
+        ("import orjson", "compactctl", []),
+    ],
+)
+def test_imports_are_found_wherever_they_are_written(source, package, expected):
+    assert list(imported(source, package)) == expected
+
+
+def test_an_upward_import_is_reported():
+    graph = [("compactctl.reporting", "compactctl.files"), ("compactctl.files", "compactctl.reporting")]
+    assert violations(graph) == ["compactctl.reporting (pipelines) imports compactctl.files (io)"]
+    assert violations([("compactctl.strategies.window", "compactctl.cli.common")])
