@@ -46,7 +46,7 @@ from compactctl.formats.anthropic import (
 )
 from compactctl.formats.base import Native, Transcript, is_unchanged, native_of, sources
 from compactctl.formats.records import Record, annotate, raw_line
-from compactctl.transcript import Message, content_text
+from compactctl.transcript import ANNOTATION_KEY, Message, content_text
 
 NAME = "claude-code"
 
@@ -427,25 +427,44 @@ def compacted_records(transcript: Transcript, native: ClaudeCodeNative) -> list[
         }
     )
     chain.records[0]["parentUuid"] = None
-    summarized = False
-    for message, unit, same in sources(transcript, native):
-        role = message.get("role")
-        if unit is None and role != "assistant" and role != "tool" and not summarized and len(chain.records) == 1:
-            chain.add(
-                {
-                    "type": "user",
-                    "message": {"role": "user", "content": SUMMARY_INTRO + content_text(message)},
-                    "isVisibleInTranscriptOnly": True,
-                    "isCompactSummary": True,
-                }
-            )
-            summarized = True
-            continue
-        if role == "assistant":
+    written = list(sources(transcript, native))
+    summary, kept = (written[0][0], written[1:]) if written and _is_new_summary(written[0]) else (None, written)
+    if summary is not None:
+        chain.add(
+            {
+                "type": "user",
+                "message": {"role": "user", "content": SUMMARY_INTRO + content_text(summary)},
+                "isVisibleInTranscriptOnly": True,
+                "isCompactSummary": True,
+            }
+        )
+    # The kept messages are copied after the summary. (Claude Code's own partial /compact
+    # leaves them in place and names them in compactMetadata.preservedSegment; written that
+    # way by compactctl, Claude Code 2.1.332 resumed with the summary alone, so not that.)
+    for message, unit, same in kept:
+        if message.get("role") == "assistant":
             _add_assistant(chain, records, message, unit, same)
         else:
             _add_user(chain, records, message, unit, same)
-    return chain.records
+    # As Claude Code does after compacting: the leaf to resume from, named explicitly.
+    pointer: dict[str, Any] = {"type": "last-prompt"}
+    prompt = next(
+        (m for m in reversed(transcript.messages) if m.get("role") == "user" and not _annotated_harness(m)), None
+    )
+    if prompt is not None and prompt is not summary:
+        pointer["lastPrompt"] = content_text(prompt)[:200]
+    pointer.update({"leafUuid": chain.records[-1]["uuid"], "explicit": True, "sessionId": base.get("sessionId")})
+    return [*chain.records, pointer]
+
+
+def _is_new_summary(written: tuple[Message, Source | None, bool]) -> bool:
+    message, unit, _ = written
+    return unit is None and message.get("role") not in ("assistant", "tool")
+
+
+def _annotated_harness(message: Message) -> bool:
+    annotations = message.get(ANNOTATION_KEY)
+    return isinstance(annotations, dict) and annotations.get("kind") == "harness"
 
 
 def session_records(messages: list[Message]) -> list[dict[str, Any]]:

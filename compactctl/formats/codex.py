@@ -118,29 +118,6 @@ class _Rollout:
         self.call_start = len(self.items.messages)
 
 
-# The context Codex writes at the start of a session (and again on resume from a compacted
-# line, current for where it resumes): AGENTS.md, skills, permissions, the environment.
-INITIAL_CONTEXT = (
-    "<environment_context>",
-    "<user_instructions>",
-    "# AGENTS.md instructions",
-    "<skills_instructions>",
-    "<permissions instructions>",
-    "<collaboration_mode>",
-    "<apps_instructions>",
-)
-
-
-def _initial_context(item: dict[str, Any]) -> bool:
-    """Codex (0.171) re-sends its initial context after a ``compacted`` line, so a copy kept in
-    the replacement history would go twice (observed: the skills instructions, 5.6 KB)."""
-    if item.get("type") != "message" or item.get("role") not in ("user", "developer"):
-        return False
-    parts = item.get("content")
-    text = next((p.get("text", "") for p in parts if isinstance(p, dict)), "") if isinstance(parts, list) else ""
-    return isinstance(text, str) and text.lstrip().startswith(INITIAL_CONTEXT)
-
-
 def _summary(message: Message) -> bool:
     return content_text(message).startswith(SUMMARY_PREFIX)
 
@@ -185,8 +162,31 @@ def write(transcripts: list[Transcript]) -> bytes:
             continue
         out.extend(raw_line(record) for record in native.records)
         if not is_unchanged(transcript, native):
-            out.append(orjson.dumps(compacted_line(transcript, native)) + b"\n")
+            compacted = compacted_line(transcript, native)
+            out.extend(orjson.dumps(line) + b"\n" for line in (compacted, *context_after(native, compacted)))
     return b"".join(out)
+
+
+def context_after(native: CodexNative, compacted: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rollout's last ``world_state`` and ``turn_context`` again, as Codex writes them after compacting.
+
+    They tell Codex on resume what context the model already holds. Without them after a
+    ``compacted`` line, Codex 0.171 writes its initial context again (skills, environment),
+    and the copies the replacement history kept went twice.
+    """
+    lines = []
+    ordinal = compacted.get("ordinal")
+    for kind in ("world_state", "turn_context"):
+        values = (r.value for r in reversed(native.records) if isinstance(r.value, dict))
+        last = next((v for v in values if v.get("type") == kind), None)
+        if last is None:
+            continue
+        line = {**last, "timestamp": compacted["timestamp"]} if "timestamp" in compacted else dict(last)
+        if isinstance(ordinal, int) and "ordinal" in line:
+            ordinal += 1
+            line["ordinal"] = ordinal
+        lines.append(line)
+    return lines
 
 
 def new_rollout(messages: list[Message]) -> list[dict[str, Any]]:
@@ -225,7 +225,6 @@ def compacted_line(transcript: Transcript, native: CodexNative) -> dict[str, Any
         else:
             history.extend(message_items(message, unit, system_role="developer"))
     history.extend(item.value for item in native.trailing)
-    history = [item for item in history if not _initial_context(item)]
     message_text = f"{SUMMARY_PREFIX}\n" + "\n\n".join(summaries) if summaries else ""
     records = native.records
     timestamp = next((r.value.get("timestamp") for r in reversed(records) if isinstance(r.value, dict)), None)

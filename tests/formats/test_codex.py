@@ -80,8 +80,12 @@ def test_compaction_appends_a_compacted_line_with_the_replacement_history():
     out = rewritten(fmt, transcript, [kept[0], summary, *kept[1:]], [origins[0], None, *origins[1:]])
     assert transcript.messages == original
     assert out.startswith(data)
-    (last,) = lines(out[len(data) :])
+    last, *context = lines(out[len(data) :])
     assert last["type"] == "compacted" and set(last["payload"]) == {"message", "replacement_history"}
+    # The context the model holds, restated after the checkpoint as Codex does (so it is not re-sent).
+    assert [c["type"] for c in context] == [
+        t for t in ("world_state", "turn_context") if f'"type":"{t}"'.encode() in data
+    ]
     assert last["payload"]["message"] == f"{SUMMARY_PREFIX}\n{summary['content']}"
     history = last["payload"]["replacement_history"]
     assert history[0] == {

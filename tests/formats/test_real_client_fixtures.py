@@ -9,7 +9,6 @@ import orjson
 import pytest
 
 import compactctl
-from compactctl.formats.codex import INITIAL_CONTEXT
 from compactctl.transcript import content_text
 from tests.fakes.record_fixtures import ANSWER
 from tests.fakes.resume import run_compactctl
@@ -56,14 +55,18 @@ def test_a_compacted_claude_code_session_reuses_no_message_id_of_the_records_bef
     assert records[: len(_lines(source))] == _lines(source)  # every old record stays, unchanged
 
 
-def test_a_codex_compacted_line_continues_the_rollout_numbering_without_the_initial_context(tmp_path: Path) -> None:
+def test_a_codex_compaction_continues_the_numbering_and_restates_the_context_as_codex_does() -> None:
     source = CODEX.read_bytes()
+    old = _lines(source)
     fmt, transcripts = compactctl.load(source, str(CODEX))
     result = compactctl.compact(transcripts[0].messages, ["window"], {"keep_recent": 2})
     written = _lines(compactctl.dump([transcripts[0].rewritten(result.messages, result.origins)], fmt.name))
-    *old, compacted = written
+    assert written[: len(old)] == old
+    compacted, world, turn = written[len(old) :]
+    # Codex 0.171 refuses a rollout whose last line has no ordinal, and writes its initial
+    # context again after a compacted line not followed by the context it holds.
     assert compacted["type"] == "compacted"
-    assert compacted["ordinal"] == max(r["ordinal"] for r in old) + 1
-    for item in compacted["payload"]["replacement_history"]:
-        texts = [p.get("text", "") for p in item.get("content") or [] if isinstance(p, dict)]
-        assert not any(t.startswith(INITIAL_CONTEXT) for t in texts)
+    assert [compacted["ordinal"], world["ordinal"], turn["ordinal"]] == [old[-1]["ordinal"] + n for n in (1, 2, 3)]
+    last_world = next(r for r in reversed(old) if r["type"] == "world_state")
+    assert world["type"] == "world_state" and world["payload"] == last_world["payload"]
+    assert turn["type"] == "turn_context"
