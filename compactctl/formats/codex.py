@@ -118,6 +118,27 @@ class _Rollout:
         self.call_start = len(self.items.messages)
 
 
+# The context Codex writes at the start of a session: AGENTS.md, skills, permissions, environment.
+INITIAL_CONTEXT = (
+    "<environment_context>",
+    "<user_instructions>",
+    "# AGENTS.md instructions",
+    "<skills_instructions>",
+    "<permissions instructions>",
+    "<collaboration_mode>",
+    "<apps_instructions>",
+)
+
+
+def initial_context(item: dict[str, Any]) -> bool:
+    """A message item holding Codex's initial context (observed re-sent: skills, 5.6 KB, and the environment)."""
+    if item.get("type") != "message" or item.get("role") not in ("user", "developer"):
+        return False
+    parts = item.get("content")
+    text = next((p.get("text", "") for p in parts if isinstance(p, dict)), "") if isinstance(parts, list) else ""
+    return isinstance(text, str) and text.lstrip().startswith(INITIAL_CONTEXT)
+
+
 def _summary(message: Message) -> bool:
     return content_text(message).startswith(SUMMARY_PREFIX)
 
@@ -172,7 +193,8 @@ def context_after(native: CodexNative, compacted: dict[str, Any]) -> list[dict[s
 
     They tell Codex on resume what context the model already holds. Without them after a
     ``compacted`` line, Codex 0.171 writes its initial context again (skills, environment),
-    and the copies the replacement history kept went twice.
+    and the copies the replacement history kept went twice. (A rollout with no world_state
+    gets none here: its initial context is left out of the replacement history instead.)
     """
     lines = []
     ordinal = compacted.get("ordinal")
@@ -225,6 +247,10 @@ def compacted_line(transcript: Transcript, native: CodexNative) -> dict[str, Any
         else:
             history.extend(message_items(message, unit, system_role="developer"))
     history.extend(item.value for item in native.trailing)
+    if not any(isinstance(r.value, dict) and r.value.get("type") == "world_state" for r in native.records):
+        # No world_state to restate after the line (rollouts before Codex wrote one): Codex
+        # 0.171 then writes its initial context again, current, when it resumes from it.
+        history = [item for item in history if not initial_context(item)]
     message_text = f"{SUMMARY_PREFIX}\n" + "\n\n".join(summaries) if summaries else ""
     records = native.records
     timestamp = next((r.value.get("timestamp") for r in reversed(records) if isinstance(r.value, dict)), None)

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import compactctl
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import Message, content_text
@@ -137,20 +139,20 @@ def swapped(path: Path, data: bytes) -> Iterator[None]:
         path.write_bytes(saved)
 
 
-def resume_claude_code(client: Client, recorded: Recorded, data: bytes, prompt: str = RESUME_PROMPT) -> Resumed:
-    with swapped(recorded.path, data), FakeAnthropic() as fake:
-        ClaudeCode(client, recorded.home, recorded.cwd, fake).run(prompt, resume=recorded.session)
+def _resume(driver: Any, fake_type: Any, client: Client, recorded: Recorded, data: bytes, prompt: str) -> Resumed:
+    with swapped(recorded.path, data), fake_type() as fake:
+        driver(client, recorded.home, recorded.cwd, fake).run(prompt, resume=recorded.session)
         calls = fake.model_calls()
-        assert calls, f"Claude Code made no model call; rejected: {fake.errors}"
+        assert calls, f"{client.command} made no model call; rejected: {fake.errors}"
         return Resumed(calls[0], fake.errors)
+
+
+def resume_claude_code(client: Client, recorded: Recorded, data: bytes, prompt: str = RESUME_PROMPT) -> Resumed:
+    return _resume(ClaudeCode, FakeAnthropic, client, recorded, data, prompt)
 
 
 def resume_codex(client: Client, recorded: Recorded, data: bytes, prompt: str = RESUME_PROMPT) -> Resumed:
-    with swapped(recorded.path, data), FakeResponses() as fake:
-        Codex(client, recorded.home, recorded.cwd, fake).run(prompt, resume=recorded.session)
-        calls = fake.model_calls()
-        assert calls, f"Codex made no model call; rejected: {fake.errors}"
-        return Resumed(calls[0], fake.errors)
+    return _resume(Codex, FakeResponses, client, recorded, data, prompt)
 
 
 @dataclass(frozen=True)
@@ -187,3 +189,41 @@ SUMMARIZING = {"compact", "summary", "rolling", "selective"}
 def sent_reduction(original: Resumed, compacted: Resumed) -> float:
     """How much smaller the resumed history is than the original's, in tokens sent."""
     return 1 - compacted.history_tokens / original.history_tokens
+
+
+def expected_shape(data: bytes) -> list[tuple[str, str]]:
+    """Assistant texts and call / result ids as compactctl reads a session file: what a resume must send."""
+    _, transcripts = compactctl.load(data, "session.jsonl")
+    found = []
+    for message in transcripts[0].messages:
+        if message.get("role") == "assistant" and content_text(message):
+            found.append(("text", content_text(message)))
+        found.extend(("call", call["id"]) for call in message.get("tool_calls") or [])
+        if message.get("role") == "tool":
+            found.append(("result", message["tool_call_id"]))
+    return found
+
+
+def check_reduction(source: bytes, compacted: Compacted, resumed: Resumed, original: Resumed) -> None:
+    """The resumed request is smaller than the original's by about what ``report`` claims.
+
+    What the client regenerates on resume (its context, reminders, the new prompt) is left
+    out of both sides.
+    """
+    claimed = claimed_reduction(source, compacted.data)
+    sent = sent_reduction(original, resumed)
+    if claimed > 0.05:  # a summary of an already small history may outweigh what it replaces
+        assert resumed.size < original.size
+    print(f"{resumed.size} vs {original.size} bytes sent; history tokens sent -{sent:.1%}, report -{claimed:.1%}")
+    # Within 3 points. report also counts each message's framing (3-4 tokens) that a count of the
+    # sent texts leaves out: on a history of a few dozen tokens (the rest in an encrypted
+    # compaction item) that alone is a large fraction, so there the bound is 60 tokens.
+    assert sent == pytest.approx(claimed, abs=max(0.03, 60 / original.history_tokens))
+
+
+def cut_after_last_call(data: bytes, call_type: str) -> bytes:
+    """The session as a snapshot taken mid-turn: it ends on a call (``tool_use``, ``function_call``) unanswered."""
+    lines = data.splitlines(keepends=True)
+    marker = f'"type":"{call_type}"'.encode()
+    last = max(n for n, line in enumerate(lines) if marker in line.replace(b" ", b""))
+    return b"".join(lines[: last + 1])

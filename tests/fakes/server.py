@@ -47,6 +47,11 @@ class RejectedRequest(ValueError):
     """A request the real API would answer with 400 invalid_request_error."""
 
 
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a client dropping its connection (Codex after a stream ends) is not a test failure
+
+
 @dataclass
 class FakeModelServer:
     """Records requests; the model calls that carry tools take the next scripted reply."""
@@ -105,7 +110,7 @@ class FakeModelServer:
             def do_HEAD(self) -> None:
                 self._dispatch("HEAD")
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        self._server = _QuietServer(("127.0.0.1", self.port), Handler)
         self._server.daemon_threads = True
         self.port = self._server.server_address[1]
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
