@@ -33,6 +33,15 @@ class Behaviour:
     kind: str = "ok"  # ok | 429 | 500 | slow | length | 400
     seconds: float = 0.0  # for slow
     text: str | None = None
+    finish: str | None = None  # the finish_reason to send for "length" (servers differ)
+
+
+# What real servers do with the reply bound: OpenAI refuses max_tokens for reasoning models with this
+# error ("openai"); the others accept what they are sent ("any").
+FLAVOURS = ("any", "openai")
+UNSUPPORTED_MAX_TOKENS = (
+    "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead."
+)
 
 
 @dataclass
@@ -42,6 +51,7 @@ class FakeOpenAI:
     script: deque[Behaviour] = field(default_factory=deque)
     text: str = DEFAULT_SUMMARY
     lock: threading.Lock = field(default_factory=threading.Lock)
+    flavour: str = "any"  # one of FLAVOURS
 
     @property
     def url(self) -> str:
@@ -157,10 +167,15 @@ def _handler(state: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 return
             if behaviour.kind == "slow":
                 time.sleep(behaviour.seconds)
+            chat = self.path.endswith("/chat/completions")
+            if chat and state.flavour == "openai" and "max_tokens" in body:
+                error = {"message": UNSUPPORTED_MAX_TOKENS, "type": "invalid_request_error", "param": "max_tokens"}
+                self._send(400, {"error": {**error, "code": "unsupported_parameter"}})
+                return
             text = behaviour.text or state.text
             truncated = behaviour.kind == "length"
-            if self.path.endswith("/chat/completions"):
-                self._send(200, _chat_body(body, text, "length" if truncated else "stop"))
+            if chat:
+                self._send(200, _chat_body(body, text, (behaviour.finish or "length") if truncated else "stop"))
             elif self.path.endswith("/responses"):
                 self._send(200, _responses_body(body, text, truncated))
             else:
