@@ -47,7 +47,7 @@ from compactctl.formats.anthropic import (
 )
 from compactctl.formats.base import Native, Transcript, is_unchanged, native_of, sources
 from compactctl.formats.records import Record, annotate, raw_line
-from compactctl.transcript import Message, content_text, one_of
+from compactctl.transcript import ANNOTATION_KEY, Message, content_text, one_of
 
 NAME = "claude-code"
 
@@ -207,7 +207,40 @@ def _active_chain(records: list[Record], sidechain: bool, path: str = "<input>")
         if _is_boundary(records[index].value):
             break
         index = by_uuid.get(_uuid(records[index].value, "parentUuid") or "")
-    return chain[::-1]
+    return _with_preserved(records, by_uuid, chain[::-1])
+
+
+def _with_preserved(records: list[Record], by_uuid: dict[str, int], chain: list[int]) -> list[int]:
+    """The chain with the messages a partial compaction kept verbatim, read right after its summary.
+
+    Recent Claude Code keeps the last messages before a ``/compact`` where they are, before
+    the boundary, and names them in ``compactMetadata``: ``preservedSegment`` (``headUuid``
+    to ``tailUuid``, walked by ``parentUuid``, read after ``anchorUuid``, the summary) or
+    ``preservedMessages`` (a ``uuids`` list). On resume it sends them after the summary.
+    """
+    boundary = records[chain[0]].value if chain else {}
+    metadata = boundary.get("compactMetadata") if _is_boundary(boundary) else None
+    if not isinstance(metadata, dict):
+        return chain
+    segment, listed = metadata.get("preservedSegment"), metadata.get("preservedMessages")
+    preserved: list[int] = []
+    if isinstance(listed, dict) and isinstance(listed.get("uuids"), list):
+        preserved = [by_uuid[u] for u in listed["uuids"] if isinstance(u, str) and u in by_uuid]
+        anchor = listed.get("anchorUuid")
+    elif isinstance(segment, dict):
+        anchor, walked, current = segment.get("anchorUuid"), [], segment.get("tailUuid")
+        while isinstance(current, str) and current in by_uuid and by_uuid[current] not in walked:
+            walked.append(by_uuid[current])
+            if current == segment.get("headUuid"):
+                preserved = walked[::-1]
+                break
+            current = _uuid(records[by_uuid[current]].value, "parentUuid")
+    else:
+        return chain
+    at = next((n for n, i in enumerate(chain) if _uuid(records[i].value) == anchor), None)
+    if at is None or not preserved:
+        return chain
+    return [*chain[: at + 1], *(i for i in preserved if i not in chain), *chain[at + 1 :]]
 
 
 def _result_ids(value: dict[str, Any]) -> set[Any]:
@@ -423,25 +456,44 @@ def compacted_records(transcript: Transcript, native: ClaudeCodeNative) -> list[
         }
     )
     chain.records[0]["parentUuid"] = None
-    summarized = False
-    for message, unit, same in sources(transcript, native):
-        role = message.get("role")
-        if unit is None and role != "assistant" and role != "tool" and not summarized and len(chain.records) == 1:
-            chain.add(
-                {
-                    "type": "user",
-                    "message": {"role": "user", "content": SUMMARY_INTRO + content_text(message)},
-                    "isVisibleInTranscriptOnly": True,
-                    "isCompactSummary": True,
-                }
-            )
-            summarized = True
-            continue
-        if role == "assistant":
+    written = list(sources(transcript, native))
+    summary, kept = (written[0][0], written[1:]) if written and _is_new_summary(written[0]) else (None, written)
+    if summary is not None:
+        chain.add(
+            {
+                "type": "user",
+                "message": {"role": "user", "content": SUMMARY_INTRO + content_text(summary)},
+                "isVisibleInTranscriptOnly": True,
+                "isCompactSummary": True,
+            }
+        )
+    # The kept messages are copied after the summary. (Claude Code's own partial /compact
+    # leaves them in place and names them in compactMetadata.preservedSegment; written that
+    # way by compactctl, Claude Code 2.1.332 resumed with the summary alone, so not that.)
+    for message, unit, same in kept:
+        if message.get("role") == "assistant":
             _add_assistant(chain, records, message, unit, same)
         else:
             _add_user(chain, records, message, unit, same)
-    return chain.records
+    # As Claude Code does after compacting: the leaf to resume from, named explicitly.
+    pointer: dict[str, Any] = {"type": "last-prompt"}
+    prompt = next(
+        (m for m in reversed(transcript.messages) if m.get("role") == "user" and not _annotated_harness(m)), None
+    )
+    if prompt is not None and prompt is not summary:
+        pointer["lastPrompt"] = content_text(prompt)[:200]
+    pointer.update({"leafUuid": chain.records[-1]["uuid"], "explicit": True, "sessionId": base.get("sessionId")})
+    return [*chain.records, pointer]
+
+
+def _is_new_summary(written: tuple[Message, Source | None, bool]) -> bool:
+    message, unit, _ = written
+    return unit is None and message.get("role") not in ("assistant", "tool")
+
+
+def _annotated_harness(message: Message) -> bool:
+    annotations = message.get(ANNOTATION_KEY)
+    return isinstance(annotations, dict) and annotations.get("kind") == "harness"
 
 
 def session_records(messages: list[Message]) -> list[dict[str, Any]]:
@@ -474,14 +526,11 @@ def _add_assistant(chain: _Chain, records: list[Record], message: Message, unit:
     if not same:
         blocks = assistant_blocks(message, blocks or None)
     first = templates[0] if templates else {}
-    native = dict(first.get("message") or {})
-    if not native:
-        native = {
-            "id": f"msg_compactctl_{len(chain.records)}",
-            "type": "message",
-            "role": "assistant",
-            "model": "<synthetic>",
-        }
+    native = dict(first.get("message") or {}) or {"type": "message", "role": "assistant", "model": "<synthetic>"}
+    # A new id, never the old record's: Claude Code joins the assistant records of one
+    # message.id across the whole file when it resumes, so a copy keeping the id pulls the
+    # old records (still before the boundary) back in and sends their blocks twice.
+    native["id"] = "msg_compactctl_" + uuid.uuid5(_NAMESPACE, f"{chain.seed}/message/{len(chain.records)}").hex[:24]
     by_block = {id(t["message"]["content"][0]): t for t in templates if len(t["message"].get("content") or []) == 1}
     for n, block in enumerate(blocks):
         # A block written back as read keeps its own record's envelope (uuid, timestamp).

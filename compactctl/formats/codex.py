@@ -118,6 +118,27 @@ class _Rollout:
         self.call_start = len(self.items.messages)
 
 
+# The context Codex writes at the start of a session: AGENTS.md, skills, permissions, environment.
+INITIAL_CONTEXT = (
+    "<environment_context>",
+    "<user_instructions>",
+    "# AGENTS.md instructions",
+    "<skills_instructions>",
+    "<permissions instructions>",
+    "<collaboration_mode>",
+    "<apps_instructions>",
+)
+
+
+def initial_context(item: dict[str, Any]) -> bool:
+    """A message item holding Codex's initial context (observed re-sent: skills, 5.6 KB, and the environment)."""
+    if item.get("type") != "message" or item.get("role") not in ("user", "developer"):
+        return False
+    parts = item.get("content")
+    text = next((p.get("text", "") for p in parts if isinstance(p, dict)), "") if isinstance(parts, list) else ""
+    return isinstance(text, str) and text.lstrip().startswith(INITIAL_CONTEXT)
+
+
 def _summary(message: Message) -> bool:
     return content_text(message).startswith(SUMMARY_PREFIX)
 
@@ -165,8 +186,32 @@ def write(transcripts: list[Transcript]) -> bytes:
             continue
         out.extend(raw_line(record) for record in native.records)
         if not is_unchanged(transcript, native):
-            out.append(jsonbytes.dumps(compacted_line(transcript, native)) + b"\n")
+            compacted = compacted_line(transcript, native)
+            out.extend(jsonbytes.dumps(line) + b"\n" for line in (compacted, *context_after(native, compacted)))
     return b"".join(out)
+
+
+def context_after(native: CodexNative, compacted: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rollout's last ``world_state`` and ``turn_context`` again, as Codex writes them after compacting.
+
+    They tell Codex on resume what context the model already holds. Without them after a
+    ``compacted`` line, Codex 0.171 writes its initial context again (skills, environment),
+    and the copies the replacement history kept went twice. (A rollout with no world_state
+    gets none here: its initial context is left out of the replacement history instead.)
+    """
+    lines = []
+    ordinal = compacted.get("ordinal")
+    for kind in ("world_state", "turn_context"):
+        values = (r.value for r in reversed(native.records) if isinstance(r.value, dict))
+        last = next((v for v in values if v.get("type") == kind), None)
+        if last is None:
+            continue
+        line = {**last, "timestamp": compacted["timestamp"]} if "timestamp" in compacted else dict(last)
+        if isinstance(ordinal, int) and "ordinal" in line:
+            ordinal += 1
+            line["ordinal"] = ordinal
+        lines.append(line)
+    return lines
 
 
 def new_rollout(messages: list[Message]) -> list[dict[str, Any]]:
@@ -205,8 +250,18 @@ def compacted_line(transcript: Transcript, native: CodexNative) -> dict[str, Any
         else:
             history.extend(message_items(message, unit, system_role="developer"))
     history.extend(item.value for item in native.trailing)
+    if not any(isinstance(r.value, dict) and r.value.get("type") == "world_state" for r in native.records):
+        # No world_state to restate after the line (rollouts before Codex wrote one): Codex
+        # 0.171 then writes its initial context again, current, when it resumes from it.
+        history = [item for item in history if not initial_context(item)]
     message_text = f"{SUMMARY_PREFIX}\n" + "\n\n".join(summaries) if summaries else ""
     records = native.records
     timestamp = next((r.value.get("timestamp") for r in reversed(records) if isinstance(r.value, dict)), None)
-    line: dict[str, Any] = {"type": "compacted", "payload": {"message": message_text, "replacement_history": history}}
-    return {"timestamp": timestamp, **line} if timestamp else line
+    line: dict[str, Any] = {"timestamp": timestamp} if timestamp else {}
+    # Recent Codex numbers every rollout line and refuses to resume a rollout whose last line has no number.
+    ordinals = [
+        r.value["ordinal"] for r in records if isinstance(r.value, dict) and isinstance(r.value.get("ordinal"), int)
+    ]
+    if ordinals:
+        line["ordinal"] = max(ordinals) + 1
+    return {**line, "type": "compacted", "payload": {"message": message_text, "replacement_history": history}}

@@ -50,3 +50,11 @@ def shape(messages: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
         )
         for m in messages
     ]
+
+
+def codex_initial_context(message: dict[str, Any]) -> bool:
+    """A message holding Codex's initial context, which a compacted rollout without world_state leaves out."""
+    from compactctl.formats.codex import INITIAL_CONTEXT
+    from compactctl.transcript import content_text
+
+    return message.get("role") in ("user", "developer") and content_text(message).lstrip().startswith(INITIAL_CONTEXT)

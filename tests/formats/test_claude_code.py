@@ -95,14 +95,35 @@ def test_compaction_is_written_as_boundary_and_summary_after_the_old_records():
     assert boundary["compactMetadata"]["preTokens"] == 5 + 13200 + 150
     assert summary_record["isCompactSummary"] is True and summary_record["parentUuid"] == boundary["uuid"]
     assert summary_record["message"]["content"] == SUMMARY_INTRO + summary["content"]
-    for parent, child in itertools.pairwise(new):
+    *copied, pointer = rest
+    for parent, child in itertools.pairwise([summary_record, *copied]):
         assert child["parentUuid"] == parent["uuid"]
-    assert all(len(r["message"]["content"]) == 1 for r in rest if r["type"] == "assistant")
+    assert all(len(r["message"]["content"]) == 1 for r in copied if r["type"] == "assistant")
+    # As Claude Code does after compacting, the leaf to resume from is named.
+    assert pointer["type"] == "last-prompt" and pointer["leafUuid"] == copied[-1]["uuid"]
     assert {r["sessionId"] for r in new} == {old[-1]["sessionId"]}
     # Read back, the session is the compacted one: the boundary hides what came before.
     _, again = load(out)
     assert shape(again[0].messages[1:]) == shape(kept)
     assert again[0].messages[0]["content"].endswith(summary["content"])
+
+
+def test_a_changed_tail_is_written_as_new_records_with_new_message_ids():
+    data, fmt, transcript = read("claude-code")
+    result = compact(transcript.messages, ["window"], {"keep_recent": 4})
+    last = {**result.messages[-1], "content": "Done: the suite passes."}
+    summary = {"role": "user", "content": "Refund limit fixed."}
+    out = rewritten(fmt, transcript, [summary, *result.messages[:-1], last], [None, *result.origins])
+    boundary, summary_record, *rest, pointer = lines(out[len(data) :])
+    assert "preservedSegment" not in boundary["compactMetadata"]
+    for parent, child in itertools.pairwise([summary_record, *rest]):
+        assert child["parentUuid"] == parent["uuid"]
+    assert all(len(r["message"]["content"]) == 1 for r in rest if r["type"] == "assistant")
+    old_ids = {r["message"]["id"] for r in lines(data) if r.get("type") == "assistant"}
+    assert not old_ids & {r["message"]["id"] for r in rest if r["type"] == "assistant"}
+    assert pointer["type"] == "last-prompt" and pointer["leafUuid"] == rest[-1]["uuid"]
+    _, again = load(out)
+    assert shape(again[0].messages[1:]) == shape([*result.messages[:-1], last])
 
 
 def test_thinking_blocks_stay_unmodified_when_a_message_is_rebuilt():

@@ -121,8 +121,15 @@ def test_compacting_keeps_the_active_branch_and_links_the_boundary_to_its_leaf()
     # The active leaf, not the last record written (the stop hook) nor the abandoned leaf.
     assert boundary["logicalParentUuid"] == "c2"
     assert boundary["compactMetadata"]["preTokens"] == 5 + 9300  # the active leaf's reported input
-    for parent, child in itertools.pairwise(new):
+    *chained, pointer = new
+    for parent, child in itertools.pairwise(chained):
         assert child["parentUuid"] == parent["uuid"]
+    assert pointer == {
+        "type": "last-prompt",
+        "leafUuid": chained[-1]["uuid"],
+        "explicit": True,
+        "sessionId": boundary["sessionId"],
+    } | ({"lastPrompt": pointer["lastPrompt"]} if "lastPrompt" in pointer else {})
     assert summary_record["isCompactSummary"] is True
     # Read back (the old last-prompt still names c2): the boundary continues c2, so it is the context.
     fmt_again, again = _load(out)

@@ -9,7 +9,7 @@ from compactctl.formats import load
 from compactctl.formats.codex import SUMMARY_PREFIX
 from compactctl.transcript import annotations_of, content_text, find_violation
 from tests.conftest import unchanged
-from tests.formats.fixtures import lines, read, rewritten, shape
+from tests.formats.fixtures import codex_initial_context, lines, read, rewritten, shape
 
 
 def line(kind: str, payload: dict) -> bytes:
@@ -81,8 +81,12 @@ def test_compaction_appends_a_compacted_line_with_the_replacement_history():
     out = rewritten(fmt, transcript, [kept[0], summary, *kept[1:]], [origins[0], None, *origins[1:]])
     assert transcript.messages == original
     assert out.startswith(data)
-    (last,) = lines(out[len(data) :])
+    last, *context = lines(out[len(data) :])
     assert last["type"] == "compacted" and set(last["payload"]) == {"message", "replacement_history"}
+    # The context the model holds, restated after the checkpoint as Codex does (so it is not re-sent).
+    assert [c["type"] for c in context] == [
+        t for t in ("world_state", "turn_context") if f'"type":"{t}"'.encode() in data
+    ]
     assert last["payload"]["message"] == f"{SUMMARY_PREFIX}\n{summary['content']}"
     history = last["payload"]["replacement_history"]
     assert history[0] == {
@@ -94,7 +98,8 @@ def test_compaction_appends_a_compacted_line_with_the_replacement_history():
     _, again = load(out)
     reread = again[0].messages
     assert reread[0]["role"] == "system" and content_text(reread[1]).endswith(summary["content"])
-    assert shape(reread[2:]) == shape(kept[1:])
+    # Codex writes its initial context again on resume (no world_state here): the old copy is left out.
+    assert shape(reread[2:]) == shape([m for m in kept[1:] if not codex_initial_context(m)])
 
 
 def test_reasoning_items_travel_with_their_message_when_it_is_rebuilt():

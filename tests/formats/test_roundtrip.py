@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from compactctl.compaction import compact
 from compactctl.errors import InputError
 from compactctl.formats import FORMATS, Transcript, dump, get_format, load, write_as
-from tests.formats.fixtures import FILES, read, shape
+from tests.formats.fixtures import FILES, codex_initial_context, read, shape
 
 # How each format stores roles it has no place for.
 ROLE_MAP = {"claude-code": {"system": "user", "developer": "user"}, "anthropic": {"developer": "system"}}
@@ -71,7 +71,7 @@ def test_written_transcripts_are_detected_read_back_and_rewritten_identically(na
 @settings(max_examples=15, deadline=None)
 @given(keep_recent=st.integers(0, 12), trim=st.booleans())
 def test_compacted_native_transcripts_read_back_as_compacted(name, keep_recent, trim):
-    _, fmt, transcript = read(name)
+    data, fmt, transcript = read(name)
     steps = ["trim-tools", "window"] if trim else ["window"]
     result = compact(transcript.messages, steps, {"keep_recent": keep_recent, "tool_max_tokens": 8})
     kept = result.messages
@@ -81,7 +81,10 @@ def test_compacted_native_transcripts_read_back_as_compacted(name, keep_recent, 
     records = [orjson.loads(line) for line in out.splitlines()]
     assert detected == name or (detected == "chat" and all(set(r) == {"role", "content"} for r in records))
     again_fmt, (again,) = load(out, format=name)
-    assert shape(again.messages) == shape(kept)
+    # Codex writes its initial context again on resume from this rollout (it has no world_state
+    # to restate), so the old copies are left out of the replacement history.
+    expected = [m for m in kept if not (name == "codex" and out != data and codex_initial_context(m))]
+    assert shape(again.messages) == shape(expected)
     assert again_fmt.write([again]) == out  # a compacted file round-trips byte for byte too
 
 

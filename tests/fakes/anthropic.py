@@ -1,0 +1,240 @@
+"""A loopback fake of the Anthropic Messages API (``POST /v1/messages``, streaming and not).
+
+It checks each request as the real API does (roles, empty content, tool_use/tool_result
+pairing, unique tool_use ids) and answers 400 ``invalid_request_error`` where the real one
+would; otherwise the next scripted :class:`Reply`, as SSE (``message_start`` ...
+``message_stop``) or one JSON body. Model calls that carry no tools (Claude Code's title
+and side queries) get a short text and leave the script alone.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from http.server import BaseHTTPRequestHandler
+from typing import Any
+
+from tests.fakes.server import FakeModelServer, Recorded, RejectedRequest, Reply, estimate_tokens, send_json, send_sse
+
+_ids = itertools.count(1)
+
+
+def _blocks(content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def validate_messages(body: dict[str, Any]) -> None:
+    """Raise :class:`RejectedRequest` with the real API's wording where it would reject ``body``."""
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise RejectedRequest("messages: at least one message is required")
+    if messages[0].get("role") != "user":
+        raise RejectedRequest('messages: first message must use the "user" role')
+    seen_tool_ids: set[str] = set()
+    for n, message in enumerate(messages):
+        role, content = message.get("role"), message.get("content")
+        if role not in (
+            "user",
+            "assistant",
+            "system",
+        ):  # Claude Code sends "system" messages (beta) and the API takes them
+            raise RejectedRequest(f"messages.{n}.role: Input should be 'user', 'assistant' or 'system'")
+        final_assistant = role == "assistant" and n == len(messages) - 1
+        # Claude Code itself sends an empty "system" message after its own compact summary, so the
+        # API takes those; the rule is for user and assistant turns.
+        if not final_assistant and role != "system" and (content == "" or content == []):
+            raise RejectedRequest(
+                f"messages.{n}: all messages must have non-empty content"
+                " except for the optional final assistant message"
+            )
+        for k, block in enumerate(_blocks(content)):
+            if block.get("type") == "text" and not block.get("text"):
+                raise RejectedRequest(f"messages.{n}.content.{k}.text: text content blocks must be non-empty")
+            if block.get("type") == "tool_use":
+                if role != "assistant":
+                    raise RejectedRequest(
+                        f"messages.{n}.content.{k}: tool_use blocks can only be in assistant messages"
+                    )
+                if block.get("id") in seen_tool_ids:
+                    raise RejectedRequest(f"messages.{n}.content.{k}: `tool_use` ids must be unique")
+                seen_tool_ids.add(block.get("id"))
+            if block.get("type") == "tool_result" and role != "user":
+                raise RejectedRequest(f"messages.{n}.content.{k}: tool_result blocks can only be in user messages")
+        calls = [b.get("id") for b in _blocks(content) if b.get("type") == "tool_use"] if role == "assistant" else []
+        following = messages[n + 1] if n + 1 < len(messages) else None
+        answered = (
+            {b.get("tool_use_id") for b in _blocks(following.get("content")) if b.get("type") == "tool_result"}
+            if following and following.get("role") == "user"
+            else set()
+        )
+        missing = [c for c in calls if c not in answered]
+        if missing and following is not None:
+            raise RejectedRequest(
+                f"messages.{n}: `tool_use` ids were found without `tool_result` blocks immediately after: "
+                f"{', '.join(missing)}. "
+                "Each `tool_use` block must have a corresponding `tool_result` block in the next message."
+            )
+        if role == "user":
+            previous = messages[n - 1] if n else None
+            offered = (
+                {b.get("id") for b in _blocks(previous.get("content")) if b.get("type") == "tool_use"}
+                if previous and previous.get("role") == "assistant"
+                else set()
+            )
+            for k, block in enumerate(_blocks(content)):
+                if block.get("type") == "tool_result" and block.get("tool_use_id") not in offered:
+                    raise RejectedRequest(
+                        f"messages.{n}.content.{k}: unexpected `tool_use_id` found in `tool_result` blocks: "
+                        f"{block.get('tool_use_id')}. "
+                        "Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
+                    )
+
+
+def repeated_blocks(messages: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
+    """Blocks that occur twice in one message, as (message index, block).
+
+    The real API takes them; a resumed session must not send any."""
+    found = []
+    for n, message in enumerate(messages):
+        seen: set[str] = set()
+        for block in _blocks(message.get("content")):
+            key = json.dumps(block, sort_keys=True)
+            if key in seen:
+                found.append((n, block))
+            seen.add(key)
+    return found
+
+
+def reply_blocks(reply: Reply) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    if reply.thinking:
+        blocks.append({"type": "thinking", "thinking": reply.thinking, "signature": f"sig-{next(_ids)}"})
+    if reply.text:
+        blocks.append({"type": "text", "text": reply.text})
+    for call in reply.tool_calls:
+        blocks.append(
+            {"type": "tool_use", "id": f"toolu_fake{next(_ids):04d}", "name": call.name, "input": call.arguments}
+        )
+    return blocks
+
+
+def _sse_events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    start = {**message, "content": [], "stop_reason": None, "usage": {**message["usage"], "output_tokens": 1}}
+    events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": start})]
+    for index, block in enumerate(message["content"]):
+        kind = block["type"]
+        if kind == "thinking":
+            opening, deltas = (
+                {"type": "thinking", "thinking": "", "signature": ""},
+                [
+                    {"type": "thinking_delta", "thinking": block["thinking"]},
+                    {"type": "signature_delta", "signature": block["signature"]},
+                ],
+            )
+        elif kind == "text":
+            opening, deltas = {"type": "text", "text": ""}, [{"type": "text_delta", "text": block["text"]}]
+        else:
+            opening = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+            deltas = [{"type": "input_json_delta", "partial_json": json.dumps(block["input"])}]
+        events.append(
+            ("content_block_start", {"type": "content_block_start", "index": index, "content_block": opening})
+        )
+        events.extend(
+            ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d}) for d in deltas
+        )
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+    delta = {"stop_reason": message["stop_reason"], "stop_sequence": None}
+    events.append(
+        (
+            "message_delta",
+            {"type": "message_delta", "delta": delta, "usage": {"output_tokens": message["usage"]["output_tokens"]}},
+        )
+    )
+    events.append(("message_stop", {"type": "message_stop"}))
+    return events
+
+
+COMPACT_SUMMARY = (
+    "<analysis>The user asked for a fix in app.py; it was made and run.</analysis>\n"
+    "<summary>1. Primary Request: fix the bug in app.py; results must stay in CSV.\n"
+    "2. Work done: add() now returns a + b; python3 app.py prints 5.\n"
+    "3. Next step: none pending.</summary>"
+)
+
+
+def _last_text(body: dict[str, Any]) -> str:
+    messages = body.get("messages") or [{}]
+    return " ".join(str(b.get("text", "")) for b in _blocks(messages[-1].get("content")))
+
+
+def _asks_for_summary(body: dict[str, Any]) -> bool:
+    """Claude Code's own /compact (and auto-compact) request: answered with a summary, off the script."""
+    return "create a detailed summary of the conversation" in _last_text(body)
+
+
+def _side_reply(body: dict[str, Any]) -> Reply:
+    return Reply(text=COMPACT_SUMMARY) if _asks_for_summary(body) else Reply(text="Fake title")
+
+
+class FakeAnthropic(FakeModelServer):
+    """``ANTHROPIC_BASE_URL=fake.url`` points Claude Code (or the ``anthropic`` SDK) here."""
+
+    def model_calls(self) -> list[dict[str, Any]]:
+        """The accepted requests that carried tools: the client's turns, not its side queries."""
+        return [
+            r.body
+            for r in self.requests
+            if r.path.split("?")[0] == "/v1/messages"
+            and r.error is None
+            and isinstance(r.body, dict)
+            and r.body.get("tools")
+        ]
+
+    def handle(self, handler: BaseHTTPRequestHandler, method: str, body: Any) -> None:
+        path = handler.path.split("?")[0]
+        entry = Recorded(method, handler.path, dict(handler.headers), body)
+        self.record(entry)
+        if method == "POST" and path == "/v1/messages/count_tokens":
+            send_json(handler, 200, {"input_tokens": estimate_tokens(body)})
+            return
+        if method != "POST" or path != "/v1/messages" or not isinstance(body, dict):
+            send_json(
+                handler,
+                404,
+                {"type": "error", "error": {"type": "not_found_error", "message": f"no route {method} {path}"}},
+            )
+            return
+        try:
+            validate_messages(body)
+        except RejectedRequest as error:
+            entry.error = str(error)
+            send_json(
+                handler, 400, {"type": "error", "error": {"type": "invalid_request_error", "message": str(error)}}
+            )
+            return
+        reply = self.next_reply() if body.get("tools") and not _asks_for_summary(body) else _side_reply(body)
+        blocks = reply_blocks(reply)
+        input_tokens = estimate_tokens([body.get("system"), body.get("messages"), body.get("tools")])
+        output_tokens = reply.output_tokens or estimate_tokens(blocks)
+        message = {
+            "id": f"msg_fake{next(_ids):06d}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model", "claude-fake"),
+            "content": blocks,
+            "stop_reason": "tool_use" if reply.tool_calls else "end_turn",
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": input_tokens,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+                "output_tokens": output_tokens,
+                "service_tier": "standard",
+            },
+        }
+        if body.get("stream"):
+            send_sse(handler, _sse_events(message))
+        else:
+            send_json(handler, 200, message, {"request-id": f"req_fake{next(_ids)}"})

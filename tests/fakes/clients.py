@@ -1,0 +1,168 @@
+"""Finding and driving the real agent clients (Claude Code, Codex) against the loopback fakes.
+
+Each client runs non-interactively with ``HOME`` (and ``CODEX_HOME``) in a temporary
+folder, so it writes its genuine session files there and never touches the user's. The
+pinned versions are in ``.ci/clients.txt``; ``.ci/run`` installs them under
+``.ci/cache/npm``, which is where the tests look first (then ``$PATH``). A missing client
+skips its tests, except under ``CI=true``, where it fails them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.anthropic import FakeAnthropic
+from tests.fakes.responses import FakeResponses
+
+ROOT = Path(__file__).resolve().parents[2]
+PINNED = ROOT / ".ci" / "clients.txt"
+CACHE_BIN = ROOT / ".ci" / "cache" / "npm" / "node_modules" / ".bin"
+TIMEOUT = 180
+PACKAGES = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex"}
+
+
+def pinned_versions() -> dict[str, str]:
+    """``{"@anthropic-ai/claude-code": "2.1.332", ...}`` from ``.ci/clients.txt``."""
+    versions = {}
+    for line in PINNED.read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if line:
+            package, _, version = line.rpartition("@")
+            versions[package] = version
+    return versions
+
+
+@dataclass(frozen=True)
+class Client:
+    command: str  # "claude" or "codex"
+    binary: Path
+    version: str
+
+
+def find_client(command: str) -> Client | None:
+    for candidate in (CACHE_BIN / command, shutil.which(command)):
+        if candidate and Path(candidate).exists():
+            try:
+                out = subprocess.run([str(candidate), "--version"], capture_output=True, text=True, timeout=60)
+            except (OSError, subprocess.TimeoutExpired):
+                continue
+            if out.returncode == 0:
+                return Client(command, Path(candidate), out.stdout.strip())
+    return None
+
+
+def require_client(command: str) -> Client:
+    """The client, or a skip (a failure under ``CI=true``, where .ci/run installed it)."""
+    client = find_client(command)
+    in_ci = os.environ.get("CI", "").lower() == "true"
+    if client is None:
+        reason = f"{command} not installed (run .ci/run, or npm install the versions in .ci/clients.txt)"
+        if in_ci:
+            pytest.fail(reason)
+        pytest.skip(reason)
+    pinned = PACKAGES[command]
+    if in_ci and pinned_versions()[pinned] not in client.version:
+        pytest.fail(f"{client.binary} is {client.version}, not the pinned {pinned}@{pinned_versions()[pinned]}")
+    return client
+
+
+def _run(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT)
+    if done.returncode != 0:
+        raise AssertionError(
+            f"{args[0]} exited {done.returncode}\nstdout: {done.stdout[-3000:]}\nstderr: {done.stderr[-3000:]}"
+        )
+    return done
+
+
+def _base_env(home: Path) -> dict[str, str]:
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8", "TERM": "dumb"}
+
+
+@dataclass
+class ClaudeCode:
+    """``claude -p`` in a private HOME, its model calls going to a :class:`FakeAnthropic`."""
+
+    client: Client
+    home: Path
+    cwd: Path
+    fake: FakeAnthropic
+    sessions: list[str] = field(default_factory=list)
+
+    def env(self) -> dict[str, str]:
+        return {
+            **_base_env(self.home),
+            "ANTHROPIC_BASE_URL": self.fake.url,
+            "ANTHROPIC_API_KEY": "sk-ant-loopback",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+        }
+
+    def run(self, prompt: str, resume: str | None = None) -> str:
+        """Send one prompt (continuing session ``resume``); returns the session id."""
+        args = [str(self.client.binary), "-p", prompt, "--output-format", "json"]
+        args += ["--permission-mode", "acceptEdits", "--allowedTools", "Bash Read Edit Write"]
+        if resume:
+            args += ["--resume", resume]
+        done = _run(args, self.cwd, self.env())
+        session = json.loads(done.stdout.strip().splitlines()[-1])["session_id"]
+        self.sessions.append(session)
+        return str(session)
+
+    @property
+    def projects(self) -> Path:
+        return self.home / ".claude" / "projects"
+
+    def session_file(self, session: str) -> Path:
+        found = list(self.projects.glob(f"*/{session}.jsonl"))
+        assert found, f"no session file for {session} under {self.projects}"
+        return found[0]
+
+
+@dataclass
+class Codex:
+    """``codex exec`` in a private CODEX_HOME, its model calls going to a :class:`FakeResponses`."""
+
+    client: Client
+    home: Path
+    cwd: Path
+    fake: FakeResponses
+    model: str = "gpt-5.5"
+    extra_config: str = ""  # more config.toml lines (e.g. a low auto-compact limit)
+
+    @property
+    def codex_home(self) -> Path:
+        return self.home / ".codex"
+
+    def configure(self) -> None:
+        self.codex_home.mkdir(parents=True, exist_ok=True)
+        # The built-in "openai" provider, so real rollouts (written under it) resume here too.
+        config = f'openai_base_url = "{self.fake.url}/v1"\nmodel = "{self.model}"\n{self.extra_config}'
+        (self.codex_home / "config.toml").write_text(config)
+
+    def env(self) -> dict[str, str]:
+        return {
+            **_base_env(self.home),
+            "CODEX_HOME": str(self.codex_home),
+            "OPENAI_API_KEY": "sk-loopback",
+            "RUST_LOG": "error",
+        }
+
+    def run(self, prompt: str, resume: str | None = None) -> subprocess.CompletedProcess[str]:
+        self.configure()
+        args = [str(self.client.binary), "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"]
+        if resume:
+            args += ["resume", resume]
+        return _run([*args, prompt], self.cwd, self.env())
+
+    def rollouts(self) -> list[Path]:
+        return sorted(self.codex_home.glob("sessions/*/*/*/rollout-*.jsonl"))

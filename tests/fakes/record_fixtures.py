@@ -1,0 +1,72 @@
+"""Record the small producer-written fixtures in tests/formats/data/real-clients/ with the real clients.
+
+    python -m tests.fakes.record_fixtures
+
+Each client, in a private HOME against its loopback fake, reads a file, answers, and then
+compacts the session itself (Claude Code's ``/compact``; Codex's remote compaction on a low
+auto-compact limit). The files are committed so the format tests can read what the
+producers write without the clients installed; the client version is in the file name.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from pathlib import Path
+
+from tests.fakes.anthropic import FakeAnthropic
+from tests.fakes.clients import ClaudeCode, Codex, require_client
+from tests.fakes.responses import FakeResponses
+from tests.fakes.scenarios import project
+from tests.fakes.server import Reply, ToolCall
+
+OUT = Path(__file__).resolve().parents[1] / "formats" / "data" / "real-clients"
+ANSWER = "The notes say results must stay in CSV."
+
+
+def _version(client_version: str) -> str:
+    found = re.search(r"\d+\.\d+\.\d+", client_version)
+    return found.group(0) if found else "unknown"
+
+
+def claude_code_fixture(root: Path) -> Path:
+    client = require_client("claude")
+    with FakeAnthropic() as fake:
+        claude = ClaudeCode(client, root, project(root), fake)
+        notes = str(claude.cwd / "notes.txt")
+        fake.enqueue(Reply(thinking="Read the notes.", tool_calls=(ToolCall("Read", {"file_path": notes}),)), ANSWER)
+        session = claude.run("What do the notes say?")
+        claude.run("/compact", resume=session)
+        assert not fake.errors and not fake.script
+        data = claude.session_file(session).read_bytes()
+    target = OUT / f"claude-code-{_version(client.version)}-compacted.jsonl"
+    target.write_bytes(data.replace(str(root).encode(), b"/home/user"))
+    return target
+
+
+def codex_fixture(root: Path) -> Path:
+    client = require_client("codex")
+    with FakeResponses() as fake:
+        codex = Codex(client, root, project(root), fake)
+        fake.enqueue(
+            Reply(thinking="Read the notes.", tool_calls=(ToolCall("exec_command", {"cmd": "cat notes.txt"}),)), ANSWER
+        )
+        codex.run("What do the notes say?")
+        (rollout,) = codex.rollouts()
+        thread = re.search(r"([0-9a-f-]{36})\.jsonl$", rollout.name)
+        assert thread
+        codex.extra_config = "model_auto_compact_token_limit = 1000\n"
+        fake.enqueue("Nothing else.")
+        codex.run("Anything else?", resume=thread.group(1))
+        assert not fake.errors and not fake.script
+        data = rollout.read_bytes()
+    target = OUT / f"codex-{_version(client.version)}-compacted.jsonl"
+    target.write_bytes(data.replace(str(root).encode(), b"/home/user"))
+    return target
+
+
+if __name__ == "__main__":
+    OUT.mkdir(parents=True, exist_ok=True)
+    for record in (claude_code_fixture, codex_fixture):
+        with tempfile.TemporaryDirectory(prefix="fixture-") as root:
+            print("wrote", record(Path(root)))

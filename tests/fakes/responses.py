@@ -1,0 +1,220 @@
+"""A loopback fake of the OpenAI Responses API (``POST /v1/responses``, SSE), as Codex calls it.
+
+Codex first tries a WebSocket on the same path; the fake refuses the upgrade, as a server
+without WebSocket support does, and Codex falls back to HTTPS streaming. Each request is
+checked as the real API checks it (every call answered and every output matching a call,
+by ``call_id``; no duplicate item ids; reasoning items sent with ``store: false`` must carry
+their ``encrypted_content``) and answered from the scripted queue as
+``response.created`` ... ``response.completed`` with usage.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from http.server import BaseHTTPRequestHandler
+from typing import Any
+
+from tests.fakes.server import FakeModelServer, Recorded, RejectedRequest, Reply, estimate_tokens, send_json, send_sse
+
+_ids = itertools.count(1)
+CALLS = {
+    "function_call": "function_call_output",
+    "custom_tool_call": "custom_tool_call_output",
+    "local_shell_call": "function_call_output",
+}
+
+
+def validate_input(body: dict[str, Any]) -> None:
+    items = body.get("input")
+    if isinstance(items, str):
+        return
+    if not isinstance(items, list):
+        raise RejectedRequest("input: expected a string or an array of items")
+    calls: dict[str, str] = {}
+    answered: set[str] = set()
+    ids: set[str] = set()
+    for n, item in enumerate(items):
+        kind = item.get("type", "message")
+        if isinstance(item.get("id"), str):
+            if item["id"] in ids:
+                raise RejectedRequest(
+                    f"Duplicate item found with id {item['id']}. Remove duplicate items from your input and try again."
+                )
+            ids.add(item["id"])
+        if kind == "reasoning" and body.get("store") is False and item.get("id") and not item.get("encrypted_content"):
+            raise RejectedRequest(
+                f"Item with id '{item['id']}' not found. Items are not persisted when `store` is set to false."
+            )
+        if kind in CALLS:
+            calls[item.get("call_id")] = kind
+        elif kind.endswith("_call_output"):
+            if item.get("call_id") not in calls:
+                raise RejectedRequest(
+                    f"No tool call found for function call output with call_id {item.get('call_id')}."
+                )
+            answered.add(item.get("call_id"))
+        elif kind == "message" and item.get("role") not in ("user", "assistant", "system", "developer"):
+            raise RejectedRequest(f"input[{n}].role: invalid role {item.get('role')!r}")
+    for call_id in calls:
+        if call_id not in answered:
+            raise RejectedRequest(f"No tool output found for function call {call_id}.")
+
+
+def repeated_items(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Items sent twice in one request (the same JSON): a resume must not send any."""
+    seen: set[str] = set()
+    found = []
+    for item in items:
+        key = json.dumps(item, sort_keys=True)
+        if key in seen:
+            found.append(item)
+        seen.add(key)
+    return found
+
+
+def output_items(reply: Reply) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    if reply.thinking:
+        items.append(
+            {
+                "type": "reasoning",
+                "id": f"rs_fake{next(_ids):04d}",
+                "summary": [{"type": "summary_text", "text": reply.thinking}],
+                "encrypted_content": f"enc-{next(_ids)}",
+            }
+        )
+    if reply.text:
+        items.append(
+            {
+                "type": "message",
+                "id": f"msg_fake{next(_ids):04d}",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": reply.text, "annotations": []}],
+            }
+        )
+    for call in reply.tool_calls:
+        call_id = f"call_fake{next(_ids):04d}"
+        if isinstance(call.arguments, str):
+            items.append(
+                {
+                    "type": "custom_tool_call",
+                    "id": f"ctc_fake{next(_ids):04d}",
+                    "status": "completed",
+                    "call_id": call_id,
+                    "name": call.name,
+                    "input": call.arguments,
+                }
+            )
+        else:
+            items.append(
+                {
+                    "type": "function_call",
+                    "id": f"fc_fake{next(_ids):04d}",
+                    "status": "completed",
+                    "call_id": call_id,
+                    "name": call.name,
+                    "arguments": json.dumps(call.arguments),
+                }
+            )
+    return items
+
+
+def _asks_for_compaction(body: dict[str, Any]) -> bool:
+    items = body.get("input")
+    return isinstance(items, list) and bool(items) and items[-1].get("type") == "compaction_trigger"
+
+
+class FakeResponses(FakeModelServer):
+    """``openai_base_url = fake.url + "/v1"`` in Codex's config.toml points Codex here."""
+
+    def model_calls(self) -> list[dict[str, Any]]:
+        return [
+            r.body
+            for r in self.requests
+            if r.path.split("?")[0] == "/v1/responses"
+            and r.method == "POST"
+            and r.error is None
+            and isinstance(r.body, dict)
+        ]
+
+    def handle(self, handler: BaseHTTPRequestHandler, method: str, body: Any) -> None:
+        path = handler.path.split("?")[0]
+        entry = Recorded(method, handler.path, dict(handler.headers), body)
+        self.record(entry)
+        if method == "GET" and path == "/v1/models":
+            send_json(handler, 200, {"object": "list", "data": []})
+            return
+        if handler.headers.get("Upgrade", "").lower() == "websocket":
+            send_json(handler, 426, {"error": {"message": "WebSocket not supported", "type": "invalid_request_error"}})
+            return
+        if method != "POST" or path != "/v1/responses" or not isinstance(body, dict):
+            # Includes Codex's WebSocket upgrade: no WebSocket here, so it falls back to HTTPS.
+            send_json(
+                handler, 404, {"error": {"message": f"no route {method} {path}", "type": "invalid_request_error"}}
+            )
+            return
+        try:
+            validate_input(body)
+        except RejectedRequest as error:
+            entry.error = str(error)
+            send_json(
+                handler,
+                400,
+                {"error": {"message": str(error), "type": "invalid_request_error", "param": "input", "code": None}},
+            )
+            return
+        if _asks_for_compaction(body):
+            # Codex's remote compaction: one opaque compaction item replaces the history.
+            reply = Reply()
+            items = [
+                {"type": "compaction", "id": f"cmp_fake{next(_ids):04d}", "encrypted_content": "enc-compacted-history"}
+            ]
+        else:
+            reply = self.next_reply()
+            items = output_items(reply)
+        input_tokens = estimate_tokens([body.get("instructions"), body.get("input"), body.get("tools")])
+        output_tokens = reply.output_tokens or estimate_tokens(items)
+        reasoning_tokens = estimate_tokens(reply.thinking) if reply.thinking else 0
+        response_id = f"resp_fake{next(_ids):06d}"
+        base = {"id": response_id, "object": "response", "model": body.get("model", "gpt-fake"), "output": []}
+        events: list[tuple[str, dict[str, Any]]] = [
+            ("response.created", {"type": "response.created", "response": {**base, "status": "in_progress"}})
+        ]
+        for index, item in enumerate(items):
+            events.append(
+                (
+                    "response.output_item.added",
+                    {"type": "response.output_item.added", "output_index": index, "item": item},
+                )
+            )
+            if item["type"] == "message":
+                events.append(
+                    (
+                        "response.output_text.delta",
+                        {
+                            "type": "response.output_text.delta",
+                            "item_id": item["id"],
+                            "output_index": index,
+                            "content_index": 0,
+                            "delta": reply.text,
+                        },
+                    )
+                )
+            events.append(
+                (
+                    "response.output_item.done",
+                    {"type": "response.output_item.done", "output_index": index, "item": item},
+                )
+            )
+        usage = {
+            "input_tokens": input_tokens,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": output_tokens,
+            "output_tokens_details": {"reasoning_tokens": reasoning_tokens},
+            "total_tokens": input_tokens + output_tokens,
+        }
+        completed = {**base, "status": "completed", "output": items, "usage": usage}
+        events.append(("response.completed", {"type": "response.completed", "response": completed}))
+        send_sse(handler, events)

@@ -1,0 +1,164 @@
+"""What the loopback fake model APIs share: a threaded HTTP server on 127.0.0.1 that records
+every request and answers the main model calls from a scripted reply queue.
+
+A reply is written once, as :class:`Reply`, and each fake renders it in its own API's
+shape (Anthropic content blocks, Responses output items), so one script drives either
+client through the same turns.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A call to one of the client's own tools (``Bash``, ``Read``; ``exec_command``, ``apply_patch``)."""
+
+    name: str
+    arguments: dict[str, Any] | str  # a string for Responses custom tools (apply_patch's patch text)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted model response: optional thinking, optional text, any number of tool calls."""
+
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    thinking: str = ""
+    output_tokens: int | None = None  # reported usage; estimated from the text when None
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+    error: str | None = None  # what the fake rejected the request for, as the real API would
+
+
+class RejectedRequest(ValueError):
+    """A request the real API would answer with 400 invalid_request_error."""
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a client dropping its connection (Codex after a stream ends) is not a test failure
+
+
+@dataclass
+class FakeModelServer:
+    """Records requests; the model calls that carry tools take the next scripted reply."""
+
+    requests: list[Recorded] = field(default_factory=list)
+    script: deque[Reply] = field(default_factory=deque)
+    default: Reply = field(default_factory=lambda: Reply(text="Done."))
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    port: int = 0
+    _server: ThreadingHTTPServer | None = None
+    _thread: threading.Thread | None = None
+
+    def enqueue(self, *replies: Reply | str) -> None:
+        for reply in replies:
+            self.script.append(Reply(text=reply) if isinstance(reply, str) else reply)
+
+    def next_reply(self) -> Reply:
+        with self.lock:
+            return self.script.popleft() if self.script else self.default
+
+    def record(self, entry: Recorded) -> None:
+        with self.lock:
+            self.requests.append(entry)
+
+    @property
+    def errors(self) -> list[str]:
+        return [r.error for r in self.requests if r.error]
+
+    def handle(self, handler: BaseHTTPRequestHandler, method: str, body: Any) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    def start(self) -> FakeModelServer:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # keep test output clean
+                pass
+
+            def _dispatch(self, method: str) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                try:
+                    body = json.loads(raw) if raw else None
+                except ValueError:
+                    body = raw.decode("utf-8", "replace")
+                fake.handle(self, method, body)
+
+            def do_POST(self) -> None:
+                self._dispatch("POST")
+
+            def do_GET(self) -> None:
+                self._dispatch("GET")
+
+            def do_HEAD(self) -> None:
+                self._dispatch("HEAD")
+
+        self._server = _QuietServer(("127.0.0.1", self.port), Handler)
+        self._server.daemon_threads = True
+        self.port = self._server.server_address[1]
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> FakeModelServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+def send_json(handler: BaseHTTPRequestHandler, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+    data = json.dumps(body).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    for key, value in (headers or {}).items():
+        handler.send_header(key, value)
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
+def send_sse(handler: BaseHTTPRequestHandler, events: list[tuple[str, dict[str, Any]]]) -> None:
+    """Server-sent events, one ``event:``/``data:`` pair each, chunked so the client reads them as they come."""
+    handler.send_response(200)
+    handler.send_header("Content-Type", "text/event-stream")
+    handler.send_header("Cache-Control", "no-cache")
+    handler.send_header("Transfer-Encoding", "chunked")
+    handler.end_headers()
+    for name, data in events:
+        chunk = f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+        handler.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+    handler.wfile.write(b"0\r\n\r\n")
+    handler.wfile.flush()
+
+
+def estimate_tokens(value: Any) -> int:
+    """About four characters a token: the fakes report usage the way the APIs do, not exactly."""
+    return max(1, len(json.dumps(value, ensure_ascii=False)) // 4)

@@ -1,0 +1,72 @@
+"""Files the real clients wrote (tests/formats/data/real-clients, made by tests/fakes/record_fixtures.py),
+read and compacted without the clients: what the resume tests found, pinned where no client is installed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+import compactctl
+from compactctl.transcript import content_text
+from tests.fakes.record_fixtures import ANSWER
+from tests.fakes.resume import run_compactctl
+
+DATA = Path(__file__).parent / "data" / "real-clients"
+CLAUDE_CODE = DATA / "claude-code-2.1.332-compacted.jsonl"
+CODEX = DATA / "codex-0.171.0-compacted.jsonl"
+HAND_WRITTEN = Path(__file__).parent / "data" / "claude-code.jsonl"
+
+
+def _lines(data: bytes) -> list[dict]:
+    return [orjson.loads(line) for line in data.splitlines() if line.strip()]
+
+
+def test_claude_code_reads_the_messages_its_compaction_kept_after_the_summary() -> None:
+    records = _lines(CLAUDE_CODE.read_bytes())
+    boundary = next(r for r in records if r.get("subtype") == "compact_boundary")
+    assert "preservedSegment" in boundary["compactMetadata"]
+    _, transcripts = compactctl.load(CLAUDE_CODE.read_bytes(), str(CLAUDE_CODE))
+    texts = [content_text(m) for m in transcripts[0].messages]
+    assert texts[0].startswith("This session is being continued")
+    assert texts[1] == ANSWER  # kept verbatim before the boundary, sent after the summary
+
+
+@pytest.mark.parametrize(
+    ("session", "args"),
+    [
+        (CLAUDE_CODE, ["compact", "-s", "window", "--keep-recent", "4"]),
+        (HAND_WRITTEN, ["compact"]),
+        (HAND_WRITTEN, ["compact", "-s", "window", "--keep-recent", "3"]),
+        (HAND_WRITTEN, ["compact", "-s", "trim-tools", "--tool-max-tokens", "5"]),
+    ],
+)
+def test_a_compacted_claude_code_session_reuses_no_message_id_of_the_records_before_it(
+    session: Path, args: list[str], tmp_path: Path
+) -> None:
+    # Claude Code joins the records of one message.id across the file: a reused id sent old blocks twice.
+    source = session.read_bytes()
+    records = _lines(run_compactctl(session, tmp_path / "out.jsonl", args).data)
+    last = max(n for n, r in enumerate(records) if r.get("subtype") == "compact_boundary")
+    before = {r["message"]["id"] for r in records[:last] if r.get("type") == "assistant"}
+    after = [r["message"]["id"] for r in records[last:] if r.get("type") == "assistant"]
+    assert after and not before & set(after)
+    assert records[: len(_lines(source))] == _lines(source)  # every old record stays, unchanged
+
+
+def test_a_codex_compaction_continues_the_numbering_and_restates_the_context_as_codex_does() -> None:
+    source = CODEX.read_bytes()
+    old = _lines(source)
+    fmt, transcripts = compactctl.load(source, str(CODEX))
+    result = compactctl.compact(transcripts[0].messages, ["window"], {"keep_recent": 2})
+    written = _lines(compactctl.dump([transcripts[0].rewritten(result.messages, result.origins)], fmt.name))
+    assert written[: len(old)] == old
+    compacted, world, turn = written[len(old) :]
+    # Codex 0.171 refuses a rollout whose last line has no ordinal, and writes its initial
+    # context again after a compacted line not followed by the context it holds.
+    assert compacted["type"] == "compacted"
+    assert [compacted["ordinal"], world["ordinal"], turn["ordinal"]] == [old[-1]["ordinal"] + n for n in (1, 2, 3)]
+    last_world = next(r for r in reversed(old) if r["type"] == "world_state")
+    assert world["type"] == "world_state" and world["payload"] == last_world["payload"]
+    assert turn["type"] == "turn_context"
