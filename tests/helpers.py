@@ -63,3 +63,19 @@ def valid_transcripts(max_rounds: int = 8):
         return messages
 
     return build()
+
+
+def import_or_skip(module: str, extra: str):
+    """A test extra's module: skipped where it is not installed, a failure in CI (CI=true), which installs it."""
+    import importlib
+    import os
+
+    import pytest
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as error:
+        message = f"{module} is not installed ({extra}): {error}"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message, allow_module_level=True)

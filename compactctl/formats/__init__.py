@@ -16,7 +16,7 @@ from types import ModuleType
 from typing import NamedTuple
 
 from compactctl.errors import InputError
-from compactctl.formats import anthropic, chat, claude_code, codex, dataset, responses, swe_agent, tau_bench
+from compactctl.formats import anthropic, chat, claude_code, codex, dataset, otel, responses, swe_agent, tau_bench
 from compactctl.formats.base import Native, Transcript, converted
 from compactctl.formats.records import Record, parse_records
 
@@ -44,6 +44,7 @@ FORMATS: dict[str, Format] = {
     for fmt in map(
         Format.of,
         (
+            otel,
             swe_agent,
             tau_bench,
             codex,
