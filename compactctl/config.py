@@ -38,6 +38,18 @@ class RunOptions(Options):
         panel="Strategies",
     )
     format: str = setting("auto", help="Input format, or auto.", flags=("--format", "-f"), panel=IO_PANEL)
+    session: str | None = setting(
+        None,
+        help="An Agents SDK database: the session id to read (default: every session).",
+        metavar="ID",
+        panel=IO_PANEL,
+    )
+    in_place: bool = setting(
+        False,
+        help="An Agents SDK database: replace the sessions' items inside it, in one transaction, the old "
+        "items kept in a backup table (default: add each compacted session under a new id, in -o).",
+        panel=IO_PANEL,
+    )
     encoding: str = setting("cl100k_base", help="tiktoken encoding, or approx (chars/4).", panel=IO_PANEL)
     jobs: int = setting(1, help="Files processed in parallel.", min=1, flags=("--jobs", "-j"))
     on_error: str = setting(

@@ -30,8 +30,9 @@ if TYPE_CHECKING:
 
 from compactctl.compaction import compact
 from compactctl.errors import CompactctlError, InputError
-from compactctl.formats import chat, detect, load, write_as
-from compactctl.formats.records import BOM, Record
+from compactctl.formats import agents_sqlite, chat, detect, load, write_as
+from compactctl.formats.base import Transcript
+from compactctl.formats.records import BOM, SQLITE_MAGIC, Record
 from compactctl.replay.prices import Prices
 from compactctl.replay.simulate import SettingResult, aggregate, replay
 from compactctl.replay.triggers import Setting
@@ -175,9 +176,22 @@ def read_source(source: str) -> bytes:
     if source == STDIO:
         return sys.stdin.buffer.read()
     try:
-        return Path(source).read_bytes()
+        data = Path(source).read_bytes()
     except OSError as error:
         raise InputError(f"cannot read: {error.strerror}", source) from None
+    return _database_snapshot(source) if data.startswith(SQLITE_MAGIC) else data
+
+
+def _database_snapshot(source: str) -> bytes:
+    """A SQLite file as SQLite reads it: with what its write-ahead log (``-wal``) holds that the file does not yet."""
+    import sqlite3
+    from contextlib import closing
+
+    try:
+        with closing(sqlite3.connect(f"file:{Path(source).resolve()}?mode=ro", uri=True)) as connection:
+            return connection.serialize()
+    except sqlite3.Error as error:
+        raise InputError(f"unreadable SQLite database: {error}", source) from None
 
 
 def _read_umask() -> int:
@@ -296,6 +310,8 @@ def compact_file(
     """
     skipped: list[int] | None = [] if settings.get("on_error") == "skip" else None
     fmt, transcripts = load(read_source(job.source), job.source, settings.get("format", "auto"), skipped)
+    if fmt.name == agents_sqlite.NAME:
+        transcripts = agents_sqlite.selected(transcripts, settings.get("session"), job.source)
     results = [compact(t.messages, steps, settings, counter=counter, summarizer=summarizer) for t in transcripts]
     compacted = [t.rewritten(r.messages, r.origins) for t, r in zip(transcripts, results, strict=True)]
     required = list(settings.get("require") or ())
@@ -303,7 +319,9 @@ def compact_file(
     after = measure(((t.label, t.messages) for t in compacted), counter, [*required, *before.facts_declared])
     usage = sum((r.usage for r in results), SummarizerUsage())
     notes = [note for r in results for note in r.notes]
-    if job.target is not None:
+    if job.target is not None and settings.get("in_place"):
+        replace_in_database(job.source, fmt.name, compacted)
+    elif job.target is not None:
         write_atomic(job.target, write_as(compacted, fmt, to, job.source))
     manifest = [
         {"file": job.name, "transcript": t.label, **dataclasses.asdict(entry)}
@@ -326,6 +344,28 @@ def compact_file(
     ]
     report = file_report(job.name, fmt.name, before, after, required, usage, dict.fromkeys(notes), skipped or ())
     return FileCompaction(report, manifest, archived)
+
+
+def replace_in_database(source: str, format_name: str, transcripts: list[Transcript]) -> None:
+    """``--in-place``: the compacted sessions replace theirs in one transaction; a failure changes nothing."""
+    import sqlite3
+    from contextlib import closing
+
+    if format_name != agents_sqlite.NAME:
+        raise InputError(
+            f"--in-place replaces sessions in an Agents SDK database; this file reads as {format_name}", source
+        )
+    try:
+        with closing(sqlite3.connect(source, isolation_level=None)) as connection:
+            connection.execute("BEGIN IMMEDIATE")  # the write lock first: the app's own writes wait for us
+            try:
+                agents_sqlite.replace_sessions(connection, transcripts, source)
+            except BaseException:
+                connection.execute("ROLLBACK")
+                raise
+            connection.execute("COMMIT")
+    except sqlite3.Error as error:
+        raise InputError(f"cannot update the database: {error}", source) from None
 
 
 # --- report: one file or a before/after pair ----------------------------------------------

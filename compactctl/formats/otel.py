@@ -115,7 +115,9 @@ def any_value(value: Any) -> Any:
 
 
 def key_values(items: Any) -> dict[str, Any]:
-    return {item["key"]: any_value(item.get("value")) for item in items or [] if isinstance(item, dict) and "key" in item}
+    return {
+        item["key"]: any_value(item.get("value")) for item in items or [] if isinstance(item, dict) and "key" in item
+    }
 
 
 def _hex_id(value: Any) -> str:

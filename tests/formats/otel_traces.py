@@ -43,7 +43,9 @@ def record_agent_run(monkeypatch: pytest.MonkeyPatch, capture_content: bool = Tr
     import openai
 
     monkeypatch.setenv("OTEL_SEMCONV_STABILITY_OPT_IN", "gen_ai_latest_experimental")
-    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "SPAN_ONLY" if capture_content else "NO_CONTENT")
+    monkeypatch.setenv(
+        "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "SPAN_ONLY" if capture_content else "NO_CONTENT"
+    )
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
@@ -84,7 +86,9 @@ def _hex_ids(value: Any) -> Any:
 
     if isinstance(value, dict):
         return {
-            key: base64.b64decode(item).hex() if key in ("traceId", "spanId", "parentSpanId") and item else _hex_ids(item)
+            key: base64.b64decode(item).hex()
+            if key in ("traceId", "spanId", "parentSpanId") and item
+            else _hex_ids(item)
             for key, item in value.items()
         }
     if isinstance(value, list):

@@ -64,7 +64,9 @@ def test_spans_without_content_are_an_error_naming_them(spans_without_content):
     with pytest.raises(InputError) as raised:
         load(data, "blind.json")
     message = str(raised.value)
-    assert "4 GenAI spans without content" in message and "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT" in message
+    assert (
+        "4 GenAI spans without content" in message and "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT" in message
+    )
     first_span = orjson.loads(data)["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["spanId"]
     assert first_span in message
 

@@ -68,7 +68,10 @@ def _chat_body(
     completion = max(1, len(text) // 4)
     message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None}
     if tool_calls:
-        message, finish = {"role": "assistant", "content": None, "refusal": None, "tool_calls": tool_calls}, "tool_calls"
+        message, finish = (
+            {"role": "assistant", "content": None, "refusal": None, "tool_calls": tool_calls},
+            "tool_calls",
+        )
     return {
         "id": f"chatcmpl-test{next(_ids)}",
         "object": "chat.completion",
