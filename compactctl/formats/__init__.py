@@ -18,6 +18,7 @@ from typing import NamedTuple
 from compactctl.errors import InputError
 from compactctl.formats import (
     agents_sqlite,
+    ai_sdk,
     anthropic,
     chat,
     claude_code,
@@ -59,6 +60,7 @@ FORMATS: dict[str, Format] = {
         (
             agents_sqlite,
             otel,
+            ai_sdk,
             swe_agent,
             tau_bench,
             codex,
