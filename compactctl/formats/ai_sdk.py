@@ -139,8 +139,8 @@ def read(records: list[Record], path: str) -> list[Transcript]:
     for index, ui in enumerate(ui_messages):
         parts = ui["parts"]
         if ui["role"] != "assistant":
-            content = collapse_text([_user_part(part) for part in parts])
-            messages.append({"role": ui["role"], "content": content if parts else ""})
+            text = collapse_text([_user_part(part) for part in parts])
+            messages.append({"role": ui["role"], "content": text if parts else ""})
             units.append(Unit(index, tuple(range(len(parts)))))
             continue
         for step, started in _steps(parts):
