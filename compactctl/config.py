@@ -52,6 +52,12 @@ class RunOptions(Options):
     )
     encoding: str = setting("cl100k_base", help="tiktoken encoding, or approx (chars/4).", panel=IO_PANEL)
     jobs: int = setting(1, help="Files processed in parallel.", min=1, flags=("--jobs", "-j"))
+    engine: str = setting(
+        "threads",
+        help="threads: --jobs threads on this machine; ray: Ray Data over the files (RAY_ADDRESS, else a local "
+        "instance; pip install 'compactctl[ray]').",
+        choices=("threads", "ray"),
+    )
     on_error: str = setting(
         "fail",
         help="fail: exit 2 if any file is bad; skip: skip it and count it.",

@@ -239,11 +239,20 @@ def write_atomic(target: str, data: bytes) -> None:
 
 
 def run_jobs(
-    jobs: list[Job], work: Callable[[Job], T], parallel: int = 1, progress: bool = False
+    jobs: list[Job], work: Callable[[Job], T], parallel: int = 1, progress: bool = False, engine: str = "threads"
 ) -> tuple[list[T], list[Failure]]:
-    """Run ``work`` on every job (in threads when ``parallel`` > 1), collecting failures."""
+    """Run ``work`` on every job (in threads when ``parallel`` > 1, or on Ray Data), collecting failures."""
     results: dict[int, T] = {}
     failures: dict[int, Failure] = {}
+    if engine == "ray" and not any(job.source == STDIO or job.target == STDIO for job in jobs):
+        from compactctl import ray_engine
+
+        # The local instance gets --jobs CPUs when more than one is asked for; else Ray's default (all).
+        done, failed = ray_engine.run(
+            [job.source for job in jobs], lambda i: work(jobs[i]), parallel if parallel > 1 else None
+        )
+        failures = {i: Failure(jobs[i].source, error, code) for i, (error, code) in failed.items()}
+        return [done[i] for i in sorted(done)], [failures[i] for i in sorted(failures)]
 
     def attempt(index: int) -> None:
         job = jobs[index]

@@ -69,6 +69,7 @@ def compact(
         lambda job: compact_file(job, steps, settings, counter, summarizer_used, to=to),
         settings["jobs"],
         progress_wanted(quiet),
+        settings["engine"],
     )
     to_stderr = settings["dry_run"] or any(job.target == STDIO for job in jobs_planned)
     finish_compaction(
