@@ -26,7 +26,7 @@ MISSING = "--engine ray needs Ray: pip install 'compactctl[ray]'"
 def _ray() -> Any:
     try:
         import ray
-        import ray.data  # noqa: F401
+        import ray.data
     except ImportError:
         raise InputError(MISSING) from None
     return ray
