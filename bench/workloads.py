@@ -10,7 +10,10 @@ Three workloads, each labeled the way compactctl reads labels (``compactctl`` an
   same test run), so earlier results are superseded.
 
 Every transcript carries 15 facts (``facts`` on user messages, spread over the whole
-conversation) and dependencies: some tool outputs or retrieved chunks ``define`` a key that
+conversation; with ``facts_in="tools"``, in the tool workload's files and the RAG
+workload's chunks instead: every later read of that file or retrieval of that chunk holds
+the fact and is labeled with it, as a labeler marks every chunk holding it, half of them
+spelled in another case than the text) and dependencies: some tool outputs or retrieved chunks ``define`` a key that
 a later assistant message ``references``, and some of those definers are later superseded
 or duplicated, so a pruner must restore them. The same (workload, turns, seed) always gives
 the same messages; the replay benchmark imports ``generate`` too.
@@ -68,8 +71,10 @@ def _note(message: dict[str, Any], **fields: Any) -> dict[str, Any]:
 
 
 class _Builder:
-    def __init__(self, workload: str, turns: int, seed: int) -> None:
+    def __init__(self, workload: str, turns: int, seed: int, facts_in: str = "user") -> None:
         self.rng = random.Random(f"{workload}:{turns}:{seed}")
+        self.facts_in = facts_in
+        self.placed: dict[Any, str] = {}  # file path or chunk id -> the fact it holds
         self.turns = turns
         self.messages: list[dict[str, Any]] = []
         self.calls = 0
@@ -81,8 +86,25 @@ class _Builder:
         self.messages.append(message)
         return message
 
+    def place(self, turn: int, where: Any) -> None:
+        """``facts_in="tools"``: from this turn on, the file or chunk ``where`` holds a fact."""
+        if turn in self.fact_turns and self.facts_made < FACTS_PER_TRANSCRIPT and where not in self.placed:
+            template = _FACT_TEMPLATES[self.facts_made % len(_FACT_TEMPLATES)]
+            self.placed[where] = template.format(n=1000 + 37 * self.facts_made + turn)
+            self.facts_made += 1
+
+    def holding(self, message: dict[str, Any], where: Any) -> dict[str, Any]:
+        """The tool output or chunk with the fact ``where`` holds, labeled (in lower case every other time)."""
+        fact = self.placed.get(where)
+        if fact is not None:
+            message["content"] += f"\n# {fact}"
+            _note(message, facts=[fact.lower() if len(self.placed) % 2 else fact])
+        return message
+
     def user(self, turn: int, text: str) -> None:
         message = self.add({"role": "user", "content": text})
+        if self.facts_in == "tools":
+            return
         if turn in self.fact_turns and self.facts_made < FACTS_PER_TRANSCRIPT:
             template = _FACT_TEMPLATES[self.facts_made % len(_FACT_TEMPLATES)]
             fact = template.format(n=1000 + 37 * self.facts_made + turn)
@@ -149,7 +171,9 @@ def _rag(b: _Builder) -> None:
         cited = None
         for k in range(2):
             d = topic + rng.randrange(4) + k
-            chunk = b.add(_note({"role": "user", "content": _chunk(d)}, kind="retrieval"))
+            if k == 0 and b.facts_in == "tools":
+                b.place(turn, d)
+            chunk = b.add(b.holding(_note({"role": "user", "content": _chunk(d)}, kind="retrieval"), d))
             if k == 0 and rng.random() < 0.08:
                 # The answer relies on this very retrieval (often a duplicate of an earlier one).
                 cited = f"retrieved:{turn}:{d}"
@@ -172,11 +196,15 @@ def _tool(b: _Builder) -> None:
         if turn % 10 == 0 or turn in b.fact_turns:
             b.user(turn, _text(rng, 1, (8, 14)))
         roll = rng.random()
-        if roll < 0.35:
+        forced = b.facts_in == "tools" and turn in b.fact_turns
+        if roll < 0.35 or forced:
             path = rng.choice(files)
+            if forced:
+                b.place(turn, path)
             version = versions.setdefault(path, 0)
             body = "\n".join(f"    {_sentence(random.Random(f'{path}:{version}:{j}'), 6)}" for j in range(7))
             result = b.tool("read_file", {"path": path}, f"# {path} v{version}\n{body}")
+            b.holding(result, path)
             if rng.random() < 0.15:
                 key = f"{path}@{version}:{turn}"
                 _note(result, defines=[key])
@@ -199,10 +227,13 @@ def _tool(b: _Builder) -> None:
     b.facts_left()
 
 
-def generate(workload: str, turns: int, seed: int = 0) -> list[dict[str, Any]]:
-    """A labeled transcript of ``turns`` turns for ``workload`` ("chat", "rag" or "tool")."""
+def generate(workload: str, turns: int, seed: int = 0, facts_in: str = "user") -> list[dict[str, Any]]:
+    """A labeled transcript of ``turns`` turns for ``workload`` ("chat", "rag" or "tool").
+
+    ``facts_in="tools"`` (rag and tool) puts the facts in retrieved chunks and read files.
+    """
     if workload not in WORKLOADS:
         raise ValueError(f"unknown workload {workload!r} (known: {', '.join(WORKLOADS)})")
-    builder = _Builder(workload, turns, seed)
+    builder = _Builder(workload, turns, seed, facts_in)
     {"chat": _chat, "rag": _rag, "tool": _tool}[workload](builder)
     return builder.messages

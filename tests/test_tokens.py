@@ -1,7 +1,15 @@
+import os
+
 import pytest
 
 from compactctl.errors import InputError
-from compactctl.tokens import TOKENS_PER_MESSAGE, TOKENS_PER_NAME, TOKENS_PER_TOOL_CALL, TokenCounter
+from compactctl.tokens import (
+    TOKENS_PER_MESSAGE,
+    TOKENS_PER_NAME,
+    TOKENS_PER_TOOL_CALL,
+    TokenCounter,
+    claude_tokens_available,
+)
 from tests.helpers import call
 
 
@@ -91,5 +99,73 @@ def test_an_encoding_whose_table_cannot_be_fetched_says_so(monkeypatch):
         raise OSError("Name or service not known")
 
     monkeypatch.setattr(tiktoken, "get_encoding", offline)
-    with pytest.raises(InputError, match=r"'o200k_base' .*could not be fetched or read: OSError; offline"):
-        TokenCounter("o200k_base")
+    with pytest.raises(InputError, match=r"'p50k_base' .*could not be fetched or read: OSError; offline"):
+        TokenCounter("p50k_base")
+
+
+def test_o200k_loads_offline_from_a_table_whose_hash_is_tiktokens_own(monkeypatch):
+    import ast
+    import inspect
+
+    import tiktoken
+    from tiktoken_ext import openai_public
+
+    from compactctl.tokens import O200K_PATTERN, O200K_SHA256
+
+    source = inspect.getsource(openai_public.o200k_base)
+    assert O200K_SHA256 in source  # the hash tiktoken pins for the official table
+    (pieces,) = [node for node in ast.walk(ast.parse(source)) if isinstance(node, ast.List)]
+    assert "|".join(ast.literal_eval(piece) for piece in pieces.elts) == O200K_PATTERN
+
+    def offline(name):
+        raise OSError("Name or service not known")
+
+    monkeypatch.setattr(tiktoken, "get_encoding", offline)
+    counter = TokenCounter("o200k_base")
+    assert counter("hello world") == 2
+
+
+def test_models_are_counted_in_their_own_encoding():
+    from compactctl.tokens import encoding_for_model
+
+    assert encoding_for_model("gpt-5.1-codex") == "o200k_base"
+    assert encoding_for_model("gpt-4o-mini") == "o200k_base"
+    assert encoding_for_model("gpt-4-turbo") == "cl100k_base"
+
+
+def test_images_are_priced_by_each_providers_rule():
+    from compactctl.tokens import image_tokens_for_size
+
+    assert image_tokens_for_size(1024, 1024, "openai") == 765  # 4 tiles of 512 + 85
+    assert image_tokens_for_size(512, 512, "openai", "low") == 85
+    assert image_tokens_for_size(1000, 1000, "anthropic") == 1333  # w*h/750
+    assert image_tokens_for_size(4000, 3000, "anthropic") == pytest.approx(1_150_000 / 750, rel=0.02)
+
+
+needs_ctok = pytest.mark.skipif(
+    not claude_tokens_available() and os.environ.get("CI") != "true",
+    reason="ctok is not installed (the claude extra); CI installs it",
+)
+
+
+@needs_ctok
+def test_claude_tokenizer_families_count_through_ctok_without_its_frame():
+    v3, v47 = TokenCounter("claude-v3"), TokenCounter("claude-v4.7")
+    assert v3("hello, world") == 3  # ctok: content 3 + frame 7
+    assert v47("hello, world") > v3("hello, world")  # the 4.7 family splits it finer
+    assert v3.message({"role": "user", "content": "hello, world"}) == 3 + 1 + 3
+
+
+def test_claude_encodings_without_ctok_say_how_to_install_it(monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_ctok(name, *args, **kwargs):
+        if name == "ctok":
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_ctok)
+    with pytest.raises(InputError, match=r"needs ctok: pip install 'compactctl\[claude\]'"):
+        TokenCounter("claude-v3")

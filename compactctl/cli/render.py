@@ -74,6 +74,13 @@ def emit(
         for when, violation in (("before", report.violation_before), ("after", report.violation_after)):
             if violation:
                 out.print(f"[red]not API-valid {when}:[/] {report.file}: {violation}", soft_wrap=True)
+    for report in reports:
+        for fact in report.facts_absent_before:
+            out.print(
+                f"[yellow]warning:[/] {escape(report.file)}: fact {escape(repr(fact))} is not in the input"
+                " (facts_absent_before; --strict-facts makes it an error)",
+                soft_wrap=True,
+            )
     notes = {note for report in reports for note in report.notes}
     for note in sorted(notes):
         out.print(f"[yellow]note:[/] {note}", soft_wrap=True)
@@ -95,7 +102,11 @@ def _validity(valid: bool | None) -> str:
 
 def _facts(report: FileReport) -> str:
     text = f"{report.facts_preserved}/{report.facts_required}"
-    return f"[red]{text}[/] missing: {', '.join(map(repr, report.facts_missing))}" if report.facts_missing else text
+    if report.facts_missing:
+        text = f"[red]{text}[/] missing: {', '.join(map(repr, report.facts_missing))}"
+    if report.facts_absent_before:
+        text += f" [yellow]({len(report.facts_absent_before)} not in the input)[/]"
+    return text
 
 
 def render_one(report: FileReport) -> Table:
@@ -117,6 +128,8 @@ def render_one(report: FileReport) -> Table:
     rows.append(("facts kept" if compared else "facts present", "", _facts(report)))
     if report.api_usage:
         rows.append(("API-reported input", _api_usage(report.api_usage), ""))
+    if report.api_calibration:
+        rows.extend(_calibration_rows(report.api_calibration))
     if report.summarizer_calls:
         tokens = report.summarizer_prompt_tokens + report.summarizer_completion_tokens
         plural = "" if report.summarizer_calls == 1 else "s"
@@ -136,6 +149,35 @@ def render_one(report: FileReport) -> Table:
     for label, before, after in rows:
         table.add_row(label, before, after) if compared else table.add_row(label, before or after)
     return table
+
+
+def _calibration_rows(recorded: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """Reported vs counted vs calibrated input, the gap split and the producer's compactions."""
+    rows = []
+    if recorded["reported_input_tokens"]:
+        error = recorded["calibration"]["error"]["held_out"]
+        rows.append(
+            (
+                "API input, calibrated",
+                f"reported {recorded['reported_input_tokens']:,}, counted {recorded['counted_input_tokens']:,}, "
+                f"calibrated {recorded['calibrated_input_tokens']:,} (held-out per-call error median "
+                f"{error['median']:.1%}, p90 {error['p90']:.1%})",
+                "",
+            )
+        )
+        gap = ", ".join(f"{key.replace('_', ' ')} {value:,}" for key, value in recorded["gap"].items())
+        rows.append(("  gap", gap, ""))
+    compactions = recorded["producer_compactions"]
+    if compactions:
+        held = recorded["history_before_last_compaction"]
+        rows.append(
+            (
+                "producer compactions",
+                f"{compactions}; the last replaced {held['messages']:,} messages ({held['tokens']:,} tokens)",
+                "",
+            )
+        )
+    return rows
 
 
 def _api_usage(usage: dict[str, Any]) -> str:

@@ -18,7 +18,7 @@ from compactctl.cli.render import console as common_console
 from compactctl.cli.render import envelope, failed_json, progress_wanted, stderr, write_json
 from compactctl.compaction import check_steps
 from compactctl.config import RunOptions, strategy_owners
-from compactctl.files import FileReplay, Job, expand_inputs, replay_file, replay_json, run_jobs
+from compactctl.files import FileReplay, Job, aligned, expand_inputs, replay_file, replay_json, run_jobs
 from compactctl.replay.options import DEFAULT_THRESHOLDS, ReplayOptions
 from compactctl.replay.prices import Prices, load_prices, prices_for, with_summarizer_prices
 from compactctl.replay.simulate import SettingResult, aggregate
@@ -80,7 +80,18 @@ def replay(
     found = [Job(source, None, name) for source, name, _ in expand_inputs(inputs)]
     results, failures = run_jobs(
         found,
-        lambda job: replay_file(job.source, job.name, grid, settings, counter, prices, summarizing, marker),
+        lambda job: replay_file(
+            job.source,
+            job.name,
+            grid,
+            settings,
+            counter,
+            prices,
+            summarizing,
+            marker,
+            prices if settings["model_pricing"] else None,
+            table,
+        ),
         settings["jobs"],
         progress_wanted(quiet) and not as_json,
     )
@@ -106,10 +117,29 @@ def _chart_source(results: list[FileReplay]) -> FileReplay:
 
 def render(results: list[FileReplay], label: str, prices: Prices) -> None:
     console = common_console()
-    rows = aggregate([r.settings for r in results])
+    rows = aggregate(aligned([r.settings for r in results]))
     transcripts = sum(r.transcripts for r in results)
     where = f"{results[0].file} ({results[0].format}" if len(results) == 1 else f"{label} ({len(results)} files"
-    console.print(settings_table(rows, f"{where}, {transcripts} transcript(s))", prices, console.width))
+    table = settings_table(rows, f"{where}, {transcripts} transcript(s))", prices, console.width)
+    api = results[0].api if len(results) == 1 else None
+    if api is not None:
+        basis = ", ".join(f"{_setting_name(row)}: {kind}" for row, kind in zip(rows, api.basis, strict=True))
+        calibration = api.calibration
+        table.caption = (
+            f"in API input tokens; priced per call by the model it names; {basis} (bill: from the reported "
+            f"usage; estimate: calibrated: {calibration.encoding} x{calibration.ratio:g}, hidden prefix, "
+            f"held-out per-call error median {calibration.held_out.median:.1%}, p90 {calibration.held_out.p90:.1%})"
+        )
+        for note in api.notes:
+            stderr.print(f"[yellow]note:[/] {escape(note)}", soft_wrap=True)
+    elif any(r.api is not None for r in results):
+        recorded = sum(r.api is not None for r in results)
+        table.caption = (
+            f"{recorded} of {len(results)} files record their usage: replayed in API input tokens, each call "
+            f"priced by the model it names (their recorded row is the bill, where the producer did not compact "
+            f"also none; other rows are calibrated estimates); the others priced as {prices.model}. Per file: --json"
+        )
+    console.print(table)
     source = _chart_source(results)
     console.print(chart(source, console.width))
 

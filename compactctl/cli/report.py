@@ -48,6 +48,8 @@ def report(
             settings["format"],
             settings["require"],
             skip_bad_lines=settings["on_error"] == "skip",
+            strict_facts=settings["strict_facts"],
+            claude_tokens=settings["claude_tokens"],
         ),
         settings["jobs"],
         progress_wanted(quiet),

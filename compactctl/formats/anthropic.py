@@ -6,9 +6,10 @@ prompt as its own ``{"system": ...}`` record, or one request object per line
 
 ``tool_use`` blocks become ``tool_calls`` (``input`` object <-> ``arguments`` string),
 each ``tool_result`` block a ``tool`` message; images become ``image_url`` data URLs.
-``thinking`` and ``redacted_thinking`` blocks are not canonical content: they stay with
-their assistant message and are written back unmodified, as the API requires. Claude
-Code sessions (``claude_code.py``) reuse this mapping.
+``thinking`` and ``redacted_thinking`` blocks are carried as content parts of their
+assistant message, exactly as read (signature included), so strategies can count and
+clear them (``clear-thinking``); a block still there is written back unmodified, in its
+place, as the API requires. Claude Code sessions (``claude_code.py``) reuse this mapping.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from compactctl.formats.records import (
     dumps_document,
     raw_line,
 )
-from compactctl.transcript import Message, content_text
+from compactctl.transcript import Message, content_text, is_thinking
 
 NAME = "anthropic"
 
@@ -127,10 +128,11 @@ def assistant_message(blocks: Any) -> Message:
     """One canonical assistant message from an Anthropic assistant message's content."""
     if isinstance(blocks, str):
         return {"role": "assistant", "content": blocks}
-    texts = [block for block in blocks if isinstance(block, dict) and block.get("type") == "text"]
+    texts = [block for block in blocks if isinstance(block, dict) and block.get("type") in ("text", *KEPT_BLOCKS)]
     calls = [
         tool_use_to_call(b) for b in blocks if isinstance(b, dict) and b.get("type") in ("tool_use", "server_tool_use")
     ]
+    # Thinking stays a part, in its place among the text parts (never collapsed into a string).
     content: Any = blocks_to_content(texts) if texts else None
     message: Message = {"role": "assistant", "content": content}
     if calls:
@@ -167,16 +169,24 @@ def call_input(call: dict[str, Any], template: dict[str, Any] | None) -> Any:
 
 
 def assistant_blocks(message: Message, template: list[Any] | None) -> list[Any]:
-    """Blocks for a changed or new assistant message: thinking kept as it was, text and calls from the message."""
+    """Blocks for a changed or new assistant message, from the message, in the template's order.
+
+    A thinking block the message still carries goes back where it was, unmodified; one a
+    strategy cleared is gone; text and calls come from the message.
+    """
     template = template or []
     calls = {call.get("id"): call for call in message.get("tool_calls") or [] if isinstance(call, dict)}
-    text = content_to_blocks(message.get("content"))
+    everything = content_to_blocks(message.get("content"))
+    thinking = [block for block in everything if is_thinking(block)]
+    text = [block for block in everything if not is_thinking(block)]
     blocks: list[Any] = []
     wrote_text = False
     for block in template:
         kind = block.get("type") if isinstance(block, dict) else None
         if kind in KEPT_BLOCKS:
-            blocks.append(block)
+            if block in thinking:
+                thinking.remove(block)
+                blocks.append(block)
         elif kind == "text" and not wrote_text:
             blocks.extend(text)
             wrote_text = True
@@ -187,6 +197,7 @@ def assistant_blocks(message: Message, template: list[Any] | None) -> list[Any]:
     if not wrote_text:
         position = next((i for i, b in enumerate(blocks) if b.get("type") not in KEPT_BLOCKS), len(blocks))
         blocks[position:position] = text
+    blocks[0:0] = thinking  # a new message's thinking opens it, as the API writes it
     for call in calls.values():
         function = call.get("function") or {}
         blocks.append(

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from compactctl.transcript import Message
+from compactctl.transcript import Message, is_thinking
 
 Unit = TypeVar("Unit", covariant=True)
 State = TypeVar("State", bound="Native[Any]")
@@ -92,5 +92,21 @@ def is_unchanged(transcript: Transcript, native: Native[Any] | None) -> bool:
 
 
 def converted(transcript: Transcript) -> Transcript:
-    """The transcript as plain canonical messages, for a writer of another format."""
-    return Transcript(list(transcript.messages), transcript.label)
+    """The transcript as plain canonical messages, for a writer of another format.
+
+    Thinking and reasoning parts are one provider's own (signed or encrypted for it): they
+    do not travel to another format.
+    """
+    return Transcript([without_thinking(m) for m in transcript.messages], transcript.label)
+
+
+def without_thinking(message: Message) -> Message:
+    content = message.get("content")
+    if message.get("role") != "assistant" or not isinstance(content, list) or not any(map(is_thinking, content)):
+        return message
+    rest = [part for part in content if not is_thinking(part)]
+    if not rest:
+        return {**message, "content": None if message.get("tool_calls") else ""}
+    if len(rest) == 1 and isinstance(rest[0], dict) and rest[0].get("type") == "text":
+        return {**message, "content": rest[0].get("text", "")}
+    return {**message, "content": rest}

@@ -453,8 +453,10 @@ def _add_assistant(chain: _Chain, records: list[Record], message: Message, unit:
             "role": "assistant",
             "model": "<synthetic>",
         }
+    by_block = {id(t["message"]["content"][0]): t for t in templates if len(t["message"].get("content") or []) == 1}
     for n, block in enumerate(blocks):
-        template = templates[n] if n < len(templates) else first
+        # A block written back as read keeps its own record's envelope (uuid, timestamp).
+        template = by_block.get(id(block)) or (templates[n] if n < len(templates) else first)
         record = {k: v for k, v in template.items() if k not in ("uuid", "parentUuid", "message")}
         record.setdefault("type", "assistant")
         chain.add({**record, "message": {**native, "content": [block]}}, template.get("uuid"))

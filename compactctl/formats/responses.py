@@ -2,10 +2,13 @@
 
 Messages become canonical messages; an assistant message and the ``function_call`` /
 ``custom_tool_call`` items after it become one assistant message with ``tool_calls``;
-``*_output`` items become ``tool`` messages. ``reasoning``, ``compaction`` and every
-other item the model reads but compactctl cannot count are kept opaque: they travel
-with the message after them (a reasoning item must be passed back with its following
-item), and are written back unmodified. Codex rollouts (``codex.py``) reuse this mapping.
+``*_output`` items become ``tool`` messages. A ``reasoning`` item before an assistant
+message (or its calls) is carried whole as the first content part of that message, so
+strategies can count and clear it (``clear-thinking``); one still there is written back
+unmodified, before its message, as a reasoning item must be passed back with its
+following item. ``compaction`` and every other item the model reads but compactctl
+cannot count are kept opaque: they travel with the message after them and are written
+back unmodified. Codex rollouts (``codex.py``) reuse this mapping.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from compactctl.formats.records import (
     dumps_document,
     raw_line,
 )
-from compactctl.transcript import ROLES, Message
+from compactctl.transcript import ROLES, Message, is_thinking
 
 NAME = "responses"
 
@@ -181,6 +184,10 @@ class ItemReader:
         self.open_assistant: int | None = None  # the assistant message calls still join
 
     def add(self, message: Message, unit: list[Item], **annotations: Any) -> Message:
+        if message.get("role") == "assistant":
+            reasoning = [item.value for item in self.pending if item.value.get("type") == "reasoning"]
+            if reasoning:
+                message["content"] = [*reasoning, *_parts(message.get("content"))]
         self.origins.append(len(self.units))
         self.units.append([*self.pending, *unit])
         self.pending = []
@@ -256,6 +263,12 @@ class ItemReader:
         return tuple(tuple(unit) for unit in self.units), tuple(originals)
 
 
+def _parts(content: Any) -> list[Any]:
+    if content is None or content == "":
+        return []
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+
+
 def _copy(message: Message) -> Message:
     # Strategies never mutate their input, so a shallow copy with copied call lists is enough
     # to compare against later.
@@ -315,11 +328,20 @@ def message_items(message: Message, unit: Unit | None, system_role: str = "syste
 def _assistant_items(message: Message, unit: list[dict[str, Any]]) -> list[dict[str, Any]]:
     calls = {call.get("id"): call for call in message.get("tool_calls") or [] if isinstance(call, dict)}
     content = message.get("content")
-    items: list[dict[str, Any]] = []
+    reasoning: list[Any] = []
+    if isinstance(content, list):
+        # Reasoning parts go back as items (in their place); the rest is the message's text.
+        reasoning = [part for part in content if is_thinking(part)]
+        if reasoning:
+            content = collapse_text([part for part in content if not is_thinking(part)]) or None
+    items: list[dict[str, Any]] = [part for part in reasoning if not any(part == item for item in unit)]
     wrote_text = False
     for item in unit:
         kind = item.get("type", "message")
-        if kind == "message":
+        if kind == "reasoning":
+            if item in reasoning:
+                items.append(item)
+        elif kind == "message":
             if not wrote_text and content not in (None, "", []):
                 items.append({**item, "content": content_to_native(content, "output_text", item.get("content"))})
             wrote_text = True

@@ -30,16 +30,25 @@ class Prices:
     min_cached_tokens: int = 0
     provider: str = ""
     summarizer: Prices | None = None  # the summarizer's model, when it is priced apart
+    cache_write_1h: float | None = None  # a write kept one hour (Anthropic: 2x input); None: as cache_write
+    cache_ttl: float | None = None  # seconds a cached prefix lives unused; None: never expires here
+    source: str = ""  # where the figures were read, and when
 
     @property
     def cache_discount(self) -> float:
         """What a cached token costs as a fraction of an uncached one (0.1 to 0.5 in practice)."""
         return self.cached_input / self.input if self.input else 0.0
 
-    def call_cost(self, input_tokens: int, cached: int, written: int, output: int) -> float:
+    def call_cost(self, input_tokens: int, cached: int, written: int, output: int, written_1h: int = 0) -> float:
+        """One call's cost; ``written_1h`` of the ``written`` tokens are kept one hour (billed higher)."""
         plain = input_tokens - cached - written
+        long_write = self.cache_write if self.cache_write_1h is None else self.cache_write_1h
         return (
-            cached * self.cached_input + written * self.cache_write + plain * self.input + output * self.output
+            cached * self.cached_input
+            + (written - written_1h) * self.cache_write
+            + written_1h * long_write
+            + plain * self.input
+            + output * self.output
         ) / MILLION
 
     def summarizer_cost(self, usage: SummarizerUsage) -> float:
@@ -84,6 +93,13 @@ def parse_price_table(raw: Any, source: str) -> PriceTable:
         minimum = entry.get("min_cached_tokens", 0)
         if isinstance(minimum, bool) or not isinstance(minimum, int) or minimum < 0:
             raise InputError(f"bad price file: model {name!r}: min_cached_tokens must be an integer >= 0", source)
+        optional: dict[str, float | None] = {}
+        for key in ("cache_write_1h", "cache_ttl"):
+            value = entry.get(key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int | float) or value < 0):
+                raise InputError(f"bad price file: model {name!r}: {key} must be a number >= 0, got {value!r}", source)
+            optional[key] = None if value is None else float(value)
+        where = " ".join(str(entry[k]) for k in ("source", "as_of") if entry.get(k))
         models[str(name)] = Prices(
             str(name),
             input=figures["input"],
@@ -92,7 +108,15 @@ def parse_price_table(raw: Any, source: str) -> PriceTable:
             output=figures["output"],
             min_cached_tokens=minimum,
             provider=str(entry.get("provider", "")),
+            cache_write_1h=optional["cache_write_1h"],
+            cache_ttl=optional["cache_ttl"],
+            source=where,
         )
+        aliases = entry.get("aliases", [])
+        if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+            raise InputError(f"bad price file: model {name!r}: aliases must be a list of names", source)
+        for alias in aliases:  # another name of the same model (a dated id, a codex variant)
+            models.setdefault(alias, dataclasses.replace(models[str(name)], model=alias))
     default = raw.get("default", next(iter(models)))
     if default not in models:
         raise InputError(f"bad price file: default model {default!r} is not in the table", source)

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compactctl.errors import InputError
+from compactctl.facts import fold
 from compactctl.replay.prices import Prices, shipped_prices
 from compactctl.replay.triggers import BASELINE, Setting, Trigger, stage_pattern
 from compactctl.strategies import STRATEGIES, StepContext, options_from
@@ -101,6 +102,23 @@ def aggregate(rows: Sequence[Sequence[SettingResult]]) -> list[SettingResult]:
     return merged
 
 
+@dataclass(frozen=True)
+class ApiCall:
+    """What a recorded call adds to a replay in the API's units, beside the context it builds."""
+
+    prefix: int  # the hidden prefix the API saw beside the log's messages (calibrated)
+    output: int  # the output tokens the API reported
+    reasoning: int = 0  # reasoning kept in the context until the next prompt (OpenAI), then dropped
+    prices: Prices | None = None  # the model this call ran on, when it is in the table
+    timestamp: float | None = None  # a pause longer than the cache's lifetime makes the next write cold
+    long_cache_share: float = 0.0  # the share of cache writes kept one hour (from the usage split)
+    observed_cached: int | None = None  # the cache reads the usage reported for this call
+    # The share of the previous call's input the cache still held at this call (from the usage);
+    # None: decided by the model's cache_ttl and the pause before the call.
+    cache_hit: float | None = None
+    output_cached: bool = False  # the previous response is cached with its input (OpenAI)
+
+
 class _Memo:
     """What each message costs and holds, computed once per run and shared by every setting.
 
@@ -110,7 +128,7 @@ class _Memo:
 
     def __init__(self, counter: TokenCounter, facts: Iterable[str], marker: re.Pattern[str] | None) -> None:
         self.counter = counter
-        self.facts = tuple(dict.fromkeys(facts))
+        self.facts = tuple(dict.fromkeys(folded for folded in map(fold, facts) if folded))  # matched folded
         self.marker = marker
         self._tokens: dict[int, tuple[Message, int]] = {}
         self._found: dict[int, tuple[Message, tuple[str, ...]]] = {}
@@ -127,7 +145,7 @@ class _Memo:
             return ()
         hit = self._found.get(id(message))
         if hit is None:
-            text = message_text(message)
+            text = fold(message_text(message))
             hit = self._found[id(message)] = (message, tuple(f for f in self.facts if f in text))
         return hit[1]
 
@@ -195,10 +213,16 @@ def _simulate(
     options: Mapping[str, Any],
     prices: Prices,
     summarizer: Summarizer | None,
+    api_calls: Sequence[ApiCall] | None = None,
+    replacements: Mapping[int, Sequence[Message]] | None = None,
 ) -> SettingResult:
+    """One setting over the transcript; ``replacements`` (call index -> new context) replays
+    compactions that already happened, as the producer made them."""
     trigger = setting.trigger
     step_context = StepContext(memo.counter, summarizer)
-    step_settings = strategy_settings(options, trigger)
+    # The run's facts are the whole transcript's: a compaction of a context that no longer
+    # holds a fact's declaration still keeps its copy.
+    step_settings = {**strategy_settings(options, trigger), "require": [*options.get("require", ()), *memo.facts]}
     steps = [(STRATEGIES[name], options_from(STRATEGIES[name].options, step_settings)) for name in setting.steps]
     compacting = bool(steps) and trigger.name != "none"
 
@@ -215,11 +239,20 @@ def _simulate(
     definers: dict[str, Message] = {}
     unchecked: list[Message | None] = []  # per reference since the last call: its definer
 
+    turn_reasoning = 0  # reasoning of the current turn's responses, in the context until the next prompt
+    last_time: float | None = None
     for message in messages:
         marks = annotations_of(message)
         for key in _keys(marks.get("references")):
             unchecked.append(definers.get(key))
+        if message.get("role") == "user":
+            turn_reasoning = 0
         if message.get("role") == "assistant":
+            call = api_calls[len(per_call)] if api_calls is not None else None
+            if replacements and len(per_call) in replacements:
+                context = _Context(memo, replacements[len(per_call)])
+                compactions += 1
+                turn_reasoning = 0
             if compacting and trigger.should_compact(last_context, stage_ended):
                 current = list(context.messages)
                 for strategy, step_options in steps:
@@ -229,18 +262,48 @@ def _simulate(
                 context = _Context(memo, current)
                 compactions += 1
                 stage_ended = False
-                if trigger.threshold is not None and context.tokens > trigger.threshold:
+                turn_reasoning = 0
+                hidden = call.prefix if call is not None else 0
+                if trigger.threshold is not None and context.tokens + hidden > trigger.threshold:
                     over += 1
-            context_tokens = context.tokens
-            # The API bills the reply's priming as input too; it follows the messages,
-            # so it is never part of a cached prefix and is written with the new input.
-            input_tokens = context_tokens + REPLY_PRIMING_TOKENS
-            shared = 0 if first_call else context.shared_prefix_tokens(previous, previous_length)
-            cacheable = input_tokens >= prices.min_cached_tokens
-            cached = shared if cacheable and shared >= prices.min_cached_tokens else 0
+            call_prices = call.prices if call is not None and call.prices is not None else prices
+            if call is None:
+                # The API bills the reply's priming as input too; it follows the messages,
+                # so it is never part of a cached prefix and is written with the new input.
+                context_tokens = context.tokens
+                input_tokens = context_tokens + REPLY_PRIMING_TOKENS
+                output = memo.tokens(message)
+                hidden = 0
+            else:
+                # In the API's units: the hidden prefix (priming included) is part of the input
+                # thresholds are compared with, as the producers' own auto-compaction does.
+                hidden = call.prefix
+                context_tokens = input_tokens = context.tokens + hidden + turn_reasoning
+                output = call.output
+            shared = 0 if first_call else context.shared_prefix_tokens(previous, previous_length) + hidden
+            expired = (
+                call is not None
+                and call_prices.cache_ttl is not None
+                and call.timestamp is not None
+                and last_time is not None
+                and call.timestamp - last_time > call_prices.cache_ttl
+            )
+            warm_output = call is not None and call.output_cached and not first_call and previous is context
+            if warm_output and len(context.messages) > previous_length:
+                # The previous response, its reasoning too while the turn lasts, was cached with its input.
+                shared += context.prefix[previous_length + 1] - context.prefix[previous_length] + turn_reasoning
+            if call is not None and call.cache_hit is not None and not first_call:
+                shared = round(shared * call.cache_hit)
+            elif call is not None and first_call and call.observed_cached is not None:
+                # A first call may read the harness's prefix another session cached.
+                shared = min(call.observed_cached, hidden)
+            elif expired:
+                shared = 0  # the cache lapsed during the pause: a cold write
+            cacheable = input_tokens >= call_prices.min_cached_tokens
+            cached = shared if cacheable and shared >= call_prices.min_cached_tokens else 0
             written = input_tokens - cached if cacheable else 0
-            output = memo.tokens(message)
-            cost += prices.call_cost(input_tokens, cached, written, output)
+            written_1h = round(written * call.long_cache_share) if call is not None else 0
+            cost += call_prices.call_cost(input_tokens, cached, written, output, written_1h)
             cached_total += cached
             written_total += written
             output_total += output
@@ -249,6 +312,9 @@ def _simulate(
             unchecked.clear()
             previous, previous_length, first_call = context, len(context.messages), False
             last_context = context_tokens
+            if call is not None:
+                turn_reasoning += call.reasoning
+                last_time = call.timestamp if call.timestamp is not None else last_time
         context.append(message)
         for key in _keys(marks.get("defines")):
             definers[key] = message
@@ -267,7 +333,7 @@ def _simulate(
         over_threshold_after_compaction=over,
         peak_context=max(per_call, default=0),
         mean_context=round(context_total / calls, 1) if calls else 0.0,
-        input_tokens=context_total + REPLY_PRIMING_TOKENS * calls,
+        input_tokens=context_total + (REPLY_PRIMING_TOKENS * calls if api_calls is None else 0),
         cached_tokens=cached_total,
         cache_write_tokens=written_total,
         output_tokens=output_total,
@@ -289,7 +355,7 @@ def _still_known(definer: Message, context: _Context) -> bool:
     """A reference is served when its definer's facts are all in the context (or, with no facts, the definer is)."""
     facts = facts_of(definer)
     if facts:
-        return all(context.facts[fact] > 0 for fact in facts)
+        return all(context.facts[fold(fact)] > 0 for fact in facts if fold(fact))
     return any(context.keys[key] > 0 for key in _keys(annotations_of(definer).get("defines")))
 
 

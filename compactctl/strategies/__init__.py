@@ -6,7 +6,17 @@ dataclass, and one line below.
 
 from __future__ import annotations
 
-from compactctl.strategies import prune, rolling, selective, structured, summary, trim_tools, window
+from compactctl.strategies import (
+    clear_thinking,
+    mask_observations,
+    prune,
+    rolling,
+    selective,
+    structured,
+    summary,
+    trim_tools,
+    window,
+)
 from compactctl.strategies.base import Fate, StepContext, StepResult, Strategy, options_from
 
 __all__ = ["STRATEGIES", "Fate", "StepContext", "StepResult", "Strategy", "options_from"]
@@ -29,6 +39,18 @@ STRATEGIES: dict[str, Strategy] = {
             prune.prune,
             prune.PruneOptions,
             "deterministic: supersede, deduplicate, restore what is referenced",
+        ),
+        Strategy(
+            "mask-observations",
+            mask_observations.mask_observations,
+            mask_observations.MaskOptions,
+            "tool results older than the last --keep-tool-uses become a one-line placeholder",
+        ),
+        Strategy(
+            "clear-thinking",
+            clear_thinking.clear_thinking,
+            clear_thinking.ClearThinkingOptions,
+            "thinking / reasoning blocks kept in the last --keep-thinking-turns assistant turns only",
         ),
         Strategy(
             "summary",

@@ -6,9 +6,10 @@
 2. *Duplicates*: a tool result or ``kind: "retrieval"`` message whose text, case and
    whitespace folded, equals an earlier one still kept.
 3. *Dependencies*: a kept message that ``references`` a key no kept earlier message
-   ``defines`` gets the latest removed definer back, to a fixed point. Pinned and
-   fact-bearing messages (and any message holding a declared fact's text) are never
-   touched at all.
+   ``defines`` gets the latest removed definer back, to a fixed point. Then facts, by
+   copy: a declared fact (folded, see ``compactctl.facts``) that no kept message holds
+   any more gets its latest holder back, with what that one references. Pinned messages
+   are never touched at all.
 
 ``stub`` mode keeps every message in place and replaces a pruned one's content with a
 short stub naming the message it defers to, so every index stays the same and the
@@ -20,9 +21,11 @@ already elided (it is never a duplicate, never a duplicate's original, and its
 references no longer count); a message that supersedes others is never itself pruned
 as a duplicate (so what a stub defers to stays); whether a reference is already
 satisfied is judged on what the first two passes kept, not on the order restorations
-happen in. With those, one round in stub mode is its own fixed point. Drop mode runs
-rounds until the output stops changing, since removing a message can make another the
-latest of its key or the first of its text.
+happen in. With those, one round in stub mode that brought no fact back is its own
+fixed point. Otherwise (and always in drop mode) rounds run until the output stops
+changing: removing a message can make another the latest of its key or the first of its
+text, and a copy brought back for a fact can be pruned again once another copy of it is
+seen kept. A round only ever adds stubs or drops, so this ends.
 """
 
 from __future__ import annotations
@@ -36,15 +39,17 @@ from typing import Any
 
 import orjson
 
+from compactctl.facts import FactMatcher, declared_facts, fold, keepers
 from compactctl.settings import Options, setting
 from compactctl.strategies.base import Fate, StepContext, StepResult
 from compactctl.transcript import (
     ANNOTATION_KEY,
+    OBSERVATION_KIND,
     Message,
     content_text,
-    facts_of,
     message_text,
     tool_calls_of,
+    with_text,
 )
 
 MODES = ("stub", "drop")
@@ -61,7 +66,7 @@ class PruneOptions(Options):
         metavar="stub|drop",
         panel="Pruning",
     )
-    require: tuple[str, ...] = ()  # the run's --require facts: a message holding one is never pruned
+    require: tuple[str, ...] = ()  # the run's --require facts: one copy of each stays
 
 
 def stub_text(kind: str, target: int) -> str:
@@ -75,11 +80,6 @@ def is_stub(message: Message) -> bool:
     content = message.get("content")
     text = content if isinstance(content, str) else content_text(message) if isinstance(content, list) else ""
     return text.startswith(STUB_PREFIX) and _STUB.fullmatch(text) is not None
-
-
-def fold(text: str) -> str:
-    """Case and whitespace folded text: what the duplicate pass compares."""
-    return " ".join(text.split()).casefold()
 
 
 def canonical(value: Any) -> str:
@@ -116,7 +116,7 @@ class _Transcript:
     in an earlier round is not folded or parsed again.
     """
 
-    def __init__(self, messages: list[Message], facts: re.Pattern[str] | None, memo: _Memo) -> None:
+    def __init__(self, messages: list[Message], facts: FactMatcher, memo: _Memo) -> None:
         n = len(messages)
         self.messages = messages
         self.facts = facts
@@ -129,6 +129,7 @@ class _Transcript:
         self.stub = [False] * n
         self.keys: list[tuple[str, ...] | None] = [None] * n
         self.candidate = [False] * n  # a tool result or a retrieved chunk: may be a duplicate
+        self.observation = [False] * n  # tool output read as a user message (no call to go with it)
         current, ids = -1, dict[Any, int]()
         for i, message in enumerate(messages):
             note = message.get(ANNOTATION_KEY)
@@ -167,7 +168,10 @@ class _Transcript:
             if note:
                 if note.get("key") is not None:
                     self.keys[i] = self._annotated_key(note["key"])
-                self.candidate[i] = note.get("kind") == "retrieval"
+                # An observation a text-mode agent got as a user message is tool output: a
+                # duplicate candidate. It has no key: "scroll_down" twice is two different views.
+                self.observation[i] = role == "user" and note.get("kind") == OBSERVATION_KIND
+                self.candidate[i] = note.get("kind") == "retrieval" or self.observation[i]
 
     @staticmethod
     def _annotated_key(key: Any) -> tuple[str, ...]:
@@ -195,15 +199,64 @@ class _Transcript:
         return found
 
     def protected(self, i: int) -> bool:
-        note = self.notes[i]
-        if note.get("pin") is True or any(isinstance(fact, str) for fact in note.get("facts", ())):
-            return True
-        if self.facts is None:
-            return False
+        """Pinned: never pruned. (A fact-bearing message is not: one copy of each fact suffices.)"""
+        return self.notes[i].get("pin") is True
+
+    def fact_text(self, i: int, stub_mode: bool) -> str:
+        """What message ``i`` will hold in the output, as facts are looked for in it.
+
+        In drop mode a call goes with its result, so a call's name and arguments count as
+        the result's text; in stub mode an assistant is never changed and holds its own.
+        """
+        if self.stub[i]:
+            return ""
         message = self.messages[i]
-        content = message.get("content")
-        text = content if isinstance(content, str) and not self.calls[i] else message_text(message)
-        return self.facts.search(text) is not None
+        if self.calls[i]:
+            return message_text(message) if stub_mode else content_text(message)
+        if not stub_mode and self.owner[i] >= 0:
+            call = self.calls[self.owner[i]][self.call_at[i]]
+            function = call.get("function") if isinstance(call, dict) else None
+            if isinstance(function, dict):
+                return f"{content_text(message)}\n{function.get('name', '')}\n{function.get('arguments', '')}"
+        return content_text(message)
+
+    def facts_to_bring_back(self, active: list[bool], stub_mode: bool) -> list[tuple[int, list[int]]]:
+        """The messages to give back so that every fact keeps a copy, each with the facts it serves.
+
+        Cheap where it can be: a fact whose declaring message stays and holds it is served
+        without looking anywhere else; only the others are looked for in the other messages.
+        """
+        facts = self.facts
+        if not facts:
+            return []
+        n = len(self.messages)
+        declarers = facts.declarers(self.messages)
+        wanted = [
+            f
+            for f in range(len(facts.facts))
+            if not any(active[i] and self._holds(i, f, stub_mode) for i in declarers[f])
+        ]
+        if not wanted:
+            return []
+        # Served by any message that stays?
+        for i in range(n):
+            if active[i]:
+                held = facts.found_in(self.fact_text(i, stub_mode), wanted)
+                if held:
+                    wanted = [f for f in wanted if f not in held]
+                    if not wanted:
+                        return []
+        holders: list[list[int]] = [[] for _ in facts.facts]
+        for i in range(n):
+            if not active[i]:
+                for f in facts.found_in(self.fact_text(i, stub_mode), wanted):
+                    holders[f].append(i)
+        # Stubs keep their annotations; dropped messages take theirs with them (see ``keepers``).
+        chosen = keepers(holders, lambda i: False, () if stub_mode else declarers)
+        return [(i, [f for f in wanted if i in holders[f]]) for i in chosen]
+
+    def _holds(self, i: int, fact: int, stub_mode: bool) -> bool:
+        return fact in self.facts.found_in(self.fact_text(i, stub_mode), (fact,))
 
 
 def prune(messages: list[Message], options: PruneOptions, context: StepContext) -> StepResult:
@@ -216,20 +269,18 @@ def prune(messages: list[Message], options: PruneOptions, context: StepContext) 
     message in place, so its first round is already the fixed point.
     """
     stub_mode = options.mode == "stub"
-    declared = [fact for message in messages if message.get(ANNOTATION_KEY) for fact in facts_of(message)]
-    wanted = [fact for fact in dict.fromkeys([*declared, *options.require]) if fact]
-    facts = re.compile("|".join(map(re.escape, wanted))) if wanted else None
+    facts = FactMatcher(declared_facts(messages, options.require))
     memo = _Memo({}, {})
     current, origins = messages, list(range(len(messages)))
     fates: dict[int, Fate] = {}
     # Every round that changes something drops at least one more message or call, so this ends.
     for _ in range(len(messages) + 1):
-        step = _once(_Transcript(current, facts, memo), stub_mode, origins)
+        step, for_facts = _once(_Transcript(current, facts, memo), stub_mode, origins)
         for index, fate in step.fates.items():
             fates[origins[index]] = fate
-        if stub_mode or step.messages == current:
-            # Stub mode keeps every index and every key, and a stub is never restored, so a
-            # second round would find exactly what the first did: one round is the fixed point.
+        if (stub_mode and not for_facts) or step.messages == current:
+            # Stub mode keeps every index and every key, and a stub is never restored, so with
+            # no copy brought back for a fact a second round would find exactly what the first did.
             current = step.messages
             break
         origins = [origins[o] for o in step.origins if o is not None]
@@ -250,8 +301,11 @@ def _count_dropped_calls(
             fates[index] = Fate("elided", f"{before - after} tool call(s) removed with their results")
 
 
-def _once(t: _Transcript, stub_mode: bool, labels: list[int]) -> StepResult:
-    """One round of the three passes; ``labels`` maps a position to the index reasons name."""
+def _once(t: _Transcript, stub_mode: bool, labels: list[int]) -> tuple[StepResult, bool]:
+    """One round of the three passes; ``labels`` maps a position to the index reasons name.
+
+    Also says whether a copy was brought back for a fact (then the round may not be a fixed point).
+    """
     messages, n = t.messages, len(t.messages)
 
     def worth_pruning(i: int, kind: str, target: int) -> bool:
@@ -294,8 +348,8 @@ def _once(t: _Transcript, stub_mode: bool, labels: list[int]) -> StepResult:
             pruned[i] = ("duplicate", original)
 
     # 3. Dependencies, to a fixed point.
-    restored = _restore(t, pruned, stub_mode, labels)
-    return _build(t, pruned, restored, stub_mode, labels)
+    restored, for_facts = _restore(t, pruned, stub_mode, labels)
+    return _build(t, pruned, restored, stub_mode, labels), for_facts
 
 
 def _assistant_live(t: _Transcript, a: int, pruned: dict[int, Any]) -> bool:
@@ -308,8 +362,13 @@ def _has_content(message: Message) -> bool:
     return content not in (None, "", [])
 
 
-def _restore(t: _Transcript, pruned: dict[int, tuple[str, int]], stub_mode: bool, labels: list[int]) -> dict[int, str]:
-    """Give back pruned messages a kept message still relies on; returns index -> reason."""
+def _restore(
+    t: _Transcript, pruned: dict[int, tuple[str, int]], stub_mode: bool, labels: list[int]
+) -> tuple[dict[int, str], bool]:
+    """Give back what a kept message relies on, then a copy of each fact no kept message holds.
+
+    Returns index -> reason, and whether any copy came back for a fact.
+    """
     n = len(t.messages)
     stub = t.stub
     if stub_mode:
@@ -348,15 +407,18 @@ def _restore(t: _Transcript, pruned: dict[int, tuple[str, int]], stub_mode: bool
                 keep(result, f"call in #{labels[i]}")
 
     if not stub_mode:
-        # A pinned or fact-bearing assistant keeps every call, so its results stay too.
+        # A pinned assistant keeps every call, so its results stay too.
         for a, results in t.results.items():
             if t.protected(a):
                 for result in results:
                     if result in pruned:
-                        keep(result, f"call in protected #{labels[a]}")
+                        keep(result, f"call in pinned #{labels[a]}")
 
-    while queue:
-        k = queue.popleft()
+    def drain() -> None:
+        while queue:
+            satisfy(queue.popleft())
+
+    def satisfy(k: int) -> None:
         for key in _key_list(t.notes[k].get("references")):
             found = definers.get(key)
             if not found:
@@ -374,7 +436,15 @@ def _restore(t: _Transcript, pruned: dict[int, tuple[str, int]], stub_mode: bool
                 latest = found[-1]
             if not satisfied:
                 keep(latest, f"referenced by #{labels[k]}")
-    return restored
+
+    drain()
+    # Facts by copy: only where no kept message holds a fact any more, its latest holder
+    # comes back (what it references with it), so one copy survives, the most current one.
+    brought = t.facts_to_bring_back(active, stub_mode)
+    for i, served in brought:
+        keep(i, f"last copy of fact {', '.join(repr(t.facts.facts[f]) for f in served)}")
+    drain()
+    return restored, bool(brought)
 
 
 def _build(
@@ -390,11 +460,18 @@ def _build(
     if stub_mode:
         out = list(t.messages)
         for i, (kind, target) in gone.items():
-            out[i] = {**out[i], "content": _stub_content(out[i].get("content"), stub_text(kind, labels[target]))}
+            out[i] = {**out[i], "content": with_text(out[i].get("content"), stub_text(kind, labels[target]))}
         return StepResult(out, list(range(len(out))), fates)
     messages: list[Message] = []
     origins: list[int | None] = []
     for i, message in enumerate(t.messages):
+        if i in gone and t.observation[i]:
+            # No call goes with it, and dropping it would leave its action unanswered: a stub.
+            kind, target = gone[i]
+            messages.append({**message, "content": with_text(message.get("content"), stub_text(kind, labels[target]))})
+            origins.append(i)
+            fates[i] = Fate("elided", fates[i].reason)
+            continue
         if i in gone:
             continue
         if t.calls[i]:
@@ -411,11 +488,3 @@ def _build(
         messages.append(message)
         origins.append(i)
     return StepResult(messages, origins, fates)
-
-
-def _stub_content(content: Any, text: str) -> Any:
-    """Same content shape as before: a string stays a string, parts become one text part."""
-    if isinstance(content, list):
-        first = next((part for part in content if isinstance(part, dict) and part.get("type") == "text"), {})
-        return [{**first, "type": "text", "text": text}]
-    return text

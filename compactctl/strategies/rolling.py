@@ -27,6 +27,7 @@ from compactctl.strategies.summarizing import (
     summarize_span,
     summary_message,
     unit_kept,
+    units_kept,
 )
 from compactctl.transcript import Message, tool_units, unit_start
 from compactctl.usage import SummarizerUsage
@@ -48,7 +49,9 @@ def rolling(messages: list[Message], options: RollingOptions, context: StepConte
     if options.threshold > 0 and sum(sizes) <= options.threshold:
         return unchanged(messages)
     units = tool_units(messages)
-    kept_units = {i for unit in units if unit_kept(messages, unit) for i in unit}
+    # The window is not known before the walk: a fact's latest copy stays wherever it is.
+    stays = units_kept(messages, units, [unit_kept(messages, unit) for unit in units])
+    kept_units = {i for unit, verbatim in zip(units, stays, strict=True) if verbatim for i in unit}
     # A summary from an earlier compaction is where this one starts, not a message to keep.
     earlier = {i: found for i, message in enumerate(messages) if (found := earlier_summary(message))}
     summary: str | None = "\n\n".join(text for text, _ in earlier.values()) or None

@@ -17,12 +17,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from compactctl.errors import InputError
+from compactctl.facts import keep_fact_units
 from compactctl.strategies.base import Fate, StepContext, StepResult, unchanged
 from compactctl.strategies.settings import SUMMARY_ROLES
 from compactctl.summarizers import PromptedSummarizer, Summarizer, SummaryRequest
 from compactctl.summarizers.render import render_message
 from compactctl.tokens import TokenCounter
-from compactctl.transcript import Message, is_protected, tool_units, unit_start
+from compactctl.transcript import Message, is_pinned, is_protected, tool_units, unit_start
 from compactctl.usage import SummarizerUsage
 
 ALWAYS_KEPT_ROLES = frozenset({"system", "developer"})
@@ -62,12 +63,23 @@ def earlier_summary(message: Message) -> tuple[str, int] | None:
 
 
 def unit_kept(messages: list[Message], unit: range) -> bool:
-    """A unit is never summarized when it holds a system, pinned or fact-bearing message."""
+    """A unit is never summarized when it holds a system or pinned message."""
     return any(
         (messages[i].get("role") in ALWAYS_KEPT_ROLES and earlier_summary(messages[i]) is None)
-        or is_protected(messages[i])
+        or is_pinned(messages[i])
         for i in unit
     )
+
+
+def units_kept(messages: list[Message], units: list[range], kept: list[bool]) -> list[bool]:
+    """Per unit, whether it stays verbatim: ``kept`` ones, and the one copy of each fact they lack.
+
+    A fact-bearing message is not summarized when it is the fact's last copy; when a kept
+    message (the tail, a system prompt) already holds the fact, it may be.
+    """
+    kept = list(kept)
+    keep_fact_units(messages, units, kept)
+    return kept
 
 
 def tail_start_for(messages: list[Message], keep_recent: int) -> int:
@@ -208,11 +220,14 @@ def summarize_units(
     """
     summarized: list[int] = []
     kept: list[int] = []
-    for unit in tool_units(messages):
-        if unit.start >= tail_start or unit_kept(messages, unit) or keep_in_place(messages, unit):
-            kept.extend(unit)
-        else:
-            summarized.extend(unit)
+    units = tool_units(messages)
+    stays = units_kept(
+        messages,
+        units,
+        [unit.start >= tail_start or unit_kept(messages, unit) or keep_in_place(messages, unit) for unit in units],
+    )
+    for unit, verbatim in zip(units, stays, strict=True):
+        (kept if verbatim else summarized).extend(unit)
     earlier = {i: found for i in summarized if (found := earlier_summary(messages[i]))}
     new = [i for i in summarized if i not in earlier]
     if not new:

@@ -9,7 +9,7 @@ from compactctl.settings import Options
 from compactctl.strategies.base import Fate, StepContext, StepResult
 from compactctl.strategies.settings import HEAD_LINES, TAIL_LINES, TOOL_MAX_TOKENS
 from compactctl.tokens import TokenCounter
-from compactctl.transcript import Message, content_text, is_protected
+from compactctl.transcript import Message, content_text, is_observation, is_protected, with_text
 
 
 @dataclass(frozen=True)
@@ -61,19 +61,13 @@ def trim_tool_outputs(
     fates: dict[int, Fate] = {}
     for index, message in enumerate(messages):
         trimmed = None
-        if message.get("role") == "tool" and not is_protected(message) and index not in spared:
+        # Observations a text-mode agent got as user messages are tool output too.
+        is_output = message.get("role") == "tool" or is_observation(message)
+        if is_output and not is_protected(message) and index not in spared:
             trimmed = trim_text(content_text(message), options, counter)
         if trimmed is None:
             out.append(message)
             continue
-        out.append({**message, "content": _with_text(message["content"], trimmed)})
+        out.append({**message, "content": with_text(message["content"], trimmed)})
         fates[index] = Fate("elided", reason.format(tool_max_tokens=options.tool_max_tokens))
     return StepResult(out, list(range(len(messages))), fates)
-
-
-def _with_text(content: object, text: str) -> object:
-    """Same content shape as before: a string stays a string, parts become one text part."""
-    if isinstance(content, list):
-        first = next((part for part in content if isinstance(part, dict) and part.get("type") == "text"), {})
-        return [{**first, "type": "text", "text": text}]
-    return text

@@ -1,16 +1,19 @@
-"""``window``: keep system/developer messages, protected messages and the last N messages.
+"""``window``: keep system/developer messages, pinned messages and the last N messages.
 
 The cut is made between tool units, so it never separates a tool result from its call.
+A fact (declared, or ``--require``) that no kept message holds keeps the unit of its
+latest copy: one copy suffices.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from compactctl.facts import keep_fact_units
 from compactctl.settings import Options
 from compactctl.strategies.base import Fate, StepContext, StepResult, keep_indices
 from compactctl.strategies.settings import KEEP_RECENT
-from compactctl.transcript import Message, is_protected, tool_units, unit_start
+from compactctl.transcript import Message, is_pinned, tool_units, unit_start
 
 ALWAYS_KEPT_ROLES = frozenset({"system", "developer"})
 
@@ -18,18 +21,24 @@ ALWAYS_KEPT_ROLES = frozenset({"system", "developer"})
 @dataclass(frozen=True)
 class WindowOptions(Options):
     keep_recent: int = KEEP_RECENT(6)
+    require: tuple[str, ...] = ()  # the run's --require facts: one copy of each stays
 
 
 def window(messages: list[Message], options: WindowOptions, context: StepContext) -> StepResult:
     tail_start = (
         unit_start(messages, max(0, len(messages) - options.keep_recent)) if options.keep_recent else len(messages)
     )
+    units = tool_units(messages)
+    kept = [
+        unit.start >= tail_start
+        or any(messages[i].get("role") in ALWAYS_KEPT_ROLES or is_pinned(messages[i]) for i in unit)
+        for unit in units
+    ]
+    keep_fact_units(messages, units, kept, options.require)
     keep: list[int] = []
     fates: dict[int, Fate] = {}
-    for unit in tool_units(messages):
-        if unit.start >= tail_start or any(
-            messages[i].get("role") in ALWAYS_KEPT_ROLES or is_protected(messages[i]) for i in unit
-        ):
+    for unit, stays in zip(units, kept, strict=True):
+        if stays:
             keep.extend(unit)
         else:
             fates.update({i: Fate("removed", f"outside the last {options.keep_recent} messages") for i in unit})

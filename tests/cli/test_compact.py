@@ -21,6 +21,7 @@ FILE_KEYS = {
     "facts_required",
     "facts_preserved",
     "facts_missing",
+    "facts_absent_before",  # declared or required, but not in the input: a warning, not a gate
     "valid_before",
     "valid_after",
     "violation_before",
@@ -32,6 +33,7 @@ FILE_KEYS = {
     "notes",
     "api_usage",  # null unless the transcript records API-reported usage
     "skipped_lines",  # line numbers --on-error skip left out
+    "api_calibration",  # null unless a Claude Code or Codex file records its usage
 }
 TOTAL_KEYS = {
     "files",
@@ -44,6 +46,7 @@ TOTAL_KEYS = {
     "facts_required",
     "facts_preserved",
     "facts_missing",
+    "facts_absent_before",
     "skipped_lines",
     "valid_before",
     "valid_after",
@@ -164,14 +167,16 @@ def test_folder_is_mirrored_in_parallel_and_a_bad_file_does_not_stop_the_others(
     assert not (tmp_path / "out2" / "team" / "robot.jsonl").exists()
 
 
-def test_a_lost_fact_fails_the_gate(cli, tmp_path, agent_messages):
+def test_window_keeps_one_copy_of_each_fact_and_a_lost_fact_fails_the_gate(cli, tmp_path, agent_messages):
     agent_messages[3]["compactctl"] = {"facts": ["return a - b"]}
     source = write_jsonl(tmp_path / "t.jsonl", agent_messages)
-    kept = cli("compact", source, "-s", "window", "--keep-recent", "2", "--json")
-    assert kept.exit_code == EXIT_OK  # a fact-bearing message is never cut by the window
-    required = cli("compact", source, "-s", "window", "--keep-recent", "2", "--require", "git status", "--json")
-    assert required.exit_code == EXIT_GATE
-    assert orjson.loads(required.stdout)["files"][0]["facts_missing"] == ["git status"]
+    kept = cli("compact", source, "-s", "window", "--keep-recent", "2", "--require", "git status", "--json")
+    assert kept.exit_code == EXIT_OK  # the last copy of a fact is never cut by the window
+    assert orjson.loads(kept.stdout)["files"][0]["facts_preserved"] == 2
+    gone = [{"role": "user", "content": "nothing left"}]
+    failed = cli("report", source, write_jsonl(tmp_path / "after.jsonl", gone), "--require", "git status", "--json")
+    assert failed.exit_code == EXIT_GATE
+    assert orjson.loads(failed.stdout)["files"][0]["facts_missing"] == ["git status", "return a - b"]
 
 
 def test_fail_under_gates_on_the_reduction(cli, chat_file):
@@ -286,7 +291,8 @@ def test_a_failed_gate_says_which_gate_even_when_quiet(cli, tmp_path, chat_file,
     assert "gate failed: total reduction" in low.stderr
     assert "under --fail-under 99%" in low.stderr
     source = write_jsonl(tmp_path / "t.jsonl", agent_messages)
-    lost = cli("compact", source, "-s", "window", "--keep-recent", "2", "--require", "git status", "-q")
+    after = write_jsonl(tmp_path / "after.jsonl", agent_messages[-1:])
+    lost = cli("report", source, after, "--require", "git status", "-q")
     assert lost.exit_code == EXIT_GATE
     assert "gate failed: t.jsonl: facts missing: 'git status'" in lost.stderr
 

@@ -1,6 +1,6 @@
 import orjson
 
-from compactctl.errors import EXIT_GATE, EXIT_OK
+from compactctl.errors import EXIT_GATE, EXIT_INPUT, EXIT_OK
 from compactctl.tokens import TokenCounter
 from tests.cli.conftest import write_jsonl
 
@@ -65,3 +65,46 @@ def test_a_fact_written_as_a_string_is_checked_whole(cli, tmp_path):
     assert result.exit_code == EXIT_OK, result.output
     file = orjson.loads(result.stdout)["files"][0]
     assert (file["facts_required"], file["facts_preserved"], file["facts_missing"]) == (1, 1, [])
+
+
+def test_facts_match_case_and_whitespace_folded(cli, tmp_path):
+    chunk = "L'appareil se connecte\n au réseau STRASSE-4 en 2 s."
+    before = write_jsonl(
+        tmp_path / "b.jsonl",
+        [{"role": "user", "content": chunk, "compactctl": {"facts": ["l'appareil  se connecte au réseau"]}}],
+    )
+    result = cli("report", before, "--require", "strasse-4", "--json")
+    assert result.exit_code == EXIT_OK, result.output
+    file = orjson.loads(result.stdout)["files"][0]
+    assert (file["facts_required"], file["facts_preserved"], file["facts_absent_before"]) == (2, 2, [])
+    after = write_jsonl(tmp_path / "a.jsonl", [{"role": "user", "content": "L'APPAREIL SE CONNECTE AU RÉSEAU"}])
+    lost = cli("report", before, after, "--require", "strasse-4", "--json")
+    assert lost.exit_code == EXIT_GATE
+    assert orjson.loads(lost.stdout)["files"][0]["facts_missing"] == ["strasse-4"]
+
+
+def test_a_fact_absent_from_the_input_is_a_warning_not_a_lost_fact(cli, tmp_path):
+    messages = [{"role": "user", "content": "My order is CMD-1.", "compactctl": {"facts": ["CMD-2"]}}]
+    before = write_jsonl(tmp_path / "b.jsonl", messages)
+    alone = cli("report", before)
+    assert alone.exit_code == EXIT_OK, alone.output
+    assert "fact 'CMD-2' is not in the input" in alone.stdout
+    compacted = cli("compact", before, "-s", "window", "-o", str(tmp_path / "a.jsonl"), "--json")
+    assert compacted.exit_code == EXIT_OK, compacted.output
+    file = orjson.loads(compacted.stdout)["files"][0]
+    assert (file["facts_missing"], file["facts_absent_before"], file["facts_preserved"]) == ([], ["CMD-2"], 0)
+    assert orjson.loads(compacted.stdout)["total"]["facts_absent_before"] == 1
+
+
+def test_strict_facts_makes_an_absent_fact_an_error_and_writes_nothing(cli, tmp_path):
+    messages = [{"role": "user", "content": "My order is CMD-1.", "compactctl": {"facts": ["CMD-2"]}}]
+    before = write_jsonl(tmp_path / "b.jsonl", messages)
+    result = cli("report", before, "--strict-facts")
+    assert result.exit_code == EXIT_INPUT
+    assert "fact(s) not in the input (--strict-facts): 'CMD-2'" in result.stderr
+    out = tmp_path / "out.jsonl"
+    pruned = cli("prune", before, "-o", str(out), "--strict-facts")
+    assert pruned.exit_code == EXIT_INPUT and not out.exists()
+    assert cli("prune", before, "-o", str(out), "--strict-facts", "--require", "cmd-1").exit_code == EXIT_INPUT
+    messages[0]["compactctl"]["facts"] = ["cmd-1"]
+    assert cli("prune", write_jsonl(tmp_path / "ok.jsonl", messages), "-o", str(out), "--strict-facts").exit_code == 0

@@ -30,7 +30,10 @@ def test_blocks_map_to_canonical_messages():
         "assistant",
     ]
     assistant = transcript.messages[2]
-    assert assistant["content"] == "Let me check."
+    thinking, text = assistant["content"]  # the thinking block is a part, whole, before the text
+    assert (
+        thinking["type"] == "thinking" and thinking["signature"] and text == {"type": "text", "text": "Let me check."}
+    )
     assert orjson.loads(assistant["tool_calls"][1]["function"]["arguments"]) == {"name": "Ada Lovelace"}
     assert transcript.messages[4]["content"] == '{"customer_id":"c9"}'
     assert transcript.messages[5]["content"] == "Also, can it go to my card?"
@@ -39,7 +42,8 @@ def test_blocks_map_to_canonical_messages():
 
 def test_rebuilt_assistant_keeps_thinking_and_gets_input_objects():
     data, fmt, transcript = read("anthropic")
-    edited = {**transcript.messages[2], "content": "Checking order and customer."}
+    thinking = transcript.messages[2]["content"][0]
+    edited = {**transcript.messages[2], "content": [thinking, {"type": "text", "text": "Checking order and customer."}]}
     out = lines(rewritten(fmt, transcript, [*transcript.messages[:2], edited, *transcript.messages[3:]]))
     before = lines(data)
     assert out[0] == before[0] and out[1] == before[1] and out[3:] == before[3:]
@@ -97,3 +101,20 @@ def test_a_summary_after_the_system_prompt_joins_it_in_a_request():
     messages = [transcript.messages[0], summary, *transcript.messages[-2:]]
     request = orjson.loads(rewritten(fmt, transcript, messages, [0, None, last - 2, last - 1]))
     assert request["system"] == "You are a support agent.\n\nSummary: Ada Lovelace, order 1234, refund offered."
+
+
+def test_a_cleared_thinking_block_is_gone_and_the_rest_written_in_place():
+    data, fmt, transcript = read("anthropic")
+    result = compact(transcript.messages, ["clear-thinking"], {"keep_thinking_turns": 0})
+    out = lines(rewritten(fmt, transcript, result.messages))
+    before = lines(data)
+    assert before[2]["content"][0]["type"] == "thinking"
+    assert out[2]["content"] == before[2]["content"][1:]  # whole block gone, text and tool_use as they were
+    for o, b in zip(out, before, strict=True):  # every other record as it was, or without its thinking blocks
+        blocks = b.get("content")
+        kept = (
+            [x for x in blocks if x.get("type") not in ("thinking", "redacted_thinking")]
+            if isinstance(blocks, list)
+            else blocks
+        )
+        assert o in (b, {**b, "content": kept})

@@ -9,7 +9,7 @@ import orjson
 from compactctl.compaction import compact
 from compactctl.formats import load
 from compactctl.formats.claude_code import SUMMARY_INTRO
-from compactctl.transcript import annotations_of, find_violation
+from compactctl.transcript import annotations_of, content_text, find_violation
 from tests.conftest import unchanged
 from tests.formats.fixtures import lines, read, rewritten, shape
 
@@ -22,7 +22,8 @@ def test_split_assistant_records_are_merged_by_message_id():
     assistants = [m for m in transcript.messages if m["role"] == "assistant"]
     assert len(assistant_records) == 8 and len(assistants) == len(api_messages) == 4
     first = assistants[0]
-    assert first["content"] == "I'll read the refund code and run the tests in parallel."
+    assert first["content"][0]["type"] == "thinking"  # its own record's block, carried whole as a part
+    assert content_text(first) == "I'll read the refund code and run the tests in parallel."
     assert [c["id"] for c in first["tool_calls"]] == ["toolu_01A", "toolu_01B"]
     assert orjson.loads(first["tool_calls"][0]["function"]["arguments"]) == {"file_path": "/home/dev/shop/refunds.py"}
 
@@ -107,7 +108,11 @@ def test_compaction_is_written_as_boundary_and_summary_after_the_old_records():
 def test_thinking_blocks_stay_unmodified_when_a_message_is_rebuilt():
     data, fmt, transcript = read("claude-code")
     first = next(i for i, m in enumerate(transcript.messages) if m["role"] == "assistant")
-    edited = {**transcript.messages[first], "content": "Reading refunds.py and running the tests."}
+    thinking = [p for p in transcript.messages[first]["content"] if p["type"] == "thinking"]
+    edited = {
+        **transcript.messages[first],
+        "content": [*thinking, {"type": "text", "text": "Reading refunds.py and running the tests."}],
+    }
     messages = [*transcript.messages[:first], edited, *transcript.messages[first + 1 :]]
     new = lines(rewritten(fmt, transcript, messages)[len(data) :])
     thinking_old = next(r for r in lines(data) if r.get("type") == "assistant")["message"]["content"][0]

@@ -68,7 +68,8 @@ def test_only_the_active_branch_is_read():
 def test_split_assistant_records_on_the_chain_are_merged():
     _, transcript = _load(REWIND.read_bytes())
     first = transcript.messages[1]
-    assert first["role"] == "assistant" and first["content"] == "I'll look at the report command first."
+    assert first["role"] == "assistant" and content_text(first) == "I'll look at the report command first."
+    assert first["content"][0]["type"] == "thinking"
     assert [c["id"] for c in first["tool_calls"]] == ["toolu_A1"]
     assert transcript.messages[2]["tool_call_id"] == "toolu_A1"
 

@@ -45,7 +45,8 @@ def test_calls_pair_with_outputs_including_custom_tool_calls():
     assert messages[patch]["tool_calls"][0]["function"]["arguments"].startswith("*** Begin Patch")
     assert messages[patch + 1]["role"] == "tool" and messages[patch + 1]["tool_call_id"] == "call_B1"
     parallel = next(m for m in messages if m.get("tool_calls") and len(m["tool_calls"]) == 2)
-    assert parallel["content"] == "Looking at the refund code and the tests."
+    assert content_text(parallel) == "Looking at the refund code and the tests."
+    assert parallel["content"][0]["type"] == "reasoning"  # the item before the call, carried whole
     # An output given as a content-item array reads as text.
     output = next(m for m in messages if m.get("tool_call_id") == "call_A2")
     assert output["content"].endswith("1 failed")
@@ -99,7 +100,8 @@ def test_compaction_appends_a_compacted_line_with_the_replacement_history():
 def test_reasoning_items_travel_with_their_message_when_it_is_rebuilt():
     data, fmt, transcript = read("codex")
     index = next(i for i, m in enumerate(transcript.messages) if m["role"] == "assistant")
-    edited = {**transcript.messages[index], "content": "Reading refunds.py."}
+    reasoning = [p for p in transcript.messages[index]["content"] if p["type"] == "reasoning"]
+    edited = {**transcript.messages[index], "content": [*reasoning, {"type": "text", "text": "Reading refunds.py."}]}
     out = rewritten(fmt, transcript, [*transcript.messages[: index + 1 - 1], edited, *transcript.messages[index + 1 :]])
     history = lines(out[len(data) :])[0]["payload"]["replacement_history"]
     kinds = [item["type"] for item in history]

@@ -7,7 +7,7 @@ import orjson
 from compactctl.compaction import compact
 from compactctl.formats import load
 from compactctl.formats.responses import ResponsesNative
-from compactctl.transcript import find_violation
+from compactctl.transcript import content_text, find_violation
 from tests.conftest import unchanged
 from tests.formats.fixtures import lines, read, rewritten, shape
 
@@ -25,7 +25,7 @@ def test_items_map_to_canonical_messages():
         "assistant",
     ]
     call = transcript.messages[2]
-    assert call["content"] is None
+    assert [part["type"] for part in call["content"]] == ["reasoning"]  # the reasoning item before the calls
     assert [(c["id"], c["function"]["name"]) for c in call["tool_calls"]] == [
         ("call_1", "get_order"),
         ("call_2", "get_customer"),
@@ -36,10 +36,11 @@ def test_items_map_to_canonical_messages():
     assert find_violation(transcript.messages) is None
 
 
-def test_opaque_items_are_not_counted_as_text():
+def test_reasoning_is_a_part_whose_encrypted_content_is_not_text():
     data, _, transcript = read("responses")
     blob = lines(data)[2]["encrypted_content"]
-    assert all(blob not in orjson.dumps(m).decode() for m in transcript.messages)
+    assert transcript.messages[2]["content"][0]["encrypted_content"] == blob
+    assert all(blob not in content_text(m) for m in transcript.messages)
 
 
 def test_dropped_messages_take_their_reasoning_along_and_compaction_stays_in_place():

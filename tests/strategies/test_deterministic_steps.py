@@ -2,14 +2,14 @@
 
 import copy
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compactctl.compaction import compact
 from compactctl.strategies.trim_tools import TrimOptions, trim_text
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import is_pinned, is_valid
-from tests.helpers import call, valid_transcripts
+from tests.helpers import agent_transcripts, call, lost_facts, valid_transcripts
 
 counter = TokenCounter("approx")
 
@@ -42,17 +42,27 @@ def test_short_outputs_and_protected_messages_are_not_trimmed():
     assert [e.action for e in result.manifest] == ["kept", "kept", "elided"]
 
 
-def test_window_keeps_pinned_and_fact_bearing_messages_with_their_unit():
+def test_window_keeps_the_latest_copy_of_a_fact_with_its_unit():
+    def read(call_id: str, text: str) -> list[dict]:
+        return [
+            {"role": "assistant", "content": None, "tool_calls": [call(call_id, "f")]},
+            {"role": "tool", "tool_call_id": call_id, "content": text, "compactctl": {"facts": ["cmd-1"]}},
+        ]
+
     messages = [
         {"role": "user", "content": "first"},
-        {"role": "assistant", "content": None, "tool_calls": [call("a", "f")]},
-        {"role": "tool", "tool_call_id": "a", "content": "order CMD-1", "compactctl": {"facts": ["CMD-1"]}},
+        *read("a", "order CMD-1 (first read)"),
+        *read("b", "order  CMD-1 (second read)"),
         {"role": "user", "content": "middle"},
         {"role": "assistant", "content": "last"},
     ]
     result = compact(messages, ["window"], {"keep_recent": 1}, counter=counter)
-    assert [m.get("content") for m in result.messages] == [None, "order CMD-1", "last"]
+    assert [m.get("content") for m in result.messages] == [None, "order  CMD-1 (second read)", "last"]
     assert is_valid(result.messages)
+    # When the kept tail holds the fact, no earlier copy is needed.
+    messages[-1] = {"role": "assistant", "content": "Done: Cmd-1 shipped."}
+    result = compact(messages, ["window"], {"keep_recent": 1, "require": ["Mentioned nowhere"]}, counter=counter)
+    assert result.messages == [messages[-1]]
 
 
 @given(valid_transcripts(), st.sampled_from(["window", "trim-tools"]), st.integers(0, 6), st.integers(1, 12))
@@ -66,3 +76,26 @@ def test_steps_keep_api_validity_and_never_mutate_input(messages, step, keep_rec
     pinned = [m for m in messages if is_pinned(m)]
     assert all(any(m is kept for kept in result.messages) for m in pinned)
     assert result.messages[0]["role"] == "system"
+
+
+@settings(max_examples=300, deadline=None)
+@given(agent_transcripts(), st.integers(0, 6))
+def test_window_keeps_one_copy_of_every_fact_and_is_idempotent(messages, keep_recent):
+    result = compact(messages, ["window"], {"keep_recent": keep_recent}, counter=counter)
+    assert is_valid(result.messages)
+    assert lost_facts(messages, result.messages) == []
+    assert (
+        compact(result.messages, ["window"], {"keep_recent": keep_recent}, counter=counter).messages == result.messages
+    )
+
+
+def test_trim_tools_trims_observations_in_user_messages_too():
+    long = "\n".join(f"row {i}" for i in range(400))
+    messages = [
+        {"role": "user", "content": "run it"},
+        {"role": "assistant", "content": "```\ncat log.txt\n```"},
+        {"role": "user", "content": long, "compactctl": {"kind": "observation"}},
+        {"role": "user", "content": long},  # typed by a person: never trimmed
+    ]
+    result = compact(messages, ["trim-tools"], {"tool_max_tokens": 50}, counter=counter)
+    assert "compactctl elided" in result.messages[2]["content"] and result.messages[3] == messages[3]

@@ -8,9 +8,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compactctl.compaction import compact
-from compactctl.transcript import is_protected, is_valid
+from compactctl.transcript import is_pinned, is_valid
 from tests.conftest import unchanged
-from tests.helpers import call
+from tests.helpers import call, lost_facts
 
 WORDS = st.sampled_from(
     [
@@ -38,7 +38,9 @@ def transcripts(draw) -> list[dict]:
         messages.append({"role": "system", "content": draw(TEXT)})
     for n in range(draw(st.integers(1, 14))):
         kind = draw(st.sampled_from(["user", "assistant", "tools"]))
-        annotation = draw(st.sampled_from([None, {"pin": True}, {"facts": ["ok"]}, None, None]))
+        annotation = draw(
+            st.sampled_from([None, {"pin": True}, {"facts": ["ok"]}, {"facts": ["ORD-1234  Error:"]}, None, None])
+        )
         if kind == "tools":
             ids = [f"c{n}_{k}" for k in range(draw(st.integers(1, 3)))]
             messages.append(
@@ -78,14 +80,17 @@ SETTINGS = st.fixed_dictionaries(
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(transcripts(), SETTINGS, st.sampled_from(["summary", "rolling", "selective", "structured"]))
-def test_output_is_valid_protected_kept_input_untouched(messages, options, name):
+def test_output_is_valid_pinned_and_facts_kept_input_untouched(messages, options, name):
     original = unchanged(messages)
     result = compact(messages, [name], options)
     assert messages == original
     assert is_valid(result.messages)
     for message in messages:
-        if is_protected(message) or message.get("role") in ("system", "developer"):
+        if is_pinned(message) or message.get("role") in ("system", "developer"):
             assert message in result.messages
+    # Every fact the input holds keeps a copy (one suffices), case and whitespace folded.
+    # A fact is held by a message: text that only runs across two messages holds none.
+    assert lost_facts(messages, result.messages) == []
     actions = {entry.action for entry in result.manifest}
     assert actions <= {"kept", "summarized", "elided"}
     summaries = [m for m in result.messages if str(m.get("content", "")).startswith("[compactctl summary")]

@@ -74,16 +74,26 @@ def test_summary_role_user_on_request(scripted):
         run("summary", long_chat(4), {"threshold": 10, "summary_role": "tool"}, scripted)
 
 
-def test_pinned_and_fact_bearing_messages_are_never_summarized(scripted):
+def test_pinned_messages_and_the_last_copy_of_a_fact_are_never_summarized(scripted):
     messages = long_chat(6)
     messages[1] = {**messages[1], "compactctl": {"pin": True}}
-    messages[7] = {**messages[7], "compactctl": {"facts": ["shipped"]}}  # a tool result: its call stays too
+    # Only message 7 (a tool result: its call stays too) holds "order 1: SHIPPED".
+    messages[7] = {**messages[7], "compactctl": {"facts": ["order 1:  SHIPPED"]}}
     scripted.enqueue("gist")
     result = run("summary", messages, {"threshold": 10, "keep_recent": 2}, scripted)
     for index in (1, 6, 7):
         assert messages[index] in result.messages and index not in result.fates
     assert all(m not in scripted.requests[0].messages for m in (messages[1], messages[6], messages[7]))
     assert is_valid(result.messages)
+
+
+def test_a_fact_the_kept_tail_holds_lets_its_earlier_copies_be_summarized(scripted):
+    messages = long_chat(6)
+    messages[7] = {**messages[7], "compactctl": {"facts": ["shipped"]}}  # the kept tail says "has shipped" too
+    scripted.enqueue("gist")
+    result = run("summary", messages, {"threshold": 10, "keep_recent": 2}, scripted)
+    assert result.fates[7].action == "summarized"
+    assert "shipped" in result.messages[-1]["content"]
 
 
 def test_still_over_the_threshold_is_said_not_looped(scripted):

@@ -1,0 +1,129 @@
+"""Facts: the strings a compaction must keep, matched the way people write them, kept by copy.
+
+A fact is found in a message when its *folded* text occurs in the message's folded text:
+Unicode ``casefold`` and every run of whitespace read as one space, so "L'appareil se
+connecte" written in a chunk matches the fact "l'appareil  se connecte" a labeler typed.
+
+A fact needs one surviving copy, not every copy: when a file is read 14 times and every
+read holds the fact, 13 reads may go. ``keepers`` says which messages must stay so that
+every fact found in the input keeps a copy: nothing when a kept message already holds it,
+else its latest holder (the most current copy, which is what a stub defers to).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Sequence
+
+from compactctl.transcript import Message, annotations_of, facts_of, message_text
+
+
+def fold(text: str) -> str:
+    """Case and whitespace folded text: what facts (and duplicate texts) are compared on."""
+    return " ".join(text.split()).casefold()
+
+
+def unique_facts(facts: Iterable[str]) -> list[str]:
+    """One fact per folded spelling, as first written; empty ones left out."""
+    seen: dict[str, str] = {}
+    for fact in facts:
+        folded = fold(fact)
+        if folded:
+            seen.setdefault(folded, fact)
+    return list(seen.values())
+
+
+def declared_facts(messages: Iterable[Message], required: Iterable[str] = ()) -> list[str]:
+    """The facts to keep: ``required`` ones, then those the messages' annotations declare."""
+    return unique_facts(
+        [*required, *(fact for message in messages if annotations_of(message) for fact in facts_of(message))]
+    )
+
+
+class FactMatcher:
+    """Which facts a text holds, on folded text; folded texts are memoized by the text."""
+
+    def __init__(self, facts: Sequence[str]) -> None:
+        self.facts = list(facts)
+        self.folded = [fold(fact) for fact in self.facts]
+        self._memo: dict[str, str] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.facts)
+
+    def fold(self, text: str) -> str:
+        found = self._memo.get(text)
+        if found is None:
+            found = self._memo[text] = fold(text)
+        return found
+
+    def found_in(self, text: str, among: Iterable[int] | None = None) -> list[int]:
+        """Indices (into ``facts``) of the facts ``text`` holds (of those ``among``, if given)."""
+        if not text:
+            return []
+        folded = self.fold(text)
+        if among is None:
+            return [n for n, fact in enumerate(self.folded) if fact in folded]
+        return [n for n in among if self.folded[n] in folded]
+
+    def declarers(self, messages: Sequence[Message]) -> list[list[int]]:
+        """Per fact, the indices of the messages whose ``compactctl.facts`` declare it."""
+        number = {fact: n for n, fact in reversed(list(enumerate(self.folded)))}
+        found: list[list[int]] = [[] for _ in self.facts]
+        for i, message in enumerate(messages):
+            if annotations_of(message):
+                for n in dict.fromkeys(number.get(fold(fact), -1) for fact in facts_of(message)):
+                    if n >= 0:
+                        found[n].append(i)
+        return found
+
+    def holders(self, messages: Sequence[Message], text: Callable[[Message], str] = message_text) -> list[list[int]]:
+        """Per fact, the indices of the messages holding it, in order."""
+        found: list[list[int]] = [[] for _ in self.facts]
+        if not self.facts:
+            return found
+        for i, message in enumerate(messages):
+            for n in self.found_in(text(message)):
+                found[n].append(i)
+        return found
+
+
+def keepers(
+    holders: Sequence[Sequence[int]], kept: Callable[[int], bool], declarers: Sequence[Sequence[int]] = ()
+) -> list[int]:
+    """Messages to keep so every fact keeps a copy: for a fact no kept message holds, its latest holder.
+
+    Facts are served in order, and a message kept for one fact serves every fact it holds.
+    With ``declarers`` (per fact, the messages whose annotations declare it), the copy kept
+    is the latest that also declares the fact, where one does: a compaction that removes
+    messages, run again on its own output, then still knows the fact and keeps the same copy.
+    """
+    chosen: set[int] = set()
+    out: list[int] = []
+    for n, found in enumerate(holders):
+        if not found or any(i in chosen or kept(i) for i in found):
+            continue
+        marked = set(declarers[n]) if n < len(declarers) else set()
+        latest = next((i for i in reversed(found) if i in marked), found[-1])
+        chosen.add(latest)
+        out.append(latest)
+    return out
+
+
+def absent(holders: Sequence[Collection[int]], facts: Sequence[str]) -> list[str]:
+    """The facts no message holds."""
+    return [fact for fact, found in zip(facts, holders, strict=True) if not found]
+
+
+def keep_fact_units(
+    messages: Sequence[Message], units: Sequence[range], kept: list[bool], required: Iterable[str] = ()
+) -> None:
+    """Mark kept (``kept`` has one flag per unit) the units holding the one copy of a fact no kept unit holds."""
+    matcher = FactMatcher(declared_facts(messages, required))
+    if not matcher:
+        return
+    unit_of = [0] * len(messages)
+    for number, unit in enumerate(units):
+        for i in unit:
+            unit_of[i] = number
+    for i in keepers(matcher.holders(messages), lambda i: kept[unit_of[i]], matcher.declarers(messages)):
+        kept[unit_of[i]] = True

@@ -1,0 +1,169 @@
+"""The API calls a producer recorded: each response paired with its usage, across the producer's compactions.
+
+A format reader gives the live conversation, what a client would resume from. Calibration
+and replay need something else: every model call the producer made, in order, with the
+usage the API reported for it, and the whole history the model saw along the way, also
+before the producer compacted it. A ``RecordedSession`` is that, one ``RecordedContext``
+per separate context (a Claude Code sidechain is its own context: its own system prompt,
+often its own model).
+
+One module per producer (``claude_code``, ``codex``), each with ``read(records, path)``;
+``PRODUCERS`` maps a format name to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from compactctl.formats.records import Record
+from compactctl.transcript import Message
+
+
+@dataclass(frozen=True)
+class ApiUsage:
+    """What the API reported for one call, in one shape for both providers.
+
+    ``input_tokens`` is the whole input billed (uncached + cache reads + cache writes), the
+    figure a producer's auto-compaction compares with its limit.
+    """
+
+    input_tokens: int
+    cached_tokens: int = 0  # read from the prompt cache
+    cache_write_tokens: int = 0  # written to it (Anthropic bills these above input)
+    cache_write_1h_tokens: int = 0  # the part of the writes kept one hour (billed 2x input, not 1.25x)
+    output_tokens: int = 0  # thinking/reasoning included
+    reasoning_tokens: int = 0
+
+    def __add__(self, other: ApiUsage) -> ApiUsage:
+        return ApiUsage(
+            self.input_tokens + other.input_tokens,
+            self.cached_tokens + other.cached_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+            self.cache_write_1h_tokens + other.cache_write_1h_tokens,
+            self.output_tokens + other.output_tokens,
+            self.reasoning_tokens + other.reasoning_tokens,
+        )
+
+    @property
+    def is_empty(self) -> bool:
+        """Zeroed usage (a backend that reports none) is no usage at all."""
+        return self.input_tokens == 0 and self.output_tokens == 0
+
+
+@dataclass(frozen=True)
+class RecordedCall:
+    """One API response: its output is ``messages[position]`` of its context."""
+
+    position: int
+    model: str | None
+    timestamp: float | None  # seconds since the epoch, when the producer wrote it
+    usage: ApiUsage | None
+    # Tokens the API saw in the output that the log's text does not hold, estimated without
+    # usage: thinking from its signature, reasoning from its encrypted length.
+    hidden_output_estimate: int = 0
+
+
+@dataclass(frozen=True)
+class RecordedCompaction:
+    """The producer compacted here: ``messages[:position]`` was the history, ``replacement`` the new context."""
+
+    position: int
+    before_call: int  # index (in ``calls``) of the first call made after it
+    replacement: list[Message]
+    trigger: str = ""  # "auto" | "manual" | "" (not recorded)
+    pre_tokens: int | None = None  # the context size the producer recorded at the compaction
+    partial: bool = False  # some messages were kept verbatim after the boundary
+
+
+@dataclass(frozen=True)
+class RecordedContext:
+    """One context's whole history (compaction summaries excluded), its calls and the producer's compactions."""
+
+    label: str
+    messages: list[Message]
+    calls: list[RecordedCall]
+    compactions: list[RecordedCompaction] = field(default_factory=list)
+    # Calls (indices) before which the producer was restarted on the session (a resume): its
+    # hidden prefix (system prompt with the date and git status, tool list) may change there.
+    resumes: list[int] = field(default_factory=list)
+
+    def segment_starts(self) -> list[int]:
+        """Calls that start a stretch with one hidden prefix: the first, each resume and each compaction."""
+        return sorted({0, *self.resumes, *(c.before_call for c in self.compactions)})
+
+    @property
+    def has_usage(self) -> bool:
+        return any(call.usage is not None for call in self.calls)
+
+
+@dataclass(frozen=True)
+class RecordedSession:
+    format: str
+    contexts: list[RecordedContext]
+    reported_total: ApiUsage | None = None  # the session total the producer wrote itself, where it does
+    unpaired: ApiUsage | None = None  # usage counted for responses the log does not hold (a cut-off session)
+
+    @property
+    def calls(self) -> int:
+        return sum(len(context.calls) for context in self.contexts)
+
+    @property
+    def has_usage(self) -> bool:
+        return any(context.has_usage for context in self.contexts)
+
+    def usage_total(self) -> ApiUsage:
+        """The sum of the paired per-call usage (compare with ``reported_total``)."""
+        total = ApiUsage(0)
+        for context in self.contexts:
+            for call in context.calls:
+                if call.usage is not None:
+                    total = total + call.usage
+        return total
+
+
+def timestamp_of(value: Any) -> float | None:
+    """ISO-8601 (``2025-08-06T16:45:18.724Z``) to epoch seconds; None where absent or unreadable."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+# A pause this long before a call means the session was resumed, not just left idle (Claude Code
+# writes no record of a resume; measured: the hidden prefix changed across the 8-hour pause of a
+# real session, and not across 26-minute ones).
+RESUME_GAP_SECONDS = 3600
+
+
+def resumes_by_gap(calls: list[RecordedCall]) -> list[int]:
+    return [
+        i
+        for i in range(1, len(calls))
+        if calls[i].timestamp is not None
+        and calls[i - 1].timestamp is not None
+        and calls[i].timestamp - calls[i - 1].timestamp > RESUME_GAP_SECONDS  # type: ignore[operator]
+    ]
+
+
+def integer(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+Reader = Callable[[list[Record], str], RecordedSession]
+
+
+def _producers() -> dict[str, Reader]:
+    from compactctl.recorded import claude_code, codex
+
+    return {claude_code.NAME: claude_code.read, codex.NAME: codex.read}
+
+
+def read_recorded(format_name: str, records: list[Record], path: str) -> RecordedSession | None:
+    """The recorded calls of a file in a producer's format; None for formats that record no calls."""
+    reader = _producers().get(format_name)
+    return reader(records, path) if reader is not None else None

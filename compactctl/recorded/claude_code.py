@@ -1,0 +1,414 @@
+"""Claude Code's recorded calls: one per ``message.id``, across the session's compactions and per sidechain.
+
+- **One call per response.** Claude Code writes a response one content block per record;
+  the records share ``message.id`` (and ``requestId``) and each repeats the usage, whose
+  ``output_tokens`` grows while the response streams. All records of one id, wherever they
+  sit (with streaming tool execution a ``tool_result`` is written between two of them), are
+  one call, with the usage of the record reporting the most output. API-error stubs
+  (``isApiErrorMessage``, model ``<synthetic>``) are no call.
+- **The chain.** The model saw the chain from the leaf back to the root by ``parentUuid``.
+  Every record with a uuid is a link, so a ``system`` record (an ``api_error``, a hook
+  summary) is transparent: the next prompt may hang off it. Tool results hang off the
+  record of their call, beside the chain: they are read with their call, by ``tool_use_id``.
+- **Compactions.** A ``compact_boundary`` starts a new chain; its ``logicalParentUuid``
+  names the leaf before it, so the walk goes on there and the whole history is read. Its
+  ``compactMetadata`` holds ``trigger``, ``preTokens`` and, for a partial compaction, the
+  ``preservedSegment`` kept verbatim (by uuid). Old versions (1.0.x) wrote no boundary: the
+  summary (``isCompactSummary``) is a new root, and the history before it ends at the main
+  record written just before it.
+- **Attachments** on the chain are sent to the model as system reminders: they are read as
+  harness user messages.
+- **Sidechains** (subagents, written inline by older versions) are contexts of their own:
+  one per sidechain root, each read the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from compactctl.errors import InputError
+from compactctl.formats.anthropic import assistant_message, user_messages
+from compactctl.formats.records import Record
+from compactctl.recorded import (
+    ApiUsage,
+    RecordedCall,
+    RecordedCompaction,
+    RecordedContext,
+    RecordedSession,
+    integer,
+    resumes_by_gap,
+    timestamp_of,
+)
+from compactctl.transcript import Message
+
+NAME = "claude-code"
+SYNTHETIC_MODEL = "<synthetic>"
+# Measured on real sessions with usage: a thinking block's billed tokens per character of its
+# signature (0.22-0.27); used only where a call has no usage.
+THINKING_TOKENS_PER_SIGNATURE_CHAR = 0.25
+
+
+def usage_of(raw: Any) -> ApiUsage | None:
+    if not isinstance(raw, dict):
+        return None
+    uncached = integer(raw.get("input_tokens"))
+    read = integer(raw.get("cache_read_input_tokens"))
+    written = integer(raw.get("cache_creation_input_tokens"))
+    split: dict[str, Any] = raw["cache_creation"] if isinstance(raw.get("cache_creation"), dict) else {}
+    usage = ApiUsage(
+        input_tokens=uncached + read + written,
+        cached_tokens=read,
+        cache_write_tokens=written,
+        cache_write_1h_tokens=integer(split.get("ephemeral_1h_input_tokens")),
+        output_tokens=integer(raw.get("output_tokens")),
+    )
+    return None if usage.is_empty else usage
+
+
+def _uuid(value: dict[str, Any], key: str = "uuid") -> str | None:
+    found = value.get(key)
+    return found if isinstance(found, str) and found else None
+
+
+def _is_call_record(value: dict[str, Any]) -> bool:
+    message = value.get("message")
+    return (
+        value.get("type") == "assistant"
+        and isinstance(message, dict)
+        and not value.get("isApiErrorMessage")
+        and message.get("model") != SYNTHETIC_MODEL
+    )
+
+
+def _is_boundary(value: dict[str, Any]) -> bool:
+    return value.get("type") == "system" and value.get("subtype") == "compact_boundary"
+
+
+def _is_message(value: dict[str, Any]) -> bool:
+    return value.get("type") in ("user", "assistant") and isinstance(value.get("message"), dict)
+
+
+def _result_ids(value: dict[str, Any]) -> list[str]:
+    content = value.get("message", {}).get("content") if value.get("type") == "user" else None
+    if not isinstance(content, list):
+        return []
+    return [b["tool_use_id"] for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+
+
+@dataclass
+class _Index:
+    """Lookups over one file's records, built once."""
+
+    values: list[dict[str, Any]]
+    by_uuid: dict[str, int] = field(default_factory=dict)
+    responses: dict[str, list[int]] = field(default_factory=dict)  # message.id -> its records, in file order
+    results: dict[str, int] = field(default_factory=dict)  # tool_use_id -> the first record answering it
+
+    def __post_init__(self) -> None:
+        for position, value in enumerate(self.values):
+            if (key := _uuid(value)) is not None:
+                self.by_uuid.setdefault(key, position)
+            if _is_call_record(value) and isinstance(value["message"].get("id"), str):
+                self.responses.setdefault(value["message"]["id"], []).append(position)
+            for call_id in _result_ids(value):
+                self.results.setdefault(call_id, position)
+
+    def parent(self, index: int) -> int | None:
+        return self.by_uuid.get(_uuid(self.values[index], "parentUuid") or "")
+
+
+def _chain(index: _Index, leaf: int, sidechain: bool) -> list[int]:
+    """Record indices from the first root to ``leaf``, walking back through compactions."""
+    values = index.values
+    chain: list[int] = []
+    seen: set[int] = set()
+    at: int | None = leaf
+    while at is not None and at not in seen:
+        chain.append(at)
+        seen.add(at)
+        value = values[at]
+        parent = index.parent(at)
+        if parent is None and _is_boundary(value):
+            parent = index.by_uuid.get(_uuid(value, "logicalParentUuid") or "")
+        if parent is None and value.get("isCompactSummary"):
+            # 1.0.x: the summary is a new root; the history before it ends just before it in the file.
+            parent = next(
+                (
+                    j
+                    for j in range(at - 1, -1, -1)
+                    if _uuid(values[j]) is not None
+                    and bool(values[j].get("isSidechain")) == sidechain
+                    and j not in seen
+                    and not _is_summary_record(values[j])
+                ),
+                None,
+            )
+        at = parent
+    return chain[::-1]
+
+
+def _is_summary_record(value: dict[str, Any]) -> bool:
+    return value.get("type") == "summary"
+
+
+def _leaves(index: _Index, sidechain: bool) -> list[int]:
+    """The leaf of the main conversation, or (for sidechains) one per sidechain tree."""
+    values = index.values
+    members = [
+        i
+        for i, v in enumerate(values)
+        if (_is_message(v) or v.get("type") in ("attachment", "system"))
+        and bool(v.get("isSidechain")) == sidechain
+        and _uuid(v) is not None
+    ]
+    if not members:
+        return []
+    if not sidechain:
+        pointer = next((v for v in reversed(values) if v.get("type") == "last-prompt"), None)
+        anchor = index.by_uuid.get(_uuid(pointer or {}, "leafUuid") or "")
+        last = max(i for i in members if _is_message(values[i]) or _is_boundary(values[i]))
+        # The last-prompt pointer is written as a prompt is sent: what follows it continues its thread.
+        return [last if anchor is None or anchor < last else anchor]
+    root_of: dict[int, int] = {}
+    for i in members:
+        j, hops = i, 0
+        while (parent := index.parent(j)) is not None and hops < len(values):
+            j, hops = parent, hops + 1
+        root_of[i] = j
+    last_per_root: dict[int, int] = {}
+    for i in members:
+        if _is_message(values[i]):
+            last_per_root[root_of[i]] = i
+    return sorted(last_per_root.values())
+
+
+class _Builder:
+    """Turns a chain of records into one context's messages, calls and compactions."""
+
+    def __init__(self, index: _Index, label: str, path: str, lines: list[int]) -> None:
+        self.index = index
+        self.label = label
+        self.path = path
+        self.lines = lines
+        self.messages: list[Message] = []
+        self.calls: list[RecordedCall] = []
+        self.compactions: list[RecordedCompaction] = []
+        self.done_responses: set[str] = set()
+        self.done_records: set[int] = set()
+        self.uuid_position: dict[str, int] = {}  # record uuid -> index of the first message read from it
+
+    def add(self, message: Message, record: int) -> None:
+        key = _uuid(self.index.values[record])
+        if key is not None:
+            self.uuid_position.setdefault(key, len(self.messages))
+        self.messages.append(message)
+
+    def walk(self, chain: Iterable[int]) -> RecordedContext:
+        pending_compaction: dict[str, Any] | None = None
+        for at in chain:
+            value = self.index.values[at]
+            if at in self.done_records:
+                continue
+            if _is_boundary(value):
+                pending_compaction = self._boundary(value)
+                continue
+            if value.get("isCompactSummary"):
+                summary = self._user_messages(value, at, add=False)
+                compaction = pending_compaction or {"trigger": "", "pre_tokens": None, "preserved": []}
+                self._compaction(compaction, summary)
+                pending_compaction = None
+                continue
+            if pending_compaction is not None and _is_message(value):
+                # A boundary with no summary record after it (not seen, but cheap to honour).
+                self._compaction(pending_compaction, [])
+                pending_compaction = None
+            if _is_call_record(value):
+                self._response(value["message"].get("id"), at)
+            elif value.get("type") == "user" and _is_message(value):
+                self.done_records.add(at)
+                for message in self._user_messages(value, at, add=False):
+                    if message.get("role") == "tool" and self._answered(message.get("tool_call_id")):
+                        continue
+                    self.add(message, at)
+            elif value.get("type") == "attachment":
+                self.done_records.add(at)
+                self.add(attachment_message(value.get("attachment")), at)
+        return RecordedContext(self.label, self.messages, self.calls, self.compactions, resumes_by_gap(self.calls))
+
+    def _answered(self, call_id: Any) -> bool:
+        return isinstance(call_id, str) and any(
+            m.get("role") == "tool" and m.get("tool_call_id") == call_id for m in self.messages[-64:]
+        )
+
+    def _user_messages(self, value: dict[str, Any], at: int, add: bool) -> list[Message]:
+        content = value["message"].get("content")
+        if not isinstance(content, (str, list)):
+            raise InputError("user message content must be a string or a list of blocks", self.path, self.lines[at])
+        return [message for message, _ in user_messages(content)]
+
+    def _response(self, message_id: Any, at: int) -> None:
+        records = self.index.responses.get(message_id, [at]) if isinstance(message_id, str) else [at]
+        if isinstance(message_id, str):
+            if message_id in self.done_responses:
+                return
+            self.done_responses.add(message_id)
+        self.done_records.update(records)
+        blocks: list[Any] = []
+        seen_blocks: set[bytes] = set()
+        best: dict[str, Any] = {}
+        for record in records:
+            message = self.index.values[record]["message"]
+            content = message.get("content")
+            for block in content if isinstance(content, list) else [{"type": "text", "text": str(content or "")}]:
+                key = orjson.dumps(block, option=orjson.OPT_SORT_KEYS)
+                if key not in seen_blocks:  # a rewritten copy of a record repeats its block
+                    seen_blocks.add(key)
+                    blocks.append(block)
+            usage = message.get("usage")
+            if isinstance(usage, dict) and integer(usage.get("output_tokens")) >= integer(best.get("output_tokens")):
+                best = usage
+        first = self.index.values[records[0]]
+        message = assistant_message(blocks)
+        signature_chars = sum(
+            len(str(b.get("signature") or b.get("data") or ""))
+            for b in blocks
+            if isinstance(b, dict) and b.get("type") in ("thinking", "redacted_thinking")
+        )
+        self.calls.append(
+            RecordedCall(
+                position=len(self.messages),
+                model=first["message"].get("model"),
+                timestamp=timestamp_of(first.get("timestamp")),
+                usage=usage_of(best),
+                hidden_output_estimate=round(signature_chars * THINKING_TOKENS_PER_SIGNATURE_CHAR),
+            )
+        )
+        self.add(message, records[0])
+        for record in records[1:]:
+            if (uid := _uuid(self.index.values[record])) is not None:
+                self.uuid_position.setdefault(uid, len(self.messages) - 1)
+        # The results of its calls come next, wherever they were written.
+        for call in message.get("tool_calls") or []:
+            result = self.index.results.get(call.get("id"))
+            if result is None or result in self.done_records:
+                continue
+            value = self.index.values[result]
+            self.done_records.add(result)
+            for reply in self._user_messages(value, result, add=False):
+                answered = reply.get("role") == "tool" and self._answered(reply.get("tool_call_id"))
+                if not answered:
+                    self.add(reply, result)
+
+    def _boundary(self, value: dict[str, Any]) -> dict[str, Any]:
+        metadata: dict[str, Any] = value["compactMetadata"] if isinstance(value.get("compactMetadata"), dict) else {}
+        segment: dict[str, Any] = (
+            metadata["preservedSegment"] if isinstance(metadata.get("preservedSegment"), dict) else {}
+        )
+        return {
+            "trigger": str(metadata.get("trigger") or ""),
+            "pre_tokens": integer(metadata.get("preTokens")) or None,
+            "preserved": segment,
+        }
+
+    def _compaction(self, compaction: dict[str, Any], summary: list[Message]) -> None:
+        preserved = compaction["preserved"]
+        kept: list[Message] = []
+        if preserved:
+            # The segment kept verbatim runs from headUuid to tailUuid in the history read so far.
+            head = self.uuid_position.get(str(preserved.get("headUuid", "")))
+            tail = self.uuid_position.get(str(preserved.get("tailUuid", "")))
+            if head is not None and tail is not None and head <= tail:
+                end = tail + 1
+                while end < len(self.messages) and self.messages[end].get("role") == "tool":
+                    end += 1  # the results of the tail's calls go with it
+                kept = self.messages[head:end]
+        self.compactions.append(
+            RecordedCompaction(
+                position=len(self.messages),
+                before_call=len(self.calls),
+                # The kept segment follows the summary (its ``anchorUuid`` is the summary's).
+                replacement=[*summary, *kept],
+                trigger=compaction["trigger"],
+                pre_tokens=compaction["pre_tokens"],
+                partial=bool(kept),
+            )
+        )
+
+
+def attachment_message(attachment: Any) -> Message:
+    """An attachment as the model gets it: a system reminder in a user turn.
+
+    The producer's exact wording is not logged; the attachment's own fields stand for it.
+    """
+    if isinstance(attachment, dict):
+        body = {k: v for k, v in attachment.items() if k != "type"}
+        text = body.get("content") if isinstance(body.get("content"), str) else orjson.dumps(body).decode()
+        kind = attachment.get("type", "attachment")
+    else:
+        text, kind = str(attachment), "attachment"
+    return {
+        "role": "user",
+        "content": f"<system-reminder>\n{kind}: {text}\n</system-reminder>",
+        "compactctl": {"kind": "harness"},
+    }
+
+
+def read(records: list[Record], path: str) -> RecordedSession:
+    values: list[dict[str, Any]] = []
+    for record in records:
+        if not isinstance(record.value, dict):
+            raise InputError(
+                f"expected a Claude Code record object, got {type(record.value).__name__}", path, record.line
+            )
+        values.append(record.value)
+    index = _Index(values)
+    lines = [record.line for record in records]
+    calls = [v for v in values if _is_call_record(v)]
+    only_sidechain = bool(calls) and all(v.get("isSidechain") for v in values if _is_message(v))
+    contexts: list[RecordedContext] = []
+    for leaf in _leaves(index, only_sidechain):
+        contexts.append(_Builder(index, "main", path, lines).walk(_chain(index, leaf, only_sidechain)))
+    if not only_sidechain:
+        for n, leaf in enumerate(_leaves(index, True), start=1):
+            context = _Builder(index, f"sidechain {n}", path, lines).walk(_chain(index, leaf, True))
+            if context.calls:
+                contexts.append(context)
+    contexts = [c for c in contexts if c.calls or c.messages]
+    reported = session_total(values)
+    paired = RecordedSession(NAME, contexts).usage_total()
+    unpaired = None
+    if reported is not None and reported.input_tokens > paired.input_tokens:
+        # Calls the producer made that wrote no message: its compaction summaries.
+        unpaired = ApiUsage(
+            reported.input_tokens - paired.input_tokens,
+            max(0, reported.cached_tokens - paired.cached_tokens),
+            max(0, reported.cache_write_tokens - paired.cache_write_tokens),
+            max(0, reported.cache_write_1h_tokens - paired.cache_write_1h_tokens),
+            max(0, reported.output_tokens - paired.output_tokens),
+        )
+    return RecordedSession(NAME, contexts, reported_total=reported, unpaired=unpaired)
+
+
+def session_total(values: list[dict[str, Any]]) -> ApiUsage | None:
+    """The session's own running total (``cost-state`` records, Claude Code 2.1+): its last one."""
+    state = next((v for v in reversed(values) if v.get("type") == "cost-state"), None)
+    models = state.get("modelUsage") if state is not None else None
+    if not isinstance(models, dict) or not models:
+        return None
+    total = ApiUsage(0)
+    for figures in models.values():
+        if isinstance(figures, dict):
+            read = integer(figures.get("cacheReadInputTokens"))
+            written = integer(figures.get("cacheCreationInputTokens"))
+            total = total + ApiUsage(
+                integer(figures.get("inputTokens")) + read + written,
+                read,
+                written,
+                integer(figures.get("cacheCreationEphemeral1hInputTokens")),
+                integer(figures.get("outputTokens")),
+            )
+    return total

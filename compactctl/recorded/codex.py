@@ -1,0 +1,238 @@
+"""Codex's recorded calls: a run of model-output items is one call, its usage the next changed ``token_count``.
+
+- **Calls.** The model's output items (``reasoning``, an assistant ``message``, function,
+  custom and local-shell calls, web searches) written one after another are one response;
+  anything the harness adds (a tool output, a user or developer message) ends it.
+- **Usage.** A call's usage is the ``last_token_usage`` of the first ``token_count`` event
+  after it whose ``info`` is not null and whose ``total_token_usage`` changed: some versions
+  write each event twice, and one with ``info: null`` first. The last changed total is the
+  session total the producer reports, which the paired calls must add up to.
+- **Compactions.** A ``compacted`` line replaced the history with its ``replacement_history``
+  (remote compaction: the user messages, context items and an encrypted ``compaction``
+  item); old ones carry only a summary ``message``, and Codex rebuilt the history from the
+  user messages plus it. The whole history goes on past it; the replacement is what the
+  ``recorded`` row continues from.
+- ``session_meta.base_instructions`` is the system prompt (written again on a resume: once
+  is enough); ``turn_context.model`` names the model of the calls that follow.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from compactctl.errors import InputError
+from compactctl.formats.records import Record
+from compactctl.formats.responses import content_to_canonical, is_harness
+from compactctl.recorded import (
+    ApiUsage,
+    RecordedCall,
+    RecordedCompaction,
+    RecordedContext,
+    RecordedSession,
+    integer,
+    timestamp_of,
+)
+from compactctl.transcript import Message
+
+NAME = "codex"
+OUTPUT_ITEMS = frozenset(
+    {"reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call", "image_generation_call"}
+)
+ARGUMENTS = {"function_call": "arguments", "custom_tool_call": "input", "local_shell_call": "action"}
+RESULT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output"})
+# Measured on real rollouts with usage: a reasoning item's billed tokens are about
+# 0.14 per character of its encrypted content past a fixed envelope of about 870 characters.
+REASONING_TOKENS_PER_ENCRYPTED_CHAR = 0.14
+ENCRYPTED_ENVELOPE_CHARS = 870
+
+
+def usage_of(raw: Any) -> ApiUsage | None:
+    if not isinstance(raw, dict):
+        return None
+    usage = ApiUsage(
+        input_tokens=integer(raw.get("input_tokens")),
+        cached_tokens=integer(raw.get("cached_input_tokens")),
+        output_tokens=integer(raw.get("output_tokens")),
+        reasoning_tokens=integer(raw.get("reasoning_output_tokens")),
+    )
+    return None if usage.is_empty else usage
+
+
+def encrypted_estimate(item: dict[str, Any]) -> int:
+    encrypted = item.get("encrypted_content")
+    if not isinstance(encrypted, str):
+        return 0
+    return max(0, round((len(encrypted) - ENCRYPTED_ENVELOPE_CHARS) * REASONING_TOKENS_PER_ENCRYPTED_CHAR))
+
+
+class _Rollout:
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.messages: list[Message] = []
+        self.calls: list[RecordedCall] = []
+        self.compactions: list[RecordedCompaction] = []
+        self.model: str | None = None
+        self.system_seen = False
+        self.open_call: Message | None = None  # the assistant message of the response being written
+        self.open_estimate = 0
+        self.counts: list[tuple[int, ApiUsage | None]] = []  # (calls begun before it, usage) per changed count
+        self.last_total: dict[str, Any] | None = None
+        self.reported_total: ApiUsage | None = None
+        self.unpaired: ApiUsage | None = None
+        self.resumes: list[int] = []
+
+    # -- model output ----------------------------------------------------------------
+    def _call_message(self, timestamp: float | None) -> Message:
+        if self.open_call is None:
+            self.open_call = {"role": "assistant", "content": None}
+            self.open_estimate = 0
+            self.calls.append(RecordedCall(len(self.messages), self.model, timestamp, None))
+            self.messages.append(self.open_call)
+        return self.open_call
+
+    def _end_call(self) -> None:
+        if self.open_call is not None and self.open_estimate:
+            call = self.calls[-1]
+            self.calls[-1] = RecordedCall(call.position, call.model, call.timestamp, call.usage, self.open_estimate)
+            self.open_estimate = 0
+        self.open_call = None
+
+    def item(self, item: dict[str, Any], timestamp: float | None, line: int) -> None:
+        kind = item.get("type", "message" if "role" in item else None)
+        if kind == "message" and item.get("role") == "assistant":
+            message = self._call_message(timestamp)
+            text = content_to_canonical(item.get("content"))
+            message["content"] = _joined(message.get("content"), text)
+        elif kind in OUTPUT_ITEMS:
+            message = self._call_message(timestamp)
+            if kind == "reasoning":
+                self.open_estimate += encrypted_estimate(item)
+                return
+            arguments = item.get(ARGUMENTS.get(str(kind), "arguments"), item.get("action"))
+            message.setdefault("tool_calls", []).append(
+                {
+                    "id": item.get("call_id") or item.get("id"),
+                    "type": "function",
+                    "function": {
+                        "name": str(item.get("name") or kind),
+                        "arguments": arguments if isinstance(arguments, str) else orjson.dumps(arguments).decode(),
+                    },
+                }
+            )
+        elif kind in RESULT_ITEMS:
+            self._end_call()
+            content = content_to_canonical(item.get("output"))
+            if content is not None and not isinstance(content, (str, list)):
+                content = orjson.dumps(content).decode()
+            self.messages.append({"role": "tool", "tool_call_id": item.get("call_id"), "content": content})
+        elif kind == "message":
+            self._end_call()
+            role = item.get("role")
+            if role not in ("user", "developer", "system"):
+                raise InputError(f"message item has unknown role {role!r}", self.path, line)
+            content = content_to_canonical(item.get("content"))
+            said: Message = {"role": role, "content": content}
+            if is_harness(content):
+                said["compactctl"] = {"kind": "harness"}
+            self.messages.append(said)
+        # ghost snapshots, compaction items seen outside a compacted line: not model input here
+
+    def token_count(self, payload: dict[str, Any]) -> None:
+        info = payload.get("info")
+        if not isinstance(info, dict):
+            return
+        total = info.get("total_token_usage")
+        if total == self.last_total:
+            return  # the same event written twice
+        self.last_total = total if isinstance(total, dict) else None
+        self.reported_total = usage_of(total) or self.reported_total
+        self.counts.append((len(self.calls), usage_of(info.get("last_token_usage"))))
+        self._end_call()
+
+    def pair(self) -> None:
+        """Give each response the one changed count written beside it.
+
+        Versions differ in where they write it: 0.5x-0.6x just before the items of the
+        response it counts, later ones after the response (and after its tool outputs).
+        One changed count per response either way, so the first count tells the side: written
+        before any response, each count is the next response's; else the previous one's.
+        """
+        before = bool(self.counts) and self.counts[0][0] == 0
+        for begun, usage in self.counts:
+            index = begun if before else begun - 1
+            if 0 <= index < len(self.calls) and self.calls[index].usage is None:
+                call = self.calls[index]
+                self.calls[index] = RecordedCall(
+                    call.position, call.model, call.timestamp, usage, call.hidden_output_estimate
+                )
+            elif usage is not None:
+                # A count whose response was never written (the session was cut after it).
+                self.unpaired = usage if self.unpaired is None else self.unpaired + usage
+
+    def compacted(self, payload: dict[str, Any]) -> None:
+        self._end_call()
+        history = payload.get("replacement_history")
+        replacement: list[Message] = [m for m in self.messages[:1] if m.get("role") == "system"]
+        if isinstance(history, list):
+            for item in history:
+                if not isinstance(item, dict):
+                    continue
+                kind = item.get("type", "message" if "role" in item else None)
+                if kind == "message":
+                    replacement.append({"role": item.get("role"), "content": content_to_canonical(item.get("content"))})
+                elif kind in ("compaction", "compaction_summary"):
+                    # Opaque: what it costs is known only from the next call's usage; its length is the estimate.
+                    replacement.append({"role": "user", "content": "", "encrypted_chars": encrypted_estimate(item)})
+        else:
+            replacement += [m for m in self.messages if m.get("role") == "user"]
+            replacement.append({"role": "user", "content": str(payload.get("message", ""))})
+        self.compactions.append(
+            RecordedCompaction(position=len(self.messages), before_call=len(self.calls), replacement=replacement)
+        )
+
+
+def _joined(before: Any, text: Any) -> Any:
+    if not before:
+        return text
+    if isinstance(before, str) and isinstance(text, str):
+        return f"{before}\n\n{text}"
+    parts = lambda c: c if isinstance(c, list) else [{"type": "text", "text": str(c or "")}]  # noqa: E731
+    return [*parts(before), *parts(text)]
+
+
+def read(records: list[Record], path: str) -> RecordedSession:
+    rollout = _Rollout(path)
+    for record in records:
+        value = record.value
+        if not isinstance(value, dict):
+            raise InputError(f"expected a rollout line object, got {type(value).__name__}", path, record.line)
+        kind, payload = value.get("type"), value.get("payload")
+        timestamp = timestamp_of(value.get("timestamp"))
+        if payload is None and kind is not None and kind != "session_meta":
+            payload, kind = value, "response_item"  # early rollouts: bare ResponseItems
+        if not isinstance(payload, dict):
+            continue
+        if kind == "session_meta" and rollout.calls:
+            rollout.resumes.append(len(rollout.calls))  # `codex resume` writes the metadata again
+        if kind == "session_meta" and not rollout.system_seen:
+            instructions = payload.get("base_instructions", payload.get("instructions"))
+            if isinstance(instructions, dict):
+                instructions = instructions.get("text")
+            if isinstance(instructions, str) and instructions and not rollout.messages:
+                rollout.messages.append({"role": "system", "content": instructions})
+                rollout.system_seen = True
+        elif kind == "turn_context" and isinstance(payload.get("model"), str):
+            rollout.model = payload["model"]
+        elif kind == "response_item":
+            rollout.item(payload, timestamp, record.line)
+        elif kind == "compacted":
+            rollout.compacted(payload)
+        elif kind == "event_msg" and payload.get("type") == "token_count":
+            rollout.token_count(payload)
+    rollout._end_call()
+    rollout.pair()
+    resumes = sorted(set(rollout.resumes) - {len(rollout.calls)})
+    context = RecordedContext("main", rollout.messages, rollout.calls, rollout.compactions, resumes)
+    return RecordedSession(NAME, [context], reported_total=rollout.reported_total, unpaired=rollout.unpaired)

@@ -1,0 +1,336 @@
+"""Replay in the API's units, on a session that records its usage.
+
+Beside ``replay``'s rows this gives, for a Claude Code or Codex session with usage:
+
+- the **baseline** (no compaction) as the bill, from the reported usage, where the producer
+  did not compact; where it did, the baseline is an estimate (what the whole history would
+  have cost uncompacted), and the bill is the **recorded** row: what the producer actually
+  did, compacting where it compacted, priced from the usage;
+- each setting as a **calibrated estimate**: the log's messages counted as the API counts
+  them (the file's fitted tokenizer ratio, each response re-sent as its output tokens,
+  images by the provider's rule), plus the fitted hidden prefix, so thresholds are in the
+  API input tokens the producers' own auto-compaction compares with;
+- the model priced is the one each call names; a model missing from the table is a note
+  naming ``--model-pricing``, never a silent default.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from compactctl.calibration import (
+    Calibration,
+    calibrate,
+    message_costs,
+    segment_key,
+)
+from compactctl.recorded import ApiUsage, RecordedContext, RecordedSession
+from compactctl.replay.prices import Prices, PriceTable
+from compactctl.replay.simulate import ApiCall, SettingResult, _Memo, _simulate, aggregate
+from compactctl.replay.triggers import BASELINE, Setting
+from compactctl.summarizers import Summarizer
+from compactctl.tokens import DEFAULT_ENCODING, TokenCounter, counter_for
+from compactctl.transcript import Message, facts_of
+
+RECORDED = "recorded"
+BILL = "bill"
+ESTIMATE = "estimate"
+_DATE_SUFFIX = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2})$")
+
+
+def price_model(table: PriceTable, model: str | None) -> Prices | None:
+    """The table's row for a model as a transcript names it (a dated id matches its undated row)."""
+    if not model:
+        return None
+    for name in (model, _DATE_SUFFIX.sub("", model)):
+        if name in table.models:
+            return table.models[name]
+    return None
+
+
+class CalibratedCounter:
+    """Counts as the API bills, for one recorded context: a ``TokenCounter`` stand-in for replay and strategies.
+
+    A message read from the log costs what calibration measured for it (a response: its
+    output tokens); any other text (a summary a strategy wrote) costs the file's ratio times
+    its count in the chosen encoding. Every message also carries what the harness adds to each
+    (``per_message``, fitted).
+    """
+
+    def __init__(
+        self, base: TokenCounter, ratio: float, known: dict[int, tuple[Message, int]], per_message: int = 0
+    ) -> None:
+        self.base = base
+        self.per_message = per_message
+        self.encoding = base.encoding
+        self.provider = base.provider
+        self.ratio = ratio
+        self.known = known
+
+    def __call__(self, text: str) -> int:
+        return round(self.ratio * self.base(text))
+
+    def message(self, message: Message) -> int:
+        hit = self.known.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        content = message.get("content")
+        parts = content if isinstance(content, list) else []
+        images = sum(self.base.part(p) for p in parts if isinstance(p, dict) and p.get("type") == "image_url")
+        return round(self.ratio * (self.base.message(message) - images)) + images + self.per_message
+
+    def messages(self, messages: Iterable[Message]) -> int:
+        return sum(self.message(message) for message in messages)
+
+
+@dataclass(frozen=True)
+class RecordedReplay:
+    """A session's replay rows in API units, with the calibration behind them."""
+
+    settings: list[SettingResult]
+    basis: list[str]  # per row: "bill" (from the usage) or "estimate" (calibrated)
+    calibration: Calibration
+    baseline_estimate: SettingResult  # the calibrated estimate of no compaction
+    recorded_estimate: SettingResult  # the calibrated estimate of what the producer did: compare with the bill
+    bill: SettingResult  # what the usage says the session cost as it ran
+    notes: tuple[str, ...]
+    compactions: int  # how many times the producer compacted
+    history_before_last_compaction: int  # messages the producer's last compaction replaced
+    pre_tokens_check: list[tuple[int, int, int]]  # (call, recorded preTokens, the recorded row's context there)
+    unpaired_cost: float = 0.0  # of the bill: calls the log holds no message for (summarizing, cut off)
+
+
+def _share_1h(session: RecordedSession) -> float:
+    written = sum(c.usage.cache_write_tokens for x in session.contexts for c in x.calls if c.usage)
+    long = sum(c.usage.cache_write_1h_tokens for x in session.contexts for c in x.calls if c.usage)
+    return long / written if written else 0.0
+
+
+def _bill_cost(usage: ApiUsage, prices: Prices, provider: str) -> float:
+    if provider == "anthropic":
+        plain = usage.input_tokens - usage.cached_tokens - usage.cache_write_tokens
+        return prices.call_cost(
+            usage.input_tokens, usage.cached_tokens, usage.cache_write_tokens, usage.output_tokens,
+            usage.cache_write_1h_tokens,
+        ) if plain >= 0 else 0.0  # fmt: skip
+    # OpenAI bills writes as plain input: only the cached part is discounted.
+    return prices.call_cost(usage.input_tokens, usage.cached_tokens, 0, usage.output_tokens)
+
+
+def _usage_row(
+    context: RecordedContext, trigger: str, prices_of: list[Prices | None], provider: str, compactions: int
+) -> SettingResult:
+    per_call = [c.usage.input_tokens if c.usage else 0 for c in context.calls]
+    usages = [c.usage for c in context.calls if c.usage is not None]
+    cost = sum(_bill_cost(c.usage, p, provider) for c, p in zip(context.calls, prices_of, strict=True) if c.usage and p)
+    return SettingResult(
+        trigger=trigger,
+        threshold=None,
+        strategy="producer" if trigger == RECORDED else "none",
+        calls=len(context.calls),
+        compactions=compactions,
+        over_threshold_after_compaction=0,
+        peak_context=max(per_call, default=0),
+        mean_context=round(sum(per_call) / len(per_call), 1) if per_call else 0.0,
+        input_tokens=sum(u.input_tokens for u in usages),
+        cached_tokens=sum(u.cached_tokens for u in usages),
+        cache_write_tokens=sum(u.cache_write_tokens for u in usages) if provider == "anthropic" else 0,
+        output_tokens=sum(u.output_tokens for u in usages),
+        summarizer_calls=0,
+        summarizer_tokens=0,
+        cost=round(cost, 9),
+        facts_lost=0,
+        context_per_call=per_call,
+    )
+
+
+def _api_calls(
+    context: RecordedContext,
+    calibration: Calibration,
+    prices_of: list[Prices | None],
+    share_1h: float,
+    as_recorded: bool = False,
+) -> list[ApiCall]:
+    """Per call, what replay adds beside the context: hidden prefix, output, reasoning, model, time."""
+    starts = set(context.segment_starts())
+    compaction_starts = {c.before_call for c in context.compactions}
+    calls: list[ApiCall] = []
+    prefix = calibration.prefix_of(segment_key(context.label, 0))
+    previous: ApiUsage | None = None
+    # OpenAI's cache holds a response with the input it followed (measured: a Codex call's cached
+    # tokens exceed the previous call's whole input); Anthropic's ends at the last cache breakpoint.
+    openai = calibration.provider != "anthropic"
+    for n, call in enumerate(context.calls):
+        # A stretch the producer's compaction began carries what the compaction re-attached; an
+        # uncompacted replay would not, so it keeps the prefix from before. A resume's is its own.
+        if n in starts and (as_recorded or n not in compaction_starts):
+            prefix = calibration.prefix_of(segment_key(context.label, n))
+        usage = call.usage
+        output = usage.output_tokens if usage else call.hidden_output_estimate
+        reasoning = usage.reasoning_tokens if usage else call.hidden_output_estimate
+        calls.append(
+            ApiCall(
+                prefix=prefix,
+                output=output,
+                reasoning=reasoning if calibration.provider != "anthropic" else 0,
+                prices=prices_of[n],
+                timestamp=call.timestamp,
+                long_cache_share=share_1h,
+                observed_cached=usage.cached_tokens if usage else None,
+                # How much of what the previous call sent the cache still held is a fact of the
+                # timeline (pauses, the provider's routing), the same in every setting; at the
+                # producer's own compaction it says nothing about an uncompacted history.
+                cache_hit=None
+                if usage is None or previous is None or n in compaction_starts or not previous.input_tokens
+                else min(
+                    1.0, usage.cached_tokens / (previous.input_tokens + (previous.output_tokens if openai else 0))
+                ),
+                output_cached=openai,
+            )
+        )
+        previous = usage
+    return calls
+
+
+def _known_costs(
+    context: RecordedContext, calibration: Calibration, counter: TokenCounter
+) -> dict[int, tuple[Message, int]]:
+    raw = counter_for(DEFAULT_ENCODING)
+    costs = message_costs(context, counter, raw)
+    known: dict[int, tuple[Message, int]] = {}
+    replaced = [m for compaction in context.compactions for m in compaction.replacement]
+    for key, message in [*enumerate(context.messages), *((-id(m), m) for m in replaced)]:
+        cost = costs.get(key)
+        if cost is None:  # a preserved message of the history: counted with it
+            continue
+        # A response stays in the context as its output less what the provider drops after the turn.
+        if cost.resent and not cost.text:
+            value = cost.resent - cost.reasoning
+        else:  # text (and an opaque compaction item's estimate)
+            value = round(calibration.ratio * cost.text) + cost.resent
+        known[id(message)] = (message, value + cost.images + round(calibration.per_message))
+    return known
+
+
+def replay_recorded(
+    session: RecordedSession,
+    producer: str,
+    settings: Sequence[Setting],
+    options: Mapping[str, Any],
+    table: PriceTable,
+    fallback: Prices | None,
+    summarizer: Summarizer | None = None,
+    stage_marker: re.Pattern[str] | None = None,
+    calibration: Calibration | None = None,
+) -> RecordedReplay:
+    """Replay every context of a recorded session in API units; rows summed over its contexts.
+
+    ``fallback`` prices the calls whose model is not in the table (``--model-pricing``); None
+    leaves them unpriced, with a note.
+    """
+    calibration = calibration or calibrate(session, producer, str(options.get("claude_tokens") or "fitted"))
+    share_1h = _share_1h(session)
+    counter = counter_for(calibration.encoding, calibration.provider)
+    rows_per_context: list[list[SettingResult]] = []
+    estimates: list[SettingResult] = []
+    recorded_estimates: list[SettingResult] = []  # the producer's own compactions, counted as calibrated
+    bills: list[SettingResult] = []
+    recorded_rows: list[SettingResult] = []
+    unknown: set[str] = set()
+    checks: list[tuple[int, int, int]] = []
+    compacted = any(context.compactions for context in session.contexts)
+    grid = [row for row in settings if row != BASELINE]
+    for context in session.contexts:
+        prices_of: list[Prices | None] = []
+        for call in context.calls:
+            found = price_model(table, call.model)
+            if found is None:
+                unknown.add(str(call.model))
+                found = fallback
+            prices_of.append(found)
+        known = _known_costs(context, calibration, counter)
+        calibrated = CalibratedCounter(counter, calibration.ratio, known, round(calibration.per_message))
+        facts = [fact for message in context.messages for fact in facts_of(message)]
+        memo = _Memo(calibrated, facts, stage_marker)  # type: ignore[arg-type]
+        api_calls = _api_calls(context, calibration, prices_of, share_1h)
+        fallback_prices = fallback or next((p for p in prices_of if p is not None), None) or _FREE
+
+        def simulate(
+            row: Setting, messages: list[Message] = context.messages, memo: _Memo = memo,
+            priced: Prices = fallback_prices, calls: list[ApiCall] = api_calls,
+        ) -> SettingResult:  # fmt: skip
+            return _simulate(messages, row, memo, options, priced, summarizer, calls)
+
+        estimate = simulate(BASELINE)
+        replacements = {c.before_call: c.replacement for c in context.compactions}
+        as_recorded = _api_calls(context, calibration, prices_of, share_1h, as_recorded=True)
+        recorded_estimates.append(
+            _simulate(context.messages, BASELINE, memo, options, fallback_prices, summarizer, as_recorded, replacements)
+        )
+        bill = _usage_row(context, RECORDED if context.compactions else "none", prices_of, calibration.provider,
+                          len(context.compactions))  # fmt: skip
+        estimates.append(estimate)
+        bills.append(bill)
+        recorded_rows.append(dataclasses.replace(bill, trigger=RECORDED, strategy="producer"))
+        rows_per_context.append([estimate if compacted else bill, *(simulate(row) for row in grid)])
+        for compaction in context.compactions:
+            if compaction.pre_tokens and compaction.before_call > 0:
+                at = compaction.before_call - 1
+                usage = context.calls[at].usage
+                if usage is not None:
+                    checks.append((at, compaction.pre_tokens, usage.input_tokens + usage.output_tokens))
+    extra = session.unpaired
+    extra_cost = 0.0
+    if extra is not None:
+        # Billed calls the log holds no message for (a producer's compaction summaries, a
+        # response cut off before it was written) are part of the bill.
+        main = next(
+            (p for p in (price_model(table, c.model) for x in session.contexts for c in x.calls) if p), fallback
+        )
+        extra_cost = _bill_cost(extra, main, calibration.provider) if main is not None else 0.0
+        bills[0] = _with_extra(bills[0], extra, extra_cost)
+        recorded_rows[0] = _with_extra(recorded_rows[0], extra, extra_cost)
+        if not compacted:
+            rows_per_context[0][0] = bills[0]
+    rows = aggregate(rows_per_context)
+    basis = [ESTIMATE if compacted else BILL, *(ESTIMATE for _ in grid)]
+    if compacted:
+        rows.insert(1, aggregate([[row] for row in recorded_rows])[0])
+        basis.insert(1, BILL)
+    notes = []
+    if unknown:
+        names = ", ".join(sorted(unknown))
+        what = f"priced as {fallback.model}" if fallback is not None else "left unpriced (cost 0)"
+        notes.append(f"model {names} is not in the price table: its calls are {what}; pass --model-pricing NAME")
+    notes += list(calibration.warnings)
+    last = [c for context in session.contexts for c in context.compactions[-1:]]
+    return RecordedReplay(
+        rows,
+        basis,
+        calibration,
+        aggregate([[row] for row in estimates])[0],
+        aggregate([[row] for row in recorded_estimates])[0],
+        aggregate([[row] for row in bills])[0],
+        tuple(notes),
+        sum(len(context.compactions) for context in session.contexts),
+        sum(c.position for c in last),
+        checks,
+        round(extra_cost, 9),
+    )
+
+
+def _with_extra(row: SettingResult, usage: ApiUsage, cost: float) -> SettingResult:
+    return dataclasses.replace(
+        row,
+        input_tokens=row.input_tokens + usage.input_tokens,
+        cached_tokens=row.cached_tokens + usage.cached_tokens,
+        output_tokens=row.output_tokens + usage.output_tokens,
+        cost=round(row.cost + cost, 9),
+    )
+
+
+_FREE = Prices("unpriced", 0.0, 0.0, 0.0, 0.0)

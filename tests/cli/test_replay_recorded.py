@@ -1,0 +1,105 @@
+"""``compactctl replay --json`` on a session that records its usage: the API's units, the bill, the recorded row."""
+
+from __future__ import annotations
+
+import orjson
+from typer.testing import CliRunner
+
+from compactctl.cli.main import app
+from tests.recorded.sessions import working_session
+
+
+def _write(tmp_path, session):
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in session.records))
+    return path
+
+
+def test_the_baseline_of_an_uncompacted_session_is_the_bill(tmp_path):
+    session = working_session(calls=10)
+    path = _write(tmp_path, session)
+    result = CliRunner().invoke(app, ["replay", str(path), "-t", "21000", "-s", "window", "--json"])
+    assert result.exit_code == 0, result.output
+    (data,) = orjson.loads(result.stdout)["files"]
+    baseline, threshold = data["settings"]
+    assert (baseline["trigger"], baseline["basis"], threshold["basis"]) == ("none", "bill", "estimate")
+    reported = sum(
+        r["message"]["usage"]["input_tokens"]
+        + r["message"]["usage"]["cache_read_input_tokens"]
+        + r["message"]["usage"]["cache_creation_input_tokens"]
+        for r in session.records
+        if r["type"] == "assistant" and r["message"]["usage"]["output_tokens"] > 1
+    )
+    assert baseline["input_tokens"] == reported
+    # Thresholds are API input tokens: the hidden prefix (20k here) alone nearly reaches 21k.
+    assert threshold["compactions"] >= 1
+    assert data["api"]["calibration"]["error"]["held_out"]["median"] < 0.01
+    assert abs(data["api"]["baseline_estimate_cost"] / data["api"]["bill_cost"] - 1) < 0.03
+
+
+def test_a_session_the_producer_compacted_has_a_recorded_row(tmp_path):
+    session = working_session(calls=4)
+    session.compact("Summary: the tests pass.", {"trigger": "auto", "preTokens": session.last_context()})
+    session.user("continue")
+    session.response(text="continuing")
+    result = CliRunner().invoke(app, ["replay", str(_write(tmp_path, session)), "-t", "50000", "--json"])
+    (data,) = orjson.loads(result.stdout)["files"]
+    triggers = [(row["trigger"], row["basis"]) for row in data["settings"]]
+    assert triggers[:2] == [("none", "estimate"), ("recorded", "bill")]
+    recorded = data["settings"][1]
+    assert (recorded["calls"], recorded["compactions"]) == (5, 1)
+    assert data["api"]["producer_compactions"] == 1
+    # The recorded row compacts where the producer did: the call after the boundary starts small.
+    contexts = recorded["context_per_call"]
+    assert contexts[4] < contexts[3] - 1000  # the 20k hidden prefix stays; the history goes
+    (check,) = data["api"]["pre_tokens_check"]
+    assert check["call"] == 3
+    assert abs(check["recorded_context"] / check["pre_tokens"] - 1) <= 0.03
+
+
+def test_a_model_missing_from_the_price_table_is_a_note_naming_model_pricing(tmp_path):
+    session = working_session(calls=3)
+    for record in session.records:
+        if record["type"] == "assistant":
+            record["message"]["model"] = "claude-future-9"
+    result = CliRunner().invoke(app, ["replay", str(_write(tmp_path, session)), "-t", "50000"])
+    assert result.exit_code == 0
+    assert "claude-future-9" in result.stderr and "--model-pricing" in result.stderr
+
+
+def test_report_json_splits_the_gap_into_parts_that_add_up_to_the_reported_input(tmp_path):
+    session = working_session(calls=10)
+    result = CliRunner().invoke(app, ["report", str(_write(tmp_path, session)), "--json"])
+    assert result.exit_code == 0, result.output
+    (entry,) = orjson.loads(result.stdout)["files"]
+    recorded = entry["api_calibration"]
+    gap = recorded["gap"]
+    assert set(gap) == {
+        "prefix",
+        "resent_thinking",
+        "tokenizer",
+        "attachments",
+        "images",
+        "unexplained",
+        "harness_per_message",
+    }
+    assert recorded["counted_input_tokens"] + sum(gap.values()) == recorded["reported_input_tokens"]
+    assert gap["prefix"] > 0.5 * recorded["reported_input_tokens"]  # the 20k hidden prefix on every call
+    assert set(recorded["calibration"]["error"]) == {"raw", "calibrated", "held_out"}
+    assert recorded["calibration"]["error"]["held_out"]["median"] < 0.01
+
+
+def test_a_folder_mixing_compacted_sessions_and_plain_chats_lines_its_rows_up(tmp_path):
+    session = working_session(calls=4)
+    session.compact("Summary.", {"trigger": "auto"})
+    session.response(text="continuing")
+    _write(tmp_path, session)
+    chat = tmp_path / "chat.jsonl"
+    chat.write_bytes(b'{"role": "user", "content": "hi"}\n{"role": "assistant", "content": "hello"}\n')
+    result = CliRunner().invoke(app, ["replay", str(tmp_path), "-t", "50000", "--json"])
+    assert result.exit_code == 0, result.output
+    data = orjson.loads(result.stdout)
+    assert [row["trigger"] for row in data["total"]["settings"]] == ["none", "recorded", "threshold"]
+    by_file = {f["file"]: f for f in data["files"]}
+    # The chat file's producer never compacted: its share of the recorded row is its baseline.
+    assert data["total"]["settings"][1]["calls"] == by_file["session.jsonl"]["settings"][1]["calls"] + 1

@@ -1,0 +1,146 @@
+"""Claude Code: one recorded call per API response, paired with its usage, across compactions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compactctl.formats.records import parse_records
+from compactctl.recorded import claude_code
+from tests.conftest import SHARED_TRANSCRIPTS, needs_transcripts
+from tests.recorded.sessions import ClaudeSession, working_session
+
+
+def test_a_response_split_by_a_tool_result_is_one_call_with_its_final_usage():
+    session = ClaudeSession()
+    session.user("List the files, then read the README.")
+    message_id = session.response(text="Listing.", tools=[("Bash", {"command": "ls"}, "README.md")])
+    # Streaming tool execution: a tool result was written before the response's last block.
+    result = session.records.pop()
+    session.records.insert(len(session.records) - 1, result)
+    recorded = claude_code.read(session.parsed(), "s.jsonl")
+    (context,) = recorded.contexts
+    assert len(context.calls) == 1
+    final = [r for r in session.records if r.get("message", {}).get("id") == message_id][-1]["message"]["usage"]
+    assert context.calls[0].usage.output_tokens == final["output_tokens"]
+    assert [m["role"] for m in context.messages] == ["user", "assistant", "tool"]
+
+
+def test_api_error_stubs_are_no_call_and_an_api_error_record_stays_on_the_chain():
+    session = ClaudeSession()
+    session.user("first prompt")
+    session.response(text="first answer")
+    # The next try failed: a system api_error record, then a synthetic stub; the next prompt hangs off the error.
+    session._envelope("system", subtype="api_error", level="error", error={"status": 529})
+    stub = session._envelope(
+        "assistant",
+        isApiErrorMessage=True,
+        message={
+            "id": "x",
+            "role": "assistant",
+            "model": "<synthetic>",
+            "content": [{"type": "text", "text": "API Error"}],
+        },
+    )
+    session.last_uuid = stub["parentUuid"]
+    session.user("second prompt")
+    session.response(text="second answer")
+    (context,) = claude_code.read(session.parsed(), "s.jsonl").contexts
+    assert len(context.calls) == 2
+    assert [m["content"] for m in context.messages] == [
+        "first prompt",
+        "first answer",
+        "second prompt",
+        "second answer",
+    ]
+
+
+def test_a_sidechain_is_a_context_of_its_own():
+    session = working_session(calls=3)
+    main_calls = session.calls
+    session.last_uuid = None
+    session.user("subagent task")
+    session.records[-1]["isSidechain"] = True
+    session.response(text="subagent answer")
+    session.records[-1]["isSidechain"] = True
+    recorded = claude_code.read(session.parsed(), "s.jsonl")
+    assert [c.label for c in recorded.contexts] == ["main", "sidechain 1"]
+    assert [len(c.calls) for c in recorded.contexts] == [main_calls, 1]
+
+
+def test_a_compact_boundary_is_walked_through_to_the_whole_history():
+    session = working_session(calls=4)
+    before = session.calls
+    session.compact("Summary: tests fixed.", {"trigger": "auto", "preTokens": 31_234})
+    session.user("now update the changelog")
+    session.response(text="Changelog updated.")
+    (context,) = claude_code.read(session.parsed(), "s.jsonl").contexts
+    assert len(context.calls) == before + 1  # every recorded call, not only those after the boundary
+    (compaction,) = context.compactions
+    assert (compaction.before_call, compaction.trigger, compaction.pre_tokens) == (before, "auto", 31_234)
+    assert compaction.replacement[0]["content"].startswith("This session is being continued")
+    assert not any("being continued" in str(m.get("content")) for m in context.messages)  # not history
+
+
+def test_an_old_compact_summary_root_continues_the_history_before_it():
+    session = working_session(calls=3)
+    before = session.calls
+    session.compact("Summary.", boundary=False)  # 1.0.x: the summary is a new root, no boundary record
+    session.response(text="Continuing.")
+    (context,) = claude_code.read(session.parsed(), "s.jsonl").contexts
+    assert len(context.calls) == before + 1
+    assert [c.before_call for c in context.compactions] == [before]
+
+
+@needs_transcripts
+@pytest.mark.parametrize(
+    "name",
+    [
+        "d-kimuson__claude-code-viewer/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",
+        "d-kimuson__claude-code-viewer/5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl",
+        "kcosr__chat-to-html/claude.jsonl",
+        "kesslerio__attio-mcp-server/chat.json",
+        "yoavf__ai-sessions/claude-code-pomodoro-timer.jsonl",
+    ],
+)
+def test_every_response_of_a_real_session_is_one_call(name):
+    path = SHARED_TRANSCRIPTS / "claude-code" / name
+    records, _ = parse_records(path.read_bytes(), str(path))
+    ids = {
+        r.value["message"]["id"]
+        for r in records
+        if r.value.get("type") == "assistant"
+        and not r.value.get("isApiErrorMessage")
+        and r.value["message"].get("model") != "<synthetic>"
+    }
+    recorded = claude_code.read(records, str(path))
+    assert recorded.calls == len(ids)
+    assert all(call.usage is not None for context in recorded.contexts for call in context.calls)
+
+
+@needs_transcripts
+def test_the_real_session_the_producer_compacted_replays_every_call():
+    path = SHARED_TRANSCRIPTS / "claude-code" / "kesslerio__attio-mcp-server" / "chat.json"
+    records, _ = parse_records(path.read_bytes(), str(path))
+    main = claude_code.read(records, str(path)).contexts[0]
+    assert len(main.calls) == 101
+    assert [c.before_call for c in main.compactions] == [90]
+
+
+DATA = Path(__file__).parent / "data"
+
+
+def test_a_real_claude_code_partial_compaction_is_read_with_its_preserved_segment_and_session_total():
+    path = DATA / "claude-code-2.1.332-compacted.jsonl"
+    recorded = claude_code.read(parse_records(path.read_bytes(), str(path))[0], str(path))
+    (context,) = recorded.contexts
+    (compaction,) = context.compactions
+    assert (compaction.before_call, compaction.trigger, compaction.partial) == (2, "manual", True)
+    assert [m["role"] for m in compaction.replacement] == ["user", "assistant"]  # summary, then the kept call
+    last = context.calls[compaction.before_call - 1].usage
+    assert last.input_tokens + last.output_tokens == compaction.pre_tokens  # what preTokens counts
+    # The session total (cost-state) also holds the producer's summarizing call, which wrote no message.
+    paired = recorded.usage_total()
+    assert paired.input_tokens + recorded.unpaired.input_tokens == recorded.reported_total.input_tokens
+    assert paired.output_tokens + recorded.unpaired.output_tokens == recorded.reported_total.output_tokens

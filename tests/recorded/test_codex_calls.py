@@ -1,0 +1,131 @@
+"""Codex: a run of model-output items is one call, paired with the one changed token_count beside it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from compactctl.formats.records import parse_records
+from compactctl.recorded import codex
+from tests.conftest import SHARED_TRANSCRIPTS, needs_transcripts
+
+
+def _line(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+    return {"timestamp": "2026-01-01T00:00:00.000Z", "type": kind, "payload": payload}
+
+
+def _count(total: int, last: int, info: bool = True) -> dict[str, Any]:
+    usage = {"input_tokens": last, "cached_input_tokens": 0, "output_tokens": 10, "reasoning_output_tokens": 4}
+    totals = {**usage, "input_tokens": total}
+    return _line(
+        "event_msg",
+        {"type": "token_count", "info": {"total_token_usage": totals, "last_token_usage": usage} if info else None},
+    )
+
+
+def _call(n: int) -> list[dict[str, Any]]:
+    return [
+        _line("response_item", {"type": "reasoning", "summary": [], "encrypted_content": "e" * 2000}),
+        _line("response_item", {"type": "function_call", "name": "shell", "arguments": "{}", "call_id": f"c{n}"}),
+    ]
+
+
+def _output(n: int) -> dict[str, Any]:
+    return _line("response_item", {"type": "function_call_output", "call_id": f"c{n}", "output": "ok"})
+
+
+def _read(lines: list[dict[str, Any]]) -> codex.RecordedSession:
+    data = b"".join(orjson.dumps(line) + b"\n" for line in lines)
+    return codex.read(parse_records(data, "r.jsonl")[0], "r.jsonl")
+
+
+START = [
+    _line("session_meta", {"id": "x", "base_instructions": {"text": "You are Codex."}}),
+    _line("turn_context", {"model": "gpt-5.1-codex"}),
+    _line("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "fix it"}]}),
+]
+
+
+def test_counts_written_after_the_response_and_its_outputs_pair_in_order():
+    lines = [
+        *START,
+        *_call(1),
+        _output(1),
+        _count(1000, 1000),
+        _count(1000, 1000),
+        *_call(2),
+        _output(2),
+        _count(2100, 1100),
+    ]
+    recorded = _read(lines)
+    assert [c.usage.input_tokens for c in recorded.contexts[0].calls] == [1000, 1100]
+    assert recorded.usage_total().input_tokens == recorded.reported_total.input_tokens == 2100
+
+
+def test_counts_written_before_the_response_pair_with_the_next_one():
+    # 0.5x-0.6x: a null count first, then each count just before the items of the response it counts.
+    lines = [*START, _count(0, 0, info=False), _count(1000, 1000), *_call(1), _output(1), _count(1000, 1000)]
+    lines += [_count(2100, 1100), *_call(2), _output(2)]
+    recorded = _read(lines)
+    assert [c.usage.input_tokens for c in recorded.contexts[0].calls] == [1000, 1100]
+
+
+def test_a_count_whose_response_was_never_written_is_kept_apart():
+    lines = [*START, _count(1000, 1000), *_call(1), _output(1), _count(2100, 1100)]
+    recorded = _read(lines)
+    assert [c.usage.input_tokens for c in recorded.contexts[0].calls] == [1000]
+    assert recorded.unpaired.input_tokens == 1100
+    assert recorded.usage_total().input_tokens + recorded.unpaired.input_tokens == recorded.reported_total.input_tokens
+
+
+def test_a_compacted_line_is_a_recorded_compaction_and_the_history_goes_on():
+    compacted = _line(
+        "compacted",
+        {
+            "message": "",
+            "replacement_history": [
+                {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "fix it"}]},
+                {"type": "compaction", "encrypted_content": "z" * 5000},
+            ],
+        },
+    )
+    lines = [*START, *_call(1), _output(1), _count(1000, 1000), compacted, *_call(2), _output(2), _count(1500, 500)]
+    (context,) = _read(lines).contexts
+    assert len(context.calls) == 2
+    (compaction,) = context.compactions
+    assert compaction.before_call == 1
+    assert [m["role"] for m in compaction.replacement] == ["system", "user", "user"]
+    assert compaction.replacement[-1]["encrypted_chars"] > 0
+    assert [m["role"] for m in context.messages].count("tool") == 2  # the whole history, both outputs
+
+
+@needs_transcripts
+@pytest.mark.parametrize(
+    "name",
+    [
+        "qiushiyan__duet/codex-session.jsonl",
+        "kcosr__chat-to-html/codex.jsonl",
+        "AcidicSoil__codex-session-view/rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl",
+        "yoavf__ai-sessions/codex-pomodor-timer.jsonl",
+    ],
+)
+def test_paired_usage_adds_up_to_the_session_total_codex_reports(name):
+    path = SHARED_TRANSCRIPTS / "codex" / name
+    recorded = codex.read(parse_records(path.read_bytes(), str(path))[0], str(path))
+    paired = recorded.usage_total()
+    if recorded.unpaired is not None:
+        paired = paired + recorded.unpaired
+    assert paired.input_tokens == recorded.reported_total.input_tokens
+    assert paired.output_tokens == recorded.reported_total.output_tokens
+
+
+def test_a_real_codex_compaction_is_recorded_and_its_calls_add_up():
+    path = Path(__file__).parent / "data" / "codex-0.171.0-compacted.jsonl"
+    recorded = codex.read(parse_records(path.read_bytes(), str(path))[0], str(path))
+    (context,) = recorded.contexts
+    assert len(context.calls) == 3
+    assert [c.before_call for c in context.compactions] == [2]
+    assert recorded.usage_total() == recorded.reported_total
