@@ -32,7 +32,10 @@ def generate(folder: Path, files: int) -> None:
     for number in range(files):
         path = folder / f"team{number % 50:02d}" / f"session{number:05d}.jsonl"
         path.parent.mkdir(parents=True, exist_ok=True)
-        extra = [{"role": "user", "content": f"Now run job {number}"}, {"role": "assistant", "content": f"Job {number} done."}]
+        extra = [
+            {"role": "user", "content": f"Now run job {number}"},
+            {"role": "assistant", "content": f"Job {number} done."},
+        ]
         path.write_bytes(base + b"".join(orjson.dumps(m) + b"\n" for m in extra))
 
 
@@ -66,14 +69,16 @@ def main() -> None:
         common = [str(source), "--strategy", args.strategy, "--quiet", "--jobs", str(args.jobs)]
         engines = {"threads": [], "ray": ["--engine", "ray"]}
         times: dict[str, list[float]] = {name: [] for name in engines}
-        for run in range(args.runs):
+        for _ in range(args.runs):
             for name, flags in engines.items():
                 out = work / f"out-{name}"
                 shutil.rmtree(out, ignore_errors=True)
                 times[name].append(timed(["compact", *common, "-o", str(out), *flags]))
         identical = same_tree(work / "out-threads", work / "out-ray")
         size = sum(p.stat().st_size for p in source.rglob("*") if p.is_file())
-        print(f"{args.files} files, {size / 1e6:.1f} MB, --jobs {args.jobs}, strategy {args.strategy}, {args.runs} run(s)")
+        print(
+            f"{args.files} files, {size / 1e6:.1f} MB, --jobs {args.jobs}, strategy {args.strategy}, {args.runs} run(s)"
+        )
         base = statistics.median(times["threads"])
         for name, values in times.items():
             median = statistics.median(values)
