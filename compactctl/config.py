@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from compactctl.errors import InputError
+from compactctl.evaluate import EvalOptions
 from compactctl.replay.options import ReplayOptions
+from compactctl.review import ReviewOptions
 from compactctl.settings import Declared, Options, checked, declared, defaults_of, setting
 from compactctl.strategies import STRATEGIES
 from compactctl.summarizers.options import SummarizerOptions
@@ -95,7 +97,14 @@ def strategy_owners() -> Owners:
 
 def setting_owners() -> Owners:
     """Every options dataclass a setting lives on: the run's, each strategy's, the summarizer's, replay's."""
-    return [("", RunOptions), *strategy_owners(), ("", SummarizerOptions), ("", ReplayOptions)]
+    return [
+        ("", RunOptions),
+        *strategy_owners(),
+        ("", SummarizerOptions),
+        ("", ReplayOptions),
+        ("", EvalOptions),
+        ("", ReviewOptions),
+    ]
 
 
 def all_settings() -> dict[str, Declared]:
@@ -106,6 +115,8 @@ DEFAULTS: dict[str, Any] = {
     **defaults_of(RunOptions),
     **defaults_of(SummarizerOptions),
     **defaults_of(ReplayOptions),
+    **defaults_of(EvalOptions),
+    **defaults_of(ReviewOptions),
 }
 
 

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 from compactctl.compaction import compact
 from compactctl.errors import CompactctlError, InputError
+from compactctl.evaluate import FileEvaluation, Judge, evaluate, merged
 from compactctl.facts import declared_facts, fold
 from compactctl.formats import agents_sqlite, chat, detect, load, write_as
 from compactctl.formats.base import Transcript
@@ -40,6 +41,7 @@ from compactctl.replay.prices import Prices, PriceTable
 from compactctl.replay.simulate import SettingResult, aggregate, replay
 from compactctl.replay.triggers import Setting
 from compactctl.reporting import FileReport, Labelled, check_facts_present, file_report, measure
+from compactctl.review import FileReview, TranscriptReview, recording, review_side
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import TokenCounter
 from compactctl.usage import SummarizerUsage
@@ -468,6 +470,75 @@ def recorded_report(source: str, format_name: str, claude_tokens: str = "fitted"
     if session is None or not session.calls:
         return None
     return session_report(session, format_name, claude_tokens)
+
+
+# --- eval: one before/after pair ------------------------------------------------------------
+
+
+def eval_pair(name: str, before: str, after: str, format: str = "auto", judge: Judge | None = None) -> FileEvaluation:
+    """Probe one file's history and score its compacted counterpart (transcripts paired in order)."""
+    fmt, originals = load(read_source(before), before, format)
+    _, compacted = load(read_source(after), after, format)
+    if len(originals) != len(compacted):
+        raise InputError(f"holds {len(compacted)} transcript(s), BEFORE holds {len(originals)}", after)
+    scored = [evaluate(o.messages, c.messages, judge) for o, c in zip(originals, compacted, strict=True)]
+    return FileEvaluation(name, fmt.name, merged(scored))
+
+
+# --- review: one file, one or two compactions of it -------------------------------------------
+
+REVIEW_SUFFIX = ".review.html"
+
+
+@dataclass(frozen=True)
+class ReviewSide:
+    """One compaction a review shows: side A, or side B beside it."""
+
+    name: str  # "A" or "B"
+    description: str  # what it ran, in one line
+    settings: Mapping[str, Any]
+    summarizer: Summarizer | None
+
+
+def review_targets(inputs: list[str], output: str | None) -> tuple[list[Job], str | None]:
+    """Each input's page, and the index page when there are several: one file gives NAME.review.html beside it."""
+    found = list(expand_inputs(inputs))
+    if any(source == STDIO for source, _, _ in found):
+        raise InputError("review reads files, not stdin; give a file or folder")
+    single = len(found) == 1 and found[0][2] is None
+    if single and (output is None or not Path(output).is_dir()):
+        source, name, _ = found[0]
+        target = output or str(Path(source).with_name(Path(source).name + REVIEW_SUFFIX))
+        if _same_file(source, target):
+            raise InputError("the page would overwrite the input; inputs are never overwritten", target)
+        return [Job(source, target, name)], None
+    if output is None:
+        raise InputError("several inputs or a folder need -o DIR for their pages and index.html")
+    folder = Path(output)
+    if folder.exists() and not folder.is_dir():
+        raise InputError("several inputs or a folder need -o DIR, and this is a file", output)
+    jobs = [Job(source, str(folder / (name.replace("/", "__") + REVIEW_SUFFIX)), name) for source, name, _ in found]
+    _check_distinct_targets(jobs)
+    return jobs, str(folder / "index.html")
+
+
+def review_file(job: Job, sides: Sequence[ReviewSide], counter: TokenCounter) -> FileReview:
+    """Read one file and compact each transcript once per side, recording what each summarizer was sent."""
+    first = sides[0].settings
+    redact_secrets = bool(first.get("redact", True))
+    skipped: list[int] | None = [] if first.get("on_error") == "skip" else None
+    fmt, transcripts = load(read_source(job.source), job.source, str(first.get("format") or "auto"), skipped)
+    reviewed = []
+    for transcript in transcripts:
+        side_reviews = []
+        for side in sides:
+            recorder = recording(side.summarizer) if side.summarizer is not None else None
+            steps = list(side.settings["strategy"])
+            result = compact(transcript.messages, steps, side.settings, counter=counter, summarizer=recorder)
+            sent = recorder.sent(redact_secrets) if recorder is not None else []
+            side_reviews.append(review_side(side.name, side.description, transcript.messages, result, counter, sent))
+        reviewed.append(TranscriptReview(transcript.label, transcript.messages, side_reviews))
+    return FileReview(job.name, fmt.name, reviewed, redact_secrets)
 
 
 # --- replay: one file, and the replay JSON -------------------------------------------------

@@ -53,8 +53,10 @@ def test_gap_resent_thinking_is_the_output_the_log_does_not_show():
         session.response(text=f"step {n}", thinking="hmm " * 50, output=900, tools=[("Bash", {"c": n}, prose(30))])
     session.response(text="done")
     gap = _calibrated(session).gap
-    # Each of the 7 calls re-sends the 900-token outputs before it, of which only a few tokens are visible.
-    assert gap.resent_thinking == pytest.approx(900 * sum(range(7)), rel=0.05)
+    # Each of the 7 calls re-sends the 900-token outputs before it; the log shows only their text and
+    # the readable thinking (about 50 tokens each), so the gap is the rest of the 900, and less than all of it.
+    billed_again = 900 * sum(range(7))
+    assert 0.85 * billed_again < gap.resent_thinking < billed_again
     assert abs(gap.unexplained) < 0.01 * gap.reported
 
 

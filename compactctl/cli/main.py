@@ -11,10 +11,10 @@ from typing import Annotated
 import typer
 
 from compactctl import __version__
-from compactctl.cli import compact, prune, replay, report
+from compactctl.cli import compact, eval, prune, replay, report, review
 from compactctl.cli.options import takes_settings
 
-COMMANDS = (compact, prune, report, replay)  # each module: the command function and declared_settings()
+COMMANDS = (compact, prune, report, replay, eval, review)  # each module: the command function and declared_settings()
 
 
 def _show_version(value: bool) -> None:

@@ -37,7 +37,7 @@ def report(
     """Tokens, messages, tokens by role, facts and API validity of a file, or before against after."""
     settings = settings_for(config, given)
     counter = counter_for(settings["encoding"])
-    pairs = [Job(source, _counterpart(after, name, before), name) for source, name, _ in expand_inputs([before])]
+    pairs = [Job(source, counterpart(after, name, before), name) for source, name, _ in expand_inputs([before])]
     reports, failures = run_jobs(
         pairs,
         lambda job: report_pair(
@@ -58,7 +58,7 @@ def report(
     finish_report("report", reports, failures, settings, as_json=as_json, quiet=quiet)
 
 
-def _counterpart(after: str | None, name: str, before: str) -> str | None:
+def counterpart(after: str | None, name: str, before: str) -> str | None:
     """AFTER itself for a file; for a folder, the file at the same relative path under it."""
     if after is None:
         return None

@@ -71,6 +71,8 @@ HARNESS_PREFIXES = (
     "# AGENTS.md instructions",
     "<INSTRUCTIONS>",
     "<model_switch>",
+    "<turn_aborted>",
+    "<user_shell_command>",
 )
 
 

@@ -28,6 +28,7 @@ from compactctl.strategies.summarizing import (
     summary_message,
     unit_kept,
     units_kept,
+    with_latest_request,
 )
 from compactctl.transcript import Message, tool_units, unit_start
 from compactctl.usage import SummarizerUsage
@@ -101,6 +102,7 @@ def rolling(messages: list[Message], options: RollingOptions, context: StepConte
     if not fates:
         return unchanged(messages, notes)
     fates.update({i: Fate("summarized", "rolling: earlier summary carried into the new one") for i in earlier})
+    summary = with_latest_request(summary or "", messages, {i for i, fate in fates.items() if i not in earlier})
     out = [messages[i] for i in held]
     origins: list[int | None] = list(held)
     at = next((n for n, i in enumerate(held) if messages[i].get("role") not in ALWAYS_KEPT_ROLES), len(held))

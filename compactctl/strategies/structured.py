@@ -48,7 +48,16 @@ class StructuredOptions(Options):
     tool_max_tokens: int = TOOL_MAX_TOKENS(1000)
     head_lines: int = HEAD_LINES(20)
     tail_lines: int = TAIL_LINES(20)
-    summary_max_tokens: int = SUMMARY_MAX_TOKENS(1000)
+    # The summary's cap; within it the summary takes summary_ratio of the span it replaces (at least
+    # MIN_SUMMARY_TOKENS, plus the user's own words): 4,000 is 2 % of a 200 K-token window and above
+    # what Claude Code's own summaries reach; 8 % is where the producers' summaries sit (3-13 %).
+    summary_max_tokens: int = SUMMARY_MAX_TOKENS(4000)
+    summary_ratio: float = setting(
+        0.08,
+        help="structured: the summary's share of the span it replaces, up to --summary-max-tokens (0: fixed).",
+        min=0,
+        panel=SUMMARY_PANEL,
+    )
     summary_input_max_tokens: int = SUMMARY_INPUT_MAX_TOKENS(DEFAULT_INPUT_MAX_TOKENS)
     summary_role: str = SUMMARY_ROLE("system")
 
@@ -84,6 +93,7 @@ def structured(messages: list[Message], options: StructuredOptions, context: Ste
         role=options.summary_role,
         context=context,
         shown=lambda index, _: messages[index],
+        ratio=options.summary_ratio,
     )
     result = StepResult(result.messages, result.origins, {**fates, **result.fates}, result.notes, result.usage)
     # Threshold 0 means "always compact": nothing to be over.

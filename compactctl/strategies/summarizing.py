@@ -7,7 +7,13 @@ Rules every summarizing strategy keeps:
   and a summarized call never leaves its result behind (or the reverse);
 - system/developer messages, pinned and fact-bearing messages stay verbatim, with their unit;
 - the summary is one new message (origin None) placed after the leading system messages;
-- a compaction that is still over its threshold says so in ``notes`` and stops there.
+- a compaction that is still over its threshold says so in ``notes`` and stops there;
+- the latest request the user wrote survives verbatim, in the summary or the kept tail: a
+  summary that dropped it gets it appended (``with_latest_request``), whatever wrote the summary.
+
+How large a summary may be scales with what it replaces (``summary_budget``): the producers
+keep 3-13 % of a span (Claude Code's and Codex's own summaries); a fixed bound starves the
+sections on a long span and wastes room on a short one.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from compactctl.facts import keep_fact_units
 from compactctl.strategies.base import Fate, StepContext, StepResult, unchanged
 from compactctl.strategies.settings import SUMMARY_ROLES
 from compactctl.summarizers import PromptedSummarizer, Summarizer, SummaryRequest
+from compactctl.summarizers.ledger import constraints, latest_request
 from compactctl.summarizers.render import render_message
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import Message, is_pinned, is_protected, tool_units, unit_start
@@ -29,6 +36,9 @@ from compactctl.usage import SummarizerUsage
 ALWAYS_KEPT_ROLES = frozenset({"system", "developer"})
 SUMMARY_HEADER = "[compactctl summary of {count} earlier messages]"
 _SUMMARY_HEADER = re.compile(r"\[compactctl summary of (\d+) earlier messages\]\n\n")
+# Below this a summary cannot hold its sections; --summary-max-tokens lower than it wins.
+MIN_SUMMARY_TOKENS = 600
+LATEST_REQUEST_HEADING = "## Latest user request (verbatim)"
 # A model request's own framing beside the prompt and the data: two messages' overhead and
 # the <transcript> / <previous_summary> fences.
 REQUEST_FRAMING = 32
@@ -71,6 +81,29 @@ def unit_kept(messages: list[Message], unit: range) -> bool:
     )
 
 
+def summary_budget(span_tokens: int, max_tokens: int, ratio: float, quoted: int = 0) -> int:
+    """The summary's bound for a span: ``ratio`` of it, at least ``MIN_SUMMARY_TOKENS``, plus the
+    ``quoted`` tokens of the latest request it must carry whole, at most ``max_tokens``.
+
+    A ratio of 0 keeps the fixed bound ``max_tokens``.
+    """
+    if ratio <= 0:
+        return max_tokens
+    return min(max_tokens, max(MIN_SUMMARY_TOKENS, round(ratio * span_tokens)) + quoted)
+
+
+def _fold(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def with_latest_request(text: str, messages: list[Message], summarized: set[int]) -> str:
+    """The summary, with the user's latest request appended verbatim if it was summarized and the summary lost it."""
+    latest = latest_request(messages)
+    if latest is None or latest[0] not in summarized or _fold(latest[1]) in _fold(text):
+        return text
+    return f"{text}\n\n{LATEST_REQUEST_HEADING}\n{latest[1]}"
+
+
 def units_kept(messages: list[Message], units: list[range], kept: list[bool]) -> list[bool]:
     """Per unit, whether it stays verbatim: ``kept`` ones, and the one copy of each fact they lack.
 
@@ -105,60 +138,67 @@ def summarize_span(
     context: StepContext,
     previous: str | None = None,
 ) -> Spoken:
-    """Summarize ``span`` in requests of at most ``input_max_tokens`` tokens of text to summarize.
+    """Summarize ``span`` in requests of at most ``input_max_tokens`` tokens each.
 
-    A span too large for one request is cut into chunks, each summarized, and the chunk
-    summaries are then merged the same way, until one summary is left. The limit is for the
-    whole request: a model summarizer's prompt and the request's framing are taken off it
-    first, and the rest holds the rendered transcript and any previous summary.
+    One request when the span fits. Otherwise the span is cut into chunks, in order, and each
+    chunk is summarized together with the running summary of the chunks before it (as Claude
+    Code and Codex fold a long history), so the last chunk, the current state, is summarized
+    knowing everything earlier. The limit is for the whole request: the summarizer's prompt and
+    framing (``overhead_tokens``, else ``prompt_text``) and the running summary come off it first.
     """
     summarizer = summarizer_of(context)
-    overhead = 0
-    if isinstance(summarizer, PromptedSummarizer):
-        overhead = context.counter(summarizer.prompt_text(strategy, max_tokens)) + REQUEST_FRAMING
-    if input_max_tokens - overhead < 3 * (max_tokens + 64):
-        # Merging must make progress: a request has to hold at least two chunk summaries.
+    if not getattr(summarizer, "input_limited", True):
+        # No model window to fit (the extractive summarizer): the whole span in one request.
+        summary = summarizer.summarize(SummaryRequest(span, strategy, max_tokens, previous))
+        return Spoken(summary.text, summary.usage)
+    overhead = _overhead(summarizer, strategy, max_tokens, context.counter)
+    room = input_max_tokens - overhead
+    if room < 3 * (max_tokens + 64):
+        # Each chunk must hold the running summary and still leave room for new messages.
         prompt = f" + the prompt and framing ({overhead})" if overhead else ""
         raise InputError(
             f"--summary-input-max-tokens ({input_max_tokens}) must be at least 3 x (--summary-max-tokens + 64)"
             f"{prompt} = {3 * (max_tokens + 64) + overhead}"
         )
-    input_max_tokens -= overhead
+    reserved = max(context.counter(previous or ""), max_tokens)  # a later chunk carries the running summary
+    chunks = chunk(span, room, context.counter, reserved) if context.counter(render_span(span)) > room else [span]
     usage = SummarizerUsage()
-    level: list[Message] = span
-    first_previous = previous
-    while True:
-        chunks = chunk(level, input_max_tokens, context.counter, context.counter(first_previous or ""))
-        texts: list[str] = []
-        for number, piece in enumerate(chunks):
-            summary = summarizer.summarize(
-                SummaryRequest(piece, strategy, max_tokens, first_previous if number == 0 else None)
-            )
-            usage = usage + summary.usage
-            texts.append(summary.text)
-        if len(texts) == 1:
-            return Spoken(texts[0], usage)
-        # The previous summary went into the first chunk's summary, which is merged now.
-        first_previous = None
-        level = [
-            {"role": "system", "content": f"Summary of part {i} of {len(texts)}:\n{text}"}
-            for i, text in enumerate(texts, 1)
-        ]
+    running = previous
+    for number, piece in enumerate(chunks, 1):
+        request = SummaryRequest(piece, strategy, max_tokens, running, (number, len(chunks)), span)
+        summary = summarizer.summarize(request)
+        usage = usage + summary.usage
+        running = summary.text
+    return Spoken(running or "", usage)
+
+
+def _overhead(summarizer: Summarizer, strategy: str, max_tokens: int, counter: TokenCounter) -> int:
+    """What a request holds besides the messages and the running summary."""
+    overhead_tokens = getattr(summarizer, "overhead_tokens", None)
+    if overhead_tokens is not None:
+        return int(overhead_tokens(strategy, max_tokens, counter)) + REQUEST_FRAMING
+    if isinstance(summarizer, PromptedSummarizer):
+        return counter(summarizer.prompt_text(strategy, max_tokens)) + REQUEST_FRAMING
+    return 0
+
+
+def render_span(messages: list[Message]) -> str:
+    return "\n\n".join(render_message(message, number) for number, message in enumerate(messages, 1))
 
 
 def chunk(messages: list[Message], limit: int, counter: TokenCounter, reserved: int = 0) -> list[list[Message]]:
-    """Consecutive chunks whose rendered text fits in ``limit`` tokens (the first also holds ``reserved``).
+    """Consecutive chunks whose rendered text fits in ``limit`` tokens beside ``reserved`` (the running summary).
 
     A message larger than a chunk is cut into pieces by lines, or by characters for long lines.
     """
     chunks: list[list[Message]] = [[]]
     used = reserved
     for message in messages:
-        for piece in _pieces(message, limit - 16, counter):
+        for piece in _pieces(message, limit - reserved - 16, counter):
             cost = counter(render_message(piece, 9999)) + 2
             if chunks[-1] and used + cost > limit:
                 chunks.append([])
-                used = 0
+                used = reserved
             chunks[-1].append(piece)
             used += cost
     return [c for c in chunks if c] or [[]]
@@ -167,13 +207,11 @@ def chunk(messages: list[Message], limit: int, counter: TokenCounter, reserved: 
 def _pieces(message: Message, limit: int, counter: TokenCounter) -> list[Message]:
     if counter(render_message(message, 9999)) <= limit:
         return [message]
-    role = message.get("role")
     pieces = split_text(render_message(message), limit - 16, counter)
     total = len(pieces)
-    return [
-        {"role": role if role != "tool" else "user", "content": f"(part {i} of {total} of one message)\n{piece}"}
-        for i, piece in enumerate(pieces, 1)
-    ]
+    # Each piece keeps the message's role and tags: a tool output cut in pieces is never shown as the user.
+    kept = {k: v for k, v in message.items() if k not in ("content", "tool_calls")}
+    return [{**kept, "content": f"(part {i} of {total} of one message)\n{piece}"} for i, piece in enumerate(pieces, 1)]
 
 
 def split_text(text: str, limit: int, counter: TokenCounter) -> list[str]:
@@ -211,20 +249,28 @@ def summarize_units(
     context: StepContext,
     keep_in_place: Callable[[list[Message], range], bool] = lambda messages, unit: False,
     shown: Callable[[int, Message], Message] | None = None,
+    ratio: float = 0.0,
 ) -> tuple[StepResult, int]:
     """Summarize every unit before ``tail_start`` that is not kept, into one message after the system ones.
 
     Kept units (system, protected, or ``keep_in_place``) stay verbatim in their place. ``shown``
     lets a strategy give the summarizer another view of a message (a trimmed tool output).
+    The summary's bound is ``summary_budget`` of the span (``ratio`` 0: ``max_tokens`` itself).
     Returns the result and how many messages were summarized (0: nothing changed).
     """
     summarized: list[int] = []
     kept: list[int] = []
+    # A latest request too large to quote in the summary (a pasted log) stays in place instead.
+    latest = latest_request(messages)
+    in_place = latest[0] if latest is not None and context.counter(latest[1]) > max_tokens // 2 else -1
     units = tool_units(messages)
     stays = units_kept(
         messages,
         units,
-        [unit.start >= tail_start or unit_kept(messages, unit) or keep_in_place(messages, unit) for unit in units],
+        [
+            unit.start >= tail_start or unit_kept(messages, unit) or keep_in_place(messages, unit) or in_place in unit
+            for unit in units
+        ],
     )
     for unit, verbatim in zip(units, stays, strict=True):
         (kept if verbatim else summarized).extend(unit)
@@ -234,9 +280,15 @@ def summarize_units(
         return unchanged(messages), 0
     span = [shown(i, messages[i]) if shown else messages[i] for i in new]
     previous = "\n\n".join(text for text, _ in earlier.values()) or None
-    spoken = summarize_span(span, strategy, max_tokens, input_max_tokens, context, previous)
+    # The user's own words are carried on top of the share of the span: the latest request whole
+    # and every constraint sentence; what they weigh is bounded by what the user typed.
+    latest = latest_request(span)
+    quoted = context.counter(latest[1]) + 8 if latest is not None and ratio > 0 else 0
+    quoted += sum(context.counter(sentence) + 3 for sentence in constraints(span)) if ratio > 0 else 0
+    bound = summary_budget(context.counter.messages(span), max_tokens, ratio, quoted)
+    spoken = summarize_span(span, strategy, bound, input_max_tokens, context, previous)
     count = len(new) + sum(count for _, count in earlier.values())
-    summary = summary_message(spoken.text, count, role)
+    summary = summary_message(with_latest_request(spoken.text, messages, set(new)), count, role)
     replaced = sum(context.counter.message(messages[i]) for i in summarized)
     size = context.counter.message(summary)
     if size >= replaced:

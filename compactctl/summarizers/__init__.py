@@ -13,15 +13,21 @@ from typing import Protocol, runtime_checkable
 from compactctl.transcript import Message
 from compactctl.usage import SummarizerUsage
 
-SECTIONS = ("Goal", "Progress", "Facts", "Decisions", "Next steps", "Constraints")
+SECTIONS = ("Goal", "Progress", "Current state", "Facts", "Decisions", "Next steps", "Constraints")
 
 
 @dataclass(frozen=True)
 class SummaryRequest:
-    messages: list[Message]  # the span to summarize, in order
+    messages: list[Message]  # the span to summarize, in order (one chunk of it, when it is cut)
     strategy: str  # which prompt: "summary", "rolling", "selective", "structured"
     max_tokens: int
     previous_summary: str | None = None  # re-injected so nothing learned earlier is forgotten
+    part: tuple[int, int] = (1, 1)  # this chunk's number and how many there are, in order
+    whole_span: list[Message] | None = None  # every chunk's messages: what verbatim extracts are taken from
+
+    @property
+    def is_last(self) -> bool:
+        return self.part[0] == self.part[1]
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,21 @@
-"""The offline summarizer: the five sections and Constraints, filled from the text itself.
+"""The offline summarizer: every section filled from the text itself, so the task can go on.
 
 Deterministic (same input, same output) and bounded by the request's ``max_tokens``.
-What is kept when the bound bites follows what the next turn needs most: the goal
-and the user's constraints first, then ids, names, recent errors, paths and commands
-(what summaries are known to lose), the next steps and decisions, numbers, and last
-the prose of progress.
+
+- **Goal**: the current task, i.e. the latest requests the user wrote, verbatim (the latest
+  whole), and the original request;
+- **Progress**: what was done, as artifacts: files created, edited or read with their paths,
+  commands run as shell text with their outcome, the latest test result;
+- **Current state**: what was being worked on right before the cut: the file, the last
+  command, the last error, the agent's last words;
+- **Facts**: the verbatim ledger (``ledger.py``): touched paths first, commands, ids, errors
+  latest first, numbers with what they measure;
+- **Decisions**, **Next steps** (the agent's open todo items, its stated plan, the unfinished
+  latest request) and **Constraints** (whole sentences the user wrote, in any language).
+
+The budget is split between the sections so that none starves (a fixed share each, the
+latest request first), and what a section leaves unused goes to the others in order of
+what the next turn needs most. Within a section the most recent items come first.
 
 Its own summaries are read back section by section, so folding a summary into the
 next one (``rolling``, merged chunks) keeps every item instead of re-extracting prose.
@@ -19,9 +30,21 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from compactctl.summarizers import SECTIONS, Summary, SummaryRequest
-from compactctl.summarizers.ledger import Fact, constraints, facts, is_demonstration, people, sentences
+from compactctl.summarizers.ledger import (
+    Fact,
+    _parsed,
+    command_of,
+    constraints,
+    error_lines,
+    facts,
+    is_demonstration,
+    output_text,
+    paths_of,
+    sentences,
+    writings,
+)
 from compactctl.tokens import TokenCounter, counter_for
-from compactctl.transcript import Message, annotations_of, content_text, tool_calls_of
+from compactctl.transcript import Message, content_text, tool_calls_of
 from compactctl.usage import SummarizerUsage
 
 NAME = "extractive"
@@ -29,31 +52,57 @@ NAME = "extractive"
 _PROGRESS = re.compile(
     r"\b(?:done|fixed|created|added|updated|changed|removed|implemented|passed|completed|succeeded|found|confirmed|"
     r"verified|booked|cancelled|canceled|refunded|resolved|modified|replaced|installed|reproduced|applied|"
-    r"I have|I've|we have|we've|has been|have been|is now|are now|now|"
+    r"pushed|merged|committed|I have|I've|we have|we've|has been|have been|is now|are now|"
     r"c'est fait|j'ai|nous avons|a été|ont été|effectué|envoyé|commandé|remboursé|corrigé|ajouté|trouvé|vérifié)\b",
     re.I,
 )
 _DECISION = re.compile(
-    r"\b(?:I will|I'll|we will|we'll|let's|let us|decided?|instead|chose|choose|going to|plan to|the fix is|"
-    r"approach|will use|should|agreed|offer(?:ed)?|prefer|"
+    r"\b(?:I will|I[’']ll|we will|we[’']ll|let[’']s|let us|decided?|instead|chose|choose|going to|plan to|the fix is|"
+    r"I[’']m (?:going|switching|using|adding|keeping)|switch(?:ed|ing)? to|opted|rather|in favou?r of|"
+    r"proceed(?:ing)?|I can offer|I[’']ve (?:cancel|book|updat|chang|issu|process)\w*|"
+    r"approach|will use|should|agreed|offer(?:ed)?|prefer|because|so that|"
     r"je vais|nous allons|on va|je propose|je vous propose|décid\w*|plutôt|au lieu de|proposer)\b",
     re.I,
 )
 _NEXT = re.compile(
-    r"\b(?:next|then|remaining|still need|todo|to do|need to|will|plan|pending|after that|"
+    r"\b(?:next|then|remaining|still need|todo|to do|need to|will|plan|pending|after that|let me|I[’']ll|"
     r"ensuite|puis|prochaine?|reste à|il reste|vous recevrez|je vous tiendrai|dès que)\b",
     re.I,
 )
-_REQUEST = re.compile(
-    r"\?|\b(?:please|can you|could you|I want|I need|I'd like|help|fix|je voudrais|pouvez-vous|"
-    r"est-ce que|s'il vous plaît|svp|merci de|corrige\w*)\b",
+# What the user settles: "let's use X", "go with B", "ignore that", "keep the old API".
+_USER_DECISION = re.compile(
+    r"\b(?:let[’']s|go with|go ahead|use|switch to|instead|decided?|choose|prefer|keep|drop|ignore|skip|"
+    r"merge|approved?|agreed?|fine with|yes|confirm|proceed|please do|cancel|book|upgrade|refund|"
+    r"oui|d'accord|vas-y|allez-y|sí|vale|ja|genau|はい|好的|네)\b",
     re.I,
 )
-_FACT_LABELS = {"id": "Ids", "name": "Names", "error": "Errors", "path": "Paths", "number": "Numbers"}
+_TEST_RESULT = re.compile(
+    r"\b\d+ (?:passed|failed|failing|passing|skipped)\b|\bFAILED\b|^FAIL\b|^OK\b|\bTests?:\s+\d|failures=\d"
+    r"|errors=\d|Test Files\s|All tests passed|^Ran \d+ tests?",
+    re.M,
+)
+_EXIT_CODE = re.compile(r"(?:Process exited with code|Exit code:?|exit code|exited with)\s*(-?\d+)", re.I)
+_CREATES = ("write", "create", "add")
+_READS = ("read", "view", "open", "cat", "glob", "grep", "ls", "notebookread")
+_FACT_LABELS = {"path": "Paths", "id": "Ids", "error": "Errors", "number": "Numbers", "name": "Names"}
 _LABEL_KINDS = {label: kind for kind, label in _FACT_LABELS.items()}
 _SEPARATOR = " | "
 _MAX_ITEM_CHARS = 300
-_GOAL_SENTENCES = 3
+_COMMANDS_WITH_OUTCOMES = 10  # the latest ones; the ledger lists the rest as shell text
+_REQUEST_CHARS = 600  # earlier requests are quoted up to this; the latest one always whole
+# The share of the budget each section may take first; what one leaves goes to the others.
+SHARES = {
+    "Goal": 0.20,
+    "Progress": 0.18,
+    "Current state": 0.08,
+    "Facts": 0.22,
+    "Decisions": 0.08,
+    "Next steps": 0.08,
+    "Constraints": 0.16,
+}
+# Who gets the leftovers first: the user's words, then what summaries are known to lose.
+LEFTOVER_ORDER = ("Constraints", "Goal", "Facts", "Progress", "Current state", "Next steps", "Decisions")
+LATEST = "Current request: "
 
 
 @dataclass
@@ -89,29 +138,137 @@ def parse_summary(text: str) -> Sections | None:
     found = Sections()
     section: str | None = None
     headings = 0
+    items: list[tuple[str, list[str]]] = []
     for line in text.splitlines():
         if line.startswith("## "):
             name = line[3:].strip()
             section = name if name in SECTIONS else None
             headings += section is not None
             continue
-        if section is None or not line.startswith("- "):
+        if section is None:
             continue
-        item = line[2:]
+        if line.startswith("- "):
+            items.append((section, [line[2:]]))
+        elif line.startswith("  ") and items and items[-1][0] == section:
+            items[-1][1].append(line[2:])  # a multi-line item (a request quoted whole)
+    for section, lines in items:
+        item = "\n".join(lines)
         if section != "Facts":
             found.add(section, item)
         elif item.startswith("$ "):
-            found.add_fact(Fact("command", item[2:]))
+            found.add_fact(Fact("command", item[2:], -1))
         else:
             label, _, rest = item.partition(": ")
             kind = _LABEL_KINDS.get(label)
             for text_ in rest.split(_SEPARATOR) if kind else [item]:
-                found.add_fact(Fact(kind or "id", text_))
+                found.add_fact(Fact(kind or "id", text_, -1, touched=kind == "path"))
     return found if headings >= 2 else None
 
 
-def _clip(sentence: str) -> str:
-    return sentence if len(sentence) <= _MAX_ITEM_CHARS else sentence[: _MAX_ITEM_CHARS - 1] + "…"
+def _clip(sentence: str, limit: int = _MAX_ITEM_CHARS) -> str:
+    sentence = " ".join(sentence.split()) if "\n" in sentence and limit < len(sentence) else sentence
+    return sentence if len(sentence) <= limit else sentence[: limit - 1] + "…"
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """What the agent did to one file, or one command it ran and how that ended."""
+
+    at: int
+    text: str
+
+
+def _tool_name(call: dict) -> str:
+    function = call.get("function") if isinstance(call, dict) else None
+    return str(function.get("name", "")) if isinstance(function, dict) else ""
+
+
+def _results(messages: list[Message]) -> dict[str, Message]:
+    return {str(m.get("tool_call_id")): m for m in messages if m.get("role") == "tool"}
+
+
+def _outcome(result: Message | None) -> str:
+    """How a command ended, in a few words taken from its output."""
+    if result is None:
+        return "no output recorded"
+    text = output_text(result)
+    code = _EXIT_CODE.search(text)
+    errors = list(error_lines(text))
+    tests = [line.strip() for line in text.splitlines() if _TEST_RESULT.search(line)]
+    status = f"exit {code.group(1)}" if code else ""
+    detail = tests[-1] if tests else (errors[-1] if errors else "")
+    if not detail and not status:
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        detail = lines[-1] if lines else "no output"
+    return _clip("; ".join(part for part in (status, detail) if part), 160)
+
+
+def artifacts(messages: list[Message]) -> tuple[list[Artifact], list[Artifact], list[str]]:
+    """Files (edited or created first, then read) and commands with outcomes; the latest test result lines."""
+    results = _results(messages)
+    files: dict[str, tuple[int, set[str], Counter[str]]] = {}
+    commands: list[Artifact] = []
+    tests: list[str] = []
+    for at, message in enumerate(messages):
+        if message.get("role") == "tool":
+            tests += [line.strip() for line in output_text(message).splitlines() if _TEST_RESULT.search(line)][-1:]
+        for call in tool_calls_of(message):
+            name = _tool_name(call)
+            arguments = (call.get("function") or {}).get("arguments")
+            command = command_of(arguments)
+            if command:
+                result = results.get(str(call.get("id")))
+                commands.append(Artifact(at, f"Ran `{_clip(command.splitlines()[0], 200)}`: {_outcome(result)}"))
+            for path, how in paths_of(arguments):
+                verb = _verb(name, how, _parsed(arguments))
+                _, verbs, tools = files.get(path, (at, set(), Counter()))
+                verbs.add(verb)
+                tools[name] += 1
+                files[path] = (at, verbs, tools)
+        action = message.get("action")
+        if isinstance(action, str) and action.strip() and message.get("role") == "assistant":
+            reply = messages[at + 1] if at + 1 < len(messages) else None
+            first = action.strip().splitlines()[0]
+            commands.append(Artifact(at, f"Ran `{_clip(first, 200)}`: {_outcome(reply)}"))
+    changed: list[Artifact] = []
+    read: list[Artifact] = []
+    for path, (at, verbs, tools) in files.items():
+        tally = ", ".join(f"{tool} x{count}" if count > 1 else tool for tool, count in tools.most_common())
+        verb = next((v for v in ("Created", "Edited", "Deleted") if v in verbs), "Read")
+        (read if verb == "Read" else changed).append(Artifact(at, f"{verb} {path} ({tally})"))
+    return changed + read, commands, tests
+
+
+def _verb(tool: str, how: str, arguments: object) -> str:
+    if how:
+        return {"add": "Created", "delete": "Deleted"}.get(how, "Edited")
+    lowered = tool.casefold()
+    sub = str(arguments.get("command", "")).casefold() if isinstance(arguments, dict) else ""
+    if sub in ("view",) or lowered in _READS or lowered.startswith(("read", "view", "get", "list")):
+        return "Read"
+    if sub == "create" or lowered in _CREATES or lowered.startswith("write"):
+        return "Created"
+    return "Edited"
+
+
+def todos(messages: list[Message]) -> list[str]:
+    """The open items of the agent's latest todo list (Claude Code ``TodoWrite``, Codex ``update_plan``)."""
+    latest: list[str] | None = None
+    for message in messages:
+        for call in tool_calls_of(message):
+            arguments = _parsed((call.get("function") or {}).get("arguments"))
+            if not isinstance(arguments, dict):
+                continue
+            entries = arguments.get("todos") or arguments.get("plan")
+            if isinstance(entries, list):
+                latest = [
+                    f"[{entry.get('status', 'pending')}] {entry.get('content') or entry.get('step')}"
+                    for entry in entries
+                    if isinstance(entry, dict)
+                    and (entry.get("content") or entry.get("step"))
+                    and entry.get("status") not in ("completed", "done")
+                ]
+    return latest or []
 
 
 def extract(messages: list[Message]) -> Sections:
@@ -126,126 +283,207 @@ def extract(messages: list[Message]) -> Sections:
             found.absorb(parsed)
         elif not is_demonstration(message):
             plain.append(message)
-    persons = people(plain)
-    first_request = next((m for m in persons if _REQUEST.search(content_text(m))), None)
-    first_request = first_request or next((m for m in persons if content_text(m).strip()), None)
-    first_request = first_request or next(
-        (m for m in plain if m.get("role") == "user" and annotations_of(m).get("kind") != "harness"), None
-    )
-    if first_request is not None and not found.items["Goal"]:
-        goal = list(sentences(content_text(first_request)))[:_GOAL_SENTENCES]
-        if goal:
-            found.add("Goal", _clip(" ".join(goal)))
+    written = writings(plain)
+    if written:
+        latest_at, latest = written[-1]
+        earlier = [text for at, text in written[:-1] if text != latest]
+        goal = [LATEST + latest]
+        goal += [f"Earlier request: {_clip(text, _REQUEST_CHARS)}" for text in earlier[::-1][:2]]
+        if len(earlier) > 2:
+            goal.append(f"Original request: {_clip(earlier[0], _REQUEST_CHARS)}")
+        # A request carried from an earlier summary is no longer the current one.
+        old_goal = [item.replace(LATEST, "Earlier request: ", 1) for item in found.items["Goal"]]
+        found.items["Goal"] = []
+        found._seen_items = {key for key in found._seen_items if key[0] != "Goal"}
+        for item in [*goal, *old_goal]:
+            found.add("Goal", item)
+    else:
+        latest_at = -1
     for constraint in constraints(plain):
         found.add("Constraints", constraint)
     for fact in facts(plain):
         found.add_fact(fact)
-    tools: Counter[str] = Counter()
-    for message in plain:
-        for call in tool_calls_of(message):
-            function = call.get("function") if isinstance(call, dict) else None
-            tools[str(function.get("name")) if isinstance(function, dict) else "?"] += 1
-        if message.get("role") != "assistant":
-            continue
+    files, commands, tests = artifacts(plain)
+    for artifact in sorted(files, key=lambda a: a.at, reverse=True):
+        found.add("Progress", artifact.text)
+    for artifact in commands[::-1][:_COMMANDS_WITH_OUTCOMES]:
+        found.add("Progress", artifact.text)
+    if tests:
+        found.add("Progress", f"Latest test result: {_clip(tests[-1], 200)}")
+    assistant = [(at, m) for at, m in enumerate(plain) if m.get("role") == "assistant"]
+    tools: Counter[str] = Counter(_tool_name(call) or "?" for _, m in assistant for call in tool_calls_of(m))
+    for _, message in assistant[::-1]:
         for sentence in sentences(content_text(message)):
+            if len(sentence.split()) < 4:
+                continue
             if _DECISION.search(sentence):
                 found.add("Decisions", _clip(sentence))
             elif _PROGRESS.search(sentence):
                 found.add("Progress", _clip(sentence))
+    for _, text in written[::-1]:
+        for sentence in sentences(text):
+            if _USER_DECISION.search(sentence) and len(sentence) <= 200 and len(sentence.split()) >= 2:
+                found.add("Decisions", "User: " + sentence)
     if tools:
         tally = ", ".join(f"{name} x{count}" for name, count in tools.most_common())
         found.add("Progress", f"{sum(tools.values())} tool calls: {tally}")
-    for message in [m for m in plain if m.get("role") == "assistant"][-3:]:
+    _current_state(found, plain, files, commands, assistant)
+    for item in todos(plain):
+        found.add("Next steps", _clip(item))
+    for _, message in [pair for pair in assistant if pair[0] > latest_at][-3:][::-1]:
         for sentence in sentences(content_text(message)):
-            if _NEXT.search(sentence):
+            if _NEXT.search(sentence) and len(sentence.split()) >= 4:
                 found.add("Next steps", _clip(sentence))
-    if plain and persons and persons[-1] is plain[-1]:
-        # The conversation ends on a request nobody has answered yet: that is the next step.
-        found.add("Next steps", "Answer: " + _clip(" ".join(list(sentences(content_text(persons[-1])))[:2])))
+    if written:
+        answered = any(
+            at > latest_at and content_text(m).strip() and not tool_calls_of(m) and not m.get("action")
+            for at, m in assistant
+        )
+        if answered:
+            found.add("Next steps", "Check that the current request (see Goal) is fully done, then wait for the user.")
+        else:
+            found.add(
+                "Next steps", "Finish the current request (see Goal): it was not answered yet when history was cut."
+            )
     return found
 
 
+def _current_state(
+    found: Sections,
+    plain: list[Message],
+    files: list[Artifact],
+    commands: list[Artifact],
+    assistant: list[tuple[int, Message]],
+) -> None:
+    changed = [a for a in files if not a.text.startswith("Read ")]
+    if changed:
+        found.add("Current state", "Last file changed: " + max(changed, key=lambda a: a.at).text)
+    if commands:
+        found.add("Current state", "Last command: " + commands[-1].text.removeprefix("Ran "))
+    errors = [line for m in plain if m.get("role") == "tool" for line in error_lines(output_text(m))]
+    if errors:
+        found.add("Current state", "Last error: " + _clip(errors[-1], 200))
+    said = [content_text(m).strip() for _, m in assistant if content_text(m).strip()]
+    if said:
+        last = " ".join(list(sentences(said[-1]))[:2])
+        if last:
+            found.add("Current state", "The agent last said: " + _clip(last))
+
+
 class Budget:
-    """Items chosen in priority order while they fit under the token bound."""
+    """Items chosen while they fit under the token bound, and under each section's share of it."""
 
     def __init__(self, counter: TokenCounter, max_tokens: int) -> None:
         self.counter = counter
         self.left = max_tokens - 8  # the summary's own framing
+        self.share_out()
         self.chosen = Sections()
 
-    def offer(self, section: str, item: str) -> bool:
-        opened = bool(self.chosen.items.get(section)) or (section == "Facts" and bool(self.chosen.facts))
-        cost = self.counter(item) + 3 + (0 if opened else self.counter(section) + 3)
-        if cost > self.left:
+    def share_out(self) -> None:
+        """Give each section its share of what is left now."""
+        self.shares = {name: int(share * self.left) for name, share in SHARES.items()}
+
+    def _charge(self, section: str, cost: int, capped: bool) -> bool:
+        if cost > self.left or (capped and cost > self.shares[section]):
             return False
         self.left -= cost
+        self.shares[section] -= cost
+        return True
+
+    def offer(self, section: str, item: str, capped: bool = True) -> bool:
+        if (section, item) in self.chosen._seen_items:
+            return True
+        opened = bool(self.chosen.items.get(section))
+        cost = self.counter(item) + 3 + item.count("\n") + (0 if opened else self.counter(section) + 3)
+        if not self._charge(section, cost, capped):
+            return False
         self.chosen.add(section, item)
         return True
 
-    def offer_fact(self, fact: Fact) -> bool:
+    def offer_fact(self, fact: Fact, capped: bool = True) -> bool:
+        if fact.text in self.chosen._seen_facts:
+            return True
         cost = self.counter(fact.text) + (3 if fact.kind == "command" else 1)
-        opened = bool(self.chosen.facts)
-        cost += 0 if opened else 6
+        cost += 0 if self.chosen.facts else 6
         if fact.kind != "command" and not any(f.kind == fact.kind for f in self.chosen.facts):
             cost += 4
-        if cost > self.left:
+        if not self._charge("Facts", cost, capped):
             return False
-        self.left -= cost
         self.chosen.add_fact(fact)
         return True
 
 
-def _newest_first(items: Iterable[str], count: int | None = None) -> list[str]:
-    items = list(items)[::-1]
-    return items if count is None else items[:count]
+def ranked_facts(found: list[Fact]) -> list[Fact]:
+    """Facts in the order they are worth keeping: touched paths, commands, errors, ids, numbers, mentioned paths.
+
+    Within a kind the most recent first (``at``), so the latest error beats an old one.
+    """
+    by_recency = sorted(found, key=lambda f: f.at, reverse=True)
+    order = [
+        [f for f in by_recency if f.kind == "path" and f.touched],
+        [f for f in by_recency if f.kind == "command"],
+        [f for f in by_recency if f.kind == "error"][:5],
+        [f for f in by_recency if f.kind in ("id", "name")],
+        [f for f in by_recency if f.kind == "path" and not f.touched],
+        [f for f in by_recency if f.kind == "number"],
+        [f for f in by_recency if f.kind == "error"][5:],
+    ]
+    return [fact for group in order for fact in group]
 
 
 def choose(found: Sections, counter: TokenCounter, max_tokens: int) -> Sections:
     budget = Budget(counter, max_tokens)
-    by_kind = {
-        kind: [f for f in found.facts if f.kind == kind]
-        for kind in ("id", "name", "error", "path", "command", "number")
-    }
-    for item in found.items["Goal"][:1]:
-        budget.offer("Goal", item)
+    goal = found.items["Goal"]
+    if goal and goal[0].startswith(LATEST):
+        budget.offer("Goal", goal[0], capped=False)  # the latest request, whole, before anything else
+    # The user's own rules next, up to half of what is left: they cannot be found again elsewhere.
+    half = budget.left // 2
     for item in found.items["Constraints"]:
-        budget.offer("Constraints", item)
-    for fact in [*by_kind["id"], *by_kind["name"], *by_kind["error"][-5:]]:
-        budget.offer_fact(fact)
-    # Paths and commands together, the most recent first: what the agent touched last matters most.
-    for fact in _newest_first_facts([f for f in found.facts if f.kind in ("path", "command")]):
-        budget.offer_fact(fact)
-    for item in _newest_first(found.items["Next steps"], 3):
-        budget.offer("Next steps", item)
-    for item in _newest_first(found.items["Decisions"], 3):
-        budget.offer("Decisions", item)
-    for fact in by_kind["number"]:
-        budget.offer_fact(fact)
-    for item in _newest_first(found.items["Progress"], 3):
-        budget.offer("Progress", item)
-    for fact in by_kind["error"][:-5]:
-        budget.offer_fact(fact)
-    for section in ("Decisions", "Progress", "Next steps"):
-        for item in _newest_first(found.items[section]):
-            budget.offer(section, item)
-    return _in_original_order(budget.chosen, found)
+        if budget.left - (counter(item) + 6) >= half:
+            budget.offer("Constraints", item, capped=False)
+    budget.share_out()
+    facts_ = ranked_facts(found.facts)
+    ordered = {
+        "Goal": goal,
+        "Constraints": found.items["Constraints"],
+        "Progress": found.items["Progress"],
+        "Current state": found.items["Current state"],
+        "Decisions": found.items["Decisions"],
+        "Next steps": found.items["Next steps"],
+    }
+    for capped in (True, False):
+        for section in LEFTOVER_ORDER:
+            if section == "Facts":
+                for fact in facts_:
+                    budget.offer_fact(fact, capped)
+            else:
+                for item in ordered[section]:
+                    budget.offer(section, item, capped)
+        if capped:
+            # No section starves: one that got nothing within its share gets its first item that fits.
+            for section in LEFTOVER_ORDER:
+                if section != "Facts" and not budget.chosen.items[section]:
+                    next((True for item in ordered[section] if budget.offer(section, item, False)), None)
+    return _in_found_order(budget.chosen, found, facts_)
 
 
-def _newest_first_facts(found: list[Fact]) -> list[Fact]:
-    return found[::-1]
-
-
-def _in_original_order(chosen: Sections, found: Sections) -> Sections:
+def _in_found_order(chosen: Sections, found: Sections, facts_: Iterable[Fact]) -> Sections:
     ordered = Sections()
     for section, items in found.items.items():
+        kept = set(chosen.items[section])
         for item in items:
-            if item in chosen.items[section]:
+            if item in kept:
                 ordered.add(section, item)
-    kept = {fact.text for fact in chosen.facts}
-    for fact in found.facts:
-        if fact.text in kept:
+    kept_facts = {fact.text for fact in chosen.facts}
+    for fact in facts_:
+        if fact.text in kept_facts:
             ordered.add_fact(fact)
     return ordered
+
+
+def _item(text: str) -> str:
+    # A multi-line item (a request quoted whole) keeps its lines, indented under the bullet.
+    return "- " + text.replace("\n", "\n  ")
 
 
 def render(sections: Sections) -> str:
@@ -259,14 +497,51 @@ def render(sections: Sections) -> str:
                     lines.append(f"- {label}: {_SEPARATOR.join(texts)}")
             lines.extend(f"- $ {f.text}" for f in sections.facts if f.kind == "command")
         else:
-            lines.extend(f"- {item}" for item in sections.items[section])
+            lines.extend(_item(item) for item in sections.items[section])
         if lines:
             blocks.append(f"## {section}\n" + "\n".join(lines))
     return "\n\n".join(blocks) if blocks else "## Progress\n- (nothing to summarize)"
 
 
+VERBATIM_HEADINGS = ("## Ledger (verbatim)", "## User messages (verbatim)")
+
+
+def verbatim(messages: list[Message], counter: TokenCounter, max_tokens: int) -> str:
+    """The user's messages and the ledger of ``messages``, exactly as written, within ``max_tokens``.
+
+    A model summarizer sends this beside its prompt and appends it after the model's prose, so
+    identifiers and the user's words survive whatever the model writes. The user's messages come
+    first (the latest whole, earlier ones newest first, each up to 600 characters), then the
+    ledger (at least half of the bound), touched paths and commands first.
+    """
+    plain = [m for m in messages if not is_demonstration(m)]
+    written = writings(plain)
+    left = max_tokens - 12
+    said: list[str] = []
+    for n, (_, text) in enumerate(written[::-1]):
+        item = _item(text if n == 0 else _clip(text, _REQUEST_CHARS))
+        cost = counter(item) + 2
+        if n > 0 and left - cost < max_tokens // 2:  # the ledger keeps at least half, the latest request is whole
+            break
+        said.insert(0, item)
+        left -= cost
+    budget = Budget(counter, max(left, max_tokens // 2))
+    for fact in ranked_facts(facts(plain)):
+        budget.offer_fact(fact, capped=False)
+    ledger = render(_in_found_order(budget.chosen, Sections(), ranked_facts(budget.chosen.facts)))
+    blocks = []
+    if budget.chosen.facts:
+        blocks.append(VERBATIM_HEADINGS[0] + "\n" + ledger.split("\n", 1)[1])
+    if said:
+        blocks.append(VERBATIM_HEADINGS[1] + "\n" + "\n".join(said))
+    return "\n\n".join(blocks)
+
+
 class ExtractiveSummarizer:
     """Fills the sections from the text itself: no model, no network, no key."""
+
+    # No model window to fit: it reads a whole span at once, which ranks facts across all of it.
+    input_limited = False
 
     def __init__(self, counter: TokenCounter | None = None) -> None:
         self.counter = counter or counter_for()

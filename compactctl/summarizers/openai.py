@@ -27,8 +27,18 @@ import openai
 from compactctl.errors import InputError, SummarizerError
 from compactctl.summarizers import Summary, SummaryRequest
 from compactctl.summarizers.cache import DiskCache, cache_key, default_cache_dir
-from compactctl.summarizers.request import APIS, Built, build_request, prompt_for, prompt_overrides
-from compactctl.tokens import TokenCounter
+from compactctl.summarizers.extractive import verbatim
+from compactctl.summarizers.request import (
+    APIS,
+    VERBATIM_NOTE,
+    Built,
+    build_request,
+    max_tokens_field,
+    part_note,
+    prompt_for,
+    prompt_overrides,
+)
+from compactctl.tokens import TokenCounter, counter_for
 from compactctl.usage import SummarizerUsage
 
 NAME = "openai"
@@ -37,6 +47,12 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 MAX_RETRY_AFTER = 60.0
 RETRIED_STATUSES = frozenset({408, 409, 429})
 DRY_RUN_TEXT = "(dry run: no summary was requested)"
+# finish_reason values that mean "cut off by the token limit": OpenAI, vLLM, llama.cpp and Ollama
+# say "length"; some compatible servers pass an Anthropic-style "max_tokens" through.
+TRUNCATED_REASONS = frozenset({"length", "max_tokens", "max_output_tokens"})
+# Of a summary's bound, what the verbatim ledger and user messages may take; the model writes the rest.
+VERBATIM_SHARE = 0.4
+MIN_PROSE_TOKENS = 256
 
 
 @dataclass(frozen=True)
@@ -52,6 +68,7 @@ class OpenAIConfig:
     cache_dir: Path | None = None  # None: no cache
     prompts: Mapping[str, str] = field(default_factory=dict)  # strategy (or "*") -> prompt template
     dry_run: bool = False
+    max_tokens_field: str = "auto"  # auto | max_completion_tokens | max_tokens (see request.MAX_TOKENS_FIELDS)
 
 
 def build(
@@ -74,16 +91,19 @@ def build(
         cache_dir=cache_dir,
         prompts=prompt_overrides(settings["prompt_file"]),
         dry_run=bool(settings["dry_run"]),
+        max_tokens_field=str(settings["max_tokens_field"]),
     )
-    return OpenAISummarizer(config, out or sys.stdout)
+    return OpenAISummarizer(config, out or sys.stdout, counter)
 
 
 class OpenAISummarizer:
     """Summaries from a model behind an OpenAI-compatible API."""
 
-    def __init__(self, config: OpenAIConfig, out: IO[str] | None = None) -> None:
+    def __init__(self, config: OpenAIConfig, out: IO[str] | None = None, counter: TokenCounter | None = None) -> None:
         self.config = config
         self.out = out or sys.stdout
+        self.counter = counter or counter_for()
+        self.tokens_field = max_tokens_field(config.max_tokens_field, config.base_url)
         self.cache = DiskCache(config.cache_dir) if config.cache_dir is not None else None
         self._client: openai.OpenAI | None = None
         self._lock = threading.Lock()
@@ -112,17 +132,46 @@ class OpenAISummarizer:
         """The prompt a request for ``strategy`` carries: strategies keep room for it in each request."""
         return prompt_for(strategy, max_tokens, self.config.prompts)
 
+    def overhead_tokens(self, strategy: str, max_tokens: int, counter: TokenCounter) -> int:
+        """What a request holds besides its messages and the running summary: prompt, notes, verbatim block."""
+        notes = part_note((2, 3)) + VERBATIM_NOTE
+        return counter(self.prompt_text(strategy, max_tokens)) + counter(notes) + int(VERBATIM_SHARE * max_tokens) + 16
+
+    def split(self, request: SummaryRequest) -> tuple[str, int]:
+        """The verbatim block for this request (the last part only) and the tokens left for the model's prose."""
+        if not request.is_last:
+            return "", request.max_tokens
+        span = request.whole_span or request.messages
+        # Never more than a quarter of what it summarizes: on a short span the model's prose is the summary.
+        share = min(int(VERBATIM_SHARE * request.max_tokens), self.counter.messages(span) // 4)
+        block = verbatim(span, self.counter, share)
+        return block, max(MIN_PROSE_TOKENS, request.max_tokens - self.counter(block))
+
     def summarize(self, request: SummaryRequest) -> Summary:
         config = self.config
+        block, prose_tokens = self.split(request)
         built = build_request(
-            request, model=config.model, api=config.api, overrides=config.prompts, redact_secrets=config.redact
+            request,
+            model=config.model,
+            api=config.api,
+            overrides=config.prompts,
+            redact_secrets=config.redact,
+            verbatim=block,
+            max_tokens=prose_tokens,
+            tokens_field=self.tokens_field,
         )
         if config.dry_run:
             with self._lock:
-                shown = {"method": "POST", "url": self.base_url + built.path, "body": built.body}
+                shown = {
+                    "method": "POST",
+                    "url": self.base_url + built.path,
+                    "part": list(request.part),
+                    "body": built.body,
+                    "appended_after_the_reply": block or None,
+                }
                 self.out.write(json.dumps(shown, indent=2, ensure_ascii=False) + "\n")
                 self.out.flush()
-            return Summary(DRY_RUN_TEXT)
+            return Summary(_joined(DRY_RUN_TEXT, block))
         key = cache_key(
             model=config.model, api=config.api, path=built.path, body=built.body, max_tokens=request.max_tokens
         )
@@ -131,11 +180,12 @@ class OpenAISummarizer:
             if hit is not None and isinstance(hit.get("text"), str):
                 # No call was made: no calls, no tokens; a cut-off summary is still flagged.
                 truncated = bool(hit.get("truncated"))
-                return Summary(hit["text"], SummarizerUsage(truncated=int(truncated)), truncated)
+                return Summary(_joined(hit["text"], block), SummarizerUsage(truncated=int(truncated)), truncated)
         summary = self._with_retries(built)
         if self.cache is not None:
             self.cache.put(key, {"text": summary.text, "truncated": summary.truncated, "model": config.model})
-        return summary
+        # The ledger and the user's words, appended as written: identifiers survive whatever the model wrote.
+        return Summary(_joined(summary.text, block), summary.usage, summary.truncated)
 
     def _with_retries(self, built: Built) -> Summary:
         attempts = self.config.retries + 1
@@ -172,20 +222,33 @@ class OpenAISummarizer:
         return f"openai summarizer ({self.config.model} at {self.base_url}): {what}{tries}"
 
     def _send(self, built: Built) -> Summary:
+        try:
+            return self._send_once(built)
+        except openai.BadRequestError as error:
+            # A server that refuses this reply bound's field names the other one: switch once, remember it.
+            other = {"max_tokens": "max_completion_tokens", "max_completion_tokens": "max_tokens"}
+            field_ = next((f for f in other if f in built.body), None)
+            if field_ is None or other[field_] not in str(getattr(error, "message", "")):
+                raise
+            body = {k: v for k, v in built.body.items() if k != field_} | {other[field_]: built.body[field_]}
+            self.tokens_field = other[field_]
+            return self._send_once(Built(built.path, body, built.redactions))
+
+    def _send_once(self, built: Built) -> Summary:
         body: dict[str, Any] = dict(built.body)
         client = self.client()
         if self.config.api == "chat":
             completion = client.chat.completions.create(**body)
             choice = completion.choices[0] if completion.choices else None
             text = (choice.message.content or "") if choice is not None else ""
-            truncated = choice is not None and choice.finish_reason == "length"
+            truncated = choice is not None and str(choice.finish_reason) in TRUNCATED_REASONS
             usage = completion.usage
             prompt_tokens = usage.prompt_tokens if usage else 0
             completion_tokens = usage.completion_tokens if usage else 0
         else:
             response = client.responses.create(**body)
             text = response.output_text or ""
-            truncated = response.status == "incomplete"
+            truncated = response.status == "incomplete"  # incomplete_details.reason: max_output_tokens
             usage = response.usage
             prompt_tokens = usage.input_tokens if usage else 0
             completion_tokens = usage.output_tokens if usage else 0
@@ -193,3 +256,7 @@ class OpenAISummarizer:
             why = " (cut off by the token limit)" if truncated else ""
             raise SummarizerError(f"openai summarizer ({self.config.model}): the model returned no text{why}")
         return Summary(text.strip(), SummarizerUsage(1, prompt_tokens, completion_tokens, int(truncated)), truncated)
+
+
+def _joined(text: str, block: str) -> str:
+    return f"{text}\n\n{block}" if block else text

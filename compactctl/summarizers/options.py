@@ -8,6 +8,9 @@ from compactctl.settings import Options, setting
 
 SUMMARY_PANEL = "Summaries"
 APIS = ("chat", "responses")
+# Which body field bounds the reply: OpenAI wants max_completion_tokens (reasoning models refuse
+# max_tokens); vLLM before 0.6, llama.cpp's server and Ollama read max_tokens.
+MAX_TOKENS_FIELDS = ("auto", "max_completion_tokens", "max_tokens")
 
 
 @dataclass(frozen=True)
@@ -42,5 +45,12 @@ class SummarizerOptions(Options):
         False,
         help="openai: print each request that would be sent; send and write nothing.",
         flags=("--dry-run",),
+        panel=SUMMARY_PANEL,
+    )
+    max_tokens_field: str = setting(
+        "auto",
+        help="openai chat: the field bounding the reply; auto: max_completion_tokens for api.openai.com, "
+        "max_tokens elsewhere (vLLM, llama.cpp, Ollama).",
+        choices=MAX_TOKENS_FIELDS,
         panel=SUMMARY_PANEL,
     )

@@ -278,7 +278,8 @@ def test_openai_summarizer_through_the_loopback_server_is_counted_and_priced(
     completion = max(1, len(DEFAULT_SUMMARY) // 4)
     assert (row["compactions"], row["summarizer_calls"], row["summarizer_tokens"]) == (1, 1, prompt + completion)
     assert base["summarizer_calls"] == 0
-    assert row["context_per_call"][:3] == [119, 154, 184] and row["context_per_call"][3] < 184
+    # The summary carries the user's messages verbatim after the model's prose: smaller than no compaction.
+    assert row["context_per_call"][:3] == [119, 154, 184] and row["context_per_call"][3] < base["context_per_call"][3]
     written = row["input_tokens"] - row["cached_tokens"]
     calls_cost = (row["cached_tokens"] * 0.5 + written * 2.5 + row["output_tokens"] * 8.0) / 1e6
     # The summarizer's tokens are billed at gpt-4o-mini's table prices ($0.15 in, $0.60 out), not the flags'.

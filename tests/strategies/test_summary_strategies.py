@@ -54,7 +54,11 @@ def test_summary_replaces_old_messages_after_the_system_prompt(scripted):
     assert messages[-2]["role"] == "tool"
     assert result.messages[0] == messages[0]
     assert result.messages[1]["role"] == "system"
-    assert result.messages[1]["content"] == SUMMARY_HEADER.format(count=len(messages) - 4) + "\n\nthe gist"
+    # The model's summary lost the user's latest request (summarized, not in the tail): it is appended.
+    latest = messages[-4]["content"].strip()
+    assert result.messages[1]["content"] == (
+        SUMMARY_HEADER.format(count=len(messages) - 4) + "\n\nthe gist\n\n## Latest user request (verbatim)\n" + latest
+    )
     assert result.messages[2:] == messages[-3:]
     assert result.origins == [0, None, *range(len(messages) - 3, len(messages))]
     assert {f.action for f in result.fates.values()} == {"summarized"}
@@ -104,21 +108,27 @@ def test_still_over_the_threshold_is_said_not_looped(scripted):
     assert any("still" in note and "over the threshold of 50" in note for note in result.notes)
 
 
-def test_chunks_never_exceed_the_input_limit_and_are_merged(scripted):
+def test_chunks_in_order_each_carry_the_running_summary_and_fit_the_limit(scripted):
     messages = long_chat(10, words=200)
     limit = 1500
     span = messages[1:-6]
-    pieces = chunk(span, limit, COUNTER)
-    scripted.enqueue(*[f"part summary {i}" for i in range(len(pieces))], "merged")
-    result = run(
-        "summary", messages, {"threshold": 10, "summary_max_tokens": 100, "summary_input_max_tokens": limit}, scripted
-    )
-    assert len(pieces) > 2 and len(scripted.requests) == len(pieces) + 1  # the merge fits in one request
-    for request in scripted.requests:
-        assert sum(COUNTER(render_message(m, 9999)) + 2 for m in request.messages) <= limit
-    merge = scripted.requests[-1]
-    assert [m["content"].split("\n")[1] for m in merge.messages] == [f"part summary {i}" for i in range(len(pieces))]
-    assert result.messages[1]["content"].endswith("merged") and result.usage.calls == len(pieces) + 1
+    pieces = chunk(span, limit, COUNTER, reserved=100)
+    scripted.enqueue(*[f"running summary {i}" for i in range(1, len(pieces) + 1)])
+    settings = {"threshold": 10, "summary_max_tokens": 100, "summary_input_max_tokens": limit}
+    result = run("summary", messages, settings, scripted)
+    assert len(pieces) > 2 and len(scripted.requests) == len(pieces)  # no merge step
+    seen = []
+    for number, request in enumerate(scripted.requests, 1):
+        running = COUNTER(request.previous_summary or "")
+        assert sum(COUNTER(render_message(m, 9999)) + 2 for m in request.messages) + running <= limit
+        # Each chunk is summarized knowing the summary of every chunk before it, in order.
+        assert request.previous_summary == (f"running summary {number - 1}" if number > 1 else None)
+        assert request.part == (number, len(pieces)) and request.whole_span == scripted.requests[0].whole_span
+        seen += request.messages
+    whole = scripted.requests[0].whole_span
+    assert seen == whole == messages[1 : 1 + len(whole)] and abs(len(whole) - len(span)) <= 1
+    assert "running summary " + str(len(pieces)) in result.messages[1]["content"]
+    assert result.usage.calls == len(pieces)
 
 
 def test_one_huge_message_is_cut_into_pieces_under_the_limit(scripted):
@@ -185,12 +195,19 @@ def test_structured_keeps_the_last_turns_and_trims_long_outputs_first(scripted):
     messages[-2] = {**messages[-2], "content": "\n".join(f"line {n}" for n in range(2000))}  # in the kept tail
     original = unchanged(messages)
     scripted.enqueue("## Goal\n- help")
-    result = run("structured", messages, {"keep_turns": 2, "keep_recent": 50, "tool_max_tokens": 200}, scripted)
+    settings = {
+        "keep_turns": 2,
+        "keep_recent": 50,
+        "tool_max_tokens": 200,
+        "summary_ratio": 0,
+        "summary_max_tokens": 1000,
+    }
+    result = run("structured", messages, settings, scripted)
     assert messages == original
     users = [i for i, m in enumerate(messages) if m["role"] == "user"]
     tail = messages[users[-2] :]
     assert len(result.messages) == 2 + len(tail)
-    assert result.messages[1]["content"].endswith("## Goal\n- help")
+    assert "\n\n## Goal\n- help" in result.messages[1]["content"]
     trimmed = result.messages[-2]
     assert "compactctl elided" in trimmed["content"] and result.fates[len(messages) - 2].action == "elided"
     assert scripted.requests[0].messages == messages[1 : users[-2]]  # the summarizer reads the originals
@@ -281,8 +298,9 @@ def test_compacting_again_folds_the_earlier_summary_instead_of_piling_up(name, s
     second = run(name, grown, settings, summarizer)
     (summary,) = summaries_in(second.messages)
     # The earlier summary is re-injected, so nothing learned before is forgotten, and counted.
-    assert summarizer.requests[calls].previous_summary == f"gist {calls}"
-    assert summary["content"].endswith(f"gist {len(summarizer.requests)}")
+    # (the latest request, which "gist N" lost, is appended to it verbatim)
+    assert summarizer.requests[calls].previous_summary.startswith(f"gist {calls}\n\n## Latest user request")
+    assert f"\n\ngist {len(summarizer.requests)}" in summary["content"]
     assert grown.index(earlier) in second.fates
     new = [i for i, fate in second.fates.items() if fate.action == "summarized" and grown[i] is not earlier]
     earlier_count = int(earlier["content"].split(" of ")[1].split()[0])
@@ -312,7 +330,7 @@ def test_an_earlier_summary_read_back_as_developer_is_folded_too(name):
     moved = [{**m, "role": "developer"} if m in summaries_in(first.messages) else m for m in first.messages]
     second = run(name, moved + long_chat(4)[1:], settings, summarizer)
     assert len(summaries_in(second.messages)) == 1  # folded, not piled up
-    assert summarizer.requests[calls].previous_summary == f"gist {calls}"
+    assert summarizer.requests[calls].previous_summary.startswith(f"gist {calls}")
 
 
 def test_a_summary_no_smaller_than_what_it_replaces_is_not_used(agent_messages):

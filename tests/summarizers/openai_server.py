@@ -34,6 +34,15 @@ class Behaviour:
     seconds: float = 0.0  # for slow
     text: str | None = None
     tool_calls: list[dict[str, Any]] | None = None  # chat completions: answer with these calls instead of text
+    finish: str | None = None  # the finish_reason to send for "length" (servers differ)
+
+
+# What real servers do with the reply bound: OpenAI refuses max_tokens for reasoning models with this
+# error ("openai"); the others accept what they are sent ("any").
+FLAVOURS = ("any", "openai")
+UNSUPPORTED_MAX_TOKENS = (
+    "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead."
+)
 
 
 @dataclass
@@ -43,6 +52,7 @@ class FakeOpenAI:
     script: deque[Behaviour] = field(default_factory=deque)
     text: str = DEFAULT_SUMMARY
     lock: threading.Lock = field(default_factory=threading.Lock)
+    flavour: str = "any"  # one of FLAVOURS
 
     @property
     def url(self) -> str:
@@ -166,10 +176,16 @@ def _handler(state: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 return
             if behaviour.kind == "slow":
                 time.sleep(behaviour.seconds)
+            chat = self.path.endswith("/chat/completions")
+            if chat and state.flavour == "openai" and "max_tokens" in body:
+                error = {"message": UNSUPPORTED_MAX_TOKENS, "type": "invalid_request_error", "param": "max_tokens"}
+                self._send(400, {"error": {**error, "code": "unsupported_parameter"}})
+                return
             text = behaviour.text or state.text
             truncated = behaviour.kind == "length"
-            if self.path.endswith("/chat/completions"):
-                self._send(200, _chat_body(body, text, "length" if truncated else "stop", behaviour.tool_calls))
+            if chat:
+                finish = (behaviour.finish or "length") if truncated else "stop"
+                self._send(200, _chat_body(body, text, finish, behaviour.tool_calls))
             elif self.path.endswith("/responses"):
                 self._send(200, _responses_body(body, text, truncated))
             else:

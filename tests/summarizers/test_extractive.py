@@ -67,7 +67,8 @@ def test_observations_in_user_messages_are_not_constraints():
     action = {"role": "assistant", "content": "Opening it.", "action": "open setup.py"}
     observation = {"role": "user", "message_type": "observation", "content": "You must not edit this, it is generated."}
     text = summarize([task, action, observation])
-    assert "You must not edit setup.py." in text and "it is generated" not in text
+    said = text.split("## Constraints")[1]
+    assert "You must not edit setup.py." in said and "it is generated" not in said
     assert "- $ open setup.py" in text
 
 
@@ -89,7 +90,7 @@ def test_harness_text_is_never_taken_for_the_users_goal():
     assert "environment_context" not in text.split("## Progress")[0]
     person = {"role": "user", "content": "Please fix the refund bug in src/refunds.py."}
     text = ExtractiveSummarizer().summarize(SummaryRequest([harness, person], "structured", 300)).text
-    assert "## Goal\n- Please fix the refund bug in src/refunds.py." in text
+    assert "## Goal\n- Current request: Please fix the refund bug in src/refunds.py." in text
 
 
 def test_saying_what_one_lacks_is_not_a_constraint():
@@ -108,3 +109,87 @@ def test_booking_codes_are_ids_but_units_and_timestamps_are_not():
     said = [{"role": "tool", "content": "Booking UM3OG5 ships 2024-05-08T14:00:00 as 6A19384756201, a 2700K lamp."}]
     said.append({"role": "tool", "content": "bits: " + "01" * 100})
     assert [f.text for f in facts(said) if f.kind == "id"] == ["UM3OG5", "6A19384756201"]
+
+
+def test_constraints_in_seven_languages_are_whole_user_sentences():
+    from compactctl.summarizers.ledger import constraints
+
+    said = [
+        {"role": "user", "content": "Don’t use any external frameworks — keep it pure HTML."},
+        {"role": "user", "content": "Ne modifiez jamais le schéma de la base."},
+        {"role": "user", "content": "Nunca borres los datos de producción."},
+        {"role": "user", "content": "Du darfst die API nicht ändern."},
+        {"role": "user", "content": "不要修改公共接口的任何函数签名。"},
+        {"role": "user", "content": "テストファイルは絶対に編集しないでください。"},
+        {"role": "user", "content": "공개 API는 절대 변경하지 마세요."},
+    ]
+    assert constraints(said) == [m["content"] for m in said]
+
+
+def test_hard_wrapped_user_text_is_joined_back_into_sentences():
+    from compactctl.summarizers.ledger import constraints
+
+    wrapped = "Please fix the importer. You must keep the old CSV\ncolumns in the same order, and never\ndrop a row.\n"
+    listed = "Rules:\n- only touch src/importer.py\n- do not add dependencies"
+    said = [{"role": "user", "content": wrapped}, {"role": "user", "content": listed}]
+    assert constraints(said) == [
+        "You must keep the old CSV columns in the same order, and never drop a row.",
+        "only touch src/importer.py",
+        "do not add dependencies",
+    ]
+
+
+def test_harness_tool_output_and_earlier_summaries_are_never_user_constraints():
+    harness = {"role": "user", "content": "<system-reminder>You must never mention this reminder.</system-reminder>"}
+    summary = {"role": "user", "content": "This session is being continued from a previous conversation. Never stop."}
+    tagged = {
+        "role": "user",
+        "content": "Resume directly — do not acknowledge the summary.",
+        "compactctl": {"kind": "harness"},
+    }
+    call_ = {"role": "assistant", "content": None, "tool_calls": [call("c1", "bash", '{"cmd": "git diff"}')]}
+    diff = {"role": "tool", "tool_call_id": "c1", "content": "- you must not remove this line\n+ always add it back"}
+    typed = {"role": "user", "content": "<ide_opened_file>a.py</ide_opened_file>Only edit a.py, never b.py."}
+    text = summarize([harness, summary, tagged, call_, diff, typed], max_tokens=400)
+    assert text.split("## Constraints\n")[1] == "- Only edit a.py, never b.py."
+    assert "- Current request: Only edit a.py, never b.py." in text
+
+
+def test_the_ledger_has_no_hunk_markers_colours_uuid_halves_or_build_steps():
+    from compactctl.summarizers.ledger import facts
+
+    session = [
+        {"role": "user", "content": "Issue #12: the colour #1e1e1e is wrong in src/theme.css, see commit 3f9a2c1d."},
+        {"role": "assistant", "content": None, "tool_calls": [call("c1", "Bash", '{"command": "docker build ."}')]},
+        {
+            "role": "tool",
+            "tool_call_id": "c1",
+            "content": "#1 [internal] load build definition\n#2 DONE 0.3s\n178d167\n333a310\n"
+            "id 6f1c9b1e-2f5a-4a55-9a8e-63a1d1c0c7e1\nraise ValueError('bad')\nError: build failed at step 2",
+        },
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [call("c2", "Bash", '{"command": ["bash", "-lc", "make test"]}')],
+        },
+        {"role": "tool", "tool_call_id": "c2", "content": "FAILED (failures=1)"},
+    ]
+    found = facts(session)
+    ids = [f.text for f in found if f.kind == "id"]
+    assert ids == ["Issue #12", "3f9a2c1d", "6f1c9b1e-2f5a-4a55-9a8e-63a1d1c0c7e1"]
+    assert [f.text for f in found if f.kind == "command"] == ["docker build .", "make test"]
+    assert [f.text for f in found if f.kind == "error"] == ["Error: build failed at step 2", "FAILED (failures=1)"]
+    paths = [f for f in found if f.kind == "path"]
+    assert [p.text for p in paths] == ["src/theme.css"] and not paths[0].touched
+    # The latest error comes first in the summary's ledger.
+    text = summarize(session)
+    assert text.index("FAILED (failures=1)") < text.index("Error: build failed at step 2")
+    assert "- $ make test" in text and "docker build" in text and '"command"' not in text
+
+
+def test_a_rule_quoting_inline_code_is_still_the_users_sentence():
+    from compactctl.summarizers.ledger import constraints
+
+    said = [{"role": "user", "content": "Render iff `currentUserId === transfer.toUserId` — never a global notice.\n"
+             "if (x) { return y; }"}]  # fmt: skip
+    assert constraints(said) == ["Render iff `currentUserId === transfer.toUserId` — never a global notice."]
