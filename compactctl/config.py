@@ -40,6 +40,18 @@ class RunOptions(Options):
         panel="Strategies",
     )
     format: str = setting("auto", help="Input format, or auto.", flags=("--format", "-f"), panel=IO_PANEL)
+    session: str | None = setting(
+        None,
+        help="An Agents SDK database: the session id to read (default: every session).",
+        metavar="ID",
+        panel=IO_PANEL,
+    )
+    in_place: bool = setting(
+        False,
+        help="An Agents SDK database: replace the sessions' items inside it, in one transaction, the old "
+        "items kept in a backup table (default: add each compacted session under a new id, in -o).",
+        panel=IO_PANEL,
+    )
     encoding: str = setting("cl100k_base", help="tiktoken encoding, or approx (chars/4).", panel=IO_PANEL)
     claude_tokens: str = setting(
         "fitted",
@@ -50,6 +62,12 @@ class RunOptions(Options):
         panel=IO_PANEL,
     )
     jobs: int = setting(1, help="Files processed in parallel.", min=1, flags=("--jobs", "-j"))
+    engine: str = setting(
+        "threads",
+        help="threads: --jobs threads on this machine; ray: Ray Data over the files (RAY_ADDRESS, else a local "
+        "instance; pip install 'compactctl[ray]').",
+        choices=("threads", "ray"),
+    )
     on_error: str = setting(
         "fail",
         help="fail: exit 2 if any file is bad; skip: skip it and count it.",

@@ -34,8 +34,9 @@ from compactctl.compaction import compact
 from compactctl.errors import CompactctlError, InputError
 from compactctl.evaluate import FileEvaluation, Judge, evaluate, merged
 from compactctl.facts import declared_facts, fold
-from compactctl.formats import chat, detect, load, write_as
-from compactctl.formats.records import BOM, Record, parse_records
+from compactctl.formats import agents_sqlite, chat, detect, load, write_as
+from compactctl.formats.base import Transcript
+from compactctl.formats.records import BOM, SQLITE_MAGIC, Record, parse_records
 from compactctl.replay.prices import Prices, PriceTable
 from compactctl.replay.simulate import SettingResult, aggregate, replay
 from compactctl.replay.triggers import Setting
@@ -210,9 +211,22 @@ def read_source(source: str) -> bytes:
     if source == STDIO:
         return sys.stdin.buffer.read()
     try:
-        return Path(source).read_bytes()
+        data = Path(source).read_bytes()
     except OSError as error:
         raise InputError(f"cannot read: {error.strerror}", source) from None
+    return _database_snapshot(source) if data.startswith(SQLITE_MAGIC) else data
+
+
+def _database_snapshot(source: str) -> bytes:
+    """A SQLite file as SQLite reads it: with what its write-ahead log (``-wal``) holds that the file does not yet."""
+    import sqlite3
+    from contextlib import closing
+
+    try:
+        with closing(sqlite3.connect(f"file:{Path(source).resolve()}?mode=ro", uri=True)) as connection:
+            return connection.serialize()
+    except sqlite3.Error as error:
+        raise InputError(f"unreadable SQLite database: {error}", source) from None
 
 
 def _read_umask() -> int:
@@ -259,11 +273,20 @@ def write_atomic(target: str, data: bytes) -> None:
 
 
 def run_jobs(
-    jobs: list[Job], work: Callable[[Job], T], parallel: int = 1, progress: bool = False
+    jobs: list[Job], work: Callable[[Job], T], parallel: int = 1, progress: bool = False, engine: str = "threads"
 ) -> tuple[list[T], list[Failure]]:
-    """Run ``work`` on every job (in threads when ``parallel`` > 1), collecting failures."""
+    """Run ``work`` on every job (in threads when ``parallel`` > 1, or on Ray Data), collecting failures."""
     results: dict[int, T] = {}
     failures: dict[int, Failure] = {}
+    if engine == "ray" and not any(job.source == STDIO or job.target == STDIO for job in jobs):
+        from compactctl import ray_engine
+
+        # The local instance gets --jobs CPUs when more than one is asked for; else Ray's default (all).
+        done, failed = ray_engine.run(
+            [job.source for job in jobs], lambda i: work(jobs[i]), parallel if parallel > 1 else None
+        )
+        failures = {i: Failure(jobs[i].source, error, code) for i, (error, code) in failed.items()}
+        return [done[i] for i in sorted(done)], [failures[i] for i in sorted(failures)]
 
     def attempt(index: int) -> None:
         job = jobs[index]
@@ -344,6 +367,8 @@ def compact_file(
     """
     skipped: list[int] | None = [] if settings.get("on_error") == "skip" else None
     fmt, transcripts = load(read_source(job.source), job.source, settings.get("format", "auto"), skipped)
+    if fmt.name == agents_sqlite.NAME:
+        transcripts = agents_sqlite.selected(transcripts, settings.get("session"), job.source)
     results = [compact(t.messages, steps, settings, counter=counter, summarizer=summarizer) for t in transcripts]
     compacted = [t.rewritten(r.messages, r.origins) for t, r in zip(transcripts, results, strict=True)]
     required = list(settings.get("require") or ())
@@ -355,7 +380,9 @@ def compact_file(
         check_facts_present(file_report(job.name, fmt.name, before, None, required), job.source)
     usage = sum((r.usage for r in results), SummarizerUsage())
     notes = [note for r in results for note in r.notes]
-    if job.target is not None:
+    if job.target is not None and settings.get("in_place"):
+        replace_in_database(job.source, fmt.name, compacted)
+    elif job.target is not None:
         write_atomic(job.target, write_as(compacted, fmt, to, job.source))
     manifest = [
         {"file": job.name, "transcript": t.label, **dataclasses.asdict(entry)}
@@ -378,6 +405,28 @@ def compact_file(
     ]
     report = file_report(job.name, fmt.name, before, after, required, usage, dict.fromkeys(notes), skipped or ())
     return FileCompaction(report, manifest, archived)
+
+
+def replace_in_database(source: str, format_name: str, transcripts: list[Transcript]) -> None:
+    """``--in-place``: the compacted sessions replace theirs in one transaction; a failure changes nothing."""
+    import sqlite3
+    from contextlib import closing
+
+    if format_name != agents_sqlite.NAME:
+        raise InputError(
+            f"--in-place replaces sessions in an Agents SDK database; this file reads as {format_name}", source
+        )
+    try:
+        with closing(sqlite3.connect(source, isolation_level=None)) as connection:
+            connection.execute("BEGIN IMMEDIATE")  # the write lock first: the app's own writes wait for us
+            try:
+                agents_sqlite.replace_sessions(connection, transcripts, source)
+            except BaseException:
+                connection.execute("ROLLBACK")
+                raise
+            connection.execute("COMMIT")
+    except sqlite3.Error as error:
+        raise InputError(f"cannot update the database: {error}", source) from None
 
 
 # --- report: one file or a before/after pair ----------------------------------------------

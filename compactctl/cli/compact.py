@@ -21,6 +21,7 @@ from compactctl.cli.options import (
 from compactctl.cli.render import progress_wanted
 from compactctl.compaction import check_steps
 from compactctl.config import RunOptions, strategy_owners
+from compactctl.errors import InputError
 from compactctl.files import STDIO, check_side_files, compact_file, plan, run_jobs
 from compactctl.settings import Declared
 from compactctl.summarizers.build import make_summarizer
@@ -53,7 +54,11 @@ def compact(
     check_steps(steps)
     counter = counter_for(settings["encoding"])
     check_output_format(to)
+    if settings["in_place"] and output is not None:
+        raise InputError("--in-place writes into the input database; drop -o")
     jobs_planned = plan(inputs, output)
+    if settings["in_place"]:
+        jobs_planned = [dataclasses.replace(job, target=job.source) for job in jobs_planned]
     check_side_files(jobs_planned, manifest=manifest)
     summarizer_used = make_summarizer(settings, counter)
     if settings["dry_run"]:
@@ -64,6 +69,7 @@ def compact(
         lambda job: compact_file(job, steps, settings, counter, summarizer_used, to=to),
         settings["jobs"],
         progress_wanted(quiet),
+        settings["engine"],
     )
     to_stderr = settings["dry_run"] or any(job.target == STDIO for job in jobs_planned)
     finish_compaction(

@@ -108,6 +108,8 @@ def settings_for(config: Path | None, given: Mapping[str, Any]) -> dict[str, Any
 def check_output_format(to: str | None) -> None:
     """An unknown --to is bad usage, caught before any file is read."""
     if to is not None:
-        from compactctl.formats import get_format
+        from compactctl.formats import READ_ONLY, get_format
 
         get_format(to)
+        if to in READ_ONLY:
+            raise InputError(f"{to} is read, not written; --to takes one of the others")

@@ -74,6 +74,7 @@ def prune(
         lambda job: compact_file(job, ["prune"], settings, counter, to=to, archive=archive is not None),
         settings["jobs"],
         progress_wanted(quiet),
+        settings["engine"],
     )
     if archive is not None:
         write_jsonl(archive, (entry for result in results for entry in result.archive))

@@ -53,6 +53,7 @@ def report(
         ),
         settings["jobs"],
         progress_wanted(quiet),
+        settings["engine"],
     )
     finish_report("report", reports, failures, settings, as_json=as_json, quiet=quiet)
 

@@ -16,12 +16,26 @@ from types import ModuleType
 from typing import NamedTuple
 
 from compactctl.errors import InputError
-from compactctl.formats import anthropic, chat, claude_code, codex, dataset, responses, swe_agent, tau_bench
+from compactctl.formats import (
+    agents_sqlite,
+    ai_sdk,
+    anthropic,
+    chat,
+    claude_code,
+    codex,
+    dataset,
+    otel,
+    responses,
+    swe_agent,
+    tau_bench,
+)
 from compactctl.formats.base import Native, Transcript, converted
-from compactctl.formats.records import Record, parse_records
+from compactctl.formats.records import Record, database_records, parse_records
 
 # Formats whose file holds several separate conversations; the others hold one.
-MANY_PER_FILE = frozenset({dataset.NAME, tau_bench.NAME})
+# Formats read but never written (a trace is what a collector saw, not a file an app resumes from).
+READ_ONLY = frozenset({otel.NAME})
+MANY_PER_FILE = frozenset({dataset.NAME, tau_bench.NAME, agents_sqlite.NAME})
 
 __all__ = ["FORMATS", "Format", "Loaded", "Native", "Record", "Transcript", "detect", "dump", "load"]
 
@@ -44,6 +58,9 @@ FORMATS: dict[str, Format] = {
     for fmt in map(
         Format.of,
         (
+            agents_sqlite,
+            otel,
+            ai_sdk,
             swe_agent,
             tau_bench,
             codex,
@@ -83,7 +100,7 @@ def load(data: bytes, path: str = "<input>", format: str = "auto", skipped: list
 
     With a ``skipped`` list, JSON Lines lines that do not parse are left out and listed there.
     """
-    records, _ = parse_records(data, path, skipped)
+    records = database_records(data) or parse_records(data, path, skipped)[0]
     fmt = detect(records, path) if format == "auto" else get_format(format)
     transcripts = fmt.read(records, path)
     if format != "auto" and not any(t.messages for t in transcripts):

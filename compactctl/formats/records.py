@@ -28,6 +28,19 @@ class Record:
     raw: bytes | None = None  # the line as it was, so unchanged records are written back byte for byte
 
 
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+@dataclass(frozen=True)
+class Database:
+    """The one record of a SQLite file: its bytes are the record's ``raw``, for the format to open."""
+
+
+def database_records(data: bytes) -> list[Record] | None:
+    """A SQLite file is one record, not JSON; None for anything else."""
+    return [Record(1, Database(), data)] if data.startswith(SQLITE_MAGIC) else None
+
+
 def _decode_error(error: orjson.JSONDecodeError, path: str, line: int | None) -> InputError:
     message = str(error.msg if hasattr(error, "msg") else error)
     if "UTF-8" in message:

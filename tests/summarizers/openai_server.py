@@ -37,6 +37,7 @@ class Behaviour:
     seconds: float = 0.0  # for slow, slow-bytes (between bytes) and hang
     body: Any = None  # for shape: the JSON sent with the 200
     text: str | None = None
+    tool_calls: list[dict[str, Any]] | None = None  # chat completions: answer with these calls instead of text
     finish: str | None = None  # the finish_reason to send for "length" (servers differ)
 
 
@@ -75,9 +76,17 @@ class FakeOpenAI:
         return "\n".join(json.dumps(r.body, ensure_ascii=False) for r in self.requests)
 
 
-def _chat_body(request: dict[str, Any], text: str, finish: str) -> dict[str, Any]:
+def _chat_body(
+    request: dict[str, Any], text: str, finish: str, tool_calls: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
     prompt = sum(len(str(m.get("content", ""))) // 4 for m in request.get("messages", []))
     completion = max(1, len(text) // 4)
+    message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None}
+    if tool_calls:
+        message, finish = (
+            {"role": "assistant", "content": None, "refusal": None, "tool_calls": tool_calls},
+            "tool_calls",
+        )
     return {
         "id": f"chatcmpl-test{next(_ids)}",
         "object": "chat.completion",
@@ -87,7 +96,7 @@ def _chat_body(request: dict[str, Any], text: str, finish: str) -> dict[str, Any
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": text, "refusal": None},
+                "message": message,
                 "logprobs": None,
                 "finish_reason": finish,
             }
@@ -214,7 +223,8 @@ def _handler(state: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             text = behaviour.text or state.text
             truncated = behaviour.kind == "length"
             if chat:
-                self._send(200, _chat_body(body, text, (behaviour.finish or "length") if truncated else "stop"))
+                finish = (behaviour.finish or "length") if truncated else "stop"
+                self._send(200, _chat_body(body, text, finish, behaviour.tool_calls))
             elif self.path.endswith("/responses"):
                 self._send(200, _responses_body(body, text, truncated))
             else:

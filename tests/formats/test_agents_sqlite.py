@@ -1,0 +1,147 @@
+"""OpenAI Agents SDK sessions in SQLite: written by the real SDK's SQLiteSession, read back through it."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+import orjson
+import pytest
+
+from compactctl.errors import EXIT_INPUT, EXIT_OK, InputError
+from compactctl.files import read_source
+from compactctl.formats import load
+from compactctl.transcript import find_violation
+from tests.cli.conftest import Cli
+from tests.helpers import import_or_skip
+
+agents = import_or_skip("agents", "pip install -e '.[test]' (openai-agents)")
+
+
+def turn(number: int) -> list[dict]:
+    """One agent turn as the SDK saves it: the user's message, a tool call and its output, the answer."""
+    return [
+        {"role": "user", "content": f"Check build {number}"},
+        {
+            "type": "function_call",
+            "call_id": f"call_{number}",
+            "name": "read_log",
+            "arguments": orjson.dumps({"build": number}).decode(),
+        },
+        {"type": "function_call_output", "call_id": f"call_{number}", "output": f"build {number}: " + "ok\n" * 200},
+        {
+            "id": f"msg_{number}",
+            "type": "message",
+            "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": f"Build {number} passed.", "annotations": []}],
+        },
+    ]
+
+
+def session_items(path: Path, session_id: str) -> list[dict]:
+    session = agents.SQLiteSession(session_id, path)
+    try:
+        return asyncio.run(session.get_items())
+    finally:
+        session.close()
+
+
+@pytest.fixture
+def app_db(tmp_path: Path) -> Path:
+    path = tmp_path / "app.db"
+
+    async def record() -> None:
+        for session_id, turns in (("support-1", 6), ("support-2", 1)):
+            session = agents.SQLiteSession(session_id, path)
+            for number in range(turns):
+                await session.add_items(turn(number))
+            session.close()
+
+    asyncio.run(record())
+    return path
+
+
+def test_each_session_reads_as_a_transcript_of_paired_calls(app_db: Path):
+    fmt, transcripts = load(read_source(str(app_db)), str(app_db))
+    assert fmt.name == "agents-sqlite"
+    assert [t.label for t in transcripts] == ["session support-1", "session support-2"]
+    first = transcripts[0].messages
+    assert [m["role"] for m in first[:4]] == ["user", "assistant", "tool", "assistant"]
+    assert first[1]["tool_calls"][0]["id"] == first[2]["tool_call_id"] == "call_0"
+    assert find_violation(first) is None
+
+
+def test_compacted_session_is_added_under_a_new_id_and_the_sdk_reads_it(app_db: Path, tmp_path: Path):
+    out = tmp_path / "out.db"
+    cli = Cli()
+    done = cli("compact", app_db, "-o", out, "--session", "support-1", "--strategy", "window", "--keep-recent", "4")
+    assert done.exit_code == EXIT_OK, done.output
+    compacted = session_items(out, "support-1-compacted")
+    assert compacted == turn(5)  # the last turn, item for item
+    assert session_items(out, "support-1") == session_items(app_db, "support-1")  # the original stays
+    assert session_items(out, "support-2-compacted") == []  # not named, not copied
+
+
+def test_in_place_replaces_the_session_in_one_transaction_keeping_a_backup(app_db: Path):
+    before = session_items(app_db, "support-1")
+    cli = Cli()
+    done = cli("compact", app_db, "--in-place", "--strategy", "window", "--keep-recent", "4")
+    assert done.exit_code == EXIT_OK, done.output
+    assert session_items(app_db, "support-1") == turn(5)
+    assert session_items(app_db, "support-2") == turn(0)  # already short: untouched
+    with sqlite3.connect(app_db) as connection:
+        backup = [orjson.loads(row[0]) for row in connection.execute("SELECT message_data FROM agent_messages_backup")]
+    assert backup == before
+    again = agents.SQLiteSession("support-1", app_db)
+    asyncio.run(again.add_items(turn(6)))  # the app goes on with the compacted session
+    again.close()
+    assert session_items(app_db, "support-1") == [*turn(5), *turn(6)]
+
+
+def test_a_session_changed_since_it_was_read_is_refused(app_db: Path):
+    from compactctl.formats import agents_sqlite
+
+    _, transcripts = load(read_source(str(app_db)), str(app_db))
+    compacted = [t.rewritten(t.messages[-4:], list(range(len(t.messages) - 4, len(t.messages)))) for t in transcripts]
+    asyncio.run(agents.SQLiteSession("support-1", app_db).add_items(turn(9)))
+    from compactctl.files import replace_in_database
+
+    with pytest.raises(InputError, match="session support-1 changed since it was read"):
+        replace_in_database(str(app_db), agents_sqlite.NAME, compacted)
+    assert session_items(app_db, "support-1")[-4:] == turn(9)
+
+
+def test_bad_rows_and_unknown_sessions_are_named(app_db: Path, tmp_path: Path):
+    with sqlite3.connect(app_db) as connection:
+        row = connection.execute("SELECT max(id) FROM agent_messages WHERE session_id = 'support-2'").fetchone()[0]
+        connection.execute("UPDATE agent_messages SET message_data = '{oops' WHERE id = ?", (row,))
+    with pytest.raises(InputError) as raised:
+        load(read_source(str(app_db)), "app.db")
+    assert str(raised.value).startswith(
+        f"app.db: agent_messages row {row} (session support-2): message_data is not JSON"
+    )
+    cli = Cli()
+    done = cli("report", app_db)
+    assert done.exit_code == EXIT_INPUT and f"row {row}" in done.stderr
+    other = tmp_path / "other.db"
+    sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.commit()
+    with pytest.raises(InputError, match="without the Agents SDK table"):
+        load(read_source(str(other)), "other.db")
+
+
+def test_naming_a_session_that_is_not_there(app_db: Path, tmp_path: Path):
+    done = Cli()("compact", app_db, "-o", tmp_path / "out.db", "--session", "nope")
+    assert done.exit_code == EXIT_INPUT
+    assert "no session 'nope' in this database (sessions: support-1, support-2)" in done.stderr
+
+
+def test_chat_converts_into_a_new_database_the_sdk_reads(tmp_path: Path, agent_messages):
+    source = tmp_path / "chat.jsonl"
+    source.write_bytes(b"".join(orjson.dumps(m) + b"\n" for m in agent_messages))
+    out = tmp_path / "new.db"
+    done = Cli()("compact", source, "--to", "agents-sqlite", "-o", out, "--strategy", "window", "--keep-recent", "100")
+    assert done.exit_code == EXIT_OK, done.output
+    items = session_items(out, "session-1")
+    assert len(items) >= len(agent_messages) - 1 and items[0]["role"] in ("system", "developer", "user")
