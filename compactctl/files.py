@@ -34,7 +34,7 @@ from compactctl.compaction import compact
 from compactctl.errors import CompactctlError, InputError
 from compactctl.evaluate import FileEvaluation, Judge, evaluate, merged
 from compactctl.facts import declared_facts, fold
-from compactctl.formats import agents_sqlite, chat, detect, load, write_as
+from compactctl.formats import agents_sqlite, chat, detect, load, load_records, records_of, write_as
 from compactctl.formats.base import Transcript
 from compactctl.formats.records import BOM, SQLITE_MAGIC, Record, parse_records
 from compactctl.replay.prices import Prices, PriceTable
@@ -620,10 +620,10 @@ def replay_file(
     (``fallback_prices``, from ``--model-pricing``, for a model the table lacks).
     """
     skipped: list[int] | None = [] if options.get("on_error") == "skip" else None
-    data = read_source(source)
-    fmt, transcripts = load(data, source, str(options.get("format") or "auto"), skipped)
+    records = records_of(read_source(source), source, skipped)
+    fmt, transcripts = load_records(records, source, str(options.get("format") or "auto"))
     recorded = _recorded_replay(
-        data, source, fmt.name, settings, options, price_table, fallback_prices, summarizer, stage_marker
+        records, source, fmt.name, settings, options, price_table, fallback_prices, summarizer, stage_marker
     )
     if recorded is not None:
         chart = [row.context_per_call for row in recorded.settings]
@@ -649,7 +649,7 @@ def replay_file(
 
 
 def _recorded_replay(
-    data: bytes,
+    records: list[Record],
     source: str,
     format_name: str,
     settings: Sequence[Setting],
@@ -665,7 +665,7 @@ def _recorded_replay(
 
     if format_name not in ("claude-code", "codex"):
         return None
-    session = read_recorded(format_name, parse_records(data, source)[0], source)
+    session = read_recorded(format_name, records, source)
     if session is None or not session.has_usage:
         return None
     return replay_recorded(

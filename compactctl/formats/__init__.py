@@ -100,7 +100,16 @@ def load(data: bytes, path: str = "<input>", format: str = "auto", skipped: list
 
     With a ``skipped`` list, JSON Lines lines that do not parse are left out and listed there.
     """
-    records = database_records(data) or parse_records(data, path, skipped)[0]
+    return load_records(records_of(data, path, skipped), path, format)
+
+
+def records_of(data: bytes, path: str = "<input>", skipped: list[int] | None = None) -> list[Record]:
+    """A file's records (JSON Lines, a JSON document, or a SQLite database's rows), not yet read as a format."""
+    return database_records(data) or parse_records(data, path, skipped)[0]
+
+
+def load_records(records: list[Record], path: str = "<input>", format: str = "auto") -> Loaded:
+    """``load`` for records already parsed, so a caller that also reads them another way parses once."""
     fmt = detect(records, path) if format == "auto" else get_format(format)
     transcripts = fmt.read(records, path)
     if format != "auto" and not any(t.messages for t in transcripts):

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from compactctl.errors import InputError
-from compactctl.facts import keep_fact_units
+from compactctl.facts import fold, keep_fact_units
 from compactctl.strategies.base import Fate, StepContext, StepResult, unchanged
 from compactctl.strategies.settings import SUMMARY_ROLES
 from compactctl.summarizers import PromptedSummarizer, Summarizer, SummaryRequest
@@ -92,14 +92,10 @@ def summary_budget(span_tokens: int, max_tokens: int, ratio: float, quoted: int 
     return min(max_tokens, max(MIN_SUMMARY_TOKENS, round(ratio * span_tokens)) + quoted)
 
 
-def _fold(text: str) -> str:
-    return " ".join(text.split()).casefold()
-
-
 def with_latest_request(text: str, messages: list[Message], summarized: set[int]) -> str:
     """The summary, with the user's latest request appended verbatim if it was summarized and the summary lost it."""
     latest = latest_request(messages)
-    if latest is None or latest[0] not in summarized or _fold(latest[1]) in _fold(text):
+    if latest is None or latest[0] not in summarized or fold(latest[1]) in fold(text):
         return text
     return f"{text}\n\n{LATEST_REQUEST_HEADING}\n{latest[1]}"
 
