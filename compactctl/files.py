@@ -38,12 +38,13 @@ from compactctl.formats import agents_sqlite, chat, detect, load, load_records, 
 from compactctl.formats.base import Transcript
 from compactctl.formats.records import BOM, SQLITE_MAGIC, Record, parse_records
 from compactctl.replay.prices import Prices, PriceTable
-from compactctl.replay.simulate import SettingResult, aggregate, replay
+from compactctl.replay.simulate import SettingResult, aggregate, replay, replay_streamed
 from compactctl.replay.triggers import Setting
 from compactctl.reporting import FileReport, Labelled, check_facts_present, file_report, measure
 from compactctl.review import FileReview, TranscriptReview, recording, review_side
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import TokenCounter
+from compactctl.transcript import ANNOTATION_KEY, OBSERVATION_KIND, Message
 from compactctl.usage import SummarizerUsage
 
 STDIO = "-"
@@ -619,6 +620,20 @@ def replay_file(
     (``replay.recorded``): calibrated on that usage, each call priced by the model it names
     (``fallback_prices``, from ``--model-pricing``, for a model the table lacks).
     """
+    if source != STDIO and options.get("format") in (None, "auto", chat.NAME) and _first_line_is_chat(source):
+        # One transcript a line at a time: memory is the contexts replayed, not the file.
+        skipped_lines: list[int] = []
+        rows = replay_streamed(
+            _chat_walk(source, skipped_lines, options.get("on_error") == "skip"),
+            settings,
+            options,
+            counter=counter,
+            prices=prices,
+            summarizer=summarizer,
+            stage_marker=stage_marker,
+        )
+        chart = [row.context_per_call for row in rows]
+        return FileReplay(name, chat.NAME, 1, aggregate([rows]), "", chart, skipped_lines=tuple(skipped_lines))
     skipped: list[int] | None = [] if options.get("on_error") == "skip" else None
     records = records_of(read_source(source), source, skipped)
     fmt, transcripts = load_records(records, source, str(options.get("format") or "auto"))
@@ -646,6 +661,37 @@ def replay_file(
     return FileReplay(
         name, fmt.name, len(transcripts), aggregate(runs), label, chart, skipped_lines=tuple(skipped or ())
     )
+
+
+def _chat_walk(source: str, skipped: list[int], skip: bool) -> Callable[[], Iterator[Message]]:
+    """A chat JSON Lines file's messages a line at a time, as often as replay walks them, marked as
+    ``chat.read`` marks them; ``skipped`` lists the lines ``--on-error skip`` left out (once)."""
+
+    def walk() -> Iterator[Message]:
+        skipped.clear()  # every walk meets the same bad lines
+        with open(source, "rb") as file:
+            yield from chat_observations_marked(chat.stream(file, source, skipped if skip else None))
+
+    return walk
+
+
+def chat_observations_marked(messages: Iterable[Message]) -> Iterator[Message]:
+    """What ``chat.read`` does to a file it reads whole: a ``user`` message answering an assistant
+    with ``<returncode>`` output (mini-swe-agent) is marked an observation."""
+    previous_role: Any = None
+    for message in messages:
+        content = message.get("content")
+        if (
+            previous_role == "assistant"
+            and message.get("role") == "user"
+            and ANNOTATION_KEY not in message
+            and isinstance(content, str)
+            and chat.OBSERVATION.match(content)
+        ):
+            yield {**message, ANNOTATION_KEY: {"kind": OBSERVATION_KIND}}
+        else:
+            yield message
+        previous_role = message.get("role")
 
 
 def _recorded_replay(
