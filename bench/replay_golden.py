@@ -85,17 +85,19 @@ def cases(transcripts: Path | None, folder: Path) -> Iterator[tuple[str, list[st
             yield f"{name} :: {config}", [str(path), "--json", *arguments, *extra]
 
 
-def run_case(arguments: list[str]) -> Any:
-    """Replay's JSON output (or its exit code and error, for a file replay refuses) in this process."""
+def run_case(arguments: list[str], roots: dict[str, Path | None]) -> Any:
+    """Replay's JSON output and exit code, run in this process; the folders in ``roots`` (where the
+    files are, which differs between machines) are written by their names, as ``<transcripts>``."""
     from typer.testing import CliRunner
 
     from compactctl.cli.main import app
 
     result = CliRunner().invoke(app, ["replay", *arguments], env={"COLUMNS": "200"})
-    try:
-        return {"exit": result.exit_code, "output": orjson.loads(result.stdout)}
-    except orjson.JSONDecodeError:
-        return {"exit": result.exit_code, "output": None, "stderr": result.stderr.strip()[-300:]}
+    text = result.stdout if result.stdout.strip() else json.dumps({"stderr": result.stderr.strip()[-300:]})
+    for name, folder in roots.items():
+        if folder is not None:
+            text = text.replace(str(folder), f"<{name}>")
+    return {"exit": result.exit_code, "output": orjson.loads(text)}
 
 
 def digest(output: Any) -> str:
@@ -134,7 +136,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         for case, arguments in cases(transcripts, Path(folder)):
             start = time.perf_counter()
-            outputs[case] = run_case(arguments)
+            outputs[case] = run_case(arguments, {"transcripts": transcripts, "generated": Path(folder), "root": ROOT})
             if args.verbose:
                 print(f"{time.perf_counter() - start:6.1f} s  {case}", flush=True)
             if args.mode == "check":

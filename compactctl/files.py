@@ -44,7 +44,7 @@ from compactctl.reporting import FileReport, Labelled, check_facts_present, file
 from compactctl.review import FileReview, TranscriptReview, recording, review_side
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import TokenCounter
-from compactctl.transcript import ANNOTATION_KEY, OBSERVATION_KIND, Message
+from compactctl.transcript import ANNOTATION_KEY, OBSERVATION_KIND, Message, facts_of
 from compactctl.usage import SummarizerUsage
 
 STDIO = "-"
@@ -631,6 +631,7 @@ def replay_file(
             prices=prices,
             summarizer=summarizer,
             stage_marker=stage_marker,
+            facts=chat_facts(source),
         )
         chart = [row.context_per_call for row in rows]
         return FileReplay(name, chat.NAME, 1, aggregate([rows]), "", chart, skipped_lines=tuple(skipped_lines))
@@ -673,6 +674,26 @@ def _chat_walk(source: str, skipped: list[int], skip: bool) -> Callable[[], Iter
             yield from chat_observations_marked(chat.stream(file, source, skipped if skip else None))
 
     return walk
+
+
+def chat_facts(source: str) -> list[str]:
+    """The facts a chat JSON Lines file declares, found without reading it as messages.
+
+    Only a line that spells ``facts`` (or escapes a character, which a key could hide it
+    behind) is parsed; a line that does not read is left to the replay's own walk to name.
+    """
+    found: list[str] = []
+    with open(source, "rb") as file:
+        for number, line in enumerate(file, start=1):
+            if b"facts" not in line and b"\\u" not in line:
+                continue
+            try:
+                value = orjson.loads(line.removeprefix(BOM) if number == 1 else line)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(value, dict):
+                found += facts_of(value)
+    return found
 
 
 def chat_observations_marked(messages: Iterable[Message]) -> Iterator[Message]:

@@ -13,11 +13,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compactctl.errors import InputError
-from compactctl.files import chat_observations_marked, replay_file
+from compactctl.files import chat_facts, chat_observations_marked, replay_file
 from compactctl.formats import load
 from compactctl.replay import Prices, replay, settings_grid
 from compactctl.replay.simulate import Context, FigureCounter, replay_streamed
 from compactctl.tokens import TokenCounter
+from compactctl.transcript import facts_of
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 
@@ -158,3 +159,25 @@ def test_replay_file_streams_a_chat_file_and_lists_a_skipped_line_once(tmp_path,
     assert result.skipped_lines == (6,)
     assert (result.format, result.transcripts) == ("chat", 1)
     assert result.settings == replay(messages, grid, options, counter=counter, prices=PRICES)
+
+
+def test_chat_facts_finds_every_declared_fact_a_whole_read_finds(tmp_path):
+    lines = [
+        b'\xef\xbb\xbf{"role": "user", "content": "hi", "compactctl": {"facts": ["BOM first line"]}}',
+        b'{"role": "assistant", "content": "facts are not here"}',
+        b'{"role": "user", "content": "x", "compactctl": {"f\\u0061cts": ["escaped key"]}}',
+        b'{"role": "user", "content": "y", "compactctl": {"facts": "one without its list"}}',
+        b'{"role": "user", "content": "no annotation at all"}',
+    ]
+    path = tmp_path / "facts.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    _, (whole,) = load(path.read_bytes(), str(path))
+    expected = [fact for message in whole.messages for fact in facts_of(message)]
+    assert expected == ["BOM first line", "escaped key", "one without its list"]
+    assert chat_facts(str(path)) == expected
+
+
+def test_chat_facts_leaves_a_bad_line_to_the_walk(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(b'{"role": "user", "content": "a", "compactctl": {"facts": ["kept"]}}\n{"facts": \n[1, "facts"]\n')
+    assert chat_facts(str(path)) == ["kept"]

@@ -21,9 +21,14 @@ just the system prompt). The rest of the input is written to the cache, which is
 a provider bills a cache write for. Prompts shorter than the model's minimum are not
 cached at all.
 
-Counting is incremental: a message's tokens, facts and stage end are computed once
-per run (shared by every setting), and a context keeps running prefix sums, so a call
-costs O(1) unless a compaction just changed the context.
+Counting is incremental and the transcript is walked once: every setting takes each
+message in step (``walk_in_step``), its ``Figures`` (tokens, facts, keys, stage end)
+worked out once for all of them, and a context keeps running prefix sums, so a call
+costs O(1) unless a compaction just changed the context; a compaction runs the strategy
+on that setting's context only, and the messages it kept keep their figures. Nothing
+holds the transcript itself: a setting that never compacts keeps only its sums, one that
+compacts keeps its context (what its strategy left), so ``replay_streamed`` replays a
+file read a line at a time in memory bounded by the contexts, not the file.
 """
 
 from __future__ import annotations
@@ -436,10 +441,12 @@ def replay_streamed(
     prices: Prices | None = None,
     summarizer: Summarizer | None = None,
     stage_marker: str | re.Pattern[str] | None = None,
+    facts: Iterable[str] | None = None,
 ) -> list[SettingResult]:
     """``replay`` of a transcript ``walk()`` gives a message at a time, walked twice (its facts,
-    then the calls), so it is never held whole: what stays is each setting's context (bounded by
-    what its strategy keeps; the baseline keeps only token sums) and a few figures per call."""
+    then the calls; once when the caller found its ``facts``), so it is never held whole: what
+    stays is each setting's context (bounded by what its strategy keeps; the baseline keeps only
+    token sums) and a few figures per call."""
     for setting in settings:
         unknown = [name for name in setting.steps if name not in STRATEGIES]
         if unknown:
@@ -449,7 +456,8 @@ def replay_streamed(
         rows.insert(0, BASELINE)
     marker = stage_pattern(stage_marker) if isinstance(stage_marker, str) else stage_marker
     # Every fact of the transcript, declared before or after the message that holds its text.
-    facts = [fact for message in walk() for fact in facts_of(message)]
+    if facts is None:
+        facts = [fact for message in walk() for fact in facts_of(message)]
     memo = FigureCounter(counter or counter_for(), facts, marker)
     if prices is None:
         table = shipped_prices()

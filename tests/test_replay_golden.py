@@ -1,0 +1,46 @@
+"""Replay's whole ``--json`` output on every sample, format file and real transcript is what main gave.
+
+The digests in ``tests/golden/replay.json`` were written by ``bench/replay_golden.py write`` on main
+before replay streamed (0d9da70); ``bench/replay_golden.py check`` shows the first differing key.
+The generated memory-benchmark file is checked by the script only (a minute of strategies).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from tests.conftest import SHARED_TRANSCRIPTS, needs_transcripts
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+
+from replay_golden import ROOT, cases, digest, run_case
+
+GOLDEN = json.loads((Path(__file__).parent / "golden" / "replay.json").read_text())
+SCRIPT_ONLY = "generated/bench-chat.jsonl"
+
+
+def differing(transcripts: Path | None, folder: Path, real: bool) -> tuple[int, list[str]]:
+    checked, wrong = 0, []
+    for case, arguments in cases(transcripts, folder):
+        if case.startswith(SCRIPT_ONLY) or (case.startswith("real/") or "mini-swe-agent" in case) != real:
+            continue
+        checked += 1
+        roots = {"transcripts": transcripts, "generated": folder, "root": ROOT}
+        if GOLDEN.get(case) != digest(run_case(arguments, roots)):
+            wrong.append(case)
+    return checked, wrong
+
+
+def test_replay_output_on_the_samples_and_format_files_is_main_s(tmp_path):
+    checked, wrong = differing(None, tmp_path, real=False)
+    assert checked == 84  # 4 samples, 6 format files, 2 generated files, 7 configurations each
+    assert wrong == []
+
+
+@needs_transcripts
+def test_replay_output_on_the_real_transcripts_is_main_s(tmp_path):
+    checked, wrong = differing(SHARED_TRANSCRIPTS, tmp_path, real=True)
+    assert checked == len([case for case in GOLDEN if case.startswith("real/") or "mini-swe-agent" in case])
+    assert checked > 0 and wrong == []
