@@ -12,6 +12,7 @@ One bad file does not stop the others: its error is collected and named in the s
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 import stat
@@ -38,7 +39,7 @@ from compactctl.formats import agents_sqlite, chat, detect, load, load_records, 
 from compactctl.formats.base import Transcript
 from compactctl.formats.records import BOM, SQLITE_MAGIC, Record, parse_records
 from compactctl.replay.prices import Prices, PriceTable
-from compactctl.replay.simulate import SettingResult, aggregate, replay, replay_streamed
+from compactctl.replay.simulate import SettingResult, aggregate, replay_streamed
 from compactctl.replay.triggers import Setting
 from compactctl.reporting import FileReport, Labelled, check_facts_present, file_report, measure
 from compactctl.review import FileReview, TranscriptReview, recording, review_side
@@ -620,19 +621,15 @@ def replay_file(
     (``replay.recorded``): calibrated on that usage, each call priced by the model it names
     (``fallback_prices``, from ``--model-pricing``, for a model the table lacks).
     """
+    replay_of = functools.partial(
+        replay_streamed, settings=settings, options=options, counter=counter, prices=prices,
+        summarizer=summarizer, stage_marker=stage_marker,
+    )  # fmt: skip
     if source != STDIO and options.get("format") in (None, "auto", chat.NAME) and _first_line_is_chat(source):
         # One transcript a line at a time: memory is the contexts replayed, not the file.
         skipped_lines: list[int] = []
-        rows = replay_streamed(
-            _chat_walk(source, skipped_lines, options.get("on_error") == "skip"),
-            settings,
-            options,
-            counter=counter,
-            prices=prices,
-            summarizer=summarizer,
-            stage_marker=stage_marker,
-            facts=chat_facts(source),
-        )
+        walk = _chat_walk(source, skipped_lines, options.get("on_error") == "skip")
+        rows = replay_of(walk, facts=chat_facts(source))
         chart = [row.context_per_call for row in rows]
         return FileReplay(name, chat.NAME, 1, aggregate([rows]), "", chart, skipped_lines=tuple(skipped_lines))
     skipped: list[int] | None = [] if options.get("on_error") == "skip" else None
@@ -644,18 +641,7 @@ def replay_file(
     if recorded is not None:
         chart = [row.context_per_call for row in recorded.settings]
         return FileReplay(name, fmt.name, 1, recorded.settings, "", chart, recorded, tuple(skipped or ()))
-    runs = [
-        replay(
-            t.messages,
-            settings,
-            options,
-            counter=counter,
-            prices=prices,
-            summarizer=summarizer,
-            stage_marker=stage_marker,
-        )
-        for t in transcripts
-    ]
+    runs = [replay_of(functools.partial(iter, t.messages)) for t in transcripts]
     longest = max(range(len(runs)), key=lambda i: runs[i][0].calls, default=0)
     label = transcripts[longest].label if transcripts else ""
     chart = [row.context_per_call for row in runs[longest]] if runs else []

@@ -44,7 +44,7 @@ def test_context_keeps_prefix_sums_facts_and_keys_as_it_grows():
     for message, figure in zip(messages, figures, strict=True):
         context.append(message, figure)
     sizes = [counter.message(m) for m in messages]
-    assert context.prefix == [0, sizes[0], sizes[0] + sizes[1], sum(sizes)]
+    assert list(context.prefix) == [0, sizes[0], sizes[0] + sizes[1], sum(sizes)]
     assert context.tokens == sum(sizes) and context.length == 3
     assert context.facts["ord-1"] == 2  # folded: both spellings count
     assert context.keys["order"] == 1
@@ -82,7 +82,7 @@ def test_rebuilt_reuses_the_figures_of_kept_messages_and_counts_new_ones():
     new = Context.rebuilt([summary, messages[1]], old, Counting(counter, (), None))
     assert worked_out == [summary]  # the kept reply is not counted again
     assert new.figures[1] is figures[1]
-    assert new.prefix == [0, counter.message(summary), counter.message(summary) + figures[1].tokens]
+    assert list(new.prefix) == [0, counter.message(summary), counter.message(summary) + figures[1].tokens]
     # Equal but not the same object: counted afresh (identity is what the figures are kept by).
     assert Context.rebuilt([dict(messages[0])], old, Counting(counter, (), None)).tokens == figures[0].tokens
     assert len(worked_out) == 2

@@ -34,6 +34,7 @@ file read a line at a time in memory bounded by the contexts, not the file.
 from __future__ import annotations
 
 import re
+from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -172,7 +173,7 @@ class Context:
         self.messages: list[Message] = []
         self.figures: list[Figures] = []  # beside ``messages``: what each costs and holds
         self.length = 0
-        self.prefix = [0]  # prefix[k] = tokens of the first k messages
+        self.prefix = array("q", [0])  # prefix[k] = tokens of the first k messages (8 bytes each, not an int object)
         self.facts: Counter[str] = Counter()  # tracked facts found in the text, with multiplicity
         self.keys: Counter[str] = Counter()  # dependency keys defined by messages present
 
