@@ -40,7 +40,7 @@ from compactctl.formats.records import BOM, SQLITE_MAGIC, Record, parse_records
 from compactctl.replay.prices import Prices, PriceTable
 from compactctl.replay.simulate import SettingResult, aggregate, replay
 from compactctl.replay.triggers import Setting
-from compactctl.reporting import FileReport, Labelled, check_facts_present, file_report, measure
+from compactctl.reporting import FileReport, Labelled, Measured, check_facts_present, file_report, measure
 from compactctl.review import FileReview, TranscriptReview, recording, review_side
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import TokenCounter
@@ -374,8 +374,9 @@ def compact_file(
     required = list(settings.get("require") or ())
     # Every fact is looked for from the first message on, wherever it is declared.
     facts = declared_facts((m for t in transcripts for m in t.messages), required)
-    before = measure(((t.label, t.messages) for t in transcripts), counter, facts)
-    after = measure(((t.label, t.messages) for t in compacted), counter, facts)
+    # Transcripts, not bare messages: a Responses or Anthropic file is also held to its own API's rules.
+    before = measure(transcripts, counter, facts)
+    after = measure(compacted, counter, facts)
     if settings.get("strict_facts"):
         check_facts_present(file_report(job.name, fmt.name, before, None, required), job.source)
     usage = sum((r.usage for r in results), SummarizerUsage())
@@ -434,7 +435,7 @@ def replace_in_database(source: str, format_name: str, transcripts: list[Transcr
 
 def open_transcripts(
     source: str, format: str = "auto", skipped: list[int] | None = None
-) -> tuple[str, Callable[[], Iterator[Labelled]]]:
+) -> tuple[str, Callable[[], Iterator[Measured]]]:
     """The file's format, and a way to walk its (label, messages) pairs, as often as needed.
 
     Chat JSON Lines files are streamed a line at a time, so memory stays bounded by
@@ -449,7 +450,7 @@ def open_transcripts(
 
         return chat.NAME, stream
     fmt, transcripts = load(read_source(source), source, format, skipped)
-    return fmt.name, lambda: ((t.label, t.messages) for t in transcripts)
+    return fmt.name, lambda: iter(transcripts)
 
 
 def _first_line_is_chat(source: str, sample: int = 20) -> bool:

@@ -13,14 +13,18 @@ from typing import Any
 
 from compactctl.errors import InputError
 from compactctl.facts import fold, unique_facts
+from compactctl.formats import Transcript, native_violation
 from compactctl.formats.records import listed
 from compactctl.tokens import REPLY_PRIMING_TOKENS, TokenCounter
-from compactctl.transcript import Message, Validator, facts_of, message_text
+from compactctl.transcript import Message, Validator, Violation, facts_of, message_text
 from compactctl.usage import SummarizerUsage
 
 REPORT_VERSION = 1
 
+# A transcript to measure: its label and messages, or a Transcript read from a file, which is
+# also held to the rules of its own format's API (Responses, Anthropic) as its writer would send it.
 Labelled = tuple[str, Iterable[Message]]
+Measured = Labelled | Transcript
 
 
 @dataclass(frozen=True)
@@ -96,7 +100,14 @@ class Measurer:
         self.found: set[str] = set()
         self.api_calls = self.api_reported = self.api_counted = 0
 
-    def add_transcript(self, messages: Iterable[Message], label: str = "") -> None:
+    def add(self, item: Measured) -> None:
+        if isinstance(item, Transcript):
+            self.add_transcript(item.messages, item.label, native_violation(item))
+        else:
+            self.add_transcript(item[1], item[0])
+
+    def add_transcript(self, messages: Iterable[Message], label: str = "", native: Violation | None = None) -> None:
+        """Measure one transcript; ``native`` is the first rule of its own API it breaks, found apart."""
         self.transcripts += 1
         validator = Validator()
         context = 0  # tokens of the messages so far: the input of a call made now
@@ -108,7 +119,7 @@ class Measurer:
                 self.api_reported += reported
                 self.api_counted += context + REPLY_PRIMING_TOKENS
             context += self.add_message(message)
-        violation = validator.finish()
+        violation = native or validator.finish()
         if violation and self.violation is None:
             self.violation = f"{label}: {violation}" if label else str(violation)
 
@@ -144,11 +155,11 @@ class Measurer:
         )
 
 
-def measure(transcripts: Iterable[Labelled], counter: TokenCounter, facts: Iterable[str] = ()) -> Measure:
-    """Measure labelled transcripts, looking for ``facts`` (and those they declare) in their text."""
+def measure(transcripts: Iterable[Measured], counter: TokenCounter, facts: Iterable[str] = ()) -> Measure:
+    """Measure transcripts, looking for ``facts`` (and those they declare) in their text."""
     measurer = Measurer(counter, facts)
-    for label, messages in transcripts:
-        measurer.add_transcript(messages, label)
+    for transcript in transcripts:
+        measurer.add(transcript)
     return measurer.result()
 
 

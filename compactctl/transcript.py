@@ -182,9 +182,10 @@ class Violation:
 
     index: int
     problem: str
+    at: str = ""  # where, in a native format's own terms ("input[3]", "messages.2"); else the message
 
     def __str__(self) -> str:
-        return f"message {self.index + 1}: {self.problem}"
+        return f"{self.at}: {self.problem}" if self.at else f"message {self.index + 1}: {self.problem}"
 
 
 class Validator:
@@ -212,7 +213,7 @@ class Validator:
             return f"a message is {type(message).__name__}, not an object"
         role = message.get("role")
         if not isinstance(role, str) or role not in ROLES:
-            return f"unknown role {_shown(role)}" if role is not None else "missing role"
+            return f"unknown role {shown(role)}" if role is not None else "missing role"
         problem = _shape_problem(message, role)
         if problem:
             return problem
@@ -257,7 +258,7 @@ class Validator:
         return self.violation
 
 
-def _shown(value: Any) -> str:
+def shown(value: Any) -> str:
     """A value for an error line: short, whatever its type."""
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
@@ -306,7 +307,7 @@ def _part_problem(part: Any, role: str) -> str | None:
     if role == "assistant" and kind in CARRIED_PART_TYPES:
         return None
     if kind not in PART_TYPES[role]:
-        return f"type {_shown(kind)} is not allowed in a {role} message ({', '.join(sorted(PART_TYPES[role]))})"
+        return f"type {shown(kind)} is not allowed in a {role} message ({', '.join(sorted(PART_TYPES[role]))})"
     field, expected = PART_FIELDS[kind]
     value = part.get(field)
     if not isinstance(value, expected):
@@ -323,7 +324,7 @@ def _call_problem(entry: Any) -> str | None:
     if not isinstance(entry.get("id"), str):
         return "has no id string"
     if entry.get("type", "function") != "function":
-        return f"type is {_shown(entry.get('type'))}, not 'function'"
+        return f"type is {shown(entry.get('type'))}, not 'function'"
     function = entry.get("function")
     if not isinstance(function, dict):
         return f"function is {type(function).__name__}, not an object" if function is not None else "has no function"

@@ -29,15 +29,28 @@ from compactctl.formats import (
     swe_agent,
     tau_bench,
 )
+from compactctl.formats.api_rules import RULES
 from compactctl.formats.base import Native, Transcript, converted
 from compactctl.formats.records import Record, database_records, parse_records
+from compactctl.transcript import Violation
 
 # Formats whose file holds several separate conversations; the others hold one.
 # Formats read but never written (a trace is what a collector saw, not a file an app resumes from).
 READ_ONLY = frozenset({otel.NAME})
 MANY_PER_FILE = frozenset({dataset.NAME, tau_bench.NAME, agents_sqlite.NAME})
 
-__all__ = ["FORMATS", "Format", "Loaded", "Native", "Record", "Transcript", "detect", "dump", "load"]
+__all__ = [
+    "FORMATS",
+    "Format",
+    "Loaded",
+    "Native",
+    "Record",
+    "Transcript",
+    "detect",
+    "dump",
+    "load",
+    "native_violation",
+]
 
 
 @dataclass(frozen=True)
@@ -149,3 +162,15 @@ def _check_fits(transcripts: list[Transcript], target: Format, path: str | None 
             f"convert with --to {' or --to '.join(sorted(MANY_PER_FILE))}",
             path,
         )
+
+
+def native_violation(transcript: Transcript) -> Violation | None:
+    """The first rule of its own API that a Responses or Anthropic transcript breaks, as its writer
+    would send it back (unchanged records as read); None when it keeps them or its format has none."""
+    check = RULES.get(transcript.read_as)
+    if check is None:
+        return None
+    written = FORMATS[transcript.read_as].write([transcript])
+    if not written.strip():
+        return None
+    return check([record.value for record in parse_records(written, "<written>")[0]])
