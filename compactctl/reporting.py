@@ -14,7 +14,7 @@ from typing import Any
 from compactctl.errors import InputError
 from compactctl.facts import fold, unique_facts
 from compactctl.formats import Transcript, native_violation
-from compactctl.formats.records import listed
+from compactctl.formats.records import SkippedLine, listed
 from compactctl.tokens import REPLY_PRIMING_TOKENS, TokenCounter
 from compactctl.transcript import Message, Validator, Violation, facts_of, message_text
 from compactctl.usage import SummarizerUsage
@@ -196,6 +196,7 @@ class FileReport:
     # counted_input_tokens, difference_pct} for the input (before) transcript.
     api_usage: dict[str, Any] | None = None
     skipped_lines: list[int] = field(default_factory=list)  # left out by --on-error skip
+    skipped: list[dict[str, Any]] = field(default_factory=list)  # the same, each {line, problem}
     # Where a Claude Code or Codex file records its usage: the recorded calls, reported vs counted
     # vs calibrated input, the gap split, the calibration and its held-out error, and what the
     # producer's own compactions replaced (calibration.session_report).
@@ -220,7 +221,7 @@ def file_report(
     required: Iterable[str] = (),
     usage: SummarizerUsage = SummarizerUsage(),
     notes: Iterable[str] = (),
-    skipped_lines: Iterable[int] = (),
+    skipped_lines: Iterable[SkippedLine] = (),
 ) -> FileReport:
     """Compare a file before and after; with no ``after``, facts are looked for in ``before``.
 
@@ -234,6 +235,7 @@ def file_report(
         for fact in facts
         if after is not None and fold(fact) in before.facts_found and fold(fact) not in after.facts_found
     ]
+    skipped = sorted(set(skipped_lines), key=lambda s: s.line)
     reduction = None
     if after is not None:
         reduction = round(1 - after.tokens / before.tokens, 4) if before.tokens else 0.0
@@ -262,14 +264,17 @@ def file_report(
         summarizer_prompt_tokens=usage.prompt_tokens,
         summarizer_completion_tokens=usage.completion_tokens,
         summary_truncated=usage.truncated,
-        notes=[*notes, *([skipped_note(list(skipped_lines))] if skipped_lines else [])],
+        notes=[*notes, *([skipped_note(skipped)] if skipped else [])],
         api_usage=before.api_usage.as_json() if before.api_usage else None,
-        skipped_lines=list(skipped_lines),
+        skipped_lines=[s.line for s in skipped],
+        skipped=[asdict(s) for s in skipped],
     )
 
 
-def skipped_note(lines: list[int]) -> str:
-    return f"skipped {len(lines)} unreadable line(s): {listed(lines)}"
+def skipped_note(lines: list[SkippedLine]) -> str:
+    """What --on-error skip left out: how many lines, their numbers, and what was wrong with the first ones."""
+    shown = "; ".join(f"line {s.line}: {s.problem}" for s in lines[:3]) + ("; ..." if len(lines) > 3 else "")
+    return f"skipped {len(lines)} unreadable line(s): {listed([s.line for s in lines])} ({shown})"
 
 
 def totals(reports: list[FileReport]) -> dict[str, Any]:

@@ -156,7 +156,9 @@ def _parts_problem(parts: list[Any], allowed: frozenset[str], where: str) -> str
         field = {"input_text": "text", "output_text": "text", "refusal": "refusal"}.get(kind)
         if field and not isinstance(part.get(field), str):
             return f"content[{number}]: {kind} has no {field} string"
-        if kind == "input_image" and not (isinstance(part.get("image_url"), str) or isinstance(part.get("file_id"), str)):
+        if kind == "input_image" and not (
+            isinstance(part.get("image_url"), str) or isinstance(part.get("file_id"), str)
+        ):
             return f"content[{number}]: input_image has neither an image_url nor a file_id string"
     return None
 
@@ -252,9 +254,9 @@ def _messages_violation(messages: list[Any]) -> Violation | None:
     return None
 
 
-def _leading_results(blocks: list[Any]) -> list[str]:
+def _leading_results(blocks: list[Any]) -> list[Any]:
     """The tool_use ids of the tool_result blocks a user turn begins with."""
-    ids = []
+    ids: list[Any] = []
     for block in blocks:
         if not (isinstance(block, dict) and block.get("type") == "tool_result"):
             break
@@ -262,7 +264,7 @@ def _leading_results(blocks: list[Any]) -> list[str]:
     return ids
 
 
-def _all_results(blocks: list[Any]) -> set[str]:
+def _all_results(blocks: list[Any]) -> set[Any]:
     return {b.get("tool_use_id") for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"}
 
 

@@ -25,7 +25,11 @@ from tests.formats.test_roundtrip import transcripts as roundtrip_transcripts
 USER_ITEM = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}
 CALL = {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"}
 OUTPUT = {"type": "function_call_output", "call_id": "c1", "output": "ok"}
-ANSWER = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "done", "annotations": []}]}
+ANSWER = {
+    "type": "message",
+    "role": "assistant",
+    "content": [{"type": "output_text", "text": "done", "annotations": []}],
+}
 REASONING = {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "think"}]}
 GOOD_ITEMS = [USER_ITEM, REASONING, CALL, OUTPUT, ANSWER]
 
@@ -167,8 +171,14 @@ def test_well_formed_anthropic_messages_of_every_kind_pass():
         *GOOD_PARAMS[:-1],
         # Consecutive turns of one role are joined by the API, so two user messages are one turn.
         {"role": "user", "content": [image, {"type": "image", "source": {"type": "url", "url": "https://x/y.png"}}]},
-        {"role": "assistant", "content": [{"type": "redacted_thinking", "data": "AAAA"}, {**TOOL_USE, "id": "toolu_2"}]},
-        {"role": "user", "content": [{**RESULT, "tool_use_id": "toolu_2", "content": [{"type": "text", "text": "r"}, image]}]},
+        {
+            "role": "assistant",
+            "content": [{"type": "redacted_thinking", "data": "AAAA"}, {**TOOL_USE, "id": "toolu_2"}],
+        },
+        {
+            "role": "user",
+            "content": [{**RESULT, "tool_use_id": "toolu_2", "content": [{"type": "text", "text": "r"}, image]}],
+        },
         {"role": "assistant", "content": []},  # the final assistant message may be empty (a prefill)
     ]
     assert anthropic_violation(params) is None, anthropic_violation(params)
