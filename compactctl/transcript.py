@@ -95,6 +95,12 @@ def tool_calls_of(message: Message) -> list[dict[str, Any]]:
     return calls if isinstance(calls, list) else []
 
 
+def function_of(call: Any) -> dict[str, Any]:
+    """A tool call's ``function`` object, or an empty one where the call or its function is not an object."""
+    function = call.get("function") if isinstance(call, dict) else None
+    return function if isinstance(function, dict) else {}
+
+
 def tool_call_ids(message: Message) -> list[str]:
     return [call["id"] for call in tool_calls_of(message) if isinstance(call, dict) and isinstance(call.get("id"), str)]
 

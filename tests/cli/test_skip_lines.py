@@ -71,7 +71,12 @@ COMMANDS = {
 def test_without_skip_a_bad_shape_is_the_one_line_error(cli, bad_file, command, tmp_path):
     path, what = bad_file
     first = min(what)
-    result = cli(*COMMANDS[command][:1], path, *COMMANDS[command][1:], *(["-o", tmp_path / "out"] if command in ("compact", "prune") else []))
+    result = cli(
+        *COMMANDS[command][:1],
+        path,
+        *COMMANDS[command][1:],
+        *(["-o", tmp_path / "out"] if command in ("compact", "prune") else []),
+    )
     assert result.exit_code == EXIT_INPUT, result.output
     assert f"{path.name}:{first}: {what[first]}" in result.stderr
     assert "Traceback" not in result.output
@@ -99,12 +104,12 @@ def test_with_skip_a_bad_shape_is_a_skipped_counted_line(cli, bad_file, command,
 
 
 def test_report_table_notes_the_skipped_line_with_its_file(cli, tmp_path, agent_messages):
-    path, what = chat_file(tmp_path, agent_messages)
+    path, _ = chat_file(tmp_path, agent_messages)
     result = cli("report", path, "--on-error", "skip")
     assert result.exit_code == EXIT_OK, result.output
     assert "skipped 2 unreadable line(s): 3, 6" in result.output
     assert "line 3: unknown role 'robot'" in result.output
-    assert f"messages_before" not in result.output  # the table, not JSON
+    assert "messages_before" not in result.output  # the table, not JSON
     assert orjson.loads(cli("report", path, "--on-error", "skip", "--json").stdout)["files"][0][
         "messages_before"
     ] == len(agent_messages)
