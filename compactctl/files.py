@@ -342,6 +342,10 @@ class _progress:
 
 # --- compact: one file ---------------------------------------------------------------------
 
+# Formats whose API rejects a conversation that does not open on the user's turn: window keeps
+# the request before a tail that would open on the model's.
+OPENS_ON_USER = frozenset({"anthropic"})
+
 
 @dataclass(frozen=True)
 class FileCompaction:
@@ -369,6 +373,8 @@ def compact_file(
     fmt, transcripts = load(read_source(job.source), job.source, settings.get("format", "auto"), skipped)
     if fmt.name == agents_sqlite.NAME:
         transcripts = agents_sqlite.selected(transcripts, settings.get("session"), job.source)
+    if (to or fmt.name) in OPENS_ON_USER:
+        settings = {**settings, "open_on_user": True}
     results = [compact(t.messages, steps, settings, counter=counter, summarizer=summarizer) for t in transcripts]
     compacted = [t.rewritten(r.messages, r.origins) for t, r in zip(transcripts, results, strict=True)]
     required = list(settings.get("require") or ())

@@ -22,6 +22,9 @@ ALWAYS_KEPT_ROLES = frozenset({"system", "developer"})
 class WindowOptions(Options):
     keep_recent: int = KEEP_RECENT(6)
     require: tuple[str, ...] = ()  # the run's --require facts: one copy of each stays
+    # Set by the caller for a format whose API wants the user's turn first (Anthropic Messages):
+    # where what is kept would open on the model's turn, the latest user message before it stays too.
+    open_on_user: bool = False
 
 
 def window(messages: list[Message], options: WindowOptions, context: StepContext) -> StepResult:
@@ -35,6 +38,8 @@ def window(messages: list[Message], options: WindowOptions, context: StepContext
         for unit in units
     ]
     keep_fact_units(messages, units, kept, options.require)
+    if options.open_on_user:
+        _keep_opening_request(messages, units, kept)
     keep: list[int] = []
     fates: dict[int, Fate] = {}
     for unit, stays in zip(units, kept, strict=True):
@@ -43,3 +48,20 @@ def window(messages: list[Message], options: WindowOptions, context: StepContext
         else:
             fates.update({i: Fate("removed", f"outside the last {options.keep_recent} messages") for i in unit})
     return keep_indices(messages, keep, fates)
+
+
+def _keep_opening_request(messages: list[Message], units: list[range], kept: list[bool]) -> None:
+    """Where the kept units would open on the model's turn, keep the latest user message before them.
+
+    The Anthropic Messages API rejects a conversation whose first message is not the user's
+    ("first message must use the user role"); that message is the request the kept turns answer.
+    """
+    first = next(
+        (n for n, unit in enumerate(units) if kept[n] and messages[unit.start].get("role") not in ALWAYS_KEPT_ROLES),
+        None,
+    )
+    if first is None or messages[units[first].start].get("role") != "assistant":
+        return
+    request = next((n for n in range(first - 1, -1, -1) if messages[units[n].start].get("role") == "user"), None)
+    if request is not None:
+        kept[request] = True
