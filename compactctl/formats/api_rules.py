@@ -301,6 +301,8 @@ def _block_problem(block: Any, role: str, allowed: frozenset[str]) -> str | None
             return "text block has no text string"
         if not text:
             return "text blocks must be non-empty"
+        if not text.strip():
+            return "text blocks must contain non-whitespace text"
     elif kind == "tool_use":
         if not isinstance(block.get("id"), str) or not block["id"]:
             return "tool_use has no id string"

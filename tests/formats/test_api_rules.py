@@ -11,7 +11,7 @@ import copy
 
 import orjson
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from compactctl.compaction import compact
@@ -134,6 +134,7 @@ ANTHROPIC_RULES = {
     "non-empty content except the final assistant": ([USER, {"role": "assistant", "content": []}, USER], "empty content"),
     "an empty user message is not allowed, even last": ([USER, FINAL, {"role": "user", "content": ""}], "empty content"),
     "text blocks are non-empty": ([{"role": "user", "content": [{"type": "text", "text": ""}]}], "text blocks must be non-empty"),
+    "text blocks hold more than whitespace": ([{"role": "user", "content": [{"type": "text", "text": " \n"}]}], "non-whitespace text"),
     "text block has a text string": ([{"role": "user", "content": [{"type": "text", "text": 3}]}], "text block has no text string"),
     "user blocks are user block types": ([{"role": "user", "content": [TOOL_USE]}], "block type 'tool_use' is not allowed in a user message"),
     "assistant blocks are assistant block types": ([USER, {"role": "assistant", "content": [RESULT]}], "block type 'tool_result' is not allowed in a assistant message"),
@@ -274,7 +275,7 @@ def known_gap(transcript, steps, options):
 @given(messages=roundtrip_transcripts(), steps=STEP_SETS, options=SETTINGS)
 def test_compacting_a_valid_native_transcript_keeps_it_valid(name, messages, steps, options):
     (transcript,) = load(write_as([Transcript(messages)], get_format("chat"), name), format=name).transcripts
-    assert native_violation(transcript) is None
+    assume(native_violation(transcript) is None)  # generated text may be only whitespace, which Anthropic rejects
     out = compacted(transcript, steps, options)
     if known_gap(out, steps, options):
         assert 'the first message must use the "user" role' in str(native_violation(out))
