@@ -35,7 +35,7 @@ from compactctl.errors import CompactctlError, InputError
 from compactctl.evaluate import FileEvaluation, Judge, evaluate, merged
 from compactctl.facts import declared_facts, fold
 from compactctl.formats import agents_sqlite, chat, detect, load, load_records, records_of, write_as
-from compactctl.formats.base import Transcript
+from compactctl.formats.base import Transcript, converted
 from compactctl.formats.records import BOM, SQLITE_MAGIC, Record, SkippedLine, parse_records
 from compactctl.replay.prices import Prices, PriceTable
 from compactctl.replay.simulate import SettingResult, aggregate, replay
@@ -382,7 +382,11 @@ def compact_file(
     facts = declared_facts((m for t in transcripts for m in t.messages), required)
     # Transcripts, not bare messages: a Responses or Anthropic file is also held to its own API's rules.
     before = measure(transcripts, counter, facts)
-    after = measure(compacted, counter, facts)
+    # Converted output is held to the rules of the format written (thinking does not travel).
+    written = (
+        compacted if to in (None, fmt.name) else [dataclasses.replace(converted(t), read_as=str(to)) for t in compacted]
+    )
+    after = measure(written, counter, facts)
     if settings.get("strict_facts"):
         check_facts_present(file_report(job.name, fmt.name, before, None, required), job.source)
     usage = sum((r.usage for r in results), SummarizerUsage())

@@ -220,7 +220,9 @@ def _messages_violation(messages: list[Any]) -> Violation | None:
             turns[-1][2].extend(blocks)
         else:
             turns.append((index, role, blocks))
-    if turns and turns[0][1] != "user":
+    if not turns:
+        return Violation(0, "at least one message is required", at="messages")
+    if turns[0][1] != "user":
         return Violation(0, 'the first message must use the "user" role', at="messages.0")
     for number, (index, role, blocks) in enumerate(turns):
         if role != "assistant":
@@ -248,7 +250,7 @@ def _messages_violation(messages: list[Any]) -> Violation | None:
                 f"tool_result for {unexpected[0]!r} answers no tool_use of the message before it",
                 at=f"messages.{following[0]}",
             )
-    if turns and turns[0][1] == "user" and _all_results(turns[0][2]):
+    if turns[0][1] == "user" and _all_results(turns[0][2]):
         orphan = sorted(_all_results(turns[0][2]))[0]
         return Violation(0, f"tool_result for {orphan!r} answers no tool_use", at="messages.0")
     return None

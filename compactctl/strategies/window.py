@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from compactctl.facts import keep_fact_units
 from compactctl.settings import Options
-from compactctl.strategies.base import Fate, StepContext, StepResult, keep_indices
+from compactctl.strategies.base import Fate, StepContext, StepResult, keep_indices, keep_opening_request
 from compactctl.strategies.settings import KEEP_RECENT
 from compactctl.transcript import Message, is_pinned, tool_units, unit_start
 
@@ -39,7 +39,7 @@ def window(messages: list[Message], options: WindowOptions, context: StepContext
     ]
     keep_fact_units(messages, units, kept, options.require)
     if options.open_on_user:
-        _keep_opening_request(messages, units, kept)
+        keep_opening_request(messages, units, kept)
     keep: list[int] = []
     fates: dict[int, Fate] = {}
     for unit, stays in zip(units, kept, strict=True):
@@ -48,20 +48,3 @@ def window(messages: list[Message], options: WindowOptions, context: StepContext
         else:
             fates.update({i: Fate("removed", f"outside the last {options.keep_recent} messages") for i in unit})
     return keep_indices(messages, keep, fates)
-
-
-def _keep_opening_request(messages: list[Message], units: list[range], kept: list[bool]) -> None:
-    """Where the kept units would open on the model's turn, keep the latest user message before them.
-
-    The Anthropic Messages API rejects a conversation whose first message is not the user's
-    ("first message must use the user role"); that message is the request the kept turns answer.
-    """
-    first = next(
-        (n for n, unit in enumerate(units) if kept[n] and messages[unit.start].get("role") not in ALWAYS_KEPT_ROLES),
-        None,
-    )
-    if first is None or messages[units[first].start].get("role") != "assistant":
-        return
-    request = next((n for n in range(first - 1, -1, -1) if messages[units[n].start].get("role") == "user"), None)
-    if request is not None:
-        kept[request] = True

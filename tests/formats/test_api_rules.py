@@ -130,6 +130,7 @@ ANTHROPIC_RULES = {
     "a message is an object": ([USER, "hello"], "a message is str, not an object"),
     "role is user or assistant": ([{"role": "system", "content": "x"}, USER], "role 'system' is not 'user' or 'assistant'"),
     "content is a string or blocks": ([{"role": "user", "content": {"text": "x"}}], "user content is dict"),
+    "at least one message": ([{"system": "only a system prompt"}], "at least one message is required"),
     "the first message is user": ([FINAL, USER], 'the first message must use the "user" role'),
     "non-empty content except the final assistant": ([USER, {"role": "assistant", "content": []}, USER], "empty content"),
     "an empty user message is not allowed, even last": ([USER, FINAL, {"role": "user", "content": ""}], "empty content"),
@@ -163,7 +164,7 @@ def test_anthropic_rule_rejects_its_bad_case(rule):
     violation = anthropic_violation(params)
     assert violation is not None, rule
     assert problem in violation.problem, (rule, violation.problem)
-    assert str(violation).startswith("messages."), str(violation)
+    assert str(violation).startswith("messages"), str(violation)
 
 
 def test_well_formed_anthropic_messages_of_every_kind_pass():
@@ -235,6 +236,8 @@ STEP_SETS = st.sampled_from(
         ["prune", "trim-tools", "clear-thinking", "window"],
         ["summary"],
         ["structured"],
+        ["selective"],
+        ["rolling"],
     ]
 )
 SETTINGS = st.fixed_dictionaries(
@@ -244,30 +247,17 @@ SETTINGS = st.fixed_dictionaries(
         "prune_mode": st.sampled_from(["stub", "drop"]),
         "keep_thinking_turns": st.integers(0, 2),
         "summary_role": st.sampled_from(["system", "user"]),
+        "threshold": st.sampled_from([0, 60]),
     }
 )
 
 
 def compacted(transcript, steps, options):
-    # As compact and prune run it on an Anthropic file: window keeps the request a tail answers.
+    # As compact and prune run it on an Anthropic file: a step that cuts the head keeps the
+    # conversation opening on the user's turn.
     options = {**options, "open_on_user": transcript.read_as == "anthropic"}
     result = compact(transcript.messages, steps, options)
     return transcript.rewritten(result.messages, result.origins)
-
-
-def known_gap(transcript, steps, options):
-    """A system summary goes into Anthropic's system field; what is kept after it may open on
-    the model's turn, which the Messages API rejects (the report says so: a failed gate).
-    ``--summary-role user`` opens the conversation with the summary instead. docs/validity.md."""
-    first = next((m for m in transcript.messages if m.get("role") not in ("system", "developer")), None)
-    summarizing = {"summary", "structured", "rolling", "selective"} & set(steps)
-    return (
-        transcript.read_as == "anthropic"
-        and summarizing
-        and options["summary_role"] == "system"
-        and first is not None
-        and first.get("role") == "assistant"
-    )
 
 
 @pytest.mark.parametrize("name", ["responses", "anthropic"])
@@ -277,9 +267,6 @@ def test_compacting_a_valid_native_transcript_keeps_it_valid(name, messages, ste
     (transcript,) = load(write_as([Transcript(messages)], get_format("chat"), name), format=name).transcripts
     assume(native_violation(transcript) is None)  # generated text may be only whitespace, which Anthropic rejects
     out = compacted(transcript, steps, options)
-    if known_gap(out, steps, options):
-        assert 'the first message must use the "user" role' in str(native_violation(out))
-        return
     assert native_violation(out) is None, (steps, native_violation(out))
 
 
@@ -290,10 +277,26 @@ def test_compacting_the_sample_files_with_thinking_keeps_them_valid(name, steps,
     _, _, transcript = read(name)  # reasoning / thinking / redacted_thinking, images, parallel calls
     assert native_violation(transcript) is None
     out = compacted(transcript, steps, options)
-    if known_gap(out, steps, options):
-        assert 'the first message must use the "user" role' in str(native_violation(out))
-        return
     assert native_violation(out) is None, (steps, native_violation(out))
+
+
+@pytest.mark.parametrize("step", ["window", "summary", "structured", "selective", "rolling"])
+def test_without_open_on_user_a_cut_head_can_open_on_the_model_and_anthropic_rejects_it(step):
+    # What open_on_user is for: the same compaction without it is rejected by the Messages API.
+    long_result = {**RESULT, "content": "row of output, never skip the tests. " * 60}
+    messages = [
+        {"role": "user", "content": "Fix the failing test in src/app.py; do not touch the API. " * 20},
+        CALLING,
+        {"role": "user", "content": [long_result, {"type": "text", "text": "thanks"}]},
+        {"role": "assistant", "content": "working on it, the fix is in src/app.py line 12. " * 20},
+        FINAL,
+    ]
+    (transcript,) = load(lines(messages)).transcripts
+    options = {"keep_recent": 1, "keep_turns": 0, "threshold": 0, "window": 1, "summary_role": "system"}
+    plain = compact(transcript.messages, [step], options)
+    rejected = str(native_violation(transcript.rewritten(plain.messages, plain.origins)))
+    assert 'first message must use the "user" role' in rejected or "at least one message is required" in rejected
+    assert native_violation(compacted(transcript, [step], options)) is None
 
 
 def test_window_on_an_anthropic_file_keeps_the_request_its_tail_answers():
