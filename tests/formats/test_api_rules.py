@@ -69,15 +69,6 @@ RESPONSES_RULES = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("rule", RESPONSES_RULES)
-def test_responses_rule_rejects_its_bad_case(rule):
-    items, problem = RESPONSES_RULES[rule]
-    violation = responses_violation(items)
-    assert violation is not None, rule
-    assert problem in violation.problem, (rule, violation.problem)
-    assert str(violation).startswith("input"), str(violation)
-
-
 def test_well_formed_responses_items_of_every_kind_pass():
     items = [
         {"role": "developer", "content": "Be brief."},
@@ -158,13 +149,21 @@ ANTHROPIC_RULES = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("rule", ANTHROPIC_RULES)
-def test_anthropic_rule_rejects_its_bad_case(rule):
-    params, problem = ANTHROPIC_RULES[rule]
-    violation = anthropic_violation(params)
+# (the check, where its violations say they are, the rules): each rule's bad case must fail it.
+RULE_SETS = {"responses": (responses_violation, "input", RESPONSES_RULES), "anthropic": (anthropic_violation, "messages", ANTHROPIC_RULES)}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("api", "rule"),
+    [pytest.param(api, rule, id=f"{api}: {rule}") for api, (_, _, rules) in RULE_SETS.items() for rule in rules],
+)
+def test_each_rule_rejects_its_bad_case(api, rule):
+    check, where, rules = RULE_SETS[api]
+    records, problem = rules[rule]
+    violation = check(records)
     assert violation is not None, rule
     assert problem in violation.problem, (rule, violation.problem)
-    assert str(violation).startswith("messages"), str(violation)
+    assert str(violation).startswith(where), str(violation)
 
 
 def test_well_formed_anthropic_messages_of_every_kind_pass():
