@@ -753,6 +753,7 @@ def replay_json(files: Sequence[FileReplay], errors: Sequence[Mapping[str, Any]]
             "files": len(files),
             "transcripts": sum(f.transcripts for f in files),
             "failed": len(errors),
+            "skipped_lines": sum(len(f.skipped_lines) for f in files),
             "settings": [setting_json(row) for row in aggregate(aligned([f.settings for f in files]))],
         },
     }
