@@ -124,7 +124,7 @@ THINKING_PARTS = frozenset({"thinking", "redacted_thinking", "reasoning"})
 
 
 def is_thinking(part: Any) -> bool:
-    return isinstance(part, dict) and part.get("type") in THINKING_PARTS
+    return isinstance(part, dict) and one_of(part.get("type"), THINKING_PARTS)
 
 
 def thinking_text(part: dict[str, Any]) -> str:
