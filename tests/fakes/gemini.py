@@ -123,14 +123,14 @@ def _router_answer(body: dict[str, Any]) -> str:
 class FakeGemini(FakeModelServer):
     """``GOOGLE_GEMINI_BASE_URL=fake.url`` points Gemini CLI here."""
 
-    def model_calls(self) -> list[dict[str, Any]]:
-        """The accepted main-loop requests (they carry the CLI's tools), in order."""
+    def model_calls(self, rejected: bool = False) -> list[dict[str, Any]]:
+        """The main-loop requests (they carry the CLI's tools) the fake accepted (or all), in order."""
         return [
             r.body
             for r in self.requests
             if r.method == "POST"
-            and "GenerateContent" in r.path.replace("generateContent", "GenerateContent")
-            and r.error is None
+            and "enerateContent" in r.path
+            and (rejected or r.error is None)
             and isinstance(r.body, dict)
             and r.body.get("tools")
         ]
