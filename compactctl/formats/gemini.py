@@ -132,14 +132,18 @@ def _ignored(record: dict[str, Any]) -> bool:
     parts = _parts(record.get("content"))
     if any(set(part) - {"text"} for part in parts):
         return False  # a response or an image reads as "[Function Response: ...]", never ignored
-    text = "".join(str(part.get("text", "")) for part in parts).strip()
-    return not text or text.startswith(IGNORED_PREFIXES)
+    return ignored_text("".join(str(part.get("text", "")) for part in parts))
+
+
+def ignored_text(text: str) -> bool:
+    """A user text the client does not send when it resumes: empty, a command, its own context."""
+    return not text.strip() or text.strip().startswith(IGNORED_PREFIXES)
 
 
 def _call(part: dict[str, Any], fallback_id: str) -> dict[str, Any]:
     call = part["functionCall"]
     call_id = call.get("id") if isinstance(call.get("id"), str) else fallback_id
-    arguments = json.dumps(call.get("args") or {}, ensure_ascii=False)
+    arguments = jsonbytes.dumps(call.get("args") or {}).decode()
     return {"id": call_id, "type": "function", "function": {"name": str(call.get("name", "")), "arguments": arguments}}
 
 
@@ -166,7 +170,9 @@ def _model_parts(record: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str
 def _assistant(record: dict[str, Any], parts: list[dict[str, Any]], thoughts: list[str]) -> Message:
     pieces: list[dict[str, Any]] = [{"type": "thinking", "thinking": text} for text in thoughts]
     pieces += [{"type": "text", "text": p["text"]} for p in parts if isinstance(p.get("text"), str)]
-    calls = [_call(p, f"{record['id']}-call-{n}") for n, p in enumerate(parts) if isinstance(p.get("functionCall"), dict)]
+    calls = [
+        _call(p, f"{record['id']}-call-{n}") for n, p in enumerate(parts) if isinstance(p.get("functionCall"), dict)
+    ]
     content: Any = pieces if thoughts else collapse_text(pieces) if pieces else ("" if not calls else None)
     message: Message = {"role": "assistant", "content": content}
     if calls:
@@ -244,15 +250,15 @@ class _Reader:
             return False
         self.answered.add(call_id)
         del self.pending[call_id]
-        self.add({"role": "tool", "tool_call_id": call_id, "content": _response_text(response)}, Source(record, (part,)))
+        message = {"role": "tool", "tool_call_id": call_id, "content": _response_text(response)}
+        self.add(message, Source(record, (part,)))
         return True
 
     def user(self, record: dict[str, Any]) -> None:
         rest = []
         for part in _parts(record.get("content")):
-            if isinstance(part.get("functionResponse"), dict):
-                if self.response(record, part):
-                    continue
+            if isinstance(part.get("functionResponse"), dict) and self.response(record, part):
+                continue
             rest.append(part)
         if rest:
             self.pending = {}
@@ -266,6 +272,13 @@ def _result_parts(call: dict[str, Any]) -> list[dict[str, Any]]:
     if isinstance(result, str):
         return [{"functionResponse": {"id": call.get("id"), "name": call.get("name"), "response": {"output": result}}}]
     return [p for p in _parts(result) if isinstance(p.get("functionResponse"), dict)]
+
+
+def _layout(records: list[Record]) -> str:
+    """``json`` for the older chat, one JSON document (pretty-printed by the client) holding the messages."""
+    (first, *rest) = records
+    whole = not rest and isinstance(first.value, dict) and isinstance(first.value.get("messages"), list)
+    return "json" if whole and (first.raw is None or b"\n" in first.raw.strip()) else document_layout(records)
 
 
 def read(records: list[Record], path: str) -> list[Transcript]:
@@ -282,9 +295,7 @@ def read(records: list[Record], path: str) -> list[Transcript]:
         elif not _ignored(record):
             reader.user(record)
     messages = reader.messages
-    native = GeminiNative(
-        tuple(reader.units), tuple(dict(m) for m in messages), tuple(records), document_layout(records)
-    )
+    native = GeminiNative(tuple(reader.units), tuple(dict(m) for m in messages), tuple(records), _layout(records))
     return [Transcript(messages, native=native, origins=tuple(range(len(messages))))]
 
 
@@ -410,12 +421,13 @@ def _model_record(
             part = {**template, "functionCall": {**template.get("functionCall", {}), "id": call.get("id")}}
             part["functionCall"].update(name=function.get("name"), args=args)
             parts.append(part)
-    for part in parts:
-        call = part.get("functionCall")
-        if isinstance(call, dict):
-            if not isinstance(call.get("id"), str):  # an older record's call without id: the id it was read under
-                call["id"] = next((c["id"] for c in tool_calls_of(message) if c["function"]["name"] == call.get("name")), None)
-            calls[call["id"]] = (str(call.get("name", "")), part)
+    read_ids = [c["id"] for c in tool_calls_of(message)]
+    for n, part in enumerate(p for p in parts if isinstance(p.get("functionCall"), dict)):
+        call = part["functionCall"]
+        call_id = call.get("id")
+        if not isinstance(call_id, str):  # an older record's call without id: the id it was read under
+            call_id = read_ids[n] if n < len(read_ids) else ""
+        calls[call_id] = (str(call.get("name", "")), part)
     record = {**_envelope(base), "type": "gemini", "content": parts}
     record.setdefault("timestamp", _timestamp(base))
     record["thoughts"] = _thoughts(message, base)
@@ -458,9 +470,9 @@ def _responses(
         if same and native is not None:
             parts.append(native)
             continue
-        call_id = message.get("tool_call_id")
-        template = native["functionResponse"] if native else {}
-        name = calls.get(call_id, (template.get("name", ""), {}))[0]
+        call_id = str(message.get("tool_call_id", ""))
+        template: dict[str, Any] = native["functionResponse"] if native else {}
+        name = calls.get(call_id, (str(template.get("name", "")), {}))[0]
         response = {**template, "id": call_id, "name": name, "response": {"output": content_text(message)}}
         parts.append({"functionResponse": response})
     first = next((u.record for _, u, _ in results if u and u.record.get("type") == "user"), None)

@@ -60,7 +60,7 @@ def validate_contents(body: dict[str, Any]) -> None:
                     f"{where}.parts[{k}].data: required oneof field 'data' must have one initialized field"
                 )
         calls, responses = _kinds(content, "functionCall"), _kinds(content, "functionResponse")
-        if calls and content["role"] != "model" or responses and content["role"] != "user":
+        if (calls and content["role"] != "model") or (responses and content["role"] != "user"):
             raise RejectedRequest(f"{where}: function calls come from the model and function responses from the user")
         previous = contents[n - 1] if n else None
         if calls and previous is not None and previous.get("role") == "model":
@@ -140,7 +140,8 @@ class FakeGemini(FakeModelServer):
         self.record(entry)
         path = handler.path.split("?")[0]
         if method != "POST" or not isinstance(body, dict) or ":" not in path:
-            send_json(handler, 404, {"error": {"code": 404, "message": f"no route {method} {path}", "status": "NOT_FOUND"}})
+            missing = {"code": 404, "message": f"no route {method} {path}", "status": "NOT_FOUND"}
+            send_json(handler, 404, {"error": missing})
             return
         action = path.rsplit(":", 1)[1]
         if action == "countTokens":

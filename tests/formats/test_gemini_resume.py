@@ -162,4 +162,3 @@ def test_a_compacted_chat_resumes_again_after_the_client_rewrote_it(
     assert not resumed.rejected and not resumed.repeated
     assert _calls_and_responses(resumed.conversation) == _expected(rewritten)
     assert _calls_and_responses(resumed.conversation)[-1] == ("text", "Done.")
-
