@@ -157,8 +157,10 @@ def _model_parts(record: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str
     content = [p for p in _parts(record.get("content")) if not (p.get("text") == "" and len(p) == 1)]
     in_content = [str(p.get("text", "")) for p in content if p.get("thought")]
     parts = [p for p in content if not p.get("thought")]
-    metadata = record.get("thoughts")
-    thoughts = in_content or [_thought_text(t) for t in metadata if isinstance(t, dict)] if metadata else in_content
+    # The client's own checkpoints hold the thoughts as parts too: read them once, from there.
+    found = record.get("thoughts")
+    metadata: list[Any] = found if isinstance(found, list) else []
+    thoughts = in_content or [_thought_text(t) for t in metadata if isinstance(t, dict)]
     calls = record.get("toolCalls")
     if not any("functionCall" in p for p in parts) and isinstance(calls, list):
         for call in calls:  # older records keep their calls only in toolCalls
@@ -473,7 +475,9 @@ def _responses(
         call_id = str(message.get("tool_call_id", ""))
         template: dict[str, Any] = native["functionResponse"] if native else {}
         name = calls.get(call_id, (str(template.get("name", "")), {}))[0]
-        response = {**template, "id": call_id, "name": name, "response": {"output": content_text(message)}}
+        body = template.get("response")
+        key = next(iter(body)) if isinstance(body, dict) and len(body) == 1 else "output"  # "output" or "error"
+        response = {**template, "id": call_id, "name": name, "response": {key: content_text(message)}}
         parts.append({"functionResponse": response})
     first = next((u.record for _, u, _ in results if u and u.record.get("type") == "user"), None)
     model_id = next((u.record.get("id") for _, u, _ in results if u and u.record.get("type") == "gemini"), None)
