@@ -149,3 +149,72 @@ def test_a_transcript_from_another_format_becomes_a_chat_the_client_can_load(sou
     assert str(find_violation(again.messages)) == str(find_violation(transcript.messages))  # valid, or as unfinished
     calls = [c["id"] for m in transcript.messages for c in m.get("tool_calls") or []]
     assert [c["id"] for m in again.messages for c in m.get("tool_calls") or []] == calls
+
+
+def _call_part(call_id: str, **extra: Any) -> dict[str, Any]:
+    return {"functionCall": {"id": call_id, "name": "read_file", "args": {"file_path": "a.txt"}}, **extra}
+
+
+def _response_part(call_id: str, output: str = "alpha") -> dict[str, Any]:
+    return {"functionResponse": {"id": call_id, "name": "read_file", "response": {"output": output}}}
+
+
+def test_a_response_the_client_copied_on_each_resume_is_read_once() -> None:
+    # After two resumes 0.61 holds three copies: toolCalls[].result, its saved <id>_response, the original record.
+    tool_call = {
+        "id": "read_file__1",
+        "name": "read_file",
+        "args": {"file_path": "a.txt"},
+        "result": [_response_part("read_file__1")],
+    }
+    checkpoint = [
+        _user("u1", "read it"),
+        _gemini("g1", "", content=[{"text": "Reading."}, _call_part("read_file__1")], toolCalls=[tool_call]),
+        {"id": "g1_response", "timestamp": "t", "type": "user", "content": [_response_part("read_file__1")]},
+        {"id": "r1", "timestamp": "t", "type": "user", "content": [_response_part("read_file__1")]},
+        _gemini("g2", "It says alpha."),
+    ]
+    data = _jsonl(HEADER, {"$set": {"messages": checkpoint}})
+    (transcript,) = load(data, "chat.jsonl").transcripts
+    assert [m["role"] for m in transcript.messages] == ["user", "assistant", "tool", "assistant"]
+    assert find_violation(transcript.messages) is None
+
+
+def test_an_older_chat_with_results_only_in_tool_calls_is_answered_from_them() -> None:
+    # Before the client also recorded responses as user messages, toolCalls[].result was the only copy.
+    tool_call = {
+        "id": "c1",
+        "name": "read_file",
+        "args": {"file_path": "a.txt"},
+        "result": "alpha",
+        "status": "success",
+    }
+    data = _jsonl(HEADER, _user("u1", "read it"), _gemini("g1", "Reading.", toolCalls=[tool_call]), _gemini("g2", "ok"))
+    (transcript,) = load(data, "chat.jsonl").transcripts
+    assert [(m["role"], content_text(m)) for m in transcript.messages][1:3] == [
+        ("assistant", "Reading."),
+        ("tool", "alpha"),
+    ]
+    shorter = transcript.rewritten(transcript.messages[1:], range(1, len(transcript.messages)))
+    (checkpoint,) = _lines(GEMINI.write([shorter])[len(data) :])
+    records = checkpoint["$set"]["messages"]
+    assert [r["id"] for r in records] == ["g1", "g1_response", "g2"]
+    assert records[1]["content"] == [
+        {"functionResponse": {"id": "c1", "name": "read_file", "response": {"output": "alpha"}}}
+    ]
+
+
+def test_a_rewritten_call_keeps_its_thought_signature() -> None:
+    signed = _call_part("c1", thoughtSignature="c2ln")
+    data = _jsonl(
+        HEADER,
+        _user("u1", "read it"),
+        _gemini("g1", "", content=[{"text": "Reading."}, signed], thoughts=[{"subject": "", "description": "why"}]),
+        {"id": "r1", "timestamp": "t", "type": "user", "content": [_response_part("c1")]},
+    )
+    (transcript,) = load(data, "chat.jsonl").transcripts
+    messages = [dict(m, content="Reading it.") if m["role"] == "assistant" else m for m in transcript.messages]
+    (checkpoint,) = _lines(GEMINI.write([transcript.rewritten(messages, range(len(messages)))])[len(data) :])
+    model = checkpoint["$set"]["messages"][1]
+    assert model["content"] == [{"text": "Reading it."}, signed]
+    assert model["thoughts"] == []  # the rewritten message has no thinking part left
