@@ -162,3 +162,19 @@ def test_a_compacted_chat_resumes_again_after_the_client_rewrote_it(
     assert not resumed.rejected and not resumed.repeated
     assert _calls_and_responses(resumed.conversation) == _expected(rewritten)
     assert _calls_and_responses(resumed.conversation)[-1] == ("text", "Done.")
+
+
+def test_clearing_the_thoughts_makes_the_clients_own_chat_resumable(
+    gemini: Client, recorded: Recorded, original: Resumed, tmp_path: Path
+) -> None:
+    # The client does not send thoughts back, so this changes nothing it sends, but the chat is
+    # written in the layout it resumes: the way out of its own bug for a chat too small to compact.
+    compacted = run_compactctl(recorded.path, tmp_path / "out.jsonl", ["compact", "-s", "clear-thinking"])
+    resumed = resume_gemini(gemini, recorded, compacted.data)
+    assert original.rejected and not resumed.rejected and not resumed.repeated
+
+    def unsigned(contents: list[dict[str, Any]]) -> list[Any]:
+        # With thought parts to strip, the client signs the first call with its placeholder; without, not.
+        return [[{k: v for k, v in p.items() if k != "thoughtSignature"} for p in c["parts"]] for c in contents]
+
+    assert unsigned(history(resumed.conversation)) == unsigned(history(original.conversation))
