@@ -191,6 +191,12 @@ class Gemini:
         settings = self.home / ".gemini" / "settings.json"
         settings.parent.mkdir(parents=True, exist_ok=True)
         settings.write_text(json.dumps(GEMINI_SETTINGS))
+        self.tmp.mkdir(exist_ok=True)
+
+    @property
+    def tmp(self) -> Path:
+        """Its TMPDIR: it writes an error report there for every refused request."""
+        return self.home / ".tmp"
 
     def env(self) -> dict[str, str]:
         return {
@@ -199,6 +205,7 @@ class Gemini:
             "GEMINI_API_KEY": "loopback",
             "GEMINI_CLI_TRUST_WORKSPACE": "true",
             "GEMINI_CLI_NO_RELAUNCH": "true",
+            "TMPDIR": str(self.tmp),
             "NO_COLOR": "1",
         }
 
