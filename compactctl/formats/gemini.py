@@ -278,8 +278,10 @@ def _result_parts(call: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _layout(records: list[Record]) -> str:
     """``json`` for the older chat, one JSON document (pretty-printed by the client) holding the messages."""
-    (first, *rest) = records
-    whole = not rest and isinstance(first.value, dict) and isinstance(first.value.get("messages"), list)
+    if len(records) != 1:
+        return document_layout(records)
+    first = records[0]
+    whole = isinstance(first.value, dict) and isinstance(first.value.get("messages"), list)
     return "json" if whole and (first.raw is None or b"\n" in first.raw.strip()) else document_layout(records)
 
 
