@@ -35,12 +35,12 @@ from compactctl.errors import CompactctlError, InputError
 from compactctl.evaluate import FileEvaluation, Judge, evaluate, merged
 from compactctl.facts import declared_facts, fold
 from compactctl.formats import agents_sqlite, chat, detect, load, load_records, records_of, write_as
-from compactctl.formats.base import Transcript
-from compactctl.formats.records import BOM, SQLITE_MAGIC, Record, parse_records
+from compactctl.formats.base import Transcript, converted
+from compactctl.formats.records import BOM, SQLITE_MAGIC, Record, SkippedLine, parse_records
 from compactctl.replay.prices import Prices, PriceTable
 from compactctl.replay.simulate import SettingResult, aggregate, replay
 from compactctl.replay.triggers import Setting
-from compactctl.reporting import FileReport, Labelled, check_facts_present, file_report, measure
+from compactctl.reporting import FileReport, Labelled, Measured, check_facts_present, file_report, measure
 from compactctl.review import FileReview, TranscriptReview, recording, review_side
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import TokenCounter
@@ -342,6 +342,10 @@ class _progress:
 
 # --- compact: one file ---------------------------------------------------------------------
 
+# Formats whose API rejects a conversation that does not open on the user's turn: window keeps
+# the request before a tail that would open on the model's.
+OPENS_ON_USER = frozenset({"anthropic"})
+
 
 @dataclass(frozen=True)
 class FileCompaction:
@@ -365,17 +369,24 @@ def compact_file(
     ``archive``, every input message that was not kept verbatim comes back too, with its
     index and fate, so output plus archive give back the input.
     """
-    skipped: list[int] | None = [] if settings.get("on_error") == "skip" else None
+    skipped: list[SkippedLine] | None = [] if settings.get("on_error") == "skip" else None
     fmt, transcripts = load(read_source(job.source), job.source, settings.get("format", "auto"), skipped)
     if fmt.name == agents_sqlite.NAME:
         transcripts = agents_sqlite.selected(transcripts, settings.get("session"), job.source)
+    if (to or fmt.name) in OPENS_ON_USER:
+        settings = {**settings, "open_on_user": True}
     results = [compact(t.messages, steps, settings, counter=counter, summarizer=summarizer) for t in transcripts]
     compacted = [t.rewritten(r.messages, r.origins) for t, r in zip(transcripts, results, strict=True)]
     required = list(settings.get("require") or ())
     # Every fact is looked for from the first message on, wherever it is declared.
     facts = declared_facts((m for t in transcripts for m in t.messages), required)
-    before = measure(((t.label, t.messages) for t in transcripts), counter, facts)
-    after = measure(((t.label, t.messages) for t in compacted), counter, facts)
+    # Transcripts, not bare messages: a Responses or Anthropic file is also held to its own API's rules.
+    before = measure(transcripts, counter, facts)
+    # Converted output is held to the rules of the format written (thinking does not travel).
+    written = (
+        compacted if to in (None, fmt.name) else [dataclasses.replace(converted(t), read_as=str(to)) for t in compacted]
+    )
+    after = measure(written, counter, facts)
     if settings.get("strict_facts"):
         check_facts_present(file_report(job.name, fmt.name, before, None, required), job.source)
     usage = sum((r.usage for r in results), SummarizerUsage())
@@ -433,8 +444,8 @@ def replace_in_database(source: str, format_name: str, transcripts: list[Transcr
 
 
 def open_transcripts(
-    source: str, format: str = "auto", skipped: list[int] | None = None
-) -> tuple[str, Callable[[], Iterator[Labelled]]]:
+    source: str, format: str = "auto", skipped: list[SkippedLine] | None = None
+) -> tuple[str, Callable[[], Iterator[Measured]]]:
     """The file's format, and a way to walk its (label, messages) pairs, as often as needed.
 
     Chat JSON Lines files are streamed a line at a time, so memory stays bounded by
@@ -449,7 +460,7 @@ def open_transcripts(
 
         return chat.NAME, stream
     fmt, transcripts = load(read_source(source), source, format, skipped)
-    return fmt.name, lambda: ((t.label, t.messages) for t in transcripts)
+    return fmt.name, lambda: iter(transcripts)
 
 
 def _first_line_is_chat(source: str, sample: int = 20) -> bool:
@@ -483,10 +494,10 @@ def report_pair(
 ) -> FileReport:
     """Report one existing file, or a before/after pair of files."""
     required = list(required)
-    skipped: list[int] | None = [] if skip_bad_lines else None
+    skipped: list[SkippedLine] | None = [] if skip_bad_lines else None
     format_name, walk_before = open_transcripts(before, format, skipped)
     measured_before = measure(walk_before(), counter, required)
-    skipped_before = sorted(set(skipped or ()))
+    skipped_before = list(skipped or ())
     facts = [*required, *measured_before.facts_declared]
     if not {fold(fact) for fact in facts} <= measured_before.facts_found:
         # A fact may be declared after the message that holds its text: look once more.
@@ -569,7 +580,7 @@ def review_file(job: Job, sides: Sequence[ReviewSide], counter: TokenCounter) ->
     """Read one file and compact each transcript once per side, recording what each summarizer was sent."""
     first = sides[0].settings
     redact_secrets = bool(first.get("redact", True))
-    skipped: list[int] | None = [] if first.get("on_error") == "skip" else None
+    skipped: list[SkippedLine] | None = [] if first.get("on_error") == "skip" else None
     fmt, transcripts = load(read_source(job.source), job.source, str(first.get("format") or "auto"), skipped)
     reviewed = []
     for transcript in transcripts:
@@ -598,7 +609,7 @@ class FileReplay:
     chart_label: str  # which transcript the chart shows
     chart: list[list[int]]  # per setting: its context size per call in that transcript
     api: RecordedReplay | None = None  # the rows in API units, where the file records its usage
-    skipped_lines: tuple[int, ...] = ()  # unreadable lines left out by --on-error skip
+    skipped_lines: tuple[SkippedLine, ...] = ()  # lines left out by --on-error skip
 
 
 def replay_file(
@@ -619,9 +630,12 @@ def replay_file(
     (``replay.recorded``): calibrated on that usage, each call priced by the model it names
     (``fallback_prices``, from ``--model-pricing``, for a model the table lacks).
     """
-    skipped: list[int] | None = [] if options.get("on_error") == "skip" else None
+    skipped: list[SkippedLine] | None = [] if options.get("on_error") == "skip" else None
     records = records_of(read_source(source), source, skipped)
-    fmt, transcripts = load_records(records, source, str(options.get("format") or "auto"))
+    fmt, transcripts = load_records(records, source, str(options.get("format") or "auto"), skipped)
+    if skipped:  # what the transcripts were read from, for the recorded usage too
+        left_out = {s.line for s in skipped}
+        records = [record for record in records if record.line not in left_out]
     recorded = _recorded_replay(
         records, source, fmt.name, settings, options, price_table, fallback_prices, summarizer, stage_marker
     )
@@ -721,7 +735,8 @@ def _file_replay_json(f: FileReplay) -> dict[str, Any]:
         "file": f.file,
         "format": f.format,
         "transcripts": f.transcripts,
-        "skipped_lines": list(f.skipped_lines),
+        "skipped_lines": [s.line for s in f.skipped_lines],
+        "skipped": [dataclasses.asdict(s) for s in f.skipped_lines],
         "settings": [setting_json(r, basis) for r, basis in zip(f.settings, bases, strict=True)],
     }
     if f.api is not None:
@@ -738,6 +753,7 @@ def replay_json(files: Sequence[FileReplay], errors: Sequence[Mapping[str, Any]]
             "files": len(files),
             "transcripts": sum(f.transcripts for f in files),
             "failed": len(errors),
+            "skipped_lines": sum(len(f.skipped_lines) for f in files),
             "settings": [setting_json(row) for row in aggregate(aligned([f.settings for f in files]))],
         },
     }

@@ -46,7 +46,7 @@ from compactctl import jsonbytes
 from compactctl.errors import InputError
 from compactctl.formats.base import Native, Transcript, is_unchanged, native_of, sources
 from compactctl.formats.records import Record, collapse_text, document_layout, raw_line
-from compactctl.transcript import Message, content_text, is_thinking, thinking_text, tool_calls_of
+from compactctl.transcript import Message, content_text, function_of, is_thinking, thinking_text, tool_calls_of
 
 NAME = "gemini"
 
@@ -416,7 +416,7 @@ def _model_record(
     else:
         parts = [{"text": text} for text in _texts(message) if text]
         for call in tool_calls_of(message):
-            function = call.get("function") or {}
+            function = function_of(call)
             try:
                 args = json.loads(function.get("arguments") or "{}")
             except ValueError:
