@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import orjson
 
@@ -36,12 +36,20 @@ from compactctl.errors import CompactctlError, InputError
 from compactctl.evaluate import FileEvaluation, Judge, evaluate, merged
 from compactctl.facts import declared_facts, fold
 from compactctl.formats import agents_sqlite, chat, detect, load, load_records, records_of, write_as
-from compactctl.formats.base import Transcript
-from compactctl.formats.records import BOM, SQLITE_MAGIC, Record, parse_records
+from compactctl.formats.base import Transcript, converted
+from compactctl.formats.records import (
+    BOM,
+    SQLITE_MAGIC,
+    Record,
+    SkippedLine,
+    check_message,
+    iter_jsonl_stream,
+    parse_records,
+)
 from compactctl.replay.prices import Prices, PriceTable
 from compactctl.replay.simulate import SettingResult, aggregate, replay_streamed
 from compactctl.replay.triggers import Setting
-from compactctl.reporting import FileReport, Labelled, check_facts_present, file_report, measure
+from compactctl.reporting import FileReport, Labelled, Measured, check_facts_present, file_report, measure
 from compactctl.review import FileReview, TranscriptReview, recording, review_side
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import TokenCounter
@@ -344,6 +352,10 @@ class _progress:
 
 # --- compact: one file ---------------------------------------------------------------------
 
+# Formats whose API rejects a conversation that does not open on the user's turn: window keeps
+# the request before a tail that would open on the model's.
+OPENS_ON_USER = frozenset({"anthropic"})
+
 
 @dataclass(frozen=True)
 class FileCompaction:
@@ -367,17 +379,24 @@ def compact_file(
     ``archive``, every input message that was not kept verbatim comes back too, with its
     index and fate, so output plus archive give back the input.
     """
-    skipped: list[int] | None = [] if settings.get("on_error") == "skip" else None
+    skipped: list[SkippedLine] | None = [] if settings.get("on_error") == "skip" else None
     fmt, transcripts = load(read_source(job.source), job.source, settings.get("format", "auto"), skipped)
     if fmt.name == agents_sqlite.NAME:
         transcripts = agents_sqlite.selected(transcripts, settings.get("session"), job.source)
+    if (to or fmt.name) in OPENS_ON_USER:
+        settings = {**settings, "open_on_user": True}
     results = [compact(t.messages, steps, settings, counter=counter, summarizer=summarizer) for t in transcripts]
     compacted = [t.rewritten(r.messages, r.origins) for t, r in zip(transcripts, results, strict=True)]
     required = list(settings.get("require") or ())
     # Every fact is looked for from the first message on, wherever it is declared.
     facts = declared_facts((m for t in transcripts for m in t.messages), required)
-    before = measure(((t.label, t.messages) for t in transcripts), counter, facts)
-    after = measure(((t.label, t.messages) for t in compacted), counter, facts)
+    # Transcripts, not bare messages: a Responses or Anthropic file is also held to its own API's rules.
+    before = measure(transcripts, counter, facts)
+    # Converted output is held to the rules of the format written (thinking does not travel).
+    written = (
+        compacted if to in (None, fmt.name) else [dataclasses.replace(converted(t), read_as=str(to)) for t in compacted]
+    )
+    after = measure(written, counter, facts)
     if settings.get("strict_facts"):
         check_facts_present(file_report(job.name, fmt.name, before, None, required), job.source)
     usage = sum((r.usage for r in results), SummarizerUsage())
@@ -435,8 +454,8 @@ def replace_in_database(source: str, format_name: str, transcripts: list[Transcr
 
 
 def open_transcripts(
-    source: str, format: str = "auto", skipped: list[int] | None = None
-) -> tuple[str, Callable[[], Iterator[Labelled]]]:
+    source: str, format: str = "auto", skipped: list[SkippedLine] | None = None
+) -> tuple[str, Callable[[], Iterator[Measured]]]:
     """The file's format, and a way to walk its (label, messages) pairs, as often as needed.
 
     Chat JSON Lines files are streamed a line at a time, so memory stays bounded by
@@ -451,7 +470,7 @@ def open_transcripts(
 
         return chat.NAME, stream
     fmt, transcripts = load(read_source(source), source, format, skipped)
-    return fmt.name, lambda: ((t.label, t.messages) for t in transcripts)
+    return fmt.name, lambda: iter(transcripts)
 
 
 def _first_line_is_chat(source: str, sample: int = 20) -> bool:
@@ -485,10 +504,10 @@ def report_pair(
 ) -> FileReport:
     """Report one existing file, or a before/after pair of files."""
     required = list(required)
-    skipped: list[int] | None = [] if skip_bad_lines else None
+    skipped: list[SkippedLine] | None = [] if skip_bad_lines else None
     format_name, walk_before = open_transcripts(before, format, skipped)
     measured_before = measure(walk_before(), counter, required)
-    skipped_before = sorted(set(skipped or ()))
+    skipped_before = list(skipped or ())
     facts = [*required, *measured_before.facts_declared]
     if not {fold(fact) for fact in facts} <= measured_before.facts_found:
         # A fact may be declared after the message that holds its text: look once more.
@@ -571,7 +590,7 @@ def review_file(job: Job, sides: Sequence[ReviewSide], counter: TokenCounter) ->
     """Read one file and compact each transcript once per side, recording what each summarizer was sent."""
     first = sides[0].settings
     redact_secrets = bool(first.get("redact", True))
-    skipped: list[int] | None = [] if first.get("on_error") == "skip" else None
+    skipped: list[SkippedLine] | None = [] if first.get("on_error") == "skip" else None
     fmt, transcripts = load(read_source(job.source), job.source, str(first.get("format") or "auto"), skipped)
     reviewed = []
     for transcript in transcripts:
@@ -600,7 +619,7 @@ class FileReplay:
     chart_label: str  # which transcript the chart shows
     chart: list[list[int]]  # per setting: its context size per call in that transcript
     api: RecordedReplay | None = None  # the rows in API units, where the file records its usage
-    skipped_lines: tuple[int, ...] = ()  # unreadable lines left out by --on-error skip
+    skipped_lines: tuple[SkippedLine, ...] = ()  # lines left out by --on-error skip
 
 
 def replay_file(
@@ -627,14 +646,21 @@ def replay_file(
     )  # fmt: skip
     if source != STDIO and options.get("format") in (None, "auto", chat.NAME) and _first_line_is_chat(source):
         # One transcript a line at a time: memory is the contexts replayed, not the file.
-        skipped_lines: list[int] = []
+        skipped_lines: list[SkippedLine] = []
         walk = _chat_walk(source, skipped_lines, options.get("on_error") == "skip")
-        rows = replay_of(walk, facts=chat_facts(source))
-        chart = [row.context_per_call for row in rows]
-        return FileReplay(name, chat.NAME, 1, aggregate([rows]), "", chart, skipped_lines=tuple(skipped_lines))
-    skipped: list[int] | None = [] if options.get("on_error") == "skip" else None
+        try:
+            rows = replay_of(walk, facts=chat_facts(source))
+        except _NothingStreamed:
+            pass
+        else:
+            chart = [row.context_per_call for row in rows]
+            return FileReplay(name, chat.NAME, 1, aggregate([rows]), "", chart, skipped_lines=tuple(skipped_lines))
+    skipped: list[SkippedLine] | None = [] if options.get("on_error") == "skip" else None
     records = records_of(read_source(source), source, skipped)
-    fmt, transcripts = load_records(records, source, str(options.get("format") or "auto"))
+    fmt, transcripts = load_records(records, source, str(options.get("format") or "auto"), skipped)
+    if skipped:  # what the transcripts were read from, for the recorded usage too
+        left_out = {s.line for s in skipped}
+        records = [record for record in records if record.line not in left_out]
     recorded = _recorded_replay(
         records, source, fmt.name, settings, options, price_table, fallback_prices, summarizer, stage_marker
     )
@@ -650,14 +676,43 @@ def replay_file(
     )
 
 
-def _chat_walk(source: str, skipped: list[int], skip: bool) -> Callable[[], Iterator[Message]]:
-    """A chat JSON Lines file's messages a line at a time, as often as replay walks them, marked as
-    ``chat.read`` marks them; ``skipped`` lists the lines ``--on-error skip`` left out (once)."""
+class _NothingStreamed(Exception):
+    """A chat file whose walk gave no message: read whole instead, so its error (or empty result) is the usual one."""
+
+
+def _chat_walk(source: str, skipped: list[SkippedLine], skip: bool) -> Callable[[], Iterator[Message]]:
+    """A chat JSON Lines file's messages a line at a time, marked as ``chat.read`` marks them;
+    ``skipped`` lists the lines ``--on-error skip`` left out, in the order a whole read lists them
+    (lines that are not JSON, then lines that are not messages). A walk that gives no message
+    raises ``_NothingStreamed``: such a file is read whole, for the usual error or result."""
+
+    def checked(
+        file: IO[bytes], unparsed: list[SkippedLine] | None, not_messages: list[SkippedLine]
+    ) -> Iterator[Message]:
+        for record in iter_jsonl_stream(file, source, unparsed):
+            try:
+                yield check_message(record.value, source, record.line)
+            except InputError as error:
+                if unparsed is None:
+                    raise
+                not_messages.append(SkippedLine(record.line, error.message))
 
     def walk() -> Iterator[Message]:
-        skipped.clear()  # every walk meets the same bad lines
-        with open(source, "rb") as file:
-            yield from chat_observations_marked(chat.stream(file, source, skipped if skip else None))
+        unparsed: list[SkippedLine] | None = [] if skip else None
+        not_messages: list[SkippedLine] = []
+        given = 0
+        try:
+            with open(source, "rb") as file:
+                for message in chat_observations_marked(checked(file, unparsed, not_messages)):
+                    given += 1
+                    yield message
+        except InputError:
+            if not given:
+                raise _NothingStreamed from None
+            raise
+        if not given:
+            raise _NothingStreamed
+        skipped[:] = [*(unparsed or ()), *not_messages]
 
     return walk
 
@@ -774,7 +829,8 @@ def _file_replay_json(f: FileReplay) -> dict[str, Any]:
         "file": f.file,
         "format": f.format,
         "transcripts": f.transcripts,
-        "skipped_lines": list(f.skipped_lines),
+        "skipped_lines": [s.line for s in f.skipped_lines],
+        "skipped": [dataclasses.asdict(s) for s in f.skipped_lines],
         "settings": [setting_json(r, basis) for r, basis in zip(f.settings, bases, strict=True)],
     }
     if f.api is not None:
@@ -791,6 +847,7 @@ def replay_json(files: Sequence[FileReplay], errors: Sequence[Mapping[str, Any]]
             "files": len(files),
             "transcripts": sum(f.transcripts for f in files),
             "failed": len(errors),
+            "skipped_lines": sum(len(f.skipped_lines) for f in files),
             "settings": [setting_json(row) for row in aggregate(aligned([f.settings for f in files]))],
         },
     }

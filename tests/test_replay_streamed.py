@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from compactctl.errors import InputError
 from compactctl.files import chat_facts, chat_observations_marked, replay_file
-from compactctl.formats import load
+from compactctl.formats import load, load_records, records_of
 from compactctl.replay import Prices, replay, settings_grid
 from compactctl.replay.simulate import Context, FigureCounter, replay_streamed
 from compactctl.tokens import TokenCounter
@@ -156,7 +156,7 @@ def test_replay_file_streams_a_chat_file_and_lists_a_skipped_line_once(tmp_path,
             replay_file(str(path), "agent.jsonl", grid, options, counter, PRICES)
         return
     result = replay_file(str(path), "agent.jsonl", grid, options, counter, PRICES)
-    assert result.skipped_lines == (6,)
+    assert [s.line for s in result.skipped_lines] == [6]
     assert (result.format, result.transcripts) == ("chat", 1)
     assert result.settings == replay(messages, grid, options, counter=counter, prices=PRICES)
 
@@ -181,3 +181,30 @@ def test_chat_facts_leaves_a_bad_line_to_the_walk(tmp_path):
     path = tmp_path / "bad.jsonl"
     path.write_bytes(b'{"role": "user", "content": "a", "compactctl": {"facts": ["kept"]}}\n{"facts": \n[1, "facts"]\n')
     assert chat_facts(str(path)) == ["kept"]
+
+
+def test_skipped_lines_are_listed_as_a_whole_read_lists_them(tmp_path):
+    messages = generate("chat", 6, seed=4)
+    lines = [json.dumps(m) for m in messages]
+    # A line that is a JSON value but not a message (line 3) comes before one that is not JSON (line 6).
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("\n".join([*lines[:2], '{"content": "no role"}', *lines[2:4], "{bad", *lines[4:]]) + "\n")
+    grid = settings_grid([500], False, ["window"])
+    counter = TokenCounter("approx")
+    options = {"on_error": "skip", "keep_recent": 2}
+    streamed = replay_file(str(path), "mixed.jsonl", grid, options, counter, PRICES)
+    skipped: list = []
+    _, (whole,) = load_records(records_of(path.read_bytes(), str(path), skipped), str(path), "auto", skipped)
+    assert streamed.skipped_lines == tuple(skipped)  # what and where, in the whole read's order
+    assert [s.line for s in skipped] == [6, 3]  # not JSON first, then not a message
+    assert streamed.settings == replay(whole.messages, grid, options, counter=counter, prices=PRICES)
+
+
+def test_a_chat_file_with_no_readable_message_fails_as_a_whole_read_fails(tmp_path):
+    path = tmp_path / "none.jsonl"
+    path.write_text('{"content": "no role"}\n{"role": "nobody"}\n')
+    grid = settings_grid([500], False, ["window"])
+    counter = TokenCounter("approx")
+    with pytest.raises(InputError) as streamed:
+        replay_file(str(path), "none.jsonl", grid, {"on_error": "skip"}, counter, PRICES)
+    assert "unknown role 'nobody'" in str(streamed.value)

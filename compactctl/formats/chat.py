@@ -14,10 +14,12 @@ from dataclasses import dataclass
 from typing import IO
 
 from compactctl import jsonbytes
+from compactctl.errors import InputError
 from compactctl.formats.base import Native, Transcript, native_of, sources
 from compactctl.formats.records import (
     Layout,
     Record,
+    SkippedLine,
     check_message,
     document_layout,
     dumps_document,
@@ -102,7 +104,15 @@ def write(transcripts: list[Transcript]) -> bytes:
     )
 
 
-def stream(file: IO[bytes], path: str, skipped: list[int] | None = None) -> Iterator[Message]:
-    """Messages one at a time, for reports on files larger than memory should hold."""
+def stream(file: IO[bytes], path: str, skipped: list[SkippedLine] | None = None) -> Iterator[Message]:
+    """Messages one at a time, for reports on files larger than memory should hold.
+
+    With a ``skipped`` list, a line that does not parse or is not a message is left out and listed there.
+    """
     for record in iter_jsonl_stream(file, path, skipped):
-        yield check_message(record.value, path, record.line)
+        try:
+            yield check_message(record.value, path, record.line)
+        except InputError as error:
+            if skipped is None:
+                raise
+            skipped.append(SkippedLine(record.line, error.message))
