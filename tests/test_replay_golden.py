@@ -1,7 +1,8 @@
 """Replay's whole ``--json`` output on every sample, format file and real transcript is what main gave.
 
 The digests in ``tests/golden/replay.json`` were written by ``bench/replay_golden.py write`` on main
-before replay streamed (0d9da70); ``bench/replay_golden.py check`` shows the first differing key.
+before replay streamed (0d9da70; again on 2118e15, whose JSON lists skipped lines anew);
+``bench/replay_golden.py check`` shows the first differing key.
 The generated memory-benchmark file is checked by the script only (a minute of strategies).
 """
 
