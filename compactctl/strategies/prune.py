@@ -30,9 +30,12 @@ seen kept. A round only ever adds stubs or drops, so this ends.
 
 from __future__ import annotations
 
+import hashlib
 import re
+from array import array
 from bisect import bisect_left
 from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
@@ -106,32 +109,47 @@ def _key_list(value: Any) -> list[str]:
 
 @dataclass(frozen=True)
 class _Memo:
-    folded: dict[str, str]  # text -> fold(text)
-    arguments: dict[str, str]  # call arguments -> canonical(arguments)
+    keys: dict[tuple[str, str], tuple[str, ...]]  # (call name, arguments) -> the call's key, spelled once
 
 
 class _Transcript:
-    """What the passes need to know about each message, computed in one walk.
+    """What the passes need to know about each message, gathered in one walk over them.
 
-    ``memo`` is shared by the rounds of one prune, so a text or an argument string seen
-    in an earlier round is not folded or parsed again.
+    Only that is kept, never the messages: per message a few flags and numbers, a digest
+    of its folded text where it may be a duplicate, its annotations where it has some. So
+    a transcript too large to hold (a 300 MB chat file is one transcript) is walked, not
+    held: ``walk`` gives the same messages again, for the rare pass that must read their
+    text (facts no kept message holds any more). ``memo`` is shared by the rounds of one
+    prune, so an argument string is parsed once.
     """
 
-    def __init__(self, messages: list[Message], facts: FactMatcher, memo: _Memo) -> None:
-        n = len(messages)
-        self.messages = messages
+    def __init__(
+        self,
+        messages: Iterable[Message],
+        walk: Callable[[], Iterable[Message]],
+        facts: FactMatcher,
+        memo: _Memo,
+        stub_mode: bool,
+    ) -> None:
+        self.walk = walk
         self.facts = facts
         self.memo = memo
-        self.notes: list[dict[str, Any]] = [{}] * n
-        self.calls: list[list[dict[str, Any]]] = [[]] * n
-        self.owner = [-1] * n  # tool result -> the assistant message holding its call
-        self.call_at = [-1] * n  # tool result -> the position of its call in that message
+        self.stub_mode = stub_mode
+        self.notes: dict[int, dict[str, Any]] = {}
+        self.calls = array("q")  # an assistant's number of tool calls (0: none)
+        self.owner = array("q")  # tool result -> the assistant message holding its call
+        self.call_at = array("q")  # tool result -> the position of its call in that message
         self.results: dict[int, list[int]] = {}  # assistant -> its tool results
-        self.stub = [False] * n
-        self.keys: list[tuple[str, ...] | None] = [None] * n
-        self.candidate = [False] * n  # a tool result or a retrieved chunk: may be a duplicate
-        self.observation = [False] * n  # tool output read as a user message (no call to go with it)
-        current, ids = -1, dict[Any, int]()
+        self.stub = bytearray()
+        self.filled = bytearray()  # has content (not None, "" or [])
+        self.length = array("q")  # characters of its content text
+        self.keys: list[tuple[str, ...] | None] = []
+        self.candidate = bytearray()  # a tool result or a retrieved chunk: may be a duplicate
+        self.observation = bytearray()  # tool output read as a user message (no call to go with it)
+        self.digests: dict[int, bytes] = {}  # candidate -> digest of its folded text (none when empty)
+        self.declarers: list[list[int]] = [[] for _ in facts.facts]  # per fact, the messages declaring it
+        self.held: dict[int, list[int]] = {}  # a declaring message -> the facts its text holds
+        current, ids, calls_there = -1, dict[Any, int](), list[dict[str, Any]]()
         for i, message in enumerate(messages):
             note = message.get(ANNOTATION_KEY)
             if isinstance(note, dict):
@@ -139,130 +157,218 @@ class _Transcript:
             else:
                 note = {}
             content = message.get("content")
+            text = content_text(message)
+            self.length.append(len(text))
+            self.filled.append(content not in (None, "", []))
             if isinstance(content, str):
-                self.stub[i] = content.startswith(STUB_PREFIX) and _STUB.fullmatch(content) is not None
-            elif isinstance(content, list):
-                self.stub[i] = is_stub(message)
+                self.stub.append(content.startswith(STUB_PREFIX) and _STUB.fullmatch(content) is not None)
+            else:
+                self.stub.append(isinstance(content, list) and is_stub(message))
             role = message.get("role")
+            owner, position, key = -1, -1, None
+            calls = tool_calls_of(message) if role == "assistant" else []
+            candidate = observation = False
             if role == "tool":
-                self.candidate[i] = True
+                candidate = True
                 call_id = message.get("tool_call_id")
-                position = ids.get(call_id) if current >= 0 and isinstance(call_id, str) else None
-                if position is not None:
-                    self.owner[i], self.call_at[i] = current, position
+                found = ids.get(call_id) if current >= 0 and isinstance(call_id, str) else None
+                if found is not None:
+                    owner, position = current, found
                     self.results[current].append(i)
                 if note.get("key") is not None:
-                    self.keys[i] = self._annotated_key(note["key"])
-                elif position is not None:
-                    self.keys[i] = self._call_key(self.calls[current][position])
-                continue
-            calls = tool_calls_of(message) if role == "assistant" else []
-            current = i if calls else -1
-            if calls:
-                # An assistant carrying calls has no key of its own: its calls expire through their results.
-                self.calls[i] = calls
-                self.results[i] = []
-                ids = {}
-                for position, call in enumerate(calls):
-                    if isinstance(call, dict) and isinstance(call.get("id"), str):
-                        ids.setdefault(call["id"], position)
-                continue
-            if note:
-                if note.get("key") is not None:
-                    self.keys[i] = self._annotated_key(note["key"])
-                # An observation a text-mode agent got as a user message is tool output: a
-                # duplicate candidate. It has no key: "scroll_down" twice is two different views.
-                self.observation[i] = role == "user" and note.get("kind") == OBSERVATION_KIND
-                self.candidate[i] = note.get("kind") == "retrieval" or self.observation[i]
+                    key = self._annotated_key(note["key"])
+                elif found is not None:
+                    key = self._call_key(calls_there[found])
+                calls = []
+            else:
+                current = i if calls else -1
+                if calls:
+                    # An assistant carrying calls has no key of its own: its calls expire through their results.
+                    self.results[i] = []
+                    ids, calls_there = {}, calls
+                    for at, call in enumerate(calls):
+                        if isinstance(call, dict) and isinstance(call.get("id"), str):
+                            ids.setdefault(call["id"], at)
+                elif note:
+                    if note.get("key") is not None:
+                        key = self._annotated_key(note["key"])
+                    # An observation a text-mode agent got as a user message is tool output: a
+                    # duplicate candidate. It has no key: "scroll_down" twice is two different views.
+                    observation = role == "user" and note.get("kind") == OBSERVATION_KIND
+                    candidate = note.get("kind") == "retrieval" or observation
+            self.calls.append(len(calls))
+            self.owner.append(owner)
+            self.call_at.append(position)
+            self.keys.append(key)
+            self.candidate.append(candidate)
+            self.observation.append(observation)
+            if candidate and text and not self.stub[i]:
+                folded = fold(text)
+                if folded:
+                    self.digests[i] = hashlib.blake2b(folded.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+            declared = facts.declared_in(message) if note else []
+            for f in declared:
+                self.declarers[f].append(i)
+            if declared:
+                self.held[i] = facts.found_in(self._fact_text(i, message, calls_there if owner >= 0 else []))
+        self.n = len(self.stub)
 
-    @staticmethod
-    def _annotated_key(key: Any) -> tuple[str, ...]:
+    def _annotated_key(self, key: Any) -> tuple[str, ...]:
         return ("key", key if isinstance(key, str) else canonical(key))
 
     def _call_key(self, call: Any) -> tuple[str, ...] | None:
         function = call.get("function") if isinstance(call, dict) else None
         if not isinstance(function, dict):
             return None
-        arguments = function.get("arguments", "")
-        if isinstance(arguments, str):
-            spelled = self.memo.arguments.get(arguments)
-            if spelled is None:
-                spelled = self.memo.arguments[arguments] = canonical(arguments)
-        else:
-            spelled = canonical(arguments)
-        return ("call", str(function.get("name", "")), spelled)
-
-    def folded(self, i: int) -> str:
-        content = self.messages[i].get("content")
-        text = content if isinstance(content, str) else content_text(self.messages[i])
-        found = self.memo.folded.get(text)
-        if found is None:
-            found = self.memo.folded[text] = fold(text)
-        return found
+        name, arguments = str(function.get("name", "")), function.get("arguments", "")
+        if not isinstance(arguments, str):
+            return ("call", name, canonical(arguments))
+        key = self.memo.keys.get((name, arguments))
+        if key is None:
+            key = self.memo.keys[(name, arguments)] = ("call", name, canonical(arguments))
+        return key
 
     def protected(self, i: int) -> bool:
         """Pinned: never pruned. (A fact-bearing message is not: one copy of each fact suffices.)"""
-        return self.notes[i].get("pin") is True
+        return self.notes.get(i, {}).get("pin") is True
 
-    def fact_text(self, i: int, stub_mode: bool) -> str:
+    def _fact_text(self, i: int, message: Message, owner_calls: list[dict[str, Any]]) -> str:
         """What message ``i`` will hold in the output, as facts are looked for in it.
 
         In drop mode a call goes with its result, so a call's name and arguments count as
         the result's text; in stub mode an assistant is never changed and holds its own.
+        ``owner_calls`` are the calls of the assistant a tool result answers.
         """
         if self.stub[i]:
             return ""
-        message = self.messages[i]
         if self.calls[i]:
-            return message_text(message) if stub_mode else content_text(message)
-        if not stub_mode and self.owner[i] >= 0:
-            call = self.calls[self.owner[i]][self.call_at[i]]
+            return message_text(message) if self.stub_mode else content_text(message)
+        if not self.stub_mode and self.owner[i] >= 0:
+            call = owner_calls[self.call_at[i]]
             function = call.get("function") if isinstance(call, dict) else None
             if isinstance(function, dict):
                 return f"{content_text(message)}\n{function.get('name', '')}\n{function.get('arguments', '')}"
         return content_text(message)
 
-    def facts_to_bring_back(self, active: list[bool], stub_mode: bool) -> list[tuple[int, list[int]]]:
+    def _fact_texts(self) -> Iterator[tuple[int, str]]:
+        """Each message's fact text, walking the messages once more."""
+        owner_calls: list[dict[str, Any]] = []
+        for i, message in enumerate(self.walk()):
+            if self.calls[i]:
+                owner_calls = tool_calls_of(message)
+            yield i, self._fact_text(i, message, owner_calls if self.owner[i] >= 0 else [])
+
+    def facts_to_bring_back(self, active: list[bool]) -> list[tuple[int, list[int]]]:
         """The messages to give back so that every fact keeps a copy, each with the facts it serves.
 
         Cheap where it can be: a fact whose declaring message stays and holds it is served
-        without looking anywhere else; only the others are looked for in the other messages.
+        without looking anywhere else; only the others are looked for in the other messages
+        (one more walk over them).
         """
         facts = self.facts
         if not facts:
             return []
-        n = len(self.messages)
-        declarers = facts.declarers(self.messages)
         wanted = [
-            f
-            for f in range(len(facts.facts))
-            if not any(active[i] and self._holds(i, f, stub_mode) for i in declarers[f])
+            f for f in range(len(facts.facts)) if not any(active[i] and f in self.held[i] for i in self.declarers[f])
         ]
         if not wanted:
             return []
-        # Served by any message that stays?
-        for i in range(n):
-            if active[i]:
-                held = facts.found_in(self.fact_text(i, stub_mode), wanted)
-                if held:
-                    wanted = [f for f in wanted if f not in held]
-                    if not wanted:
-                        return []
         holders: list[list[int]] = [[] for _ in facts.facts]
-        for i in range(n):
-            if not active[i]:
-                for f in facts.found_in(self.fact_text(i, stub_mode), wanted):
+        served: set[int] = set()  # by a message that stays
+        for i, text in self._fact_texts():
+            for f in facts.found_in(text, wanted):
+                if active[i]:
+                    served.add(f)
+                else:
                     holders[f].append(i)
+        wanted = [f for f in wanted if f not in served]
+        if not wanted:
+            return []
+        for f in served:
+            holders[f] = []
         # Stubs keep their annotations; dropped messages take theirs with them (see ``keepers``).
-        chosen = keepers(holders, lambda i: False, () if stub_mode else declarers)
+        chosen = keepers(holders, lambda i: False, () if self.stub_mode else self.declarers)
         return [(i, [f for f in wanted if i in holders[f]]) for i in chosen]
 
-    def _holds(self, i: int, fact: int, stub_mode: bool) -> bool:
-        return fact in self.facts.found_in(self.fact_text(i, stub_mode), (fact,))
+
+@dataclass
+class PrunePlan:
+    """What a prune does, by input index: which messages stay (in order), which become a
+    stub, which assistants keep only some of their calls, and why (``fates``).
+
+    Applied to the messages it gives the output (``applied``, or ``walked`` over the input
+    read once more, for a transcript that is not held).
+    """
+
+    origins: array[int]  # per output message, the input message it is
+    stubs: dict[int, str]  # input index -> the stub text its content becomes
+    calls: dict[int, tuple[int, ...]]  # assistant -> positions (in its input tool_calls) it keeps
+    fates: dict[int, Fate]
+
+    @classmethod
+    def identity(cls, n: int) -> PrunePlan:
+        return cls(array("q", range(n)), {}, {}, {})
+
+    def edited(self, index: int, message: Message) -> Message:
+        """Input message ``index`` as the output holds it (the same object when unchanged)."""
+        kept = self.calls.get(index)
+        if kept is not None:
+            calls = tool_calls_of(message)
+            chosen = [calls[position] for position in kept]
+            # Rebuilt in place so the keys keep their order; an empty tool_calls list is rejected.
+            message = {k: chosen if k == "tool_calls" else v for k, v in message.items() if chosen or k != "tool_calls"}
+        stub = self.stubs.get(index)
+        if stub is not None:
+            message = {**message, "content": with_text(message.get("content"), stub)}
+        return message
+
+    def applied(self, messages: Sequence[Message]) -> list[Message]:
+        return [self.edited(i, messages[i]) for i in self.origins]
+
+    def walked(self, messages: Iterable[Message]) -> Iterator[tuple[int, Message]]:
+        """(input index, output message) for the input ``messages`` given in order, one at a time."""
+        origins, at = self.origins, 0
+        for i, message in enumerate(messages):
+            if at < len(origins) and origins[at] == i:
+                at += 1
+                yield i, self.edited(i, message)
+
+    def then(self, step: _Round) -> PrunePlan:
+        """This plan followed by a round on its output."""
+        origins, stubs, calls = self.origins, dict(self.stubs), dict(self.calls)
+        for position, stub in step.stubs.items():
+            stubs[origins[position]] = stub
+        for position, kept in step.calls.items():
+            index = origins[position]
+            before = calls.get(index)
+            calls[index] = kept if before is None else tuple(before[p] for p in kept)
+        return PrunePlan(array("q", (origins[p] for p in step.origins)), stubs, calls, self.fates)
+
+
+@dataclass(frozen=True)
+class _Round:
+    """One round's changes, by position in that round's input."""
+
+    origins: list[int]
+    stubs: dict[int, str]
+    calls: dict[int, tuple[int, ...]]
+    fates: dict[int, Fate]
+
+    def changes_nothing(self, n: int) -> bool:
+        return not self.stubs and not self.calls and len(self.origins) == n
 
 
 def prune(messages: list[Message], options: PruneOptions, context: StepContext) -> StepResult:
-    """Supersede, deduplicate, restore what is still referenced; stub or drop what is left out.
+    """Supersede, deduplicate, restore what is still referenced; stub or drop what is left out."""
+    plan = prune_plan(lambda: messages, options)
+    return StepResult(plan.applied(messages), list(plan.origins), plan.fates)
+
+
+def prune_plan(walk: Callable[[], Iterable[Message]], options: PruneOptions) -> PrunePlan:
+    """What ``prune`` does to the messages ``walk`` gives (each call gives them again, in order).
+
+    The messages are walked a few times and never held, so a transcript larger than memory
+    should hold is pruned in memory bounded by what is kept per message (see ``_Transcript``).
 
     In drop mode the three passes are repeated on their own output until it stops changing
     (twice for most transcripts), which makes ``prune(prune(x)) == prune(x)`` hold by
@@ -271,44 +377,46 @@ def prune(messages: list[Message], options: PruneOptions, context: StepContext) 
     message in place, so its first round is already the fixed point.
     """
     stub_mode = options.mode == "stub"
-    facts = FactMatcher(declared_facts(messages, options.require))
-    memo = _Memo({}, {})
-    current, origins = messages, list(range(len(messages)))
-    fates: dict[int, Fate] = {}
+    facts = FactMatcher(declared_facts(walk(), options.require))
+    memo = _Memo({})
+    first = current = _Transcript(walk(), walk, facts, memo, stub_mode)
+    plan = PrunePlan.identity(first.n)
     # Every round that changes something drops at least one more message or call, so this ends.
-    for _ in range(len(messages) + 1):
-        step, for_facts = _once(_Transcript(current, facts, memo), stub_mode, origins)
+    for _ in range(first.n + 1):
+        step, for_facts = _once(current, stub_mode, plan.origins)
         for index, fate in step.fates.items():
-            fates[origins[index]] = fate
-        if (stub_mode and not for_facts) or step.messages == current:
+            plan.fates[plan.origins[index]] = fate
+        done = (stub_mode and not for_facts) or step.changes_nothing(current.n)
+        plan = plan.then(step)
+        if done:
             # Stub mode keeps every index and every key, and a stub is never restored, so with
             # no copy brought back for a fact a second round would find exactly what the first did.
-            current = step.messages
             break
-        origins = [origins[o] for o in step.origins if o is not None]
-        current = step.messages
+
+        def again(plan: PrunePlan = plan) -> Iterator[Message]:
+            return (message for _, message in plan.walked(walk()))
+
+        current = _Transcript(again(), again, facts, memo, stub_mode)
     if not stub_mode:
-        _count_dropped_calls(messages, current, origins, fates)
-    kept_from: list[int | None] = list(origins)
-    return StepResult(current if current is not messages else list(messages), kept_from, fates)
+        _count_dropped_calls(first, plan)
+    return plan
 
 
-def _count_dropped_calls(
-    messages: list[Message], out: list[Message], origins: list[int], fates: dict[int, Fate]
-) -> None:
+def _count_dropped_calls(first: _Transcript, plan: PrunePlan) -> None:
     """Over several rounds an assistant may lose calls more than once: say how many in all."""
-    for message, index in zip(out, origins, strict=True):
-        before, after = len(tool_calls_of(messages[index])), len(tool_calls_of(message))
-        if after < before:
-            fates[index] = Fate("elided", f"{before - after} tool call(s) removed with their results")
+    present = set(plan.origins)
+    for index, kept in plan.calls.items():
+        before, after = first.calls[index], len(kept)
+        if index in present and after < before:
+            plan.fates[index] = Fate("elided", f"{before - after} tool call(s) removed with their results")
 
 
-def _once(t: _Transcript, stub_mode: bool, labels: list[int]) -> tuple[StepResult, bool]:
+def _once(t: _Transcript, stub_mode: bool, labels: Sequence[int]) -> tuple[_Round, bool]:
     """One round of the three passes; ``labels`` maps a position to the index reasons name.
 
     Also says whether a copy was brought back for a fact (then the round may not be a fixed point).
     """
-    messages, n = t.messages, len(t.messages)
+    n = t.n
 
     def worth_pruning(i: int, kind: str, target: int) -> bool:
         if t.stub[i]:
@@ -316,9 +424,7 @@ def _once(t: _Transcript, stub_mode: bool, labels: list[int]) -> tuple[StepResul
         # A stub longer than what it replaces would grow the transcript. In drop mode the same
         # bar holds for duplicates: dropping a short "[]" answer of another call loses that call
         # and what it asked, to save a few tokens (a superseded call is asked again later).
-        if (stub_mode or kind == "duplicate") and len(stub_text(kind, labels[target])) >= len(
-            content_text(messages[i])
-        ):
+        if (stub_mode or kind == "duplicate") and len(stub_text(kind, labels[target])) >= t.length[i]:
             return False
         return not t.protected(i)
 
@@ -338,14 +444,14 @@ def _once(t: _Transcript, stub_mode: bool, labels: list[int]) -> tuple[StepResul
 
     # 2. Duplicates of an earlier kept tool result or retrieved chunk. What a stub defers
     # to (the latest of a key) stays itself, so a stub never points at another stub.
-    first: dict[str, int] = {}
+    first: dict[bytes, int] = {}  # digest of a folded text -> the first message holding it
     for i in range(n):
         if not t.candidate[i] or i in pruned or t.stub[i]:
             continue
-        text = t.folded(i)
-        if not text:
+        digest = t.digests.get(i)
+        if digest is None:
             continue
-        original = first.setdefault(text, i)
+        original = first.setdefault(digest, i)
         if original != i and i not in superseding and worth_pruning(i, "duplicate", original):
             pruned[i] = ("duplicate", original)
 
@@ -356,22 +462,17 @@ def _once(t: _Transcript, stub_mode: bool, labels: list[int]) -> tuple[StepResul
 
 def _assistant_live(t: _Transcript, a: int, pruned: dict[int, Any]) -> bool:
     """An assistant still says something: content, or at least one call whose answer stays."""
-    return _has_content(t.messages[a]) or any(r not in pruned for r in t.results[a]) or not t.results[a]
-
-
-def _has_content(message: Message) -> bool:
-    content = message.get("content")
-    return content not in (None, "", [])
+    return bool(t.filled[a]) or any(r not in pruned for r in t.results[a]) or not t.results[a]
 
 
 def _restore(
-    t: _Transcript, pruned: dict[int, tuple[str, int]], stub_mode: bool, labels: list[int]
+    t: _Transcript, pruned: dict[int, tuple[str, int]], stub_mode: bool, labels: Sequence[int]
 ) -> tuple[dict[int, str], bool]:
     """Give back what a kept message relies on, then a copy of each fact no kept message holds.
 
     Returns index -> reason, and whether any copy came back for a fact.
     """
-    n = len(t.messages)
+    n = t.n
     stub = t.stub
     if stub_mode:
         active = [not stub[i] and i not in pruned for i in range(n)]
@@ -380,7 +481,7 @@ def _restore(
             not stub[i] and i not in pruned and (not t.calls[i] or _assistant_live(t, i, pruned)) for i in range(n)
         ]
     definers: dict[str, list[int]] = {}
-    for i, note in enumerate(t.notes):
+    for i, note in t.notes.items():
         if note and note.get("defines") is not None:
             for key in _key_list(note["defines"]):
                 definers.setdefault(key, []).append(i)
@@ -389,7 +490,7 @@ def _restore(
     active_at_start = list(active)
     kept_before = {key: [0, *accumulate(int(active[d]) for d in found)] for key, found in definers.items()}
     restored: dict[int, str] = {}
-    queue: deque[int] = deque(i for i, note in enumerate(t.notes) if note and active[i] and note.get("references"))
+    queue: deque[int] = deque(i for i, note in t.notes.items() if note and active[i] and note.get("references"))
 
     def keep(i: int, reason: str) -> None:
         if i in pruned and i not in restored:
@@ -421,7 +522,7 @@ def _restore(
             satisfy(queue.popleft())
 
     def satisfy(k: int) -> None:
-        for key in _key_list(t.notes[k].get("references")):
+        for key in _key_list(t.notes.get(k, {}).get("references")):
             found = definers.get(key)
             if not found:
                 continue
@@ -442,7 +543,7 @@ def _restore(
     drain()
     # Facts by copy: only where no kept message holds a fact any more, its latest holder
     # comes back (what it references with it), so one copy survives, the most current one.
-    brought = t.facts_to_bring_back(active, stub_mode)
+    brought = t.facts_to_bring_back(active)
     for i, served in brought:
         keep(i, f"last copy of fact {', '.join(repr(t.facts.facts[f]) for f in served)}")
     drain()
@@ -450,27 +551,37 @@ def _restore(
 
 
 def _build(
-    t: _Transcript, pruned: dict[int, tuple[str, int]], restored: dict[int, str], stub_mode: bool, labels: list[int]
-) -> StepResult:
+    t: _Transcript,
+    pruned: dict[int, tuple[str, int]],
+    restored: dict[int, str],
+    stub_mode: bool,
+    labels: Sequence[int],
+) -> _Round:
     fates: dict[int, Fate] = {}
     for i, reason in restored.items():
         fates[i] = Fate("restored", reason)
     gone = {i: mark for i, mark in pruned.items() if i not in restored}
+    # Many messages defer to one (every earlier read of a file to its latest): one stub, one fate for them.
+    said: dict[tuple[str, int], tuple[str, Fate]] = {}
     for i, (kind, target) in gone.items():
-        reason = f"superseded by #{labels[target]}" if kind == "superseded" else f"duplicate of #{labels[target]}"
-        fates[i] = Fate("elided" if stub_mode else "removed", reason)
+        told = said.get((kind, target))
+        if told is None:
+            reason = f"superseded by #{labels[target]}" if kind == "superseded" else f"duplicate of #{labels[target]}"
+            told = said[(kind, target)] = (
+                stub_text(kind, labels[target]),
+                Fate("elided" if stub_mode else "removed", reason),
+            )
+        fates[i] = told[1]
     if stub_mode:
-        out = list(t.messages)
-        for i, (kind, target) in gone.items():
-            out[i] = {**out[i], "content": with_text(out[i].get("content"), stub_text(kind, labels[target]))}
-        return StepResult(out, list(range(len(out))), fates)
-    messages: list[Message] = []
-    origins: list[int | None] = []
-    for i, message in enumerate(t.messages):
+        stubs = {i: said[mark][0] for i, mark in gone.items()}
+        return _Round(list(range(t.n)), stubs, {}, fates)
+    origins: list[int] = []
+    stubs = {}
+    calls: dict[int, tuple[int, ...]] = {}
+    for i in range(t.n):
         if i in gone and t.observation[i]:
             # No call goes with it, and dropping it would leave its action unanswered: a stub.
-            kind, target = gone[i]
-            messages.append({**message, "content": with_text(message.get("content"), stub_text(kind, labels[target]))})
+            stubs[i] = said[gone[i]][0]
             origins.append(i)
             fates[i] = Fate("elided", fates[i].reason)
             continue
@@ -479,14 +590,10 @@ def _build(
         if t.calls[i]:
             dropped = {t.call_at[r] for r in t.results[i] if r in gone}
             if dropped:
-                calls = [c for position, c in enumerate(t.calls[i]) if position not in dropped]
-                if not calls and not _has_content(message):
+                kept = tuple(position for position in range(t.calls[i]) if position not in dropped)
+                if not kept and not t.filled[i]:
                     fates[i] = Fate("removed", "no content and no calls left")
                     continue
-                # Rebuilt in place so the keys keep their order; an empty tool_calls list is rejected.
-                message = {
-                    k: calls if k == "tool_calls" else v for k, v in message.items() if calls or k != "tool_calls"
-                }
-        messages.append(message)
+                calls[i] = kept
         origins.append(i)
-    return StepResult(messages, origins, fates)
+    return _Round(origins, stubs, calls, fates)
