@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 import orjson
 
@@ -40,11 +40,13 @@ from compactctl.formats.records import BOM, SQLITE_MAGIC, Record, parse_records
 from compactctl.replay.prices import Prices, PriceTable
 from compactctl.replay.simulate import SettingResult, aggregate, replay
 from compactctl.replay.triggers import Setting
-from compactctl.reporting import FileReport, Labelled, check_facts_present, file_report, measure
+from compactctl.reporting import FileReport, Labelled, Measure, check_facts_present, file_report, measure
 from compactctl.review import FileReview, TranscriptReview, recording, review_side
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import TokenCounter
+from compactctl.transcript import Message
 from compactctl.usage import SummarizerUsage
+from compactctl.walked import compact_walked, walkable
 
 STDIO = "-"
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj", ".ndjson")
@@ -247,16 +249,21 @@ def _is_special(path: Path) -> bool:
     return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode) or stat.S_ISBLK(mode)
 
 
-def write_atomic(target: str, data: bytes) -> None:
-    """Write to a temporary file beside the target, then rename: readers never see half a file."""
+def write_atomic(target: str, data: bytes | Callable[[BinaryIO], object]) -> None:
+    """Write to a temporary file beside the target, then rename: readers never see half a file.
+
+    ``data`` is the bytes, or a function writing them into the file it is given (an output
+    made one line at a time is never held whole).
+    """
+    fill = data if callable(data) else lambda file: file.write(data)
     if target == STDIO:
-        sys.stdout.buffer.write(data)
+        fill(sys.stdout.buffer)
         sys.stdout.buffer.flush()
         return
     path = Path(target)
     if _is_special(path):  # /dev/null, a named pipe: a rename would replace the device with a plain file
         with open(path, "wb") as file:
-            file.write(data)
+            fill(file)
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     interrupts.remove_stale(path)  # left by a run killed outright; never one still running
@@ -264,7 +271,7 @@ def write_atomic(target: str, data: bytes) -> None:
         # O_EXCL: the name is this process's own; the mode is what any new file would get.
         handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 & ~_UMASK)
         with os.fdopen(handle, "wb") as file:
-            file.write(data)
+            fill(file)
             file.flush()
             os.fsync(file.fileno())
         if interrupts.stopping.is_set():  # stopped while writing: the target keeps what it had
@@ -358,13 +365,18 @@ def compact_file(
     summarizer: Summarizer | None = None,
     to: str | None = None,
     archive: bool = False,
+    keep_manifest: bool = True,
 ) -> FileCompaction:
     """Read one file, compact each transcript in it, write the result atomically, report.
 
     The output is written in the input's format, or converted to format ``to``. With
     ``archive``, every input message that was not kept verbatim comes back too, with its
-    index and fate, so output plus archive give back the input.
+    index and fate, so output plus archive give back the input. Without ``keep_manifest``
+    (nobody asked for it) a chat JSON Lines file compacted by steps that can walk it
+    (``walked.walkable``) is walked rather than held, and the manifest left empty.
     """
+    if not archive and not keep_manifest and _walkable(job, steps, settings, to):
+        return _compact_walked(job, steps, settings, counter)
     skipped: list[int] | None = [] if settings.get("on_error") == "skip" else None
     fmt, transcripts = load(read_source(job.source), job.source, settings.get("format", "auto"), skipped)
     if fmt.name == agents_sqlite.NAME:
@@ -405,6 +417,43 @@ def compact_file(
     ]
     report = file_report(job.name, fmt.name, before, after, required, usage, dict.fromkeys(notes), skipped or ())
     return FileCompaction(report, manifest, archived)
+
+
+def _walkable(job: Job, steps: Sequence[str], settings: Mapping[str, Any], to: str | None) -> bool:
+    """Whether this compaction can walk the file rather than hold it (docs/memory.md says when not)."""
+    return (
+        job.source != STDIO  # stdin can be read once only
+        and Path(job.source).is_file()
+        and walkable(steps)
+        and to in (None, chat.NAME)
+        and settings.get("format", "auto") in ("auto", chat.NAME)
+        and settings.get("on_error") != "skip"
+        and not settings.get("in_place")
+        and _first_line_is_chat(job.source, layout_too=True)
+    )
+
+
+def _compact_walked(
+    job: Job, steps: Sequence[str], settings: Mapping[str, Any], counter: TokenCounter
+) -> FileCompaction:
+    """``compact_file`` for one chat JSON Lines file, read a line at a time, as often as needed."""
+    lines = chat.LineFile(job.source)
+    required = list(settings.get("require") or ())
+    facts = declared_facts((message for message, _ in lines()), required)
+    before = measure([("", (message for message, _ in lines()))], counter, facts)
+    if settings.get("strict_facts"):
+        check_facts_present(file_report(job.name, chat.NAME, before, None, required), job.source)
+    measured: list[Measure] = []
+
+    def run(write: Callable[[Message, bytes | None], object]) -> None:
+        measured.append(compact_walked(lines, steps, settings, counter, facts, write))
+
+    if job.target is None:  # --dry-run: the figures, nothing written
+        run(lambda message, line: None)
+    else:
+        write_atomic(job.target, lambda file: run(lambda message, line: file.write(lines.line(message, line))))
+    report = file_report(job.name, chat.NAME, before, measured[0], required, SummarizerUsage(), {}, ())
+    return FileCompaction(report, [], [])
 
 
 def replace_in_database(source: str, format_name: str, transcripts: list[Transcript]) -> None:
@@ -452,8 +501,9 @@ def open_transcripts(
     return fmt.name, lambda: ((t.label, t.messages) for t in transcripts)
 
 
-def _first_line_is_chat(source: str, sample: int = 20) -> bool:
-    """Whether the file's first lines detect as chat (other formats also have a ``role`` up front)."""
+def _first_line_is_chat(source: str, sample: int = 20, layout_too: bool = False) -> bool:
+    """Whether the file's first lines detect as chat (other formats also have a ``role`` up front);
+    with ``layout_too``, also that it is JSON Lines (a message object per line, not a JSON array)."""
     records: list[Record] = []
     with open(source, "rb") as file:
         for number, line in enumerate(file, start=1):
@@ -464,6 +514,8 @@ def _first_line_is_chat(source: str, sample: int = 20) -> bool:
                     return False
                 if len(records) == sample:
                     break
+    if layout_too and (not records or not isinstance(records[0].value, dict)):
+        return False
     try:
         return bool(records) and detect(records, source).name == chat.NAME
     except CompactctlError:

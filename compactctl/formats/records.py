@@ -126,7 +126,7 @@ def iter_jsonl_stream(stream: IO[bytes], path: str, skipped: list[int] | None = 
             value = _loads(line, path, number, skipped)
             if value is not _SKIPPED:
                 seen_any = True
-                yield Record(number, value)
+                yield Record(number, value, line.removesuffix(b"\n"))
     if not seen_any:
         raise InputError("empty file: no transcript" if not skipped else "no readable line", path)
 

@@ -38,7 +38,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -57,6 +57,7 @@ from compactctl.transcript import (
 )
 
 MODES = ("stub", "drop")
+Tag = TypeVar("Tag")
 STUB_PREFIX = "[compactctl: "
 _STUB = re.compile(r"\[compactctl: (?:superseded by|duplicate of) message #\d+\]")
 
@@ -136,17 +137,19 @@ class _Transcript:
         self.memo = memo
         self.stub_mode = stub_mode
         self.notes: dict[int, dict[str, Any]] = {}
-        self.calls = array("q")  # an assistant's number of tool calls (0: none)
-        self.owner = array("q")  # tool result -> the assistant message holding its call
-        self.call_at = array("q")  # tool result -> the position of its call in that message
-        self.results: dict[int, list[int]] = {}  # assistant -> its tool results
+        # Columns, one entry per message: machine integers and bytes, not Python objects.
+        self.calls = array("i")  # an assistant's number of tool calls (0: none)
+        self.owner = array("i")  # tool result -> the assistant message holding its call
+        self.call_at = array("i")  # tool result -> the position of its call in that message
+        self.tool = bytearray()  # a tool result (an assistant's results follow it: ``results``)
         self.stub = bytearray()
         self.filled = bytearray()  # has content (not None, "" or [])
-        self.length = array("q")  # characters of its content text
+        self.length = array("i")  # characters of its content text
         self.keys: list[tuple[str, ...] | None] = []
         self.candidate = bytearray()  # a tool result or a retrieved chunk: may be a duplicate
         self.observation = bytearray()  # tool output read as a user message (no call to go with it)
-        self.digests: dict[int, bytes] = {}  # candidate -> digest of its folded text (none when empty)
+        # A candidate's folded text, as a 128-bit digest in two halves (0, 0: no text to compare).
+        self.digest_high, self.digest_low = array("Q"), array("Q")
         self.declarers: list[list[int]] = [[] for _ in facts.facts]  # per fact, the messages declaring it
         self.held: dict[int, list[int]] = {}  # a declaring message -> the facts its text holds
         current, ids, calls_there = -1, dict[Any, int](), list[dict[str, Any]]()
@@ -174,7 +177,6 @@ class _Transcript:
                 found = ids.get(call_id) if current >= 0 and isinstance(call_id, str) else None
                 if found is not None:
                     owner, position = current, found
-                    self.results[current].append(i)
                 if note.get("key") is not None:
                     key = self._annotated_key(note["key"])
                 elif found is not None:
@@ -184,7 +186,6 @@ class _Transcript:
                 current = i if calls else -1
                 if calls:
                     # An assistant carrying calls has no key of its own: its calls expire through their results.
-                    self.results[i] = []
                     ids, calls_there = {}, calls
                     for at, call in enumerate(calls):
                         if isinstance(call, dict) and isinstance(call.get("id"), str):
@@ -197,15 +198,18 @@ class _Transcript:
                     observation = role == "user" and note.get("kind") == OBSERVATION_KIND
                     candidate = note.get("kind") == "retrieval" or observation
             self.calls.append(len(calls))
+            self.tool.append(role == "tool")
             self.owner.append(owner)
             self.call_at.append(position)
             self.keys.append(key)
             self.candidate.append(candidate)
             self.observation.append(observation)
-            if candidate and text and not self.stub[i]:
-                folded = fold(text)
-                if folded:
-                    self.digests[i] = hashlib.blake2b(folded.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+            folded = fold(text) if candidate and text and not self.stub[i] else ""
+            digest = (
+                hashlib.blake2b(folded.encode("utf-8", "surrogatepass"), digest_size=16).digest() if folded else b""
+            )
+            self.digest_high.append(int.from_bytes(digest[:8]) if digest else 0)
+            self.digest_low.append(int.from_bytes(digest[8:]) if digest else 0)
             declared = facts.declared_in(message) if note else []
             for f in declared:
                 self.declarers[f].append(i)
@@ -227,6 +231,20 @@ class _Transcript:
         if key is None:
             key = self.memo.keys[(name, arguments)] = ("call", name, canonical(arguments))
         return key
+
+    def results(self, a: int) -> list[int]:
+        """The tool results answering assistant ``a``'s calls (they follow it, before any other message)."""
+        found, i = [], a + 1
+        while i < self.n and self.tool[i]:
+            if self.owner[i] == a:
+                found.append(i)
+            i += 1
+        return found
+
+    def digest(self, i: int) -> tuple[int, int] | None:
+        """Message ``i``'s folded text, digested, where it may be a duplicate and has text."""
+        high, low = self.digest_high[i], self.digest_low[i]
+        return (high, low) if high or low else None
 
     def protected(self, i: int) -> bool:
         """Pinned: never pruned. (A fact-bearing message is not: one copy of each fact suffices.)"""
@@ -258,7 +276,7 @@ class _Transcript:
                 owner_calls = tool_calls_of(message)
             yield i, self._fact_text(i, message, owner_calls if self.owner[i] >= 0 else [])
 
-    def facts_to_bring_back(self, active: list[bool]) -> list[tuple[int, list[int]]]:
+    def facts_to_bring_back(self, active: bytearray) -> list[tuple[int, list[int]]]:
         """The messages to give back so that every fact keeps a copy, each with the facts it serves.
 
         Cheap where it can be: a fact whose declaring message stays and holds it is served
@@ -301,13 +319,13 @@ class PrunePlan:
     """
 
     origins: array[int]  # per output message, the input message it is
-    stubs: dict[int, str]  # input index -> the stub text its content becomes
+    stubs: dict[int, tuple[str, int]]  # input index -> its stub's kind and the input index it names
     calls: dict[int, tuple[int, ...]]  # assistant -> positions (in its input tool_calls) it keeps
     fates: dict[int, Fate]
 
     @classmethod
     def identity(cls, n: int) -> PrunePlan:
-        return cls(array("q", range(n)), {}, {}, {})
+        return cls(array("i", range(n)), {}, {}, {})
 
     def edited(self, index: int, message: Message) -> Message:
         """Input message ``index`` as the output holds it (the same object when unchanged)."""
@@ -319,38 +337,43 @@ class PrunePlan:
             message = {k: chosen if k == "tool_calls" else v for k, v in message.items() if chosen or k != "tool_calls"}
         stub = self.stubs.get(index)
         if stub is not None:
-            message = {**message, "content": with_text(message.get("content"), stub)}
+            message = {**message, "content": with_text(message.get("content"), stub_text(*stub))}
         return message
 
     def applied(self, messages: Sequence[Message]) -> list[Message]:
         return [self.edited(i, messages[i]) for i in self.origins]
 
-    def walked(self, messages: Iterable[Message]) -> Iterator[tuple[int, Message]]:
-        """(input index, output message) for the input ``messages`` given in order, one at a time."""
+    def walked(self, items: Iterable[tuple[Message, Tag]]) -> Iterator[tuple[int, Message, Tag]]:
+        """The output one message at a time, from the input messages given in order (each with
+        a tag of the caller's, passed along): (input index, output message, its input's tag)."""
         origins, at = self.origins, 0
-        for i, message in enumerate(messages):
+        for i, (message, tag) in enumerate(items):
             if at < len(origins) and origins[at] == i:
                 at += 1
-                yield i, self.edited(i, message)
+                yield i, self.edited(i, message), tag
 
     def then(self, step: _Round) -> PrunePlan:
         """This plan followed by a round on its output."""
-        origins, stubs, calls = self.origins, dict(self.stubs), dict(self.calls)
+        origins = self.origins
+        if not self.stubs and not self.calls and (not origins or origins[-1] == len(origins) - 1):
+            # The first round: positions are input indices already.
+            return PrunePlan(array("i", step.origins), step.stubs, step.calls, self.fates)
+        stubs, calls = dict(self.stubs), dict(self.calls)
         for position, stub in step.stubs.items():
             stubs[origins[position]] = stub
         for position, kept in step.calls.items():
             index = origins[position]
             before = calls.get(index)
             calls[index] = kept if before is None else tuple(before[p] for p in kept)
-        return PrunePlan(array("q", (origins[p] for p in step.origins)), stubs, calls, self.fates)
+        return PrunePlan(array("i", (origins[p] for p in step.origins)), stubs, calls, self.fates)
 
 
 @dataclass(frozen=True)
 class _Round:
     """One round's changes, by position in that round's input."""
 
-    origins: list[int]
-    stubs: dict[int, str]
+    origins: Sequence[int]
+    stubs: dict[int, tuple[str, int]]
     calls: dict[int, tuple[int, ...]]
     fates: dict[int, Fate]
 
@@ -364,7 +387,7 @@ def prune(messages: list[Message], options: PruneOptions, context: StepContext) 
     return StepResult(plan.applied(messages), list(plan.origins), plan.fates)
 
 
-def prune_plan(walk: Callable[[], Iterable[Message]], options: PruneOptions) -> PrunePlan:
+def prune_plan(walk: Callable[[], Iterable[Message]], options: PruneOptions, reasons: bool = True) -> PrunePlan:
     """What ``prune`` does to the messages ``walk`` gives (each call gives them again, in order).
 
     The messages are walked a few times and never held, so a transcript larger than memory
@@ -375,6 +398,9 @@ def prune_plan(walk: Callable[[], Iterable[Message]], options: PruneOptions) -> 
     construction: a drop can make a message the latest of its key or the first of its text,
     and the next round must then see what a second run would see. Stub mode keeps every
     message in place, so its first round is already the fixed point.
+
+    Without ``reasons`` the plan's fates leave out the pruned messages (a caller that writes
+    no manifest need not hold a reason for each of them).
     """
     stub_mode = options.mode == "stub"
     facts = FactMatcher(declared_facts(walk(), options.require))
@@ -383,8 +409,10 @@ def prune_plan(walk: Callable[[], Iterable[Message]], options: PruneOptions) -> 
     plan = PrunePlan.identity(first.n)
     # Every round that changes something drops at least one more message or call, so this ends.
     for _ in range(first.n + 1):
-        step, for_facts = _once(current, stub_mode, plan.origins)
-        for index, fate in step.fates.items():
+        step, for_facts = _once(current, stub_mode, plan.origins, reasons)
+        if current is first:  # positions are input indices
+            plan.fates.update(step.fates)
+        for index, fate in step.fates.items() if current is not first else ():
             plan.fates[plan.origins[index]] = fate
         done = (stub_mode and not for_facts) or step.changes_nothing(current.n)
         plan = plan.then(step)
@@ -394,7 +422,7 @@ def prune_plan(walk: Callable[[], Iterable[Message]], options: PruneOptions) -> 
             break
 
         def again(plan: PrunePlan = plan) -> Iterator[Message]:
-            return (message for _, message in plan.walked(walk()))
+            return (message for _, message, _ in plan.walked((message, None) for message in walk()))
 
         current = _Transcript(again(), again, facts, memo, stub_mode)
     if not stub_mode:
@@ -411,7 +439,7 @@ def _count_dropped_calls(first: _Transcript, plan: PrunePlan) -> None:
             plan.fates[index] = Fate("elided", f"{before - after} tool call(s) removed with their results")
 
 
-def _once(t: _Transcript, stub_mode: bool, labels: Sequence[int]) -> tuple[_Round, bool]:
+def _once(t: _Transcript, stub_mode: bool, labels: Sequence[int], reasons: bool = True) -> tuple[_Round, bool]:
     """One round of the three passes; ``labels`` maps a position to the index reasons name.
 
     Also says whether a copy was brought back for a fact (then the round may not be a fixed point).
@@ -435,34 +463,40 @@ def _once(t: _Transcript, stub_mode: bool, labels: Sequence[int]) -> tuple[_Roun
         if key is not None:
             latest[key] = i
     pruned: dict[int, tuple[str, int]] = {}  # index -> (kind, the message it defers to)
+    marks: dict[tuple[str, int], tuple[str, int]] = {}  # one tuple for all that defer to one message
+
+    def mark(kind: str, target: int) -> tuple[str, int]:
+        return marks.setdefault((kind, target), (kind, target))
+
     superseding: set[int] = set()
     for i, key in enumerate(keys):
         if key is not None and latest[key] != i:
             superseding.add(latest[key])
             if worth_pruning(i, "superseded", latest[key]):
-                pruned[i] = ("superseded", latest[key])
+                pruned[i] = mark("superseded", latest[key])
 
     # 2. Duplicates of an earlier kept tool result or retrieved chunk. What a stub defers
     # to (the latest of a key) stays itself, so a stub never points at another stub.
-    first: dict[bytes, int] = {}  # digest of a folded text -> the first message holding it
+    first: dict[tuple[int, int], int] = {}  # digest of a folded text -> the first message holding it
     for i in range(n):
         if not t.candidate[i] or i in pruned or t.stub[i]:
             continue
-        digest = t.digests.get(i)
+        digest = t.digest(i)
         if digest is None:
             continue
         original = first.setdefault(digest, i)
         if original != i and i not in superseding and worth_pruning(i, "duplicate", original):
-            pruned[i] = ("duplicate", original)
+            pruned[i] = mark("duplicate", original)
 
     # 3. Dependencies, to a fixed point.
     restored, for_facts = _restore(t, pruned, stub_mode, labels)
-    return _build(t, pruned, restored, stub_mode, labels), for_facts
+    return _build(t, pruned, restored, stub_mode, labels, reasons), for_facts
 
 
 def _assistant_live(t: _Transcript, a: int, pruned: dict[int, Any]) -> bool:
     """An assistant still says something: content, or at least one call whose answer stays."""
-    return bool(t.filled[a]) or any(r not in pruned for r in t.results[a]) or not t.results[a]
+    results = t.results(a)
+    return bool(t.filled[a]) or any(r not in pruned for r in results) or not results
 
 
 def _restore(
@@ -475,11 +509,11 @@ def _restore(
     n = t.n
     stub = t.stub
     if stub_mode:
-        active = [not stub[i] and i not in pruned for i in range(n)]
+        active = bytearray(not stub[i] and i not in pruned for i in range(n))
     else:
-        active = [
+        active = bytearray(
             not stub[i] and i not in pruned and (not t.calls[i] or _assistant_live(t, i, pruned)) for i in range(n)
-        ]
+        )
     definers: dict[str, list[int]] = {}
     for i, note in t.notes.items():
         if note and note.get("defines") is not None:
@@ -487,7 +521,7 @@ def _restore(
                 definers.setdefault(key, []).append(i)
     # How many of a key's first j definers the first two passes kept: fixed before any
     # restoration, so the order the work is done in cannot change what is satisfied.
-    active_at_start = list(active)
+    active_at_start = bytes(active)
     kept_before = {key: [0, *accumulate(int(active[d]) for d in found)] for key, found in definers.items()}
     restored: dict[int, str] = {}
     queue: deque[int] = deque(i for i, note in t.notes.items() if note and active[i] and note.get("references"))
@@ -505,17 +539,16 @@ def _restore(
             # Restoring a tool result restores its call, so its assistant speaks again.
             active[owner] = True
             queue.append(owner)
-        if t.calls[i] and not _assistant_live(t, i, {r: 0 for r in t.results[i] if r in pruned and r not in restored}):
-            for result in t.results[i]:
+        if t.calls[i] and not _assistant_live(t, i, {r: 0 for r in t.results(i) if r in pruned and r not in restored}):
+            for result in t.results(i):
                 keep(result, f"call in #{labels[i]}")
 
     if not stub_mode:
         # A pinned assistant keeps every call, so its results stay too.
-        for a, results in t.results.items():
-            if t.protected(a):
-                for result in results:
-                    if result in pruned:
-                        keep(result, f"call in pinned #{labels[a]}")
+        for a in [a for a in t.notes if t.calls[a] and t.protected(a)]:
+            for result in t.results(a):
+                if result in pruned:
+                    keep(result, f"call in pinned #{labels[a]}")
 
     def drain() -> None:
         while queue:
@@ -556,39 +589,40 @@ def _build(
     restored: dict[int, str],
     stub_mode: bool,
     labels: Sequence[int],
+    reasons: bool,
 ) -> _Round:
     fates: dict[int, Fate] = {}
     for i, reason in restored.items():
         fates[i] = Fate("restored", reason)
-    gone = {i: mark for i, mark in pruned.items() if i not in restored}
-    # Many messages defer to one (every earlier read of a file to its latest): one stub, one fate for them.
-    said: dict[tuple[str, int], tuple[str, Fate]] = {}
-    for i, (kind, target) in gone.items():
-        told = said.get((kind, target))
-        if told is None:
+    gone = {i: mark for i, mark in pruned.items() if i not in restored} if restored else pruned
+    # Many messages defer to one (every earlier read of a file to its latest): one fate for them all.
+    said: dict[tuple[str, int], Fate] = {}
+    for i, (kind, target) in gone.items() if reasons else ():
+        fate = said.get((kind, target))
+        if fate is None:
             reason = f"superseded by #{labels[target]}" if kind == "superseded" else f"duplicate of #{labels[target]}"
-            told = said[(kind, target)] = (
-                stub_text(kind, labels[target]),
-                Fate("elided" if stub_mode else "removed", reason),
-            )
-        fates[i] = told[1]
+            fate = said[(kind, target)] = Fate("elided" if stub_mode else "removed", reason)
+        fates[i] = fate
+    labelled = not labels or labels[-1] == len(labels) - 1  # positions are input indices (the first round)
     if stub_mode:
-        stubs = {i: said[mark][0] for i, mark in gone.items()}
-        return _Round(list(range(t.n)), stubs, {}, fates)
+        stubs = gone if labelled else {i: (kind, labels[target]) for i, (kind, target) in gone.items()}
+        return _Round(range(t.n), stubs, {}, fates)
     origins: list[int] = []
     stubs = {}
     calls: dict[int, tuple[int, ...]] = {}
     for i in range(t.n):
         if i in gone and t.observation[i]:
             # No call goes with it, and dropping it would leave its action unanswered: a stub.
-            stubs[i] = said[gone[i]][0]
+            kind, target = gone[i]
+            stubs[i] = (kind, labels[target])
             origins.append(i)
-            fates[i] = Fate("elided", fates[i].reason)
+            if reasons:
+                fates[i] = Fate("elided", fates[i].reason)
             continue
         if i in gone:
             continue
         if t.calls[i]:
-            dropped = {t.call_at[r] for r in t.results[i] if r in gone}
+            dropped = {t.call_at[r] for r in t.results(i) if r in gone}
             if dropped:
                 kept = tuple(position for position in range(t.calls[i]) if position not in dropped)
                 if not kept and not t.filled[i]:
