@@ -38,7 +38,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import orjson
 
@@ -108,6 +108,15 @@ def _key_list(value: Any) -> list[str]:
     return [item if isinstance(item, str) else canonical(item) for item in items]
 
 
+class _Note(NamedTuple):
+    """What the passes read of a message's annotations (kept small: one per annotated message)."""
+
+    pin: bool
+    defines: tuple[str, ...]
+    references: tuple[str, ...]
+    cites: bool  # it references something (a kept one is checked from the start)
+
+
 @dataclass(frozen=True)
 class _Memo:
     keys: dict[tuple[str, str], tuple[str, ...]]  # (call name, arguments) -> the call's key, spelled once
@@ -136,7 +145,7 @@ class _Transcript:
         self.facts = facts
         self.memo = memo
         self.stub_mode = stub_mode
-        self.notes: dict[int, dict[str, Any]] = {}
+        self.notes: dict[int, _Note] = {}  # only for messages whose annotations say something to the passes
         # Columns, one entry per message: machine integers and bytes, not Python objects.
         self.calls = array("i")  # an assistant's number of tool calls (0: none)
         self.owner = array("i")  # tool result -> the assistant message holding its call
@@ -155,10 +164,11 @@ class _Transcript:
         current, ids, calls_there = -1, dict[Any, int](), list[dict[str, Any]]()
         for i, message in enumerate(messages):
             note = message.get(ANNOTATION_KEY)
-            if isinstance(note, dict):
-                self.notes[i] = note
-            else:
+            if not isinstance(note, dict):
                 note = {}
+            pin, defines, references = note.get("pin") is True, note.get("defines"), note.get("references")
+            if pin or defines is not None or references is not None:
+                self.notes[i] = _Note(pin, tuple(_key_list(defines)), tuple(_key_list(references)), bool(references))
             content = message.get("content")
             text = content_text(message)
             self.length.append(len(text))
@@ -248,7 +258,8 @@ class _Transcript:
 
     def protected(self, i: int) -> bool:
         """Pinned: never pruned. (A fact-bearing message is not: one copy of each fact suffices.)"""
-        return self.notes.get(i, {}).get("pin") is True
+        note = self.notes.get(i)
+        return note is not None and note.pin
 
     def _fact_text(self, i: int, message: Message, owner_calls: list[dict[str, Any]]) -> str:
         """What message ``i`` will hold in the output, as facts are looked for in it.
@@ -516,15 +527,14 @@ def _restore(
         )
     definers: dict[str, list[int]] = {}
     for i, note in t.notes.items():
-        if note and note.get("defines") is not None:
-            for key in _key_list(note["defines"]):
-                definers.setdefault(key, []).append(i)
+        for key in note.defines:
+            definers.setdefault(key, []).append(i)
     # How many of a key's first j definers the first two passes kept: fixed before any
     # restoration, so the order the work is done in cannot change what is satisfied.
     active_at_start = bytes(active)
     kept_before = {key: [0, *accumulate(int(active[d]) for d in found)] for key, found in definers.items()}
     restored: dict[int, str] = {}
-    queue: deque[int] = deque(i for i, note in t.notes.items() if note and active[i] and note.get("references"))
+    queue: deque[int] = deque(i for i, note in t.notes.items() if active[i] and note.cites)
 
     def keep(i: int, reason: str) -> None:
         if i in pruned and i not in restored:
@@ -555,7 +565,8 @@ def _restore(
             satisfy(queue.popleft())
 
     def satisfy(k: int) -> None:
-        for key in _key_list(t.notes.get(k, {}).get("references")):
+        note = t.notes.get(k)
+        for key in note.references if note is not None else ():
             found = definers.get(key)
             if not found:
                 continue
