@@ -34,13 +34,13 @@ from compactctl.compaction import compact
 from compactctl.errors import CompactctlError, InputError
 from compactctl.evaluate import FileEvaluation, Judge, evaluate, merged
 from compactctl.facts import declared_facts, fold
-from compactctl.formats import agents_sqlite, chat, detect, load, load_records, records_of, write_as
+from compactctl.formats import agents_sqlite, chat, dataset, detect, load, load_records, records_of, write_as
 from compactctl.formats.base import Transcript
-from compactctl.formats.records import BOM, SQLITE_MAGIC, Record, parse_records
+from compactctl.formats.records import BOM, SQLITE_MAGIC, Record, iter_jsonl_stream, parse_records
 from compactctl.replay.prices import Prices, PriceTable
 from compactctl.replay.simulate import SettingResult, aggregate, replay
 from compactctl.replay.triggers import Setting
-from compactctl.reporting import FileReport, Labelled, Measure, check_facts_present, file_report, measure
+from compactctl.reporting import FileReport, Labelled, Measure, Measurer, check_facts_present, file_report, measure
 from compactctl.review import FileReview, TranscriptReview, recording, review_side
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import TokenCounter
@@ -377,67 +377,141 @@ def compact_file(
     """
     if not archive and not keep_manifest and _walkable(job, steps, settings, to):
         return _compact_walked(job, steps, settings, counter)
+    if _lines_are_transcripts(job, settings, to):
+        return _compact_lines(job, steps, settings, counter, summarizer, archive)
     skipped: list[int] | None = [] if settings.get("on_error") == "skip" else None
     fmt, transcripts = load(read_source(job.source), job.source, settings.get("format", "auto"), skipped)
     if fmt.name == agents_sqlite.NAME:
         transcripts = agents_sqlite.selected(transcripts, settings.get("session"), job.source)
-    results = [compact(t.messages, steps, settings, counter=counter, summarizer=summarizer) for t in transcripts]
-    compacted = [t.rewritten(r.messages, r.origins) for t, r in zip(transcripts, results, strict=True)]
-    required = list(settings.get("require") or ())
     # Every fact is looked for from the first message on, wherever it is declared.
-    facts = declared_facts((m for t in transcripts for m in t.messages), required)
-    before = measure(((t.label, t.messages) for t in transcripts), counter, facts)
-    after = measure(((t.label, t.messages) for t in compacted), counter, facts)
-    if settings.get("strict_facts"):
-        check_facts_present(file_report(job.name, fmt.name, before, None, required), job.source)
-    usage = sum((r.usage for r in results), SummarizerUsage())
-    notes = [note for r in results for note in r.notes]
+    tally = _Tally(job, settings, counter, (m for t in transcripts for m in t.messages), archive)
+    compacted = [tally.compact(t, steps, summarizer) for t in transcripts]
+    tally.check_facts(fmt.name)
     if job.target is not None and settings.get("in_place"):
         replace_in_database(job.source, fmt.name, compacted)
     elif job.target is not None:
         write_atomic(job.target, write_as(compacted, fmt, to, job.source))
-    manifest = [
-        {"file": job.name, "transcript": t.label, **dataclasses.asdict(entry)}
-        for t, r in zip(transcripts, results, strict=True)
-        for entry in r.manifest
-    ]
-    archived = [
-        {
-            "file": job.name,
-            "transcript": t.label,
-            "index": entry.index,
-            "action": entry.action,
-            "reason": entry.reason,
-            "message": t.messages[entry.index],
-        }
-        for t, r in zip(transcripts, results, strict=True)
-        if archive
-        for entry in r.manifest
-        if entry.action in ("elided", "removed", "summarized")
-    ]
-    report = file_report(job.name, fmt.name, before, after, required, usage, dict.fromkeys(notes), skipped or ())
-    return FileCompaction(report, manifest, archived)
+    return tally.result(fmt.name, skipped or ())
+
+
+class _Tally:
+    """What a file's compaction reports, added up a transcript at a time: the figures before and
+    after, the manifest and archive entries, summarizer usage and notes."""
+
+    def __init__(
+        self, job: Job, settings: Mapping[str, Any], counter: TokenCounter, messages: Iterable[Message], archive: bool
+    ) -> None:
+        self.job, self.settings, self.counter, self.archive = job, settings, counter, archive
+        self.required = list(settings.get("require") or ())
+        self.facts = declared_facts(messages, self.required)
+        self.before, self.after = Measurer(counter, self.facts), Measurer(counter, self.facts)
+        self.manifest: list[dict[str, Any]] = []
+        self.archived: list[dict[str, Any]] = []
+        self.usage = SummarizerUsage()
+        self.notes: list[str] = []
+
+    def compact(self, transcript: Transcript, steps: Sequence[str], summarizer: Summarizer | None) -> Transcript:
+        result = compact(transcript.messages, steps, self.settings, counter=self.counter, summarizer=summarizer)
+        compacted = transcript.rewritten(result.messages, result.origins)
+        self.before.add_transcript(transcript.messages, transcript.label)
+        self.after.add_transcript(compacted.messages, compacted.label)
+        self.usage = self.usage + result.usage
+        self.notes.extend(result.notes)
+        where = {"file": self.job.name, "transcript": transcript.label}
+        self.manifest.extend({**where, **dataclasses.asdict(entry)} for entry in result.manifest)
+        if self.archive:
+            self.archived.extend(
+                {
+                    **where,
+                    "index": entry.index,
+                    "action": entry.action,
+                    "reason": entry.reason,
+                    "message": transcript.messages[entry.index],
+                }
+                for entry in result.manifest
+                if entry.action in ("elided", "removed", "summarized")
+            )
+        return compacted
+
+    def check_facts(self, format_name: str, before: Measure | None = None) -> None:
+        """--strict-facts: a fact the input does not hold fails the file before anything is written."""
+        if self.settings.get("strict_facts"):
+            measured = before or self.before.result()
+            check_facts_present(file_report(self.job.name, format_name, measured, None, self.required), self.job.source)
+
+    def result(self, format_name: str, skipped: Iterable[int] = ()) -> FileCompaction:
+        before, after = self.before.result(), self.after.result()
+        notes = dict.fromkeys(self.notes)
+        report = file_report(self.job.name, format_name, before, after, self.required, self.usage, notes, skipped)
+        return FileCompaction(report, self.manifest, self.archived)
+
+
+def _lines_are_transcripts(job: Job, settings: Mapping[str, Any], to: str | None) -> bool:
+    """A dataset file (one transcript per line) is compacted a line at a time, never held whole."""
+    return (
+        _readable_twice(job)
+        and to in (None, dataset.NAME)
+        and settings.get("format", "auto") in ("auto", dataset.NAME)
+        and _first_lines_format(job.source, layout_too=True) == dataset.NAME
+    )
+
+
+def _compact_lines(
+    job: Job,
+    steps: Sequence[str],
+    settings: Mapping[str, Any],
+    counter: TokenCounter,
+    summarizer: Summarizer | None,
+    archive: bool,
+) -> FileCompaction:
+    """``compact_file`` for a dataset file: read, compact and write one line (one transcript) at a time."""
+
+    skipped: list[int] | None = [] if settings.get("on_error") == "skip" else None
+
+    def transcripts() -> Iterator[Transcript]:
+        with open(job.source, "rb") as file:
+            for record in iter_jsonl_stream(file, job.source, skipped):
+                yield from dataset.read([record], job.source)
+
+    tally = _Tally(job, settings, counter, (m for t in transcripts() for m in t.messages), archive)
+    if settings.get("strict_facts"):  # the input's figures first: a missing fact writes nothing
+        tally.check_facts(dataset.NAME, measure(((t.label, t.messages) for t in transcripts()), counter, tally.facts))
+
+    def lines() -> Iterator[bytes]:
+        for transcript in transcripts():
+            yield dataset.write([tally.compact(transcript, steps, summarizer)])
+
+    if job.target is None:  # --dry-run
+        for _ in lines():
+            pass
+    else:
+        write_atomic(job.target, lambda file: file.writelines(lines()))
+    return tally.result(dataset.NAME, dict.fromkeys(skipped or ()))  # each pass met them
 
 
 def _walkable(job: Job, steps: Sequence[str], settings: Mapping[str, Any], to: str | None) -> bool:
     """Whether this compaction can walk the file rather than hold it (docs/memory.md says when not)."""
     return (
-        job.source != STDIO  # stdin can be read once only
-        and Path(job.source).is_file()
+        _readable_twice(job)
         and walkable(steps)
         and to in (None, chat.NAME)
         and settings.get("format", "auto") in ("auto", chat.NAME)
-        and settings.get("on_error") != "skip"
         and not settings.get("in_place")
-        and _first_line_is_chat(job.source, layout_too=True)
+        and _first_lines_format(job.source, layout_too=True) == chat.NAME
     )
+
+
+def _readable_twice(job: Job) -> bool:
+    """A file that can be read again (stdin and pipes cannot) and is not being replaced in place."""
+    return job.source != STDIO and Path(job.source).is_file()
 
 
 def _compact_walked(
     job: Job, steps: Sequence[str], settings: Mapping[str, Any], counter: TokenCounter
 ) -> FileCompaction:
     """``compact_file`` for one chat JSON Lines file, read a line at a time, as often as needed."""
-    lines = chat.LineFile(job.source)
+    skipped: list[int] | None = [] if settings.get("on_error") == "skip" else None
+    lines = chat.LineFile(job.source, skipped)
     required = list(settings.get("require") or ())
     facts = declared_facts((message for message, _ in lines()), required)
     before = measure([("", (message for message, _ in lines()))], counter, facts)
@@ -452,7 +526,8 @@ def _compact_walked(
         run(lambda message, line: None)
     else:
         write_atomic(job.target, lambda file: run(lambda message, line: file.write(lines.line(message, line))))
-    report = file_report(job.name, chat.NAME, before, measured[0], required, SummarizerUsage(), {}, ())
+    skipped_lines = list(dict.fromkeys(skipped or ()))  # each walk met them
+    report = file_report(job.name, chat.NAME, before, measured[0], required, SummarizerUsage(), {}, skipped_lines)
     return FileCompaction(report, [], [])
 
 
@@ -501,9 +576,14 @@ def open_transcripts(
     return fmt.name, lambda: ((t.label, t.messages) for t in transcripts)
 
 
-def _first_line_is_chat(source: str, sample: int = 20, layout_too: bool = False) -> bool:
-    """Whether the file's first lines detect as chat (other formats also have a ``role`` up front);
-    with ``layout_too``, also that it is JSON Lines (a message object per line, not a JSON array)."""
+def _first_line_is_chat(source: str) -> bool:
+    """Whether the file's first lines detect as chat (other formats also have a ``role`` up front)."""
+    return _first_lines_format(source) == chat.NAME
+
+
+def _first_lines_format(source: str, sample: int = 20, layout_too: bool = False) -> str | None:
+    """The format the file's first lines detect as (None when they do not parse); with
+    ``layout_too``, None unless the file is JSON Lines of objects (not one JSON document)."""
     records: list[Record] = []
     with open(source, "rb") as file:
         for number, line in enumerate(file, start=1):
@@ -511,15 +591,15 @@ def _first_line_is_chat(source: str, sample: int = 20, layout_too: bool = False)
                 try:
                     records.append(Record(number, orjson.loads(line.removeprefix(BOM) if number == 1 else line)))
                 except orjson.JSONDecodeError:
-                    return False
+                    return None
                 if len(records) == sample:
                     break
-    if layout_too and (not records or not isinstance(records[0].value, dict)):
-        return False
+    if not records or (layout_too and not isinstance(records[0].value, dict)):
+        return None
     try:
-        return bool(records) and detect(records, source).name == chat.NAME
+        return detect(records, source).name
     except CompactctlError:
-        return False
+        return None
 
 
 def report_pair(

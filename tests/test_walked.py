@@ -169,3 +169,46 @@ def test_generated_transcripts_walked_give_what_they_give_held(tmp_path, transcr
     held, held_report, walked, walked_report = held_and_walked(source, steps, options, tmp_path)
     assert walked == held
     assert walked_report == held_report
+
+
+def dataset_files(folder: Path) -> list[Path]:
+    """The dataset sample, and the same lines with Python's spacing, a blank line and CRLF endings."""
+    sample = ROOT / "samples" / "dataset.jsonl"
+    lines = [json.loads(line) for line in sample.read_bytes().splitlines() if line.strip()]
+    spaced = folder / "dataset-python.jsonl"
+    spaced.write_bytes(b"\r\n".join(json.dumps(line).encode() for line in lines) + b"\r\n\r\n")
+    return [sample, spaced]
+
+
+@pytest.mark.parametrize("steps, options", RUNS, ids=lambda v: str(v))
+def test_a_dataset_file_compacted_a_line_at_a_time_gives_what_it_gives_held(steps, options, tmp_path, monkeypatch):
+    import compactctl.files as files
+
+    for source in dataset_files(tmp_path):
+        lines = compact_file(Job(str(source), str(tmp_path / "lines.jsonl"), source.name), steps, options, counter)
+        with monkeypatch.context() as held_only:
+            held_only.setattr(files, "_lines_are_transcripts", lambda *given: False)
+            held = compact_file(Job(str(source), str(tmp_path / "held.jsonl"), source.name), steps, options, counter)
+        assert (tmp_path / "lines.jsonl").read_bytes() == (tmp_path / "held.jsonl").read_bytes()
+        assert lines == held  # report, manifest and archive alike
+        assert held.report.transcripts > 1
+
+
+def test_a_dataset_line_that_does_not_parse_is_skipped_and_named_with_on_error_skip(tmp_path):
+    sample = (ROOT / "samples" / "dataset.jsonl").read_bytes().splitlines()
+    source = tmp_path / "broken.jsonl"
+    source.write_bytes(b"\n".join([sample[0], b"{not json", *sample[1:]]) + b"\n")
+    result = compact_file(
+        Job(str(source), str(tmp_path / "o.jsonl"), "broken.jsonl"), ["prune"], {"on_error": "skip"}, counter
+    )
+    assert result.report.skipped_lines == [2]
+    assert len((tmp_path / "o.jsonl").read_bytes().splitlines()) == len(sample)
+
+
+def test_a_chat_line_that_does_not_parse_is_skipped_walked_as_held(tmp_path):
+    sample = (ROOT / "samples" / "coding-agent.jsonl").read_bytes().splitlines()
+    source = tmp_path / "broken.jsonl"
+    source.write_bytes(b"\n".join([*sample[:3], b'{"role": "tool", "content": ', *sample[3:]]) + b"\n")
+    held, held_report, walked, walked_report = held_and_walked(source, ["prune"], {"on_error": "skip"}, tmp_path)
+    assert walked == held and walked_report == held_report
+    assert walked_report.skipped_lines == [4]
