@@ -591,7 +591,9 @@ def _first_lines_format(source: str, sample: int = 20, layout_too: bool = False)
                 try:
                     records.append(Record(number, orjson.loads(line.removeprefix(BOM) if number == 1 else line)))
                 except orjson.JSONDecodeError:
-                    return None
+                    if not records:  # a first line that does not parse may begin a JSON document
+                        return None
+                    continue  # a bad line further on is the reader's to name (or skip)
                 if len(records) == sample:
                     break
     if not records or (layout_too and not isinstance(records[0].value, dict)):
