@@ -514,10 +514,10 @@ def _compact_walked(
     lines = chat.LineFile(job.source, skipped)
     required = list(settings.get("require") or ())
     facts = declared_facts((message for message, _ in lines()), required)
-    before = measure([("", (message for message, _ in lines()))], counter, facts)
-    if settings.get("strict_facts"):
+    if settings.get("strict_facts"):  # the input's figures first: a missing fact writes nothing
+        before = measure([("", (message for message, _ in lines()))], counter, facts)
         check_facts_present(file_report(job.name, chat.NAME, before, None, required), job.source)
-    measured: list[Measure] = []
+    measured: list[tuple[Measure, Measure]] = []
 
     def run(write: Callable[[Message, bytes | None], object]) -> None:
         measured.append(compact_walked(lines, steps, settings, counter, facts, write))
@@ -527,7 +527,8 @@ def _compact_walked(
     else:
         write_atomic(job.target, lambda file: run(lambda message, line: file.write(lines.line(message, line))))
     skipped_lines = list(dict.fromkeys(skipped or ()))  # each walk met them
-    report = file_report(job.name, chat.NAME, before, measured[0], required, SummarizerUsage(), {}, skipped_lines)
+    before, after = measured[0]
+    report = file_report(job.name, chat.NAME, before, after, required, SummarizerUsage(), {}, skipped_lines)
     return FileCompaction(report, [], [])
 
 

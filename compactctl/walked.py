@@ -14,12 +14,12 @@ transcript as before.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from compactctl.reporting import Measure, measure
+from compactctl.reporting import Measure, Measurer
 from compactctl.strategies import STRATEGIES, StepContext, options_from
-from compactctl.strategies.prune import PruneOptions, PrunePlan, prune_plan
+from compactctl.strategies.prune import PruneOptions, prune_plan
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import Message
 
@@ -42,12 +42,14 @@ def compact_walked(
     counter: TokenCounter,
     facts: Sequence[str],
     write: Callable[[Message, Tag | None], object],
-) -> Measure:
+) -> tuple[Measure, Measure]:
     """Compact the messages ``walk`` gives (with a tag each, e.g. the line read), calling ``write``
     for each output message in order, with its input's tag when it is that message unchanged.
 
-    Returns the output measured as ``measure`` would measure it, looking for ``facts``. The same
-    messages, steps and settings give what ``compaction.compact`` gives, message for message.
+    ``facts`` are the ones declared in the messages (``facts.declared_facts``, with the run's
+    required ones). Returns the input and the output measured as ``measure`` would measure
+    them. The same messages, steps and settings give what ``compaction.compact`` gives,
+    message for message. The messages are walked twice (once more per extra prune round).
     """
     if not walkable(steps):
         raise ValueError(f"these steps are not run on a walked transcript: {', '.join(steps)}")
@@ -55,28 +57,25 @@ def compact_walked(
     plan = None
     if steps[0] == "prune":
         options = options_from(PruneOptions, settings)
-        plan = prune_plan(lambda: (message for message, _ in walk()), options, reasons=False)
+        plan = prune_plan(lambda: (message for message, _ in walk()), options, reasons=False, facts=facts)
     per_message = [
         (STRATEGIES[name], options_from(STRATEGIES[name].options, settings)) for name in steps if name != "prune"
     ]
-
-    def output() -> Iterator[Message]:
-        items = walk()
-        for _, message, tag in _kept(plan, items):
-            out = message
-            for strategy, options in per_message:
-                out = strategy.run([out], options, context).messages[0]
-            write(out, tag if out is message else None)
-            yield out
-
-    return measure([("", output())], counter, facts)
-
-
-def _kept(plan: PrunePlan | None, items: Iterable[tuple[Message, Tag]]) -> Iterator[tuple[int, Message, Tag | None]]:
-    """(index, message as the plan leaves it, the tag when unchanged) for the items the plan keeps."""
-    if plan is None:
-        for index, (message, tag) in enumerate(items):
-            yield index, message, tag
-        return
-    for index, out, (original, tag) in plan.walked((message, (message, tag)) for message, tag in items):
-        yield index, out, tag if out is original else None
+    before, after = Measurer(counter, facts), Measurer(counter, facts)
+    before.start_transcript()
+    after.start_transcript()
+    origins, at = (plan.origins if plan is not None else None), 0
+    for index, (message, tag) in enumerate(walk()):
+        before.feed(message)
+        if plan is not None and origins is not None:
+            if at == len(origins) or origins[at] != index:
+                continue  # pruned away
+            at += 1
+        out = plan.edited(index, message) if plan is not None else message
+        for strategy, step_options in per_message:
+            out = strategy.run([out], step_options, context).messages[0]
+        write(out, tag if out is message else None)
+        after.feed(out)
+    before.end_transcript()
+    after.end_transcript()
+    return before.result(), after.result()

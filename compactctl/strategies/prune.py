@@ -398,7 +398,12 @@ def prune(messages: list[Message], options: PruneOptions, context: StepContext) 
     return StepResult(plan.applied(messages), list(plan.origins), plan.fates)
 
 
-def prune_plan(walk: Callable[[], Iterable[Message]], options: PruneOptions, reasons: bool = True) -> PrunePlan:
+def prune_plan(
+    walk: Callable[[], Iterable[Message]],
+    options: PruneOptions,
+    reasons: bool = True,
+    facts: Sequence[str] | None = None,
+) -> PrunePlan:
     """What ``prune`` does to the messages ``walk`` gives (each call gives them again, in order).
 
     The messages are walked a few times and never held, so a transcript larger than memory
@@ -411,12 +416,13 @@ def prune_plan(walk: Callable[[], Iterable[Message]], options: PruneOptions, rea
     message in place, so its first round is already the fixed point.
 
     Without ``reasons`` the plan's fates leave out the pruned messages (a caller that writes
-    no manifest need not hold a reason for each of them).
+    no manifest need not hold a reason for each of them). ``facts``, when given, are what
+    ``declared_facts(messages, options.require)`` gives (a caller that has them saves a walk).
     """
     stub_mode = options.mode == "stub"
-    facts = FactMatcher(declared_facts(walk(), options.require))
+    matcher = FactMatcher(declared_facts(walk(), options.require) if facts is None else facts)
     memo = _Memo({})
-    first = current = _Transcript(walk(), walk, facts, memo, stub_mode)
+    first = current = _Transcript(walk(), walk, matcher, memo, stub_mode)
     plan = PrunePlan.identity(first.n)
     # Every round that changes something drops at least one more message or call, so this ends.
     for _ in range(first.n + 1):
@@ -435,7 +441,7 @@ def prune_plan(walk: Callable[[], Iterable[Message]], options: PruneOptions, rea
         def again(plan: PrunePlan = plan) -> Iterator[Message]:
             return (message for _, message, _ in plan.walked((message, None) for message in walk()))
 
-        current = _Transcript(again(), again, facts, memo, stub_mode)
+        current = _Transcript(again(), again, matcher, memo, stub_mode)
     if not stub_mode:
         _count_dropped_calls(first, plan)
     return plan
