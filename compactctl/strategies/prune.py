@@ -119,7 +119,7 @@ class _Note(NamedTuple):
 
 @dataclass(frozen=True)
 class _Memo:
-    keys: dict[tuple[str, str], tuple[str, ...]]  # (call name, arguments) -> the call's key, spelled once
+    keys: dict[tuple[str, ...], tuple[str, ...]]  # each distinct call key, held once
 
 
 class _Transcript:
@@ -130,7 +130,7 @@ class _Transcript:
     a transcript too large to hold (a 300 MB chat file is one transcript) is walked, not
     held: ``walk`` gives the same messages again, for the rare pass that must read their
     text (facts no kept message holds any more). ``memo`` is shared by the rounds of one
-    prune, so an argument string is parsed once.
+    prune, so equal call keys are one tuple.
     """
 
     def __init__(
@@ -234,13 +234,10 @@ class _Transcript:
         function = call.get("function") if isinstance(call, dict) else None
         if not isinstance(function, dict):
             return None
-        name, arguments = str(function.get("name", "")), function.get("arguments", "")
-        if not isinstance(arguments, str):
-            return ("call", name, canonical(arguments))
-        key = self.memo.keys.get((name, arguments))
-        if key is None:
-            key = self.memo.keys[(name, arguments)] = ("call", name, canonical(arguments))
-        return key
+        # The arguments digested: an edit's arguments hold a whole file, and the key outlives the message.
+        spelled = canonical(function.get("arguments", "")).encode("utf-8", "surrogatepass")
+        key = ("call", str(function.get("name", "")), hashlib.blake2b(spelled, digest_size=16).hexdigest())
+        return self.memo.keys.setdefault(key, key)  # one tuple per distinct call
 
     def results(self, a: int) -> list[int]:
         """The tool results answering assistant ``a``'s calls (they follow it, before any other message)."""
