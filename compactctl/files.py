@@ -35,12 +35,21 @@ from compactctl.errors import CompactctlError, InputError
 from compactctl.evaluate import FileEvaluation, Judge, evaluate, merged
 from compactctl.facts import declared_facts, fold
 from compactctl.formats import agents_sqlite, chat, dataset, detect, load, load_records, records_of, write_as
-from compactctl.formats.base import Transcript
-from compactctl.formats.records import BOM, SQLITE_MAGIC, Record, iter_jsonl_stream, parse_records
+from compactctl.formats.base import Transcript, converted
+from compactctl.formats.records import BOM, SQLITE_MAGIC, Record, SkippedLine, iter_jsonl_stream, parse_records
 from compactctl.replay.prices import Prices, PriceTable
 from compactctl.replay.simulate import SettingResult, aggregate, replay
 from compactctl.replay.triggers import Setting
-from compactctl.reporting import FileReport, Labelled, Measure, Measurer, check_facts_present, file_report, measure
+from compactctl.reporting import (
+    FileReport,
+    Labelled,
+    Measure,
+    Measured,
+    Measurer,
+    check_facts_present,
+    file_report,
+    measure,
+)
 from compactctl.review import FileReview, TranscriptReview, recording, review_side
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import TokenCounter
@@ -349,6 +358,10 @@ class _progress:
 
 # --- compact: one file ---------------------------------------------------------------------
 
+# Formats whose API rejects a conversation that does not open on the user's turn: window keeps
+# the request before a tail that would open on the model's.
+OPENS_ON_USER = frozenset({"anthropic"})
+
 
 @dataclass(frozen=True)
 class FileCompaction:
@@ -378,13 +391,15 @@ def compact_file(
     if not archive and not keep_manifest and _walkable(job, steps, settings, to):
         return _compact_walked(job, steps, settings, counter)
     if _lines_are_transcripts(job, settings, to):
-        return _compact_lines(job, steps, settings, counter, summarizer, archive)
-    skipped: list[int] | None = [] if settings.get("on_error") == "skip" else None
+        return _compact_lines(job, steps, settings, counter, summarizer, archive, to)
+    skipped: list[SkippedLine] | None = [] if settings.get("on_error") == "skip" else None
     fmt, transcripts = load(read_source(job.source), job.source, settings.get("format", "auto"), skipped)
     if fmt.name == agents_sqlite.NAME:
         transcripts = agents_sqlite.selected(transcripts, settings.get("session"), job.source)
+    if (to or fmt.name) in OPENS_ON_USER:
+        settings = {**settings, "open_on_user": True}
     # Every fact is looked for from the first message on, wherever it is declared.
-    tally = _Tally(job, settings, counter, (m for t in transcripts for m in t.messages), archive)
+    tally = _Tally(job, settings, counter, (m for t in transcripts for m in t.messages), archive, fmt.name, to)
     compacted = [tally.compact(t, steps, summarizer) for t in transcripts]
     tally.check_facts(fmt.name)
     if job.target is not None and settings.get("in_place"):
@@ -399,9 +414,17 @@ class _Tally:
     after, the manifest and archive entries, summarizer usage and notes."""
 
     def __init__(
-        self, job: Job, settings: Mapping[str, Any], counter: TokenCounter, messages: Iterable[Message], archive: bool
+        self,
+        job: Job,
+        settings: Mapping[str, Any],
+        counter: TokenCounter,
+        messages: Iterable[Message],
+        archive: bool,
+        format_name: str,
+        to: str | None,
     ) -> None:
         self.job, self.settings, self.counter, self.archive = job, settings, counter, archive
+        self.to, self.converted = to, to not in (None, format_name)  # written in another format
         self.required = list(settings.get("require") or ())
         self.facts = declared_facts(messages, self.required)
         self.before, self.after = Measurer(counter, self.facts), Measurer(counter, self.facts)
@@ -413,8 +436,11 @@ class _Tally:
     def compact(self, transcript: Transcript, steps: Sequence[str], summarizer: Summarizer | None) -> Transcript:
         result = compact(transcript.messages, steps, self.settings, counter=self.counter, summarizer=summarizer)
         compacted = transcript.rewritten(result.messages, result.origins)
-        self.before.add_transcript(transcript.messages, transcript.label)
-        self.after.add_transcript(compacted.messages, compacted.label)
+        # Transcripts, not bare messages: a Responses or Anthropic file is also held to its own API's rules.
+        self.before.add(transcript)
+        # Converted output is held to the rules of the format written (thinking does not travel).
+        written = dataclasses.replace(converted(compacted), read_as=str(self.to)) if self.converted else compacted
+        self.after.add(written)
         self.usage = self.usage + result.usage
         self.notes.extend(result.notes)
         where = {"file": self.job.name, "transcript": transcript.label}
@@ -439,7 +465,7 @@ class _Tally:
             measured = before or self.before.result()
             check_facts_present(file_report(self.job.name, format_name, measured, None, self.required), self.job.source)
 
-    def result(self, format_name: str, skipped: Iterable[int] = ()) -> FileCompaction:
+    def result(self, format_name: str, skipped: Iterable[SkippedLine] = ()) -> FileCompaction:
         before, after = self.before.result(), self.after.result()
         notes = dict.fromkeys(self.notes)
         report = file_report(self.job.name, format_name, before, after, self.required, self.usage, notes, skipped)
@@ -463,19 +489,37 @@ def _compact_lines(
     counter: TokenCounter,
     summarizer: Summarizer | None,
     archive: bool,
+    to: str | None,
 ) -> FileCompaction:
     """``compact_file`` for a dataset file: read, compact and write one line (one transcript) at a time."""
 
-    skipped: list[int] | None = [] if settings.get("on_error") == "skip" else None
+    skip = settings.get("on_error") == "skip"
+    skipped: list[SkippedLine] = []  # by the last pass, as ``load`` lists them (unparsed, then misshapen)
 
     def transcripts() -> Iterator[Transcript]:
+        unparsed: list[SkippedLine] | None = [] if skip else None
+        misshapen: list[SkippedLine] = []
+        read_any = False
         with open(job.source, "rb") as file:
-            for record in iter_jsonl_stream(file, job.source, skipped):
-                yield from dataset.read([record], job.source)
+            for record in iter_jsonl_stream(file, job.source, unparsed):
+                try:
+                    (transcript,) = dataset.read([record], job.source)
+                except InputError as error:
+                    if unparsed is None or error.line is None:
+                        raise
+                    misshapen.append(SkippedLine(error.line, error.message))
+                    continue
+                read_any = True
+                yield dataclasses.replace(transcript, read_as=dataset.NAME)  # as ``load`` marks it
+        if unparsed is not None:
+            skipped[:] = [*unparsed, *misshapen]
+            if not read_any and misshapen:  # nothing left to read: the file fails, on its last bad line
+                raise InputError(misshapen[-1].problem, job.source, misshapen[-1].line)
 
-    tally = _Tally(job, settings, counter, (m for t in transcripts() for m in t.messages), archive)
+    messages = (m for t in transcripts() for m in t.messages)
+    tally = _Tally(job, settings, counter, messages, archive, dataset.NAME, to)
     if settings.get("strict_facts"):  # the input's figures first: a missing fact writes nothing
-        tally.check_facts(dataset.NAME, measure(((t.label, t.messages) for t in transcripts()), counter, tally.facts))
+        tally.check_facts(dataset.NAME, measure(transcripts(), counter, tally.facts))
 
     def lines() -> Iterator[bytes]:
         for transcript in transcripts():
@@ -486,7 +530,7 @@ def _compact_lines(
             pass
     else:
         write_atomic(job.target, lambda file: file.writelines(lines()))
-    return tally.result(dataset.NAME, dict.fromkeys(skipped or ()))  # each pass met them
+    return tally.result(dataset.NAME, skipped)
 
 
 def _walkable(job: Job, steps: Sequence[str], settings: Mapping[str, Any], to: str | None) -> bool:
@@ -510,8 +554,7 @@ def _compact_walked(
     job: Job, steps: Sequence[str], settings: Mapping[str, Any], counter: TokenCounter
 ) -> FileCompaction:
     """``compact_file`` for one chat JSON Lines file, read a line at a time, as often as needed."""
-    skipped: list[int] | None = [] if settings.get("on_error") == "skip" else None
-    lines = chat.LineFile(job.source, skipped)
+    lines = chat.LineFile(job.source, skip=settings.get("on_error") == "skip")
     required = list(settings.get("require") or ())
     facts = declared_facts((message for message, _ in lines()), required)
     if settings.get("strict_facts"):  # the input's figures first: a missing fact writes nothing
@@ -526,9 +569,8 @@ def _compact_walked(
         run(lambda message, line: None)
     else:
         write_atomic(job.target, lambda file: run(lambda message, line: file.write(lines.line(message, line))))
-    skipped_lines = list(dict.fromkeys(skipped or ()))  # each walk met them
     before, after = measured[0]
-    report = file_report(job.name, chat.NAME, before, after, required, SummarizerUsage(), {}, skipped_lines)
+    report = file_report(job.name, chat.NAME, before, after, required, SummarizerUsage(), {}, lines.skipped or ())
     return FileCompaction(report, [], [])
 
 
@@ -558,8 +600,8 @@ def replace_in_database(source: str, format_name: str, transcripts: list[Transcr
 
 
 def open_transcripts(
-    source: str, format: str = "auto", skipped: list[int] | None = None
-) -> tuple[str, Callable[[], Iterator[Labelled]]]:
+    source: str, format: str = "auto", skipped: list[SkippedLine] | None = None
+) -> tuple[str, Callable[[], Iterator[Measured]]]:
     """The file's format, and a way to walk its (label, messages) pairs, as often as needed.
 
     Chat JSON Lines files are streamed a line at a time, so memory stays bounded by
@@ -574,7 +616,7 @@ def open_transcripts(
 
         return chat.NAME, stream
     fmt, transcripts = load(read_source(source), source, format, skipped)
-    return fmt.name, lambda: ((t.label, t.messages) for t in transcripts)
+    return fmt.name, lambda: iter(transcripts)
 
 
 def _first_line_is_chat(source: str) -> bool:
@@ -618,10 +660,10 @@ def report_pair(
 ) -> FileReport:
     """Report one existing file, or a before/after pair of files."""
     required = list(required)
-    skipped: list[int] | None = [] if skip_bad_lines else None
+    skipped: list[SkippedLine] | None = [] if skip_bad_lines else None
     format_name, walk_before = open_transcripts(before, format, skipped)
     measured_before = measure(walk_before(), counter, required)
-    skipped_before = sorted(set(skipped or ()))
+    skipped_before = list(skipped or ())
     facts = [*required, *measured_before.facts_declared]
     if not {fold(fact) for fact in facts} <= measured_before.facts_found:
         # A fact may be declared after the message that holds its text: look once more.
@@ -704,7 +746,7 @@ def review_file(job: Job, sides: Sequence[ReviewSide], counter: TokenCounter) ->
     """Read one file and compact each transcript once per side, recording what each summarizer was sent."""
     first = sides[0].settings
     redact_secrets = bool(first.get("redact", True))
-    skipped: list[int] | None = [] if first.get("on_error") == "skip" else None
+    skipped: list[SkippedLine] | None = [] if first.get("on_error") == "skip" else None
     fmt, transcripts = load(read_source(job.source), job.source, str(first.get("format") or "auto"), skipped)
     reviewed = []
     for transcript in transcripts:
@@ -733,7 +775,7 @@ class FileReplay:
     chart_label: str  # which transcript the chart shows
     chart: list[list[int]]  # per setting: its context size per call in that transcript
     api: RecordedReplay | None = None  # the rows in API units, where the file records its usage
-    skipped_lines: tuple[int, ...] = ()  # unreadable lines left out by --on-error skip
+    skipped_lines: tuple[SkippedLine, ...] = ()  # lines left out by --on-error skip
 
 
 def replay_file(
@@ -754,9 +796,12 @@ def replay_file(
     (``replay.recorded``): calibrated on that usage, each call priced by the model it names
     (``fallback_prices``, from ``--model-pricing``, for a model the table lacks).
     """
-    skipped: list[int] | None = [] if options.get("on_error") == "skip" else None
+    skipped: list[SkippedLine] | None = [] if options.get("on_error") == "skip" else None
     records = records_of(read_source(source), source, skipped)
-    fmt, transcripts = load_records(records, source, str(options.get("format") or "auto"))
+    fmt, transcripts = load_records(records, source, str(options.get("format") or "auto"), skipped)
+    if skipped:  # what the transcripts were read from, for the recorded usage too
+        left_out = {s.line for s in skipped}
+        records = [record for record in records if record.line not in left_out]
     recorded = _recorded_replay(
         records, source, fmt.name, settings, options, price_table, fallback_prices, summarizer, stage_marker
     )
@@ -856,7 +901,8 @@ def _file_replay_json(f: FileReplay) -> dict[str, Any]:
         "file": f.file,
         "format": f.format,
         "transcripts": f.transcripts,
-        "skipped_lines": list(f.skipped_lines),
+        "skipped_lines": [s.line for s in f.skipped_lines],
+        "skipped": [dataclasses.asdict(s) for s in f.skipped_lines],
         "settings": [setting_json(r, basis) for r, basis in zip(f.settings, bases, strict=True)],
     }
     if f.api is not None:
@@ -873,6 +919,7 @@ def replay_json(files: Sequence[FileReplay], errors: Sequence[Mapping[str, Any]]
             "files": len(files),
             "transcripts": sum(f.transcripts for f in files),
             "failed": len(errors),
+            "skipped_lines": sum(len(f.skipped_lines) for f in files),
             "settings": [setting_json(row) for row in aggregate(aligned([f.settings for f in files]))],
         },
     }

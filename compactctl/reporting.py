@@ -13,14 +13,18 @@ from typing import Any
 
 from compactctl.errors import InputError
 from compactctl.facts import fold, unique_facts
-from compactctl.formats.records import listed
+from compactctl.formats import Transcript, native_violation
+from compactctl.formats.records import SkippedLine, listed
 from compactctl.tokens import REPLY_PRIMING_TOKENS, TokenCounter
-from compactctl.transcript import Message, Validator, facts_of, message_text
+from compactctl.transcript import Message, Validator, Violation, facts_of, message_text
 from compactctl.usage import SummarizerUsage
 
 REPORT_VERSION = 1
 
+# A transcript to measure: its label and messages, or a Transcript read from a file, which is
+# also held to the rules of its own format's API (Responses, Anthropic) as its writer would send it.
 Labelled = tuple[str, Iterable[Message]]
+Measured = Labelled | Transcript
 
 
 @dataclass(frozen=True)
@@ -98,11 +102,18 @@ class Measurer:
         self._validator = Validator()
         self._context = 0
 
-    def add_transcript(self, messages: Iterable[Message], label: str = "") -> None:
+    def add(self, item: Measured) -> None:
+        if isinstance(item, Transcript):
+            self.add_transcript(item.messages, item.label, native_violation(item))
+        else:
+            self.add_transcript(item[1], item[0])
+
+    def add_transcript(self, messages: Iterable[Message], label: str = "", native: Violation | None = None) -> None:
+        """Measure one transcript; ``native`` is the first rule of its own API it breaks, found apart."""
         self.start_transcript()
         for message in messages:
             self.feed(message)
-        self.end_transcript(label)
+        self.end_transcript(label, native)
 
     # The same, a message at a time, for a caller walking two transcripts at once (before and after).
     def start_transcript(self) -> None:
@@ -119,8 +130,8 @@ class Measurer:
             self.api_counted += self._context + REPLY_PRIMING_TOKENS
         self._context += self.add_message(message)
 
-    def end_transcript(self, label: str = "") -> None:
-        violation = self._validator.finish()
+    def end_transcript(self, label: str = "", native: Violation | None = None) -> None:
+        violation = native or self._validator.finish()
         if violation and self.violation is None:
             self.violation = f"{label}: {violation}" if label else str(violation)
 
@@ -156,11 +167,11 @@ class Measurer:
         )
 
 
-def measure(transcripts: Iterable[Labelled], counter: TokenCounter, facts: Iterable[str] = ()) -> Measure:
-    """Measure labelled transcripts, looking for ``facts`` (and those they declare) in their text."""
+def measure(transcripts: Iterable[Measured], counter: TokenCounter, facts: Iterable[str] = ()) -> Measure:
+    """Measure transcripts, looking for ``facts`` (and those they declare) in their text."""
     measurer = Measurer(counter, facts)
-    for label, messages in transcripts:
-        measurer.add_transcript(messages, label)
+    for transcript in transcripts:
+        measurer.add(transcript)
     return measurer.result()
 
 
@@ -197,6 +208,7 @@ class FileReport:
     # counted_input_tokens, difference_pct} for the input (before) transcript.
     api_usage: dict[str, Any] | None = None
     skipped_lines: list[int] = field(default_factory=list)  # left out by --on-error skip
+    skipped: list[dict[str, Any]] = field(default_factory=list)  # the same, each {line, problem}
     # Where a Claude Code or Codex file records its usage: the recorded calls, reported vs counted
     # vs calibrated input, the gap split, the calibration and its held-out error, and what the
     # producer's own compactions replaced (calibration.session_report).
@@ -221,7 +233,7 @@ def file_report(
     required: Iterable[str] = (),
     usage: SummarizerUsage = SummarizerUsage(),
     notes: Iterable[str] = (),
-    skipped_lines: Iterable[int] = (),
+    skipped_lines: Iterable[SkippedLine] = (),
 ) -> FileReport:
     """Compare a file before and after; with no ``after``, facts are looked for in ``before``.
 
@@ -235,6 +247,7 @@ def file_report(
         for fact in facts
         if after is not None and fold(fact) in before.facts_found and fold(fact) not in after.facts_found
     ]
+    skipped = sorted(set(skipped_lines), key=lambda s: s.line)
     reduction = None
     if after is not None:
         reduction = round(1 - after.tokens / before.tokens, 4) if before.tokens else 0.0
@@ -263,14 +276,17 @@ def file_report(
         summarizer_prompt_tokens=usage.prompt_tokens,
         summarizer_completion_tokens=usage.completion_tokens,
         summary_truncated=usage.truncated,
-        notes=[*notes, *([skipped_note(list(skipped_lines))] if skipped_lines else [])],
+        notes=[*notes, *([skipped_note(skipped)] if skipped else [])],
         api_usage=before.api_usage.as_json() if before.api_usage else None,
-        skipped_lines=list(skipped_lines),
+        skipped_lines=[s.line for s in skipped],
+        skipped=[asdict(s) for s in skipped],
     )
 
 
-def skipped_note(lines: list[int]) -> str:
-    return f"skipped {len(lines)} unreadable line(s): {listed(lines)}"
+def skipped_note(lines: list[SkippedLine]) -> str:
+    """What --on-error skip left out: how many lines, their numbers, and what was wrong with the first ones."""
+    shown = "; ".join(f"line {s.line}: {s.problem}" for s in lines[:3]) + ("; ..." if len(lines) > 3 else "")
+    return f"skipped {len(lines)} unreadable line(s): {listed([s.line for s in lines])} ({shown})"
 
 
 def totals(reports: list[FileReport]) -> dict[str, Any]:

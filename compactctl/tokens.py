@@ -188,7 +188,7 @@ class TokenCounter:
         if kind == "image_url":
             image: dict[str, Any] = part["image_url"] if isinstance(part.get("image_url"), dict) else {}
             return image_tokens(str(image.get("url") or ""), self.provider, image.get("detail"))
-        if kind in THINKING_PARTS:
+        if isinstance(kind, str) and kind in THINKING_PARTS:
             # The readable reasoning; signatures and encrypted content are opaque and not counted here.
             return self(thinking_text(part))
         return self(part_text(part))

@@ -95,6 +95,12 @@ def tool_calls_of(message: Message) -> list[dict[str, Any]]:
     return calls if isinstance(calls, list) else []
 
 
+def function_of(call: Any) -> dict[str, Any]:
+    """A tool call's ``function`` object, or an empty one where the call or its function is not an object."""
+    function = call.get("function") if isinstance(call, dict) else None
+    return function if isinstance(function, dict) else {}
+
+
 def tool_call_ids(message: Message) -> list[str]:
     return [call["id"] for call in tool_calls_of(message) if isinstance(call, dict) and isinstance(call.get("id"), str)]
 
@@ -118,7 +124,7 @@ THINKING_PARTS = frozenset({"thinking", "redacted_thinking", "reasoning"})
 
 
 def is_thinking(part: Any) -> bool:
-    return isinstance(part, dict) and part.get("type") in THINKING_PARTS
+    return isinstance(part, dict) and one_of(part.get("type"), THINKING_PARTS)
 
 
 def thinking_text(part: dict[str, Any]) -> str:
@@ -182,9 +188,10 @@ class Violation:
 
     index: int
     problem: str
+    at: str = ""  # where, in a native format's own terms ("input[3]", "messages.2"); else the message
 
     def __str__(self) -> str:
-        return f"message {self.index + 1}: {self.problem}"
+        return f"{self.at}: {self.problem}" if self.at else f"message {self.index + 1}: {self.problem}"
 
 
 class Validator:
@@ -212,7 +219,7 @@ class Validator:
             return f"a message is {type(message).__name__}, not an object"
         role = message.get("role")
         if not isinstance(role, str) or role not in ROLES:
-            return f"unknown role {_shown(role)}" if role is not None else "missing role"
+            return f"unknown role {shown(role)}" if role is not None else "missing role"
         problem = _shape_problem(message, role)
         if problem:
             return problem
@@ -257,7 +264,7 @@ class Validator:
         return self.violation
 
 
-def _shown(value: Any) -> str:
+def shown(value: Any) -> str:
     """A value for an error line: short, whatever its type."""
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
@@ -306,7 +313,7 @@ def _part_problem(part: Any, role: str) -> str | None:
     if role == "assistant" and kind in CARRIED_PART_TYPES:
         return None
     if kind not in PART_TYPES[role]:
-        return f"type {_shown(kind)} is not allowed in a {role} message ({', '.join(sorted(PART_TYPES[role]))})"
+        return f"type {shown(kind)} is not allowed in a {role} message ({', '.join(sorted(PART_TYPES[role]))})"
     field, expected = PART_FIELDS[kind]
     value = part.get(field)
     if not isinstance(value, expected):
@@ -323,7 +330,7 @@ def _call_problem(entry: Any) -> str | None:
     if not isinstance(entry.get("id"), str):
         return "has no id string"
     if entry.get("type", "function") != "function":
-        return f"type is {_shown(entry.get('type'))}, not 'function'"
+        return f"type is {shown(entry.get('type'))}, not 'function'"
     function = entry.get("function")
     if not isinstance(function, dict):
         return f"function is {type(function).__name__}, not an object" if function is not None else "has no function"

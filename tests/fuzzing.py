@@ -167,6 +167,7 @@ def run_library(data: bytes, name: str = "<fuzz>", number: int = 0) -> str | Non
     """Read, compact with one step set, report, replay and write ``data``; None when nothing crashed."""
     import compactctl
     from compactctl.errors import CompactctlError
+    from compactctl.formats import native_violation
     from compactctl.tokens import TokenCounter
 
     counter = TokenCounter("approx")
@@ -174,6 +175,7 @@ def run_library(data: bytes, name: str = "<fuzz>", number: int = 0) -> str | Non
         fmt, transcripts = compactctl.load(data, name)
         steps = STEP_SETS[number % len(STEP_SETS)]
         for transcript in transcripts[:3]:
+            native_violation(transcript)  # a Responses or Anthropic file's own API rules
             result = compactctl.compact(transcript.messages, steps, SETTINGS, counter=counter)
             compactctl.report(transcript.messages, result.messages, encoding="approx")
             compactctl.prune(transcript.messages)

@@ -212,3 +212,26 @@ def test_a_chat_line_that_does_not_parse_is_skipped_walked_as_held(tmp_path):
     held, held_report, walked, walked_report = held_and_walked(source, ["prune"], {"on_error": "skip"}, tmp_path)
     assert walked == held and walked_report == held_report
     assert walked_report.skipped_lines == [4]
+
+
+def test_lines_that_are_not_messages_or_transcripts_are_skipped_as_held_skips_them(tmp_path, monkeypatch):
+    """--on-error skip also leaves out a line of the wrong shape, and names what is wrong with it."""
+    import compactctl.files as files
+
+    chat_lines = (ROOT / "samples" / "coding-agent.jsonl").read_bytes().splitlines()
+    source = tmp_path / "chat.jsonl"
+    source.write_bytes(b"\n".join([*chat_lines[:2], b'{"role": "robot"}', b"{bad", *chat_lines[2:]]) + b"\n")
+    held, held_report, walked, walked_report = held_and_walked(source, ["prune"], {"on_error": "skip"}, tmp_path)
+    assert walked == held and walked_report == held_report
+    assert [(s["line"], "robot" in s["problem"]) for s in walked_report.skipped] == [(3, True), (4, False)]
+
+    rows = (ROOT / "samples" / "dataset.jsonl").read_bytes().splitlines()
+    source = tmp_path / "dataset.jsonl"
+    source.write_bytes(b"\n".join([rows[0], b'{"messages": 3}', b"{bad", *rows[1:]]) + b"\n")
+    options = {"on_error": "skip"}
+    lines = compact_file(Job(str(source), str(tmp_path / "lines.jsonl"), "d"), ["prune"], options, counter)
+    monkeypatch.setattr(files, "_lines_are_transcripts", lambda *given: False)
+    held_file = compact_file(Job(str(source), str(tmp_path / "held.jsonl"), "d"), ["prune"], options, counter)
+    assert lines == held_file
+    assert (tmp_path / "lines.jsonl").read_bytes() == (tmp_path / "held.jsonl").read_bytes()
+    assert lines.report.skipped_lines == [2, 3]

@@ -27,7 +27,7 @@ import orjson
 from compactctl.errors import InputError
 from compactctl.formats.base import Native, Transcript, is_unchanged, native_of, sources
 from compactctl.formats.records import Layout, Record, collapse_text, document_layout
-from compactctl.transcript import Message
+from compactctl.transcript import Message, function_of
 
 NAME = "ai-sdk"
 UI_ROLES = ("system", "user", "assistant")
@@ -206,7 +206,7 @@ def _tool_part(call: dict[str, Any], originals: dict[str, dict[str, Any]]) -> di
     found = originals.get(str(call.get("id")))
     if found is not None:
         return dict(found)
-    function = call.get("function") or {}
+    function = function_of(call)
     try:
         arguments = orjson.loads(function.get("arguments") or "{}")
     except orjson.JSONDecodeError:

@@ -31,7 +31,7 @@ from compactctl.formats.records import (
     dumps_document,
     raw_line,
 )
-from compactctl.transcript import Message, content_text, is_thinking, one_of
+from compactctl.transcript import Message, content_text, function_of, is_thinking, one_of
 
 NAME = "anthropic"
 
@@ -161,7 +161,7 @@ def user_messages(content: Any) -> list[tuple[Message, list[int]]]:
 
 
 def call_input(call: dict[str, Any], template: dict[str, Any] | None) -> Any:
-    arguments = (call.get("function") or {}).get("arguments", "")
+    arguments = function_of(call).get("arguments", "")
     try:
         return orjson.loads(arguments) if arguments else {}
     except orjson.JSONDecodeError:
@@ -193,14 +193,14 @@ def assistant_blocks(message: Message, template: list[Any] | None) -> list[Any]:
             wrote_text = True
         elif kind in ("tool_use", "server_tool_use") and block.get("id") in calls:
             call = calls.pop(block["id"])
-            function = call.get("function") or {}
+            function = function_of(call)
             blocks.append({**block, "name": function.get("name", ""), "input": call_input(call, block)})
     if not wrote_text:
         position = next((i for i, b in enumerate(blocks) if b.get("type") not in KEPT_BLOCKS), len(blocks))
         blocks[position:position] = text
     blocks[0:0] = thinking  # a new message's thinking opens it, as the API writes it
     for call in calls.values():
-        function = call.get("function") or {}
+        function = function_of(call)
         blocks.append(
             {
                 "type": "tool_use",

@@ -14,10 +14,12 @@ from dataclasses import dataclass
 from typing import IO
 
 from compactctl import jsonbytes
+from compactctl.errors import InputError
 from compactctl.formats.base import Native, Transcript, native_of, sources
 from compactctl.formats.records import (
     Layout,
     Record,
+    SkippedLine,
     check_message,
     document_layout,
     dumps_document,
@@ -110,10 +112,18 @@ def write(transcripts: list[Transcript]) -> bytes:
     )
 
 
-def stream(file: IO[bytes], path: str, skipped: list[int] | None = None) -> Iterator[Message]:
-    """Messages one at a time, for reports on files larger than memory should hold."""
+def stream(file: IO[bytes], path: str, skipped: list[SkippedLine] | None = None) -> Iterator[Message]:
+    """Messages one at a time, for reports on files larger than memory should hold.
+
+    With a ``skipped`` list, a line that does not parse or is not a message is left out and listed there.
+    """
     for record in iter_jsonl_stream(file, path, skipped):
-        yield check_message(record.value, path, record.line)
+        try:
+            yield check_message(record.value, path, record.line)
+        except InputError as error:
+            if skipped is None:
+                raise
+            skipped.append(SkippedLine(record.line, error.message))
 
 
 class LineFile:
@@ -125,21 +135,35 @@ class LineFile:
     from). ``observations`` is known once a walk has been completed.
     """
 
-    def __init__(self, path: str, skipped: list[int] | None = None) -> None:
+    def __init__(self, path: str, skip: bool = False) -> None:
         self.path = path
-        self.skipped = skipped
+        # With ``skip`` (--on-error skip): the lines the last walk left out, as ``load`` lists them
+        # (those that do not parse, then those that are not a message).
+        self.skipped: list[SkippedLine] | None = [] if skip else None
         self.observations = False  # some message was read as an observation (its mark comes off on writing)
 
     def __call__(self) -> Iterator[tuple[Message, bytes]]:
         previous: Message | None = None
+        unparsed: list[SkippedLine] | None = [] if self.skipped is not None else None
+        unread: list[SkippedLine] = []
         with open(self.path, "rb") as file:
-            for record in iter_jsonl_stream(file, self.path, self.skipped):
-                message = check_message(record.value, self.path, record.line)
+            for record in iter_jsonl_stream(file, self.path, unparsed):
+                try:
+                    message = check_message(record.value, self.path, record.line)
+                except InputError as error:
+                    if unparsed is None:
+                        raise
+                    unread.append(SkippedLine(record.line, error.message))
+                    continue
                 if previous is not None and _is_observation(message, previous):
                     message = {**message, ANNOTATION_KEY: dict(_MARK)}
                     self.observations = True
                 previous = message
                 yield message, record.raw or b""
+        if unparsed is not None:
+            self.skipped = [*unparsed, *unread]
+            if previous is None and unread:  # nothing left to read: the file fails, on its last bad line
+                raise InputError(unread[-1].problem, self.path, unread[-1].line)
 
     def line(self, message: Message, as_read: bytes | None) -> bytes:
         """The output line of ``message``; ``as_read`` is the line it was read from when it is unchanged."""

@@ -28,6 +28,14 @@ class Record:
     raw: bytes | None = None  # the line as it was, so unchanged records are written back byte for byte
 
 
+@dataclass(frozen=True)
+class SkippedLine:
+    """A line ``--on-error skip`` left out of its file, and what was wrong with it."""
+
+    line: int
+    problem: str
+
+
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
@@ -56,7 +64,7 @@ def check_text(data: bytes, path: str) -> None:
         raise InputError("empty file: no transcript", path)
 
 
-def parse_records(data: bytes, path: str, skipped: list[int] | None = None) -> tuple[list[Record], Layout]:
+def parse_records(data: bytes, path: str, skipped: list[SkippedLine] | None = None) -> tuple[list[Record], Layout]:
     """Parse JSON Lines, or one JSON document (an array's items become the records).
 
     With a ``skipped`` list (``--on-error skip``), a JSON Lines line that does not parse is
@@ -83,7 +91,7 @@ def parse_records(data: bytes, path: str, skipped: list[int] | None = None) -> t
                 return _document_records(document, data), "json"
     records = list(iter_jsonl_bytes(data, path, skipped))
     if not records:
-        raise InputError(f"no readable line (skipped lines {listed(skipped or [])})", path)
+        raise InputError(f"no readable line (skipped lines {listed([s.line for s in skipped or []])})", path)
     if len(records) == 1 and isinstance(records[0].value, list):
         return _document_records(records[0].value), "json"
     return records, "jsonl"
@@ -106,7 +114,7 @@ def _document_records(document: Any, data: bytes | None = None) -> list[Record]:
     return [Record(1, item) for item in document] if isinstance(document, list) else [Record(1, document, data)]
 
 
-def iter_jsonl_bytes(data: bytes, path: str, skipped: list[int] | None = None) -> Iterator[Record]:
+def iter_jsonl_bytes(data: bytes, path: str, skipped: list[SkippedLine] | None = None) -> Iterator[Record]:
     for number, line in enumerate(data.split(b"\n"), start=1):
         if line.strip():
             value = _loads(line, path, number, skipped)
@@ -114,7 +122,7 @@ def iter_jsonl_bytes(data: bytes, path: str, skipped: list[int] | None = None) -
                 yield Record(number, value, line)
 
 
-def iter_jsonl_stream(stream: IO[bytes], path: str, skipped: list[int] | None = None) -> Iterator[Record]:
+def iter_jsonl_stream(stream: IO[bytes], path: str, skipped: list[SkippedLine] | None = None) -> Iterator[Record]:
     """JSON Lines from a binary stream, one line in memory at a time."""
     seen_any = False
     for number, line in enumerate(stream, start=1):
@@ -146,7 +154,7 @@ def _exact_numbers(line: bytes, value: Any) -> Any:
         return value
 
 
-def _loads(line: bytes, path: str, number: int, skipped: list[int] | None = None) -> Any:
+def _loads(line: bytes, path: str, number: int, skipped: list[SkippedLine] | None = None) -> Any:
     try:
         value = orjson.loads(line)
         # Counting digits first is several times cheaper than the search, and most lines have few.
@@ -154,7 +162,7 @@ def _loads(line: bytes, path: str, number: int, skipped: list[int] | None = None
             value = _exact_numbers(line, value)
     except orjson.JSONDecodeError as error:
         if skipped is not None:
-            skipped.append(number)
+            skipped.append(SkippedLine(number, _decode_error(error, path, number).message))
             return _SKIPPED
         raise _decode_error(error, path, number) from None
     check_depth(value, line, path, number)

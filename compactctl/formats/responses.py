@@ -31,7 +31,7 @@ from compactctl.formats.records import (
     dumps_document,
     raw_line,
 )
-from compactctl.transcript import ROLES, Message, is_thinking, one_of
+from compactctl.transcript import ROLES, Message, function_of, is_thinking, one_of
 
 NAME = "responses"
 
@@ -351,7 +351,7 @@ def _assistant_items(message: Message, unit: list[dict[str, Any]]) -> list[dict[
         elif one_of(kind, CALLS):
             call = calls.pop(item.get("call_id"), None)
             if call is not None:
-                function = call.get("function") or {}
+                function = function_of(call)
                 items.append({**item, "name": function.get("name", ""), CALLS[kind]: function.get("arguments", "")})
         elif kind not in OUTPUTS:
             items.append(item)
@@ -360,7 +360,7 @@ def _assistant_items(message: Message, unit: list[dict[str, Any]]) -> list[dict[
         position = next((i for i, item in enumerate(items) if one_of(item.get("type"), CALLS)), len(items))
         items.insert(position, text)
     for call in calls.values():
-        function = call.get("function") or {}
+        function = function_of(call)
         items.append(
             {
                 "type": "function_call",

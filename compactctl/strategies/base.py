@@ -66,3 +66,22 @@ def unchanged(messages: list[Message], notes: tuple[str, ...] = (), usage: Summa
 def keep_indices(messages: list[Message], keep: list[int], fates: dict[int, Fate]) -> StepResult:
     """Keep the messages at ``keep`` (in order) as they are; the others take their ``fates``."""
     return StepResult([messages[i] for i in keep], list(keep), fates)
+
+
+def keep_opening_request(messages: list[Message], units: list[range], kept: list[bool]) -> None:
+    """Where the kept units would open on the model's turn (or hold no turn), keep the latest user message before them.
+
+    The Anthropic Messages API rejects a conversation whose first message is not the user's
+    ("first message must use the user role") or that has none; that message is the request
+    the kept turns answer.
+    """
+    opening = ("system", "developer")
+    first = next(
+        (n for n, unit in enumerate(units) if kept[n] and messages[unit.start].get("role") not in opening), None
+    )
+    if first is not None and messages[units[first].start].get("role") != "assistant":
+        return
+    before = len(units) if first is None else first  # nothing kept but system: the conversation needs a turn
+    request = next((n for n in range(before - 1, -1, -1) if messages[units[n].start].get("role") == "user"), None)
+    if request is not None:
+        kept[request] = True

@@ -41,6 +41,7 @@ class RollingOptions(Options):
     summary_max_tokens: int = SUMMARY_MAX_TOKENS(400)
     summary_input_max_tokens: int = SUMMARY_INPUT_MAX_TOKENS(DEFAULT_INPUT_MAX_TOKENS)
     summary_role: str = SUMMARY_ROLE("system")
+    open_on_user: bool = False  # set by the caller for Anthropic output: see the end of rolling()
 
 
 def rolling(messages: list[Message], options: RollingOptions, context: StepContext) -> StepResult:
@@ -106,7 +107,12 @@ def rolling(messages: list[Message], options: RollingOptions, context: StepConte
     out = [messages[i] for i in held]
     origins: list[int | None] = list(held)
     at = next((n for n, i in enumerate(held) if messages[i].get("role") not in ALWAYS_KEPT_ROLES), len(held))
-    out.insert(at, summary_message(summary or "", folded, options.summary_role))
+    role = options.summary_role
+    if options.open_on_user and (at == len(held) or messages[held[at]].get("role") == "assistant"):
+        # The held window opens on the model's turn, which the Messages API rejects: the summary,
+        # which quotes the latest request, opens the conversation as the user's turn instead.
+        role = "user"
+    out.insert(at, summary_message(summary or "", folded, role))
     origins.insert(at, None)
     # Only the context held at the end is the output: the note says if it is still over the threshold.
     return StepResult(out, origins, fates, notes, usage)

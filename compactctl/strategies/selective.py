@@ -38,6 +38,7 @@ class SelectiveOptions(Options):
     summary_max_tokens: int = SUMMARY_MAX_TOKENS(200)
     summary_input_max_tokens: int = SUMMARY_INPUT_MAX_TOKENS(DEFAULT_INPUT_MAX_TOKENS)
     summary_role: str = SUMMARY_ROLE("system")
+    open_on_user: bool = False  # set by the caller for Anthropic output (strategies.base.keep_opening_request)
     keep_pattern: tuple[str, ...] = setting(
         (),
         help="selective: messages matching REGEX stay verbatim (repeatable).",
@@ -98,6 +99,7 @@ def selective(messages: list[Message], options: SelectiveOptions, context: StepC
         input_max_tokens=options.summary_input_max_tokens,
         role=options.summary_role,
         context=context,
+        open_on_user=options.open_on_user,
         keep_in_place=keep_in_place,
     )
     return noted_if_over(result, "selective", options.threshold, context)

@@ -60,6 +60,7 @@ class StructuredOptions(Options):
     )
     summary_input_max_tokens: int = SUMMARY_INPUT_MAX_TOKENS(DEFAULT_INPUT_MAX_TOKENS)
     summary_role: str = SUMMARY_ROLE("system")
+    open_on_user: bool = False  # set by the caller for Anthropic output (strategies.base.keep_opening_request)
 
 
 def turns_start(messages: list[Message], keep_turns: int, keep_recent: int) -> int:
@@ -92,6 +93,7 @@ def structured(messages: list[Message], options: StructuredOptions, context: Ste
         input_max_tokens=options.summary_input_max_tokens,
         role=options.summary_role,
         context=context,
+        open_on_user=options.open_on_user,
         shown=lambda index, _: messages[index],
         ratio=options.summary_ratio,
     )

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from compactctl.errors import InputError
 from compactctl.facts import fold, keep_fact_units
-from compactctl.strategies.base import Fate, StepContext, StepResult, unchanged
+from compactctl.strategies.base import Fate, StepContext, StepResult, keep_opening_request, unchanged
 from compactctl.strategies.settings import SUMMARY_ROLES
 from compactctl.summarizers import PromptedSummarizer, Summarizer, SummaryRequest
 from compactctl.summarizers.ledger import constraints, latest_request
@@ -250,12 +250,15 @@ def summarize_units(
     keep_in_place: Callable[[list[Message], range], bool] = lambda messages, unit: False,
     shown: Callable[[int, Message], Message] | None = None,
     ratio: float = 0.0,
+    open_on_user: bool = False,
 ) -> tuple[StepResult, int]:
     """Summarize every unit before ``tail_start`` that is not kept, into one message after the system ones.
 
     Kept units (system, protected, or ``keep_in_place``) stay verbatim in their place. ``shown``
     lets a strategy give the summarizer another view of a message (a trimmed tool output).
     The summary's bound is ``summary_budget`` of the span (``ratio`` 0: ``max_tokens`` itself).
+    With ``open_on_user`` (an output format whose API wants the user first), a summary that is
+    not the user's keeps the latest user request verbatim where the tail would open on the model's turn.
     Returns the result and how many messages were summarized (0: nothing changed).
     """
     summarized: list[int] = []
@@ -272,6 +275,8 @@ def summarize_units(
             for unit in units
         ],
     )
+    if open_on_user and role != "user":  # a user summary opens the conversation itself
+        keep_opening_request(messages, units, stays)
     for unit, verbatim in zip(units, stays, strict=True):
         (kept if verbatim else summarized).extend(unit)
     earlier = {i: found for i in summarized if (found := earlier_summary(messages[i]))}

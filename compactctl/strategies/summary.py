@@ -30,6 +30,7 @@ class SummaryOptions(Options):
     summary_max_tokens: int = SUMMARY_MAX_TOKENS(500)
     summary_input_max_tokens: int = SUMMARY_INPUT_MAX_TOKENS(DEFAULT_INPUT_MAX_TOKENS)
     summary_role: str = SUMMARY_ROLE("system")
+    open_on_user: bool = False  # set by the caller for Anthropic output (strategies.base.keep_opening_request)
 
 
 def summary(messages: list[Message], options: SummaryOptions, context: StepContext) -> StepResult:
@@ -43,5 +44,6 @@ def summary(messages: list[Message], options: SummaryOptions, context: StepConte
         input_max_tokens=options.summary_input_max_tokens,
         role=options.summary_role,
         context=context,
+        open_on_user=options.open_on_user,
     )
     return noted_if_over(result, "summary", options.threshold, context)

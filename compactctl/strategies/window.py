@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from compactctl.facts import keep_fact_units
 from compactctl.settings import Options
-from compactctl.strategies.base import Fate, StepContext, StepResult, keep_indices
+from compactctl.strategies.base import Fate, StepContext, StepResult, keep_indices, keep_opening_request
 from compactctl.strategies.settings import KEEP_RECENT
 from compactctl.transcript import Message, is_pinned, tool_units, unit_start
 
@@ -22,6 +22,9 @@ ALWAYS_KEPT_ROLES = frozenset({"system", "developer"})
 class WindowOptions(Options):
     keep_recent: int = KEEP_RECENT(6)
     require: tuple[str, ...] = ()  # the run's --require facts: one copy of each stays
+    # Set by the caller for a format whose API wants the user's turn first (Anthropic Messages):
+    # where what is kept would open on the model's turn, the latest user message before it stays too.
+    open_on_user: bool = False
 
 
 def window(messages: list[Message], options: WindowOptions, context: StepContext) -> StepResult:
@@ -35,6 +38,8 @@ def window(messages: list[Message], options: WindowOptions, context: StepContext
         for unit in units
     ]
     keep_fact_units(messages, units, kept, options.require)
+    if options.open_on_user:
+        keep_opening_request(messages, units, kept)
     keep: list[int] = []
     fates: dict[int, Fate] = {}
     for unit, stays in zip(units, kept, strict=True):

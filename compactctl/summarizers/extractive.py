@@ -44,7 +44,7 @@ from compactctl.summarizers.ledger import (
     writings,
 )
 from compactctl.tokens import TokenCounter, counter_for
-from compactctl.transcript import Message, content_text, tool_calls_of
+from compactctl.transcript import Message, content_text, function_of, tool_calls_of
 from compactctl.usage import SummarizerUsage
 
 NAME = "extractive"
@@ -214,7 +214,7 @@ def artifacts(messages: list[Message]) -> tuple[list[Artifact], list[Artifact], 
             tests += [line.strip() for line in output_text(message).splitlines() if _TEST_RESULT.search(line)][-1:]
         for call in tool_calls_of(message):
             name = _tool_name(call)
-            arguments = _arguments(call)
+            arguments = function_of(call).get("arguments")
             command = command_of(arguments)
             if command:
                 result = results.get(str(call.get("id")))
@@ -251,18 +251,12 @@ def _verb(tool: str, how: str, arguments: object) -> str:
     return "Edited"
 
 
-def _arguments(call: Any) -> Any:
-    """A call's arguments, or None where the call or its ``function`` is not an object (bad input)."""
-    function = call.get("function") if isinstance(call, dict) else None
-    return function.get("arguments") if isinstance(function, dict) else None
-
-
 def todos(messages: list[Message]) -> list[str]:
     """The open items of the agent's latest todo list (Claude Code ``TodoWrite``, Codex ``update_plan``)."""
     latest: list[str] | None = None
     for message in messages:
         for call in tool_calls_of(message):
-            arguments = _parsed(_arguments(call))
+            arguments = _parsed(function_of(call).get("arguments"))
             if not isinstance(arguments, dict):
                 continue
             entries = arguments.get("todos") or arguments.get("plan")

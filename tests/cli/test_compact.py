@@ -33,6 +33,7 @@ FILE_KEYS = {
     "notes",
     "api_usage",  # null unless the transcript records API-reported usage
     "skipped_lines",  # line numbers --on-error skip left out
+    "skipped",  # the same lines, each {line, problem}
     "api_calibration",  # null unless a Claude Code or Codex file records its usage
 }
 TOTAL_KEYS = {
@@ -234,7 +235,10 @@ def test_on_error_skip_leaves_out_unreadable_lines_and_counts_them(cli, tmp_path
     report = orjson.loads(result.stdout)
     assert report["files"][0]["skipped_lines"] == [8, 9]
     assert report["total"]["skipped_lines"] == 2
-    assert "skipped 2 unreadable line(s): 8, 9" in report["files"][0]["notes"]
+    (note,) = [n for n in report["files"][0]["notes"] if n.startswith("skipped")]
+    assert note == (
+        "skipped 2 unreadable line(s): 8, 9 (line 8: malformed JSON: unexpected end of data; line 9: not UTF-8 text)"
+    )
     assert read_jsonl(tmp_path / "t.compacted.jsonl") == agent_messages
     streamed = orjson.loads(cli("report", source, "--on-error", "skip", "--json").stdout)
     assert streamed["files"][0]["skipped_lines"] == [8, 9]

@@ -1,4 +1,4 @@
-"""Finding and driving the real agent clients (Claude Code, Codex) against the loopback fakes.
+"""Finding and driving the real agent clients (Claude Code, Codex, Gemini CLI) against the loopback fakes.
 
 Each client runs non-interactively with ``HOME`` (and ``CODEX_HOME``) in a temporary
 folder, so it writes its genuine session files there and never touches the user's. The
@@ -19,13 +19,14 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.anthropic import FakeAnthropic
+from tests.fakes.gemini import FakeGemini
 from tests.fakes.responses import FakeResponses
 
 ROOT = Path(__file__).resolve().parents[2]
 PINNED = ROOT / ".ci" / "clients.txt"
 CACHE_BIN = ROOT / ".ci" / "cache" / "npm" / "node_modules" / ".bin"
 TIMEOUT = 180
-PACKAGES = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex"}
+PACKAGES = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex", "gemini": "@google/gemini-cli"}
 
 
 def pinned_versions() -> dict[str, str]:
@@ -166,3 +167,57 @@ class Codex:
 
     def rollouts(self) -> list[Path]:
         return sorted(self.codex_home.glob("sessions/*/*/*/rollout-*.jsonl"))
+
+
+# Gemini CLI's settings for a loopback run: an API key (no Google login), no update check, no usage statistics.
+GEMINI_SETTINGS = {
+    "security": {"auth": {"selectedType": "gemini-api-key"}},
+    "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+    "privacy": {"usageStatisticsEnabled": False},
+    "telemetry": {"enabled": False},
+}
+
+
+@dataclass
+class Gemini:
+    """``gemini -p ... --yolo`` in a private HOME, its model calls going to a :class:`FakeGemini`."""
+
+    client: Client
+    home: Path
+    cwd: Path
+    fake: FakeGemini
+
+    def configure(self) -> None:
+        settings = self.home / ".gemini" / "settings.json"
+        settings.parent.mkdir(parents=True, exist_ok=True)
+        settings.write_text(json.dumps(GEMINI_SETTINGS))
+        self.tmp.mkdir(exist_ok=True)
+
+    @property
+    def tmp(self) -> Path:
+        """Its TMPDIR: it writes an error report there for every refused request."""
+        return self.home / ".tmp"
+
+    def env(self) -> dict[str, str]:
+        return {
+            **_base_env(self.home),
+            "GOOGLE_GEMINI_BASE_URL": self.fake.url,
+            "GEMINI_API_KEY": "loopback",
+            "GEMINI_CLI_TRUST_WORKSPACE": "true",
+            "GEMINI_CLI_NO_RELAUNCH": "true",
+            "TMPDIR": str(self.tmp),
+            "NO_COLOR": "1",
+        }
+
+    def run(self, prompt: str, resume: str | None = None) -> str:
+        """Send one prompt (continuing session ``resume``: an id or ``latest``); returns the session id."""
+        self.configure()
+        args = [str(self.client.binary), "-p", prompt, "--output-format", "json", "--yolo"]
+        if resume:
+            args += ["--resume", resume]
+        done = _run(args, self.cwd, self.env())
+        start = done.stdout.find("{")
+        return str(json.loads(done.stdout[start:]).get("session_id", "")) if start >= 0 else ""
+
+    def chats(self) -> list[Path]:
+        return sorted((self.home / ".gemini" / "tmp").glob("*/chats/session-*.json*"))

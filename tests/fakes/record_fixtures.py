@@ -4,8 +4,10 @@
 
 Each client, in a private HOME against its loopback fake, reads a file, answers, and then
 compacts the session itself (Claude Code's ``/compact``; Codex's remote compaction on a low
-auto-compact limit). The files are committed so the format tests can read what the
-producers write without the clients installed; the client version is in the file name.
+auto-compact limit). Gemini CLI answers a first prompt, is resumed (it then rewrites its
+history as a ``$set`` checkpoint), and reads a file for the second. The files are committed
+so the format tests can read what the producers write without the clients installed; the
+client version is in the file name.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ import tempfile
 from pathlib import Path
 
 from tests.fakes.anthropic import FakeAnthropic
-from tests.fakes.clients import ClaudeCode, Codex, require_client
+from tests.fakes.clients import ClaudeCode, Codex, Gemini, require_client
+from tests.fakes.gemini import FakeGemini
 from tests.fakes.responses import FakeResponses
 from tests.fakes.scenarios import project
 from tests.fakes.server import Reply, ToolCall
@@ -65,8 +68,26 @@ def codex_fixture(root: Path) -> Path:
     return target
 
 
+def gemini_fixture(root: Path) -> Path:
+    client = require_client("gemini")
+    with FakeGemini() as fake:
+        gemini = Gemini(client, root, project(root), fake)
+        fake.enqueue(Reply(thinking="Nothing to read yet.", text="Ask me about the notes."))
+        session = gemini.run("Hello.")
+        fake.enqueue(
+            Reply(thinking="Read the notes.", tool_calls=(ToolCall("read_file", {"file_path": "notes.txt"}),)), ANSWER
+        )
+        gemini.run("What do the notes say?", resume=session)
+        assert not fake.errors and not fake.script
+        (chat,) = [path for path in gemini.chats() if b'"toolCalls"' in path.read_bytes()]
+        data = chat.read_bytes()
+    target = OUT / f"gemini-cli-{_version(client.version)}.jsonl"
+    target.write_bytes(data.replace(str(root).encode(), b"/home/user"))
+    return target
+
+
 if __name__ == "__main__":
     OUT.mkdir(parents=True, exist_ok=True)
-    for record in (claude_code_fixture, codex_fixture):
+    for record in (claude_code_fixture, codex_fixture, gemini_fixture):
         with tempfile.TemporaryDirectory(prefix="fixture-") as root:
             print("wrote", record(Path(root)))

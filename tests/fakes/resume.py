@@ -20,7 +20,8 @@ import compactctl
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import Message, content_text
 from tests.fakes.anthropic import FakeAnthropic, repeated_blocks
-from tests.fakes.clients import ClaudeCode, Client, Codex
+from tests.fakes.clients import ClaudeCode, Client, Codex, Gemini
+from tests.fakes.gemini import FakeGemini, repeated_parts
 from tests.fakes.responses import FakeResponses, repeated_items
 from tests.fakes.scenarios import Recorded
 
@@ -36,8 +37,8 @@ class Resumed:
 
     @property
     def conversation(self) -> list[dict[str, Any]]:
-        """Anthropic ``messages`` or Responses ``input``: the part compaction changes."""
-        return list(self.body.get("messages", self.body.get("input", [])))
+        """Anthropic ``messages``, Responses ``input`` or Gemini ``contents``: the part compaction changes."""
+        return list(self.body.get("messages", self.body.get("input", self.body.get("contents", []))))
 
     @property
     def size(self) -> int:
@@ -53,6 +54,8 @@ class Resumed:
     def repeated(self) -> list[Any]:
         if "messages" in self.body:
             return repeated_blocks(self.conversation)
+        if "contents" in self.body:
+            return repeated_parts(self.conversation)
         return repeated_items(self.conversation)
 
 
@@ -74,8 +77,22 @@ def _clean(part: Any) -> Any:
 def history(conversation: list[dict[str, Any]]) -> list[Any]:
     """The resumed history, the client's additions left out: messages (Anthropic) or items (Responses)."""
     kept: list[Any] = []
+    responses: set[str] = set()
     for entry in conversation:
         if entry.get("role") in ("system", "developer"):  # Claude Code's attachments; Codex's instructions
+            continue
+        if isinstance(entry.get("parts"), list):  # Gemini: thoughts are not sent back; each response once
+            parts = []
+            for part in entry["parts"]:
+                response = part.get("functionResponse") if isinstance(part, dict) else None
+                if isinstance(response, dict) and response.get("id") in responses:
+                    continue
+                if isinstance(response, dict):
+                    responses.add(response.get("id"))
+                if not _harness(part) and not part.get("thought"):
+                    parts.append(part)
+            if parts:
+                kept.append({"role": entry["role"], "parts": parts})
             continue
         content = entry.get("content")
         if isinstance(content, str):
@@ -96,6 +113,16 @@ def texts(items: list[Any]) -> list[str]:
         kind = item.get("type") if isinstance(item, dict) else None
         if "content" in item and "role" in item:
             found.extend(texts(item["content"]))
+        elif "parts" in item and "role" in item:
+            found.extend(texts(item["parts"]))
+        elif kind is None and isinstance(item.get("text"), str):  # a Gemini part
+            found.append(item["text"])
+        elif kind is None and isinstance(item.get("functionCall"), dict):
+            found.extend([item["functionCall"]["name"], json.dumps(item["functionCall"].get("args") or {})])
+        elif kind is None and isinstance(item.get("functionResponse"), dict):
+            body = item["functionResponse"].get("response")
+            only = list(body.values()) if isinstance(body, dict) and len(body) == 1 else []
+            found.append(only[0] if only and isinstance(only[0], str) else json.dumps(body))
         elif kind in ("text", "input_text", "output_text", "summary_text"):
             found.append(item["text"])
         elif kind == "thinking":
@@ -153,6 +180,20 @@ def resume_claude_code(client: Client, recorded: Recorded, data: bytes, prompt: 
 
 def resume_codex(client: Client, recorded: Recorded, data: bytes, prompt: str = RESUME_PROMPT) -> Resumed:
     return _resume(Codex, FakeResponses, client, recorded, data, prompt)
+
+
+def resume_gemini(client: Client, recorded: Recorded, data: bytes, prompt: str = RESUME_PROMPT) -> Resumed:
+    """``gemini --resume <session> -p``; the first main call is kept even when refused (the client then
+    exits non-zero), since Gemini CLI 0.61 sends its own sessions with every tool response twice."""
+    with swapped(recorded.path, data), FakeGemini() as fake:
+        try:
+            Gemini(client, recorded.home, recorded.cwd, fake).run(prompt, resume=recorded.session)
+        except AssertionError:
+            if not fake.errors:
+                raise
+        calls = fake.model_calls(rejected=True)
+        assert calls, f"gemini made no model call; rejected: {fake.errors}"
+        return Resumed(calls[0], fake.errors)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Scripted sessions the real clients record: the fixtures of the resume tests.
 
-One small coding task, the same for both clients: read two files in parallel (with
+One small coding task, the same for every client: read two files in parallel (with
 thinking/reasoning first), run a command with a long output, edit the file with the
 client's own edit tool, read the file and the notes and run the long command again (so
 prune has superseded results to remove), answer; then a second prompt in a resumed session.
@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.fakes.clients import ClaudeCode, Codex
+from tests.fakes.clients import ClaudeCode, Codex, Gemini
 from tests.fakes.server import Reply, ToolCall
 
 APP = "def add(a, b):\n    return a - b\n\n\nprint(add(2, 3))\n"
@@ -128,3 +128,55 @@ def codex_compacts(codex: Codex, recorded: Recorded) -> Recorded:
     codex.extra_config = ""
     assert b'"type":"compacted"' in recorded.path.read_bytes().replace(b" ", b""), "Codex did not compact"
     return recorded
+
+
+def gemini_session(gemini: Gemini) -> Recorded:
+    """The same task for Gemini CLI, with its own tools (read_file, run_shell_command, replace).
+
+    The prompts come the other way round: the first one gets a plain answer, and the tool work
+    follows in the resumed session. Gemini CLI 0.61 cannot resume its own session once it holds
+    tool calls (it sends every response twice: google-gemini/gemini-cli#29365), so a resume
+    after the tools would be refused.
+    """
+    gemini.fake.enqueue(Reply(thinking="A question first.", text="I will look at app.py next.", output_tokens=30))
+    gemini.fake.enqueue(
+        Reply(
+            thinking="The bug is probably in add(); read it and the notes first.",
+            text="Reading app.py and the notes.",
+            tool_calls=(
+                ToolCall("read_file", {"file_path": "app.py"}),
+                ToolCall("run_shell_command", {"command": "cat notes.txt"}),
+            ),
+            output_tokens=120,
+        ),
+        Reply(text="Checking the long log.", tool_calls=(ToolCall("run_shell_command", {"command": LONG_COMMAND}),)),
+        Reply(
+            tool_calls=(
+                ToolCall(
+                    "replace",
+                    {
+                        "file_path": "app.py",
+                        "instruction": "Fix add() to add.",
+                        "old_string": "return a - b",
+                        "new_string": "return a + b",
+                    },
+                ),
+            )
+        ),
+        Reply(tool_calls=(ToolCall("read_file", {"file_path": "app.py"}),)),
+        Reply(tool_calls=(ToolCall("run_shell_command", {"command": "cat notes.txt"}),)),
+        Reply(tool_calls=(ToolCall("run_shell_command", {"command": LONG_COMMAND}),)),
+        Reply(tool_calls=(ToolCall("run_shell_command", {"command": "python3 app.py"}),)),
+        Reply(
+            thinking="The edit is in place.",
+            text="Fixed: add() now returns a + b; it prints 5 and the output stays CSV.",
+            output_tokens=40,
+        ),
+    )
+    session = gemini.run(SECOND_PROMPT)
+    gemini.run(FIRST_PROMPT, resume=session)
+    assert not gemini.fake.script, "the client did not use every scripted reply"
+    assert (gemini.cwd / "app.py").read_text() == APP.replace("a - b", "a + b"), "the client's edit did not apply"
+    chats = [path for path in gemini.chats() if session[:8] in path.name and b'"toolCalls"' in path.read_bytes()]
+    assert len(chats) == 1, chats
+    return Recorded(gemini.home, gemini.cwd, session, chats[0])

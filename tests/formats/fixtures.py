@@ -16,6 +16,8 @@ FILES = {
     "codex": DATA / "codex.jsonl",
     "responses": DATA / "responses.jsonl",
     "anthropic": DATA / "anthropic.jsonl",
+    # Written by Gemini CLI itself (tests/fakes/record_fixtures.py).
+    "gemini": DATA / "real-clients" / "gemini-cli-0.61.0.jsonl",
 }
 
 

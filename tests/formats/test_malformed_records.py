@@ -9,6 +9,7 @@ import pytest
 
 from compactctl.errors import InputError
 from compactctl.formats import load
+from compactctl.formats.records import SkippedLine
 
 DATA = Path(__file__).parent / "data"
 
@@ -52,6 +53,7 @@ def test_on_error_skip_skips_a_bad_first_line_and_counts_it():
     data = b'{"role": "user", "content": \n{"role":"user","content":"hi"}\n{"role":"assistant","content":"yo"}\n'
     with pytest.raises(InputError):
         load(data, "chat.jsonl")
-    skipped: list[int] = []
+    skipped: list[SkippedLine] = []
     _, transcripts = load(data, "chat.jsonl", skipped=skipped)
-    assert skipped == [1] and [m["content"] for m in transcripts[0].messages] == ["hi", "yo"]
+    assert [s.line for s in skipped] == [1] and "malformed JSON" in skipped[0].problem
+    assert [m["content"] for m in transcripts[0].messages] == ["hi", "yo"]

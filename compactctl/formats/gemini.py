@@ -1,0 +1,505 @@
+"""``gemini``: Gemini CLI chats (``~/.gemini/tmp/<project>/chats/session-<time>-<id8>.jsonl``).
+
+The file is append-only JSON Lines (``packages/core/src/services/chatRecordingService.ts``
+in google-gemini/gemini-cli): a header ``{sessionId, projectHash, startTime, lastUpdated,
+kind}``, message records ``{id, timestamp, type, content, ...}`` (``type`` ``user``,
+``gemini``, ``info``, ``error``, ``warning``; a ``gemini`` one also ``thoughts``,
+``tokens``, ``model``, ``toolCalls``), ``{"$set": {...}}`` metadata updates and
+``{"$rewindTo": id}``. It is read as the client's ``loadConversationRecord`` reads it: the
+last copy of a message id wins, in the place of its first; ``$rewindTo`` drops that message
+and all after it; a ``$set`` holding ``messages`` replaces the whole list (a checkpoint).
+The older layout, one JSON document holding the same record with its ``messages``, is read
+too (the client still resumes it).
+
+The messages are then what the client sends when it resumes
+(``convertSessionToClientHistory``): ``info``/``error``/``warning`` records and user
+records it skips (``<session_context>``, slash commands, empty) are not model input; a
+``gemini`` record's parts are its ``content`` (text, ``functionCall``), its ``thoughts``
+read as thinking parts, and its ``toolCalls`` as calls when the content has none. Tool
+results are the ``functionResponse`` parts of the user records after it, else the
+``toolCalls[].result``: each once. (Gemini CLI 0.61 replays both, so its own sessions with
+tool calls resume with every response twice, and the API refuses them: issue #29365 in
+google-gemini/gemini-cli.) ``tokens`` (the API's usage of the call) goes on the assistant
+message as ``usage``.
+
+Writing: unchanged chats come back byte for byte. A compacted chat keeps every line and
+ends with one ``$set`` of ``messages`` (and ``lastUpdated``), the checkpoint the client
+itself appends when it rewrites its history (``updateMessagesFromHistory``, as after its own
+compression). In it a ``gemini`` record holds its calls as ``functionCall`` parts in
+``content`` and no ``toolCalls``, and the responses follow in a ``user`` record: the one
+layout that 0.61 resumes with every response once, and resumes again after it rewrote the
+file itself (it copies a result it finds in ``toolCalls`` back into the history on each
+resume). Thoughts go back into ``thoughts``: the client does not send them to the model.
+New summaries are ``user`` records.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from compactctl import jsonbytes
+from compactctl.errors import InputError
+from compactctl.formats.base import Native, Transcript, is_unchanged, native_of, sources
+from compactctl.formats.records import Record, collapse_text, document_layout, raw_line
+from compactctl.transcript import Message, content_text, function_of, is_thinking, thinking_text, tool_calls_of
+
+NAME = "gemini"
+
+MESSAGE_TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
+# User records the client leaves out when it resumes (``isIgnoredUserContent``).
+IGNORED_PREFIXES = ("/", "?", "<session_context>", "<hook_context>")
+_NAMESPACE = uuid.UUID("1d6c2f0e-6a57-4c39-9a0c-5e2b9e0d1f4a")
+
+
+def detect(records: list[Record]) -> bool:
+    for record in records[:5]:
+        value = record.value
+        if not isinstance(value, dict):
+            return False
+        if isinstance(value.get("projectHash"), str) and isinstance(value.get("sessionId"), str):
+            return True
+        if "$rewindTo" in value or isinstance(value.get("$set"), dict):
+            return True
+        if value.get("type") == "gemini" and isinstance(value.get("id"), str):
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class Source:
+    """What one canonical message was read from: a message record and, for a user record, which parts."""
+
+    record: dict[str, Any]  # the message record (its last copy)
+    parts: tuple[dict[str, Any], ...] = ()  # the native parts this message holds (model parts, or user parts)
+
+
+@dataclass(frozen=True)
+class GeminiNative(Native[Source]):
+    records: tuple[Record, ...] = ()
+    layout: str = "jsonl"  # "json": the older one-document chat
+
+
+def _parts(content: Any) -> list[dict[str, Any]]:
+    """A record's content as parts (``ensurePartArray``): a string is one text part."""
+    if isinstance(content, str):
+        return [{"text": content}]
+    if isinstance(content, dict):
+        return [content]
+    if isinstance(content, list):
+        return [{"text": p} if isinstance(p, str) else p for p in content if isinstance(p, (str, dict))]
+    return []
+
+
+def _replayed(records: list[Record], path: str) -> list[dict[str, Any]]:
+    """The chat's message records as the client loads them (last copy wins, rewinds, checkpoints)."""
+    messages: dict[str, dict[str, Any]] = {}
+
+    def add(value: Any) -> None:
+        if isinstance(value, dict) and isinstance(value.get("id"), str):
+            messages[value["id"]] = value  # an id seen before keeps its place, as in a JS Map
+
+    for record in records:
+        value = record.value
+        if not isinstance(value, dict):
+            raise InputError(f"expected a Gemini CLI chat record object, got {type(value).__name__}", path, record.line)
+        if isinstance(value.get("$rewindTo"), str):
+            ids = list(messages)
+            cut = ids.index(value["$rewindTo"]) if value["$rewindTo"] in messages else 0
+            for gone in ids[cut:]:
+                del messages[gone]
+        elif isinstance(value.get("id"), str):
+            if value.get("type") is not None and not isinstance(value.get("type"), str):
+                raise InputError("a message record's type must be a string", path, record.line)
+            add(value)
+        elif isinstance(value.get("$set"), dict):
+            if isinstance(value["$set"].get("messages"), list):
+                messages = {}
+                for message in value["$set"]["messages"]:
+                    add(message)
+        elif isinstance(value.get("messages"), list):  # the header of the one-document layout holds them
+            for message in value["messages"]:
+                add(message)
+    return list(messages.values())
+
+
+def _ignored(record: dict[str, Any]) -> bool:
+    """A user record the client does not send when it resumes."""
+    parts = _parts(record.get("content"))
+    if any(set(part) - {"text"} for part in parts):
+        return False  # a response or an image reads as "[Function Response: ...]", never ignored
+    return ignored_text("".join(str(part.get("text", "")) for part in parts))
+
+
+def ignored_text(text: str) -> bool:
+    """A user text the client does not send when it resumes: empty, a command, its own context."""
+    return not text.strip() or text.strip().startswith(IGNORED_PREFIXES)
+
+
+def _call(part: dict[str, Any], fallback_id: str) -> dict[str, Any]:
+    call = part["functionCall"]
+    call_id = call.get("id") if isinstance(call.get("id"), str) else fallback_id
+    arguments = jsonbytes.dumps(call.get("args") or {}).decode()
+    return {"id": call_id, "type": "function", "function": {"name": str(call.get("name", "")), "arguments": arguments}}
+
+
+def _thought_text(thought: dict[str, Any]) -> str:
+    subject, description = thought.get("subject"), str(thought.get("description", ""))
+    return f"**{subject}** {description}" if subject else description
+
+
+def _model_parts(record: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
+    """A ``gemini`` record's parts as the client rebuilds them (thoughts apart), and its thoughts."""
+    content = [p for p in _parts(record.get("content")) if not (p.get("text") == "" and len(p) == 1)]
+    in_content = [str(p.get("text", "")) for p in content if p.get("thought")]
+    parts = [p for p in content if not p.get("thought")]
+    # The client's own checkpoints hold the thoughts as parts too: read them once, from there.
+    found = record.get("thoughts")
+    metadata: list[Any] = found if isinstance(found, list) else []
+    thoughts = in_content or [_thought_text(t) for t in metadata if isinstance(t, dict)]
+    calls = record.get("toolCalls")
+    if not any("functionCall" in p for p in parts) and isinstance(calls, list):
+        for call in calls:  # older records keep their calls only in toolCalls
+            if isinstance(call, dict) and isinstance(call.get("name"), str):
+                parts.append({"functionCall": {"id": call.get("id"), "name": call["name"], "args": call.get("args")}})
+    return parts, thoughts
+
+
+def _assistant(record: dict[str, Any], parts: list[dict[str, Any]], thoughts: list[str]) -> Message:
+    pieces: list[dict[str, Any]] = [{"type": "thinking", "thinking": text} for text in thoughts]
+    pieces += [{"type": "text", "text": p["text"]} for p in parts if isinstance(p.get("text"), str)]
+    calls = [
+        _call(p, f"{record['id']}-call-{n}") for n, p in enumerate(parts) if isinstance(p.get("functionCall"), dict)
+    ]
+    content: Any = pieces if thoughts else collapse_text(pieces) if pieces else ("" if not calls else None)
+    message: Message = {"role": "assistant", "content": content}
+    if calls:
+        message["tool_calls"] = calls
+    tokens = record.get("tokens")
+    if isinstance(tokens, dict) and isinstance(tokens.get("input"), int):
+        message["usage"] = {
+            "input_tokens": tokens["input"],
+            "output_tokens": tokens.get("output", 0),
+            "cached_content_tokens": tokens.get("cached", 0),
+            "thoughts_tokens": tokens.get("thoughts", 0),
+            "total_tokens": tokens.get("total", 0),
+        }
+    return message
+
+
+def _response_text(response: dict[str, Any]) -> str:
+    """A ``functionResponse`` as the text of a tool message: its ``output`` (or ``error``), else its JSON."""
+    body = response.get("response")
+    if isinstance(body, dict) and len(body) == 1:
+        (value,) = body.values()
+        if isinstance(value, str):
+            return value
+    return json.dumps(body, ensure_ascii=False) if body is not None else ""
+
+
+def _user_part(part: dict[str, Any]) -> dict[str, Any]:
+    if isinstance(part.get("text"), str):
+        return {"type": "text", "text": part["text"]}
+    data = part.get("inlineData")
+    if isinstance(data, dict) and str(data.get("mimeType", "")).startswith("image/"):
+        return {"type": "image_url", "image_url": {"url": f"data:{data['mimeType']};base64,{data.get('data', '')}"}}
+    return {"type": "text", "text": f"[{next(iter(part), 'part')}]"}
+
+
+class _Reader:
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+        self.units: list[Source] = []
+        self.pending: dict[str, str] = {}  # calls of the last model turn not answered yet: id -> name
+        self.answered: set[str] = set()
+
+    def add(self, message: Message, unit: Source) -> None:
+        self.messages.append(message)
+        self.units.append(unit)
+
+    def model(self, record: dict[str, Any], later: list[dict[str, Any]]) -> None:
+        parts, thoughts = _model_parts(record)
+        message = _assistant(record, parts, thoughts)
+        if not parts and not thoughts:
+            return  # nothing the client would send
+        self.add(message, Source(record, tuple(parts)))
+        self.pending = {call["id"]: call["function"]["name"] for call in tool_calls_of(message)}
+        # Results the client keeps in toolCalls, for calls no user record after it answers.
+        durable = {
+            part["functionResponse"].get("id")
+            for user in later
+            for part in _parts(user.get("content"))
+            if isinstance(part.get("functionResponse"), dict)
+        }
+        for call in record.get("toolCalls") or []:
+            if isinstance(call, dict) and call.get("id") in self.pending and call["id"] not in durable:
+                for part in _result_parts(call):
+                    self.response(record, part)
+
+    def response(self, record: dict[str, Any], part: dict[str, Any]) -> bool:
+        """A functionResponse answering a pending call: a tool message. False when it answers nothing."""
+        response = part["functionResponse"]
+        call_id = response.get("id")
+        if call_id in self.answered:
+            return True  # a copy of a response already read: the client's duplicate
+        if call_id not in self.pending:  # no id (older chats): the first unanswered call of that name
+            call_id = next((c for c, name in self.pending.items() if name == response.get("name")), None)
+        if call_id is None:
+            return False
+        self.answered.add(call_id)
+        del self.pending[call_id]
+        message = {"role": "tool", "tool_call_id": call_id, "content": _response_text(response)}
+        self.add(message, Source(record, (part,)))
+        return True
+
+    def user(self, record: dict[str, Any]) -> None:
+        rest = []
+        for part in _parts(record.get("content")):
+            if isinstance(part.get("functionResponse"), dict) and self.response(record, part):
+                continue
+            rest.append(part)
+        if rest:
+            self.pending = {}
+            content = collapse_text([_user_part(part) for part in rest])
+            self.add({"role": "user", "content": content}, Source(record, tuple(rest)))
+
+
+def _result_parts(call: dict[str, Any]) -> list[dict[str, Any]]:
+    """The functionResponse parts of a ``toolCalls`` entry's ``result`` (a string is its output)."""
+    result = call.get("result")
+    if isinstance(result, str):
+        return [{"functionResponse": {"id": call.get("id"), "name": call.get("name"), "response": {"output": result}}}]
+    return [p for p in _parts(result) if isinstance(p.get("functionResponse"), dict)]
+
+
+def _layout(records: list[Record]) -> str:
+    """``json`` for the older chat, one JSON document (pretty-printed by the client) holding the messages."""
+    if len(records) != 1:
+        return document_layout(records)
+    first = records[0]
+    whole = isinstance(first.value, dict) and isinstance(first.value.get("messages"), list)
+    return "json" if whole and (first.raw is None or b"\n" in first.raw.strip()) else document_layout(records)
+
+
+def read(records: list[Record], path: str) -> list[Transcript]:
+    chat = [m for m in _replayed(records, path) if m.get("type") in ("user", "gemini")]
+    reader = _Reader()
+    for n, record in enumerate(chat):
+        if record["type"] == "gemini":
+            later = []
+            for following in chat[n + 1 :]:
+                if following["type"] == "gemini":
+                    break
+                later.append(following)
+            reader.model(record, later)
+        elif not _ignored(record):
+            reader.user(record)
+    messages = reader.messages
+    native = GeminiNative(tuple(reader.units), tuple(dict(m) for m in messages), tuple(records), _layout(records))
+    return [Transcript(messages, native=native, origins=tuple(range(len(messages))))]
+
+
+# -- writing --------------------------------------------------------------------------
+
+
+def write(transcripts: list[Transcript]) -> bytes:
+    out: list[bytes] = []
+    for transcript in transcripts:
+        native = native_of(transcript, GeminiNative)
+        if native is None:
+            out.append(new_chat(transcript.messages))
+        elif is_unchanged(transcript, native):
+            out.extend(r.raw if native.layout == "json" and r.raw else raw_line(r) for r in native.records)
+        elif native.layout == "json":
+            document = dict(native.records[0].value)
+            document["messages"] = list(chat_records(transcript, native, str(document.get("sessionId", ""))))
+            out.append(json.dumps(document, indent=2, ensure_ascii=False).encode() + b"\n")
+        else:
+            out.extend(raw_line(record) for record in native.records)
+            messages = list(chat_records(transcript, native, _session_id(native.records)))
+            checkpoint: dict[str, Any] = {"messages": messages}
+            updated = _last_updated(native.records)
+            if updated:
+                checkpoint["lastUpdated"] = updated
+            out.append(jsonbytes.dumps({"$set": checkpoint}) + b"\n")
+    return b"".join(out)
+
+
+def _session_id(records: tuple[Record, ...]) -> str:
+    values = (r.value for r in records if isinstance(r.value, dict))
+    return next((v["sessionId"] for v in values if isinstance(v.get("sessionId"), str)), "")
+
+
+def _last_updated(records: tuple[Record, ...]) -> str | None:
+    for record in reversed(records):
+        value = record.value if isinstance(record.value, dict) else {}
+        found = value.get("$set", {}).get("lastUpdated") if isinstance(value.get("$set"), dict) else None
+        found = found or value.get("lastUpdated") or value.get("timestamp")
+        if isinstance(found, str):
+            return found
+    return None
+
+
+def new_chat(messages: list[Message]) -> bytes:
+    """A chat for messages from another format: the header, then one record a message."""
+    session = str(uuid.uuid5(_NAMESPACE, "session"))
+    header = {
+        "sessionId": session,
+        "projectHash": hashlib.sha256(b"compactctl").hexdigest(),  # the client requires one to load the file
+        "startTime": "1970-01-01T00:00:00.000Z",
+        "lastUpdated": "1970-01-01T00:00:00.000Z",
+        "kind": "main",
+    }
+    transcript = Transcript(messages)
+    records = chat_records(transcript, None, session)
+    return b"".join(jsonbytes.dumps(line) + b"\n" for line in (header, *records))
+
+
+def chat_records(transcript: Transcript, native: GeminiNative | None, seed: str) -> Iterator[dict[str, Any]]:
+    """The message records of a compacted chat: a ``gemini`` record per assistant message, its
+    calls in ``content``, the responses gathered in the ``user`` record after it."""
+    used: set[str] = set()
+    written = list(sources(transcript, native))
+    calls: dict[str, tuple[str, dict[str, Any]]] = {}  # call id -> (name, its native functionCall part)
+    n = 0
+    while n < len(written):
+        message, unit, same = written[n]
+        role = message.get("role")
+        if role == "tool":
+            results = []
+            while n < len(written) and written[n][0].get("role") == "tool":
+                results.append(written[n])
+                n += 1
+            yield _responses(results, calls, used, seed)
+            continue
+        n += 1
+        if role == "assistant":
+            record = _model_record(message, unit, same, calls)
+        else:
+            base = unit.record if unit and unit.record.get("type") == "user" else {}
+            content = list(unit.parts) if same and unit else _user_content(message)
+            record = {**_envelope(base), "type": "user", "content": content}
+        record["id"] = _fresh(record.get("id"), used, seed)
+        yield record
+
+
+def _fresh(wanted: Any, used: set[str], seed: str) -> str:
+    """The record's own id, or a new one where none was read or another record of this list took it
+    (the client keys messages by id: two records of one id would be one)."""
+    found = wanted if isinstance(wanted, str) and wanted not in used else None
+    while found is None or found in used:
+        found = str(uuid.uuid5(_NAMESPACE, f"{seed}/{wanted}/{len(used)}"))
+        wanted = found
+    used.add(found)
+    return found
+
+
+def _envelope(record: dict[str, Any]) -> dict[str, Any]:
+    """A record's own fields that still hold when its content is rewritten."""
+    drop = ("content", "displayContent", "toolCalls")
+    return {k: v for k, v in record.items() if k not in drop}
+
+
+def _model_record(
+    message: Message, unit: Source | None, same: bool, calls: dict[str, tuple[str, dict[str, Any]]]
+) -> dict[str, Any]:
+    base = unit.record if unit and unit.record.get("type") == "gemini" else {}
+    native_calls = {
+        p["functionCall"].get("id"): p for p in (unit.parts if unit else ()) if isinstance(p.get("functionCall"), dict)
+    }
+    if same and unit:
+        parts = [dict(p) for p in unit.parts]
+    else:
+        parts = [{"text": text} for text in _texts(message) if text]
+        for call in tool_calls_of(message):
+            function = function_of(call)
+            try:
+                args = json.loads(function.get("arguments") or "{}")
+            except ValueError:
+                args = {"arguments": function.get("arguments")}
+            template = native_calls.get(call.get("id"), {})
+            part = {**template, "functionCall": {**template.get("functionCall", {}), "id": call.get("id")}}
+            part["functionCall"].update(name=function.get("name"), args=args)
+            parts.append(part)
+    read_ids = [c["id"] for c in tool_calls_of(message)]
+    for n, part in enumerate(p for p in parts if isinstance(p.get("functionCall"), dict)):
+        call = part["functionCall"]
+        call_id = call.get("id")
+        if not isinstance(call_id, str):  # an older record's call without id: the id it was read under
+            call_id = read_ids[n] if n < len(read_ids) else ""
+        calls[call_id] = (str(call.get("name", "")), part)
+    record = {**_envelope(base), "type": "gemini", "content": parts}
+    record.setdefault("timestamp", _timestamp(base))
+    record["thoughts"] = _thoughts(message, base)
+    return record
+
+
+def _texts(message: Message) -> list[str]:
+    content = message.get("content")
+    if isinstance(content, str):
+        return [content]
+    if isinstance(content, list):
+        return [str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text"]
+    return []
+
+
+def _thoughts(message: Message, base: dict[str, Any]) -> list[dict[str, Any]]:
+    """The message's thinking as the record's ``thoughts``, each one as read where it is unchanged."""
+    native = [t for t in base.get("thoughts") or [] if isinstance(t, dict)]
+    by_text = {_thought_text(t): t for t in native}
+    content = message.get("content")
+    texts = [thinking_text(p) for p in content if is_thinking(p)] if isinstance(content, list) else []
+    return [by_text.get(text) or {"subject": "", "description": text, "timestamp": _timestamp(base)} for text in texts]
+
+
+def _timestamp(base: dict[str, Any]) -> str:
+    found = base.get("timestamp")
+    return found if isinstance(found, str) else "1970-01-01T00:00:00.000Z"
+
+
+def _responses(
+    results: list[tuple[Message, Source | None, bool]],
+    calls: dict[str, tuple[str, dict[str, Any]]],
+    used: set[str],
+    seed: str,
+) -> dict[str, Any]:
+    """One ``user`` record answering a model turn's calls."""
+    parts = []
+    for message, unit, same in results:
+        native = unit.parts[0] if unit and unit.parts else None
+        if same and native is not None:
+            parts.append(native)
+            continue
+        call_id = str(message.get("tool_call_id", ""))
+        template: dict[str, Any] = native["functionResponse"] if native else {}
+        name = calls.get(call_id, (str(template.get("name", "")), {}))[0]
+        body = template.get("response")
+        key = next(iter(body)) if isinstance(body, dict) and len(body) == 1 else "output"  # "output" or "error"
+        response = {**template, "id": call_id, "name": name, "response": {key: content_text(message)}}
+        parts.append({"functionResponse": response})
+    first = next((u.record for _, u, _ in results if u and u.record.get("type") == "user"), None)
+    model_id = next((u.record.get("id") for _, u, _ in results if u and u.record.get("type") == "gemini"), None)
+    wanted = first.get("id") if first else f"{model_id}_response" if model_id else None
+    base = _envelope(first) if first else {"timestamp": _timestamp(results[0][1].record if results[0][1] else {})}
+    return {**base, "id": _fresh(wanted, used, seed), "type": "user", "content": parts}
+
+
+def _user_content(message: Message) -> list[dict[str, Any]]:
+    content = message.get("content")
+    if isinstance(content, str):
+        return [{"text": content}]
+    parts: list[dict[str, Any]] = []
+    for part in content if isinstance(content, list) else []:
+        if not isinstance(part, dict):
+            continue
+        url = part.get("image_url", {}).get("url", "") if part.get("type") == "image_url" else ""
+        if url.startswith("data:") and ";base64," in url:
+            mime, data = url[5:].split(";base64,", 1)
+            parts.append({"inlineData": {"mimeType": mime, "data": data}})
+        else:
+            parts.append({"text": str(part.get("text", ""))})
+    return parts or [{"text": content_text(message)}]
