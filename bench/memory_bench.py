@@ -1,6 +1,8 @@
 """Peak memory (RSS) and time of each command on chat files of 20, 100 and 300 MB.
 
-    python bench/memory_bench.py [--sizes 20 100 300] [--commands prune compact report replay]
+    python bench/memory_bench.py [--sizes 20 100 300] [--commands prune compact report replay] [--exe CMD]
+
+``--exe`` runs another compactctl (a baseline): e.g. ``--exe "env PYTHONPATH=/tmp/main python -m compactctl"``.
 
 A tool-agent transcript from workloads.py is repeated (ids made unique) until the file
 has the size asked for; each command then runs as its own process, and its peak RSS is
@@ -63,8 +65,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="+", default=[20, 100, 300])
     parser.add_argument("--commands", nargs="+", default=list(COMMANDS))
+    parser.add_argument("--exe", help="the compactctl command to measure (default: the one beside this Python)")
     args = parser.parse_args()
-    exe = str(Path(sys.executable).with_name("compactctl"))
+    exe = args.exe.split() if args.exe else [str(Path(sys.executable).with_name("compactctl"))]
     # s / MB: flat as the file grows when time is linear in it
     print(
         f"{'command':8} {'file MB':>8} {'peak RSS MB':>12} {'RSS / file':>11} {'seconds':>8} {'s / MB':>7} {'exit':>5}"
@@ -75,7 +78,7 @@ def main() -> None:
             actual = make_file(source, size) / 1e6
             for name in args.commands:
                 out = Path(folder) / f"out-{name}-{size}.jsonl"
-                command = [exe, *(part.format(src=source, out=out) for part in COMMANDS[name])]
+                command = [*exe, *(part.format(src=source, out=out) for part in COMMANDS[name])]
                 seconds, peak, code = peak_of(command)
                 print(
                     f"{name:8} {actual:8.0f} {peak:12.0f} {peak / actual:11.2f} {seconds:8.1f} "

@@ -39,6 +39,9 @@ def declared_facts(messages: Iterable[Message], required: Iterable[str] = ()) ->
     )
 
 
+MEMO_MAX_ENTRIES = 10_000
+
+
 class FactMatcher:
     """Which facts a text holds, on folded text; folded texts are memoized by the text."""
 
@@ -46,6 +49,7 @@ class FactMatcher:
         self.facts = list(facts)
         self.folded = [fold(fact) for fact in self.facts]
         self._memo: dict[str, str] = {}
+        self._number: dict[str, int] | None = None  # folded fact -> its index (the first, for a repeat)
 
     def __bool__(self) -> bool:
         return bool(self.facts)
@@ -53,6 +57,8 @@ class FactMatcher:
     def fold(self, text: str) -> str:
         found = self._memo.get(text)
         if found is None:
+            if len(self._memo) >= MEMO_MAX_ENTRIES:  # a walk over a huge transcript must not keep every text
+                self._memo.clear()
             found = self._memo[text] = fold(text)
         return found
 
@@ -65,15 +71,21 @@ class FactMatcher:
             return [n for n, fact in enumerate(self.folded) if fact in folded]
         return [n for n in among if self.folded[n] in folded]
 
+    def declared_in(self, message: Message) -> list[int]:
+        """Indices of the facts the message's ``compactctl.facts`` declare, each once."""
+        if not annotations_of(message):
+            return []
+        if self._number is None:
+            self._number = {fact: n for n, fact in reversed(list(enumerate(self.folded)))}
+        number = self._number
+        return [n for n in dict.fromkeys(number.get(fold(fact), -1) for fact in facts_of(message)) if n >= 0]
+
     def declarers(self, messages: Sequence[Message]) -> list[list[int]]:
         """Per fact, the indices of the messages whose ``compactctl.facts`` declare it."""
-        number = {fact: n for n, fact in reversed(list(enumerate(self.folded)))}
         found: list[list[int]] = [[] for _ in self.facts]
         for i, message in enumerate(messages):
-            if annotations_of(message):
-                for n in dict.fromkeys(number.get(fold(fact), -1) for fact in facts_of(message)):
-                    if n >= 0:
-                        found[n].append(i)
+            for n in self.declared_in(message):
+                found[n].append(i)
         return found
 
     def holders(self, messages: Sequence[Message], text: Callable[[Message], str] = message_text) -> list[list[int]]:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 import orjson
 
@@ -35,7 +35,7 @@ from compactctl.compaction import compact
 from compactctl.errors import CompactctlError, InputError
 from compactctl.evaluate import FileEvaluation, Judge, evaluate, merged
 from compactctl.facts import declared_facts, fold
-from compactctl.formats import agents_sqlite, chat, detect, load, load_records, records_of, write_as
+from compactctl.formats import agents_sqlite, chat, dataset, detect, load, load_records, records_of, write_as
 from compactctl.formats.base import Transcript, converted
 from compactctl.formats.records import (
     BOM,
@@ -49,12 +49,22 @@ from compactctl.formats.records import (
 from compactctl.replay.prices import Prices, PriceTable
 from compactctl.replay.simulate import SettingResult, aggregate, replay_streamed
 from compactctl.replay.triggers import Setting
-from compactctl.reporting import FileReport, Labelled, Measured, check_facts_present, file_report, measure
+from compactctl.reporting import (
+    FileReport,
+    Labelled,
+    Measure,
+    Measured,
+    Measurer,
+    check_facts_present,
+    file_report,
+    measure,
+)
 from compactctl.review import FileReview, TranscriptReview, recording, review_side
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import ANNOTATION_KEY, OBSERVATION_KIND, Message, facts_of
 from compactctl.usage import SummarizerUsage
+from compactctl.walked import compact_walked, walkable
 
 STDIO = "-"
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj", ".ndjson")
@@ -257,16 +267,21 @@ def _is_special(path: Path) -> bool:
     return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode) or stat.S_ISBLK(mode)
 
 
-def write_atomic(target: str, data: bytes) -> None:
-    """Write to a temporary file beside the target, then rename: readers never see half a file."""
+def write_atomic(target: str, data: bytes | Callable[[BinaryIO], object]) -> None:
+    """Write to a temporary file beside the target, then rename: readers never see half a file.
+
+    ``data`` is the bytes, or a function writing them into the file it is given (an output
+    made one line at a time is never held whole).
+    """
+    fill = data if callable(data) else lambda file: file.write(data)
     if target == STDIO:
-        sys.stdout.buffer.write(data)
+        fill(sys.stdout.buffer)
         sys.stdout.buffer.flush()
         return
     path = Path(target)
     if _is_special(path):  # /dev/null, a named pipe: a rename would replace the device with a plain file
         with open(path, "wb") as file:
-            file.write(data)
+            fill(file)
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     interrupts.remove_stale(path)  # left by a run killed outright; never one still running
@@ -274,7 +289,7 @@ def write_atomic(target: str, data: bytes) -> None:
         # O_EXCL: the name is this process's own; the mode is what any new file would get.
         handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 & ~_UMASK)
         with os.fdopen(handle, "wb") as file:
-            file.write(data)
+            fill(file)
             file.flush()
             os.fsync(file.fileno())
         if interrupts.stopping.is_set():  # stopped while writing: the target keeps what it had
@@ -372,60 +387,200 @@ def compact_file(
     summarizer: Summarizer | None = None,
     to: str | None = None,
     archive: bool = False,
+    keep_manifest: bool = True,
 ) -> FileCompaction:
     """Read one file, compact each transcript in it, write the result atomically, report.
 
     The output is written in the input's format, or converted to format ``to``. With
     ``archive``, every input message that was not kept verbatim comes back too, with its
-    index and fate, so output plus archive give back the input.
+    index and fate, so output plus archive give back the input. Without ``keep_manifest``
+    (nobody asked for it) a chat JSON Lines file compacted by steps that can walk it
+    (``walked.walkable``) is walked rather than held, and the manifest left empty.
     """
+    if not archive and not keep_manifest and _walkable(job, steps, settings, to):
+        return _compact_walked(job, steps, settings, counter)
+    if _lines_are_transcripts(job, settings, to):
+        return _compact_lines(job, steps, settings, counter, summarizer, archive, to)
     skipped: list[SkippedLine] | None = [] if settings.get("on_error") == "skip" else None
     fmt, transcripts = load(read_source(job.source), job.source, settings.get("format", "auto"), skipped)
     if fmt.name == agents_sqlite.NAME:
         transcripts = agents_sqlite.selected(transcripts, settings.get("session"), job.source)
     if (to or fmt.name) in OPENS_ON_USER:
         settings = {**settings, "open_on_user": True}
-    results = [compact(t.messages, steps, settings, counter=counter, summarizer=summarizer) for t in transcripts]
-    compacted = [t.rewritten(r.messages, r.origins) for t, r in zip(transcripts, results, strict=True)]
-    required = list(settings.get("require") or ())
     # Every fact is looked for from the first message on, wherever it is declared.
-    facts = declared_facts((m for t in transcripts for m in t.messages), required)
-    # Transcripts, not bare messages: a Responses or Anthropic file is also held to its own API's rules.
-    before = measure(transcripts, counter, facts)
-    # Converted output is held to the rules of the format written (thinking does not travel).
-    written = (
-        compacted if to in (None, fmt.name) else [dataclasses.replace(converted(t), read_as=str(to)) for t in compacted]
-    )
-    after = measure(written, counter, facts)
-    if settings.get("strict_facts"):
-        check_facts_present(file_report(job.name, fmt.name, before, None, required), job.source)
-    usage = sum((r.usage for r in results), SummarizerUsage())
-    notes = [note for r in results for note in r.notes]
+    tally = _Tally(job, settings, counter, (m for t in transcripts for m in t.messages), archive, fmt.name, to)
+    compacted = [tally.compact(t, steps, summarizer) for t in transcripts]
+    tally.check_facts(fmt.name)
     if job.target is not None and settings.get("in_place"):
         replace_in_database(job.source, fmt.name, compacted)
     elif job.target is not None:
         write_atomic(job.target, write_as(compacted, fmt, to, job.source))
-    manifest = [
-        {"file": job.name, "transcript": t.label, **dataclasses.asdict(entry)}
-        for t, r in zip(transcripts, results, strict=True)
-        for entry in r.manifest
-    ]
-    archived = [
-        {
-            "file": job.name,
-            "transcript": t.label,
-            "index": entry.index,
-            "action": entry.action,
-            "reason": entry.reason,
-            "message": t.messages[entry.index],
-        }
-        for t, r in zip(transcripts, results, strict=True)
-        if archive
-        for entry in r.manifest
-        if entry.action in ("elided", "removed", "summarized")
-    ]
-    report = file_report(job.name, fmt.name, before, after, required, usage, dict.fromkeys(notes), skipped or ())
-    return FileCompaction(report, manifest, archived)
+    return tally.result(fmt.name, skipped or ())
+
+
+class _Tally:
+    """What a file's compaction reports, added up a transcript at a time: the figures before and
+    after, the manifest and archive entries, summarizer usage and notes."""
+
+    def __init__(
+        self,
+        job: Job,
+        settings: Mapping[str, Any],
+        counter: TokenCounter,
+        messages: Iterable[Message],
+        archive: bool,
+        format_name: str,
+        to: str | None,
+    ) -> None:
+        self.job, self.settings, self.counter, self.archive = job, settings, counter, archive
+        self.to, self.converted = to, to not in (None, format_name)  # written in another format
+        self.required = list(settings.get("require") or ())
+        self.facts = declared_facts(messages, self.required)
+        self.before, self.after = Measurer(counter, self.facts), Measurer(counter, self.facts)
+        self.manifest: list[dict[str, Any]] = []
+        self.archived: list[dict[str, Any]] = []
+        self.usage = SummarizerUsage()
+        self.notes: list[str] = []
+
+    def compact(self, transcript: Transcript, steps: Sequence[str], summarizer: Summarizer | None) -> Transcript:
+        result = compact(transcript.messages, steps, self.settings, counter=self.counter, summarizer=summarizer)
+        compacted = transcript.rewritten(result.messages, result.origins)
+        # Transcripts, not bare messages: a Responses or Anthropic file is also held to its own API's rules.
+        self.before.add(transcript)
+        # Converted output is held to the rules of the format written (thinking does not travel).
+        written = dataclasses.replace(converted(compacted), read_as=str(self.to)) if self.converted else compacted
+        self.after.add(written)
+        self.usage = self.usage + result.usage
+        self.notes.extend(result.notes)
+        where = {"file": self.job.name, "transcript": transcript.label}
+        self.manifest.extend({**where, **dataclasses.asdict(entry)} for entry in result.manifest)
+        if self.archive:
+            self.archived.extend(
+                {
+                    **where,
+                    "index": entry.index,
+                    "action": entry.action,
+                    "reason": entry.reason,
+                    "message": transcript.messages[entry.index],
+                }
+                for entry in result.manifest
+                if entry.action in ("elided", "removed", "summarized")
+            )
+        return compacted
+
+    def check_facts(self, format_name: str, before: Measure | None = None) -> None:
+        """--strict-facts: a fact the input does not hold fails the file before anything is written."""
+        if self.settings.get("strict_facts"):
+            measured = before or self.before.result()
+            check_facts_present(file_report(self.job.name, format_name, measured, None, self.required), self.job.source)
+
+    def result(self, format_name: str, skipped: Iterable[SkippedLine] = ()) -> FileCompaction:
+        before, after = self.before.result(), self.after.result()
+        notes = dict.fromkeys(self.notes)
+        report = file_report(self.job.name, format_name, before, after, self.required, self.usage, notes, skipped)
+        return FileCompaction(report, self.manifest, self.archived)
+
+
+def _lines_are_transcripts(job: Job, settings: Mapping[str, Any], to: str | None) -> bool:
+    """A dataset file (one transcript per line) is compacted a line at a time, never held whole."""
+    return (
+        _readable_twice(job)
+        and to in (None, dataset.NAME)
+        and settings.get("format", "auto") in ("auto", dataset.NAME)
+        and _first_lines_format(job.source, layout_too=True) == dataset.NAME
+    )
+
+
+def _compact_lines(
+    job: Job,
+    steps: Sequence[str],
+    settings: Mapping[str, Any],
+    counter: TokenCounter,
+    summarizer: Summarizer | None,
+    archive: bool,
+    to: str | None,
+) -> FileCompaction:
+    """``compact_file`` for a dataset file: read, compact and write one line (one transcript) at a time."""
+
+    skip = settings.get("on_error") == "skip"
+    skipped: list[SkippedLine] = []  # by the last pass, as ``load`` lists them (unparsed, then misshapen)
+
+    def transcripts() -> Iterator[Transcript]:
+        unparsed: list[SkippedLine] | None = [] if skip else None
+        misshapen: list[SkippedLine] = []
+        read_any = False
+        with open(job.source, "rb") as file:
+            for record in iter_jsonl_stream(file, job.source, unparsed):
+                try:
+                    (transcript,) = dataset.read([record], job.source)
+                except InputError as error:
+                    if unparsed is None or error.line is None:
+                        raise
+                    misshapen.append(SkippedLine(error.line, error.message))
+                    continue
+                read_any = True
+                yield dataclasses.replace(transcript, read_as=dataset.NAME)  # as ``load`` marks it
+        if unparsed is not None:
+            skipped[:] = [*unparsed, *misshapen]
+            if not read_any and misshapen:  # nothing left to read: the file fails, on its last bad line
+                raise InputError(misshapen[-1].problem, job.source, misshapen[-1].line)
+
+    messages = (m for t in transcripts() for m in t.messages)
+    tally = _Tally(job, settings, counter, messages, archive, dataset.NAME, to)
+    if settings.get("strict_facts"):  # the input's figures first: a missing fact writes nothing
+        tally.check_facts(dataset.NAME, measure(transcripts(), counter, tally.facts))
+
+    def lines() -> Iterator[bytes]:
+        for transcript in transcripts():
+            yield dataset.write([tally.compact(transcript, steps, summarizer)])
+
+    if job.target is None:  # --dry-run
+        for _ in lines():
+            pass
+    else:
+        write_atomic(job.target, lambda file: file.writelines(lines()))
+    return tally.result(dataset.NAME, skipped)
+
+
+def _walkable(job: Job, steps: Sequence[str], settings: Mapping[str, Any], to: str | None) -> bool:
+    """Whether this compaction can walk the file rather than hold it (docs/memory.md says when not)."""
+    return (
+        _readable_twice(job)
+        and walkable(steps)
+        and to in (None, chat.NAME)
+        and settings.get("format", "auto") in ("auto", chat.NAME)
+        and not settings.get("in_place")
+        and _first_lines_format(job.source, layout_too=True) == chat.NAME
+    )
+
+
+def _readable_twice(job: Job) -> bool:
+    """A file that can be read again (stdin and pipes cannot) and is not being replaced in place."""
+    return job.source != STDIO and Path(job.source).is_file()
+
+
+def _compact_walked(
+    job: Job, steps: Sequence[str], settings: Mapping[str, Any], counter: TokenCounter
+) -> FileCompaction:
+    """``compact_file`` for one chat JSON Lines file, read a line at a time, as often as needed."""
+    lines = chat.LineFile(job.source, skip=settings.get("on_error") == "skip")
+    required = list(settings.get("require") or ())
+    facts = declared_facts((message for message, _ in lines()), required)
+    if settings.get("strict_facts"):  # the input's figures first: a missing fact writes nothing
+        before = measure([("", (message for message, _ in lines()))], counter, facts)
+        check_facts_present(file_report(job.name, chat.NAME, before, None, required), job.source)
+    measured: list[tuple[Measure, Measure]] = []
+
+    def run(write: Callable[[Message, bytes | None], object]) -> None:
+        measured.append(compact_walked(lines, steps, settings, counter, facts, write))
+
+    if job.target is None:  # --dry-run: the figures, nothing written
+        run(lambda message, line: None)
+    else:
+        write_atomic(job.target, lambda file: run(lambda message, line: file.write(lines.line(message, line))))
+    before, after = measured[0]
+    report = file_report(job.name, chat.NAME, before, after, required, SummarizerUsage(), {}, lines.skipped or ())
+    return FileCompaction(report, [], [])
 
 
 def replace_in_database(source: str, format_name: str, transcripts: list[Transcript]) -> None:
@@ -473,8 +628,14 @@ def open_transcripts(
     return fmt.name, lambda: iter(transcripts)
 
 
-def _first_line_is_chat(source: str, sample: int = 20) -> bool:
+def _first_line_is_chat(source: str) -> bool:
     """Whether the file's first lines detect as chat (other formats also have a ``role`` up front)."""
+    return _first_lines_format(source) == chat.NAME
+
+
+def _first_lines_format(source: str, sample: int = 20, layout_too: bool = False) -> str | None:
+    """The format the file's first lines detect as (None when they do not parse); with
+    ``layout_too``, None unless the file is JSON Lines of objects (not one JSON document)."""
     records: list[Record] = []
     with open(source, "rb") as file:
         for number, line in enumerate(file, start=1):
@@ -482,13 +643,17 @@ def _first_line_is_chat(source: str, sample: int = 20) -> bool:
                 try:
                     records.append(Record(number, orjson.loads(line.removeprefix(BOM) if number == 1 else line)))
                 except orjson.JSONDecodeError:
-                    return False
+                    if not records:  # a first line that does not parse may begin a JSON document
+                        return None
+                    continue  # a bad line further on is the reader's to name (or skip)
                 if len(records) == sample:
                     break
+    if not records or (layout_too and not isinstance(records[0].value, dict)):
+        return None
     try:
-        return bool(records) and detect(records, source).name == chat.NAME
+        return detect(records, source).name
     except CompactctlError:
-        return False
+        return None
 
 
 def report_pair(

@@ -99,6 +99,8 @@ class Measurer:
         self.unfound: set[str] = {folded for folded in map(fold, facts) if folded}  # folded
         self.found: set[str] = set()
         self.api_calls = self.api_reported = self.api_counted = 0
+        self._validator = Validator()
+        self._context = 0
 
     def add(self, item: Measured) -> None:
         if isinstance(item, Transcript):
@@ -108,18 +110,28 @@ class Measurer:
 
     def add_transcript(self, messages: Iterable[Message], label: str = "", native: Violation | None = None) -> None:
         """Measure one transcript; ``native`` is the first rule of its own API it breaks, found apart."""
-        self.transcripts += 1
-        validator = Validator()
-        context = 0  # tokens of the messages so far: the input of a call made now
+        self.start_transcript()
         for message in messages:
-            validator.feed(message)
-            reported = reported_input_tokens(message)
-            if reported is not None:
-                self.api_calls += 1
-                self.api_reported += reported
-                self.api_counted += context + REPLY_PRIMING_TOKENS
-            context += self.add_message(message)
-        violation = native or validator.finish()
+            self.feed(message)
+        self.end_transcript(label, native)
+
+    # The same, a message at a time, for a caller walking two transcripts at once (before and after).
+    def start_transcript(self) -> None:
+        self.transcripts += 1
+        self._validator = Validator()
+        self._context = 0  # tokens of the messages so far: the input of a call made now
+
+    def feed(self, message: Message) -> None:
+        self._validator.feed(message)
+        reported = reported_input_tokens(message)
+        if reported is not None:
+            self.api_calls += 1
+            self.api_reported += reported
+            self.api_counted += self._context + REPLY_PRIMING_TOKENS
+        self._context += self.add_message(message)
+
+    def end_transcript(self, label: str = "", native: Violation | None = None) -> None:
+        violation = native or self._validator.finish()
         if violation and self.violation is None:
             self.violation = f"{label}: {violation}" if label else str(violation)
 

@@ -38,10 +38,16 @@ ADDED_KEYS = (
 
 
 def sources() -> list[Path]:
-    found = [p for p in SHARED.rglob("*") if p.suffix in (".jsonl", ".json", ".traj") and p.is_file()]
-    found += sorted((ROOT / "samples").glob("*.jsonl"))
-    found += sorted((ROOT / "tests" / "formats" / "data").glob("*.json*"))
-    return sorted(found)
+    """The seed files, in an order that does not depend on where the checkout sits.
+
+    Sorted by the path under each root, so a clone at /work/a and one at /tmp/z mutate the
+    same files in the same order and a failure found in one is found in the other.
+    """
+    shared = [p for p in SHARED.rglob("*") if p.suffix in (".jsonl", ".json", ".traj") and p.is_file()]
+    own = [*(ROOT / "samples").glob("*.jsonl"), *(ROOT / "tests" / "formats" / "data").glob("*.json*")]
+    return sorted(shared, key=lambda p: str(p.relative_to(SHARED))) + sorted(
+        own, key=lambda p: str(p.relative_to(ROOT))
+    )
 
 
 @dataclass(frozen=True)

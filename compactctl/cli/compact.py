@@ -66,7 +66,9 @@ def compact(
         jobs_planned = [dataclasses.replace(job, target=None) for job in jobs_planned]
     results, failures = run_jobs(
         jobs_planned,
-        lambda job: compact_file(job, steps, settings, counter, summarizer_used, to=to),
+        lambda job: compact_file(
+            job, steps, settings, counter, summarizer_used, to=to, keep_manifest=manifest is not None
+        ),
         settings["jobs"],
         progress_wanted(quiet),
         settings["engine"],

@@ -71,7 +71,15 @@ def prune(
     check_side_files(planned, archive=archive, manifest=manifest)
     results, failures = run_jobs(
         planned,
-        lambda job: compact_file(job, ["prune"], settings, counter, to=to, archive=archive is not None),
+        lambda job: compact_file(
+            job,
+            ["prune"],
+            settings,
+            counter,
+            to=to,
+            archive=archive is not None,
+            keep_manifest=manifest is not None or explain,
+        ),
         settings["jobs"],
         progress_wanted(quiet),
         settings["engine"],

@@ -58,15 +58,7 @@ def read(records: list[Record], path: str) -> list[Transcript]:
     )
     marked = False
     for i, message in enumerate(messages):
-        content = message.get("content")
-        if (
-            i
-            and message.get("role") == "user"
-            and ANNOTATION_KEY not in message
-            and messages[i - 1].get("role") == "assistant"
-            and isinstance(content, str)
-            and OBSERVATION.match(content)
-        ):
+        if i and _is_observation(message, messages[i - 1]):
             messages[i] = {**message, ANNOTATION_KEY: dict(_MARK)}
             marked = True
     layout = document_layout(records)
@@ -76,13 +68,29 @@ def read(records: list[Record], path: str) -> list[Transcript]:
     return [Transcript(messages, native=native, origins=tuple(range(len(messages))))]
 
 
+def _is_observation(message: Message, previous: Message) -> bool:
+    """A mini-swe-agent observation: a user message ``<returncode>N</returncode>...`` answering the assistant."""
+    content = message.get("content")
+    return (
+        message.get("role") == "user"
+        and ANNOTATION_KEY not in message
+        and previous.get("role") == "assistant"
+        and isinstance(content, str)
+        and OBSERVATION.match(content) is not None
+    )
+
+
 def _layout(transcript: Transcript) -> Layout:
     native = native_of(transcript, ChatNative)
     return native.layout if native is not None else "jsonl"
 
 
 def _unmarked(message: Message, native: ChatNative | None) -> Message:
-    if native is None or not native.observations or message.get(ANNOTATION_KEY) != _MARK:
+    return _without_mark(message) if native is not None and native.observations else message
+
+
+def _without_mark(message: Message) -> Message:
+    if message.get(ANNOTATION_KEY) != _MARK:
         return message
     return {k: v for k, v in message.items() if k != ANNOTATION_KEY}
 
@@ -116,3 +124,49 @@ def stream(file: IO[bytes], path: str, skipped: list[SkippedLine] | None = None)
             if skipped is None:
                 raise
             skipped.append(SkippedLine(record.line, error.message))
+
+
+class LineFile:
+    """A chat JSON Lines file read a message at a time, as often as asked, and its lines written
+    back the way ``write`` writes them, one at a time: for a file too large to hold (a chat file
+    is one transcript, so nothing smaller can be read on its own).
+
+    Calling it walks the file once more: (message as ``read`` gives it, the line it was read
+    from). ``observations`` is known once a walk has been completed.
+    """
+
+    def __init__(self, path: str, skip: bool = False) -> None:
+        self.path = path
+        # With ``skip`` (--on-error skip): the lines the last walk left out, as ``load`` lists them
+        # (those that do not parse, then those that are not a message).
+        self.skipped: list[SkippedLine] | None = [] if skip else None
+        self.observations = False  # some message was read as an observation (its mark comes off on writing)
+
+    def __call__(self) -> Iterator[tuple[Message, bytes]]:
+        previous: Message | None = None
+        unparsed: list[SkippedLine] | None = [] if self.skipped is not None else None
+        unread: list[SkippedLine] = []
+        with open(self.path, "rb") as file:
+            for record in iter_jsonl_stream(file, self.path, unparsed):
+                try:
+                    message = check_message(record.value, self.path, record.line)
+                except InputError as error:
+                    if unparsed is None:
+                        raise
+                    unread.append(SkippedLine(record.line, error.message))
+                    continue
+                if previous is not None and _is_observation(message, previous):
+                    message = {**message, ANNOTATION_KEY: dict(_MARK)}
+                    self.observations = True
+                previous = message
+                yield message, record.raw or b""
+        if unparsed is not None:
+            self.skipped = [*unparsed, *unread]
+            if previous is None and unread:  # nothing left to read: the file fails, on its last bad line
+                raise InputError(unread[-1].problem, self.path, unread[-1].line)
+
+    def line(self, message: Message, as_read: bytes | None) -> bytes:
+        """The output line of ``message``; ``as_read`` is the line it was read from when it is unchanged."""
+        if as_read is not None and jsonbytes.dumps(message) != as_read.rstrip(b"\r"):
+            return line_of(message, as_read)  # another writer's spacing: back byte for byte
+        return line_of(_without_mark(message) if self.observations else message, None)

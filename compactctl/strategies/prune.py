@@ -30,12 +30,15 @@ seen kept. A round only ever adds stubs or drops, so this ends.
 
 from __future__ import annotations
 
+import hashlib
 import re
+from array import array
 from bisect import bisect_left
 from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import Any
+from typing import Any, NamedTuple, TypeVar
 
 import orjson
 
@@ -54,6 +57,7 @@ from compactctl.transcript import (
 )
 
 MODES = ("stub", "drop")
+Tag = TypeVar("Tag")
 STUB_PREFIX = "[compactctl: "
 _STUB = re.compile(r"\[compactctl: (?:superseded by|duplicate of) message #\d+\]")
 
@@ -104,211 +108,357 @@ def _key_list(value: Any) -> list[str]:
     return [item if isinstance(item, str) else canonical(item) for item in items]
 
 
+class _Note(NamedTuple):
+    """What the passes read of a message's annotations (kept small: one per annotated message)."""
+
+    pin: bool
+    defines: tuple[str, ...]
+    references: tuple[str, ...]
+    cites: bool  # it references something (a kept one is checked from the start)
+
+
 @dataclass(frozen=True)
 class _Memo:
-    folded: dict[str, str]  # text -> fold(text)
-    arguments: dict[str, str]  # call arguments -> canonical(arguments)
+    keys: dict[tuple[str, ...], tuple[str, ...]]  # each distinct call key, held once
 
 
 class _Transcript:
-    """What the passes need to know about each message, computed in one walk.
+    """What the passes need to know about each message, gathered in one walk over them.
 
-    ``memo`` is shared by the rounds of one prune, so a text or an argument string seen
-    in an earlier round is not folded or parsed again.
+    Only that is kept, never the messages: per message a few flags and numbers, a digest
+    of its folded text where it may be a duplicate, its annotations where it has some. So
+    a transcript too large to hold (a 300 MB chat file is one transcript) is walked, not
+    held: ``walk`` gives the same messages again, for the rare pass that must read their
+    text (facts no kept message holds any more). ``memo`` is shared by the rounds of one
+    prune, so equal call keys are one tuple.
     """
 
-    def __init__(self, messages: list[Message], facts: FactMatcher, memo: _Memo) -> None:
-        n = len(messages)
-        self.messages = messages
+    def __init__(
+        self,
+        messages: Iterable[Message],
+        walk: Callable[[], Iterable[Message]],
+        facts: FactMatcher,
+        memo: _Memo,
+        stub_mode: bool,
+    ) -> None:
+        self.walk = walk
         self.facts = facts
         self.memo = memo
-        self.notes: list[dict[str, Any]] = [{}] * n
-        self.calls: list[list[dict[str, Any]]] = [[]] * n
-        self.owner = [-1] * n  # tool result -> the assistant message holding its call
-        self.call_at = [-1] * n  # tool result -> the position of its call in that message
-        self.results: dict[int, list[int]] = {}  # assistant -> its tool results
-        self.stub = [False] * n
-        self.keys: list[tuple[str, ...] | None] = [None] * n
-        self.candidate = [False] * n  # a tool result or a retrieved chunk: may be a duplicate
-        self.observation = [False] * n  # tool output read as a user message (no call to go with it)
-        current, ids = -1, dict[Any, int]()
+        self.stub_mode = stub_mode
+        self.notes: dict[int, _Note] = {}  # only for messages whose annotations say something to the passes
+        # Columns, one entry per message: machine integers and bytes, not Python objects.
+        self.calls = array("i")  # an assistant's number of tool calls (0: none)
+        self.owner = array("i")  # tool result -> the assistant message holding its call
+        self.call_at = array("i")  # tool result -> the position of its call in that message
+        self.tool = bytearray()  # a tool result (an assistant's results follow it: ``results``)
+        self.stub = bytearray()
+        self.filled = bytearray()  # has content (not None, "" or [])
+        self.length = array("i")  # characters of its content text
+        self.keys: list[tuple[str, ...] | None] = []
+        self.candidate = bytearray()  # a tool result or a retrieved chunk: may be a duplicate
+        self.observation = bytearray()  # tool output read as a user message (no call to go with it)
+        # A candidate's folded text, as a 128-bit digest in two halves (0, 0: no text to compare).
+        self.digest_high, self.digest_low = array("Q"), array("Q")
+        self.declarers: list[list[int]] = [[] for _ in facts.facts]  # per fact, the messages declaring it
+        self.held: dict[int, list[int]] = {}  # a declaring message -> the facts its text holds
+        current, ids, calls_there = -1, dict[Any, int](), list[dict[str, Any]]()
         for i, message in enumerate(messages):
             note = message.get(ANNOTATION_KEY)
-            if isinstance(note, dict):
-                self.notes[i] = note
-            else:
+            if not isinstance(note, dict):
                 note = {}
+            pin, defines, references = note.get("pin") is True, note.get("defines"), note.get("references")
+            if pin or defines is not None or references is not None:
+                self.notes[i] = _Note(pin, tuple(_key_list(defines)), tuple(_key_list(references)), bool(references))
             content = message.get("content")
+            text = content_text(message)
+            self.length.append(len(text))
+            self.filled.append(content not in (None, "", []))
             if isinstance(content, str):
-                self.stub[i] = content.startswith(STUB_PREFIX) and _STUB.fullmatch(content) is not None
-            elif isinstance(content, list):
-                self.stub[i] = is_stub(message)
+                self.stub.append(content.startswith(STUB_PREFIX) and _STUB.fullmatch(content) is not None)
+            else:
+                self.stub.append(isinstance(content, list) and is_stub(message))
             role = message.get("role")
-            if role == "tool":
-                self.candidate[i] = True
-                call_id = message.get("tool_call_id")
-                position = ids.get(call_id) if current >= 0 and isinstance(call_id, str) else None
-                if position is not None:
-                    self.owner[i], self.call_at[i] = current, position
-                    self.results[current].append(i)
-                if note.get("key") is not None:
-                    self.keys[i] = self._annotated_key(note["key"])
-                elif position is not None:
-                    self.keys[i] = self._call_key(self.calls[current][position])
-                continue
+            owner, position, key = -1, -1, None
             calls = tool_calls_of(message) if role == "assistant" else []
-            current = i if calls else -1
-            if calls:
-                # An assistant carrying calls has no key of its own: its calls expire through their results.
-                self.calls[i] = calls
-                self.results[i] = []
-                ids = {}
-                for position, call in enumerate(calls):
-                    if isinstance(call, dict) and isinstance(call.get("id"), str):
-                        ids.setdefault(call["id"], position)
-                continue
-            if note:
+            candidate = observation = False
+            if role == "tool":
+                candidate = True
+                call_id = message.get("tool_call_id")
+                found = ids.get(call_id) if current >= 0 and isinstance(call_id, str) else None
+                if found is not None:
+                    owner, position = current, found
                 if note.get("key") is not None:
-                    self.keys[i] = self._annotated_key(note["key"])
-                # An observation a text-mode agent got as a user message is tool output: a
-                # duplicate candidate. It has no key: "scroll_down" twice is two different views.
-                self.observation[i] = role == "user" and note.get("kind") == OBSERVATION_KIND
-                self.candidate[i] = note.get("kind") == "retrieval" or self.observation[i]
+                    key = self._annotated_key(note["key"])
+                elif found is not None:
+                    key = self._call_key(calls_there[found])
+                calls = []
+            else:
+                current = i if calls else -1
+                if calls:
+                    # An assistant carrying calls has no key of its own: its calls expire through their results.
+                    ids, calls_there = {}, calls
+                    for at, call in enumerate(calls):
+                        if isinstance(call, dict) and isinstance(call.get("id"), str):
+                            ids.setdefault(call["id"], at)
+                elif note:
+                    if note.get("key") is not None:
+                        key = self._annotated_key(note["key"])
+                    # An observation a text-mode agent got as a user message is tool output: a
+                    # duplicate candidate. It has no key: "scroll_down" twice is two different views.
+                    observation = role == "user" and note.get("kind") == OBSERVATION_KIND
+                    candidate = note.get("kind") == "retrieval" or observation
+            self.calls.append(len(calls))
+            self.tool.append(role == "tool")
+            self.owner.append(owner)
+            self.call_at.append(position)
+            self.keys.append(key)
+            self.candidate.append(candidate)
+            self.observation.append(observation)
+            folded = fold(text) if candidate and text and not self.stub[i] else ""
+            digest = (
+                hashlib.blake2b(folded.encode("utf-8", "surrogatepass"), digest_size=16).digest() if folded else b""
+            )
+            self.digest_high.append(int.from_bytes(digest[:8]) if digest else 0)
+            self.digest_low.append(int.from_bytes(digest[8:]) if digest else 0)
+            declared = facts.declared_in(message) if note else []
+            for f in declared:
+                self.declarers[f].append(i)
+            if declared:
+                self.held[i] = facts.found_in(self._fact_text(i, message, calls_there if owner >= 0 else []))
+        self.n = len(self.stub)
 
-    @staticmethod
-    def _annotated_key(key: Any) -> tuple[str, ...]:
+    def _annotated_key(self, key: Any) -> tuple[str, ...]:
         return ("key", key if isinstance(key, str) else canonical(key))
 
     def _call_key(self, call: Any) -> tuple[str, ...] | None:
         function = call.get("function") if isinstance(call, dict) else None
         if not isinstance(function, dict):
             return None
-        arguments = function.get("arguments", "")
-        if isinstance(arguments, str):
-            spelled = self.memo.arguments.get(arguments)
-            if spelled is None:
-                spelled = self.memo.arguments[arguments] = canonical(arguments)
-        else:
-            spelled = canonical(arguments)
-        return ("call", str(function.get("name", "")), spelled)
+        # The arguments digested: an edit's arguments hold a whole file, and the key outlives the message.
+        spelled = canonical(function.get("arguments", "")).encode("utf-8", "surrogatepass")
+        key = ("call", str(function.get("name", "")), hashlib.blake2b(spelled, digest_size=16).hexdigest())
+        return self.memo.keys.setdefault(key, key)  # one tuple per distinct call
 
-    def folded(self, i: int) -> str:
-        content = self.messages[i].get("content")
-        text = content if isinstance(content, str) else content_text(self.messages[i])
-        found = self.memo.folded.get(text)
-        if found is None:
-            found = self.memo.folded[text] = fold(text)
+    def results(self, a: int) -> list[int]:
+        """The tool results answering assistant ``a``'s calls (they follow it, before any other message)."""
+        found, i = [], a + 1
+        while i < self.n and self.tool[i]:
+            if self.owner[i] == a:
+                found.append(i)
+            i += 1
         return found
+
+    def digest(self, i: int) -> tuple[int, int] | None:
+        """Message ``i``'s folded text, digested, where it may be a duplicate and has text."""
+        high, low = self.digest_high[i], self.digest_low[i]
+        return (high, low) if high or low else None
 
     def protected(self, i: int) -> bool:
         """Pinned: never pruned. (A fact-bearing message is not: one copy of each fact suffices.)"""
-        return self.notes[i].get("pin") is True
+        note = self.notes.get(i)
+        return note is not None and note.pin
 
-    def fact_text(self, i: int, stub_mode: bool) -> str:
+    def _fact_text(self, i: int, message: Message, owner_calls: list[dict[str, Any]]) -> str:
         """What message ``i`` will hold in the output, as facts are looked for in it.
 
         In drop mode a call goes with its result, so a call's name and arguments count as
         the result's text; in stub mode an assistant is never changed and holds its own.
+        ``owner_calls`` are the calls of the assistant a tool result answers.
         """
         if self.stub[i]:
             return ""
-        message = self.messages[i]
         if self.calls[i]:
-            return message_text(message) if stub_mode else content_text(message)
-        if not stub_mode and self.owner[i] >= 0:
-            call = self.calls[self.owner[i]][self.call_at[i]]
+            return message_text(message) if self.stub_mode else content_text(message)
+        if not self.stub_mode and self.owner[i] >= 0:
+            call = owner_calls[self.call_at[i]]
             function = call.get("function") if isinstance(call, dict) else None
             if isinstance(function, dict):
                 return f"{content_text(message)}\n{function.get('name', '')}\n{function.get('arguments', '')}"
         return content_text(message)
 
-    def facts_to_bring_back(self, active: list[bool], stub_mode: bool) -> list[tuple[int, list[int]]]:
+    def _fact_texts(self) -> Iterator[tuple[int, str]]:
+        """Each message's fact text, walking the messages once more."""
+        owner_calls: list[dict[str, Any]] = []
+        for i, message in enumerate(self.walk()):
+            if self.calls[i]:
+                owner_calls = tool_calls_of(message)
+            yield i, self._fact_text(i, message, owner_calls if self.owner[i] >= 0 else [])
+
+    def facts_to_bring_back(self, active: bytearray) -> list[tuple[int, list[int]]]:
         """The messages to give back so that every fact keeps a copy, each with the facts it serves.
 
         Cheap where it can be: a fact whose declaring message stays and holds it is served
-        without looking anywhere else; only the others are looked for in the other messages.
+        without looking anywhere else; only the others are looked for in the other messages
+        (one more walk over them).
         """
         facts = self.facts
         if not facts:
             return []
-        n = len(self.messages)
-        declarers = facts.declarers(self.messages)
         wanted = [
-            f
-            for f in range(len(facts.facts))
-            if not any(active[i] and self._holds(i, f, stub_mode) for i in declarers[f])
+            f for f in range(len(facts.facts)) if not any(active[i] and f in self.held[i] for i in self.declarers[f])
         ]
         if not wanted:
             return []
-        # Served by any message that stays?
-        for i in range(n):
-            if active[i]:
-                held = facts.found_in(self.fact_text(i, stub_mode), wanted)
-                if held:
-                    wanted = [f for f in wanted if f not in held]
-                    if not wanted:
-                        return []
         holders: list[list[int]] = [[] for _ in facts.facts]
-        for i in range(n):
-            if not active[i]:
-                for f in facts.found_in(self.fact_text(i, stub_mode), wanted):
+        served: set[int] = set()  # by a message that stays
+        for i, text in self._fact_texts():
+            for f in facts.found_in(text, wanted):
+                if active[i]:
+                    served.add(f)
+                else:
                     holders[f].append(i)
+        wanted = [f for f in wanted if f not in served]
+        if not wanted:
+            return []
+        for f in served:
+            holders[f] = []
         # Stubs keep their annotations; dropped messages take theirs with them (see ``keepers``).
-        chosen = keepers(holders, lambda i: False, () if stub_mode else declarers)
+        chosen = keepers(holders, lambda i: False, () if self.stub_mode else self.declarers)
         return [(i, [f for f in wanted if i in holders[f]]) for i in chosen]
 
-    def _holds(self, i: int, fact: int, stub_mode: bool) -> bool:
-        return fact in self.facts.found_in(self.fact_text(i, stub_mode), (fact,))
+
+@dataclass
+class PrunePlan:
+    """What a prune does, by input index: which messages stay (in order), which become a
+    stub, which assistants keep only some of their calls, and why (``fates``).
+
+    Applied to the messages it gives the output (``applied``, or ``walked`` over the input
+    read once more, for a transcript that is not held).
+    """
+
+    origins: array[int]  # per output message, the input message it is
+    stubs: dict[int, tuple[str, int]]  # input index -> its stub's kind and the input index it names
+    calls: dict[int, tuple[int, ...]]  # assistant -> positions (in its input tool_calls) it keeps
+    fates: dict[int, Fate]
+
+    @classmethod
+    def identity(cls, n: int) -> PrunePlan:
+        return cls(array("i", range(n)), {}, {}, {})
+
+    def edited(self, index: int, message: Message) -> Message:
+        """Input message ``index`` as the output holds it (the same object when unchanged)."""
+        kept = self.calls.get(index)
+        if kept is not None:
+            calls = tool_calls_of(message)
+            chosen = [calls[position] for position in kept]
+            # Rebuilt in place so the keys keep their order; an empty tool_calls list is rejected.
+            message = {k: chosen if k == "tool_calls" else v for k, v in message.items() if chosen or k != "tool_calls"}
+        stub = self.stubs.get(index)
+        if stub is not None:
+            message = {**message, "content": with_text(message.get("content"), stub_text(*stub))}
+        return message
+
+    def applied(self, messages: Sequence[Message]) -> list[Message]:
+        return [self.edited(i, messages[i]) for i in self.origins]
+
+    def walked(self, items: Iterable[tuple[Message, Tag]]) -> Iterator[tuple[int, Message, Tag]]:
+        """The output one message at a time, from the input messages given in order (each with
+        a tag of the caller's, passed along): (input index, output message, its input's tag)."""
+        origins, at = self.origins, 0
+        for i, (message, tag) in enumerate(items):
+            if at < len(origins) and origins[at] == i:
+                at += 1
+                yield i, self.edited(i, message), tag
+
+    def then(self, step: _Round) -> PrunePlan:
+        """This plan followed by a round on its output."""
+        origins = self.origins
+        if not self.stubs and not self.calls and (not origins or origins[-1] == len(origins) - 1):
+            # The first round: positions are input indices already.
+            return PrunePlan(array("i", step.origins), step.stubs, step.calls, self.fates)
+        stubs, calls = dict(self.stubs), dict(self.calls)
+        for position, stub in step.stubs.items():
+            stubs[origins[position]] = stub
+        for position, kept in step.calls.items():
+            index = origins[position]
+            before = calls.get(index)
+            calls[index] = kept if before is None else tuple(before[p] for p in kept)
+        return PrunePlan(array("i", (origins[p] for p in step.origins)), stubs, calls, self.fates)
+
+
+@dataclass(frozen=True)
+class _Round:
+    """One round's changes, by position in that round's input."""
+
+    origins: Sequence[int]
+    stubs: dict[int, tuple[str, int]]
+    calls: dict[int, tuple[int, ...]]
+    fates: dict[int, Fate]
+
+    def changes_nothing(self, n: int) -> bool:
+        return not self.stubs and not self.calls and len(self.origins) == n
 
 
 def prune(messages: list[Message], options: PruneOptions, context: StepContext) -> StepResult:
-    """Supersede, deduplicate, restore what is still referenced; stub or drop what is left out.
+    """Supersede, deduplicate, restore what is still referenced; stub or drop what is left out."""
+    plan = prune_plan(lambda: messages, options)
+    return StepResult(plan.applied(messages), list(plan.origins), plan.fates)
+
+
+def prune_plan(
+    walk: Callable[[], Iterable[Message]],
+    options: PruneOptions,
+    reasons: bool = True,
+    facts: Sequence[str] | None = None,
+) -> PrunePlan:
+    """What ``prune`` does to the messages ``walk`` gives (each call gives them again, in order).
+
+    The messages are walked a few times and never held, so a transcript larger than memory
+    should hold is pruned in memory bounded by what is kept per message (see ``_Transcript``).
 
     In drop mode the three passes are repeated on their own output until it stops changing
     (twice for most transcripts), which makes ``prune(prune(x)) == prune(x)`` hold by
     construction: a drop can make a message the latest of its key or the first of its text,
     and the next round must then see what a second run would see. Stub mode keeps every
     message in place, so its first round is already the fixed point.
+
+    Without ``reasons`` the plan's fates leave out the pruned messages (a caller that writes
+    no manifest need not hold a reason for each of them). ``facts``, when given, are what
+    ``declared_facts(messages, options.require)`` gives (a caller that has them saves a walk).
     """
     stub_mode = options.mode == "stub"
-    facts = FactMatcher(declared_facts(messages, options.require))
-    memo = _Memo({}, {})
-    current, origins = messages, list(range(len(messages)))
-    fates: dict[int, Fate] = {}
+    matcher = FactMatcher(declared_facts(walk(), options.require) if facts is None else facts)
+    memo = _Memo({})
+    first = current = _Transcript(walk(), walk, matcher, memo, stub_mode)
+    plan = PrunePlan.identity(first.n)
     # Every round that changes something drops at least one more message or call, so this ends.
-    for _ in range(len(messages) + 1):
-        step, for_facts = _once(_Transcript(current, facts, memo), stub_mode, origins)
-        for index, fate in step.fates.items():
-            fates[origins[index]] = fate
-        if (stub_mode and not for_facts) or step.messages == current:
+    for _ in range(first.n + 1):
+        step, for_facts = _once(current, stub_mode, plan.origins, reasons)
+        if current is first:  # positions are input indices
+            plan.fates.update(step.fates)
+        for index, fate in step.fates.items() if current is not first else ():
+            plan.fates[plan.origins[index]] = fate
+        done = (stub_mode and not for_facts) or step.changes_nothing(current.n)
+        plan = plan.then(step)
+        if done:
             # Stub mode keeps every index and every key, and a stub is never restored, so with
             # no copy brought back for a fact a second round would find exactly what the first did.
-            current = step.messages
             break
-        origins = [origins[o] for o in step.origins if o is not None]
-        current = step.messages
+
+        def again(plan: PrunePlan = plan) -> Iterator[Message]:
+            return (message for _, message, _ in plan.walked((message, None) for message in walk()))
+
+        current = _Transcript(again(), again, matcher, memo, stub_mode)
     if not stub_mode:
-        _count_dropped_calls(messages, current, origins, fates)
-    kept_from: list[int | None] = list(origins)
-    return StepResult(current if current is not messages else list(messages), kept_from, fates)
+        _count_dropped_calls(first, plan)
+    return plan
 
 
-def _count_dropped_calls(
-    messages: list[Message], out: list[Message], origins: list[int], fates: dict[int, Fate]
-) -> None:
+def _count_dropped_calls(first: _Transcript, plan: PrunePlan) -> None:
     """Over several rounds an assistant may lose calls more than once: say how many in all."""
-    for message, index in zip(out, origins, strict=True):
-        before, after = len(tool_calls_of(messages[index])), len(tool_calls_of(message))
-        if after < before:
-            fates[index] = Fate("elided", f"{before - after} tool call(s) removed with their results")
+    present = set(plan.origins)
+    for index, kept in plan.calls.items():
+        before, after = first.calls[index], len(kept)
+        if index in present and after < before:
+            plan.fates[index] = Fate("elided", f"{before - after} tool call(s) removed with their results")
 
 
-def _once(t: _Transcript, stub_mode: bool, labels: list[int]) -> tuple[StepResult, bool]:
+def _once(t: _Transcript, stub_mode: bool, labels: Sequence[int], reasons: bool = True) -> tuple[_Round, bool]:
     """One round of the three passes; ``labels`` maps a position to the index reasons name.
 
     Also says whether a copy was brought back for a fact (then the round may not be a fixed point).
     """
-    messages, n = t.messages, len(t.messages)
+    n = t.n
 
     def worth_pruning(i: int, kind: str, target: int) -> bool:
         if t.stub[i]:
@@ -316,9 +466,7 @@ def _once(t: _Transcript, stub_mode: bool, labels: list[int]) -> tuple[StepResul
         # A stub longer than what it replaces would grow the transcript. In drop mode the same
         # bar holds for duplicates: dropping a short "[]" answer of another call loses that call
         # and what it asked, to save a few tokens (a superseded call is asked again later).
-        if (stub_mode or kind == "duplicate") and len(stub_text(kind, labels[target])) >= len(
-            content_text(messages[i])
-        ):
+        if (stub_mode or kind == "duplicate") and len(stub_text(kind, labels[target])) >= t.length[i]:
             return False
         return not t.protected(i)
 
@@ -329,67 +477,67 @@ def _once(t: _Transcript, stub_mode: bool, labels: list[int]) -> tuple[StepResul
         if key is not None:
             latest[key] = i
     pruned: dict[int, tuple[str, int]] = {}  # index -> (kind, the message it defers to)
+    marks: dict[tuple[str, int], tuple[str, int]] = {}  # one tuple for all that defer to one message
+
+    def mark(kind: str, target: int) -> tuple[str, int]:
+        return marks.setdefault((kind, target), (kind, target))
+
     superseding: set[int] = set()
     for i, key in enumerate(keys):
         if key is not None and latest[key] != i:
             superseding.add(latest[key])
             if worth_pruning(i, "superseded", latest[key]):
-                pruned[i] = ("superseded", latest[key])
+                pruned[i] = mark("superseded", latest[key])
 
     # 2. Duplicates of an earlier kept tool result or retrieved chunk. What a stub defers
     # to (the latest of a key) stays itself, so a stub never points at another stub.
-    first: dict[str, int] = {}
+    first: dict[tuple[int, int], int] = {}  # digest of a folded text -> the first message holding it
     for i in range(n):
         if not t.candidate[i] or i in pruned or t.stub[i]:
             continue
-        text = t.folded(i)
-        if not text:
+        digest = t.digest(i)
+        if digest is None:
             continue
-        original = first.setdefault(text, i)
+        original = first.setdefault(digest, i)
         if original != i and i not in superseding and worth_pruning(i, "duplicate", original):
-            pruned[i] = ("duplicate", original)
+            pruned[i] = mark("duplicate", original)
 
     # 3. Dependencies, to a fixed point.
     restored, for_facts = _restore(t, pruned, stub_mode, labels)
-    return _build(t, pruned, restored, stub_mode, labels), for_facts
+    return _build(t, pruned, restored, stub_mode, labels, reasons), for_facts
 
 
 def _assistant_live(t: _Transcript, a: int, pruned: dict[int, Any]) -> bool:
     """An assistant still says something: content, or at least one call whose answer stays."""
-    return _has_content(t.messages[a]) or any(r not in pruned for r in t.results[a]) or not t.results[a]
-
-
-def _has_content(message: Message) -> bool:
-    content = message.get("content")
-    return content not in (None, "", [])
+    results = t.results(a)
+    return bool(t.filled[a]) or any(r not in pruned for r in results) or not results
 
 
 def _restore(
-    t: _Transcript, pruned: dict[int, tuple[str, int]], stub_mode: bool, labels: list[int]
+    t: _Transcript, pruned: dict[int, tuple[str, int]], stub_mode: bool, labels: Sequence[int]
 ) -> tuple[dict[int, str], bool]:
     """Give back what a kept message relies on, then a copy of each fact no kept message holds.
 
     Returns index -> reason, and whether any copy came back for a fact.
     """
-    n = len(t.messages)
+    n = t.n
     stub = t.stub
     if stub_mode:
-        active = [not stub[i] and i not in pruned for i in range(n)]
+        active = bytearray(not stub[i] and i not in pruned for i in range(n))
     else:
-        active = [
+        active = bytearray(
             not stub[i] and i not in pruned and (not t.calls[i] or _assistant_live(t, i, pruned)) for i in range(n)
-        ]
+        )
     definers: dict[str, list[int]] = {}
-    for i, note in enumerate(t.notes):
-        if note and note.get("defines") is not None:
-            for key in _key_list(note["defines"]):
-                definers.setdefault(key, []).append(i)
+    for i, note in t.notes.items():
+        for key in note.defines:
+            definers.setdefault(key, []).append(i)
     # How many of a key's first j definers the first two passes kept: fixed before any
     # restoration, so the order the work is done in cannot change what is satisfied.
-    active_at_start = list(active)
+    active_at_start = bytes(active)
     kept_before = {key: [0, *accumulate(int(active[d]) for d in found)] for key, found in definers.items()}
     restored: dict[int, str] = {}
-    queue: deque[int] = deque(i for i, note in enumerate(t.notes) if note and active[i] and note.get("references"))
+    queue: deque[int] = deque(i for i, note in t.notes.items() if active[i] and note.cites)
 
     def keep(i: int, reason: str) -> None:
         if i in pruned and i not in restored:
@@ -404,24 +552,24 @@ def _restore(
             # Restoring a tool result restores its call, so its assistant speaks again.
             active[owner] = True
             queue.append(owner)
-        if t.calls[i] and not _assistant_live(t, i, {r: 0 for r in t.results[i] if r in pruned and r not in restored}):
-            for result in t.results[i]:
+        if t.calls[i] and not _assistant_live(t, i, {r: 0 for r in t.results(i) if r in pruned and r not in restored}):
+            for result in t.results(i):
                 keep(result, f"call in #{labels[i]}")
 
     if not stub_mode:
         # A pinned assistant keeps every call, so its results stay too.
-        for a, results in t.results.items():
-            if t.protected(a):
-                for result in results:
-                    if result in pruned:
-                        keep(result, f"call in pinned #{labels[a]}")
+        for a in [a for a in t.notes if t.calls[a] and t.protected(a)]:
+            for result in t.results(a):
+                if result in pruned:
+                    keep(result, f"call in pinned #{labels[a]}")
 
     def drain() -> None:
         while queue:
             satisfy(queue.popleft())
 
     def satisfy(k: int) -> None:
-        for key in _key_list(t.notes[k].get("references")):
+        note = t.notes.get(k)
+        for key in note.references if note is not None else ():
             found = definers.get(key)
             if not found:
                 continue
@@ -442,7 +590,7 @@ def _restore(
     drain()
     # Facts by copy: only where no kept message holds a fact any more, its latest holder
     # comes back (what it references with it), so one copy survives, the most current one.
-    brought = t.facts_to_bring_back(active, stub_mode)
+    brought = t.facts_to_bring_back(active)
     for i, served in brought:
         keep(i, f"last copy of fact {', '.join(repr(t.facts.facts[f]) for f in served)}")
     drain()
@@ -450,43 +598,50 @@ def _restore(
 
 
 def _build(
-    t: _Transcript, pruned: dict[int, tuple[str, int]], restored: dict[int, str], stub_mode: bool, labels: list[int]
-) -> StepResult:
+    t: _Transcript,
+    pruned: dict[int, tuple[str, int]],
+    restored: dict[int, str],
+    stub_mode: bool,
+    labels: Sequence[int],
+    reasons: bool,
+) -> _Round:
     fates: dict[int, Fate] = {}
     for i, reason in restored.items():
         fates[i] = Fate("restored", reason)
-    gone = {i: mark for i, mark in pruned.items() if i not in restored}
-    for i, (kind, target) in gone.items():
-        reason = f"superseded by #{labels[target]}" if kind == "superseded" else f"duplicate of #{labels[target]}"
-        fates[i] = Fate("elided" if stub_mode else "removed", reason)
+    gone = {i: mark for i, mark in pruned.items() if i not in restored} if restored else pruned
+    # Many messages defer to one (every earlier read of a file to its latest): one fate for them all.
+    said: dict[tuple[str, int], Fate] = {}
+    for i, (kind, target) in gone.items() if reasons else ():
+        fate = said.get((kind, target))
+        if fate is None:
+            reason = f"superseded by #{labels[target]}" if kind == "superseded" else f"duplicate of #{labels[target]}"
+            fate = said[(kind, target)] = Fate("elided" if stub_mode else "removed", reason)
+        fates[i] = fate
+    labelled = not labels or labels[-1] == len(labels) - 1  # positions are input indices (the first round)
     if stub_mode:
-        out = list(t.messages)
-        for i, (kind, target) in gone.items():
-            out[i] = {**out[i], "content": with_text(out[i].get("content"), stub_text(kind, labels[target]))}
-        return StepResult(out, list(range(len(out))), fates)
-    messages: list[Message] = []
-    origins: list[int | None] = []
-    for i, message in enumerate(t.messages):
+        stubs = gone if labelled else {i: (kind, labels[target]) for i, (kind, target) in gone.items()}
+        return _Round(range(t.n), stubs, {}, fates)
+    origins: list[int] = []
+    stubs = {}
+    calls: dict[int, tuple[int, ...]] = {}
+    for i in range(t.n):
         if i in gone and t.observation[i]:
             # No call goes with it, and dropping it would leave its action unanswered: a stub.
             kind, target = gone[i]
-            messages.append({**message, "content": with_text(message.get("content"), stub_text(kind, labels[target]))})
+            stubs[i] = (kind, labels[target])
             origins.append(i)
-            fates[i] = Fate("elided", fates[i].reason)
+            if reasons:
+                fates[i] = Fate("elided", fates[i].reason)
             continue
         if i in gone:
             continue
         if t.calls[i]:
-            dropped = {t.call_at[r] for r in t.results[i] if r in gone}
+            dropped = {t.call_at[r] for r in t.results(i) if r in gone}
             if dropped:
-                calls = [c for position, c in enumerate(t.calls[i]) if position not in dropped]
-                if not calls and not _has_content(message):
+                kept = tuple(position for position in range(t.calls[i]) if position not in dropped)
+                if not kept and not t.filled[i]:
                     fates[i] = Fate("removed", "no content and no calls left")
                     continue
-                # Rebuilt in place so the keys keep their order; an empty tool_calls list is rejected.
-                message = {
-                    k: calls if k == "tool_calls" else v for k, v in message.items() if calls or k != "tool_calls"
-                }
-        messages.append(message)
+                calls[i] = kept
         origins.append(i)
-    return StepResult(messages, origins, fates)
+    return _Round(origins, stubs, calls, fates)
