@@ -68,7 +68,10 @@ def main() -> None:
     parser.add_argument("--exe", help="the compactctl command to measure (default: the one beside this Python)")
     args = parser.parse_args()
     exe = args.exe.split() if args.exe else [str(Path(sys.executable).with_name("compactctl"))]
-    print(f"{'command':8} {'file MB':>8} {'peak RSS MB':>12} {'RSS / file':>11} {'seconds':>8} {'exit':>5}")
+    # s / MB: flat as the file grows when time is linear in it
+    print(
+        f"{'command':8} {'file MB':>8} {'peak RSS MB':>12} {'RSS / file':>11} {'seconds':>8} {'s / MB':>7} {'exit':>5}"
+    )
     with tempfile.TemporaryDirectory() as folder:
         for size in args.sizes:
             source = Path(folder) / f"chat-{size}.jsonl"
@@ -77,7 +80,11 @@ def main() -> None:
                 out = Path(folder) / f"out-{name}-{size}.jsonl"
                 command = [*exe, *(part.format(src=source, out=out) for part in COMMANDS[name])]
                 seconds, peak, code = peak_of(command)
-                print(f"{name:8} {actual:8.0f} {peak:12.0f} {peak / actual:11.2f} {seconds:8.1f} {code:5}", flush=True)
+                print(
+                    f"{name:8} {actual:8.0f} {peak:12.0f} {peak / actual:11.2f} {seconds:8.1f} "
+                    f"{seconds / actual:7.3f} {code:5}",
+                    flush=True,
+                )
                 out.unlink(missing_ok=True)
             source.unlink()
 

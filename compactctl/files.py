@@ -12,6 +12,7 @@ One bad file does not stop the others: its error is collected and named in the s
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 import stat
@@ -20,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
+from typing import IO, TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 import orjson
 
@@ -36,9 +37,17 @@ from compactctl.evaluate import FileEvaluation, Judge, evaluate, merged
 from compactctl.facts import declared_facts, fold
 from compactctl.formats import agents_sqlite, chat, dataset, detect, load, load_records, records_of, write_as
 from compactctl.formats.base import Transcript, converted
-from compactctl.formats.records import BOM, SQLITE_MAGIC, Record, SkippedLine, iter_jsonl_stream, parse_records
+from compactctl.formats.records import (
+    BOM,
+    SQLITE_MAGIC,
+    Record,
+    SkippedLine,
+    check_message,
+    iter_jsonl_stream,
+    parse_records,
+)
 from compactctl.replay.prices import Prices, PriceTable
-from compactctl.replay.simulate import SettingResult, aggregate, replay
+from compactctl.replay.simulate import SettingResult, aggregate, replay_streamed
 from compactctl.replay.triggers import Setting
 from compactctl.reporting import (
     FileReport,
@@ -53,7 +62,7 @@ from compactctl.reporting import (
 from compactctl.review import FileReview, TranscriptReview, recording, review_side
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import TokenCounter
-from compactctl.transcript import Message
+from compactctl.transcript import ANNOTATION_KEY, OBSERVATION_KIND, Message, facts_of
 from compactctl.usage import SummarizerUsage
 from compactctl.walked import compact_walked, walkable
 
@@ -796,6 +805,21 @@ def replay_file(
     (``replay.recorded``): calibrated on that usage, each call priced by the model it names
     (``fallback_prices``, from ``--model-pricing``, for a model the table lacks).
     """
+    replay_of = functools.partial(
+        replay_streamed, settings=settings, options=options, counter=counter, prices=prices,
+        summarizer=summarizer, stage_marker=stage_marker,
+    )  # fmt: skip
+    if source != STDIO and options.get("format") in (None, "auto", chat.NAME) and _first_line_is_chat(source):
+        # One transcript a line at a time: memory is the contexts replayed, not the file.
+        skipped_lines: list[SkippedLine] = []
+        walk = _chat_walk(source, skipped_lines, options.get("on_error") == "skip")
+        try:
+            rows = replay_of(walk, facts=chat_facts(source))
+        except _NothingStreamed:
+            pass
+        else:
+            chart = [row.context_per_call for row in rows]
+            return FileReplay(name, chat.NAME, 1, aggregate([rows]), "", chart, skipped_lines=tuple(skipped_lines))
     skipped: list[SkippedLine] | None = [] if options.get("on_error") == "skip" else None
     records = records_of(read_source(source), source, skipped)
     fmt, transcripts = load_records(records, source, str(options.get("format") or "auto"), skipped)
@@ -808,24 +832,93 @@ def replay_file(
     if recorded is not None:
         chart = [row.context_per_call for row in recorded.settings]
         return FileReplay(name, fmt.name, 1, recorded.settings, "", chart, recorded, tuple(skipped or ()))
-    runs = [
-        replay(
-            t.messages,
-            settings,
-            options,
-            counter=counter,
-            prices=prices,
-            summarizer=summarizer,
-            stage_marker=stage_marker,
-        )
-        for t in transcripts
-    ]
+    runs = [replay_of(functools.partial(iter, t.messages)) for t in transcripts]
     longest = max(range(len(runs)), key=lambda i: runs[i][0].calls, default=0)
     label = transcripts[longest].label if transcripts else ""
     chart = [row.context_per_call for row in runs[longest]] if runs else []
     return FileReplay(
         name, fmt.name, len(transcripts), aggregate(runs), label, chart, skipped_lines=tuple(skipped or ())
     )
+
+
+class _NothingStreamed(Exception):
+    """A chat file whose walk gave no message: read whole instead, so its error (or empty result) is the usual one."""
+
+
+def _chat_walk(source: str, skipped: list[SkippedLine], skip: bool) -> Callable[[], Iterator[Message]]:
+    """A chat JSON Lines file's messages a line at a time, marked as ``chat.read`` marks them;
+    ``skipped`` lists the lines ``--on-error skip`` left out, in the order a whole read lists them
+    (lines that are not JSON, then lines that are not messages). A walk that gives no message
+    raises ``_NothingStreamed``: such a file is read whole, for the usual error or result."""
+
+    def checked(
+        file: IO[bytes], unparsed: list[SkippedLine] | None, not_messages: list[SkippedLine]
+    ) -> Iterator[Message]:
+        for record in iter_jsonl_stream(file, source, unparsed):
+            try:
+                yield check_message(record.value, source, record.line)
+            except InputError as error:
+                if unparsed is None:
+                    raise
+                not_messages.append(SkippedLine(record.line, error.message))
+
+    def walk() -> Iterator[Message]:
+        unparsed: list[SkippedLine] | None = [] if skip else None
+        not_messages: list[SkippedLine] = []
+        given = 0
+        try:
+            with open(source, "rb") as file:
+                for message in chat_observations_marked(checked(file, unparsed, not_messages)):
+                    given += 1
+                    yield message
+        except InputError:
+            if not given:
+                raise _NothingStreamed from None
+            raise
+        if not given:
+            raise _NothingStreamed
+        skipped[:] = [*(unparsed or ()), *not_messages]
+
+    return walk
+
+
+def chat_facts(source: str) -> list[str]:
+    """The facts a chat JSON Lines file declares, found without reading it as messages.
+
+    Only a line that spells ``facts`` (or escapes a character, which a key could hide it
+    behind) is parsed; a line that does not read is left to the replay's own walk to name.
+    """
+    found: list[str] = []
+    with open(source, "rb") as file:
+        for number, line in enumerate(file, start=1):
+            if b"facts" not in line and b"\\u" not in line:
+                continue
+            try:
+                value = orjson.loads(line.removeprefix(BOM) if number == 1 else line)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(value, dict):
+                found += facts_of(value)
+    return found
+
+
+def chat_observations_marked(messages: Iterable[Message]) -> Iterator[Message]:
+    """What ``chat.read`` does to a file it reads whole: a ``user`` message answering an assistant
+    with ``<returncode>`` output (mini-swe-agent) is marked an observation."""
+    previous_role: Any = None
+    for message in messages:
+        content = message.get("content")
+        if (
+            previous_role == "assistant"
+            and message.get("role") == "user"
+            and ANNOTATION_KEY not in message
+            and isinstance(content, str)
+            and chat.OBSERVATION.match(content)
+        ):
+            yield {**message, ANNOTATION_KEY: {"kind": OBSERVATION_KIND}}
+        else:
+            yield message
+        previous_role = message.get("role")
 
 
 def _recorded_replay(

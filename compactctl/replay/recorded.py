@@ -30,7 +30,7 @@ from compactctl.calibration import (
 )
 from compactctl.recorded import ApiUsage, RecordedContext, RecordedSession
 from compactctl.replay.prices import Prices, PriceTable
-from compactctl.replay.simulate import ApiCall, SettingResult, _Memo, _simulate, aggregate
+from compactctl.replay.simulate import ApiCall, FigureCounter, SettingResult, SettingRun, aggregate, walk_in_step
 from compactctl.replay.triggers import BASELINE, Setting
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import DEFAULT_ENCODING, TokenCounter, counter_for
@@ -255,28 +255,28 @@ def replay_recorded(
         known = _known_costs(context, calibration, counter)
         calibrated = CalibratedCounter(counter, calibration.ratio, known, round(calibration.per_message))
         facts = [fact for message in context.messages for fact in facts_of(message)]
-        memo = _Memo(calibrated, facts, stage_marker)  # type: ignore[arg-type]
+        memo = FigureCounter(calibrated, facts, stage_marker)  # type: ignore[arg-type]
         api_calls = _api_calls(context, calibration, prices_of, share_1h)
         fallback_prices = fallback or next((p for p in prices_of if p is not None), None) or _FREE
 
-        def simulate(
-            row: Setting, messages: list[Message] = context.messages, memo: _Memo = memo,
-            priced: Prices = fallback_prices, calls: list[ApiCall] = api_calls,
-        ) -> SettingResult:  # fmt: skip
-            return _simulate(messages, row, memo, options, priced, summarizer, calls)
-
-        estimate = simulate(BASELINE)
         replacements = {c.before_call: c.replacement for c in context.compactions}
         as_recorded = _api_calls(context, calibration, prices_of, share_1h, as_recorded=True)
-        recorded_estimates.append(
-            _simulate(context.messages, BASELINE, memo, options, fallback_prices, summarizer, as_recorded, replacements)
-        )
+        runs = [
+            SettingRun(row, memo, options, fallback_prices, summarizer, calls, replaced)
+            for row, calls, replaced in [
+                (BASELINE, api_calls, None),
+                (BASELINE, as_recorded, replacements),  # what the producer did, counted as calibrated
+                *((row, api_calls, None) for row in grid),
+            ]
+        ]
+        estimate, recorded_estimate, *grid_rows = walk_in_step(context.messages, runs, memo)
+        recorded_estimates.append(recorded_estimate)
         bill = _usage_row(context, RECORDED if context.compactions else "none", prices_of, calibration.provider,
                           len(context.compactions))  # fmt: skip
         estimates.append(estimate)
         bills.append(bill)
         recorded_rows.append(dataclasses.replace(bill, trigger=RECORDED, strategy="producer"))
-        rows_per_context.append([estimate if compacted else bill, *(simulate(row) for row in grid)])
+        rows_per_context.append([estimate if compacted else bill, *grid_rows])
         for compaction in context.compactions:
             if compaction.pre_tokens and compaction.before_call > 0:
                 at = compaction.before_call - 1

@@ -21,16 +21,22 @@ just the system prompt). The rest of the input is written to the cache, which is
 a provider bills a cache write for. Prompts shorter than the model's minimum are not
 cached at all.
 
-Counting is incremental: a message's tokens, facts and stage end are computed once
-per run (shared by every setting), and a context keeps running prefix sums, so a call
-costs O(1) unless a compaction just changed the context.
+Counting is incremental and the transcript is walked once: every setting takes each
+message in step (``walk_in_step``), its ``Figures`` (tokens, facts, keys, stage end)
+worked out once for all of them, and a context keeps running prefix sums, so a call
+costs O(1) unless a compaction just changed the context; a compaction runs the strategy
+on that setting's context only, and the messages it kept keep their figures. Nothing
+holds the transcript itself: a setting that never compacts keeps only its sums, one that
+compacts keeps its context (what its strategy left), so ``replay_streamed`` replays a
+file read a line at a time in memory bounded by the contexts, not the file.
 """
 
 from __future__ import annotations
 
 import re
+from array import array
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -119,74 +125,86 @@ class ApiCall:
     output_cached: bool = False  # the previous response is cached with its input (OpenAI)
 
 
-class _Memo:
-    """What each message costs and holds, computed once per run and shared by every setting.
+@dataclass(frozen=True)
+class Figures:
+    """What one message costs and holds, worked out once per replay and shared by every setting."""
 
-    Keyed by identity (the message is kept alive beside its figures, so an id is never
-    reused for another message while the memo lives).
-    """
+    tokens: int
+    facts: tuple[str, ...]  # the run's tracked facts found in its text (folded)
+    defines: tuple[str, ...]  # dependency keys it defines
+    references: tuple[str, ...]  # dependency keys it references
+    ends_stage: bool
+
+
+class FigureCounter:
+    """How a replay works out a message's ``Figures``: its counter, the run's facts and the stage marker."""
 
     def __init__(self, counter: TokenCounter, facts: Iterable[str], marker: re.Pattern[str] | None) -> None:
         self.counter = counter
         self.facts = tuple(dict.fromkeys(folded for folded in map(fold, facts) if folded))  # matched folded
         self.marker = marker
-        self._tokens: dict[int, tuple[Message, int]] = {}
-        self._found: dict[int, tuple[Message, tuple[str, ...]]] = {}
-        self._stage: dict[int, tuple[Message, bool]] = {}
 
-    def tokens(self, message: Message) -> int:
-        hit = self._tokens.get(id(message))
-        if hit is None:
-            hit = self._tokens[id(message)] = (message, self.counter.message(message))
-        return hit[1]
-
-    def facts_in(self, message: Message) -> tuple[str, ...]:
-        if not self.facts:
-            return ()
-        hit = self._found.get(id(message))
-        if hit is None:
-            text = fold(message_text(message))
-            hit = self._found[id(message)] = (message, tuple(f for f in self.facts if f in text))
-        return hit[1]
-
-    def ends_stage(self, message: Message) -> bool:
-        if annotations_of(message).get("stage_end") is True:
-            return True
-        if self.marker is None:
-            return False
-        hit = self._stage.get(id(message))
-        if hit is None:
-            hit = self._stage[id(message)] = (message, self.marker.search(message_text(message)) is not None)
-        return hit[1]
+    def figures(self, message: Message) -> Figures:
+        marks = annotations_of(message)
+        text = message_text(message) if self.facts or self.marker is not None else ""
+        found: tuple[str, ...] = ()
+        if self.facts:
+            folded = fold(text)
+            found = tuple(f for f in self.facts if f in folded)
+        ends = marks.get("stage_end") is True or (self.marker is not None and self.marker.search(text) is not None)
+        return Figures(
+            self.counter.message(message),
+            found,
+            tuple(_keys(marks.get("defines"))),
+            tuple(_keys(marks.get("references"))),
+            ends,
+        )
 
 
-class _Context:
-    """The messages a call would send, with running token prefix sums and what they hold."""
+class Context:
+    """The messages a call would send, with running token prefix sums and what they hold.
 
-    def __init__(self, memo: _Memo, messages: Iterable[Message] = ()) -> None:
-        self.memo = memo
+    ``keep_messages=False`` (a setting that never compacts) keeps only the sums and counts:
+    such a context only grows, so nothing ever needs its messages again.
+    """
+
+    def __init__(self, keep_messages: bool = True) -> None:
+        self.keep_messages = keep_messages
         self.messages: list[Message] = []
-        self.prefix = [0]  # prefix[k] = tokens of the first k messages
+        self.figures: list[Figures] = []  # beside ``messages``: what each costs and holds
+        self.length = 0
+        self.prefix = array("q", [0])  # prefix[k] = tokens of the first k messages (8 bytes each, not an int object)
         self.facts: Counter[str] = Counter()  # tracked facts found in the text, with multiplicity
         self.keys: Counter[str] = Counter()  # dependency keys defined by messages present
+
+    @classmethod
+    def rebuilt(cls, messages: Iterable[Message], old: Context, memo: FigureCounter) -> Context:
+        """The context a compaction left: a message it kept keeps its figures, a new one is worked out."""
+        known = {id(message): figures for message, figures in zip(old.messages, old.figures, strict=True)}
+        context = cls()
         for message in messages:
-            self.append(message)
+            figures = known.get(id(message))  # ``old`` holds its messages, so an id is still theirs
+            context.append(message, figures if figures is not None else memo.figures(message))
+        return context
 
     @property
     def tokens(self) -> int:
         return self.prefix[-1]
 
-    def append(self, message: Message) -> None:
-        self.messages.append(message)
-        self.prefix.append(self.prefix[-1] + self.memo.tokens(message))
-        self.facts.update(self.memo.facts_in(message))
-        self.keys.update(_keys(annotations_of(message).get("defines")))
+    def append(self, message: Message, figures: Figures) -> None:
+        if self.keep_messages:
+            self.messages.append(message)
+            self.figures.append(figures)
+        self.length += 1
+        self.prefix.append(self.prefix[-1] + figures.tokens)
+        self.facts.update(figures.facts)
+        self.keys.update(figures.defines)
 
-    def shared_prefix_tokens(self, previous: _Context, previous_length: int) -> int:
+    def shared_prefix_tokens(self, previous: Context, previous_length: int) -> int:
         """Tokens of the leading messages this context shares with ``previous``'s first messages."""
         if previous is self:  # nothing was compacted: the whole previous context is a prefix
             return self.prefix[previous_length]
-        limit = min(previous_length, len(self.messages))
+        limit = min(previous_length, self.length)
         shared = 0
         while shared < limit:
             a, b = self.messages[shared], previous.messages[shared]
@@ -206,143 +224,174 @@ def strategy_settings(options: Mapping[str, Any], trigger: Trigger) -> dict[str,
     return {**options, "threshold": trigger.threshold if trigger.threshold is not None else 0}
 
 
-def _simulate(
-    messages: Sequence[Message],
-    setting: Setting,
-    memo: _Memo,
-    options: Mapping[str, Any],
-    prices: Prices,
-    summarizer: Summarizer | None,
-    api_calls: Sequence[ApiCall] | None = None,
-    replacements: Mapping[int, Sequence[Message]] | None = None,
-) -> SettingResult:
-    """One setting over the transcript; ``replacements`` (call index -> new context) replays
-    compactions that already happened, as the producer made them."""
-    trigger = setting.trigger
-    step_context = StepContext(memo.counter, summarizer)
-    # The run's facts are the whole transcript's: a compaction of a context that no longer
-    # holds a fact's declaration still keeps its copy.
-    step_settings = {**strategy_settings(options, trigger), "require": [*options.get("require", ()), *memo.facts]}
-    steps = [(STRATEGIES[name], options_from(STRATEGIES[name].options, step_settings)) for name in setting.steps]
-    compacting = bool(steps) and trigger.name != "none"
+class SettingRun:
+    """One setting walking the transcript: fed each message (with its figures) in order, then ``result()``.
 
-    context = _Context(memo)
-    previous, previous_length = context, 0
-    first_call = True
-    last_context: int | None = None
-    stage_ended = False
-    per_call: list[int] = []
-    cached_total = written_total = output_total = 0
-    compactions = over = lost = 0
-    cost = 0.0
-    usage = SummarizerUsage()
-    definers: dict[str, Message] = {}
-    unchecked: list[Message | None] = []  # per reference since the last call: its definer
+    ``replacements`` (call index -> new context) replays compactions that already happened, as
+    the producer made them. Every setting of a replay walks in step, so the transcript is read once.
+    """
 
-    turn_reasoning = 0  # reasoning of the current turn's responses, in the context until the next prompt
-    last_time: float | None = None
-    for message in messages:
-        marks = annotations_of(message)
-        for key in _keys(marks.get("references")):
-            unchecked.append(definers.get(key))
+    def __init__(
+        self,
+        setting: Setting,
+        memo: FigureCounter,
+        options: Mapping[str, Any],
+        prices: Prices,
+        summarizer: Summarizer | None,
+        api_calls: Sequence[ApiCall] | None = None,
+        replacements: Mapping[int, Sequence[Message]] | None = None,
+    ) -> None:
+        self.setting = setting
+        self.trigger = trigger = setting.trigger
+        self.memo = memo
+        self.prices = prices
+        self.api_calls = api_calls
+        self.replacements = replacements
+        self.step_context = StepContext(memo.counter, summarizer)
+        # The run's facts are the whole transcript's: a compaction of a context that no longer
+        # holds a fact's declaration still keeps its copy.
+        step_settings = {**strategy_settings(options, trigger), "require": [*options.get("require", ()), *memo.facts]}
+        self.steps = [
+            (STRATEGIES[name], options_from(STRATEGIES[name].options, step_settings)) for name in setting.steps
+        ]
+        self.compacting = bool(self.steps) and trigger.name != "none"
+        self.context = Context(keep_messages=self.compacting or bool(replacements))
+        self.previous, self.previous_length = self.context, 0
+        self.first_call = True
+        self.last_context: int | None = None
+        self.stage_ended = False
+        self.per_call: list[int] = []
+        self.cached_total = self.written_total = self.output_total = 0
+        self.compactions = self.over = self.lost = 0
+        self.cost = 0.0
+        self.usage = SummarizerUsage()
+        self.definers: dict[str, Message] = {}
+        self.unchecked: list[Message | None] = []  # per reference since the last call: its definer
+        self.turn_reasoning = 0  # reasoning of the current turn's responses, in the context until the next prompt
+        self.last_time: float | None = None
+
+    def add(self, message: Message, figures: Figures) -> None:
+        for key in figures.references:
+            self.unchecked.append(self.definers.get(key))
         if message.get("role") == "user":
-            turn_reasoning = 0
+            self.turn_reasoning = 0
         if message.get("role") == "assistant":
-            call = api_calls[len(per_call)] if api_calls is not None else None
-            if replacements and len(per_call) in replacements:
-                context = _Context(memo, replacements[len(per_call)])
-                compactions += 1
-                turn_reasoning = 0
-            if compacting and trigger.should_compact(last_context, stage_ended):
-                current = list(context.messages)
-                for strategy, step_options in steps:
-                    result = strategy.run(current, step_options, step_context)
-                    current = result.messages
-                    usage = usage + result.usage
-                context = _Context(memo, current)
-                compactions += 1
-                stage_ended = False
-                turn_reasoning = 0
-                hidden = call.prefix if call is not None else 0
-                if trigger.threshold is not None and context.tokens + hidden > trigger.threshold:
-                    over += 1
-            call_prices = call.prices if call is not None and call.prices is not None else prices
-            if call is None:
-                # The API bills the reply's priming as input too; it follows the messages,
-                # so it is never part of a cached prefix and is written with the new input.
-                context_tokens = context.tokens
-                input_tokens = context_tokens + REPLY_PRIMING_TOKENS
-                output = memo.tokens(message)
-                hidden = 0
-            else:
-                # In the API's units: the hidden prefix (priming included) is part of the input
-                # thresholds are compared with, as the producers' own auto-compaction does.
-                hidden = call.prefix
-                context_tokens = input_tokens = context.tokens + hidden + turn_reasoning
-                output = call.output
-            shared = 0 if first_call else context.shared_prefix_tokens(previous, previous_length) + hidden
-            expired = (
-                call is not None
-                and call_prices.cache_ttl is not None
-                and call.timestamp is not None
-                and last_time is not None
-                and call.timestamp - last_time > call_prices.cache_ttl
-            )
-            warm_output = call is not None and call.output_cached and not first_call and previous is context
-            if warm_output and len(context.messages) > previous_length:
-                # The previous response, its reasoning too while the turn lasts, was cached with its input.
-                shared += context.prefix[previous_length + 1] - context.prefix[previous_length] + turn_reasoning
-            if call is not None and call.cache_hit is not None and not first_call:
-                shared = round(shared * call.cache_hit)
-            elif call is not None and first_call and call.observed_cached is not None:
-                # A first call may read the harness's prefix another session cached.
-                shared = min(call.observed_cached, hidden)
-            elif expired:
-                shared = 0  # the cache lapsed during the pause: a cold write
-            cacheable = input_tokens >= call_prices.min_cached_tokens
-            cached = shared if cacheable and shared >= call_prices.min_cached_tokens else 0
-            written = input_tokens - cached if cacheable else 0
-            written_1h = round(written * call.long_cache_share) if call is not None else 0
-            cost += call_prices.call_cost(input_tokens, cached, written, output, written_1h)
-            cached_total += cached
-            written_total += written
-            output_total += output
-            per_call.append(context_tokens)
-            lost += sum(1 for definer in unchecked if definer is not None and not _still_known(definer, context))
-            unchecked.clear()
-            previous, previous_length, first_call = context, len(context.messages), False
-            last_context = context_tokens
-            if call is not None:
-                turn_reasoning += call.reasoning
-                last_time = call.timestamp if call.timestamp is not None else last_time
-        context.append(message)
-        for key in _keys(marks.get("defines")):
-            definers[key] = message
-        if memo.ends_stage(message):
-            stage_ended = True
+            self._call(figures)
+        self.context.append(message, figures)
+        for key in figures.defines:
+            self.definers[key] = message
+        if figures.ends_stage:
+            self.stage_ended = True
 
-    lost += sum(1 for fact in memo.facts if context.facts[fact] == 0)
-    calls = len(per_call)
-    context_total = sum(per_call)
-    return SettingResult(
-        trigger=trigger.name,
-        threshold=trigger.threshold,
-        strategy=setting.strategy,
-        calls=calls,
-        compactions=compactions,
-        over_threshold_after_compaction=over,
-        peak_context=max(per_call, default=0),
-        mean_context=round(context_total / calls, 1) if calls else 0.0,
-        input_tokens=context_total + (REPLY_PRIMING_TOKENS * calls if api_calls is None else 0),
-        cached_tokens=cached_total,
-        cache_write_tokens=written_total,
-        output_tokens=output_total,
-        summarizer_calls=usage.calls,
-        summarizer_tokens=usage.prompt_tokens + usage.completion_tokens,
-        cost=round(cost + prices.summarizer_cost(usage), 9),
-        facts_lost=lost,
-        context_per_call=per_call,
-    )
+    def _compact(self) -> None:
+        current = list(self.context.messages)
+        for strategy, step_options in self.steps:
+            result = strategy.run(current, step_options, self.step_context)
+            current = result.messages
+            self.usage = self.usage + result.usage
+        self.context = Context.rebuilt(current, self.context, self.memo)
+
+    def _call(self, figures: Figures) -> None:
+        trigger, prices = self.trigger, self.prices
+        n = len(self.per_call)
+        call = self.api_calls[n] if self.api_calls is not None else None
+        if self.replacements and n in self.replacements:
+            self.context = Context.rebuilt(self.replacements[n], self.context, self.memo)
+            self.compactions += 1
+            self.turn_reasoning = 0
+        if self.compacting and trigger.should_compact(self.last_context, self.stage_ended):
+            self._compact()
+            self.compactions += 1
+            self.stage_ended = False
+            self.turn_reasoning = 0
+            hidden = call.prefix if call is not None else 0
+            if trigger.threshold is not None and self.context.tokens + hidden > trigger.threshold:
+                self.over += 1
+        context, previous, previous_length = self.context, self.previous, self.previous_length
+        call_prices = call.prices if call is not None and call.prices is not None else prices
+        if call is None:
+            # The API bills the reply's priming as input too; it follows the messages,
+            # so it is never part of a cached prefix and is written with the new input.
+            context_tokens = context.tokens
+            input_tokens = context_tokens + REPLY_PRIMING_TOKENS
+            output = figures.tokens
+            hidden = 0
+        else:
+            # In the API's units: the hidden prefix (priming included) is part of the input
+            # thresholds are compared with, as the producers' own auto-compaction does.
+            hidden = call.prefix
+            context_tokens = input_tokens = context.tokens + hidden + self.turn_reasoning
+            output = call.output
+        first_call = self.first_call
+        shared = 0 if first_call else context.shared_prefix_tokens(previous, previous_length) + hidden
+        expired = (
+            call is not None
+            and call_prices.cache_ttl is not None
+            and call.timestamp is not None
+            and self.last_time is not None
+            and call.timestamp - self.last_time > call_prices.cache_ttl
+        )
+        warm_output = call is not None and call.output_cached and not first_call and previous is context
+        if warm_output and context.length > previous_length:
+            # The previous response, its reasoning too while the turn lasts, was cached with its input.
+            shared += context.prefix[previous_length + 1] - context.prefix[previous_length] + self.turn_reasoning
+        if call is not None and call.cache_hit is not None and not first_call:
+            shared = round(shared * call.cache_hit)
+        elif call is not None and first_call and call.observed_cached is not None:
+            # A first call may read the harness's prefix another session cached.
+            shared = min(call.observed_cached, hidden)
+        elif expired:
+            shared = 0  # the cache lapsed during the pause: a cold write
+        cacheable = input_tokens >= call_prices.min_cached_tokens
+        cached = shared if cacheable and shared >= call_prices.min_cached_tokens else 0
+        written = input_tokens - cached if cacheable else 0
+        written_1h = round(written * call.long_cache_share) if call is not None else 0
+        self.cost += call_prices.call_cost(input_tokens, cached, written, output, written_1h)
+        self.cached_total += cached
+        self.written_total += written
+        self.output_total += output
+        self.per_call.append(context_tokens)
+        self.lost += sum(1 for definer in self.unchecked if definer is not None and not _still_known(definer, context))
+        self.unchecked.clear()
+        self.previous, self.previous_length, self.first_call = context, context.length, False
+        self.last_context = context_tokens
+        if call is not None:
+            self.turn_reasoning += call.reasoning
+            self.last_time = call.timestamp if call.timestamp is not None else self.last_time
+
+    def result(self) -> SettingResult:
+        per_call = self.per_call
+        lost = self.lost + sum(1 for fact in self.memo.facts if self.context.facts[fact] == 0)
+        calls = len(per_call)
+        context_total = sum(per_call)
+        return SettingResult(
+            trigger=self.trigger.name,
+            threshold=self.trigger.threshold,
+            strategy=self.setting.strategy,
+            calls=calls,
+            compactions=self.compactions,
+            over_threshold_after_compaction=self.over,
+            peak_context=max(per_call, default=0),
+            mean_context=round(context_total / calls, 1) if calls else 0.0,
+            input_tokens=context_total + (REPLY_PRIMING_TOKENS * calls if self.api_calls is None else 0),
+            cached_tokens=self.cached_total,
+            cache_write_tokens=self.written_total,
+            output_tokens=self.output_total,
+            summarizer_calls=self.usage.calls,
+            summarizer_tokens=self.usage.prompt_tokens + self.usage.completion_tokens,
+            cost=round(self.cost + self.prices.summarizer_cost(self.usage), 9),
+            facts_lost=lost,
+            context_per_call=per_call,
+        )
+
+
+def walk_in_step(messages: Iterable[Message], runs: Sequence[SettingRun], memo: FigureCounter) -> list[SettingResult]:
+    """Feed every message, its figures worked out once, to every run; the runs' results in order."""
+    for message in messages:
+        figures = memo.figures(message)
+        for run in runs:
+            run.add(message, figures)
+    return [run.result() for run in runs]
 
 
 def _keys(value: Any) -> list[str]:
@@ -351,7 +400,7 @@ def _keys(value: Any) -> list[str]:
     return [key for key in value if isinstance(key, str)] if isinstance(value, list) else []
 
 
-def _still_known(definer: Message, context: _Context) -> bool:
+def _still_known(definer: Message, context: Context) -> bool:
     """A reference is served when its definer's facts are all in the context (or, with no facts, the definer is)."""
     facts = facts_of(definer)
     if facts:
@@ -373,6 +422,32 @@ def replay(
 
     ``options`` are the flat strategy settings (``keep_recent``...), as ``compact`` takes them.
     """
+    return replay_streamed(
+        lambda: messages,
+        settings,
+        options,
+        counter=counter,
+        prices=prices,
+        summarizer=summarizer,
+        stage_marker=stage_marker,
+    )
+
+
+def replay_streamed(
+    walk: Callable[[], Iterable[Message]],
+    settings: Sequence[Setting] = (),
+    options: Mapping[str, Any] | None = None,
+    *,
+    counter: TokenCounter | None = None,
+    prices: Prices | None = None,
+    summarizer: Summarizer | None = None,
+    stage_marker: str | re.Pattern[str] | None = None,
+    facts: Iterable[str] | None = None,
+) -> list[SettingResult]:
+    """``replay`` of a transcript ``walk()`` gives a message at a time, walked twice (its facts,
+    then the calls; once when the caller found its ``facts``), so it is never held whole: what
+    stays is each setting's context (bounded by what its strategy keeps; the baseline keeps only
+    token sums) and a few figures per call."""
     for setting in settings:
         unknown = [name for name in setting.steps if name not in STRATEGIES]
         if unknown:
@@ -381,9 +456,12 @@ def replay(
     if not rows or rows[0] != BASELINE:
         rows.insert(0, BASELINE)
     marker = stage_pattern(stage_marker) if isinstance(stage_marker, str) else stage_marker
-    facts = [fact for message in messages for fact in facts_of(message)]
-    memo = _Memo(counter or counter_for(), facts, marker)
+    # Every fact of the transcript, declared before or after the message that holds its text.
+    if facts is None:
+        facts = [fact for message in walk() for fact in facts_of(message)]
+    memo = FigureCounter(counter or counter_for(), facts, marker)
     if prices is None:
         table = shipped_prices()
         prices = table.models[table.default]
-    return [_simulate(messages, row, memo, options or {}, prices, summarizer) for row in rows]
+    runs = [SettingRun(row, memo, options or {}, prices, summarizer) for row in rows]
+    return walk_in_step(walk(), runs, memo)

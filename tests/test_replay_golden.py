@@ -1,0 +1,52 @@
+"""Replay's whole ``--json`` output on every sample, format file and real transcript is what main gave.
+
+The digests in ``tests/golden/replay.json`` were written by ``bench/replay_golden.py write`` on main
+before replay streamed (0d9da70; again on 2118e15, whose JSON lists skipped lines anew);
+``bench/replay_golden.py check`` shows the first differing key.
+The generated memory-benchmark file is checked by the script only (a minute of strategies).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from tests.conftest import SHARED_TRANSCRIPTS, needs_transcripts
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+
+from replay_golden import ROOT, cases, digest, run_case
+
+GOLDEN = json.loads((Path(__file__).parent / "golden" / "replay.json").read_text())
+SCRIPT_ONLY = "generated/bench-chat.jsonl"
+
+
+def is_real(case: str) -> bool:
+    return case.startswith("real/") or "mini-swe-agent" in case
+
+
+def differing(transcripts: Path | None, folder: Path, real: bool) -> tuple[int, list[str]]:
+    """How many pinned cases ran, and those whose output differs (an input added since is not pinned)."""
+    checked, wrong = 0, []
+    for case, arguments in cases(transcripts, folder):
+        if case not in GOLDEN or case.startswith(SCRIPT_ONLY) or is_real(case) != real:
+            continue
+        checked += 1
+        roots = {"transcripts": transcripts, "generated": folder, "root": ROOT}
+        if GOLDEN.get(case) != digest(run_case(arguments, roots)):
+            wrong.append(case)
+    return checked, wrong
+
+
+def test_replay_output_on_the_samples_and_format_files_is_main_s(tmp_path):
+    checked, wrong = differing(None, tmp_path, real=False)
+    assert checked == len([case for case in GOLDEN if not is_real(case) and not case.startswith(SCRIPT_ONLY)]) == 84
+    assert wrong == []  # 4 samples, 6 format files, 2 generated files, 7 configurations each
+
+
+@needs_transcripts
+def test_replay_output_on_the_real_transcripts_is_main_s(tmp_path):
+    checked, wrong = differing(SHARED_TRANSCRIPTS, tmp_path, real=True)
+    assert checked == len([case for case in GOLDEN if is_real(case)])
+    assert checked > 0 and wrong == []
