@@ -1,7 +1,9 @@
 """Replay's whole ``--json`` output on every sample, format file and real transcript is what main gave.
 
 The digests in ``tests/golden/replay.json`` were written by ``bench/replay_golden.py write`` on main
-before replay streamed (0d9da70; again on 2118e15, whose JSON lists skipped lines anew);
+before replay streamed (0d9da70; again on 2118e15, whose JSON lists skipped lines anew; one case
+again after the rolling fix: bastion's claude-session under ``-t 4000 -s rolling`` replays where it
+raised IndexError, and the other 300 cases were unchanged by that fix);
 ``bench/replay_golden.py check`` shows the first differing key.
 The generated memory-benchmark file is checked by the script only (a minute of strategies).
 """

@@ -66,6 +66,8 @@ def rolling(messages: list[Message], options: RollingOptions, context: StepConte
 
     def fold() -> None:
         nonlocal summary, folded, summary_tokens, held, held_tokens, usage
+        if not held:  # only earlier summaries so far: nothing new to fold
+            return
         window_start = (
             unit_start(messages, held[max(0, len(held) - options.window)]) if options.window else len(messages)
         )

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from compactctl.facts import FactMatcher, declared_facts, keepers
 from compactctl.settings import Options, setting
 from compactctl.strategies.base import StepContext, StepResult
 from compactctl.strategies.settings import (
@@ -74,11 +75,22 @@ def turns_start(messages: list[Message], keep_turns: int, keep_recent: int) -> i
     return start
 
 
+def fact_copies_outside(messages: list[Message], tail_start: int) -> list[int]:
+    """The messages before ``tail_start`` holding the one copy of each fact the tail does not hold."""
+    matcher = FactMatcher(declared_facts(messages))
+    if not matcher:
+        return []
+    return keepers(matcher.holders(messages), lambda i: i >= tail_start, matcher.declarers(messages))
+
+
 def structured(messages: list[Message], options: StructuredOptions, context: StepContext) -> StepResult:
     counter = context.counter
     units = tool_units(messages)
-    # The output the agent is about to answer stays whole.
-    spared = units[-1] if units else range(0)
+    tail_start = turns_start(messages, options.keep_turns, options.keep_recent)
+    # The output the agent is about to answer stays whole, and so does the copy of a fact the
+    # kept tail lacks: trimmed first, it would no longer hold the fact when the summarizing
+    # step looks for the copy to keep verbatim.
+    spared = {*(units[-1] if units else ()), *fact_copies_outside(messages, tail_start)}
     trim = TrimOptions(options.tool_max_tokens, options.head_lines, options.tail_lines)
     reason = "structured: tool output over {tool_max_tokens} tokens trimmed"
     trimming = trim_tool_outputs(messages, trim, counter, spared=spared, reason=reason)
@@ -87,7 +99,7 @@ def structured(messages: list[Message], options: StructuredOptions, context: Ste
         return trimming
     result, _ = summarize_units(
         trimmed,
-        turns_start(messages, options.keep_turns, options.keep_recent),
+        tail_start,
         strategy="structured",
         max_tokens=options.summary_max_tokens,
         input_max_tokens=options.summary_input_max_tokens,

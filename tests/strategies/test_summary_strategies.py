@@ -318,6 +318,20 @@ def test_rolling_with_threshold_zero_folds_once_at_the_end():
     assert is_valid(result.messages)
 
 
+def test_rolling_over_its_own_summary_alone_waits_for_new_messages_to_fold():
+    # A summary already over the threshold, before any new message: nothing to fold yet
+    # (this was an IndexError, seen replaying a real Claude Code session at -t 4000).
+    first = compact(
+        [{"role": "user", "content": f"{word} " * 300} for word in ("one", "two", "three")]
+        + [{"role": "assistant", "content": "ok " * 300}],
+        ["rolling"],
+        {"threshold": 50, "window": 1},
+    )
+    again = compact(first.messages, ["rolling"], {"threshold": 1, "window": 1})
+    assert again.messages[0]["content"].startswith(SUMMARY_HEADER.split("{")[0])
+    assert is_valid(again.messages)
+
+
 @pytest.mark.parametrize("name", ["summary", "structured", "rolling"])
 def test_an_earlier_summary_read_back_as_developer_is_folded_too(name):
     # Codex has no system message item: a system summary written there is read back as developer.
