@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, BinaryIO, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 import orjson
 
@@ -34,7 +34,7 @@ from compactctl import interrupts
 from compactctl.compaction import compact
 from compactctl.errors import CompactctlError, InputError
 from compactctl.evaluate import FileEvaluation, Judge, evaluate, merged
-from compactctl.facts import declared_facts, fold
+from compactctl.facts import declared_facts, fold, unique_facts
 from compactctl.formats import agents_sqlite, chat, dataset, detect, load, load_records, records_of, write_as
 from compactctl.formats.base import Transcript, converted
 from compactctl.formats.records import (
@@ -42,7 +42,6 @@ from compactctl.formats.records import (
     SQLITE_MAGIC,
     Record,
     SkippedLine,
-    check_message,
     iter_jsonl_stream,
     parse_records,
 )
@@ -62,7 +61,7 @@ from compactctl.reporting import (
 from compactctl.review import FileReview, TranscriptReview, recording, review_side
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import TokenCounter
-from compactctl.transcript import ANNOTATION_KEY, OBSERVATION_KIND, Message, facts_of
+from compactctl.transcript import Message
 from compactctl.usage import SummarizerUsage
 from compactctl.walked import compact_walked, walkable
 
@@ -565,7 +564,7 @@ def _compact_walked(
     """``compact_file`` for one chat JSON Lines file, read a line at a time, as often as needed."""
     lines = chat.LineFile(job.source, skip=settings.get("on_error") == "skip")
     required = list(settings.get("require") or ())
-    facts = declared_facts((message for message, _ in lines()), required)
+    facts = unique_facts([*required, *chat.declared_facts_in(job.source)])
     if settings.get("strict_facts"):  # the input's figures first: a missing fact writes nothing
         before = measure([("", (message for message, _ in lines()))], counter, facts)
         check_facts_present(file_report(job.name, chat.NAME, before, None, required), job.source)
@@ -814,7 +813,7 @@ def replay_file(
         skipped_lines: list[SkippedLine] = []
         walk = _chat_walk(source, skipped_lines, options.get("on_error") == "skip")
         try:
-            rows = replay_of(walk, facts=chat_facts(source))
+            rows = replay_of(walk, facts=chat.declared_facts_in(source))
         except _NothingStreamed:
             pass
         else:
@@ -846,79 +845,27 @@ class _NothingStreamed(Exception):
 
 
 def _chat_walk(source: str, skipped: list[SkippedLine], skip: bool) -> Callable[[], Iterator[Message]]:
-    """A chat JSON Lines file's messages a line at a time, marked as ``chat.read`` marks them;
-    ``skipped`` lists the lines ``--on-error skip`` left out, in the order a whole read lists them
-    (lines that are not JSON, then lines that are not messages). A walk that gives no message
-    raises ``_NothingStreamed``: such a file is read whole, for the usual error or result."""
-
-    def checked(
-        file: IO[bytes], unparsed: list[SkippedLine] | None, not_messages: list[SkippedLine]
-    ) -> Iterator[Message]:
-        for record in iter_jsonl_stream(file, source, unparsed):
-            try:
-                yield check_message(record.value, source, record.line)
-            except InputError as error:
-                if unparsed is None:
-                    raise
-                not_messages.append(SkippedLine(record.line, error.message))
+    """A chat JSON Lines file's messages a line at a time, as ``chat.read`` gives them;
+    ``skipped`` lists the lines ``--on-error skip`` left out, as a whole read lists them.
+    A walk that gives no message raises ``_NothingStreamed``: such a file is read whole,
+    for the usual error or result."""
+    lines = chat.LineFile(source, skip=skip)
 
     def walk() -> Iterator[Message]:
-        unparsed: list[SkippedLine] | None = [] if skip else None
-        not_messages: list[SkippedLine] = []
         given = 0
         try:
-            with open(source, "rb") as file:
-                for message in chat_observations_marked(checked(file, unparsed, not_messages)):
-                    given += 1
-                    yield message
+            for message, _ in lines():
+                given += 1
+                yield message
         except InputError:
             if not given:
                 raise _NothingStreamed from None
             raise
         if not given:
             raise _NothingStreamed
-        skipped[:] = [*(unparsed or ()), *not_messages]
+        skipped[:] = lines.skipped or ()
 
     return walk
-
-
-def chat_facts(source: str) -> list[str]:
-    """The facts a chat JSON Lines file declares, found without reading it as messages.
-
-    Only a line that spells ``facts`` (or escapes a character, which a key could hide it
-    behind) is parsed; a line that does not read is left to the replay's own walk to name.
-    """
-    found: list[str] = []
-    with open(source, "rb") as file:
-        for number, line in enumerate(file, start=1):
-            if b"facts" not in line and b"\\u" not in line:
-                continue
-            try:
-                value = orjson.loads(line.removeprefix(BOM) if number == 1 else line)
-            except orjson.JSONDecodeError:
-                continue
-            if isinstance(value, dict):
-                found += facts_of(value)
-    return found
-
-
-def chat_observations_marked(messages: Iterable[Message]) -> Iterator[Message]:
-    """What ``chat.read`` does to a file it reads whole: a ``user`` message answering an assistant
-    with ``<returncode>`` output (mini-swe-agent) is marked an observation."""
-    previous_role: Any = None
-    for message in messages:
-        content = message.get("content")
-        if (
-            previous_role == "assistant"
-            and message.get("role") == "user"
-            and ANNOTATION_KEY not in message
-            and isinstance(content, str)
-            and chat.OBSERVATION.match(content)
-        ):
-            yield {**message, ANNOTATION_KEY: {"kind": OBSERVATION_KIND}}
-        else:
-            yield message
-        previous_role = message.get("role")
 
 
 def _recorded_replay(

@@ -13,10 +13,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO
 
+import orjson
+
 from compactctl import jsonbytes
 from compactctl.errors import InputError
 from compactctl.formats.base import Native, Transcript, native_of, sources
 from compactctl.formats.records import (
+    BOM,
     Layout,
     Record,
     SkippedLine,
@@ -26,7 +29,7 @@ from compactctl.formats.records import (
     iter_jsonl_stream,
     line_of,
 )
-from compactctl.transcript import ANNOTATION_KEY, OBSERVATION_KIND, Message
+from compactctl.transcript import ANNOTATION_KEY, OBSERVATION_KIND, Message, facts_of
 
 NAME = "chat"
 
@@ -124,6 +127,27 @@ def stream(file: IO[bytes], path: str, skipped: list[SkippedLine] | None = None)
             if skipped is None:
                 raise
             skipped.append(SkippedLine(record.line, error.message))
+
+
+def declared_facts_in(path: str) -> list[str]:
+    """The facts a chat JSON Lines file's messages declare, in file order, found without
+    reading every line as a message.
+
+    Only a line that spells ``facts`` (or escapes a character, which a key could hide it
+    behind) is parsed; a line that does not read as a message declares nothing here, as a
+    whole read (which fails on it, or skips it) declares nothing from it either.
+    """
+    found: list[str] = []
+    with open(path, "rb") as file:
+        for number, line in enumerate(file, start=1):
+            if b"facts" not in line and b"\\u" not in line:
+                continue
+            try:
+                message = check_message(orjson.loads(line.removeprefix(BOM) if number == 1 else line), path, number)
+            except (orjson.JSONDecodeError, InputError):
+                continue
+            found += facts_of(message)
+    return found
 
 
 class LineFile:
