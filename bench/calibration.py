@@ -21,6 +21,7 @@ from compactctl.formats.records import parse_records
 from compactctl.recorded import read_recorded
 from compactctl.replay import settings_grid, shipped_prices
 from compactctl.replay.recorded import replay_recorded
+from compactctl.strategies import StrategyOptions
 from compactctl.tokens import claude_tokens_available
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -84,7 +85,8 @@ def replay_speed(claude_tokens: str, calls: int = 2000) -> None:
         from compactctl.recorded import claude_code
 
         recorded = claude_code.read(parse_records(data, "s.jsonl")[0], "s.jsonl")
-        replay_recorded(recorded, "claude-code", grid, {"keep_recent": 10, "claude_tokens": claude_tokens}, table, None)
+        window = StrategyOptions.from_values({"keep_recent": 10})
+        replay_recorded(recorded, "claude-code", grid, window, table, None, claude_tokens=claude_tokens)
 
     import compactctl.tokens
 
@@ -123,8 +125,10 @@ def main() -> None:
             )
             continue
         # A model the table lacks is priced as gpt-5.1 here: the check is the ratio to the bill.
-        options = {"keep_recent": 10, "claude_tokens": claude_tokens}
-        result = replay_recorded(session, fmt.name, grid, options, table, table.models["gpt-5.1"])
+        window = StrategyOptions.from_values({"keep_recent": 10})
+        result = replay_recorded(
+            session, fmt.name, grid, window, table, table.models["gpt-5.1"], claude_tokens=claude_tokens
+        )
         elapsed = time.perf_counter() - started
         c = result.calibration
         # The estimate of what the producer did (its own compactions replayed, none where it made

@@ -9,7 +9,7 @@ from typing import Any
 
 from compactctl import jsonbytes
 from compactctl.errors import InputError
-from compactctl.strategies import STRATEGIES, Fate, StepContext, options_from
+from compactctl.strategies import STRATEGIES, Fate, StepContext, StrategyOptions
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import TokenCounter, counter_for
 from compactctl.transcript import Message
@@ -47,13 +47,15 @@ def check_steps(steps: Sequence[str]) -> None:
 def compact(
     messages: list[Message],
     steps: Sequence[str],
-    settings: Mapping[str, Any] | None = None,
+    options: StrategyOptions | Mapping[str, Any] | None = None,
     *,
     counter: TokenCounter | None = None,
     summarizer: Summarizer | None = None,
 ) -> Compaction:
-    """Apply ``steps`` (strategy names) in order; ``settings`` fills each strategy's options."""
+    """Apply ``steps`` (strategy names) in order, each with its options from ``options``: built ones, or
+    flat values (``{"keep_recent": 8}``) each strategy takes the fields it has from."""
     check_steps(steps)
+    strategies = options if isinstance(options, StrategyOptions) else StrategyOptions.from_values(options)
     context = StepContext(counter or counter_for(), summarizer)
     current = list(messages)
     origin: list[int | None] = list(range(len(messages)))
@@ -62,7 +64,7 @@ def compact(
     usage = SummarizerUsage()
     for name in steps:
         strategy = STRATEGIES[name]
-        result = strategy.run(current, options_from(strategy.options, settings or {}), context)
+        result = strategy.run(current, strategies.of(name), context)
         for index, fate in result.fates.items():
             original = origin[index]
             if original is not None:

@@ -1,10 +1,12 @@
 """Settings: flags, then ``compactctl.toml`` or ``[tool.compactctl]`` in ``pyproject.toml``, then defaults.
 
-Settings are one flat mapping of setting names (``keep_recent``, ``encoding``...), each
-declared once on an options dataclass field (``compactctl.settings``): a run's own below,
-each strategy's on its options, the summarizer's on ``SummarizerOptions``. A config file
-is checked against those declarations, so a new field is a new valid key with nothing
-else to update.
+Each setting is declared once on an options dataclass field (``compactctl.settings``), in
+small groups by concern: the run's below (steps, input, database, counting, recorded usage,
+batch, engine, gates), each strategy's on its options, the summarizer's on
+``SummarizerOptions``, replay's, eval's and review's beside them. A config file is checked
+against those declarations, so a new field is a new valid key with nothing else to update;
+its keys and the flags are merged into flat values once, at the CLI, and every command
+builds from them the groups it takes (``cli/options.py``).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from compactctl.replay.options import ReplayOptions
 from compactctl.review import ReviewOptions
 from compactctl.settings import Declared, Options, checked, declared, defaults_of, setting
 from compactctl.strategies import STRATEGIES
-from compactctl.summarizers.options import SummarizerOptions
+from compactctl.summarizers.options import DryRunOptions, SummarizerOptions
 
 DEFAULT_STRATEGY = "structured"
 IO_PANEL = "Input and output"
@@ -30,8 +32,8 @@ GATE_PANEL = "Report and gates"
 
 
 @dataclass(frozen=True)
-class RunOptions(Options):
-    """What every command's run takes, whatever it does to the messages."""
+class StepsOptions(Options):
+    """Which strategy steps run, in order (each step's own settings are on its options dataclass)."""
 
     strategy: tuple[str, ...] = setting(
         (DEFAULT_STRATEGY,),
@@ -39,7 +41,32 @@ class RunOptions(Options):
         flags=("--strategy", "-s"),
         panel="Strategies",
     )
+
+
+@dataclass(frozen=True)
+class InputOptions(Options):
+    """How input files are read: their format, and what a bad file or line does to the run."""
+
     format: str = setting("auto", help="Input format, or auto.", flags=("--format", "-f"), panel=IO_PANEL)
+    on_error: str = setting(
+        "fail",
+        help="fail: exit 2 if any file is bad; skip: skip it and count it.",
+        choices=("fail", "skip"),
+        panel=GATE_PANEL,
+    )
+
+
+@dataclass(frozen=True)
+class CountOptions(Options):
+    """How tokens are counted."""
+
+    encoding: str = setting("cl100k_base", help="tiktoken encoding, or approx (chars/4).", panel=IO_PANEL)
+
+
+@dataclass(frozen=True)
+class DatabaseOptions(Options):
+    """An Agents SDK database as input: which session, and whether the output goes back into it."""
+
     session: str | None = setting(
         None,
         help="An Agents SDK database: the session id to read (default: every session).",
@@ -52,7 +79,12 @@ class RunOptions(Options):
         "items kept in a backup table (default: add each compacted session under a new id, in -o).",
         panel=IO_PANEL,
     )
-    encoding: str = setting("cl100k_base", help="tiktoken encoding, or approx (chars/4).", panel=IO_PANEL)
+
+
+@dataclass(frozen=True)
+class RecordedOptions(Options):
+    """A producer's session that records its usage (Claude Code, Codex): how its tokens are counted."""
+
     claude_tokens: str = setting(
         "fitted",
         help="Where a Claude Code file records its usage, count Claude's tokens as cl100k times a ratio "
@@ -61,19 +93,31 @@ class RunOptions(Options):
         choices=("fitted", "ctok"),
         panel=IO_PANEL,
     )
+
+
+@dataclass(frozen=True)
+class BatchOptions(Options):
+    """How many files at once."""
+
     jobs: int = setting(1, help="Files processed in parallel.", min=1, flags=("--jobs", "-j"))
+
+
+@dataclass(frozen=True)
+class EngineOptions(Options):
+    """Where the batch runs."""
+
     engine: str = setting(
         "threads",
         help="threads: --jobs threads on this machine; ray: Ray Data over the files (RAY_ADDRESS, else a local "
         "instance; pip install 'compactctl[ray]').",
         choices=("threads", "ray"),
     )
-    on_error: str = setting(
-        "fail",
-        help="fail: exit 2 if any file is bad; skip: skip it and count it.",
-        choices=("fail", "skip"),
-        panel=GATE_PANEL,
-    )
+
+
+@dataclass(frozen=True)
+class GateOptions(Options):
+    """What a run must keep, and when it fails: the facts, the reduction."""
+
     require: tuple[str, ...] = setting(
         (), help="A fact that must survive (repeatable).", metavar="TEXT", panel=GATE_PANEL
     )
@@ -88,6 +132,19 @@ class RunOptions(Options):
     )
 
 
+# The groups every command may take (each command lists those it does, in cli/<command>.py).
+RUN_GROUPS: tuple[type[Options], ...] = (
+    StepsOptions,
+    InputOptions,
+    DatabaseOptions,
+    CountOptions,
+    RecordedOptions,
+    BatchOptions,
+    EngineOptions,
+    GateOptions,
+)
+
+
 Owners = list[tuple[str, type]]  # (owner, options dataclass): a strategy's name, or "" for the others
 
 
@@ -98,9 +155,10 @@ def strategy_owners() -> Owners:
 def setting_owners() -> Owners:
     """Every options dataclass a setting lives on: the run's, each strategy's, the summarizer's, replay's."""
     return [
-        ("", RunOptions),
+        *(("", group) for group in RUN_GROUPS),
         *strategy_owners(),
         ("", SummarizerOptions),
+        ("", DryRunOptions),
         ("", ReplayOptions),
         ("", EvalOptions),
         ("", ReviewOptions),
@@ -112,16 +170,13 @@ def all_settings() -> dict[str, Declared]:
 
 
 DEFAULTS: dict[str, Any] = {
-    **defaults_of(RunOptions),
+    **{name: value for group in RUN_GROUPS for name, value in defaults_of(group).items()},
     **defaults_of(SummarizerOptions),
+    **defaults_of(DryRunOptions),
     **defaults_of(ReplayOptions),
     **defaults_of(EvalOptions),
     **defaults_of(ReviewOptions),
 }
-
-
-def known_keys() -> set[str]:
-    return set(all_settings())
 
 
 def find_config(start: Path) -> Path | None:

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from compactctl.settings import Options, setting
+from compactctl.settings import Needs, Options, setting
 from compactctl.summarizers.extractive import artifacts
 from compactctl.summarizers.ledger import (
     constraints,
@@ -37,6 +37,7 @@ from compactctl.summarizers.ledger import (
     sentences,
     writings,
 )
+from compactctl.summarizers.options import BASE_URL, REDACT, SUMMARY_TIMEOUT
 from compactctl.transcript import Message, message_text
 
 FAMILIES = ("recall", "artifact", "continuation", "decision")
@@ -51,7 +52,18 @@ class EvalOptions(Options):
         choices=JUDGES,
         panel="Evaluation",
     )
-    judge_model: str = setting("gpt-4o-mini", help="openai judge: model.", panel="Evaluation")
+    judge_model: str = setting(
+        "gpt-4o-mini", help="openai judge: model.", panel="Evaluation", needs=Needs("judge", ("openai",))
+    )
+
+
+@dataclass(frozen=True)
+class JudgeServerOptions(Options):
+    """Where the openai judge's server is: the summarizer's own settings (shared specs), read by the judge."""
+
+    base_url: str | None = BASE_URL(None)
+    summary_timeout: float = SUMMARY_TIMEOUT(60.0)
+    redact: bool = REDACT(True)
 
 
 PER_FAMILY = 6  # probes per family and transcript: the most recent first

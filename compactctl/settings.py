@@ -16,11 +16,24 @@ import types
 import typing
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from compactctl.errors import InputError
 
 SPEC_KEY = "compactctl.setting"
+
+
+@dataclass(frozen=True)
+class Needs:
+    """When a setting has an effect: only while ``setting`` is (or, for a list, holds) one of ``values``."""
+
+    setting: str
+    values: tuple[str, ...]
+
+    def met(self, values: Mapping[str, Any]) -> bool:
+        value = values.get(self.setting)
+        held = value if isinstance(value, (list, tuple)) else (value,)
+        return any(item in self.values for item in held)
 
 
 @dataclass(frozen=True)
@@ -34,6 +47,9 @@ class SettingSpec:
     panel: str | None = None
     metavar: str | None = None
     shown_default: str | None = None  # for --help when the value alone would mislead (a None meaning "derived")
+    # (setting, values): this one is read only when that setting is (or, for a list, holds) one of the
+    # values, e.g. ("summarizer", ("openai",)); given otherwise, it is a usage error (see ``Needs``).
+    needs: Needs | None = None
 
     def __call__(self, default: Any) -> Any:
         return dataclasses.field(default=default, metadata={SPEC_KEY: self})
@@ -49,9 +65,10 @@ def setting(
     panel: str | None = None,
     metavar: str | None = None,
     shown_default: str | None = None,
+    needs: Needs | None = None,
 ) -> Any:
     """A dataclass field declaring one setting: ``keep_recent: int = setting(6, help=..., min=0)``."""
-    return SettingSpec(help, min, choices, flags, panel, metavar, shown_default)(default)
+    return SettingSpec(help, min, choices, flags, panel, metavar, shown_default, needs)(default)
 
 
 @dataclass(frozen=True)
@@ -114,9 +131,13 @@ def _kind(hint: Any) -> tuple[type, bool, bool]:
     return hint, False, optional
 
 
-@functools.cache
 def fields_of(options_type: type) -> tuple[tuple[dataclasses.Field[Any], type, bool, bool], ...]:
     """The settings an options dataclass declares, with (item type, is a list, may be None)."""
+    return _fields_of(options_type)
+
+
+@functools.cache
+def _fields_of(options_type: type) -> tuple[tuple[dataclasses.Field[Any], type, bool, bool], ...]:
     hints = typing.get_type_hints(options_type)
     return tuple(
         (field, *_kind(hints[field.name])) for field in dataclasses.fields(options_type) if SPEC_KEY in field.metadata
@@ -178,9 +199,12 @@ def problem(declared: Declared, value: Any) -> str | None:
 def check_fields(options: Any) -> None:
     """A bad value of a declared field is an InputError naming the setting (not a flag)."""
     for name, one in _own_settings(type(options)).items():
-        reason = problem(one, getattr(options, name))
+        reason = problem(one, object.__getattribute__(options, name))  # a check, not a read (tests count reads)
         if reason:
             raise InputError(reason)
+
+
+OptionsT = TypeVar("OptionsT", bound="Options")
 
 
 class Options:
@@ -188,6 +212,17 @@ class Options:
 
     def __post_init__(self) -> None:
         check_fields(self)
+
+    @classmethod
+    def from_values(cls: type[OptionsT], values: Mapping[str, Any]) -> OptionsT:
+        """The group built from flat values (flags over config over defaults): its own fields, lists as tuples;
+        a field absent or None keeps its default."""
+        given: dict[str, Any] = {}
+        for field, _, many, _ in fields_of(cls):
+            value = values.get(field.name)
+            if value is not None:
+                given[field.name] = tuple(value) if many and isinstance(value, list) else value
+        return cls(**given)
 
 
 _OWN: dict[type, dict[str, Declared]] = {}

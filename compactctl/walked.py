@@ -14,12 +14,12 @@ transcript as before.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
 
 from compactctl.reporting import Measure, Measurer
-from compactctl.strategies import STRATEGIES, StepContext, options_from
-from compactctl.strategies.prune import PruneOptions, prune_plan
+from compactctl.strategies import STRATEGIES, StepContext, StrategyOptions
+from compactctl.strategies.prune import prune_plan
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import Message
 
@@ -38,7 +38,7 @@ def walkable(steps: Sequence[str]) -> bool:
 def compact_walked(
     walk: Callable[[], Iterable[tuple[Message, Tag]]],
     steps: Sequence[str],
-    settings: Mapping[str, Any],
+    strategies: StrategyOptions,
     counter: TokenCounter,
     facts: Sequence[str],
     write: Callable[[Message, Tag | None], object],
@@ -48,7 +48,7 @@ def compact_walked(
 
     ``facts`` are the ones declared in the messages (``facts.declared_facts``, with the run's
     required ones). Returns the input and the output measured as ``measure`` would measure
-    them. The same messages, steps and settings give what ``compaction.compact`` gives,
+    them. The same messages, steps and options give what ``compaction.compact`` gives,
     message for message. The messages are walked twice (once more per extra prune round).
     """
     if not walkable(steps):
@@ -56,11 +56,10 @@ def compact_walked(
     context = StepContext(counter)
     plan = None
     if steps[0] == "prune":
-        options = options_from(PruneOptions, settings)
-        plan = prune_plan(lambda: (message for message, _ in walk()), options, reasons=False, facts=facts)
-    per_message = [
-        (STRATEGIES[name], options_from(STRATEGIES[name].options, settings)) for name in steps if name != "prune"
-    ]
+        plan = prune_plan(
+            lambda: (message for message, _ in walk()), strategies.of("prune"), reasons=False, facts=facts
+        )
+    per_message = [(STRATEGIES[name], strategies.of(name)) for name in steps if name != "prune"]
     before, after = Measurer(counter, facts), Measurer(counter, facts)
     before.start_transcript()
     after.start_transcript()

@@ -167,3 +167,27 @@ def agent_transcripts(draw: st.DrawFn) -> list[dict[str, Any]]:
         for c in calls:
             messages.append(with_note(draw, {"role": "tool", "tool_call_id": c["id"], "content": draw(content())}))
     return messages
+
+
+def compact_file_with(job: Any, steps: list[str], values: dict[str, Any], counter: Any, **rest: Any) -> Any:
+    """``files.compact.compact_file`` with its option groups built from flat values, as the CLI builds them."""
+    from compactctl.cli.options import Given
+    from compactctl.config import DatabaseOptions, GateOptions, InputOptions
+    from compactctl.files.compact import compact_file
+
+    given = Given(values)
+    groups = {"read": given.of(InputOptions), "gates": given.of(GateOptions), "database": given.of(DatabaseOptions)}
+    return compact_file(job, steps, given.strategies(), counter, **groups, **rest)
+
+
+def replay_file_with(source: str, name: str, grid: Any, values: dict[str, Any], counter: Any, prices: Any) -> Any:
+    """``files.replay.replay_file`` with its option groups built from flat values, as the CLI builds them."""
+    from compactctl.cli.options import Given
+    from compactctl.config import InputOptions, RecordedOptions
+    from compactctl.files.replay import replay_file
+
+    given = Given(values)
+    return replay_file(
+        source, name, grid, given.strategies(), counter, prices,
+        read=given.of(InputOptions), recorded_options=given.of(RecordedOptions),
+    )  # fmt: skip

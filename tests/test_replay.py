@@ -394,9 +394,9 @@ def test_a_team_price_file_is_laid_over_the_shipped_table(tmp_path):
 
 def test_an_llm_summarizer_is_billed_at_its_own_model(talk, approx, scripted, fake_strategy):
     table = shipped_prices()
-    prices = with_summarizer_prices(PRICES, table, {"summarizer": "openai", "model": "gpt-4o-mini"})
+    prices = with_summarizer_prices(PRICES, table, "openai", "gpt-4o-mini")
     assert prices.summarizer == table.models["gpt-4o-mini"]
-    assert with_summarizer_prices(PRICES, table, {"summarizer": "extractive", "model": "gpt-4o-mini"}) is PRICES
+    assert with_summarizer_prices(PRICES, table, "extractive", "gpt-4o-mini") is PRICES
     scripted.enqueue("s" * 36, prompt_tokens=400, completion_tokens=50)
     _, row = replay(
         talk, [Setting(Trigger(170), ("summarize-all",))], {}, counter=approx, prices=prices, summarizer=scripted

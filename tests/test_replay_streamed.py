@@ -13,12 +13,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compactctl.errors import InputError
-from compactctl.files.replay import replay_file
 from compactctl.formats import chat, load, load_records, records_of
 from compactctl.replay import Prices, replay, settings_grid
 from compactctl.replay.simulate import Context, FigureCounter, replay_streamed
+from compactctl.strategies import StrategyOptions
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import facts_of
+from tests.helpers import replay_file_with
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 
@@ -117,7 +118,9 @@ def test_streamed_replay_equals_replay_of_the_list_and_walks_twice(turns, seed, 
         walks.append(1)
         return iter(messages)  # a one-shot iterator, as a file stream is
 
-    streamed = replay_streamed(walk, grid, {"keep_recent": 4}, counter=counter, prices=PRICES)
+    streamed = replay_streamed(
+        walk, grid, StrategyOptions.from_values({"keep_recent": 4}), counter=counter, prices=PRICES
+    )
     assert len(walks) == 2  # once for the facts, once for the calls
     assert streamed == replay(messages, grid, {"keep_recent": 4}, counter=counter, prices=PRICES)
 
@@ -153,9 +156,9 @@ def test_replay_file_streams_a_chat_file_and_lists_a_skipped_line_once(tmp_path,
     options = {"on_error": "skip" if skip else "fail", "keep_recent": 4}
     if not skip:
         with pytest.raises(InputError, match=r"agent.jsonl:6:2: malformed JSON"):
-            replay_file(str(path), "agent.jsonl", grid, options, counter, PRICES)
+            replay_file_with(str(path), "agent.jsonl", grid, options, counter, PRICES)
         return
-    result = replay_file(str(path), "agent.jsonl", grid, options, counter, PRICES)
+    result = replay_file_with(str(path), "agent.jsonl", grid, options, counter, PRICES)
     assert [s.line for s in result.skipped_lines] == [6]
     assert (result.format, result.transcripts) == ("chat", 1)
     assert result.settings == replay(messages, grid, options, counter=counter, prices=PRICES)
@@ -192,7 +195,7 @@ def test_skipped_lines_are_listed_as_a_whole_read_lists_them(tmp_path):
     grid = settings_grid([500], False, ["window"])
     counter = TokenCounter("approx")
     options = {"on_error": "skip", "keep_recent": 2}
-    streamed = replay_file(str(path), "mixed.jsonl", grid, options, counter, PRICES)
+    streamed = replay_file_with(str(path), "mixed.jsonl", grid, options, counter, PRICES)
     skipped: list = []
     _, (whole,) = load_records(records_of(path.read_bytes(), str(path), skipped), str(path), "auto", skipped)
     assert streamed.skipped_lines == tuple(skipped)  # what and where, in the whole read's order
@@ -206,5 +209,5 @@ def test_a_chat_file_with_no_readable_message_fails_as_a_whole_read_fails(tmp_pa
     grid = settings_grid([500], False, ["window"])
     counter = TokenCounter("approx")
     with pytest.raises(InputError) as streamed:
-        replay_file(str(path), "none.jsonl", grid, {"on_error": "skip"}, counter, PRICES)
+        replay_file_with(str(path), "none.jsonl", grid, {"on_error": "skip"}, counter, PRICES)
     assert "unknown role 'nobody'" in str(streamed.value)

@@ -17,14 +17,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compactctl import jsonbytes
-from compactctl.files.compact import compact_file
 from compactctl.files.io import Job
 from compactctl.formats import dump, load
 from compactctl.formats.base import Transcript
 from compactctl.tokens import TokenCounter
 from compactctl.walked import walkable
 from tests.conftest import SHARED_TRANSCRIPTS, needs_transcripts
-from tests.helpers import agent_transcripts
+from tests.helpers import agent_transcripts, compact_file_with
 
 ROOT = Path(__file__).resolve().parent.parent
 counter = TokenCounter("approx")
@@ -45,8 +44,8 @@ RUNS = [
 
 def held_and_walked(source: Path, steps: list[str], options: dict, folder: Path):
     """(bytes, report) from the held path and from the walked one; asserts the walked one ran where it can."""
-    held = compact_file(Job(str(source), str(folder / "held.jsonl"), source.name), steps, options, counter)
-    walked = compact_file(
+    held = compact_file_with(Job(str(source), str(folder / "held.jsonl"), source.name), steps, options, counter)
+    walked = compact_file_with(
         Job(str(source), str(folder / "walked.jsonl"), source.name), steps, options, counter, keep_manifest=False
     )
     assert held.manifest, "the held path keeps a manifest"
@@ -127,8 +126,8 @@ def test_a_file_the_walk_cannot_take_is_held(tmp_path):
     """A bare JSON array of messages, and stdin, are not walked: the manifest is kept, the output the same."""
     source = tmp_path / "array.json"
     source.write_bytes(jsonbytes.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]))
-    result = compact_file(Job(str(source), str(tmp_path / "out.json"), "array.json"), ["prune"], {}, counter)
-    walked = compact_file(
+    result = compact_file_with(Job(str(source), str(tmp_path / "out.json"), "array.json"), ["prune"], {}, counter)
+    walked = compact_file_with(
         Job(str(source), str(tmp_path / "out2.json"), "array.json"), ["prune"], {}, counter, keep_manifest=False
     )
     assert walked.manifest == result.manifest != []
@@ -147,7 +146,7 @@ def test_a_bad_line_is_the_same_one_line_error_walked_and_held(tmp_path):
     errors = []
     for keep in (True, False):
         with pytest.raises(Exception) as raised:
-            compact_file(
+            compact_file_with(
                 Job(str(source), str(tmp_path / "o.jsonl"), "bad.jsonl"), ["prune"], {}, counter, keep_manifest=keep
             )
         errors.append(str(raised.value))
@@ -186,10 +185,12 @@ def test_a_dataset_file_compacted_a_line_at_a_time_gives_what_it_gives_held(step
     import compactctl.files.compact as files
 
     for source in dataset_files(tmp_path):
-        lines = compact_file(Job(str(source), str(tmp_path / "lines.jsonl"), source.name), steps, options, counter)
+        lines = compact_file_with(Job(str(source), str(tmp_path / "lines.jsonl"), source.name), steps, options, counter)
         with monkeypatch.context() as held_only:
             held_only.setattr(files, "_lines_are_transcripts", lambda *given: False)
-            held = compact_file(Job(str(source), str(tmp_path / "held.jsonl"), source.name), steps, options, counter)
+            held = compact_file_with(
+                Job(str(source), str(tmp_path / "held.jsonl"), source.name), steps, options, counter
+            )
         assert (tmp_path / "lines.jsonl").read_bytes() == (tmp_path / "held.jsonl").read_bytes()
         assert lines == held  # report, manifest and archive alike
         assert held.report.transcripts > 1
@@ -199,7 +200,7 @@ def test_a_dataset_line_that_does_not_parse_is_skipped_and_named_with_on_error_s
     sample = (ROOT / "samples" / "dataset.jsonl").read_bytes().splitlines()
     source = tmp_path / "broken.jsonl"
     source.write_bytes(b"\n".join([sample[0], b"{not json", *sample[1:]]) + b"\n")
-    result = compact_file(
+    result = compact_file_with(
         Job(str(source), str(tmp_path / "o.jsonl"), "broken.jsonl"), ["prune"], {"on_error": "skip"}, counter
     )
     assert result.report.skipped_lines == [2]
@@ -230,9 +231,9 @@ def test_lines_that_are_not_messages_or_transcripts_are_skipped_as_held_skips_th
     source = tmp_path / "dataset.jsonl"
     source.write_bytes(b"\n".join([rows[0], b'{"messages": 3}', b"{bad", *rows[1:]]) + b"\n")
     options = {"on_error": "skip"}
-    lines = compact_file(Job(str(source), str(tmp_path / "lines.jsonl"), "d"), ["prune"], options, counter)
+    lines = compact_file_with(Job(str(source), str(tmp_path / "lines.jsonl"), "d"), ["prune"], options, counter)
     monkeypatch.setattr(files, "_lines_are_transcripts", lambda *given: False)
-    held_file = compact_file(Job(str(source), str(tmp_path / "held.jsonl"), "d"), ["prune"], options, counter)
+    held_file = compact_file_with(Job(str(source), str(tmp_path / "held.jsonl"), "d"), ["prune"], options, counter)
     assert lines == held_file
     assert (tmp_path / "lines.jsonl").read_bytes() == (tmp_path / "held.jsonl").read_bytes()
     assert lines.report.skipped_lines == [2, 3]

@@ -13,26 +13,52 @@ from compactctl.cli.options import (
     ManifestPath,
     Output,
     Quiet,
+    Takes,
     ToFormat,
     check_output_format,
     command_settings,
     settings_for,
+    strategy_takes,
 )
 from compactctl.cli.render import progress_wanted
 from compactctl.compaction import check_steps
-from compactctl.config import RunOptions, strategy_owners
+from compactctl.config import (
+    BatchOptions,
+    CountOptions,
+    DatabaseOptions,
+    EngineOptions,
+    GateOptions,
+    InputOptions,
+    StepsOptions,
+)
 from compactctl.errors import InputError
 from compactctl.files.compact import compact_file
 from compactctl.files.io import STDIO, check_side_files, plan, run_jobs
 from compactctl.settings import Declared
 from compactctl.summarizers.build import make_summarizer
-from compactctl.summarizers.options import SummarizerOptions
+from compactctl.summarizers.options import DryRunOptions, SummarizerOptions
 from compactctl.tokens import counter_for
 
 
+def takes() -> list[Takes]:
+    """The groups of settings compact takes (a strategy's, only when it is a step)."""
+    return [
+        Takes(StepsOptions),
+        Takes(InputOptions),
+        Takes(DatabaseOptions),
+        Takes(CountOptions),
+        Takes(BatchOptions),
+        Takes(EngineOptions),
+        Takes(GateOptions),
+        *strategy_takes(),
+        Takes(SummarizerOptions),
+        Takes(DryRunOptions),
+    ]
+
+
 def declared_settings() -> dict[str, Declared]:
-    """The run's settings, every strategy's and the summarizer's."""
-    return command_settings([("", RunOptions), *strategy_owners(), ("", SummarizerOptions)])
+    """The settings of the groups compact takes: the run's, every strategy's, the summarizer's."""
+    return command_settings(takes())
 
 
 @handle_errors
@@ -50,37 +76,50 @@ def compact(
 
     The output goes to -o PATH, or NAME.compacted.jsonl beside the input; an input is never overwritten.
     """
-    settings = settings_for(config, given)
-    steps = settings["strategy"]
+    settings = settings_for(config, given, takes())
+    steps = settings.of(StepsOptions).strategy
     check_steps(steps)
-    counter = counter_for(settings["encoding"])
+    read, database, gates = settings.of(InputOptions), settings.of(DatabaseOptions), settings.of(GateOptions)
+    batch, dry_run = settings.of(BatchOptions), settings.of(DryRunOptions).dry_run
+    counter = counter_for(settings.of(CountOptions).encoding)
     check_output_format(to)
-    if settings["in_place"] and output is not None:
+    if database.in_place and output is not None:
         raise InputError("--in-place writes into the input database; drop -o")
     jobs_planned = plan(inputs, output)
-    if settings["in_place"]:
+    if database.in_place:
         jobs_planned = [dataclasses.replace(job, target=job.source) for job in jobs_planned]
     check_side_files(jobs_planned, manifest=manifest)
-    summarizer_used = make_summarizer(settings, counter)
-    if settings["dry_run"]:
+    summarizer_used = make_summarizer(settings.of(SummarizerOptions), counter, dry_run=dry_run)
+    if dry_run:
         # The requests go to stdout; nothing is sent, so nothing is written.
         jobs_planned = [dataclasses.replace(job, target=None) for job in jobs_planned]
+    strategies = settings.strategies()
     results, failures = run_jobs(
         jobs_planned,
         lambda job: compact_file(
-            job, steps, settings, counter, summarizer_used, to=to, keep_manifest=manifest is not None
+            job,
+            steps,
+            strategies,
+            counter,
+            summarizer_used,
+            read=read,
+            gates=gates,
+            database=database,
+            to=to,
+            keep_manifest=manifest is not None,
         ),
-        settings["jobs"],
+        batch.jobs,
         progress_wanted(quiet),
-        settings["engine"],
+        settings.of(EngineOptions).engine,
     )
-    to_stderr = settings["dry_run"] or any(job.target == STDIO for job in jobs_planned)
+    to_stderr = dry_run or any(job.target == STDIO for job in jobs_planned)
     finish_compaction(
         "compact",
         jobs_planned,
         results,
         failures,
-        settings,
+        gates,
+        read,
         manifest=manifest,
         as_json=as_json,
         quiet=quiet,

@@ -9,37 +9,50 @@ from rich.markup import escape
 from rich.table import Table
 
 from compactctl.cli.exit import exit_code, handle_errors
-from compactctl.cli.options import ConfigPath, JsonOut, Quiet, command_settings, settings_for
+from compactctl.cli.options import ConfigPath, JsonOut, Quiet, Takes, command_settings, settings_for
 from compactctl.cli.render import console, envelope, failed_json, progress_wanted, stderr, write_json
 from compactctl.cli.report import counterpart
-from compactctl.config import RunOptions
-from compactctl.evaluate import FAMILIES, EvalOptions, Evaluation, FileEvaluation, Judge, evaluation_json, merged
+from compactctl.config import BatchOptions, InputOptions
+from compactctl.evaluate import (
+    FAMILIES,
+    EvalOptions,
+    Evaluation,
+    FileEvaluation,
+    Judge,
+    JudgeServerOptions,
+    evaluation_json,
+    merged,
+)
 from compactctl.files.eval import eval_pair
 from compactctl.files.io import Job, expand_inputs, run_jobs
-from compactctl.settings import Declared
-from compactctl.summarizers.options import SummarizerOptions
+from compactctl.settings import Declared, Needs
 
-JUDGE_SETTINGS = ("base_url", "summary_timeout", "redact")  # the summarizer's, as the judge uses them too
+
+def takes() -> list[Takes]:
+    """The groups of settings eval takes (a strategy's, only when it is a step)."""
+    return [
+        Takes(InputOptions),
+        Takes(BatchOptions),
+        Takes(EvalOptions),
+        Takes(JudgeServerOptions, needs=Needs("judge", ("openai",))),  # the summarizer's server settings
+    ]
 
 
 def declared_settings() -> dict[str, Declared]:
-    """The format and batch settings, the judge's, and where the judge's server is."""
-    run = command_settings([("", RunOptions)], exclude=("strategy", "encoding", "require", "fail_under"))
-    judge = command_settings([("", EvalOptions)])
-    server = {k: v for k, v in command_settings([("", SummarizerOptions)]).items() if k in JUDGE_SETTINGS}
-    return {**run, **judge, **server}
+    """How files are read, the batch, the judge's, and where the judge's server is."""
+    return command_settings(takes())
 
 
-def _judge(settings: dict[str, Any]) -> Judge | None:
-    if settings["judge"] == "none":
+def _judge(judging: EvalOptions, server: JudgeServerOptions) -> Judge | None:
+    if judging.judge == "none":
         return None
     from compactctl.summarizers.judge import JudgeConfig, OpenAIJudge  # imports openai: only when asked for
 
     config = JudgeConfig(
-        model=settings["judge_model"],
-        base_url=settings["base_url"],
-        timeout=float(settings["summary_timeout"]),
-        redact=bool(settings["redact"]),
+        model=judging.judge_model,
+        base_url=server.base_url,
+        timeout=float(server.summary_timeout),
+        redact=server.redact,
     )
     return OpenAIJudge(config)
 
@@ -56,13 +69,14 @@ def eval(
     **given: Any,
 ) -> None:
     """Score a compaction: recall, artifact, continuation and decision probes built from BEFORE, answered from AFTER."""
-    settings = settings_for(config, given)
-    judge = _judge(settings)
+    settings = settings_for(config, given, takes())
+    judge = _judge(settings.of(EvalOptions), settings.of(JudgeServerOptions))
+    read = settings.of(InputOptions)
     pairs = [Job(source, counterpart(after, name, before), name) for source, name, _ in expand_inputs([before])]
     results, failures = run_jobs(
         pairs,
-        lambda job: eval_pair(job.name, job.source, str(job.target), settings["format"], judge),
-        settings["jobs"],
+        lambda job: eval_pair(job.name, job.source, str(job.target), read.format, judge),
+        settings.of(BatchOptions).jobs,
         progress_wanted(quiet),
     )
     judged = judge is not None
@@ -78,7 +92,7 @@ def eval(
         console().print(eval_table(results, judged))
     for failure in failures:  # one line each, whatever was printed
         stderr.print(f"[bold red]error:[/] {escape(failure.file)}: {escape(failure.error)}", soft_wrap=True)
-    raise typer.Exit(exit_code(failures, settings["on_error"], len(results)))
+    raise typer.Exit(exit_code(failures, read.on_error, len(results)))
 
 
 def _cell(evaluation: Evaluation, family: str | None, judged: bool) -> str:

@@ -13,6 +13,7 @@ from rich.markup import escape
 
 from compactctl import interrupts
 from compactctl.cli.render import emit, pct, stderr
+from compactctl.config import GateOptions, InputOptions
 from compactctl.errors import EXIT_GATE, EXIT_INPUT, EXIT_OK, EXIT_SUMMARIZER, CompactctlError, InputError
 from compactctl.files.compact import FileCompaction
 from compactctl.files.io import STDIO, Failure, Job, write_atomic
@@ -67,7 +68,8 @@ def finish_report(
     command: str,
     reports: list[FileReport],
     failures: list[Failure],
-    settings: dict[str, Any],
+    gates: GateOptions,
+    read: InputOptions,
     *,
     as_json: bool,
     quiet: bool,
@@ -75,8 +77,8 @@ def finish_report(
 ) -> NoReturn:
     """Print the report and exit by the one rule, the gates included."""
     emit(command, reports, failures, as_json, quiet, to_stderr)
-    gates = gates_failed(reports, settings["fail_under"])
-    raise typer.Exit(exit_code(failures, settings["on_error"], len(reports), gates))
+    failed = gates_failed(reports, gates.fail_under)
+    raise typer.Exit(exit_code(failures, read.on_error, len(reports), failed))
 
 
 def _gate_reason(report: FileReport) -> str:
@@ -97,7 +99,8 @@ def finish_compaction(
     planned: list[Job],
     results: list[FileCompaction],
     failures: list[Failure],
-    settings: dict[str, Any],
+    gates: GateOptions,
+    read: InputOptions,
     *,
     manifest: Path | None,
     as_json: bool,
@@ -110,8 +113,8 @@ def finish_compaction(
     reports = [result.report for result in results]
     emit(command, reports, failures, as_json, quiet, to_stderr)
     announce_written(planned, failures, quiet or as_json)
-    gates = gates_failed(reports, settings["fail_under"])
-    raise typer.Exit(exit_code(failures, settings["on_error"], len(reports), gates))
+    failed = gates_failed(reports, gates.fail_under)
+    raise typer.Exit(exit_code(failures, read.on_error, len(reports), failed))
 
 
 def announce_written(jobs: list[Job], failures: list[Failure], quiet: bool) -> None:

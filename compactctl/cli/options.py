@@ -1,9 +1,16 @@
 """The options of every command: the few that are the CLI's own, and the settings, derived.
 
-Each setting is declared once on an options dataclass field (``compactctl.settings``);
-:func:`takes_settings` turns the declarations a command takes into its Typer options
-(flags, type, bounds, help panel, and the default each strategy really has), so no
-command lists them by hand and a new field is a new flag with nothing else to edit.
+Each setting is declared once on an options dataclass field (``compactctl.settings``), and the
+fields are grouped by concern (``config.InputOptions``, ``GateOptions``, each strategy's options,
+``SummarizerOptions``...). A command lists the groups it takes (``TAKES`` in ``cli/<command>.py``,
+as pipx's ``_add_<command>`` does); :func:`takes_settings` turns their fields into its Typer
+options (flags, type, bounds, help panel, and the default each strategy really has), so a flag
+of a group the command does not take is not in its help and is a usage error, and a new field
+is a new flag of every command taking its group with nothing else to edit.
+
+:func:`settings_for` merges the flags over the config file over the defaults, refuses a flag that
+would have no effect with the other settings given (``Needs``), and gives the command a
+:class:`Given`, from which it builds the groups it hands below the CLI.
 """
 
 from __future__ import annotations
@@ -11,15 +18,17 @@ from __future__ import annotations
 import functools
 import inspect
 import types
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
 
-from compactctl.config import GATE_PANEL, IO_PANEL, Owners, all_settings, load_config, merge
+from compactctl.config import GATE_PANEL, IO_PANEL, all_settings, load_config, merge
 from compactctl.errors import InputError
-from compactctl.settings import Declared, declared, problem
+from compactctl.settings import SPEC_KEY, Declared, Needs, Options, SettingSpec, declared, fields_of, problem
+from compactctl.strategies import STRATEGIES, StrategyOptions
 
 Inputs = Annotated[list[str], typer.Argument(help="Transcript files or folders; - reads stdin.", show_default=False)]
 Output = Annotated[
@@ -45,9 +54,64 @@ ConfigPath = Annotated[
 ]
 
 
-def command_settings(owners: Owners, exclude: Iterable[str] = ()) -> dict[str, Declared]:
-    """The settings the ``owners`` dataclasses declare, but those in ``exclude``: what one command takes."""
-    return {name: one for name, one in declared(owners).items() if name not in set(exclude)}
+@dataclass(frozen=True)
+class Takes:
+    """One group of settings a command takes.
+
+    ``owner`` is the strategy whose options these are: they are read only when it is a step.
+    ``needs`` overrides when the group's settings are read (the eval judge's server: with ``--judge
+    openai``); otherwise each field's own ``needs`` holds. ``omit`` lists fields this command sets
+    itself (replay's trigger sets each strategy's threshold); ``always`` those it reads whatever
+    their ``needs`` (review shows redacted text whichever summarizer runs).
+    """
+
+    group: type[Options]
+    owner: str = ""
+    needs: Needs | None = None
+    omit: tuple[str, ...] = ()
+    always: tuple[str, ...] = ()
+
+    def fields(self) -> list[str]:
+        return [field.name for field, *_ in fields_of(self.group) if field.name not in self.omit]
+
+    def needs_of(self, name: str) -> Needs | None:
+        """When this group's ``name`` is read: always (None), or while a setting has one of some values."""
+        if name in self.always:
+            return None
+        if self.owner:
+            return Needs("strategy", (self.owner,))
+        if self.needs is not None:
+            return self.needs
+        spec: SettingSpec = next(f for f, *_ in fields_of(self.group) if f.name == name).metadata[SPEC_KEY]
+        return spec.needs
+
+
+def strategy_takes(omit: tuple[str, ...] = ()) -> list[Takes]:
+    """Every strategy's options, each read only when that strategy is a step."""
+    return [Takes(strategy.options, owner=name, omit=omit) for name, strategy in STRATEGIES.items()]
+
+
+def command_settings(takes: Sequence[Takes]) -> dict[str, Declared]:
+    """The settings a command's groups declare (by name, in order), but those every group holding them omits."""
+    found = declared([(t.owner, t.group) for t in takes])
+    kept = {name for t in takes for name in t.fields()}
+    return {name: one for name, one in found.items() if name in kept}
+
+
+G = TypeVar("G", bound=Options)
+
+
+@dataclass(frozen=True)
+class Given:
+    """A command's settings once merged (flags over config over defaults) and checked: build its groups here."""
+
+    values: Mapping[str, Any]
+
+    def of(self, group: type[G]) -> G:
+        return group.from_values(self.values)
+
+    def strategies(self) -> StrategyOptions:
+        return StrategyOptions.from_values(self.values)
 
 
 def option_for(setting: Declared) -> Any:
@@ -95,14 +159,43 @@ def takes_settings(command: Callable[..., Any], settings: Mapping[str, Declared]
     return with_settings
 
 
-def settings_for(config: Path | None, given: Mapping[str, Any]) -> dict[str, Any]:
-    """Flags given, over the config file, over the defaults; a bad flag value names its setting."""
+def flag_of(name: str) -> str:
+    """The flag a setting is given by (its first, without a --no- form)."""
+    return all_settings()[name].flags[0].split("/")[0]
+
+
+def settings_for(
+    config: Path | None,
+    given: Mapping[str, Any],
+    takes: Sequence[Takes] = (),
+    sides: Callable[[Mapping[str, Any]], Sequence[Mapping[str, Any]]] | None = None,
+) -> Given:
+    """Flags given, over the config file, over the defaults; a bad flag value names its setting, and so
+    does a flag that has no effect with the settings given (``sides``: every set of values the run uses,
+    e.g. review's sides A and B; a flag is read when some side reads it)."""
     known = all_settings()
     for name, value in given.items():
         reason = problem(known[name], value) if value is not None and name in known else None
         if reason:
-            raise InputError(f"{reason} (given as {known[name].flags[0].split('/')[0]})")
-    return merge(given, load_config(config))
+            raise InputError(f"{reason} (given as {flag_of(name)})")
+    values = merge(given, load_config(config))
+    check_needs(takes, [name for name, value in given.items() if value is not None and value != []],
+                sides(values) if sides else [values])  # fmt: skip
+    return Given(values)
+
+
+def check_needs(takes: Sequence[Takes], names: Iterable[str], sides: Sequence[Mapping[str, Any]]) -> None:
+    """A flag given that none of the command's groups would read with these values is a usage error."""
+    for name in names:
+        holders = [t.needs_of(name) for t in takes if name in t.fields()]
+        if not holders or any(need is None or any(need.met(side) for side in sides) for need in holders):
+            continue
+        wanted: dict[str, list[str]] = {}
+        for need in holders:
+            assert need is not None
+            wanted.setdefault(need.setting, []).extend(v for v in need.values if v not in wanted.get(need.setting, []))
+        what = " or ".join(f"{flag_of(setting)} {' or '.join(values)}" for setting, values in wanted.items())
+        raise InputError(f"{flag_of(name)} has no effect here: it is read with {what}")
 
 
 def check_output_format(to: str | None) -> None:

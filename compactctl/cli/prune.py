@@ -16,13 +16,22 @@ from compactctl.cli.options import (
     ManifestPath,
     Output,
     Quiet,
+    Takes,
     ToFormat,
     check_output_format,
     command_settings,
     settings_for,
 )
 from compactctl.cli.render import console, progress_wanted, stderr
-from compactctl.config import IO_PANEL, RunOptions
+from compactctl.config import (
+    IO_PANEL,
+    BatchOptions,
+    CountOptions,
+    DatabaseOptions,
+    EngineOptions,
+    GateOptions,
+    InputOptions,
+)
 from compactctl.files.compact import FileCompaction, compact_file
 from compactctl.files.io import PRUNED_MARK, STDIO, check_side_files, plan, run_jobs
 from compactctl.settings import Declared
@@ -32,9 +41,22 @@ from compactctl.tokens import counter_for
 PRUNE_PANEL = "Pruning"
 
 
+def takes() -> list[Takes]:
+    """The groups of settings prune takes (a strategy's, only when it is a step)."""
+    return [
+        Takes(InputOptions),
+        Takes(DatabaseOptions),
+        Takes(CountOptions),
+        Takes(BatchOptions),
+        Takes(EngineOptions),
+        Takes(GateOptions),
+        Takes(PruneOptions),  # the one step, always run: its settings are always read
+    ]
+
+
 def declared_settings() -> dict[str, Declared]:
     """The run's settings (no strategy: the step is prune) and prune's own."""
-    return command_settings([("", RunOptions), ("prune", PruneOptions)], exclude=("strategy",))
+    return command_settings(takes())
 
 
 @handle_errors
@@ -65,25 +87,30 @@ def prune(
     No model, no key, no network: same input, same output, and pruning twice changes nothing.
     The output goes to -o PATH, or NAME.pruned.jsonl beside the input; an input is never overwritten.
     """
-    settings = settings_for(config, given)
-    counter = counter_for(settings["encoding"])
+    settings = settings_for(config, given, takes())
+    read, database, gates = settings.of(InputOptions), settings.of(DatabaseOptions), settings.of(GateOptions)
+    counter = counter_for(settings.of(CountOptions).encoding)
     check_output_format(to)
     planned = plan(inputs, output, PRUNED_MARK)
     check_side_files(planned, archive=archive, manifest=manifest)
+    strategies = settings.strategies()
     results, failures = run_jobs(
         planned,
         lambda job: compact_file(
             job,
             ["prune"],
-            settings,
+            strategies,
             counter,
+            read=read,
+            gates=gates,
+            database=database,
             to=to,
             archive=archive is not None,
             keep_manifest=manifest is not None or explain,
         ),
-        settings["jobs"],
+        settings.of(BatchOptions).jobs,
         progress_wanted(quiet),
-        settings["engine"],
+        settings.of(EngineOptions).engine,
     )
     if archive is not None:
         write_jsonl(archive, (entry for result in results for entry in result.archive))
@@ -95,7 +122,8 @@ def prune(
         planned,
         results,
         failures,
-        settings,
+        gates,
+        read,
         manifest=manifest,
         as_json=as_json,
         quiet=quiet,

@@ -12,12 +12,27 @@ from rich.table import Table
 from rich.text import Text
 
 from compactctl.cli.exit import exit_code, handle_errors
-from compactctl.cli.options import ConfigPath, Inputs, JsonOut, Quiet, command_settings, settings_for
+from compactctl.cli.options import (
+    ConfigPath,
+    Inputs,
+    JsonOut,
+    Quiet,
+    Takes,
+    command_settings,
+    settings_for,
+    strategy_takes,
+)
 from compactctl.cli.plot import check_plot, write_plot
 from compactctl.cli.render import console as common_console
 from compactctl.cli.render import envelope, failed_json, progress_wanted, stderr, write_json
 from compactctl.compaction import check_steps
-from compactctl.config import RunOptions, strategy_owners
+from compactctl.config import (
+    BatchOptions,
+    CountOptions,
+    InputOptions,
+    RecordedOptions,
+    StepsOptions,
+)
 from compactctl.files.io import Job, expand_inputs, run_jobs
 from compactctl.files.replay import replay_file
 from compactctl.replay.options import DEFAULT_THRESHOLDS, ReplayOptions
@@ -34,10 +49,24 @@ from compactctl.tokens import counter_for
 SPARKS = "▁▂▃▄▅▆▇█"
 
 
+def takes() -> list[Takes]:
+    """The groups of settings replay takes (a strategy's, only when it is a step)."""
+    return [
+        Takes(ReplayOptions),
+        Takes(StepsOptions),
+        Takes(InputOptions),
+        Takes(CountOptions),
+        Takes(RecordedOptions),
+        Takes(BatchOptions),
+        # The trigger sets each strategy's threshold; prune's --mode was never offered here (it stubs).
+        *strategy_takes(omit=("threshold", "mode")),
+        Takes(SummarizerOptions),
+    ]
+
+
 def declared_settings() -> dict[str, Declared]:
-    """Replay's own, the run's, every strategy's and the summarizer's; the trigger sets each strategy's threshold."""
-    owners = [("", ReplayOptions), ("", RunOptions), *strategy_owners(), ("", SummarizerOptions)]
-    return command_settings(owners, exclude=("threshold", "dry_run", "require", "fail_under", "mode"))
+    """Replay's own, how files are read, every strategy's and the summarizer's."""
+    return command_settings(takes())
 
 
 @handle_errors
@@ -55,31 +84,33 @@ def replay(
     calls, compactions, peak and mean context, input, cached and cache-write tokens, output tokens,
     summarizer use, estimated cost (prompt caching included) and facts lost.
     """
-    settings = settings_for(config, given)
-    steps = settings["strategy"]
+    settings = settings_for(config, given, takes())
+    steps = settings.of(StepsOptions).strategy
     check_steps(steps)
-    marker = stage_pattern(settings["stage_marker"])
-    use_stage = settings["stage"] or marker is not None
-    thresholds = parse_thresholds(settings["thresholds"])
+    replaying, summarizer = settings.of(ReplayOptions), settings.of(SummarizerOptions)
+    marker = stage_pattern(replaying.stage_marker)
+    use_stage = replaying.stage or marker is not None
+    thresholds = parse_thresholds(list(replaying.thresholds))
     if not thresholds and not use_stage:
         thresholds = list(DEFAULT_THRESHOLDS)
-    table = load_prices(settings["prices"])
+    table = load_prices(replaying.prices)
     prices = prices_for(
         table,
-        settings["model_pricing"],
-        input=settings["price_in"],
-        cached_input=settings["price_cached"],
-        cache_write=settings["price_write"],
-        output=settings["price_out"],
-        min_cached_tokens=settings["cache_min_tokens"],
+        replaying.model_pricing,
+        input=replaying.price_in,
+        cached_input=replaying.price_cached,
+        cache_write=replaying.price_write,
+        output=replaying.price_out,
+        min_cached_tokens=replaying.cache_min_tokens,
     )
-    prices = with_summarizer_prices(prices, table, settings)
-    plot = Path(settings["plot"]) if settings["plot"] is not None else None
+    prices = with_summarizer_prices(prices, table, summarizer.summarizer, summarizer.model)
+    plot = Path(replaying.plot) if replaying.plot is not None else None
     if plot is not None:
         check_plot(plot)
-    grid = settings_grid(thresholds, use_stage, steps)
-    counter = counter_for(settings["encoding"])
-    summarizing = make_summarizer(settings, counter)
+    grid = settings_grid(thresholds, use_stage, list(steps))
+    counter = counter_for(settings.of(CountOptions).encoding)
+    summarizing = make_summarizer(summarizer, counter)
+    read, recorded, strategies = settings.of(InputOptions), settings.of(RecordedOptions), settings.strategies()
     found = [Job(source, None, name) for source, name, _ in expand_inputs(inputs)]
     results, failures = run_jobs(
         found,
@@ -87,15 +118,17 @@ def replay(
             job.source,
             job.name,
             grid,
-            settings,
+            strategies,
             counter,
             prices,
             summarizing,
             marker,
-            prices if settings["model_pricing"] else None,
+            prices if replaying.model_pricing else None,
             table,
+            read=read,
+            recorded_options=recorded,
         ),
-        settings["jobs"],
+        settings.of(BatchOptions).jobs,
         progress_wanted(quiet) and not as_json,
     )
     label = inputs[0] if len(inputs) == 1 else ", ".join(inputs)
@@ -110,7 +143,7 @@ def replay(
         write_plot(plot, _chart_source(results))
         if not as_json:
             stderr.print(f"chart written to {plot}")
-    raise typer.Exit(exit_code(failures, settings["on_error"], len(results)))
+    raise typer.Exit(exit_code(failures, read.on_error, len(results)))
 
 
 def _chart_source(results: list[FileReplay]) -> FileReplay:

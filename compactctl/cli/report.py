@@ -8,9 +8,16 @@ from typing import Annotated, Any
 import typer
 
 from compactctl.cli.exit import finish_report, handle_errors
-from compactctl.cli.options import ConfigPath, JsonOut, Quiet, command_settings, settings_for
+from compactctl.cli.options import ConfigPath, JsonOut, Quiet, Takes, command_settings, settings_for
 from compactctl.cli.render import progress_wanted
-from compactctl.config import RunOptions
+from compactctl.config import (
+    BatchOptions,
+    CountOptions,
+    EngineOptions,
+    GateOptions,
+    InputOptions,
+    RecordedOptions,
+)
 from compactctl.errors import InputError
 from compactctl.files.io import Job, expand_inputs, run_jobs
 from compactctl.files.report import report_pair
@@ -18,9 +25,21 @@ from compactctl.settings import Declared
 from compactctl.tokens import counter_for
 
 
+def takes() -> list[Takes]:
+    """The groups of settings report takes (a strategy's, only when it is a step)."""
+    return [
+        Takes(InputOptions),
+        Takes(CountOptions),
+        Takes(RecordedOptions),
+        Takes(BatchOptions),
+        Takes(EngineOptions),
+        Takes(GateOptions),
+    ]
+
+
 def declared_settings() -> dict[str, Declared]:
-    """The run's settings but the strategy: a report changes nothing."""
-    return command_settings([("", RunOptions)], exclude=("strategy",))
+    """How files are read and counted, the batch and the gates: a report changes nothing."""
+    return command_settings(takes())
 
 
 @handle_errors
@@ -36,27 +55,18 @@ def report(
     **given: Any,
 ) -> None:
     """Tokens, messages, tokens by role, facts and API validity of a file, or before against after."""
-    settings = settings_for(config, given)
-    counter = counter_for(settings["encoding"])
+    settings = settings_for(config, given, takes())
+    read, gates, recorded = settings.of(InputOptions), settings.of(GateOptions), settings.of(RecordedOptions)
+    counter = counter_for(settings.of(CountOptions).encoding)
     pairs = [Job(source, counterpart(after, name, before), name) for source, name, _ in expand_inputs([before])]
     reports, failures = run_jobs(
         pairs,
-        lambda job: report_pair(
-            job.name,
-            job.source,
-            job.target,
-            counter,
-            settings["format"],
-            settings["require"],
-            skip_bad_lines=settings["on_error"] == "skip",
-            strict_facts=settings["strict_facts"],
-            claude_tokens=settings["claude_tokens"],
-        ),
-        settings["jobs"],
+        lambda job: report_pair(job.name, job.source, job.target, counter, read=read, gates=gates, recorded=recorded),
+        settings.of(BatchOptions).jobs,
         progress_wanted(quiet),
-        settings["engine"],
+        settings.of(EngineOptions).engine,
     )
-    finish_report("report", reports, failures, settings, as_json=as_json, quiet=quiet)
+    finish_report("report", reports, failures, gates, read, as_json=as_json, quiet=quiet)
 
 
 def counterpart(after: str | None, name: str, before: str) -> str | None:

@@ -6,6 +6,7 @@ of the same inputs shown beside A with the difference.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -13,10 +14,26 @@ import typer
 from rich.markup import escape
 
 from compactctl.cli.exit import exit_code, handle_errors
-from compactctl.cli.options import ConfigPath, Inputs, Quiet, command_settings, settings_for
+from compactctl.cli.options import (
+    ConfigPath,
+    Given,
+    Inputs,
+    Quiet,
+    Takes,
+    command_settings,
+    settings_for,
+    strategy_takes,
+)
 from compactctl.cli.render import console, progress_wanted, stderr
 from compactctl.compaction import check_steps
-from compactctl.config import IO_PANEL, RunOptions, load_config, strategy_owners
+from compactctl.config import (
+    IO_PANEL,
+    BatchOptions,
+    CountOptions,
+    InputOptions,
+    StepsOptions,
+    load_config,
+)
 from compactctl.errors import InputError
 from compactctl.files.io import run_jobs, write_atomic
 from compactctl.files.review import ReviewSide, review_file, review_targets
@@ -27,8 +44,6 @@ from compactctl.summarizers.build import make_summarizer
 from compactctl.summarizers.options import SummarizerOptions
 from compactctl.tokens import TokenCounter, counter_for
 from compactctl.transcript import content_text
-
-NOT_HERE = ("dry_run", "fail_under", "require")  # review sends for real, writes pages, and gates nothing
 
 PageOut = Annotated[
     str | None,
@@ -47,17 +62,35 @@ TranscriptChoice = Annotated[
 ]
 
 
+# Review sends for real (no --dry-run), writes pages and gates nothing (no --require, --fail-under).
+def takes() -> list[Takes]:
+    """The groups of settings review takes (a strategy's, only when it is a step)."""
+    return [
+        Takes(StepsOptions),
+        Takes(InputOptions),
+        Takes(CountOptions),
+        Takes(BatchOptions),
+        *strategy_takes(),
+        Takes(SummarizerOptions, always=("redact",)),  # the pages show text redacted, whichever summarizer
+        Takes(ReviewOptions),
+    ]
+
+
 def declared_settings() -> dict[str, Declared]:
-    owners = [("", RunOptions), *strategy_owners(), ("", SummarizerOptions), ("", ReviewOptions)]
-    return command_settings(owners, exclude=NOT_HERE)
+    return command_settings(takes())
 
 
-def describe(settings: dict[str, Any]) -> str:
-    prompts = ", ".join(settings.get("prompt_file") or ()) or "shipped"
-    return f"{' + '.join(settings['strategy'])}, {settings['summarizer']} summarizer, prompt {prompts}"
+def describe(steps: tuple[str, ...], summarizer: SummarizerOptions) -> str:
+    prompts = ", ".join(summarizer.prompt_file) or "shipped"
+    return f"{' + '.join(steps)}, {summarizer.summarizer} summarizer, prompt {prompts}"
 
 
-def side_b_settings(settings: dict[str, Any]) -> dict[str, Any]:
+def both_sides(settings: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The values of side A, and of side B when a --vs-* setting asks for one."""
+    return [settings, *([side_b_settings(settings)] if side_b_asked(ReviewOptions.from_values(settings)) else [])]
+
+
+def side_b_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
     """A's settings with B's settings file over them, then B's own flags."""
     b = dict(settings)
     if settings.get("vs_config"):
@@ -72,13 +105,16 @@ def side_b_settings(settings: dict[str, Any]) -> dict[str, Any]:
     return b
 
 
-def sides_for(settings: dict[str, Any], counter: TokenCounter) -> list[ReviewSide]:
-    chosen = [("A", settings), *([("B", side_b_settings(settings))] if side_b_asked(settings) else [])]
+def sides_for(settings: Given, counter: TokenCounter) -> list[ReviewSide]:
     sides = []
-    for name, one in chosen:
-        check_steps(one["strategy"])
-        sides.append(ReviewSide(name, describe(one), one, make_summarizer(one, counter)))
-    if len(sides) == 2 and sides[0].description == sides[1].description and not settings.get("vs_config"):
+    for name, values in zip("AB", both_sides(settings.values), strict=False):
+        one = Given(values)
+        steps, summarizer = one.of(StepsOptions).strategy, one.of(SummarizerOptions)
+        check_steps(steps)
+        sides.append(
+            ReviewSide(name, describe(steps, summarizer), steps, one.strategies(), make_summarizer(summarizer, counter))
+        )
+    if len(sides) == 2 and sides[0].description == sides[1].description and not settings.of(ReviewOptions).vs_config:
         raise InputError("side B runs the same strategy, summarizer and prompt as side A; change one --vs-* setting")
     return sides
 
@@ -98,19 +134,20 @@ def review(
     With --vs-strategy, --vs-prompt-file, --vs-summarizer or --vs-config, a second compaction (side B)
     is shown beside the first with the difference; over a folder, index.html lists the files by difference.
     """
-    settings = settings_for(config, given)
-    counter = counter_for(settings["encoding"])
+    settings = settings_for(config, given, takes(), sides=both_sides)
+    counter = counter_for(settings.of(CountOptions).encoding)
+    read, redact_secrets = settings.of(InputOptions), settings.of(SummarizerOptions).redact
     jobs, index = review_targets(inputs, output)
     sides = sides_for(settings, counter)
     if terminal:
         if len(jobs) != 1:
             raise InputError("--terminal shows one file; give one input")
-        show_terminal(review_file(jobs[0], sides, counter), transcript)
+        show_terminal(review_file(jobs[0], sides, counter, read, redact_secrets), transcript)
         return
     results, failures = run_jobs(
         jobs,
-        lambda job: _write_page(job.target, review_file(job, sides, counter)),
-        settings["jobs"],
+        lambda job: _write_page(job.target, review_file(job, sides, counter, read, redact_secrets)),
+        settings.of(BatchOptions).jobs,
         progress_wanted(quiet),
     )
     if index is not None and results:
@@ -118,7 +155,7 @@ def review(
             (result, str(Path(str(job.target)).name))
             for result, job in zip(results, _done(jobs, failures), strict=True)
         ]
-        write_atomic(index, index_page(links, bool(settings["redact"])).encode())
+        write_atomic(index, index_page(links, redact_secrets).encode())
     if not quiet:
         for job in _done(jobs, failures):
             stderr.print(f"wrote {escape(str(job.target))}", soft_wrap=True, highlight=False)
@@ -126,7 +163,7 @@ def review(
             stderr.print(f"wrote {escape(index)}", soft_wrap=True, highlight=False)
     for failure in failures:
         stderr.print(f"[bold red]error:[/] {escape(failure.file)}: {escape(failure.error)}", soft_wrap=True)
-    raise typer.Exit(exit_code(failures, settings["on_error"], len(results)))
+    raise typer.Exit(exit_code(failures, read.on_error, len(results)))
 
 
 def _write_page(target: str | None, reviewed: FileReview) -> FileReview:

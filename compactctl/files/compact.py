@@ -7,11 +7,12 @@ a chat JSON Lines file walked, an Agents SDK database replaced in place.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from compactctl.compaction import compact
+from compactctl.config import DatabaseOptions, GateOptions, InputOptions
 from compactctl.errors import InputError
 from compactctl.facts import declared_facts, unique_facts
 from compactctl.files.io import Job, first_lines_format, read_source, readable_twice, write_atomic
@@ -19,6 +20,7 @@ from compactctl.formats import agents_sqlite, chat, dataset, load, write_as
 from compactctl.formats.base import Transcript, converted
 from compactctl.formats.records import SkippedLine, iter_jsonl_stream
 from compactctl.reporting import FileReport, Measure, Measurer, check_facts_present, file_report, measure
+from compactctl.strategies import StrategyOptions
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import Message
@@ -42,9 +44,13 @@ class FileCompaction:
 def compact_file(
     job: Job,
     steps: Sequence[str],
-    settings: Mapping[str, Any],
+    strategies: StrategyOptions,
     counter: TokenCounter,
     summarizer: Summarizer | None = None,
+    *,
+    read: InputOptions = InputOptions(),
+    gates: GateOptions = GateOptions(),
+    database: DatabaseOptions = DatabaseOptions(),
     to: str | None = None,
     archive: bool = False,
     keep_manifest: bool = True,
@@ -57,21 +63,22 @@ def compact_file(
     (nobody asked for it) a chat JSON Lines file compacted by steps that can walk it
     (``walked.walkable``) is walked rather than held, and the manifest left empty.
     """
-    if not archive and not keep_manifest and _walkable(job, steps, settings, to):
-        return _compact_walked(job, steps, settings, counter)
-    if _lines_are_transcripts(job, settings, to):
-        return _compact_lines(job, steps, settings, counter, summarizer, archive, to)
-    skipped: list[SkippedLine] | None = [] if settings.get("on_error") == "skip" else None
-    fmt, transcripts = load(read_source(job.source), job.source, settings.get("format", "auto"), skipped)
+    if not archive and not keep_manifest and _walkable(job, steps, read, database, to):
+        return _compact_walked(job, steps, strategies, counter, read, gates)
+    if _lines_are_transcripts(job, read, to):
+        return _compact_lines(job, steps, strategies, counter, summarizer, archive, to, read, gates)
+    skipped: list[SkippedLine] | None = [] if read.on_error == "skip" else None
+    fmt, transcripts = load(read_source(job.source), job.source, read.format, skipped)
     if fmt.name == agents_sqlite.NAME:
-        transcripts = agents_sqlite.selected(transcripts, settings.get("session"), job.source)
+        transcripts = agents_sqlite.selected(transcripts, database.session, job.source)
     if (to or fmt.name) in OPENS_ON_USER:
-        settings = {**settings, "open_on_user": True}
+        strategies = strategies.replaced(open_on_user=True)
     # Every fact is looked for from the first message on, wherever it is declared.
-    tally = _Tally(job, settings, counter, (m for t in transcripts for m in t.messages), archive, fmt.name, to)
+    messages = (m for t in transcripts for m in t.messages)
+    tally = _Tally(job, strategies, gates, counter, messages, archive, fmt.name, to)
     compacted = [tally.compact(t, steps, summarizer) for t in transcripts]
     tally.check_facts(fmt.name)
-    if job.target is not None and settings.get("in_place"):
+    if job.target is not None and database.in_place:
         replace_in_database(job.source, fmt.name, compacted)
     elif job.target is not None:
         write_atomic(job.target, write_as(compacted, fmt, to, job.source))
@@ -85,16 +92,18 @@ class _Tally:
     def __init__(
         self,
         job: Job,
-        settings: Mapping[str, Any],
+        strategies: StrategyOptions,
+        gates: GateOptions,
         counter: TokenCounter,
         messages: Iterable[Message],
         archive: bool,
         format_name: str,
         to: str | None,
     ) -> None:
-        self.job, self.settings, self.counter, self.archive = job, settings, counter, archive
+        self.job, self.strategies, self.counter, self.archive = job, strategies, counter, archive
         self.to, self.converted = to, to not in (None, format_name)  # written in another format
-        self.required = list(settings.get("require") or ())
+        self.strict_facts = gates.strict_facts
+        self.required = list(gates.require)
         self.facts = declared_facts(messages, self.required)
         self.before, self.after = Measurer(counter, self.facts), Measurer(counter, self.facts)
         self.manifest: list[dict[str, Any]] = []
@@ -103,7 +112,7 @@ class _Tally:
         self.notes: list[str] = []
 
     def compact(self, transcript: Transcript, steps: Sequence[str], summarizer: Summarizer | None) -> Transcript:
-        result = compact(transcript.messages, steps, self.settings, counter=self.counter, summarizer=summarizer)
+        result = compact(transcript.messages, steps, self.strategies, counter=self.counter, summarizer=summarizer)
         compacted = transcript.rewritten(result.messages, result.origins)
         # Transcripts, not bare messages: a Responses or Anthropic file is also held to its own API's rules.
         self.before.add(transcript)
@@ -130,7 +139,7 @@ class _Tally:
 
     def check_facts(self, format_name: str, before: Measure | None = None) -> None:
         """--strict-facts: a fact the input does not hold fails the file before anything is written."""
-        if self.settings.get("strict_facts"):
+        if self.strict_facts:
             measured = before or self.before.result()
             check_facts_present(file_report(self.job.name, format_name, measured, None, self.required), self.job.source)
 
@@ -141,12 +150,12 @@ class _Tally:
         return FileCompaction(report, self.manifest, self.archived)
 
 
-def _lines_are_transcripts(job: Job, settings: Mapping[str, Any], to: str | None) -> bool:
+def _lines_are_transcripts(job: Job, read: InputOptions, to: str | None) -> bool:
     """A dataset file (one transcript per line) is compacted a line at a time, never held whole."""
     return (
         readable_twice(job)
         and to in (None, dataset.NAME)
-        and settings.get("format", "auto") in ("auto", dataset.NAME)
+        and read.format in ("auto", dataset.NAME)
         and first_lines_format(job.source, layout_too=True) == dataset.NAME
     )
 
@@ -154,15 +163,17 @@ def _lines_are_transcripts(job: Job, settings: Mapping[str, Any], to: str | None
 def _compact_lines(
     job: Job,
     steps: Sequence[str],
-    settings: Mapping[str, Any],
+    strategies: StrategyOptions,
     counter: TokenCounter,
     summarizer: Summarizer | None,
     archive: bool,
     to: str | None,
+    read: InputOptions,
+    gates: GateOptions,
 ) -> FileCompaction:
     """``compact_file`` for a dataset file: read, compact and write one line (one transcript) at a time."""
 
-    skip = settings.get("on_error") == "skip"
+    skip = read.on_error == "skip"
     skipped: list[SkippedLine] = []  # by the last pass, as ``load`` lists them (unparsed, then misshapen)
 
     def transcripts() -> Iterator[Transcript]:
@@ -186,8 +197,8 @@ def _compact_lines(
                 raise InputError(misshapen[-1].problem, job.source, misshapen[-1].line)
 
     messages = (m for t in transcripts() for m in t.messages)
-    tally = _Tally(job, settings, counter, messages, archive, dataset.NAME, to)
-    if settings.get("strict_facts"):  # the input's figures first: a missing fact writes nothing
+    tally = _Tally(job, strategies, gates, counter, messages, archive, dataset.NAME, to)
+    if gates.strict_facts:  # the input's figures first: a missing fact writes nothing
         tally.check_facts(dataset.NAME, measure(transcripts(), counter, tally.facts))
 
     def lines() -> Iterator[bytes]:
@@ -202,32 +213,37 @@ def _compact_lines(
     return tally.result(dataset.NAME, skipped)
 
 
-def _walkable(job: Job, steps: Sequence[str], settings: Mapping[str, Any], to: str | None) -> bool:
+def _walkable(job: Job, steps: Sequence[str], read: InputOptions, database: DatabaseOptions, to: str | None) -> bool:
     """Whether this compaction can walk the file rather than hold it (docs/memory.md says when not)."""
     return (
         readable_twice(job)
         and walkable(steps)
         and to in (None, chat.NAME)
-        and settings.get("format", "auto") in ("auto", chat.NAME)
-        and not settings.get("in_place")
+        and read.format in ("auto", chat.NAME)
+        and not database.in_place
         and first_lines_format(job.source, layout_too=True) == chat.NAME
     )
 
 
 def _compact_walked(
-    job: Job, steps: Sequence[str], settings: Mapping[str, Any], counter: TokenCounter
+    job: Job,
+    steps: Sequence[str],
+    strategies: StrategyOptions,
+    counter: TokenCounter,
+    read: InputOptions,
+    gates: GateOptions,
 ) -> FileCompaction:
     """``compact_file`` for one chat JSON Lines file, read a line at a time, as often as needed."""
-    lines = chat.LineFile(job.source, skip=settings.get("on_error") == "skip")
-    required = list(settings.get("require") or ())
+    lines = chat.LineFile(job.source, skip=read.on_error == "skip")
+    required = list(gates.require)
     facts = unique_facts([*required, *chat.declared_facts_in(job.source)])
-    if settings.get("strict_facts"):  # the input's figures first: a missing fact writes nothing
+    if gates.strict_facts:  # the input's figures first: a missing fact writes nothing
         before = measure([("", (message for message, _ in lines()))], counter, facts)
         check_facts_present(file_report(job.name, chat.NAME, before, None, required), job.source)
     measured: list[tuple[Measure, Measure]] = []
 
     def run(write: Callable[[Message, bytes | None], object]) -> None:
-        measured.append(compact_walked(lines, steps, settings, counter, facts, write))
+        measured.append(compact_walked(lines, steps, strategies, counter, facts, write))
 
     if job.target is None:  # --dry-run: the figures, nothing written
         run(lambda message, line: None)

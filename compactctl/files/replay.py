@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
+from compactctl.config import InputOptions, RecordedOptions
 from compactctl.errors import InputError
 from compactctl.files.io import STDIO, first_line_is_chat, read_source
 from compactctl.formats import chat, load_records, records_of
@@ -15,6 +16,7 @@ from compactctl.replay.prices import Prices, PriceTable
 from compactctl.replay.results import FileReplay
 from compactctl.replay.simulate import aggregate, replay_streamed
 from compactctl.replay.triggers import Setting
+from compactctl.strategies import StrategyOptions
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import Message
@@ -26,14 +28,17 @@ if TYPE_CHECKING:
 def replay_file(
     source: str,
     name: str,
-    settings: Sequence[Setting],
-    options: Mapping[str, Any],
+    grid: Sequence[Setting],
+    strategies: StrategyOptions,
     counter: TokenCounter,
     prices: Prices,
     summarizer: Summarizer | None = None,
     stage_marker: re.Pattern[str] | None = None,
     fallback_prices: Prices | None = None,
     price_table: PriceTable | None = None,
+    *,
+    read: InputOptions = InputOptions(),
+    recorded_options: RecordedOptions = RecordedOptions(),
 ) -> FileReplay:
     """Read one file and replay each transcript in it on its own (a tau-bench file holds 200 runs).
 
@@ -42,13 +47,13 @@ def replay_file(
     (``fallback_prices``, from ``--model-pricing``, for a model the table lacks).
     """
     replay_of = functools.partial(
-        replay_streamed, settings=settings, options=options, counter=counter, prices=prices,
+        replay_streamed, settings=grid, options=strategies, counter=counter, prices=prices,
         summarizer=summarizer, stage_marker=stage_marker,
     )  # fmt: skip
-    if source != STDIO and options.get("format") in (None, "auto", chat.NAME) and first_line_is_chat(source):
+    if source != STDIO and read.format in ("auto", chat.NAME) and first_line_is_chat(source):
         # One transcript a line at a time: memory is the contexts replayed, not the file.
         skipped_lines: list[SkippedLine] = []
-        walk = _chat_walk(source, skipped_lines, options.get("on_error") == "skip")
+        walk = _chat_walk(source, skipped_lines, read.on_error == "skip")
         try:
             rows = replay_of(walk, facts=chat.declared_facts_in(source))
         except _NothingStreamed:
@@ -56,15 +61,16 @@ def replay_file(
         else:
             chart = [row.context_per_call for row in rows]
             return FileReplay(name, chat.NAME, 1, aggregate([rows]), "", chart, skipped_lines=tuple(skipped_lines))
-    skipped: list[SkippedLine] | None = [] if options.get("on_error") == "skip" else None
+    skipped: list[SkippedLine] | None = [] if read.on_error == "skip" else None
     records = records_of(read_source(source), source, skipped)
-    fmt, transcripts = load_records(records, source, str(options.get("format") or "auto"), skipped)
+    fmt, transcripts = load_records(records, source, read.format, skipped)
     if skipped:  # what the transcripts were read from, for the recorded usage too
         left_out = {s.line for s in skipped}
         records = [record for record in records if record.line not in left_out]
     recorded = _recorded_replay(
-        records, source, fmt.name, settings, options, price_table, fallback_prices, summarizer, stage_marker
-    )
+        records, source, fmt.name, grid, strategies, price_table, fallback_prices, summarizer, stage_marker,
+        recorded_options.claude_tokens,
+    )  # fmt: skip
     if recorded is not None:
         chart = [row.context_per_call for row in recorded.settings]
         return FileReplay(name, fmt.name, 1, recorded.settings, "", chart, recorded, tuple(skipped or ()))
@@ -109,12 +115,13 @@ def _recorded_replay(
     records: list[Record],
     source: str,
     format_name: str,
-    settings: Sequence[Setting],
-    options: Mapping[str, Any],
+    grid: Sequence[Setting],
+    strategies: StrategyOptions,
     table: PriceTable | None,
     fallback: Prices | None,
     summarizer: Summarizer | None,
     stage_marker: re.Pattern[str] | None,
+    claude_tokens: str,
 ) -> RecordedReplay | None:
     from compactctl.recorded import read_recorded
     from compactctl.replay.prices import shipped_prices
@@ -126,5 +133,6 @@ def _recorded_replay(
     if session is None or not session.has_usage:
         return None
     return replay_recorded(
-        session, format_name, settings, options, table or shipped_prices(), fallback, summarizer, stage_marker
-    )
+        session, format_name, grid, strategies, table or shipped_prices(), fallback, summarizer, stage_marker,
+        claude_tokens=claude_tokens,
+    )  # fmt: skip

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
+from compactctl.config import GateOptions, InputOptions, RecordedOptions
 from compactctl.facts import fold
 from compactctl.files.io import STDIO, first_line_is_chat, read_source
 from compactctl.formats import chat, load
@@ -39,15 +40,14 @@ def report_pair(
     before: str,
     after: str | None,
     counter: TokenCounter,
-    format: str = "auto",
-    required: Iterable[str] = (),
-    skip_bad_lines: bool = False,
-    strict_facts: bool = False,
-    claude_tokens: str = "fitted",
+    *,
+    read: InputOptions = InputOptions(),
+    gates: GateOptions = GateOptions(),
+    recorded: RecordedOptions = RecordedOptions(),
 ) -> FileReport:
     """Report one existing file, or a before/after pair of files."""
-    required = list(required)
-    skipped: list[SkippedLine] | None = [] if skip_bad_lines else None
+    required, format = list(gates.require), read.format
+    skipped: list[SkippedLine] | None = [] if read.on_error == "skip" else None
     format_name, walk_before = open_transcripts(before, format, skipped)
     measured_before = measure(walk_before(), counter, required)
     skipped_before = list(skipped or ())
@@ -60,10 +60,10 @@ def report_pair(
     if after is not None:
         measured_after = measure(open_transcripts(after, format, skipped)[1](), counter, facts)
     report = file_report(name, format_name, measured_before, measured_after, required, skipped_lines=skipped_before)
-    if strict_facts:
+    if gates.strict_facts:
         check_facts_present(report, before)
-    recorded = recorded_report(before, format_name, claude_tokens)
-    return dataclasses.replace(report, api_calibration=recorded) if recorded is not None else report
+    calibrated = recorded_report(before, format_name, recorded.claude_tokens)
+    return dataclasses.replace(report, api_calibration=calibrated) if calibrated is not None else report
 
 
 def recorded_report(source: str, format_name: str, claude_tokens: str = "fitted") -> dict[str, Any] | None:

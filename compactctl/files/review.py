@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from compactctl.compaction import compact
+from compactctl.config import InputOptions
 from compactctl.errors import InputError
 from compactctl.files.io import STDIO, Job, check_distinct_targets, expand_inputs, read_source, same_file
 from compactctl.formats import load
 from compactctl.formats.records import SkippedLine
 from compactctl.review import FileReview, TranscriptReview, recording, review_side
+from compactctl.strategies import StrategyOptions
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import TokenCounter
 
@@ -25,7 +26,8 @@ class ReviewSide:
 
     name: str  # "A" or "B"
     description: str  # what it ran, in one line
-    settings: Mapping[str, Any]
+    steps: tuple[str, ...]
+    strategies: StrategyOptions
     summarizer: Summarizer | None
 
 
@@ -51,19 +53,22 @@ def review_targets(inputs: list[str], output: str | None) -> tuple[list[Job], st
     return jobs, str(folder / "index.html")
 
 
-def review_file(job: Job, sides: Sequence[ReviewSide], counter: TokenCounter) -> FileReview:
+def review_file(
+    job: Job,
+    sides: Sequence[ReviewSide],
+    counter: TokenCounter,
+    read: InputOptions = InputOptions(),
+    redact_secrets: bool = True,
+) -> FileReview:
     """Read one file and compact each transcript once per side, recording what each summarizer was sent."""
-    first = sides[0].settings
-    redact_secrets = bool(first.get("redact", True))
-    skipped: list[SkippedLine] | None = [] if first.get("on_error") == "skip" else None
-    fmt, transcripts = load(read_source(job.source), job.source, str(first.get("format") or "auto"), skipped)
+    skipped: list[SkippedLine] | None = [] if read.on_error == "skip" else None
+    fmt, transcripts = load(read_source(job.source), job.source, read.format, skipped)
     reviewed = []
     for transcript in transcripts:
         side_reviews = []
         for side in sides:
             recorder = recording(side.summarizer) if side.summarizer is not None else None
-            steps = list(side.settings["strategy"])
-            result = compact(transcript.messages, steps, side.settings, counter=counter, summarizer=recorder)
+            result = compact(transcript.messages, side.steps, side.strategies, counter=counter, summarizer=recorder)
             sent = recorder.sent(redact_secrets) if recorder is not None else []
             side_reviews.append(review_side(side.name, side.description, transcript.messages, result, counter, sent))
         reviewed.append(TranscriptReview(transcript.label, transcript.messages, side_reviews))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import tomllib
-from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -144,10 +143,9 @@ def load_prices(path: str | Path | None = None) -> PriceTable:
     return PriceTable({**table.models, **own.models}, own.default if "default" in raw else table.default)
 
 
-def with_summarizer_prices(prices: Prices, table: PriceTable, settings: Mapping[str, Any]) -> Prices:
+def with_summarizer_prices(prices: Prices, table: PriceTable, summarizer: str, model: str) -> Prices:
     """Bill an LLM summarizer's tokens at its own model's prices when the table has them (gpt-4o-mini...)."""
-    model = settings.get("model")
-    if settings.get("summarizer") != "openai" or model not in table.models:
+    if summarizer != "openai" or model not in table.models:
         return prices
     return dataclasses.replace(prices, summarizer=table.models[model])
 

@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from compactctl.calibration import (
     Calibration,
@@ -32,6 +31,7 @@ from compactctl.recorded import ApiUsage, RecordedContext, RecordedSession
 from compactctl.replay.prices import Prices, PriceTable
 from compactctl.replay.simulate import ApiCall, FigureCounter, SettingResult, SettingRun, aggregate, walk_in_step
 from compactctl.replay.triggers import BASELINE, Setting
+from compactctl.strategies import StrategyOptions
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import DEFAULT_ENCODING, TokenCounter, counter_for
 from compactctl.transcript import Message, facts_of
@@ -220,19 +220,20 @@ def replay_recorded(
     session: RecordedSession,
     producer: str,
     settings: Sequence[Setting],
-    options: Mapping[str, Any],
+    strategies: StrategyOptions,
     table: PriceTable,
     fallback: Prices | None,
     summarizer: Summarizer | None = None,
     stage_marker: re.Pattern[str] | None = None,
     calibration: Calibration | None = None,
+    claude_tokens: str = "fitted",
 ) -> RecordedReplay:
     """Replay every context of a recorded session in API units; rows summed over its contexts.
 
     ``fallback`` prices the calls whose model is not in the table (``--model-pricing``); None
     leaves them unpriced, with a note.
     """
-    calibration = calibration or calibrate(session, producer, str(options.get("claude_tokens") or "fitted"))
+    calibration = calibration or calibrate(session, producer, claude_tokens)
     share_1h = _share_1h(session)
     counter = counter_for(calibration.encoding, calibration.provider)
     rows_per_context: list[list[SettingResult]] = []
@@ -262,7 +263,7 @@ def replay_recorded(
         replacements = {c.before_call: c.replacement for c in context.compactions}
         as_recorded = _api_calls(context, calibration, prices_of, share_1h, as_recorded=True)
         runs = [
-            SettingRun(row, memo, options, fallback_prices, summarizer, calls, replaced)
+            SettingRun(row, memo, strategies, fallback_prices, summarizer, calls, replaced)
             for row, calls, replaced in [
                 (BASELINE, api_calls, None),
                 (BASELINE, as_recorded, replacements),  # what the producer did, counted as calibrated

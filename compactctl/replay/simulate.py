@@ -44,7 +44,7 @@ from compactctl.errors import InputError
 from compactctl.facts import fold
 from compactctl.replay.prices import Prices, shipped_prices
 from compactctl.replay.triggers import BASELINE, Setting, Trigger, stage_pattern
-from compactctl.strategies import STRATEGIES, StepContext, options_from
+from compactctl.strategies import STRATEGIES, StepContext, StrategyOptions
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import REPLY_PRIMING_TOKENS, TokenCounter, counter_for
 from compactctl.transcript import Message, annotations_of, facts_of, message_text
@@ -214,14 +214,14 @@ class Context:
         return self.prefix[shared]
 
 
-def strategy_settings(options: Mapping[str, Any], trigger: Trigger) -> dict[str, Any]:
-    """The settings a strategy step sees: the trigger has already decided *when*.
+def triggered(strategies: StrategyOptions, trigger: Trigger) -> StrategyOptions:
+    """The options a strategy step runs with: the trigger has already decided *when*.
 
     A strategy that has its own ``threshold`` option (the summarizing ones) gets the
     trigger's threshold, so "over the threshold" means the same thing to both; a
     stage trigger has none, so the strategy is told to compact whatever the size.
     """
-    return {**options, "threshold": trigger.threshold if trigger.threshold is not None else 0}
+    return strategies.replaced(threshold=trigger.threshold if trigger.threshold is not None else 0)
 
 
 class SettingRun:
@@ -235,7 +235,7 @@ class SettingRun:
         self,
         setting: Setting,
         memo: FigureCounter,
-        options: Mapping[str, Any],
+        strategies: StrategyOptions,
         prices: Prices,
         summarizer: Summarizer | None,
         api_calls: Sequence[ApiCall] | None = None,
@@ -250,10 +250,8 @@ class SettingRun:
         self.step_context = StepContext(memo.counter, summarizer)
         # The run's facts are the whole transcript's: a compaction of a context that no longer
         # holds a fact's declaration still keeps its copy.
-        step_settings = {**strategy_settings(options, trigger), "require": [*options.get("require", ()), *memo.facts]}
-        self.steps = [
-            (STRATEGIES[name], options_from(STRATEGIES[name].options, step_settings)) for name in setting.steps
-        ]
+        step_options = triggered(strategies, trigger).keeping(memo.facts)
+        self.steps = [(STRATEGIES[name], step_options.of(name)) for name in setting.steps]
         self.compacting = bool(self.steps) and trigger.name != "none"
         self.context = Context(keep_messages=self.compacting or bool(replacements))
         self.previous, self.previous_length = self.context, 0
@@ -411,7 +409,7 @@ def _still_known(definer: Message, context: Context) -> bool:
 def replay(
     messages: Sequence[Message],
     settings: Sequence[Setting] = (),
-    options: Mapping[str, Any] | None = None,
+    options: StrategyOptions | Mapping[str, Any] | None = None,
     *,
     counter: TokenCounter | None = None,
     prices: Prices | None = None,
@@ -420,12 +418,12 @@ def replay(
 ) -> list[SettingResult]:
     """Replay one transcript under each setting; the first row is always the baseline (no compaction).
 
-    ``options`` are the flat strategy settings (``keep_recent``...), as ``compact`` takes them.
+    ``options`` are the strategies' options, or flat values (``{"keep_recent": 8}``) as ``compact`` takes them.
     """
     return replay_streamed(
         lambda: messages,
         settings,
-        options,
+        options if isinstance(options, StrategyOptions) else StrategyOptions.from_values(options),
         counter=counter,
         prices=prices,
         summarizer=summarizer,
@@ -436,7 +434,7 @@ def replay(
 def replay_streamed(
     walk: Callable[[], Iterable[Message]],
     settings: Sequence[Setting] = (),
-    options: Mapping[str, Any] | None = None,
+    options: StrategyOptions | None = None,
     *,
     counter: TokenCounter | None = None,
     prices: Prices | None = None,
@@ -463,5 +461,5 @@ def replay_streamed(
     if prices is None:
         table = shipped_prices()
         prices = table.models[table.default]
-    runs = [SettingRun(row, memo, options or {}, prices, summarizer) for row in rows]
+    runs = [SettingRun(row, memo, options or StrategyOptions(), prices, summarizer) for row in rows]
     return walk_in_step(walk(), runs, memo)

@@ -49,8 +49,8 @@ class ReviewOptions(Options):
     )
 
 
-def side_b_asked(settings: dict[str, object]) -> bool:
-    return any(settings.get(name) for name in ("vs_strategy", "vs_prompt_file", "vs_summarizer", "vs_config"))
+def side_b_asked(options: ReviewOptions) -> bool:
+    return bool(options.vs_strategy or options.vs_prompt_file or options.vs_summarizer or options.vs_config)
 
 
 # --- what the summarizer was sent ------------------------------------------------------------

@@ -1,6 +1,6 @@
 """The summarizer registry, and making the summarizer the settings name (``compact``, ``replay``).
 
-Adding a summarizer is one new module with a ``build(settings, counter, out)`` function and
+Adding a summarizer is one new module with a ``build(options, counter, out, dry_run)`` function and
 one line in ``SUMMARIZERS``. Modules are imported only when their summarizer is asked for,
 so ``openai`` is never imported by a command that does not use it.
 """
@@ -8,12 +8,10 @@ so ``openai`` is never imported by a command that does not use it.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import IO, Any, Protocol
+from typing import IO, Protocol
 
 from compactctl.errors import InputError
-from compactctl.settings import defaults_of
 from compactctl.summarizers import Summarizer
 from compactctl.summarizers.options import SummarizerOptions
 from compactctl.tokens import TokenCounter
@@ -21,7 +19,7 @@ from compactctl.tokens import TokenCounter
 
 class Build(Protocol):
     def __call__(
-        self, settings: Mapping[str, Any], counter: TokenCounter | None, out: IO[str] | None
+        self, options: SummarizerOptions, counter: TokenCounter | None, out: IO[str] | None, dry_run: bool
     ) -> Summarizer: ...
 
 
@@ -44,16 +42,16 @@ SUMMARIZERS: dict[str, Registered] = {
     )
 }
 
-# Setting names (config keys and flags) of the summarizers, with their defaults.
-SUMMARIZER_DEFAULTS: dict[str, Any] = defaults_of(SummarizerOptions)
-
 
 def make_summarizer(
-    settings: Mapping[str, Any], counter: TokenCounter | None = None, out: IO[str] | None = None
+    options: SummarizerOptions | None = None,
+    counter: TokenCounter | None = None,
+    out: IO[str] | None = None,
+    *,
+    dry_run: bool = False,
 ) -> Summarizer:
-    """The summarizer ``settings["summarizer"]`` names, built from the settings (defaults filled in)."""
-    merged: dict[str, Any] = {**SUMMARIZER_DEFAULTS, **{k: v for k, v in settings.items() if v is not None}}
-    name = merged["summarizer"]
-    if name not in SUMMARIZERS:
-        raise InputError(f"unknown summarizer {name!r} (known: {', '.join(SUMMARIZERS)})")
-    return SUMMARIZERS[name].build()(merged, counter, out)
+    """The summarizer ``options.summarizer`` names, built from its options (``dry_run``: print, send nothing)."""
+    options = options or SummarizerOptions()
+    if options.summarizer not in SUMMARIZERS:
+        raise InputError(f"unknown summarizer {options.summarizer!r} (known: {', '.join(SUMMARIZERS)})")
+    return SUMMARIZERS[options.summarizer].build()(options, counter, out, dry_run)

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO
 
 from compactctl.summarizers import SECTIONS, Summary, SummaryRequest
 from compactctl.summarizers.ledger import (
@@ -43,6 +43,7 @@ from compactctl.summarizers.ledger import (
     sentences,
     writings,
 )
+from compactctl.summarizers.options import SummarizerOptions
 from compactctl.tokens import TokenCounter, counter_for
 from compactctl.transcript import Message, content_text, function_of, tool_calls_of
 from compactctl.usage import SummarizerUsage
@@ -558,7 +559,7 @@ class ExtractiveSummarizer:
 
 
 def build(
-    settings: Mapping[str, Any], counter: TokenCounter | None = None, out: IO[str] | None = None
+    options: SummarizerOptions, counter: TokenCounter | None = None, out: IO[str] | None = None, dry_run: bool = False
 ) -> ExtractiveSummarizer:
-    """The registry's entry point: the extractive summarizer takes no settings."""
+    """The registry's entry point: the extractive summarizer reads none of its options (it sends nothing)."""
     return ExtractiveSummarizer(counter)

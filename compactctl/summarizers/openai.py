@@ -36,10 +36,10 @@ from compactctl.errors import InputError, SummarizerError
 from compactctl.summarizers import Summary, SummaryRequest
 from compactctl.summarizers.cache import DiskCache, cache_key, default_cache_dir
 from compactctl.summarizers.extractive import verbatim
+from compactctl.summarizers.options import SummarizerOptions
 from compactctl.summarizers.redact import redact, redact_messages, redact_url
 from compactctl.summarizers.replies import NonConforming, chat_reply, decode, responses_reply
 from compactctl.summarizers.request import (
-    APIS,
     VERBATIM_NOTE,
     Built,
     build_request,
@@ -84,30 +84,34 @@ class OpenAIConfig:
 
 
 def build(
-    settings: Mapping[str, Any], counter: TokenCounter | None = None, out: IO[str] | None = None
+    options: SummarizerOptions,
+    counter: TokenCounter | None = None,
+    out: IO[str] | None = None,
+    dry_run: bool = False,
 ) -> OpenAISummarizer:
-    """The summarizer the settings describe (``model``, ``api``, ``summary_timeout``...; defaults filled in)."""
-    if settings["api"] not in APIS:
-        raise InputError(f"unknown --api {settings['api']!r} (known: {', '.join(APIS)})")
+    """The summarizer the options describe (``dry_run``: print each request, send nothing)."""
+    return OpenAISummarizer(config_of(options, dry_run), out or sys.stdout, counter)
+
+
+def config_of(options: SummarizerOptions, dry_run: bool = False) -> OpenAIConfig:
     cache_dir = None
-    if settings["cache"]:
-        cache_dir = Path(settings["cache_dir"]) if settings["cache_dir"] else default_cache_dir()
-    config = OpenAIConfig(
-        model=settings["model"],
-        base_url=settings["base_url"],
-        api=settings["api"],
-        timeout=float(settings["summary_timeout"]),
-        retries=int(settings["summary_retries"]),
-        backoff=float(settings["summary_backoff"]),
-        redact=bool(settings["redact"]),
+    if options.cache:
+        cache_dir = Path(options.cache_dir) if options.cache_dir else default_cache_dir()
+    return OpenAIConfig(
+        model=options.model,
+        base_url=options.base_url,
+        api=options.api,
+        timeout=float(options.summary_timeout),
+        retries=options.summary_retries,
+        backoff=float(options.summary_backoff),
+        redact=options.redact,
         cache_dir=cache_dir,
-        prompts=prompt_overrides(settings["prompt_file"]),
-        dry_run=bool(settings["dry_run"]),
-        max_tokens_field=str(settings["max_tokens_field"]),
-        deadline=float(settings["summary_deadline"]) if settings["summary_deadline"] is not None else None,
-        fail_after=int(settings["summary_fail_after"]),
+        prompts=prompt_overrides(options.prompt_file),
+        dry_run=dry_run,
+        max_tokens_field=options.max_tokens_field,
+        deadline=float(options.summary_deadline) if options.summary_deadline is not None else None,
+        fail_after=options.summary_fail_after,
     )
-    return OpenAISummarizer(config, out or sys.stdout, counter)
 
 
 class OpenAISummarizer:

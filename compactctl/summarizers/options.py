@@ -1,67 +1,105 @@
-"""The summarizer settings (config keys and flags of ``compact`` and ``replay``), declared once."""
+"""The summarizer settings (config keys and flags of ``compact``, ``replay`` and ``review``), declared once.
+
+A setting only the openai summarizer reads says so (``needs=OPENAI``): given with another
+summarizer it is a usage error, not a flag accepted and ignored.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compactctl.settings import Options, setting
+from compactctl.settings import Needs, Options, SettingSpec, setting
 
 SUMMARY_PANEL = "Summaries"
 APIS = ("chat", "responses")
 # Which body field bounds the reply: OpenAI wants max_completion_tokens (reasoning models refuse
 # max_tokens); vLLM before 0.6, llama.cpp's server and Ollama read max_tokens.
 MAX_TOKENS_FIELDS = ("auto", "max_completion_tokens", "max_tokens")
+OPENAI = Needs("summarizer", ("openai",))
+# The summarizers whose requests carry a prompt (``PromptedSummarizer``); tests/summarizers check it.
+PROMPTED = Needs("summarizer", ("openai",))
+
+# Shared with the eval judge (``evaluate.JudgeServerOptions``), which talks to the same kind of server.
+BASE_URL = SettingSpec(
+    "openai: any compatible server, e.g. http://127.0.0.1:8000/v1.", panel=SUMMARY_PANEL, needs=OPENAI
+)
+SUMMARY_TIMEOUT = SettingSpec(
+    "openai: seconds per request, all of it (slow bytes included).", min=0.001, panel=SUMMARY_PANEL, needs=OPENAI
+)
+REDACT = SettingSpec(
+    "openai: redact secrets before sending.", flags=("--redact/--no-redact",), panel=SUMMARY_PANEL, needs=OPENAI
+)
 
 
 @dataclass(frozen=True)
 class SummarizerOptions(Options):
     summarizer: str = setting("extractive", help="extractive (offline) or openai.", panel=SUMMARY_PANEL)
-    model: str = setting("gpt-4o-mini", help="openai: model.", panel=SUMMARY_PANEL)
-    base_url: str | None = setting(
-        None, help="openai: any compatible server, e.g. http://127.0.0.1:8000/v1.", panel=SUMMARY_PANEL
+    model: str = setting("gpt-4o-mini", help="openai: model.", panel=SUMMARY_PANEL, needs=OPENAI)
+    base_url: str | None = BASE_URL(None)
+    api: str = setting("chat", help="openai: chat or responses.", choices=APIS, panel=SUMMARY_PANEL, needs=OPENAI)
+    summary_timeout: float = SUMMARY_TIMEOUT(60.0)
+    summary_retries: int = setting(
+        4, help="openai: retries on 429/5xx/timeouts.", min=0, panel=SUMMARY_PANEL, needs=OPENAI
     )
-    api: str = setting("chat", help="openai: chat or responses.", choices=APIS, panel=SUMMARY_PANEL)
-    summary_timeout: float = setting(
-        60.0, help="openai: seconds per request, all of it (slow bytes included).", min=0.001, panel=SUMMARY_PANEL
-    )
-    summary_retries: int = setting(4, help="openai: retries on 429/5xx/timeouts.", min=0, panel=SUMMARY_PANEL)
     summary_backoff: float = setting(
-        1.0, help="openai: seconds before the first retry, doubled each time.", min=0.0, panel=SUMMARY_PANEL
+        1.0,
+        help="openai: seconds before the first retry, doubled each time.",
+        min=0.0,
+        panel=SUMMARY_PANEL,
+        needs=OPENAI,
     )
     summary_deadline: float | None = setting(
         None,
         help="openai: seconds for all of a run's requests together, retries included (none by default).",
         min=0.001,
         panel=SUMMARY_PANEL,
+        needs=OPENAI,
     )
     summary_fail_after: int = setting(
-        3, help="openai: stop calling a server after this many failed summaries in a row.", min=1, panel=SUMMARY_PANEL
+        3,
+        help="openai: stop calling a server after this many failed summaries in a row.",
+        min=1,
+        panel=SUMMARY_PANEL,
+        needs=OPENAI,
     )
-    redact: bool = setting(
-        True, help="openai: redact secrets before sending.", flags=("--redact/--no-redact",), panel=SUMMARY_PANEL
-    )
+    redact: bool = REDACT(True)
     cache: bool = setting(
-        True, help="openai: reuse summaries cached on disk.", flags=("--cache/--no-cache",), panel=SUMMARY_PANEL
+        True,
+        help="openai: reuse summaries cached on disk.",
+        flags=("--cache/--no-cache",),
+        panel=SUMMARY_PANEL,
+        needs=OPENAI,
     )
     cache_dir: str | None = setting(
         None,
         help="openai: cache folder.",
         shown_default="$COMPACTCTL_CACHE_DIR or the user cache dir",
         panel=SUMMARY_PANEL,
+        needs=OPENAI,
     )
     prompt_file: tuple[str, ...] = setting(
-        (), help="Replace the summary prompt: PATH, or STRATEGY=PATH (repeatable).", panel=SUMMARY_PANEL
-    )
-    dry_run: bool = setting(
-        False,
-        help="openai: print each request that would be sent; send and write nothing.",
-        flags=("--dry-run",),
+        (),
+        help="Replace the summary prompt: PATH, or STRATEGY=PATH (repeatable).",
         panel=SUMMARY_PANEL,
+        needs=PROMPTED,
     )
     max_tokens_field: str = setting(
         "auto",
         help="openai chat: the field bounding the reply; auto: max_completion_tokens for api.openai.com, "
         "max_tokens elsewhere (vLLM, llama.cpp, Ollama).",
         choices=MAX_TOKENS_FIELDS,
+        panel=SUMMARY_PANEL,
+        needs=OPENAI,
+    )
+
+
+@dataclass(frozen=True)
+class DryRunOptions(Options):
+    """``compact --dry-run``: the summarizer's requests printed, nothing sent, nothing written."""
+
+    dry_run: bool = setting(
+        False,
+        help="openai: print each request that would be sent; send and write nothing.",
+        flags=("--dry-run",),
         panel=SUMMARY_PANEL,
     )

@@ -7,7 +7,7 @@ note telling the model not to obey it is always added, whatever prompt is used.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -64,7 +64,7 @@ def shipped_prompt(strategy: str) -> str:
         raise InputError(f"no shipped prompt for strategy {strategy!r}") from None
 
 
-def prompt_overrides(prompt_files: list[str] | None) -> dict[str, str]:
+def prompt_overrides(prompt_files: Sequence[str] | None) -> dict[str, str]:
     """``--prompt-file PATH`` replaces every strategy's prompt; ``STRATEGY=PATH`` replaces one."""
     overrides: dict[str, str] = {}
     for given in prompt_files or ():

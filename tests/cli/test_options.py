@@ -114,7 +114,8 @@ def test_a_switch_given_either_way_wins_over_the_config(cli, tmp_path, chat_file
     monkeypatch.chdir(tmp_path)
     (tmp_path / "compactctl.toml").write_text("redact = false\n")
     from compactctl.cli.options import settings_for
+    from compactctl.summarizers.options import SummarizerOptions
 
-    assert settings_for(None, {"redact": None})["redact"] is False
-    assert settings_for(None, {"redact": True})["redact"] is True
-    assert settings_for(None, {})["cache"] is True
+    assert settings_for(None, {"redact": None}).of(SummarizerOptions).redact is False
+    assert settings_for(None, {"redact": True}).of(SummarizerOptions).redact is True
+    assert settings_for(None, {}).of(SummarizerOptions).cache is True

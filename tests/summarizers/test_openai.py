@@ -11,6 +11,7 @@ import pytest
 from compactctl.errors import SummarizerError
 from compactctl.summarizers import SummaryRequest
 from compactctl.summarizers.build import make_summarizer
+from compactctl.summarizers.options import SummarizerOptions
 from compactctl.summarizers.request import DATA_NOTE
 from tests.summarizers.openai_server import Behaviour
 
@@ -31,7 +32,9 @@ def summarizer_for(server, tmp_path: Path, **settings):
         "summary_timeout": 5,
         "cache_dir": str(tmp_path / "cache"),
     }
-    return make_summarizer({**base, **settings}, out=settings.pop("out", None))
+    out = settings.pop("out", None)
+    dry_run = settings.pop("dry_run", False)
+    return make_summarizer(SummarizerOptions(**{**base, **settings}), out=out, dry_run=dry_run)
 
 
 def request(**overrides) -> SummaryRequest:
@@ -201,7 +204,7 @@ def test_a_prompt_file_replaces_the_shipped_prompt(openai_server, tmp_path):
 def test_without_a_key_or_base_url_it_says_what_is_missing():
     from compactctl.errors import InputError
 
-    summarizer = make_summarizer({"summarizer": "openai"})  # a run that summarizes nothing needs no key
+    summarizer = make_summarizer(SummarizerOptions(summarizer="openai"))  # a run that summarizes nothing needs no key
     with pytest.raises(InputError, match="OPENAI_API_KEY"):
         summarizer.summarize(request())
 
@@ -250,7 +253,7 @@ def test_chunks_after_the_first_carry_the_running_summary_and_only_the_last_the_
     messages = [{"role": "system", "content": "You are an agent."}, *span, {"role": "user", "content": "Now ship."}]
     openai_server.text = "## Goal\n- prose from the model"
     summarizer = make_summarizer(
-        {"summarizer": "openai", "base_url": openai_server.url, "cache": False, "summary_backoff": 0.01},
+        SummarizerOptions(summarizer="openai", base_url=openai_server.url, cache=False, summary_backoff=0.01),
         counter,
     )
     limit = 3000
@@ -280,7 +283,7 @@ def test_dry_run_of_a_chunked_span_prints_every_part_in_order(tmp_path):
     counter = counter_for()
     span = [{"role": "user", "content": f"Step {n}: " + "details " * 400} for n in range(8)]
     messages = [*span, {"role": "assistant", "content": "ok"}, {"role": "user", "content": "go"}]
-    summarizer = make_summarizer({"summarizer": "openai", "dry_run": True, "cache": False}, counter, out)
+    summarizer = make_summarizer(SummarizerOptions(summarizer="openai", cache=False), counter, out, dry_run=True)
     settings = {"keep_turns": 1, "summary_input_max_tokens": 3000, "summary_max_tokens": 600}
     compact(messages, ["structured"], settings, counter=counter, summarizer=summarizer)
     decoder, text, shown = json.JSONDecoder(), out.getvalue(), []
