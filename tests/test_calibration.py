@@ -108,6 +108,7 @@ def test_fit_with_no_usage_keeps_the_priors():
     assert fit([], prior_ratio=1.2) == Fit(1.2, 0.0, {})
 
 
+@pytest.mark.slow  # ctok's two tokenizers over a session
 @pytest.mark.needs("ctok")
 def test_ctok_families_are_fitted_beside_cl100k_when_asked(monkeypatch):
     calibration = calibrate(claude_code.read(working_session().parsed(), "s.jsonl"), "claude-code", "ctok")

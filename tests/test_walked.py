@@ -96,6 +96,7 @@ def real_chat_files(folder: Path) -> list[Path]:
     return made
 
 
+@pytest.mark.slow  # every real transcript, twice
 @needs_transcripts
 def test_every_real_transcript_as_a_chat_file_walked_gives_what_it_gives_held(tmp_path):
     sources = tmp_path / "sources"

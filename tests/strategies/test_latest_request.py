@@ -74,6 +74,7 @@ REAL_SETTINGS = {
 }
 
 
+@pytest.mark.slow  # every summarizing strategy on every real transcript
 @needs_transcripts  # skipped without them, a failure where COMPACTCTL_TRANSCRIPTS names them (CI)
 @pytest.mark.parametrize("path", real_files() or [None], ids=lambda p: p.name[:40] if p else "missing")
 def test_the_latest_request_survives_on_every_real_transcript(path):
