@@ -1,3 +1,5 @@
+import os
+
 import pytest
 
 from compactctl.errors import InputError
