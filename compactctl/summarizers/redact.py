@@ -27,8 +27,12 @@ MARKER = "[REDACTED:{}]"
 _M = MARKER
 
 # A value after a label: not a marker already, not a reference to where the secret lives
-# ($VAR, ${VAR}, os.environ[...], process.env.X, getenv(...)), not a plain number.
-_VALUE_GUARD = r"(?!\[REDACTED)(?!\$)(?!os\.|process\.env|getenv|env\(|environ)(?!\d+(?:\.\d+)?(?![^\s\"',;}\]]))"
+# ($VAR, ${VAR}, $(cmd) as the whole value, os.environ[...], process.env.X, getenv(...)), not a
+# plain number.
+_VALUE_GUARD = (
+    r"(?!\[REDACTED)(?!\$(?:\{[^}\s]*\}|\([^)\s]*\)|[A-Za-z_]\w*)(?:[\s\"'`,;)\\]|$))"
+    r"(?!os\.|process\.env|getenv|env\(|environ)(?!\d+(?:\.\d+)?(?![^\s\"',;}\]]))"
+)
 _START = r"(?:(?<=\\[nrt])|\b)"
 # A label's end: an optional closing quote (escaped inside JSON text), then = : => :=.
 # (app.config['SECRET_KEY'] = ...: a subscript's closing bracket may come first.)
@@ -264,7 +268,7 @@ PATTERNS: tuple[Row, ...] = (
     # The password may hold an unencoded '@': it runs to the last '@' before the host.
     _labelled(
         "url-password",
-        r"\b[a-z][a-z0-9+.-]*://[^\s:/@\"'<>]*:",
+        r"\b[a-z][a-z0-9+.-]*://[^\s:/@\"'<>\[\]]*:",
         r"(?!\d+[/@])[^\s\"'<>]+(?=@[^\s@/\"'<>]*(?:[/?#\s\"'<>]|$))",
         keys=("://",),
     ),
@@ -356,7 +360,8 @@ PATTERNS: tuple[Row, ...] = (
         "secret-assignment",
         rf"{_SECRET_WORD}{_LABEL_TAIL}{_ASSIGN}",
         # A value that is a function being called (get_token(), Secret("x")) is not a secret.
-        r"(?![A-Za-z_][\w.]*\([^\s]*\)*(?:[\s,;]|$))[^\s\"'`,;\\<>{}\[\]]{6,}?(?=\)*(?:[\s\"'`,;\\<>{}\[\]]|$))",
+        r"(?![A-Za-z_][\w.]*\([\w.'\", =\[\]-]*\)(?:[\s,;]|$))"
+        r"[^\s\"'`,;\\<>{}\[\]]{6,}?(?=\)*(?:[\s\"'`,;\\<>{}\[\]]|$))",
         keys=_ASSIGNMENT_KEYS,
         starts=_SECRET_WORD_STARTS,
     ),
@@ -403,6 +408,15 @@ def _context_start(text: str, end: int) -> int:
     return max(start, end - _JOIN_CONTEXT)
 
 
+def _line_end(text: str, start: int) -> int:
+    ends = [
+        at
+        for at in (text.find("\n", start, start + _JOIN_CONTEXT), text.find("\\n", start, start + _JOIN_CONTEXT))
+        if at >= 0
+    ]
+    return min(ends) if ends else min(len(text), start + _JOIN_CONTEXT)
+
+
 def _redact_joins(text: str) -> tuple[str, int]:
     total = 0
     position = 0
@@ -412,13 +426,14 @@ def _redact_joins(text: str) -> tuple[str, int]:
             return text, total
         left_start = _context_start(text, found.start())
         left = text[left_start : found.start()]
-        right_match = _LEADING_TOKEN.match(text, found.end(), found.end() + _JOIN_CONTEXT)
-        right = right_match.group() if right_match else ""
+        lead = _LEADING_TOKEN.match(text, found.end(), found.end() + _JOIN_CONTEXT)
         tail = _TRAILING_TOKEN.search(left)
         tail_length = len(tail.group()) if tail else 0
         position = found.end()
-        if len(right) + tail_length < _JOIN_MIN:
+        if (len(lead.group()) if lead else 0) + tail_length < _JOIN_MIN:
             continue
+        # The rest of the line comes too: a row may look past the value (echo 'PW' | docker login).
+        right = text[found.end() : _line_end(text, found.end())]
         if not any(hint in left.lower() for hint in _LABEL_HINTS):
             # No label before the break: only a token of its own shape can straddle it.
             left_start = found.start() - tail_length
