@@ -60,24 +60,20 @@ class Takes:
 
     ``owner`` is the strategy whose options these are: they are read only when it is a step.
     ``needs`` overrides when the group's settings are read (the eval judge's server: with ``--judge
-    openai``); otherwise each field's own ``needs`` holds. ``omit`` lists fields this command sets
-    itself (replay's trigger sets each strategy's threshold); ``always`` those it reads whatever
-    their ``needs`` (review shows redacted text whichever summarizer runs).
+    openai``); otherwise each field's own ``needs`` holds. ``omit`` lists fields this command does
+    not offer (replay's trigger sets each strategy's threshold).
     """
 
     group: type[Options]
     owner: str = ""
     needs: Needs | None = None
     omit: tuple[str, ...] = ()
-    always: tuple[str, ...] = ()
 
     def fields(self) -> list[str]:
         return [field.name for field, *_ in fields_of(self.group) if field.name not in self.omit]
 
     def needs_of(self, name: str) -> Needs | None:
         """When this group's ``name`` is read: always (None), or while a setting has one of some values."""
-        if name in self.always:
-            return None
         if self.owner:
             return Needs("strategy", (self.owner,))
         if self.needs is not None:

@@ -71,7 +71,7 @@ def takes() -> list[Takes]:
         Takes(CountOptions),
         Takes(BatchOptions),
         *strategy_takes(),
-        Takes(SummarizerOptions, always=("redact",)),  # the pages show text redacted, whichever summarizer
+        Takes(SummarizerOptions),
         Takes(ReviewOptions),
     ]
 

@@ -70,6 +70,8 @@ def review_file(
             recorder = recording(side.summarizer) if side.summarizer is not None else None
             result = compact(transcript.messages, side.steps, side.strategies, counter=counter, summarizer=recorder)
             sent = recorder.sent(redact_secrets) if recorder is not None else []
-            side_reviews.append(review_side(side.name, side.description, transcript.messages, result, counter, sent))
+            side_reviews.append(
+                review_side(side.name, side.description, transcript.messages, result, counter, sent, redact_secrets)
+            )
         reviewed.append(TranscriptReview(transcript.label, transcript.messages, side_reviews))
     return FileReview(job.name, fmt.name, reviewed, redact_secrets)

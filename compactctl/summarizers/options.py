@@ -26,9 +26,8 @@ BASE_URL = SettingSpec(
 SUMMARY_TIMEOUT = SettingSpec(
     "openai: seconds per request, all of it (slow bytes included).", min=0.001, panel=SUMMARY_PANEL, needs=OPENAI
 )
-REDACT = SettingSpec(
-    "openai: redact secrets before sending.", flags=("--redact/--no-redact",), panel=SUMMARY_PANEL, needs=OPENAI
-)
+# Both summarizers read it: the offline one builds its summaries from redacted text too.
+REDACT = SettingSpec("openai: redact secrets before sending.", flags=("--redact/--no-redact",), panel=SUMMARY_PANEL)
 
 
 @dataclass(frozen=True)
