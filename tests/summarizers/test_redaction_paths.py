@@ -159,6 +159,11 @@ def exposed_anywhere(text: str) -> list[str]:
     return table + held_out
 
 
+def turns(strategy: str, n: int) -> list[str]:
+    """--keep-turns is structured's (given to another strategy it is a usage error)."""
+    return ["--keep-turns", str(n)] if strategy == "structured" else []
+
+
 @pytest.mark.parametrize("strategy", ["summary", "structured"])
 def test_an_offline_pass_then_a_model_pass_sends_no_secret(openai_server, tmp_path, strategy):
     # Six plain messages at the end: the kept tail of either pass holds no secret.
@@ -171,13 +176,13 @@ def test_an_offline_pass_then_a_model_pass_sends_no_secret(openai_server, tmp_pa
     # The first pass keeps three plain turns, the second folds two of them into the first summary:
     # that summary is what the model is sent.
     offline = runner.invoke(
-        app, ["compact", str(source), "-o", str(first), "--keep-turns", "3", "--keep-recent", "6", *common]
+        app, ["compact", str(source), "-o", str(first), *turns(strategy, 3), "--keep-recent", "6", *common]
     )
     assert offline.exit_code == 0, offline.output
     written_summaries = [m for m in map(json.loads, first.read_text().splitlines()) if "summary" in str(m)[:200]]
     assert exposed_anywhere(json.dumps(written_summaries)) == []
     model = [
-        "compact", str(first), "-o", str(second), "--keep-turns", "1", "--keep-recent", "2", *common,
+        "compact", str(first), "-o", str(second), *turns(strategy, 1), "--keep-recent", "2", *common,
         "--summarizer", "openai", "--base-url", openai_server.url, "--model", "test-model",
         "--summary-backoff", "0.01", "--no-cache",
     ]  # fmt: skip
@@ -193,7 +198,7 @@ def test_a_401_that_echoes_the_key_shows_none_of_it(openai_server, tmp_path, mon
     source = write(tmp_path / "s.jsonl", [*session(["plain text"] * 3), {"role": "user", "content": "ok"}])
     openai_server.enqueue("401")
     args = ["compact", str(source), "-o", str(tmp_path / "o.jsonl"), "--summarizer", "openai", "--base-url",
-            openai_server.url + "?key=" + key[8:30], "--model", "m", "--keep-turns", "1", "-s", "summary",
+            openai_server.url + "?key=" + key[8:30], "--model", "m", "-s", "summary",
             "--threshold", "10", "--no-cache", "--summary-backoff", "0.01"]  # fmt: skip
     result = runner.invoke(app, args)
     assert result.exit_code == 3 and "HTTP 401" in result.stderr, result.output
