@@ -179,11 +179,7 @@ def _setting_name(row: SettingResult) -> str:
 
 def _cells(row: SettingResult, base: SettingResult, top_cost: float) -> dict[str, str]:
     """The figures of one setting as table cells, cost also as a change against the baseline."""
-    change = (
-        ""
-        if row is base or not base.cost or row.cost is None
-        else f"{(row.cost / base.cost - 1) * 100:+.1f}%"
-    )
+    change = "" if row is base or not base.cost or row.cost is None else f"{(row.cost / base.cost - 1) * 100:+.1f}%"
     return {
         "strategy": row.strategy,
         "calls": f"{row.calls:,}",
