@@ -73,9 +73,20 @@ def emit(
     else:
         out.print(render_files(reports, failures))
     for report in reports:
-        for when, violation in (("before", report.violation_before), ("after", report.violation_after)):
-            if violation:
-                out.print(f"[red]not API-valid {when}:[/] {report.file}: {violation}", soft_wrap=True)
+        for when, count, listed, open_calls in (
+            ("before", report.violation_count_before, report.violations_before, report.open_calls_before),
+            ("after", report.violation_count_after, report.violations_after, report.open_calls_after),
+        ):
+            for violation in listed or ():
+                out.print(f"[red]not API-valid {when}:[/] {report.file}: {escape(violation)}", soft_wrap=True)
+            if count and listed and count > len(listed):
+                out.print(f"[red]not API-valid {when}:[/] {report.file}: ... {count} violations in all", soft_wrap=True)
+            for call in open_calls or ():
+                out.print(
+                    f"[yellow]note:[/] {report.file} ({when}) ends on an open call ({escape(call)}): a call still "
+                    "running when the session was saved, not a fault",
+                    soft_wrap=True,
+                )
     for report in reports:
         for fact in report.facts_absent_before:
             out.print(
