@@ -7,7 +7,7 @@ import orjson
 from compactctl.compaction import compact
 from compactctl.formats import load
 from compactctl.formats.codex import SUMMARY_PREFIX
-from compactctl.transcript import Validator, annotations_of, content_text, find_violation
+from compactctl.transcript import Validator, annotations_of, content_text
 from tests.conftest import unchanged
 from tests.formats.fixtures import codex_initial_context, lines, read, rewritten, shape
 
