@@ -173,15 +173,14 @@ def test_model_pricing_prices_the_unknown_model(tmp_path):
 
 @needs_transcripts
 def test_every_model_named_in_the_real_transcripts_is_priced():
-    from compactctl.files import read_source, records_of
-    from compactctl.formats import load_records
+    from compactctl.formats import load_records, records_of
     from compactctl.recorded import read_recorded
 
     table = PriceTable({})
     seen: set[tuple[str, str]] = set()
     for producer, provider in (("claude-code", "anthropic"), ("codex", "openai")):
         for path in sorted((SHARED_TRANSCRIPTS / producer).glob("*/*.json*")):
-            records = records_of(read_source(str(path)), str(path), None)
+            records = records_of(path.read_bytes(), str(path), None)
             fmt, _ = load_records(records, str(path), "auto", None)
             session = read_recorded(fmt.name, records, str(path))
             for context in session.contexts if session is not None else ():
