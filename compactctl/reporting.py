@@ -16,6 +16,7 @@ from compactctl.facts import fold, unique_facts
 from compactctl.formats import Transcript, native_violations
 from compactctl.formats.api_rules import carried_parts
 from compactctl.formats.records import SkippedLine, listed
+from compactctl.model_input import model_input
 from compactctl.tokens import REPLY_PRIMING_TOKENS, TokenCounter
 from compactctl.transcript import KEPT_VIOLATIONS, Message, Validator, Violation, facts_of, message_text
 from compactctl.usage import SummarizerUsage
@@ -111,7 +112,8 @@ class Measurer:
 
     def add(self, item: Measured) -> None:
         if isinstance(item, Transcript):
-            self.add_transcript(item.messages, item.label, native_violations(item), item.read_as)
+            # What the model receives when the producer's client resumes it (model_input): one measure everywhere.
+            self.add_transcript(model_input(item), item.label, native_violations(item), item.read_as)
         else:
             self.add_transcript(item[1], item[0])
 
