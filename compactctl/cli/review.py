@@ -12,9 +12,9 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from compactctl.cli.exit import exit_code, handle_errors
+from compactctl.cli.exit import build_document, finish, handle_errors
 from compactctl.cli.options import ConfigPath, Inputs, Quiet, command_settings, settings_for
-from compactctl.cli.render import console, progress_wanted, stderr
+from compactctl.cli.render import console, progress_wanted, say_failures, stderr
 from compactctl.compaction import check_steps
 from compactctl.config import IO_PANEL, RunOptions, load_config, strategy_owners
 from compactctl.errors import InputError
@@ -124,9 +124,9 @@ def review(
             stderr.print(f"wrote {escape(str(job.target))}", soft_wrap=True, highlight=False)
         if index is not None and results:
             stderr.print(f"wrote {escape(index)}", soft_wrap=True, highlight=False)
-    for failure in failures:
-        stderr.print(f"[bold red]error:[/] {escape(failure.file)}: {escape(failure.error)}", soft_wrap=True)
-    raise typer.Exit(exit_code(failures, settings["on_error"], len(results)))
+    doc = build_document("review", jobs, [{"format": r.format} for r in results], failures, settings, written=True)
+    say_failures(entry for entry in doc["files"] if entry["status"] == "failed")
+    finish(doc, settings)
 
 
 def _write_page(target: str | None, reviewed: FileReview) -> FileReview:
