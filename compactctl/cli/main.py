@@ -49,13 +49,14 @@ class JsonUsageErrors(TyperGroup):
         prog_name: str | None = None,
         complete_var: str | None = None,
         standalone_mode: bool = True,
+        windows_expand_args: bool = True,
         **extra: Any,
     ) -> Any:
         argv = list(sys.argv[1:] if args is None else args)
         if "--json" not in argv or not standalone_mode:
-            return super().main(argv, prog_name, complete_var, standalone_mode, **extra)
+            return super().main(argv, prog_name, complete_var, standalone_mode, windows_expand_args, **extra)
         try:
-            returned = super().main(argv, prog_name, complete_var, False, **extra)
+            returned = super().main(argv, prog_name, complete_var, False, windows_expand_args, **extra)
         except UsageError as error:
             from compactctl.cli.outcome import error_document
             from compactctl.cli.render import write_json

@@ -35,12 +35,12 @@ stderr = console(to_stderr=True)
 
 def emit(doc: Mapping[str, Any], reports: list[FileReport], as_json: bool, quiet: bool, to_stderr: bool) -> None:
     """The report: the run's JSON document, or rich tables; on stderr when stdout carries a transcript."""
+    failed = [entry for entry in doc["files"] if entry["status"] == "failed"]
+    say_failures(failed)  # on stderr, --json or not: a CI log names every bad file
     if as_json:
         write_json(doc, to_stderr)
         return
     out = stderr if to_stderr else console()
-    failed = [entry for entry in doc["files"] if entry["status"] == "failed"]
-    say_failures(failed)
     if quiet or (not reports and len(failed) < 2):
         return
     if len(reports) == 1 and not failed:

@@ -100,10 +100,10 @@ def replay(
     label = inputs[0] if len(inputs) == 1 else ", ".join(inputs)
     body = replay_json(results)
     doc = build_document("replay", found, body["files"], failures, settings, total=body["total"])
+    say_failures(entry for entry in doc["files"] if entry["status"] == "failed")
     if as_json:
         write_json(doc)
     else:
-        say_failures(entry for entry in doc["files"] if entry["status"] == "failed")
         if results and not quiet:
             render(results, label, prices)
     if plot is not None and results:

@@ -159,7 +159,11 @@ def test_rerunning_over_the_same_files_changes_nothing(cli, tmp_path, monkeypatc
 
     first = run_over_glob()
     assert sorted(first) == sorted(
-        [f"{stem}{suffix}" for stem in ("coding-agent", "support-fr", "dataset") for suffix in (".jsonl", ".compacted.jsonl")]
+        [
+            f"{stem}{suffix}"
+            for stem in ("coding-agent", "support-fr", "dataset")
+            for suffix in (".jsonl", ".compacted.jsonl")
+        ]
     )
     again = cli("compact", *sorted(p.name for p in tmp_path.glob("*.jsonl")), "-s", "prune")
     assert "left out 3 output(s) of an earlier run" in again.stderr
