@@ -49,14 +49,15 @@ def emit(doc: Mapping[str, Any], reports: list[FileReport], as_json: bool, quiet
         out.print(render_one(report))
     else:
         out.print(render_files(reports, doc))
-    for report in reports:
+    given = [entry["file"] for entry in doc["files"] if entry["status"] != "failed"]  # in the reports' order
+    for report, file in zip(reports, given, strict=True):
         for when, violation in (("before", report.violation_before), ("after", report.violation_after)):
             if violation:
-                out.print(f"[red]not API-valid {when}:[/] {report.file}: {violation}", soft_wrap=True)
-    for report in reports:
+                out.print(f"[red]not API-valid {when}:[/] {escape(file)}: {violation}", soft_wrap=True)
+    for report, file in zip(reports, given, strict=True):
         for fact in report.facts_absent_before:
             out.print(
-                f"[yellow]warning:[/] {escape(report.file)}: fact {escape(repr(fact))} is not in the input"
+                f"[yellow]warning:[/] {escape(file)}: fact {escape(repr(fact))} is not in the input"
                 " (facts_absent_before; --strict-facts makes it an error)",
                 soft_wrap=True,
             )
