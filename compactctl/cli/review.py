@@ -22,7 +22,7 @@ from compactctl.files import ReviewSide, review_file, review_targets, run_jobs, 
 from compactctl.review import FileReview, ReviewOptions, SideReview, TranscriptReview, sections, shown, side_b_asked
 from compactctl.review.page import file_page, index_page
 from compactctl.settings import Declared
-from compactctl.summarizers.build import make_summarizer
+from compactctl.summarizers.build import check_prompt_read, make_summarizer
 from compactctl.summarizers.options import SummarizerOptions
 from compactctl.tokens import TokenCounter, counter_for
 from compactctl.transcript import content_text
@@ -73,6 +73,8 @@ def side_b_settings(settings: dict[str, Any]) -> dict[str, Any]:
 
 def sides_for(settings: dict[str, Any], counter: TokenCounter) -> list[ReviewSide]:
     chosen = [("A", settings), *([("B", side_b_settings(settings))] if side_b_asked(settings) else [])]
+    if len(chosen) == 2 and settings.get("vs_prompt_file"):
+        check_prompt_read(chosen[1][1]["summarizer"], settings["vs_prompt_file"], "--vs-prompt-file")
     sides = []
     for name, one in chosen:
         check_steps(one["strategy"])

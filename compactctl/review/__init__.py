@@ -18,12 +18,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from compactctl.compaction import Compaction
-from compactctl.evaluate import Scored, context_text, evaluate, normalized
+from compactctl.evaluate import Judge, Scored, context_text, evaluate, normalized
 from compactctl.settings import Options, setting
-from compactctl.summarizers import PromptedSummarizer, Summarizer, Summary, SummaryRequest
+from compactctl.strategies.summarizing import LATEST_REQUEST_HEADING
+from compactctl.summarizers import SECTIONS, PromptedSummarizer, Summarizer, Summary, SummaryRequest
+from compactctl.summarizers.extractive import VERBATIM_HEADINGS
 from compactctl.summarizers.ledger import constraints, facts
 from compactctl.summarizers.redact import redact
-from compactctl.summarizers.request import data_text
+from compactctl.summarizers.request import data_text, shipped_prompt
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import Message, annotations_of, is_valid, message_text
 
@@ -165,7 +167,7 @@ def summaries_of(compaction: Compaction) -> list[str]:
     return [
         message_text(message)
         for message, origin in zip(compaction.messages, compaction.origins, strict=True)
-        if origin is None or annotations_of(message).get("kind") == "summary"
+        if is_summary(message, origin)
     ]
 
 
@@ -193,16 +195,77 @@ def spans_of(compaction: Compaction) -> list[Span]:
     return [Span(runs[0], together), *(Span(run, None) for run in runs[1:])]
 
 
-def sections(summary: str) -> list[tuple[str, str]]:
-    """A summary's Markdown sections as ``(heading, body)``; text before the first heading has heading ""."""
+def prompt_headings(prompt: str) -> tuple[str, ...]:
+    """The Markdown headings a prompt asks for (``## Goal`` lines at the start of a line), in order."""
+    return tuple(line.lstrip("#").strip() for line in prompt.splitlines() if _is_heading(line))
+
+
+def _is_heading(line: str) -> bool:
+    return line.startswith("#") and line.lstrip("#").startswith(" ") and bool(line.lstrip("#").strip())
+
+
+def _shipped_headings() -> tuple[str, ...]:
+    found: list[str] = list(SECTIONS)
+    for strategy in ("structured", "summary", "rolling", "selective"):
+        found.extend(prompt_headings(shipped_prompt(strategy)))
+    found.extend(h.lstrip("#").strip() for h in (*VERBATIM_HEADINGS, LATEST_REQUEST_HEADING))
+    return tuple(dict.fromkeys(found))
+
+
+# The headings compactctl's summarizers write: the extractive sections, the shipped prompts' and the
+# blocks appended after a model's text. A summary is cut into sections at these only.
+OWN_HEADINGS = _shipped_headings()
+APPENDED_HEADINGS = tuple(h.lstrip("#").strip() for h in (*VERBATIM_HEADINGS, LATEST_REQUEST_HEADING))
+
+
+def sections(summary: str, headings: Sequence[str] = ()) -> list[tuple[str, str]]:
+    """A summary's sections as ``(heading, body)``; text before the first heading has heading "".
+
+    Only the summarizer's own headings start a section (``OWN_HEADINGS``, and ``headings``: those
+    of a prompt given with --prompt-file), and only at the start of a line: a heading the user
+    pasted, quoted in a request, stays in the body of the section that quotes it. Everything after
+    the latest request appended verbatim is that request's, whatever it holds.
+    """
+    known = {*OWN_HEADINGS, *headings}
+    latest = LATEST_REQUEST_HEADING.lstrip("#").strip()
     found: list[tuple[str, list[str]]] = [("", [])]
     for line in summary.splitlines():
-        stripped = line.strip()
-        if stripped.startswith("#") and stripped.lstrip("#").startswith(" "):
-            found.append((stripped.lstrip("#").strip(), []))
+        title = line.lstrip("#").strip()
+        if found[-1][0] != latest and _is_heading(line) and title in known:
+            found.append((title, []))
         else:
             found[-1][1].append(line)
     return [(heading, "\n".join(body).strip()) for heading, body in found if heading or "\n".join(body).strip()]
+
+
+def own_text(summary: str) -> str:
+    """What the summarizer itself wrote: the summary less the blocks compactctl appended after it.
+
+    The openai summarizer appends the verbatim ledger and the user's messages after the model's
+    text, and every summarizing strategy appends the latest request when a summary lost it; those
+    carry identifiers and probes whatever the model wrote, so a prompt is judged without them.
+    """
+    lines = summary.splitlines()
+    appended = {f"## {h}" for h in APPENDED_HEADINGS}
+    for number, line in enumerate(lines):
+        if line.rstrip() in appended:
+            return "\n".join(lines[:number]).rstrip()
+    return summary
+
+
+def is_summary(message: Message, origin: int | None) -> bool:
+    """A message a compaction wrote: no input origin, or marked as a summary."""
+    return origin is None or annotations_of(message).get("kind") == "summary"
+
+
+def own_messages(compaction: Compaction) -> list[Message]:
+    """The compacted transcript with each summary cut to the summarizer's own text."""
+    out = []
+    for message, origin in zip(compaction.messages, compaction.origins, strict=True):
+        if is_summary(message, origin) and isinstance(message.get("content"), str):
+            message = {**message, "content": own_text(str(message["content"]))}
+        out.append(message)
+    return out
 
 
 # --- one side, one transcript ------------------------------------------------------------------
@@ -216,10 +279,14 @@ class Figures:
     messages_after: int
     valid_after: bool
     identifiers: int
-    identifiers_kept: int
+    identifiers_kept: int  # in the compacted transcript as written
     probes: int
     probes_passed: int
     summarizer_calls: int
+    identifiers_kept_own: int = 0  # with each summary cut to the summarizer's own text (``own_text``)
+    probes_passed_own: int = 0
+    probes_judged: int = 0  # --judge: probes a model answered right from the compacted transcript
+    judged: int = 0  # how many probes the judge was asked (0 without a judge)
 
     @property
     def reduction(self) -> float:
@@ -232,6 +299,18 @@ class Figures:
     @property
     def probes_share(self) -> float | None:
         return self.probes_passed / self.probes if self.probes else None
+
+    @property
+    def identifiers_own_share(self) -> float | None:
+        return self.identifiers_kept_own / self.identifiers if self.identifiers else None
+
+    @property
+    def probes_own_share(self) -> float | None:
+        return self.probes_passed_own / self.probes if self.probes else None
+
+    @property
+    def judged_share(self) -> float | None:
+        return self.probes_judged / self.judged if self.judged else None
 
     def __add__(self, other: Figures) -> Figures:
         summed = {
@@ -253,6 +332,8 @@ class SideReview:
     probes: list[Scored]
     spans: list[Span]
     sent: list[Sent] = field(default_factory=list)
+    own_probes: list[Scored] = field(default_factory=list)  # the probes scored on the summarizer's own text
+    headings: tuple[str, ...] = ()  # the headings of the prompt this side's summarizer was given
 
 
 @dataclass(frozen=True)
@@ -269,14 +350,28 @@ def review_side(
     compaction: Compaction,
     counter: TokenCounter,
     sent: list[Sent] | None = None,
+    judge: Judge | None = None,
+    tokens_after: int | None = None,
 ) -> SideReview:
-    """One compaction of one transcript, measured the way the page shows it."""
+    """One compaction of one transcript, measured the way the page shows it.
+
+    Scored twice: on the compacted transcript as written, and with each summary cut to the
+    summarizer's own text (what compactctl appended after it taken off), so two prompts are told
+    apart by what the model wrote, not by the ledger both sides carry. ``tokens_after``: the
+    figure ``compact`` reported for this transcript, when it did (else counted here).
+    """
     gone = [entry.index for entry in compaction.manifest if entry.action in GONE]
     identifiers = span_identifiers(messages, gone, compaction.messages)
-    probes = evaluate(messages, compaction.messages).scored
+    own = own_messages(compaction)
+    own_context = context_text(own)
+    own_folded = normalized(own_context)
+    kept_own = sum(i.text in own_context or normalized(i.text) in own_folded for i in identifiers)
+    probes = evaluate(messages, compaction.messages, judge).scored
+    own_probes = evaluate(messages, own).scored
+    headings = tuple(h for one in sent or () for h in prompt_headings(one.prompt))
     figures = Figures(
         tokens_before=counter.messages(messages),
-        tokens_after=counter.messages(compaction.messages),
+        tokens_after=counter.messages(compaction.messages) if tokens_after is None else tokens_after,
         messages_before=len(messages),
         messages_after=len(compaction.messages),
         valid_after=is_valid(compaction.messages),
@@ -285,8 +380,23 @@ def review_side(
         probes=len(probes),
         probes_passed=sum(s.present for s in probes),
         summarizer_calls=compaction.usage.calls,
+        identifiers_kept_own=kept_own,
+        probes_passed_own=sum(s.present for s in own_probes),
+        probes_judged=sum(bool(s.judged) for s in probes),
+        judged=len(probes) if judge is not None else 0,
     )
-    return SideReview(name, settings, compaction, figures, identifiers, probes, spans_of(compaction), sent or [])
+    return SideReview(
+        name,
+        settings,
+        compaction,
+        figures,
+        identifiers,
+        probes,
+        spans_of(compaction),
+        sent or [],
+        own_probes,
+        tuple(dict.fromkeys(headings)),
+    )
 
 
 def file_figures(reviews: Sequence[TranscriptReview], side: int) -> Figures:
@@ -307,6 +417,19 @@ def difference(a: Figures, b: Figures) -> float:
         if x is not None and y is not None:
             gaps.append(abs(x - y))
     return 100 * max(gaps)
+
+
+def own_difference(a: Figures, b: Figures) -> float:
+    """B minus A on the summarizer's own text, in percentage points: identifiers and probes together.
+
+    What tells two prompts apart; the A/B index is sorted by its size, the sign says which side won.
+    """
+    a_total, b_total = a.identifiers + a.probes, b.identifiers + b.probes
+    if not a_total or not b_total:
+        return 0.0
+    a_share = (a.identifiers_kept_own + a.probes_passed_own) / a_total
+    b_share = (b.identifiers_kept_own + b.probes_passed_own) / b_total
+    return 100 * (b_share - a_share)
 
 
 @dataclass(frozen=True)
