@@ -209,7 +209,8 @@ class OpenAISummarizer:
         entries = [e for e in data.get("data") or () if isinstance(e, dict)]
         mine = [e for e in entries if e.get("id") == self.config.model] or (entries if len(entries) == 1 else [])
         for entry in mine:
-            for place in (entry, entry.get("meta") if isinstance(entry.get("meta"), dict) else {}):
+            meta = entry.get("meta")
+            for place in (entry, meta if isinstance(meta, dict) else {}):
                 for key in (*WINDOW_FIELDS, "n_ctx_train"):
                     value = place.get(key)
                     if isinstance(value, int) and not isinstance(value, bool) and value > 0:
