@@ -10,7 +10,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compactctl.errors import InputError
-from compactctl.files import FileReplay, replay_json
 from compactctl.replay import (
     BASELINE,
     Prices,
@@ -26,6 +25,7 @@ from compactctl.replay import (
     shipped_prices,
 )
 from compactctl.replay.prices import with_summarizer_prices
+from compactctl.replay.results import FileReplay, replay_json
 from compactctl.strategies import STRATEGIES, StepContext, StepResult, Strategy
 from compactctl.summarizers import SummaryRequest
 from compactctl.tokens import TokenCounter

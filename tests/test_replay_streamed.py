@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compactctl.errors import InputError
-from compactctl.files import replay_file
+from compactctl.files.replay import replay_file
 from compactctl.formats import chat, load, load_records, records_of
 from compactctl.replay import Prices, replay, settings_grid
 from compactctl.replay.simulate import Context, FigureCounter, replay_streamed

@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compactctl import jsonbytes
-from compactctl.files import Job, compact_file
+from compactctl.files.compact import compact_file
+from compactctl.files.io import Job
 from compactctl.formats import dump, load
 from compactctl.formats.base import Transcript
 from compactctl.tokens import TokenCounter
@@ -182,7 +183,7 @@ def dataset_files(folder: Path) -> list[Path]:
 
 @pytest.mark.parametrize("steps, options", RUNS, ids=lambda v: str(v))
 def test_a_dataset_file_compacted_a_line_at_a_time_gives_what_it_gives_held(steps, options, tmp_path, monkeypatch):
-    import compactctl.files as files
+    import compactctl.files.compact as files
 
     for source in dataset_files(tmp_path):
         lines = compact_file(Job(str(source), str(tmp_path / "lines.jsonl"), source.name), steps, options, counter)
@@ -216,7 +217,7 @@ def test_a_chat_line_that_does_not_parse_is_skipped_walked_as_held(tmp_path):
 
 def test_lines_that_are_not_messages_or_transcripts_are_skipped_as_held_skips_them(tmp_path, monkeypatch):
     """--on-error skip also leaves out a line of the wrong shape, and names what is wrong with it."""
-    import compactctl.files as files
+    import compactctl.files.compact as files
 
     chat_lines = (ROOT / "samples" / "coding-agent.jsonl").read_bytes().splitlines()
     source = tmp_path / "chat.jsonl"

@@ -22,7 +22,8 @@ from compactctl.cli.render import progress_wanted, stderr
 from compactctl.compaction import check_steps
 from compactctl.config import RunOptions, strategy_owners
 from compactctl.errors import InputError
-from compactctl.files import STDIO, check_side_files, compact_file, plan, run_jobs
+from compactctl.files.compact import compact_file
+from compactctl.files.io import STDIO, check_side_files, plan, run_jobs
 from compactctl.settings import Declared
 from compactctl.summarizers.build import NOTHING_TO_SEND, make_summarizer, reads_prompt
 from compactctl.summarizers.options import SummarizerOptions

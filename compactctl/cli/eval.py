@@ -14,7 +14,8 @@ from compactctl.cli.render import console, envelope, failed_json, progress_wante
 from compactctl.cli.report import counterpart
 from compactctl.config import RunOptions
 from compactctl.evaluate import FAMILIES, EvalOptions, Evaluation, FileEvaluation, Judge, evaluation_json, merged
-from compactctl.files import Job, eval_pair, expand_inputs, run_jobs
+from compactctl.files.eval import eval_pair
+from compactctl.files.io import Job, expand_inputs, run_jobs
 from compactctl.settings import Declared
 from compactctl.summarizers.options import SummarizerOptions
 

@@ -18,7 +18,8 @@ from compactctl.cli.render import console, progress_wanted, stderr
 from compactctl.compaction import check_steps
 from compactctl.config import IO_PANEL, RunOptions, load_config, strategy_owners
 from compactctl.errors import InputError
-from compactctl.files import ReviewSide, review_file, review_targets, run_jobs, write_atomic
+from compactctl.files.io import run_jobs, write_atomic
+from compactctl.files.review import ReviewSide, review_file, review_targets
 from compactctl.review import FileReview, ReviewOptions, SideReview, TranscriptReview, sections, shown, side_b_asked
 from compactctl.review.page import file_page, index_page
 from compactctl.settings import Declared
