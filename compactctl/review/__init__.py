@@ -14,8 +14,10 @@ be shared as safely as the request could be sent.
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from compactctl.compaction import Compaction
 from compactctl.evaluate import Judge, Scored, context_text, evaluate, normalized
@@ -70,15 +72,25 @@ class Sent:
 
 
 class Recorder:
-    """A summarizer that notes every request and reply of the one it wraps."""
+    """A summarizer that notes every request and reply of the one it wraps, and is otherwise that one.
+
+    Every other attribute (``input_limited``, ``overhead_tokens``, ``redact_span``, ``input_limit``,
+    ``prompt_text``) is the wrapped summarizer's, so a strategy chunks and budgets exactly as it
+    does for ``compact``: the review shows the compaction ``compact`` writes, not a look-alike.
+    """
 
     def __init__(self, inner: Summarizer) -> None:
         self.inner = inner
         self.calls: list[tuple[SummaryRequest, Summary]] = []
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
 
     def summarize(self, request: SummaryRequest) -> Summary:
         summary = self.inner.summarize(request)
-        self.calls.append((request, summary))
+        with self._lock:
+            self.calls.append((request, summary))
         return summary
 
     def sent(self, redact_secrets: bool) -> list[Sent]:
@@ -90,23 +102,13 @@ class Recorder:
         return found
 
     def prompt(self, request: SummaryRequest) -> str:
+        if isinstance(self.inner, PromptedSummarizer):
+            return self.inner.prompt_text(request.strategy, request.max_tokens)
         return ""
 
 
-class PromptedRecorder(Recorder):
-    """A recorder of a summarizer whose requests carry a prompt: strategies still see the prompt's size."""
-
-    inner: PromptedSummarizer
-
-    def prompt_text(self, strategy: str, max_tokens: int) -> str:
-        return self.inner.prompt_text(strategy, max_tokens)
-
-    def prompt(self, request: SummaryRequest) -> str:
-        return self.inner.prompt_text(request.strategy, request.max_tokens)
-
-
 def recording(summarizer: Summarizer) -> Recorder:
-    return PromptedRecorder(summarizer) if isinstance(summarizer, PromptedSummarizer) else Recorder(summarizer)
+    return Recorder(summarizer)
 
 
 def shown(text: str, redact_secrets: bool) -> tuple[str, int]:
@@ -334,6 +336,8 @@ class SideReview:
     sent: list[Sent] = field(default_factory=list)
     own_probes: list[Scored] = field(default_factory=list)  # the probes scored on the summarizer's own text
     headings: tuple[str, ...] = ()  # the headings of the prompt this side's summarizer was given
+    fates_from: str = "manifest"  # "manifest": as the compaction recorded them; "matching": read off the output
+    output_sha256: str = ""  # of the compacted file this side shows (the same for every transcript of it)
 
 
 @dataclass(frozen=True)
@@ -352,6 +356,8 @@ def review_side(
     sent: list[Sent] | None = None,
     judge: Judge | None = None,
     tokens_after: int | None = None,
+    fates_from: str = "manifest",
+    output_sha256: str = "",
 ) -> SideReview:
     """One compaction of one transcript, measured the way the page shows it.
 
@@ -396,6 +402,8 @@ def review_side(
         sent or [],
         own_probes,
         tuple(dict.fromkeys(headings)),
+        fates_from,
+        output_sha256,
     )
 
 
@@ -438,10 +446,81 @@ class FileReview:
     format: str
     transcripts: list[TranscriptReview]
     redact: bool
+    # Per side, the file's figures as ``compact`` reported them (tokens, messages, validity, calls),
+    # which the page shows over its own count of what it read back; None for a written compaction.
+    reported: tuple[Figures | None, ...] = ()
 
     @property
     def sides(self) -> int:
         return max((len(t.sides) for t in self.transcripts), default=1)
 
     def figures(self, side: int) -> Figures:
-        return file_figures(self.transcripts, side)
+        counted = file_figures(self.transcripts, side)
+        reported = self.reported[side] if side < len(self.reported) else None
+        if reported is None:
+            return counted
+        return dataclasses.replace(
+            counted,
+            tokens_before=reported.tokens_before,
+            tokens_after=reported.tokens_after,
+            messages_before=reported.messages_before,
+            messages_after=reported.messages_after,
+            valid_after=reported.valid_after,
+            summarizer_calls=reported.summarizer_calls,
+        )
+
+
+def figures_json(figures: Figures) -> dict[str, object]:
+    """One side's figures for ``review --json``: the whole summary and the summarizer's own text, side by side."""
+
+    def share(passed: int, total: int) -> dict[str, object]:
+        return {"passed": passed, "total": total, "score": round(passed / total, 4) if total else None}
+
+    body: dict[str, object] = {
+        "tokens_before": figures.tokens_before,
+        "tokens_after": figures.tokens_after,
+        "reduction": round(figures.reduction, 4),
+        "messages_before": figures.messages_before,
+        "messages_after": figures.messages_after,
+        "valid_after": figures.valid_after,
+        "summarizer_calls": figures.summarizer_calls,
+        "whole_summary": {
+            "identifiers": share(figures.identifiers_kept, figures.identifiers),
+            "probes": share(figures.probes_passed, figures.probes),
+        },
+        "own_text": {
+            "identifiers": share(figures.identifiers_kept_own, figures.identifiers),
+            "probes": share(figures.probes_passed_own, figures.probes),
+        },
+    }
+    if figures.judged:
+        body["judged_probes"] = share(figures.probes_judged, figures.judged)
+    return body
+
+
+def review_json(reviews: Sequence[FileReview]) -> dict[str, object]:
+    """``review --json``: per file and side the figures, and with two sides B minus A on the summarizers' own text."""
+    files = []
+    for review in reviews:
+        sides = {
+            side.name: {
+                "settings": side.settings,
+                "fates_from": side.fates_from,
+                "output_sha256": side.output_sha256,
+                **figures_json(review.figures(number)),
+            }
+            for number, side in enumerate(review.transcripts[0].sides if review.transcripts else [])
+        }
+        entry: dict[str, object] = {"file": review.file, "format": review.format, "sides": sides}
+        if review.sides == 2:
+            entry["own_text_difference_pp"] = round(own_difference(review.figures(0), review.figures(1)), 2)
+            entry["difference_pp"] = round(difference(review.figures(0), review.figures(1)), 2)
+        files.append(entry)
+    count = max((r.sides for r in reviews), default=1)
+    total = {}
+    for number, name in enumerate(("A", "B")[:count]):
+        summed = NO_FIGURES
+        for review in reviews:
+            summed = summed + review.figures(number)
+        total[name] = figures_json(summed)
+    return {"files": files, "total": total}
