@@ -291,7 +291,7 @@ def test_stubs_of_an_earlier_run_are_left_as_they_are():
         *read("c1", "a", "v1 " + LONG),
         *read("c2", "b", "v1 " + LONG),
         *read("c3", "a", "v2 " + LONG),
-        *read("c4", "b", "v2 " + LONG),
+        *read("c4", "b", "v3 " + LONG),
     ]
     messages[1]["content"] = messages[3]["content"] = LONG  # both superseded, and duplicates of each other
     once = compactctl.prune(messages)
@@ -302,6 +302,45 @@ def test_stubs_of_an_earlier_run_are_left_as_they_are():
     twice = compactctl.prune(once.messages)
     assert twice.messages == once.messages
     assert twice.fates == {}
+
+
+def test_one_copy_of_a_text_stays_whatever_call_fetched_it():
+    # Three queries answered by the same manual section, the first query asked again: one copy
+    # stays (the first), every other copy defers to it, and what the repeat superseded names it too.
+    section = "Section 4.2: refunds are issued within 14 days. " + LONG
+    search = [
+        *read("c1", "how do refunds work", section),
+        *read("c2", "refund delay", section.upper()),  # the same text, another case
+        *read("c3", "how do refunds work", "  ".join(section.split())),
+        *read("c4", "when is my money back", section),
+    ]
+    for message in search[::2]:
+        message["tool_calls"][0]["function"]["name"] = "search_manual"
+    stubbed = compactctl.prune(search)
+    assert [m["content"] for m in stubbed.messages[1::2]] == [
+        "[compactctl: superseded by message #3]",
+        section.upper(),
+        "[compactctl: duplicate of message #3]",
+        "[compactctl: duplicate of message #3]",
+    ]
+    assert compactctl.prune(stubbed.messages).messages == stubbed.messages
+    assert is_valid(stubbed.messages)
+    dropped = compactctl.prune(search, mode="drop")
+    assert dropped.origins == [2, 3] and dropped.messages == search[2:4]
+    assert compactctl.prune(dropped.messages, mode="drop").messages == dropped.messages
+
+
+def test_a_duplicate_that_something_relies_on_comes_back():
+    section = "Section 4.2: refunds are issued within 14 days. " + LONG
+    messages = [*read("c1", "refunds", section), *read("c2", "refund delay", section)]
+    messages[3]["compactctl"] = {"defines": ["manual:4.2"]}
+    messages.append(
+        {"role": "assistant", "content": "As the manual says...", "compactctl": {"references": ["manual:4.2"]}}
+    )
+    result = compactctl.prune(messages)
+    # The first copy defines nothing: the copy that defines what the answer cites stays too.
+    assert result.messages == messages
+    assert result.fates == {3: compactctl.Fate("restored", "referenced by #4")}
 
 
 def test_unknown_mode_is_a_usage_error():
