@@ -154,6 +154,7 @@ def review_written(
                     judge,
                     fates_from="manifest" if entries else "matching",
                     output_sha256=digest,
+                    redact_secrets=redact_secrets,
                 )
             )
         reviewed.append(TranscriptReview(transcript.label, transcript.messages, side_reviews))

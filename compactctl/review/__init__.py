@@ -17,7 +17,6 @@ import dataclasses
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from compactctl.compaction import Compaction
 from compactctl.evaluate import Judge, Scored, context_text, evaluate, normalized
@@ -26,7 +25,7 @@ from compactctl.strategies.summarizing import LATEST_REQUEST_HEADING
 from compactctl.summarizers import SECTIONS, PromptedSummarizer, Summarizer, Summary, SummaryRequest
 from compactctl.summarizers.extractive import VERBATIM_HEADINGS
 from compactctl.summarizers.ledger import constraints, facts
-from compactctl.summarizers.redact import redact
+from compactctl.summarizers.redact import redact, redact_messages
 from compactctl.summarizers.request import data_text, shipped_prompt
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import Message, annotations_of, is_valid, message_text
@@ -84,14 +83,18 @@ class Recorder:
         self.calls: list[tuple[SummaryRequest, Summary]] = []
         self._lock = threading.Lock()
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
     def summarize(self, request: SummaryRequest) -> Summary:
         summary = self.inner.summarize(request)
         with self._lock:
             self.calls.append((request, summary))
         return summary
+
+    def __getattr__(self, name: str) -> object:
+        # What strategies ask a summarizer for (redact_span, input_limited, redacts) is the inner one's:
+        # a recorded run redacts and chunks exactly as an unrecorded one.
+        if name.startswith("__") or name in ("inner", "calls", "_lock"):
+            raise AttributeError(name)
+        return getattr(self.inner, name)
 
     def sent(self, redact_secrets: bool) -> list[Sent]:
         found = []
@@ -358,6 +361,7 @@ def review_side(
     tokens_after: int | None = None,
     fates_from: str = "manifest",
     output_sha256: str = "",
+    redact_secrets: bool = False,
 ) -> SideReview:
     """One compaction of one transcript, measured the way the page shows it.
 
@@ -365,15 +369,21 @@ def review_side(
     summarizer's own text (what compactctl appended after it taken off), so two prompts are told
     apart by what the model wrote, not by the ledger both sides carry. ``tokens_after``: the
     figure ``compact`` reported for this transcript, when it did (else counted here).
+
+    With ``redact_secrets`` the identifiers and probes are taken from the redacted messages,
+    not redacted one by one afterwards: a bare value (a hex key, a key body line) is only
+    recognisable in the line that labels it.
     """
     gone = [entry.index for entry in compaction.manifest if entry.action in GONE]
-    identifiers = span_identifiers(messages, gone, compaction.messages)
-    own = own_messages(compaction)
+    seen, after, own = messages, compaction.messages, own_messages(compaction)
+    if redact_secrets:
+        seen, after, own = (redact_messages(m)[0] for m in (messages, compaction.messages, own))
+    identifiers = span_identifiers(seen, gone, after)
     own_context = context_text(own)
     own_folded = normalized(own_context)
     kept_own = sum(i.text in own_context or normalized(i.text) in own_folded for i in identifiers)
-    probes = evaluate(messages, compaction.messages, judge).scored
-    own_probes = evaluate(messages, own).scored
+    probes = evaluate(seen, after, judge).scored
+    own_probes = evaluate(seen, own).scored
     headings = tuple(h for one in sent or () for h in prompt_headings(one.prompt))
     figures = Figures(
         tokens_before=counter.messages(messages),
