@@ -148,11 +148,7 @@ def local_model(tmp_path_factory):
     """
     from tests import local_model as local
 
-    reason = local.missing()
-    if reason is not None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason, pytrace=False)
-        pytest.skip(reason)
+    needs("local-model")
     server = local.start(tmp_path_factory.mktemp("llama"))
     yield server
     server.stop()
