@@ -1,4 +1,4 @@
-"""What the commands print: the report tables, the notes, and the one JSON envelope of --json."""
+"""What the commands print: the report tables, the notes, and the run document of --json (cli/outcome.py)."""
 
 from __future__ import annotations
 

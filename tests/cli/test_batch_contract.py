@@ -119,6 +119,7 @@ def test_every_command_gives_valid_json_on_success_failure_and_usage_errors(cli,
         "report pair": ["report", logs, "after"],
         "replay": ["replay", logs, "-t", "2000"],
         "eval": ["eval", logs, "after"],
+        "review": ["review", logs, "-o", "pages", "-s", "prune"],
     }
     for name, args in runs.items():
         result = cli(*args, "--json")
