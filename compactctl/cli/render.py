@@ -36,7 +36,8 @@ stderr = console(to_stderr=True)
 def emit(doc: Mapping[str, Any], reports: list[FileReport], as_json: bool, quiet: bool, to_stderr: bool) -> None:
     """The report: the run's JSON document, or rich tables; on stderr when stdout carries a transcript."""
     failed = [entry for entry in doc["files"] if entry["status"] == "failed"]
-    say_failures(failed)  # on stderr, --json or not: a CI log names every bad file
+    if not (as_json and to_stderr):  # on stderr, --json or not (but for JSON on stderr: it stays pure)
+        say_failures(failed)
     if as_json:
         write_json(doc, to_stderr)
         return

@@ -214,3 +214,13 @@ def test_a_stdin_run_has_a_document_too(cli):
     doc = valid(result.stdout)
     assert doc["files"][0]["file"] == "-" and doc["files"][0]["name"] == "<stdin>"
     assert orjson.loads(result.stdout)["total"]["inputs"] == 1
+
+
+def test_a_run_that_does_not_start_is_reported_to_ci_too(cli, logs, tmp_path, monkeypatch):
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path))
+    result = cli("compact", logs, "--annotations", "github", "--junit", "report.xml")  # a folder needs -o
+    assert result.exit_code == 2
+    assert "::error title=compactctl compact::a folder input needs -o DIR" in result.stderr
+    (suite,) = ElementTree.parse("report.xml").getroot()
+    (case,) = suite
+    assert case.attrib["name"] == "run" and case.find("error").attrib["type"] == "input"
