@@ -287,6 +287,8 @@ def show_terminal(reviewed: FileReview, which: int) -> None:
         ("messages", lambda s: f"{s.figures.messages_before:,} → {s.figures.messages_after:,}"),
         ("identifiers kept", lambda s: f"{s.figures.identifiers_kept} / {s.figures.identifiers}"),
         ("eval probes passed", lambda s: f"{s.figures.probes_passed} / {s.figures.probes}"),
+        ("identifiers, summarizer's own text", lambda s: f"{s.figures.identifiers_kept_own} / {s.figures.identifiers}"),
+        ("probes, summarizer's own text", lambda s: f"{s.figures.probes_passed_own} / {s.figures.probes}"),
     ):
         figures.add_row(label, *(value(side) for side in one.sides))
     out.print(figures)
@@ -317,7 +319,7 @@ def _side_panels(out: Any, side: SideReview, redact: bool, panel: Any) -> None:
             f"[bold]{escape(heading)}[/]\n{escape(shown(text, redact)[0])}"
             if heading
             else escape(shown(text, redact)[0])
-            for heading, text in sections(span.summary)
+            for heading, text in sections(span.summary, side.headings)
         )
         title = f"{side.name}: summary of messages {span.indices.start}-{span.indices.stop - 1}"
         out.print(panel(body, title=title, border_style="magenta"))
