@@ -158,7 +158,7 @@ def test_a_truncated_summary_is_flagged_in_the_report(openai_server, agent_messa
         app, ["compact", str(source), "-o", str(tmp_path / "p.jsonl"), "--no-cache", *openai_args(openai_server)]
     )
     assert "summarizer" in table.stdout  # the second run was a plain success: no truncation shown
-    assert "truncated" not in table.stdout
+    assert "truncated" not in table.stdout.replace(str(source), "")  # (the test's folder is named for it)
 
 
 def test_a_rerun_is_served_from_the_cache(openai_server, agent_messages, tmp_path):
