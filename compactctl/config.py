@@ -50,7 +50,8 @@ class InputOptions(Options):
     format: str = setting("auto", help="Input format, or auto.", flags=("--format", "-f"), panel=IO_PANEL)
     on_error: str = setting(
         "fail",
-        help="fail: exit 2 if any file is bad; skip: skip it and count it.",
+        help="A bad line in a file: fail fails its file; skip leaves the line out and counts it. A file that "
+        "cannot be read fails the run either way (after the others are done): see --max-failed-files.",
         choices=("fail", "skip"),
         panel=GATE_PANEL,
     )
@@ -115,6 +116,30 @@ class EngineOptions(Options):
 
 
 @dataclass(frozen=True)
+class OutcomeOptions(Options):
+    """How a run reports its end: the failed files it tolerates, and what CI is told."""
+
+    max_failed_files: int = setting(
+        0,
+        help="Files that may fail (unreadable, unknown format) before the run does (exit 2); every failure is "
+        "still reported.",
+        min=0,
+        metavar="N",
+        panel=GATE_PANEL,
+    )
+    annotations: str | None = setting(
+        None,
+        help="Also write CI annotations on stderr: github (workflow commands for failed files, skipped lines "
+        "and failed gates, paths relative to the repository).",
+        choices=("github",),
+        panel=GATE_PANEL,
+    )
+    junit: str | None = setting(
+        None, help="Write a JUnit XML report: a test case per file and per gate.", metavar="FILE", panel=GATE_PANEL
+    )
+
+
+@dataclass(frozen=True)
 class GateOptions(Options):
     """What a run must keep, and when it fails: the facts, the reduction."""
 
@@ -141,6 +166,7 @@ RUN_GROUPS: tuple[type[Options], ...] = (
     RecordedOptions,
     BatchOptions,
     EngineOptions,
+    OutcomeOptions,
     GateOptions,
 )
 

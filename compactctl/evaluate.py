@@ -37,7 +37,6 @@ from compactctl.summarizers.ledger import (
     sentences,
     writings,
 )
-from compactctl.summarizers.options import BASE_URL, REDACT, SUMMARY_TIMEOUT
 from compactctl.transcript import Message, message_text
 
 FAMILIES = ("recall", "artifact", "continuation", "decision")
@@ -55,15 +54,6 @@ class EvalOptions(Options):
     judge_model: str = setting(
         "gpt-4o-mini", help="openai judge: model.", panel="Evaluation", needs=Needs("judge", ("openai",))
     )
-
-
-@dataclass(frozen=True)
-class JudgeServerOptions(Options):
-    """Where the openai judge's server is: the summarizer's own settings (shared specs), read by the judge."""
-
-    base_url: str | None = BASE_URL(None)
-    summary_timeout: float = SUMMARY_TIMEOUT(60.0)
-    redact: bool = REDACT(True)
 
 
 PER_FAMILY = 6  # probes per family and transcript: the most recent first

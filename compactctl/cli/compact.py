@@ -20,7 +20,7 @@ from compactctl.cli.options import (
     settings_for,
     strategy_takes,
 )
-from compactctl.cli.render import progress_wanted
+from compactctl.cli.render import note_left_out, progress_wanted, stderr
 from compactctl.compaction import check_steps
 from compactctl.config import (
     BatchOptions,
@@ -29,13 +29,14 @@ from compactctl.config import (
     EngineOptions,
     GateOptions,
     InputOptions,
+    OutcomeOptions,
     StepsOptions,
 )
 from compactctl.errors import InputError
 from compactctl.files.compact import compact_file
 from compactctl.files.io import STDIO, check_side_files, plan, run_jobs
 from compactctl.settings import Declared
-from compactctl.summarizers.build import make_summarizer
+from compactctl.summarizers.build import NOTHING_TO_SEND, make_summarizer, reads_prompt
 from compactctl.summarizers.options import DryRunOptions, SummarizerOptions
 from compactctl.tokens import counter_for
 
@@ -49,6 +50,7 @@ def takes() -> list[Takes]:
         Takes(CountOptions),
         Takes(BatchOptions),
         Takes(EngineOptions),
+        Takes(OutcomeOptions),
         Takes(GateOptions),
         *strategy_takes(),
         Takes(SummarizerOptions),
@@ -86,13 +88,17 @@ def compact(
     if database.in_place and output is not None:
         raise InputError("--in-place writes into the input database; drop -o")
     jobs_planned = plan(inputs, output)
+    note_left_out(inputs)
     if database.in_place:
         jobs_planned = [dataclasses.replace(job, target=job.source) for job in jobs_planned]
     check_side_files(jobs_planned, manifest=manifest)
-    summarizer_used = make_summarizer(settings.of(SummarizerOptions), counter, dry_run=dry_run)
+    summarizer = settings.of(SummarizerOptions)
+    summarizer_used = make_summarizer(summarizer, counter, dry_run=dry_run)
     if dry_run:
         # The requests go to stdout; nothing is sent, so nothing is written.
         jobs_planned = [dataclasses.replace(job, target=None) for job in jobs_planned]
+        if not reads_prompt(summarizer.summarizer):
+            stderr.print(NOTHING_TO_SEND.format(name=summarizer.summarizer), soft_wrap=True, highlight=False)
     strategies = settings.strategies()
     results, failures = run_jobs(
         jobs_planned,
@@ -119,7 +125,7 @@ def compact(
         results,
         failures,
         gates,
-        read,
+        settings.of(OutcomeOptions),
         manifest=manifest,
         as_json=as_json,
         quiet=quiet,

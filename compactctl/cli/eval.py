@@ -5,36 +5,50 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
-from compactctl.cli.exit import exit_code, handle_errors
+from compactctl.cli.exit import build_document, finish, handle_errors
 from compactctl.cli.options import ConfigPath, JsonOut, Quiet, Takes, command_settings, settings_for
-from compactctl.cli.render import console, envelope, failed_json, progress_wanted, stderr, write_json
+from compactctl.cli.render import console, progress_wanted, say_failures, write_json
 from compactctl.cli.report import counterpart
-from compactctl.config import BatchOptions, InputOptions
+from compactctl.config import BatchOptions, InputOptions, OutcomeOptions
 from compactctl.evaluate import (
     FAMILIES,
     EvalOptions,
     Evaluation,
     FileEvaluation,
     Judge,
-    JudgeServerOptions,
     evaluation_json,
     merged,
 )
 from compactctl.files.eval import eval_pair
 from compactctl.files.io import Job, expand_inputs, run_jobs
 from compactctl.settings import Declared, Needs
+from compactctl.summarizers.options import SummarizerOptions
+
+# What of the summarizer's settings the judge does not read: it has its own model, and asks chat.
+NOT_THE_JUDGE_S = (
+    "summarizer",
+    "model",
+    "api",
+    "summary_deadline",
+    "summary_fail_after",
+    "prompt_file",
+    "max_tokens_field",
+)
+
+# The summarizer's server settings, as the openai judge reads them (review takes them so too).
+JUDGE_SERVER = Takes(SummarizerOptions, needs=Needs("judge", ("openai",)), omit=NOT_THE_JUDGE_S)
 
 
 def takes() -> list[Takes]:
-    """The groups of settings eval takes (a strategy's, only when it is a step)."""
+    """The groups of settings eval takes: the judge reads the summarizer's server settings, with --judge openai."""
     return [
-        Takes(InputOptions),
+        Takes(InputOptions, omit=("on_error",)),  # a bad line fails its pair: eval skips none
         Takes(BatchOptions),
+        Takes(OutcomeOptions),
         Takes(EvalOptions),
-        Takes(JudgeServerOptions, needs=Needs("judge", ("openai",))),  # the summarizer's server settings
+        JUDGE_SERVER,
     ]
 
 
@@ -43,18 +57,12 @@ def declared_settings() -> dict[str, Declared]:
     return command_settings(takes())
 
 
-def _judge(judging: EvalOptions, server: JudgeServerOptions) -> Judge | None:
+def _judge(judging: EvalOptions, server: SummarizerOptions) -> Judge | None:
     if judging.judge == "none":
         return None
-    from compactctl.summarizers.judge import JudgeConfig, OpenAIJudge  # imports openai: only when asked for
+    from compactctl.summarizers.judge import OpenAIJudge, judge_config  # imports openai: only when asked for
 
-    config = JudgeConfig(
-        model=judging.judge_model,
-        base_url=server.base_url,
-        timeout=float(server.summary_timeout),
-        redact=server.redact,
-    )
-    return OpenAIJudge(config)
+    return OpenAIJudge(judge_config(judging.judge_model, server))
 
 
 @handle_errors
@@ -70,7 +78,7 @@ def eval(
 ) -> None:
     """Score a compaction: recall, artifact, continuation and decision probes built from BEFORE, answered from AFTER."""
     settings = settings_for(config, given, takes())
-    judge = _judge(settings.of(EvalOptions), settings.of(JudgeServerOptions))
+    judge = _judge(settings.of(EvalOptions), settings.of(SummarizerOptions))
     read = settings.of(InputOptions)
     pairs = [Job(source, counterpart(after, name, before), name) for source, name, _ in expand_inputs([before])]
     results, failures = run_jobs(
@@ -80,19 +88,21 @@ def eval(
         progress_wanted(quiet),
     )
     judged = judge is not None
+    total = merged(r.evaluation for r in results)
+    doc = build_document(
+        "eval",
+        pairs,
+        [evaluation_json(r, judged) for r in results],
+        failures,
+        settings.of(OutcomeOptions),
+        total=evaluation_json(FileEvaluation("total", "", total), judged) | {"files": len(results)},
+    )
     if as_json:
-        total = merged(r.evaluation for r in results)
-        body = {
-            "files": [evaluation_json(r, judged) for r in results],
-            "failed": failed_json(failures),
-            "total": evaluation_json(FileEvaluation("total", "", total), judged) | {"files": len(results)},
-        }
-        write_json(envelope("eval", body))
+        write_json(doc)
     elif not quiet and results:
         console().print(eval_table(results, judged))
-    for failure in failures:  # one line each, whatever was printed
-        stderr.print(f"[bold red]error:[/] {escape(failure.file)}: {escape(failure.error)}", soft_wrap=True)
-    raise typer.Exit(exit_code(failures, read.on_error, len(results)))
+    say_failures(entry for entry in doc["files"] if entry["status"] == "failed")  # whatever was printed
+    finish(doc, settings.of(OutcomeOptions))
 
 
 def _cell(evaluation: Evaluation, family: str | None, judged: bool) -> str:

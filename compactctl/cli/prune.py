@@ -22,7 +22,7 @@ from compactctl.cli.options import (
     command_settings,
     settings_for,
 )
-from compactctl.cli.render import console, progress_wanted, stderr
+from compactctl.cli.render import console, note_left_out, progress_wanted, stderr
 from compactctl.config import (
     IO_PANEL,
     BatchOptions,
@@ -31,6 +31,7 @@ from compactctl.config import (
     EngineOptions,
     GateOptions,
     InputOptions,
+    OutcomeOptions,
 )
 from compactctl.files.compact import FileCompaction, compact_file
 from compactctl.files.io import PRUNED_MARK, STDIO, check_side_files, plan, run_jobs
@@ -49,6 +50,7 @@ def takes() -> list[Takes]:
         Takes(CountOptions),
         Takes(BatchOptions),
         Takes(EngineOptions),
+        Takes(OutcomeOptions),
         Takes(GateOptions),
         Takes(PruneOptions),  # the one step, always run: its settings are always read
     ]
@@ -92,6 +94,7 @@ def prune(
     counter = counter_for(settings.of(CountOptions).encoding)
     check_output_format(to)
     planned = plan(inputs, output, PRUNED_MARK)
+    note_left_out(inputs)
     check_side_files(planned, archive=archive, manifest=manifest)
     strategies = settings.strategies()
     results, failures = run_jobs(
@@ -123,7 +126,7 @@ def prune(
         results,
         failures,
         gates,
-        read,
+        settings.of(OutcomeOptions),
         manifest=manifest,
         as_json=as_json,
         quiet=quiet,

@@ -16,6 +16,7 @@ from compactctl.config import (
     EngineOptions,
     GateOptions,
     InputOptions,
+    OutcomeOptions,
     RecordedOptions,
 )
 from compactctl.errors import InputError
@@ -33,6 +34,7 @@ def takes() -> list[Takes]:
         Takes(RecordedOptions),
         Takes(BatchOptions),
         Takes(EngineOptions),
+        Takes(OutcomeOptions),
         Takes(GateOptions),
     ]
 
@@ -66,7 +68,7 @@ def report(
         progress_wanted(quiet),
         settings.of(EngineOptions).engine,
     )
-    finish_report("report", reports, failures, gates, read, as_json=as_json, quiet=quiet)
+    finish_report("report", pairs, reports, failures, gates, settings.of(OutcomeOptions), as_json=as_json, quiet=quiet)
 
 
 def counterpart(after: str | None, name: str, before: str) -> str | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compactctl.settings import Needs, Options, SettingSpec, setting
+from compactctl.settings import Needs, Options, setting
 
 SUMMARY_PANEL = "Summaries"
 APIS = ("chat", "responses")
@@ -16,27 +16,23 @@ APIS = ("chat", "responses")
 # max_tokens); vLLM before 0.6, llama.cpp's server and Ollama read max_tokens.
 MAX_TOKENS_FIELDS = ("auto", "max_completion_tokens", "max_tokens")
 OPENAI = Needs("summarizer", ("openai",))
-# The summarizers whose requests carry a prompt (``PromptedSummarizer``); tests/summarizers check it.
-PROMPTED = Needs("summarizer", ("openai",))
-
-# Shared with the eval judge (``evaluate.JudgeServerOptions``), which talks to the same kind of server.
-BASE_URL = SettingSpec(
-    "openai: any compatible server, e.g. http://127.0.0.1:8000/v1.", panel=SUMMARY_PANEL, needs=OPENAI
-)
-SUMMARY_TIMEOUT = SettingSpec(
-    "openai: seconds per request, all of it (slow bytes included).", min=0.001, panel=SUMMARY_PANEL, needs=OPENAI
-)
-# Both summarizers read it: the offline one builds its summaries from redacted text too.
-REDACT = SettingSpec("openai: redact secrets before sending.", flags=("--redact/--no-redact",), panel=SUMMARY_PANEL)
 
 
 @dataclass(frozen=True)
 class SummarizerOptions(Options):
     summarizer: str = setting("extractive", help="extractive (offline) or openai.", panel=SUMMARY_PANEL)
     model: str = setting("gpt-4o-mini", help="openai: model.", panel=SUMMARY_PANEL, needs=OPENAI)
-    base_url: str | None = BASE_URL(None)
+    base_url: str | None = setting(
+        None, help="openai: any compatible server, e.g. http://127.0.0.1:8000/v1.", panel=SUMMARY_PANEL, needs=OPENAI
+    )
     api: str = setting("chat", help="openai: chat or responses.", choices=APIS, panel=SUMMARY_PANEL, needs=OPENAI)
-    summary_timeout: float = SUMMARY_TIMEOUT(60.0)
+    summary_timeout: float = setting(
+        60.0,
+        help="openai: seconds per request, all of it (slow bytes included).",
+        min=0.001,
+        panel=SUMMARY_PANEL,
+        needs=OPENAI,
+    )
     summary_retries: int = setting(
         4, help="openai: retries on 429/5xx/timeouts.", min=0, panel=SUMMARY_PANEL, needs=OPENAI
     )
@@ -61,7 +57,10 @@ class SummarizerOptions(Options):
         panel=SUMMARY_PANEL,
         needs=OPENAI,
     )
-    redact: bool = REDACT(True)
+    # Both summarizers read it: the offline one builds its summaries from redacted text too.
+    redact: bool = setting(
+        True, help="openai: redact secrets before sending.", flags=("--redact/--no-redact",), panel=SUMMARY_PANEL
+    )
     cache: bool = setting(
         True,
         help="openai: reuse summaries cached on disk.",
@@ -76,11 +75,18 @@ class SummarizerOptions(Options):
         panel=SUMMARY_PANEL,
         needs=OPENAI,
     )
+    # Given to a summarizer that reads no prompt it is refused by ``build.check_prompt_read``, from a
+    # config file too, with what to add.
     prompt_file: tuple[str, ...] = setting(
-        (),
-        help="Replace the summary prompt: PATH, or STRATEGY=PATH (repeatable).",
+        (), help="Replace the summary prompt: PATH, or STRATEGY=PATH (repeatable).", panel=SUMMARY_PANEL
+    )
+    summary_temperature: float | None = setting(
+        None,
+        help="openai: the sampling temperature sent with each request (none sent by default: the server's own); "
+        "0 makes a local model's prompt A/B repeatable.",
+        min=0.0,
         panel=SUMMARY_PANEL,
-        needs=PROMPTED,
+        needs=OPENAI,
     )
     max_tokens_field: str = setting(
         "auto",

@@ -54,7 +54,7 @@ def test_ordinary_identifiers_are_left_alone_and_redaction_is_idempotent():
 def compact_args(server, source: Path, out: Path, *extra: str) -> list[str]:
     return [
         "compact", str(source), "-o", str(out), "--summarizer", "openai", "--base-url", server.url,
-        "--model", "test-model", "--summary-backoff", "0.01", "--keep-turns", "1", "-s", "summary",
+        "--model", "test-model", "--summary-backoff", "0.01", "-s", "summary",
         "--threshold", "10", *extra,
     ]  # fmt: skip
 
