@@ -61,6 +61,9 @@ def test_own_text_stops_where_compactctl_appended_its_blocks():
     text = f"## Goal\n- fix it\n\n## Ledger (verbatim)\n- Paths: src/a.py\n\n{LATEST_REQUEST_HEADING}\nmake it so"
     assert own_text(text) == "## Goal\n- fix it"
     assert own_text("## Goal\n- all mine") == "## Goal\n- all mine"
+    # A small model copies the verbatim block out mid-summary: what it wrote after the copy is still its own.
+    copied = "## Goal\n- x\n\n## User messages (verbatim)\n- fix it\n\n## Next step\n- run pytest"
+    assert own_text(copied + "\n\n## Ledger (verbatim)\n- Paths: src/a.py") == copied
 
 
 def test_a_heading_the_user_pasted_is_quoted_never_a_section():
