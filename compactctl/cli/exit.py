@@ -36,8 +36,10 @@ def handle_errors(command: F) -> F:
         except CompactctlError as error:
             # Escaped: a message may hold brackets ("pip install 'compactctl[plot]'") that are not markup.
             stderr.print(f"[bold red]error:[/] {escape(str(error))}", markup=True, highlight=False, soft_wrap=True)
+            doc = error_document(command.__name__, error)
             if kwargs.get("as_json"):
-                write_json(error_document(command.__name__, error))
+                write_json(doc)
+            ci_reports(doc, kwargs)  # the run stopped, and CI is told so the way it asked
             raise typer.Exit(error.exit_code) from None
 
     return wrapper  # type: ignore[return-value]
@@ -75,6 +77,12 @@ def finish(doc: Mapping[str, Any], settings: Mapping[str, Any]) -> NoReturn:
     if tolerated:
         limit = settings.get("max_failed_files")
         stderr.print(f"[yellow]note:[/] {tolerated} file(s) failed, within --max-failed-files {limit}")
+    ci_reports(doc, settings)
+    raise typer.Exit(doc["exit_code"])
+
+
+def ci_reports(doc: Mapping[str, Any], settings: Mapping[str, Any]) -> None:
+    """--annotations github (workflow commands on stderr) and --junit FILE, from the run document."""
     if settings.get("annotations") == "github":
         from compactctl.ci import github_annotations, repo_root
 
@@ -88,7 +96,6 @@ def finish(doc: Mapping[str, Any], settings: Mapping[str, Any]) -> NoReturn:
         except OSError as error:
             stderr.print(f"[bold red]error:[/] {settings['junit']}: cannot write: {error.strerror or error}")
             raise typer.Exit(EXIT_INPUT) from None
-    raise typer.Exit(doc["exit_code"])
 
 
 def finish_report(

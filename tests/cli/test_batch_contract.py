@@ -131,6 +131,10 @@ def test_every_command_gives_valid_json_on_success_failure_and_usage_errors(cli,
         doc = valid(result.stdout)
         assert result.exit_code == 2 and doc["error"]["kind"] == "usage" and doc["command"] == args[0]
         assert doc["error"]["message"] in result.stderr
+    pair = valid(cli("report", logs, "after", "--json").stdout)
+    assert {e["file"]: e.get("after") for e in pair["files"] if e["status"] != "failed"} == {
+        f: f.replace("logs/", "after/", 1) for f in [*GOOD, "logs/team/bad-line.jsonl"] if "bad-line" not in f
+    }
     missing = cli("report", "nowhere", "--json")
     doc = valid(missing.stdout)
     assert (missing.exit_code, doc["error"]) == (2, {"kind": "input", "message": "nowhere: no such file or folder"})
@@ -214,3 +218,13 @@ def test_a_stdin_run_has_a_document_too(cli):
     doc = valid(result.stdout)
     assert doc["files"][0]["file"] == "-" and doc["files"][0]["name"] == "<stdin>"
     assert orjson.loads(result.stdout)["total"]["inputs"] == 1
+
+
+def test_a_run_that_does_not_start_is_reported_to_ci_too(cli, logs, tmp_path, monkeypatch):
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path))
+    result = cli("compact", logs, "--annotations", "github", "--junit", "report.xml")  # a folder needs -o
+    assert result.exit_code == 2
+    assert "::error title=compactctl compact::a folder input needs -o DIR" in result.stderr
+    (suite,) = ElementTree.parse("report.xml").getroot()
+    (case,) = suite
+    assert case.attrib["name"] == "run" and case.find("error").attrib["type"] == "input"
