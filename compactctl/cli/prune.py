@@ -22,7 +22,7 @@ from compactctl.cli.options import (
     settings_for,
 )
 from compactctl.cli.render import console, note_left_out, progress_wanted, stderr
-from compactctl.config import IO_PANEL, RunOptions
+from compactctl.config import IO_PANEL, RunOptions, WriteOptions
 from compactctl.files.compact import FileCompaction, compact_file
 from compactctl.files.io import PRUNED_MARK, STDIO, check_side_files, plan, run_jobs
 from compactctl.settings import Declared
@@ -34,7 +34,7 @@ PRUNE_PANEL = "Pruning"
 
 def declared_settings() -> dict[str, Declared]:
     """The run's settings (no strategy: the step is prune) and prune's own."""
-    return command_settings([("", RunOptions), ("prune", PruneOptions)], exclude=("strategy",))
+    return command_settings([("", RunOptions), ("", WriteOptions), ("prune", PruneOptions)], exclude=("strategy",))
 
 
 @handle_errors
