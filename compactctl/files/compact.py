@@ -6,6 +6,7 @@ a chat JSON Lines file walked, an Agents SDK database replaced in place.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -279,10 +280,9 @@ def _compact_walked(
     if job.target is None:  # --dry-run: the figures, nothing written
         run(lambda message, line: None)
     else:
-        try:
+        # Nothing changed: the temporary copy is dropped, and the target keeps what it had.
+        with contextlib.suppress(_NothingChanged):
             write_atomic(job.target, lambda file: _walk_unless_unchanged(run, file, lines, unchanged, job, settings))
-        except _NothingChanged:
-            pass  # the temporary copy is gone; the target keeps what it had
     before, after = measured[0]
     report = file_report(job.name, chat.NAME, before, after, required, SummarizerUsage(), {}, lines.skipped or ())
     if unchanged():
