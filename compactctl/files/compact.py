@@ -226,15 +226,32 @@ def _compact_lines(
     if settings.get("strict_facts"):  # the input's figures first: a missing fact writes nothing
         tally.check_facts(dataset.NAME, measure(transcripts(), counter, tally.facts))
 
+    changed: list[bool] = []
+    first: list[list[Message]] = []
+
     def lines() -> Iterator[bytes]:
         for transcript in transcripts():
-            yield dataset.write([tally.compact(transcript, steps, summarizer)])
+            compacted = tally.compact(transcript, steps, summarizer)
+            changed.append(compacted.messages != transcript.messages)
+            first[:] = first or [transcript.messages]
+            yield dataset.write([compacted])
+
+    def unchanged() -> bool:
+        return not any(changed) and not skipped
+
+    def fill(file: Any) -> None:
+        file.writelines(lines())
+        if unchanged() and not settings.get("write_unchanged") and job.target != STDIO:
+            raise _NothingChanged
 
     if job.target is None:  # --dry-run
         for _ in lines():
             pass
     else:
-        write_atomic(job.target, lambda file: file.writelines(lines()))
+        with contextlib.suppress(_NothingChanged):
+            write_atomic(job.target, fill)
+    if unchanged() and first:
+        tally.unchanged = unchanged_reason(first[0], counter)
     return tally.result(dataset.NAME, skipped)
 
 
