@@ -11,10 +11,18 @@ from typing import Annotated
 import typer
 
 from compactctl import __version__, interrupts
-from compactctl.cli import compact, eval, prune, replay, report, review
+from compactctl.cli import compact, eval, prune, replay, report, review, sessions
 from compactctl.cli.options import takes_settings
 
-COMMANDS = (compact, prune, report, replay, eval, review)  # each module: the command function and declared_settings()
+COMMANDS = (
+    compact,
+    prune,
+    report,
+    replay,
+    eval,
+    review,
+    sessions,
+)  # each module: the command function and declared_settings()
 
 
 def _show_version(value: bool) -> None:

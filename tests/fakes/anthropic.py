@@ -17,6 +17,8 @@ from typing import Any
 from tests.fakes.server import FakeModelServer, Recorded, RejectedRequest, Reply, estimate_tokens, send_json, send_sse
 
 _ids = itertools.count(1)
+# The API's refusal of a request over the model's window (invalid_request_error, HTTP 400).
+PROMPT_TOO_LONG = "prompt is too long: {tokens} tokens > {window} maximum"
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:
@@ -208,6 +210,12 @@ class FakeAnthropic(FakeModelServer):
             return
         try:
             validate_messages(body)
+            too_long = self.over_window(
+                estimate_tokens([body.get("system"), body.get("messages"), body.get("tools")]),
+                PROMPT_TOO_LONG,
+            )
+            if too_long is not None:
+                raise too_long
         except RejectedRequest as error:
             entry.error = str(error)
             send_json(

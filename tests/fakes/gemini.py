@@ -30,6 +30,8 @@ DATA_FIELDS = (
     "codeExecutionResult",
 )
 MODEL = "gemini-fake"
+# The API's refusal of a request over the model's window (400 INVALID_ARGUMENT).
+INPUT_TOO_LONG = "The input token count ({tokens}) exceeds the maximum number of tokens allowed ({window})."
 # What the real API answers for unequal counts (seen in Gemini CLI's own issue reports).
 COUNT_MISMATCH = (
     "Please ensure that the number of function response parts is equal to the number of function call parts "
@@ -149,6 +151,12 @@ class FakeGemini(FakeModelServer):
             return
         try:
             validate_contents(body)
+            too_long = self.over_window(
+                estimate_tokens([body.get("systemInstruction"), body.get("contents"), body.get("tools")]),
+                INPUT_TOO_LONG,
+            )
+            if too_long is not None:
+                raise too_long
         except RejectedRequest as error:
             entry.error = str(error)
             status = {"code": 400, "message": str(error), "status": "INVALID_ARGUMENT"}

@@ -47,6 +47,15 @@ class RejectedRequest(ValueError):
     """A request the real API would answer with 400 invalid_request_error."""
 
 
+class OverWindow(RejectedRequest):
+    """A request larger than the model's context window."""
+
+    def __init__(self, message: str, tokens: int, window: int) -> None:
+        super().__init__(message)
+        self.tokens = tokens
+        self.window = window
+
+
 class _QuietServer(ThreadingHTTPServer):
     def handle_error(self, request: Any, client_address: Any) -> None:
         pass  # a client dropping its connection (Codex after a stream ends) is not a test failure
@@ -59,6 +68,9 @@ class FakeModelServer:
     requests: list[Recorded] = field(default_factory=list)
     script: deque[Reply] = field(default_factory=deque)
     default: Reply = field(default_factory=lambda: Reply(text="Done."))
+    # The model's context window in the fake's tokens (:func:`estimate_tokens` of the request): a
+    # request over it is refused with the API's own error, as a real one over the model's window is.
+    window: int | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     port: int = 0
     _server: ThreadingHTTPServer | None = None
@@ -75,6 +87,12 @@ class FakeModelServer:
     def record(self, entry: Recorded) -> None:
         with self.lock:
             self.requests.append(entry)
+
+    def over_window(self, tokens: int, message: str) -> OverWindow | None:
+        """The refusal of a request of ``tokens`` when it is over the window, else None."""
+        if self.window is None or tokens <= self.window:
+            return None
+        return OverWindow(message.format(tokens=tokens, window=self.window), tokens, self.window)
 
     @property
     def errors(self) -> list[str]:

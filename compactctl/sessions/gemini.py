@@ -1,0 +1,139 @@
+"""Gemini CLI's chats: ``~/.gemini/tmp/<project>/chats/session-<UTC minute>-<id8>.jsonl`` (``$GEMINI_CLI_HOME``
+stands for the home folder).
+
+``<project>`` is a short name that ``~/.gemini/projects.json`` maps from the project's path
+(older versions: the SHA-256 of the path). The first record is the header holding the whole
+``sessionId``; ``gemini --resume ID`` looks in the chats folder of the project it is started
+in for a file ending ``-<first 8 characters of ID>.jsonl`` whose header has that id
+(``packages/cli/src/utils/sessionUtils.ts`` in google-gemini/gemini-cli). No index, no lock.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from compactctl.sessions.records import first_values, rewrite_values
+
+NAME = "gemini"
+FORMAT = "gemini"
+# tokenLimit() in packages/core/src/core/tokenLimits.ts: every Gemini model 1,048,576; Gemma 4 256,000.
+WINDOW = 1_048_576
+GEMMA_WINDOW = 256_000
+COMPRESSION_MARK = "<state_snapshot>"  # the summary Gemini CLI's own compression writes
+
+
+def _home(env: Mapping[str, str], home: Path) -> Path:
+    return Path(env["GEMINI_CLI_HOME"]) if env.get("GEMINI_CLI_HOME") else home
+
+
+def roots(env: Mapping[str, str], home: Path) -> list[Path]:
+    return [_home(env, home) / ".gemini"]
+
+
+def session_files(root: Path) -> Iterator[Path]:
+    for chats in (root / "tmp").glob("*/chats"):
+        yield from chats.glob("session-*.jsonl")
+        yield from chats.glob("session-*.json")
+
+
+def _header(path: Path) -> dict[str, Any]:
+    if path.suffix == ".json":
+        try:
+            value = json.loads(path.read_bytes())
+        except (OSError, ValueError):
+            return {}
+        return value if isinstance(value, dict) else {}
+    found = first_values(path, lambda value: isinstance(value.get("sessionId"), str), lines=3)
+    return found[0] if found else {}
+
+
+def session_id(path: Path) -> str:
+    found = _header(path).get("sessionId")
+    return found if isinstance(found, str) else path.stem
+
+
+def working_directory(path: Path) -> str | None:
+    """The project's path, from ``projects.json`` (short name to path) or the folder's ``.project_root``."""
+    project = path.parent.parent
+    marker = project / ".project_root"
+    if marker.is_file():
+        return marker.read_text(encoding="utf-8", errors="replace").strip() or None
+    registry = project.parent.parent / "projects.json"
+    try:
+        projects = json.loads(registry.read_bytes()).get("projects", {})
+    except (OSError, ValueError, AttributeError):
+        return None
+    return next((str(p) for p, name in projects.items() if name == project.name), None)
+
+
+def model_of(values: list[dict[str, Any]]) -> str | None:
+    for value in reversed(values):
+        records = value["$set"].get("messages") if isinstance(value.get("$set"), dict) else [value]
+        for record in reversed(records if isinstance(records, list) else []):
+            if isinstance(record, dict) and record.get("type") == "gemini" and isinstance(record.get("model"), str):
+                return str(record["model"])
+    return None
+
+
+def window_of(model: str | None, values: list[dict[str, Any]]) -> int:
+    return GEMMA_WINDOW if model and model.startswith("gemma-4") else WINDOW
+
+
+def compacted(values: list[dict[str, Any]]) -> bool:
+    """A checkpoint whose history opens on a summary: the client's compression, or compactctl's."""
+    from compactctl.strategies.summarizing import SUMMARY_HEADER
+
+    ours = SUMMARY_HEADER.split("{", 1)[0]
+    for value in values:
+        checkpoint = value.get("$set") if isinstance(value.get("$set"), dict) else None
+        for record in (checkpoint or {}).get("messages") or []:
+            text = json.dumps(record.get("content"), ensure_ascii=False) if isinstance(record, dict) else ""
+            if COMPRESSION_MARK in text or ours in text:
+                return True
+    return False
+
+
+def new_session_id() -> str:
+    return str(uuid.uuid4())
+
+
+def new_path(original: Path, new_id: str, now: datetime) -> Path:
+    return original.with_name(f"session-{now.astimezone(UTC):%Y-%m-%dT%H-%M}-{new_id[:8]}.jsonl")
+
+
+def with_session_id(data: bytes, old: str, new: str) -> bytes:
+    def renamed(value: dict[str, Any]) -> dict[str, Any] | None:
+        return {**value, "sessionId": new} if value.get("sessionId") == old else None
+
+    return rewrite_values(data, renamed)
+
+
+def slim(data: bytes) -> bytes:
+    """Only what ``--resume`` reads: the header, then the last checkpoint of the whole history
+    (a ``$set`` of ``messages``) and what follows it."""
+    lines = data.splitlines(keepends=True)
+    marks = [n for n, line in enumerate(lines) if line.startswith(b'{"$set":{"messages":')]
+    if not marks or marks[-1] == 0:
+        return data
+    return b"".join([lines[0], *lines[marks[-1] :]])
+
+
+def writer_active(root: Path, session: str) -> bool:
+    return False  # no lock: a live chat shows as a recent write
+
+
+def update_index(root: Path, original: str, new: str, new_file: Path) -> list[str]:
+    return []  # found by its file name
+
+
+def resume_command(new_id: str) -> list[str]:
+    return ["gemini", "--resume", new_id]
+
+
+def copied_usage(value: dict[str, Any]) -> bool:
+    return False
