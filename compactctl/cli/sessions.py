@@ -106,11 +106,14 @@ def sessions(
     if as_json:
         write_json(envelope("sessions", {"files": [row_json(row) for row in shown], "failed": failed, "total": total}))
         return
+    from compactctl.sessions import short_ids
+
+    short = short_ids(row.session.session_id for row in shown)
     out = console()
     if not shown:
         out.print("no sessions" + (" match" if client or project or since else " yet"))
     else:
-        out.print(_table(shown))
+        out.print(_table(shown, short))
     for failure in failed:
         stderr.print(f"[bold red]unreadable:[/] {escape(failure['file'])}: {escape(failure['error'])}", soft_wrap=True)
     stuck = [row for row in shown if row.over_window]
@@ -118,13 +121,13 @@ def sessions(
         stderr.print(
             f"{row.session.client} {row.session.session_id} is over its window "
             f"({row.live.tokens:,} > {row.window:,} tokens): its client cannot resume it. "
-            f"compactctl compact --session {row.session.session_id[:8]}",
+            f"compactctl compact --session {short[row.session.session_id]}",
             soft_wrap=True,
             highlight=False,
         )
 
 
-def _table(rows: list[SessionRow]) -> Table:
+def _table(rows: list[SessionRow], short: dict[str, str]) -> Table:
     now = time.time()
     table = Table(title_justify="left", title=None)
     for name in ("client", "id", "project", "last used", "size", "live", "window", "full", "compacted"):
@@ -134,7 +137,7 @@ def _table(rows: list[SessionRow]) -> Table:
         full = f"{row.full:.0%}"
         table.add_row(
             session.client,
-            session.session_id[:8],
+            short[session.session_id],
             _home_short(row.cwd),
             _ago(now - session.modified),
             _size(session.size),

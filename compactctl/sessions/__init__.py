@@ -130,3 +130,22 @@ def filtered(
             continue
         kept.append(session)
     return kept
+
+
+def short_ids(ids: Iterable[str], shortest: int = 8) -> dict[str, str]:
+    """Each id's shortest prefix (``shortest`` characters at least) that no other id starts with:
+    what to type after ``--session``. (Codex's UUIDv7 ids of one minute share their first 8.)"""
+    unique = sorted(set(ids))
+    short = {}
+    for n, current in enumerate(unique):
+        neighbours = unique[max(0, n - 1) : n] + unique[n + 1 : n + 2]  # sorted: the closest share the most
+        common = max((_shared(current, other) for other in neighbours), default=0)
+        short[current] = current[: max(shortest, common + 1)]
+    return short
+
+
+def _shared(a: str, b: str) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n

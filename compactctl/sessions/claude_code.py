@@ -18,6 +18,8 @@ from typing import Any
 
 import orjson
 
+from compactctl.formats.records import Record
+from compactctl.sessions.live import Anchor
 from compactctl.sessions.records import first_values, rewrite_values
 
 NAME = "claude-code"
@@ -87,7 +89,9 @@ def with_session_id(data: bytes, old: str, new: str) -> bytes:
 
 def slim(data: bytes) -> bytes:
     """Only what ``--resume`` reads: the records from the last compact boundary on (the chain the
-    client walks back from the leaf stops there), with the last title records kept for the picker."""
+    client walks back from the leaf stops there), the messages a partial ``/compact`` kept verbatim
+    before it (``compactMetadata.preservedSegment`` / ``preservedMessages``) with their tool results,
+    and the last title records, for the picker."""
     lines = data.splitlines(keepends=True)
     values = [_value(line) for line in lines]
     boundaries = [
@@ -96,12 +100,41 @@ def slim(data: bytes) -> bytes:
     if not boundaries:
         return data
     start = boundaries[-1]
-    titles = {}
+    preserved = _preserved(values, values[start] or {})
+    kept = []
+    titles: dict[str, int] = {}
     for n, value in enumerate(values[:start]):
-        if value and value.get("type") in ("ai-title", "custom-title"):
+        if not value:
+            continue
+        if value.get("type") in ("ai-title", "custom-title"):
             titles[value["type"]] = n
-    kept = [lines[n] for n in sorted(titles.values())] + lines[start:]
-    return b"".join(line if line.endswith(b"\n") else line + b"\n" for line in kept)
+        elif value.get("uuid") in preserved or value.get("sourceToolAssistantUUID") in preserved:
+            kept.append(n)
+    chosen = sorted({*kept, *titles.values()})
+    out = [lines[n] for n in chosen] + lines[start:]
+    return b"".join(line if line.endswith(b"\n") else line + b"\n" for line in out)
+
+
+def _preserved(values: list[dict[str, Any] | None], boundary: dict[str, Any]) -> set[str]:
+    """The uuids of the records a partial compaction kept where they were."""
+    metadata = boundary.get("compactMetadata")
+    if not isinstance(metadata, dict):
+        return set()
+    listed = metadata.get("preservedMessages")
+    if isinstance(listed, dict) and isinstance(listed.get("uuids"), list):
+        return {u for u in listed["uuids"] if isinstance(u, str)}
+    segment = metadata.get("preservedSegment")
+    if not isinstance(segment, dict):
+        return set()
+    parents = {v["uuid"]: v.get("parentUuid") for v in values if v and isinstance(v.get("uuid"), str)}
+    found: set[str] = set()
+    current = segment.get("tailUuid")
+    while isinstance(current, str) and current in parents and current not in found:
+        found.add(current)
+        if current == segment.get("headUuid"):
+            break
+        current = parents[current]
+    return found
 
 
 def _value(line: bytes) -> dict[str, Any] | None:
@@ -129,3 +162,29 @@ def copied_usage(value: dict[str, Any]) -> bool:
     """An assistant record compactctl copied after its boundary: its usage is the old call's, not this context's."""
     message = value.get("message")
     return isinstance(message, dict) and str(message.get("id", "")).startswith(COPIED_ID_PREFIX)
+
+
+def anchors(records: list[Record]) -> list[Anchor]:
+    """Each main-thread response's usage (input, cache reads and writes, output), at its last record."""
+    by_id: dict[Any, Anchor] = {}
+    for position, record in enumerate(records):
+        value = record.value
+        message = value.get("message") if isinstance(value, dict) and value.get("type") == "assistant" else None
+        usage = message.get("usage") if isinstance(message, dict) else None
+        if (
+            not isinstance(usage, dict)
+            or value.get("isSidechain")
+            or value.get("isApiErrorMessage")
+            or copied_usage(value)
+        ):
+            continue
+        parts = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
+        tokens = sum(int(usage.get(key) or 0) for key in parts)
+        if tokens:
+            by_id.pop(message.get("id"), None)  # the response's last record (its final output count) stands
+            by_id[message.get("id")] = Anchor(position, tokens)
+    return sorted(by_id.values(), key=lambda anchor: anchor.position)
+
+
+def as_sent(messages: list[dict[str, Any]], records: list[Record]) -> list[dict[str, Any]]:
+    return messages  # sent on resume as read

@@ -22,6 +22,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from compactctl.formats.records import Record
+from compactctl.sessions.live import Anchor
 from compactctl.sessions.records import first_values, rewrite_values
 
 NAME = "codex"
@@ -190,5 +192,36 @@ def resume_command(new_id: str) -> list[str]:
     return ["codex", "resume", new_id]
 
 
-def copied_usage(value: dict[str, Any]) -> bool:
-    return False  # a compacted line carries no usage; every token_count after it is a real call's
+MODEL_OUTPUT = frozenset({"message", "reasoning", "function_call", "custom_tool_call", "local_shell_call"})
+
+
+def _call_end(records: list[Record], event: int) -> int:
+    """The last line of the response a ``token_count`` event reports on: Codex may write the output of
+    a tool the response called (the next call's input) before the event."""
+    for position in range(event - 1, -1, -1):
+        value = records[position].value
+        payload = value.get("payload") if isinstance(value, dict) and value.get("type") == "response_item" else None
+        output = isinstance(payload, dict) and payload.get("type") in MODEL_OUTPUT
+        if output and (payload.get("type") != "message" or payload.get("role") == "assistant"):  # type: ignore[union-attr]
+            return position
+    return event
+
+
+def anchors(records: list[Record]) -> list[Anchor]:
+    """Each ``token_count`` event's ``last_token_usage`` (input plus output), at the end of its response."""
+    found: list[Anchor] = []
+    for position, record in enumerate(records):
+        value = record.value
+        payload = value.get("payload") if isinstance(value, dict) and value.get("type") == "event_msg" else None
+        info = payload.get("info") if isinstance(payload, dict) and payload.get("type") == "token_count" else None
+        usage = info.get("last_token_usage") if isinstance(info, dict) else None
+        if isinstance(usage, dict):
+            tokens = int(usage.get("input_tokens") or 0) + int(usage.get("output_tokens") or 0)
+            end = _call_end(records, position)
+            if tokens and not (found and found[-1].position == end):  # (some versions write each event twice)
+                found.append(Anchor(end, tokens))
+    return found
+
+
+def as_sent(messages: list[dict[str, Any]], records: list[Record]) -> list[dict[str, Any]]:
+    return messages  # sent on resume as read

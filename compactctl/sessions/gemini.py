@@ -17,6 +17,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from compactctl.formats.records import Record
+from compactctl.sessions.live import Anchor
 from compactctl.sessions.records import first_values, rewrite_values
 
 NAME = "gemini"
@@ -135,5 +137,81 @@ def resume_command(new_id: str) -> list[str]:
     return ["gemini", "--resume", new_id]
 
 
-def copied_usage(value: dict[str, Any]) -> bool:
-    return False
+def anchors(records: list[Record]) -> list[Anchor]:
+    """Each response's ``tokens`` (prompt plus candidates; thoughts are not sent back), where the client
+    first wrote it on a line of its own (not a copy inside a ``$set`` checkpoint)."""
+    first: dict[str, Anchor] = {}
+    for position, record in enumerate(records):
+        value = record.value
+        tokens = value.get("tokens") if isinstance(value, dict) and value.get("type") == "gemini" else None
+        if isinstance(tokens, dict) and isinstance(tokens.get("input"), int) and isinstance(value.get("id"), str):
+            total = tokens["input"] + int(tokens.get("output") or 0)
+            first.setdefault(value["id"], Anchor(position, total))
+    return sorted(first.values(), key=lambda anchor: anchor.position)
+
+
+# Gemini CLI's tool output masking (packages/core/src/context/toolOutputMaskingService.ts): when it
+# sends a history, the tool outputs older than the newest 50,000 tokens of them (its estimate: four
+# characters a token of the response's JSON) become a preview (the first and last 10 lines of a
+# shell output, else 250 characters at each end), if together they are 30,000 tokens or more. A
+# resumed chat's last turn is no longer the latest one, so all of it may go. (0.61 sends each
+# response of its own chats twice, and counts both: the newest 50,000 tokens are half as many outputs.)
+PROTECTED_TOOL_TOKENS = 50_000
+MIN_MASKED_TOKENS = 30_000
+PREVIEW_LINES = 10
+MASKED_PATH = "~/.gemini/tmp/<project>/tool-outputs/session-<id>/run_shell_command_<call id>_<random>.txt"
+
+
+def _estimate(text: str) -> int:
+    return len(json.dumps({"output": text}, indent=2, ensure_ascii=False)) // 4
+
+
+def _preview(text: str) -> str:
+    lines = text.split("\n")
+    if len(lines) <= 2 * PREVIEW_LINES:
+        return text
+    omitted = len(lines) - 2 * PREVIEW_LINES
+    head, tail = "\n".join(lines[:PREVIEW_LINES]), "\n".join(lines[-PREVIEW_LINES:])
+    return f"{head}\n\n... [{omitted} lines omitted] ...\n\n{tail}"
+
+
+def as_sent(messages: list[dict[str, Any]], records: list[Record]) -> list[dict[str, Any]]:
+    """The messages as the client sends them on resume: older bulky tool outputs masked."""
+    copies = 2 if sends_responses_twice(records) else 1
+    protected = 0
+    prunable: list[int] = []
+    for position in range(len(messages) - 1, -1, -1):
+        message = messages[position]
+        if message.get("role") != "tool" or not isinstance(message.get("content"), str):
+            continue
+        tokens = _estimate(message["content"])
+        if protected <= PROTECTED_TOOL_TOKENS:
+            protected += copies * tokens
+            if protected <= PROTECTED_TOOL_TOKENS:
+                continue
+        prunable.append(position)
+    if sum(_estimate(messages[p]["content"]) for p in prunable) < MIN_MASKED_TOKENS:
+        return messages
+    masked = list(messages)
+    for position in prunable:
+        preview = _preview(masked[position]["content"])
+        snippet = f"<tool_output_masked>\n{preview}\n\nOutput too large. Full output available at: {MASKED_PATH}"
+        masked[position] = {**masked[position], "content": f"{snippet}\n</tool_output_masked>"}
+    return masked
+
+
+def sends_responses_twice(records: list[Record]) -> bool:
+    """A chat the client wrote itself with tool calls: it keeps each result in ``toolCalls`` and in a
+    ``user`` record, and sends both (google-gemini/gemini-cli#29365)."""
+    results = any(
+        isinstance(r.value, dict)
+        and r.value.get("type") == "gemini"
+        and any(isinstance(c, dict) and "result" in c for c in r.value.get("toolCalls") or [])
+        for r in records
+    )
+    return results and any(
+        isinstance(r.value, dict)
+        and r.value.get("type") == "user"
+        and "functionResponse" in str(r.value.get("content"))
+        for r in records
+    )

@@ -1,34 +1,52 @@
 """The live context of a session: what the client sends the model when it resumes, in the model's tokens.
 
-The messages are the format reader's (the live conversation, after the client's last
-compaction). Claude Code and Codex files record each call's usage, so the figure is
-``report``'s calibration (``compactctl.calibration``) applied to them: the hidden prefix
-fitted for the session's last stretch of calls (the harness's system prompt and tools, never
-written to the file), plus the fitted tokens per counted token of the text, plus the
-per-message term. A compactctl-compacted Claude Code session repeats the old calls' usage on
-the copies it writes after its boundary; those copies are left out of the fit (their usage
-describes a context that is gone). Gemini CLI records each response's ``tokens`` (the API's
-``promptTokenCount``): the hidden prefix is the last such call's input less the count of the
-messages it was sent with, read from the file as it stood before that response.
+The messages are the format reader's (the live conversation after the client's last
+compaction: what a resume sends). The clients record what the API counted for each call
+(Claude Code's ``usage``, Codex's ``token_count``, Gemini CLI's ``tokens``), so the figure is
+anchored there: the last call's input and output, which hold the harness's hidden system prompt
+and tools, plus the messages added or removed since, counted in cl100k at the ratio the session's
+own calls show (the growth of the reported input against the growth of the counted messages
+between its first and last call; the provider's prior where they grew too little to tell).
+A copy compactctl wrote of an old call (after its compact boundary) is no anchor: its usage
+describes a context that is gone. With no usage at all, the figure is the plain count.
+
+(``report``'s calibration fits the same parts on every call; on Claude Code 2.1.332 sessions
+its recorded context held about 13k tokens the client did not send, which pulled its ratio to
+0.6: the anchor needs no model of what the history held.)
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from compactctl.formats import FORMATS
 from compactctl.formats.records import Record, parse_records
 from compactctl.tokens import DEFAULT_ENCODING, counter_for
 from compactctl.transcript import Message
 
+# The provider's tokens per cl100k token where a session cannot tell (calibration's prior for Claude).
+PRIOR_RATIO = {"claude-code": 1.2, "codex": 1.0, "gemini": 1.0}
+MIN_GROWTH = 2000  # counted tokens between the first and last call for their ratio to be read
+RATIO_BOUNDS = (0.5, 3.0)
+
 
 @dataclass(frozen=True)
 class LiveContext:
     tokens: int  # what the next request holds before the new prompt, in the model's tokens
-    basis: str  # "calibrated": fitted on the file's usage; "anchored": the last call's input; "counted": no usage
+    basis: str  # "reported": anchored on the API's count of the last call; "counted": no usage recorded
     messages: int  # live messages (what a resume sends of the file)
+    ratio: float = 1.0  # model tokens per counted token used for what changed since the anchor
+
+
+@dataclass(frozen=True)
+class Anchor:
+    position: int  # the record after which the call's response is complete
+    tokens: int  # the call's input plus output, as the API counted them
+
+
+Anchors = Callable[[list[Record]], list[Anchor]]
+SentView = Callable[[list[Message], list[Record]], list[Message]]
 
 
 def live_messages(format_name: str, records: list[Record], path: str) -> list[Message]:
@@ -37,66 +55,28 @@ def live_messages(format_name: str, records: list[Record], path: str) -> list[Me
 
 
 def live_context(
-    format_name: str, data: bytes, path: str, copied_usage: Callable[[dict[str, Any]], bool] = lambda value: False
+    format_name: str, data: bytes, path: str, anchors: Anchors | None = None, as_sent: SentView | None = None
 ) -> LiveContext:
+    """``as_sent``: what the client does to the messages when it sends them on resume (Gemini CLI masks
+    older tool outputs); the anchors already hold what it did when it made those calls."""
     records, _ = parse_records(data, path)
     messages = live_messages(format_name, records, path)
-    if format_name in ("claude-code", "codex"):
-        calibrated = _calibrated(format_name, records, path, messages, copied_usage)
-        if calibrated is not None:
-            return calibrated
-    if format_name == "gemini":
-        anchored = _anchored(records, path, messages)
-        if anchored is not None:
-            return anchored
-    return LiveContext(counter_for(DEFAULT_ENCODING).messages(messages), "counted", len(messages))
-
-
-def _without_copied_usage(records: list[Record], copied: Callable[[dict[str, Any]], bool]) -> list[Record]:
-    kept = []
-    for record in records:
-        value = record.value
-        if isinstance(value, dict) and copied(value):
-            message = {k: v for k, v in value["message"].items() if k != "usage"}
-            record = Record(record.line, {**value, "message": message}, None)
-        kept.append(record)
-    return kept
-
-
-def _calibrated(
-    format_name: str,
-    records: list[Record],
-    path: str,
-    messages: list[Message],
-    copied: Callable[[dict[str, Any]], bool],
-) -> LiveContext | None:
-    from compactctl.calibration import calibrate, segment_of
-    from compactctl.recorded import read_recorded
-
-    session = read_recorded(format_name, _without_copied_usage(records, copied), path)
-    if session is None or not session.has_usage:
-        return None
-    calibration = calibrate(session, format_name)
-    counter = counter_for(calibration.encoding, calibration.provider)
-    main = max(session.contexts, key=lambda context: len(context.calls))
-    segments = segment_of(main)
-    prefix = calibration.prefix_of(segments[-1]) if segments else calibration.default_prefix
-    text = counter.messages(messages)
-    tokens = prefix + calibration.ratio * text + calibration.per_message * len(messages)
-    return LiveContext(round(tokens), "calibrated", len(messages))
-
-
-def _anchored(records: list[Record], path: str, messages: list[Message]) -> LiveContext | None:
-    """Gemini CLI: the last response the client recorded on a line of its own (not a copy in a checkpoint)."""
     counter = counter_for(DEFAULT_ENCODING)
-    for position in range(len(records) - 1, -1, -1):
-        value = records[position].value
-        tokens = value.get("tokens") if isinstance(value, dict) and value.get("type") == "gemini" else None
-        if not isinstance(tokens, dict) or not isinstance(tokens.get("input"), int):
-            continue
-        # The response's first copy: the client writes a record again as its tool calls finish.
-        first = next(n for n, r in enumerate(records) if isinstance(r.value, dict) and r.value.get("id") == value["id"])
-        before = live_messages("gemini", records[:first], path)
-        prefix = tokens["input"] - counter.messages(before)
-        return LiveContext(max(0, prefix) + counter.messages(messages), "anchored", len(messages))
-    return None
+    now = counter.messages(as_sent(messages, records) if as_sent is not None else messages)
+    calls = anchors(records) if anchors is not None else []
+    if not calls:
+        return LiveContext(now, "counted", len(messages))
+
+    def counted_at(anchor: Anchor) -> int:
+        return counter.messages(live_messages(format_name, records[: anchor.position + 1], path))
+
+    last = calls[-1]
+    at_last = counted_at(last)
+    ratio = PRIOR_RATIO.get(format_name, 1.0)
+    if len(calls) > 1:
+        first = calls[0]
+        at_first = counted_at(first)
+        if at_last - at_first >= MIN_GROWTH:
+            ratio = min(max((last.tokens - first.tokens) / (at_last - at_first), RATIO_BOUNDS[0]), RATIO_BOUNDS[1])
+    tokens = last.tokens + ratio * (now - at_last)
+    return LiveContext(max(0, round(tokens)), "reported", len(messages), round(ratio, 3))

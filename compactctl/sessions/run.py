@@ -108,7 +108,9 @@ def _compacted(
     with tempfile.TemporaryDirectory(prefix="compactctl-session-") as folder:
         target = Path(folder) / session.path.name
         job = Job(str(session.path), str(target), session.path.name)
-        result = compact_file(job, steps, settings, counter, summarizer, keep_manifest=False)
+        # In place or not is this module's to do (a backup beside the session), not the database writer's.
+        plain = {**settings, "in_place": False}
+        result = compact_file(job, steps, plain, counter, summarizer, keep_manifest=False)
         return target.read_bytes(), result
 
 
@@ -138,14 +140,18 @@ def compact_session(
     rounds = 0
     while True:
         data, result = _compacted(session, steps, tighter(settings, steps, rounds), counter, summarizer)
-        after = live_context(module.FORMAT, data, str(session.path), module.copied_usage)
+        after = live_context(module.FORMAT, data, str(session.path), module.anchors, module.as_sent)
         if after.tokens <= before.target or rounds == TIGHTER_ROUNDS or steps == ["prune"]:
             break
         rounds += 1
     written = module.slim(data) if slim else data
+    notes = []
     if slim and not _same_live_thread(module.FORMAT, data, written, str(session.path)):
-        raise AssertionError(f"the smaller form of {session.path} lost part of the live thread")  # a bug, not input
+        # Never a smaller file that resumes differently: this layout is not one slim knows.
+        slim, written = False, data
+        notes.append("the smaller form would not resume the same conversation: written in full")
     placed = None
     if write and after.tokens <= before.window:
         placed = write_in_place(session, data, slim) if in_place else write_new(session, data, slim)
+        placed = dataclasses.replace(placed, notes=(*placed.notes, *notes))
     return SessionCompaction(session, result, before, after, len(written), rounds, placed)

@@ -147,16 +147,17 @@ class FakeGemini(FakeModelServer):
             return
         action = path.rsplit(":", 1)[1]
         if action == "countTokens":
-            send_json(handler, 200, {"totalTokens": estimate_tokens(body.get("contents"))})
+            send_json(handler, 200, {"totalTokens": self.count(body.get("contents"))})
             return
         try:
-            validate_contents(body)
+            # The token count first: a request over the window is refused as that, whatever else is wrong in it.
             too_long = self.over_window(
-                estimate_tokens([body.get("systemInstruction"), body.get("contents"), body.get("tools")]),
+                self.count([body.get("systemInstruction"), body.get("contents"), body.get("tools")]),
                 INPUT_TOO_LONG,
             )
             if too_long is not None:
                 raise too_long
+            validate_contents(body)
         except RejectedRequest as error:
             entry.error = str(error)
             status = {"code": 400, "message": str(error), "status": "INVALID_ARGUMENT"}
@@ -168,9 +169,9 @@ class FakeGemini(FakeModelServer):
         else:
             reply = Reply(text=_router_answer(body))
             parts = [{"text": reply.text}]
-        prompt = estimate_tokens([body.get("systemInstruction"), body.get("contents"), body.get("tools")])
+        prompt = self.count([body.get("systemInstruction"), body.get("contents"), body.get("tools")])
         thoughts = estimate_tokens(reply.thinking) if reply.thinking else 0
-        output = reply.output_tokens or estimate_tokens(parts)
+        output = reply.output_tokens or self.count(parts)
         usage = {
             "promptTokenCount": prompt,
             "candidatesTokenCount": output,

@@ -169,7 +169,7 @@ class FakeResponses(FakeModelServer):
         try:
             validate_input(body)
             too_long = self.over_window(
-                estimate_tokens([body.get("instructions"), body.get("input"), body.get("tools")]), CONTEXT_TOO_LONG
+                self.count([body.get("instructions"), body.get("input"), body.get("tools")]), CONTEXT_TOO_LONG
             )
             if too_long is not None:
                 raise too_long
@@ -191,8 +191,8 @@ class FakeResponses(FakeModelServer):
         else:
             reply = self.next_reply()
             items = output_items(reply)
-        input_tokens = estimate_tokens([body.get("instructions"), body.get("input"), body.get("tools")])
-        output_tokens = reply.output_tokens or estimate_tokens(items)
+        input_tokens = self.count([body.get("instructions"), body.get("input"), body.get("tools")])
+        output_tokens = reply.output_tokens or self.count(items)
         reasoning_tokens = estimate_tokens(reply.thinking) if reply.thinking else 0
         response_id = f"resp_fake{next(_ids):06d}"
         base = {"id": response_id, "object": "response", "model": body.get("model", "gpt-fake"), "output": []}
