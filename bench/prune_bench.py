@@ -14,8 +14,9 @@ facts that loses.
 Facts by copy: per workload whose facts sit in tool outputs and chunks (``facts_in="tools"``:
 a file read many times, each read holding the fact) and per mode, the tokens prune removes
 against what ``reference_prune`` (a plain pruner keeping one copy of each fact) removes,
-the ratio (targets: stub >= 0.85, drop >= 0.95), facts kept, and what the old rule (every
-message holding a fact kept) removed. Then mask-observations and clear-thinking (thinking
+the ratio (targets: >= 0.95 in both modes), facts kept, and what the old rule (every
+message holding a fact kept) removed; ``rag/c`` and ``chat/c`` fetch through tool calls
+(``retrieval="calls"``: many calls, one text). Then mask-observations and clear-thinking (thinking
 blocks added to the tool workload's assistant turns) per workload at each size: reduction,
 facts, valid, idempotent, time. Last, the whole ``compactctl prune`` process on the
 largest tool-agent file and ``compactctl --help``, medians of --runs against
@@ -129,9 +130,17 @@ def with_thinking(messages: list[dict], turns: int) -> list[dict]:
 
 def by_copy_rows(sizes: list[int], counter: TokenCounter, runs: int) -> list[str]:
     rows = []
-    for workload in ("rag", "tool"):
+    # Facts in the chunks and files; then fetched through tool calls (rag, chat: one text, many calls).
+    cases = (
+        ("rag", "tools", "messages"),
+        ("tool", "tools", "messages"),
+        ("rag", "tools", "calls"),
+        ("chat", "user", "calls"),
+    )
+    for workload, facts_in, retrieval in cases:
         for turns in sizes:
-            messages = generate(workload, turns, facts_in="tools")
+            messages = generate(workload, turns, facts_in=facts_in, retrieval=retrieval)
+            label = workload if retrieval == "messages" else f"{workload}/c"
             before = counter.messages(messages)
             for mode in ("stub", "drop"):
                 ours = compactctl.prune(messages, mode=mode).messages
@@ -144,7 +153,7 @@ def by_copy_rows(sizes: list[int], counter: TokenCounter, runs: int) -> list[str
                 idempotent = compactctl.prune(ours, mode=mode).messages == ours
                 ms = median_ms(lambda m=messages, mo=mode: compactctl.prune(m, mode=mo), runs)
                 rows.append(
-                    f"{workload:<6}{turns:>6}{mode:>6}{before:>9,}{1 - old / before:>9.1%}{removed / before:>9.1%}"
+                    f"{label:<6}{turns:>6}{mode:>6}{before:>9,}{1 - old / before:>9.1%}{removed / before:>9.1%}"
                     f"{ref_removed / before:>9.1%}{removed / ref_removed if ref_removed else 1:>7.3f}"
                     f"{greedy / before:>9.1%}{removed / greedy if greedy else 1:>7.3f}"
                     f"{f'{kept}/{total}':>7}{f'{ref_kept}/{total}':>8}{'yes' if idempotent else 'NO':>6}"

@@ -74,7 +74,7 @@ def median_time(function, runs: int) -> float:
 def throughput(args: argparse.Namespace) -> None:
     import tiktoken
 
-    from compactctl.files import open_transcripts
+    from compactctl.files.report import open_transcripts
     from compactctl.reporting import measure
     from compactctl.tokens import TokenCounter
     from compactctl.transcript import message_text

@@ -40,7 +40,7 @@ from typing import Any
 
 try:
     from compactctl.compaction import compact
-    from compactctl.files import find_transcripts
+    from compactctl.files.io import find_transcripts
 except ImportError:  # a checkout from before the restructuring (issue 13): the 'before' column
     from compactctl.batch import find_transcripts  # type: ignore[no-redef]
     from compactctl.compact import compact  # type: ignore[no-redef]

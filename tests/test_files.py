@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import stat
 
-from compactctl.files import write_atomic
+from compactctl.files.io import write_atomic
 
 
 def test_a_named_pipe_output_is_written_through_not_replaced(tmp_path):
@@ -33,7 +33,7 @@ def test_two_inputs_mapped_to_one_output_are_refused_before_anything_is_written(
     import pytest
 
     from compactctl.errors import InputError
-    from compactctl.files import plan
+    from compactctl.files.io import plan
 
     for folder in ("d1", "d2"):
         (tmp_path / folder / "x").mkdir(parents=True)
@@ -51,7 +51,7 @@ def test_stdin_into_an_existing_folder_is_refused_not_written_as_a_file_named_st
     import pytest
 
     from compactctl.errors import InputError
-    from compactctl.files import plan
+    from compactctl.files.io import plan
 
     with pytest.raises(InputError, match="stdin has no file name"):
         plan(["-"], str(tmp_path))

@@ -19,7 +19,7 @@ PACKAGE = ROOT / "compactctl"
 
 # Low to high; a module's layer is that of its first dotted name below ``compactctl``.
 LAYERS: list[tuple[str, set[str]]] = [
-    ("values", {"errors", "transcript", "facts", "tokens", "usage", "settings", "jsonbytes", "interrupts"}),
+    ("values", {"errors", "transcript", "facts", "tokens", "usage", "settings", "jsonbytes", "interrupts", "userdirs"}),
     ("parts", {"formats", "strategies", "summarizers", "recorded"}),
     ("pipelines", {"compaction", "reporting", "replay", "calibration", "evaluate", "review", "walked"}),
     ("library", {""}),  # compactctl/__init__.py: the functions a library caller uses
@@ -97,9 +97,20 @@ def test_only_the_cli_imports_the_cli_and_nothing_below_files_imports_it():
     graph = import_graph()
     into_cli = {importer for importer, target in graph if target.startswith("compactctl.cli")}
     assert into_cli <= {m for m, _ in graph if m.startswith("compactctl.cli")} | {"compactctl.__main__"}
-    into_files = {importer for importer, target in graph if target == "compactctl.files"}
+    into_files = {importer for importer, target in graph if target.startswith("compactctl.files")}
     assert all(layer_of(importer) >= layer_of("compactctl.files") for importer in into_files)
     assert "compactctl.cli.compact" in into_files  # the check sees the real importers
+
+
+def test_a_command_s_job_shares_only_files_io_with_the_other_jobs():
+    """``files/<command>.py`` is one command's per-file job: it may use the shared ``files.io``, never another
+    job, so each job reads on its own and a new command is one module beside the others."""
+    graph = import_graph()
+    jobs = {m for m, _ in graph if m.startswith("compactctl.files.") and m != "compactctl.files.io"}
+    assert {"compactctl.files.compact", "compactctl.files.replay", "compactctl.files.report"} <= jobs
+    across = [(m, t) for m, t in graph if m in jobs and t.startswith("compactctl.files") and t != "compactctl.files.io"]
+    assert across == []
+    assert not [t for m, t in graph if m == "compactctl.files.io" and t.startswith("compactctl.files.")]
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,9 @@ import pytest
 
 from compactctl.errors import EXIT_INPUT, EXIT_OK
 from tests.cli.conftest import Cli
-from tests.helpers import import_or_skip
+from tests.needs import needs
+
+pytestmark = pytest.mark.ray
 
 
 def folder(root: Path, agent_messages: list[dict]) -> Path:
@@ -32,7 +34,7 @@ def without_timing(report: dict) -> dict:
 
 @pytest.fixture(scope="module")
 def ray_local():
-    ray = import_or_skip("ray", "pip install -e '.[test,ray]'")
+    ray = needs("ray")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
     yield ray
     ray.shutdown()

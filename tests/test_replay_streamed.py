@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compactctl.errors import InputError
-from compactctl.files import replay_file
+from compactctl.files.replay import replay_file
 from compactctl.formats import chat, load, load_records, records_of
 from compactctl.replay import Prices, replay, settings_grid
 from compactctl.replay.simulate import Context, FigureCounter, replay_streamed
@@ -23,6 +23,8 @@ from compactctl.transcript import facts_of
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 
 from workloads import generate
+
+from tests.properties import examples
 
 PRICES = Prices("test", input=2.0, cached_input=0.5, cache_write=2.5, output=8.0, min_cached_tokens=0)
 
@@ -99,7 +101,7 @@ def test_figures_find_facts_folded_and_stage_ends_by_marker_or_annotation():
     assert not memo.figures({"role": "user", "content": "stage done"}).ends_stage  # the marker is case-sensitive
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     turns=st.integers(5, 60),
     seed=st.integers(0, 50),

@@ -8,7 +8,6 @@ from compactctl.tokens import (
     TOKENS_PER_NAME,
     TOKENS_PER_TOOL_CALL,
     TokenCounter,
-    claude_tokens_available,
 )
 from tests.helpers import call
 
@@ -142,10 +141,7 @@ def test_images_are_priced_by_each_providers_rule():
     assert image_tokens_for_size(4000, 3000, "anthropic") == pytest.approx(1_150_000 / 750, rel=0.02)
 
 
-needs_ctok = pytest.mark.skipif(
-    not claude_tokens_available() and os.environ.get("CI") != "true",
-    reason="ctok is not installed (the claude extra); CI installs it",
-)
+needs_ctok = pytest.mark.needs("ctok")
 
 
 @needs_ctok
@@ -169,3 +165,69 @@ def test_claude_encodings_without_ctok_say_how_to_install_it(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_ctok)
     with pytest.raises(InputError, match=r"needs ctok: pip install 'compactctl\[claude\]'"):
         TokenCounter("claude-v3")
+
+
+def test_the_cl100k_hash_is_the_one_tiktoken_pins():
+    import inspect
+
+    from tiktoken_ext import openai_public
+
+    from compactctl.tokens import CL100K_SHA256
+
+    assert CL100K_SHA256 in inspect.getsource(openai_public.cl100k_base)
+
+
+@pytest.mark.parametrize("encoding", ["cl100k_base", "o200k_base"])
+def test_a_parsed_table_is_cached_once_and_read_back_the_same(tmp_path, monkeypatch, encoding):
+    from compactctl.tokens import encoding_arguments, table_cache_path
+
+    monkeypatch.setenv("COMPACTCTL_TOKENIZER_CACHE", str(tmp_path))
+    parsed = encoding_arguments(encoding, cached=False)
+    assert not table_cache_path(encoding).exists()  # uncached: nothing written
+    built = encoding_arguments(encoding)
+    path = table_cache_path(encoding)
+    assert path.is_file() and encoding[:6] in path.name
+    stamp = path.stat().st_mtime_ns
+    again = encoding_arguments(encoding)
+    assert path.stat().st_mtime_ns == stamp  # read, not rebuilt
+    assert again == built == parsed
+
+
+def test_a_damaged_or_foreign_cache_file_is_rebuilt_not_trusted(tmp_path, monkeypatch):
+    from compactctl.tokens import encoding_arguments, table_cache_path
+
+    monkeypatch.setenv("COMPACTCTL_TOKENIZER_CACHE", str(tmp_path))
+    good = encoding_arguments("cl100k_base")
+    path = table_cache_path("cl100k_base")
+    whole = path.read_bytes()
+    damaged = bytearray(whole)
+    damaged[-1000] ^= 0xFF  # one byte of the payload changed
+    for broken in (bytes(damaged), whole[: len(whole) // 2], whole.replace(whole[23:87], b"0" * 64, 1), b""):
+        path.write_bytes(broken)
+        assert encoding_arguments("cl100k_base") == good
+        assert path.read_bytes() == whole  # written anew
+
+
+def test_an_unwritable_cache_folder_only_costs_the_parse(tmp_path, monkeypatch):
+    from compactctl.tokens import encoding_arguments
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("COMPACTCTL_TOKENIZER_CACHE", str(blocker / "tokenizers"))
+    assert len(encoding_arguments("cl100k_base")["mergeable_ranks"]) == 100256
+
+
+def test_a_counter_loads_its_table_at_the_first_count_not_before(tmp_path):
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from compactctl.tokens import TokenCounter\n"
+        "counter = TokenCounter()\n"
+        "print('tiktoken' in sys.modules)\n"
+        "print(counter('hello world'), 'tiktoken' in sys.modules)\n"
+    )
+    env = {**os.environ, "COMPACTCTL_TOKENIZER_CACHE": str(tmp_path)}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert result.stdout.split() == ["False", "2", "True"]

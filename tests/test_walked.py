@@ -17,13 +17,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compactctl import jsonbytes
-from compactctl.files import Job, compact_file
+from compactctl.files.compact import compact_file
+from compactctl.files.io import Job
 from compactctl.formats import dump, load
 from compactctl.formats.base import Transcript
 from compactctl.tokens import TokenCounter
 from compactctl.walked import walkable
 from tests.conftest import SHARED_TRANSCRIPTS, needs_transcripts
 from tests.helpers import agent_transcripts
+from tests.properties import examples
 
 ROOT = Path(__file__).resolve().parent.parent
 counter = TokenCounter("approx")
@@ -95,6 +97,7 @@ def real_chat_files(folder: Path) -> list[Path]:
     return made
 
 
+@pytest.mark.slow  # every real transcript, twice
 @needs_transcripts
 def test_every_real_transcript_as_a_chat_file_walked_gives_what_it_gives_held(tmp_path):
     sources = tmp_path / "sources"
@@ -155,7 +158,9 @@ def test_a_bad_line_is_the_same_one_line_error_walked_and_held(tmp_path):
 
 
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+    max_examples=examples(60),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(
     transcript=agent_transcripts(),
@@ -182,7 +187,7 @@ def dataset_files(folder: Path) -> list[Path]:
 
 @pytest.mark.parametrize("steps, options", RUNS, ids=lambda v: str(v))
 def test_a_dataset_file_compacted_a_line_at_a_time_gives_what_it_gives_held(steps, options, tmp_path, monkeypatch):
-    import compactctl.files as files
+    import compactctl.files.compact as files
 
     for source in dataset_files(tmp_path):
         lines = compact_file(Job(str(source), str(tmp_path / "lines.jsonl"), source.name), steps, options, counter)
@@ -216,7 +221,7 @@ def test_a_chat_line_that_does_not_parse_is_skipped_walked_as_held(tmp_path):
 
 def test_lines_that_are_not_messages_or_transcripts_are_skipped_as_held_skips_them(tmp_path, monkeypatch):
     """--on-error skip also leaves out a line of the wrong shape, and names what is wrong with it."""
-    import compactctl.files as files
+    import compactctl.files.compact as files
 
     chat_lines = (ROOT / "samples" / "coding-agent.jsonl").read_bytes().splitlines()
     source = tmp_path / "chat.jsonl"

@@ -18,7 +18,7 @@ from compactctl.cli.options import (
     command_settings,
     settings_for,
 )
-from compactctl.cli.render import progress_wanted
+from compactctl.cli.render import progress_wanted, stderr
 from compactctl.cli.session_options import (
     Client,
     Force,
@@ -32,9 +32,10 @@ from compactctl.cli.session_options import (
 from compactctl.compaction import check_steps
 from compactctl.config import RunOptions, strategy_owners
 from compactctl.errors import InputError
-from compactctl.files import STDIO, check_side_files, compact_file, plan, run_jobs
+from compactctl.files.compact import compact_file
+from compactctl.files.io import STDIO, check_side_files, plan, run_jobs
 from compactctl.settings import Declared
-from compactctl.summarizers.build import make_summarizer
+from compactctl.summarizers.build import NOTHING_TO_SEND, make_summarizer, reads_prompt
 from compactctl.summarizers.options import SummarizerOptions
 from compactctl.tokens import counter_for
 
@@ -103,6 +104,8 @@ def compact(
     if settings["dry_run"]:
         # The requests go to stdout; nothing is sent, so nothing is written.
         jobs_planned = [dataclasses.replace(job, target=None) for job in jobs_planned]
+        if not reads_prompt(settings["summarizer"]):
+            stderr.print(NOTHING_TO_SEND.format(name=settings["summarizer"]), soft_wrap=True, highlight=False)
     results, failures = run_jobs(
         jobs_planned,
         lambda job: compact_file(

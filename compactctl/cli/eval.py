@@ -14,11 +14,22 @@ from compactctl.cli.render import console, envelope, failed_json, progress_wante
 from compactctl.cli.report import counterpart
 from compactctl.config import RunOptions
 from compactctl.evaluate import FAMILIES, EvalOptions, Evaluation, FileEvaluation, Judge, evaluation_json, merged
-from compactctl.files import Job, eval_pair, expand_inputs, run_jobs
+from compactctl.files.eval import eval_pair
+from compactctl.files.io import Job, expand_inputs, run_jobs
 from compactctl.settings import Declared
 from compactctl.summarizers.options import SummarizerOptions
 
-JUDGE_SETTINGS = ("base_url", "summary_timeout", "redact")  # the summarizer's, as the judge uses them too
+# The summarizer's, as the judge uses them too: its server, timeout, retries and cache.
+JUDGE_SETTINGS = (
+    "base_url",
+    "summary_timeout",
+    "summary_retries",
+    "summary_backoff",
+    "redact",
+    "cache",
+    "cache_dir",
+    "summary_temperature",
+)
 
 
 def declared_settings() -> dict[str, Declared]:
@@ -32,15 +43,9 @@ def declared_settings() -> dict[str, Declared]:
 def _judge(settings: dict[str, Any]) -> Judge | None:
     if settings["judge"] == "none":
         return None
-    from compactctl.summarizers.judge import JudgeConfig, OpenAIJudge  # imports openai: only when asked for
+    from compactctl.summarizers.judge import OpenAIJudge, judge_config  # imports openai: only when asked for
 
-    config = JudgeConfig(
-        model=settings["judge_model"],
-        base_url=settings["base_url"],
-        timeout=float(settings["summary_timeout"]),
-        redact=bool(settings["redact"]),
-    )
-    return OpenAIJudge(config)
+    return OpenAIJudge(judge_config(settings))
 
 
 @handle_errors

@@ -14,7 +14,8 @@ from rich.markup import escape
 from compactctl import interrupts
 from compactctl.cli.render import emit, pct, stderr
 from compactctl.errors import EXIT_GATE, EXIT_INPUT, EXIT_OK, EXIT_SUMMARIZER, CompactctlError, InputError
-from compactctl.files import STDIO, Failure, FileCompaction, Job, write_atomic
+from compactctl.files.compact import FileCompaction
+from compactctl.files.io import STDIO, Failure, Job, write_atomic
 from compactctl.reporting import FileReport, totals
 
 F = TypeVar("F", bound=Callable[..., Any])

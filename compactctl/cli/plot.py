@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from compactctl.errors import InputError
-from compactctl.files import FileReplay
+from compactctl.replay.results import FileReplay
 
 
 def check_plot(path: str | Path) -> None:

@@ -23,7 +23,8 @@ from compactctl.cli.options import (
 )
 from compactctl.cli.render import console, progress_wanted, stderr
 from compactctl.config import IO_PANEL, RunOptions
-from compactctl.files import PRUNED_MARK, STDIO, FileCompaction, check_side_files, compact_file, plan, run_jobs
+from compactctl.files.compact import FileCompaction, compact_file
+from compactctl.files.io import PRUNED_MARK, STDIO, check_side_files, plan, run_jobs
 from compactctl.settings import Declared
 from compactctl.strategies.prune import PruneOptions
 from compactctl.tokens import counter_for

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from compactctl.files import Failure
+from compactctl.files.io import Failure
 from compactctl.reporting import FileReport, report_json, totals
 
 # The --json object of every command: {version, command, files, failed, total}.

@@ -18,9 +18,11 @@ from compactctl.cli.render import console as common_console
 from compactctl.cli.render import envelope, failed_json, progress_wanted, stderr, write_json
 from compactctl.compaction import check_steps
 from compactctl.config import RunOptions, strategy_owners
-from compactctl.files import FileReplay, Job, aligned, expand_inputs, replay_file, replay_json, run_jobs
+from compactctl.files.io import Job, expand_inputs, run_jobs
+from compactctl.files.replay import replay_file
 from compactctl.replay.options import DEFAULT_THRESHOLDS, ReplayOptions
 from compactctl.replay.prices import Prices, load_prices, prices_for, with_summarizer_prices
+from compactctl.replay.results import FileReplay, aligned, replay_json
 from compactctl.replay.simulate import SettingResult, aggregate
 from compactctl.replay.triggers import parse_thresholds, settings_grid, stage_pattern
 from compactctl.reporting import skipped_note

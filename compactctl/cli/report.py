@@ -12,7 +12,8 @@ from compactctl.cli.options import ConfigPath, JsonOut, Quiet, command_settings,
 from compactctl.cli.render import progress_wanted
 from compactctl.config import RunOptions
 from compactctl.errors import InputError
-from compactctl.files import Job, expand_inputs, report_pair, run_jobs
+from compactctl.files.io import Job, expand_inputs, run_jobs
+from compactctl.files.report import report_pair
 from compactctl.settings import Declared
 from compactctl.tokens import counter_for
 

@@ -10,7 +10,7 @@ Writing is pure, bytes to bytes: the database as read with every compacted sessi
 under a new id (``ID-compacted``); sessions left unchanged are not copied, and nothing in
 the file as read is touched. Items kept as they were are written with the text of their row;
 rebuilt ones as the SDK writes them (``json.dumps``). Replacing a session inside the
-database the app uses (``--in-place``) is I/O and lives in ``files.py``; ``session_items``
+database the app uses (``--in-place``) is I/O and lives in ``files/compact.py``; ``session_items``
 gives it the rows.
 """
 

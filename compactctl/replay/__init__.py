@@ -1,7 +1,8 @@
 """Replay: walk a saved transcript as if it were live, and price each way of compacting it.
 
 ``triggers`` says when to compact, ``prices`` what calls cost, ``simulate`` runs the
-calls (messages in, figures out; no files). Reading files to replay is ``compactctl.files``.
+calls (messages in, figures out; no files). Reading files to replay is ``compactctl.files.replay``;
+``results`` is a replay's results and their JSON.
 """
 
 from __future__ import annotations

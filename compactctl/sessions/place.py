@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from compactctl.errors import InputError
-from compactctl.files import write_atomic
+from compactctl.files.io import write_atomic
 from compactctl.sessions import SessionFile
 
 LIVE_SECONDS = 60  # a client writes a session at every message: a minute's quiet means no turn is running

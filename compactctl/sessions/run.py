@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compactctl.files import FileCompaction, Job, compact_file
+from compactctl.files.compact import FileCompaction, compact_file
+from compactctl.files.io import Job
 from compactctl.formats.records import parse_records
 from compactctl.sessions import SessionFile
 from compactctl.sessions.listing import SessionRow, describe, resume_line

@@ -4,7 +4,8 @@
    for a tool result its tool name plus its arguments as canonical JSON) only the
    latest stays current; the earlier ones are superseded by it.
 2. *Duplicates*: a tool result or ``kind: "retrieval"`` message whose text, case and
-   whitespace folded, equals an earlier one still kept.
+   whitespace folded, equals an earlier one still kept, whichever call fetched either: one
+   copy stays, the first (what the latest answer of a call superseded then names that copy).
 3. *Dependencies*: a kept message that ``references`` a key no kept earlier message
    ``defines`` gets the latest removed definer back, to a fixed point. Then facts, by
    copy: a declared fact (folded, see ``compactctl.facts``) that no kept message holds
@@ -18,8 +19,8 @@ pruned tool result together with its call, and an assistant left with nothing.
 
 Idempotence is built in rather than hoped for. A stub from an earlier run is seen as
 already elided (it is never a duplicate, never a duplicate's original, and its
-references no longer count); a message that supersedes others is never itself pruned
-as a duplicate (so what a stub defers to stays); whether a reference is already
+references no longer count); a stub always names a message that stays (a superseded one
+names the first copy of its latest answer's text when that answer is itself a duplicate); whether a reference is already
 satisfied is judged on what the first two passes kept, not on the order restorations
 happen in. With those, one round in stub mode that brought no fact back is its own
 fixed point. Otherwise (and always in drop mode) rounds run until the output stops
@@ -482,16 +483,17 @@ def _once(t: _Transcript, stub_mode: bool, labels: Sequence[int], reasons: bool 
     def mark(kind: str, target: int) -> tuple[str, int]:
         return marks.setdefault((kind, target), (kind, target))
 
-    superseding: set[int] = set()
     for i, key in enumerate(keys):
-        if key is not None and latest[key] != i:
-            superseding.add(latest[key])
-            if worth_pruning(i, "superseded", latest[key]):
-                pruned[i] = mark("superseded", latest[key])
+        if key is not None and latest[key] != i and worth_pruning(i, "superseded", latest[key]):
+            pruned[i] = mark("superseded", latest[key])
 
-    # 2. Duplicates of an earlier kept tool result or retrieved chunk. What a stub defers
-    # to (the latest of a key) stays itself, so a stub never points at another stub.
+    # 2. Duplicates: one copy of each folded text among the tool results and retrieved chunks
+    # pass 1 left, whatever call fetched it (ten queries answered by one manual section keep one
+    # copy of it). The first copy stays: it is where the reader met the text, stubs point back,
+    # and a transcript that grows never changes what an earlier run of prune kept, so the
+    # prompt cache's prefix holds.
     first: dict[tuple[int, int], int] = {}  # digest of a folded text -> the first message holding it
+    duplicates = False
     for i in range(n):
         if not t.candidate[i] or i in pruned or t.stub[i]:
             continue
@@ -499,8 +501,19 @@ def _once(t: _Transcript, stub_mode: bool, labels: Sequence[int], reasons: bool 
         if digest is None:
             continue
         original = first.setdefault(digest, i)
-        if original != i and i not in superseding and worth_pruning(i, "duplicate", original):
+        if original != i and worth_pruning(i, "duplicate", original):
             pruned[i] = mark("duplicate", original)
+            duplicates = True
+    if duplicates:
+        # The latest answer of a call may be a copy of an earlier text: what it superseded then
+        # names that earlier copy, which stays, so a stub never points at another stub.
+        for i, (kind, target) in list(pruned.items()):
+            if kind == "superseded" and target in pruned:
+                held = pruned[target][1]
+                if worth_pruning(i, "superseded", held):
+                    pruned[i] = mark("superseded", held)
+                else:
+                    del pruned[i]
 
     # 3. Dependencies, to a fixed point.
     restored, for_facts = _restore(t, pruned, stub_mode, labels)

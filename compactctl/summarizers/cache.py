@@ -5,11 +5,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
 from compactctl import interrupts
+from compactctl.userdirs import user_cache_dir
 
 CACHE_ENV = "COMPACTCTL_CACHE_DIR"
 CACHE_VERSION = 1
@@ -19,13 +19,7 @@ def default_cache_dir() -> Path:
     """``$COMPACTCTL_CACHE_DIR``, else the platform's user cache folder, then ``compactctl/summaries``."""
     if os.environ.get(CACHE_ENV):
         return Path(os.environ[CACHE_ENV])
-    if sys.platform == "win32":
-        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
-    elif sys.platform == "darwin":
-        base = Path.home() / "Library" / "Caches"
-    else:
-        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "compactctl" / "summaries"
+    return user_cache_dir() / "summaries"
 
 
 def cache_key(**parts: Any) -> str:

@@ -41,7 +41,7 @@ def test_eval_with_a_judge_asks_the_loopback_server_and_reports_both_scores(cli,
     replies = [Behaviour(text=r) for _ in probes for r in ("an answer", "no")]
     replies[1] = Behaviour(text="yes")  # the first probe's answer is graded right
     openai_server.enqueue(*replies)
-    args = ["--judge", "openai", "--judge-model", "judge-1", "--base-url", openai_server.url, "--json"]
+    args = ["--judge", "openai", "--judge-model", "judge-1", "--base-url", openai_server.url, "--json", "--no-cache"]
     result = cli("eval", before, after, *args)
     assert result.exit_code == EXIT_OK, result.stderr
     file = orjson.loads(result.stdout)["files"][0]

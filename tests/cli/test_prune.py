@@ -175,6 +175,7 @@ def test_a_folder_is_mirrored_and_earlier_outputs_are_skipped(tmp_path):
     assert written == ["deep/a.jsonl"]
 
 
+@pytest.mark.slow  # a console script on the real transcripts
 @needs_transcripts
 def test_console_script_prunes_real_tau_bench_runs(tmp_path):
     source = SHARED_TRANSCRIPTS / "tau-bench" / "historical_trajectories" / "gpt-4o-airline.json"

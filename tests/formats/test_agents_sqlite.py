@@ -10,13 +10,13 @@ import orjson
 import pytest
 
 from compactctl.errors import EXIT_INPUT, EXIT_OK, InputError
-from compactctl.files import read_source
+from compactctl.files.io import read_source
 from compactctl.formats import load
 from compactctl.transcript import find_violation
 from tests.cli.conftest import Cli
-from tests.helpers import import_or_skip
+from tests.needs import needs
 
-agents = import_or_skip("agents", "pip install -e '.[test]' (openai-agents)")
+agents = needs("agents")
 
 
 def turn(number: int) -> list[dict]:
@@ -106,7 +106,7 @@ def test_a_session_changed_since_it_was_read_is_refused(app_db: Path):
     _, transcripts = load(read_source(str(app_db)), str(app_db))
     compacted = [t.rewritten(t.messages[-4:], list(range(len(t.messages) - 4, len(t.messages)))) for t in transcripts]
     asyncio.run(agents.SQLiteSession("support-1", app_db).add_items(turn(9)))
-    from compactctl.files import replace_in_database
+    from compactctl.files.compact import replace_in_database
 
     with pytest.raises(InputError, match="session support-1 changed since it was read"):
         replace_in_database(str(app_db), agents_sqlite.NAME, compacted)

@@ -17,6 +17,7 @@ from compactctl.transcript import is_observation, is_pinned, is_valid, message_t
 from tests.conftest import unchanged
 from tests.helpers import agent_transcripts as transcripts
 from tests.helpers import call, lost_facts
+from tests.properties import examples
 
 LONG = "line of a long tool output that is well worth pruning\n" * 4
 
@@ -291,7 +292,7 @@ def test_stubs_of_an_earlier_run_are_left_as_they_are():
         *read("c1", "a", "v1 " + LONG),
         *read("c2", "b", "v1 " + LONG),
         *read("c3", "a", "v2 " + LONG),
-        *read("c4", "b", "v2 " + LONG),
+        *read("c4", "b", "v3 " + LONG),
     ]
     messages[1]["content"] = messages[3]["content"] = LONG  # both superseded, and duplicates of each other
     once = compactctl.prune(messages)
@@ -302,6 +303,45 @@ def test_stubs_of_an_earlier_run_are_left_as_they_are():
     twice = compactctl.prune(once.messages)
     assert twice.messages == once.messages
     assert twice.fates == {}
+
+
+def test_one_copy_of_a_text_stays_whatever_call_fetched_it():
+    # Three queries answered by the same manual section, the first query asked again: one copy
+    # stays (the first), every other copy defers to it, and what the repeat superseded names it too.
+    section = "Section 4.2: refunds are issued within 14 days. " + LONG
+    search = [
+        *read("c1", "how do refunds work", section),
+        *read("c2", "refund delay", section.upper()),  # the same text, another case
+        *read("c3", "how do refunds work", "  ".join(section.split())),
+        *read("c4", "when is my money back", section),
+    ]
+    for message in search[::2]:
+        message["tool_calls"][0]["function"]["name"] = "search_manual"
+    stubbed = compactctl.prune(search)
+    assert [m["content"] for m in stubbed.messages[1::2]] == [
+        "[compactctl: superseded by message #3]",
+        section.upper(),
+        "[compactctl: duplicate of message #3]",
+        "[compactctl: duplicate of message #3]",
+    ]
+    assert compactctl.prune(stubbed.messages).messages == stubbed.messages
+    assert is_valid(stubbed.messages)
+    dropped = compactctl.prune(search, mode="drop")
+    assert dropped.origins == [2, 3] and dropped.messages == search[2:4]
+    assert compactctl.prune(dropped.messages, mode="drop").messages == dropped.messages
+
+
+def test_a_duplicate_that_something_relies_on_comes_back():
+    section = "Section 4.2: refunds are issued within 14 days. " + LONG
+    messages = [*read("c1", "refunds", section), *read("c2", "refund delay", section)]
+    messages[3]["compactctl"] = {"defines": ["manual:4.2"]}
+    messages.append(
+        {"role": "assistant", "content": "As the manual says...", "compactctl": {"references": ["manual:4.2"]}}
+    )
+    result = compactctl.prune(messages)
+    # The first copy defines nothing: the copy that defines what the answer cites stays too.
+    assert result.messages == messages
+    assert result.fates == {3: compactctl.Fate("restored", "referenced by #4")}
 
 
 def test_unknown_mode_is_a_usage_error():
@@ -333,7 +373,7 @@ def same_apart_from_calls(out: dict[str, Any], original: dict[str, Any]) -> bool
     )
 
 
-PROPERTY = settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(max_examples=examples(600), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @PROPERTY
@@ -372,7 +412,7 @@ def test_prune_invariants(messages, mode):
     assert set(range(len(messages))) - changed <= set(result.fates)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(transcripts(), st.sampled_from(["stub", "drop"]))
 def test_output_plus_what_the_manifest_archives_gives_back_the_input(messages, mode):
     result = compact(messages, ["prune"], {"mode": mode})

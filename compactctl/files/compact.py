@@ -1,0 +1,260 @@
+"""``compact`` and ``prune``, one file: read, compact each transcript, write atomically, report.
+
+Four ways through a file: held whole, a dataset file a line (a transcript) at a time,
+a chat JSON Lines file walked, an Agents SDK database replaced in place.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from compactctl.compaction import compact
+from compactctl.errors import InputError
+from compactctl.facts import declared_facts, unique_facts
+from compactctl.files.io import Job, first_lines_format, read_source, readable_twice, write_atomic
+from compactctl.formats import agents_sqlite, chat, dataset, load, write_as
+from compactctl.formats.base import Transcript, converted
+from compactctl.formats.records import SkippedLine, iter_jsonl_stream
+from compactctl.reporting import FileReport, Measure, Measurer, check_facts_present, file_report, measure
+from compactctl.summarizers import Summarizer
+from compactctl.tokens import TokenCounter
+from compactctl.transcript import Message
+from compactctl.usage import SummarizerUsage
+from compactctl.walked import compact_walked, walkable
+
+# --- compact: one file ---------------------------------------------------------------------
+
+# Formats whose API rejects a conversation that does not open on the user's turn: window keeps
+# the request before a tail that would open on the model's.
+OPENS_ON_USER = frozenset({"anthropic"})
+
+
+@dataclass(frozen=True)
+class FileCompaction:
+    report: FileReport
+    manifest: list[dict[str, Any]]
+    archive: list[dict[str, Any]] = field(default_factory=list)  # originals not kept verbatim, when asked
+
+
+def compact_file(
+    job: Job,
+    steps: Sequence[str],
+    settings: Mapping[str, Any],
+    counter: TokenCounter,
+    summarizer: Summarizer | None = None,
+    to: str | None = None,
+    archive: bool = False,
+    keep_manifest: bool = True,
+) -> FileCompaction:
+    """Read one file, compact each transcript in it, write the result atomically, report.
+
+    The output is written in the input's format, or converted to format ``to``. With
+    ``archive``, every input message that was not kept verbatim comes back too, with its
+    index and fate, so output plus archive give back the input. Without ``keep_manifest``
+    (nobody asked for it) a chat JSON Lines file compacted by steps that can walk it
+    (``walked.walkable``) is walked rather than held, and the manifest left empty.
+    """
+    if not archive and not keep_manifest and _walkable(job, steps, settings, to):
+        return _compact_walked(job, steps, settings, counter)
+    if _lines_are_transcripts(job, settings, to):
+        return _compact_lines(job, steps, settings, counter, summarizer, archive, to)
+    skipped: list[SkippedLine] | None = [] if settings.get("on_error") == "skip" else None
+    fmt, transcripts = load(read_source(job.source), job.source, settings.get("format", "auto"), skipped)
+    if fmt.name == agents_sqlite.NAME:
+        transcripts = agents_sqlite.selected(transcripts, settings.get("session"), job.source)
+    if (to or fmt.name) in OPENS_ON_USER:
+        settings = {**settings, "open_on_user": True}
+    # Every fact is looked for from the first message on, wherever it is declared.
+    tally = _Tally(job, settings, counter, (m for t in transcripts for m in t.messages), archive, fmt.name, to)
+    compacted = [tally.compact(t, steps, summarizer) for t in transcripts]
+    tally.check_facts(fmt.name)
+    if job.target is not None and settings.get("in_place"):
+        replace_in_database(job.source, fmt.name, compacted)
+    elif job.target is not None:
+        write_atomic(job.target, write_as(compacted, fmt, to, job.source))
+    return tally.result(fmt.name, skipped or ())
+
+
+class _Tally:
+    """What a file's compaction reports, added up a transcript at a time: the figures before and
+    after, the manifest and archive entries, summarizer usage and notes."""
+
+    def __init__(
+        self,
+        job: Job,
+        settings: Mapping[str, Any],
+        counter: TokenCounter,
+        messages: Iterable[Message],
+        archive: bool,
+        format_name: str,
+        to: str | None,
+    ) -> None:
+        self.job, self.settings, self.counter, self.archive = job, settings, counter, archive
+        self.to, self.converted = to, to not in (None, format_name)  # written in another format
+        self.required = list(settings.get("require") or ())
+        self.facts = declared_facts(messages, self.required)
+        self.before, self.after = Measurer(counter, self.facts), Measurer(counter, self.facts)
+        self.manifest: list[dict[str, Any]] = []
+        self.archived: list[dict[str, Any]] = []
+        self.usage = SummarizerUsage()
+        self.notes: list[str] = []
+
+    def compact(self, transcript: Transcript, steps: Sequence[str], summarizer: Summarizer | None) -> Transcript:
+        result = compact(transcript.messages, steps, self.settings, counter=self.counter, summarizer=summarizer)
+        compacted = transcript.rewritten(result.messages, result.origins)
+        # Transcripts, not bare messages: a Responses or Anthropic file is also held to its own API's rules.
+        self.before.add(transcript)
+        # Converted output is held to the rules of the format written (thinking does not travel).
+        written = dataclasses.replace(converted(compacted), read_as=str(self.to)) if self.converted else compacted
+        self.after.add(written)
+        self.usage = self.usage + result.usage
+        self.notes.extend(result.notes)
+        where = {"file": self.job.name, "transcript": transcript.label}
+        self.manifest.extend({**where, **dataclasses.asdict(entry)} for entry in result.manifest)
+        if self.archive:
+            self.archived.extend(
+                {
+                    **where,
+                    "index": entry.index,
+                    "action": entry.action,
+                    "reason": entry.reason,
+                    "message": transcript.messages[entry.index],
+                }
+                for entry in result.manifest
+                if entry.action in ("elided", "removed", "summarized")
+            )
+        return compacted
+
+    def check_facts(self, format_name: str, before: Measure | None = None) -> None:
+        """--strict-facts: a fact the input does not hold fails the file before anything is written."""
+        if self.settings.get("strict_facts"):
+            measured = before or self.before.result()
+            check_facts_present(file_report(self.job.name, format_name, measured, None, self.required), self.job.source)
+
+    def result(self, format_name: str, skipped: Iterable[SkippedLine] = ()) -> FileCompaction:
+        before, after = self.before.result(), self.after.result()
+        notes = dict.fromkeys(self.notes)
+        report = file_report(self.job.name, format_name, before, after, self.required, self.usage, notes, skipped)
+        return FileCompaction(report, self.manifest, self.archived)
+
+
+def _lines_are_transcripts(job: Job, settings: Mapping[str, Any], to: str | None) -> bool:
+    """A dataset file (one transcript per line) is compacted a line at a time, never held whole."""
+    return (
+        readable_twice(job)
+        and to in (None, dataset.NAME)
+        and settings.get("format", "auto") in ("auto", dataset.NAME)
+        and first_lines_format(job.source, layout_too=True) == dataset.NAME
+    )
+
+
+def _compact_lines(
+    job: Job,
+    steps: Sequence[str],
+    settings: Mapping[str, Any],
+    counter: TokenCounter,
+    summarizer: Summarizer | None,
+    archive: bool,
+    to: str | None,
+) -> FileCompaction:
+    """``compact_file`` for a dataset file: read, compact and write one line (one transcript) at a time."""
+
+    skip = settings.get("on_error") == "skip"
+    skipped: list[SkippedLine] = []  # by the last pass, as ``load`` lists them (unparsed, then misshapen)
+
+    def transcripts() -> Iterator[Transcript]:
+        unparsed: list[SkippedLine] | None = [] if skip else None
+        misshapen: list[SkippedLine] = []
+        read_any = False
+        with open(job.source, "rb") as file:
+            for record in iter_jsonl_stream(file, job.source, unparsed):
+                try:
+                    (transcript,) = dataset.read([record], job.source)
+                except InputError as error:
+                    if unparsed is None or error.line is None:
+                        raise
+                    misshapen.append(SkippedLine(error.line, error.message))
+                    continue
+                read_any = True
+                yield dataclasses.replace(transcript, read_as=dataset.NAME)  # as ``load`` marks it
+        if unparsed is not None:
+            skipped[:] = [*unparsed, *misshapen]
+            if not read_any and misshapen:  # nothing left to read: the file fails, on its last bad line
+                raise InputError(misshapen[-1].problem, job.source, misshapen[-1].line)
+
+    messages = (m for t in transcripts() for m in t.messages)
+    tally = _Tally(job, settings, counter, messages, archive, dataset.NAME, to)
+    if settings.get("strict_facts"):  # the input's figures first: a missing fact writes nothing
+        tally.check_facts(dataset.NAME, measure(transcripts(), counter, tally.facts))
+
+    def lines() -> Iterator[bytes]:
+        for transcript in transcripts():
+            yield dataset.write([tally.compact(transcript, steps, summarizer)])
+
+    if job.target is None:  # --dry-run
+        for _ in lines():
+            pass
+    else:
+        write_atomic(job.target, lambda file: file.writelines(lines()))
+    return tally.result(dataset.NAME, skipped)
+
+
+def _walkable(job: Job, steps: Sequence[str], settings: Mapping[str, Any], to: str | None) -> bool:
+    """Whether this compaction can walk the file rather than hold it (docs/memory.md says when not)."""
+    return (
+        readable_twice(job)
+        and walkable(steps)
+        and to in (None, chat.NAME)
+        and settings.get("format", "auto") in ("auto", chat.NAME)
+        and not settings.get("in_place")
+        and first_lines_format(job.source, layout_too=True) == chat.NAME
+    )
+
+
+def _compact_walked(
+    job: Job, steps: Sequence[str], settings: Mapping[str, Any], counter: TokenCounter
+) -> FileCompaction:
+    """``compact_file`` for one chat JSON Lines file, read a line at a time, as often as needed."""
+    lines = chat.LineFile(job.source, skip=settings.get("on_error") == "skip")
+    required = list(settings.get("require") or ())
+    facts = unique_facts([*required, *chat.declared_facts_in(job.source)])
+    if settings.get("strict_facts"):  # the input's figures first: a missing fact writes nothing
+        before = measure([("", (message for message, _ in lines()))], counter, facts)
+        check_facts_present(file_report(job.name, chat.NAME, before, None, required), job.source)
+    measured: list[tuple[Measure, Measure]] = []
+
+    def run(write: Callable[[Message, bytes | None], object]) -> None:
+        measured.append(compact_walked(lines, steps, settings, counter, facts, write))
+
+    if job.target is None:  # --dry-run: the figures, nothing written
+        run(lambda message, line: None)
+    else:
+        write_atomic(job.target, lambda file: run(lambda message, line: file.write(lines.line(message, line))))
+    before, after = measured[0]
+    report = file_report(job.name, chat.NAME, before, after, required, SummarizerUsage(), {}, lines.skipped or ())
+    return FileCompaction(report, [], [])
+
+
+def replace_in_database(source: str, format_name: str, transcripts: list[Transcript]) -> None:
+    """``--in-place``: the compacted sessions replace theirs in one transaction; a failure changes nothing."""
+    import sqlite3
+    from contextlib import closing
+
+    if format_name != agents_sqlite.NAME:
+        raise InputError(
+            f"--in-place replaces sessions in an Agents SDK database; this file reads as {format_name}", source
+        )
+    try:
+        with closing(sqlite3.connect(source, isolation_level=None)) as connection:
+            connection.execute("BEGIN IMMEDIATE")  # the write lock first: the app's own writes wait for us
+            try:
+                agents_sqlite.replace_sessions(connection, transcripts, source)
+            except BaseException:
+                connection.execute("ROLLBACK")
+                raise
+            connection.execute("COMMIT")
+    except sqlite3.Error as error:
+        raise InputError(f"cannot update the database: {error}", source) from None

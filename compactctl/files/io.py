@@ -1,0 +1,359 @@
+"""The shared I/O of every command's job: which inputs and outputs, reading, sniffing, atomic writes, the batch.
+
+Planning (which output each input goes to, refusing to overwrite an input), reading
+(a SQLite file as SQLite sees it), sniffing a file's format from its first lines, atomic
+writes, and the batch runner: one bad file does not stop the others, its error is
+collected and named in the summary.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO, TypeVar
+
+import orjson
+
+from compactctl import interrupts
+from compactctl.errors import CompactctlError, InputError
+from compactctl.formats import chat, detect
+from compactctl.formats.records import BOM, SQLITE_MAGIC, Record
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
+STDIO = "-"
+TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj", ".ndjson")
+OUTPUT_MARK = ".compacted"
+PRUNED_MARK = ".pruned"
+OUTPUT_MARKS = (OUTPUT_MARK, PRUNED_MARK)  # outputs of earlier runs, left out of folder inputs
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Job:
+    source: str  # a path, or "-" for stdin
+    target: str | None  # a path, "-" for stdout, or None when nothing is written
+    name: str  # the path relative to the folder given, for reports and matching
+
+
+@dataclass(frozen=True)
+class Failure:
+    file: str
+    error: str
+    exit_code: int
+
+
+def find_transcripts(folder: Path) -> list[Path]:
+    """Transcript files below ``folder``, sorted; outputs of an earlier run are left out."""
+    return sorted(
+        path
+        for path in folder.rglob("*")
+        if path.is_file()
+        and path.suffix in TRANSCRIPT_SUFFIXES
+        and not any(f"{mark}." in path.name for mark in OUTPUT_MARKS)
+    )
+
+
+def expand_inputs(inputs: Iterable[str]) -> Iterator[tuple[str, str, Path | None]]:
+    """(source, name, folder it came from) for every file the inputs name."""
+    for given in inputs:
+        if given == STDIO:
+            yield STDIO, "<stdin>", None
+            continue
+        path = Path(given)
+        if path.is_dir():
+            found = find_transcripts(path)
+            if not found:
+                raise InputError(f"no transcripts ({', '.join(TRANSCRIPT_SUFFIXES)} files) in this folder", given)
+            for file in found:
+                yield str(file), str(file.relative_to(path)), path
+        elif path.is_file():
+            yield given, path.name, None
+        else:
+            raise InputError("no such file or folder", given)
+
+
+def default_target(source: str, mark: str = OUTPUT_MARK) -> str:
+    """``name.compacted.jsonl`` beside ``name.jsonl``."""
+    path = Path(source)
+    return str(path.with_name(f"{path.stem}{mark}{path.suffix or '.jsonl'}"))
+
+
+def plan(inputs: list[str], output: str | None, mark: str = OUTPUT_MARK) -> list[Job]:
+    """Where each input's output goes; refuses plans that would overwrite an input."""
+    found = list(expand_inputs(inputs))
+    from_folder = any(folder is not None for _, _, folder in found)
+    if output == STDIO and len(found) > 1:
+        raise InputError("-o - writes one transcript to stdout; give one input file")
+    if (from_folder or len(found) > 1) and output is None and any(s == STDIO for s, _, _ in found):
+        raise InputError("stdin cannot be mixed with other inputs")
+    if from_folder and output is None:
+        raise InputError("a folder input needs -o DIR to mirror its tree into")
+    jobs = []
+    for source, name, folder in found:
+        if output == STDIO or (output is None and source == STDIO):
+            target = STDIO
+        elif output is None:
+            target = default_target(source, mark)
+        elif from_folder or len(found) > 1 or Path(output).is_dir():
+            if source == STDIO:
+                raise InputError("stdin has no file name to write into this folder; give -o FILE", output)
+            target = str(Path(output) / name)
+            if folder is not None and _inside(Path(output), folder):
+                raise InputError("the output folder is inside the input folder; choose a folder outside it", output)
+        else:
+            target = output
+        if source != STDIO and target != STDIO and same_file(source, target):
+            raise InputError("the output would overwrite the input; inputs are never overwritten", target)
+        if source == STDIO and target != STDIO and _stdin_is(target):
+            raise InputError("stdin is this file: the output would overwrite the input", target)
+        jobs.append(Job(source, target, name))
+    check_distinct_targets(jobs)
+    return jobs
+
+
+def check_side_files(jobs: list[Job], **files: Path | None) -> None:
+    """A --manifest or --archive file must not be an input, an output, or the other side file."""
+    taken: dict[Path, str] = {}
+    for job in jobs:
+        if job.source != STDIO:
+            taken[Path(job.source).resolve()] = "an input"
+        if job.target not in (None, STDIO):
+            taken[Path(job.target).resolve()] = "an output"
+    for flag, path in files.items():
+        if path is None:
+            continue
+        key = path.resolve()
+        if key in taken:
+            raise InputError(f"--{flag} would overwrite {taken[key]}; choose another file", str(path))
+        taken[key] = f"the --{flag} file"
+        _check_writable(path, flag)
+
+
+def _check_writable(path: Path, flag: str) -> None:
+    """A side file that cannot be written fails the run before any output is, not after."""
+    if path.is_dir():
+        raise InputError(f"cannot write the --{flag} file: it is a folder; give a file", str(path))
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:  # write_atomic makes the missing folders
+        folder = folder.parent
+    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+        raise InputError(f"cannot write the --{flag} file: {folder} is not a writable folder", str(path))
+    if path.exists() and not os.access(path, os.W_OK) and not os.access(folder, os.W_OK):
+        raise InputError(f"cannot write the --{flag} file", str(path))
+
+
+def check_distinct_targets(jobs: list[Job]) -> None:
+    """Two inputs written to one output would leave only the last: refuse before anything is read."""
+    seen: dict[Path, str] = {}
+    for job in jobs:
+        if job.target is None or job.target == STDIO:
+            continue
+        key = Path(job.target).resolve()
+        if key in seen:
+            raise InputError(
+                f"{seen[key]} and {job.source} would both be written here; give each input once, "
+                "or folders whose files do not share relative paths",
+                job.target,
+            )
+        seen[key] = job.source
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path.resolve().is_relative_to(folder.resolve())
+
+
+def same_file(a: str, b: str) -> bool:
+    if Path(a).resolve() == Path(b).resolve():
+        return True
+    try:  # a hard link is the same file under another name
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _stdin_is(target: str) -> bool:
+    """``compact - -o in.jsonl < in.jsonl``: stdin is the very file the output would replace."""
+    try:
+        given, there = os.fstat(sys.stdin.fileno()), os.stat(target)
+    except (OSError, ValueError, AttributeError):  # no real stdin (a test runner's), or no such target yet
+        return False
+    return stat.S_ISREG(given.st_mode) and (given.st_dev, given.st_ino) == (there.st_dev, there.st_ino)
+
+
+def read_source(source: str) -> bytes:
+    if source == STDIO:
+        return sys.stdin.buffer.read()
+    try:
+        data = Path(source).read_bytes()
+    except OSError as error:
+        raise InputError(f"cannot read: {error.strerror}", source) from None
+    return _database_snapshot(source) if data.startswith(SQLITE_MAGIC) else data
+
+
+def _database_snapshot(source: str) -> bytes:
+    """A SQLite file as SQLite reads it: with what its write-ahead log (``-wal``) holds that the file does not yet."""
+    import sqlite3
+    from contextlib import closing
+
+    try:
+        with closing(sqlite3.connect(f"file:{Path(source).resolve()}?mode=ro", uri=True)) as connection:
+            return connection.serialize()
+    except sqlite3.Error as error:
+        raise InputError(f"unreadable SQLite database: {error}", source) from None
+
+
+def _read_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+# Read once, at import (os.umask can only be read by setting it, which threads must not race on).
+_UMASK = _read_umask()
+
+
+def _is_special(path: Path) -> bool:
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode) or stat.S_ISBLK(mode)
+
+
+def write_atomic(target: str, data: bytes | Callable[[BinaryIO], object]) -> None:
+    """Write to a temporary file beside the target, then rename: readers never see half a file.
+
+    ``data`` is the bytes, or a function writing them into the file it is given (an output
+    made one line at a time is never held whole).
+    """
+    fill = data if callable(data) else lambda file: file.write(data)
+    if target == STDIO:
+        fill(sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+        return
+    path = Path(target)
+    if _is_special(path):  # /dev/null, a named pipe: a rename would replace the device with a plain file
+        with open(path, "wb") as file:
+            fill(file)
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    interrupts.remove_stale(path)  # left by a run killed outright; never one still running
+    with interrupts.temporary_beside(path) as temporary:
+        # O_EXCL: the name is this process's own; the mode is what any new file would get.
+        handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 & ~_UMASK)
+        with os.fdopen(handle, "wb") as file:
+            fill(file)
+            file.flush()
+            os.fsync(file.fileno())
+        if interrupts.stopping.is_set():  # stopped while writing: the target keeps what it had
+            raise KeyboardInterrupt
+        os.replace(temporary, path)
+
+
+def run_jobs(
+    jobs: list[Job], work: Callable[[Job], T], parallel: int = 1, progress: bool = False, engine: str = "threads"
+) -> tuple[list[T], list[Failure]]:
+    """Run ``work`` on every job (in threads when ``parallel`` > 1, or on Ray Data), collecting failures."""
+    results: dict[int, T] = {}
+    failures: dict[int, Failure] = {}
+    if engine == "ray" and not any(job.source == STDIO or job.target == STDIO for job in jobs):
+        from compactctl import ray_engine
+
+        # The local instance gets --jobs CPUs when more than one is asked for; else Ray's default (all).
+        done, failed = ray_engine.run(
+            [job.source for job in jobs], lambda i: work(jobs[i]), parallel if parallel > 1 else None
+        )
+        failures = {i: Failure(jobs[i].source, error, code) for i, (error, code) in failed.items()}
+        return [done[i] for i in sorted(done)], [failures[i] for i in sorted(failures)]
+
+    def attempt(index: int) -> None:
+        job = jobs[index]
+        try:
+            results[index] = work(job)
+        except CompactctlError as error:
+            failures[index] = Failure(job.source, str(error), error.exit_code)
+        except OSError as error:
+            failures[index] = Failure(job.source, f"{error.filename or job.source}: {error.strerror or error}", 2)
+        except Exception as error:  # a bug met on one file must not cost the batch its summary
+            what = f"{type(error).__name__}: {str(error)[:200]}"
+            failures[index] = Failure(job.source, f"{job.source}: cannot process this file ({what})", 2)
+
+    pool = ThreadPoolExecutor(max(1, parallel))
+    interrupted = False
+    try:
+        with _progress(len(jobs), progress) as advance:
+            for _ in pool.map(attempt, range(len(jobs))):
+                advance()
+    except KeyboardInterrupt:
+        # Stop now: no new file is started, nothing more is renamed into place, and the
+        # threads still working are not waited for (the CLI exits without joining them).
+        interrupted = True
+        interrupts.remove_temporaries()
+        raise
+    finally:
+        pool.shutdown(wait=not interrupted, cancel_futures=interrupted)
+    return [results[i] for i in sorted(results)], [failures[i] for i in sorted(failures)]
+
+
+class _progress:
+    """A rich progress bar on stderr when asked for; otherwise nothing at all."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.total, self.enabled = total, enabled and total > 1
+        self.bar: Progress | None = None
+
+    def __enter__(self) -> Callable[[], None]:
+        if not self.enabled:
+            return lambda: None
+        from rich.console import Console
+        from rich.progress import Progress
+
+        bar = self.bar = Progress(console=Console(stderr=True), transient=True)
+        bar.start()
+        task = bar.add_task("files", total=self.total)
+        return lambda: bar.advance(task)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar:
+            self.bar.stop()
+
+
+def first_line_is_chat(source: str) -> bool:
+    """Whether the file's first lines detect as chat (other formats also have a ``role`` up front)."""
+    return first_lines_format(source) == chat.NAME
+
+
+def first_lines_format(source: str, sample: int = 20, layout_too: bool = False) -> str | None:
+    """The format the file's first lines detect as (None when they do not parse); with
+    ``layout_too``, None unless the file is JSON Lines of objects (not one JSON document)."""
+    records: list[Record] = []
+    with open(source, "rb") as file:
+        for number, line in enumerate(file, start=1):
+            if line.strip():
+                try:
+                    records.append(Record(number, orjson.loads(line.removeprefix(BOM) if number == 1 else line)))
+                except orjson.JSONDecodeError:
+                    if not records:  # a first line that does not parse may begin a JSON document
+                        return None
+                    continue  # a bad line further on is the reader's to name (or skip)
+                if len(records) == sample:
+                    break
+    if not records or (layout_too and not isinstance(records[0].value, dict)):
+        return None
+    try:
+        return detect(records, source).name
+    except CompactctlError:
+        return None
+
+
+def readable_twice(job: Job) -> bool:
+    """A file that can be read again (stdin and pipes cannot) and is not being replaced in place."""
+    return job.source != STDIO and Path(job.source).is_file()

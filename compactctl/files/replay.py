@@ -1,0 +1,130 @@
+"""``replay``, one file: each transcript replayed on its own, a chat file walked, a recorded session in API units."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from compactctl.errors import InputError
+from compactctl.files.io import STDIO, first_line_is_chat, read_source
+from compactctl.formats import chat, load_records, records_of
+from compactctl.formats.records import Record, SkippedLine
+from compactctl.replay.prices import Prices, PriceTable
+from compactctl.replay.results import FileReplay
+from compactctl.replay.simulate import aggregate, replay_streamed
+from compactctl.replay.triggers import Setting
+from compactctl.summarizers import Summarizer
+from compactctl.tokens import TokenCounter
+from compactctl.transcript import Message
+
+if TYPE_CHECKING:
+    from compactctl.replay.recorded import RecordedReplay
+
+
+def replay_file(
+    source: str,
+    name: str,
+    settings: Sequence[Setting],
+    options: Mapping[str, Any],
+    counter: TokenCounter,
+    prices: Prices,
+    summarizer: Summarizer | None = None,
+    stage_marker: re.Pattern[str] | None = None,
+    fallback_prices: Prices | None = None,
+    price_table: PriceTable | None = None,
+) -> FileReplay:
+    """Read one file and replay each transcript in it on its own (a tau-bench file holds 200 runs).
+
+    A Claude Code or Codex file that records its usage is replayed in the API's units instead
+    (``replay.recorded``): calibrated on that usage, each call priced by the model it names
+    (``fallback_prices``, from ``--model-pricing``, for a model the table lacks).
+    """
+    replay_of = functools.partial(
+        replay_streamed, settings=settings, options=options, counter=counter, prices=prices,
+        summarizer=summarizer, stage_marker=stage_marker,
+    )  # fmt: skip
+    if source != STDIO and options.get("format") in (None, "auto", chat.NAME) and first_line_is_chat(source):
+        # One transcript a line at a time: memory is the contexts replayed, not the file.
+        skipped_lines: list[SkippedLine] = []
+        walk = _chat_walk(source, skipped_lines, options.get("on_error") == "skip")
+        try:
+            rows = replay_of(walk, facts=chat.declared_facts_in(source))
+        except _NothingStreamed:
+            pass
+        else:
+            chart = [row.context_per_call for row in rows]
+            return FileReplay(name, chat.NAME, 1, aggregate([rows]), "", chart, skipped_lines=tuple(skipped_lines))
+    skipped: list[SkippedLine] | None = [] if options.get("on_error") == "skip" else None
+    records = records_of(read_source(source), source, skipped)
+    fmt, transcripts = load_records(records, source, str(options.get("format") or "auto"), skipped)
+    if skipped:  # what the transcripts were read from, for the recorded usage too
+        left_out = {s.line for s in skipped}
+        records = [record for record in records if record.line not in left_out]
+    recorded = _recorded_replay(
+        records, source, fmt.name, settings, options, price_table, fallback_prices, summarizer, stage_marker
+    )
+    if recorded is not None:
+        chart = [row.context_per_call for row in recorded.settings]
+        return FileReplay(name, fmt.name, 1, recorded.settings, "", chart, recorded, tuple(skipped or ()))
+    runs = [replay_of(functools.partial(iter, t.messages)) for t in transcripts]
+    longest = max(range(len(runs)), key=lambda i: runs[i][0].calls, default=0)
+    label = transcripts[longest].label if transcripts else ""
+    chart = [row.context_per_call for row in runs[longest]] if runs else []
+    return FileReplay(
+        name, fmt.name, len(transcripts), aggregate(runs), label, chart, skipped_lines=tuple(skipped or ())
+    )
+
+
+class _NothingStreamed(Exception):
+    """A chat file whose walk gave no message: read whole instead, so its error (or empty result) is the usual one."""
+
+
+def _chat_walk(source: str, skipped: list[SkippedLine], skip: bool) -> Callable[[], Iterator[Message]]:
+    """A chat JSON Lines file's messages a line at a time, as ``chat.read`` gives them;
+    ``skipped`` lists the lines ``--on-error skip`` left out, as a whole read lists them.
+    A walk that gives no message raises ``_NothingStreamed``: such a file is read whole,
+    for the usual error or result."""
+    lines = chat.LineFile(source, skip=skip)
+
+    def walk() -> Iterator[Message]:
+        given = 0
+        try:
+            for message, _ in lines():
+                given += 1
+                yield message
+        except InputError:
+            if not given:
+                raise _NothingStreamed from None
+            raise
+        if not given:
+            raise _NothingStreamed
+        skipped[:] = lines.skipped or ()
+
+    return walk
+
+
+def _recorded_replay(
+    records: list[Record],
+    source: str,
+    format_name: str,
+    settings: Sequence[Setting],
+    options: Mapping[str, Any],
+    table: PriceTable | None,
+    fallback: Prices | None,
+    summarizer: Summarizer | None,
+    stage_marker: re.Pattern[str] | None,
+) -> RecordedReplay | None:
+    from compactctl.recorded import read_recorded
+    from compactctl.replay.prices import shipped_prices
+    from compactctl.replay.recorded import replay_recorded
+
+    if format_name not in ("claude-code", "codex"):
+        return None
+    session = read_recorded(format_name, records, source)
+    if session is None or not session.has_usage:
+        return None
+    return replay_recorded(
+        session, format_name, settings, options, table or shipped_prices(), fallback, summarizer, stage_marker
+    )

@@ -1,0 +1,100 @@
+"""A replay's results, one file's and the run's, and their JSON (pure: values in, values out)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from compactctl.formats.records import SkippedLine
+from compactctl.replay.simulate import SettingResult, aggregate
+
+if TYPE_CHECKING:
+    from compactctl.replay.recorded import RecordedReplay
+
+
+@dataclass(frozen=True)
+class FileReplay:
+    """One file's replay: settings summed over its transcripts, and the longest one for charts."""
+
+    file: str
+    format: str
+    transcripts: int
+    settings: list[SettingResult]
+    chart_label: str  # which transcript the chart shows
+    chart: list[list[int]]  # per setting: its context size per call in that transcript
+    api: RecordedReplay | None = None  # the rows in API units, where the file records its usage
+    skipped_lines: tuple[SkippedLine, ...] = ()  # lines left out by --on-error skip
+
+
+def aligned(per_file: Sequence[Sequence[SettingResult]]) -> list[list[SettingResult]]:
+    """The files' rows made to line up: where some file has a ``recorded`` row (its producer
+    compacted), a file without one gets its baseline there, which is what its producer did."""
+    rows = [list(settings) for settings in per_file]
+    if any(len(r) > 1 and r[1].trigger == "recorded" for r in rows):
+        for r in rows:
+            if r and (len(r) < 2 or r[1].trigger != "recorded"):
+                r.insert(1, dataclasses.replace(r[0], trigger="recorded", strategy="producer"))
+    return rows
+
+
+def setting_json(row: SettingResult, basis: str | None = None) -> dict[str, Any]:
+    data = dataclasses.asdict(row)
+    if basis is not None:
+        data["basis"] = basis  # "bill": from the usage the API reported; "estimate": calibrated
+    return data
+
+
+def api_json(api: RecordedReplay) -> dict[str, Any]:
+    """The calibration behind a replay in API units, the check against the bill, and the producer's compactions."""
+    from compactctl.calibration import calibration_json
+
+    return {
+        "calibration": calibration_json(api.calibration),
+        "bill_cost": api.bill.cost,
+        "unpaired_cost": api.unpaired_cost,  # of the bill: calls the log holds no message for
+        "bill_input_tokens": api.bill.input_tokens,
+        # What the producer did (its own compactions, or none) replayed with calibrated counts:
+        # how far the estimates are from the bill.
+        "recorded_estimate_cost": api.recorded_estimate.cost,
+        "recorded_estimate_input_tokens": api.recorded_estimate.input_tokens,
+        "baseline_estimate_cost": api.baseline_estimate.cost,
+        "baseline_estimate_input_tokens": api.baseline_estimate.input_tokens,
+        "producer_compactions": api.compactions,
+        "history_before_last_compaction": api.history_before_last_compaction,
+        "pre_tokens_check": [
+            {"call": call, "pre_tokens": pre, "recorded_context": seen} for call, pre, seen in api.pre_tokens_check
+        ],
+        "notes": list(api.notes),
+    }
+
+
+def _file_replay_json(f: FileReplay) -> dict[str, Any]:
+    bases: Sequence[str | None] = f.api.basis if f.api is not None else [None] * len(f.settings)
+    entry: dict[str, Any] = {
+        "file": f.file,
+        "format": f.format,
+        "transcripts": f.transcripts,
+        "skipped_lines": [s.line for s in f.skipped_lines],
+        "skipped": [dataclasses.asdict(s) for s in f.skipped_lines],
+        "settings": [setting_json(r, basis) for r, basis in zip(f.settings, bases, strict=True)],
+    }
+    if f.api is not None:
+        entry["api"] = api_json(f.api)
+    return entry
+
+
+def replay_json(files: Sequence[FileReplay], errors: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """The replay's ``files`` (each with its settings), ``failed`` and ``total`` (settings summed over the files)."""
+    return {
+        "files": [_file_replay_json(f) for f in files],
+        "failed": list(errors),
+        "total": {
+            "files": len(files),
+            "transcripts": sum(f.transcripts for f in files),
+            "failed": len(errors),
+            "skipped_lines": sum(len(f.skipped_lines) for f in files),
+            "settings": [setting_json(row) for row in aggregate(aligned([f.settings for f in files]))],
+        },
+    }
