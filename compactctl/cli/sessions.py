@@ -91,7 +91,7 @@ def sessions(
         return
     found = filtered(session_files(client=client), project, since_seconds(since) if since else None)
     rows: list[SessionRow] = []
-    failed = []
+    failed: list[dict[str, str | int]] = []
     for session in found:
         try:
             rows.append(describe(session, context_window))
@@ -115,7 +115,9 @@ def sessions(
     else:
         out.print(_table(shown, short))
     for failure in failed:
-        stderr.print(f"[bold red]unreadable:[/] {escape(failure['file'])}: {escape(failure['error'])}", soft_wrap=True)
+        stderr.print(
+            f"[bold red]unreadable:[/] {escape(str(failure['file']))}: {escape(str(failure['error']))}", soft_wrap=True
+        )
     stuck = [row for row in shown if row.over_window]
     for row in stuck:
         stderr.print(

@@ -102,7 +102,9 @@ def find_session(
     if len({(s.client, s.session_id) for s in matches}) > 1:
         listed = ", ".join(f"{s.client} {s.session_id}" for s in matches[:5])
         raise InputError(f"{wanted!r} names {len(matches)} sessions ({listed}): give more of the id, or --client")
-    return matches[0]
+    # One id in two files: Gemini CLI starts a file of its own for a session it resumes, and may leave
+    # it holding only the header. The conversation is in the larger one.
+    return max(matches, key=lambda s: s.size)
 
 
 def since_seconds(text: str, now: float | None = None) -> float:

@@ -180,7 +180,7 @@ def anchors(records: list[Record]) -> list[Anchor]:
             continue
         parts = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
         tokens = sum(int(usage.get(key) or 0) for key in parts)
-        if tokens:
+        if tokens and isinstance(message, dict):
             by_id.pop(message.get("id"), None)  # the response's last record (its final output count) stands
             by_id[message.get("id")] = Anchor(position, tokens)
     return sorted(by_id.values(), key=lambda anchor: anchor.position)

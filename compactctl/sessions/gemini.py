@@ -11,9 +11,10 @@ in for a file ending ``-<first 8 characters of ID>.jsonl`` whose header has that
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Iterator, Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -105,11 +106,22 @@ def new_session_id() -> str:
 
 
 def new_path(original: Path, new_id: str, now: datetime) -> Path:
-    return original.with_name(f"session-{now.astimezone(UTC):%Y-%m-%dT%H-%M}-{new_id[:8]}.jsonl")
+    """The original's name with the new id: its minute, not this one. Gemini CLI, resuming a session,
+    first opens a file of its own named by the current minute and the id, appending to it when it
+    exists: a new session named by this minute and resumed within it would get that header inside it."""
+    named = re.fullmatch(r"session-(\d{4}-\d\d-\d\dT\d\d-\d\d)-[^.]+\.jsonl?", original.name)
+    minute = named.group(1) if named else f"{now.astimezone(UTC) - timedelta(minutes=1):%Y-%m-%dT%H-%M}"
+    return original.with_name(f"session-{minute}-{new_id[:8]}.jsonl")
 
 
 def with_session_id(data: bytes, old: str, new: str) -> bytes:
+    """The header's ``sessionId`` and every ``$set`` of it renamed (the client sets it again on each
+    resume, and the last one wins)."""
+
     def renamed(value: dict[str, Any]) -> dict[str, Any] | None:
+        update = value.get("$set")
+        if isinstance(update, dict) and update.get("sessionId") == old:
+            return {**value, "$set": {**update, "sessionId": new}}
         return {**value, "sessionId": new} if value.get("sessionId") == old else None
 
     return rewrite_values(data, renamed)

@@ -169,7 +169,10 @@ def test_a_new_session_is_written_beside_the_original_under_a_new_id(home: Path,
     again = find_session(placed.session_id, client, env={}, home=home)
     assert again.path == placed.path and again.cwd == session.cwd
     values = [json.loads(line) for line in placed.path.read_bytes().splitlines()]
-    ids = {v.get("sessionId") for v in values} - {None} if client != "codex" else {values[0]["payload"]["id"]}
+    ids = {v.get("sessionId") for v in values} | {
+        v["$set"].get("sessionId") for v in values if isinstance(v.get("$set"), dict)
+    }
+    ids = ids - {None} if client != "codex" else {values[0]["payload"]["id"]}
     assert ids == {placed.session_id}  # every record names the new session
     assert live(placed.path.read_bytes(), placed.path) == live(data, session.path)
     # Nothing else appeared in the client's folder: no temporary file left behind.
@@ -296,3 +299,12 @@ def test_short_ids_are_the_shortest_unique_prefixes() -> None:
         ids[2]: "7b6a7c6d",
     }
     assert all(not other.startswith(prefix) for i, prefix in short_ids(ids).items() for other in ids if other != i)
+
+
+def test_of_two_files_of_one_session_the_one_holding_it_is_taken(home: Path) -> None:
+    # Gemini CLI starts a file of its own for a session it resumes; it may hold only the header.
+    chats = home / ".gemini" / "tmp" / "project" / "chats"
+    shadow = chats / f"session-2026-12-01T12-00-{GEMINI_ID[:8]}.jsonl"
+    shadow.write_text(json.dumps({"sessionId": GEMINI_ID, "projectHash": "x", "kind": "main"}) + "\n")
+    found = find_session(GEMINI_ID[:8], env={}, home=home)
+    assert found.path.name == f"session-2026-12-01T11-19-{GEMINI_ID[:8]}.jsonl"

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import subprocess
 import sys
 import time
@@ -280,3 +282,36 @@ def test_in_place_keeps_a_backup_and_undo_puts_it_back(stuck: Stuck) -> None:
         stuck.compactctl("compact", "--session", stuck.recorded.session, "--undo")
         assert stuck.recorded.path.read_bytes() == stuck.original
         assert not Path(report["backup"]).exists()
+
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+README_HOME = "/home/me/project"  # the working directory the README's examples show
+
+
+def walkthrough(command: str) -> list[str]:
+    """The commands the README's "My session is stuck" section gives for one client, as a user types them."""
+    section = README.read_text(encoding="utf-8").split("### My session is stuck", 1)[1].split("\n### ", 1)[0]
+    blocks = [block for block in re.findall(r"```console\n(.*?)```", section, re.S) if f"&& {command} " in block]
+    assert len(blocks) == 1, f"the README has {len(blocks)} walkthroughs for {command}"
+    return [line[2:] for line in blocks[0].splitlines() if line.startswith("$ ")]
+
+
+def test_the_readme_walkthrough_resumes_the_stuck_session(stuck: Stuck) -> None:
+    *ours, resume_line = walkthrough(stuck.case.command)
+    assert [shlex.split(line)[:2] for line in ours] == [["compactctl", "sessions"], ["compactctl", "compact"]]
+    short = short_ids(row["id"] for row in listed(stuck))[stuck.recorded.session]
+    listing = stuck.compactctl(*shlex.split(ours[0])[1:], "--context-window", str(stuck.window))
+    assert f"{stuck.recorded.session} is over its window" in listing.stderr
+    assert f"compactctl compact --session {short}" in listing.stderr  # the command it suggests, as the README types it
+    args = shlex.split(ours[1])[1:]
+    args[args.index("--session") + 1] = short  # the README's example id, for this session's
+    compacted = stuck.compactctl(*args, "--context-window", str(stuck.window))
+    printed = compacted.stdout.strip().splitlines()[-1]
+    new_id = printed.rsplit(" ", 1)[1]
+    example_id = resume_line.rsplit(" ", 1)[1]
+    expected = resume_line.replace(README_HOME, str(stuck.recorded.cwd)).replace(example_id, new_id)
+    assert printed == expected
+    assert stuck.recorded.path.read_bytes() == stuck.original
+    resumed = resume(stuck.case, stuck.client, stuck.recorded, new_id, stuck.window)
+    assert resumed.finished and not resumed.errors, resumed.errors
+    assert request_tokens(stuck.case, resumed.accepted[0]) <= stuck.window
