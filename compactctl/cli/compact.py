@@ -18,7 +18,7 @@ from compactctl.cli.options import (
     command_settings,
     settings_for,
 )
-from compactctl.cli.render import progress_wanted, stderr
+from compactctl.cli.render import note_left_out, progress_wanted, stderr
 from compactctl.cli.session_options import (
     Client,
     Force,
@@ -97,6 +97,7 @@ def compact(
     if settings["in_place"] and output is not None:
         raise InputError("--in-place writes into the input database; drop -o")
     jobs_planned = plan(inputs, output)
+    note_left_out(inputs)
     if settings["in_place"]:
         jobs_planned = [dataclasses.replace(job, target=job.source) for job in jobs_planned]
     check_side_files(jobs_planned, manifest=manifest)

@@ -5,12 +5,11 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
-from compactctl.cli.exit import exit_code, handle_errors
+from compactctl.cli.exit import build_document, finish, handle_errors
 from compactctl.cli.options import ConfigPath, JsonOut, Quiet, command_settings, settings_for
-from compactctl.cli.render import console, envelope, failed_json, progress_wanted, stderr, write_json
+from compactctl.cli.render import console, progress_wanted, say_failures, write_json
 from compactctl.cli.report import counterpart
 from compactctl.config import RunOptions
 from compactctl.evaluate import FAMILIES, EvalOptions, Evaluation, FileEvaluation, Judge, evaluation_json, merged
@@ -70,19 +69,21 @@ def eval(
         progress_wanted(quiet),
     )
     judged = judge is not None
+    total = merged(r.evaluation for r in results)
+    doc = build_document(
+        "eval",
+        pairs,
+        [evaluation_json(r, judged) for r in results],
+        failures,
+        settings,
+        total=evaluation_json(FileEvaluation("total", "", total), judged) | {"files": len(results)},
+    )
     if as_json:
-        total = merged(r.evaluation for r in results)
-        body = {
-            "files": [evaluation_json(r, judged) for r in results],
-            "failed": failed_json(failures),
-            "total": evaluation_json(FileEvaluation("total", "", total), judged) | {"files": len(results)},
-        }
-        write_json(envelope("eval", body))
+        write_json(doc)
     elif not quiet and results:
         console().print(eval_table(results, judged))
-    for failure in failures:  # one line each, whatever was printed
-        stderr.print(f"[bold red]error:[/] {escape(failure.file)}: {escape(failure.error)}", soft_wrap=True)
-    raise typer.Exit(exit_code(failures, settings["on_error"], len(results)))
+    say_failures(entry for entry in doc["files"] if entry["status"] == "failed")  # whatever was printed
+    finish(doc, settings)
 
 
 def _cell(evaluation: Evaluation, family: str | None, judged: bool) -> str:

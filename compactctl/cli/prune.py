@@ -21,7 +21,7 @@ from compactctl.cli.options import (
     command_settings,
     settings_for,
 )
-from compactctl.cli.render import console, progress_wanted, stderr
+from compactctl.cli.render import console, note_left_out, progress_wanted, stderr
 from compactctl.cli.session_options import Client, Force, Slim, Window, run_on_session, session_inputs
 from compactctl.config import IO_PANEL, RunOptions
 from compactctl.errors import InputError
@@ -97,6 +97,7 @@ def prune(
         )
     assert inputs is not None
     planned = plan(inputs, output, PRUNED_MARK)
+    note_left_out(inputs)
     check_side_files(planned, archive=archive, manifest=manifest)
     results, failures = run_jobs(
         planned,

@@ -16,9 +16,9 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from compactctl.cli.exit import exit_code, handle_errors
+from compactctl.cli.exit import build_document, finish, handle_errors
 from compactctl.cli.options import ConfigPath, Inputs, JsonOut, Quiet, command_settings, settings_for
-from compactctl.cli.render import console, envelope, failed_json, progress_wanted, stderr, write_json
+from compactctl.cli.render import console, progress_wanted, say_failures, stderr, write_json
 from compactctl.cli.report import counterpart
 from compactctl.compaction import check_steps
 from compactctl.config import IO_PANEL, RunOptions, load_config, strategy_owners
@@ -176,17 +176,17 @@ def review(
             for result, job in zip(results, _done(jobs, failures), strict=True)
         ]
         write_atomic(index, index_page(links, bool(settings["redact"])).encode())
+    body: dict[str, Any] = review_json(results)
+    doc = build_document("review", jobs, body["files"], failures, settings, written=True, total=body["total"])
     if as_json:
-        body = review_json(results)
-        write_json(envelope("review", {**body, "failed": failed_json(failures)}))
+        write_json(doc)
     if not quiet:
         for job in _done(jobs, failures):
             stderr.print(f"wrote {escape(str(job.target))}", soft_wrap=True, highlight=False)
         if index is not None and results:
             stderr.print(f"wrote {escape(index)}", soft_wrap=True, highlight=False)
-    for failure in failures:
-        stderr.print(f"[bold red]error:[/] {escape(failure.file)}: {escape(failure.error)}", soft_wrap=True)
-    raise typer.Exit(exit_code(failures, settings["on_error"], len(results)))
+    say_failures(entry for entry in doc["files"] if entry["status"] == "failed")
+    finish(doc, settings)
 
 
 def _reviewer(
@@ -287,6 +287,8 @@ def show_terminal(reviewed: FileReview, which: int) -> None:
         ("messages", lambda s: f"{s.figures.messages_before:,} → {s.figures.messages_after:,}"),
         ("identifiers kept", lambda s: f"{s.figures.identifiers_kept} / {s.figures.identifiers}"),
         ("eval probes passed", lambda s: f"{s.figures.probes_passed} / {s.figures.probes}"),
+        ("identifiers, summarizer's own text", lambda s: f"{s.figures.identifiers_kept_own} / {s.figures.identifiers}"),
+        ("probes, summarizer's own text", lambda s: f"{s.figures.probes_passed_own} / {s.figures.probes}"),
     ):
         figures.add_row(label, *(value(side) for side in one.sides))
     out.print(figures)
@@ -317,7 +319,7 @@ def _side_panels(out: Any, side: SideReview, redact: bool, panel: Any) -> None:
             f"[bold]{escape(heading)}[/]\n{escape(shown(text, redact)[0])}"
             if heading
             else escape(shown(text, redact)[0])
-            for heading, text in sections(span.summary)
+            for heading, text in sections(span.summary, side.headings)
         )
         title = f"{side.name}: summary of messages {span.indices.start}-{span.indices.stop - 1}"
         out.print(panel(body, title=title, border_style="magenta"))

@@ -15,8 +15,11 @@ from typing import Annotated, Any, NoReturn
 import typer
 from rich.markup import escape
 
-from compactctl.cli.render import emit, envelope, pct, stderr, write_json
-from compactctl.errors import EXIT_GATE, EXIT_OK, InputError
+from compactctl.cli.exit import build_document, finish
+from compactctl.cli.outcome import JSON_VERSION, report_gates
+from compactctl.cli.render import emit, pct, stderr, write_json
+from compactctl.errors import EXIT_OK, InputError
+from compactctl.files.io import Job
 from compactctl.reporting import report_json
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import TokenCounter
@@ -89,7 +92,7 @@ def undo_session(session_id: str, client: str | None, as_json: bool) -> NoReturn
     placed = undo(found)
     if as_json:
         session = {"id": found.session_id, "path": str(found.path), "kept": str(placed.backup)}
-        write_json({"version": 1, "command": "undo", "session": session})
+        write_json({"version": JSON_VERSION, "command": "undo", "exit_code": EXIT_OK, "session": session})
     else:
         stderr.print(
             f"restored {escape(str(found.path))} from its backup; what it replaced is kept as "
@@ -133,11 +136,25 @@ def run_on_session(
         write=not settings.get("dry_run"),
     )
     report = done.result.report
-    if as_json:
-        write_json({**envelope(command, report_json([report], [])), "session": done.json()})
-    else:
-        emit(command, [report], [], False, quiet, to_stderr=False)
-        before, after = done.before, done.after
+    placed = done.placed
+    job = Job(str(found.path), str(placed.path) if placed else None, found.path.name)
+    before, after = done.before, done.after
+    fits = {
+        "name": "fits-window",
+        "passed": done.fits,
+        "reason": f"live context {after.tokens:,} tokens, window {before.window:,} (target {before.target:,})"
+        + ("" if done.fits else ": still over the window, nothing written (try -s structured --keep-recent 2)"),
+        "measured": after.tokens,
+        "threshold": before.window,
+    }
+    body = report_json([report], [])
+    gates = [*report_gates([report], settings.get("fail_under")), fits]
+    doc = build_document(
+        command, [job], body["files"], [], settings, gates=gates, written=placed is not None, total=body["total"]
+    )
+    doc = {**doc, "session": done.json()}
+    emit(doc, [report], as_json, quiet, to_stderr=False)
+    if not as_json:
         stderr.print(
             f"{found.client} {found.session_id}: live context {before.live.tokens:,} -> {after.tokens:,} tokens "
             f"(window {before.window:,}: {pct(before.full)} -> {pct(after.tokens / before.window)}; target "
@@ -146,12 +163,11 @@ def run_on_session(
             soft_wrap=True,
             highlight=False,
         )
-        if done.placed is not None:
-            placed = done.placed
+        if placed is not None:
             if placed.backup is not None:
                 stderr.print(
-                    f"replaced {escape(str(placed.path))}; the original is kept as "
-                    f"{escape(str(placed.backup))} (--undo puts it back)",
+                    f"replaced {escape(str(placed.path))}; the original is kept as {escape(str(placed.backup))} "
+                    "(--undo puts it back)",
                     soft_wrap=True,
                     highlight=False,
                 )
@@ -161,13 +177,6 @@ def run_on_session(
                 )
             for note in placed.notes:
                 stderr.print(escape(note), soft_wrap=True, highlight=False)
-    if not done.fits:
-        stderr.print(
-            f"[bold red]gate failed:[/] compacted, the session still holds {done.after.tokens:,} tokens, over its "
-            f"window of {done.before.window:,}: nothing written (try compact -s structured --keep-recent 2)",
-            soft_wrap=True,
-        )
-        raise typer.Exit(EXIT_GATE)
-    if done.resume is not None and not as_json:
-        typer.echo(done.resume)  # the one line on stdout: the command that resumes it
-    raise typer.Exit(EXIT_OK)
+        if done.resume is not None:
+            typer.echo(done.resume)  # the one line on stdout after the report: the command that resumes it
+    finish(doc, settings)

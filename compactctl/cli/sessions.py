@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -12,7 +12,8 @@ from rich.table import Table
 
 from compactctl.cli.exit import handle_errors
 from compactctl.cli.options import JsonOut
-from compactctl.cli.render import console, envelope, stderr, write_json
+from compactctl.cli.outcome import JSON_VERSION
+from compactctl.cli.render import console, stderr, write_json
 from compactctl.errors import EXIT_INPUT, CompactctlError
 from compactctl.settings import Declared
 
@@ -85,7 +86,7 @@ def sessions(
         looked = ", ".join(str(root) for roots in client_roots().values() for root in roots)
         message = f"no Claude Code, Codex or Gemini CLI folder here (looked for {looked})"
         if as_json:
-            write_json({**envelope("sessions", {"files": [], "failed": [], "total": {"sessions": 0}}), "note": message})
+            write_json(_document([], [], {"sessions": 0}, message))
         else:
             stderr.print(escape(message))
         return
@@ -104,7 +105,7 @@ def sessions(
         "empty": len(rows) - len(shown),
     }
     if as_json:
-        write_json(envelope("sessions", {"files": [row_json(row) for row in shown], "failed": failed, "total": total}))
+        write_json(_document([{"file": str(row.session.path), **row_json(row)} for row in shown], failed, total))
         return
     from compactctl.sessions import short_ids
 
@@ -127,6 +128,14 @@ def sessions(
             soft_wrap=True,
             highlight=False,
         )
+
+
+def _document(
+    rows: list[dict[str, Any]], failed: list[dict[str, str | int]], total: dict[str, int], note: str | None = None
+) -> dict[str, Any]:
+    """The --json document, in the run document's frame: one entry per session (``files``), the unreadable."""
+    doc: dict[str, Any] = {"version": JSON_VERSION, "command": "sessions", "exit_code": 0, "error": None}
+    return {**doc, "files": rows, "failed": failed, "total": total, **({"note": note} if note else {})}
 
 
 def _table(rows: list[SessionRow], short: dict[str, str]) -> Table:

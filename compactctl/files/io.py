@@ -12,10 +12,10 @@ import os
 import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, TypeVar
+from typing import BinaryIO, TypeVar
 
 import orjson
 
@@ -23,9 +23,6 @@ from compactctl import interrupts
 from compactctl.errors import CompactctlError, InputError
 from compactctl.formats import chat, detect
 from compactctl.formats.records import BOM, SQLITE_MAGIC, Record
-
-if TYPE_CHECKING:
-    from rich.progress import Progress
 
 STDIO = "-"
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj", ".ndjson")
@@ -45,9 +42,10 @@ class Job:
 
 @dataclass(frozen=True)
 class Failure:
-    file: str
+    file: str  # the input as given (joined to its folder)
     error: str
     exit_code: int
+    line: int | None = None  # where the error is, when it names a line
 
 
 def find_transcripts(folder: Path) -> list[Path]:
@@ -55,15 +53,27 @@ def find_transcripts(folder: Path) -> list[Path]:
     return sorted(
         path
         for path in folder.rglob("*")
-        if path.is_file()
-        and path.suffix in TRANSCRIPT_SUFFIXES
-        and not any(f"{mark}." in path.name for mark in OUTPUT_MARKS)
+        if path.is_file() and path.suffix in TRANSCRIPT_SUFFIXES and not is_output_name(path.name)
     )
 
 
+def is_output_name(name: str) -> bool:
+    """``x.compacted.jsonl``, ``x.pruned.jsonl``: a name compactctl gives what it writes."""
+    return any(f"{mark}." in Path(name).name for mark in OUTPUT_MARKS)
+
+
 def expand_inputs(inputs: Iterable[str]) -> Iterator[tuple[str, str, Path | None]]:
-    """(source, name, folder it came from) for every file the inputs name."""
+    """(source, name, folder it came from) for every file the inputs name.
+
+    Outputs of an earlier run are inputs only when named alone: a folder leaves them out, and
+    so do several files given at once (``compact dir/*.jsonl`` run twice must not compact
+    its own outputs); :func:`left_out_outputs` says which were.
+    """
+    inputs = list(inputs)
+    several = len(inputs) > 1
     for given in inputs:
+        if several and given != STDIO and is_output_name(given) and Path(given).is_file():
+            continue
         if given == STDIO:
             yield STDIO, "<stdin>", None
             continue
@@ -78,6 +88,14 @@ def expand_inputs(inputs: Iterable[str]) -> Iterator[tuple[str, str, Path | None
             yield given, path.name, None
         else:
             raise InputError("no such file or folder", given)
+
+
+def left_out_outputs(inputs: Iterable[str]) -> list[str]:
+    """The files given that :func:`expand_inputs` leaves out as outputs of an earlier run."""
+    inputs = list(inputs)
+    if len(inputs) < 2:
+        return []
+    return [given for given in inputs if given != STDIO and is_output_name(given) and Path(given).is_file()]
 
 
 def default_target(source: str, mark: str = OUTPUT_MARK) -> str:
@@ -261,9 +279,17 @@ def write_atomic(target: str, data: bytes | Callable[[BinaryIO], object]) -> Non
 def run_jobs(
     jobs: list[Job], work: Callable[[Job], T], parallel: int = 1, progress: bool = False, engine: str = "threads"
 ) -> tuple[list[T], list[Failure]]:
-    """Run ``work`` on every job (in threads when ``parallel`` > 1, or on Ray Data), collecting failures."""
+    """Run ``work`` on every job (in threads when ``parallel`` > 1, or on Ray Data), collecting failures.
+
+    With ``progress``, a bar on a terminal, else a line every few seconds on stderr (``compactctl.progress``);
+    it is told of each file in this process, as each result comes back.
+    """
+    from compactctl.progress import progress_for, sizes
+
     results: dict[int, T] = {}
     failures: dict[int, Failure] = {}
+    size = sizes([job.source for job in jobs])
+    reporter = progress_for(len(jobs), sum(size), not progress, sys.stderr)
     if engine == "ray" and not any(job.source == STDIO or job.target == STDIO for job in jobs):
         from compactctl import ray_engine
 
@@ -272,26 +298,37 @@ def run_jobs(
             [job.source for job in jobs], lambda i: work(jobs[i]), parallel if parallel > 1 else None
         )
         failures = {i: Failure(jobs[i].source, error, code) for i, (error, code) in failed.items()}
+        for i, job in enumerate(jobs):
+            reporter.finished(job.source, size[i], i in failures)
+        reporter.close()
         return [done[i] for i in sorted(done)], [failures[i] for i in sorted(failures)]
+    workers = max(1, parallel)
+    pool = ThreadPoolExecutor(workers)
+    running: dict[Future[T | Failure], int] = {}
+    started = 0
 
-    def attempt(index: int) -> None:
-        job = jobs[index]
-        try:
-            results[index] = work(job)
-        except CompactctlError as error:
-            failures[index] = Failure(job.source, str(error), error.exit_code)
-        except OSError as error:
-            failures[index] = Failure(job.source, f"{error.filename or job.source}: {error.strerror or error}", 2)
-        except Exception as error:  # a bug met on one file must not cost the batch its summary
-            what = f"{type(error).__name__}: {str(error)[:200]}"
-            failures[index] = Failure(job.source, f"{job.source}: cannot process this file ({what})", 2)
+    def start_next() -> None:  # at most ``workers`` files in flight: "started" means started
+        nonlocal started
+        reporter.started(jobs[started].source)
+        running[pool.submit(attempt, jobs[started], work)] = started
+        started += 1
 
-    pool = ThreadPoolExecutor(max(1, parallel))
     interrupted = False
     try:
-        with _progress(len(jobs), progress) as advance:
-            for _ in pool.map(attempt, range(len(jobs))):
-                advance()
+        while started < min(workers, len(jobs)):
+            start_next()
+        while running:
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:  # results come back here, to the parent, as each file ends
+                index = running.pop(future)
+                outcome = future.result()
+                if isinstance(outcome, Failure):
+                    failures[index] = outcome
+                else:
+                    results[index] = outcome
+                reporter.finished(jobs[index].source, size[index], index in failures)
+                if started < len(jobs):
+                    start_next()
     except KeyboardInterrupt:
         # Stop now: no new file is started, nothing more is renamed into place, and the
         # threads still working are not waited for (the CLI exits without joining them).
@@ -300,30 +337,21 @@ def run_jobs(
         raise
     finally:
         pool.shutdown(wait=not interrupted, cancel_futures=interrupted)
+        reporter.close()
     return [results[i] for i in sorted(results)], [failures[i] for i in sorted(failures)]
 
 
-class _progress:
-    """A rich progress bar on stderr when asked for; otherwise nothing at all."""
-
-    def __init__(self, total: int, enabled: bool) -> None:
-        self.total, self.enabled = total, enabled and total > 1
-        self.bar: Progress | None = None
-
-    def __enter__(self) -> Callable[[], None]:
-        if not self.enabled:
-            return lambda: None
-        from rich.console import Console
-        from rich.progress import Progress
-
-        bar = self.bar = Progress(console=Console(stderr=True), transient=True)
-        bar.start()
-        task = bar.add_task("files", total=self.total)
-        return lambda: bar.advance(task)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar:
-            self.bar.stop()
+def attempt(job: Job, work: Callable[[Job], T]) -> T | Failure:
+    """One job's result, or its failure as a value: one bad file never stops the batch."""
+    try:
+        return work(job)
+    except CompactctlError as error:
+        return Failure(job.source, str(error), error.exit_code, getattr(error, "line", None))
+    except OSError as error:
+        return Failure(job.source, f"{error.filename or job.source}: {error.strerror or error}", 2)
+    except Exception as error:  # a bug met on one file must not cost the batch its summary
+        what = f"{type(error).__name__}: {str(error)[:200]}"
+        return Failure(job.source, f"{job.source}: cannot process this file ({what})", 2)
 
 
 def first_line_is_chat(source: str) -> bool:

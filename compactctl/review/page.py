@@ -375,7 +375,8 @@ def _messages_beside_spans(
     review: TranscriptReview, side: SideReview, marks: Highlighter, candidates: list[list[str]]
 ) -> str:
     starts = {span.indices.start: span for span in side.spans}
-    out = ["<h3>Messages, as the manifest says</h3>"]
+    how = "as the manifest says" if side.fates_from == "manifest" else "their fates read off the output (no manifest)"
+    out = [f'<h3 data-fates-from="{esc(side.fates_from)}">Messages, {how}</h3>']
     index = 0
     while index < len(review.messages):
         span = starts.get(index)

@@ -78,7 +78,7 @@ def test_a_folder_pair_as_a_ci_job_writes_them(cli, tmp_path):
     result = cli("review", logs, "--compacted", compacted, "--manifest", manifest, "-o", pages, "--json", "-q")
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in pages.iterdir()) == ["a.jsonl.review.html", "index.html", "sub__b.jsonl.review.html"]
-    files = {f["file"]: f["sides"]["A"] for f in json.loads(result.stdout)["files"]}
+    files = {f["name"]: f["sides"]["A"] for f in json.loads(result.stdout)["files"]}
     assert set(files) == {"a.jsonl", "sub/b.jsonl"} and {s["fates_from"] for s in files.values()} == {"manifest"}
     assert files["sub/b.jsonl"]["output_sha256"] == sha256(compacted / "sub" / "b.jsonl")
 
