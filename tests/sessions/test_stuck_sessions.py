@@ -38,6 +38,20 @@ RESUME_PROMPT = "Carry on."
 CLIENT_ENV = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME")
 
 
+class KeptGemini(Gemini):
+    """Gemini CLI with its session retention off. At start-up 0.61 deletes the chats it cannot read as a
+    session, and with each one every file ending in the same 8-character id: the header-only file it
+    opens for a session it resumes is one, so a later start deletes the resumed chat with it
+    (sessionCleanup.ts in google-gemini/gemini-cli; seen here: the original went, not by compactctl)."""
+
+    def configure(self) -> None:
+        super().configure()
+        settings = self.home / ".gemini" / "settings.json"
+        values = json.loads(settings.read_text())
+        values["general"] = {**values.get("general", {}), "sessionRetention": {"enabled": False}}
+        settings.write_text(json.dumps(values))
+
+
 @dataclass(frozen=True)
 class Case:
     client: str  # compactctl's name for it
@@ -62,7 +76,7 @@ CASES = {
     "gemini": Case(
         "gemini",
         "gemini",
-        Gemini,
+        KeptGemini,
         FakeGemini,
         "exceeds the maximum number of tokens",
         ("systemInstruction", "contents", "tools"),
