@@ -137,3 +137,18 @@ def strategies_never_mutate_their_input(monkeypatch):
         monkeypatch.setitem(STRATEGIES, name, mutation_checked(strategy, mutated))
     yield
     assert not mutated, f"strategies mutated their input: {sorted(set(mutated))}"
+
+
+@pytest.fixture(scope="session")
+def local_model(tmp_path_factory):
+    """A real OpenAI-compatible server with a small real model (tests/local_model.py), for the whole run.
+
+    Skipped where llama-cpp-python or the model is not installed; failed under CI=true, where
+    .ci/run installs both, so CI never passes by skipping.
+    """
+    from tests import local_model as local
+
+    needs("local-model")
+    server = local.start(tmp_path_factory.mktemp("llama"))
+    yield server
+    server.stop()

