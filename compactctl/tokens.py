@@ -297,6 +297,26 @@ class TokenCounter:
         return sum(self.message(message) for message in messages)
 
 
+class KnownCounter(TokenCounter):
+    """A counter that already knows what some messages cost, by identity: a replay's context.
+
+    ``known`` maps ``id(message)`` to its count; the caller keeps those messages alive while
+    this counter is used (so an id is still theirs). Every other count goes to ``inner``.
+    """
+
+    def __init__(self, inner: TokenCounter, known: dict[int, int]) -> None:
+        self.encoding, self.provider = inner.encoding, inner.provider
+        self.inner = inner
+        self.known = known
+
+    def __call__(self, text: str) -> int:
+        return self.inner(text)
+
+    def message(self, message: Message) -> int:
+        count = self.known.get(id(message))
+        return self.inner.message(message) if count is None else count
+
+
 _COUNTERS: dict[tuple[str, str], TokenCounter] = {}
 
 

@@ -32,14 +32,15 @@ from typing import IO, Any
 from compactctl.summarizers import SECTIONS, Summary, SummaryRequest
 from compactctl.summarizers.ledger import (
     Fact,
-    _parsed,
     command_of,
     constraints,
-    error_lines,
+    error_lines_of,
     facts,
     is_demonstration,
     output_text,
     paths_of,
+    read_arguments,
+    remembered,
     sentences,
     writings,
 )
@@ -191,9 +192,12 @@ def _outcome(result: Message | None) -> str:
     """How a command ended, in a few words taken from its output."""
     if result is None:
         return "no output recorded"
-    text = output_text(result)
+    return str(remembered(_outcome_of, output_text(result)))
+
+
+def _outcome_of(text: str) -> str:
     code = _EXIT_CODE.search(text)
-    errors = list(error_lines(text))
+    errors = error_lines_of(text)
     tests = [line.strip() for line in text.splitlines() if _TEST_RESULT.search(line)]
     status = f"exit {code.group(1)}" if code else ""
     detail = tests[-1] if tests else (errors[-1] if errors else "")
@@ -211,16 +215,16 @@ def artifacts(messages: list[Message]) -> tuple[list[Artifact], list[Artifact], 
     tests: list[str] = []
     for at, message in enumerate(messages):
         if message.get("role") == "tool":
-            tests += [line.strip() for line in output_text(message).splitlines() if _TEST_RESULT.search(line)][-1:]
+            tests += remembered(_last_test_line, output_text(message))
         for call in tool_calls_of(message):
             name = _tool_name(call)
-            arguments = function_of(call).get("arguments")
+            arguments = read_arguments(function_of(call).get("arguments"))
             command = command_of(arguments)
             if command:
                 result = results.get(str(call.get("id")))
                 commands.append(Artifact(at, f"Ran `{_clip(command.splitlines()[0], 200)}`: {_outcome(result)}"))
             for path, how in paths_of(arguments):
-                verb = _verb(name, how, _parsed(arguments))
+                verb = _verb(name, how, arguments)
                 _, verbs, tools = files.get(path, (at, set(), Counter()))
                 verbs.add(verb)
                 tools[name] += 1
@@ -237,6 +241,33 @@ def artifacts(messages: list[Message]) -> tuple[list[Artifact], list[Artifact], 
         verb = next((v for v in ("Created", "Edited", "Deleted") if v in verbs), "Read")
         (read if verb == "Read" else changed).append(Artifact(at, f"{verb} {path} ({tally})"))
     return changed + read, commands, tests
+
+
+def _last_test_line(text: str) -> tuple[str, ...]:
+    """The last line of a tool output that reports a test result (none or one)."""
+    return tuple([line.strip() for line in text.splitlines() if _TEST_RESULT.search(line)][-1:])
+
+
+def _said(text: str) -> tuple[tuple[str, str], ...]:
+    """``(section, item)`` for each sentence of the agent's text that records a decision or progress."""
+    found = []
+    for sentence in sentences(text):
+        if len(sentence.split()) < 4:
+            continue
+        if _DECISION.search(sentence):
+            found.append(("Decisions", _clip(sentence)))
+        elif _PROGRESS.search(sentence):
+            found.append(("Progress", _clip(sentence)))
+    return tuple(found)
+
+
+def _settled(text: str) -> tuple[str, ...]:
+    """The sentences of what the user wrote that settle something ("let's use X", "go with B")."""
+    return tuple(
+        "User: " + sentence
+        for sentence in sentences(text)
+        if _USER_DECISION.search(sentence) and len(sentence) <= 200 and len(sentence.split()) >= 2
+    )
 
 
 def _verb(tool: str, how: str, arguments: object) -> str:
@@ -256,7 +287,7 @@ def todos(messages: list[Message]) -> list[str]:
     latest: list[str] | None = None
     for message in messages:
         for call in tool_calls_of(message):
-            arguments = _parsed(function_of(call).get("arguments"))
+            arguments = read_arguments(function_of(call).get("arguments"))
             if not isinstance(arguments, dict):
                 continue
             entries = arguments.get("todos") or arguments.get("plan")
@@ -313,17 +344,11 @@ def extract(messages: list[Message]) -> Sections:
     assistant = [(at, m) for at, m in enumerate(plain) if m.get("role") == "assistant"]
     tools: Counter[str] = Counter(_tool_name(call) or "?" for _, m in assistant for call in tool_calls_of(m))
     for _, message in assistant[::-1]:
-        for sentence in sentences(content_text(message)):
-            if len(sentence.split()) < 4:
-                continue
-            if _DECISION.search(sentence):
-                found.add("Decisions", _clip(sentence))
-            elif _PROGRESS.search(sentence):
-                found.add("Progress", _clip(sentence))
+        for section, item in remembered(_said, content_text(message)):
+            found.add(section, item)
     for _, text in written[::-1]:
-        for sentence in sentences(text):
-            if _USER_DECISION.search(sentence) and len(sentence) <= 200 and len(sentence.split()) >= 2:
-                found.add("Decisions", "User: " + sentence)
+        for item in remembered(_settled, text):
+            found.add("Decisions", item)
     if tools:
         tally = ", ".join(f"{name} x{count}" for name, count in tools.most_common())
         found.add("Progress", f"{sum(tools.values())} tool calls: {tally}")
@@ -360,7 +385,7 @@ def _current_state(
         found.add("Current state", "Last file changed: " + max(changed, key=lambda a: a.at).text)
     if commands:
         found.add("Current state", "Last command: " + commands[-1].text.removeprefix("Ran "))
-    errors = [line for m in plain if m.get("role") == "tool" for line in error_lines(output_text(m))]
+    errors = [line for m in plain if m.get("role") == "tool" for line in error_lines_of(output_text(m))]
     if errors:
         found.add("Current state", "Last error: " + _clip(errors[-1], 200))
     said = [content_text(m).strip() for _, m in assistant if content_text(m).strip()]
