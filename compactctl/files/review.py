@@ -65,6 +65,8 @@ def review_file(job: Job, sides: Sequence[ReviewSide], counter: TokenCounter) ->
             steps = list(side.settings["strategy"])
             result = compact(transcript.messages, steps, side.settings, counter=counter, summarizer=recorder)
             sent = recorder.sent(redact_secrets) if recorder is not None else []
-            side_reviews.append(review_side(side.name, side.description, transcript.messages, result, counter, sent))
+            side_reviews.append(
+                review_side(side.name, side.description, transcript.messages, result, counter, sent, redact_secrets)
+            )
         reviewed.append(TranscriptReview(transcript.label, transcript.messages, side_reviews))
     return FileReview(job.name, fmt.name, reviewed, redact_secrets)

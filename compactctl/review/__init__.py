@@ -22,7 +22,7 @@ from compactctl.evaluate import Scored, context_text, evaluate, normalized
 from compactctl.settings import Options, setting
 from compactctl.summarizers import PromptedSummarizer, Summarizer, Summary, SummaryRequest
 from compactctl.summarizers.ledger import constraints, facts
-from compactctl.summarizers.redact import redact
+from compactctl.summarizers.redact import redact, redact_messages
 from compactctl.summarizers.request import data_text
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import Message, annotations_of, is_valid, message_text
@@ -78,6 +78,13 @@ class Recorder:
         summary = self.inner.summarize(request)
         self.calls.append((request, summary))
         return summary
+
+    def __getattr__(self, name: str) -> object:
+        # What strategies ask a summarizer for (redact_span, input_limited, redacts) is the inner one's:
+        # a recorded run redacts and chunks exactly as an unrecorded one.
+        if name.startswith("__") or name in ("inner", "calls"):
+            raise AttributeError(name)
+        return getattr(self.inner, name)
 
     def sent(self, redact_secrets: bool) -> list[Sent]:
         found = []
@@ -269,11 +276,20 @@ def review_side(
     compaction: Compaction,
     counter: TokenCounter,
     sent: list[Sent] | None = None,
+    redact_secrets: bool = False,
 ) -> SideReview:
-    """One compaction of one transcript, measured the way the page shows it."""
+    """One compaction of one transcript, measured the way the page shows it.
+
+    With ``redact_secrets`` the identifiers and probes are taken from the redacted messages,
+    not redacted one by one afterwards: a bare value (a hex key, a key body line) is only
+    recognisable in the line that labels it.
+    """
     gone = [entry.index for entry in compaction.manifest if entry.action in GONE]
-    identifiers = span_identifiers(messages, gone, compaction.messages)
-    probes = evaluate(messages, compaction.messages).scored
+    seen, after = messages, compaction.messages
+    if redact_secrets:
+        seen, after = redact_messages(messages)[0], redact_messages(compaction.messages)[0]
+    identifiers = span_identifiers(seen, gone, after)
+    probes = evaluate(seen, after).scored
     figures = Figures(
         tokens_before=counter.messages(messages),
         tokens_after=counter.messages(compaction.messages),

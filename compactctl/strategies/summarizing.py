@@ -28,6 +28,7 @@ from compactctl.strategies.base import Fate, StepContext, StepResult, keep_openi
 from compactctl.strategies.settings import SUMMARY_ROLES
 from compactctl.summarizers import PromptedSummarizer, Summarizer, SummaryRequest
 from compactctl.summarizers.ledger import constraints, latest_request
+from compactctl.summarizers.redact import redact
 from compactctl.summarizers.render import render_message
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import Message, is_pinned, is_protected, tool_units, unit_start
@@ -293,7 +294,11 @@ def summarize_units(
     bound = summary_budget(context.counter.messages(span), max_tokens, ratio, quoted)
     spoken = summarize_span(span, strategy, bound, input_max_tokens, context, previous)
     count = len(new) + sum(count for _, count in earlier.values())
-    summary = summary_message(with_latest_request(spoken.text, messages, set(new)), count, role)
+    text = with_latest_request(spoken.text, messages, set(new))
+    if getattr(summarizer_of(context), "redacts", False):
+        # The latest request is quoted from the input: it is redacted as the summary was.
+        text = redact(text)[0]
+    summary = summary_message(text, count, role)
     replaced = sum(context.counter.message(messages[i]) for i in summarized)
     size = context.counter.message(summary)
     if size >= replaced:

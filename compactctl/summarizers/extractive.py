@@ -44,6 +44,7 @@ from compactctl.summarizers.ledger import (
     sentences,
     writings,
 )
+from compactctl.summarizers.redact import redact, redact_messages
 from compactctl.tokens import TokenCounter, counter_for
 from compactctl.transcript import Message, content_text, function_of, tool_calls_of
 from compactctl.usage import SummarizerUsage
@@ -563,20 +564,36 @@ def verbatim(messages: list[Message], counter: TokenCounter, max_tokens: int) ->
 
 
 class ExtractiveSummarizer:
-    """Fills the sections from the text itself: no model, no network, no key."""
+    """Fills the sections from the text itself: no model, no network, no key.
+
+    With ``redact`` (the default, as for the model summarizers) the span is redacted before a
+    fact is taken from it and the summary after it is rendered: a summary never carries a value
+    the redactor would catch in its input, even cut from its label (a bare hex key listed as an
+    id), so compacting its output again with a model sends nothing the first pass would not.
+    """
 
     # No model window to fit: it reads a whole span at once, which ranks facts across all of it.
     input_limited = False
 
-    def __init__(self, counter: TokenCounter | None = None) -> None:
+    def __init__(self, counter: TokenCounter | None = None, redact_secrets: bool = True) -> None:
         self.counter = counter or counter_for()
+        self.redact_secrets = redact_secrets
+
+    @property
+    def redacts(self) -> bool:
+        """Whether summaries are redacted (strategies redact what they add to one, too)."""
+        return self.redact_secrets
 
     def summarize(self, request: SummaryRequest) -> Summary:
         span = list(request.messages)
         if request.previous_summary:
             span.insert(0, {"role": "system", "content": request.previous_summary})
+        if self.redact_secrets:
+            span = redact_messages(span)[0]
         found = extract(span)
         text = render(choose(found, self.counter, request.max_tokens))
+        if self.redact_secrets:
+            text = redact(text)[0]
         # Counted as a call so reports say how often it ran; not a model call, so no tokens are
         # billed, and a bounded extract is not a cut-off summary.
         return Summary(text, SummarizerUsage(calls=1))
@@ -585,5 +602,5 @@ class ExtractiveSummarizer:
 def build(
     settings: Mapping[str, Any], counter: TokenCounter | None = None, out: IO[str] | None = None
 ) -> ExtractiveSummarizer:
-    """The registry's entry point: the extractive summarizer takes no settings."""
-    return ExtractiveSummarizer(counter)
+    """The registry's entry point: the extractive summarizer takes only ``redact``."""
+    return ExtractiveSummarizer(counter, bool(settings.get("redact", True)))

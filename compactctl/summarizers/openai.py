@@ -36,7 +36,7 @@ from compactctl.errors import InputError, SummarizerError
 from compactctl.summarizers import Summary, SummaryRequest
 from compactctl.summarizers.cache import DiskCache, cache_key, default_cache_dir
 from compactctl.summarizers.extractive import verbatim
-from compactctl.summarizers.redact import redact, redact_messages, redact_url
+from compactctl.summarizers.redact import redact, redact_messages, redact_reply, redact_url
 from compactctl.summarizers.replies import NonConforming, chat_reply, decode, responses_reply
 from compactctl.summarizers.request import (
     APIS,
@@ -133,7 +133,12 @@ class OpenAISummarizer:
     @property
     def shown_url(self) -> str:
         """The base URL as printed (errors, ``--dry-run``): a password in it is masked."""
-        return redact_url(self.base_url)
+        return redact_url(self.base_url, (self._key,))
+
+    @property
+    def redacts(self) -> bool:
+        """Whether requests and summaries are redacted (strategies redact what they add to a summary, too)."""
+        return self.config.redact
 
     def redact_span(self, span: list[Message], previous: str | None) -> tuple[list[Message], str | None]:
         """Whole messages with their secrets redacted (unless ``--no-redact``): before any chunking."""
@@ -311,14 +316,17 @@ class OpenAISummarizer:
             what = f"connection failed ({error.__class__.__name__})"
         else:
             message = getattr(error, "message", "") or ""
-            # A server's error text may echo the request: it is redacted like the request was.
-            first = redact(message.splitlines()[0][:200])[0] if message else error.__class__.__name__
+            # A server's error text may echo the request or the key (a 401): redacted whole as the
+            # request is, the key masked wherever a piece of it shows, and only then cut.
+            first = redact_reply(message, (self._key,)) if message else error.__class__.__name__
             what = f"HTTP {status}: {first}"
         return self._describe_text(what, attempts)
 
     def _describe_text(self, what: str, attempts: int) -> str:
         tries = f" after {attempts} attempt{'s' if attempts > 1 else ''}" if attempts else ""
-        return f"openai summarizer ({self.config.model} at {self.shown_url}): {what}{tries}"
+        # Every error line passes here: whatever it quotes is redacted with the request's function.
+        shown = redact_reply(what, (self._key,), limit=400)
+        return f"openai summarizer ({self.config.model} at {self.shown_url}): {shown}{tries}"
 
     def _send(self, built: Built) -> Summary:
         try:

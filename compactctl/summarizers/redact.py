@@ -17,7 +17,9 @@ and again on the request text. Running it twice changes nothing: a marker matche
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,15 +27,31 @@ MARKER = "[REDACTED:{}]"
 _M = MARKER
 
 # A value after a label: not a marker already, not a reference to where the secret lives
-# ($VAR, ${VAR}, os.environ[...], process.env.X, getenv(...)), not a plain number.
-_VALUE_GUARD = r"(?!\[REDACTED)(?!\$)(?!os\.|process\.env|getenv|env\(|environ)(?!\d+(?:\.\d+)?(?![^\s\"',;}\]]))"
+# ($VAR, ${VAR}, $(cmd) as the whole value, os.environ[...], process.env.X, getenv(...)), not a
+# plain number.
+_VALUE_GUARD = (
+    r"(?!\[REDACTED)(?!\$(?:\{[^}\s]*\}|\([^)\s]*\)|[A-Za-z_]\w*)(?:[\s\"'`,;)\\]|$))"
+    r"(?!os\.|process\.env|getenv|env\(|environ)(?!\d+(?:\.\d+)?(?![^\s\"',;}\]]))"
+)
 _START = r"(?:(?<=\\[nrt])|\b)"
 # A label's end: an optional closing quote (escaped inside JSON text), then = : => :=.
-_ASSIGN = r"\\?[\"']?\s*(?:=|:|=>|:=)\s*\\?[\"'`]?"
+# (app.config['SECRET_KEY'] = ...: a subscript's closing bracket may come first.)
+_ASSIGN = r"\\?[\"']?\]?\s*(?:=|:|=>|:=)\s*\\?[\"'`]?"
 _SECRET_WORD = (
     r"(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key"
-    r"|client[_-]?key[_-]?data|credentials?|auth)"
+    r"|client[_-]?key[_-]?data|credentials?|auth|salt"
+    r"|(?:app|master|encryption|signing|jwt|session|cookie|hmac|storage|account)[_-]?key)"
 )
+# What may follow the word in a label: SECRET_KEY, secret_key_base, DB_PASSWORD_HASH.
+_LABEL_TAIL = r"(?:[_-]?key)?(?:[_-]?base)?s?\b"
+
+
+_ASSIGNMENT_KEYS = ("pass", "pwd", "secret", "token", "key", "credential", "auth", "salt")
+# The first letters of every word of _SECRET_WORD: where an assignment's label can start.
+_SECRET_WORD_STARTS = (
+    "pass", "pwd", "secret", "token", "api", "access", "private", "client", "credential", "auth", "salt", "app",
+    "master", "encryption", "signing", "jwt", "session", "cookie", "hmac", "storage", "account",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -46,6 +64,41 @@ class Row:
     # skipped, which is most rows on most texts, since a substring test costs little.
     keys: tuple[str, ...] = ()
     folded: bool = False
+    # Where a match may start, for a row whose pattern would otherwise be tried at every
+    # character (a long alternation of words, ignoring case): at each of these strings, looked
+    # for in the lower-cased text (or just after it, with ``after``, and at the text's start).
+    starts: tuple[str, ...] = ()
+    after: bool = False
+    # A quick pattern a text must hold for the row to be tried at all (its literal start makes
+    # the search fast where the row's own pattern is not).
+    gate: re.Pattern[str] | None = None
+
+    def sub(self, text: str) -> tuple[str, int]:
+        if self.gate is not None and self.gate.search(text) is None:
+            return text, 0
+        if not self.starts:
+            return self.pattern.subn(self.replacement, text)
+        lowered = text.lower()
+        if len(lowered) != len(text):  # a character whose lower case is longer: positions would drift
+            return self.pattern.subn(self.replacement, text)
+        positions = {0} if self.after else set()
+        for start in self.starts:
+            at = lowered.find(start)
+            while at >= 0:
+                positions.add(at + len(start) if self.after else at)
+                at = lowered.find(start, at + 1)
+        pieces: list[str] = []
+        last = count = 0
+        for at in sorted(positions):
+            if at < last:
+                continue
+            found = self.pattern.match(text, at)
+            if found is None:
+                continue
+            pieces += [text[last:at], found.expand(self.replacement)]
+            last = found.end()
+            count += 1
+        return ("".join(pieces) + text[last:], count) if count else (text, 0)
 
 
 def _row(kind: str, pattern: str, replacement: str = _M, flags: int = 0, keys: tuple[str, ...] = ()) -> Row:
@@ -56,9 +109,19 @@ def _row(kind: str, pattern: str, replacement: str = _M, flags: int = 0, keys: t
     return Row(kind, re.compile(pattern, flags), replacement.replace("{}", kind), keys, bool(flags & re.I))
 
 
-def _labelled(kind: str, label: str, value: str, flags: int = re.I, keys: tuple[str, ...] = ()) -> Row:
+def _labelled(
+    kind: str,
+    label: str,
+    value: str,
+    flags: int = re.I,
+    keys: tuple[str, ...] = (),
+    starts: tuple[str, ...] = (),
+    after: bool = False,
+    gate: str | None = None,
+) -> Row:
     """A secret after a label: the label (group 1) is kept, the value becomes the marker."""
-    return _row(kind, f"({label}){_VALUE_GUARD}{value}", r"\1" + _M, flags, keys)
+    row = _row(kind, f"({label}){_VALUE_GUARD}{value}", r"\1" + _M, flags, keys)
+    return dataclasses.replace(row, starts=starts, after=after, gate=re.compile(gate, flags) if gate else None)
 
 
 PATTERNS: tuple[Row, ...] = (
@@ -202,10 +265,31 @@ PATTERNS: tuple[Row, ...] = (
     ),
     # user:password@ in a URL, the user possibly empty, the password possibly holding '/'
     # (a port and path are not a password: the first segment may not be all digits).
-    _labelled("url-password", r"\b[a-z][a-z0-9+.-]*://[^\s:/@\"'<>]*:", r"(?!\d+[/@])[^\s@\"'<>]+(?=@)", keys=("://",)),
+    # The password may hold an unencoded '@': it runs to the last '@' before the host.
+    _labelled(
+        "url-password",
+        r"\b[a-z][a-z0-9+.-]*://[^\s:/@\"'<>\[\]]*:",
+        r"(?!\d+[/@])[^\s\"'<>]+(?=@[^\s@/\"'<>]*(?:[/?#\s\"'<>]|$))",
+        keys=("://",),
+    ),
+    # A token alone before the host (https://TOKEN@host): long, with letters and digits, unlike a user name.
+    _labelled(
+        "url-token",
+        r"\b[a-z][a-z0-9+.-]*://",
+        r"(?=[^\s:/@\"'<>]*\d)(?=[^\s:/@\"'<>]*[A-Za-z])[^\s:/@\"'<>]{16,}(?=@)",
+        keys=("://",),
+    ),
+    # A connection string's Password=...; / PWD=...; runs to the ';' (a password may hold '&').
+    _labelled(
+        "connection-password",
+        r"(?:^|[;\s\"'{])(?:password|pwd)\s*=\s*",
+        r"(?:\{[^}\r\n]*\}|[^;\s\"'\r\n]+)(?=;|\s*$|[\"'])",
+        keys=("password", "pwd"),
+    ),
     _labelled(
         "query-password",
-        r"[?&;](?:password|passwd|pwd|pass|secret|token|api_?key|access_token)=",
+        r"[?&;](?:password|passwd|pwd|pass|secret|token|api[_-]?key|apikey|key|access[_-]?token|auth|auth[_-]?token"
+        r"|client[_-]?secret|refresh[_-]?token|id[_-]?token|private[_-]?token|sig|signature|code)=",
         r"[^&;\s\"'#]+",
         keys=("=",),
     ),
@@ -220,32 +304,282 @@ PATTERNS: tuple[Row, ...] = (
     _labelled("cli-password", r"\bsshpass\s+-p\s*", r"[^\s\"'\\]+", keys=("sshpass",)),
     _labelled(
         "cli-token",
-        r"(?:\s--(?:token|password|api-key|access-token|auth-token|secret)[= ]\s*|\s-t\s+(?=dop_|[A-Za-z0-9_-]{30}))"
+        r"(?:\s--(?:token|password|api-key|access-token|auth-token|secret)[= ]\s*|\s-t\s+(?=dop_|[A-Za-z0-9_-]{30})"
+        r"|\s-(?:storepass|keypass|srcstorepass|deststorepass|srckeypass|destkeypass)\s+|\s-pass(?:in|out)\s+pass:)"
         r"[\"']?",
-        r"[^\s\"']{8,}",
-        keys=("--", "-t "),
+        r"[^\s\"']{6,}",
+        keys=("--", "-t ", "pass"),
     ),
-    # KEY=value, key: value, "key": "value", key => value, for a key naming a secret.
+    # A password piped into a registry login: echo 'PW' | docker login --password-stdin.
+    _labelled(
+        "cli-password",
+        r"\b(?:echo|printf)\s+(?:-n\s+)?([\"']?)",
+        r"[^\s\"'|]{6,}(?=\2\s*\|\s*(?:sudo\s+)?(?:docker|podman|helm|oras|buildah|skopeo|nerdctl|crane)\b[^\n|]*"
+        r"\blogin\b)",
+        keys=("login",),
+    ),
+    # ~/.pgpass: host:port:database:user:password, a line each.
+    _labelled(
+        "pgpass-password",
+        r"[A-Za-z0-9.-]+:(?:\d{1,5}|\*):[A-Za-z0-9_.$*-]+:[A-Za-z0-9_.@*-]+:",
+        r"(?![\d*]*(?:$|\s))[^\s\"':]{6,}(?=$|[\r\n\"']|\\n)",
+        flags=re.M,
+        keys=(":",),
+        starts=("\n", "\\n", "'", '"', " "),
+        after=True,
+        gate=r":(?:\d{1,5}|\*):[A-Za-z0-9_.$*-]+:[A-Za-z0-9_.@*-]+:",
+    ),
+    # The output of `cat` on a key file (config/master.key, secret.txt, *.pem): its first line.
+    _labelled(
+        "key-file",
+        r"(?:^|(?<=[\s\"'])|\\n)(?:\$ )?cat\s+[^\s|;&]*"
+        r"(?:master\.key|secret|token|credential|password|passwd|\.key\b)[^\s|;&]*\s*(?:\r?\n|\\n)",
+        r"[A-Za-z0-9+/=_.-]{16,}(?=\r?\n|\\n|$|\s|[\"'])",
+        keys=("cat",),
+        gate=r"cat\s+[^\s|;&]*(?:master\.key|secret|token|credential|password|passwd|\.key\b)",
+    ),
+    # define('DB_PASSWORD', '...'), setenv("API_TOKEN", "..."): a secret's name, then its value, quoted.
     _labelled(
         "secret-assignment",
-        rf"{_SECRET_WORD}(?:[_-]?key)?s?\b{_ASSIGN}",
-        # A value followed by "(" is a function being called, not a secret.
-        r"(?![^\s\"'`,;#\\<>{}()\[\]]*\()[^\s\"'`,;#\\<>{}()\[\]]{6,}",
-        keys=("pass", "pwd", "secret", "token", "key", "credential", "auth"),
+        rf"\(\s*([\"'])[A-Za-z0-9_.-]*{_SECRET_WORD}{_LABEL_TAIL}[A-Za-z0-9_.-]*\2\s*,\s*(\\?[\"'])",
+        r"(?:(?!\3)[^\r\n]){6,1000}?(?=\3)",
+        keys=_ASSIGNMENT_KEYS,
+        starts=("(",),
+    ),
+    # "key": "value", KEY='value', key = `value`: a quoted value runs to its closing quote, whatever it
+    # holds (a Django key's ( # ! @ %, a password's spaces), on one line.
+    _labelled(
+        "secret-assignment",
+        rf"{_SECRET_WORD}{_LABEL_TAIL}\\?[\"']?\]?\s*(?:=|:|=>|:=)[ \t]*(\\?[\"'`])",
+        r"(?:(?!\2)[^\r\n]){6,1000}?(?=\2)",
+        keys=_ASSIGNMENT_KEYS,
+        starts=_SECRET_WORD_STARTS,
+    ),
+    # KEY=value, key: value, key => value unquoted: to the next space or separator; ( ) and # may be inside.
+    _labelled(
+        "secret-assignment",
+        rf"{_SECRET_WORD}{_LABEL_TAIL}{_ASSIGN}",
+        # A value that is a function being called (get_token(), Secret("x")) is not a secret.
+        r"(?![A-Za-z_][\w.]*\([\w.'\", =\[\]-]*\)(?:[\s,;]|$))"
+        r"[^\s\"'`,;\\<>{}\[\]]{6,}?(?=\)*(?:[\s\"'`,;\\<>{}\[\]]|$))",
+        keys=_ASSIGNMENT_KEYS,
+        starts=_SECRET_WORD_STARTS,
     ),
 )
 
 
-def redact(text: str) -> tuple[str, int]:
-    """The text with secrets replaced, and how many were."""
+_KEY_BLOCK_ROWS = 3  # the private-key and key-body rows at the head of PATTERNS
+
+
+def _redact_rows(text: str, rows: Sequence[Row] = PATTERNS) -> tuple[str, int]:
+    """The table's rows, in order, over ``text``."""
     total = 0
     lowered = text.lower()
-    for row in PATTERNS:
+    for row in rows:
         if row.keys and not any(key in (lowered if row.folded else text) for key in row.keys):
             continue
-        text, count = row.pattern.subn(row.replacement, text)
+        text, count = row.sub(text)
         total += count
     return text, total
+
+
+# --- a secret cut in two by a line break ------------------------------------------------------
+# A terminal or an editor wraps a long token; a JSON string holds the break as \n. A break
+# between two characters that are not spaces is tried joined: when a row then matches across it, both
+# sides of the break are replaced (the break is kept, after the marker).
+_BREAK = re.compile(r"(?<=[^\s\\])(?:\r?\n|\\r\\n|\\n)(?=[^\s\\])")
+_TRAILING_TOKEN = re.compile(r"[^\s\"'`]*\Z")
+_LEADING_TOKEN = re.compile(r"(?:[^\s\\]|\\[\"'])*")
+_JOIN_CONTEXT = 400  # characters each side a joined candidate may take
+_JOIN_MIN = 16  # the two halves together: shorter than any secret the rows look for
+# Words one of which a label-led row needs in the lines before a break (else only the token
+# across the break is tried, which costs far less).
+_LABEL_HINTS = (*_ASSIGNMENT_KEYS, "bearer", "basic", "machine", "login", "sig", "://", "cat", "echo", " -p", "key")
+
+
+def _context_start(text: str, end: int) -> int:
+    """Where a joined candidate starts: three lines back at most (a .netrc entry), _JOIN_CONTEXT at most."""
+    start = end
+    for _ in range(3):
+        previous = max(text.rfind("\n", 0, start - 1) + 1, text.rfind("\\n", 0, start - 1) + 2, 0)
+        start = previous
+        if start == 0:
+            break
+    return max(start, end - _JOIN_CONTEXT)
+
+
+def _line_end(text: str, start: int) -> int:
+    ends = [
+        at
+        for at in (text.find("\n", start, start + _JOIN_CONTEXT), text.find("\\n", start, start + _JOIN_CONTEXT))
+        if at >= 0
+    ]
+    return min(ends) if ends else min(len(text), start + _JOIN_CONTEXT)
+
+
+def _redact_joins(text: str) -> tuple[str, int]:
+    total = 0
+    position = 0
+    while True:
+        found = _BREAK.search(text, position)
+        if found is None:
+            return text, total
+        left_start = _context_start(text, found.start())
+        left = text[left_start : found.start()]
+        lead = _LEADING_TOKEN.match(text, found.end(), found.end() + _JOIN_CONTEXT)
+        tail = _TRAILING_TOKEN.search(left)
+        tail_length = len(tail.group()) if tail else 0
+        position = found.end()
+        if (len(lead.group()) if lead else 0) + tail_length < _JOIN_MIN:
+            continue
+        # The rest of the line comes too: a row may look past the value (echo 'PW' | docker login).
+        right = text[found.end() : _line_end(text, found.end())]
+        if not any(hint in left.lower() for hint in _LABEL_HINTS):
+            # No label before the break: only a token of its own shape can straddle it.
+            left_start = found.start() - tail_length
+            left = left[len(left) - tail_length :]
+        joined = left + right
+        redacted, count = _redact_rows(joined)
+        if not count:
+            continue
+        same_head = _common_prefix(joined, redacted)
+        same_tail = _common_prefix(joined[::-1], redacted[::-1])
+        same_tail = min(same_tail, len(joined) - same_head, len(redacted) - same_head)
+        if not (same_head < len(left) < len(joined) - same_tail):
+            continue  # nothing spans the break: the rows catch it where it is
+        replaced = redacted[same_head : len(redacted) - same_tail]
+        after = found.end() + len(right) - same_tail
+        text = text[: left_start + same_head] + replaced + found.group() + text[after:]
+        position = left_start + same_head + len(replaced) + len(found.group())
+        total += count
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+# --- a secret base64- or URL-encoded ----------------------------------------------------------
+# An encoded run is decoded and the decoded text redacted; when anything is found, the whole
+# run is replaced. The cost is bounded: runs longer than _MAX_ENCODED (images) are not tried,
+# nor more than _MAX_DECODED characters in all per text.
+_BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/_-])(?=[A-Za-z0-9+/_-]*[0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}")
+_PERCENT_RUN = re.compile(r"[^\s\"'<>&?=]*%[0-9A-Fa-f]{2}[^\s\"'<>&]*")
+_MAX_ENCODED = 16_384
+_MAX_DECODED = 262_144
+ENCODED_MARKER = MARKER.format("encoded-secret")
+
+
+def _decoded_base64(run: str) -> str | None:
+    import base64
+    import binascii
+
+    body = run.rstrip("=")
+    if len(body) % 4 == 1:
+        return None
+    padded = body + "=" * (-len(body) % 4)
+    try:
+        if "-" in body or "_" in body:
+            data = base64.urlsafe_b64decode(padded)
+        else:
+            data = base64.b64decode(padded, validate=True)
+        decoded = data.decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
+    printable = sum(c.isprintable() or c in "\r\n\t" for c in decoded)
+    return decoded if decoded and printable >= 0.95 * len(decoded) else None
+
+
+def _decoded_percent(run: str) -> str | None:
+    from urllib.parse import unquote
+
+    decoded = unquote(run, errors="strict") if "%" in run else run
+    return decoded if decoded != run else None
+
+
+def _redact_encoded(text: str, depth: int) -> tuple[str, int]:
+    budget = _MAX_DECODED
+    total = 0
+    for pattern, decode in ((_BASE64_RUN, _decoded_base64), (_PERCENT_RUN, _decoded_percent)):
+        if pattern is _PERCENT_RUN and "%" not in text:
+            continue
+        pieces: list[str] = []
+        last = 0
+        for run in pattern.finditer(text):
+            value = run.group()
+            if len(value) > _MAX_ENCODED or budget <= 0 or "[REDACTED" in value:
+                continue
+            budget -= len(value)
+            try:
+                decoded = decode(value)
+            except (UnicodeDecodeError, ValueError):
+                decoded = None
+            if decoded is None or not _redact_core(decoded, depth - 1)[1]:
+                continue
+            pieces += [text[last : run.start()], ENCODED_MARKER]
+            last = run.end()
+            total += 1
+        if pieces:
+            text = "".join(pieces) + text[last:]
+    return text, total
+
+
+def _redact_core(text: str, depth: int) -> tuple[str, int]:
+    # Key blocks first: their lines are meant to be broken, and are replaced whole.
+    text, blocks = _redact_rows(text, PATTERNS[:_KEY_BLOCK_ROWS])
+    text, joined = _redact_joins(text)
+    text, rows = _redact_rows(text, PATTERNS[_KEY_BLOCK_ROWS:])
+    encoded = 0
+    if depth > 0:
+        text, encoded = _redact_encoded(text, depth)
+    return text, blocks + joined + rows + encoded
+
+
+def redact(text: str) -> tuple[str, int]:
+    """The text with secrets replaced, and how many were.
+
+    Four passes: breaks between token characters tried joined (a wrapped key), the table's
+    rows, then base64 and URL-encoded runs decoded and tried (twice nested at most).
+    """
+    return _redact_core(text, 2)
+
+
+def mask_known(text: str, secrets: Sequence[str | None], window: int = 8) -> str:
+    """``text`` with every piece of ``window`` or more characters of a known secret (the API key) masked.
+
+    For replies that echo the key back, whole or cut ("Incorrect API key provided: sk-...xyz").
+    """
+    covered = [False] * len(text)
+    for secret in secrets:
+        if not secret or len(secret) < window:
+            continue
+        for start in range(len(secret) - window + 1):
+            piece = secret[start : start + window]
+            at = text.find(piece)
+            while at >= 0:
+                covered[at : at + window] = [True] * window
+                at = text.find(piece, at + 1)
+    if not any(covered):
+        return text
+    out: list[str] = []
+    for index, char in enumerate(text):
+        if covered[index]:
+            if index == 0 or not covered[index - 1]:
+                out.append(MARKER.format("api-key"))
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def redact_reply(text: str, secrets: Sequence[str | None] = (), limit: int = 200) -> str:
+    """A server's error text as an error line shows it: the first line, redacted whole, then cut."""
+    first = mask_known(redact(text)[0], secrets).splitlines()
+    line = first[0] if first else ""
+    return line if len(line) <= limit else line[:limit] + "..."
 
 
 def redact_value(value: Any) -> tuple[Any, int]:
@@ -271,6 +605,22 @@ def redact_messages(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]
     return [message for message, _ in redacted], sum(count for _, count in redacted)
 
 
-def redact_url(url: str) -> str:
-    """A URL with its password (and any key in its query) masked: for error lines and dry runs."""
-    return redact(url)[0]
+_USERINFO = re.compile(r"^([a-z][a-z0-9+.-]*://)([^/?#\s]*)@", re.I)
+_QUERY_VALUE = re.compile(r"([?&;][^=&;#\s]+=)([^&;#\s]+)")
+
+
+def _masked_userinfo(match: re.Match[str]) -> str:
+    userinfo = match.group(2)
+    return match.group(1) + (userinfo if "[REDACTED" in userinfo else _M.format("url-userinfo")) + "@"
+
+
+def _masked_query_value(match: re.Match[str]) -> str:
+    value = match.group(2)
+    return match.group(0) if value.startswith("[REDACTED") else match.group(1) + _M.format("url-query")
+
+
+def redact_url(url: str, secrets: Sequence[str | None] = ()) -> str:
+    """A URL as error lines and dry runs print it: redacted as text is, then whatever sits before the
+    host (user:password@, TOKEN@) and every query value masked, as a base URL holds no other kind."""
+    text = mask_known(redact(url)[0], secrets)
+    return _QUERY_VALUE.sub(_masked_query_value, _USERINFO.sub(_masked_userinfo, text))

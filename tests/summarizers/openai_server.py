@@ -33,7 +33,7 @@ class Recorded:
 
 @dataclass
 class Behaviour:
-    kind: str = "ok"  # ok | 429 | 500 | slow | length | 400 | html | malformed | shape | slow-bytes | hang
+    kind: str = "ok"  # ok | 429 | 500 | slow | length | 400 | 401 | html | malformed | shape | slow-bytes | hang
     seconds: float = 0.0  # for slow, slow-bytes (between bytes) and hang
     body: Any = None  # for shape: the JSON sent with the 200
     text: str | None = None
@@ -206,6 +206,11 @@ def _handler(state: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 return
             if behaviour.kind == "500":
                 self._send(500, {"error": {"message": "The server had an error", "type": "server_error"}})
+                return
+            if behaviour.kind == "401":  # a proxy that echoes the key it refused, whole
+                key = self.headers.get("Authorization", "").removeprefix("Bearer ")
+                message = f"Incorrect API key provided: {key}. You can find your API key at https://example.com/keys."
+                self._send(401, {"error": {"message": message, "type": "invalid_request_error"}})
                 return
             if behaviour.kind == "400":
                 self._send(400, {"error": {"message": "Invalid model", "type": "invalid_request_error"}})
