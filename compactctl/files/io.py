@@ -8,14 +8,17 @@ collected and named in the summary.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from io import BytesIO, TextIOWrapper
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, TextIO, TypeVar
 
 import orjson
 
@@ -258,10 +261,20 @@ def write_atomic(target: str, data: bytes | Callable[[BinaryIO], object]) -> Non
         os.replace(temporary, path)
 
 
+def cores() -> int:
+    """The processors this process may run on (what ``--jobs 0``, the default, uses)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
 def run_jobs(
     jobs: list[Job], work: Callable[[Job], T], parallel: int = 1, progress: bool = False, engine: str = "threads"
 ) -> tuple[list[T], list[Failure]]:
-    """Run ``work`` on every job (in threads when ``parallel`` > 1, or on Ray Data), collecting failures."""
+    """Run ``work`` on every job, collecting failures: in ``parallel`` processes (engine ``processes``),
+    threads, or on Ray Data. ``parallel`` 0 is one per core there is."""
+    parallel = parallel if parallel > 0 else cores()
     results: dict[int, T] = {}
     failures: dict[int, Failure] = {}
     if engine == "ray" and not any(job.source == STDIO or job.target == STDIO for job in jobs):
@@ -274,23 +287,43 @@ def run_jobs(
         failures = {i: Failure(jobs[i].source, error, code) for i, (error, code) in failed.items()}
         return [done[i] for i in sorted(done)], [failures[i] for i in sorted(failures)]
 
-    def attempt(index: int) -> None:
+    def attempt(index: int) -> tuple[int, T | None, Failure | None]:
         job = jobs[index]
         try:
-            results[index] = work(job)
+            return index, work(job), None
         except CompactctlError as error:
-            failures[index] = Failure(job.source, str(error), error.exit_code)
+            return index, None, Failure(job.source, str(error), error.exit_code)
         except OSError as error:
-            failures[index] = Failure(job.source, f"{error.filename or job.source}: {error.strerror or error}", 2)
+            return index, None, Failure(job.source, f"{error.filename or job.source}: {error.strerror or error}", 2)
         except Exception as error:  # a bug met on one file must not cost the batch its summary
             what = f"{type(error).__name__}: {str(error)[:200]}"
-            failures[index] = Failure(job.source, f"{job.source}: cannot process this file ({what})", 2)
+            return index, None, Failure(job.source, f"{job.source}: cannot process this file ({what})", 2)
 
-    pool = ThreadPoolExecutor(max(1, parallel))
+    def collect(outcome: tuple[int, T | None, Failure | None]) -> None:
+        index, result, failure = outcome
+        if failure is not None:
+            failures[index] = failure
+        else:
+            results[index] = result  # type: ignore[assignment]  # work's own result, None included
+
+    workers = min(parallel, len(jobs))
+    # Standard input and output are one stream each: files that read or write them run here.
+    if engine == "processes" and workers > 1 and not any(STDIO in (job.source, job.target) for job in jobs):
+        _in_processes([job.source for job in jobs], attempt, collect, workers, progress)
+    else:
+        _in_threads(len(jobs), attempt, collect, workers, progress)
+    return [results[i] for i in sorted(results)], [failures[i] for i in sorted(failures)]
+
+
+def _in_threads(
+    count: int, attempt: Callable[[int], Any], collect: Callable[[Any], None], workers: int, progress: bool
+) -> None:
+    pool = ThreadPoolExecutor(max(1, workers))
     interrupted = False
     try:
-        with _progress(len(jobs), progress) as advance:
-            for _ in pool.map(attempt, range(len(jobs))):
+        with _progress(count, progress) as advance:
+            for outcome in pool.map(attempt, range(count)):
+                collect(outcome)
                 advance()
     except KeyboardInterrupt:
         # Stop now: no new file is started, nothing more is renamed into place, and the
@@ -300,7 +333,103 @@ def run_jobs(
         raise
     finally:
         pool.shutdown(wait=not interrupted, cancel_futures=interrupted)
-    return [results[i] for i in sorted(results)], [failures[i] for i in sorted(failures)]
+
+
+def _size(source: str) -> int:
+    try:
+        return os.stat(source).st_size
+    except OSError:
+        return 0
+
+
+def _is_codex(source: str) -> bool:
+    """A Codex rollout (counted in o200k), by its first lines; a file that cannot be read is not."""
+    try:
+        return first_lines_format(source, sample=5) == "codex"
+    except OSError:
+        return False
+
+
+# The attempt the forked workers run: set before they are forked, so they inherit it (no pickling).
+_forked_attempt: Callable[[int], Any] | None = None
+
+
+def _run_forked(index: int) -> tuple[Any, bytes, bytes]:
+    """One file in a worker, what it prints kept: the parent prints it, where the run's output goes."""
+    assert _forked_attempt is not None
+    out, err = _captured(), _captured()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        outcome = _forked_attempt(index)
+    out.flush()
+    err.flush()
+    return outcome, out.buffer.getvalue(), err.buffer.getvalue()  # type: ignore[attr-defined]
+
+
+def _captured() -> TextIO:
+    return TextIOWrapper(BytesIO(), encoding="utf-8", errors="surrogateescape", write_through=True)
+
+
+def _pass_on(printed: bytes, stream: TextIO) -> None:
+    if printed:
+        stream.flush()
+        buffer = getattr(stream, "buffer", None)
+        if buffer is not None:
+            buffer.write(printed)
+            buffer.flush()
+        else:
+            stream.write(printed.decode("utf-8", "surrogateescape"))
+
+
+def _stop_child(signum: int, frame: object) -> None:
+    interrupts.remove_temporaries()  # the temporary file this worker was writing
+    os._exit(128 + signum)
+
+
+def _child_started() -> None:
+    # Ctrl-C reaches every process of the group: the parent alone decides, and stops the workers
+    # with SIGTERM, on which a worker removes its temporary file and leaves without a traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for name in ("SIGTERM", "SIGHUP"):
+        signal.signal(getattr(signal, name), _stop_child)
+
+
+def _in_processes(
+    sources: list[str], attempt: Callable[[int], Any], collect: Callable[[Any], None], workers: int, progress: bool
+) -> None:
+    """Each file in one of ``workers`` forked processes: Python's work runs on every core, not under one lock.
+
+    Forked, so the work (a closure over the run's settings, counter and summarizer) is inherited,
+    not pickled; only each file's result comes back, and results are put back in the files' order.
+    The tokenizer tables are loaded first, once (o200k too when a Codex file is among the inputs),
+    so no worker parses one again; the largest files go first, so no worker is left with a big
+    one at the end; the pool is forked before the progress bar starts its thread.
+    """
+    import multiprocessing
+
+    from compactctl.tokens import load_counters
+
+    global _forked_attempt
+    sizes = {index: _size(source) for index, source in enumerate(sources)}
+    load_counters(["o200k_base"] if any(_is_codex(source) for source in sources) else [])
+    _forked_attempt = attempt
+    pool = multiprocessing.get_context("fork").Pool(workers, initializer=_child_started)
+    try:
+        with _progress(len(sources), progress) as advance:
+            order = sorted(sizes, key=lambda index: -sizes[index])
+            for outcome, printed, warned in pool.imap_unordered(_run_forked, order):
+                _pass_on(printed, sys.stdout)
+                _pass_on(warned, sys.stderr)
+                collect(outcome)
+                advance()
+        pool.close()
+    except KeyboardInterrupt:
+        interrupts.remove_temporaries()
+        pool.terminate()  # each worker removes its own temporary file
+        raise
+    finally:
+        pool.terminate()
+        pool.join()
+        _forked_attempt = None
 
 
 class _progress:

@@ -31,12 +31,15 @@ from typing import IO, Any
 
 from compactctl.summarizers import SECTIONS, Summary, SummaryRequest
 from compactctl.summarizers.ledger import (
+    MEMO_ENTRIES,
     Fact,
+    Memo,
     command_of,
     constraints,
     error_lines_of,
     facts,
     is_demonstration,
+    message_key,
     output_text,
     paths_of,
     read_arguments,
@@ -563,6 +566,24 @@ def verbatim(messages: list[Message], counter: TokenCounter, max_tokens: int) ->
     return "\n\n".join(blocks)
 
 
+_REDACTED = Memo(MEMO_ENTRIES)  # a message's digest -> the message redacted
+
+
+def redacted(span: list[Message]) -> list[Message]:
+    """``redact_messages``, each message redacted once and remembered (a replay summarizes a message
+    under every setting): the copies are shared, so they are read, never changed."""
+    out = []
+    for message in span:
+        key = message_key(message)
+        found = _REDACTED.get(key) if key is not None else None
+        if found is None:
+            found = redact_messages([message])[0][0]
+            if key is not None:
+                _REDACTED.keep(key, found)
+        out.append(found)
+    return out
+
+
 class ExtractiveSummarizer:
     """Fills the sections from the text itself: no model, no network, no key.
 
@@ -589,7 +610,7 @@ class ExtractiveSummarizer:
         if request.previous_summary:
             span.insert(0, {"role": "system", "content": request.previous_summary})
         if self.redact_secrets:
-            span = redact_messages(span)[0]
+            span = redacted(span)
         found = extract(span)
         text = render(choose(found, self.counter, request.max_tokens))
         if self.redact_secrets:

@@ -471,7 +471,7 @@ def _numbers(text: str) -> Iterator[str]:
         yield f"{words} {match.group(0)}".strip() if words else match.group(0)
 
 
-class _Memo(dict[Any, Any]):
+class Memo(dict[Any, Any]):
     """Results of pure functions of a message or a text, kept while they are few.
 
     A replay summarizes the same messages again and again (every setting, every compaction
@@ -482,6 +482,7 @@ class _Memo(dict[Any, Any]):
     def __init__(self, limit: int) -> None:
         super().__init__()
         self.limit = limit
+        _MEMOS.append(self)
 
     def keep(self, key: Any, value: Any) -> Any:
         if len(self) >= self.limit:
@@ -490,11 +491,12 @@ class _Memo(dict[Any, Any]):
         return value
 
 
+_MEMOS: list[Memo] = []
 MEMO_ENTRIES = 50_000
-_FACTS_MEMO = _Memo(MEMO_ENTRIES)
-_LINES_MEMO = _Memo(MEMO_ENTRIES)
-_ARGUMENTS_MEMO = _Memo(MEMO_ENTRIES)
-_TEXT_MEMO = _Memo(MEMO_ENTRIES)  # (function, text) -> what the function found in the text
+_FACTS_MEMO = Memo(MEMO_ENTRIES)
+_LINES_MEMO = Memo(MEMO_ENTRIES)
+_ARGUMENTS_MEMO = Memo(MEMO_ENTRIES)
+_TEXT_MEMO = Memo(MEMO_ENTRIES)  # (function, text) -> what the function found in the text
 
 
 def remembered(function: Callable[[str], Any], text: str) -> Any:
@@ -630,5 +632,5 @@ def _message_facts(message: Message, output: bool) -> tuple[tuple[str, str, bool
 
 def forget() -> None:
     """Empty the memos (a benchmark times a replay from cold with it)."""
-    for memo in (_FACTS_MEMO, _LINES_MEMO, _ARGUMENTS_MEMO, _TEXT_MEMO):
+    for memo in _MEMOS:
         memo.clear()
