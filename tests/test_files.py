@@ -82,12 +82,19 @@ def test_jobs_run_in_processes_with_results_failures_and_what_they_print_in_orde
     assert in_threads == ([source for source, _ in results], failures)
 
 
-def test_jobs_default_to_one_per_core(monkeypatch):
+def test_jobs_default_to_one_process_per_core(monkeypatch):
     from compactctl.files import io
 
     monkeypatch.setattr(io.os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
     assert io.cores() == 3
-    seen = []
-    monkeypatch.setattr(io, "_in_threads", lambda count, attempt, collect, workers, progress: seen.append(workers))
-    io.run_jobs([io.Job(f"f{i}", None, f"f{i}") for i in range(5)], lambda job: None, parallel=0)
-    assert seen == [3]
+    pools = []
+    real = io.ProcessPoolExecutor
+
+    def recorded(workers, **options):
+        pools.append(workers)
+        return real(workers, **options)
+
+    monkeypatch.setattr(io, "ProcessPoolExecutor", recorded)
+    jobs = [io.Job(f"f{i}", None, f"f{i}") for i in range(5)]
+    assert io.run_jobs(jobs, lambda job: job.name, parallel=0, engine="processes") == ([j.name for j in jobs], [])
+    assert pools == [3]

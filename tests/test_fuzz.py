@@ -7,12 +7,15 @@ whatever strategy, the report, replay or the writer does with it.
 
 from __future__ import annotations
 
+import pytest
+
 from tests.conftest import needs_transcripts
 from tests.fuzzing import mutants, run_library
 
 BUDGET = 400
 
 
+@pytest.mark.slow  # 400 mutants of the real transcripts
 @needs_transcripts
 def test_mutated_transcripts_never_crash_the_library():
     crashes = {}

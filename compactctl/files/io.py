@@ -14,11 +14,11 @@ import signal
 import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from io import BytesIO, TextIOWrapper
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, TextIO, TypeVar
+from typing import Any, BinaryIO, TextIO, TypeVar
 
 import orjson
 
@@ -26,9 +26,6 @@ from compactctl import interrupts
 from compactctl.errors import CompactctlError, InputError
 from compactctl.formats import chat, detect
 from compactctl.formats.records import BOM, SQLITE_MAGIC, Record
-
-if TYPE_CHECKING:
-    from rich.progress import Progress
 
 STDIO = "-"
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj", ".ndjson")
@@ -48,9 +45,10 @@ class Job:
 
 @dataclass(frozen=True)
 class Failure:
-    file: str
+    file: str  # the input as given (joined to its folder)
     error: str
     exit_code: int
+    line: int | None = None  # where the error is, when it names a line
 
 
 def find_transcripts(folder: Path) -> list[Path]:
@@ -58,15 +56,27 @@ def find_transcripts(folder: Path) -> list[Path]:
     return sorted(
         path
         for path in folder.rglob("*")
-        if path.is_file()
-        and path.suffix in TRANSCRIPT_SUFFIXES
-        and not any(f"{mark}." in path.name for mark in OUTPUT_MARKS)
+        if path.is_file() and path.suffix in TRANSCRIPT_SUFFIXES and not is_output_name(path.name)
     )
 
 
+def is_output_name(name: str) -> bool:
+    """``x.compacted.jsonl``, ``x.pruned.jsonl``: a name compactctl gives what it writes."""
+    return any(f"{mark}." in Path(name).name for mark in OUTPUT_MARKS)
+
+
 def expand_inputs(inputs: Iterable[str]) -> Iterator[tuple[str, str, Path | None]]:
-    """(source, name, folder it came from) for every file the inputs name."""
+    """(source, name, folder it came from) for every file the inputs name.
+
+    Outputs of an earlier run are inputs only when named alone: a folder leaves them out, and
+    so do several files given at once (``compact dir/*.jsonl`` run twice must not compact
+    its own outputs); :func:`left_out_outputs` says which were.
+    """
+    inputs = list(inputs)
+    several = len(inputs) > 1
     for given in inputs:
+        if several and given != STDIO and is_output_name(given) and Path(given).is_file():
+            continue
         if given == STDIO:
             yield STDIO, "<stdin>", None
             continue
@@ -81,6 +91,14 @@ def expand_inputs(inputs: Iterable[str]) -> Iterator[tuple[str, str, Path | None
             yield given, path.name, None
         else:
             raise InputError("no such file or folder", given)
+
+
+def left_out_outputs(inputs: Iterable[str]) -> list[str]:
+    """The files given that :func:`expand_inputs` leaves out as outputs of an earlier run."""
+    inputs = list(inputs)
+    if len(inputs) < 2:
+        return []
+    return [given for given in inputs if given != STDIO and is_output_name(given) and Path(given).is_file()]
 
 
 def default_target(source: str, mark: str = OUTPUT_MARK) -> str:
@@ -272,11 +290,23 @@ def cores() -> int:
 def run_jobs(
     jobs: list[Job], work: Callable[[Job], T], parallel: int = 1, progress: bool = False, engine: str = "threads"
 ) -> tuple[list[T], list[Failure]]:
-    """Run ``work`` on every job, collecting failures: in ``parallel`` processes (engine ``processes``),
-    threads, or on Ray Data. ``parallel`` 0 is one per core there is."""
+    """Run ``work`` on every job, collecting failures: in ``parallel`` forked processes (engine
+    ``processes``), in threads, or on Ray Data; ``parallel`` 0 is one per core there is.
+
+    With ``progress``, a bar on a terminal, else a line every few seconds on stderr (``compactctl.progress``);
+    it is told of each file in this process, as each result comes back.
+    """
+    from compactctl.progress import progress_for, sizes
+
     parallel = parallel if parallel > 0 else cores()
     results: dict[int, T] = {}
     failures: dict[int, Failure] = {}
+    size = sizes([job.source for job in jobs])
+    workers = max(1, min(parallel, len(jobs)))
+    # Standard input and output are one stream each: files that read or write them run here.
+    forked = engine == "processes" and workers > 1 and not any(STDIO in (job.source, job.target) for job in jobs)
+    forked_pool = _forked_pool(jobs, work, workers) if forked else None  # forked before the progress thread starts
+    reporter = progress_for(len(jobs), sum(size), not progress, sys.stderr)
     if engine == "ray" and not any(job.source == STDIO or job.target == STDIO for job in jobs):
         from compactctl import ray_engine
 
@@ -285,83 +315,98 @@ def run_jobs(
             [job.source for job in jobs], lambda i: work(jobs[i]), parallel if parallel > 1 else None
         )
         failures = {i: Failure(jobs[i].source, error, code) for i, (error, code) in failed.items()}
+        for i, job in enumerate(jobs):
+            reporter.finished(job.source, size[i], i in failures)
+        reporter.close()
         return [done[i] for i in sorted(done)], [failures[i] for i in sorted(failures)]
+    pool: Executor = forked_pool if forked_pool is not None else ThreadPoolExecutor(workers)
+    # In processes the largest files go first, so no worker is left with a big one at the end;
+    # results are put back in the files' order all the same.
+    order = sorted(range(len(jobs)), key=lambda index: -size[index]) if forked_pool else list(range(len(jobs)))
+    running: dict[Future[Any], int] = {}
+    started = 0
 
-    def attempt(index: int) -> tuple[int, T | None, Failure | None]:
-        job = jobs[index]
-        try:
-            return index, work(job), None
-        except CompactctlError as error:
-            return index, None, Failure(job.source, str(error), error.exit_code)
-        except OSError as error:
-            return index, None, Failure(job.source, f"{error.filename or job.source}: {error.strerror or error}", 2)
-        except Exception as error:  # a bug met on one file must not cost the batch its summary
-            what = f"{type(error).__name__}: {str(error)[:200]}"
-            return index, None, Failure(job.source, f"{job.source}: cannot process this file ({what})", 2)
+    def start_next() -> None:  # at most ``workers`` files in flight: "started" means started
+        nonlocal started
+        index = order[started]
+        reporter.started(jobs[index].source)
+        future = pool.submit(_run_forked, index) if forked else pool.submit(attempt, jobs[index], work)
+        running[future] = index
+        started += 1
 
-    def collect(outcome: tuple[int, T | None, Failure | None]) -> None:
-        index, result, failure = outcome
-        if failure is not None:
-            failures[index] = failure
-        else:
-            results[index] = result  # type: ignore[assignment]  # work's own result, None included
-
-    workers = min(parallel, len(jobs))
-    # Standard input and output are one stream each: files that read or write them run here.
-    if engine == "processes" and workers > 1 and not any(STDIO in (job.source, job.target) for job in jobs):
-        _in_processes([job.source for job in jobs], attempt, collect, workers, progress)
-    else:
-        _in_threads(len(jobs), attempt, collect, workers, progress)
-    return [results[i] for i in sorted(results)], [failures[i] for i in sorted(failures)]
-
-
-def _in_threads(
-    count: int, attempt: Callable[[int], Any], collect: Callable[[Any], None], workers: int, progress: bool
-) -> None:
-    pool = ThreadPoolExecutor(max(1, workers))
     interrupted = False
     try:
-        with _progress(count, progress) as advance:
-            for outcome in pool.map(attempt, range(count)):
-                collect(outcome)
-                advance()
+        while started < min(workers, len(jobs)):
+            start_next()
+        while running:
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:  # results come back here, to the parent, as each file ends
+                index = running.pop(future)
+                outcome = future.result()
+                if forked:  # what the worker printed, printed here, where the run's output goes
+                    outcome, printed, warned = outcome
+                    _pass_on(printed, sys.stdout)
+                    _pass_on(warned, sys.stderr)
+                if isinstance(outcome, Failure):
+                    failures[index] = outcome
+                else:
+                    results[index] = outcome
+                reporter.finished(jobs[index].source, size[index], index in failures)
+                if started < len(jobs):
+                    start_next()
     except KeyboardInterrupt:
         # Stop now: no new file is started, nothing more is renamed into place, and the
-        # threads still working are not waited for (the CLI exits without joining them).
+        # threads still working are not waited for (the CLI exits without joining them);
+        # worker processes are told to stop, and each removes the temporary file it was writing.
         interrupted = True
         interrupts.remove_temporaries()
+        if forked_pool is not None:
+            _stop_workers(forked_pool)
         raise
     finally:
         pool.shutdown(wait=not interrupted, cancel_futures=interrupted)
+        reporter.close()
+    return [results[i] for i in sorted(results)], [failures[i] for i in sorted(failures)]
 
 
-def _size(source: str) -> int:
-    try:
-        return os.stat(source).st_size
-    except OSError:
-        return 0
+# The job list and work the forked workers run: set before they are forked, so they inherit them
+# (the work is a closure over the run's settings, counter and summarizer: it is never pickled).
+_forked_work: tuple[list[Job], Callable[[Job], Any]] | None = None
+
+
+def _forked_pool(jobs: list[Job], work: Callable[[Job], T], workers: int) -> ProcessPoolExecutor:
+    """``workers`` processes forked now, holding the work; only each file's result comes back.
+
+    The tokenizer tables are loaded first, once (o200k too when a Codex file is among the
+    inputs), so that no worker parses one again.
+    """
+    import multiprocessing
+
+    from compactctl.tokens import load_counters
+
+    global _forked_work
+    load_counters(["o200k_base"] if any(_is_codex(job.source) for job in jobs) else [])
+    _forked_work = (jobs, work)
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_child_started)
+    pool.submit(int).result()  # a fork pool starts every worker at its first task: now, before any thread
+    return pool
 
 
 def _is_codex(source: str) -> bool:
     """A Codex rollout (counted in o200k), by its first lines; a file that cannot be read is not."""
     try:
         return first_lines_format(source, sample=5) == "codex"
-    except OSError:
+    except (OSError, ValueError):
         return False
 
 
-# The attempt the forked workers run: set before they are forked, so they inherit it (no pickling).
-_forked_attempt: Callable[[int], Any] | None = None
-
-
 def _run_forked(index: int) -> tuple[Any, bytes, bytes]:
-    """One file in a worker, what it prints kept: the parent prints it, where the run's output goes."""
-    assert _forked_attempt is not None
+    """One file in a worker, what it prints kept, to be printed by the parent."""
+    assert _forked_work is not None
+    jobs, work = _forked_work
     out, err = _captured(), _captured()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        outcome = _forked_attempt(index)
-    out.flush()
-    err.flush()
+        outcome = attempt(jobs[index], work)
     return outcome, out.buffer.getvalue(), err.buffer.getvalue()  # type: ignore[attr-defined]
 
 
@@ -393,66 +438,23 @@ def _child_started() -> None:
         signal.signal(getattr(signal, name), _stop_child)
 
 
-def _in_processes(
-    sources: list[str], attempt: Callable[[int], Any], collect: Callable[[Any], None], workers: int, progress: bool
-) -> None:
-    """Each file in one of ``workers`` forked processes: Python's work runs on every core, not under one lock.
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    for process in list(getattr(pool, "_processes", {}).values()):  # the executor keeps them by pid
+        with contextlib.suppress(OSError, ValueError):
+            process.terminate()
 
-    Forked, so the work (a closure over the run's settings, counter and summarizer) is inherited,
-    not pickled; only each file's result comes back, and results are put back in the files' order.
-    The tokenizer tables are loaded first, once (o200k too when a Codex file is among the inputs),
-    so no worker parses one again; the largest files go first, so no worker is left with a big
-    one at the end; the pool is forked before the progress bar starts its thread.
-    """
-    import multiprocessing
 
-    from compactctl.tokens import load_counters
-
-    global _forked_attempt
-    sizes = {index: _size(source) for index, source in enumerate(sources)}
-    load_counters(["o200k_base"] if any(_is_codex(source) for source in sources) else [])
-    _forked_attempt = attempt
-    pool = multiprocessing.get_context("fork").Pool(workers, initializer=_child_started)
+def attempt(job: Job, work: Callable[[Job], T]) -> T | Failure:
+    """One job's result, or its failure as a value: one bad file never stops the batch."""
     try:
-        with _progress(len(sources), progress) as advance:
-            order = sorted(sizes, key=lambda index: -sizes[index])
-            for outcome, printed, warned in pool.imap_unordered(_run_forked, order):
-                _pass_on(printed, sys.stdout)
-                _pass_on(warned, sys.stderr)
-                collect(outcome)
-                advance()
-        pool.close()
-    except KeyboardInterrupt:
-        interrupts.remove_temporaries()
-        pool.terminate()  # each worker removes its own temporary file
-        raise
-    finally:
-        pool.terminate()
-        pool.join()
-        _forked_attempt = None
-
-
-class _progress:
-    """A rich progress bar on stderr when asked for; otherwise nothing at all."""
-
-    def __init__(self, total: int, enabled: bool) -> None:
-        self.total, self.enabled = total, enabled and total > 1
-        self.bar: Progress | None = None
-
-    def __enter__(self) -> Callable[[], None]:
-        if not self.enabled:
-            return lambda: None
-        from rich.console import Console
-        from rich.progress import Progress
-
-        bar = self.bar = Progress(console=Console(stderr=True), transient=True)
-        bar.start()
-        task = bar.add_task("files", total=self.total)
-        return lambda: bar.advance(task)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar:
-            self.bar.stop()
+        return work(job)
+    except CompactctlError as error:
+        return Failure(job.source, str(error), error.exit_code, getattr(error, "line", None))
+    except OSError as error:
+        return Failure(job.source, f"{error.filename or job.source}: {error.strerror or error}", 2)
+    except Exception as error:  # a bug met on one file must not cost the batch its summary
+        what = f"{type(error).__name__}: {str(error)[:200]}"
+        return Failure(job.source, f"{job.source}: cannot process this file ({what})", 2)
 
 
 def first_line_is_chat(source: str) -> bool:

@@ -33,6 +33,7 @@ from compactctl.formats import (
 from compactctl.formats.api_rules import RULES
 from compactctl.formats.base import Native, Transcript, converted
 from compactctl.formats.records import Record, SkippedLine, check_message, database_records, parse_records
+from compactctl.formats.unknown import undetected
 from compactctl.transcript import Violation
 
 # Formats whose file holds several separate conversations; the others hold one.
@@ -54,6 +55,7 @@ __all__ = [
     "dump",
     "load",
     "native_violation",
+    "native_violations",
 ]
 
 
@@ -96,7 +98,7 @@ def detect(records: list[Record], path: str = "<input>") -> Format:
     for fmt in FORMATS.values():
         if fmt.detect(records):
             return fmt
-    raise InputError(f"cannot tell the format (known: {', '.join(FORMATS)}); pass --format", path)
+    raise undetected(records, path, FORMATS)
 
 
 def get_format(name: str) -> Format:
@@ -206,10 +208,15 @@ def _check_fits(transcripts: list[Transcript], target: Format, path: str | None 
 def native_violation(transcript: Transcript) -> Violation | None:
     """The first rule of its own API that a Responses or Anthropic transcript breaks, as its writer
     would send it back (unchanged records as read); None when it keeps them or its format has none."""
+    return next(iter(native_violations(transcript)), None)
+
+
+def native_violations(transcript: Transcript) -> list[Violation]:
+    """Every rule of its own API that a Responses or Anthropic transcript breaks, in order."""
     check = RULES.get(transcript.read_as)
     if check is None:
-        return None
+        return []
     written = FORMATS[transcript.read_as].write([transcript])
     if not written.strip():
-        return None
+        return []
     return check([record.value for record in parse_records(written, "<written>")[0]])

@@ -64,7 +64,7 @@ def test_a_model_missing_from_the_price_table_is_a_note_naming_model_pricing(tmp
             record["message"]["model"] = "claude-future-9"
     result = CliRunner().invoke(app, ["replay", str(_write(tmp_path, session)), "-t", "50000"])
     assert result.exit_code == 0
-    assert "claude-future-9" in result.stderr and "--model-pricing" in result.stderr
+    assert "claude-future-9" in result.stdout and "--model-pricing" in result.stdout
 
 
 def test_report_json_splits_the_gap_into_parts_that_add_up_to_the_reported_input(tmp_path):
@@ -100,6 +100,6 @@ def test_a_folder_mixing_compacted_sessions_and_plain_chats_lines_its_rows_up(tm
     assert result.exit_code == 0, result.output
     data = orjson.loads(result.stdout)
     assert [row["trigger"] for row in data["total"]["settings"]] == ["none", "recorded", "threshold"]
-    by_file = {f["file"]: f for f in data["files"]}
+    by_file = {f["name"]: f for f in data["files"]}
     # The chat file's producer never compacted: its share of the recorded row is its baseline.
     assert data["total"]["settings"][1]["calls"] == by_file["session.jsonl"]["settings"][1]["calls"] + 1
