@@ -68,12 +68,12 @@ def is_output_name(name: str) -> bool:
 def expand_inputs(inputs: Iterable[str]) -> Iterator[tuple[str, str, Path | None]]:
     """(source, name, folder it came from) for every file the inputs name.
 
-    Outputs of an earlier run are inputs only when named alone: a folder leaves them out, and
-    so do several files given at once (``compact dir/*.jsonl`` run twice must not compact
-    its own outputs); :func:`left_out_outputs` says which were.
+    Outputs of an earlier run are inputs only when named on their own: a folder leaves them out,
+    and so do several files given at once among other inputs (``compact dir/*.jsonl`` run twice
+    must not compact its own outputs); :func:`left_out_outputs` says which were.
     """
     inputs = list(inputs)
-    several = len(inputs) > 1
+    several = _mixed_with_outputs(inputs)
     for given in inputs:
         if several and given != STDIO and is_output_name(given) and Path(given).is_file():
             continue
@@ -96,9 +96,14 @@ def expand_inputs(inputs: Iterable[str]) -> Iterator[tuple[str, str, Path | None
 def left_out_outputs(inputs: Iterable[str]) -> list[str]:
     """The files given that :func:`expand_inputs` leaves out as outputs of an earlier run."""
     inputs = list(inputs)
-    if len(inputs) < 2:
+    if not _mixed_with_outputs(inputs):
         return []
     return [given for given in inputs if given != STDIO and is_output_name(given) and Path(given).is_file()]
+
+
+def _mixed_with_outputs(inputs: list[str]) -> bool:
+    """Several inputs, some of them not outputs: the outputs among them came with a glob, not by name."""
+    return len(inputs) > 1 and any(given == STDIO or not is_output_name(given) for given in inputs)
 
 
 def default_target(source: str, mark: str = OUTPUT_MARK) -> str:
