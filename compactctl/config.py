@@ -63,12 +63,14 @@ class RunOptions(Options):
         choices=("fitted", "ctok"),
         panel=IO_PANEL,
     )
-    jobs: int = setting(1, help="Files processed in parallel.", min=1, flags=("--jobs", "-j"))
+    jobs: int = setting(
+        0, help="Files processed in parallel (0: one per core there is).", min=0, flags=("--jobs", "-j")
+    )
     engine: str = setting(
-        "threads",
-        help="threads: --jobs threads on this machine; ray: Ray Data over the files (RAY_ADDRESS, else a local "
-        "instance; pip install 'compactctl[ray]').",
-        choices=("threads", "ray"),
+        "processes",
+        help="processes: --jobs processes on this machine; threads: --jobs threads (one core); ray: Ray Data over "
+        "the files (RAY_ADDRESS, else a local instance, about 20 s to start; pip install 'compactctl[ray]').",
+        choices=("processes", "threads", "ray"),
     )
     on_error: str = setting(
         "fail",
