@@ -42,14 +42,16 @@ class RunOptions(Options):
     format: str = setting("auto", help="Input format, or auto.", flags=("--format", "-f"), panel=IO_PANEL)
     session: str | None = setting(
         None,
-        help="An Agents SDK database: the session id to read (default: every session).",
+        help="A session by its id: inside an Agents SDK database given (default: every session), or, with no "
+        "input files, a Claude Code, Codex or Gemini CLI session (an id, a unique prefix, or latest).",
         metavar="ID",
         panel=IO_PANEL,
     )
     in_place: bool = setting(
         False,
-        help="An Agents SDK database: replace the sessions' items inside it, in one transaction, the old "
-        "items kept in a backup table (default: add each compacted session under a new id, in -o).",
+        help="Replace the session where it lives, a backup kept: in an Agents SDK database, in one transaction "
+        "(old items in a backup table); a client's --session, its file (the original beside it, named). Default: "
+        "a new session (a new id in -o; beside a client's).",
         panel=IO_PANEL,
     )
     encoding: str = setting("cl100k_base", help="tiktoken encoding, or approx (chars/4).", panel=IO_PANEL)
