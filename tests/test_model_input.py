@@ -40,6 +40,7 @@ def _agrees(cli, tmp_path: Path, source: Path, strategy: str) -> tuple[dict, dic
 KEYS = ("tokens_before", "tokens_after", "tokens_by_role_after", "messages_after", "valid_after")
 
 
+@pytest.mark.slow  # every real transcript, per strategy
 @needs_transcripts
 @pytest.mark.parametrize("strategy", sorted(STRATEGIES))
 def test_report_on_compact_s_output_gives_compact_s_figures_on_the_real_transcripts(cli, tmp_path, strategy):

@@ -16,6 +16,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import jsonschema
+import pytest
 
 from compactctl.cli.outcome import SCHEMA
 from tests.conftest import ROOT, SHARED_TRANSCRIPTS, needs_transcripts
@@ -92,6 +93,7 @@ def check_outcome(cwd: Path) -> dict:
     return document
 
 
+@pytest.mark.slow  # the README's CI step in a shell, on real transcripts
 @needs_transcripts
 def test_the_github_step_fails_on_the_bad_files_and_annotates_them(tmp_path):
     logs_folder(tmp_path)
@@ -103,6 +105,7 @@ def test_the_github_step_fails_on_the_bad_files_and_annotates_them(tmp_path):
     assert any(a.startswith("::warning file=logs/claude-code/truncated.jsonl,line=14,") for a in annotations)
 
 
+@pytest.mark.slow  # the README's CI step in a shell, on real transcripts
 @needs_transcripts
 def test_the_shell_step_says_what_failed_and_exits_with_compactctl_s_code(tmp_path):
     logs_folder(tmp_path)

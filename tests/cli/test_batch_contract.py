@@ -175,6 +175,11 @@ def test_rerunning_over_the_same_files_changes_nothing(cli, tmp_path, monkeypatc
     assert run_over_glob() == first  # no x.compacted.compacted.jsonl, and the same bytes
     alone = cli("report", "dataset.compacted.jsonl", "--json")  # named alone, an output is read
     assert valid(alone.stdout)["files"][0]["file"] == "dataset.compacted.jsonl"
+    outputs_only = cli("replay", "dataset.compacted.jsonl", "support-fr.compacted.jsonl", "-t", "2000", "--json")
+    assert [f["file"] for f in valid(outputs_only.stdout)["files"]] == [
+        "dataset.compacted.jsonl",
+        "support-fr.compacted.jsonl",
+    ]  # only outputs named: they are what was meant
 
 
 def test_a_folder_rerun_mirrors_the_same_outputs(cli, logs):

@@ -276,7 +276,7 @@ def test_on_error_skip_leaves_out_unreadable_lines_and_counts_them(cli, tmp_path
         ("keep-recent = 1.5", "keep_recent must be a whole number"),
         ("keep-recent = true", "keep_recent must be a whole number"),
         ("threshold = -5", "threshold must be at least 0"),
-        ("jobs = 0", "jobs must be at least 1"),
+        ("jobs = -1", "jobs must be at least 0"),
         ("strategy = 5", "strategy must be a string or a list of strings"),
         ('fail-under = "x"', "fail_under must be a number"),
         ("encoding = 5", "encoding must be a string"),
@@ -374,3 +374,26 @@ def test_a_session_whose_live_context_is_the_producer_s_summary_says_so(cli, tmp
     (entry,) = orjson.loads(result.stdout)["files"]
     assert "the producer's own summary and 2 message(s) since" in entry["unchanged_reason"]
     assert entry["reduction"] == 0.0 and not out.exists()
+
+
+def test_jobs_in_processes_write_the_same_bytes_and_report_as_one_job(tmp_path, agent_messages):
+    import subprocess
+    import sys
+
+    src = tmp_path / "logs"
+    for n in range(5):
+        write_jsonl(src / f"s{n}.jsonl", agent_messages[: len(agent_messages) - n])
+    (src / "broken.jsonl").write_text('{"role": "user", "content": "x"}\nnot json\n')
+    runs = {}
+    for jobs in ("1", "2"):
+        out = tmp_path / f"out{jobs}"
+        command = [sys.executable, "-m", "compactctl", "compact", str(src), "-o", str(out), "-s", "window"]
+        done = subprocess.run([*command, "--keep-recent", "2", "--jobs", jobs, "--json"], capture_output=True)
+        files = {p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*.jsonl"))}
+        # The progress line says how fast it went: not compared.
+        said = [line for line in done.stderr.splitlines() if not line.startswith(b"compactctl: ")]
+        runs[jobs] = (done.returncode, done.stdout.replace(str(out).encode(), b"OUT"), said, files)
+    assert runs["1"] == runs["2"]
+    code, stdout, _, files = runs["2"]
+    assert code == EXIT_INPUT and len(files) == 5
+    assert b"broken.jsonl:2:1: malformed JSON" in stdout

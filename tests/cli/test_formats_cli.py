@@ -140,6 +140,7 @@ def test_real_swe_agent_folder_compacts_valid_and_round_trips(tmp_path):
         assert orjson.loads(fmt.write(transcripts)) == orjson.loads(data)
 
 
+@pytest.mark.slow  # 200 real runs
 @needs_transcripts
 def test_real_tau_bench_runs_compact_each_run(tmp_path):
     source = SHARED_TRANSCRIPTS / "tau-bench" / "historical_trajectories" / "gpt-4o-airline.json"

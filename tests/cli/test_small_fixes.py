@@ -9,11 +9,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.cli.conftest import write_jsonl
 
 BIG = 123456789012345678901234567890  # past 64 bits: orjson alone would read a float
 
 
+@pytest.mark.slow  # a console script in a fresh interpreter
 def test_stdin_that_is_the_output_file_is_refused(tmp_path, agent_messages):
     source = write_jsonl(tmp_path / "in.jsonl", agent_messages)
     before = source.read_bytes()
