@@ -308,3 +308,21 @@ def test_of_two_files_of_one_session_the_one_holding_it_is_taken(home: Path) -> 
     shadow.write_text(json.dumps({"sessionId": GEMINI_ID, "projectHash": "x", "kind": "main"}) + "\n")
     found = find_session(GEMINI_ID[:8], env={}, home=home)
     assert found.path.name == f"session-2026-12-01T11-19-{GEMINI_ID[:8]}.jsonl"
+
+
+def test_report_and_prune_take_a_session_by_id(home: Path) -> None:
+    reported = run_cli(home, "report", "--session", CODEX_ID[:13], "--json")
+    assert reported.returncode == 0, reported.stderr
+    (entry,) = json.loads(reported.stdout)["files"]
+    assert entry["file"].endswith(f"-{CODEX_ID}.jsonl") and entry["format"] == "codex"
+    pruned = run_cli(home, "prune", "--session", CLAUDE_ID[:8], "--json")
+    assert pruned.returncode == 0, pruned.stderr
+    session = json.loads(pruned.stdout)["session"]
+    assert session["id"] == CLAUDE_ID and session["new_id"] != CLAUDE_ID and Path(session["written"]).exists()
+    assert session["resume"] == f"cd /home/user/project && claude --resume {session['new_id']}"
+    assert run_cli(home, "report").returncode == 2  # neither a file nor --session: bad usage
+
+
+def test_undo_without_a_backup_is_a_clear_error(home: Path) -> None:
+    done = run_cli(home, "compact", "--session", GEMINI_ID, "--undo")
+    assert done.returncode == 2 and "no backup of this session" in done.stderr
