@@ -15,11 +15,13 @@ import sys
 import time
 from pathlib import Path
 
+import jsonschema
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import compactctl
+from compactctl.cli.outcome import SCHEMA
 from compactctl.errors import InputError
 from compactctl.sessions import CLIENTS, find_session, session_files, since_seconds
 from compactctl.sessions import claude_code as claude_sessions
@@ -132,7 +134,9 @@ def test_sessions_filters_by_client_project_and_time(home: Path) -> None:
     def ids(*args: str) -> list[str]:
         done = run_cli(home, "sessions", "--json", *args)
         assert done.returncode == 0, done.stderr
-        return [row["id"] for row in json.loads(done.stdout)["files"]]
+        document = json.loads(done.stdout)
+        jsonschema.validate(document, json.loads(SCHEMA.read_text()))  # the one --json contract
+        return [row["id"] for row in document["files"]]
 
     assert ids() == [CLAUDE_ID, CODEX_ID, GEMINI_ID]
     assert ids("--client", "codex") == [CODEX_ID]
