@@ -15,16 +15,19 @@ import sys
 import time
 from pathlib import Path
 
+import jsonschema
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import compactctl
+from compactctl.cli.outcome import SCHEMA
 from compactctl.errors import InputError
 from compactctl.sessions import CLIENTS, find_session, session_files, since_seconds
 from compactctl.sessions import claude_code as claude_sessions
 from compactctl.sessions.listing import describe, row_json
 from compactctl.sessions.place import backups_of, check_not_live, undo, write_in_place, write_new
+from tests.properties import examples
 
 DATA = Path(__file__).resolve().parents[1] / "formats" / "data" / "real-clients"
 CLAUDE_ID = "7b6a7c6d-c28d-4def-a921-c47a5a682517"
@@ -132,7 +135,9 @@ def test_sessions_filters_by_client_project_and_time(home: Path) -> None:
     def ids(*args: str) -> list[str]:
         done = run_cli(home, "sessions", "--json", *args)
         assert done.returncode == 0, done.stderr
-        return [row["id"] for row in json.loads(done.stdout)["files"]]
+        document = json.loads(done.stdout)
+        jsonschema.validate(document, json.loads(SCHEMA.read_text()))  # the one --json contract
+        return [row["id"] for row in document["files"]]
 
     assert ids() == [CLAUDE_ID, CODEX_ID, GEMINI_ID]
     assert ids("--client", "codex") == [CODEX_ID]
@@ -276,7 +281,7 @@ def test_codexs_thread_index_gets_the_new_thread_copied_from_the_original(home: 
     assert placed.path.name.startswith("rollout-") and placed.path.name.endswith(f"-{placed.session_id}.jsonl")
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(st.lists(st.sampled_from(["a", "b", "other"]), min_size=1, max_size=8), st.text(max_size=20))
 def test_renaming_a_session_touches_only_its_id(ids: list[str], text: str) -> None:
     lines = [json.dumps({"type": "user", "sessionId": i, "message": {"content": text}}) for i in ids]

@@ -34,6 +34,8 @@ from tests.fakes.responses import FakeResponses
 from tests.fakes.scenarios import Recorded, long_session, project
 from tests.fakes.server import FakeModelServer, text_tokens
 
+pytestmark = pytest.mark.clients  # the real Claude Code, Codex and Gemini CLI, stuck and resumed
+
 RESUME_PROMPT = "Carry on."
 CLIENT_ENV = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME")
 
