@@ -339,6 +339,7 @@ def test_the_summary_table_names_a_bad_file(cli, tmp_path, agent_messages):
     assert "failed" in row
 
 
+@pytest.mark.slow  # two console scripts, one with a process pool
 def test_jobs_in_processes_write_the_same_bytes_and_report_as_one_job(tmp_path, agent_messages):
     import subprocess
     import sys
