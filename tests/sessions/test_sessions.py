@@ -330,3 +330,13 @@ def test_report_and_prune_take_a_session_by_id(home: Path) -> None:
 def test_undo_without_a_backup_is_a_clear_error(home: Path) -> None:
     done = run_cli(home, "compact", "--session", GEMINI_ID, "--undo")
     assert done.returncode == 2 and "no backup of this session" in done.stderr
+
+
+def test_a_tighter_pass_halves_the_tail_the_user_did_not_set() -> None:
+    from compactctl.cli.session_options import tighter
+
+    assert tighter({"keep_recent": None}, ["structured"], 0) == {"keep_recent": None}
+    once = tighter({}, ["structured"], 1)
+    assert once == {"keep_recent": 5, "tool_max_tokens": 500, "keep_turns": 1}
+    assert tighter({}, ["structured"], 3)["tool_max_tokens"] == 200  # the floor
+    assert tighter({"keep_recent": 8}, ["structured"], 2)["keep_recent"] == 8  # the user's own value stays
