@@ -30,6 +30,18 @@ GATE_PANEL = "Report and gates"
 
 
 @dataclass(frozen=True)
+class WriteOptions(Options):
+    """What the commands that write a compacted copy (compact, prune) take about writing it."""
+
+    write_unchanged: bool = setting(
+        False,
+        help="Write the output even when no step changed anything (by default such a file is not copied; "
+        "the report says why nothing changed).",
+        panel=IO_PANEL,
+    )
+
+
+@dataclass(frozen=True)
 class RunOptions(Options):
     """What every command's run takes, whatever it does to the messages."""
 

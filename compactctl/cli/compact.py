@@ -30,7 +30,7 @@ from compactctl.cli.session_options import (
     undo_session,
 )
 from compactctl.compaction import check_steps
-from compactctl.config import RunOptions, strategy_owners
+from compactctl.config import RunOptions, WriteOptions, strategy_owners
 from compactctl.errors import InputError
 from compactctl.files.compact import compact_file
 from compactctl.files.io import STDIO, check_side_files, plan, run_jobs
@@ -42,7 +42,7 @@ from compactctl.tokens import counter_for
 
 def declared_settings() -> dict[str, Declared]:
     """The run's settings, every strategy's and the summarizer's."""
-    return command_settings([("", RunOptions), *strategy_owners(), ("", SummarizerOptions)])
+    return command_settings([("", RunOptions), ("", WriteOptions), *strategy_owners(), ("", SummarizerOptions)])
 
 
 @handle_errors

@@ -23,7 +23,7 @@ from compactctl.cli.options import (
 )
 from compactctl.cli.render import console, note_left_out, progress_wanted, stderr
 from compactctl.cli.session_options import Client, Force, Slim, Window, run_on_session, session_inputs
-from compactctl.config import IO_PANEL, RunOptions
+from compactctl.config import IO_PANEL, RunOptions, WriteOptions
 from compactctl.errors import InputError
 from compactctl.files.compact import FileCompaction, compact_file
 from compactctl.files.io import PRUNED_MARK, STDIO, check_side_files, plan, run_jobs
@@ -36,7 +36,7 @@ PRUNE_PANEL = "Pruning"
 
 def declared_settings() -> dict[str, Declared]:
     """The run's settings (no strategy: the step is prune) and prune's own."""
-    return command_settings([("", RunOptions), ("prune", PruneOptions)], exclude=("strategy",))
+    return command_settings([("", RunOptions), ("", WriteOptions), ("prune", PruneOptions)], exclude=("strategy",))
 
 
 @handle_errors

@@ -9,8 +9,9 @@ table in the database; a named file beside the client's).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.markup import escape
@@ -19,10 +20,14 @@ from compactctl.cli.exit import build_document, finish
 from compactctl.cli.outcome import JSON_VERSION, report_gates
 from compactctl.cli.render import emit, pct, stderr, write_json
 from compactctl.errors import EXIT_OK, InputError
+from compactctl.files.compact import FileCompaction, compact_file
 from compactctl.files.io import Job
 from compactctl.reporting import report_json
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import TokenCounter
+
+if TYPE_CHECKING:
+    from compactctl.sessions.run import CompactInto
 
 SESSION_PANEL = "Sessions (with --session and no input files)"
 
@@ -73,6 +78,47 @@ def _kb(size: int) -> str:
     return f"{size / 1e6:.1f} MB" if size >= 1e6 else f"{size / 1e3:.1f} kB"
 
 
+# What a tighter pass (``sessions.run``) halves when the user did not set it, and the floor it stops at.
+TIGHTENED = {"keep_recent": 2, "tool_max_tokens": 200, "keep_turns": 1}
+
+
+def _default(steps: Sequence[str], key: str) -> int | None:
+    """The value ``key`` takes in the first step that has it (its strategy's default)."""
+    from compactctl.strategies import STRATEGIES
+
+    for step in steps:
+        options = STRATEGIES[step].options if step in STRATEGIES else None
+        for field in dataclasses.fields(options) if options else ():
+            if field.name == key and isinstance(field.default, int):
+                return field.default
+    return None
+
+
+def tighter(settings: Mapping[str, Any], steps: Sequence[str], round_number: int) -> dict[str, Any]:
+    """The settings of tighter pass ``round_number`` (0: as given): untouched keys halved per round."""
+    tightened = dict(settings)
+    for key, floor in TIGHTENED.items() if round_number else ():
+        if settings.get(key) is not None:
+            continue  # the user's own value stays
+        default = _default(steps, key)
+        if default is not None:
+            tightened[key] = max(floor, default >> round_number)
+    return tightened
+
+
+def compactor(
+    steps: Sequence[str], settings: Mapping[str, Any], counter: TokenCounter, summarizer: Summarizer | None
+) -> CompactInto:
+    """The command's compaction of one file, as tighter pass ``round`` has its settings."""
+
+    def compact_into(job: Job, round_number: int) -> FileCompaction:
+        # In place or not is the session writer's to do (a backup beside the session), not the database's.
+        plain = {**tighter(settings, steps, round_number), "in_place": False}
+        return compact_file(job, steps, plain, counter, summarizer, keep_manifest=False)
+
+    return compact_into
+
+
 def session_inputs(inputs: Sequence[str] | None, session: str | None, undo: bool = False) -> bool:
     """Whether this run is on a client's session (``--session`` and no input files)."""
     if inputs:
@@ -120,15 +166,13 @@ def run_on_session(
 ) -> NoReturn:
     """Compact the session, write it where its client resumes it, say how to resume it."""
     from compactctl.sessions import find_session
-    from compactctl.sessions.run import compact_session
+    from compactctl.sessions.run import TIGHTER_ROUNDS, compact_session
 
     found = find_session(session_id, client)
     done = compact_session(
         found,
-        steps,
-        settings,
-        counter,
-        summarizer,
+        compactor(steps, settings, counter, summarizer),
+        tighter_rounds=0 if list(steps) == ["prune"] else TIGHTER_ROUNDS,
         in_place=bool(settings.get("in_place")),
         slim=slim,
         force=force,

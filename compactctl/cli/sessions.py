@@ -12,7 +12,7 @@ from rich.table import Table
 
 from compactctl.cli.exit import handle_errors
 from compactctl.cli.options import JsonOut
-from compactctl.cli.outcome import JSON_VERSION
+from compactctl.cli.outcome import document
 from compactctl.cli.render import console, stderr, write_json
 from compactctl.errors import EXIT_INPUT, CompactctlError
 from compactctl.settings import Declared
@@ -134,8 +134,17 @@ def _document(
     rows: list[dict[str, Any]], failed: list[dict[str, str | int]], total: dict[str, int], note: str | None = None
 ) -> dict[str, Any]:
     """The --json document, in the run document's frame: one entry per session (``files``), the unreadable."""
-    doc: dict[str, Any] = {"version": JSON_VERSION, "command": "sessions", "exit_code": 0, "error": None}
-    return {**doc, "files": rows, "failed": failed, "total": total, **({"note": note} if note else {})}
+    entries = [
+        {**row, "name": row["file"], "output": None, "status": "ok", "reason": None, "skipped_lines": [],
+         "format": row.get("client", "")}
+        for row in rows
+    ] + [
+        {"file": f["file"], "name": f["file"], "output": None, "status": "failed", "reason": f["error"],
+         "skipped_lines": [], "exit_code": f["exit_code"]}
+        for f in failed
+    ]  # fmt: skip
+    doc = document("sessions", entries, [], 0, total)  # a listing: an unreadable session is said, not a failure
+    return {**doc, **({"note": note} if note else {})}
 
 
 def _table(rows: list[SessionRow], short: dict[str, str]) -> Table:

@@ -14,25 +14,23 @@ from __future__ import annotations
 
 import dataclasses
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compactctl.files.compact import FileCompaction, compact_file
+from compactctl.files.compact import FileCompaction
 from compactctl.files.io import Job
 from compactctl.formats.records import parse_records
 from compactctl.sessions import SessionFile
 from compactctl.sessions.listing import SessionRow, describe, resume_line
 from compactctl.sessions.live import LiveContext, live_context, live_messages
 from compactctl.sessions.place import Placed, check_not_live, write_in_place, write_new
-from compactctl.strategies import STRATEGIES
-from compactctl.summarizers import Summarizer
-from compactctl.tokens import TokenCounter
 
 TIGHTER_ROUNDS = 3
-# What a tighter pass halves, and the floor it stops at.
-TIGHTENED = {"keep_recent": 2, "tool_max_tokens": 200, "keep_turns": 1}
+# Compact ``job.source`` into ``job.target`` with the command's steps and settings, as tighter pass
+# ``round`` (0: as given) has them: the command knows its settings, this module the session.
+CompactInto = Callable[[Job, int], FileCompaction]
 
 
 @dataclass(frozen=True)
@@ -77,42 +75,12 @@ class SessionCompaction:
         }
 
 
-def _default(steps: Sequence[str], key: str) -> int | None:
-    """The value ``key`` takes in the first step that has it (its strategy's default)."""
-    for step in steps:
-        options = STRATEGIES[step].options if step in STRATEGIES else None
-        for field in dataclasses.fields(options) if options else ():
-            if field.name == key and isinstance(field.default, int):
-                return field.default
-    return None
-
-
-def tighter(settings: Mapping[str, Any], steps: Sequence[str], round_number: int) -> dict[str, Any]:
-    """The settings of tighter pass ``round_number`` (0: as given): untouched keys halved per round."""
-    tightened = dict(settings)
-    for key, floor in TIGHTENED.items() if round_number else ():
-        if settings.get(key) is not None:
-            continue  # the user's own value stays
-        default = _default(steps, key)
-        if default is not None:
-            tightened[key] = max(floor, default >> round_number)
-    return tightened
-
-
-def _compacted(
-    session: SessionFile,
-    steps: Sequence[str],
-    settings: Mapping[str, Any],
-    counter: TokenCounter,
-    summarizer: Summarizer | None,
-) -> tuple[bytes, FileCompaction]:
+def _compacted(session: SessionFile, compact_into: CompactInto, round_number: int) -> tuple[bytes, FileCompaction]:
     with tempfile.TemporaryDirectory(prefix="compactctl-session-") as folder:
         target = Path(folder) / session.path.name
-        job = Job(str(session.path), str(target), session.path.name)
-        # In place or not is this module's to do (a backup beside the session), not the database writer's.
-        plain = {**settings, "in_place": False}
-        result = compact_file(job, steps, plain, counter, summarizer, keep_manifest=False)
-        return target.read_bytes(), result
+        result = compact_into(Job(str(session.path), str(target), session.path.name), round_number)
+        # Nothing to change: no output is written, and the session stays as it was.
+        return (target.read_bytes() if target.exists() else session.path.read_bytes()), result
 
 
 def _same_live_thread(format_name: str, full: bytes, slim: bytes, path: str) -> bool:
@@ -124,11 +92,9 @@ def _same_live_thread(format_name: str, full: bytes, slim: bytes, path: str) -> 
 
 def compact_session(
     session: SessionFile,
-    steps: Sequence[str],
-    settings: Mapping[str, Any],
-    counter: TokenCounter,
-    summarizer: Summarizer | None = None,
+    compact_into: CompactInto,
     *,
+    tighter_rounds: int = TIGHTER_ROUNDS,
     in_place: bool = False,
     slim: bool = False,
     force: bool = False,
@@ -140,9 +106,9 @@ def compact_session(
     before = describe(session, window)
     rounds = 0
     while True:
-        data, result = _compacted(session, steps, tighter(settings, steps, rounds), counter, summarizer)
+        data, result = _compacted(session, compact_into, rounds)
         after = live_context(module.FORMAT, data, str(session.path), module.anchors, module.as_sent)
-        if after.tokens <= before.target or rounds == TIGHTER_ROUNDS or steps == ["prune"]:
+        if after.tokens <= before.target or rounds >= tighter_rounds:
             break
         rounds += 1
     written = module.slim(data) if slim else data

@@ -172,7 +172,7 @@ def test_real_mini_swe_agent_array_keeps_its_layout(tmp_path):
 @pytest.mark.parametrize("name", list(FILES))
 def test_prune_on_every_format(name, tmp_path):
     out = tmp_path / f"pruned-{name}.jsonl"
-    result = run("prune", str(FILES[name]), "-o", str(out), "--json")
+    result = run("prune", str(FILES[name]), "-o", str(out), "--json", "--write-unchanged")
     assert result.exit_code == EXIT_OK, result.output
     assert load(out.read_bytes(), str(out), name)[0].name == name
 

@@ -15,11 +15,13 @@ import sys
 import time
 from pathlib import Path
 
+import jsonschema
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import compactctl
+from compactctl.cli.outcome import SCHEMA
 from compactctl.errors import InputError
 from compactctl.sessions import CLIENTS, find_session, session_files, since_seconds
 from compactctl.sessions import claude_code as claude_sessions
@@ -134,7 +136,9 @@ def test_sessions_filters_by_client_project_and_time(home: Path) -> None:
     def ids(*args: str) -> list[str]:
         done = run_cli(home, "sessions", "--json", *args)
         assert done.returncode == 0, done.stderr
-        return [row["id"] for row in json.loads(done.stdout)["files"]]
+        document = json.loads(done.stdout)
+        jsonschema.validate(document, json.loads(SCHEMA.read_text()))  # the one --json contract
+        return [row["id"] for row in document["files"]]
 
     assert ids() == [CLAUDE_ID, CODEX_ID, GEMINI_ID]
     assert ids("--client", "codex") == [CODEX_ID]
@@ -328,3 +332,13 @@ def test_report_and_prune_take_a_session_by_id(home: Path) -> None:
 def test_undo_without_a_backup_is_a_clear_error(home: Path) -> None:
     done = run_cli(home, "compact", "--session", GEMINI_ID, "--undo")
     assert done.returncode == 2 and "no backup of this session" in done.stderr
+
+
+def test_a_tighter_pass_halves_the_tail_the_user_did_not_set() -> None:
+    from compactctl.cli.session_options import tighter
+
+    assert tighter({"keep_recent": None}, ["structured"], 0) == {"keep_recent": None}
+    once = tighter({}, ["structured"], 1)
+    assert once == {"keep_recent": 5, "tool_max_tokens": 500, "keep_turns": 1}
+    assert tighter({}, ["structured"], 3)["tool_max_tokens"] == 200  # the floor
+    assert tighter({"keep_recent": 8}, ["structured"], 2)["keep_recent"] == 8  # the user's own value stays
