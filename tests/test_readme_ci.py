@@ -78,14 +78,16 @@ def check_outcome(cwd: Path) -> dict:
     jsonschema.validate(document, json.loads(SCHEMA.read_text()))
     by_file = {entry["file"]: entry for entry in document["files"]}
     for name in REAL:
-        assert by_file[f"logs/{name}"]["status"] in ("ok", "unchanged")
-        assert (cwd / "compacted" / name).is_file()
+        entry = by_file[f"logs/{name}"]
+        assert entry["status"] in ("ok", "unchanged")
+        # An unchanged session is not copied (--write-unchanged would): its output is null.
+        assert (cwd / "compacted" / name).is_file() == (entry["status"] == "ok") == (entry["output"] is not None)
     assert by_file["logs/claude-code/truncated.jsonl"]["status"] == "skipped-lines"  # its cut last line
     for name in ("empty.jsonl", "package.json", "pi-session.jsonl"):
         assert by_file[f"logs/{name}"]["status"] == "failed"
     assert {k: document["total"][k] for k in ("inputs", "written", "failed")} == {
         "inputs": 7,
-        "written": 4,
+        "written": 3,
         "failed": 3,
     }
     (suite,) = ElementTree.parse(cwd / "compactctl.xml").getroot()
@@ -111,7 +113,7 @@ def test_the_shell_step_says_what_failed_and_exits_with_compactctl_s_code(tmp_pa
     logs_folder(tmp_path)
     done = run(block("ci-recipe:shell"), tmp_path)
     assert done.returncode == 2, done.stderr
-    assert "inputs 7, written 4, unchanged " in done.stdout and ", failed 3, lines skipped 1" in done.stdout
+    assert "inputs 7, written 3, unchanged 1, failed 3, lines skipped 1" in done.stdout
     assert "error: cannot tell the format of logs/package.json (known: " in done.stderr
     check_outcome(tmp_path)
     # The run again over the same folder: the same outputs, byte for byte.

@@ -79,7 +79,8 @@ def _compacted(session: SessionFile, compact_into: CompactInto, round_number: in
     with tempfile.TemporaryDirectory(prefix="compactctl-session-") as folder:
         target = Path(folder) / session.path.name
         result = compact_into(Job(str(session.path), str(target), session.path.name), round_number)
-        return target.read_bytes(), result
+        # Nothing to change: no output is written, and the session stays as it was.
+        return (target.read_bytes() if target.exists() else session.path.read_bytes()), result
 
 
 def _same_live_thread(format_name: str, full: bytes, slim: bytes, path: str) -> bool:
