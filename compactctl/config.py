@@ -32,6 +32,18 @@ GATE_PANEL = "Report and gates"
 
 
 @dataclass(frozen=True)
+class WriteOptions(Options):
+    """What the commands that write a compacted copy (compact, prune) take about writing it."""
+
+    write_unchanged: bool = setting(
+        False,
+        help="Write the output even when no step changed anything (by default such a file is not copied; "
+        "the report says why nothing changed).",
+        panel=IO_PANEL,
+    )
+
+
+@dataclass(frozen=True)
 class StepsOptions(Options):
     """Which strategy steps run, in order (each step's own settings are on its options dataclass)."""
 
@@ -70,14 +82,16 @@ class DatabaseOptions(Options):
 
     session: str | None = setting(
         None,
-        help="An Agents SDK database: the session id to read (default: every session).",
+        help="A session by its id: inside an Agents SDK database given (default: every session), or, with no "
+        "input files, a Claude Code, Codex or Gemini CLI session (an id, a unique prefix, or latest).",
         metavar="ID",
         panel=IO_PANEL,
     )
     in_place: bool = setting(
         False,
-        help="An Agents SDK database: replace the sessions' items inside it, in one transaction, the old "
-        "items kept in a backup table (default: add each compacted session under a new id, in -o).",
+        help="Replace the session where it lives, a backup kept: in an Agents SDK database, in one transaction "
+        "(old items in a backup table); a client's --session, its file (the original beside it, named). Default: "
+        "a new session (a new id in -o; beside a client's).",
         panel=IO_PANEL,
     )
 
@@ -100,7 +114,9 @@ class RecordedOptions(Options):
 class BatchOptions(Options):
     """How many files at once."""
 
-    jobs: int = setting(1, help="Files processed in parallel.", min=1, flags=("--jobs", "-j"))
+    jobs: int = setting(
+        0, help="Files processed in parallel (0: one per core there is).", min=0, flags=("--jobs", "-j")
+    )
 
 
 @dataclass(frozen=True)
@@ -108,10 +124,10 @@ class EngineOptions(Options):
     """Where the batch runs."""
 
     engine: str = setting(
-        "threads",
-        help="threads: --jobs threads on this machine; ray: Ray Data over the files (RAY_ADDRESS, else a local "
-        "instance; pip install 'compactctl[ray]').",
-        choices=("threads", "ray"),
+        "processes",
+        help="processes: --jobs processes on this machine; threads: --jobs threads (one core); ray: Ray Data over "
+        "the files (RAY_ADDRESS, else a local instance, about 20 s to start; pip install 'compactctl[ray]').",
+        choices=("processes", "threads", "ray"),
     )
 
 
@@ -160,6 +176,7 @@ class GateOptions(Options):
 # The groups every command may take (each command lists those it does, in cli/<command>.py).
 RUN_GROUPS: tuple[type[Options], ...] = (
     StepsOptions,
+    WriteOptions,
     InputOptions,
     DatabaseOptions,
     CountOptions,

@@ -156,11 +156,12 @@ def agent_transcripts(draw: st.DrawFn) -> list[dict[str, Any]]:
 def compact_file_with(job: Any, steps: list[str], values: dict[str, Any], counter: Any, **rest: Any) -> Any:
     """``files.compact.compact_file`` with its option groups built from flat values, as the CLI builds them."""
     from compactctl.cli.options import Given
-    from compactctl.config import DatabaseOptions, GateOptions, InputOptions
+    from compactctl.config import DatabaseOptions, GateOptions, InputOptions, WriteOptions
     from compactctl.files.compact import compact_file
 
     given = Given(values)
     groups = {"read": given.of(InputOptions), "gates": given.of(GateOptions), "database": given.of(DatabaseOptions)}
+    groups["written"] = given.of(WriteOptions)
     return compact_file(job, steps, given.strategies(), counter, **groups, **rest)
 
 

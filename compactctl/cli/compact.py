@@ -8,9 +8,9 @@ from typing import Any
 from compactctl.cli.exit import finish_compaction, handle_errors
 from compactctl.cli.options import (
     ConfigPath,
-    Inputs,
     JsonOut,
     ManifestPath,
+    OptionalInputs,
     Output,
     Quiet,
     Takes,
@@ -21,6 +21,16 @@ from compactctl.cli.options import (
     strategy_takes,
 )
 from compactctl.cli.render import note_left_out, progress_wanted, stderr
+from compactctl.cli.session_options import (
+    Client,
+    Force,
+    Slim,
+    Undo,
+    Window,
+    run_on_session,
+    session_inputs,
+    undo_session,
+)
 from compactctl.compaction import check_steps
 from compactctl.config import (
     BatchOptions,
@@ -31,6 +41,7 @@ from compactctl.config import (
     InputOptions,
     OutcomeOptions,
     StepsOptions,
+    WriteOptions,
 )
 from compactctl.errors import InputError
 from compactctl.files.compact import compact_file
@@ -45,6 +56,7 @@ def takes() -> list[Takes]:
     """The groups of settings compact takes (a strategy's, only when it is a step)."""
     return [
         Takes(StepsOptions),
+        Takes(WriteOptions),
         Takes(InputOptions),
         Takes(DatabaseOptions),
         Takes(CountOptions),
@@ -65,18 +77,26 @@ def declared_settings() -> dict[str, Declared]:
 
 @handle_errors
 def compact(
-    inputs: Inputs,
+    inputs: OptionalInputs = None,
     output: Output = None,
     manifest: ManifestPath = None,
     to: ToFormat = None,
     as_json: JsonOut = False,
     quiet: Quiet = False,
     config: ConfigPath = None,
+    client: Client = None,
+    slim: Slim = False,
+    undo: Undo = False,
+    force: Force = False,
+    context_window: Window = None,
     **given: Any,
 ) -> None:
     """Compact transcripts with the given strategy steps, write them, and print a before/after report.
 
     The output goes to -o PATH, or NAME.compacted.jsonl beside the input; an input is never overwritten.
+    With --session ID and no input files, the session of Claude Code, Codex or Gemini CLI with that id
+    is compacted into a new session beside it (or, with --in-place, over it, a backup kept), and the
+    command that resumes it is printed.
     """
     settings = settings_for(config, given, takes())
     steps = settings.of(StepsOptions).strategy
@@ -85,6 +105,28 @@ def compact(
     batch, dry_run = settings.of(BatchOptions), settings.of(DryRunOptions).dry_run
     counter = counter_for(settings.of(CountOptions).encoding)
     check_output_format(to)
+    if session_inputs(inputs, database.session, undo):
+        assert database.session is not None  # session_inputs says so
+        if undo:
+            undo_session(database.session, client, as_json)
+        if output is not None or to is not None or manifest is not None:
+            raise InputError("--session writes beside the client's session: drop -o, --to and --manifest")
+        made = make_summarizer(settings.of(SummarizerOptions), counter)
+        run_on_session(
+            "compact",
+            database.session,
+            client,
+            steps,
+            settings.values,
+            counter,
+            made,
+            slim=slim,
+            force=force,
+            window=context_window,
+            as_json=as_json,
+            quiet=quiet,
+        )
+    assert inputs is not None
     if database.in_place and output is not None:
         raise InputError("--in-place writes into the input database; drop -o")
     jobs_planned = plan(inputs, output)
@@ -111,6 +153,7 @@ def compact(
             read=read,
             gates=gates,
             database=database,
+            written=settings.of(WriteOptions),
             to=to,
             keep_manifest=manifest is not None,
         ),
@@ -124,8 +167,7 @@ def compact(
         jobs_planned,
         results,
         failures,
-        gates,
-        settings.of(OutcomeOptions),
+        (gates, settings.of(OutcomeOptions)),
         manifest=manifest,
         as_json=as_json,
         quiet=quiet,

@@ -15,7 +15,6 @@ from rich.markup import escape
 from compactctl import interrupts
 from compactctl.cli.outcome import document, error_document, exit_code, file_entries, report_gates, with_sources
 from compactctl.cli.render import emit, stderr, write_json
-from compactctl.config import GateOptions, OutcomeOptions
 from compactctl.errors import EXIT_GATE, EXIT_INPUT, EXIT_OK, CompactctlError, InputError
 from compactctl.files.compact import FileCompaction
 from compactctl.files.io import STDIO, Failure, Job, write_atomic
@@ -40,10 +39,20 @@ def handle_errors(command: F) -> F:
             doc = error_document(command.__name__, error)
             if kwargs.get("as_json"):
                 write_json(doc)
-            ci_reports(doc, OutcomeOptions.from_values(kwargs))  # the run stopped: CI is told the way it asked
+            ci_reports(doc, kwargs)  # the run stopped, and CI is told so the way it asked
             raise typer.Exit(error.exit_code) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def setting_of(settings: Any, name: str) -> Any:
+    """A setting from the settings dict, or from the first typed options group (one, or a tuple) that has it."""
+    if isinstance(settings, Mapping):
+        return settings.get(name)
+    for group in settings if isinstance(settings, tuple) else (settings,):
+        if hasattr(group, name):
+            return getattr(group, name)
+    return None
 
 
 def build_document(
@@ -51,21 +60,21 @@ def build_document(
     jobs: Sequence[Job],
     bodies: Iterable[Mapping[str, Any]],
     failures: Sequence[Failure],
-    outcome: OutcomeOptions,
+    settings: Any,  # the settings dict, or the options group holding max_failed_files
     *,
     gates: list[dict[str, Any]] | None = None,
     written: bool = False,
     total: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The run's document: each input's entry, the gates, the totals and the exit code by the one rule."""
-    entries = file_entries(jobs, bodies, failures, written)
+    entries = file_entries(jobs, bodies, failures, written, bool(setting_of(settings, "write_unchanged")))
     gates = with_sources(gates or [], jobs)
     done = sum(1 for entry in entries if entry["status"] != "failed")
-    code = exit_code(failures, done, gates, outcome.max_failed_files)
+    code = exit_code(failures, done, gates, int(setting_of(settings, "max_failed_files") or 0))
     return document(command, entries, gates, code, total)
 
 
-def finish(doc: Mapping[str, Any], outcome: OutcomeOptions) -> NoReturn:
+def finish(doc: Mapping[str, Any], settings: Any) -> NoReturn:
     """Name every failed gate on stderr (--quiet or not, whatever else failed), write the
     annotations and the JUnit report if asked, and exit with the document's code."""
     for gate in doc["gates"]:
@@ -76,26 +85,27 @@ def finish(doc: Mapping[str, Any], outcome: OutcomeOptions) -> NoReturn:
                 stderr.print(f"[bold red]gate failed:[/] {escape(gate['reason'])}", soft_wrap=True)
     tolerated = doc["total"]["failed"] if doc["exit_code"] in (EXIT_OK, EXIT_GATE) else 0
     if tolerated:
-        limit = outcome.max_failed_files
+        limit = setting_of(settings, "max_failed_files")
         stderr.print(f"[yellow]note:[/] {tolerated} file(s) failed, within --max-failed-files {limit}")
-    ci_reports(doc, outcome)
+    ci_reports(doc, settings)
     raise typer.Exit(doc["exit_code"])
 
 
-def ci_reports(doc: Mapping[str, Any], outcome: OutcomeOptions) -> None:
+def ci_reports(doc: Mapping[str, Any], settings: Any) -> None:
     """--annotations github (workflow commands on stderr) and --junit FILE, from the run document."""
-    if outcome.annotations == "github":
+    if setting_of(settings, "annotations") == "github":
         from compactctl.ci import github_annotations, repo_root
 
         for line in github_annotations(doc, repo_root()):
             print(line, file=sys.stderr)
-    if outcome.junit:
+    junit = setting_of(settings, "junit")
+    if junit:
         from compactctl.ci import junit_xml
 
         try:
-            write_atomic(outcome.junit, junit_xml(doc))
+            write_atomic(str(junit), junit_xml(doc))
         except OSError as error:
-            stderr.print(f"[bold red]error:[/] {outcome.junit}: cannot write: {error.strerror or error}")
+            stderr.print(f"[bold red]error:[/] {escape(str(junit))}: cannot write: {error.strerror or error}")
             raise typer.Exit(EXIT_INPUT) from None
 
 
@@ -104,8 +114,7 @@ def finish_report(
     jobs: list[Job],
     reports: list[FileReport],
     failures: list[Failure],
-    gates: GateOptions,
-    outcome: OutcomeOptions,
+    settings: Any,
     *,
     as_json: bool,
     quiet: bool,
@@ -113,15 +122,15 @@ def finish_report(
     written: bool = False,
 ) -> NoReturn:
     """Print the report and exit by the one rule, the gates included."""
-    failed = report_gates(reports, gates.fail_under)
+    gates = report_gates(reports, setting_of(settings, "fail_under"))
     body = report_json(reports, [])
     doc = build_document(
-        command, jobs, body["files"], failures, outcome, gates=failed, written=written, total=body["total"]
+        command, jobs, body["files"], failures, settings, gates=gates, written=written, total=body["total"]
     )
     emit(doc, reports, as_json, quiet, to_stderr)
     if written:
         announce_written(doc, quiet or as_json)
-    finish(doc, outcome)
+    finish(doc, settings)
 
 
 def write_jsonl(path: Path, entries: Iterable[dict[str, Any]]) -> None:
@@ -136,8 +145,7 @@ def finish_compaction(
     planned: list[Job],
     results: list[FileCompaction],
     failures: list[Failure],
-    gates: GateOptions,
-    outcome: OutcomeOptions,
+    settings: Any,
     *,
     manifest: Path | None,
     as_json: bool,
@@ -149,9 +157,8 @@ def finish_compaction(
         write_jsonl(manifest, (entry for result in results for entry in result.manifest))
     reports = [result.report for result in results]
     finish_report(
-        command, planned, reports, failures, gates, outcome,
-        as_json=as_json, quiet=quiet, to_stderr=to_stderr, written=True,
-    )  # fmt: skip
+        command, planned, reports, failures, settings, as_json=as_json, quiet=quiet, to_stderr=to_stderr, written=True
+    )
 
 
 def announce_written(doc: Mapping[str, Any], quiet: bool) -> None:

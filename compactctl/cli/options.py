@@ -31,6 +31,10 @@ from compactctl.settings import SPEC_KEY, Declared, Needs, Options, SettingSpec,
 from compactctl.strategies import STRATEGIES, StrategyOptions
 
 Inputs = Annotated[list[str], typer.Argument(help="Transcript files or folders; - reads stdin.", show_default=False)]
+OptionalInputs = Annotated[
+    list[str] | None,
+    typer.Argument(help="Transcript files or folders; - reads stdin. None with --session ID.", show_default=False),
+]
 Output = Annotated[
     str | None,
     typer.Option(

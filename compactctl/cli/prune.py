@@ -11,9 +11,9 @@ from rich.table import Table
 from compactctl.cli.exit import finish_compaction, handle_errors, write_jsonl
 from compactctl.cli.options import (
     ConfigPath,
-    Inputs,
     JsonOut,
     ManifestPath,
+    OptionalInputs,
     Output,
     Quiet,
     Takes,
@@ -23,6 +23,7 @@ from compactctl.cli.options import (
     settings_for,
 )
 from compactctl.cli.render import console, note_left_out, progress_wanted, stderr
+from compactctl.cli.session_options import Client, Force, Slim, Window, run_on_session, session_inputs
 from compactctl.config import (
     IO_PANEL,
     BatchOptions,
@@ -32,7 +33,9 @@ from compactctl.config import (
     GateOptions,
     InputOptions,
     OutcomeOptions,
+    WriteOptions,
 )
+from compactctl.errors import InputError
 from compactctl.files.compact import FileCompaction, compact_file
 from compactctl.files.io import PRUNED_MARK, STDIO, check_side_files, plan, run_jobs
 from compactctl.settings import Declared
@@ -45,6 +48,7 @@ PRUNE_PANEL = "Pruning"
 def takes() -> list[Takes]:
     """The groups of settings prune takes (a strategy's, only when it is a step)."""
     return [
+        Takes(WriteOptions),
         Takes(InputOptions),
         Takes(DatabaseOptions),
         Takes(CountOptions),
@@ -63,7 +67,7 @@ def declared_settings() -> dict[str, Declared]:
 
 @handle_errors
 def prune(
-    inputs: Inputs,
+    inputs: OptionalInputs = None,
     output: Output = None,
     explain: Annotated[
         bool,
@@ -82,17 +86,44 @@ def prune(
     as_json: JsonOut = False,
     quiet: Quiet = False,
     config: ConfigPath = None,
+    client: Client = None,
+    slim: Slim = False,
+    force: Force = False,
+    context_window: Window = None,
     **given: Any,
 ) -> None:
     """Prune transcripts deterministically: superseded and duplicate tool results go, what is still referenced stays.
 
     No model, no key, no network: same input, same output, and pruning twice changes nothing.
     The output goes to -o PATH, or NAME.pruned.jsonl beside the input; an input is never overwritten.
+    With --session ID and no input files, a Claude Code, Codex or Gemini CLI session is pruned into a
+    new session beside it, as compact --session does.
     """
     settings = settings_for(config, given, takes())
     read, database, gates = settings.of(InputOptions), settings.of(DatabaseOptions), settings.of(GateOptions)
     counter = counter_for(settings.of(CountOptions).encoding)
     check_output_format(to)
+    if session_inputs(inputs, database.session):
+        assert database.session is not None  # session_inputs says so
+        if output is not None or to is not None or manifest is not None or archive is not None or explain:
+            raise InputError(
+                "--session writes beside the client's session: drop -o, --to, --manifest, --archive, --explain"
+            )
+        run_on_session(
+            "prune",
+            database.session,
+            client,
+            ["prune"],
+            settings.values,
+            counter,
+            None,
+            slim=slim,
+            force=force,
+            window=context_window,
+            as_json=as_json,
+            quiet=quiet,
+        )
+    assert inputs is not None
     planned = plan(inputs, output, PRUNED_MARK)
     note_left_out(inputs)
     check_side_files(planned, archive=archive, manifest=manifest)
@@ -107,6 +138,7 @@ def prune(
             read=read,
             gates=gates,
             database=database,
+            written=settings.of(WriteOptions),
             to=to,
             archive=archive is not None,
             keep_manifest=manifest is not None or explain,
@@ -125,8 +157,7 @@ def prune(
         planned,
         results,
         failures,
-        gates,
-        settings.of(OutcomeOptions),
+        (gates, settings.of(OutcomeOptions)),
         manifest=manifest,
         as_json=as_json,
         quiet=quiet,

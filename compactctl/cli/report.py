@@ -10,9 +10,11 @@ import typer
 from compactctl.cli.exit import finish_report, handle_errors
 from compactctl.cli.options import ConfigPath, JsonOut, Quiet, Takes, command_settings, settings_for
 from compactctl.cli.render import progress_wanted
+from compactctl.cli.session_options import Client, session_inputs
 from compactctl.config import (
     BatchOptions,
     CountOptions,
+    DatabaseOptions,
     EngineOptions,
     GateOptions,
     InputOptions,
@@ -30,6 +32,7 @@ def takes() -> list[Takes]:
     """The groups of settings report takes (a strategy's, only when it is a step)."""
     return [
         Takes(InputOptions),
+        Takes(DatabaseOptions, omit=("in_place",)),  # --session: a client's session to report on
         Takes(CountOptions),
         Takes(RecordedOptions),
         Takes(BatchOptions),
@@ -46,7 +49,10 @@ def declared_settings() -> dict[str, Declared]:
 
 @handle_errors
 def report(
-    before: Annotated[str, typer.Argument(help="A transcript file or folder (- for stdin).", show_default=False)],
+    before: Annotated[
+        str | None,
+        typer.Argument(help="A transcript file or folder (- for stdin); none with --session ID.", show_default=False),
+    ] = None,
     after: Annotated[
         str | None,
         typer.Argument(help="Its compacted counterpart; folders match by relative path.", show_default=False),
@@ -54,12 +60,25 @@ def report(
     as_json: JsonOut = False,
     quiet: Quiet = False,
     config: ConfigPath = None,
+    client: Client = None,
     **given: Any,
 ) -> None:
-    """Tokens, messages, tokens by role, facts and API validity of a file, or before against after."""
+    """Tokens, messages, tokens by role, facts and API validity of a file, or before against after.
+
+    With --session ID and no file, the report is of that Claude Code, Codex or Gemini CLI session.
+    """
     settings = settings_for(config, given, takes())
     read, gates, recorded = settings.of(InputOptions), settings.of(GateOptions), settings.of(RecordedOptions)
     counter = counter_for(settings.of(CountOptions).encoding)
+    session = settings.of(DatabaseOptions).session
+    if session_inputs([before] if before else None, session):
+        assert session is not None  # session_inputs says so
+        from compactctl.sessions import find_session
+
+        if after is not None:
+            raise InputError("--session names BEFORE: give no files")
+        before = str(find_session(session, client).path)
+    assert before is not None
     pairs = [Job(source, counterpart(after, name, before), name) for source, name, _ in expand_inputs([before])]
     reports, failures = run_jobs(
         pairs,
@@ -68,7 +87,8 @@ def report(
         progress_wanted(quiet),
         settings.of(EngineOptions).engine,
     )
-    finish_report("report", pairs, reports, failures, gates, settings.of(OutcomeOptions), as_json=as_json, quiet=quiet)
+    outcome = (gates, settings.of(OutcomeOptions))
+    finish_report("report", pairs, reports, failures, outcome, as_json=as_json, quiet=quiet)
 
 
 def counterpart(after: str | None, name: str, before: str) -> str | None:

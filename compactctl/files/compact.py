@@ -6,20 +6,29 @@ a chat JSON Lines file walked, an Agents SDK database replaced in place.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from compactctl.compaction import compact
-from compactctl.config import DatabaseOptions, GateOptions, InputOptions
+from compactctl.config import DatabaseOptions, GateOptions, InputOptions, WriteOptions
 from compactctl.errors import InputError
 from compactctl.facts import declared_facts, unique_facts
-from compactctl.files.io import Job, first_lines_format, read_source, readable_twice, write_atomic
+from compactctl.files.io import STDIO, Job, first_lines_format, read_source, readable_twice, write_atomic
 from compactctl.formats import agents_sqlite, chat, dataset, load, write_as
 from compactctl.formats.base import Transcript, converted
 from compactctl.formats.records import SkippedLine, iter_jsonl_stream
-from compactctl.reporting import FileReport, Measure, Measurer, check_facts_present, file_report, measure
+from compactctl.reporting import (
+    FileReport,
+    Measure,
+    Measurer,
+    check_facts_present,
+    file_report,
+    measure,
+    unchanged_reason,
+)
 from compactctl.strategies import StrategyOptions
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import TokenCounter
@@ -51,6 +60,7 @@ def compact_file(
     read: InputOptions = InputOptions(),
     gates: GateOptions = GateOptions(),
     database: DatabaseOptions = DatabaseOptions(),
+    written: WriteOptions = WriteOptions(),
     to: str | None = None,
     archive: bool = False,
     keep_manifest: bool = True,
@@ -64,9 +74,11 @@ def compact_file(
     (``walked.walkable``) is walked rather than held, and the manifest left empty.
     """
     if not archive and not keep_manifest and _walkable(job, steps, read, database, to):
-        return _compact_walked(job, steps, strategies, counter, read, gates)
+        return _compact_walked(job, steps, strategies, counter, read, gates, written.write_unchanged)
     if _lines_are_transcripts(job, read, to):
-        return _compact_lines(job, steps, strategies, counter, summarizer, archive, to, read, gates)
+        return _compact_lines(
+            job, steps, strategies, counter, summarizer, archive, to, read, gates, written.write_unchanged
+        )
     skipped: list[SkippedLine] | None = [] if read.on_error == "skip" else None
     fmt, transcripts = load(read_source(job.source), job.source, read.format, skipped)
     if fmt.name == agents_sqlite.NAME:
@@ -75,7 +87,7 @@ def compact_file(
         strategies = strategies.replaced(open_on_user=True)
     # Every fact is looked for from the first message on, wherever it is declared.
     messages = (m for t in transcripts for m in t.messages)
-    tally = _Tally(job, strategies, gates, counter, messages, archive, fmt.name, to)
+    tally = _Tally(job, strategies, gates, counter, messages, archive, fmt.name, to, written.write_unchanged)
     # The after-figures are those of the file as written, read back (model_input): what the
     # producer's client sends on resume, and what ``report IN OUT`` gives on the output.
     tally.after_from_written = not database.in_place and (to or fmt.name) != agents_sqlite.NAME
@@ -87,9 +99,17 @@ def compact_file(
     data = write_as(compacted, fmt, to, job.source) if tally.after_from_written or job.target else b""
     if tally.after_from_written:
         tally.measure_written(data, to or fmt.name, compacted)
-    if job.target is not None:
+    same = all(a.messages == b.messages for a, b in zip(compacted, transcripts, strict=True))
+    if to in (None, fmt.name) and not skipped and same:  # a skipped line makes the output differ
+        tally.unchanged = "; ".join(unchanged_reason(t.messages, counter) for t in transcripts[:1])
+    if job.target is not None and _writes(job, tally.unchanged, written.write_unchanged):
         write_atomic(job.target, data)
     return tally.result(fmt.name, skipped or ())
+
+
+def _writes(job: Job, unchanged: str | None, write_unchanged: bool) -> bool:
+    """An unchanged file is not copied (a byte-identical copy says nothing) unless asked, or to stdout."""
+    return unchanged is None or write_unchanged or job.target == STDIO
 
 
 class _Tally:
@@ -106,7 +126,9 @@ class _Tally:
         archive: bool,
         format_name: str,
         to: str | None,
+        write_unchanged: bool = False,
     ) -> None:
+        self.write_unchanged = write_unchanged
         self.job, self.strategies, self.counter, self.archive = job, strategies, counter, archive
         self.to, self.converted = to, to not in (None, format_name)  # written in another format
         self.strict_facts = gates.strict_facts
@@ -118,6 +140,7 @@ class _Tally:
         self.usage = SummarizerUsage()
         self.notes: list[str] = []
         self.after_from_written = False  # measure the output as written and read back, not in memory
+        self.unchanged: str | None = None  # why no step changed anything
 
     def measure_written(self, data: bytes, format_name: str, compacted: list[Transcript]) -> None:
         """The after-figures of the written bytes read back as ``format_name`` (``report``'s view of the output)."""
@@ -161,7 +184,10 @@ class _Tally:
     def result(self, format_name: str, skipped: Iterable[SkippedLine] = ()) -> FileCompaction:
         before, after = self.before.result(), self.after.result()
         notes = dict.fromkeys(self.notes)
+        if self.unchanged is not None and not self.write_unchanged:
+            notes[f"{self.unchanged}; no copy written (--write-unchanged writes one)"] = None
         report = file_report(self.job.name, format_name, before, after, self.required, self.usage, notes, skipped)
+        report = dataclasses.replace(report, unchanged_reason=self.unchanged)
         return FileCompaction(report, self.manifest, self.archived)
 
 
@@ -185,6 +211,7 @@ def _compact_lines(
     to: str | None,
     read: InputOptions,
     gates: GateOptions,
+    write_unchanged: bool,
 ) -> FileCompaction:
     """``compact_file`` for a dataset file: read, compact and write one line (one transcript) at a time."""
 
@@ -212,19 +239,36 @@ def _compact_lines(
                 raise InputError(misshapen[-1].problem, job.source, misshapen[-1].line)
 
     messages = (m for t in transcripts() for m in t.messages)
-    tally = _Tally(job, strategies, gates, counter, messages, archive, dataset.NAME, to)
+    tally = _Tally(job, strategies, gates, counter, messages, archive, dataset.NAME, to, write_unchanged)
     if gates.strict_facts:  # the input's figures first: a missing fact writes nothing
         tally.check_facts(dataset.NAME, measure(transcripts(), counter, tally.facts))
 
+    changed: list[bool] = []
+    first: list[list[Message]] = []
+
     def lines() -> Iterator[bytes]:
         for transcript in transcripts():
-            yield dataset.write([tally.compact(transcript, steps, summarizer)])
+            compacted = tally.compact(transcript, steps, summarizer)
+            changed.append(compacted.messages != transcript.messages)
+            first[:] = first or [transcript.messages]
+            yield dataset.write([compacted])
+
+    def unchanged() -> bool:
+        return not any(changed) and not skipped
+
+    def fill(file: Any) -> None:
+        file.writelines(lines())
+        if unchanged() and not write_unchanged and job.target != STDIO:
+            raise _NothingChanged
 
     if job.target is None:  # --dry-run
         for _ in lines():
             pass
     else:
-        write_atomic(job.target, lambda file: file.writelines(lines()))
+        with contextlib.suppress(_NothingChanged):
+            write_atomic(job.target, fill)
+    if unchanged() and first:
+        tally.unchanged = unchanged_reason(first[0], counter)
     return tally.result(dataset.NAME, skipped)
 
 
@@ -247,6 +291,7 @@ def _compact_walked(
     counter: TokenCounter,
     read: InputOptions,
     gates: GateOptions,
+    write_unchanged: bool,
 ) -> FileCompaction:
     """``compact_file`` for one chat JSON Lines file, read a line at a time, as often as needed."""
     lines = chat.LineFile(job.source, skip=read.on_error == "skip")
@@ -256,17 +301,58 @@ def _compact_walked(
         before = measure([("", (message for message, _ in lines()))], counter, facts)
         check_facts_present(file_report(job.name, chat.NAME, before, None, required), job.source)
     measured: list[tuple[Measure, Measure]] = []
+    changed: list[bool] = []
 
     def run(write: Callable[[Message, bytes | None], object]) -> None:
-        measured.append(compact_walked(lines, steps, strategies, counter, facts, write))
+        def noted(message: Message, line: bytes | None) -> object:
+            if line is None:  # a message a step made or changed (an unchanged one keeps its line)
+                changed.append(True)
+            return write(message, line)
+
+        measured.append(compact_walked(lines, steps, strategies, counter, facts, noted))
+
+    def unchanged() -> bool:
+        before, after = measured[0]
+        # A line --on-error skip left out makes the output differ from the input: it is written.
+        same = not changed and not lines.skipped
+        return same and (before.tokens, before.messages) == (after.tokens, after.messages)
 
     if job.target is None:  # --dry-run: the figures, nothing written
         run(lambda message, line: None)
     else:
-        write_atomic(job.target, lambda file: run(lambda message, line: file.write(lines.line(message, line))))
+        # Nothing changed: the temporary copy is dropped, and the target keeps what it had.
+        with contextlib.suppress(_NothingChanged):
+            write_atomic(
+                job.target, lambda file: _walk_unless_unchanged(run, file, lines, unchanged, job, write_unchanged)
+            )
     before, after = measured[0]
     report = file_report(job.name, chat.NAME, before, after, required, SummarizerUsage(), {}, lines.skipped or ())
+    if unchanged():
+        reason = unchanged_reason([m for m, _ in lines()], counter)
+        notes = (
+            report.notes
+            if write_unchanged
+            else [*report.notes, f"{reason}; no copy written (--write-unchanged writes one)"]
+        )
+        report = dataclasses.replace(report, unchanged_reason=reason, notes=notes)
     return FileCompaction(report, [], [])
+
+
+class _NothingChanged(Exception):
+    """A walked compaction changed nothing: its temporary copy is dropped, not renamed over the target."""
+
+
+def _walk_unless_unchanged(
+    run: Callable[[Callable[[Message, bytes | None], object]], None],
+    file: Any,
+    lines: chat.LineFile,
+    unchanged: Callable[[], bool],
+    job: Job,
+    write_unchanged: bool,
+) -> None:
+    run(lambda message, line: file.write(lines.line(message, line)))
+    if unchanged() and not write_unchanged and job.target != STDIO:
+        raise _NothingChanged
 
 
 def replace_in_database(source: str, format_name: str, transcripts: list[Transcript]) -> None:

@@ -195,6 +195,8 @@ def runs(command: str, tmp_path: Path, server_url: str) -> list[list[str]]:
             ["review", str(CLAUDE_CODE), "-s", "clear-thinking", "-o", str(tmp_path / "cc.html")],
             ["review", str(SAMPLE), "-s", "window", "--judge", "openai", "--base-url", server_url, "-o", "j.html"],
         ]
+    if command == "sessions":
+        return []  # it takes no settings
     raise AssertionError(f"no runs for {command}: add them here")
 
 
