@@ -18,7 +18,7 @@ from compactctl.cli.render import console, progress_wanted, stderr
 from compactctl.compaction import check_steps
 from compactctl.config import IO_PANEL, RunOptions, load_config, strategy_owners
 from compactctl.errors import InputError
-from compactctl.files.io import run_jobs, write_atomic
+from compactctl.files.io import Job, run_jobs, write_atomic
 from compactctl.files.review import ReviewSide, review_file, review_targets
 from compactctl.review import FileReview, ReviewOptions, SideReview, TranscriptReview, sections, shown, side_b_asked
 from compactctl.review.page import file_page, index_page
@@ -109,7 +109,7 @@ def review(
         return
     results, failures = run_jobs(
         jobs,
-        lambda job: _write_page(job.target, review_file(job, sides, counter)),
+        lambda job: _write_page(job, review_file(job, sides, counter)),
         settings["jobs"],
         progress_wanted(quiet),
     )
@@ -118,7 +118,7 @@ def review(
             (result, str(Path(str(job.target)).name))
             for result, job in zip(results, _done(jobs, failures), strict=True)
         ]
-        write_atomic(index, index_page(links, bool(settings["redact"])).encode())
+        write_atomic(index, index_page(links, bool(settings["redact"])).encode(), [job.source for job in jobs])
     if not quiet:
         for job in _done(jobs, failures):
             stderr.print(f"wrote {escape(str(job.target))}", soft_wrap=True, highlight=False)
@@ -129,8 +129,9 @@ def review(
     raise typer.Exit(exit_code(failures, settings["on_error"], len(results)))
 
 
-def _write_page(target: str | None, reviewed: FileReview) -> FileReview:
-    write_atomic(str(target), file_page(reviewed).encode())
+def _write_page(job: Job, reviewed: FileReview) -> FileReview:
+    # The page shows the input's messages: it gets the input's mode, never a wider one.
+    write_atomic(str(job.target), file_page(reviewed).encode(), [job.source])
     return reviewed
 
 

@@ -74,7 +74,7 @@ def compact_file(
     if job.target is not None and settings.get("in_place"):
         replace_in_database(job.source, fmt.name, compacted)
     elif job.target is not None:
-        write_atomic(job.target, write_as(compacted, fmt, to, job.source))
+        write_atomic(job.target, write_as(compacted, fmt, to, job.source), [job.source])
     return tally.result(fmt.name, skipped or ())
 
 
@@ -198,7 +198,7 @@ def _compact_lines(
         for _ in lines():
             pass
     else:
-        write_atomic(job.target, lambda file: file.writelines(lines()))
+        write_atomic(job.target, lambda file: file.writelines(lines()), [job.source])
     return tally.result(dataset.NAME, skipped)
 
 
@@ -232,7 +232,9 @@ def _compact_walked(
     if job.target is None:  # --dry-run: the figures, nothing written
         run(lambda message, line: None)
     else:
-        write_atomic(job.target, lambda file: run(lambda message, line: file.write(lines.line(message, line))))
+        write_atomic(
+            job.target, lambda file: run(lambda message, line: file.write(lines.line(message, line))), [job.source]
+        )
     before, after = measured[0]
     report = file_report(job.name, chat.NAME, before, after, required, SummarizerUsage(), {}, lines.skipped or ())
     return FileCompaction(report, [], [])
