@@ -70,9 +70,28 @@ class RunOptions(Options):
     )
     on_error: str = setting(
         "fail",
-        help="fail: exit 2 if any file is bad; skip: skip it and count it.",
+        help="A bad line in a file: fail fails its file; skip leaves the line out and counts it. A file that "
+        "cannot be read fails the run either way (after the others are done): see --max-failed-files.",
         choices=("fail", "skip"),
         panel=GATE_PANEL,
+    )
+    max_failed_files: int = setting(
+        0,
+        help="Files that may fail (unreadable, unknown format) before the run does (exit 2); every failure is "
+        "still reported.",
+        min=0,
+        metavar="N",
+        panel=GATE_PANEL,
+    )
+    annotations: str | None = setting(
+        None,
+        help="Also write CI annotations on stderr: github (workflow commands for failed files, skipped lines "
+        "and failed gates, paths relative to the repository).",
+        choices=("github",),
+        panel=GATE_PANEL,
+    )
+    junit: str | None = setting(
+        None, help="Write a JUnit XML report: a test case per file and per gate.", metavar="FILE", panel=GATE_PANEL
     )
     require: tuple[str, ...] = setting(
         (), help="A fact that must survive (repeatable).", metavar="TEXT", panel=GATE_PANEL

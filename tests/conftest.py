@@ -3,33 +3,42 @@
 from __future__ import annotations
 
 import copy
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.helpers import call
+from tests.needs import SHARED_TRANSCRIPTS, TRANSCRIPTS_NAMED, needs
+from tests.properties import load_profile
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
-# The real public transcripts: ../shared/transcripts beside the checkout, or COMPACTCTL_TRANSCRIPTS.
-TRANSCRIPTS_NAMED = bool(os.environ.get("COMPACTCTL_TRANSCRIPTS"))
-SHARED_TRANSCRIPTS = Path(os.environ.get("COMPACTCTL_TRANSCRIPTS") or ROOT.parent / "shared" / "transcripts")
+__all__ = ["SHARED_TRANSCRIPTS", "TRANSCRIPTS_NAMED"]
 
-# A test on the real transcripts. Where they are not, it is skipped with the reason (pytest -ra
-# lists it); where COMPACTCTL_TRANSCRIPTS names them (.ci/run sets it when they are beside the
-# clone) their absence is a failure, so a CI run never passes by skipping them.
-needs_transcripts = pytest.mark.needs_transcripts
+# Hypothesis strength for this run: "dev" locally (fast), "ci" under CI=true; HYPOTHESIS_PROFILE chooses.
+load_profile()
+
+# A test on the real transcripts (tests/needs.py): skipped where they are not, with the reason;
+# a failure where COMPACTCTL_TRANSCRIPTS names them (.ci/run), so CI never passes by skipping them.
+needs_transcripts = pytest.mark.needs("transcripts")
+
+# What runs the real outside world is slow too: `pytest -m "not slow"` leaves all of it out.
+HEAVY = ("clients", "browser", "ray")
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if any(item.get_closest_marker(name) for name in HEAVY) and not item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    if item.get_closest_marker("needs_transcripts") and not SHARED_TRANSCRIPTS.is_dir():
-        message = f"the real transcripts are not at {SHARED_TRANSCRIPTS} (set COMPACTCTL_TRANSCRIPTS)"
-        if TRANSCRIPTS_NAMED:
-            pytest.fail(message, pytrace=False)
-        pytest.skip(message)
+    for marker in item.iter_markers("needs"):
+        for name in marker.args:
+            needs(name)
 
 
 @pytest.fixture
@@ -128,3 +137,18 @@ def strategies_never_mutate_their_input(monkeypatch):
         monkeypatch.setitem(STRATEGIES, name, mutation_checked(strategy, mutated))
     yield
     assert not mutated, f"strategies mutated their input: {sorted(set(mutated))}"
+
+
+@pytest.fixture(scope="session")
+def local_model(tmp_path_factory):
+    """A real OpenAI-compatible server with a small real model (tests/local_model.py), for the whole run.
+
+    Skipped where llama-cpp-python or the model is not installed; failed under CI=true, where
+    .ci/run installs both, so CI never passes by skipping.
+    """
+    from tests import local_model as local
+
+    needs("local-model")
+    server = local.start(tmp_path_factory.mktemp("llama"))
+    yield server
+    server.stop()

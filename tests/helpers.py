@@ -68,22 +68,6 @@ def valid_transcripts(max_rounds: int = 8):
     return build()
 
 
-def import_or_skip(module: str, extra: str):
-    """A test extra's module: skipped where it is not installed, a failure in CI (CI=true), which installs it."""
-    import importlib
-    import os
-
-    import pytest
-
-    try:
-        return importlib.import_module(module)
-    except ImportError as error:
-        message = f"{module} is not installed ({extra}): {error}"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message, pytrace=False)
-        pytest.skip(message, allow_module_level=True)
-
-
 def lost_facts(messages: list[dict[str, Any]], out: list[dict[str, Any]], required: tuple[str, ...] = ()) -> list[str]:
     """Declared (and ``required``) facts some input message holds and no output message does (folded)."""
     from compactctl.facts import declared_facts, fold

@@ -108,13 +108,9 @@ def test_fit_with_no_usage_keeps_the_priors():
     assert fit([], prior_ratio=1.2) == Fit(1.2, 0.0, {})
 
 
+@pytest.mark.slow  # ctok's two tokenizers over a session
+@pytest.mark.needs("ctok")
 def test_ctok_families_are_fitted_beside_cl100k_when_asked(monkeypatch):
-    import os
-
-    from compactctl.tokens import claude_tokens_available
-
-    if not claude_tokens_available() and os.environ.get("CI") != "true":
-        pytest.skip("ctok is not installed (the claude extra); CI installs it")
     calibration = calibrate(claude_code.read(working_session().parsed(), "s.jsonl"), "claude-code", "ctok")
     assert set(calibration.candidates) == {"claude-v3", "claude-v4.7", "cl100k_base"}
     assert calibration.encoding == "cl100k_base"  # the truth here was billed in cl100k: the fit says so

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.conftest import needs_transcripts
 from tests.fuzzing import KINDS, mutants, run_cli, run_library
 
@@ -16,6 +18,7 @@ BUDGET = 600  # field, line and byte mutants in turn
 CLI_BUDGET = 160  # every command in turn, --json and --on-error skip among them
 
 
+@pytest.mark.slow  # 600 mutants of the real transcripts
 @needs_transcripts
 def test_mutated_transcripts_never_crash_the_library():
     crashes = {}
@@ -26,6 +29,7 @@ def test_mutated_transcripts_never_crash_the_library():
     assert crashes == {}
 
 
+@pytest.mark.slow  # 160 command runs
 @needs_transcripts
 def test_mutated_transcripts_never_crash_a_command(tmp_path):
     crashes = {}

@@ -37,6 +37,7 @@ def wait_for_request(server, seconds: float = 20) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.slow  # a console script, signalled mid-run
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)])
 def test_a_signal_stops_the_run_within_a_second_and_writes_nothing(
     openai_server, tmp_path, agent_messages, signum, code
@@ -57,6 +58,7 @@ def test_a_signal_stops_the_run_within_a_second_and_writes_nothing(
     assert not out.exists() and list(tmp_path.glob(".*.tmp")) == []
 
 
+@pytest.mark.slow  # a console script, killed mid-run
 def test_a_temporary_file_left_by_a_killed_run_is_removed_by_the_next(cli_run, tmp_path, agent_messages):
     source = tmp_path / "in.jsonl"
     source.write_text("".join(json.dumps(m) + "\n" for m in agent_messages))

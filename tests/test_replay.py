@@ -31,6 +31,7 @@ from compactctl.summarizers import SummaryRequest
 from compactctl.tokens import TokenCounter
 from tests.conftest import unchanged
 from tests.helpers import call
+from tests.properties import examples
 
 # USD per million tokens, chosen so each figure shows up in the cost on its own.
 PRICES = Prices("test", input=2.0, cached_input=0.5, cache_write=2.5, output=8.0)
@@ -191,7 +192,7 @@ def agent_transcripts(draw: Any) -> list[dict[str, Any]]:
     return messages
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(messages=agent_transcripts(), threshold=st.integers(5, 120), keep=st.integers(0, 6))
 def test_window_replay_invariants(messages, threshold, keep, approx):
     original = unchanged(messages)
@@ -433,7 +434,7 @@ def test_unknown_pricing_model_lists_the_known_ones():
         prices_for(shipped_prices(), "gpt-9")
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(messages=agent_transcripts(), data=st.data())
 def test_nothing_is_lost_without_compaction_and_protected_facts_survive_a_window(messages, data, approx):
     # Facts are words of their own message; references point back at earlier definers.

@@ -17,11 +17,15 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import SHARED_TRANSCRIPTS, needs_transcripts
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 
 from replay_golden import ROOT, cases, digest, run_case
+
+pytestmark = pytest.mark.slow  # every command and strategy over every sample and real transcript
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "replay.json").read_text())
 SCRIPT_ONLY = "generated/bench-chat.jsonl"

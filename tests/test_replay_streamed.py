@@ -24,6 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 
 from workloads import generate
 
+from tests.properties import examples
+
 PRICES = Prices("test", input=2.0, cached_input=0.5, cache_write=2.5, output=8.0, min_cached_tokens=0)
 
 
@@ -99,7 +101,7 @@ def test_figures_find_facts_folded_and_stage_ends_by_marker_or_annotation():
     assert not memo.figures({"role": "user", "content": "stage done"}).ends_stage  # the marker is case-sensitive
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     turns=st.integers(5, 60),
     seed=st.integers(0, 50),

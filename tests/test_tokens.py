@@ -8,7 +8,6 @@ from compactctl.tokens import (
     TOKENS_PER_NAME,
     TOKENS_PER_TOOL_CALL,
     TokenCounter,
-    claude_tokens_available,
 )
 from tests.helpers import call
 
@@ -142,10 +141,7 @@ def test_images_are_priced_by_each_providers_rule():
     assert image_tokens_for_size(4000, 3000, "anthropic") == pytest.approx(1_150_000 / 750, rel=0.02)
 
 
-needs_ctok = pytest.mark.skipif(
-    not claude_tokens_available() and os.environ.get("CI") != "true",
-    reason="ctok is not installed (the claude extra); CI installs it",
-)
+needs_ctok = pytest.mark.needs("ctok")
 
 
 @needs_ctok

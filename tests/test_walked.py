@@ -25,6 +25,7 @@ from compactctl.tokens import TokenCounter
 from compactctl.walked import walkable
 from tests.conftest import SHARED_TRANSCRIPTS, needs_transcripts
 from tests.helpers import agent_transcripts
+from tests.properties import examples
 
 ROOT = Path(__file__).resolve().parent.parent
 counter = TokenCounter("approx")
@@ -96,6 +97,7 @@ def real_chat_files(folder: Path) -> list[Path]:
     return made
 
 
+@pytest.mark.slow  # every real transcript, twice
 @needs_transcripts
 def test_every_real_transcript_as_a_chat_file_walked_gives_what_it_gives_held(tmp_path):
     sources = tmp_path / "sources"
@@ -156,7 +158,9 @@ def test_a_bad_line_is_the_same_one_line_error_walked_and_held(tmp_path):
 
 
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+    max_examples=examples(60),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(
     transcript=agent_transcripts(),

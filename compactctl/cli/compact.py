@@ -18,14 +18,14 @@ from compactctl.cli.options import (
     command_settings,
     settings_for,
 )
-from compactctl.cli.render import progress_wanted
+from compactctl.cli.render import note_left_out, progress_wanted, stderr
 from compactctl.compaction import check_steps
 from compactctl.config import RunOptions, strategy_owners
 from compactctl.errors import InputError
 from compactctl.files.compact import compact_file
 from compactctl.files.io import STDIO, check_side_files, one_unit, plan, run_jobs
 from compactctl.settings import Declared
-from compactctl.summarizers.build import make_summarizer
+from compactctl.summarizers.build import NOTHING_TO_SEND, make_summarizer, reads_prompt
 from compactctl.summarizers.options import SummarizerOptions
 from compactctl.tokens import counter_for
 
@@ -58,6 +58,7 @@ def compact(
     if settings["in_place"] and output is not None:
         raise InputError("--in-place writes into the input database; drop -o")
     jobs_planned = plan(inputs, output)
+    note_left_out(inputs)
     if settings["in_place"]:
         jobs_planned = [dataclasses.replace(job, target=job.source) for job in jobs_planned]
     check_side_files(jobs_planned, manifest=manifest)
@@ -65,6 +66,8 @@ def compact(
     if settings["dry_run"]:
         # The requests go to stdout; nothing is sent, so nothing is written.
         jobs_planned = [dataclasses.replace(job, target=None) for job in jobs_planned]
+        if not reads_prompt(settings["summarizer"]):
+            stderr.print(NOTHING_TO_SEND.format(name=settings["summarizer"]), soft_wrap=True, highlight=False)
     with one_unit() as unit:
         results, failures = run_jobs(
             jobs_planned,

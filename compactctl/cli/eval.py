@@ -5,12 +5,11 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
-from compactctl.cli.exit import exit_code, handle_errors
+from compactctl.cli.exit import build_document, finish, handle_errors
 from compactctl.cli.options import ConfigPath, JsonOut, Quiet, command_settings, settings_for
-from compactctl.cli.render import console, envelope, failed_json, progress_wanted, stderr, write_json
+from compactctl.cli.render import console, progress_wanted, say_failures, write_json
 from compactctl.cli.report import counterpart
 from compactctl.config import RunOptions
 from compactctl.evaluate import FAMILIES, EvalOptions, Evaluation, FileEvaluation, Judge, evaluation_json, merged
@@ -19,7 +18,17 @@ from compactctl.files.io import Job, expand_inputs, run_jobs
 from compactctl.settings import Declared
 from compactctl.summarizers.options import SummarizerOptions
 
-JUDGE_SETTINGS = ("base_url", "summary_timeout", "redact")  # the summarizer's, as the judge uses them too
+# The summarizer's, as the judge uses them too: its server, timeout, retries and cache.
+JUDGE_SETTINGS = (
+    "base_url",
+    "summary_timeout",
+    "summary_retries",
+    "summary_backoff",
+    "redact",
+    "cache",
+    "cache_dir",
+    "summary_temperature",
+)
 
 
 def declared_settings() -> dict[str, Declared]:
@@ -33,15 +42,9 @@ def declared_settings() -> dict[str, Declared]:
 def _judge(settings: dict[str, Any]) -> Judge | None:
     if settings["judge"] == "none":
         return None
-    from compactctl.summarizers.judge import JudgeConfig, OpenAIJudge  # imports openai: only when asked for
+    from compactctl.summarizers.judge import OpenAIJudge, judge_config  # imports openai: only when asked for
 
-    config = JudgeConfig(
-        model=settings["judge_model"],
-        base_url=settings["base_url"],
-        timeout=float(settings["summary_timeout"]),
-        redact=bool(settings["redact"]),
-    )
-    return OpenAIJudge(config)
+    return OpenAIJudge(judge_config(settings))
 
 
 @handle_errors
@@ -66,19 +69,21 @@ def eval(
         progress_wanted(quiet),
     )
     judged = judge is not None
+    total = merged(r.evaluation for r in results)
+    doc = build_document(
+        "eval",
+        pairs,
+        [evaluation_json(r, judged) for r in results],
+        failures,
+        settings,
+        total=evaluation_json(FileEvaluation("total", "", total), judged) | {"files": len(results)},
+    )
     if as_json:
-        total = merged(r.evaluation for r in results)
-        body = {
-            "files": [evaluation_json(r, judged) for r in results],
-            "failed": failed_json(failures),
-            "total": evaluation_json(FileEvaluation("total", "", total), judged) | {"files": len(results)},
-        }
-        write_json(envelope("eval", body))
+        write_json(doc)
     elif not quiet and results:
         console().print(eval_table(results, judged))
-    for failure in failures:  # one line each, whatever was printed
-        stderr.print(f"[bold red]error:[/] {escape(failure.file)}: {escape(failure.error)}", soft_wrap=True)
-    raise typer.Exit(exit_code(failures, settings["on_error"], len(results)))
+    say_failures(entry for entry in doc["files"] if entry["status"] == "failed")  # whatever was printed
+    finish(doc, settings)
 
 
 def _cell(evaluation: Evaluation, family: str | None, judged: bool) -> str:

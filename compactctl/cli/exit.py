@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Sequence
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
@@ -11,17 +12,19 @@ import typer
 from rich.markup import escape
 
 from compactctl import interrupts, jsonbytes
-from compactctl.cli.render import emit, pct, stderr
-from compactctl.errors import EXIT_GATE, EXIT_INPUT, EXIT_OK, EXIT_SUMMARIZER, CompactctlError
+from compactctl.cli.outcome import document, error_document, exit_code, file_entries, report_gates, with_sources
+from compactctl.cli.render import emit, stderr, write_json
+from compactctl.errors import EXIT_GATE, EXIT_INPUT, EXIT_OK, CompactctlError, InputError
 from compactctl.files.compact import FileCompaction
 from compactctl.files.io import STDIO, Failure, Job, Staged, write_atomic
-from compactctl.reporting import FileReport, totals
+from compactctl.reporting import FileReport, report_json
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def handle_errors(command: F) -> F:
-    """Print a CompactctlError as one line on stderr and exit with its code."""
+    """Print a CompactctlError as one line on stderr and exit with its code; with --json, the
+    run's document too, with the error, so a CI step parsing stdout always gets JSON."""
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -32,38 +35,71 @@ def handle_errors(command: F) -> F:
         except CompactctlError as error:
             # Escaped: a message may hold brackets ("pip install 'compactctl[plot]'") that are not markup.
             stderr.print(f"[bold red]error:[/] {escape(str(error))}", markup=True, highlight=False, soft_wrap=True)
+            doc = error_document(command.__name__, error)
+            if kwargs.get("as_json"):
+                write_json(doc)
+            ci_reports(doc, kwargs)  # the run stopped, and CI is told so the way it asked
             raise typer.Exit(error.exit_code) from None
 
     return wrapper  # type: ignore[return-value]
 
 
-def exit_code(failures: Sequence[Failure], on_error: str, done: int, gates: Sequence[str] = ()) -> int:
-    """The one exit rule: 2 (or 3) for bad files unless skipped, else 1 for a failed gate, else 0.
+def build_document(
+    command: str,
+    jobs: Sequence[Job],
+    bodies: Iterable[Mapping[str, Any]],
+    failures: Sequence[Failure],
+    settings: Mapping[str, Any],
+    *,
+    gates: list[dict[str, Any]] | None = None,
+    written: bool = False,
+    total: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The run's document: each input's entry, the gates, the totals and the exit code by the one rule."""
+    entries = file_entries(jobs, bodies, failures, written)
+    gates = with_sources(gates or [], jobs)
+    done = sum(1 for entry in entries if entry["status"] != "failed")
+    code = exit_code(failures, done, gates, int(settings.get("max_failed_files") or 0))
+    return document(command, entries, gates, code, total)
 
-    ``done`` is how many files gave a result; with none, skipping every file is still bad input.
-    """
-    if failures and (on_error != "skip" or any(f.exit_code == EXIT_SUMMARIZER for f in failures)):
-        # A summarizer failure is never skipped: its file was not written, its figures are missing.
-        return max(failure.exit_code for failure in failures)
-    for reason in gates:  # a CI log must say which gate failed, --quiet or not
-        stderr.print(f"[bold red]gate failed:[/] {escape(reason)}", soft_wrap=True)
-    if gates:
-        return EXIT_GATE
-    return EXIT_OK if done or not failures else EXIT_INPUT
+
+def finish(doc: Mapping[str, Any], settings: Mapping[str, Any]) -> NoReturn:
+    """Name every failed gate on stderr (--quiet or not, whatever else failed), write the
+    annotations and the JUnit report if asked, and exit with the document's code."""
+    for gate in doc["gates"]:
+        if not gate["passed"]:
+            for failing in gate.get("files") or ():
+                stderr.print(f"[bold red]gate failed:[/] {escape(failing['file'])}: {escape(failing['reason'])}")
+            if not gate.get("files"):
+                stderr.print(f"[bold red]gate failed:[/] {escape(gate['reason'])}", soft_wrap=True)
+    tolerated = doc["total"]["failed"] if doc["exit_code"] in (EXIT_OK, EXIT_GATE) else 0
+    if tolerated:
+        limit = settings.get("max_failed_files")
+        stderr.print(f"[yellow]note:[/] {tolerated} file(s) failed, within --max-failed-files {limit}")
+    ci_reports(doc, settings)
+    raise typer.Exit(doc["exit_code"])
 
 
-def gates_failed(reports: list[FileReport], fail_under: float | None) -> list[str]:
-    """Why each failed gate failed: facts missing, output not API-valid, total reduction under --fail-under."""
-    reasons = [_gate_reason(report) for report in reports if report.gate_failed]
-    total = totals(reports)
-    if fail_under is not None and reports and (total["reduction"] or 0.0) * 100 < fail_under:
-        measured = "none measured (no AFTER)" if total["reduction"] is None else pct(total["reduction"])
-        reasons.append(f"total reduction {measured} is under --fail-under {fail_under:g}%")
-    return reasons
+def ci_reports(doc: Mapping[str, Any], settings: Mapping[str, Any]) -> None:
+    """--annotations github (workflow commands on stderr) and --junit FILE, from the run document."""
+    if settings.get("annotations") == "github":
+        from compactctl.ci import github_annotations, repo_root
+
+        for line in github_annotations(doc, repo_root()):
+            print(line, file=sys.stderr)
+    if settings.get("junit"):
+        from compactctl.ci import junit_xml
+
+        try:
+            write_atomic(str(settings["junit"]), junit_xml(doc))
+        except InputError as error:  # write_atomic names the file and what went wrong
+            stderr.print(f"[bold red]error:[/] {escape(str(error))}")
+            raise typer.Exit(EXIT_INPUT) from None
 
 
 def finish_report(
     command: str,
+    jobs: list[Job],
     reports: list[FileReport],
     failures: list[Failure],
     settings: dict[str, Any],
@@ -71,17 +107,18 @@ def finish_report(
     as_json: bool,
     quiet: bool,
     to_stderr: bool = False,
+    written: bool = False,
 ) -> NoReturn:
     """Print the report and exit by the one rule, the gates included."""
-    emit(command, reports, failures, as_json, quiet, to_stderr)
-    gates = gates_failed(reports, settings["fail_under"])
-    raise typer.Exit(exit_code(failures, settings["on_error"], len(reports), gates))
-
-
-def _gate_reason(report: FileReport) -> str:
-    if report.facts_missing:
-        return f"{report.file}: facts missing: {', '.join(repr(fact) for fact in report.facts_missing)}"
-    return f"{report.file}: output not API-valid: {report.violation_after}"
+    gates = report_gates(reports, settings["fail_under"])
+    body = report_json(reports, [])
+    doc = build_document(
+        command, jobs, body["files"], failures, settings, gates=gates, written=written, total=body["total"]
+    )
+    emit(doc, reports, as_json, quiet, to_stderr)
+    if written:
+        announce_written(doc, quiet or as_json)
+    finish(doc, settings)
 
 
 def write_jsonl(path: Path, entries: Iterable[dict[str, Any]], like: Iterable[str] = ()) -> None:
@@ -123,20 +160,25 @@ def finish_compaction(
     elif unit is not None:
         unit.discard()
     reports = [result.report for result in results]
-    emit(command, reports, failures, as_json, quiet, to_stderr)
     if kept_back:
         named = " and ".join(f"--{flag}" for flag, path in (("manifest", manifest), ("archive", archive)) if path)
         stderr.print(f"nothing written: the outputs and {named} are one unit, and {len(failures)} file(s) failed")
-    else:
-        announce_written(planned, failures, quiet or as_json)
-    gates = gates_failed(reports, settings["fail_under"])
-    raise typer.Exit(exit_code(failures, settings["on_error"], len(reports), gates))
+    finish_report(
+        command,
+        planned,
+        reports,
+        failures,
+        settings,
+        as_json=as_json,
+        quiet=quiet,
+        to_stderr=to_stderr,
+        written=not kept_back,
+    )
 
 
-def announce_written(jobs: list[Job], failures: list[Failure], quiet: bool) -> None:
+def announce_written(doc: Mapping[str, Any], quiet: bool) -> None:
     """Say where the outputs went (on stderr: stdout may carry the data)."""
-    failed = {failure.file for failure in failures}
-    written = [job.target for job in jobs if job.source not in failed and job.target not in (None, STDIO)]
+    written = [entry["output"] for entry in doc["files"] if entry["output"] not in (None, STDIO)]
     if quiet or not written:
         return
     stderr.print(f"wrote {written[0]}" if len(written) == 1 else f"wrote {len(written)} files")

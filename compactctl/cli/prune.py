@@ -21,7 +21,7 @@ from compactctl.cli.options import (
     command_settings,
     settings_for,
 )
-from compactctl.cli.render import console, progress_wanted, stderr
+from compactctl.cli.render import console, note_left_out, progress_wanted, stderr
 from compactctl.config import IO_PANEL, RunOptions
 from compactctl.files.compact import FileCompaction, compact_file
 from compactctl.files.io import PRUNED_MARK, STDIO, check_side_files, one_unit, plan, run_jobs
@@ -69,6 +69,7 @@ def prune(
     counter = counter_for(settings["encoding"])
     check_output_format(to)
     planned = plan(inputs, output, PRUNED_MARK)
+    note_left_out(inputs)
     check_side_files(planned, archive=archive, manifest=manifest)
     with one_unit() as unit:
         results, failures = run_jobs(

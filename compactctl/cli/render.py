@@ -1,4 +1,4 @@
-"""What the commands print: the report tables, the notes, and the one JSON envelope of --json."""
+"""What the commands print: the report tables, the notes, and the run document of --json (cli/outcome.py)."""
 
 from __future__ import annotations
 
@@ -11,22 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from compactctl import jsonbytes
-from compactctl.files.io import Failure
-from compactctl.reporting import FileReport, report_json, totals
-
-# The --json object of every command: {version, command, files, failed, total}.
-JSON_VERSION = 1
-
-
-def envelope(command: str, body: Mapping[str, Any]) -> dict[str, Any]:
-    """One shape for every command's --json: the files, the failed files, the totals."""
-    return {
-        "version": JSON_VERSION,
-        "command": command,
-        "files": body["files"],
-        "failed": body["failed"],
-        "total": body["total"],
-    }
+from compactctl.reporting import FileReport, totals
 
 
 def write_json(data: Mapping[str, Any], to_stderr: bool = False) -> None:
@@ -46,44 +31,59 @@ def console(to_stderr: bool = False) -> Console:
 stderr = console(to_stderr=True)
 
 
-def failed_json(failures: Iterable[Failure]) -> list[dict[str, Any]]:
-    return [{"file": f.file, "error": f.error} for f in failures]
-
-
-def emit(
-    command: str, reports: list[FileReport], failures: list[Failure], as_json: bool, quiet: bool, to_stderr: bool
-) -> None:
-    """The report: JSON, or rich tables; on stderr when stdout carries a transcript."""
+def emit(doc: Mapping[str, Any], reports: list[FileReport], as_json: bool, quiet: bool, to_stderr: bool) -> None:
+    """The report: the run's JSON document, or rich tables; on stderr when stdout carries a transcript."""
+    failed = [entry for entry in doc["files"] if entry["status"] == "failed"]
+    if not (as_json and to_stderr):  # on stderr, --json or not (but for JSON on stderr: it stays pure)
+        say_failures(failed)
     if as_json:
-        write_json(envelope(command, report_json(reports, failed_json(failures))), to_stderr)
+        write_json(doc, to_stderr)
         return
     out = stderr if to_stderr else console()
-    for failure in failures:
-        # A summarizer error names the server, not the file: the line says which file it stopped.
-        named = failure.error if failure.file in failure.error else f"{failure.file}: {failure.error}"
-        stderr.print(f"[bold red]error:[/] {escape(named)}", soft_wrap=True)
-    if quiet or (not reports and len(failures) < 2):
+    if quiet or (not reports and len(failed) < 2):
         return
-    if len(reports) == 1 and not failures:
+    if len(reports) == 1 and not failed:
         report = reports[0]
-        out.print(f"[bold]{report.file}[/] ({report.format}, {report.transcripts} transcript(s))")
+        out.print(f"[bold]{doc['files'][0]['file']}[/] ({report.format}, {report.transcripts} transcript(s))")
         out.print(render_one(report))
     else:
-        out.print(render_files(reports, failures))
-    for report in reports:
+        out.print(render_files(reports, doc))
+    given = [entry["file"] for entry in doc["files"] if entry["status"] != "failed"]  # in the reports' order
+    for report, file in zip(reports, given, strict=True):
         for when, violation in (("before", report.violation_before), ("after", report.violation_after)):
             if violation:
-                out.print(f"[red]not API-valid {when}:[/] {report.file}: {violation}", soft_wrap=True)
-    for report in reports:
+                out.print(f"[red]not API-valid {when}:[/] {escape(file)}: {violation}", soft_wrap=True)
+    for report, file in zip(reports, given, strict=True):
         for fact in report.facts_absent_before:
             out.print(
-                f"[yellow]warning:[/] {escape(report.file)}: fact {escape(repr(fact))} is not in the input"
+                f"[yellow]warning:[/] {escape(file)}: fact {escape(repr(fact))} is not in the input"
                 " (facts_absent_before; --strict-facts makes it an error)",
                 soft_wrap=True,
             )
     notes = {note for report in reports for note in report.notes}
     for note in sorted(notes):
         out.print(f"[yellow]note:[/] {note}", soft_wrap=True)
+
+
+def say_failures(failed: Iterable[Mapping[str, Any]]) -> None:
+    """One error line per failed file, naming it as given."""
+    for entry in failed:
+        # A summarizer error names the server, not the file: the line says which file it stopped.
+        error = entry["reason"]
+        named = error if entry["file"] in error else f"{entry['file']}: {error}"
+        stderr.print(f"[bold red]error:[/] {escape(named)}", soft_wrap=True)
+
+
+def header(total: Mapping[str, Any]) -> str:
+    """``10 inputs: 5 written, 1 unchanged, 4 failed, 3 lines skipped`` (read, for a command that writes nothing)."""
+    done = total["inputs"] - total["failed"]
+    parts = [f"{total['written']} written" if total["written"] else f"{done} read"]
+    if total["unchanged"]:
+        parts.append(f"{total['unchanged']} unchanged")
+    parts.append(f"{total['failed']} failed")
+    if total["skipped_lines"]:
+        parts.append(f"{total['skipped_lines']} line(s) skipped")
+    return f"{total['inputs']} inputs: {', '.join(parts)}"
 
 
 def pct(value: float | None) -> str:
@@ -190,25 +190,28 @@ def _api_usage(usage: dict[str, Any]) -> str:
     return text + (f" ({difference:+.1f}%)" if difference is not None else "")
 
 
-def render_files(reports: list[FileReport], failures: Iterable[Failure] = ()) -> Table:
-    failures = list(failures)
+def render_files(reports: list[FileReport], doc: Mapping[str, Any]) -> Table:
+    """One row per input, as given, in order (failed ones too); the counts in the title."""
     compared = any(r.tokens_after is not None for r in reports)
-    title = f"{len(reports)} files" + (f", {len(failures)} failed" if failures else "")
-    table = Table(title=title, title_justify="left")
+    table = Table(title=header(doc["total"]), title_justify="left")
     table.add_column("file", overflow="fold", min_width=12)
     columns = ["tokens before", "tokens after", "reduction"] if compared else ["tokens"]
     for name in [*columns, "messages", "tool share", "facts", "API-valid"]:
         table.add_column(name, justify="right")
-    for r in reports:
+    read = iter(reports)
+    for entry in doc["files"]:
+        if entry["status"] == "failed":  # the bad files are named in the table too, not only above it
+            table.add_row(f"[red]{escape(entry['file'])}", "[red]failed", *[""] * (len(table.columns) - 2))
+            continue
+        r = next(read)
         messages = f"{r.messages_before:,}" + (f" -> {r.messages_after:,}" if r.messages_after is not None else "")
         valid = r.valid_after if r.valid_after is not None else r.valid_before
         share = r.tool_output_share_after if r.tool_output_share_after is not None else r.tool_output_share_before
         tokens = (
             [_num(r.tokens_before), _num(r.tokens_after), pct(r.reduction)] if compared else [_num(r.tokens_before)]
         )
-        table.add_row(r.file, *tokens, messages, pct(share), _facts(r), _validity(valid))
-    for failure in failures:  # the bad files are named in the table too, not only above it
-        table.add_row(f"[red]{escape(failure.file)}", "[red]failed", *[""] * (len(table.columns) - 2))
+        label = escape(entry["file"]) + (f" [yellow]({entry['status']})[/]" if entry["status"] != "ok" else "")
+        table.add_row(label, *tokens, messages, pct(share), _facts(r), _validity(valid))
     total = totals(reports)
     tokens = (
         [_num(total["tokens_before"]), _num(total["tokens_after"]), pct(total["reduction"])]
@@ -220,5 +223,20 @@ def render_files(reports: list[FileReport], failures: Iterable[Failure] = ()) ->
     return table
 
 
+def note_left_out(inputs: list[str]) -> None:
+    """Say which files given were left out as outputs of an earlier run (``compact dir/*.jsonl`` twice)."""
+    from compactctl.files.io import left_out_outputs
+
+    left_out = left_out_outputs(inputs)
+    if left_out:
+        shown = ", ".join(left_out[:3]) + (", ..." if len(left_out) > 3 else "")
+        stderr.print(
+            f"[yellow]note:[/] left out {len(left_out)} output(s) of an earlier run ({escape(shown)}); "
+            "name one alone to read it",
+            soft_wrap=True,
+        )
+
+
 def progress_wanted(quiet: bool) -> bool:
-    return not quiet and sys.stderr.isatty()
+    """Progress on stderr unless -q: the bar on a terminal, a line every few seconds in a log."""
+    return not quiet

@@ -5,17 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import typer
 from rich.console import Group
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from compactctl.cli.exit import exit_code, handle_errors
+from compactctl.cli.exit import build_document, finish, handle_errors
 from compactctl.cli.options import ConfigPath, Inputs, JsonOut, Quiet, command_settings, settings_for
 from compactctl.cli.plot import check_plot, write_plot
 from compactctl.cli.render import console as common_console
-from compactctl.cli.render import envelope, failed_json, progress_wanted, stderr, write_json
+from compactctl.cli.render import progress_wanted, say_failures, stderr, write_json
 from compactctl.compaction import check_steps
 from compactctl.config import RunOptions, strategy_owners
 from compactctl.files.io import Job, expand_inputs, run_jobs
@@ -96,21 +95,22 @@ def replay(
             table,
         ),
         settings["jobs"],
-        progress_wanted(quiet) and not as_json,
+        progress_wanted(quiet),
     )
     label = inputs[0] if len(inputs) == 1 else ", ".join(inputs)
+    body = replay_json(results)
+    doc = build_document("replay", found, body["files"], failures, settings, total=body["total"])
+    say_failures(entry for entry in doc["files"] if entry["status"] == "failed")
     if as_json:
-        write_json(envelope("replay", replay_json(results, failed_json(failures))))
+        write_json(doc)
     else:
-        for failure in failures:
-            stderr.print(f"[bold red]error:[/] {escape(failure.error)}", soft_wrap=True)
         if results and not quiet:
             render(results, label, prices)
     if plot is not None and results:
         write_plot(plot, _chart_source(results))
         if not as_json:
             stderr.print(f"chart written to {plot}")
-    raise typer.Exit(exit_code(failures, settings["on_error"], len(results)))
+    finish(doc, settings)
 
 
 def _chart_source(results: list[FileReplay]) -> FileReplay:

@@ -56,7 +56,7 @@ def report(
         progress_wanted(quiet),
         settings["engine"],
     )
-    finish_report("report", reports, failures, settings, as_json=as_json, quiet=quiet)
+    finish_report("report", pairs, reports, failures, settings, as_json=as_json, quiet=quiet)
 
 
 def counterpart(after: str | None, name: str, before: str) -> str | None:

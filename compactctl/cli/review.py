@@ -1,29 +1,46 @@
 """``compactctl review``: one self-contained HTML page per file (and an index), or a terminal view.
 
 Side A is the usual settings; any ``--vs-*`` setting makes a side B, a second compaction
-of the same inputs shown beside A with the difference.
+of the same inputs shown beside A with the difference. Each side is compacted by ``compact``'s
+own job (``compact_file``) into a temporary folder and reviewed as written, so the page shows
+the bytes ``compact`` writes. ``--compacted AFTER`` (and ``--vs-compacted``) review a compaction
+that was already written, without compacting again.
 """
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
 
-from compactctl.cli.exit import exit_code, handle_errors
-from compactctl.cli.options import ConfigPath, Inputs, Quiet, command_settings, settings_for
-from compactctl.cli.render import console, progress_wanted, stderr
+from compactctl.cli.exit import build_document, finish, handle_errors
+from compactctl.cli.options import ConfigPath, Inputs, JsonOut, Quiet, command_settings, settings_for
+from compactctl.cli.render import console, progress_wanted, say_failures, stderr, write_json
+from compactctl.cli.report import counterpart
 from compactctl.compaction import check_steps
 from compactctl.config import IO_PANEL, RunOptions, load_config, strategy_owners
 from compactctl.errors import InputError
+from compactctl.evaluate import EvalOptions, Judge
+from compactctl.files.compact import compact_file
 from compactctl.files.io import Job, run_jobs, write_atomic
-from compactctl.files.review import ReviewSide, review_file, review_targets
-from compactctl.review import FileReview, ReviewOptions, SideReview, TranscriptReview, sections, shown, side_b_asked
+from compactctl.files.review import ReviewSide, WrittenSide, read_manifest, review_targets, review_written
+from compactctl.review import (
+    FileReview,
+    ReviewOptions,
+    SideReview,
+    TranscriptReview,
+    recording,
+    review_json,
+    sections,
+    shown,
+    side_b_asked,
+)
 from compactctl.review.page import file_page, index_page
 from compactctl.settings import Declared
-from compactctl.summarizers.build import make_summarizer
+from compactctl.summarizers.build import check_prompt_read, make_summarizer
 from compactctl.summarizers.options import SummarizerOptions
 from compactctl.tokens import TokenCounter, counter_for
 from compactctl.transcript import content_text
@@ -45,10 +62,42 @@ Terminal = Annotated[
 TranscriptChoice = Annotated[
     int, typer.Option("--transcript", help="--terminal: which transcript of the file (0 = the first).", min=0)
 ]
+Compacted = Annotated[
+    str | None,
+    typer.Option(
+        "--compacted",
+        help="Review this compaction of the input as it was written (a file; for a folder input, a folder "
+        "mirroring it), without compacting again.",
+        rich_help_panel=IO_PANEL,
+        show_default=False,
+    ),
+]
+VsCompacted = Annotated[
+    str | None,
+    typer.Option(
+        "--vs-compacted",
+        help="With --compacted: side B, another written compaction of the same input.",
+        rich_help_panel=IO_PANEL,
+        show_default=False,
+    ),
+]
+Manifest = Annotated[
+    Path | None,
+    typer.Option(
+        "--manifest",
+        help="With --compacted: the manifest compact wrote for it (fates from it; else read off the output).",
+        rich_help_panel=IO_PANEL,
+        show_default=False,
+    ),
+]
+VsManifest = Annotated[
+    Path | None,
+    typer.Option("--vs-manifest", help="With --vs-compacted: its manifest.", rich_help_panel=IO_PANEL),
+]
 
 
 def declared_settings() -> dict[str, Declared]:
-    owners = [("", RunOptions), *strategy_owners(), ("", SummarizerOptions), ("", ReviewOptions)]
+    owners = [("", RunOptions), *strategy_owners(), ("", SummarizerOptions), ("", ReviewOptions), ("", EvalOptions)]
     return command_settings(owners, exclude=NOT_HERE)
 
 
@@ -74,6 +123,8 @@ def side_b_settings(settings: dict[str, Any]) -> dict[str, Any]:
 
 def sides_for(settings: dict[str, Any], counter: TokenCounter) -> list[ReviewSide]:
     chosen = [("A", settings), *([("B", side_b_settings(settings))] if side_b_asked(settings) else [])]
+    if len(chosen) == 2 and settings.get("vs_prompt_file"):
+        check_prompt_read(chosen[1][1]["summarizer"], settings["vs_prompt_file"], "--vs-prompt-file")
     sides = []
     for name, one in chosen:
         check_steps(one["strategy"])
@@ -87,8 +138,13 @@ def sides_for(settings: dict[str, Any], counter: TokenCounter) -> list[ReviewSid
 def review(
     inputs: Inputs,
     output: PageOut = None,
+    compacted: Compacted = None,
+    vs_compacted: VsCompacted = None,
+    manifest: Manifest = None,
+    vs_manifest: VsManifest = None,
     terminal: Terminal = False,
     transcript: TranscriptChoice = 0,
+    as_json: JsonOut = False,
     quiet: Quiet = False,
     config: ConfigPath = None,
     **given: Any,
@@ -97,19 +153,20 @@ def review(
 
     With --vs-strategy, --vs-prompt-file, --vs-summarizer or --vs-config, a second compaction (side B)
     is shown beside the first with the difference; over a folder, index.html lists the files by difference.
+    With --compacted AFTER, the compaction already written is reviewed instead of compacting again.
     """
     settings = settings_for(config, given)
     counter = counter_for(settings["encoding"])
     jobs, index = review_targets(inputs, output)
-    sides = sides_for(settings, counter)
+    review_one = _reviewer(inputs, settings, counter, compacted, vs_compacted, manifest, vs_manifest)
     if terminal:
         if len(jobs) != 1:
             raise InputError("--terminal shows one file; give one input")
-        show_terminal(review_file(jobs[0], sides, counter), transcript)
+        show_terminal(review_one(jobs[0]), transcript)
         return
     results, failures = run_jobs(
         jobs,
-        lambda job: _write_page(job, review_file(job, sides, counter)),
+        lambda job: _write_page(job, review_one(job)),
         settings["jobs"],
         progress_wanted(quiet),
     )
@@ -119,14 +176,83 @@ def review(
             for result, job in zip(results, _done(jobs, failures), strict=True)
         ]
         write_atomic(index, index_page(links, bool(settings["redact"])).encode(), [job.source for job in jobs])
+    body: dict[str, Any] = review_json(results)
+    doc = build_document("review", jobs, body["files"], failures, settings, written=True, total=body["total"])
+    if as_json:
+        write_json(doc)
     if not quiet:
         for job in _done(jobs, failures):
             stderr.print(f"wrote {escape(str(job.target))}", soft_wrap=True, highlight=False)
         if index is not None and results:
             stderr.print(f"wrote {escape(index)}", soft_wrap=True, highlight=False)
-    for failure in failures:
-        stderr.print(f"[bold red]error:[/] {escape(failure.file)}: {escape(failure.error)}", soft_wrap=True)
-    raise typer.Exit(exit_code(failures, settings["on_error"], len(results)))
+    say_failures(entry for entry in doc["files"] if entry["status"] == "failed")
+    finish(doc, settings)
+
+
+def _reviewer(
+    inputs: list[str],
+    settings: dict[str, Any],
+    counter: TokenCounter,
+    compacted: str | None,
+    vs_compacted: str | None,
+    manifest: Path | None,
+    vs_manifest: Path | None,
+) -> Any:
+    """The per-file review: of the compactions written, or of the ones compact's own job writes now."""
+    judge = _judge(settings)
+    if compacted is None:
+        if vs_compacted or manifest or vs_manifest:
+            raise InputError("--vs-compacted, --manifest and --vs-manifest go with --compacted AFTER")
+        sides = sides_for(settings, counter)
+        return lambda job: review_compacting(job, sides, settings, counter, judge)
+    if side_b_asked(settings):
+        raise InputError("--compacted reviews what was written; compare it with --vs-compacted, not --vs-* settings")
+    if vs_manifest and not vs_compacted:
+        raise InputError("--vs-manifest goes with --vs-compacted")
+    if len(inputs) != 1:
+        raise InputError("--compacted reviews one input file or folder against its compaction")
+    before = inputs[0]
+    manifests = [read_manifest(str(m)) if m is not None else None for m in (manifest, vs_manifest)]
+    chosen = [("A", compacted, manifests[0]), *([("B", vs_compacted, manifests[1])] if vs_compacted else [])]
+
+    def review_one(job: Job) -> FileReview:
+        written = []
+        for name, after, entries in chosen:
+            path = str(counterpart(after, job.name, before))
+            if not Path(path).is_file():
+                raise InputError("no compacted counterpart of this input", path)
+            written.append(WrittenSide(name, f"as written: {path}", path, entries))
+        return review_written(job, written, settings, counter, judge)
+
+    return review_one
+
+
+def review_compacting(
+    job: Job, sides: list[ReviewSide], settings: dict[str, Any], counter: TokenCounter, judge: Judge | None
+) -> FileReview:
+    """Each side compacted by ``compact``'s own job, into a temporary folder, then reviewed as written."""
+    redact_secrets = bool(settings["redact"])
+    with tempfile.TemporaryDirectory(prefix="compactctl-review-") as folder:
+        written = []
+        for side in sides:
+            target = Path(folder) / side.name / Path(job.source).name
+            target.parent.mkdir()
+            recorder = recording(side.summarizer) if side.summarizer is not None else None
+            steps = list(side.settings["strategy"])
+            done = compact_file(
+                Job(job.source, str(target), job.name), steps, side.settings, counter, recorder, keep_manifest=True
+            )
+            sent = recorder.sent(redact_secrets) if recorder is not None else []
+            written.append(WrittenSide(side.name, side.description, str(target), done.manifest, sent, done.report))
+        return review_written(job, written, settings, counter, judge)
+
+
+def _judge(settings: dict[str, Any]) -> Judge | None:
+    if settings["judge"] == "none":
+        return None
+    from compactctl.summarizers.judge import OpenAIJudge, judge_config  # imports openai: only when asked for
+
+    return OpenAIJudge(judge_config(settings))
 
 
 def _write_page(job: Job, reviewed: FileReview) -> FileReview:
@@ -162,6 +288,8 @@ def show_terminal(reviewed: FileReview, which: int) -> None:
         ("messages", lambda s: f"{s.figures.messages_before:,} → {s.figures.messages_after:,}"),
         ("identifiers kept", lambda s: f"{s.figures.identifiers_kept} / {s.figures.identifiers}"),
         ("eval probes passed", lambda s: f"{s.figures.probes_passed} / {s.figures.probes}"),
+        ("identifiers, summarizer's own text", lambda s: f"{s.figures.identifiers_kept_own} / {s.figures.identifiers}"),
+        ("probes, summarizer's own text", lambda s: f"{s.figures.probes_passed_own} / {s.figures.probes}"),
     ):
         figures.add_row(label, *(value(side) for side in one.sides))
     out.print(figures)
@@ -192,7 +320,7 @@ def _side_panels(out: Any, side: SideReview, redact: bool, panel: Any) -> None:
             f"[bold]{escape(heading)}[/]\n{escape(shown(text, redact)[0])}"
             if heading
             else escape(shown(text, redact)[0])
-            for heading, text in sections(span.summary)
+            for heading, text in sections(span.summary, side.headings)
         )
         title = f"{side.name}: summary of messages {span.indices.start}-{span.indices.stop - 1}"
         out.print(panel(body, title=title, border_style="magenta"))

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, TypeVar
+from typing import BinaryIO, TypeVar
 
 import orjson
 
@@ -25,9 +25,6 @@ from compactctl import interrupts
 from compactctl.errors import CompactctlError, InputError
 from compactctl.formats import chat, detect
 from compactctl.formats.records import BOM, SQLITE_MAGIC, Record
-
-if TYPE_CHECKING:
-    from rich.progress import Progress
 
 STDIO = "-"
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj", ".ndjson")
@@ -47,9 +44,10 @@ class Job:
 
 @dataclass(frozen=True)
 class Failure:
-    file: str
+    file: str  # the input as given (joined to its folder)
     error: str
     exit_code: int
+    line: int | None = None  # where the error is, when it names a line
 
 
 def find_transcripts(folder: Path) -> list[Path]:
@@ -57,15 +55,27 @@ def find_transcripts(folder: Path) -> list[Path]:
     return sorted(
         path
         for path in folder.rglob("*")
-        if path.is_file()
-        and path.suffix in TRANSCRIPT_SUFFIXES
-        and not any(f"{mark}." in path.name for mark in OUTPUT_MARKS)
+        if path.is_file() and path.suffix in TRANSCRIPT_SUFFIXES and not is_output_name(path.name)
     )
 
 
+def is_output_name(name: str) -> bool:
+    """``x.compacted.jsonl``, ``x.pruned.jsonl``: a name compactctl gives what it writes."""
+    return any(f"{mark}." in Path(name).name for mark in OUTPUT_MARKS)
+
+
 def expand_inputs(inputs: Iterable[str]) -> Iterator[tuple[str, str, Path | None]]:
-    """(source, name, folder it came from) for every file the inputs name."""
+    """(source, name, folder it came from) for every file the inputs name.
+
+    Outputs of an earlier run are inputs only when named alone: a folder leaves them out, and
+    so do several files given at once (``compact dir/*.jsonl`` run twice must not compact
+    its own outputs); :func:`left_out_outputs` says which were.
+    """
+    inputs = list(inputs)
+    several = len(inputs) > 1
     for given in inputs:
+        if several and given != STDIO and is_output_name(given) and Path(given).is_file():
+            continue
         if given == STDIO:
             yield STDIO, "<stdin>", None
             continue
@@ -80,6 +90,14 @@ def expand_inputs(inputs: Iterable[str]) -> Iterator[tuple[str, str, Path | None
             yield given, path.name, None
         else:
             raise InputError("no such file or folder", given)
+
+
+def left_out_outputs(inputs: Iterable[str]) -> list[str]:
+    """The files given that :func:`expand_inputs` leaves out as outputs of an earlier run."""
+    inputs = list(inputs)
+    if len(inputs) < 2:
+        return []
+    return [given for given in inputs if given != STDIO and is_output_name(given) and Path(given).is_file()]
 
 
 def default_target(source: str, mark: str = OUTPUT_MARK) -> str:
@@ -248,7 +266,14 @@ class Staged:
         with self.lock:
             self.files.append((temporary, target))
 
+    def close(self) -> None:
+        """Writes after this one are no longer staged (a --junit report written after the renames)."""
+        global _staged
+        if _staged is self:
+            _staged = None
+
     def commit(self) -> None:
+        self.close()
         with self.lock:
             files, self.files = self.files, []
         if interrupts.stopping.is_set():
@@ -267,6 +292,7 @@ class Staged:
                 sync_folder(folder)
 
     def discard(self) -> None:
+        self.close()
         with self.lock:
             files, self.files = self.files, []
         for temporary, _ in files:
@@ -370,9 +396,17 @@ def write_atomic(target: str, data: bytes | Callable[[BinaryIO], object], like: 
 def run_jobs(
     jobs: list[Job], work: Callable[[Job], T], parallel: int = 1, progress: bool = False, engine: str = "threads"
 ) -> tuple[list[T], list[Failure]]:
-    """Run ``work`` on every job (in threads when ``parallel`` > 1, or on Ray Data), collecting failures."""
+    """Run ``work`` on every job (in threads when ``parallel`` > 1, or on Ray Data), collecting failures.
+
+    With ``progress``, a bar on a terminal, else a line every few seconds on stderr (``compactctl.progress``);
+    it is told of each file in this process, as each result comes back.
+    """
+    from compactctl.progress import progress_for, sizes
+
     results: dict[int, T] = {}
     failures: dict[int, Failure] = {}
+    size = sizes([job.source for job in jobs])
+    reporter = progress_for(len(jobs), sum(size), not progress, sys.stderr)
     if engine == "ray" and not any(job.source == STDIO or job.target == STDIO for job in jobs):
         from compactctl import ray_engine
 
@@ -381,26 +415,33 @@ def run_jobs(
             [job.source for job in jobs], lambda i: work(jobs[i]), parallel if parallel > 1 else None
         )
         failures = {i: Failure(jobs[i].source, error, code) for i, (error, code) in failed.items()}
+        for i, job in enumerate(jobs):
+            reporter.finished(job.source, size[i], i in failures)
+        reporter.close()
         return [done[i] for i in sorted(done)], [failures[i] for i in sorted(failures)]
+    lock = threading.Lock()  # the reporter is told from one thread at a time
 
     def attempt(index: int) -> None:
         job = jobs[index]
+        with lock:
+            reporter.started(job.source)
         try:
             results[index] = work(job)
         except CompactctlError as error:
-            failures[index] = Failure(job.source, str(error), error.exit_code)
+            failures[index] = Failure(job.source, str(error), error.exit_code, getattr(error, "line", None))
         except OSError as error:
             failures[index] = Failure(job.source, f"{error.filename or job.source}: {error.strerror or error}", 2)
         except Exception as error:  # a bug met on one file must not cost the batch its summary
             what = f"{type(error).__name__}: {str(error)[:200]}"
             failures[index] = Failure(job.source, f"{job.source}: cannot process this file ({what})", 2)
+        with lock:
+            reporter.finished(job.source, size[index], index in failures)
 
     pool = ThreadPoolExecutor(max(1, parallel))
     interrupted = False
     try:
-        with _progress(len(jobs), progress) as advance:
-            for _ in pool.map(attempt, range(len(jobs))):
-                advance()
+        for _ in pool.map(attempt, range(len(jobs))):
+            pass
     except KeyboardInterrupt:
         # Stop now: no new file is started, nothing more is renamed into place, and the
         # threads still working are not waited for (the CLI exits without joining them).
@@ -409,30 +450,8 @@ def run_jobs(
         raise
     finally:
         pool.shutdown(wait=not interrupted, cancel_futures=interrupted)
+        reporter.close()
     return [results[i] for i in sorted(results)], [failures[i] for i in sorted(failures)]
-
-
-class _progress:
-    """A rich progress bar on stderr when asked for; otherwise nothing at all."""
-
-    def __init__(self, total: int, enabled: bool) -> None:
-        self.total, self.enabled = total, enabled and total > 1
-        self.bar: Progress | None = None
-
-    def __enter__(self) -> Callable[[], None]:
-        if not self.enabled:
-            return lambda: None
-        from rich.console import Console
-        from rich.progress import Progress
-
-        bar = self.bar = Progress(console=Console(stderr=True), transient=True)
-        bar.start()
-        task = bar.add_task("files", total=self.total)
-        return lambda: bar.advance(task)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar:
-            self.bar.stop()
 
 
 def first_line_is_chat(source: str) -> bool:

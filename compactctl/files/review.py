@@ -1,20 +1,31 @@
-"""``review``, one file: where its pages go, and each transcript compacted once per side."""
+"""``review``, one file: where its pages go, and the compactions of it reviewed as they were written.
+
+The compacting itself is ``compact``'s own job (``files.compact.compact_file``), which the CLI
+runs into a temporary folder before handing the written file here: a job never imports another.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compactctl.compaction import compact
+import orjson
+
 from compactctl.errors import InputError
+from compactctl.evaluate import Judge
 from compactctl.files.io import STDIO, Job, check_distinct_targets, expand_inputs, read_source, same_file
-from compactctl.formats import load
+from compactctl.formats import agents_sqlite, load
 from compactctl.formats.records import SkippedLine
-from compactctl.review import FileReview, TranscriptReview, recording, review_side
+from compactctl.reporting import FileReport
+from compactctl.review import NO_FIGURES, Figures, FileReview, Sent, TranscriptReview, review_side
+from compactctl.review.written import manifest_fates, matched_fates, written_compaction
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import TokenCounter
+from compactctl.usage import SummarizerUsage
 
 REVIEW_SUFFIX = ".review.html"
 
@@ -51,22 +62,116 @@ def review_targets(inputs: list[str], output: str | None) -> tuple[list[Job], st
     return jobs, str(folder / "index.html")
 
 
-def review_file(job: Job, sides: Sequence[ReviewSide], counter: TokenCounter) -> FileReview:
-    """Read one file and compact each transcript once per side, recording what each summarizer was sent."""
-    first = sides[0].settings
-    redact_secrets = bool(first.get("redact", True))
-    skipped: list[SkippedLine] | None = [] if first.get("on_error") == "skip" else None
-    fmt, transcripts = load(read_source(job.source), job.source, str(first.get("format") or "auto"), skipped)
+@dataclass(frozen=True)
+class WrittenSide:
+    """One side of a review, as written: the compacted file, and what is known of how it was made."""
+
+    name: str  # "A" or "B"
+    description: str  # what it ran, in one line
+    after: str  # the compacted file
+    manifest: Sequence[Mapping[str, Any]] | None = None  # compact's manifest entries (every file's), if written
+    sent: Sequence[Sent] = ()  # what the summarizer was sent, when this review ran the compaction
+    reported: FileReport | None = None  # compact's report of the file, when this review ran the compaction
+
+
+def read_manifest(path: str) -> list[dict[str, Any]]:
+    """The entries of a manifest ``compact --manifest`` wrote (JSON Lines), each checked for its keys."""
+    entries = []
+    try:
+        lines = Path(path).read_bytes().splitlines()
+    except OSError as error:
+        raise InputError(f"cannot read the manifest: {error.strerror or error}", path) from None
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            entry = orjson.loads(line)
+        except orjson.JSONDecodeError as error:
+            raise InputError(f"not JSON ({error})", path, number) from None
+        missing = [k for k in MANIFEST_KEYS if not isinstance(entry, dict) or k not in entry]
+        if missing:
+            raise InputError(f"a manifest entry needs {', '.join(missing)}", path, number)
+        entries.append(entry)
+    return entries
+
+
+MANIFEST_KEYS = ("file", "transcript", "index", "action", "sha256")
+
+
+def review_written(
+    job: Job,
+    sides: Sequence[WrittenSide],
+    settings: Mapping[str, Any],
+    counter: TokenCounter,
+    judge: Judge | None = None,
+) -> FileReview:
+    """Review compactions of one input as they were written: each side's file read back, never compacted again.
+
+    Transcripts pair in order. Fates come from the manifest's entries for this file where there
+    are any, else by matching the output against the input (``review.written.matched_fates``).
+    """
+    redact_secrets = bool(settings.get("redact", True))
+    form = str(settings.get("format") or "auto")
+    skipped: list[SkippedLine] | None = [] if settings.get("on_error") == "skip" else None
+    fmt, transcripts = load(read_source(job.source), job.source, form, skipped)
+    if fmt.name == agents_sqlite.NAME:
+        transcripts = agents_sqlite.selected(transcripts, settings.get("session"), job.source)
+    read_back = []
+    for side in sides:
+        data = read_source(side.after)
+        _, after = load(data, side.after, form)
+        if fmt.name == agents_sqlite.NAME:
+            after = agents_sqlite.selected(after, settings.get("session"), side.after)
+        if len(after) != len(transcripts):
+            raise InputError(f"holds {len(after)} transcript(s), the input holds {len(transcripts)}", side.after)
+        read_back.append((after, hashlib.sha256(data).hexdigest()))
     reviewed = []
-    for transcript in transcripts:
+    for number, transcript in enumerate(transcripts):
         side_reviews = []
-        for side in sides:
-            recorder = recording(side.summarizer) if side.summarizer is not None else None
-            steps = list(side.settings["strategy"])
-            result = compact(transcript.messages, steps, side.settings, counter=counter, summarizer=recorder)
-            sent = recorder.sent(redact_secrets) if recorder is not None else []
+        for side, (after, digest) in zip(sides, read_back, strict=True):
+            entries = [
+                e
+                for e in side.manifest or ()
+                if e.get("file") == job.name and str(e.get("transcript") or "") == (transcript.label or "")
+            ]
+            where = f"{job.name} {transcript.label}".strip()
+            fates = (
+                manifest_fates(transcript.messages, entries, where)
+                if entries
+                else matched_fates(transcript.messages, after[number].messages)
+            )
+            # The calls compact reported are the file's; they are shown once, on its first transcript.
+            calls = side.reported.summarizer_calls if side.reported is not None and number == 0 else 0
+            compaction = written_compaction(transcript.messages, after[number].messages, fates, SummarizerUsage(calls))
             side_reviews.append(
-                review_side(side.name, side.description, transcript.messages, result, counter, sent, redact_secrets)
+                review_side(
+                    side.name,
+                    side.description,
+                    transcript.messages,
+                    compaction,
+                    counter,
+                    list(side.sent),
+                    judge,
+                    fates_from="manifest" if entries else "matching",
+                    output_sha256=digest,
+                    redact_secrets=redact_secrets,
+                )
             )
         reviewed.append(TranscriptReview(transcript.label, transcript.messages, side_reviews))
-    return FileReview(job.name, fmt.name, reviewed, redact_secrets)
+    reported = tuple(reported_figures(side.reported) for side in sides)
+    return FileReview(job.name, fmt.name, reviewed, redact_secrets, reported)
+
+
+def reported_figures(report: FileReport | None) -> Figures | None:
+    """The figures ``compact`` reported for a file, where the page shows its totals."""
+    if report is None or report.tokens_after is None or report.messages_after is None:
+        return None
+    return dataclasses.replace(
+        NO_FIGURES,
+        tokens_before=report.tokens_before,
+        tokens_after=report.tokens_after,
+        messages_before=report.messages_before,
+        messages_after=report.messages_after,
+        valid_after=bool(report.valid_after),
+        summarizer_calls=report.summarizer_calls,
+    )

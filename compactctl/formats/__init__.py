@@ -33,6 +33,7 @@ from compactctl.formats import (
 from compactctl.formats.api_rules import RULES
 from compactctl.formats.base import Native, Transcript, converted
 from compactctl.formats.records import Record, SkippedLine, check_message, database_records, parse_records
+from compactctl.formats.unknown import undetected
 from compactctl.transcript import Violation
 
 # Formats whose file holds several separate conversations; the others hold one.
@@ -96,7 +97,7 @@ def detect(records: list[Record], path: str = "<input>") -> Format:
     for fmt in FORMATS.values():
         if fmt.detect(records):
             return fmt
-    raise InputError(f"cannot tell the format (known: {', '.join(FORMATS)}); pass --format", path)
+    raise undetected(records, path, FORMATS)
 
 
 def get_format(name: str) -> Format:

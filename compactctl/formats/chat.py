@@ -49,8 +49,9 @@ _MARK = {"kind": OBSERVATION_KIND}
 
 
 def detect(records: list[Record]) -> bool:
-    first = records[0].value if records else None
-    return isinstance(first, dict)  # the fallback: the reader names what is wrong with a message
+    # The fallback, for lines that look like messages: the reader names what is wrong with one.
+    # An object with no 'role' in any first line ({"foo": 1}, a package.json) is no chat file.
+    return any(isinstance(record.value, dict) and "role" in record.value for record in records[:20])
 
 
 def read(records: list[Record], path: str) -> list[Transcript]:

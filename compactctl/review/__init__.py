@@ -14,16 +14,19 @@ be shared as safely as the request could be sent.
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from compactctl.compaction import Compaction
-from compactctl.evaluate import Scored, context_text, evaluate, normalized
+from compactctl.evaluate import Judge, Scored, context_text, evaluate, normalized
 from compactctl.settings import Options, setting
-from compactctl.summarizers import PromptedSummarizer, Summarizer, Summary, SummaryRequest
+from compactctl.strategies.summarizing import LATEST_REQUEST_HEADING
+from compactctl.summarizers import SECTIONS, PromptedSummarizer, Summarizer, Summary, SummaryRequest
+from compactctl.summarizers.extractive import VERBATIM_HEADINGS
 from compactctl.summarizers.ledger import constraints, facts
 from compactctl.summarizers.redact import redact, redact_messages
-from compactctl.summarizers.request import data_text
+from compactctl.summarizers.request import data_text, shipped_prompt
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import Message, annotations_of, is_valid, message_text
 
@@ -68,21 +71,28 @@ class Sent:
 
 
 class Recorder:
-    """A summarizer that notes every request and reply of the one it wraps."""
+    """A summarizer that notes every request and reply of the one it wraps, and is otherwise that one.
+
+    Every other attribute (``input_limited``, ``overhead_tokens``, ``redact_span``, ``input_limit``,
+    ``prompt_text``) is the wrapped summarizer's, so a strategy chunks and budgets exactly as it
+    does for ``compact``: the review shows the compaction ``compact`` writes, not a look-alike.
+    """
 
     def __init__(self, inner: Summarizer) -> None:
         self.inner = inner
         self.calls: list[tuple[SummaryRequest, Summary]] = []
+        self._lock = threading.Lock()
 
     def summarize(self, request: SummaryRequest) -> Summary:
         summary = self.inner.summarize(request)
-        self.calls.append((request, summary))
+        with self._lock:
+            self.calls.append((request, summary))
         return summary
 
     def __getattr__(self, name: str) -> object:
         # What strategies ask a summarizer for (redact_span, input_limited, redacts) is the inner one's:
         # a recorded run redacts and chunks exactly as an unrecorded one.
-        if name.startswith("__") or name in ("inner", "calls"):
+        if name.startswith("__") or name in ("inner", "calls", "_lock"):
             raise AttributeError(name)
         return getattr(self.inner, name)
 
@@ -95,23 +105,13 @@ class Recorder:
         return found
 
     def prompt(self, request: SummaryRequest) -> str:
+        if isinstance(self.inner, PromptedSummarizer):
+            return self.inner.prompt_text(request.strategy, request.max_tokens)
         return ""
 
 
-class PromptedRecorder(Recorder):
-    """A recorder of a summarizer whose requests carry a prompt: strategies still see the prompt's size."""
-
-    inner: PromptedSummarizer
-
-    def prompt_text(self, strategy: str, max_tokens: int) -> str:
-        return self.inner.prompt_text(strategy, max_tokens)
-
-    def prompt(self, request: SummaryRequest) -> str:
-        return self.inner.prompt_text(request.strategy, request.max_tokens)
-
-
 def recording(summarizer: Summarizer) -> Recorder:
-    return PromptedRecorder(summarizer) if isinstance(summarizer, PromptedSummarizer) else Recorder(summarizer)
+    return Recorder(summarizer)
 
 
 def shown(text: str, redact_secrets: bool) -> tuple[str, int]:
@@ -172,7 +172,7 @@ def summaries_of(compaction: Compaction) -> list[str]:
     return [
         message_text(message)
         for message, origin in zip(compaction.messages, compaction.origins, strict=True)
-        if origin is None or annotations_of(message).get("kind") == "summary"
+        if is_summary(message, origin)
     ]
 
 
@@ -200,16 +200,77 @@ def spans_of(compaction: Compaction) -> list[Span]:
     return [Span(runs[0], together), *(Span(run, None) for run in runs[1:])]
 
 
-def sections(summary: str) -> list[tuple[str, str]]:
-    """A summary's Markdown sections as ``(heading, body)``; text before the first heading has heading ""."""
+def prompt_headings(prompt: str) -> tuple[str, ...]:
+    """The Markdown headings a prompt asks for (``## Goal`` lines at the start of a line), in order."""
+    return tuple(line.lstrip("#").strip() for line in prompt.splitlines() if _is_heading(line))
+
+
+def _is_heading(line: str) -> bool:
+    return line.startswith("#") and line.lstrip("#").startswith(" ") and bool(line.lstrip("#").strip())
+
+
+def _shipped_headings() -> tuple[str, ...]:
+    found: list[str] = list(SECTIONS)
+    for strategy in ("structured", "summary", "rolling", "selective"):
+        found.extend(prompt_headings(shipped_prompt(strategy)))
+    found.extend(h.lstrip("#").strip() for h in (*VERBATIM_HEADINGS, LATEST_REQUEST_HEADING))
+    return tuple(dict.fromkeys(found))
+
+
+# The headings compactctl's summarizers write: the extractive sections, the shipped prompts' and the
+# blocks appended after a model's text. A summary is cut into sections at these only.
+OWN_HEADINGS = _shipped_headings()
+APPENDED_HEADINGS = tuple(h.lstrip("#").strip() for h in (*VERBATIM_HEADINGS, LATEST_REQUEST_HEADING))
+
+
+def sections(summary: str, headings: Sequence[str] = ()) -> list[tuple[str, str]]:
+    """A summary's sections as ``(heading, body)``; text before the first heading has heading "".
+
+    Only the summarizer's own headings start a section (``OWN_HEADINGS``, and ``headings``: those
+    of a prompt given with --prompt-file), and only at the start of a line: a heading the user
+    pasted, quoted in a request, stays in the body of the section that quotes it. Everything after
+    the latest request appended verbatim is that request's, whatever it holds.
+    """
+    known = {*OWN_HEADINGS, *headings}
+    latest = LATEST_REQUEST_HEADING.lstrip("#").strip()
     found: list[tuple[str, list[str]]] = [("", [])]
     for line in summary.splitlines():
-        stripped = line.strip()
-        if stripped.startswith("#") and stripped.lstrip("#").startswith(" "):
-            found.append((stripped.lstrip("#").strip(), []))
+        title = line.lstrip("#").strip()
+        if found[-1][0] != latest and _is_heading(line) and title in known:
+            found.append((title, []))
         else:
             found[-1][1].append(line)
     return [(heading, "\n".join(body).strip()) for heading, body in found if heading or "\n".join(body).strip()]
+
+
+def own_text(summary: str) -> str:
+    """What the summarizer itself wrote: the summary less the blocks compactctl appended after it.
+
+    The openai summarizer appends the verbatim ledger and the user's messages after the model's
+    text, and every summarizing strategy appends the latest request when a summary lost it; those
+    carry identifiers and probes whatever the model wrote, so a prompt is judged without them.
+    """
+    lines = summary.splitlines()
+    appended = {f"## {h}" for h in APPENDED_HEADINGS}
+    for number, line in enumerate(lines):
+        if line.rstrip() in appended:
+            return "\n".join(lines[:number]).rstrip()
+    return summary
+
+
+def is_summary(message: Message, origin: int | None) -> bool:
+    """A message a compaction wrote: no input origin, or marked as a summary."""
+    return origin is None or annotations_of(message).get("kind") == "summary"
+
+
+def own_messages(compaction: Compaction) -> list[Message]:
+    """The compacted transcript with each summary cut to the summarizer's own text."""
+    out = []
+    for message, origin in zip(compaction.messages, compaction.origins, strict=True):
+        if is_summary(message, origin) and isinstance(message.get("content"), str):
+            message = {**message, "content": own_text(str(message["content"]))}
+        out.append(message)
+    return out
 
 
 # --- one side, one transcript ------------------------------------------------------------------
@@ -223,10 +284,14 @@ class Figures:
     messages_after: int
     valid_after: bool
     identifiers: int
-    identifiers_kept: int
+    identifiers_kept: int  # in the compacted transcript as written
     probes: int
     probes_passed: int
     summarizer_calls: int
+    identifiers_kept_own: int = 0  # with each summary cut to the summarizer's own text (``own_text``)
+    probes_passed_own: int = 0
+    probes_judged: int = 0  # --judge: probes a model answered right from the compacted transcript
+    judged: int = 0  # how many probes the judge was asked (0 without a judge)
 
     @property
     def reduction(self) -> float:
@@ -239,6 +304,18 @@ class Figures:
     @property
     def probes_share(self) -> float | None:
         return self.probes_passed / self.probes if self.probes else None
+
+    @property
+    def identifiers_own_share(self) -> float | None:
+        return self.identifiers_kept_own / self.identifiers if self.identifiers else None
+
+    @property
+    def probes_own_share(self) -> float | None:
+        return self.probes_passed_own / self.probes if self.probes else None
+
+    @property
+    def judged_share(self) -> float | None:
+        return self.probes_judged / self.judged if self.judged else None
 
     def __add__(self, other: Figures) -> Figures:
         summed = {
@@ -260,6 +337,10 @@ class SideReview:
     probes: list[Scored]
     spans: list[Span]
     sent: list[Sent] = field(default_factory=list)
+    own_probes: list[Scored] = field(default_factory=list)  # the probes scored on the summarizer's own text
+    headings: tuple[str, ...] = ()  # the headings of the prompt this side's summarizer was given
+    fates_from: str = "manifest"  # "manifest": as the compaction recorded them; "matching": read off the output
+    output_sha256: str = ""  # of the compacted file this side shows (the same for every transcript of it)
 
 
 @dataclass(frozen=True)
@@ -276,23 +357,37 @@ def review_side(
     compaction: Compaction,
     counter: TokenCounter,
     sent: list[Sent] | None = None,
+    judge: Judge | None = None,
+    tokens_after: int | None = None,
+    fates_from: str = "manifest",
+    output_sha256: str = "",
     redact_secrets: bool = False,
 ) -> SideReview:
     """One compaction of one transcript, measured the way the page shows it.
+
+    Scored twice: on the compacted transcript as written, and with each summary cut to the
+    summarizer's own text (what compactctl appended after it taken off), so two prompts are told
+    apart by what the model wrote, not by the ledger both sides carry. ``tokens_after``: the
+    figure ``compact`` reported for this transcript, when it did (else counted here).
 
     With ``redact_secrets`` the identifiers and probes are taken from the redacted messages,
     not redacted one by one afterwards: a bare value (a hex key, a key body line) is only
     recognisable in the line that labels it.
     """
     gone = [entry.index for entry in compaction.manifest if entry.action in GONE]
-    seen, after = messages, compaction.messages
+    seen, after, own = messages, compaction.messages, own_messages(compaction)
     if redact_secrets:
-        seen, after = redact_messages(messages)[0], redact_messages(compaction.messages)[0]
+        seen, after, own = (redact_messages(m)[0] for m in (messages, compaction.messages, own))
     identifiers = span_identifiers(seen, gone, after)
-    probes = evaluate(seen, after).scored
+    own_context = context_text(own)
+    own_folded = normalized(own_context)
+    kept_own = sum(i.text in own_context or normalized(i.text) in own_folded for i in identifiers)
+    probes = evaluate(seen, after, judge).scored
+    own_probes = evaluate(seen, own).scored
+    headings = tuple(h for one in sent or () for h in prompt_headings(one.prompt))
     figures = Figures(
         tokens_before=counter.messages(messages),
-        tokens_after=counter.messages(compaction.messages),
+        tokens_after=counter.messages(compaction.messages) if tokens_after is None else tokens_after,
         messages_before=len(messages),
         messages_after=len(compaction.messages),
         valid_after=is_valid(compaction.messages),
@@ -301,8 +396,25 @@ def review_side(
         probes=len(probes),
         probes_passed=sum(s.present for s in probes),
         summarizer_calls=compaction.usage.calls,
+        identifiers_kept_own=kept_own,
+        probes_passed_own=sum(s.present for s in own_probes),
+        probes_judged=sum(bool(s.judged) for s in probes),
+        judged=len(probes) if judge is not None else 0,
     )
-    return SideReview(name, settings, compaction, figures, identifiers, probes, spans_of(compaction), sent or [])
+    return SideReview(
+        name,
+        settings,
+        compaction,
+        figures,
+        identifiers,
+        probes,
+        spans_of(compaction),
+        sent or [],
+        own_probes,
+        tuple(dict.fromkeys(headings)),
+        fates_from,
+        output_sha256,
+    )
 
 
 def file_figures(reviews: Sequence[TranscriptReview], side: int) -> Figures:
@@ -325,16 +437,100 @@ def difference(a: Figures, b: Figures) -> float:
     return 100 * max(gaps)
 
 
+def own_difference(a: Figures, b: Figures) -> float:
+    """B minus A on the summarizer's own text, in percentage points: identifiers and probes together.
+
+    What tells two prompts apart; the A/B index is sorted by its size, the sign says which side won.
+    """
+    a_total, b_total = a.identifiers + a.probes, b.identifiers + b.probes
+    if not a_total or not b_total:
+        return 0.0
+    a_share = (a.identifiers_kept_own + a.probes_passed_own) / a_total
+    b_share = (b.identifiers_kept_own + b.probes_passed_own) / b_total
+    return 100 * (b_share - a_share)
+
+
 @dataclass(frozen=True)
 class FileReview:
     file: str
     format: str
     transcripts: list[TranscriptReview]
     redact: bool
+    # Per side, the file's figures as ``compact`` reported them (tokens, messages, validity, calls),
+    # which the page shows over its own count of what it read back; None for a written compaction.
+    reported: tuple[Figures | None, ...] = ()
 
     @property
     def sides(self) -> int:
         return max((len(t.sides) for t in self.transcripts), default=1)
 
     def figures(self, side: int) -> Figures:
-        return file_figures(self.transcripts, side)
+        counted = file_figures(self.transcripts, side)
+        reported = self.reported[side] if side < len(self.reported) else None
+        if reported is None:
+            return counted
+        return dataclasses.replace(
+            counted,
+            tokens_before=reported.tokens_before,
+            tokens_after=reported.tokens_after,
+            messages_before=reported.messages_before,
+            messages_after=reported.messages_after,
+            valid_after=reported.valid_after,
+            summarizer_calls=reported.summarizer_calls,
+        )
+
+
+def figures_json(figures: Figures) -> dict[str, object]:
+    """One side's figures for ``review --json``: the whole summary and the summarizer's own text, side by side."""
+
+    def share(passed: int, total: int) -> dict[str, object]:
+        return {"passed": passed, "total": total, "score": round(passed / total, 4) if total else None}
+
+    body: dict[str, object] = {
+        "tokens_before": figures.tokens_before,
+        "tokens_after": figures.tokens_after,
+        "reduction": round(figures.reduction, 4),
+        "messages_before": figures.messages_before,
+        "messages_after": figures.messages_after,
+        "valid_after": figures.valid_after,
+        "summarizer_calls": figures.summarizer_calls,
+        "whole_summary": {
+            "identifiers": share(figures.identifiers_kept, figures.identifiers),
+            "probes": share(figures.probes_passed, figures.probes),
+        },
+        "own_text": {
+            "identifiers": share(figures.identifiers_kept_own, figures.identifiers),
+            "probes": share(figures.probes_passed_own, figures.probes),
+        },
+    }
+    if figures.judged:
+        body["judged_probes"] = share(figures.probes_judged, figures.judged)
+    return body
+
+
+def review_json(reviews: Sequence[FileReview]) -> dict[str, object]:
+    """``review --json``: per file and side the figures, and with two sides B minus A on the summarizers' own text."""
+    files = []
+    for review in reviews:
+        sides = {
+            side.name: {
+                "settings": side.settings,
+                "fates_from": side.fates_from,
+                "output_sha256": side.output_sha256,
+                **figures_json(review.figures(number)),
+            }
+            for number, side in enumerate(review.transcripts[0].sides if review.transcripts else [])
+        }
+        entry: dict[str, object] = {"file": review.file, "format": review.format, "sides": sides}
+        if review.sides == 2:
+            entry["own_text_difference_pp"] = round(own_difference(review.figures(0), review.figures(1)), 2)
+            entry["difference_pp"] = round(difference(review.figures(0), review.figures(1)), 2)
+        files.append(entry)
+    count = max((r.sides for r in reviews), default=1)
+    total = {}
+    for number, name in enumerate(("A", "B")[:count]):
+        summed = NO_FIGURES
+        for review in reviews:
+            summed = summed + review.figures(number)
+        total[name] = figures_json(summed)
+    return {"files": files, "total": total}

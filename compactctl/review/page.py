@@ -17,12 +17,15 @@ from collections.abc import Sequence
 from importlib import resources
 
 from compactctl.review import (
+    APPENDED_HEADINGS,
     Figures,
     FileReview,
     Identifier,
     SideReview,
     TranscriptReview,
     difference,
+    own_difference,
+    own_text,
     sections,
     shown,
 )
@@ -144,14 +147,18 @@ def message_html(
     )
 
 
-def summary_html(text: str | None, marks: Highlighter, side: str = "") -> str:
+def summary_html(text: str | None, marks: Highlighter, side: str = "", headings: Sequence[str] = ()) -> str:
     if text is None:
         return '<aside class="summary"><p class="note">Summarized into the summary beside the first span.</p></aside>'
     parts = []
-    for heading, body in sections(text):
+    for heading, body in sections(text, headings):
         title = f"<h3>{esc(heading)}</h3>" if heading else ""
         body_html = marks.text(body, [t for t in marks.by_text if t in body])
-        parts.append(f'<section class="sec" data-heading="{esc(heading)}">{title}<pre>{body_html}</pre></section>')
+        # What compactctl appended after the summarizer's own text is marked so: it is not the prompt's doing.
+        appended = ' data-appended="yes"' if heading in APPENDED_HEADINGS else ""
+        parts.append(
+            f'<section class="sec" data-heading="{esc(heading)}"{appended}>{title}<pre>{body_html}</pre></section>'
+        )
     label = f" {esc(side)}" if side else ""
     return f'<aside class="summary" data-side="{esc(side)}"><b>Summary{label}</b>{"".join(parts)}</aside>'
 
@@ -191,6 +198,24 @@ def figures_table(names: Sequence[str], figures: Sequence[Figures]) -> str:
         [f"{f.probes_passed} / {f.probes} ({pct(f.probes_share)})" for f in figures],
         signed(100 * ((figures[1].probes_share or 0) - (figures[0].probes_share or 0)), True) if two else "",
     )
+    row(
+        "identifiers kept, summarizer's own text",
+        [f"{f.identifiers_kept_own:,} / {f.identifiers:,} ({pct(f.identifiers_own_share)})" for f in figures],
+        signed(100 * ((figures[1].identifiers_own_share or 0) - (figures[0].identifiers_own_share or 0)), True)
+        if two
+        else "",
+    )
+    row(
+        "eval probes passed, summarizer's own text",
+        [f"{f.probes_passed_own} / {f.probes} ({pct(f.probes_own_share)})" for f in figures],
+        signed(100 * ((figures[1].probes_own_share or 0) - (figures[0].probes_own_share or 0)), True) if two else "",
+    )
+    if any(f.judged for f in figures):
+        row(
+            "probes answered right by the judge",
+            [f"{f.probes_judged} / {f.judged} ({pct(f.judged_share)})" for f in figures],
+            signed(100 * ((figures[1].judged_share or 0) - (figures[0].judged_share or 0)), True) if two else "",
+        )
     row("API-valid after", ["yes" if f.valid_after else "NO" for f in figures])
     row("summarizer calls", [str(f.summarizer_calls) for f in figures])
     head = "".join(f"<th>{esc(n)}</th>" for n in names) + ("<th>B − A</th>" if two else "")
@@ -292,19 +317,53 @@ def transcript_html(review: TranscriptReview, redact: bool, own_figures: bool = 
             own = Highlighter(s.identifiers, redact)
             columns += (
                 f'<div class="side" data-side="{esc(s.name)}"><h3>Side {esc(s.name)}: {esc(s.settings)}</h3>'
-                + "".join(summary_html(span.summary, own, s.name) for span in s.spans if span.summary is not None)
+                + "".join(
+                    summary_html(span.summary, own, s.name, s.headings) for span in s.spans if span.summary is not None
+                )
                 + probes_html(s, redact)
                 + identifiers_html(s, own)
                 + sent_html(s, own)
                 + "</div>"
             )
             marks.redactions += own.redactions
-        out.append(f'<div class="cols">{columns}</div><h3>Messages, with what each side did</h3>')
+        out.append(f'<div class="cols">{columns}</div>')
+        out.append(text_diff_html(sides[0], sides[1], redact))
+        out.append("<h3>Messages, with what each side did</h3>")
         for index, message in enumerate(review.messages):
             fates = [(s.name, *_fate(s, index)) for s in sides]
             out.append(message_html(index, message, fates, marks, candidates[index]))
     out.append("</section>")
     return "".join(out), marks.redactions
+
+
+def _own_summaries(side: SideReview, redact: bool) -> list[str]:
+    texts = [own_text(span.summary) for span in side.spans if span.summary is not None]
+    return shown("\n\n".join(texts), redact)[0].splitlines()
+
+
+def text_diff_html(a: SideReview, b: SideReview, redact: bool) -> str:
+    """The two sides' summaries (each summarizer's own text), line by line, side by side: what the prompt changed."""
+    import difflib
+
+    left, right = _own_summaries(a, redact), _own_summaries(b, redact)
+    rows = []
+    changed = 0
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, left, right, autojunk=False).get_opcodes():
+        for k in range(max(i2 - i1, j2 - j1)):
+            old = left[i1 + k] if i1 + k < i2 else None
+            new = right[j1 + k] if j1 + k < j2 else None
+            kind = "same" if tag == "equal" else ("del" if new is None else "add" if old is None else "chg")
+            changed += kind != "same"
+            rows.append(
+                f'<tr class="{kind}"><td class="a">{esc(old) if old is not None else ""}</td>'
+                f'<td class="b">{esc(new) if new is not None else ""}</td></tr>'
+            )
+    return (
+        f'<details class="textdiff" data-changed="{changed}" open><summary>The two summaries, side by side '
+        f"(the summarizer's own text): {changed} line(s) differ</summary>"
+        f'<table class="textdiff"><tr><th>Side {esc(a.name)}</th><th>Side {esc(b.name)}</th></tr>'
+        f"{''.join(rows)}</table></details>"
+    )
 
 
 def _fate(side: SideReview, index: int) -> tuple[str, str]:
@@ -316,7 +375,8 @@ def _messages_beside_spans(
     review: TranscriptReview, side: SideReview, marks: Highlighter, candidates: list[list[str]]
 ) -> str:
     starts = {span.indices.start: span for span in side.spans}
-    out = ["<h3>Messages, as the manifest says</h3>"]
+    how = "as the manifest says" if side.fates_from == "manifest" else "their fates read off the output (no manifest)"
+    out = [f'<h3 data-fates-from="{esc(side.fates_from)}">Messages, {how}</h3>']
     index = 0
     while index < len(review.messages):
         span = starts.get(index)
@@ -331,7 +391,7 @@ def _messages_beside_spans(
         )
         out.append(
             f'<section class="span" data-from="{span.indices.start}" data-to="{span.indices.stop - 1}">'
-            f"<div>{inner}</div>{summary_html(span.summary, marks)}</section>"
+            f"<div>{inner}</div>{summary_html(span.summary, marks, headings=side.headings)}</section>"
         )
         index = span.indices.stop
     return "".join(out)
@@ -371,35 +431,59 @@ def file_page(review: FileReview) -> str:
 
 
 def index_page(reviews: Sequence[tuple[FileReview, str]], redact: bool) -> str:
-    """Every file with its figures and a link to its page; two sides are sorted by their difference, biggest first."""
+    """Every file with its figures and a link to its page.
+
+    With two sides, the first column is B minus A on the summarizers' own text (identifiers and
+    probes: what tells two prompts apart) and the files are sorted by its size, biggest first;
+    the largest gap of the whole-summary figures follows.
+    """
     two = any(review.sides == 2 for review, _ in reviews)
     if two:
-        ordered = sorted(reviews, key=lambda pair: -difference(pair[0].figures(0), pair[0].figures(1)))
+        ordered = sorted(
+            reviews,
+            key=lambda pair: (
+                -abs(own_difference(pair[0].figures(0), pair[0].figures(1))),
+                -difference(pair[0].figures(0), pair[0].figures(1)),
+            ),
+        )
     else:
         ordered = sorted(reviews, key=lambda pair: pair[0].figures(0).identifiers_share or 1.0)
-    head = "<th>file</th><th>transcripts</th><th>tokens before</th>"
+    head = "<th>file</th>" + ("<th>B − A, summarizer's own text (pp)</th>" if two else "")
+    head += "<th>transcripts</th><th>tokens before</th>"
     sides = ("A", "B") if two else ("",)
     for side in sides:
         label = f"{side} " if side else ""
-        head += f"<th>{label}reduction</th><th>{label}identifiers kept</th><th>{label}probes passed</th>"
+        head += (
+            f"<th>{label}reduction</th><th>{label}own text: identifiers</th><th>{label}own text: probes</th>"
+            f"<th>{label}whole: identifiers</th><th>{label}whole: probes</th>"
+        )
     if two:
-        head += "<th>difference (pp)</th>"
+        head += "<th>largest whole-summary gap (pp)</th>"
     rows = []
     for review, link in ordered:
-        cells = [f'<td><a href="{esc(link)}">{esc(review.file)}</a></td>', f"<td>{len(review.transcripts)}</td>"]
-        cells.append(f"<td>{review.figures(0).tokens_before:,}</td>")
+        own = own_difference(review.figures(0), review.figures(1)) if two else 0.0
+        cells = [f'<td><a href="{esc(link)}">{esc(review.file)}</a></td>']
+        if two:
+            cls = "better" if own > 0 else "worse" if own < 0 else ""
+            cells.append(f'<td class="own-difference {cls}">{own:+.1f}</td>')
+        cells.append(f"<td>{len(review.transcripts)}</td><td>{review.figures(0).tokens_before:,}</td>")
         for number in range(len(sides)):
             f = review.figures(number)
             cells.append(
-                f"<td>{pct(f.reduction)}</td><td>{pct(f.identifiers_share)}</td><td>{pct(f.probes_share)}</td>"
+                f"<td>{pct(f.reduction)}</td><td>{pct(f.identifiers_own_share)}</td><td>{pct(f.probes_own_share)}</td>"
+                f"<td>{pct(f.identifiers_share)}</td><td>{pct(f.probes_share)}</td>"
             )
         diff = difference(review.figures(0), review.figures(1)) if two else 0.0
         if two:
             cells.append(f"<td class=difference>{diff:.1f}</td>")
-        rows.append(f'<tr data-file="{esc(review.file)}" data-difference="{diff:.3f}">{"".join(cells)}</tr>')
+        rows.append(
+            f'<tr data-file="{esc(review.file)}" data-own-difference="{own:.3f}" data-difference="{diff:.3f}">'
+            f"{''.join(cells)}</tr>"
+        )
     order = (
-        "Sorted by the difference between A and B, biggest first: the largest gap, in percentage points, of "
-        "reduction, identifiers kept and probes passed."
+        "Sorted by B minus A on the summarizers' own text (identifiers and probes found in what the "
+        "summarizer wrote, without the ledger and requests compactctl appends), biggest first; "
+        "'whole' counts the summary as written."
         if two
         else "Sorted by the share of the replaced spans' identifiers kept, lowest first."
     )

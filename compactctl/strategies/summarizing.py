@@ -26,7 +26,7 @@ from compactctl.errors import InputError
 from compactctl.facts import fold, keep_fact_units
 from compactctl.strategies.base import Fate, StepContext, StepResult, keep_opening_request, unchanged
 from compactctl.strategies.settings import SUMMARY_ROLES
-from compactctl.summarizers import PromptedSummarizer, Summarizer, SummaryRequest
+from compactctl.summarizers import ContextExceeded, PromptedSummarizer, Summarizer, SummaryRequest
 from compactctl.summarizers.ledger import constraints, latest_request
 from compactctl.summarizers.redact import redact
 from compactctl.summarizers.render import render_message
@@ -148,19 +148,54 @@ def summarize_span(
         # No model window to fit (the extractive summarizer): the whole span in one request.
         summary = summarizer.summarize(SummaryRequest(span, strategy, max_tokens, previous))
         return Spoken(summary.text, summary.usage)
+    # Secrets go before the span is cut: a chunk starting inside a key has no BEGIN line left to match.
+    redact_span = getattr(summarizer, "redact_span", None)
+    if redact_span is not None:
+        span, previous = redact_span(span, previous)
+    for attempt in range(WINDOW_RETRIES + 1):
+        limit = _fitted(summarizer, input_max_tokens, max_tokens)
+        try:
+            return _in_chunks(span, strategy, max_tokens, limit, input_max_tokens, context, previous)
+        except ContextExceeded:
+            if attempt == WINDOW_RETRIES:
+                raise
+            # The summarizer learned the server's window from its refusal: cut to that and ask again.
+    raise AssertionError("unreachable")
+
+
+# How often a span is cut again after a server refused a request as larger than its window.
+WINDOW_RETRIES = 2
+
+
+def _fitted(summarizer: Summarizer, input_max_tokens: int, max_tokens: int) -> int:
+    """``--summary-input-max-tokens``, or less when the summarizer knows the server's window is smaller."""
+    input_limit = getattr(summarizer, "input_limit", None)
+    limit = input_limit(max_tokens) if input_limit is not None else None
+    return input_max_tokens if limit is None else min(input_max_tokens, limit)
+
+
+def _in_chunks(
+    span: list[Message],
+    strategy: str,
+    max_tokens: int,
+    input_max_tokens: int,
+    asked: int,
+    context: StepContext,
+    previous: str | None,
+) -> Spoken:
+    summarizer = summarizer_of(context)
     overhead = _overhead(summarizer, strategy, max_tokens, context.counter)
     room = input_max_tokens - overhead
     if room < 3 * (max_tokens + 64):
         # Each chunk must hold the running summary and still leave room for new messages.
         prompt = f" + the prompt and framing ({overhead})" if overhead else ""
-        raise InputError(
-            f"--summary-input-max-tokens ({input_max_tokens}) must be at least 3 x (--summary-max-tokens + 64)"
-            f"{prompt} = {3 * (max_tokens + 64) + overhead}"
-        )
-    # Secrets go before the span is cut: a chunk starting inside a key has no BEGIN line left to match.
-    redact_span = getattr(summarizer, "redact_span", None)
-    if redact_span is not None:
-        span, previous = redact_span(span, previous)
+        needed = f"at least 3 x (--summary-max-tokens + 64){prompt} = {3 * (max_tokens + 64) + overhead}"
+        if input_max_tokens < asked:
+            raise InputError(
+                f"the server's context window leaves {input_max_tokens} tokens for a request and a summary needs "
+                f"{needed}; lower --summary-max-tokens or give the server a larger context"
+            )
+        raise InputError(f"--summary-input-max-tokens ({input_max_tokens}) must be {needed}")
     reserved = max(context.counter(previous or ""), max_tokens)  # a later chunk carries the running summary
     chunks = chunk(span, room, context.counter, reserved) if context.counter(render_span(span)) > room else [span]
     usage = SummarizerUsage()

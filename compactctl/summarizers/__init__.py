@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from compactctl.errors import SummarizerError
 from compactctl.transcript import Message
 from compactctl.usage import SummarizerUsage
 
@@ -39,6 +40,18 @@ class Summary:
 
 class Summarizer(Protocol):
     def summarize(self, request: SummaryRequest) -> Summary: ...
+
+
+class ContextExceeded(SummarizerError):
+    """The server refused a request as larger than its context window (and said how large that is).
+
+    ``summarize_span`` catches it, cuts the span to fit the window and asks again; a summarizer
+    raising it has learned the window, so its ``input_limit`` says so from then on.
+    """
+
+    def __init__(self, window: int, message: str) -> None:
+        super().__init__(message)
+        self.window = window
 
 
 @runtime_checkable

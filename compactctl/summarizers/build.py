@@ -30,6 +30,8 @@ class Registered:
     name: str
     module: str  # imported on first use; it defines ``build``
     summary: str  # one line for --help
+    # Whether it sends requests with a prompt: --prompt-file and --dry-run mean something only then.
+    reads_prompt: bool = False
 
     def build(self) -> Build:
         built: Build = importlib.import_module(self.module).build
@@ -40,7 +42,9 @@ SUMMARIZERS: dict[str, Registered] = {
     s.name: s
     for s in (
         Registered("extractive", "compactctl.summarizers.extractive", "offline: sections filled from the text itself"),
-        Registered("openai", "compactctl.summarizers.openai", "a model behind an OpenAI-compatible API"),
+        Registered(
+            "openai", "compactctl.summarizers.openai", "a model behind an OpenAI-compatible API", reads_prompt=True
+        ),
     )
 }
 
@@ -56,4 +60,27 @@ def make_summarizer(
     name = merged["summarizer"]
     if name not in SUMMARIZERS:
         raise InputError(f"unknown summarizer {name!r} (known: {', '.join(SUMMARIZERS)})")
+    check_prompt_read(name, merged.get("prompt_file"))
     return SUMMARIZERS[name].build()(merged, counter, out)
+
+
+def reads_prompt(name: str) -> bool:
+    """Whether summarizer ``name`` sends a prompt (and so has requests to print with --dry-run)."""
+    return name in SUMMARIZERS and SUMMARIZERS[name].reads_prompt
+
+
+def check_prompt_read(name: str, prompt_files: object, flag: str = "--prompt-file") -> None:
+    """A prompt given to a summarizer that reads none is a usage error (exit 2), not a silent no-op.
+
+    The extractive summarizer fills its sections from the text itself: no template could say
+    what it does, so none is offered, and a prompt A/B over it would compare two identical runs.
+    """
+    if prompt_files and not reads_prompt(name):
+        readers = ", ".join(n for n, s in SUMMARIZERS.items() if s.reads_prompt)
+        raise InputError(
+            f"{flag}: the {name} summarizer reads no prompt (it fills its sections from the text itself); "
+            f"add --summarizer {readers} to send the prompt to a model, or drop {flag}"
+        )
+
+
+NOTHING_TO_SEND = "dry run: the {name} summarizer runs offline and sends no request; there was nothing to send"

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -33,7 +34,7 @@ from typing import IO, Any
 import openai
 
 from compactctl.errors import InputError, SummarizerError
-from compactctl.summarizers import Summary, SummaryRequest
+from compactctl.summarizers import ContextExceeded, Summary, SummaryRequest
 from compactctl.summarizers.cache import DiskCache, cache_key, default_cache_dir
 from compactctl.summarizers.extractive import verbatim
 from compactctl.summarizers.redact import redact, redact_messages, redact_reply, redact_url
@@ -63,6 +64,19 @@ DRY_RUN_TEXT = "(dry run: no summary was requested)"
 # Of a summary's bound, what the verbatim ledger and user messages may take; the model writes the rest.
 VERBATIM_SHARE = 0.4
 MIN_PROSE_TOKENS = 256
+# Kept free in the server's window beside our count of a request: the chat template's own tokens.
+WINDOW_MARGIN = 64
+# Where servers state their context window in ``GET /models``: vLLM ``max_model_len``; LM Studio and
+# proxies ``context_length`` / ``context_window``; llama.cpp's llama-server ``meta.n_ctx_train``.
+WINDOW_FIELDS = ("max_model_len", "context_length", "context_window", "n_ctx", "max_context_length")
+# How servers refuse a request larger than their window. OpenAI, vLLM and llama-cpp-python:
+# "maximum context length is N tokens. However, you requested M tokens (P in the messages, ...)";
+# llama.cpp's llama-server: "request (P tokens) exceeds the available context size (N tokens)".
+WINDOW_REFUSALS = (
+    re.compile(r"maximum context length is (?P<window>\d+) tokens(?:.*?\((?P<prompt>\d+) in the messages)?", re.S),
+    re.compile(r"request \((?P<prompt>\d+) tokens\) exceeds the available context size \((?P<window>\d+) tokens\)"),
+    re.compile(r"Requested tokens \((?P<prompt>\d+)\) exceed context window of (?P<window>\d+)"),
+)
 
 
 @dataclass(frozen=True)
@@ -82,6 +96,7 @@ class OpenAIConfig:
     deadline: float | None = None  # seconds for all of the run's requests; None: no bound
     request_deadline: float = 60.0  # seconds for one summary's requests, its retries included
     fail_after: int = 3  # failed summaries in a row after which the server is not called again
+    temperature: float | None = None  # sent with each request when set; else the server's default
 
 
 def build(
@@ -108,6 +123,7 @@ def build(
         deadline=float(settings["summary_deadline"]) if settings["summary_deadline"] is not None else None,
         request_deadline=float(settings.get("summary_request_deadline") or 60.0),
         fail_after=int(settings["summary_fail_after"]),
+        temperature=None if settings.get("summary_temperature") is None else float(settings["summary_temperature"]),
     )
     return OpenAISummarizer(config, out or sys.stdout, counter)
 
@@ -127,6 +143,9 @@ class OpenAISummarizer:
         self._started = time.monotonic()
         self._failures_in_a_row = 0
         self._last_failure = ""
+        self._window: int | None = None  # the server's context window, in its tokens, once known
+        self._window_asked = False
+        self._ratio = 1.0  # our tokens per server token, from the usage the server reports
 
     @property
     def base_url(self) -> str:
@@ -163,6 +182,77 @@ class OpenAISummarizer:
                 )
             return self._client
 
+    def input_limit(self, max_tokens: int) -> int | None:
+        """The most a request may hold, in our tokens, in the server's context window; None when not known.
+
+        The window comes from ``GET /models`` where the server states it (vLLM, llama-server), else
+        from the server's refusal of a larger request (llama-cpp-python, OpenAI). The reply shares
+        the window, and the server counts with its own tokenizer: the ratio of its counts to ours
+        (from the usage it reports) converts.
+        """
+        window = self.window()
+        if window is None:
+            return None
+        return max(0, int((window - max_tokens) * self._ratio) - WINDOW_MARGIN)
+
+    def window(self) -> int | None:
+        with self._lock:
+            if self._window is not None or self._window_asked or self.config.dry_run:
+                return self._window
+            self._window_asked = True
+        found = self._stated_window() if self.config.base_url is not None else None
+        with self._lock:
+            self._window = self._window or found
+            return self._window
+
+    def _stated_window(self) -> int | None:
+        """The window ``GET /models`` states for this model, if the server states one."""
+        try:
+            client = self.client().with_options(timeout=min(self.config.timeout, 10.0))
+            raw = client.models.with_raw_response.list()
+            data = decode(raw.content, raw.headers.get("content-type"))
+        except (openai.OpenAIError, NonConforming, InputError):
+            return None
+        entries = [e for e in data.get("data") or () if isinstance(e, dict)]
+        mine = [e for e in entries if e.get("id") == self.config.model] or (entries if len(entries) == 1 else [])
+        for entry in mine:
+            meta = entry.get("meta")
+            for place in (entry, meta if isinstance(meta, dict) else {}):
+                for key in (*WINDOW_FIELDS, "n_ctx_train"):
+                    value = place.get(key)
+                    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                        return value
+        return None
+
+    def _learn(self, ours: int, theirs: int) -> None:
+        """The server counted ``theirs`` tokens in a request we counted ``ours``: the ratio converts windows."""
+        if ours > 0 and theirs > 0:
+            with self._lock:
+                self._ratio = ours / theirs
+
+    def _refused_as_too_large(self, built: Built, error: Exception) -> ContextExceeded | None:
+        message = str(getattr(error, "message", "") or error)
+        for pattern in WINDOW_REFUSALS:
+            match = pattern.search(message)
+            if match:
+                window = int(match.group("window"))
+                if match.group("prompt"):
+                    self._learn(self._counted(built), int(match.group("prompt")))
+                with self._lock:
+                    self._window = window
+                first = redact(message.splitlines()[0][:200])[0]
+                return ContextExceeded(window, self._describe_text(f"HTTP 400: {first}", 1))
+        return None
+
+    def _counted(self, built: Built) -> int:
+        """Our count of what a request sends to the model: its prompt and data."""
+        body = built.body
+        parts = [str(m.get("content", "")) for m in body.get("messages", ())] or [
+            str(body.get("instructions", "")),
+            str(body.get("input", "")),
+        ]
+        return sum(self.counter(part) for part in parts)
+
     def prompt_text(self, strategy: str, max_tokens: int) -> str:
         """The prompt a request for ``strategy`` carries: strategies keep room for it in each request."""
         return prompt_for(strategy, max_tokens, self.config.prompts)
@@ -194,6 +284,7 @@ class OpenAISummarizer:
             verbatim=block,
             max_tokens=prose_tokens,
             tokens_field=self.tokens_field,
+            temperature=config.temperature,
         )
         if config.dry_run:
             with self._lock:
@@ -207,22 +298,30 @@ class OpenAISummarizer:
                 self.out.write(json.dumps(shown, indent=2, ensure_ascii=False) + "\n")
                 self.out.flush()
             return Summary(_joined(DRY_RUN_TEXT, block))
-        key = cache_key(
-            model=config.model, api=config.api, path=built.path, body=built.body, max_tokens=request.max_tokens
-        )
+        summary = self.complete(built, request.max_tokens)
+        # The ledger and the user's words, appended as written: identifiers survive whatever the model wrote.
+        return Summary(_joined(summary.text, block), summary.usage, summary.truncated)
+
+    def complete(self, built: Built, max_tokens: int, require_text: bool = True) -> Summary:
+        """One request as built, through the disk cache and the retries: the model's own text.
+
+        The summaries and the judge's answers (``judge.OpenAIJudge``) both come through here, so
+        both are cached under a hash of the whole request and retried the same way.
+        """
+        config = self.config
+        key = cache_key(model=config.model, api=config.api, path=built.path, body=built.body, max_tokens=max_tokens)
         if self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None and isinstance(hit.get("text"), str):
                 # No call was made: no calls, no tokens; a cut-off summary is still flagged.
                 truncated = bool(hit.get("truncated"))
-                return Summary(_joined(hit["text"], block), SummarizerUsage(truncated=int(truncated)), truncated)
-        summary = self._with_retries(built)
+                return Summary(hit["text"], SummarizerUsage(truncated=int(truncated)), truncated)
+        summary = self._with_retries(built, require_text)
         if self.cache is not None:
             self.cache.put(key, {"text": summary.text, "truncated": summary.truncated, "model": config.model})
-        # The ledger and the user's words, appended as written: identifiers survive whatever the model wrote.
-        return Summary(_joined(summary.text, block), summary.usage, summary.truncated)
+        return summary
 
-    def _with_retries(self, built: Built) -> Summary:
+    def _with_retries(self, built: Built, require_text: bool = True) -> Summary:
         with self._lock:
             if self._failures_in_a_row >= self.config.fail_after:
                 raise SummarizerError(
@@ -230,7 +329,9 @@ class OpenAISummarizer:
                     f"{self._failures_in_a_row} times in a row (last: {self._last_failure})"
                 )
         try:
-            summary = self._attempts(built)
+            summary = self._attempts(built, require_text)
+        except ContextExceeded:
+            raise  # not a failure of the server: the caller cuts the request to the window it stated
         except SummarizerError as error:
             with self._lock:
                 self._failures_in_a_row += 1
@@ -240,7 +341,7 @@ class OpenAISummarizer:
             self._failures_in_a_row = 0
         return summary
 
-    def _attempts(self, built: Built) -> Summary:
+    def _attempts(self, built: Built, require_text: bool = True) -> Summary:
         attempts = self.config.retries + 1
         # One summary's attempts share --summary-request-deadline: a server that hangs costs the
         # file that long, not (timeout + backoff) x attempts.
@@ -252,7 +353,7 @@ class OpenAISummarizer:
                 raise SummarizerError(self._describe_text(what, attempt))
             bound = min(self._bound(attempt), left)
             try:
-                return self._send_within(built, bound)
+                return self._send_within(built, bound, require_text)
             except NonConforming as error:  # a 200 of the wrong shape: another try would get the same
                 raise SummarizerError(self._describe_text(f"the 200 reply is {error}", attempt + 1)) from None
             except (openai.APIConnectionError, openai.APIStatusError, RequestTimeout) as error:
@@ -290,14 +391,14 @@ class OpenAISummarizer:
             raise SummarizerError(self._describe_text(what, attempt))
         return min(self.config.timeout, remaining)
 
-    def _send_within(self, built: Built, seconds: float) -> Summary:
+    def _send_within(self, built: Built, seconds: float, require_text: bool = True) -> Summary:
         """``_send`` on a worker thread, abandoned after ``seconds``: a trickling reply cannot hold the run."""
         outcome: dict[str, Any] = {}
         done = threading.Event()
 
         def work() -> None:
             try:
-                outcome["summary"] = self._send(built)
+                outcome["summary"] = self._send(built, require_text)
             except BaseException as error:  # handed to the waiting thread, which raises it
                 outcome["error"] = error
             finally:
@@ -342,10 +443,13 @@ class OpenAISummarizer:
         shown = redact_reply(what, (self._key,), limit=400)
         return f"openai summarizer ({self.config.model} at {self.shown_url}): {shown}{tries}"
 
-    def _send(self, built: Built) -> Summary:
+    def _send(self, built: Built, require_text: bool = True) -> Summary:
         try:
-            return self._send_once(built)
+            return self._send_once(built, require_text)
         except openai.BadRequestError as error:
+            too_large = self._refused_as_too_large(built, error)
+            if too_large is not None:
+                raise too_large from None
             # A server that refuses this reply bound's field names the other one: switch once, remember it.
             other = {"max_tokens": "max_completion_tokens", "max_completion_tokens": "max_tokens"}
             field_ = next((f for f in other if f in built.body), None)
@@ -353,9 +457,9 @@ class OpenAISummarizer:
                 raise
             body = {k: v for k, v in built.body.items() if k != field_} | {other[field_]: built.body[field_]}
             self.tokens_field = other[field_]
-            return self._send_once(Built(built.path, body, built.redactions))
+            return self._send_once(Built(built.path, body, built.redactions), require_text)
 
-    def _send_once(self, built: Built) -> Summary:
+    def _send_once(self, built: Built, require_text: bool = True) -> Summary:
         body: dict[str, Any] = dict(built.body)
         client = self.client()
         # The raw reply, checked here: the client's own parsing turns an HTML page into a str
@@ -366,9 +470,10 @@ class OpenAISummarizer:
         else:
             raw = client.responses.with_raw_response.create(**body)
             reply = responses_reply(decode(raw.content, raw.headers.get("content-type")))
-        if not reply.text.strip():
+        if require_text and not reply.text.strip():
             why = " (cut off by the token limit)" if reply.truncated else ""
             raise SummarizerError(f"openai summarizer ({self.config.model}): the model returned no text{why}")
+        self._learn(self._counted(built), reply.prompt_tokens)
         usage = SummarizerUsage(1, reply.prompt_tokens, reply.completion_tokens, int(reply.truncated))
         return Summary(reply.text.strip(), usage, reply.truncated)
 

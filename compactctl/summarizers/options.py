@@ -64,6 +64,13 @@ class SummarizerOptions(Options):
         flags=("--dry-run",),
         panel=SUMMARY_PANEL,
     )
+    summary_temperature: float | None = setting(
+        None,
+        help="openai: the sampling temperature sent with each request (none sent by default: the server's own); "
+        "0 makes a local model's prompt A/B repeatable.",
+        min=0.0,
+        panel=SUMMARY_PANEL,
+    )
     max_tokens_field: str = setting(
         "auto",
         help="openai chat: the field bounding the reply; auto: max_completion_tokens for api.openai.com, "

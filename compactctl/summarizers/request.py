@@ -120,6 +120,7 @@ def build_request(
     verbatim: str = "",
     max_tokens: int | None = None,
     tokens_field: str = "max_completion_tokens",
+    temperature: float | None = None,
 ) -> Built:
     """The HTTP body for ``api``, secrets redacted from the data unless told not to.
 
@@ -135,11 +136,13 @@ def build_request(
     count = 0
     if redact_secrets:
         data, count = redact(data)
+    sampling = {"temperature": temperature} if temperature is not None else {}
     if api == "chat":
         body = {
             "model": model,
             "messages": [{"role": "system", "content": prompt}, {"role": "user", "content": data}],
             tokens_field: bound,
+            **sampling,
         }
         return Built("/chat/completions", body, count)
     if api == "responses":
@@ -149,6 +152,7 @@ def build_request(
             "input": data,
             "max_output_tokens": bound,
             "store": False,
+            **sampling,
         }
         return Built("/responses", body, count)
     raise InputError(f"unknown --api {api!r} (known: {', '.join(APIS)})")

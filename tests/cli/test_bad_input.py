@@ -13,7 +13,8 @@ CASES = {
         b'{"role":"user","content":"ok"}\n["a", "b"]\n',
         "x.jsonl:2: expected a message object, got list",
     ),
-    "missing-role": (b'{"content":"hi"}\n', "x.jsonl:1: message has no 'role'"),
+    # No line has a 'role': not a chat file with a bad line, a file of no known format.
+    "missing-role": (b'{"content":"hi"}\n', "but no record has 'role' (the first has 'content')"),
     "unknown-role": (b'{"role":"robot","content":"hi"}\n', "x.jsonl:1: unknown role 'robot'"),
     "content-type": (b'{"role":"user","content":42}\n', "x.jsonl:1: user 'content' is int"),
     "empty-file": (b"\n\n", "x.jsonl: empty file"),

@@ -7,6 +7,10 @@ from tests.cli.conftest import write_jsonl
 
 FILE_KEYS = {
     "file",
+    "name",
+    "output",
+    "status",
+    "reason",
     "format",
     "transcripts",
     "tokens_before",
@@ -37,6 +41,9 @@ FILE_KEYS = {
     "api_calibration",  # null unless a Claude Code or Codex file records its usage
 }
 TOTAL_KEYS = {
+    "inputs",
+    "written",
+    "unchanged",
     "files",
     "failed",
     "tokens_before",
@@ -65,9 +72,9 @@ def test_json_report_has_exactly_the_documented_keys(cli, chat_file):
     result = cli("compact", chat_file, "-s", "window", "--keep-recent", "3", "--json")
     assert result.exit_code == EXIT_OK, result.stderr
     report = orjson.loads(result.stdout)
-    assert list(report) == ["version", "command", "files", "failed", "total"]
+    assert list(report) == ["version", "command", "exit_code", "error", "files", "failed", "gates", "total"]
     assert report["command"] == "compact"
-    assert report["version"] == 1
+    assert report["version"] == 2
     assert set(report["files"][0]) == FILE_KEYS
     assert set(report["total"]) == TOTAL_KEYS
 
@@ -156,13 +163,23 @@ def test_folder_is_mirrored_in_parallel_and_a_bad_file_does_not_stop_the_others(
     written = sorted(str(p.relative_to(out)) for p in out.rglob("*.jsonl"))
     assert written == ["a.jsonl", "team/b.jsonl", "team/deep/c.jsonl"]
     report = orjson.loads(result.stdout)
-    assert [f["file"] for f in report["files"]] == ["a.jsonl", "team/b.jsonl", "team/deep/c.jsonl"]
+    # Every path as given (joined to the folder), the relative name beside it, the output written.
+    good = [f for f in report["files"] if f["status"] != "failed"]
+    assert [f["name"] for f in good] == ["a.jsonl", "team/b.jsonl", "team/deep/c.jsonl"]
+    assert [f["file"] for f in good] == [str(src / f["name"]) for f in good]
+    assert [f["output"] for f in good] == [str(out / f["name"]) for f in good]
     assert len(report["failed"]) == 1 and "broken.jsonl:2:1: malformed JSON" in report["failed"][0]["error"]
+    assert report["failed"][0]["file"] == str(src / "team" / "broken.jsonl")
 
     (src / "team" / "robot.jsonl").write_text('{"role": "robot", "content": "beep"}\n')
     skipped = cli("compact", src, "-o", tmp_path / "out2", "-s", "window", "--on-error", "skip", "-q")
-    assert skipped.exit_code == EXIT_OK
-    # A bad line is left out of its file; a file that cannot be read is left out whole.
+    # A bad line is left out of its file; a file that cannot be read is left out whole, and fails the run
+    # (after the others are written) unless --max-failed-files allows it.
+    assert skipped.exit_code == EXIT_INPUT
+    tolerated = cli(
+        "compact", src, "-o", tmp_path / "out3", "-s", "window", "--on-error", "skip", "--max-failed-files", "1", "-q"
+    )
+    assert tolerated.exit_code == EXIT_OK
     assert (tmp_path / "out2" / "team" / "broken.jsonl").exists()
     assert "robot.jsonl:1: unknown role 'robot'" in skipped.stderr
     assert not (tmp_path / "out2" / "team" / "robot.jsonl").exists()
@@ -298,7 +315,7 @@ def test_a_failed_gate_says_which_gate_even_when_quiet(cli, tmp_path, chat_file,
     after = write_jsonl(tmp_path / "after.jsonl", agent_messages[-1:])
     lost = cli("report", source, after, "--require", "git status", "-q")
     assert lost.exit_code == EXIT_GATE
-    assert "gate failed: t.jsonl: facts missing: 'git status'" in lost.stderr
+    assert f"gate failed: {source}: facts missing: 'git status'" in lost.stderr  # the path as given
 
 
 def test_the_summary_table_names_a_bad_file(cli, tmp_path, agent_messages):
@@ -310,7 +327,7 @@ def test_the_summary_table_names_a_bad_file(cli, tmp_path, agent_messages):
     from compactctl.cli.main import app
 
     result = CliRunner().invoke(app, ["report", str(src), "--on-error", "skip"], env={"COLUMNS": "300"})
-    assert result.exit_code == EXIT_OK
-    assert "1 files, 1 failed" in result.stdout
+    assert result.exit_code == EXIT_INPUT  # a file that cannot be read fails the run, skip or not
+    assert "2 inputs: 1 read, 1 failed" in result.stdout
     row = next(line for line in result.stdout.splitlines() if "broken.jsonl" in line)
     assert "failed" in row

@@ -9,7 +9,7 @@ from tests.cli.conftest import write_jsonl
 from tests.summarizers.openai_server import Behaviour
 from tests.test_evaluate import SESSION
 
-FILE_KEYS = {"file", "format", "families", "score", "probes"}
+FILE_KEYS = {"file", "name", "output", "status", "reason", "skipped_lines", "format", "families", "score", "probes"}
 
 
 def test_eval_scores_a_compaction_against_a_bare_window_in_folders(cli, tmp_path):
@@ -23,9 +23,11 @@ def test_eval_scores_a_compaction_against_a_bare_window_in_folders(cli, tmp_path
     assert cli("compact", tmp_path / "before", "-o", window, "-q", "-s", "window", "--keep-recent", "2").exit_code == 0
     kept = orjson.loads(cli("eval", tmp_path / "before", structured, "--json").stdout)
     cut = orjson.loads(cli("eval", tmp_path / "before", window, "--json").stdout)
-    assert set(kept) == {"version", "command", "files", "failed", "total"} and kept["command"] == "eval"
+    assert set(kept) == {"version", "command", "exit_code", "error", "files", "failed", "gates", "total"}
+    assert kept["command"] == "eval"
     (file,) = kept["files"]
-    assert set(file) == FILE_KEYS and file["file"] == "a/s.jsonl" and file["format"] == "chat"
+    assert set(file) == FILE_KEYS and file["name"] == "a/s.jsonl" and file["format"] == "chat"
+    assert file["file"] == str(tmp_path / "before" / "a" / "s.jsonl") and file["status"] == "ok"
     assert set(file["families"]) == {"recall", "artifact", "continuation", "decision"}
     assert set(file["probes"][0]) == {"family", "question", "answer", "present"}
     assert kept["total"]["score"]["passed"] > cut["total"]["score"]["passed"]
@@ -41,7 +43,7 @@ def test_eval_with_a_judge_asks_the_loopback_server_and_reports_both_scores(cli,
     replies = [Behaviour(text=r) for _ in probes for r in ("an answer", "no")]
     replies[1] = Behaviour(text="yes")  # the first probe's answer is graded right
     openai_server.enqueue(*replies)
-    args = ["--judge", "openai", "--judge-model", "judge-1", "--base-url", openai_server.url, "--json"]
+    args = ["--judge", "openai", "--judge-model", "judge-1", "--base-url", openai_server.url, "--json", "--no-cache"]
     result = cli("eval", before, after, *args)
     assert result.exit_code == EXIT_OK, result.stderr
     file = orjson.loads(result.stdout)["files"][0]

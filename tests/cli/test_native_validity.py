@@ -22,7 +22,7 @@ def test_report_says_a_native_file_its_api_rejects_is_not_valid_and_why(cli, tmp
         result = cli("report", tmp_path / name)
         assert result.exit_code == EXIT_OK, result.output
         assert "│ API-valid          │     no │" in result.stdout, result.stdout
-        assert f"not API-valid before: {name}: {why}" in result.output
+        assert f"not API-valid before: {tmp_path / name}: {why}" in result.output  # the path as given
         report = orjson.loads(cli("report", tmp_path / name, "--json").stdout)["files"][0]
         assert report["valid_before"] is False and why in report["violation_before"]
 

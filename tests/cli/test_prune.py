@@ -137,8 +137,8 @@ def test_json_report_and_transcript_on_stdout(tmp_path):
     out = [orjson.loads(line) for line in result.stdout.splitlines()]
     assert is_valid(out) and len(out) < len(session())
     report = orjson.loads(result.stderr)
-    assert list(report) == ["version", "command", "files", "failed", "total"]
-    assert report["command"] == "prune"
+    assert list(report) == ["version", "command", "exit_code", "error", "files", "failed", "gates", "total"]
+    assert report["command"] == "prune" and report["files"][0]["output"] == "-"
     file = report["files"][0]
     assert file["messages_after"] == len(out)
     assert file["facts_required"] == file["facts_preserved"] == 1
@@ -175,6 +175,7 @@ def test_a_folder_is_mirrored_and_earlier_outputs_are_skipped(tmp_path):
     assert written == ["deep/a.jsonl"]
 
 
+@pytest.mark.slow  # a console script on the real transcripts
 @needs_transcripts
 def test_console_script_prunes_real_tau_bench_runs(tmp_path):
     source = SHARED_TRANSCRIPTS / "tau-bench" / "historical_trajectories" / "gpt-4o-airline.json"

@@ -58,7 +58,7 @@ def test_json_has_the_baseline_first_and_hand_checked_figures(runner, chat_file)
     result = runner.invoke(app, ["replay", str(chat_file), "--threshold", "170,100", *BASE, "--json"])
     assert result.exit_code == EXIT_OK, result.output
     data = json.loads(result.stdout)
-    assert list(data) == ["version", "command", "files", "failed", "total"]
+    assert list(data) == ["version", "command", "exit_code", "error", "files", "failed", "gates", "total"]
     assert data["command"] == "replay" and data["total"]["files"] == 1
     base, at170, at100 = data["total"]["settings"]
     # Contexts 119, 154, 184, 209 (666), billed with 3 tokens of reply priming a call: 678.
@@ -74,7 +74,7 @@ def test_stdin_is_replayed_like_a_file(runner, chat_file):
     result = runner.invoke(app, ["replay", "-", "-t", "170", *BASE, "--json"], input=chat_file.read_text())
     assert result.exit_code == EXIT_OK, result.output
     data = json.loads(result.stdout)
-    assert data["files"][0]["file"] == "<stdin>"
+    assert (data["files"][0]["file"], data["files"][0]["name"]) == ("-", "<stdin>")
     assert data["total"]["settings"][1]["context_per_call"] == [119, 154, 184, 130]
 
 
@@ -130,7 +130,8 @@ def test_a_folder_aggregates_files_with_per_file_rows(runner, tmp_path):
     result = runner.invoke(app, ["replay", str(folder), "-t", "170", *BASE, "--json"])
     assert result.exit_code == EXIT_OK, result.output
     data = json.loads(result.stdout)
-    assert [f["file"] for f in data["files"]] == ["a.jsonl", "b.jsonl"]
+    assert [f["name"] for f in data["files"]] == ["a.jsonl", "b.jsonl"]
+    assert [f["file"] for f in data["files"]] == [str(folder / "a.jsonl"), str(folder / "b.jsonl")]
     assert data["total"]["settings"][0]["input_tokens"] == 678 + 122 + 157  # contexts plus 3 tokens of priming a call
     assert data["total"]["settings"][0]["calls"] == sum(f["settings"][0]["calls"] for f in data["files"]) == 6
     assert data["failed"] == []
@@ -142,7 +143,7 @@ def test_a_folder_of_one_file_still_has_per_file_rows(runner, tmp_path):
     write_chat(folder / "a.jsonl", talk())
     result = runner.invoke(app, ["replay", str(folder), "-t", "170", *BASE, "--json"])
     data = json.loads(result.stdout)
-    assert list(data) == ["version", "command", "files", "failed", "total"]
+    assert list(data) == ["version", "command", "exit_code", "error", "files", "failed", "gates", "total"]
     assert data["files"][0]["settings"] == data["total"]["settings"]
 
 
@@ -154,10 +155,11 @@ def test_a_bad_file_in_a_folder_is_named_and_exits_2(runner, tmp_path):
     result = runner.invoke(app, ["replay", str(folder), "-t", "170", *BASE, "--json"])
     assert result.exit_code == EXIT_INPUT
     data = json.loads(result.stdout)
-    assert [f["file"] for f in data["files"]] == ["a.jsonl"]
-    assert "bad.jsonl:2" in data["failed"][0]["error"]
+    assert [(f["name"], f["status"]) for f in data["files"]] == [("a.jsonl", "ok"), ("bad.jsonl", "failed")]
+    assert "bad.jsonl:2" in data["failed"][0]["error"] and data["failed"][0]["file"] == str(folder / "bad.jsonl")
     skipped = runner.invoke(app, ["replay", str(folder), "-t", "170", *BASE, "--on-error", "skip", "--json"])
-    assert skipped.exit_code == EXIT_OK
+    assert skipped.exit_code == EXIT_OK  # a bad line, skipped: the file is read
+    assert json.loads(skipped.stdout)["files"][1]["status"] == "skipped-lines"
 
 
 def test_a_failing_summarizer_exits_3_even_with_skip(runner, chat_file, monkeypatch):

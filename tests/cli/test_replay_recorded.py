@@ -100,6 +100,6 @@ def test_a_folder_mixing_compacted_sessions_and_plain_chats_lines_its_rows_up(tm
     assert result.exit_code == 0, result.output
     data = orjson.loads(result.stdout)
     assert [row["trigger"] for row in data["total"]["settings"]] == ["none", "recorded", "threshold"]
-    by_file = {f["file"]: f for f in data["files"]}
+    by_file = {f["name"]: f for f in data["files"]}
     # The chat file's producer never compacted: its share of the recorded row is its baseline.
     assert data["total"]["settings"][1]["calls"] == by_file["session.jsonl"]["settings"][1]["calls"] + 1

@@ -23,7 +23,7 @@ def test_report_before_and_after_folders_match_by_relative_path(cli, tmp_path, a
     result = cli("report", tmp_path / "before", tmp_path / "after", "--json")
     assert result.exit_code == EXIT_OK, result.stderr
     file = orjson.loads(result.stdout)["files"][0]
-    assert file["file"] == "x/s.jsonl"
+    assert (file["file"], file["name"]) == (str(tmp_path / "before" / "x" / "s.jsonl"), "x/s.jsonl")
     assert (file["messages_before"], file["messages_after"]) == (10, 4)
     assert 0 < file["reduction"] < 1
 

@@ -4,7 +4,7 @@ Each client runs non-interactively with ``HOME`` (and ``CODEX_HOME``) in a tempo
 folder, so it writes its genuine session files there and never touches the user's. The
 pinned versions are in ``.ci/clients.txt``; ``.ci/run`` installs them under
 ``.ci/cache/npm``, which is where the tests look first (then ``$PATH``). A missing client
-skips its tests, except under ``CI=true``, where it fails them.
+skips its tests, except under ``CI=true``, where it fails them (tests/needs.py).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import pytest
 from tests.fakes.anthropic import FakeAnthropic
 from tests.fakes.gemini import FakeGemini
 from tests.fakes.responses import FakeResponses
+from tests.needs import in_ci, needs
 
 ROOT = Path(__file__).resolve().parents[2]
 PINNED = ROOT / ".ci" / "clients.txt"
@@ -60,16 +61,10 @@ def find_client(command: str) -> Client | None:
 
 
 def require_client(command: str) -> Client:
-    """The client, or a skip (a failure under ``CI=true``, where .ci/run installed it)."""
-    client = find_client(command)
-    in_ci = os.environ.get("CI", "").lower() == "true"
-    if client is None:
-        reason = f"{command} not installed (run .ci/run, or npm install the versions in .ci/clients.txt)"
-        if in_ci:
-            pytest.fail(reason)
-        pytest.skip(reason)
+    """The client, or a skip (a failure under ``CI=true``, where .ci/run installed it: tests/needs.py)."""
+    client: Client = needs(command)
     pinned = PACKAGES[command]
-    if in_ci and pinned_versions()[pinned] not in client.version:
+    if in_ci() and pinned_versions()[pinned] not in client.version:
         pytest.fail(f"{client.binary} is {client.version}, not the pinned {pinned}@{pinned_versions()[pinned]}")
     return client
 

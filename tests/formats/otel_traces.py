@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import import_or_skip
+from tests.needs import needs
 from tests.summarizers.openai_server import Behaviour, ServerThread
 
-openai_v2 = import_or_skip("opentelemetry.instrumentation.openai_v2", "pip install -e '.[test]'")
+openai_v2 = needs("otel")
 
 from google.protobuf.json_format import MessageToDict  # noqa: E402
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans  # noqa: E402

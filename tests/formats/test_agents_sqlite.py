@@ -14,9 +14,9 @@ from compactctl.files.io import read_source
 from compactctl.formats import load
 from compactctl.transcript import find_violation
 from tests.cli.conftest import Cli
-from tests.helpers import import_or_skip
+from tests.needs import needs
 
-agents = import_or_skip("agents", "pip install -e '.[test]' (openai-agents)")
+agents = needs("agents")
 
 
 def turn(number: int) -> list[dict]:

@@ -3,13 +3,11 @@
 tests/formats/aisdk/produce.mjs runs streamText over a scripted mock model (a tool loop with
 reasoning) and saves the UIMessages readUIMessageStream builds; check.mjs feeds what we write
 to validateUIMessages and convertToModelMessages. Both need node and `npm ci` in that folder
-(.ci/run does it); without them the tests skip locally and fail in CI.
+(.ci/run does it); without them the tests skip locally and fail in CI (tests/needs.py).
 """
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -21,22 +19,12 @@ from compactctl.errors import EXIT_OK, InputError
 from compactctl.formats import load
 from compactctl.transcript import find_violation
 from tests.cli.conftest import Cli
-
-AISDK = Path(__file__).parent / "aisdk"
-
-
-def _node_ready() -> None:
-    if shutil.which("node") and (AISDK / "node_modules" / "ai").is_dir():
-        return
-    message = f"node and the `ai` package are needed: npm ci --prefix {AISDK}"
-    if os.environ.get("CI") == "true":
-        pytest.fail(message, pytrace=False)
-    pytest.skip(message)
+from tests.needs import needs
 
 
 def node(script: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
-    _node_ready()
-    return subprocess.run(["node", script], cwd=AISDK, input=stdin, capture_output=True, timeout=120, check=False)
+    aisdk = needs("node-ai")
+    return subprocess.run(["node", script], cwd=aisdk, input=stdin, capture_output=True, timeout=120, check=False)
 
 
 @pytest.fixture(scope="module")

@@ -19,6 +19,7 @@ from compactctl.formats import Transcript, get_format, load, native_violation, w
 from compactctl.formats.api_rules import anthropic_violation, responses_violation
 from tests.formats.fixtures import read
 from tests.formats.test_roundtrip import transcripts as roundtrip_transcripts
+from tests.properties import examples
 
 # -- Responses ------------------------------------------------------------------------
 
@@ -260,7 +261,7 @@ def compacted(transcript, steps, options):
 
 
 @pytest.mark.parametrize("name", ["responses", "anthropic"])
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(messages=roundtrip_transcripts(), steps=STEP_SETS, options=SETTINGS)
 def test_compacting_a_valid_native_transcript_keeps_it_valid(name, messages, steps, options):
     (transcript,) = load(write_as([Transcript(messages)], get_format("chat"), name), format=name).transcripts
@@ -270,7 +271,7 @@ def test_compacting_a_valid_native_transcript_keeps_it_valid(name, messages, ste
 
 
 @pytest.mark.parametrize("name", ["responses", "anthropic"])
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(steps=STEP_SETS, options=SETTINGS)
 def test_compacting_the_sample_files_with_thinking_keeps_them_valid(name, steps, options):
     _, _, transcript = read(name)  # reasoning / thinking / redacted_thinking, images, parallel calls

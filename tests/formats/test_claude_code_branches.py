@@ -27,6 +27,7 @@ from compactctl.tokens import TokenCounter
 from compactctl.transcript import content_text, find_violation
 from tests.conftest import unchanged
 from tests.formats.fixtures import DATA, lines, rewritten, shape
+from tests.properties import examples
 
 REWIND = DATA / "claude-code-rewind.jsonl"
 ABANDONED = {"u2", "b1", "b2", "rb1", "b3"}  # the branch of the prompt as first typed
@@ -353,7 +354,7 @@ def sessions(draw: st.DrawFn) -> tuple[bytes, list[int], dict[int, list[str]]]:
     return b"".join(out), chain[::-1], calls_of
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(session=sessions())
 def test_any_branching_session_reads_the_chain_to_its_leaf(session: tuple[bytes, list[int], dict[int, list[str]]]):
     data, chain, calls_of = session

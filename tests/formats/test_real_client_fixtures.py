@@ -33,6 +33,7 @@ def test_claude_code_reads_the_messages_its_compaction_kept_after_the_summary() 
     assert texts[1] == ANSWER  # kept verbatim before the boundary, sent after the summary
 
 
+@pytest.mark.slow  # a console script per case
 @pytest.mark.parametrize(
     ("session", "args"),
     [

@@ -1,11 +1,10 @@
 """The review page in a real browser (Debian's chromium, headless): the DOM it builds and a screenshot.
 
-Skipped where chromium is not installed; failed instead when CI=true, so CI never passes by skipping.
+Skipped where chromium is not installed; failed instead when CI=true, so CI never passes by skipping (tests/needs.py).
 """
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from pathlib import Path
@@ -15,22 +14,19 @@ from PIL import Image, ImageStat
 
 from tests.cli.conftest import write_jsonl
 from tests.conftest import SHARED_TRANSCRIPTS, needs_transcripts
+from tests.needs import needs
 from tests.review.conftest import session
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
-from browser import Chromium, chromium_path
+from browser import Chromium
+
+pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
 def chromium() -> Chromium:
-    found = chromium_path()
-    if found is None:
-        message = "chromium is not installed (apt-get install chromium; .ci/run installs it)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message, pytrace=False)
-        pytest.skip(message)
-    return Chromium(found)
+    return Chromium(needs("chromium"))
 
 
 def count(dom: str, pattern: str) -> int:

@@ -12,6 +12,7 @@ from compactctl.compaction import compact
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import is_thinking, is_valid
 from tests.helpers import call
+from tests.properties import examples
 
 counter = TokenCounter("approx")
 
@@ -94,7 +95,7 @@ def thinking_transcripts(draw: st.DrawFn) -> list[dict[str, Any]]:
     return messages
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(thinking_transcripts(), st.integers(0, 3))
 def test_clearing_is_valid_idempotent_and_keeps_the_turn_in_progress(messages, keep):
     original = copy.deepcopy(messages)

@@ -18,7 +18,7 @@ from compactctl.tokens import TokenCounter
 from compactctl.transcript import find_violation, is_observation, is_thinking
 from tests.conftest import SHARED_TRANSCRIPTS, needs_transcripts
 
-pytestmark = needs_transcripts
+pytestmark = [needs_transcripts, pytest.mark.slow]  # every step on every real transcript
 
 counter = TokenCounter("approx")
 

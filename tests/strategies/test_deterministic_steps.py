@@ -10,6 +10,7 @@ from compactctl.strategies.trim_tools import TrimOptions, trim_text
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import is_pinned, is_valid
 from tests.helpers import agent_transcripts, call, lost_facts, valid_transcripts
+from tests.properties import examples
 
 counter = TokenCounter("approx")
 
@@ -78,7 +79,7 @@ def test_steps_keep_api_validity_and_never_mutate_input(messages, step, keep_rec
     assert result.messages[0]["role"] == "system"
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(agent_transcripts(), st.integers(0, 6))
 def test_window_keeps_one_copy_of_every_fact_and_is_idempotent(messages, keep_recent):
     result = compact(messages, ["window"], {"keep_recent": keep_recent}, counter=counter)

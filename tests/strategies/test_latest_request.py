@@ -11,6 +11,7 @@ from compactctl.summarizers import Summary
 from compactctl.transcript import content_text, message_text
 from tests.conftest import SHARED_TRANSCRIPTS, needs_transcripts
 from tests.helpers import call
+from tests.properties import examples
 from tests.strategies.test_summary_properties import SETTINGS, TEXT, transcripts
 
 SUMMARIZING = ["summary", "rolling", "selective", "structured"]
@@ -49,7 +50,7 @@ def sessions(draw) -> list[dict]:
     return messages
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(sessions(), SETTINGS, st.sampled_from(SUMMARIZING), st.booleans())
 def test_the_latest_request_survives_every_summarizing_strategy(messages, options, name, forgetful):
     latest = latest_user_text(messages)
@@ -73,6 +74,7 @@ REAL_SETTINGS = {
 }
 
 
+@pytest.mark.slow  # every summarizing strategy on every real transcript
 @needs_transcripts  # skipped without them, a failure where COMPACTCTL_TRANSCRIPTS names them (CI)
 @pytest.mark.parametrize("path", real_files() or [None], ids=lambda p: p.name[:40] if p else "missing")
 def test_the_latest_request_survives_on_every_real_transcript(path):

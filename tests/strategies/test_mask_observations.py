@@ -14,6 +14,7 @@ from compactctl.strategies.mask_observations import is_placeholder
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import is_pinned, is_valid
 from tests.helpers import agent_transcripts, call, lost_facts
+from tests.properties import examples
 
 counter = TokenCounter("approx")
 
@@ -138,7 +139,7 @@ def test_observations_in_user_messages_are_masked_and_named_by_the_action():
     assert sum(is_placeholder(m["content"]) for m in result.messages) == 2
 
 
-PROPERTY = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 OPTIONS = st.fixed_dictionaries(
     {
         "keep_tool_uses": st.integers(0, 4),

@@ -17,6 +17,7 @@ from compactctl.transcript import is_observation, is_pinned, is_valid, message_t
 from tests.conftest import unchanged
 from tests.helpers import agent_transcripts as transcripts
 from tests.helpers import call, lost_facts
+from tests.properties import examples
 
 LONG = "line of a long tool output that is well worth pruning\n" * 4
 
@@ -372,7 +373,7 @@ def same_apart_from_calls(out: dict[str, Any], original: dict[str, Any]) -> bool
     )
 
 
-PROPERTY = settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(max_examples=examples(600), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @PROPERTY
@@ -411,7 +412,7 @@ def test_prune_invariants(messages, mode):
     assert set(range(len(messages))) - changed <= set(result.fates)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(transcripts(), st.sampled_from(["stub", "drop"]))
 def test_output_plus_what_the_manifest_archives_gives_back_the_input(messages, mode):
     result = compact(messages, ["prune"], {"mode": mode})

@@ -11,6 +11,7 @@ from compactctl.compaction import compact
 from compactctl.transcript import is_pinned, is_valid
 from tests.conftest import unchanged
 from tests.helpers import call, lost_facts
+from tests.properties import examples
 
 WORDS = st.sampled_from(
     [
@@ -100,7 +101,7 @@ TIGHT = {
 }  # fmt: skip
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(transcripts(), SETTINGS, st.sampled_from(["summary", "rolling", "selective", "structured"]))
 @example(FACT_ONLY_IN_A_LONG_TOOL_OUTPUT, TIGHT, "structured")
 def test_output_is_valid_pinned_and_facts_kept_input_untouched(messages, options, name):
@@ -121,7 +122,7 @@ def test_output_is_valid_pinned_and_facts_kept_input_untouched(messages, options
     assert ("summarized" in actions) == bool(summaries)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(transcripts(), SETTINGS)
 def test_compacting_twice_still_valid(messages, options):
     once = compact(messages, ["structured"], options).messages

@@ -33,7 +33,8 @@ class Recorded:
 
 @dataclass
 class Behaviour:
-    kind: str = "ok"  # ok | 429 | 500 | slow | length | 400 | 401 | html | malformed | shape | slow-bytes | hang
+    # ok | 429 | 500 | slow | length | 400 | 401 | too-large | html | malformed | shape | slow-bytes | hang
+    kind: str = "ok"
     seconds: float = 0.0  # for slow, slow-bytes (between bytes) and hang
     body: Any = None  # for shape: the JSON sent with the 200
     text: str | None = None
@@ -58,6 +59,8 @@ class FakeOpenAI:
     lock: threading.Lock = field(default_factory=threading.Lock)
     flavour: str = "any"  # one of FLAVOURS
     stopping: threading.Event = field(default_factory=threading.Event)  # ends a trickling reply at shutdown
+    models: dict[str, Any] | None = None  # what GET /v1/models answers; None: 404, as servers without it do
+    window: int | None = None  # refuse (400, as OpenAI and vLLM word it) a request whose text is larger
 
     @property
     def url(self) -> str:
@@ -190,6 +193,12 @@ def _handler(state: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             except (BrokenPipeError, ConnectionResetError):  # the client gave up
                 pass
 
+        def do_GET(self) -> None:
+            if self.path.endswith("/models") and state.models is not None:
+                self._send(200, state.models)
+                return
+            self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
+
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             body = json.loads(self.rfile.read(length) or b"{}")
@@ -206,6 +215,17 @@ def _handler(state: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 return
             if behaviour.kind == "500":
                 self._send(500, {"error": {"message": "The server had an error", "type": "server_error"}})
+                return
+            size = sum(len(str(m.get("content", ""))) // 4 for m in body.get("messages", []))
+            if behaviour.kind == "too-large" or (state.window is not None and size > state.window):
+                window = state.window or 2048
+                message = (
+                    f"This model's maximum context length is {window} tokens. However, you requested "
+                    f"{size + 200} tokens ({size} in the messages, 200 in the completion). Please reduce "
+                    "the length of the messages or completion."
+                )
+                error = {"message": message, "type": "invalid_request_error", "code": "context_length_exceeded"}
+                self._send(400, {"error": error})
                 return
             if behaviour.kind == "401":  # a proxy that echoes the key it refused, whole
                 key = self.headers.get("Authorization", "").removeprefix("Bearer ")

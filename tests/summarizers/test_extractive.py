@@ -9,6 +9,7 @@ from compactctl.summarizers import SummaryRequest
 from compactctl.summarizers.extractive import ExtractiveSummarizer, parse_summary
 from compactctl.tokens import counter_for
 from tests.helpers import call
+from tests.properties import examples
 
 COUNTER = counter_for()
 SESSION = [
@@ -44,7 +45,7 @@ def test_same_input_same_output():
     assert summarize(SESSION) == summarize(list(SESSION))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.integers(30, 400))
 def test_the_summary_stays_under_its_bound(max_tokens):
     assert COUNTER(summarize(SESSION * 5, max_tokens)) <= max_tokens

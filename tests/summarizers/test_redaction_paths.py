@@ -21,6 +21,7 @@ from compactctl.summarizers import SummaryRequest
 from compactctl.summarizers.extractive import ExtractiveSummarizer
 from compactctl.summarizers.redact import mask_known, redact, redact_messages, redact_reply, redact_url
 from tests.heldout_secrets import DJANGO, PLACED, PLACEMENTS, Document, Placed, exposed
+from tests.properties import examples
 from tests.secrets_corpus import CORPUS, leaked
 
 runner = CliRunner()
@@ -132,7 +133,7 @@ def summary_text(messages: list[dict]) -> str:
     return ExtractiveSummarizer().summarize(SummaryRequest(messages, "summary", 1500)).text
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(ALL_TEXTS), min_size=1, max_size=6))
 def test_redacting_a_summary_changes_nothing_the_summary_of_the_redacted_input_has(texts):
     messages = session(texts)

@@ -1,0 +1,92 @@
+"""Prompt A against prompt B on the real sessions, through a real local model: the README's A/B table.
+
+Starts llama-cpp-python's server with SmolLM2-135M (tests/local_model.py; `.ci/local-model` installs
+both), runs `compactctl review` over the Claude Code and Codex sessions in shared/transcripts with
+the shipped `structured` prompt as side A and bench/prompts/ledger-first.md as side B, and prints
+each side's scores on the model's own text and on the whole summary, as a Markdown table. The pages
+(and index.html) go to --pages. Temperature 0 and the summary cache make a rerun repeatable and free.
+
+    python bench/prompt_ab.py --pages /tmp/ab-pages
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.local_model import start  # noqa: E402
+from tests.needs import SHARED_TRANSCRIPTS  # noqa: E402
+
+ALTERNATIVE = ROOT / "bench" / "prompts" / "ledger-first.md"
+PRODUCERS = ("claude-code", "codex")
+WINDOW = 8192  # SmolLM2's trained context: fewer chunks than the tests' 4,096
+
+
+def sessions() -> list[Path]:
+    found = []
+    for producer in PRODUCERS:
+        found += sorted(p for p in (SHARED_TRANSCRIPTS / producer).rglob("*") if p.suffix in (".jsonl", ".json"))
+    return found
+
+
+def pct(share: dict) -> str:
+    return "–" if share["score"] is None else f"{share['passed']}/{share['total']} ({100 * share['score']:.0f}%)"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pages", type=Path, default=Path(tempfile.mkdtemp(prefix="prompt-ab-")))
+    parser.add_argument("--cache-dir", type=Path, default=Path(tempfile.gettempdir()) / "compactctl-prompt-ab-cache")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        inputs = Path(folder) / "sessions"
+        for path in sessions():
+            link = inputs / path.relative_to(SHARED_TRANSCRIPTS)
+            link.parent.mkdir(parents=True, exist_ok=True)
+            link.symlink_to(path)
+        server = start(Path(folder), window=WINDOW)
+        try:
+            started = time.monotonic()
+            command = [
+                sys.executable, "-m", "compactctl", "review", str(inputs), "-o", str(args.pages),
+                "--summarizer", "openai", "--base-url", server.url, "--model", server.model,
+                "--summary-temperature", "0", "--summary-timeout", "900", "--cache-dir", str(args.cache_dir),
+                "--vs-prompt-file", f"structured={ALTERNATIVE}", "--json", "-q",
+            ]  # fmt: skip
+            done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
+            seconds = time.monotonic() - started
+        finally:
+            server.stop()
+    if done.returncode != 0:
+        sys.exit(f"review failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    body = json.loads(done.stdout)
+    print(f"SmolLM2-135M-Instruct Q4_1, llama-cpp-python server, window {WINDOW}, temperature 0; {seconds:.0f} s")
+    print(f"pages: {args.pages / 'index.html'}\n")
+    print("| session | A (shipped): identifiers | A: probes | B (ledger-first): identifiers | B: probes | B − A (pp) |")
+    print("|---|---|---|---|---|---|")
+    for entry in sorted(body["files"], key=lambda f: -abs(f["own_text_difference_pp"])):
+        a, b = entry["sides"]["A"]["own_text"], entry["sides"]["B"]["own_text"]
+        cells = [pct(a["identifiers"]), pct(a["probes"]), pct(b["identifiers"]), pct(b["probes"])]
+        print(f"| {entry['file']} | {' | '.join(cells)} | {entry['own_text_difference_pp']:+.1f} |")
+    total = body["total"]
+    a, b = total["A"]["own_text"], total["B"]["own_text"]
+    print(
+        f"| **all** | {pct(a['identifiers'])} | {pct(a['probes'])} | {pct(b['identifiers'])} | {pct(b['probes'])} | |"
+    )
+    wa, wb = total["A"]["whole_summary"], total["B"]["whole_summary"]
+    print(
+        f"\nWhole summary (with what compactctl appends): A {pct(wa['identifiers'])} identifiers, "
+        f"{pct(wa['probes'])} probes; B {pct(wb['identifiers'])}, {pct(wb['probes'])}."
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,131 @@
+"""What to say about a file no format claims: the one error every command gives for it.
+
+``cannot tell the format of FILE (known: ...)``, then either the producer it looks like
+when compactctl knows that producer and does not read it (pi, Antigravity), or the
+closest known format and why it did not match, from the keys the file's first records hold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from compactctl.errors import InputError
+from compactctl.formats.records import Database, Record
+
+SAMPLE = 20  # the first records are what detection looks at too
+
+
+@dataclass(frozen=True)
+class Signature:
+    """What a format's detection looks for, as groups of keys: each group needs one of its keys."""
+
+    format: str
+    needs: tuple[tuple[str, ...], ...]
+    what: str  # the shape in words, for the error
+
+    def met(self, keys: set[str]) -> int:
+        return sum(1 for group in self.needs if keys.intersection(group))
+
+    def missing(self, keys: set[str]) -> list[str]:
+        return [" or ".join(repr(key) for key in group) for group in self.needs if not keys.intersection(group)]
+
+
+# One line per format of the registry (tests check none is left out), most specific first as there.
+SIGNATURES: tuple[Signature, ...] = (
+    Signature("otel", (("resourceSpans", "spans", "attributes"), ("traceId", "scopeSpans")), "OTLP gen_ai spans"),
+    Signature("ai-sdk", (("id",), ("role",), ("parts",)), "UIMessage objects with 'id', 'role' and 'parts'"),
+    Signature("swe-agent", (("history",), ("trajectory", "info")), "one JSON object with a 'history' list"),
+    Signature("tau-bench", (("traj",), ("task_id", "reward")), "runs with a 'traj' list"),
+    Signature("codex", (("type",), ("payload",)), "rollout lines with 'type' and 'payload'"),
+    Signature("gemini", (("projectHash",), ("sessionId",)), "a chat with 'projectHash' and 'sessionId'"),
+    Signature(
+        "claude-code",
+        (("type",), ("sessionId", "uuid", "leafUuid", "messageId"), ("message", "summary")),
+        "records with a 'type' and a 'sessionId' or 'uuid'",
+    ),
+    Signature("anthropic", (("role",), ("content",)), "messages with 'role' user/assistant and content blocks"),
+    Signature("responses", (("type",), ("role", "call_id", "output")), "Responses items with a 'type'"),
+    Signature("dataset", (("messages",),), "lines of {'messages': [...]}"),
+    Signature("chat", (("role",),), "one message a line, each with a 'role'"),
+)
+
+
+@dataclass(frozen=True)
+class Producer:
+    """A producer whose files compactctl recognises and does not read, and why not."""
+
+    name: str
+    needs: tuple[tuple[str, Any], ...]  # (key, value or None for "present") the first record carries
+    why: str
+
+
+UNSUPPORTED: tuple[Producer, ...] = (
+    Producer(
+        "a pi coding-agent session",
+        (("type", "session"), ("cwd", None), ("id", None)),
+        "its JSONL schema (pi-mono docs/session.md) has changed three times, v1 to v3, and no client here resumes one",
+    ),
+    Producer(
+        "an Antigravity log",
+        (("type", None), ("source", None), ("status", None), ("created_at", None)),
+        "Antigravity keeps its conversations as protobuf with no published schema; this log is a partial copy",
+    ),
+    Producer(
+        "an Antigravity prompt history",
+        (("display", None), ("timestamp", None), ("workspace", None)),
+        "it holds the prompts only, not the conversation",
+    ),
+)
+
+
+class UnknownFormat(InputError):
+    """No format claims the file; the message names the file itself."""
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def undetected(records: Sequence[Record], path: str, known: Iterable[str]) -> UnknownFormat:
+    """The error for records no format claims: the same words from every command."""
+    head = f"cannot tell the format of {path} (known: {', '.join(known)})"
+    why, guessable = diagnosis(records)
+    return UnknownFormat(f"{head}; {why}" + ("; pass --format if you know it" if guessable else ""), path)
+
+
+def diagnosis(records: Sequence[Record]) -> tuple[str, bool]:
+    """The producer the records look like, or the closest format and what it lacks; and whether
+    naming a format could help (not for a producer compactctl knows it does not read)."""
+    sample = [record.value for record in records[:SAMPLE]]
+    objects = [value for value in sample if isinstance(value, dict)]
+    if not objects:
+        kinds = sorted({_kind(value) for value in sample}) or ["nothing"]
+        return f"its records are {' and '.join(kinds)}, not JSON objects", True
+    first = objects[0]
+    for producer in UNSUPPORTED:
+        if all(key in first and (value is None or first[key] == value) for key, value in producer.needs):
+            return f"it looks like {producer.name}, which is not supported: {producer.why}", False
+    keys = {key for value in objects for key in value}
+    best = max(SIGNATURES, key=lambda signature: signature.met(keys) / len(signature.needs))
+    shown = ", ".join(repr(key) for key in sorted(first)[:8]) + (", ..." if len(first) > 8 else "")
+    if not best.met(keys):
+        return f"no record has a key a known format looks for (the first has {shown or 'no keys'})", True
+    lacking = " nor ".join(best.missing(keys))
+    if not lacking:  # the keys are there, their values are not the format's
+        return f"closest: {best.format} ({best.what}), but the values do not fit it (the first has {shown})", True
+    return f"closest: {best.format} ({best.what}), but no record has {lacking} (the first has {shown})", True
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, Database):
+        return "a SQLite database without an Agents SDK session table"
+    if isinstance(value, bool):
+        return "booleans"
+    if isinstance(value, int | float):
+        return "numbers"
+    if isinstance(value, str):
+        return "strings"
+    if isinstance(value, list):
+        return "arrays"
+    return "nulls" if value is None else type(value).__name__
