@@ -19,7 +19,7 @@ from pathlib import Path
 from compactctl.formats import detect
 from compactctl.formats.records import parse_records
 from compactctl.recorded import read_recorded
-from compactctl.replay import settings_grid, shipped_prices
+from compactctl.replay import prices_for, settings_grid, shipped_prices
 from compactctl.replay.recorded import replay_recorded
 from compactctl.tokens import claude_tokens_available
 
@@ -122,16 +122,17 @@ def main() -> None:
                 f"| {path.parent.name}/{path.name[:24]} | {session.calls if session else 0} | no usage | | | | | | | |"
             )
             continue
-        # A model the table lacks is priced as gpt-5.1 here: the check is the ratio to the bill.
+        # A model no price source knows is priced as gpt-5.1 here: the check is the ratio to the bill.
         options = {"keep_recent": 10, "claude_tokens": claude_tokens}
-        result = replay_recorded(session, fmt.name, grid, options, table, table.models["gpt-5.1"])
+        result = replay_recorded(session, fmt.name, grid, options, table, prices_for(table, "gpt-5.1"))
         elapsed = time.perf_counter() - started
         c = result.calibration
         # The estimate of what the producer did (its own compactions replayed, none where it made
         # none) against what it was billed.
         # Calls the log holds no message for (a cut-off response, a producer's summarizing call)
         # are in the bill but cannot be estimated: they are left out of both sides here.
-        bill, estimate = result.bill.cost - result.unpaired_cost, result.recorded_estimate.cost
+        bill = (result.bill.cost or 0.0) - (result.unpaired_cost or 0.0)
+        estimate = result.recorded_estimate.cost or 0.0
         versus = f"{(estimate / bill - 1):+.1%}" if bill else "unpriced"
         print(
             f"| {path.parent.name}/{path.name[:24]} | {session.calls} | {c.encoding} x{c.ratio:g} "

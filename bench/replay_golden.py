@@ -100,8 +100,21 @@ def run_case(arguments: list[str], roots: dict[str, Path | None]) -> Any:
     return {"exit": result.exit_code, "output": orjson.loads(text)}
 
 
+# Keys added to the JSON since the digests were written (issue 20: the price source, unpriced
+# calls): left out of the digest, so what was there before is still checked to be unchanged.
+ADDED_KEYS = frozenset({"prices", "unpriced_calls", "unpriced_models"})
+
+
+def _without_added(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_added(v) for k, v in value.items() if k not in ADDED_KEYS}
+    if isinstance(value, list):
+        return [_without_added(v) for v in value]
+    return value
+
+
 def digest(output: Any) -> str:
-    return hashlib.sha256(orjson.dumps(output, option=orjson.OPT_SORT_KEYS)).hexdigest()
+    return hashlib.sha256(orjson.dumps(_without_added(output), option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
 def first_difference(a: Any, b: Any, where: str = "") -> str:

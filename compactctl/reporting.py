@@ -13,10 +13,12 @@ from typing import Any
 
 from compactctl.errors import InputError
 from compactctl.facts import fold, unique_facts
-from compactctl.formats import Transcript, native_violation
+from compactctl.formats import Transcript, native_violations
+from compactctl.formats.api_rules import carried_parts
 from compactctl.formats.records import SkippedLine, listed
+from compactctl.model_input import model_input
 from compactctl.tokens import REPLY_PRIMING_TOKENS, TokenCounter
-from compactctl.transcript import Message, Validator, Violation, facts_of, message_text
+from compactctl.transcript import KEPT_VIOLATIONS, Message, Validator, Violation, facts_of, message_text
 from compactctl.usage import SummarizerUsage
 
 REPORT_VERSION = 1
@@ -39,6 +41,9 @@ class Measure:
     facts_declared: tuple[str, ...] = ()
     facts_found: frozenset[str] = frozenset()  # folded (casefold, whitespace folded)
     api_usage: ApiUsage | None = None
+    violation_count: int = 0  # every violation, in every transcript
+    violations: tuple[str, ...] = ()  # the first few (KEPT_VIOLATIONS), each with its transcript
+    open_calls: tuple[str, ...] = ()  # transcripts that end on a call still running (not a fault)
 
     @property
     def valid(self) -> bool:
@@ -95,6 +100,9 @@ class Measurer:
         self.by_role: dict[str, int] = {}
         self.transcripts = 0
         self.violation: str | None = None
+        self.violation_count = 0
+        self.violations: list[str] = []
+        self.open_calls: list[str] = []
         self.declared: dict[str, str] = {}  # folded -> as first written
         self.unfound: set[str] = {folded for folded in map(fold, facts) if folded}  # folded
         self.found: set[str] = set()
@@ -104,21 +112,29 @@ class Measurer:
 
     def add(self, item: Measured) -> None:
         if isinstance(item, Transcript):
-            self.add_transcript(item.messages, item.label, native_violation(item))
+            # What the model receives when the producer's client resumes it (model_input): one measure everywhere.
+            self.add_transcript(model_input(item), item.label, native_violations(item), item.read_as)
         else:
             self.add_transcript(item[1], item[0])
 
-    def add_transcript(self, messages: Iterable[Message], label: str = "", native: Violation | None = None) -> None:
-        """Measure one transcript; ``native`` is the first rule of its own API it breaks, found apart."""
-        self.start_transcript()
+    def add_transcript(
+        self,
+        messages: Iterable[Message],
+        label: str = "",
+        native: Violation | list[Violation] | None = None,
+        read_as: str | None = None,
+    ) -> None:
+        """Measure one transcript; ``native`` are the rules of its own API it breaks, found apart;
+        ``read_as`` (its format) says which of its producer's blocks its messages may carry."""
+        self.start_transcript(read_as)
         for message in messages:
             self.feed(message)
         self.end_transcript(label, native)
 
     # The same, a message at a time, for a caller walking two transcripts at once (before and after).
-    def start_transcript(self) -> None:
+    def start_transcript(self, read_as: str | None = None) -> None:
         self.transcripts += 1
-        self._validator = Validator()
+        self._validator = Validator(carried_parts(read_as))
         self._context = 0  # tokens of the messages so far: the input of a call made now
 
     def feed(self, message: Message) -> None:
@@ -130,10 +146,20 @@ class Measurer:
             self.api_counted += self._context + REPLY_PRIMING_TOKENS
         self._context += self.add_message(message)
 
-    def end_transcript(self, label: str = "", native: Violation | None = None) -> None:
-        violation = native or self._validator.finish()
-        if violation and self.violation is None:
-            self.violation = f"{label}: {violation}" if label else str(violation)
+    def end_transcript(self, label: str = "", native: Violation | list[Violation] | None = None) -> None:
+        own = [native] if isinstance(native, Violation) else list(native or ())
+        self._validator.finish()
+        # The file's own API's rules, where it has them, are the judge; else the Chat Completions rules.
+        found = own or self._validator.violations
+        count = len(own) if own else self._validator.count
+        self.violation_count += count
+        for violation in found:
+            if len(self.violations) < KEPT_VIOLATIONS:
+                self.violations.append(f"{label}: {violation}" if label else str(violation))
+        if self.violations and self.violation is None:
+            self.violation = self.violations[0]
+        if self._validator.open_call is not None:
+            self.open_calls.append(f"{label}: {self._validator.open_call}" if label else self._validator.open_call)
 
     def add_message(self, message: Message) -> int:
         tokens = self.counter.message(message)
@@ -164,6 +190,9 @@ class Measurer:
             tuple(self.declared.values()),
             frozenset(self.found),
             ApiUsage(self.api_calls, self.api_reported, self.api_counted) if self.api_calls else None,
+            self.violation_count,
+            tuple(self.violations),
+            tuple(self.open_calls),
         )
 
 
@@ -213,6 +242,15 @@ class FileReport:
     # vs calibrated input, the gap split, the calibration and its held-out error, and what the
     # producer's own compactions replaced (calibration.session_report).
     api_calibration: dict[str, Any] | None = None
+    # Every violation counted, the first few listed (violation_before/after is the first of them).
+    violation_count_before: int = 0
+    violation_count_after: int | None = None
+    violations_before: list[str] = field(default_factory=list)
+    violations_after: list[str] | None = None
+    # A transcript that ends on a call still running (a session saved while a tool ran): not a
+    # fault, the next request carries the result; the call's id, per transcript.
+    open_calls_before: list[str] = field(default_factory=list)
+    open_calls_after: list[str] | None = None
 
     @property
     def gate_failed(self) -> bool:
@@ -280,6 +318,12 @@ def file_report(
         api_usage=before.api_usage.as_json() if before.api_usage else None,
         skipped_lines=[s.line for s in skipped],
         skipped=[asdict(s) for s in skipped],
+        violation_count_before=before.violation_count,
+        violation_count_after=after.violation_count if after else None,
+        violations_before=list(before.violations),
+        violations_after=list(after.violations) if after else None,
+        open_calls_before=list(before.open_calls),
+        open_calls_after=list(after.open_calls) if after else None,
     )
 
 

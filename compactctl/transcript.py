@@ -7,7 +7,7 @@ A message is a plain ``dict``. Everything compactctl adds lives under one key,
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -184,7 +184,7 @@ def unit_start(messages: list[Message], index: int) -> int:
 
 @dataclass(frozen=True)
 class Violation:
-    """The first reason a transcript would be rejected by the API."""
+    """A reason a transcript would be rejected by the API."""
 
     index: int
     problem: str
@@ -194,25 +194,54 @@ class Violation:
         return f"{self.at}: {self.problem}" if self.at else f"message {self.index + 1}: {self.problem}"
 
 
+KEPT_VIOLATIONS = 5  # a report lists this many, with the count of all
+# Anthropic's server tools (web search, web fetch, code execution) run in the API itself: the
+# call (``server_tool_use``, id ``srvtoolu_...``) and its result are both in the assistant's
+# response, so no tool message answers it.
+SERVER_CALL_PREFIX = "srvtoolu_"
+
+
+def is_server_call(call_id: Any) -> bool:
+    return isinstance(call_id, str) and call_id.startswith(SERVER_CALL_PREFIX)
+
+
 class Validator:
     """Streaming API-validity check: feed messages one by one, then ``finish()``.
 
+    Every violation is counted (the first ``KEPT_VIOLATIONS`` kept), the check going on past
+    each one. A transcript that ends on a call still running (its last assistant message's calls
+    not answered yet, as a session saved while a tool ran looks) is not invalid: the next request
+    would carry the results; ``open_call`` names it. ``carried`` adds, per role, the content part
+    types the transcript's producer writes and its own API accepts (Claude Code's
+    ``tool_reference``, documents, images in tool results; see ``formats.api_rules.carried_parts``).
     Bounded memory: it remembers only the calls still waiting for an answer.
     """
 
-    def __init__(self) -> None:
-        self.violation: Violation | None = None
+    def __init__(self, carried: Mapping[str, frozenset[str]] | None = None) -> None:
+        self.violations: list[Violation] = []
+        self.count = 0
+        self.open_call: str | None = None
+        self.carried = carried or {}
         self._index = -1
         self._previous_role: str | None = None
         self._pending: dict[str, bool] = {}  # call id -> answered yet
         self._assistant_with_calls = False
 
+    @property
+    def violation(self) -> Violation | None:
+        """The first violation, or None."""
+        return self.violations[0] if self.violations else None
+
+    def _add(self, violation: Violation) -> None:
+        self.count += 1
+        if len(self.violations) < KEPT_VIOLATIONS:
+            self.violations.append(violation)
+
     def feed(self, message: Message) -> None:
         self._index += 1
-        if self.violation is None:
-            problem = self._check(message)
-            if problem:
-                self.violation = Violation(self._index, problem)
+        problem = self._check(message)
+        if problem:
+            self._add(Violation(self._index, problem))
 
     def _check(self, message: Message) -> str | None:
         if not isinstance(message, dict):
@@ -220,9 +249,12 @@ class Validator:
         role = message.get("role")
         if not isinstance(role, str) or role not in ROLES:
             return f"unknown role {shown(role)}" if role is not None else "missing role"
-        problem = _shape_problem(message, role)
-        if problem:
-            return problem
+        shape = _shape_problem(message, role, self.carried.get(role, frozenset()))
+        # Pairing is followed on past a bad shape, so one fault is reported once, not again at every later message.
+        pairing = self._pairing_problem(message, role)
+        return shape or pairing
+
+    def _pairing_problem(self, message: Message, role: str) -> str | None:
         if role == "tool":
             if not self._assistant_with_calls:
                 return f"tool message after a {self._previous_role or 'start of transcript'} message"
@@ -236,12 +268,12 @@ class Validator:
                 return "tool message has no content"
             return None
         unanswered = self._unanswered()
-        if unanswered:
-            return f"unanswered tool call {unanswered!r} before this {role} message"
         self._previous_role = role
-        ids = tool_call_ids(message)
+        ids = [call_id for call_id in tool_call_ids(message) if not is_server_call(call_id)]
         self._assistant_with_calls = bool(ids)
         self._pending = dict.fromkeys(ids, False)
+        if unanswered:
+            return f"unanswered tool call {unanswered!r} before this {role} message"
         if self._empty(message, role):
             return f"{role} message has no content"
         return None
@@ -257,10 +289,8 @@ class Validator:
         return next((call_id for call_id, answered in self._pending.items() if not answered), None)
 
     def finish(self) -> Violation | None:
-        if self.violation is None:
-            unanswered = self._unanswered()
-            if unanswered:
-                self.violation = Violation(self._index, f"unanswered tool call {unanswered!r} at the end")
+        """The first violation (None: valid); ``open_call`` is set when the transcript ends on a running call."""
+        self.open_call = self._unanswered()
         return self.violation
 
 
@@ -270,14 +300,14 @@ def shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _shape_problem(message: Message, role: str) -> str | None:
+def _shape_problem(message: Message, role: str, carried: frozenset[str] = frozenset()) -> str | None:
     """What the API would reject in this message's fields, by their types (pairing is checked apart)."""
     content = message.get("content")
     if content is not None and not isinstance(content, (str, list)):
         return f"{role} content is {type(content).__name__}, not a string or a list of parts"
     if isinstance(content, list):
         for number, part in enumerate(content, 1):
-            problem = _part_problem(part, role)
+            problem = _part_problem(part, role, carried)
             if problem:
                 return f"content part {number}: {problem}"
     name = message.get("name")
@@ -304,14 +334,14 @@ def _shape_problem(message: Message, role: str) -> str | None:
     return None
 
 
-def _part_problem(part: Any, role: str) -> str | None:
+def _part_problem(part: Any, role: str, carried: frozenset[str] = frozenset()) -> str | None:
     if not isinstance(part, dict):
         return f"is {type(part).__name__}, not an object"
     kind = part.get("type")
     if not isinstance(kind, str):
         return "has no type" if kind is None else f"type is {type(kind).__name__}, not a string"
-    if role == "assistant" and kind in CARRIED_PART_TYPES:
-        return None
+    if (role == "assistant" and kind in CARRIED_PART_TYPES) or kind in carried:
+        return None  # the producer's own block, which its API accepts: checked by its own rules
     if kind not in PART_TYPES[role]:
         return f"type {shown(kind)} is not allowed in a {role} message ({', '.join(sorted(PART_TYPES[role]))})"
     field, expected = PART_FIELDS[kind]
@@ -343,9 +373,11 @@ def _call_problem(entry: Any) -> str | None:
     return None
 
 
-def find_violation(messages: Iterable[Message]) -> Violation | None:
+def find_violation(
+    messages: Iterable[Message], carried: Mapping[str, frozenset[str]] | None = None
+) -> Violation | None:
     """The first API-validity violation of a transcript, or None when the API would accept it."""
-    validator = Validator()
+    validator = Validator(carried)
     for message in messages:
         validator.feed(message)
     return validator.finish()

@@ -7,8 +7,12 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import jsonschema
+from hypothesis import given
+from hypothesis import strategies as st
 
 from compactctl.ci import github_annotations, junit_xml, repo_path, repo_root
+from compactctl.cli.outcome import exit_code
+from compactctl.files.io import Failure
 
 SCHEMA = json.loads((Path(__file__).parents[1] / "compactctl" / "schema" / "run.schema.json").read_text())
 
@@ -104,3 +108,25 @@ def test_paths_are_relative_to_the_workspace_or_the_git_tree(tmp_path, monkeypat
     assert repo_root(tmp_path / "repo" / "logs") == tmp_path.resolve()
     assert repo_path(str(tmp_path / "repo" / "logs" / "x.jsonl"), tmp_path.resolve()) == "repo/logs/x.jsonl"
     assert repo_path("-", tmp_path) == ""
+
+
+# --- the exit rule, for any mix of outcomes ------------------------------------------------------
+
+
+@given(
+    failed=st.lists(st.sampled_from([2, 3]), max_size=5),
+    done=st.integers(0, 5),
+    gates=st.lists(st.booleans(), max_size=3),
+    allowed=st.integers(0, 6),
+)
+def test_the_exit_code_never_hides_a_bad_file_nor_a_failed_gate(failed, done, gates, allowed):
+    failures = [Failure(f"f{i}", "bad", code) for i, code in enumerate(failed)]
+    code = exit_code(failures, done, [{"name": "g", "passed": passed, "reason": "r"} for passed in gates], allowed)
+    if 3 in failed:
+        assert code == 3  # a summarizer failure is never tolerated
+    elif len(failed) > allowed or (failed and not done):
+        assert code == 2  # more bad files than allowed, or nothing read at all
+    elif not all(gates):
+        assert code == 1
+    else:
+        assert code == 0 and len(failed) <= allowed

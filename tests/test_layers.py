@@ -21,7 +21,7 @@ PACKAGE = ROOT / "compactctl"
 LAYERS: list[tuple[str, set[str]]] = [
     ("values", {"errors", "transcript", "facts", "tokens", "usage", "settings", "jsonbytes", "interrupts", "userdirs"}),
     ("parts", {"formats", "strategies", "summarizers", "recorded"}),
-    ("pipelines", {"compaction", "reporting", "replay", "calibration", "evaluate", "review", "walked"}),
+    ("pipelines", {"compaction", "model_input", "reporting", "replay", "calibration", "evaluate", "review", "walked"}),
     ("library", {""}),  # compactctl/__init__.py: the functions a library caller uses
     ("io", {"files", "config", "ray_engine", "progress", "ci"}),
     ("cli", {"cli", "__main__"}),

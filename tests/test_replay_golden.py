@@ -6,7 +6,9 @@ again after the rolling fix: bastion's claude-session under ``-t 4000 -s rolling
 raised IndexError, and the other 300 cases were unchanged by that fix; two ``prune+trim`` cases again
 when prune's pass 2 came to keep one copy of a text whatever call fetched it: d-kimuson's
 fe5e1c67 session and tau-bench's gpt-4o-airline, whose latest answers of some calls repeat an
-earlier call's answer -- on the airline file 7 duplicates where there were 4);
+earlier call's answer -- on the airline file 7 duplicates where there were 4; the 7 cases of
+qiushiyan__duet again when genai-prices priced its gpt-5.5 calls, unpriced before; keys added
+since are left out of the digest, see ADDED_KEYS);
 ``bench/replay_golden.py check`` shows the first differing key.
 The generated memory-benchmark file is checked by the script only (a minute of strategies).
 """

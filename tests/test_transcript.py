@@ -1,6 +1,6 @@
 import pytest
 
-from compactctl.transcript import find_violation, is_valid, tool_units, unit_start
+from compactctl.transcript import KEPT_VIOLATIONS, Validator, find_violation, is_valid, tool_units, unit_start
 from tests.helpers import call
 
 
@@ -33,10 +33,6 @@ def test_tool_units_keep_a_call_with_its_results(agent_messages):
                 {"role": "user", "content": "next"},
             ],
             "unanswered tool call 'b'",
-        ),
-        (
-            [{"role": "assistant", "content": None, "tool_calls": [call("a", "f")]}],
-            "unanswered tool call 'a' at the end",
         ),
         ([{"role": "critic", "content": "x"}], "unknown role 'critic'"),
         ([{"content": "x"}], "missing role"),
@@ -88,3 +84,60 @@ def test_a_single_fact_written_as_a_string_is_one_fact_not_its_characters():
 
     assert facts_of({"role": "user", "content": "x", "compactctl": {"facts": "Claire Dubois"}}) == ["Claire Dubois"]
     assert facts_of({"role": "user", "content": "x", "compactctl": {"facts": 5}}) == []
+
+
+def test_a_transcript_ending_on_a_running_call_is_valid_with_its_open_call_named():
+    validator = Validator()
+    for message in [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "tool_calls": [call("a", "f")]},
+    ]:
+        validator.feed(message)
+    assert validator.finish() is None
+    assert validator.open_call == "a"
+
+
+def test_every_violation_is_counted_and_the_first_few_kept():
+    messages = [{"role": "user", "content": None} for _ in range(KEPT_VIOLATIONS + 3)]
+    validator = Validator()
+    for message in messages:
+        validator.feed(message)
+    validator.finish()
+    assert validator.count == KEPT_VIOLATIONS + 3
+    assert [v.index for v in validator.violations] == list(range(KEPT_VIOLATIONS))
+
+
+def test_one_unanswered_call_is_reported_once_not_at_every_later_message():
+    messages = [
+        {"role": "assistant", "content": None, "tool_calls": [call("a", "f")]},
+        {"role": "user", "content": "next"},
+        {"role": "assistant", "content": "ok"},
+        {"role": "user", "content": "more"},
+    ]
+    validator = Validator()
+    for message in messages:
+        validator.feed(message)
+    validator.finish()
+    assert validator.count == 1 and "unanswered tool call 'a'" in validator.violations[0].problem
+
+
+def test_a_producer_s_own_blocks_are_accepted_where_its_api_takes_them():
+    from compactctl.formats.api_rules import carried_parts
+
+    messages = [
+        {"role": "user", "content": [{"type": "document", "source": {"type": "base64", "data": "JVBE"}}]},
+        {"role": "assistant", "content": None, "tool_calls": [call("a", "ToolSearch")]},
+        {"role": "tool", "tool_call_id": "a", "content": [{"type": "tool_reference", "tool_name": "WebFetch"}]},
+    ]
+    assert "document" in str(find_violation(messages))  # not a Chat Completions part
+    assert find_violation(messages, carried_parts("claude-code")) is None
+    assert find_violation(messages, carried_parts("chat")) is not None
+
+
+def test_a_server_tool_call_needs_no_tool_message():
+    messages = [
+        {"role": "user", "content": "search"},
+        {"role": "assistant", "content": "found", "tool_calls": [call("srvtoolu_1", "web_search")]},
+        {"role": "user", "content": "thanks"},
+    ]
+    assert find_violation(messages) is None

@@ -58,6 +58,8 @@ def file_entries(
         status, reason = status_of(body)
         output = job.target if written else None
         entries.append({**body, "file": job.source, "name": job.name, "output": output, "status": status})
+        if not written and job.target is not None:  # report and eval read BEFORE against AFTER
+            entries[-1]["after"] = job.target
         entries[-1]["reason"] = reason
         entries[-1].setdefault("skipped_lines", [])
     return entries

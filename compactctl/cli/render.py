@@ -50,9 +50,21 @@ def emit(doc: Mapping[str, Any], reports: list[FileReport], as_json: bool, quiet
         out.print(render_files(reports, doc))
     given = [entry["file"] for entry in doc["files"] if entry["status"] != "failed"]  # in the reports' order
     for report, file in zip(reports, given, strict=True):
-        for when, violation in (("before", report.violation_before), ("after", report.violation_after)):
-            if violation:
-                out.print(f"[red]not API-valid {when}:[/] {escape(file)}: {violation}", soft_wrap=True)
+        for when, count, listed, open_calls in (
+            ("before", report.violation_count_before, report.violations_before, report.open_calls_before),
+            ("after", report.violation_count_after, report.violations_after, report.open_calls_after),
+        ):
+            for violation in listed or ():
+                out.print(f"[red]not API-valid {when}:[/] {escape(file)}: {escape(violation)}", soft_wrap=True)
+            if count and listed and count > len(listed):
+                more = f"... {count} violations in all"
+                out.print(f"[red]not API-valid {when}:[/] {escape(file)}: {more}", soft_wrap=True)
+            for call in open_calls or ():
+                out.print(
+                    f"[yellow]note:[/] {escape(file)} ({when}) ends on an open call ({escape(call)}): a call still "
+                    "running when the session was saved, not a fault",
+                    soft_wrap=True,
+                )
     for report, file in zip(reports, given, strict=True):
         for fact in report.facts_absent_before:
             out.print(

@@ -20,6 +20,7 @@ from compactctl.config import RunOptions, strategy_owners
 from compactctl.files.io import Job, expand_inputs, run_jobs
 from compactctl.files.replay import replay_file
 from compactctl.replay.options import DEFAULT_THRESHOLDS, ReplayOptions
+from compactctl.replay.price_source import source_label
 from compactctl.replay.prices import Prices, load_prices, prices_for, with_summarizer_prices
 from compactctl.replay.results import FileReplay, aligned, replay_json
 from compactctl.replay.simulate import SettingResult, aggregate
@@ -124,17 +125,24 @@ def render(results: list[FileReplay], label: str, prices: Prices) -> None:
     transcripts = sum(r.transcripts for r in results)
     where = f"{results[0].file} ({results[0].format}" if len(results) == 1 else f"{label} ({len(results)} files"
     table = settings_table(rows, f"{where}, {transcripts} transcript(s))", prices, console.width)
+    unpriced = sorted({m for r in results if r.api is not None for m in r.api.unpriced_models})
+    if unpriced:  # before the table, where it is read: why the cost cells say "unpriced"
+        from compactctl.replay.recorded import unpriced_note
+
+        console.print(f"[yellow]note:[/] {escape(unpriced_note(unpriced, None))}", soft_wrap=True)
     api = results[0].api if len(results) == 1 else None
     if api is not None:
         basis = ", ".join(f"{_setting_name(row)}: {kind}" for row, kind in zip(rows, api.basis, strict=True))
         calibration = api.calibration
         table.caption = (
-            f"in API input tokens; priced per call by the model it names; {basis} (bill: from the reported "
-            f"usage; estimate: calibrated: {calibration.encoding} x{calibration.ratio:g}, hidden prefix, "
+            f"in API input tokens; priced per call by the model it names ({source_label()}); {basis} "
+            f"(bill: from the reported usage; estimate: calibrated: {calibration.encoding} "
+            f"x{calibration.ratio:g}, hidden prefix, "
             f"held-out per-call error median {calibration.held_out.median:.1%}, p90 {calibration.held_out.p90:.1%})"
         )
         for note in api.notes:
-            stderr.print(f"[yellow]note:[/] {escape(note)}", soft_wrap=True)
+            if not unpriced or not note.startswith("model "):
+                stderr.print(f"[yellow]note:[/] {escape(note)}", soft_wrap=True)
     elif any(r.api is not None for r in results):
         recorded = sum(r.api is not None for r in results)
         table.caption = (
@@ -158,8 +166,10 @@ def _tokens(value: float) -> str:
     return f"{value:,.0f}"
 
 
-def _money(value: float, top: float) -> str:
+def _money(value: float | None, top: float) -> str:
     """Dollars with the same number of decimals down a row: cents for big bills, more for small ones."""
+    if value is None:
+        return "[yellow]unpriced[/]"  # a model no price source knows: never shown as $0
     return f"${value:,.2f}" if top >= 10 else f"${value:,.4f}"
 
 
@@ -171,7 +181,7 @@ def _setting_name(row: SettingResult) -> str:
 
 def _cells(row: SettingResult, base: SettingResult, top_cost: float) -> dict[str, str]:
     """The figures of one setting as table cells, cost also as a change against the baseline."""
-    change = "" if row is base or not base.cost else f"{(row.cost / base.cost - 1) * 100:+.1f}%"
+    change = "" if row is base or not base.cost or row.cost is None else f"{(row.cost / base.cost - 1) * 100:+.1f}%"
     return {
         "strategy": row.strategy,
         "calls": f"{row.calls:,}",
@@ -196,10 +206,11 @@ def settings_table(rows: list[SettingResult], title: str, prices: Prices, width:
     """The settings side by side, the baseline first: one column each when they fit, else one row each."""
     priced = (
         f"priced as {prices.model}: ${prices.input:g}/M in, ${prices.cached_input:g}/M cached "
-        f"({prices.cache_discount:.2g}x), ${prices.cache_write:g}/M cache write, ${prices.output:g}/M out"
+        f"({prices.cache_discount:.2g}x), ${prices.cache_write:g}/M cache write, ${prices.output:g}/M out "
+        f"({prices.source or source_label()})"
     )
     table = Table(title=title, caption=priced, title_justify="left", caption_justify="left")
-    top_cost = max((row.cost for row in rows), default=0.0)
+    top_cost = max((row.cost for row in rows if row.cost is not None), default=0.0)
     cells = [_cells(row, rows[0], top_cost) for row in rows]
     metrics = list(cells[0]) if cells else []
     if 14 + 13 * len(rows) <= width:  # settings as columns: reads as "side by side with no compaction"

@@ -69,12 +69,19 @@ def compact_file(
         settings = {**settings, "open_on_user": True}
     # Every fact is looked for from the first message on, wherever it is declared.
     tally = _Tally(job, settings, counter, (m for t in transcripts for m in t.messages), archive, fmt.name, to)
+    # The after-figures are those of the file as written, read back (model_input): what the
+    # producer's client sends on resume, and what ``report IN OUT`` gives on the output.
+    tally.after_from_written = not settings.get("in_place") and (to or fmt.name) != agents_sqlite.NAME
     compacted = [tally.compact(t, steps, summarizer) for t in transcripts]
     tally.check_facts(fmt.name)
     if job.target is not None and settings.get("in_place"):
         replace_in_database(job.source, fmt.name, compacted)
-    elif job.target is not None:
-        write_atomic(job.target, write_as(compacted, fmt, to, job.source), [job.source])
+        return tally.result(fmt.name, skipped or ())
+    data = write_as(compacted, fmt, to, job.source) if tally.after_from_written or job.target else b""
+    if tally.after_from_written:
+        tally.measure_written(data, to or fmt.name, compacted)
+    if job.target is not None:
+        write_atomic(job.target, data, [job.source])
     return tally.result(fmt.name, skipped or ())
 
 
@@ -101,6 +108,13 @@ class _Tally:
         self.archived: list[dict[str, Any]] = []
         self.usage = SummarizerUsage()
         self.notes: list[str] = []
+        self.after_from_written = False  # measure the output as written and read back, not in memory
+
+    def measure_written(self, data: bytes, format_name: str, compacted: list[Transcript]) -> None:
+        """The after-figures of the written bytes read back as ``format_name`` (``report``'s view of the output)."""
+        _, written = load(data, "<written>", format_name)
+        for transcript in written if len(written) == len(compacted) else compacted:
+            self.after.add(transcript)
 
     def compact(self, transcript: Transcript, steps: Sequence[str], summarizer: Summarizer | None) -> Transcript:
         result = compact(transcript.messages, steps, self.settings, counter=self.counter, summarizer=summarizer)
@@ -108,8 +122,9 @@ class _Tally:
         # Transcripts, not bare messages: a Responses or Anthropic file is also held to its own API's rules.
         self.before.add(transcript)
         # Converted output is held to the rules of the format written (thinking does not travel).
-        written = dataclasses.replace(converted(compacted), read_as=str(self.to)) if self.converted else compacted
-        self.after.add(written)
+        if not self.after_from_written:
+            written = dataclasses.replace(converted(compacted), read_as=str(self.to)) if self.converted else compacted
+            self.after.add(written)
         self.usage = self.usage + result.usage
         self.notes.extend(result.notes)
         where = {"file": self.job.name, "transcript": transcript.label}

@@ -12,9 +12,8 @@ import contextlib
 import os
 import stat
 import sys
-import threading
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, TypeVar
@@ -419,29 +418,33 @@ def run_jobs(
             reporter.finished(job.source, size[i], i in failures)
         reporter.close()
         return [done[i] for i in sorted(done)], [failures[i] for i in sorted(failures)]
-    lock = threading.Lock()  # the reporter is told from one thread at a time
+    workers = max(1, parallel)
+    pool = ThreadPoolExecutor(workers)
+    running: dict[Future[T | Failure], int] = {}
+    started = 0
 
-    def attempt(index: int) -> None:
-        job = jobs[index]
-        with lock:
-            reporter.started(job.source)
-        try:
-            results[index] = work(job)
-        except CompactctlError as error:
-            failures[index] = Failure(job.source, str(error), error.exit_code, getattr(error, "line", None))
-        except OSError as error:
-            failures[index] = Failure(job.source, f"{error.filename or job.source}: {error.strerror or error}", 2)
-        except Exception as error:  # a bug met on one file must not cost the batch its summary
-            what = f"{type(error).__name__}: {str(error)[:200]}"
-            failures[index] = Failure(job.source, f"{job.source}: cannot process this file ({what})", 2)
-        with lock:
-            reporter.finished(job.source, size[index], index in failures)
+    def start_next() -> None:  # at most ``workers`` files in flight: "started" means started
+        nonlocal started
+        reporter.started(jobs[started].source)
+        running[pool.submit(attempt, jobs[started], work)] = started
+        started += 1
 
-    pool = ThreadPoolExecutor(max(1, parallel))
     interrupted = False
     try:
-        for _ in pool.map(attempt, range(len(jobs))):
-            pass
+        while started < min(workers, len(jobs)):
+            start_next()
+        while running:
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:  # results come back here, to the parent, as each file ends
+                index = running.pop(future)
+                outcome = future.result()
+                if isinstance(outcome, Failure):
+                    failures[index] = outcome
+                else:
+                    results[index] = outcome
+                reporter.finished(jobs[index].source, size[index], index in failures)
+                if started < len(jobs):
+                    start_next()
     except KeyboardInterrupt:
         # Stop now: no new file is started, nothing more is renamed into place, and the
         # threads still working are not waited for (the CLI exits without joining them).
@@ -452,6 +455,19 @@ def run_jobs(
         pool.shutdown(wait=not interrupted, cancel_futures=interrupted)
         reporter.close()
     return [results[i] for i in sorted(results)], [failures[i] for i in sorted(failures)]
+
+
+def attempt(job: Job, work: Callable[[Job], T]) -> T | Failure:
+    """One job's result, or its failure as a value: one bad file never stops the batch."""
+    try:
+        return work(job)
+    except CompactctlError as error:
+        return Failure(job.source, str(error), error.exit_code, getattr(error, "line", None))
+    except OSError as error:
+        return Failure(job.source, f"{error.filename or job.source}: {error.strerror or error}", 2)
+    except Exception as error:  # a bug met on one file must not cost the batch its summary
+        what = f"{type(error).__name__}: {str(error)[:200]}"
+        return Failure(job.source, f"{job.source}: cannot process this file ({what})", 2)
 
 
 def first_line_is_chat(source: str) -> bool:

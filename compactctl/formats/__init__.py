@@ -55,6 +55,7 @@ __all__ = [
     "dump",
     "load",
     "native_violation",
+    "native_violations",
 ]
 
 
@@ -207,10 +208,15 @@ def _check_fits(transcripts: list[Transcript], target: Format, path: str | None 
 def native_violation(transcript: Transcript) -> Violation | None:
     """The first rule of its own API that a Responses or Anthropic transcript breaks, as its writer
     would send it back (unchanged records as read); None when it keeps them or its format has none."""
+    return next(iter(native_violations(transcript)), None)
+
+
+def native_violations(transcript: Transcript) -> list[Violation]:
+    """Every rule of its own API that a Responses or Anthropic transcript breaks, in order."""
     check = RULES.get(transcript.read_as)
     if check is None:
-        return None
+        return []
     written = FORMATS[transcript.read_as].write([transcript])
     if not written.strip():
-        return None
+        return []
     return check([record.value for record in parse_records(written, "<written>")[0]])

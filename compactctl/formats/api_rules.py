@@ -55,8 +55,17 @@ AFTER_REASONING = frozenset(set(INPUT_ITEMS) - {"reasoning", *RESPONSES_OUTPUTS,
 
 def responses_violation(items: list[Any]) -> Violation | None:
     """The first rule of the Responses API the input items break, or None."""
+    return next(iter(responses_violations(items)), None)
+
+
+def responses_violations(items: list[Any]) -> list[Violation]:
+    """Every rule of the Responses API the input items break, in order. Calls with no output yet
+    after the last message (a rollout saved while a tool ran) are an open call, not a fault."""
+    found: list[Violation] = []
     calls: dict[str, str] = {}  # call_id -> its call item type
+    where: dict[str, int] = {}  # call_id -> its item's index
     answered: set[str] = set()
+    last_message = max((i for i, item in enumerate(items) if _item_type(item) == "message"), default=-1)
     for index, item in enumerate(items):
         problem = _responses_item_problem(item, calls, answered)
         if problem is None and _item_type(item) == "reasoning":
@@ -65,11 +74,13 @@ def responses_violation(items: list[Any]) -> Violation | None:
                 what = "nothing" if following is None else f"a {_item_label(following)}"
                 problem = f"reasoning item is followed by {what}, not the message or call it produced"
         if problem:
-            return Violation(index, problem, at=f"input[{index}]")
+            found.append(Violation(index, problem, at=f"input[{index}]"))
+        if isinstance(item, dict) and isinstance(item.get("call_id"), str) and item["call_id"] not in where:
+            where[item["call_id"]] = index
     for call_id, kind in calls.items():
-        if call_id not in answered:
-            return Violation(len(items) - 1, f"no {kind}_output for {kind} {call_id!r}", at="input")
-    return None
+        if call_id not in answered and where.get(call_id, -1) < last_message:
+            found.append(Violation(len(items) - 1, f"no {kind}_output for {kind} {call_id!r}", at="input"))
+    return found
 
 
 def _item_type(item: Any) -> Any:
@@ -183,37 +194,48 @@ ASSISTANT_BLOCKS = frozenset(
         "container_upload",
     }
 )
-TOOL_RESULT_BLOCKS = frozenset({"text", "image", "document", "search_result"})
+# ``tool_reference``: the tool-search mechanism names a tool it loaded (Claude Code writes it, the API takes it back).
+TOOL_RESULT_BLOCKS = frozenset({"text", "image", "document", "search_result", "tool_reference"})
 IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 
 
 def anthropic_violation(records: list[Any]) -> Violation | None:
-    """The first rule of the Messages API the file breaks, or None.
+    """The first rule of the Messages API the file breaks, or None."""
+    return next(iter(anthropic_violations(records)), None)
+
+
+def anthropic_violations(records: list[Any]) -> list[Violation]:
+    """Every rule of the Messages API the file breaks, in order.
 
     ``records`` are MessageParams (a ``{"system": ...}`` record among them is the system
     prompt) or request objects, each with its own ``messages``.
     """
     if records and all(isinstance(r, dict) and isinstance(r.get("messages"), list) for r in records):
+        found: list[Violation] = []
         for number, request in enumerate(records):
-            found = _messages_violation(request["messages"])
-            if found is not None:
-                at = f"line {number + 1} {found.at}" if len(records) > 1 else found.at
-                return Violation(found.index, found.problem, at=at)
-        return None
-    return _messages_violation([r for r in records if not _is_system(r)])
+            for one in _messages_violations(request["messages"]):
+                at = f"line {number + 1} {one.at}" if len(records) > 1 else one.at
+                found.append(Violation(one.index, one.problem, at=at))
+        return found
+    return _messages_violations([r for r in records if not _is_system(r)])
 
 
 def _is_system(record: Any) -> bool:
     return isinstance(record, dict) and "system" in record and "role" not in record
 
 
-def _messages_violation(messages: list[Any]) -> Violation | None:
+def _messages_violations(messages: list[Any]) -> list[Violation]:
+    found: list[Violation] = []
     turns: list[tuple[int, str, list[Any]]] = []  # (first message index, role, blocks): after merging
     for index, message in enumerate(messages):
         problem = _anthropic_message_problem(message, index, last=index == len(messages) - 1)
         if problem:
-            return Violation(index, problem, at=f"messages.{index}")
-        role, content = message["role"], message["content"]
+            found.append(Violation(index, problem, at=f"messages.{index}"))
+        if not (isinstance(message, dict) and message.get("role") in ("user", "assistant")):
+            continue
+        role, content = message["role"], message.get("content")
+        if not isinstance(content, (str, list)):
+            continue
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
         if turns and turns[-1][1] == role:
             # The API joins consecutive turns of one role into one before checking the rest.
@@ -221,39 +243,42 @@ def _messages_violation(messages: list[Any]) -> Violation | None:
         else:
             turns.append((index, role, blocks))
     if not turns:
-        return Violation(0, "at least one message is required", at="messages")
+        return [*found, Violation(0, "at least one message is required", at="messages")]
     if turns[0][1] != "user":
-        return Violation(0, 'the first message must use the "user" role', at="messages.0")
-    for number, (index, role, blocks) in enumerate(turns):
+        found.append(Violation(0, 'the first message must use the "user" role', at="messages.0"))
+    for number, (_, role, blocks) in enumerate(turns):
         if role != "assistant":
             continue
-        calls = [b["id"] for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"]
         following = turns[number + 1] if number + 1 < len(turns) else None
-        results = _leading_results(following[2]) if following else []
-        if calls and following is None:
-            return Violation(index, f"tool_use {calls[0]!r} has no tool_result after it", at=f"messages.{index}")
         if following is None:
-            continue
+            continue  # tool_use blocks in the last turn are calls still running: an open call, not a fault
+        calls = [b.get("id") for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"]
+        results = _leading_results(following[2])
         missing = [call for call in calls if call not in results]
         if missing:
             later = _all_results(following[2])
             where = "not at the start of" if set(missing) & later else "not in"
-            return Violation(
-                following[0],
-                f"tool_use ids {', '.join(map(repr, missing))} have tool_result blocks {where} the next user message",
-                at=f"messages.{following[0]}",
+            found.append(
+                Violation(
+                    following[0],
+                    f"tool_use ids {', '.join(map(repr, missing))} have tool_result blocks {where} "
+                    "the next user message",
+                    at=f"messages.{following[0]}",
+                )
             )
         unexpected = [r for r in _all_results(following[2]) if r not in calls]
         if unexpected:
-            return Violation(
-                following[0],
-                f"tool_result for {unexpected[0]!r} answers no tool_use of the message before it",
-                at=f"messages.{following[0]}",
+            found.append(
+                Violation(
+                    following[0],
+                    f"tool_result for {unexpected[0]!r} answers no tool_use of the message before it",
+                    at=f"messages.{following[0]}",
+                )
             )
     if turns[0][1] == "user" and _all_results(turns[0][2]):
-        orphan = sorted(_all_results(turns[0][2]))[0]
-        return Violation(0, f"tool_result for {orphan!r} answers no tool_use", at="messages.0")
-    return None
+        orphan = sorted(map(str, _all_results(turns[0][2])))[0]
+        found.append(Violation(0, f"tool_result for {orphan!r} answers no tool_use", at="messages.0"))
+    return found
 
 
 def _leading_results(blocks: list[Any]) -> list[Any]:
@@ -354,5 +379,34 @@ def _image_problem(source: Any) -> str | None:
     return None
 
 
-# The native rules of each format that has them, by format name.
-RULES: dict[str, Check] = {"responses": responses_violation, "anthropic": anthropic_violation}
+# The native rules of each format that has them, by format name: every violation, in order.
+RULES: dict[str, Callable[[list[Any]], list[Violation]]] = {
+    "responses": responses_violations,
+    "anthropic": anthropic_violations,
+}
+
+# Content part types a producer's reader leaves in the canonical messages as they came, by role:
+# not Chat Completions parts, but blocks the producer's own API accepts (and its rules above check).
+_ANTHROPIC_CARRIED = {
+    "user": USER_BLOCKS - {"tool_result"},
+    "tool": TOOL_RESULT_BLOCKS | {"image_url"},  # an image in a tool result (Chat Completions takes text only)
+    "assistant": ASSISTANT_BLOCKS,
+}
+_RESPONSES_CARRIED = {
+    "user": INPUT_PARTS,
+    "developer": INPUT_PARTS,
+    "system": INPUT_PARTS,
+    "tool": INPUT_PARTS | {"image_url"},  # a function_call_output may be a list of input parts, images too
+    "assistant": OUTPUT_PARTS,
+}
+CARRIED_PARTS: dict[str, dict[str, frozenset[str]]] = {
+    "anthropic": _ANTHROPIC_CARRIED,
+    "claude-code": _ANTHROPIC_CARRIED,
+    "responses": _RESPONSES_CARRIED,
+    "codex": _RESPONSES_CARRIED,
+}
+
+
+def carried_parts(format_name: str | None) -> dict[str, frozenset[str]]:
+    """The part types a file read as ``format_name`` may hold beyond Chat Completions', by role."""
+    return CARRIED_PARTS.get(format_name or "", {})

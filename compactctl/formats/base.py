@@ -32,6 +32,11 @@ class Native(Generic[Unit]):
     units: tuple[Unit, ...] = ()
     originals: tuple[Message | None, ...] = ()
 
+    def added_on_resume(self) -> tuple[Message, ...]:
+        """What the producer's client adds back when it resumes the file, beyond the messages it
+        holds (Codex writes its initial context again after a compacted line that left it out)."""
+        return ()
+
 
 @dataclass(frozen=True)
 class Transcript:

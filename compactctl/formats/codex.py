@@ -74,6 +74,10 @@ class CodexNative(Native[Unit]):
     trailing: Unit = ()  # opaque items after the last message
     meta: dict[str, Any] | None = None  # the session_meta the system prompt was read from
     system: int | None = None  # the unit of that system prompt (it lives in session_meta, not in the history)
+    resumed_context: tuple[Message, ...] = ()  # the initial context Codex writes again on resume
+
+    def added_on_resume(self) -> tuple[Message, ...]:
+        return self.resumed_context
 
 
 class _Rollout:
@@ -83,6 +87,10 @@ class _Rollout:
         self.meta: dict[str, Any] | None = None
         self.system: int | None = None  # position of the system message among the live messages
         self.call_start = 0  # messages before the current model call's output
+        # The initial context a compacted line replaced without keeping: Codex writes it again
+        # when it resumes the rollout (with no world_state to say the model holds it).
+        self.dropped_initial: list[Message] = []
+        self.world_state = False
 
     def session_meta(self, payload: dict[str, Any]) -> None:
         text = _base_instructions(payload)
@@ -95,6 +103,11 @@ class _Rollout:
     def compacted(self, payload: dict[str, Any], line: int) -> None:
         history = payload.get("replacement_history")
         kept = [self.system] if self.system is not None else []
+        before = [m for m in self.items.messages if _is_initial_message(m)] or self.dropped_initial
+        kept_initial = isinstance(history, list) and any(
+            isinstance(item, dict) and initial_context(item) for item in history
+        )
+        self.dropped_initial = [] if kept_initial else before
         if isinstance(history, list):
             self.items.restart(kept)
             for item in history:
@@ -139,6 +152,10 @@ def initial_context(item: dict[str, Any]) -> bool:
     return isinstance(text, str) and text.lstrip().startswith(INITIAL_CONTEXT)
 
 
+def _is_initial_message(message: Message) -> bool:
+    return message.get("role") in ("user", "developer") and content_text(message).lstrip().startswith(INITIAL_CONTEXT)
+
+
 def _summary(message: Message) -> bool:
     return content_text(message).startswith(SUMMARY_PREFIX)
 
@@ -180,12 +197,18 @@ def read(records: list[Record], path: str) -> list[Transcript]:
             rollout.items.feed(payload, None, record.line)
         elif kind == "compacted":
             rollout.compacted(payload, record.line)
+        elif kind == "world_state":
+            rollout.world_state = True
         elif kind == "event_msg" and payload.get("type") == "token_count":
             rollout.token_count(payload)
     reader = rollout.items
     units, originals = reader.finish()
     system = reader.origins[rollout.system] if rollout.system is not None else None
-    native = CodexNative(units, originals, tuple(records), tuple(reader.pending), rollout.meta, system)
+    live_initial = any(_is_initial_message(m) for m in reader.messages)
+    resumed = () if rollout.world_state or live_initial else tuple(rollout.dropped_initial)
+    native = CodexNative(
+        units, originals, tuple(records), tuple(reader.pending), rollout.meta, system, resumed_context=resumed
+    )
     return [Transcript(reader.messages, native=native, origins=tuple(reader.origins))]
 
 

@@ -15,6 +15,7 @@ from compactctl.errors import InputError
 from compactctl.formats.records import Database, Record
 
 SAMPLE = 20  # the first records are what detection looks at too
+PRODUCER_SAMPLE = 3
 
 
 @dataclass(frozen=True)
@@ -104,8 +105,10 @@ def diagnosis(records: Sequence[Record]) -> tuple[str, bool]:
         return f"its records are {' and '.join(kinds)}, not JSON objects", True
     first = objects[0]
     for producer in UNSUPPORTED:
-        if all(key in first and (value is None or first[key] == value) for key, value in producer.needs):
-            return f"it looks like {producer.name}, which is not supported: {producer.why}", False
+        # Among the first few records: some builds write a line (a title) before the session header.
+        for value in objects[:PRODUCER_SAMPLE]:
+            if all(key in value and (want is None or value[key] == want) for key, want in producer.needs):
+                return f"it looks like {producer.name}, which is not supported: {producer.why}", False
     keys = {key for value in objects for key in value}
     best = max(SIGNATURES, key=lambda signature: signature.met(keys) / len(signature.needs))
     shown = ", ".join(repr(key) for key in sorted(first)[:8]) + (", ..." if len(first) > 8 else "")

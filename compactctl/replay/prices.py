@@ -1,13 +1,18 @@
-"""What model calls cost: the shipped price table, a team's own laid over it, and overrides."""
+"""What model calls cost: list prices from genai-prices, a team's own table laid over them, and overrides.
+
+A model no source knows is *unpriced* (``PriceTable.find`` gives None): its cost is reported as
+unknown, never as a computed $0.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +21,8 @@ from compactctl.usage import SummarizerUsage
 
 PRICE_FIELDS = ("input", "cached_input", "cache_write", "output")
 MILLION = 1_000_000
+DEFAULT_MODEL = "gpt-4o"  # what a transcript that names no model is priced as, unless --model-pricing
+_DATE_SUFFIX = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2})$")
 
 
 @dataclass(frozen=True)
@@ -33,6 +40,17 @@ class Prices:
     cache_write_1h: float | None = None  # a write kept one hour (Anthropic: 2x input); None: as cache_write
     cache_ttl: float | None = None  # seconds a cached prefix lives unused; None: never expires here
     source: str = ""  # where the figures were read, and when
+    # Long-context prices: above ``start`` input tokens the whole call is billed at that tier's
+    # prices (Anthropic over 200k, OpenAI's gpt-5.4 and later over 272k), highest start last.
+    tiers: tuple[tuple[int, Prices], ...] = ()
+
+    def at(self, input_tokens: int) -> Prices:
+        """The prices a call of ``input_tokens`` is billed at (its long-context tier, if it reached one)."""
+        chosen = self
+        for start, prices in self.tiers:
+            if input_tokens > start:
+                chosen = prices
+        return chosen
 
     @property
     def cache_discount(self) -> float:
@@ -41,6 +59,10 @@ class Prices:
 
     def call_cost(self, input_tokens: int, cached: int, written: int, output: int, written_1h: int = 0) -> float:
         """One call's cost; ``written_1h`` of the ``written`` tokens are kept one hour (billed higher)."""
+        if self.tiers:
+            tier = self.at(input_tokens)
+            if tier is not self:
+                return tier.call_cost(input_tokens, cached, written, output, written_1h)
         plain = input_tokens - cached - written
         long_write = self.cache_write if self.cache_write_1h is None else self.cache_write_1h
         return (
@@ -59,8 +81,22 @@ class Prices:
 
 @dataclass(frozen=True)
 class PriceTable:
+    """A team's own prices (``--prices FILE``; empty when none), over the list prices of genai-prices."""
+
     models: dict[str, Prices]
-    default: str
+    default: str = DEFAULT_MODEL
+
+    def find(self, model: str | None, provider: str | None = None, day: date | None = None) -> Prices | None:
+        """A model's prices as a transcript names it (a dated id matches its undated row): the
+        team's table first, then genai-prices at ``day``; None when no source knows it (unpriced)."""
+        if not model:
+            return None
+        for name in (model, _DATE_SUFFIX.sub("", model)):
+            if name in self.models:
+                return self.models[name]
+        from compactctl.replay.price_source import listed_prices
+
+        return listed_prices(model, provider, day)
 
 
 def _read_table_file(data: bytes, source: str) -> Any:
@@ -118,18 +154,18 @@ def parse_price_table(raw: Any, source: str) -> PriceTable:
         for alias in aliases:  # another name of the same model (a dated id, a codex variant)
             models.setdefault(alias, dataclasses.replace(models[str(name)], model=alias))
     default = raw.get("default", next(iter(models)))
-    if default not in models:
+    if default not in models and PriceTable({}).find(str(default)) is None:
         raise InputError(f"bad price file: default model {default!r} is not in the table", source)
     return PriceTable(models, default)
 
 
 def shipped_prices() -> PriceTable:
-    data = resources.files("compactctl").joinpath("prices.json").read_bytes()
-    return parse_price_table(json.loads(data), "compactctl/prices.json")
+    """The list prices alone (genai-prices), no team table."""
+    return PriceTable({}, DEFAULT_MODEL)
 
 
 def load_prices(path: str | Path | None = None) -> PriceTable:
-    """The shipped table, with a team's own file (JSON or TOML) laid over it when given."""
+    """The list prices, with a team's own file (JSON or TOML) laid over them when given."""
     table = shipped_prices()
     if path is None:
         return table
@@ -141,26 +177,29 @@ def load_prices(path: str | Path | None = None) -> PriceTable:
     raw = _read_table_file(data, source)
     own = parse_price_table(raw, source)
     # A team's file that names no default keeps the shipped one, so adding one model changes nothing else.
-    return PriceTable({**table.models, **own.models}, own.default if "default" in raw else table.default)
+    return PriceTable(own.models, own.default if "default" in raw else table.default)
 
 
 def with_summarizer_prices(prices: Prices, table: PriceTable, settings: Mapping[str, Any]) -> Prices:
     """Bill an LLM summarizer's tokens at its own model's prices when the table has them (gpt-4o-mini...)."""
     model = settings.get("model")
-    if settings.get("summarizer") != "openai" or model not in table.models:
+    if settings.get("summarizer") != "openai" or not model:
         return prices
-    return dataclasses.replace(prices, summarizer=table.models[model])
+    own = table.find(str(model))
+    return prices if own is None else dataclasses.replace(prices, summarizer=own)
 
 
 def prices_for(table: PriceTable, model: str | None = None, **overrides: float | None) -> Prices:
     """One model's prices, with any of ``input``, ``cached_input``, ``cache_write``, ``output``
     (and ``min_cached_tokens``) overridden."""
     name = model or table.default
-    if name not in table.models:
-        raise InputError(
-            f"unknown model {name!r} for pricing (known: {', '.join(table.models)}); or pass --prices FILE"
-        )
-    prices = table.models[name]
+    found = table.find(name)
+    if found is None:
+        from compactctl.replay.price_source import source_label
+
+        own = f" or your table ({', '.join(table.models)})" if table.models else ""
+        raise InputError(f"unknown model {name!r} for pricing: not in {source_label()}{own}; pass --prices FILE")
+    prices = found
     given: dict[str, Any] = {key: float(value) for key, value in overrides.items() if value is not None}
     if "min_cached_tokens" in given:
         given["min_cached_tokens"] = int(given["min_cached_tokens"])
@@ -170,5 +209,6 @@ def prices_for(table: PriceTable, model: str | None = None, **overrides: float |
     if any(value < 0 for value in given.values()):
         raise InputError("prices must be >= 0")
     if given:
-        prices = dataclasses.replace(prices, model=f"{name} (overridden)", **given)
+        # An overridden figure is the whole call's: the listed long-context tiers no longer apply.
+        prices = dataclasses.replace(prices, model=f"{name} (overridden)", tiers=(), **given)
     return prices

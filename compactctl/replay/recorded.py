@@ -10,8 +10,9 @@ Beside ``replay``'s rows this gives, for a Claude Code or Codex session with usa
   them (the file's fitted tokenizer ratio, each response re-sent as its output tokens,
   images by the provider's rule), plus the fitted hidden prefix, so thresholds are in the
   API input tokens the producers' own auto-compaction compares with;
-- the model priced is the one each call names; a model missing from the table is a note
-  naming ``--model-pricing``, never a silent default.
+- the model priced is the one each call names, at its list price on the call's day
+  (genai-prices, or the team's ``--prices`` table); a model no source knows is *unpriced*: its
+  rows' cost is unknown (None) and a note names the model and ``--model-pricing``, never a $0.
 """
 
 from __future__ import annotations
@@ -29,8 +30,17 @@ from compactctl.calibration import (
     segment_key,
 )
 from compactctl.recorded import ApiUsage, RecordedContext, RecordedSession
+from compactctl.replay.price_source import day_of
 from compactctl.replay.prices import Prices, PriceTable
-from compactctl.replay.simulate import ApiCall, FigureCounter, SettingResult, SettingRun, aggregate, walk_in_step
+from compactctl.replay.simulate import (
+    ApiCall,
+    FigureCounter,
+    SettingResult,
+    SettingRun,
+    aggregate,
+    sum_costs,
+    walk_in_step,
+)
 from compactctl.replay.triggers import BASELINE, Setting
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import DEFAULT_ENCODING, TokenCounter, counter_for
@@ -39,17 +49,14 @@ from compactctl.transcript import Message, facts_of
 RECORDED = "recorded"
 BILL = "bill"
 ESTIMATE = "estimate"
-_DATE_SUFFIX = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2})$")
+PROVIDER_OF_PRODUCER = {"claude-code": "anthropic", "codex": "openai"}
 
 
-def price_model(table: PriceTable, model: str | None) -> Prices | None:
-    """The table's row for a model as a transcript names it (a dated id matches its undated row)."""
-    if not model:
-        return None
-    for name in (model, _DATE_SUFFIX.sub("", model)):
-        if name in table.models:
-            return table.models[name]
-    return None
+def price_model(
+    table: PriceTable, model: str | None, provider: str | None = None, timestamp: float | None = None
+) -> Prices | None:
+    """The prices of a model as a transcript names it, on the call's day; None: unpriced."""
+    return table.find(model, provider, day_of(timestamp))
 
 
 class CalibratedCounter:
@@ -101,7 +108,8 @@ class RecordedReplay:
     compactions: int  # how many times the producer compacted
     history_before_last_compaction: int  # messages the producer's last compaction replaced
     pre_tokens_check: list[tuple[int, int, int]]  # (call, recorded preTokens, the recorded row's context there)
-    unpaired_cost: float = 0.0  # of the bill: calls the log holds no message for (summarizing, cut off)
+    unpaired_cost: float | None = 0.0  # of the bill: calls the log holds no message for (summarizing, cut off)
+    unpriced_models: tuple[str, ...] = ()  # models no price source knows (and no --model-pricing)
 
 
 def _share_1h(session: RecordedSession) -> float:
@@ -126,7 +134,9 @@ def _usage_row(
 ) -> SettingResult:
     per_call = [c.usage.input_tokens if c.usage else 0 for c in context.calls]
     usages = [c.usage for c in context.calls if c.usage is not None]
-    cost = sum(_bill_cost(c.usage, p, provider) for c, p in zip(context.calls, prices_of, strict=True) if c.usage and p)
+    billed = [(c.usage, p) for c, p in zip(context.calls, prices_of, strict=True) if c.usage]
+    unpriced = sum(1 for _, p in billed if p is None)
+    cost = sum(_bill_cost(u, p, provider) for u, p in billed if p is not None)
     return SettingResult(
         trigger=trigger,
         threshold=None,
@@ -142,9 +152,10 @@ def _usage_row(
         output_tokens=sum(u.output_tokens for u in usages),
         summarizer_calls=0,
         summarizer_tokens=0,
-        cost=round(cost, 9),
+        cost=None if unpriced else round(cost, 9),
         facts_lost=0,
         context_per_call=per_call,
+        unpriced_calls=unpriced,
     )
 
 
@@ -244,10 +255,11 @@ def replay_recorded(
     checks: list[tuple[int, int, int]] = []
     compacted = any(context.compactions for context in session.contexts)
     grid = [row for row in settings if row != BASELINE]
+    provider = PROVIDER_OF_PRODUCER.get(producer)
     for context in session.contexts:
         prices_of: list[Prices | None] = []
         for call in context.calls:
-            found = price_model(table, call.model)
+            found = price_model(table, call.model, provider, call.timestamp)
             if found is None:
                 unknown.add(str(call.model))
                 found = fallback
@@ -284,14 +296,19 @@ def replay_recorded(
                 if usage is not None:
                     checks.append((at, compaction.pre_tokens, usage.input_tokens + usage.output_tokens))
     extra = session.unpaired
-    extra_cost = 0.0
+    extra_cost: float | None = 0.0
     if extra is not None:
         # Billed calls the log holds no message for (a producer's compaction summaries, a
         # response cut off before it was written) are part of the bill.
         main = next(
-            (p for p in (price_model(table, c.model) for x in session.contexts for c in x.calls) if p), fallback
+            (
+                p
+                for p in (price_model(table, c.model, provider, c.timestamp) for x in session.contexts for c in x.calls)
+                if p
+            ),
+            fallback,
         )
-        extra_cost = _bill_cost(extra, main, calibration.provider) if main is not None else 0.0
+        extra_cost = _bill_cost(extra, main, calibration.provider) if main is not None else None
         bills[0] = _with_extra(bills[0], extra, extra_cost)
         recorded_rows[0] = _with_extra(recorded_rows[0], extra, extra_cost)
         if not compacted:
@@ -303,9 +320,7 @@ def replay_recorded(
         basis.insert(1, BILL)
     notes = []
     if unknown:
-        names = ", ".join(sorted(unknown))
-        what = f"priced as {fallback.model}" if fallback is not None else "left unpriced (cost 0)"
-        notes.append(f"model {names} is not in the price table: its calls are {what}; pass --model-pricing NAME")
+        notes.append(unpriced_note(sorted(unknown), fallback))
     notes += list(calibration.warnings)
     last = [c for context in session.contexts for c in context.compactions[-1:]]
     return RecordedReplay(
@@ -319,17 +334,31 @@ def replay_recorded(
         sum(len(context.compactions) for context in session.contexts),
         sum(c.position for c in last),
         checks,
-        round(extra_cost, 9),
+        None if extra_cost is None else round(extra_cost, 9),
+        tuple(sorted(unknown)) if fallback is None else (),
     )
 
 
-def _with_extra(row: SettingResult, usage: ApiUsage, cost: float) -> SettingResult:
+def unpriced_note(models: Sequence[str], fallback: Prices | None) -> str:
+    """What a reader is told (before the table) when a model is in no price source."""
+    from compactctl.replay.price_source import source_label
+
+    names = ", ".join(models)
+    if fallback is not None:
+        return f"model {names} is not in {source_label()}: its calls are priced as {fallback.model} (--model-pricing)"
+    return (
+        f"model {names} is not in {source_label()}: its calls are unpriced, so cost is unknown; "
+        "pass --model-pricing NAME (or --prices FILE) to price them"
+    )
+
+
+def _with_extra(row: SettingResult, usage: ApiUsage, cost: float | None) -> SettingResult:
     return dataclasses.replace(
         row,
         input_tokens=row.input_tokens + usage.input_tokens,
         cached_tokens=row.cached_tokens + usage.cached_tokens,
         output_tokens=row.output_tokens + usage.output_tokens,
-        cost=round(row.cost + cost, 9),
+        cost=sum_costs([row.cost, cost]),
     )
 
 

@@ -67,6 +67,7 @@ def api_json(api: RecordedReplay) -> dict[str, Any]:
             {"call": call, "pre_tokens": pre, "recorded_context": seen} for call, pre, seen in api.pre_tokens_check
         ],
         "notes": list(api.notes),
+        "unpriced_models": list(api.unpriced_models),
     }
 
 
@@ -87,6 +88,8 @@ def _file_replay_json(f: FileReplay) -> dict[str, Any]:
 
 def replay_json(files: Sequence[FileReplay], errors: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
     """The replay's ``files`` (each with its settings), ``failed`` and ``total`` (settings summed over the files)."""
+    from compactctl.replay.price_source import source_label
+
     return {
         "files": [_file_replay_json(f) for f in files],
         "failed": list(errors),
@@ -96,5 +99,6 @@ def replay_json(files: Sequence[FileReplay], errors: Sequence[Mapping[str, Any]]
             "failed": len(errors),
             "skipped_lines": sum(len(f.skipped_lines) for f in files),
             "settings": [setting_json(row) for row in aggregate(aligned([f.settings for f in files]))],
+            "prices": source_label(),  # which list prices priced the run (besides a --prices table)
         },
     }

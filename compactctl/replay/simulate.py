@@ -42,7 +42,7 @@ from typing import Any
 
 from compactctl.errors import InputError
 from compactctl.facts import fold
-from compactctl.replay.prices import Prices, shipped_prices
+from compactctl.replay.prices import Prices, prices_for, shipped_prices
 from compactctl.replay.triggers import BASELINE, Setting, Trigger, stage_pattern
 from compactctl.strategies import STRATEGIES, StepContext, options_from
 from compactctl.summarizers import Summarizer
@@ -69,9 +69,10 @@ class SettingResult:
     output_tokens: int
     summarizer_calls: int
     summarizer_tokens: int
-    cost: float
+    cost: float | None  # None: some call ran on a model no price source knows (unpriced), never a made-up $0
     facts_lost: int
     context_per_call: list[int] = field(repr=False)
+    unpriced_calls: int = 0  # calls whose model no price source knows
 
 
 def aggregate(rows: Sequence[Sequence[SettingResult]]) -> list[SettingResult]:
@@ -100,12 +101,23 @@ def aggregate(rows: Sequence[Sequence[SettingResult]]) -> list[SettingResult]:
                 output_tokens=sum(r.output_tokens for r in same),
                 summarizer_calls=sum(r.summarizer_calls for r in same),
                 summarizer_tokens=sum(r.summarizer_tokens for r in same),
-                cost=round(sum(r.cost for r in same), 9),
+                cost=sum_costs(r.cost for r in same),
                 facts_lost=sum(r.facts_lost for r in same),
                 context_per_call=[n for r in same for n in r.context_per_call],
+                unpriced_calls=sum(r.unpriced_calls for r in same),
             )
         )
     return merged
+
+
+def sum_costs(costs: Iterable[float | None]) -> float | None:
+    """A sum of costs that is unknown (None) as soon as one of them is."""
+    total = 0.0
+    for cost in costs:
+        if cost is None:
+            return None
+        total += cost
+    return round(total, 9)
 
 
 @dataclass(frozen=True)
@@ -115,7 +127,7 @@ class ApiCall:
     prefix: int  # the hidden prefix the API saw beside the log's messages (calibrated)
     output: int  # the output tokens the API reported
     reasoning: int = 0  # reasoning kept in the context until the next prompt (OpenAI), then dropped
-    prices: Prices | None = None  # the model this call ran on, when it is in the table
+    prices: Prices | None = None  # the model this call ran on; None: no price source knows it (unpriced)
     timestamp: float | None = None  # a pause longer than the cache's lifetime makes the next write cold
     long_cache_share: float = 0.0  # the share of cache writes kept one hour (from the usage split)
     observed_cached: int | None = None  # the cache reads the usage reported for this call
@@ -264,6 +276,7 @@ class SettingRun:
         self.cached_total = self.written_total = self.output_total = 0
         self.compactions = self.over = self.lost = 0
         self.cost = 0.0
+        self.unpriced = 0
         self.usage = SummarizerUsage()
         self.definers: dict[str, Message] = {}
         self.unchecked: list[Message | None] = []  # per reference since the last call: its definer
@@ -309,6 +322,8 @@ class SettingRun:
                 self.over += 1
         context, previous, previous_length = self.context, self.previous, self.previous_length
         call_prices = call.prices if call is not None and call.prices is not None else prices
+        if call is not None and call.prices is None:
+            self.unpriced += 1  # counted and cached as the run's prices say, but not priced
         if call is None:
             # The API bills the reply's priming as input too; it follows the messages,
             # so it is never part of a cached prefix and is written with the new input.
@@ -346,7 +361,8 @@ class SettingRun:
         cached = shared if cacheable and shared >= call_prices.min_cached_tokens else 0
         written = input_tokens - cached if cacheable else 0
         written_1h = round(written * call.long_cache_share) if call is not None else 0
-        self.cost += call_prices.call_cost(input_tokens, cached, written, output, written_1h)
+        if call is None or call.prices is not None:
+            self.cost += call_prices.call_cost(input_tokens, cached, written, output, written_1h)
         self.cached_total += cached
         self.written_total += written
         self.output_total += output
@@ -379,9 +395,10 @@ class SettingRun:
             output_tokens=self.output_total,
             summarizer_calls=self.usage.calls,
             summarizer_tokens=self.usage.prompt_tokens + self.usage.completion_tokens,
-            cost=round(self.cost + self.prices.summarizer_cost(self.usage), 9),
+            cost=None if self.unpriced else round(self.cost + self.prices.summarizer_cost(self.usage), 9),
             facts_lost=lost,
             context_per_call=per_call,
+            unpriced_calls=self.unpriced,
         )
 
 
@@ -461,7 +478,6 @@ def replay_streamed(
         facts = [fact for message in walk() for fact in facts_of(message)]
     memo = FigureCounter(counter or counter_for(), facts, marker)
     if prices is None:
-        table = shipped_prices()
-        prices = table.models[table.default]
+        prices = prices_for(shipped_prices())
     runs = [SettingRun(row, memo, options or {}, prices, summarizer) for row in rows]
     return walk_in_step(walk(), runs, memo)

@@ -131,6 +131,10 @@ def test_every_command_gives_valid_json_on_success_failure_and_usage_errors(cli,
         doc = valid(result.stdout)
         assert result.exit_code == 2 and doc["error"]["kind"] == "usage" and doc["command"] == args[0]
         assert doc["error"]["message"] in result.stderr
+    pair = valid(cli("report", logs, "after", "--json").stdout)
+    assert {e["file"]: e.get("after") for e in pair["files"] if e["status"] != "failed"} == {
+        f: f.replace("logs/", "after/", 1) for f in [*GOOD, "logs/team/bad-line.jsonl"] if "bad-line" not in f
+    }
     missing = cli("report", "nowhere", "--json")
     doc = valid(missing.stdout)
     assert (missing.exit_code, doc["error"]) == (2, {"kind": "input", "message": "nowhere: no such file or folder"})

@@ -39,6 +39,12 @@ FILE_KEYS = {
     "skipped_lines",  # line numbers --on-error skip left out
     "skipped",  # the same lines, each {line, problem}
     "api_calibration",  # null unless a Claude Code or Codex file records its usage
+    "violation_count_before",  # every violation counted; the first few listed
+    "violation_count_after",
+    "violations_before",
+    "violations_after",
+    "open_calls_before",  # transcripts ending on a call still running (valid)
+    "open_calls_after",
 }
 TOTAL_KEYS = {
     "inputs",

@@ -81,6 +81,22 @@ def test_persistent_server_error_exits_3_and_writes_nothing(openai_server, agent
     assert not target.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["run.jsonl"]
 
 
+def test_a_summarizer_failure_is_a_valid_run_document_with_exit_3(openai_server, agent_messages, tmp_path):
+    import jsonschema
+
+    from compactctl.cli.outcome import SCHEMA
+
+    openai_server.enqueue(*["500"] * 10)
+    source = write_chat(tmp_path / "run.jsonl", agent_messages)
+    args = ["compact", str(source), "-o", str(tmp_path / "o.jsonl"), "--json", "--max-failed-files", "5"]
+    result = runner.invoke(app, [*args, *openai_args(openai_server, "--summary-retries", "0")])
+    assert result.exit_code == EXIT_SUMMARIZER  # never tolerated, whatever --max-failed-files says
+    document = json.loads(result.stdout)
+    jsonschema.validate(document, json.loads(SCHEMA.read_text()))
+    assert document["exit_code"] == EXIT_SUMMARIZER and document["failed"][0]["exit_code"] == EXIT_SUMMARIZER
+    assert document["files"][0]["status"] == "failed" and not (tmp_path / "o.jsonl").exists()
+
+
 def test_summarizer_failure_is_not_skipped_by_on_error_skip(openai_server, agent_messages, tmp_path):
     openai_server.enqueue(*["500"] * 10)
     source = write_chat(tmp_path / "run.jsonl", agent_messages)

@@ -9,7 +9,19 @@ from tests.cli.conftest import write_jsonl
 from tests.summarizers.openai_server import Behaviour
 from tests.test_evaluate import SESSION
 
-FILE_KEYS = {"file", "name", "output", "status", "reason", "skipped_lines", "format", "families", "score", "probes"}
+FILE_KEYS = {
+    "file",
+    "name",
+    "output",
+    "after",
+    "status",
+    "reason",
+    "skipped_lines",
+    "format",
+    "families",
+    "score",
+    "probes",
+}
 
 
 def test_eval_scores_a_compaction_against_a_bare_window_in_folders(cli, tmp_path):

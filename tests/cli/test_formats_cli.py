@@ -8,11 +8,10 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-import compactctl
 from compactctl.cli.main import app
-from compactctl.compaction import compact
 from compactctl.errors import EXIT_INPUT, EXIT_OK
 from compactctl.formats import load
+from compactctl.model_input import model_input
 from compactctl.transcript import find_violation
 from tests.conftest import SHARED_TRANSCRIPTS, needs_transcripts
 from tests.formats.fixtures import FILES, codex_initial_context, lines
@@ -44,15 +43,13 @@ def test_compact_writes_the_input_format_and_reports_it(name, tmp_path):
     assert report["tokens_after"] < report["tokens_before"]
     _, (transcript,) = load(out.read_bytes(), str(out), name)
     # A compacted Codex rollout with no world_state leaves out the initial context (AGENTS.md,
-    # environment) that Codex writes again, current, when it resumes from it.
+    # environment) that Codex writes again when it resumes from it: the report counts it
+    # (model_input), as the model receives it.
     kept, tokens = report["messages_after"], report["tokens_after"]
     if name == "codex":
-        _, (before,) = load(FILES[name].read_bytes(), str(FILES[name]), name)
-        result = compact(before.messages, ["trim-tools", "window"], {"keep_recent": 4})
-        assert len(result.messages) == kept
-        written = [m for m in result.messages if not codex_initial_context(m)]
-        kept, tokens = len(written), compactctl.report(written).tokens_before
-    assert len(transcript.messages) == kept
+        assert transcript.native is not None and transcript.native.added_on_resume()
+        assert all(codex_initial_context(m) for m in transcript.native.added_on_resume())
+    assert len(model_input(transcript)) == kept
     again = orjson.loads(run("report", str(out), "--format", name, "--json").stdout)["files"][0]
     assert again["tokens_before"] == tokens
 

@@ -64,7 +64,7 @@ def test_a_model_missing_from_the_price_table_is_a_note_naming_model_pricing(tmp
             record["message"]["model"] = "claude-future-9"
     result = CliRunner().invoke(app, ["replay", str(_write(tmp_path, session)), "-t", "50000"])
     assert result.exit_code == 0
-    assert "claude-future-9" in result.stderr and "--model-pricing" in result.stderr
+    assert "claude-future-9" in result.stdout and "--model-pricing" in result.stdout
 
 
 def test_report_json_splits_the_gap_into_parts_that_add_up_to_the_reported_input(tmp_path):

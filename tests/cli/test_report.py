@@ -108,3 +108,28 @@ def test_strict_facts_makes_an_absent_fact_an_error_and_writes_nothing(cli, tmp_
     assert cli("prune", before, "-o", str(out), "--strict-facts", "--require", "cmd-1").exit_code == EXIT_INPUT
     messages[0]["compactctl"]["facts"] = ["cmd-1"]
     assert cli("prune", write_jsonl(tmp_path / "ok.jsonl", messages), "-o", str(out), "--strict-facts").exit_code == 0
+
+
+def test_report_lists_every_violation_with_the_count(cli, tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text("".join('{"role": "user", "content": null}\n' for _ in range(7)))
+    result = cli("report", path, "--json")
+    (entry,) = orjson.loads(result.stdout)["files"]
+    assert entry["valid_before"] is False
+    assert entry["violation_count_before"] == 7 and len(entry["violations_before"]) == 5
+    assert entry["violation_before"] == entry["violations_before"][0]
+    shown = cli("report", path)
+    assert shown.stdout.count("not API-valid before") == 6 and "7 violations in all" in shown.stdout
+
+
+def test_a_session_saved_while_a_tool_ran_is_valid_and_says_it_ends_on_an_open_call(cli, tmp_path):
+    path = tmp_path / "live.jsonl"
+    path.write_text(
+        '{"role": "user", "content": "run the tests"}\n'
+        '{"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", '
+        '"function": {"name": "bash", "arguments": "{}"}}]}\n'
+    )
+    result = cli("report", path, "--json")
+    (entry,) = orjson.loads(result.stdout)["files"]
+    assert entry["valid_before"] is True and entry["open_calls_before"] == ["c1"]
+    assert "ends on an open call" in cli("report", path).stdout

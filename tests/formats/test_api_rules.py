@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from compactctl.compaction import compact
 from compactctl.formats import Transcript, get_format, load, native_violation, write_as
-from compactctl.formats.api_rules import anthropic_violation, responses_violation
+from compactctl.formats.api_rules import anthropic_violation, anthropic_violations, responses_violation
 from tests.formats.fixtures import read
 from tests.formats.test_roundtrip import transcripts as roundtrip_transcripts
 from tests.properties import examples
@@ -139,12 +139,11 @@ ANTHROPIC_RULES = {
     "redacted_thinking has data": ([USER, {"role": "assistant", "content": [{"type": "redacted_thinking"}, {"type": "text", "text": "x"}]}], "redacted_thinking block has no data"),
     "tool_use is answered in the next user message": ([USER, CALLING, {"role": "user", "content": "no result"}, FINAL], "have tool_result blocks not in the next user message"),
     "tool_result blocks come first": ([USER, CALLING, {"role": "user", "content": [{"type": "text", "text": "x"}, RESULT]}, FINAL], "not at the start of the next user message"),
-    "a tool_use at the end has no result": ([USER, CALLING], "tool_use 'toolu_1' has no tool_result after it"),
     "tool_result answers the message before it": ([USER, FINAL, {"role": "user", "content": [RESULT]}], "answers no tool_use of the message before it"),
     "tool_result in the first message answers nothing": ([{"role": "user", "content": [RESULT]}], "answers no tool_use"),
     "tool_result ids match": ([USER, CALLING, {"role": "user", "content": [{**RESULT, "tool_use_id": "toolu_9"}]}, FINAL], "'toolu_1' have tool_result blocks not in"),
     "tool_result has a tool_use_id": (with_block(3, 0, tool_use_id=...), "tool_result has no tool_use_id string"),
-    "tool_result content is text, image or document blocks": (with_block(3, 0, content=[TOOL_USE]), "tool_result content.0: block type 'tool_use'"),
+    "tool_result content is text, image, document or tool_reference blocks": (with_block(3, 0, content=[TOOL_USE]), "tool_result content.0: block type 'tool_use'"),
     "image media types": ([{"role": "user", "content": [{"type": "image", "source": {"type": "base64", "media_type": "image/bmp", "data": "AA"}}]}], "media_type 'image/bmp' is not one of"),
     "image has a source": ([{"role": "user", "content": [{"type": "image"}]}], "image has no source object"),
 }  # fmt: skip
@@ -308,3 +307,33 @@ def test_window_on_an_anthropic_file_keeps_the_request_its_tail_answers():
     assert [m["content"] for m in out.messages] == ["thanks", "done"]
     assert native_violation(transcript.rewritten(plain.messages, plain.origins)) is not None
     assert native_violation(out) is None
+
+
+def test_a_session_ending_on_a_running_tool_use_is_an_open_call_not_a_fault():
+    assert anthropic_violation([USER, CALLING]) is None
+    assert anthropic_violation([USER, CALLING, USER, FINAL]) is not None  # answered by nothing, then more
+
+
+def test_a_rollout_ending_on_a_function_call_with_no_output_yet_is_not_a_fault():
+    items = [
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "run it"}]},
+        {"type": "function_call", "call_id": "c1", "name": "shell", "arguments": "{}"},
+    ]
+    assert responses_violation(items) is None
+    later = [*items, {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "next"}]}]
+    assert "no function_call_output" in str(responses_violation(later))
+
+
+def test_tool_reference_blocks_claude_code_writes_are_accepted_in_a_tool_result():
+    reference = {"type": "tool_reference", "tool_name": "WebFetch"}
+    answered = {"role": "user", "content": [{**RESULT, "content": [reference]}]}
+    assert anthropic_violation([USER, CALLING, answered, FINAL]) is None
+
+
+def test_every_violation_is_listed_in_order():
+    bad_text = {"role": "user", "content": [{"type": "text", "text": ""}]}
+    found = anthropic_violations([FINAL, bad_text, {"role": "assistant", "content": [RESULT]}])
+    problems = [v.problem for v in found]
+    assert len(found) == 3
+    assert "text blocks must be non-empty" in problems[0] and "not allowed in a assistant" in problems[1]
+    assert 'first message must use the "user" role' in problems[2]

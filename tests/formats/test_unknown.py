@@ -71,6 +71,11 @@ def test_known_producers_that_are_not_read_are_said_to_be_unsupported(data, prod
     assert "--format" not in message  # naming a format would not help
 
 
+def test_a_pi_session_with_a_title_line_before_its_header_is_still_named():
+    titled = b'{"type":"title","v":1,"title":"Quantum"}\n' + PI_SESSION
+    assert "it looks like a pi coding-agent session, which is not supported" in error_of(titled)
+
+
 def test_a_chat_file_whose_first_line_is_not_a_message_still_reads_as_chat():
     data = b'{"note": "header"}\n{"role": "user", "content": "hi"}\n'
     with pytest.raises(InputError, match=r"x\.jsonl:1: .*'role'"):  # the chat reader names the bad line

@@ -1,0 +1,151 @@
+"""List prices from the ``genai-prices`` package (pydantic/genai-prices): the data bundled with
+the installed version, never fetched at run time.
+
+``genai-prices`` knows the models real logs name this month (``claude-opus-4-7``, ``gpt-5.5``,
+dated ids), with their cache-read and cache-write prices, the one-hour cache write, price
+changes by date and long-context tiers (over 200k input at Anthropic, 272k at OpenAI: the
+whole request at the higher rate). Importing it costs about 0.2 s, so it is imported here, and
+only when a call is priced. Its ``UpdatePrices`` (a background download from GitHub) is never
+started: a run is priced by the package version it names (``source_label``), the same offline
+as online.
+
+What genai-prices does not carry is caching *behaviour*: the shortest prompt a provider caches
+and how long an unused prefix lives; ``CACHE_RULES`` keeps those, per provider and model family.
+"""
+
+from __future__ import annotations
+
+import functools
+from datetime import UTC, date, datetime
+from importlib import metadata
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from compactctl.replay.prices import Prices
+
+PACKAGE = "genai-prices"
+
+# (provider, model prefix, min_cached_tokens): the first match wins. From the providers' prompt
+# caching pages: OpenAI caches prompts of 1,024 tokens and more; Anthropic 1,024 for Sonnet and
+# Opus 4.x before 4.5, 4,096 for Opus 4.5 and later and Haiku 4.5, 2,048 for the Haiku 3.x models.
+CACHE_RULES: tuple[tuple[str, str, int], ...] = (
+    ("anthropic", "claude-haiku-4", 4096),
+    ("anthropic", "claude-opus-4-5", 4096),
+    ("anthropic", "claude-opus-4-6", 4096),
+    ("anthropic", "claude-opus-4-7", 4096),
+    ("anthropic", "claude-opus-4-8", 4096),
+    ("anthropic", "claude-opus-5", 4096),
+    ("anthropic", "claude-3-5-haiku", 2048),
+    ("anthropic", "claude-3-haiku", 2048),
+    ("anthropic", "", 1024),
+    ("openai", "", 1024),
+)
+CACHE_TTL_SECONDS = 300.0  # both providers' default: a prefix unused for 5 minutes is gone
+
+
+def source_version() -> str:
+    """The installed genai-prices version (read from its metadata, without importing it)."""
+    try:
+        return metadata.version(PACKAGE)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def source_label() -> str:
+    return f"{PACKAGE} {source_version()}"
+
+
+@functools.cache
+def _snapshot() -> Any:
+    # The bundled data, built here rather than through get_snapshot(): if another library in the
+    # process started UpdatePrices, its downloaded snapshot is not used, so a run's prices are
+    # always those of the version it names.
+    from genai_prices.data import providers
+    from genai_prices.data_snapshot import DataSnapshot
+
+    return DataSnapshot(providers=providers, from_auto_update=False)
+
+
+def _find(model: str, provider: str | None) -> tuple[Any, Any] | None:
+    snapshot = _snapshot()
+    for hint in (provider, None) if provider else (None,):
+        try:
+            return snapshot.find_provider_model(model, None, hint, None)  # type: ignore[no-any-return]
+        except LookupError:
+            continue
+    return None
+
+
+def _min_cached(provider: str, model: str) -> int:
+    for who, prefix, minimum in CACHE_RULES:
+        if who == provider and model.startswith(prefix):
+            return minimum
+    return 0
+
+
+@functools.lru_cache(maxsize=1024)
+def listed_prices(model: str, provider: str | None = None, day: date | None = None) -> Prices | None:
+    """A model's list prices on ``day`` (today when None), as genai-prices has them; None: unknown.
+
+    ``provider`` (``anthropic``, ``openai``) is tried first, then any provider that lists the
+    name (a Claude Code session pointed at another backend names that backend's model).
+    """
+    from compactctl.replay.prices import Prices
+
+    found = _find(model, provider)
+    if found is None:
+        return None
+    listing, info = found
+    when = datetime.combine(day, datetime.min.time(), UTC) if day is not None else datetime.now(UTC)
+    price = info.get_prices(when)
+    fields = {
+        "input": getattr(price, "input_mtok", None),
+        "cached_input": getattr(price, "cache_read_mtok", None),
+        "cache_write": getattr(price, "cache_write_5m_mtok", None) or getattr(price, "cache_write_mtok", None),
+        "cache_write_1h": getattr(price, "cache_write_1h_mtok", None),
+        "output": getattr(price, "output_mtok", None),
+    }
+    if fields["input"] is None or fields["output"] is None:
+        return None  # priced per request or per second only: not a token price replay can use
+    starts = sorted({tier.start for value in fields.values() for tier in getattr(value, "tiers", ())})
+    openai = listing.id == "openai"
+
+    def at(tier: int | None) -> dict[str, float | None]:
+        figures: dict[str, float | None] = {}
+        for key, value in fields.items():
+            if value is not None and hasattr(value, "base"):  # TieredPrices: the highest tier started
+                chosen = value.base
+                for step in value.tiers:
+                    if tier is not None and step.start <= tier:
+                        chosen = step.price
+                value = chosen
+            figures[key] = None if value is None else float(value)
+        if figures["cached_input"] is None:
+            figures["cached_input"] = figures["input"]
+        if figures["cache_write"] is None or openai:
+            # OpenAI caches automatically and its usage reports no writes: a write is plain input.
+            figures["cache_write"] = figures["input"]
+        return figures
+
+    def prices(figures: dict[str, float | None], tiers: tuple[tuple[int, Prices], ...] = ()) -> Prices:
+        return Prices(
+            model,
+            input=figures["input"] or 0.0,
+            cached_input=figures["cached_input"] or 0.0,
+            cache_write=figures["cache_write"] or 0.0,
+            output=figures["output"] or 0.0,
+            min_cached_tokens=_min_cached(listing.id, info.id),
+            provider=listing.id,
+            cache_write_1h=None if openai else figures["cache_write_1h"],
+            cache_ttl=CACHE_TTL_SECONDS,
+            source=f"{source_label()} ({listing.id}/{info.id})",
+            tiers=tiers,
+        )
+
+    tiers = tuple((start, prices(at(start))) for start in starts)
+    return prices(at(None), tiers)
+
+
+def day_of(timestamp: float | None) -> date | None:
+    """The UTC day of a call's time (epoch seconds): prices change on dates."""
+    return None if timestamp is None else datetime.fromtimestamp(timestamp, UTC).date()
