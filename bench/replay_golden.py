@@ -113,7 +113,31 @@ def _without_added(value: Any) -> Any:
     return value
 
 
+# The run document (--json v2, issue 25) wraps the same figures: a file is named as given (``file``)
+# with its name under the folder beside it (``name``, v1's ``file``), and each file and the run carry a
+# status, the output written and the gates. Read back into v1's shape, the pinned digests still check
+# every figure replay printed before.
+V2_FILE_KEYS = frozenset({"name", "output", "status", "reason"})
+V2_RUN_KEYS = frozenset({"exit_code", "error", "gates"})
+V2_TOTAL_KEYS = frozenset({"inputs", "written", "unchanged"})
+
+
+def _as_pinned(document: Any) -> Any:
+    if not isinstance(document, dict) or document.get("version") != 2:
+        return document
+    pinned = {k: v for k, v in document.items() if k not in V2_RUN_KEYS} | {"version": 1}
+    pinned["files"] = [
+        {k: v for k, v in entry.items() if k not in V2_FILE_KEYS} | {"file": entry.get("name", entry.get("file"))}
+        for entry in document.get("files", [])
+    ]
+    if isinstance(document.get("total"), dict):
+        pinned["total"] = {k: v for k, v in document["total"].items() if k not in V2_TOTAL_KEYS}
+    return pinned
+
+
 def digest(output: Any) -> str:
+    if isinstance(output, dict) and "output" in output:
+        output = {**output, "output": _as_pinned(output["output"])}
     return hashlib.sha256(orjson.dumps(_without_added(output), option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 

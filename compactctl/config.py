@@ -30,6 +30,18 @@ GATE_PANEL = "Report and gates"
 
 
 @dataclass(frozen=True)
+class WriteOptions(Options):
+    """What the commands that write a compacted copy (compact, prune) take about writing it."""
+
+    write_unchanged: bool = setting(
+        False,
+        help="Write the output even when no step changed anything (by default such a file is not copied; "
+        "the report says why nothing changed).",
+        panel=IO_PANEL,
+    )
+
+
+@dataclass(frozen=True)
 class RunOptions(Options):
     """What every command's run takes, whatever it does to the messages."""
 
@@ -42,14 +54,16 @@ class RunOptions(Options):
     format: str = setting("auto", help="Input format, or auto.", flags=("--format", "-f"), panel=IO_PANEL)
     session: str | None = setting(
         None,
-        help="An Agents SDK database: the session id to read (default: every session).",
+        help="A session by its id: inside an Agents SDK database given (default: every session), or, with no "
+        "input files, a Claude Code, Codex or Gemini CLI session (an id, a unique prefix, or latest).",
         metavar="ID",
         panel=IO_PANEL,
     )
     in_place: bool = setting(
         False,
-        help="An Agents SDK database: replace the sessions' items inside it, in one transaction, the old "
-        "items kept in a backup table (default: add each compacted session under a new id, in -o).",
+        help="Replace the session where it lives, a backup kept: in an Agents SDK database, in one transaction "
+        "(old items in a backup table); a client's --session, its file (the original beside it, named). Default: "
+        "a new session (a new id in -o; beside a client's).",
         panel=IO_PANEL,
     )
     encoding: str = setting("cl100k_base", help="tiktoken encoding, or approx (chars/4).", panel=IO_PANEL)
@@ -61,12 +75,14 @@ class RunOptions(Options):
         choices=("fitted", "ctok"),
         panel=IO_PANEL,
     )
-    jobs: int = setting(1, help="Files processed in parallel.", min=1, flags=("--jobs", "-j"))
+    jobs: int = setting(
+        0, help="Files processed in parallel (0: one per core there is).", min=0, flags=("--jobs", "-j")
+    )
     engine: str = setting(
-        "threads",
-        help="threads: --jobs threads on this machine; ray: Ray Data over the files (RAY_ADDRESS, else a local "
-        "instance; pip install 'compactctl[ray]').",
-        choices=("threads", "ray"),
+        "processes",
+        help="processes: --jobs processes on this machine; threads: --jobs threads (one core); ray: Ray Data over "
+        "the files (RAY_ADDRESS, else a local instance, about 20 s to start; pip install 'compactctl[ray]').",
+        choices=("processes", "threads", "ray"),
     )
     on_error: str = setting(
         "fail",

@@ -13,6 +13,7 @@ else its latest holder (the most current copy, which is what a stub defers to).
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Sequence
+from typing import Any
 
 from compactctl.transcript import Message, annotations_of, facts_of, message_text
 
@@ -40,6 +41,28 @@ def declared_facts(messages: Iterable[Message], required: Iterable[str] = ()) ->
 
 
 MEMO_MAX_ENTRIES = 10_000
+MEMO_MAX_CHARS = 16_000_000  # the memo holds each text and its folding: at most about 64 MB
+# Shared by every matcher: a replay matches the same messages against the same facts at every compaction.
+_FOLDED: dict[str, str] = {}
+_FOUND: dict[tuple[tuple[str, ...], str], list[int]] = {}  # (folded facts, text) -> the facts it holds
+_memo_chars = 0
+
+
+def _remember(memo: dict[Any, Any], key: Any, value: Any, chars: int) -> Any:
+    global _memo_chars
+    if len(memo) >= MEMO_MAX_ENTRIES or _memo_chars >= MEMO_MAX_CHARS:
+        # A walk over a huge transcript must not keep every text.
+        _FOLDED.clear()
+        _FOUND.clear()
+        _memo_chars = 0
+    memo[key] = value
+    _memo_chars += chars
+    return value
+
+
+def _remembered_fold(text: str) -> str:
+    found = _FOLDED.get(text)
+    return _remember(_FOLDED, text, fold(text), len(text)) if found is None else found
 
 
 class FactMatcher:
@@ -48,27 +71,27 @@ class FactMatcher:
     def __init__(self, facts: Sequence[str]) -> None:
         self.facts = list(facts)
         self.folded = [fold(fact) for fact in self.facts]
-        self._memo: dict[str, str] = {}
+        self._folded = tuple(self.folded)
         self._number: dict[str, int] | None = None  # folded fact -> its index (the first, for a repeat)
 
     def __bool__(self) -> bool:
         return bool(self.facts)
 
     def fold(self, text: str) -> str:
-        found = self._memo.get(text)
-        if found is None:
-            if len(self._memo) >= MEMO_MAX_ENTRIES:  # a walk over a huge transcript must not keep every text
-                self._memo.clear()
-            found = self._memo[text] = fold(text)
-        return found
+        return _remembered_fold(text)
 
     def found_in(self, text: str, among: Iterable[int] | None = None) -> list[int]:
         """Indices (into ``facts``) of the facts ``text`` holds (of those ``among``, if given)."""
         if not text:
             return []
-        folded = self.fold(text)
         if among is None:
-            return [n for n, fact in enumerate(self.folded) if fact in folded]
+            key = (self._folded, text)
+            found = _FOUND.get(key)
+            if found is None:
+                folded = self.fold(text)
+                found = _remember(_FOUND, key, [n for n, fact in enumerate(self.folded) if fact in folded], len(text))
+            return list(found)
+        folded = self.fold(text)
         return [n for n in among if self.folded[n] in folded]
 
     def declared_in(self, message: Message) -> list[int]:

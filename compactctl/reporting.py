@@ -251,6 +251,9 @@ class FileReport:
     # fault, the next request carries the result; the call's id, per transcript.
     open_calls_before: list[str] = field(default_factory=list)
     open_calls_after: list[str] | None = None
+    # Why nothing changed, when no step changed anything (then no copy is written unless
+    # --write-unchanged): the producer's own summary is all the live context, or nothing folds.
+    unchanged_reason: str | None = None
 
     @property
     def gate_failed(self) -> bool:
@@ -324,6 +327,33 @@ def file_report(
         violations_after=list(after.violations) if after else None,
         open_calls_before=list(before.open_calls),
         open_calls_after=list(after.open_calls) if after else None,
+    )
+
+
+def is_producer_summary(message: Message) -> bool:
+    """A summary the producer's own compaction wrote (Claude Code's compact summary, Codex's summary turn)."""
+    from compactctl.formats.codex import SUMMARY_PREFIX
+    from compactctl.transcript import annotations_of, content_text
+
+    if annotations_of(message).get("kind") == "summary":
+        return True
+    return message.get("role") == "user" and content_text(message).startswith(SUMMARY_PREFIX[:60])
+
+
+def unchanged_reason(messages: list[Message], counter: TokenCounter) -> str:
+    """One line saying why no step changed a transcript."""
+    live = [m for m in messages if m.get("role") not in ("system", "developer")]
+    tokens = counter.messages(messages)
+    last_summary = max((i for i, m in enumerate(live) if is_producer_summary(m)), default=None)
+    if last_summary is not None:
+        since = len(live) - last_summary - 1
+        return (
+            f"unchanged: the live context is the producer's own summary and {since} message(s) since "
+            f"({tokens:,} tokens); what was older is already folded"
+        )
+    return (
+        f"unchanged: nothing the steps could fold ({len(messages)} messages, {tokens:,} tokens: under the "
+        "threshold, or all within what the steps keep)"
     )
 
 

@@ -227,6 +227,20 @@ def _load_encoder(encoding: str) -> Callable[[str], int]:
     return lambda text: len(encode(text))
 
 
+_ENCODERS: dict[str, Callable[[str], int]] = {}
+
+
+def encoder_for(encoding: str) -> Callable[[str], int]:
+    """The encoding's text counter, loaded once per process (counters of one encoding for two
+    providers, as calibration makes, share it)."""
+    if encoding == APPROX or encoding in CLAUDE_FAMILIES:
+        return _load_encoder(encoding)  # nothing to load: made anew, so a missing ctok is said each time
+    found = _ENCODERS.get(encoding)
+    if found is None:
+        found = _ENCODERS[encoding] = _load_encoder(encoding)
+    return found
+
+
 # The memo must not grow with the file (a report streams files larger than memory):
 # long texts are remembered by a digest, and the memo starts afresh past this many entries.
 MEMO_MAX_ENTRIES = 100_000
@@ -241,11 +255,16 @@ class TokenCounter:
         self.provider = provider  # whose rule prices images: "openai" (tiles) or "anthropic" (pixels)
         # A bundled table is loaded at the first count, so a command that counts nothing never loads
         # it; any other encoding is loaded now, so an unknown or unreachable one fails at once.
-        self._encode_len = self._load_then_encode if encoding in TABLE_SHA256 else _load_encoder(encoding)
+        self._encode_len = self._load_then_encode if encoding in TABLE_SHA256 else encoder_for(encoding)
         self._memo: dict[str | bytes, int] = {}
 
+    def load(self) -> None:
+        """Load the table now, if it is not loaded yet."""
+        if self._encode_len == self._load_then_encode:
+            self._encode_len = encoder_for(self.encoding)
+
     def _load_then_encode(self, text: str) -> int:
-        self._encode_len = _load_encoder(self.encoding)
+        self._encode_len = encoder_for(self.encoding)
         return self._encode_len(text)
 
     def __call__(self, text: str) -> int:
@@ -297,7 +316,36 @@ class TokenCounter:
         return sum(self.message(message) for message in messages)
 
 
+class KnownCounter(TokenCounter):
+    """A counter that already knows what some messages cost, by identity: a replay's context.
+
+    ``known`` maps ``id(message)`` to its count; the caller keeps those messages alive while
+    this counter is used (so an id is still theirs). Every other count goes to ``inner``.
+    """
+
+    def __init__(self, inner: TokenCounter, known: dict[int, int]) -> None:
+        self.encoding, self.provider = inner.encoding, inner.provider
+        self.inner = inner
+        self.known = known
+
+    def __call__(self, text: str) -> int:
+        return self.inner(text)
+
+    def message(self, message: Message) -> int:
+        count = self.known.get(id(message))
+        return self.inner.message(message) if count is None else count
+
+
 _COUNTERS: dict[tuple[str, str], TokenCounter] = {}
+
+
+def load_counters(encodings: Iterable[str] = ()) -> None:
+    """Load the tables of the shared counters made so far, and of ``encodings`` (before forking
+    workers, so that each has them and none parses a table again)."""
+    for counter in list(_COUNTERS.values()):
+        counter.load()
+    for encoding in encodings:
+        encoder_for(encoding)
 
 
 def counter_for(encoding: str = DEFAULT_ENCODING, provider: str = "openai") -> TokenCounter:

@@ -56,3 +56,45 @@ def test_stdin_into_an_existing_folder_is_refused_not_written_as_a_file_named_st
     with pytest.raises(InputError, match="stdin has no file name"):
         plan(["-"], str(tmp_path))
     assert list(tmp_path.iterdir()) == []
+
+
+def test_jobs_run_in_processes_with_results_failures_and_what_they_print_in_order(capfd):
+    import sys
+
+    from compactctl.errors import InputError
+    from compactctl.files.io import Job, run_jobs
+
+    def work(job: Job) -> tuple[str, int]:
+        if job.source.endswith("3"):
+            raise InputError(f"{job.source}:1: not a transcript")
+        print(f"warning about {job.source}", file=sys.stderr)
+        return job.source, os.getpid()
+
+    jobs = [Job(f"file{i}", None, f"file{i}") for i in range(6)]
+    results, failures = run_jobs(jobs, work, parallel=2, engine="processes")
+    assert [source for source, _ in results] == ["file0", "file1", "file2", "file4", "file5"]
+    assert os.getpid() not in {pid for _, pid in results}  # each file ran in a worker process
+    assert [(f.file, f.error, f.exit_code) for f in failures] == [("file3", "file3:1: not a transcript", 2)]
+    printed = capfd.readouterr().err.splitlines()
+    assert sorted(printed) == [f"warning about file{i}" for i in (0, 1, 2, 4, 5)]
+    # The same in threads, for comparison: same results, same failures.
+    in_threads = run_jobs(jobs, lambda job: work(job)[0], parallel=2, engine="threads")
+    assert in_threads == ([source for source, _ in results], failures)
+
+
+def test_jobs_default_to_one_process_per_core(monkeypatch):
+    from compactctl.files import io
+
+    monkeypatch.setattr(io.os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    assert io.cores() == 3
+    pools = []
+    real = io.ProcessPoolExecutor
+
+    def recorded(workers, **options):
+        pools.append(workers)
+        return real(workers, **options)
+
+    monkeypatch.setattr(io, "ProcessPoolExecutor", recorded)
+    jobs = [io.Job(f"f{i}", None, f"f{i}") for i in range(5)]
+    assert io.run_jobs(jobs, lambda job: job.name, parallel=0, engine="processes") == ([j.name for j in jobs], [])
+    assert pools == [3]

@@ -70,7 +70,7 @@ def test_a_temporary_file_left_by_a_killed_run_is_removed_by_the_next(cli_run, t
     live.write_bytes(b"a run still writing")  # this process is alive: its file is not touched
     other = tmp_path / ".notes.tmp"
     other.write_bytes(b"not ours")
-    result = cli_run("prune", source, "-o", out)
+    result = cli_run("prune", source, "-o", out, "--write-unchanged")
     assert result.returncode == 0, result.stderr
     assert not stale.exists() and live.exists() and other.exists() and out.exists()
 

@@ -44,7 +44,7 @@ def ray_local():
 def test_ray_writes_what_jobs_1_writes_and_reports_the_same(ray_local, command, tmp_path, agent_messages):
     source = folder(tmp_path / "in", agent_messages)
     cli = Cli()
-    tolerate = ("--json", "--max-failed-files", "1")  # the broken file fails, and is allowed to
+    tolerate = ("--json", "--max-failed-files", "1", "--write-unchanged")  # the broken file fails, and is allowed to
     threads = cli(command, source, "-o", tmp_path / "threads", "--jobs", "1", *tolerate)
     ray = cli(command, source, "-o", tmp_path / "ray", "--engine", "ray", *tolerate)
     assert threads.exit_code == ray.exit_code == EXIT_OK, ray.output

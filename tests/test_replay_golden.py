@@ -8,7 +8,8 @@ when prune's pass 2 came to keep one copy of a text whatever call fetched it: d-
 fe5e1c67 session and tau-bench's gpt-4o-airline, whose latest answers of some calls repeat an
 earlier call's answer -- on the airline file 7 duplicates where there were 4; the 7 cases of
 qiushiyan__duet again when genai-prices priced its gpt-5.5 calls, unpriced before; keys added
-since are left out of the digest, see ADDED_KEYS);
+since are left out of the digest, see ADDED_KEYS; the v2 run document is read back into v1's shape, see
+``_as_pinned``);
 ``bench/replay_golden.py check`` shows the first differing key.
 The generated memory-benchmark file is checked by the script only (a minute of strategies).
 """

@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import SAMPLES
 
 
@@ -14,6 +16,7 @@ def test_cli_import_does_not_pull_in_openai():
     assert result.stdout.strip() == "False"
 
 
+@pytest.mark.slow  # a console script in a fresh interpreter
 def test_installed_console_script_runs_report_on_a_sample():
     # The script installed beside this interpreter, as a user's venv has it.
     script = shutil.which("compactctl", path=str(Path(sys.executable).parent))

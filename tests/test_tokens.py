@@ -144,6 +144,7 @@ def test_images_are_priced_by_each_providers_rule():
 needs_ctok = pytest.mark.needs("ctok")
 
 
+@pytest.mark.slow  # loads both of ctok's tokenizers
 @needs_ctok
 def test_claude_tokenizer_families_count_through_ctok_without_its_frame():
     v3, v47 = TokenCounter("claude-v3"), TokenCounter("claude-v4.7")
@@ -177,6 +178,7 @@ def test_the_cl100k_hash_is_the_one_tiktoken_pins():
     assert CL100K_SHA256 in inspect.getsource(openai_public.cl100k_base)
 
 
+@pytest.mark.slow  # parses each table from scratch
 @pytest.mark.parametrize("encoding", ["cl100k_base", "o200k_base"])
 def test_a_parsed_table_is_cached_once_and_read_back_the_same(tmp_path, monkeypatch, encoding):
     from compactctl.tokens import encoding_arguments, table_cache_path
@@ -193,6 +195,7 @@ def test_a_parsed_table_is_cached_once_and_read_back_the_same(tmp_path, monkeypa
     assert again == built == parsed
 
 
+@pytest.mark.slow  # parses the table from scratch
 def test_a_damaged_or_foreign_cache_file_is_rebuilt_not_trusted(tmp_path, monkeypatch):
     from compactctl.tokens import encoding_arguments, table_cache_path
 

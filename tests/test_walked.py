@@ -46,6 +46,7 @@ RUNS = [
 
 def held_and_walked(source: Path, steps: list[str], options: dict, folder: Path):
     """(bytes, report) from the held path and from the walked one; asserts the walked one ran where it can."""
+    options = {**options, "write_unchanged": True}  # the bytes are compared, changed or not
     held = compact_file(Job(str(source), str(folder / "held.jsonl"), source.name), steps, options, counter)
     walked = compact_file(
         Job(str(source), str(folder / "walked.jsonl"), source.name), steps, options, counter, keep_manifest=False
@@ -129,9 +130,10 @@ def test_a_file_the_walk_cannot_take_is_held(tmp_path):
     """A bare JSON array of messages, and stdin, are not walked: the manifest is kept, the output the same."""
     source = tmp_path / "array.json"
     source.write_bytes(jsonbytes.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]))
-    result = compact_file(Job(str(source), str(tmp_path / "out.json"), "array.json"), ["prune"], {}, counter)
+    always = {"write_unchanged": True}
+    result = compact_file(Job(str(source), str(tmp_path / "out.json"), "array.json"), ["prune"], always, counter)
     walked = compact_file(
-        Job(str(source), str(tmp_path / "out2.json"), "array.json"), ["prune"], {}, counter, keep_manifest=False
+        Job(str(source), str(tmp_path / "out2.json"), "array.json"), ["prune"], always, counter, keep_manifest=False
     )
     assert walked.manifest == result.manifest != []
     assert (tmp_path / "out.json").read_bytes() == (tmp_path / "out2.json").read_bytes()
@@ -189,6 +191,7 @@ def dataset_files(folder: Path) -> list[Path]:
 def test_a_dataset_file_compacted_a_line_at_a_time_gives_what_it_gives_held(steps, options, tmp_path, monkeypatch):
     import compactctl.files.compact as files
 
+    options = {**options, "write_unchanged": True}  # the bytes are compared, changed or not
     for source in dataset_files(tmp_path):
         lines = compact_file(Job(str(source), str(tmp_path / "lines.jsonl"), source.name), steps, options, counter)
         with monkeypatch.context() as held_only:

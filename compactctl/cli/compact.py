@@ -8,9 +8,9 @@ from typing import Any
 from compactctl.cli.exit import finish_compaction, handle_errors
 from compactctl.cli.options import (
     ConfigPath,
-    Inputs,
     JsonOut,
     ManifestPath,
+    OptionalInputs,
     Output,
     Quiet,
     ToFormat,
@@ -19,8 +19,18 @@ from compactctl.cli.options import (
     settings_for,
 )
 from compactctl.cli.render import note_left_out, progress_wanted, stderr
+from compactctl.cli.session_options import (
+    Client,
+    Force,
+    Slim,
+    Undo,
+    Window,
+    run_on_session,
+    session_inputs,
+    undo_session,
+)
 from compactctl.compaction import check_steps
-from compactctl.config import RunOptions, strategy_owners
+from compactctl.config import RunOptions, WriteOptions, strategy_owners
 from compactctl.errors import InputError
 from compactctl.files.compact import compact_file
 from compactctl.files.io import STDIO, check_side_files, one_unit, plan, run_jobs
@@ -32,29 +42,58 @@ from compactctl.tokens import counter_for
 
 def declared_settings() -> dict[str, Declared]:
     """The run's settings, every strategy's and the summarizer's."""
-    return command_settings([("", RunOptions), *strategy_owners(), ("", SummarizerOptions)])
+    return command_settings([("", RunOptions), ("", WriteOptions), *strategy_owners(), ("", SummarizerOptions)])
 
 
 @handle_errors
 def compact(
-    inputs: Inputs,
+    inputs: OptionalInputs = None,
     output: Output = None,
     manifest: ManifestPath = None,
     to: ToFormat = None,
     as_json: JsonOut = False,
     quiet: Quiet = False,
     config: ConfigPath = None,
+    client: Client = None,
+    slim: Slim = False,
+    undo: Undo = False,
+    force: Force = False,
+    context_window: Window = None,
     **given: Any,
 ) -> None:
     """Compact transcripts with the given strategy steps, write them, and print a before/after report.
 
     The output goes to -o PATH, or NAME.compacted.jsonl beside the input; an input is never overwritten.
+    With --session ID and no input files, the session of Claude Code, Codex or Gemini CLI with that id
+    is compacted into a new session beside it (or, with --in-place, over it, a backup kept), and the
+    command that resumes it is printed.
     """
     settings = settings_for(config, given)
     steps = settings["strategy"]
     check_steps(steps)
     counter = counter_for(settings["encoding"])
     check_output_format(to)
+    if session_inputs(inputs, settings["session"], undo):
+        if undo:
+            undo_session(settings["session"], client, as_json)
+        if output is not None or to is not None or manifest is not None:
+            raise InputError("--session writes beside the client's session: drop -o, --to and --manifest")
+        summarizer = make_summarizer(settings, counter)
+        run_on_session(
+            "compact",
+            settings["session"],
+            client,
+            steps,
+            settings,
+            counter,
+            summarizer,
+            slim=slim,
+            force=force,
+            window=context_window,
+            as_json=as_json,
+            quiet=quiet,
+        )
+    assert inputs is not None
     if settings["in_place"] and output is not None:
         raise InputError("--in-place writes into the input database; drop -o")
     jobs_planned = plan(inputs, output)

@@ -44,26 +44,31 @@ def handle_errors(command: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def setting_of(settings: Any, name: str) -> Any:
+    """A setting from the settings dict, or from a typed options group that has it (None if neither)."""
+    return settings.get(name) if isinstance(settings, Mapping) else getattr(settings, name, None)
+
+
 def build_document(
     command: str,
     jobs: Sequence[Job],
     bodies: Iterable[Mapping[str, Any]],
     failures: Sequence[Failure],
-    settings: Mapping[str, Any],
+    settings: Any,  # the settings dict, or the options group holding max_failed_files
     *,
     gates: list[dict[str, Any]] | None = None,
     written: bool = False,
     total: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The run's document: each input's entry, the gates, the totals and the exit code by the one rule."""
-    entries = file_entries(jobs, bodies, failures, written)
+    entries = file_entries(jobs, bodies, failures, written, bool(setting_of(settings, "write_unchanged")))
     gates = with_sources(gates or [], jobs)
     done = sum(1 for entry in entries if entry["status"] != "failed")
-    code = exit_code(failures, done, gates, int(settings.get("max_failed_files") or 0))
+    code = exit_code(failures, done, gates, int(setting_of(settings, "max_failed_files") or 0))
     return document(command, entries, gates, code, total)
 
 
-def finish(doc: Mapping[str, Any], settings: Mapping[str, Any]) -> NoReturn:
+def finish(doc: Mapping[str, Any], settings: Any) -> NoReturn:
     """Name every failed gate on stderr (--quiet or not, whatever else failed), write the
     annotations and the JUnit report if asked, and exit with the document's code."""
     for gate in doc["gates"]:
@@ -74,24 +79,25 @@ def finish(doc: Mapping[str, Any], settings: Mapping[str, Any]) -> NoReturn:
                 stderr.print(f"[bold red]gate failed:[/] {escape(gate['reason'])}", soft_wrap=True)
     tolerated = doc["total"]["failed"] if doc["exit_code"] in (EXIT_OK, EXIT_GATE) else 0
     if tolerated:
-        limit = settings.get("max_failed_files")
+        limit = setting_of(settings, "max_failed_files")
         stderr.print(f"[yellow]note:[/] {tolerated} file(s) failed, within --max-failed-files {limit}")
     ci_reports(doc, settings)
     raise typer.Exit(doc["exit_code"])
 
 
-def ci_reports(doc: Mapping[str, Any], settings: Mapping[str, Any]) -> None:
+def ci_reports(doc: Mapping[str, Any], settings: Any) -> None:
     """--annotations github (workflow commands on stderr) and --junit FILE, from the run document."""
-    if settings.get("annotations") == "github":
+    if setting_of(settings, "annotations") == "github":
         from compactctl.ci import github_annotations, repo_root
 
         for line in github_annotations(doc, repo_root()):
             print(line, file=sys.stderr)
-    if settings.get("junit"):
+    junit = setting_of(settings, "junit")
+    if junit:
         from compactctl.ci import junit_xml
 
         try:
-            write_atomic(str(settings["junit"]), junit_xml(doc))
+            write_atomic(str(junit), junit_xml(doc))
         except InputError as error:  # write_atomic names the file and what went wrong
             stderr.print(f"[bold red]error:[/] {escape(str(error))}")
             raise typer.Exit(EXIT_INPUT) from None
@@ -102,7 +108,7 @@ def finish_report(
     jobs: list[Job],
     reports: list[FileReport],
     failures: list[Failure],
-    settings: dict[str, Any],
+    settings: Any,
     *,
     as_json: bool,
     quiet: bool,
@@ -110,7 +116,7 @@ def finish_report(
     written: bool = False,
 ) -> NoReturn:
     """Print the report and exit by the one rule, the gates included."""
-    gates = report_gates(reports, settings["fail_under"])
+    gates = report_gates(reports, setting_of(settings, "fail_under"))
     body = report_json(reports, [])
     doc = build_document(
         command, jobs, body["files"], failures, settings, gates=gates, written=written, total=body["total"]
@@ -131,7 +137,7 @@ def finish_compaction(
     planned: list[Job],
     results: list[FileCompaction],
     failures: list[Failure],
-    settings: dict[str, Any],
+    settings: Any,
     *,
     manifest: Path | None,
     as_json: bool,

@@ -19,10 +19,18 @@ except ImportError:  # pragma: no cover
     from click.exceptions import ClickException, UsageError  # type: ignore[assignment]
 
 from compactctl import __version__, interrupts
-from compactctl.cli import compact, eval, prune, replay, report, review
+from compactctl.cli import compact, eval, prune, replay, report, review, sessions
 from compactctl.cli.options import takes_settings
 
-COMMANDS = (compact, prune, report, replay, eval, review)  # each module: the command function and declared_settings()
+COMMANDS = (
+    compact,
+    prune,
+    report,
+    replay,
+    eval,
+    review,
+    sessions,
+)  # each module: the command function and declared_settings()
 
 
 def _show_version(value: bool) -> None:

@@ -22,6 +22,10 @@ from compactctl.errors import InputError
 from compactctl.settings import Declared, declared, problem
 
 Inputs = Annotated[list[str], typer.Argument(help="Transcript files or folders; - reads stdin.", show_default=False)]
+OptionalInputs = Annotated[
+    list[str] | None,
+    typer.Argument(help="Transcript files or folders; - reads stdin. None with --session ID.", show_default=False),
+]
 Output = Annotated[
     str | None,
     typer.Option(

@@ -24,12 +24,17 @@ STATUSES = ("ok", "unchanged", "skipped-lines", "failed")
 
 
 def file_entries(
-    jobs: Sequence[Job], bodies: Iterable[Mapping[str, Any]], failures: Sequence[Failure], written: bool
+    jobs: Sequence[Job],
+    bodies: Iterable[Mapping[str, Any]],
+    failures: Sequence[Failure],
+    written: bool,
+    write_unchanged: bool = False,
 ) -> list[dict[str, Any]]:
     """One entry per input, in the order given: its figures, where it was written, its status and why.
 
     ``bodies`` are the JSON of the files that gave a result, in job order (a failed job gives none);
-    ``written``: the jobs' targets are outputs this command wrote.
+    ``written``: the jobs' targets are outputs this command wrote, but for a file nothing changed
+    (``unchanged_reason``), which compact copies only with ``--write-unchanged`` (or to stdout).
     """
     failed = Counter(failure.file for failure in failures)
     by_file: dict[str, list[Failure]] = {}
@@ -56,7 +61,8 @@ def file_entries(
             continue
         body = dict(next(results))
         status, reason = status_of(body)
-        output = job.target if written else None
+        copied = not body.get("unchanged_reason") or write_unchanged or job.target == STDIO
+        output = job.target if written and copied else None
         entries.append({**body, "file": job.source, "name": job.name, "output": output, "status": status})
         if not written and job.target is not None:  # report and eval read BEFORE against AFTER
             entries[-1]["after"] = job.target
@@ -70,15 +76,15 @@ def status_of(body: Mapping[str, Any]) -> tuple[str, str | None]:
     skipped = body.get("skipped") or []
     if skipped:
         return "skipped-lines", skipped_note([SkippedLine(s["line"], s["problem"]) for s in skipped])
+    if body.get("unchanged_reason"):  # compact's own word on why nothing changed
+        return "unchanged", str(body["unchanged_reason"])
     after = body.get("tokens_after")
     if (
         after is not None
         and after == body.get("tokens_before")
         and body.get("messages_after") == body.get("messages_before")
-    ):
-        # Issue 20 gives the reason a compaction changed nothing; until then, what was measured.
-        reason = body.get("unchanged_reason") or "the same tokens and messages after as before: nothing to compact"
-        return "unchanged", str(reason)
+    ):  # report BEFORE AFTER, or a step that changed nothing it measures
+        return "unchanged", "the same tokens and messages after as before"
     return "ok", None
 
 

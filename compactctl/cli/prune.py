@@ -11,9 +11,9 @@ from rich.table import Table
 from compactctl.cli.exit import finish_compaction, handle_errors
 from compactctl.cli.options import (
     ConfigPath,
-    Inputs,
     JsonOut,
     ManifestPath,
+    OptionalInputs,
     Output,
     Quiet,
     ToFormat,
@@ -22,7 +22,9 @@ from compactctl.cli.options import (
     settings_for,
 )
 from compactctl.cli.render import console, note_left_out, progress_wanted, stderr
-from compactctl.config import IO_PANEL, RunOptions
+from compactctl.cli.session_options import Client, Force, Slim, Window, run_on_session, session_inputs
+from compactctl.config import IO_PANEL, RunOptions, WriteOptions
+from compactctl.errors import InputError
 from compactctl.files.compact import FileCompaction, compact_file
 from compactctl.files.io import PRUNED_MARK, STDIO, check_side_files, one_unit, plan, run_jobs
 from compactctl.settings import Declared
@@ -34,12 +36,12 @@ PRUNE_PANEL = "Pruning"
 
 def declared_settings() -> dict[str, Declared]:
     """The run's settings (no strategy: the step is prune) and prune's own."""
-    return command_settings([("", RunOptions), ("prune", PruneOptions)], exclude=("strategy",))
+    return command_settings([("", RunOptions), ("", WriteOptions), ("prune", PruneOptions)], exclude=("strategy",))
 
 
 @handle_errors
 def prune(
-    inputs: Inputs,
+    inputs: OptionalInputs = None,
     output: Output = None,
     explain: Annotated[
         bool,
@@ -58,16 +60,42 @@ def prune(
     as_json: JsonOut = False,
     quiet: Quiet = False,
     config: ConfigPath = None,
+    client: Client = None,
+    slim: Slim = False,
+    force: Force = False,
+    context_window: Window = None,
     **given: Any,
 ) -> None:
     """Prune transcripts deterministically: superseded and duplicate tool results go, what is still referenced stays.
 
     No model, no key, no network: same input, same output, and pruning twice changes nothing.
     The output goes to -o PATH, or NAME.pruned.jsonl beside the input; an input is never overwritten.
+    With --session ID and no input files, a Claude Code, Codex or Gemini CLI session is pruned into a
+    new session beside it, as compact --session does.
     """
     settings = settings_for(config, given)
     counter = counter_for(settings["encoding"])
     check_output_format(to)
+    if session_inputs(inputs, settings["session"]):
+        if output is not None or to is not None or manifest is not None or archive is not None or explain:
+            raise InputError(
+                "--session writes beside the client's session: drop -o, --to, --manifest, --archive, --explain"
+            )
+        run_on_session(
+            "prune",
+            settings["session"],
+            client,
+            ["prune"],
+            settings,
+            counter,
+            None,
+            slim=slim,
+            force=force,
+            window=context_window,
+            as_json=as_json,
+            quiet=quiet,
+        )
+    assert inputs is not None
     planned = plan(inputs, output, PRUNED_MARK)
     note_left_out(inputs)
     check_side_files(planned, archive=archive, manifest=manifest)

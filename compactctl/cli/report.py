@@ -10,6 +10,7 @@ import typer
 from compactctl.cli.exit import finish_report, handle_errors
 from compactctl.cli.options import ConfigPath, JsonOut, Quiet, command_settings, settings_for
 from compactctl.cli.render import progress_wanted
+from compactctl.cli.session_options import Client, session_inputs
 from compactctl.config import RunOptions
 from compactctl.errors import InputError
 from compactctl.files.io import Job, expand_inputs, run_jobs
@@ -25,7 +26,10 @@ def declared_settings() -> dict[str, Declared]:
 
 @handle_errors
 def report(
-    before: Annotated[str, typer.Argument(help="A transcript file or folder (- for stdin).", show_default=False)],
+    before: Annotated[
+        str | None,
+        typer.Argument(help="A transcript file or folder (- for stdin); none with --session ID.", show_default=False),
+    ] = None,
     after: Annotated[
         str | None,
         typer.Argument(help="Its compacted counterpart; folders match by relative path.", show_default=False),
@@ -33,11 +37,22 @@ def report(
     as_json: JsonOut = False,
     quiet: Quiet = False,
     config: ConfigPath = None,
+    client: Client = None,
     **given: Any,
 ) -> None:
-    """Tokens, messages, tokens by role, facts and API validity of a file, or before against after."""
+    """Tokens, messages, tokens by role, facts and API validity of a file, or before against after.
+
+    With --session ID and no file, the report is of that Claude Code, Codex or Gemini CLI session.
+    """
     settings = settings_for(config, given)
     counter = counter_for(settings["encoding"])
+    if session_inputs([before] if before else None, settings["session"]):
+        from compactctl.sessions import find_session
+
+        if after is not None:
+            raise InputError("--session names BEFORE: give no files")
+        before = str(find_session(settings["session"], client).path)
+    assert before is not None
     pairs = [Job(source, counterpart(after, name, before), name) for source, name, _ in expand_inputs([before])]
     reports, failures = run_jobs(
         pairs,

@@ -6,6 +6,7 @@ a chat JSON Lines file walked, an Agents SDK database replaced in place.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -14,11 +15,19 @@ from typing import Any
 from compactctl.compaction import compact
 from compactctl.errors import InputError
 from compactctl.facts import declared_facts, unique_facts
-from compactctl.files.io import Job, first_lines_format, read_source, readable_twice, write_atomic
+from compactctl.files.io import STDIO, Job, first_lines_format, read_source, readable_twice, write_atomic
 from compactctl.formats import agents_sqlite, chat, dataset, load, write_as
 from compactctl.formats.base import Transcript, converted
 from compactctl.formats.records import SkippedLine, iter_jsonl_stream
-from compactctl.reporting import FileReport, Measure, Measurer, check_facts_present, file_report, measure
+from compactctl.reporting import (
+    FileReport,
+    Measure,
+    Measurer,
+    check_facts_present,
+    file_report,
+    measure,
+    unchanged_reason,
+)
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import Message
@@ -80,9 +89,17 @@ def compact_file(
     data = write_as(compacted, fmt, to, job.source) if tally.after_from_written or job.target else b""
     if tally.after_from_written:
         tally.measure_written(data, to or fmt.name, compacted)
-    if job.target is not None:
+    same = all(a.messages == b.messages for a, b in zip(compacted, transcripts, strict=True))
+    if to in (None, fmt.name) and not skipped and same:  # a skipped line makes the output differ
+        tally.unchanged = "; ".join(unchanged_reason(t.messages, counter) for t in transcripts[:1])
+    if job.target is not None and _writes(job, tally.unchanged, settings):
         write_atomic(job.target, data, [job.source])
     return tally.result(fmt.name, skipped or ())
+
+
+def _writes(job: Job, unchanged: str | None, settings: Mapping[str, Any]) -> bool:
+    """An unchanged file is not copied (a byte-identical copy says nothing) unless asked, or to stdout."""
+    return unchanged is None or bool(settings.get("write_unchanged")) or job.target == STDIO
 
 
 class _Tally:
@@ -109,6 +126,7 @@ class _Tally:
         self.usage = SummarizerUsage()
         self.notes: list[str] = []
         self.after_from_written = False  # measure the output as written and read back, not in memory
+        self.unchanged: str | None = None  # why no step changed anything
 
     def measure_written(self, data: bytes, format_name: str, compacted: list[Transcript]) -> None:
         """The after-figures of the written bytes read back as ``format_name`` (``report``'s view of the output)."""
@@ -152,7 +170,10 @@ class _Tally:
     def result(self, format_name: str, skipped: Iterable[SkippedLine] = ()) -> FileCompaction:
         before, after = self.before.result(), self.after.result()
         notes = dict.fromkeys(self.notes)
+        if self.unchanged is not None and not self.settings.get("write_unchanged"):
+            notes[f"{self.unchanged}; no copy written (--write-unchanged writes one)"] = None
         report = file_report(self.job.name, format_name, before, after, self.required, self.usage, notes, skipped)
+        report = dataclasses.replace(report, unchanged_reason=self.unchanged)
         return FileCompaction(report, self.manifest, self.archived)
 
 
@@ -205,15 +226,32 @@ def _compact_lines(
     if settings.get("strict_facts"):  # the input's figures first: a missing fact writes nothing
         tally.check_facts(dataset.NAME, measure(transcripts(), counter, tally.facts))
 
+    changed: list[bool] = []
+    first: list[list[Message]] = []
+
     def lines() -> Iterator[bytes]:
         for transcript in transcripts():
-            yield dataset.write([tally.compact(transcript, steps, summarizer)])
+            compacted = tally.compact(transcript, steps, summarizer)
+            changed.append(compacted.messages != transcript.messages)
+            first[:] = first or [transcript.messages]
+            yield dataset.write([compacted])
+
+    def unchanged() -> bool:
+        return not any(changed) and not skipped
+
+    def fill(file: Any) -> None:
+        file.writelines(lines())
+        if unchanged() and not settings.get("write_unchanged") and job.target != STDIO:
+            raise _NothingChanged
 
     if job.target is None:  # --dry-run
         for _ in lines():
             pass
     else:
-        write_atomic(job.target, lambda file: file.writelines(lines()), [job.source])
+        with contextlib.suppress(_NothingChanged):
+            write_atomic(job.target, fill, [job.source])
+    if unchanged() and first:
+        tally.unchanged = unchanged_reason(first[0], counter)
     return tally.result(dataset.NAME, skipped)
 
 
@@ -240,19 +278,60 @@ def _compact_walked(
         before = measure([("", (message for message, _ in lines()))], counter, facts)
         check_facts_present(file_report(job.name, chat.NAME, before, None, required), job.source)
     measured: list[tuple[Measure, Measure]] = []
+    changed: list[bool] = []
 
     def run(write: Callable[[Message, bytes | None], object]) -> None:
-        measured.append(compact_walked(lines, steps, settings, counter, facts, write))
+        def noted(message: Message, line: bytes | None) -> object:
+            if line is None:  # a message a step made or changed (an unchanged one keeps its line)
+                changed.append(True)
+            return write(message, line)
+
+        measured.append(compact_walked(lines, steps, settings, counter, facts, noted))
+
+    def unchanged() -> bool:
+        before, after = measured[0]
+        # A line --on-error skip left out makes the output differ from the input: it is written.
+        same = not changed and not lines.skipped
+        return same and (before.tokens, before.messages) == (after.tokens, after.messages)
 
     if job.target is None:  # --dry-run: the figures, nothing written
         run(lambda message, line: None)
     else:
-        write_atomic(
-            job.target, lambda file: run(lambda message, line: file.write(lines.line(message, line))), [job.source]
-        )
+        # Nothing changed: the temporary copy is dropped, and the target keeps what it had.
+        with contextlib.suppress(_NothingChanged):
+            write_atomic(
+                job.target,
+                lambda file: _walk_unless_unchanged(run, file, lines, unchanged, job, settings),
+                [job.source],
+            )
     before, after = measured[0]
     report = file_report(job.name, chat.NAME, before, after, required, SummarizerUsage(), {}, lines.skipped or ())
+    if unchanged():
+        reason = unchanged_reason([m for m, _ in lines()], counter)
+        notes = (
+            report.notes
+            if settings.get("write_unchanged")
+            else [*report.notes, f"{reason}; no copy written (--write-unchanged writes one)"]
+        )
+        report = dataclasses.replace(report, unchanged_reason=reason, notes=notes)
     return FileCompaction(report, [], [])
+
+
+class _NothingChanged(Exception):
+    """A walked compaction changed nothing: its temporary copy is dropped, not renamed over the target."""
+
+
+def _walk_unless_unchanged(
+    run: Callable[[Callable[[Message, bytes | None], object]], None],
+    file: Any,
+    lines: chat.LineFile,
+    unchanged: Callable[[], bool],
+    job: Job,
+    settings: Mapping[str, Any],
+) -> None:
+    run(lambda message, line: file.write(lines.line(message, line)))
+    if unchanged() and not settings.get("write_unchanged") and job.target != STDIO:
+        raise _NothingChanged
 
 
 def replace_in_database(source: str, format_name: str, transcripts: list[Transcript]) -> None:

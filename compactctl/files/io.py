@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import stat
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from io import BytesIO, TextIOWrapper
 from pathlib import Path
-from typing import BinaryIO, TypeVar
+from typing import Any, BinaryIO, TextIO, TypeVar
 
 import orjson
 
@@ -67,12 +69,12 @@ def is_output_name(name: str) -> bool:
 def expand_inputs(inputs: Iterable[str]) -> Iterator[tuple[str, str, Path | None]]:
     """(source, name, folder it came from) for every file the inputs name.
 
-    Outputs of an earlier run are inputs only when named alone: a folder leaves them out, and
-    so do several files given at once (``compact dir/*.jsonl`` run twice must not compact
-    its own outputs); :func:`left_out_outputs` says which were.
+    Outputs of an earlier run are inputs only when named on their own: a folder leaves them out,
+    and so do several files given at once among other inputs (``compact dir/*.jsonl`` run twice
+    must not compact its own outputs); :func:`left_out_outputs` says which were.
     """
     inputs = list(inputs)
-    several = len(inputs) > 1
+    several = _mixed_with_outputs(inputs)
     for given in inputs:
         if several and given != STDIO and is_output_name(given) and Path(given).is_file():
             continue
@@ -95,9 +97,14 @@ def expand_inputs(inputs: Iterable[str]) -> Iterator[tuple[str, str, Path | None
 def left_out_outputs(inputs: Iterable[str]) -> list[str]:
     """The files given that :func:`expand_inputs` leaves out as outputs of an earlier run."""
     inputs = list(inputs)
-    if len(inputs) < 2:
+    if not _mixed_with_outputs(inputs):
         return []
     return [given for given in inputs if given != STDIO and is_output_name(given) and Path(given).is_file()]
+
+
+def _mixed_with_outputs(inputs: list[str]) -> bool:
+    """Several inputs, some of them not outputs: the outputs among them came with a glob, not by name."""
+    return len(inputs) > 1 and any(given == STDIO or not is_output_name(given) for given in inputs)
 
 
 def default_target(source: str, mark: str = OUTPUT_MARK) -> str:
@@ -393,19 +400,33 @@ def write_atomic(target: str, data: bytes | Callable[[BinaryIO], object], like: 
         raise InputError(f"cannot write: {error.strerror or error}", target) from None
 
 
+def cores() -> int:
+    """The processors this process may run on (what ``--jobs 0``, the default, uses)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
 def run_jobs(
     jobs: list[Job], work: Callable[[Job], T], parallel: int = 1, progress: bool = False, engine: str = "threads"
 ) -> tuple[list[T], list[Failure]]:
-    """Run ``work`` on every job (in threads when ``parallel`` > 1, or on Ray Data), collecting failures.
+    """Run ``work`` on every job, collecting failures: in ``parallel`` forked processes (engine
+    ``processes``), in threads, or on Ray Data; ``parallel`` 0 is one per core there is.
 
     With ``progress``, a bar on a terminal, else a line every few seconds on stderr (``compactctl.progress``);
     it is told of each file in this process, as each result comes back.
     """
     from compactctl.progress import progress_for, sizes
 
+    parallel = parallel if parallel > 0 else cores()
     results: dict[int, T] = {}
     failures: dict[int, Failure] = {}
     size = sizes([job.source for job in jobs])
+    workers = max(1, min(parallel, len(jobs)))
+    # Standard input and output are one stream each: files that read or write them run here.
+    forked = engine == "processes" and workers > 1 and not any(STDIO in (job.source, job.target) for job in jobs)
+    forked_pool = _forked_pool(jobs, work, workers) if forked else None  # forked before the progress thread starts
     reporter = progress_for(len(jobs), sum(size), not progress, sys.stderr)
     if engine == "ray" and not any(job.source == STDIO or job.target == STDIO for job in jobs):
         from compactctl import ray_engine
@@ -419,15 +440,19 @@ def run_jobs(
             reporter.finished(job.source, size[i], i in failures)
         reporter.close()
         return [done[i] for i in sorted(done)], [failures[i] for i in sorted(failures)]
-    workers = max(1, parallel)
-    pool = ThreadPoolExecutor(workers)
-    running: dict[Future[T | Failure], int] = {}
+    pool: Executor = forked_pool if forked_pool is not None else ThreadPoolExecutor(workers)
+    # In processes the largest files go first, so no worker is left with a big one at the end;
+    # results are put back in the files' order all the same.
+    order = sorted(range(len(jobs)), key=lambda index: -size[index]) if forked_pool else list(range(len(jobs)))
+    running: dict[Future[Any], int] = {}
     started = 0
 
     def start_next() -> None:  # at most ``workers`` files in flight: "started" means started
         nonlocal started
-        reporter.started(jobs[started].source)
-        running[pool.submit(attempt, jobs[started], work)] = started
+        index = order[started]
+        reporter.started(jobs[index].source)
+        future = pool.submit(_run_forked, index) if forked else pool.submit(attempt, jobs[index], work)
+        running[future] = index
         started += 1
 
     interrupted = False
@@ -439,6 +464,10 @@ def run_jobs(
             for future in finished:  # results come back here, to the parent, as each file ends
                 index = running.pop(future)
                 outcome = future.result()
+                if forked:  # what the worker printed, printed here, where the run's output goes
+                    outcome, printed, warned = outcome
+                    _pass_on(printed, sys.stdout)
+                    _pass_on(warned, sys.stderr)
                 if isinstance(outcome, Failure):
                     failures[index] = outcome
                 else:
@@ -448,14 +477,92 @@ def run_jobs(
                     start_next()
     except KeyboardInterrupt:
         # Stop now: no new file is started, nothing more is renamed into place, and the
-        # threads still working are not waited for (the CLI exits without joining them).
+        # threads still working are not waited for (the CLI exits without joining them);
+        # worker processes are told to stop, and each removes the temporary file it was writing.
         interrupted = True
         interrupts.remove_temporaries()
+        if forked_pool is not None:
+            _stop_workers(forked_pool)
         raise
     finally:
         pool.shutdown(wait=not interrupted, cancel_futures=interrupted)
         reporter.close()
     return [results[i] for i in sorted(results)], [failures[i] for i in sorted(failures)]
+
+
+# The job list and work the forked workers run: set before they are forked, so they inherit them
+# (the work is a closure over the run's settings, counter and summarizer: it is never pickled).
+_forked_work: tuple[list[Job], Callable[[Job], Any]] | None = None
+
+
+def _forked_pool(jobs: list[Job], work: Callable[[Job], T], workers: int) -> ProcessPoolExecutor:
+    """``workers`` processes forked now, holding the work; only each file's result comes back.
+
+    The tokenizer tables are loaded first, once (o200k too when a Codex file is among the
+    inputs), so that no worker parses one again.
+    """
+    import multiprocessing
+
+    from compactctl.tokens import load_counters
+
+    global _forked_work
+    load_counters(["o200k_base"] if any(_is_codex(job.source) for job in jobs) else [])
+    _forked_work = (jobs, work)
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_child_started)
+    pool.submit(int).result()  # a fork pool starts every worker at its first task: now, before any thread
+    return pool
+
+
+def _is_codex(source: str) -> bool:
+    """A Codex rollout (counted in o200k), by its first lines; a file that cannot be read is not."""
+    try:
+        return first_lines_format(source, sample=5) == "codex"
+    except (OSError, ValueError):
+        return False
+
+
+def _run_forked(index: int) -> tuple[Any, bytes, bytes]:
+    """One file in a worker, what it prints kept, to be printed by the parent."""
+    assert _forked_work is not None
+    jobs, work = _forked_work
+    out, err = _captured(), _captured()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        outcome = attempt(jobs[index], work)
+    return outcome, out.buffer.getvalue(), err.buffer.getvalue()  # type: ignore[attr-defined]
+
+
+def _captured() -> TextIO:
+    return TextIOWrapper(BytesIO(), encoding="utf-8", errors="surrogateescape", write_through=True)
+
+
+def _pass_on(printed: bytes, stream: TextIO) -> None:
+    if printed:
+        stream.flush()
+        buffer = getattr(stream, "buffer", None)
+        if buffer is not None:
+            buffer.write(printed)
+            buffer.flush()
+        else:
+            stream.write(printed.decode("utf-8", "surrogateescape"))
+
+
+def _stop_child(signum: int, frame: object) -> None:
+    interrupts.remove_temporaries()  # the temporary file this worker was writing
+    os._exit(128 + signum)
+
+
+def _child_started() -> None:
+    # Ctrl-C reaches every process of the group: the parent alone decides, and stops the workers
+    # with SIGTERM, on which a worker removes its temporary file and leaves without a traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for name in ("SIGTERM", "SIGHUP"):
+        signal.signal(getattr(signal, name), _stop_child)
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    for process in list(getattr(pool, "_processes", {}).values()):  # the executor keeps them by pid
+        with contextlib.suppress(OSError, ValueError):
+            process.terminate()
 
 
 def attempt(job: Job, work: Callable[[Job], T]) -> T | Failure:

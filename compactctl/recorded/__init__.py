@@ -105,6 +105,9 @@ class RecordedSession:
     contexts: list[RecordedContext]
     reported_total: ApiUsage | None = None  # the session total the producer wrote itself, where it does
     unpaired: ApiUsage | None = None  # usage counted for responses the log does not hold (a cut-off session)
+    # Billed calls off the live thread: on branches a rewind or an edited prompt abandoned (Claude
+    # Code keeps their records, with the usage that was billed), never part of a context replayed.
+    off_thread: tuple[RecordedCall, ...] = ()
 
     @property
     def calls(self) -> int:
@@ -115,12 +118,11 @@ class RecordedSession:
         return any(context.has_usage for context in self.contexts)
 
     def usage_total(self) -> ApiUsage:
-        """The sum of the paired per-call usage (compare with ``reported_total``)."""
+        """The sum of the paired per-call usage, off-thread calls included (compare with ``reported_total``)."""
         total = ApiUsage(0)
-        for context in self.contexts:
-            for call in context.calls:
-                if call.usage is not None:
-                    total = total + call.usage
+        for call in [*(c for context in self.contexts for c in context.calls), *self.off_thread]:
+            if call.usage is not None:
+                total = total + call.usage
         return total
 
 

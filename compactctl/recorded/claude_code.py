@@ -19,11 +19,16 @@
 - **Attachments** on the chain are sent to the model as system reminders: they are read as
   harness user messages.
 - **Sidechains** (subagents, written inline by older versions) are contexts of their own:
-  one per sidechain root, each read the same way.
+  one per sidechain root, each read the same way; newer versions write a subagent's records
+  to ``<session>/subagents/agent-<id>.jsonl`` beside the session file, read the same way.
+- **Every billed call.** A rewind (resuming from an earlier message, an edited prompt) leaves
+  the old branch in the file, its responses billed: the calls of no context walked are kept as
+  ``off_thread`` (with their usage), so the bill holds every call made.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -374,16 +379,25 @@ def read(records: list[Record], path: str) -> RecordedSession:
     calls = [v for v in values if _is_call_record(v)]
     only_sidechain = bool(calls) and all(v.get("isSidechain") for v in values if _is_message(v))
     contexts: list[RecordedContext] = []
+    walked: set[str] = set()  # message ids of the responses a context holds
     for leaf in _leaves(index, only_sidechain):
-        contexts.append(_Builder(index, "main", path, lines).walk(_chain(index, leaf, only_sidechain)))
+        builder = _Builder(index, "main", path, lines)
+        contexts.append(builder.walk(_chain(index, leaf, only_sidechain)))
+        walked |= builder.done_responses
     if not only_sidechain:
         for n, leaf in enumerate(_leaves(index, True), start=1):
-            context = _Builder(index, f"sidechain {n}", path, lines).walk(_chain(index, leaf, True))
+            builder = _Builder(index, f"sidechain {n}", path, lines)
+            context = builder.walk(_chain(index, leaf, True))
+            walked |= builder.done_responses
             if context.calls:
                 contexts.append(context)
     contexts = [c for c in contexts if c.calls or c.messages]
+    off_thread = tuple(_off_thread_calls(index, walked))
+    for name, subagent in _subagent_sessions(path):
+        contexts += [dataclasses.replace(c, label=f"subagent {name}") for c in subagent.contexts if c.calls]
+        off_thread += subagent.off_thread
     reported = session_total(values)
-    paired = RecordedSession(NAME, contexts).usage_total()
+    paired = RecordedSession(NAME, contexts, off_thread=off_thread).usage_total()
     unpaired = None
     if reported is not None and reported.input_tokens > paired.input_tokens:
         # Calls the producer made that wrote no message: its compaction summaries.
@@ -394,7 +408,44 @@ def read(records: list[Record], path: str) -> RecordedSession:
             max(0, reported.cache_write_1h_tokens - paired.cache_write_1h_tokens),
             max(0, reported.output_tokens - paired.output_tokens),
         )
-    return RecordedSession(NAME, contexts, reported_total=reported, unpaired=unpaired)
+    return RecordedSession(NAME, contexts, reported_total=reported, unpaired=unpaired, off_thread=off_thread)
+
+
+def _off_thread_calls(index: _Index, walked: set[str]) -> list[RecordedCall]:
+    """The responses no walked context holds (an abandoned branch's), each with its billed usage."""
+    calls = []
+    for message_id, records in index.responses.items():
+        if message_id in walked:
+            continue
+        best: dict[str, Any] = {}
+        for record in records:
+            usage = index.values[record]["message"].get("usage")
+            if isinstance(usage, dict) and integer(usage.get("output_tokens")) >= integer(best.get("output_tokens")):
+                best = usage
+        first = index.values[records[0]]
+        calls.append(
+            RecordedCall(-1, first["message"].get("model"), timestamp_of(first.get("timestamp")), usage_of(best))
+        )
+    return calls
+
+
+def _subagent_sessions(path: str) -> list[tuple[str, RecordedSession]]:
+    """The subagents' own files (``<session>/subagents/agent-*.jsonl``) beside a session file, read."""
+    from pathlib import Path
+
+    from compactctl.formats.records import parse_records
+
+    folder = Path(path).with_suffix("") / "subagents"
+    if not path.endswith(".jsonl") or not folder.is_dir():
+        return []
+    found = []
+    for file in sorted(folder.glob("agent-*.jsonl")):
+        try:
+            records = parse_records(file.read_bytes(), str(file))[0]
+        except (OSError, InputError):
+            continue  # a subagent file that does not read is left out, not the session
+        found.append((file.stem.removeprefix("agent-"), read(records, str(file))))
+    return found
 
 
 def session_total(values: list[dict[str, Any]]) -> ApiUsage | None:

@@ -110,6 +110,7 @@ class RecordedReplay:
     pre_tokens_check: list[tuple[int, int, int]]  # (call, recorded preTokens, the recorded row's context there)
     unpaired_cost: float | None = 0.0  # of the bill: calls the log holds no message for (summarizing, cut off)
     unpriced_models: tuple[str, ...] = ()  # models no price source knows (and no --model-pricing)
+    off_thread: OffThreadBill | None = None  # billed calls on abandoned branches, in every row as billed
 
 
 def _share_1h(session: RecordedSession) -> float:
@@ -314,6 +315,17 @@ def replay_recorded(
         if not compacted:
             rows_per_context[0][0] = bills[0]
     rows = aggregate(rows_per_context)
+    # Calls off the live thread (a rewound branch) were billed whatever the setting: every row
+    # carries them as billed; the rows simulate only the live thread.
+    off = _off_thread_bill(session, table, provider, fallback, calibration.provider)
+    if off.calls:
+        rows = [_with_extra(row, off.usage, off.cost, off.calls, calibration.provider) for row in rows]
+        recorded_rows = [
+            _with_extra(row, off.usage, off.cost, off.calls, calibration.provider) if n == 0 else row
+            for n, row in enumerate(recorded_rows)
+        ]
+        bills[0] = _with_extra(bills[0], off.usage, off.cost, off.calls, calibration.provider)
+        unknown |= off.unpriced
     basis = [ESTIMATE if compacted else BILL, *(ESTIMATE for _ in grid)]
     if compacted:
         rows.insert(1, aggregate([[row] for row in recorded_rows])[0])
@@ -321,6 +333,14 @@ def replay_recorded(
     notes = []
     if unknown:
         notes.append(unpriced_note(sorted(unknown), fallback))
+    if off.calls:
+        total_calls = sum(len(c.calls) for c in session.contexts) + off.calls
+        bill_cost = aggregate([[row] for row in bills])[0].cost
+        share = f", {off.cost / bill_cost:.1%} of the bill" if off.cost is not None and bill_cost else ""
+        notes.append(
+            f"{off.calls} of {total_calls} billed calls{share} were off the live thread (branches a rewind or "
+            "an edited prompt left): every row carries them as billed; the rows simulate the live thread"
+        )
     notes += list(calibration.warnings)
     last = [c for context in session.contexts for c in context.compactions[-1:]]
     return RecordedReplay(
@@ -336,7 +356,34 @@ def replay_recorded(
         checks,
         None if extra_cost is None else round(extra_cost, 9),
         tuple(sorted(unknown)) if fallback is None else (),
+        off,
     )
+
+
+@dataclass(frozen=True)
+class OffThreadBill:
+    """The billed calls off the live thread (abandoned branches): how many, their usage and cost."""
+
+    calls: int = 0
+    usage: ApiUsage = ApiUsage(0)
+    cost: float | None = 0.0
+    unpriced: frozenset[str] = frozenset()
+
+
+def _off_thread_bill(
+    session: RecordedSession, table: PriceTable, provider: str | None, fallback: Prices | None, priced_as: str
+) -> OffThreadBill:
+    usage, cost, unpriced = ApiUsage(0), 0.0, set()
+    billed = [call for call in session.off_thread if call.usage is not None]
+    for call in billed:
+        assert call.usage is not None
+        usage = usage + call.usage
+        prices = price_model(table, call.model, provider, call.timestamp) or fallback
+        if prices is None:
+            unpriced.add(str(call.model))
+        else:
+            cost += _bill_cost(call.usage, prices, priced_as)
+    return OffThreadBill(len(billed), usage, None if unpriced else round(cost, 9), frozenset(unpriced))
 
 
 def unpriced_note(models: Sequence[str], fallback: Prices | None) -> str:
@@ -352,11 +399,16 @@ def unpriced_note(models: Sequence[str], fallback: Prices | None) -> str:
     )
 
 
-def _with_extra(row: SettingResult, usage: ApiUsage, cost: float | None) -> SettingResult:
+def _with_extra(
+    row: SettingResult, usage: ApiUsage, cost: float | None, calls: int = 0, provider: str = ""
+) -> SettingResult:
+    """A row with billed calls it does not simulate added as billed (``calls`` of them counted)."""
     return dataclasses.replace(
         row,
+        calls=row.calls + calls,
         input_tokens=row.input_tokens + usage.input_tokens,
         cached_tokens=row.cached_tokens + usage.cached_tokens,
+        cache_write_tokens=row.cache_write_tokens + (usage.cache_write_tokens if provider == "anthropic" else 0),
         output_tokens=row.output_tokens + usage.output_tokens,
         cost=sum_costs([row.cost, cost]),
     )

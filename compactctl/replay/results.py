@@ -68,6 +68,15 @@ def api_json(api: RecordedReplay) -> dict[str, Any]:
         ],
         "notes": list(api.notes),
         "unpriced_models": list(api.unpriced_models),
+        # Billed calls on abandoned branches (rewinds, edited prompts): in every row as billed.
+        "off_thread": None
+        if api.off_thread is None
+        else {
+            "calls": api.off_thread.calls,
+            "input_tokens": api.off_thread.usage.input_tokens,
+            "output_tokens": api.off_thread.usage.output_tokens,
+            "cost": api.off_thread.cost,
+        },
     }
 
 

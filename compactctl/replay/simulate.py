@@ -46,7 +46,7 @@ from compactctl.replay.prices import Prices, prices_for, shipped_prices
 from compactctl.replay.triggers import BASELINE, Setting, Trigger, stage_pattern
 from compactctl.strategies import STRATEGIES, StepContext, options_from
 from compactctl.summarizers import Summarizer
-from compactctl.tokens import REPLY_PRIMING_TOKENS, TokenCounter, counter_for
+from compactctl.tokens import REPLY_PRIMING_TOKENS, KnownCounter, TokenCounter, counter_for
 from compactctl.transcript import Message, annotations_of, facts_of, message_text
 from compactctl.usage import SummarizerUsage
 
@@ -298,8 +298,11 @@ class SettingRun:
 
     def _compact(self) -> None:
         current = list(self.context.messages)
+        # What the context's messages cost is known already: the steps count them again and again.
+        known = {id(message): figures.tokens for message, figures in zip(current, self.context.figures, strict=True)}
+        context = StepContext(KnownCounter(self.memo.counter, known), self.step_context.summarizer)
         for strategy, step_options in self.steps:
-            result = strategy.run(current, step_options, self.step_context)
+            result = strategy.run(current, step_options, context)
             current = result.messages
             self.usage = self.usage + result.usage
         self.context = Context.rebuilt(current, self.context, self.memo)

@@ -31,15 +31,19 @@ from typing import IO, Any
 
 from compactctl.summarizers import SECTIONS, Summary, SummaryRequest
 from compactctl.summarizers.ledger import (
+    MEMO_ENTRIES,
     Fact,
-    _parsed,
+    Memo,
     command_of,
     constraints,
-    error_lines,
+    error_lines_of,
     facts,
     is_demonstration,
+    message_key,
     output_text,
     paths_of,
+    read_arguments,
+    remembered,
     sentences,
     writings,
 )
@@ -192,9 +196,12 @@ def _outcome(result: Message | None) -> str:
     """How a command ended, in a few words taken from its output."""
     if result is None:
         return "no output recorded"
-    text = output_text(result)
+    return str(remembered(_outcome_of, output_text(result)))
+
+
+def _outcome_of(text: str) -> str:
     code = _EXIT_CODE.search(text)
-    errors = list(error_lines(text))
+    errors = error_lines_of(text)
     tests = [line.strip() for line in text.splitlines() if _TEST_RESULT.search(line)]
     status = f"exit {code.group(1)}" if code else ""
     detail = tests[-1] if tests else (errors[-1] if errors else "")
@@ -212,16 +219,16 @@ def artifacts(messages: list[Message]) -> tuple[list[Artifact], list[Artifact], 
     tests: list[str] = []
     for at, message in enumerate(messages):
         if message.get("role") == "tool":
-            tests += [line.strip() for line in output_text(message).splitlines() if _TEST_RESULT.search(line)][-1:]
+            tests += remembered(_last_test_line, output_text(message))
         for call in tool_calls_of(message):
             name = _tool_name(call)
-            arguments = function_of(call).get("arguments")
+            arguments = read_arguments(function_of(call).get("arguments"))
             command = command_of(arguments)
             if command:
                 result = results.get(str(call.get("id")))
                 commands.append(Artifact(at, f"Ran `{_clip(command.splitlines()[0], 200)}`: {_outcome(result)}"))
             for path, how in paths_of(arguments):
-                verb = _verb(name, how, _parsed(arguments))
+                verb = _verb(name, how, arguments)
                 _, verbs, tools = files.get(path, (at, set(), Counter()))
                 verbs.add(verb)
                 tools[name] += 1
@@ -238,6 +245,33 @@ def artifacts(messages: list[Message]) -> tuple[list[Artifact], list[Artifact], 
         verb = next((v for v in ("Created", "Edited", "Deleted") if v in verbs), "Read")
         (read if verb == "Read" else changed).append(Artifact(at, f"{verb} {path} ({tally})"))
     return changed + read, commands, tests
+
+
+def _last_test_line(text: str) -> tuple[str, ...]:
+    """The last line of a tool output that reports a test result (none or one)."""
+    return tuple([line.strip() for line in text.splitlines() if _TEST_RESULT.search(line)][-1:])
+
+
+def _said(text: str) -> tuple[tuple[str, str], ...]:
+    """``(section, item)`` for each sentence of the agent's text that records a decision or progress."""
+    found = []
+    for sentence in sentences(text):
+        if len(sentence.split()) < 4:
+            continue
+        if _DECISION.search(sentence):
+            found.append(("Decisions", _clip(sentence)))
+        elif _PROGRESS.search(sentence):
+            found.append(("Progress", _clip(sentence)))
+    return tuple(found)
+
+
+def _settled(text: str) -> tuple[str, ...]:
+    """The sentences of what the user wrote that settle something ("let's use X", "go with B")."""
+    return tuple(
+        "User: " + sentence
+        for sentence in sentences(text)
+        if _USER_DECISION.search(sentence) and len(sentence) <= 200 and len(sentence.split()) >= 2
+    )
 
 
 def _verb(tool: str, how: str, arguments: object) -> str:
@@ -257,7 +291,7 @@ def todos(messages: list[Message]) -> list[str]:
     latest: list[str] | None = None
     for message in messages:
         for call in tool_calls_of(message):
-            arguments = _parsed(function_of(call).get("arguments"))
+            arguments = read_arguments(function_of(call).get("arguments"))
             if not isinstance(arguments, dict):
                 continue
             entries = arguments.get("todos") or arguments.get("plan")
@@ -314,17 +348,11 @@ def extract(messages: list[Message]) -> Sections:
     assistant = [(at, m) for at, m in enumerate(plain) if m.get("role") == "assistant"]
     tools: Counter[str] = Counter(_tool_name(call) or "?" for _, m in assistant for call in tool_calls_of(m))
     for _, message in assistant[::-1]:
-        for sentence in sentences(content_text(message)):
-            if len(sentence.split()) < 4:
-                continue
-            if _DECISION.search(sentence):
-                found.add("Decisions", _clip(sentence))
-            elif _PROGRESS.search(sentence):
-                found.add("Progress", _clip(sentence))
+        for section, item in remembered(_said, content_text(message)):
+            found.add(section, item)
     for _, text in written[::-1]:
-        for sentence in sentences(text):
-            if _USER_DECISION.search(sentence) and len(sentence) <= 200 and len(sentence.split()) >= 2:
-                found.add("Decisions", "User: " + sentence)
+        for item in remembered(_settled, text):
+            found.add("Decisions", item)
     if tools:
         tally = ", ".join(f"{name} x{count}" for name, count in tools.most_common())
         found.add("Progress", f"{sum(tools.values())} tool calls: {tally}")
@@ -361,7 +389,7 @@ def _current_state(
         found.add("Current state", "Last file changed: " + max(changed, key=lambda a: a.at).text)
     if commands:
         found.add("Current state", "Last command: " + commands[-1].text.removeprefix("Ran "))
-    errors = [line for m in plain if m.get("role") == "tool" for line in error_lines(output_text(m))]
+    errors = [line for m in plain if m.get("role") == "tool" for line in error_lines_of(output_text(m))]
     if errors:
         found.add("Current state", "Last error: " + _clip(errors[-1], 200))
     said = [content_text(m).strip() for _, m in assistant if content_text(m).strip()]
@@ -538,6 +566,24 @@ def verbatim(messages: list[Message], counter: TokenCounter, max_tokens: int) ->
     return "\n\n".join(blocks)
 
 
+_REDACTED = Memo(MEMO_ENTRIES)  # a message's digest -> the message redacted
+
+
+def redacted(span: list[Message]) -> list[Message]:
+    """``redact_messages``, each message redacted once and remembered (a replay summarizes a message
+    under every setting): the copies are shared, so they are read, never changed."""
+    out = []
+    for message in span:
+        key = message_key(message)
+        found = _REDACTED.get(key) if key is not None else None
+        if found is None:
+            found = redact_messages([message])[0][0]
+            if key is not None:
+                _REDACTED.keep(key, found)
+        out.append(found)
+    return out
+
+
 class ExtractiveSummarizer:
     """Fills the sections from the text itself: no model, no network, no key.
 
@@ -564,7 +610,7 @@ class ExtractiveSummarizer:
         if request.previous_summary:
             span.insert(0, {"role": "system", "content": request.previous_summary})
         if self.redact_secrets:
-            span = redact_messages(span)[0]
+            span = redacted(span)
         found = extract(span)
         text = render(choose(found, self.counter, request.max_tokens))
         if self.redact_secrets:

@@ -22,11 +22,15 @@ person's message (``<system-reminder>``, ``<ide_opened_file>``) are cut out of i
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shlex
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
+
+import orjson
 
 from compactctl.transcript import Message, annotations_of, content_text, tool_calls_of
 
@@ -319,11 +323,16 @@ def constraints(messages: list[Message]) -> list[str]:
     """The user's explicit constraints, whole sentences, verbatim, deduplicated, in order."""
     found: dict[str, None] = {}
     for _, text in writings(messages):
-        for sentence in sentences(text):
-            rule = _long_enough(sentence) and len(sentence) <= 400 and is_prose(sentence)
-            if rule and CONSTRAINT_CUES.search(sentence):
-                found.setdefault(sentence, None)
+        found.update(dict.fromkeys(remembered(_constraints_in, text)))
     return list(found)
+
+
+def _constraints_in(text: str) -> tuple[str, ...]:
+    return tuple(
+        sentence
+        for sentence in sentences(text)
+        if _long_enough(sentence) and len(sentence) <= 400 and is_prose(sentence) and CONSTRAINT_CUES.search(sentence)
+    )
 
 
 def _parsed(arguments: object) -> object:
@@ -407,7 +416,11 @@ _FOOTER = re.compile(r"^\((?:Open file|Current directory|Interactive session): .
 def output_text(message: Message) -> str:
     """A tool output as printed: a Codex ``{"output": ..., "metadata": {"exit_code": N}}`` record unwrapped,
     SWE-agent's "(Open file: ...)(Current directory: ...) bash-$" footer cut off."""
-    text = _FOOTER.sub("", content_text(message)).rstrip()
+    return str(remembered(_printed, content_text(message)))
+
+
+def _printed(text: str) -> str:
+    text = _FOOTER.sub("", text).rstrip()
     if text.startswith('{"output"'):
         try:
             value = json.loads(text)
@@ -458,83 +471,166 @@ def _numbers(text: str) -> Iterator[str]:
         yield f"{words} {match.group(0)}".strip() if words else match.group(0)
 
 
+class Memo(dict[Any, Any]):
+    """Results of pure functions of a message or a text, kept while they are few.
+
+    A replay summarizes the same messages again and again (every setting, every compaction
+    that takes them in): what a message yields is found once. It starts afresh past ``limit``
+    entries, so it never grows with the input (a report streams files larger than memory).
+    """
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self.limit = limit
+        _MEMOS.append(self)
+
+    def keep(self, key: Any, value: Any) -> Any:
+        if len(self) >= self.limit:
+            self.clear()
+        self[key] = value
+        return value
+
+
+_MEMOS: list[Memo] = []
+MEMO_ENTRIES = 50_000
+_FACTS_MEMO = Memo(MEMO_ENTRIES)
+_LINES_MEMO = Memo(MEMO_ENTRIES)
+_ARGUMENTS_MEMO = Memo(MEMO_ENTRIES)
+_TEXT_MEMO = Memo(MEMO_ENTRIES)  # (function, text) -> what the function found in the text
+
+
+def remembered(function: Callable[[str], Any], text: str) -> Any:
+    """``function(text)``, for a pure function of a text returning an immutable value, found once."""
+    key = (function, text)
+    found = _TEXT_MEMO.get(key, _TEXT_MEMO)
+    return _TEXT_MEMO.keep(key, function(text)) if found is _TEXT_MEMO else found
+
+
+def message_key(message: Message) -> bytes | None:
+    """A digest of the whole message: equal messages, equal keys (None: not JSON, not remembered)."""
+    try:
+        spelled = orjson.dumps(message, option=orjson.OPT_NON_STR_KEYS)
+    except TypeError:
+        return None
+    return hashlib.blake2b(spelled, digest_size=16).digest()
+
+
+def read_arguments(arguments: object) -> object:
+    """A tool call's arguments parsed, remembered by their text: shared, so read, never changed."""
+    if not isinstance(arguments, str):
+        return arguments
+    found = _ARGUMENTS_MEMO.get(arguments, _ARGUMENTS_MEMO)
+    return _ARGUMENTS_MEMO.keep(arguments, _parsed(arguments)) if found is _ARGUMENTS_MEMO else found
+
+
+def error_lines_of(text: str) -> tuple[str, ...]:
+    """``error_lines`` of a text, remembered by the text."""
+    found = _LINES_MEMO.get(text)
+    return _LINES_MEMO.keep(text, tuple(error_lines(text))) if found is None else found
+
+
 def facts(messages: list[Message]) -> list[Fact]:
     """Every fact in the messages, each text once, at the message it was last seen in.
 
-    The order is the order of first appearance; ``at`` says how recent each one is.
+    The order is the order of first appearance; ``at`` says how recent each one is. What one
+    message yields does not depend on where it stands (only on whether it is tool output), so
+    it is found once and remembered (``_message_facts``).
     """
     seen: dict[str, Fact] = {}
-
-    def add(kind: str, text: str, at: int, touched: bool = False) -> None:
-        # Sentence punctuation is not part of a path or an id; a command's last character is its own.
-        text = text.strip() if kind == "command" else text.strip().rstrip(".,;:")
-        if len(text) < 2:
-            return
-        old = seen.get(text)
-        if old is None:
-            seen[text] = Fact(kind, text, at, touched)
-        else:
-            seen[text] = Fact(old.kind if not touched else kind, text, at, old.touched or touched)
-
     for at, message in enumerate(messages):
         if is_demonstration(message):
             continue
-        role = message.get("role")
-        text = output_text(message) if role == "tool" else content_text(message)
-        for call in tool_calls_of(message):
-            function = call.get("function") if isinstance(call, dict) else None
-            if not isinstance(function, dict):
-                continue
-            arguments = function.get("arguments")
-            command = command_of(arguments)
-            if command:
-                add("command", command.splitlines()[0][:200], at)
-            for path, _ in paths_of(arguments):
-                add("path", path, at, touched=True)
-            for value in _argument_ids(arguments):
-                add("id", value, at)
-        action = message.get("action")
-        if isinstance(action, str) and action.strip():
-            add("command", action.strip().splitlines()[0][:200], at)
-            for _, path in _SWE_FILE_ACTION.findall(action):
-                add("path", path, at, touched=True)
-        if role == "tool" or is_observation(message, messages[at - 1] if at else None):
-            for line in error_lines(text):
-                add("error", line, at)
-            for found in _ids(text, prose=False):
-                add("id", found, at)
-            # Numbers from result lines ("13 passed in 2.1 s"), not from the code a file view shows.
-            for line in text.splitlines():
-                if _result_line(line.strip()):
-                    for number in _numbers(line):
-                        add("number", number, at)
-            continue  # listings, grep hits and file views are not what the session is about
-        if role == "user":
-            # A producer's own summary (kind "summary") holds facts; harness text holds none.
-            text = "" if annotations_of(message).get("kind") == "harness" else strip_harness(text)
-        for block in _FENCE.findall(text):
-            lines = [line for line in block.splitlines() if line.strip()]
-            if 0 < len(lines) <= 3 and role == "assistant":
-                for line in lines:
-                    if _looks_like_command(line):
-                        add("command", line.strip().removeprefix("$ "), at)
-        prose = _FENCE.sub(" ", text)
-        for inline in _INLINE_CODE.findall(prose):
-            if _looks_like_command(inline):
-                add("command", inline, at)
-        for line in prose.splitlines():
-            stripped = line.strip()
-            if stripped.startswith("$ ") and _looks_like_command(stripped):
-                add("command", stripped[2:], at)
-        for match in _NAME.finditer(prose):
-            add("name", match.group(1), at)
-        for found in _ids(prose):
-            add("id", found, at)
-        for match in _URL.finditer(prose):
-            add("path", match.group(0), at)
-        for match in _PATH.finditer(_URL.sub(" ", prose)):
-            if _is_path(match.group(0)):
-                add("path", match.group(0), at)
-        for number in _numbers(prose):
-            add("number", number, at)
+        output = message.get("role") == "tool" or is_observation(message, messages[at - 1] if at else None)
+        key = message_key(message)
+        found = _FACTS_MEMO.get((key, output)) if key is not None else None
+        if found is None:
+            found = _message_facts(message, output)
+            if key is not None:
+                _FACTS_MEMO.keep((key, output), found)
+        for kind, text, touched in found:
+            old = seen.get(text)
+            if old is None:
+                seen[text] = Fact(kind, text, at, touched)
+            else:
+                seen[text] = Fact(old.kind if not touched else kind, text, at, old.touched or touched)
     return list(seen.values())
+
+
+def _message_facts(message: Message, output: bool) -> tuple[tuple[str, str, bool], ...]:
+    """``(kind, text, touched)`` of every fact one message holds, in the order they are met.
+
+    ``output``: the message is tool output (a tool result, or an observation sent back as a user message).
+    """
+    found: list[tuple[str, str, bool]] = []
+
+    def add(kind: str, text: str, touched: bool = False) -> None:
+        # Sentence punctuation is not part of a path or an id; a command's last character is its own.
+        text = text.strip() if kind == "command" else text.strip().rstrip(".,;:")
+        if len(text) >= 2:
+            found.append((kind, text, touched))
+
+    role = message.get("role")
+    text = output_text(message) if role == "tool" else content_text(message)
+    for call in tool_calls_of(message):
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict):
+            continue
+        arguments = read_arguments(function.get("arguments"))
+        command = command_of(arguments)
+        if command:
+            add("command", command.splitlines()[0][:200])
+        for path, _ in paths_of(arguments):
+            add("path", path, touched=True)
+        for value in _argument_ids(arguments):
+            add("id", value)
+    action = message.get("action")
+    if isinstance(action, str) and action.strip():
+        add("command", action.strip().splitlines()[0][:200])
+        for _, path in _SWE_FILE_ACTION.findall(action):
+            add("path", path, touched=True)
+    if output:
+        for line in error_lines_of(text):
+            add("error", line)
+        for found_id in _ids(text, prose=False):
+            add("id", found_id)
+        # Numbers from result lines ("13 passed in 2.1 s"), not from the code a file view shows.
+        for line in text.splitlines():
+            if _result_line(line.strip()):
+                for number in _numbers(line):
+                    add("number", number)
+        return tuple(found)  # listings, grep hits and file views are not what the session is about
+    if role == "user":
+        # A producer's own summary (kind "summary") holds facts; harness text holds none.
+        text = "" if annotations_of(message).get("kind") == "harness" else strip_harness(text)
+    for block in _FENCE.findall(text):
+        lines = [line for line in block.splitlines() if line.strip()]
+        if 0 < len(lines) <= 3 and role == "assistant":
+            for line in lines:
+                if _looks_like_command(line):
+                    add("command", line.strip().removeprefix("$ "))
+    prose = _FENCE.sub(" ", text)
+    for inline in _INLINE_CODE.findall(prose):
+        if _looks_like_command(inline):
+            add("command", inline)
+    for line in prose.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("$ ") and _looks_like_command(stripped):
+            add("command", stripped[2:])
+    for match in _NAME.finditer(prose):
+        add("name", match.group(1))
+    for found_id in _ids(prose):
+        add("id", found_id)
+    for match in _URL.finditer(prose):
+        add("path", match.group(0))
+    for match in _PATH.finditer(_URL.sub(" ", prose)):
+        if _is_path(match.group(0)):
+            add("path", match.group(0))
+    for number in _numbers(prose):
+        add("number", number)
+    return tuple(found)
+
+
+def forget() -> None:
+    """Empty the memos (a benchmark times a replay from cold with it)."""
+    for memo in _MEMOS:
+        memo.clear()

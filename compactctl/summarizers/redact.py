@@ -18,6 +18,7 @@ and again on the request text. Running it twice changes nothing: a marker matche
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -375,12 +376,28 @@ def _redact_rows(text: str, rows: Sequence[Row] = PATTERNS) -> tuple[str, int]:
     """The table's rows, in order, over ``text``."""
     total = 0
     lowered = text.lower()
+    # Which keys the text holds, each looked for once (rows share keys), not once per row: those
+    # of case-blind rows in the text as given, the others in the text as it is now.
+    folded_keys, exact_keys = _row_keys()
+    folded = {key for key in folded_keys if key in lowered}
+    exact = {key for key in exact_keys if key in text}
     for row in rows:
-        if row.keys and not any(key in (lowered if row.folded else text) for key in row.keys):
+        if row.keys and (folded if row.folded else exact).isdisjoint(row.keys):
             continue
         text, count = row.sub(text)
         total += count
+        if count:
+            exact = {key for key in exact_keys if key in text}
     return text, total
+
+
+@functools.cache
+def _row_keys() -> tuple[frozenset[str], frozenset[str]]:
+    """Every key of the table's rows that ignore case, and of those that do not."""
+    return (
+        frozenset(key for row in PATTERNS if row.folded for key in row.keys),
+        frozenset(key for row in PATTERNS if not row.folded for key in row.keys),
+    )
 
 
 # --- a secret cut in two by a line break ------------------------------------------------------

@@ -92,7 +92,9 @@ def test_missing_input_file(cli, tmp_path):
 def test_a_utf8_byte_order_mark_is_not_bad_input(cli, tmp_path, command):
     source = tmp_path / "bom.jsonl"
     source.write_bytes(b'\xef\xbb\xbf{"role":"user","content":"hi"}\n{"role":"assistant","content":"yo"}\n')
-    args = [command, source, "-q"] + ([] if command in ("report", "replay") else ["-o", tmp_path / "out.jsonl"])
+    args = [command, source, "-q"] + (
+        [] if command in ("report", "replay") else ["-o", tmp_path / "out.jsonl", "--write-unchanged"]
+    )
     result = cli(*args)
     assert result.exit_code == EXIT_OK, result.output
     if command in ("compact", "prune"):
@@ -108,6 +110,6 @@ def test_json_nested_deep_but_writable_still_compacts(cli, tmp_path):
     source = tmp_path / "x.jsonl"
     deep = b'[{"type":"x","content":' * 100 + b"[]" + b"}]" * 100
     source.write_bytes(b'{"role":"user","content":' + deep + b'}\n{"role":"assistant","content":"ok"}\n')
-    result = cli("compact", "-s", "window", source, "-o", tmp_path / "out.jsonl", "-q")
+    result = cli("compact", "-s", "window", source, "-o", tmp_path / "out.jsonl", "-q", "--write-unchanged")
     assert result.exit_code == EXIT_OK, result.output
     assert (tmp_path / "out.jsonl").read_bytes() == source.read_bytes()

@@ -163,18 +163,27 @@ def test_rerunning_over_the_same_files_changes_nothing(cli, tmp_path, monkeypatc
         return {p.name: p.read_bytes() for p in sorted(tmp_path.iterdir())}
 
     first = run_over_glob()
+    # dataset.jsonl has nothing prune folds: no copy of it is written (--write-unchanged would).
     assert sorted(first) == sorted(
         [
-            f"{stem}{suffix}"
-            for stem in ("coding-agent", "support-fr", "dataset")
-            for suffix in (".jsonl", ".compacted.jsonl")
+            "coding-agent.jsonl",
+            "coding-agent.compacted.jsonl",
+            "support-fr.jsonl",
+            "support-fr.compacted.jsonl",
+            "dataset.jsonl",
         ]
     )
+
     again = cli("compact", *sorted(p.name for p in tmp_path.glob("*.jsonl")), "-s", "prune")
-    assert "left out 3 output(s) of an earlier run" in again.stderr
+    assert "left out 2 output(s) of an earlier run" in again.stderr
     assert run_over_glob() == first  # no x.compacted.compacted.jsonl, and the same bytes
-    alone = cli("report", "dataset.compacted.jsonl", "--json")  # named alone, an output is read
-    assert valid(alone.stdout)["files"][0]["file"] == "dataset.compacted.jsonl"
+    alone = cli("report", "support-fr.compacted.jsonl", "--json")  # named alone, an output is read
+    assert valid(alone.stdout)["files"][0]["file"] == "support-fr.compacted.jsonl"
+    outputs_only = cli("replay", "coding-agent.compacted.jsonl", "support-fr.compacted.jsonl", "-t", "2000", "--json")
+    assert [f["file"] for f in valid(outputs_only.stdout)["files"]] == [
+        "coding-agent.compacted.jsonl",
+        "support-fr.compacted.jsonl",
+    ]  # only outputs named: they are what was meant
 
 
 def test_a_folder_rerun_mirrors_the_same_outputs(cli, logs):
@@ -228,3 +237,14 @@ def test_a_run_that_does_not_start_is_reported_to_ci_too(cli, logs, tmp_path, mo
     (suite,) = ElementTree.parse("report.xml").getroot()
     (case,) = suite
     assert case.attrib["name"] == "run" and case.find("error").attrib["type"] == "input"
+
+
+def test_an_unchanged_file_says_why_and_is_written_only_when_asked(cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(SAMPLES / "dataset.jsonl", "dataset.jsonl")  # nothing in it for prune to fold
+    (entry,) = valid(cli("compact", "dataset.jsonl", "-s", "prune", "--json").stdout)["files"]
+    assert (entry["status"], entry["output"]) == ("unchanged", None) and entry["reason"]
+    assert not Path("dataset.compacted.jsonl").exists()
+    doc = valid(cli("compact", "dataset.jsonl", "-s", "prune", "--json", "--write-unchanged").stdout)
+    assert doc["files"][0]["output"] == "dataset.compacted.jsonl" and doc["total"]["written"] == 1
+    assert Path("dataset.compacted.jsonl").is_file()

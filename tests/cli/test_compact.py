@@ -45,6 +45,7 @@ FILE_KEYS = {
     "violations_after",
     "open_calls_before",  # transcripts ending on a call still running (valid)
     "open_calls_after",
+    "unchanged_reason",  # why no step changed anything (then no copy is written)
 }
 TOTAL_KEYS = {
     "inputs",
@@ -153,7 +154,7 @@ def test_stdin_to_stdout(cli, agent_messages):
 
 def test_no_step_round_trips_the_file(cli, tmp_path, chat_file):
     out = tmp_path / "same.jsonl"
-    result = cli("compact", chat_file, "-s", "window", "--keep-recent", "1000", "-o", out)
+    result = cli("compact", chat_file, "-s", "window", "--keep-recent", "1000", "-o", out, "--write-unchanged")
     assert result.exit_code == EXIT_OK
     assert out.read_bytes() == chat_file.read_bytes()
 
@@ -275,7 +276,7 @@ def test_on_error_skip_leaves_out_unreadable_lines_and_counts_them(cli, tmp_path
         ("keep-recent = 1.5", "keep_recent must be a whole number"),
         ("keep-recent = true", "keep_recent must be a whole number"),
         ("threshold = -5", "threshold must be at least 0"),
-        ("jobs = 0", "jobs must be at least 1"),
+        ("jobs = -1", "jobs must be at least 0"),
         ("strategy = 5", "strategy must be a string or a list of strings"),
         ('fail-under = "x"', "fail_under must be a number"),
         ("encoding = 5", "encoding must be a string"),
@@ -337,3 +338,62 @@ def test_the_summary_table_names_a_bad_file(cli, tmp_path, agent_messages):
     assert "2 inputs: 1 read, 1 failed" in result.stdout
     row = next(line for line in result.stdout.splitlines() if "broken.jsonl" in line)
     assert "failed" in row
+
+
+def test_a_file_nothing_folds_is_not_copied_and_the_report_says_why(cli, chat_file, tmp_path):
+    out = tmp_path / "out.jsonl"
+    result = cli("compact", chat_file, "-s", "window", "--keep-recent", "1000", "-o", out, "--json")
+    assert result.exit_code == EXIT_OK, result.stderr
+    (entry,) = orjson.loads(result.stdout)["files"]
+    assert entry["unchanged_reason"].startswith("unchanged: nothing the steps could fold")
+    assert not out.exists()
+    written = cli("compact", chat_file, "-s", "window", "--keep-recent", "1000", "-o", out, "--write-unchanged")
+    assert written.exit_code == EXIT_OK and out.read_bytes() == chat_file.read_bytes()
+    shown = cli("compact", chat_file, "-s", "window", "--keep-recent", "1000", "-o", tmp_path / "x.jsonl")
+    assert "no copy written" in shown.stdout
+
+
+def test_a_compacted_file_has_no_unchanged_reason(cli, chat_file, tmp_path):
+    out = tmp_path / "out.jsonl"
+    result = cli("compact", chat_file, "-s", "window", "--keep-recent", "2", "-o", out, "--json")
+    (entry,) = orjson.loads(result.stdout)["files"]
+    assert entry["unchanged_reason"] is None and out.exists()
+
+
+def test_a_session_whose_live_context_is_the_producer_s_summary_says_so(cli, tmp_path):
+    from tests.recorded.sessions import working_session
+
+    session = working_session(calls=4)
+    session.compact("Summary: the tests pass.", {"trigger": "auto", "preTokens": session.last_context()})
+    session.user("continue")
+    session.response(text="continuing")
+    source = tmp_path / "session.jsonl"
+    source.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in session.records))
+    out = tmp_path / "out.jsonl"
+    result = cli("compact", source, "-s", "structured", "-o", out, "--json")
+    (entry,) = orjson.loads(result.stdout)["files"]
+    assert "the producer's own summary and 2 message(s) since" in entry["unchanged_reason"]
+    assert entry["reduction"] == 0.0 and not out.exists()
+
+
+def test_jobs_in_processes_write_the_same_bytes_and_report_as_one_job(tmp_path, agent_messages):
+    import subprocess
+    import sys
+
+    src = tmp_path / "logs"
+    for n in range(5):
+        write_jsonl(src / f"s{n}.jsonl", agent_messages[: len(agent_messages) - n])
+    (src / "broken.jsonl").write_text('{"role": "user", "content": "x"}\nnot json\n')
+    runs = {}
+    for jobs in ("1", "2"):
+        out = tmp_path / f"out{jobs}"
+        command = [sys.executable, "-m", "compactctl", "compact", str(src), "-o", str(out), "-s", "window"]
+        done = subprocess.run([*command, "--keep-recent", "2", "--jobs", jobs, "--json"], capture_output=True)
+        files = {p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*.jsonl"))}
+        # The progress line says how fast it went: not compared.
+        said = [line for line in done.stderr.splitlines() if not line.startswith(b"compactctl: ")]
+        runs[jobs] = (done.returncode, done.stdout.replace(str(out).encode(), b"OUT"), said, files)
+    assert runs["1"] == runs["2"]
+    code, stdout, _, files = runs["2"]
+    assert code == EXIT_INPUT and len(files) == 5
+    assert b"broken.jsonl:2:1: malformed JSON" in stdout

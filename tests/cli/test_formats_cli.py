@@ -140,6 +140,7 @@ def test_real_swe_agent_folder_compacts_valid_and_round_trips(tmp_path):
         assert orjson.loads(fmt.write(transcripts)) == orjson.loads(data)
 
 
+@pytest.mark.slow  # 200 real runs
 @needs_transcripts
 def test_real_tau_bench_runs_compact_each_run(tmp_path):
     source = SHARED_TRANSCRIPTS / "tau-bench" / "historical_trajectories" / "gpt-4o-airline.json"
@@ -171,7 +172,7 @@ def test_real_mini_swe_agent_array_keeps_its_layout(tmp_path):
 @pytest.mark.parametrize("name", list(FILES))
 def test_prune_on_every_format(name, tmp_path):
     out = tmp_path / f"pruned-{name}.jsonl"
-    result = run("prune", str(FILES[name]), "-o", str(out), "--json")
+    result = run("prune", str(FILES[name]), "-o", str(out), "--json", "--write-unchanged")
     assert result.exit_code == EXIT_OK, result.output
     assert load(out.read_bytes(), str(out), name)[0].name == name
 

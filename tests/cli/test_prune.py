@@ -200,8 +200,15 @@ def test_pruning_a_pruned_file_changes_nothing(tmp_path, mode):
     source = write_chat(tmp_path / "run.jsonl", session())
     once, twice = tmp_path / "once.jsonl", tmp_path / "twice.jsonl"
     assert runner.invoke(app, ["prune", str(source), "-o", str(once), "--mode", mode, "-q"]).exit_code == EXIT_OK
-    assert runner.invoke(app, ["prune", str(once), "-o", str(twice), "--mode", mode, "-q"]).exit_code == EXIT_OK
+    again = runner.invoke(app, ["prune", str(once), "-o", str(twice), "--mode", mode, "--json"])
+    assert again.exit_code == EXIT_OK
     assert once.read_bytes() != source.read_bytes()
+    # Nothing changed the second time: no copy is written, and the report says why.
+    assert not twice.exists() and orjson.loads(again.stdout)["files"][0]["unchanged_reason"]
+    assert (
+        runner.invoke(app, ["prune", str(once), "-o", str(twice), "--mode", mode, "-q", "--write-unchanged"]).exit_code
+        == EXIT_OK
+    )
     assert twice.read_bytes() == once.read_bytes()
 
 

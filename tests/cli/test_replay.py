@@ -216,6 +216,7 @@ def test_team_price_file_and_model_are_used(runner, chat_file, tmp_path):
     )
 
 
+@pytest.mark.slow  # imports matplotlib
 def test_plot_writes_an_svg(runner, chat_file, tmp_path):
     target = tmp_path / "context.svg"
     result = runner.invoke(app, ["replay", str(chat_file), "-t", "170", *BASE, "--plot", str(target), "-q"])

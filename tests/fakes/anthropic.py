@@ -14,9 +14,11 @@ import json
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.fakes.server import FakeModelServer, Recorded, RejectedRequest, Reply, estimate_tokens, send_json, send_sse
+from tests.fakes.server import FakeModelServer, Recorded, RejectedRequest, Reply, send_json, send_sse
 
 _ids = itertools.count(1)
+# The API's refusal of a request over the model's window (invalid_request_error, HTTP 400).
+PROMPT_TOO_LONG = "prompt is too long: {tokens} tokens > {window} maximum"
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:
@@ -197,7 +199,7 @@ class FakeAnthropic(FakeModelServer):
         entry = Recorded(method, handler.path, dict(handler.headers), body)
         self.record(entry)
         if method == "POST" and path == "/v1/messages/count_tokens":
-            send_json(handler, 200, {"input_tokens": estimate_tokens(body)})
+            send_json(handler, 200, {"input_tokens": self.count(body)})
             return
         if method != "POST" or path != "/v1/messages" or not isinstance(body, dict):
             send_json(
@@ -208,6 +210,12 @@ class FakeAnthropic(FakeModelServer):
             return
         try:
             validate_messages(body)
+            too_long = self.over_window(
+                self.count([body.get("system"), body.get("messages"), body.get("tools")]),
+                PROMPT_TOO_LONG,
+            )
+            if too_long is not None:
+                raise too_long
         except RejectedRequest as error:
             entry.error = str(error)
             send_json(
@@ -216,8 +224,8 @@ class FakeAnthropic(FakeModelServer):
             return
         reply = self.next_reply() if body.get("tools") and not _asks_for_summary(body) else _side_reply(body)
         blocks = reply_blocks(reply)
-        input_tokens = estimate_tokens([body.get("system"), body.get("messages"), body.get("tools")])
-        output_tokens = reply.output_tokens or estimate_tokens(blocks)
+        input_tokens = self.count([body.get("system"), body.get("messages"), body.get("tools")])
+        output_tokens = reply.output_tokens or self.count(blocks)
         message = {
             "id": f"msg_fake{next(_ids):06d}",
             "type": "message",

@@ -30,6 +30,8 @@ DATA_FIELDS = (
     "codeExecutionResult",
 )
 MODEL = "gemini-fake"
+# The API's refusal of a request over the model's window (400 INVALID_ARGUMENT).
+INPUT_TOO_LONG = "The input token count ({tokens}) exceeds the maximum number of tokens allowed ({window})."
 # What the real API answers for unequal counts (seen in Gemini CLI's own issue reports).
 COUNT_MISMATCH = (
     "Please ensure that the number of function response parts is equal to the number of function call parts "
@@ -145,9 +147,16 @@ class FakeGemini(FakeModelServer):
             return
         action = path.rsplit(":", 1)[1]
         if action == "countTokens":
-            send_json(handler, 200, {"totalTokens": estimate_tokens(body.get("contents"))})
+            send_json(handler, 200, {"totalTokens": self.count(body.get("contents"))})
             return
         try:
+            # The token count first: a request over the window is refused as that, whatever else is wrong in it.
+            too_long = self.over_window(
+                self.count([body.get("systemInstruction"), body.get("contents"), body.get("tools")]),
+                INPUT_TOO_LONG,
+            )
+            if too_long is not None:
+                raise too_long
             validate_contents(body)
         except RejectedRequest as error:
             entry.error = str(error)
@@ -160,9 +169,9 @@ class FakeGemini(FakeModelServer):
         else:
             reply = Reply(text=_router_answer(body))
             parts = [{"text": reply.text}]
-        prompt = estimate_tokens([body.get("systemInstruction"), body.get("contents"), body.get("tools")])
+        prompt = self.count([body.get("systemInstruction"), body.get("contents"), body.get("tools")])
         thoughts = estimate_tokens(reply.thinking) if reply.thinking else 0
-        output = reply.output_tokens or estimate_tokens(parts)
+        output = reply.output_tokens or self.count(parts)
         usage = {
             "promptTokenCount": prompt,
             "candidatesTokenCount": output,

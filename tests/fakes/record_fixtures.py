@@ -86,8 +86,71 @@ def gemini_fixture(root: Path) -> Path:
     return target
 
 
+def claude_code_branches_fixture(root: Path) -> list[Path]:
+    """Every way a Claude Code session holds billed calls off its live thread, made by the real client:
+    a resume from an earlier message (``--resume-session-at``: the later turn's branch stays in the
+    file), a subagent (the Agent tool: its own file under ``<session>/subagents/``), and a fork
+    (``--fork-session``: a new session file that starts from a copy)."""
+    import json
+    import shutil
+
+    from tests.fakes.clients import _run
+
+    client = require_client("claude")
+    with FakeAnthropic() as fake:
+        claude = ClaudeCode(client, root, project(root), fake)
+        notes = str(claude.cwd / "notes.txt")
+
+        def run(prompt: str, *extra: str) -> str:
+            args = [str(client.binary), "-p", prompt, "--output-format", "json"]
+            args += ["--permission-mode", "acceptEdits", "--allowedTools", "Bash Read Edit Write Agent Task", *extra]
+            done = _run(args, claude.cwd, claude.env())
+            return str(json.loads(done.stdout.strip().splitlines()[-1])["session_id"])
+
+        fake.enqueue(Reply(thinking="Read the notes.", tool_calls=(ToolCall("Read", {"file_path": notes}),)), ANSWER)
+        session = run("What do the notes say?")
+        fake.enqueue("The second line says to keep the public interface.")
+        run("And the second line?", "--resume", session)
+        records = [json.loads(line) for line in claude.session_file(session).read_text().splitlines() if line]
+        first_answer = next(
+            r["uuid"]
+            for r in records
+            if r.get("type") == "assistant" and ANSWER in json.dumps(r.get("message", {}).get("content"))
+        )
+        fake.enqueue("En CSV.")
+        run("Say it in French.", "--resume", session, "--resume-session-at", first_answer)
+        task = {
+            "description": "Check the notes",
+            "prompt": "Read notes.txt and say what it asks.",
+            "subagent_type": "general-purpose",
+        }
+        fake.enqueue(
+            Reply(text="Asking a subagent.", tool_calls=(ToolCall("Agent", task),)),
+            "The notes ask for CSV.",
+            "The subagent confirms: CSV.",
+        )
+        run("Ask a subagent to check.", "--resume", session)
+        fake.enqueue("Forked: nothing else.")
+        fork = run("Anything else?", "--resume", session, "--fork-session")
+        assert not fake.errors, fake.errors
+        main_file, fork_file = claude.session_file(session), claude.session_file(fork)
+        version = _version(client.version)
+        out = OUT / f"claude-code-{version}-branches"
+        shutil.rmtree(out, ignore_errors=True)
+        (out / session / "subagents").mkdir(parents=True)
+        written = []
+        for source, target in [(main_file, out / f"{session}.jsonl"), (fork_file, out / f"{fork}.jsonl")]:
+            target.write_bytes(source.read_bytes().replace(str(root).encode(), b"/home/user"))
+            written.append(target)
+        for agent in sorted((main_file.with_suffix("") / "subagents").glob("*")):
+            target = out / session / "subagents" / agent.name
+            target.write_bytes(agent.read_bytes().replace(str(root).encode(), b"/home/user"))
+            written.append(target)
+    return written
+
+
 if __name__ == "__main__":
     OUT.mkdir(parents=True, exist_ok=True)
-    for record in (claude_code_fixture, codex_fixture, gemini_fixture):
+    for record in (claude_code_fixture, codex_fixture, gemini_fixture, claude_code_branches_fixture):
         with tempfile.TemporaryDirectory(prefix="fixture-") as root:
             print("wrote", record(Path(root)))

@@ -15,9 +15,20 @@ import json
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.fakes.server import FakeModelServer, Recorded, RejectedRequest, Reply, estimate_tokens, send_json, send_sse
+from tests.fakes.server import (
+    FakeModelServer,
+    OverWindow,
+    Recorded,
+    RejectedRequest,
+    Reply,
+    estimate_tokens,
+    send_json,
+    send_sse,
+)
 
 _ids = itertools.count(1)
+# The API's refusal of an input over the model's window (code context_length_exceeded, HTTP 400).
+CONTEXT_TOO_LONG = "Your input exceeds the context window of this model. Please adjust your input and try again."
 CALLS = {
     "function_call": "function_call_output",
     "custom_tool_call": "custom_tool_call_output",
@@ -157,12 +168,18 @@ class FakeResponses(FakeModelServer):
             return
         try:
             validate_input(body)
+            too_long = self.over_window(
+                self.count([body.get("instructions"), body.get("input"), body.get("tools")]), CONTEXT_TOO_LONG
+            )
+            if too_long is not None:
+                raise too_long
         except RejectedRequest as error:
             entry.error = str(error)
+            code = "context_length_exceeded" if isinstance(error, OverWindow) else None
             send_json(
                 handler,
                 400,
-                {"error": {"message": str(error), "type": "invalid_request_error", "param": "input", "code": None}},
+                {"error": {"message": str(error), "type": "invalid_request_error", "param": "input", "code": code}},
             )
             return
         if _asks_for_compaction(body):
@@ -174,8 +191,8 @@ class FakeResponses(FakeModelServer):
         else:
             reply = self.next_reply()
             items = output_items(reply)
-        input_tokens = estimate_tokens([body.get("instructions"), body.get("input"), body.get("tools")])
-        output_tokens = reply.output_tokens or estimate_tokens(items)
+        input_tokens = self.count([body.get("instructions"), body.get("input"), body.get("tools")])
+        output_tokens = reply.output_tokens or self.count(items)
         reasoning_tokens = estimate_tokens(reply.thinking) if reply.thinking else 0
         response_id = f"resp_fake{next(_ids):06d}"
         base = {"id": response_id, "object": "response", "model": body.get("model", "gpt-fake"), "output": []}

@@ -207,7 +207,9 @@ def run_compactctl(source: Path, out: Path, args: list[str]) -> Compacted:
     import subprocess
     import sys
 
-    command = [sys.executable, "-m", "compactctl", args[0], str(source), "-o", str(out), "--json", *args[1:]]
+    # --write-unchanged: what the client resumes is the output, also where no step changed anything.
+    command = [sys.executable, "-m", "compactctl", args[0], str(source), "-o", str(out), "--json", "--write-unchanged"]
+    command += args[1:]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, f"{' '.join(command)} exited {done.returncode}: {done.stderr[-2000:]}"
     (report,) = json.loads(done.stdout)["files"]

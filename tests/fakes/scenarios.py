@@ -180,3 +180,48 @@ def gemini_session(gemini: Gemini) -> Recorded:
     chats = [path for path in gemini.chats() if session[:8] in path.name and b'"toolCalls"' in path.read_bytes()]
     assert len(chats) == 1, chats
     return Recorded(gemini.home, gemini.cwd, session, chats[0])
+
+
+# -- a session grown past its window: long tool outputs, one prompt ----------------------------
+
+LONG_PARTS = 12  # tool calls of about 25k characters each: under the 30k Claude Code keeps in the session
+STUCK_PROMPT = "Check every part of the log."
+
+
+def _part_command(n: int) -> str:
+    # Prose, not digits: the fakes count four characters a token, which is about what a tokenizer
+    # makes of words (a run of numbers is far denser), so the session's usage matches its text.
+    return f"yes 'part {n}: the quick brown fox jumps over the lazy dog' | head -n 450"
+
+
+def long_session(driver: ClaudeCode | Codex | Gemini) -> Recorded:
+    """One prompt answered with ``LONG_PARTS`` long command outputs read one after another: the kind of
+    session that outgrows its window. (Gemini CLI first answers a plain prompt and does the work in the
+    resumed session: see :func:`gemini_session`.)"""
+    if isinstance(driver, ClaudeCode):
+        call = lambda n: ToolCall("Bash", {"command": _part_command(n), "description": f"Part {n}"})  # noqa: E731
+    elif isinstance(driver, Codex):
+        call = lambda n: ToolCall("exec_command", {"cmd": _part_command(n)})  # noqa: E731
+    else:
+        call = lambda n: ToolCall("run_shell_command", {"command": _part_command(n)})  # noqa: E731
+    replies = [Reply(text=f"Reading part {n}.", tool_calls=(call(n),)) for n in range(LONG_PARTS)]
+    replies.append(Reply(text="Every part is a run of consecutive numbers; nothing is missing."))
+    if isinstance(driver, Gemini):
+        driver.fake.enqueue(Reply(text="Ready when you are."))
+        driver.fake.enqueue(*replies)
+        session = driver.run("Hello.")
+        driver.run(STUCK_PROMPT, resume=session)
+        chats = [p for p in driver.chats() if session[:8] in p.name and b'"toolCalls"' in p.read_bytes()]
+        assert len(chats) == 1, chats
+        return Recorded(driver.home, driver.cwd, session, chats[0])
+    driver.fake.enqueue(*replies)
+    if isinstance(driver, ClaudeCode):
+        session = driver.run(STUCK_PROMPT)
+        assert not driver.fake.script, "the client did not use every scripted reply"
+        return Recorded(driver.home, driver.cwd, session, driver.session_file(session))
+    driver.run(STUCK_PROMPT)
+    assert not driver.fake.script, "the client did not use every scripted reply"
+    (rollout,) = driver.rollouts()
+    thread = re.search(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$", rollout.name)
+    assert thread, rollout
+    return Recorded(driver.home, driver.cwd, thread.group(1), rollout)

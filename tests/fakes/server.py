@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -47,6 +48,15 @@ class RejectedRequest(ValueError):
     """A request the real API would answer with 400 invalid_request_error."""
 
 
+class OverWindow(RejectedRequest):
+    """A request larger than the model's context window."""
+
+    def __init__(self, message: str, tokens: int, window: int) -> None:
+        super().__init__(message)
+        self.tokens = tokens
+        self.window = window
+
+
 class _QuietServer(ThreadingHTTPServer):
     def handle_error(self, request: Any, client_address: Any) -> None:
         pass  # a client dropping its connection (Codex after a stream ends) is not a test failure
@@ -59,6 +69,12 @@ class FakeModelServer:
     requests: list[Recorded] = field(default_factory=list)
     script: deque[Reply] = field(default_factory=deque)
     default: Reply = field(default_factory=lambda: Reply(text="Done."))
+    # The model's context window in the fake's tokens (:func:`estimate_tokens` of the request): a
+    # request over it is refused with the API's own error, as a real one over the model's window is.
+    window: int | None = None
+    # How the fake counts a request's tokens (for its usage and its window): four characters a token
+    # of the JSON by default; ``text_tokens`` counts the texts in a real encoding, as an API would.
+    count: Callable[[Any], int] = field(default_factory=lambda: estimate_tokens)
     lock: threading.Lock = field(default_factory=threading.Lock)
     port: int = 0
     _server: ThreadingHTTPServer | None = None
@@ -75,6 +91,12 @@ class FakeModelServer:
     def record(self, entry: Recorded) -> None:
         with self.lock:
             self.requests.append(entry)
+
+    def over_window(self, tokens: int, message: str) -> OverWindow | None:
+        """The refusal of a request of ``tokens`` when it is over the window, else None."""
+        if self.window is None or tokens <= self.window:
+            return None
+        return OverWindow(message.format(tokens=tokens, window=self.window), tokens, self.window)
 
     @property
     def errors(self) -> list[str]:
@@ -162,3 +184,43 @@ def send_sse(handler: BaseHTTPRequestHandler, events: list[tuple[str, dict[str, 
 def estimate_tokens(value: Any) -> int:
     """About four characters a token: the fakes report usage the way the APIs do, not exactly."""
     return max(1, len(json.dumps(value, ensure_ascii=False)) // 4)
+
+
+# Keys whose values the APIs do not count as text: ids, signatures, opaque blobs, markup.
+UNCOUNTED_KEYS = frozenset(
+    {
+        "id",
+        "call_id",
+        "tool_use_id",
+        "signature",
+        "thoughtSignature",
+        "encrypted_content",
+        "type",
+        "role",
+        "cache_control",
+        "status",
+    }
+)
+MESSAGE_OVERHEAD = 4  # tokens an API adds per message or item (its chat template's framing)
+
+
+def text_tokens(value: Any) -> int:
+    """A request's tokens as an API counts them: the cl100k tokens of its texts, ids and markup left
+    out, plus the framing of each message. Numbers and booleans count one token."""
+    from compactctl.tokens import counter_for
+
+    counter = counter_for("cl100k_base")
+
+    def walk(node: Any, key: str = "") -> int:
+        if key in UNCOUNTED_KEYS:
+            return 0
+        if isinstance(node, str):
+            return counter(node)
+        if isinstance(node, dict):
+            framing = MESSAGE_OVERHEAD if "role" in node or "type" in node else 0
+            return framing + sum(walk(v, k) for k, v in node.items())
+        if isinstance(node, list):
+            return sum(walk(item) for item in node)
+        return 0 if node is None else 1
+
+    return max(1, walk(value))

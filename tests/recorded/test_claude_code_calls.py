@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 import pytest
 
 from compactctl.formats.records import parse_records
@@ -144,3 +145,48 @@ def test_a_real_claude_code_partial_compaction_is_read_with_its_preserved_segmen
     paired = recorded.usage_total()
     assert paired.input_tokens + recorded.unpaired.input_tokens == recorded.reported_total.input_tokens
     assert paired.output_tokens + recorded.unpaired.output_tokens == recorded.reported_total.output_tokens
+
+
+REAL_BRANCHES = (
+    Path(__file__).resolve().parents[1] / "formats" / "data" / "real-clients" / "claude-code-2.1.332-branches"
+)
+MAIN_SESSION = REAL_BRANCHES / "a6b8705d-055c-4dac-8b9a-9741f0961deb.jsonl"
+
+
+def _recorded(path: Path):
+    from compactctl.formats import records_of
+    from compactctl.recorded import read_recorded
+
+    return read_recorded("claude-code", records_of(path.read_bytes(), str(path)), str(path))
+
+
+def test_every_billed_call_of_a_real_session_is_read_rewound_branch_and_subagent_included():
+    # Made by Claude Code 2.1.332 against the loopback fake (tests/fakes/record_fixtures.py): a
+    # resume from an earlier message left one answered turn off the live thread, and a subagent
+    # wrote its own file under <session>/subagents/.
+    session = _recorded(MAIN_SESSION)
+    assert [(c.label.split()[0], len(c.calls)) for c in session.contexts] == [("main", 6), ("subagent", 1)]
+    assert len(session.off_thread) == 1 and session.off_thread[0].usage is not None
+    # The session's own running total (its cost-state record) is every call we read, exactly.
+    assert session.reported_total is not None and session.usage_total() == session.reported_total
+    assert session.unpaired is None
+
+
+def test_replay_bills_the_off_thread_call_in_every_row_and_says_so(tmp_path):
+    from typer.testing import CliRunner
+
+    from compactctl.cli.main import app
+
+    result = CliRunner().invoke(app, ["replay", str(MAIN_SESSION), "-t", "30000", "--json"])
+    assert result.exit_code == 0, result.output
+    (entry,) = orjson.loads(result.stdout)["files"]
+    off = entry["api"]["off_thread"]
+    assert off["calls"] == 1 and off["cost"] > 0
+    assert [row["calls"] for row in entry["settings"]] == [8, 8]
+    assert any("1 of 8 billed calls" in note and "simulate the live thread" in note for note in entry["api"]["notes"])
+
+
+def test_a_forked_session_is_read_as_its_own_thread():
+    (fork,) = [p for p in REAL_BRANCHES.glob("*.jsonl") if p != MAIN_SESSION]
+    session = _recorded(fork)
+    assert [len(c.calls) for c in session.contexts] == [7] and session.off_thread == ()

@@ -28,6 +28,7 @@ def sha256(path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+@pytest.mark.slow  # a real transcript, compacted and reviewed
 @needs_transcripts
 @pytest.mark.parametrize("name", REAL)
 def test_side_a_is_the_compaction_compact_writes_byte_for_byte(cli, tmp_path, name):

@@ -200,6 +200,7 @@ def test_a_401_that_echoes_the_key_shows_none_of_it(openai_server, tmp_path, mon
     assert not leaked(key, result.output, window=8) and not leaked(key, result.stderr, window=8), result.stderr
 
 
+@pytest.mark.slow  # a review page of both corpora
 def test_the_review_page_shows_no_secret_of_either_corpus(tmp_path):
     messages = [*session(ALL_TEXTS), {"role": "user", "content": "thanks"}, {"role": "assistant", "content": "ok"}]
     source = write(tmp_path / "secrets.jsonl", messages)
