@@ -465,9 +465,10 @@ def run_jobs(
                 index = running.pop(future)
                 outcome = future.result()
                 if forked:  # what the worker printed, printed here, where the run's output goes
-                    outcome, printed, warned = outcome
+                    outcome, printed, warned, handed = outcome
                     _pass_on(printed, sys.stdout)
                     _pass_on(warned, sys.stderr)
+                    _take_over(handed)
                 if isinstance(outcome, Failure):
                     failures[index] = outcome
                 else:
@@ -521,14 +522,30 @@ def _is_codex(source: str) -> bool:
         return False
 
 
-def _run_forked(index: int) -> tuple[Any, bytes, bytes]:
+def _take_over(handed: list[tuple[Path, Path]]) -> None:
+    """A worker's staged outputs, joined to this run's unit (or renamed now when there is none)."""
+    for temporary, target in handed:
+        if _staged is not None:
+            _staged.add(temporary, target)
+        else:
+            os.replace(temporary, target)
+
+
+def _run_forked(index: int) -> tuple[Any, bytes, bytes, list[tuple[Path, Path]]]:
     """One file in a worker, what it prints kept, to be printed by the parent."""
     assert _forked_work is not None
     jobs, work = _forked_work
     out, err = _captured(), _captured()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         outcome = attempt(jobs[index], work)
-    return outcome, out.buffer.getvalue(), err.buffer.getvalue()  # type: ignore[attr-defined]
+    # What this worker staged (a copy of the parent's unit) is handed to the parent's unit to rename.
+    handed: list[tuple[Path, Path]] = []
+    if _staged is not None:
+        with _staged.lock:
+            handed, _staged.files = _staged.files, []
+        for temporary, _ in handed:
+            interrupts.unregister(temporary)
+    return outcome, out.buffer.getvalue(), err.buffer.getvalue(), handed  # type: ignore[attr-defined]
 
 
 def _captured() -> TextIO:

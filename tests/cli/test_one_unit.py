@@ -68,7 +68,9 @@ def test_without_side_files_the_files_that_succeeded_are_written(tmp_path):
     inputs.mkdir()
     write(inputs / "a.jsonl", GOOD)
     (inputs / "b.jsonl").write_text('{"role": 7}\n')
-    result = runner.invoke(app, ["compact", str(inputs), "-o", str(tmp_path / "out"), "-s", "window"])
+    result = runner.invoke(
+        app, ["compact", str(inputs), "-o", str(tmp_path / "out"), "-s", "window", "--keep-recent", "2"]
+    )
     assert result.exit_code == 2
     assert (tmp_path / "out" / "a.jsonl").is_file() and not (tmp_path / "out" / "b.jsonl").exists()
 
@@ -89,7 +91,7 @@ def test_a_full_disk_while_writing_the_manifest_writes_nothing_and_names_the_man
         return real(path, data, like)
 
     monkeypatch.setattr("compactctl.cli.exit.write_atomic", full_disk_for_the_manifest)
-    args = ["compact", str(source), "-o", str(target), "--manifest", str(manifest), "-s", "window"]
+    args = ["compact", "--write-unchanged", str(source), "-o", str(target), "--manifest", str(manifest), "-s", "window"]
     result = runner.invoke(app, [*args, "--keep-recent", "2"])
     assert result.exit_code == 2, result.output
     assert f"{manifest}: cannot write: No space left on device" in result.stderr
@@ -103,7 +105,9 @@ def test_a_successful_run_renames_all_and_syncs_their_folder(tmp_path, monkeypat
     monkeypatch.setattr(io, "sync_folder", synced.append)
     source = write(tmp_path / "s.jsonl", GOOD)
     manifest = tmp_path / "side" / "m.jsonl"
-    result = runner.invoke(app, ["compact", str(source), "-o", str(tmp_path / "o.jsonl"), "--manifest", str(manifest)])
+    result = runner.invoke(
+        app, ["compact", "--write-unchanged", str(source), "-o", str(tmp_path / "o.jsonl"), "--manifest", str(manifest)]
+    )
     assert result.exit_code == 0, result.output
     assert (tmp_path / "o.jsonl").is_file() and manifest.is_file()
     assert set(synced) == {tmp_path, tmp_path / "side"}
@@ -121,7 +125,9 @@ def test_an_output_keeps_the_input_mode_or_the_existing_output_mode_never_wider(
     if existing is not None:
         target.write_text("x\n")
         target.chmod(existing)
-    result = runner.invoke(app, ["compact", str(source), "-o", str(target), "--manifest", str(manifest)])
+    result = runner.invoke(
+        app, ["compact", "--write-unchanged", str(source), "-o", str(target), "--manifest", str(manifest)]
+    )
     assert result.exit_code == 0, result.output
     assert mode_of(target) == expected
     assert mode_of(manifest) == input_mode & (0o666 & ~io._UMASK)  # the manifest quotes the input
@@ -143,7 +149,7 @@ def test_an_output_name_of_255_characters_is_written(tmp_path):
     source = write(tmp_path / "s.jsonl", GOOD)
     for length in (225, 240, 255):
         target = tmp_path / ("o" * (length - 6) + ".jsonl")
-        result = runner.invoke(app, ["compact", str(source), "-o", str(target)])
+        result = runner.invoke(app, ["compact", "--write-unchanged", str(source), "-o", str(target)])
         assert result.exit_code == 0, result.output
         assert len(target.name) == length and target.is_file()
 
