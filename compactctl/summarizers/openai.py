@@ -64,6 +64,9 @@ DRY_RUN_TEXT = "(dry run: no summary was requested)"
 # Of a summary's bound, what the verbatim ledger and user messages may take; the model writes the rest.
 VERBATIM_SHARE = 0.4
 MIN_PROSE_TOKENS = 256
+# A server that reports reading less than 1/this of what compactctl counted in a request truncated it:
+# tokenizers differ by far less than this factor.
+TRUNCATED_PROMPT = 2.5
 # Kept free in the server's window beside our count of a request: the chat template's own tokens.
 WINDOW_MARGIN = 64
 # Where servers state their context window in ``GET /models``: vLLM ``max_model_len``; LM Studio and
@@ -473,7 +476,19 @@ class OpenAISummarizer:
         if require_text and not reply.text.strip():
             why = " (cut off by the token limit)" if reply.truncated else ""
             raise SummarizerError(f"openai summarizer ({self.config.model}): the model returned no text{why}")
-        self._learn(self._counted(built), reply.prompt_tokens)
+        ours = self._counted(built)
+        if reply.truncated and reply.prompt_tokens and ours > TRUNCATED_PROMPT * reply.prompt_tokens:
+            # The server read a fraction of what was sent and answered anyway (Ollama truncates a prompt past
+            # num_ctx without a word, then ends on finish_reason "length"): what it read is its window; the
+            # span is cut to fit and sent again. (A count cut by a prompt cache alone comes without "length".)
+            with self._lock:
+                self._window, self._ratio = reply.prompt_tokens, 1.0
+            what = (
+                f"the server read {reply.prompt_tokens:,} tokens of a request of about {ours:,}: it truncated the "
+                "prompt to its context window"
+            )
+            raise ContextExceeded(reply.prompt_tokens, self._describe_text(what, 1))
+        self._learn(ours, reply.prompt_tokens)
         usage = SummarizerUsage(1, reply.prompt_tokens, reply.completion_tokens, int(reply.truncated))
         return Summary(reply.text.strip(), usage, reply.truncated)
 

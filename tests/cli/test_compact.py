@@ -376,6 +376,7 @@ def test_a_session_whose_live_context_is_the_producer_s_summary_says_so(cli, tmp
     assert entry["reduction"] == 0.0 and not out.exists()
 
 
+@pytest.mark.slow  # two console scripts, one with a process pool
 def test_jobs_in_processes_write_the_same_bytes_and_report_as_one_job(tmp_path, agent_messages):
     import subprocess
     import sys

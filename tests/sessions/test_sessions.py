@@ -131,6 +131,7 @@ def test_sessions_says_so_when_no_client_folder_exists(tmp_path: Path) -> None:
     assert "no Claude Code, Codex or Gemini CLI folder here" in done.stderr and str(tmp_path / ".claude") in done.stderr
 
 
+@pytest.mark.slow  # five console scripts in fresh interpreters
 def test_sessions_filters_by_client_project_and_time(home: Path) -> None:
     def ids(*args: str) -> list[str]:
         done = run_cli(home, "sessions", "--json", *args)
@@ -314,6 +315,7 @@ def test_of_two_files_of_one_session_the_one_holding_it_is_taken(home: Path) -> 
     assert found.path.name == f"session-2026-12-01T11-19-{GEMINI_ID[:8]}.jsonl"
 
 
+@pytest.mark.slow  # three console scripts in fresh interpreters
 def test_report_and_prune_take_a_session_by_id(home: Path) -> None:
     reported = run_cli(home, "report", "--session", CODEX_ID[:13], "--json")
     assert reported.returncode == 0, reported.stderr
