@@ -287,6 +287,7 @@ def _quantile(ordered: Sequence[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
+HELD_OUT_WARNING = 0.05  # a file whose fit predicts its held-out calls worse than this is warned about
 # How strongly the ratio is pulled toward its prior (1.0: the encoding is the provider's own or
 # ctok's reconstruction of it), in the units of the fit's weighted spread of the text: a file
 # whose text barely changes between calls cannot tell its ratio, and keeps the prior. The
@@ -438,6 +439,12 @@ def calibrate(session: RecordedSession, producer: str, claude_tokens: str = "fit
     if gap.reported and abs(gap.unexplained) > UNEXPLAINED_WARNING * gap.reported:
         share = gap.unexplained / gap.reported
         warnings.append(f"{share:+.1%} of the reported input is not explained by the calibration")
+    held_summary = ErrorSummary.of(held_errors)
+    if held_summary.median > HELD_OUT_WARNING:
+        warnings.append(
+            f"held-out per-call error {held_summary.median:.1%} (median) is over {HELD_OUT_WARNING:.0%}: "
+            "the calibrated estimates of this file are rough"
+        )
     return Calibration(
         "usage",
         encoding,
@@ -447,7 +454,7 @@ def calibrate(session: RecordedSession, producer: str, claude_tokens: str = "fit
         round(default),
         ErrorSummary.of(raw_errors),
         ErrorSummary.of(calibrated_errors),
-        ErrorSummary.of(held_errors),
+        held_summary,
         gap,
         {name: round(value, 4) for name, value in candidates.items()},
         tuple(warnings),

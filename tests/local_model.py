@@ -29,6 +29,7 @@ MODEL_ALIAS = "smollm2-135m"
 # and its prompt beside a chunk (summarize_span needs 3 x (bound + 64) plus the prompt).
 CONTEXT_WINDOW = 4096
 START_SECONDS = 180.0
+THREADS = int(os.environ.get("COMPACTCTL_MODEL_THREADS", "1"))
 
 
 def model_path() -> Path | None:
@@ -114,7 +115,7 @@ def start(log_dir: Path, window: int = CONTEXT_WINDOW) -> LocalModelServer:
         str(window),
         # The machine's cores are shared; two threads are what a CI runner of this size has.
         "--n_threads",
-        str(min(2, os.cpu_count() or 1)),
+        str(THREADS),
     ]
     with log.open("wb") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)

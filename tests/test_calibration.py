@@ -122,3 +122,30 @@ def test_asking_for_ctok_without_it_says_how_to_install_it(monkeypatch):
     monkeypatch.setattr(compactctl.calibration, "claude_tokens_available", lambda: False)
     with pytest.raises(InputError, match="needs ctok"):
         calibrate(claude_code.read(working_session(calls=3).parsed(), "s.jsonl"), "claude-code", "ctok")
+
+
+def test_a_file_whose_held_out_error_is_over_5_percent_is_warned_about_in_report_and_replay(tmp_path):
+    import orjson
+    from typer.testing import CliRunner
+
+    from compactctl.cli.main import app
+    from tests.recorded.sessions import working_session
+
+    session = working_session(calls=12)
+    calls = [r for r in session.records if r["type"] == "assistant"]
+    for record in calls[len(calls) // 2 :]:  # the second half billed far more than its text explains
+        record["message"]["usage"]["cache_read_input_tokens"] *= 2
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in session.records))
+    report = CliRunner().invoke(app, ["report", str(path), "--json"])
+    (entry,) = orjson.loads(report.stdout)["files"]
+    assert entry["api_calibration"]["calibration"]["error"]["held_out"]["median"] > 0.05
+    assert any(note.startswith("calibration: held-out per-call error") for note in entry["notes"])
+    replay = CliRunner().invoke(app, ["replay", str(path), "-t", "50000", "--json"])
+    (played,) = orjson.loads(replay.stdout)["files"]
+    assert any("held-out per-call error" in note for note in played["api"]["notes"])
+    # The same session as billed gives no such warning.
+    clean = tmp_path / "clean.jsonl"
+    clean.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in working_session(calls=12).records))
+    (fine,) = orjson.loads(CliRunner().invoke(app, ["report", str(clean), "--json"]).stdout)["files"]
+    assert not any(note.startswith("calibration:") for note in fine["notes"])

@@ -39,6 +39,7 @@ SETTING_KEYS = [
     "trigger", "threshold", "strategy", "calls", "compactions", "over_threshold_after_compaction",
     "peak_context", "mean_context", "input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens",
     "summarizer_calls", "summarizer_tokens", "cost", "facts_lost", "context_per_call", "unpriced_calls",
+    "calls_over_threshold",
 ]  # fmt: skip
 
 

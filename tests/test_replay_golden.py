@@ -7,7 +7,8 @@ raised IndexError, and the other 300 cases were unchanged by that fix; two ``pru
 when prune's pass 2 came to keep one copy of a text whatever call fetched it: d-kimuson's
 fe5e1c67 session and tau-bench's gpt-4o-airline, whose latest answers of some calls repeat an
 earlier call's answer -- on the airline file 7 duplicates where there were 4; the 7 cases of
-qiushiyan__duet again when genai-prices priced its gpt-5.5 calls, unpriced before; keys added
+qiushiyan__duet again when genai-prices priced its gpt-5.5 calls, unpriced before; the 7 of
+formats/claude-code-rewind.jsonl when the calls its rewind left off the live thread came into the bill; keys added
 since are left out of the digest, see ADDED_KEYS; the v2 run document is read back into v1's shape, see
 ``_as_pinned``);
 ``bench/replay_golden.py check`` shows the first differing key.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -61,8 +62,16 @@ def replay(
     marker = stage_pattern(settings["stage_marker"])
     use_stage = settings["stage"] or marker is not None
     thresholds = parse_thresholds(settings["thresholds"])
+    fitted = None
     if not thresholds and not use_stage:
-        thresholds = list(DEFAULT_THRESHOLDS)
+        # Thresholds that fit the file: the producer's own auto-compact point on the model's window.
+        from compactctl.files.replay import producer_and_model
+        from compactctl.replay.fitted_thresholds import fitted_thresholds
+
+        first = next(iter(expand_inputs(inputs)), None)
+        recorded = producer_and_model(first[0], settings["format"]) if first is not None else None
+        fitted = fitted_thresholds(*recorded) if recorded is not None else None
+        thresholds = fitted.thresholds if fitted is not None else list(DEFAULT_THRESHOLDS)
     table = load_prices(settings["prices"])
     prices = prices_for(
         table,
@@ -100,12 +109,15 @@ def replay(
     )
     label = inputs[0] if len(inputs) == 1 else ", ".join(inputs)
     body = replay_json(results)
+    body["total"]["thresholds_from"] = fitted.said() if fitted is not None else None
     doc = build_document("replay", found, body["files"], failures, settings, total=body["total"])
     say_failures(entry for entry in doc["files"] if entry["status"] == "failed")
     if as_json:
         write_json(doc)
     else:
         if results and not quiet:
+            if fitted is not None:
+                common_console().print(f"note: {escape(fitted.said())}", soft_wrap=True)
             render(results, label, prices)
     if plot is not None and results:
         write_plot(plot, _chart_source(results))
@@ -151,11 +163,30 @@ def render(results: list[FileReplay], label: str, prices: Prices) -> None:
             f"also none; other rows are calibrated estimates); the others priced as {prices.model}. Per file: --json"
         )
     console.print(table)
+    why = non_monotonic_note(rows)
+    if why:
+        console.print(f"note: {why}", soft_wrap=True)
     source = _chart_source(results)
     console.print(chart(source, console.width))
     for result in results:
         if result.skipped_lines:
             stderr.print(f"[yellow]note:[/] {result.file}: {skipped_note(list(result.skipped_lines))}", soft_wrap=True)
+
+
+def non_monotonic_note(rows: list[SettingResult]) -> str | None:
+    """Why a higher threshold can compact more often than a lower one, said where it happens."""
+    by_threshold = sorted((r for r in rows if r.trigger == "threshold" and r.threshold), key=lambda r: r.threshold or 0)
+    pairs = [(a, b) for a, b in itertools.pairwise(by_threshold) if b.compactions > a.compactions]
+    if not pairs:
+        return None
+    low, high = pairs[0]
+    return (
+        f"compactions are not monotonic in the threshold ({low.compactions:,} at {_tokens(low.threshold or 0)}, "
+        f"{high.compactions:,} at {_tokens(high.threshold or 0)}): after each compaction the context grows again "
+        "from what the strategy kept, and a compaction that leaves it over the threshold ('over after') fires "
+        "again at the next call, so a threshold near the kept size compacts at almost every call while a lower "
+        "one that cuts deeper waits longer before the next; 'calls over' counts the calls spent above each threshold"
+    )
 
 
 def _tokens(value: float) -> str:
@@ -189,6 +220,7 @@ def _cells(row: SettingResult, base: SettingResult, top_cost: float) -> dict[str
         "over after": f"[yellow]{row.over_threshold_after_compaction:,}[/]"
         if row.over_threshold_after_compaction
         else "0",
+        "calls over": f"{row.calls_over_threshold:,}" if row.threshold is not None else "-",
         "peak ctx": _tokens(row.peak_context),
         "mean ctx": _tokens(row.mean_context),
         "input": _tokens(row.input_tokens),

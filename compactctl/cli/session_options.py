@@ -171,7 +171,8 @@ def run_on_session(
     found = find_session(session_id, client)
     done = compact_session(
         found,
-        compactor(steps, settings, counter, summarizer),
+        # The session's copy is what it places for its client: written here even when unchanged.
+        compactor(steps, {**settings, "write_unchanged": True}, counter, summarizer),
         tighter_rounds=0 if list(steps) == ["prune"] else TIGHTER_ROUNDS,
         in_place=bool(settings.get("in_place")),
         slim=slim,

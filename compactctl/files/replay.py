@@ -128,3 +128,23 @@ def _recorded_replay(
     return replay_recorded(
         session, format_name, settings, options, table or shipped_prices(), fallback, summarizer, stage_marker
     )
+
+
+def producer_and_model(source: str, format_name: str | None = None) -> tuple[str, str | None] | None:
+    """(producer, the model its first call names) of a Claude Code or Codex file that records its usage."""
+    from compactctl.recorded import read_recorded
+
+    if source == STDIO:
+        return None
+    try:
+        records = records_of(read_source(source), source, None)
+        fmt, _ = load_records(records, source, format_name or "auto", None)
+    except (InputError, OSError):
+        return None  # the replay itself says what is wrong with it
+    if fmt.name not in ("claude-code", "codex"):
+        return None
+    session = read_recorded(fmt.name, records, source)
+    if session is None or not session.has_usage:
+        return None
+    model = next((c.model for context in session.contexts for c in context.calls if c.model), None)
+    return fmt.name, model

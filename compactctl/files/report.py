@@ -63,7 +63,11 @@ def report_pair(
     if strict_facts:
         check_facts_present(report, before)
     recorded = recorded_report(before, format_name, claude_tokens)
-    return dataclasses.replace(report, api_calibration=recorded) if recorded is not None else report
+    if recorded is None:
+        return report
+    # The calibration's warnings (a held-out error over 5 %, an unexplained gap) are said with the report.
+    warned = [f"calibration: {w}" for w in recorded.get("calibration", {}).get("warnings", [])]
+    return dataclasses.replace(report, api_calibration=recorded, notes=[*report.notes, *warned])
 
 
 def recorded_report(source: str, format_name: str, claude_tokens: str = "fitted") -> dict[str, Any] | None:

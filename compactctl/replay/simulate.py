@@ -73,6 +73,7 @@ class SettingResult:
     facts_lost: int
     context_per_call: list[int] = field(repr=False)
     unpriced_calls: int = 0  # calls whose model no price source knows
+    calls_over_threshold: int = 0  # calls whose context was over the setting's threshold (spent above it)
 
 
 def aggregate(rows: Sequence[Sequence[SettingResult]]) -> list[SettingResult]:
@@ -105,6 +106,7 @@ def aggregate(rows: Sequence[Sequence[SettingResult]]) -> list[SettingResult]:
                 facts_lost=sum(r.facts_lost for r in same),
                 context_per_call=[n for r in same for n in r.context_per_call],
                 unpriced_calls=sum(r.unpriced_calls for r in same),
+                calls_over_threshold=sum(r.calls_over_threshold for r in same),
             )
         )
     return merged
@@ -277,6 +279,7 @@ class SettingRun:
         self.compactions = self.over = self.lost = 0
         self.cost = 0.0
         self.unpriced = 0
+        self.over_calls = 0
         self.usage = SummarizerUsage()
         self.definers: dict[str, Message] = {}
         self.unchecked: list[Message | None] = []  # per reference since the last call: its definer
@@ -370,6 +373,8 @@ class SettingRun:
         self.written_total += written
         self.output_total += output
         self.per_call.append(context_tokens)
+        if trigger.threshold is not None and context_tokens > trigger.threshold:
+            self.over_calls += 1
         self.lost += sum(1 for definer in self.unchecked if definer is not None and not _still_known(definer, context))
         self.unchecked.clear()
         self.previous, self.previous_length, self.first_call = context, context.length, False
@@ -402,6 +407,7 @@ class SettingRun:
             facts_lost=lost,
             context_per_call=per_call,
             unpriced_calls=self.unpriced,
+            calls_over_threshold=self.over_calls,
         )
 
 

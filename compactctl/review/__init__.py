@@ -249,13 +249,20 @@ def own_text(summary: str) -> str:
     The openai summarizer appends the verbatim ledger and the user's messages after the model's
     text, and every summarizing strategy appends the latest request when a summary lost it; those
     carry identifiers and probes whatever the model wrote, so a prompt is judged without them.
+    They come last: the cut is at the first of the trailing run of appended headings (a model that
+    copied one out earlier keeps the text it wrote after it; the copy is not credited to it).
     """
     lines = summary.splitlines()
     appended = {f"## {h}" for h in APPENDED_HEADINGS}
-    for number, line in enumerate(lines):
-        if line.rstrip() in appended:
-            return "\n".join(lines[:number]).rstrip()
-    return summary
+    own = {f"## {h}" for h in OWN_HEADINGS} - appended
+    cut = len(lines)
+    for number in range(len(lines) - 1, -1, -1):
+        line = lines[number].rstrip()
+        if line in appended:
+            cut = number
+        elif line in own:
+            break  # the summarizer's own section: nothing above it was appended
+    return "\n".join(lines[:cut]).rstrip() if cut < len(lines) else summary
 
 
 def is_summary(message: Message, origin: int | None) -> bool:

@@ -64,6 +64,9 @@ DRY_RUN_TEXT = "(dry run: no summary was requested)"
 # Of a summary's bound, what the verbatim ledger and user messages may take; the model writes the rest.
 VERBATIM_SHARE = 0.4
 MIN_PROSE_TOKENS = 256
+# A server that reports reading less than 1/this of what compactctl counted in a request truncated it:
+# tokenizers differ by far less than this factor.
+TRUNCATED_PROMPT = 2.5
 # Kept free in the server's window beside our count of a request: the chat template's own tokens.
 WINDOW_MARGIN = 64
 # Where servers state their context window in ``GET /models``: vLLM ``max_model_len``; LM Studio and
@@ -94,6 +97,7 @@ class OpenAIConfig:
     dry_run: bool = False
     max_tokens_field: str = "auto"  # auto | max_completion_tokens | max_tokens (see request.MAX_TOKENS_FIELDS)
     deadline: float | None = None  # seconds for all of the run's requests; None: no bound
+    request_deadline: float = 60.0  # seconds for one summary's requests, its retries included
     fail_after: int = 3  # failed summaries in a row after which the server is not called again
     temperature: float | None = None  # sent with each request when set; else the server's default
 
@@ -120,6 +124,7 @@ def build(
         dry_run=bool(settings["dry_run"]),
         max_tokens_field=str(settings["max_tokens_field"]),
         deadline=float(settings["summary_deadline"]) if settings["summary_deadline"] is not None else None,
+        request_deadline=float(settings.get("summary_request_deadline") or 60.0),
         fail_after=int(settings["summary_fail_after"]),
         temperature=None if settings.get("summary_temperature") is None else float(settings["summary_temperature"]),
     )
@@ -341,8 +346,15 @@ class OpenAISummarizer:
 
     def _attempts(self, built: Built, require_text: bool = True) -> Summary:
         attempts = self.config.retries + 1
+        # One summary's attempts share --summary-request-deadline: a server that hangs costs the
+        # file that long, not (timeout + backoff) x attempts.
+        give_up = time.monotonic() + self.config.request_deadline
         for attempt in range(attempts):
-            bound = self._bound(attempt)
+            left = give_up - time.monotonic()
+            if left <= 0:
+                what = f"no reply within --summary-request-deadline ({self.config.request_deadline:g} s)"
+                raise SummarizerError(self._describe_text(what, attempt))
+            bound = min(self._bound(attempt), left)
             try:
                 return self._send_within(built, bound, require_text)
             except NonConforming as error:  # a 200 of the wrong shape: another try would get the same
@@ -353,6 +365,11 @@ class OpenAISummarizer:
                 if not retryable or attempt == attempts - 1:
                     raise SummarizerError(self._describe(error, attempt + 1)) from None
                 delay = self._delay(error, attempt)
+                if time.monotonic() + delay >= give_up:
+                    note = (
+                        f"; --summary-request-deadline ({self.config.request_deadline:g} s) leaves no time for another"
+                    )
+                    raise SummarizerError(self._describe(error, attempt + 1) + note) from None
                 remaining = self._remaining()
                 if remaining is not None and delay >= remaining:
                     raise SummarizerError(self._describe(error, attempt + 1) + self._deadline_note()) from None
@@ -459,7 +476,19 @@ class OpenAISummarizer:
         if require_text and not reply.text.strip():
             why = " (cut off by the token limit)" if reply.truncated else ""
             raise SummarizerError(f"openai summarizer ({self.config.model}): the model returned no text{why}")
-        self._learn(self._counted(built), reply.prompt_tokens)
+        ours = self._counted(built)
+        if reply.truncated and reply.prompt_tokens and ours > TRUNCATED_PROMPT * reply.prompt_tokens:
+            # The server read a fraction of what was sent and answered anyway (Ollama truncates a prompt past
+            # num_ctx without a word, then ends on finish_reason "length"): what it read is its window; the
+            # span is cut to fit and sent again. (A count cut by a prompt cache alone comes without "length".)
+            with self._lock:
+                self._window, self._ratio = reply.prompt_tokens, 1.0
+            what = (
+                f"the server read {reply.prompt_tokens:,} tokens of a request of about {ours:,}: it truncated the "
+                "prompt to its context window"
+            )
+            raise ContextExceeded(reply.prompt_tokens, self._describe_text(what, 1))
+        self._learn(ours, reply.prompt_tokens)
         usage = SummarizerUsage(1, reply.prompt_tokens, reply.completion_tokens, int(reply.truncated))
         return Summary(reply.text.strip(), usage, reply.truncated)
 

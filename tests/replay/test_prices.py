@@ -188,3 +188,42 @@ def test_every_model_named_in_the_real_transcripts_is_priced():
     assert len({model for model, _ in seen}) >= 8
     unpriced = sorted(model for model, provider in seen if table.find(model, provider) is None)
     assert unpriced == []
+
+
+def test_with_no_threshold_a_claude_code_session_is_replayed_at_its_producer_s_own_points(tmp_path):
+    from compactctl.replay.fitted_thresholds import fitted_thresholds
+
+    fitted = fitted_thresholds("claude-code", "claude-sonnet-4-5")
+    assert fitted.window == 200_000 and fitted.trigger == 167_000  # 200k less 20k for the summary, less 13k
+    assert fitted.thresholds == [41_750, 83_500, 167_000]
+    assert fitted_thresholds("codex", "gpt-5.1").trigger == round(0.9 * fitted_thresholds("codex", "gpt-5.1").window)
+    path = _session_file(tmp_path, "claude-sonnet-4-5")
+    result = CliRunner().invoke(app, ["replay", str(path), "--json"])
+    data = orjson.loads(result.stdout)
+    (entry,) = data["files"]
+    assert [row["threshold"] for row in entry["settings"][1:]] == [41_750, 83_500, 167_000]
+    assert "auto-compact point 167,000" in data["total"]["thresholds_from"]
+    shown = CliRunner().invoke(app, ["replay", str(path)])
+    assert shown.stdout.index("auto-compact point") < shown.stdout.index("┏")
+
+
+def test_calls_over_the_threshold_are_counted_per_row(tmp_path):
+    path = _session_file(tmp_path, "claude-sonnet-4-5")
+    result = CliRunner().invoke(app, ["replay", str(path), "-t", "1000", "-s", "window", "--json"])
+    (entry,) = orjson.loads(result.stdout)["files"]
+    none, low = entry["settings"]
+    assert none["calls_over_threshold"] == 0
+    # The hidden 20k prefix alone is over 1,000 tokens: every call is spent above the threshold.
+    assert low["calls_over_threshold"] == low["calls"] == 4
+
+
+def test_non_monotonic_compaction_counts_are_explained():
+    from compactctl.cli.replay import non_monotonic_note
+    from compactctl.replay.simulate import SettingResult
+
+    def row(threshold, compactions):
+        return SettingResult("threshold", threshold, "window", 10, compactions, 0, 0, 0.0, 0, 0, 0, 0, 0, 0, 0.0, 0, [])
+
+    assert non_monotonic_note([row(100, 5), row(200, 3)]) is None
+    note = non_monotonic_note([row(100, 3), row(200, 7)])
+    assert note is not None and "not monotonic" in note and "over after" in note

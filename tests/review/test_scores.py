@@ -61,6 +61,9 @@ def test_own_text_stops_where_compactctl_appended_its_blocks():
     text = f"## Goal\n- fix it\n\n## Ledger (verbatim)\n- Paths: src/a.py\n\n{LATEST_REQUEST_HEADING}\nmake it so"
     assert own_text(text) == "## Goal\n- fix it"
     assert own_text("## Goal\n- all mine") == "## Goal\n- all mine"
+    # A small model copies the verbatim block out mid-summary: what it wrote after the copy is still its own.
+    copied = "## Goal\n- x\n\n## User messages (verbatim)\n- fix it\n\n## Next step\n- run pytest"
+    assert own_text(copied + "\n\n## Ledger (verbatim)\n- Paths: src/a.py") == copied
 
 
 def test_a_heading_the_user_pasted_is_quoted_never_a_section():
@@ -81,3 +84,30 @@ def test_a_custom_prompts_headings_are_sections_too():
     summary = "## Outcome\n- done\n\n## Risks\n- none"
     assert sections(summary) == [("", summary)]  # unknown headings: the text is kept whole, never split
     assert [h for h, _ in sections(summary, ("Outcome", "Risks"))] == ["Outcome", "Risks"]
+
+
+def test_review_with_a_judge_reports_the_probes_a_model_answered_from_the_compacted_transcript(
+    cli, tmp_path, openai_server
+):
+    import json
+
+    from tests.cli.conftest import write_jsonl
+    from tests.summarizers.openai_server import Behaviour
+
+    source = write_jsonl(tmp_path / "s.jsonl", session(rounds=3))
+    first = cli("review", source, "-o", tmp_path / "plain.html", "--json", "-q", "--encoding", "approx")
+    probes = json.loads(first.stdout)["files"][0]["sides"]["A"]["whole_summary"]["probes"]["total"]
+    # Each probe: an answer, then a grade; only the first is graded right.
+    openai_server.enqueue(Behaviour(text="an answer"), Behaviour(text="yes"))
+    openai_server.enqueue(*[Behaviour(text=t) for _ in range(probes - 1) for t in ("an answer", "no")])
+    args = ["--judge", "openai", "--judge-model", "judge-1", "--base-url", openai_server.url, "--no-cache"]
+    page = tmp_path / "judged.html"
+    result = cli("review", source, "-o", page, "--json", "-q", "--encoding", "approx", *args)
+    assert result.exit_code == 0, result.output
+    side = json.loads(result.stdout)["files"][0]["sides"]["A"]
+    assert side["judged_probes"] == {"passed": 1, "total": probes, "score": round(1 / probes, 4)}
+    assert (
+        len(openai_server.requests) == 2 * probes
+        and "<history>" in openai_server.requests[0].body["messages"][1]["content"]
+    )
+    assert 'data-figure="probes answered right by the judge"' in page.read_text()

@@ -61,6 +61,7 @@ class FakeOpenAI:
     stopping: threading.Event = field(default_factory=threading.Event)  # ends a trickling reply at shutdown
     models: dict[str, Any] | None = None  # what GET /v1/models answers; None: 404, as servers without it do
     window: int | None = None  # refuse (400, as OpenAI and vLLM word it) a request whose text is larger
+    truncates: bool = False  # with a window: read only that much and answer anyway, as Ollama does
 
     @property
     def url(self) -> str:
@@ -217,6 +218,11 @@ def _handler(state: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self._send(500, {"error": {"message": "The server had an error", "type": "server_error"}})
                 return
             size = sum(len(str(m.get("content", ""))) // 4 for m in body.get("messages", []))
+            if state.truncates and state.window is not None and size > state.window:
+                reply = _chat_body(body, behaviour.text or state.text, "length")
+                reply["usage"]["prompt_tokens"] = state.window  # what it read of the prompt, not what was sent
+                self._send(200, reply)
+                return
             if behaviour.kind == "too-large" or (state.window is not None and size > state.window):
                 window = state.window or 2048
                 message = (

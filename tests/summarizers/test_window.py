@@ -61,3 +61,13 @@ def test_a_window_too_small_for_a_summary_is_a_usage_error_that_says_so(openai_s
         compact(
             session(rounds=10), ["summary"], {"threshold": 0, "keep_recent": 2}, counter=COUNTER, summarizer=summarizer
         )
+
+
+def test_a_server_that_truncates_the_prompt_silently_is_caught_by_its_usage_and_the_span_cut(openai_server, tmp_path):
+    messages = session(rounds=10)
+    openai_server.window, openai_server.truncates = 3200, True  # as Ollama past num_ctx: a 200, and less read
+    summarizer = summarizer_for(openai_server, tmp_path)
+    result = compact(messages, ["summary"], {"threshold": 0, "keep_recent": 2}, counter=COUNTER, summarizer=summarizer)
+    truncated, *accepted = sizes(openai_server)
+    assert truncated > 2.5 * 3200 and accepted and max(accepted) <= 3200
+    assert result.usage.calls == len(accepted) and result.usage.truncated == 0  # the cut reply was not kept
