@@ -33,7 +33,7 @@ from compactctl.compaction import check_steps
 from compactctl.config import RunOptions, WriteOptions, strategy_owners
 from compactctl.errors import InputError
 from compactctl.files.compact import compact_file
-from compactctl.files.io import STDIO, check_side_files, plan, run_jobs
+from compactctl.files.io import STDIO, check_side_files, one_unit, plan, run_jobs
 from compactctl.settings import Declared
 from compactctl.summarizers.build import NOTHING_TO_SEND, make_summarizer, reads_prompt
 from compactctl.summarizers.options import SummarizerOptions
@@ -107,24 +107,26 @@ def compact(
         jobs_planned = [dataclasses.replace(job, target=None) for job in jobs_planned]
         if not reads_prompt(settings["summarizer"]):
             stderr.print(NOTHING_TO_SEND.format(name=settings["summarizer"]), soft_wrap=True, highlight=False)
-    results, failures = run_jobs(
-        jobs_planned,
-        lambda job: compact_file(
-            job, steps, settings, counter, summarizer_used, to=to, keep_manifest=manifest is not None
-        ),
-        settings["jobs"],
-        progress_wanted(quiet),
-        settings["engine"],
-    )
-    to_stderr = settings["dry_run"] or any(job.target == STDIO for job in jobs_planned)
-    finish_compaction(
-        "compact",
-        jobs_planned,
-        results,
-        failures,
-        settings,
-        manifest=manifest,
-        as_json=as_json,
-        quiet=quiet,
-        to_stderr=to_stderr,
-    )
+    with one_unit() as unit:
+        results, failures = run_jobs(
+            jobs_planned,
+            lambda job: compact_file(
+                job, steps, settings, counter, summarizer_used, to=to, keep_manifest=manifest is not None
+            ),
+            settings["jobs"],
+            progress_wanted(quiet),
+            settings["engine"],
+        )
+        to_stderr = settings["dry_run"] or any(job.target == STDIO for job in jobs_planned)
+        finish_compaction(
+            "compact",
+            jobs_planned,
+            results,
+            failures,
+            settings,
+            manifest=manifest,
+            as_json=as_json,
+            quiet=quiet,
+            to_stderr=to_stderr,
+            unit=unit,
+        )

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from compactctl.cli.exit import finish_compaction, handle_errors, write_jsonl
+from compactctl.cli.exit import finish_compaction, handle_errors
 from compactctl.cli.options import (
     ConfigPath,
     JsonOut,
@@ -26,10 +26,10 @@ from compactctl.cli.session_options import Client, Force, Slim, Window, run_on_s
 from compactctl.config import IO_PANEL, RunOptions, WriteOptions
 from compactctl.errors import InputError
 from compactctl.files.compact import FileCompaction, compact_file
-from compactctl.files.io import PRUNED_MARK, STDIO, check_side_files, plan, run_jobs
+from compactctl.files.io import PRUNED_MARK, STDIO, check_side_files, one_unit, plan, run_jobs
 from compactctl.settings import Declared
 from compactctl.strategies.prune import PruneOptions
-from compactctl.tokens import counter_for
+from compactctl.tokens import APPROX, TokenCounter, counter_for
 
 PRUNE_PANEL = "Pruning"
 
@@ -74,7 +74,10 @@ def prune(
     new session beside it, as compact --session does.
     """
     settings = settings_for(config, given)
-    counter = counter_for(settings["encoding"])
+    # Quiet, with no JSON and no --fail-under, says nothing of tokens: none is counted (the
+    # cheap estimate stands in, so no tokenizer table is loaded); gates on validity and facts hold.
+    counts = not quiet or as_json or settings.get("fail_under") is not None
+    counter = counter_for(settings["encoding"]) if counts else TokenCounter(APPROX)
     check_output_format(to)
     if session_inputs(inputs, settings["session"]):
         if output is not None or to is not None or manifest is not None or archive is not None or explain:
@@ -99,37 +102,38 @@ def prune(
     planned = plan(inputs, output, PRUNED_MARK)
     note_left_out(inputs)
     check_side_files(planned, archive=archive, manifest=manifest)
-    results, failures = run_jobs(
-        planned,
-        lambda job: compact_file(
-            job,
-            ["prune"],
+    with one_unit() as unit:
+        results, failures = run_jobs(
+            planned,
+            lambda job: compact_file(
+                job,
+                ["prune"],
+                settings,
+                counter,
+                to=to,
+                archive=archive is not None,
+                keep_manifest=manifest is not None or explain,
+            ),
+            settings["jobs"],
+            progress_wanted(quiet),
+            settings["engine"],
+        )
+        to_stderr = any(job.target == STDIO for job in planned)
+        if explain:
+            (stderr if to_stderr or as_json else console()).print(explain_table(results))
+        finish_compaction(
+            "prune",
+            planned,
+            results,
+            failures,
             settings,
-            counter,
-            to=to,
-            archive=archive is not None,
-            keep_manifest=manifest is not None or explain,
-        ),
-        settings["jobs"],
-        progress_wanted(quiet),
-        settings["engine"],
-    )
-    if archive is not None:
-        write_jsonl(archive, (entry for result in results for entry in result.archive))
-    to_stderr = any(job.target == STDIO for job in planned)
-    if explain:
-        (stderr if to_stderr or as_json else console()).print(explain_table(results))
-    finish_compaction(
-        "prune",
-        planned,
-        results,
-        failures,
-        settings,
-        manifest=manifest,
-        as_json=as_json,
-        quiet=quiet,
-        to_stderr=to_stderr,
-    )
+            manifest=manifest,
+            as_json=as_json,
+            quiet=quiet,
+            to_stderr=to_stderr,
+            unit=unit,
+            archive=archive,
+        )
 
 
 def explain_table(results: list[FileCompaction]) -> Table:

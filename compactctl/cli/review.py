@@ -166,7 +166,7 @@ def review(
         return
     results, failures = run_jobs(
         jobs,
-        lambda job: _write_page(job.target, review_one(job)),
+        lambda job: _write_page(job, review_one(job)),
         settings["jobs"],
         progress_wanted(quiet),
     )
@@ -175,7 +175,7 @@ def review(
             (result, str(Path(str(job.target)).name))
             for result, job in zip(results, _done(jobs, failures), strict=True)
         ]
-        write_atomic(index, index_page(links, bool(settings["redact"])).encode())
+        write_atomic(index, index_page(links, bool(settings["redact"])).encode(), [job.source for job in jobs])
     body: dict[str, Any] = review_json(results)
     doc = build_document("review", jobs, body["files"], failures, settings, written=True, total=body["total"])
     if as_json:
@@ -255,8 +255,9 @@ def _judge(settings: dict[str, Any]) -> Judge | None:
     return OpenAIJudge(judge_config(settings))
 
 
-def _write_page(target: str | None, reviewed: FileReview) -> FileReview:
-    write_atomic(str(target), file_page(reviewed).encode())
+def _write_page(job: Job, reviewed: FileReview) -> FileReview:
+    # The page shows the input's messages: it gets the input's mode, never a wider one.
+    write_atomic(str(job.target), file_page(reviewed).encode(), [job.source])
     return reviewed
 
 

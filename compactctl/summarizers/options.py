@@ -34,6 +34,12 @@ class SummarizerOptions(Options):
         min=0.001,
         panel=SUMMARY_PANEL,
     )
+    summary_request_deadline: float = setting(
+        60.0,
+        help="openai: seconds one summary may take, its retries included: a hanging server costs a file no more.",
+        min=0.001,
+        panel=SUMMARY_PANEL,
+    )
     summary_fail_after: int = setting(
         3, help="openai: stop calling a server after this many failed summaries in a row.", min=1, panel=SUMMARY_PANEL
     )
