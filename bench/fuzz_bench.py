@@ -1,10 +1,11 @@
 """Crashes per 10,000 mutated inputs, through the library and through the CLI.
 
-    python bench/fuzz_bench.py [--inputs 10000] [--cli 300] [--seed 14]
+    python bench/fuzz_bench.py [--inputs 10000] [--cli 10000] [--seed 14]
 
-Inputs are mutants of the real transcripts (tests/fuzzing.py). A crash is any exception
-other than compactctl's one-line error (library), or a traceback / an exit code outside
-0-3 (CLI). Prints the rate, then the crash sites by count.
+Inputs are mutants of the real transcripts (tests/fuzzing.py): field, line and byte
+mutants in turn. A crash is any exception other than compactctl's one-line error
+(library), or a traceback, a "cannot process this file" or an exit code outside 0-3 (CLI,
+every command in turn). Prints the rate per kind, then the crash sites by count.
 """
 
 from __future__ import annotations
@@ -14,63 +15,60 @@ import collections
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.fuzzing import load_sources, mutants, run_library  # noqa: E402
-
-
-def run_cli(data: bytes, folder: Path, number: int) -> str | None:
-    from typer.testing import CliRunner
-
-    from compactctl.cli.main import app
-
-    source = folder / f"in{number}.jsonl"
-    source.write_bytes(data)
-    command = (["compact", str(source), "-o", str(folder / f"out{number}.jsonl"), "-s", "prune", "-s", "window"],
-               ["report", str(source)], ["prune", str(source), "-o", str(folder / f"p{number}.jsonl")],
-               ["replay", str(source), "--threshold", "500"])[number % 4]  # fmt: skip
-    result = CliRunner().invoke(app, command)
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        from tests.fuzzing import crash_site
-
-        return f"cli {command[0]}: {crash_site(result.exception)}"
-    if result.exit_code not in (0, 1, 2, 3):
-        return f"cli {command[0]}: exit {result.exit_code}"
-    return None
+from tests.fuzzing import load_sources, mutants, run_cli, run_library  # noqa: E402
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--inputs", type=int, default=10_000)
-    parser.add_argument("--cli", type=int, default=300)
+    parser.add_argument("--cli", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=14)
     args = parser.parse_args()
     loaded = load_sources()
     sites: collections.Counter[str] = collections.Counter()
-    started = time.perf_counter()
-    crashes = 0
-    for number, (name, data) in enumerate(mutants(args.seed, args.inputs, loaded)):
-        site = run_library(data, name, number)
-        if site:
-            crashes += 1
-            sites[site] += 1
-    elapsed = time.perf_counter() - started
-    print(f"library: {crashes} crashes in {args.inputs:,} inputs = {crashes * 10_000 / args.inputs:.1f} per 10,000 "
-          f"({elapsed:.0f} s, {len(loaded)} source files)")  # fmt: skip
-    cli_crashes = 0
-    with tempfile.TemporaryDirectory() as folder:
-        for number, (_name, data) in enumerate(mutants(args.seed + 1, args.cli, loaded)):
-            site = run_cli(data, Path(folder), number)
+    first: dict[str, str] = {}
+
+    def tally(
+        where: str, runs: int, mutated: Iterator[tuple[str, bytes]], run: Callable[[str, bytes, int], str | None]
+    ) -> None:
+        started = time.perf_counter()
+        crashes: collections.Counter[str] = collections.Counter()
+        kinds: collections.Counter[str] = collections.Counter()
+        for number, (name, data) in enumerate(mutated):
+            kind = name.rsplit(":", 1)[-1]
+            kinds[kind] += 1
+            site = run(name, data, number)
             if site:
-                cli_crashes += 1
+                crashes[kind] += 1
                 sites[site] += 1
+                first.setdefault(site, name)
+        total = sum(crashes.values())
+        per_kind = ", ".join(f"{kind} {crashes[kind]}/{kinds[kind]:,}" for kind in kinds)
+        print(f"{where}: {total} crashes in {runs:,} inputs = {total * 10_000 / max(runs, 1):.1f} per 10,000 "
+              f"({per_kind}; {time.perf_counter() - started:.0f} s, {len(loaded)} source files)")  # fmt: skip
+
+    tally(
+        "library",
+        args.inputs,
+        mutants(args.seed, args.inputs, loaded),
+        lambda name, data, n: run_library(data, name, n),
+    )
     if args.cli:
-        print(f"cli: {cli_crashes} crashes in {args.cli:,} runs = {cli_crashes * 10_000 / args.cli:.1f} per 10,000")
+        with tempfile.TemporaryDirectory() as folder:
+            tally(
+                "cli",
+                args.cli,
+                mutants(args.seed + 1, args.cli, loaded),
+                lambda name, data, n: run_cli(data, Path(folder), n),
+            )
     for site, count in sites.most_common():
-        print(f"  {count:5}  {site}")
+        print(f"  {count:5}  {site}  (first: {first[site]})")
 
 
 if __name__ == "__main__":

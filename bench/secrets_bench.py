@@ -2,11 +2,16 @@
 
     python bench/secrets_bench.py [--gitleaks-config PATH] [--transcripts DIR]
 
-For each kind of fake secret in ``tests/secrets_corpus.py`` (in user text, as a tool
-output and inside tool-call arguments) it prints whether each detector kept it from
-leaking: ``ok`` redacted, ``LEAK`` sent in full or in part. Then what each detector
-changes in the real transcripts (``/work/shared/transcripts`` by default), where a hit is
-most likely a false positive, and the time each takes there.
+Two corpora, reported apart: the table's own (``tests/secrets_corpus.py``, written beside
+the redactor) and a held-out one (``tests/heldout_secrets.py``, written from the files people
+keep secrets in: framework settings, CI YAML, cloud CLI configs, kubeconfig, docker config,
+``.netrc``, connection strings, JWTs in headers). Each kind is placed as it is, cut by a line
+break, base64-encoded under a neutral key and URL-encoded (in user text, as a tool output and
+inside tool-call arguments); a kind counts as redacted in a placement when no 10-character
+piece of it got through in any of the three. Per detector and placement: kinds redacted.
+Then the held-out kinds one by one for the table, then what each detector changes in the real
+transcripts (``/work/shared/transcripts`` by default), where a hit is most likely a false
+positive, and the time each takes there (and its ratio to the table's, same run).
 
 - ``table``: ``compactctl.summarizers.redact`` (what compactctl runs).
 - ``detect-secrets``: Yelp's detect-secrets 1.5 with its default plugins, line by line, each
@@ -39,7 +44,8 @@ sys.path.insert(0, str(ROOT))
 from compactctl.formats import load  # noqa: E402
 from compactctl.summarizers.redact import redact  # noqa: E402
 from compactctl.transcript import message_text  # noqa: E402
-from tests.secrets_corpus import CORPUS, leaked  # noqa: E402
+from tests.heldout_secrets import PLACED, PLACEMENTS, Document, Placed, exposed  # noqa: E402
+from tests.secrets_corpus import CORPUS  # noqa: E402
 
 Redactor = Callable[[str], str]
 
@@ -187,28 +193,42 @@ def main() -> None:
         print(f"gitleaks: {count} text rules ported, {failed} did not compile in Python")
 
     names = list(detectors)
-    print(f"\n{'kind':34} " + " ".join(f"{n:>15}" for n in names))
-    caught = dict.fromkeys(names, 0)
-    for secret in CORPUS:
-        row = []
-        for name, run in detectors.items():
-            ok = all(not leaked(secret.secret, run(text)) for text in placements(secret.text).values())
-            caught[name] += ok
-            row.append("ok" if ok else "LEAK")
-        print(f"{secret.kind:34} " + " ".join(f"{r:>15}" for r in row))
-    print(f"{'redacted (of ' + str(len(CORPUS)) + ')':34} " + " ".join(f"{caught[n]:>15}" for n in names))
+    table_placed = [
+        Placed(x.kind, name, x.secret, *place(Document(x.kind, x.secret, x.text)))
+        for x in CORPUS
+        for name, place in PLACEMENTS.items()
+    ]
+    held_out_rows: dict[str, dict[str, str]] = {}
+    for title, corpus in (("table's corpus", table_placed), ("held-out corpus", list(PLACED))):
+        kinds = len({p.kind for p in corpus})
+        print(f"\n{title}: {kinds} kinds, redacted in every context (of {kinds})")
+        print(f"{'placement':14} " + " ".join(f"{n:>15}" for n in names))
+        for placement in PLACEMENTS:
+            row = []
+            for name, run in detectors.items():
+                held = 0
+                for item in (p for p in corpus if p.placement == placement):
+                    ok = all(not exposed(item, run(text)) for text in placements(item.text).values())
+                    held += ok
+                    if title.startswith("held") and name == "table":
+                        held_out_rows.setdefault(item.kind, {})[placement] = "ok" if ok else "LEAK"
+                row.append(held)
+            print(f"{placement:14} " + " ".join(f"{r:>15}" for r in row))
+    print(f"\nheld-out kinds, table: {' '.join(f'{p:>11}' for p in PLACEMENTS)}")
+    for kind, row in held_out_rows.items():
+        print(f"  {kind:38} " + " ".join(f"{row[p]:>11}" for p in PLACEMENTS))
 
     texts = real_messages(args.transcripts) if args.transcripts.is_dir() else []
     chars = sum(len(t) for t in texts)
     print(f"\nreal transcripts under {args.transcripts}: {len(texts):,} messages, {chars / 1e6:.1f} M chars")
-    print(f"{'detector':16} {'messages changed':>17} {'seconds':>8}")
+    print(f"{'detector':16} {'messages changed':>17} {'seconds':>8} {'vs table':>9}")
+    base = None
     for name, run in detectors.items():
         started = time.perf_counter()
         changed = [t for t in texts if run(t) != t]
         elapsed = time.perf_counter() - started
-        print(f"{name:16} {len(changed):>17,} {elapsed:>8.2f}")
-        for example in changed[:0]:
-            print("   ", example[:120])
+        base = base or elapsed
+        print(f"{name:16} {len(changed):>17,} {elapsed:>8.2f} {elapsed / base:>8.2f}x")
 
 
 if __name__ == "__main__":

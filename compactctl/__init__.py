@@ -13,6 +13,12 @@ the steps and their settings), every option is a keyword::
     pruned.messages, pruned.fates  # what was elided, removed or restored, and why
     figures = compactctl.report(transcripts[0].messages, result.messages, facts=["CMD-48213"])
     figures.reduction, figures.facts_missing, figures.valid_after
+
+Bad input is ``compactctl.InputError`` (a ``ValueError`` too) whatever its shape, with
+``.path``, ``.line`` and the message naming the field (``odd.jsonl:6: message.model is a
+list, expected a string``); a summarizer that failed after its retries is
+``compactctl.SummarizerError``; both are ``compactctl.CompactctlError``. Nothing else is
+raised for an input: anything else is a bug.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from compactctl import replay
     from compactctl.compaction import Compaction, compact
+    from compactctl.errors import CompactctlError, InputError, SummarizerError
     from compactctl.formats import dump, load
     from compactctl.replay import Setting, Trigger, settings_grid
     from compactctl.reporting import FileReport, Measure, measure
@@ -33,6 +40,9 @@ if TYPE_CHECKING:
 # Nothing is imported until it is used: ``import compactctl`` (and every command, which imports
 # it first) costs what the package's own names cost, not the strategies, formats and replay.
 _LAZY = {
+    "CompactctlError": "compactctl.errors",
+    "InputError": "compactctl.errors",
+    "SummarizerError": "compactctl.errors",
     "Compaction": "compactctl.compaction",
     "compact": "compactctl.compaction",
     "dump": "compactctl.formats",
@@ -69,13 +79,16 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "CompactctlError",
     "Compaction",
     "Fate",
     "FileReport",
+    "InputError",
     "Measure",
     "Message",
     "Setting",
     "StepResult",
+    "SummarizerError",
     "TokenCounter",
     "Trigger",
     "Violation",

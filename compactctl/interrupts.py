@@ -58,12 +58,42 @@ def install() -> None:
             signal.signal(getattr(signal, name), _raise_stopped)
 
 
+# A file name may have 255 bytes; the temporary adds "." + MARK + pid + "-" + 8 hex + SUFFIX
+# (at most 33). A longer target's name is shortened in the temporary to fit, keeping a digest
+# of the whole so two long names sharing a start still get temporaries of their own.
+NAME_MAX = 255
+_ROOM = NAME_MAX - 1 - len(MARK) - 7 - 1 - 8 - len(SUFFIX)
+
+
+def _short(name: str) -> str:
+    if len(name.encode()) <= _ROOM:
+        return name
+    import hashlib
+
+    digest = hashlib.sha1(name.encode("utf-8", "surrogateescape")).hexdigest()[:10]
+    head = name.encode("utf-8", "surrogateescape")[: _ROOM - 11].decode("utf-8", "ignore")
+    return f"{head}~{digest}"
+
+
 def temporary_name(target: Path) -> Path:
-    return target.with_name(f".{target.name}{MARK}{os.getpid()}-{os.urandom(4).hex()}{SUFFIX}")
+    return target.with_name(f".{_short(target.name)}{MARK}{os.getpid()}-{os.urandom(4).hex()}{SUFFIX}")
 
 
 def _stale_pattern(target: Path) -> re.Pattern[str]:
-    return re.compile(re.escape(f".{target.name}{MARK}") + r"(\d+)-[0-9a-f]{8}" + re.escape(SUFFIX))
+    return re.compile(re.escape(f".{_short(target.name)}{MARK}") + r"(\d+)-[0-9a-f]{8}" + re.escape(SUFFIX))
+
+
+def register(path: Path) -> None:
+    """A temporary this process writes and renames later (a staged output): removed if the run is stopped."""
+    if stopping.is_set():
+        raise KeyboardInterrupt
+    with _lock:
+        _live.add(path)
+
+
+def unregister(path: Path) -> None:
+    with _lock:
+        _live.discard(path)
 
 
 @contextlib.contextmanager

@@ -1,12 +1,20 @@
-"""A mutator over real transcripts, and the library pipeline it is run through.
+"""A mutator over real transcripts, and the library and CLI pipelines it is run through.
 
 ``mutants(seed)`` yields inputs made from the files under /work/shared/transcripts (and the
-samples and format fixtures): a file's records, cut to a window, with one to three
-mutations each (a value replaced by one of another type, a key dropped or added, a record
-duplicated, dropped or cut short). ``run_library(data)`` reads the bytes with every
-strategy, the report, replay and the writer, as ``compact``/``report``/``replay`` would;
-it returns None when the run held (a result, or a ``CompactctlError``: the one-line error),
-else the crash as ``ExceptionType at file:line``. ``tests/test_fuzz.py`` runs a fixed
+samples and format fixtures): a file's records, cut to a window, then one of three kinds of
+mutation (``KINDS``):
+
+- **field**: one to three changes to the records (a value replaced by one of another type,
+  more often one of the fields readers rely on: ``model``, ``usage.*``, ``type``, ``role``,
+  ``system``...; a key dropped or added; a record duplicated, dropped or moved);
+- **line**: the serialized lines themselves (one cut short, dropped, doubled, swapped, a NUL
+  or garbage line, a CRLF, a BOM, a blank line);
+- **byte**: a few bytes of the serialized file flipped, inserted or deleted.
+
+``run_library(data)`` reads the bytes with every strategy, the report, replay, the recorded
+usage and the writer, as the commands would; ``run_cli(data, folder, number)`` runs one of
+the commands on it. Each returns None when the run held (a result, or compactctl's one-line
+error), else the crash as ``ExceptionType at file:line``. ``tests/test_fuzz.py`` runs a fixed
 budget of these; ``bench/fuzz_bench.py`` runs many more and prints crashes per 10,000.
 """
 
@@ -91,9 +99,20 @@ def _get(value: Any, path: tuple[Any, ...]) -> Any:
     return value
 
 
+# Fields readers rely on: a mutation lands on one of them more often than chance would have it.
+TARGET_KEYS = frozenset({
+    "model", "usage", "input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
+    "prompt_tokens", "completion_tokens", "type", "role", "system", "content", "payload", "info",
+    "total_token_usage", "last_token_usage", "timestamp", "parentUuid", "uuid", "id", "arguments", "tool_calls",
+    "messages", "text", "name", "call_id", "output",
+})  # fmt: skip
+KINDS = ("field", "line", "byte")
+
+
 def _mutate_record(record: Any, rng: random.Random) -> Any:
     paths = list(_paths(record))
-    path = rng.choice(paths)
+    targeted = [p for p in paths if p and p[-1] in TARGET_KEYS]
+    path = rng.choice(targeted) if targeted and rng.random() < 0.5 else rng.choice(paths)
     if not path:
         return _odd(rng) if rng.random() < 0.3 else record
     parent = _get(record, path[:-1])
@@ -110,13 +129,13 @@ def _mutate_record(record: Any, rng: random.Random) -> Any:
     return record
 
 
-def mutate(source: Source, rng: random.Random) -> bytes:
-    """One mutant of a source: a window of its records, one to three mutations, serialized in its layout."""
+def mutate(source: Source, rng: random.Random, kind: str = "field") -> bytes:
+    """One mutant of a source: a window of its records, mutated as ``kind`` says, in its layout."""
     records = json.loads(json.dumps(source.records[:MAX_RECORDS] if source.layout == "jsonl" else source.records))
     if source.layout == "json" and len(records) > 3:  # a tau-bench array: a few runs are enough
         start = rng.randrange(len(records) - 2)
         records = records[start : start + 3]
-    for _ in range(rng.randint(1, 3)):
+    for _ in range(rng.randint(1, 3) if kind == "field" else 0):
         if not records:
             break
         index = rng.randrange(len(records))
@@ -131,23 +150,79 @@ def mutate(source: Source, rng: random.Random) -> bytes:
             records[index], records[-1] = records[-1], records[index]
     if source.layout == "jsonl":
         lines = [json.dumps(r, ensure_ascii=False).encode("utf-8", "surrogatepass") for r in records]
-        if lines and rng.random() < 0.05:  # a line cut short, as a killed writer leaves it
+        if kind == "field" and lines and rng.random() < 0.05:  # a line cut short, as a killed writer leaves it
             cut = rng.randrange(len(lines))
             lines[cut] = lines[cut][: rng.randrange(1, max(2, len(lines[cut])))]
-        return b"\n".join(lines) + b"\n"
-    document: Any = records if len(source.records) != 1 or isinstance(source.records, list) else records[0]
-    if len(source.records) == 1 and not isinstance(json.loads(source.path.read_bytes()), list):
-        document = records[0] if records else {}
-    return json.dumps(document, ensure_ascii=False).encode("utf-8", "surrogatepass")
+        if kind == "line":
+            lines = _mutate_lines(lines, rng)
+        data = b"\n".join(lines) + b"\n"
+    else:
+        document: Any = records if len(source.records) != 1 or isinstance(source.records, list) else records[0]
+        if len(source.records) == 1 and not isinstance(json.loads(source.path.read_bytes()), list):
+            document = records[0] if records else {}
+        data = json.dumps(document, ensure_ascii=False).encode("utf-8", "surrogatepass")
+        if kind == "line":
+            data = b"\n".join(_mutate_lines(data.splitlines() or [data], rng))
+    return _mutate_bytes(data, rng) if kind == "byte" else data
+
+
+GARBAGE_LINES = (b"\x00", b"\x00\x00{}", b"{", b"}", b"null", b"[]", b"42", b'"text"', b"\xff\xfe", b"{\"a\": 1}",
+                 b"\xef\xbb\xbf{}", b"   ", b"{\"role\": \"user\"}", b"\t", b"1e999", b"-0", b"[" * 300)  # fmt: skip
+
+
+def _mutate_lines(lines: list[bytes], rng: random.Random) -> list[bytes]:
+    lines = list(lines)
+    for _ in range(rng.randint(1, 3)):
+        if not lines:
+            lines.append(rng.choice(GARBAGE_LINES))
+            continue
+        at = rng.randrange(len(lines))
+        action = rng.randrange(8)
+        if action == 0:
+            lines[at] = lines[at][: rng.randrange(0, max(1, len(lines[at])))]  # cut short
+        elif action == 1:
+            del lines[at]
+        elif action == 2:
+            lines.insert(at, lines[at])
+        elif action == 3:
+            other = rng.randrange(len(lines))
+            lines[at], lines[other] = lines[other], lines[at]
+        elif action == 4:
+            lines.insert(at, rng.choice(GARBAGE_LINES))
+        elif action == 5:
+            lines[at] = lines[at] + b"\r"
+        elif action == 6:
+            lines[at] = b"\xef\xbb\xbf" + lines[at]
+        else:
+            lines.insert(at, b"")
+    return lines
+
+
+def _mutate_bytes(data: bytes, rng: random.Random) -> bytes:
+    buffer = bytearray(data)
+    for _ in range(rng.randint(1, 4)):
+        if not buffer:
+            buffer.append(rng.randrange(256))
+            continue
+        at = rng.randrange(len(buffer))
+        action = rng.randrange(3)
+        if action == 0:
+            buffer[at] = rng.randrange(256)
+        elif action == 1:
+            buffer.insert(at, rng.choice(b'{}[]":,\\\n\x00\xff0-e'))
+        else:
+            del buffer[at]
+    return bytes(buffer)
 
 
 def mutants(seed: int, count: int, loaded: list[Source] | None = None) -> Iterator[tuple[str, bytes]]:
-    """``count`` mutants, round-robin over the sources; the same seed always gives the same inputs."""
+    """``count`` mutants, round-robin over the sources and the kinds; the same seed gives the same inputs."""
     rng = random.Random(seed)
     loaded = loaded or load_sources()
     for number in range(count):
         source = loaded[number % len(loaded)]
-        yield f"{source.path.name}#{number}", mutate(source, rng)
+        kind = KINDS[(number // len(loaded)) % len(KINDS)]
+        yield f"{source.path.name}#{number}:{kind}", mutate(source, rng, kind)
 
 
 STEP_SETS = (
@@ -169,6 +244,52 @@ def crash_site(error: BaseException) -> str:
     return f"{type(error).__name__} at {where}"
 
 
+def _recorded(data: bytes, name: str, format_name: str) -> None:
+    """The recorded calls and their calibration, as ``report`` and ``replay`` read them."""
+    from compactctl.calibration import calibrate
+    from compactctl.formats.records import parse_records
+    from compactctl.recorded import read_recorded
+
+    session = read_recorded(format_name, parse_records(data, name)[0], name)
+    if session is not None:
+        calibrate(session, format_name)
+
+
+def run_cli(data: bytes, folder: Path, number: int) -> str | None:
+    """One command (compact, report, prune, replay, review, eval, by turn) on ``data``; None when it held.
+
+    Held means: no exception escaped the CLI and the exit code is one SPEC names (0-3).
+    """
+    from typer.testing import CliRunner
+
+    from compactctl.cli.main import app
+
+    source = folder / f"in{number}.jsonl"
+    source.write_bytes(data)
+    out = str(folder / f"out{number}.jsonl")
+    commands = (
+        ["compact", str(source), "-o", out, "-s", "prune", "-s", "window", "--json"],
+        ["report", str(source), "--json"],
+        ["prune", str(source), "-o", out],
+        ["replay", str(source), "--threshold", "500", "--json"],
+        ["compact", str(source), "-o", out, "-s", "structured", "--on-error", "skip", "--threshold", "200"],
+        ["report", str(source), "--on-error", "skip"],
+        ["review", str(source), "-o", str(folder / f"page{number}.html"), "-s", "window"],
+        ["eval", str(source), str(source), "--json"],
+    )
+    command = commands[number % len(commands)]
+    result = CliRunner().invoke(app, command)
+    for leftover in folder.iterdir():
+        leftover.unlink()
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        return f"cli {command[0]}: {crash_site(result.exception)}"
+    if result.exit_code not in (0, 1, 2, 3):
+        return f"cli {command[0]}: exit {result.exit_code}"
+    if "Traceback" in result.output or "cannot process this file" in result.output:
+        return f"cli {command[0]}: {result.output.strip().splitlines()[-1][:120]}"
+    return None
+
+
 def run_library(data: bytes, name: str = "<fuzz>", number: int = 0) -> str | None:
     """Read, compact with one step set, report, replay and write ``data``; None when nothing crashed."""
     import compactctl
@@ -179,6 +300,7 @@ def run_library(data: bytes, name: str = "<fuzz>", number: int = 0) -> str | Non
     counter = TokenCounter("approx")
     try:
         fmt, transcripts = compactctl.load(data, name)
+        _recorded(data, name, fmt.name)
         steps = STEP_SETS[number % len(STEP_SETS)]
         for transcript in transcripts[:3]:
             native_violation(transcript)  # a Responses or Anthropic file's own API rules

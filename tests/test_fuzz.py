@@ -7,15 +7,18 @@ whatever strategy, the report, replay or the writer does with it.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.conftest import needs_transcripts
-from tests.fuzzing import mutants, run_library
+from tests.fuzzing import KINDS, mutants, run_cli, run_library
 
-BUDGET = 400
+BUDGET = 600  # field, line and byte mutants in turn
+CLI_BUDGET = 160  # every command in turn, --json and --on-error skip among them
 
 
-@pytest.mark.slow  # 400 mutants of the real transcripts
+@pytest.mark.slow  # 600 mutants of the real transcripts
 @needs_transcripts
 def test_mutated_transcripts_never_crash_the_library():
     crashes = {}
@@ -24,6 +27,29 @@ def test_mutated_transcripts_never_crash_the_library():
         if site:
             crashes.setdefault(site, name)
     assert crashes == {}
+
+
+@pytest.mark.slow  # 160 command runs
+@needs_transcripts
+def test_mutated_transcripts_never_crash_a_command(tmp_path):
+    crashes = {}
+    for number, (name, data) in enumerate(mutants(seed=26, count=CLI_BUDGET)):
+        site = run_cli(data, tmp_path, number)
+        if site:
+            crashes.setdefault(site, name)
+    assert crashes == {}
+
+
+def test_every_kind_of_mutant_is_made_and_changes_its_source():
+    import random
+
+    from tests.fuzzing import load_sources, mutate
+
+    source = next(s for s in load_sources() if s.layout == "jsonl" and len(s.records) > 5)
+    original = b"\n".join(json.dumps(r, ensure_ascii=False).encode() for r in source.records[:60]) + b"\n"
+    for kind in KINDS:
+        made = {mutate(source, random.Random(seed), kind) for seed in range(20)}
+        assert len(made) > 10 and original not in made, kind
 
 
 def test_the_fuzz_harness_reports_a_crash_it_is_given(monkeypatch):

@@ -45,7 +45,7 @@ from compactctl.config import (
 )
 from compactctl.errors import InputError
 from compactctl.files.compact import compact_file
-from compactctl.files.io import STDIO, check_side_files, plan, run_jobs
+from compactctl.files.io import STDIO, check_side_files, one_unit, plan, run_jobs
 from compactctl.settings import Declared
 from compactctl.summarizers.build import NOTHING_TO_SEND, make_summarizer, reads_prompt
 from compactctl.summarizers.options import DryRunOptions, SummarizerOptions
@@ -142,34 +142,36 @@ def compact(
         if not reads_prompt(summarizer.summarizer):
             stderr.print(NOTHING_TO_SEND.format(name=summarizer.summarizer), soft_wrap=True, highlight=False)
     strategies = settings.strategies()
-    results, failures = run_jobs(
-        jobs_planned,
-        lambda job: compact_file(
-            job,
-            steps,
-            strategies,
-            counter,
-            summarizer_used,
-            read=read,
-            gates=gates,
-            database=database,
-            written=settings.of(WriteOptions),
-            to=to,
-            keep_manifest=manifest is not None,
-        ),
-        batch.jobs,
-        progress_wanted(quiet),
-        settings.of(EngineOptions).engine,
-    )
-    to_stderr = dry_run or any(job.target == STDIO for job in jobs_planned)
-    finish_compaction(
-        "compact",
-        jobs_planned,
-        results,
-        failures,
-        (gates, settings.of(OutcomeOptions)),
-        manifest=manifest,
-        as_json=as_json,
-        quiet=quiet,
-        to_stderr=to_stderr,
-    )
+    with one_unit() as unit:
+        results, failures = run_jobs(
+            jobs_planned,
+            lambda job: compact_file(
+                job,
+                steps,
+                strategies,
+                counter,
+                summarizer_used,
+                read=read,
+                gates=gates,
+                database=database,
+                written=settings.of(WriteOptions),
+                to=to,
+                keep_manifest=manifest is not None,
+            ),
+            batch.jobs,
+            progress_wanted(quiet),
+            settings.of(EngineOptions).engine,
+        )
+        to_stderr = dry_run or any(job.target == STDIO for job in jobs_planned)
+        finish_compaction(
+            "compact",
+            jobs_planned,
+            results,
+            failures,
+            (gates, settings.of(OutcomeOptions), settings.of(WriteOptions)),
+            manifest=manifest,
+            as_json=as_json,
+            quiet=quiet,
+            to_stderr=to_stderr,
+            unit=unit,
+        )

@@ -34,6 +34,7 @@ NOT_THE_JUDGE_S = (
     "summary_deadline",
     "summary_fail_after",
     "prompt_file",
+    "summary_request_deadline",
     "max_tokens_field",
 )
 

@@ -8,16 +8,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
-import orjson
 import typer
 from rich.markup import escape
 
-from compactctl import interrupts
+from compactctl import interrupts, jsonbytes
 from compactctl.cli.outcome import document, error_document, exit_code, file_entries, report_gates, with_sources
 from compactctl.cli.render import emit, stderr, write_json
 from compactctl.errors import EXIT_GATE, EXIT_INPUT, EXIT_OK, CompactctlError, InputError
 from compactctl.files.compact import FileCompaction
-from compactctl.files.io import STDIO, Failure, Job, write_atomic
+from compactctl.files.io import STDIO, Failure, Job, Staged, write_atomic
 from compactctl.reporting import FileReport, report_json
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -104,8 +103,8 @@ def ci_reports(doc: Mapping[str, Any], settings: Any) -> None:
 
         try:
             write_atomic(str(junit), junit_xml(doc))
-        except OSError as error:
-            stderr.print(f"[bold red]error:[/] {escape(str(junit))}: cannot write: {error.strerror or error}")
+        except InputError as error:  # write_atomic names the file and what went wrong
+            stderr.print(f"[bold red]error:[/] {escape(str(error))}")
             raise typer.Exit(EXIT_INPUT) from None
 
 
@@ -133,11 +132,9 @@ def finish_report(
     finish(doc, settings)
 
 
-def write_jsonl(path: Path, entries: Iterable[dict[str, Any]]) -> None:
-    try:
-        write_atomic(str(path), b"".join(orjson.dumps(entry) + b"\n" for entry in entries))
-    except OSError as error:  # a manifest or archive that cannot be written is an error line, not a traceback
-        raise InputError(f"cannot write: {error.strerror or error}", str(path)) from None
+def write_jsonl(path: Path, entries: Iterable[dict[str, Any]], like: Iterable[str] = ()) -> None:
+    # An error writing it is an InputError naming the file (write_atomic), not a traceback.
+    write_atomic(str(path), b"".join(jsonbytes.dumps(entry) + b"\n" for entry in entries), like)
 
 
 def finish_compaction(
@@ -151,13 +148,42 @@ def finish_compaction(
     as_json: bool,
     quiet: bool,
     to_stderr: bool,
+    unit: Staged | None = None,
+    archive: Path | None = None,
 ) -> NoReturn:
-    """What compact and prune do once the files are done: manifest, report, where it went, exit code."""
-    if manifest is not None:
-        write_jsonl(manifest, (entry for result in results for entry in result.manifest))
+    """What compact and prune do once the files are done: manifest, archive, renames, report, exit code.
+
+    The outputs, the --manifest and the --archive are one unit (``unit``): they were written as
+    temporaries and are renamed together here. With a side file asked for, one failed file
+    means none is renamed (the manifest would not describe what was written); without one, the
+    files that succeeded are.
+    """
+    sources = [job.source for job in planned]
+    side_files = manifest is not None or archive is not None
+    kept_back = bool(failures) and side_files and unit is not None
+    if not kept_back:
+        if archive is not None:
+            write_jsonl(archive, (entry for result in results for entry in result.archive), sources)
+        if manifest is not None:
+            write_jsonl(manifest, (entry for result in results for entry in result.manifest), sources)
+        if unit is not None:
+            unit.commit()
+    elif unit is not None:
+        unit.discard()
     reports = [result.report for result in results]
+    if kept_back:
+        named = " and ".join(f"--{flag}" for flag, path in (("manifest", manifest), ("archive", archive)) if path)
+        stderr.print(f"nothing written: the outputs and {named} are one unit, and {len(failures)} file(s) failed")
     finish_report(
-        command, planned, reports, failures, settings, as_json=as_json, quiet=quiet, to_stderr=to_stderr, written=True
+        command,
+        planned,
+        reports,
+        failures,
+        settings,
+        as_json=as_json,
+        quiet=quiet,
+        to_stderr=to_stderr,
+        written=not kept_back,
     )
 
 

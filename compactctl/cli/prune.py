@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from compactctl.cli.exit import finish_compaction, handle_errors, write_jsonl
+from compactctl.cli.exit import finish_compaction, handle_errors
 from compactctl.cli.options import (
     ConfigPath,
     JsonOut,
@@ -37,10 +37,10 @@ from compactctl.config import (
 )
 from compactctl.errors import InputError
 from compactctl.files.compact import FileCompaction, compact_file
-from compactctl.files.io import PRUNED_MARK, STDIO, check_side_files, plan, run_jobs
+from compactctl.files.io import PRUNED_MARK, STDIO, check_side_files, one_unit, plan, run_jobs
 from compactctl.settings import Declared
 from compactctl.strategies.prune import PruneOptions
-from compactctl.tokens import counter_for
+from compactctl.tokens import APPROX, TokenCounter, counter_for
 
 PRUNE_PANEL = "Pruning"
 
@@ -101,7 +101,10 @@ def prune(
     """
     settings = settings_for(config, given, takes())
     read, database, gates = settings.of(InputOptions), settings.of(DatabaseOptions), settings.of(GateOptions)
-    counter = counter_for(settings.of(CountOptions).encoding)
+    # Quiet, with no JSON and no --fail-under, says nothing of tokens: none is counted (the
+    # cheap estimate stands in, so no tokenizer table is loaded); gates on validity and facts hold.
+    counts = not quiet or as_json or gates.fail_under is not None
+    counter = counter_for(settings.of(CountOptions).encoding) if counts else TokenCounter(APPROX)
     check_output_format(to)
     if session_inputs(inputs, database.session):
         assert database.session is not None  # session_inputs says so
@@ -128,41 +131,42 @@ def prune(
     note_left_out(inputs)
     check_side_files(planned, archive=archive, manifest=manifest)
     strategies = settings.strategies()
-    results, failures = run_jobs(
-        planned,
-        lambda job: compact_file(
-            job,
-            ["prune"],
-            strategies,
-            counter,
-            read=read,
-            gates=gates,
-            database=database,
-            written=settings.of(WriteOptions),
-            to=to,
-            archive=archive is not None,
-            keep_manifest=manifest is not None or explain,
-        ),
-        settings.of(BatchOptions).jobs,
-        progress_wanted(quiet),
-        settings.of(EngineOptions).engine,
-    )
-    if archive is not None:
-        write_jsonl(archive, (entry for result in results for entry in result.archive))
-    to_stderr = any(job.target == STDIO for job in planned)
-    if explain:
-        (stderr if to_stderr or as_json else console()).print(explain_table(results))
-    finish_compaction(
-        "prune",
-        planned,
-        results,
-        failures,
-        (gates, settings.of(OutcomeOptions)),
-        manifest=manifest,
-        as_json=as_json,
-        quiet=quiet,
-        to_stderr=to_stderr,
-    )
+    with one_unit() as unit:
+        results, failures = run_jobs(
+            planned,
+            lambda job: compact_file(
+                job,
+                ["prune"],
+                strategies,
+                counter,
+                read=read,
+                gates=gates,
+                database=database,
+                written=settings.of(WriteOptions),
+                to=to,
+                archive=archive is not None,
+                keep_manifest=manifest is not None or explain,
+            ),
+            settings.of(BatchOptions).jobs,
+            progress_wanted(quiet),
+            settings.of(EngineOptions).engine,
+        )
+        to_stderr = any(job.target == STDIO for job in planned)
+        if explain:
+            (stderr if to_stderr or as_json else console()).print(explain_table(results))
+        finish_compaction(
+            "prune",
+            planned,
+            results,
+            failures,
+            (gates, settings.of(OutcomeOptions), settings.of(WriteOptions)),
+            manifest=manifest,
+            as_json=as_json,
+            quiet=quiet,
+            to_stderr=to_stderr,
+            unit=unit,
+            archive=archive,
+        )
 
 
 def explain_table(results: list[FileCompaction]) -> Table:

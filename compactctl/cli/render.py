@@ -6,18 +6,16 @@ import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import orjson
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from compactctl import jsonbytes
 from compactctl.reporting import FileReport, totals
 
 
 def write_json(data: Mapping[str, Any], to_stderr: bool = False) -> None:
-    (sys.stderr.buffer if to_stderr else sys.stdout.buffer).write(
-        orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n"
-    )
+    (sys.stderr.buffer if to_stderr else sys.stdout.buffer).write(jsonbytes.dumps(data, indent=True) + b"\n")
 
 
 # Piped or in CI, rich would fold tables to 80 columns; a log reads better a little wider.

@@ -213,7 +213,7 @@ def review(
         return
     results, failures = run_jobs(
         jobs,
-        lambda job: _write_page(job.target, review_one(job)),
+        lambda job: _write_page(job, review_one(job)),
         settings.of(BatchOptions).jobs,
         progress_wanted(quiet),
     )
@@ -222,7 +222,9 @@ def review(
             (result, str(Path(str(job.target)).name))
             for result, job in zip(results, _done(jobs, failures), strict=True)
         ]
-        write_atomic(index, index_page(links, settings.of(SummarizerOptions).redact).encode())
+        write_atomic(
+            index, index_page(links, settings.of(SummarizerOptions).redact).encode(), [job.source for job in jobs]
+        )
     body: dict[str, Any] = review_json(results)
     outcome = settings.of(OutcomeOptions)
     doc = build_document("review", jobs, body["files"], failures, outcome, written=True, total=body["total"])
@@ -311,8 +313,9 @@ def _judge(judging: EvalOptions, server: SummarizerOptions) -> Judge | None:
     return OpenAIJudge(judge_config(judging.judge_model, server))
 
 
-def _write_page(target: str | None, reviewed: FileReview) -> FileReview:
-    write_atomic(str(target), file_page(reviewed).encode())
+def _write_page(job: Job, reviewed: FileReview) -> FileReview:
+    # The page shows the input's messages: it gets the input's mode, never a wider one.
+    write_atomic(str(job.target), file_page(reviewed).encode(), [job.source])
     return reviewed
 
 

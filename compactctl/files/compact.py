@@ -103,7 +103,7 @@ def compact_file(
     if to in (None, fmt.name) and not skipped and same:  # a skipped line makes the output differ
         tally.unchanged = "; ".join(unchanged_reason(t.messages, counter) for t in transcripts[:1])
     if job.target is not None and _writes(job, tally.unchanged, written.write_unchanged):
-        write_atomic(job.target, data)
+        write_atomic(job.target, data, [job.source])
     return tally.result(fmt.name, skipped or ())
 
 
@@ -266,7 +266,7 @@ def _compact_lines(
             pass
     else:
         with contextlib.suppress(_NothingChanged):
-            write_atomic(job.target, fill)
+            write_atomic(job.target, fill, [job.source])
     if unchanged() and first:
         tally.unchanged = unchanged_reason(first[0], counter)
     return tally.result(dataset.NAME, skipped)
@@ -323,7 +323,9 @@ def _compact_walked(
         # Nothing changed: the temporary copy is dropped, and the target keeps what it had.
         with contextlib.suppress(_NothingChanged):
             write_atomic(
-                job.target, lambda file: _walk_unless_unchanged(run, file, lines, unchanged, job, write_unchanged)
+                job.target,
+                lambda file: _walk_unless_unchanged(run, file, lines, unchanged, job, write_unchanged),
+                [job.source],
             )
     before, after = measured[0]
     report = file_report(job.name, chat.NAME, before, after, required, SummarizerUsage(), {}, lines.skipped or ())

@@ -13,6 +13,7 @@ import os
 import signal
 import stat
 import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -254,11 +255,106 @@ def _is_special(path: Path) -> bool:
     return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode) or stat.S_ISBLK(mode)
 
 
-def write_atomic(target: str, data: bytes | Callable[[BinaryIO], object]) -> None:
+class Staged:
+    """The outputs of one run (transcripts, --manifest, --archive): temporaries renamed together or not at all.
+
+    While a batch is open (``one_unit``), ``write_atomic`` leaves each file as a temporary beside
+    its target; ``commit`` renames them all, then syncs their folders, and ``discard`` removes
+    them, leaving every existing target as it was.
+    """
+
+    def __init__(self, fsync: bool = True) -> None:
+        self.fsync = fsync
+        self.files: list[tuple[Path, Path]] = []  # (temporary, target)
+        self.lock = threading.Lock()
+
+    def add(self, temporary: Path, target: Path) -> None:
+        interrupts.register(temporary)
+        with self.lock:
+            self.files.append((temporary, target))
+
+    def close(self) -> None:
+        """Writes after this one are no longer staged (a --junit report written after the renames)."""
+        global _staged
+        if _staged is self:
+            _staged = None
+
+    def commit(self) -> None:
+        self.close()
+        with self.lock:
+            files, self.files = self.files, []
+        if interrupts.stopping.is_set():
+            raise KeyboardInterrupt
+        folders = []
+        for temporary, target in files:
+            try:
+                os.replace(temporary, target)
+            except OSError as error:
+                raise InputError(f"cannot write: {error.strerror or error}", str(target)) from None
+            finally:
+                interrupts.unregister(temporary)
+            folders.append(target.parent)
+        if self.fsync:
+            for folder in dict.fromkeys(folders):
+                sync_folder(folder)
+
+    def discard(self) -> None:
+        self.close()
+        with self.lock:
+            files, self.files = self.files, []
+        for temporary, _ in files:
+            temporary.unlink(missing_ok=True)
+            interrupts.unregister(temporary)
+
+
+_staged: Staged | None = None
+
+
+@contextlib.contextmanager
+def one_unit(fsync: bool = True) -> Iterator[Staged]:
+    """Every ``write_atomic`` inside the block is staged; what is not committed by its end is removed."""
+    global _staged
+    batch = Staged(fsync)
+    _staged = batch
+    try:
+        yield batch
+    finally:
+        _staged = None
+        batch.discard()
+
+
+def sync_folder(folder: Path) -> None:
+    """A rename is only durable once its folder is synced (a crash could otherwise undo it)."""
+    with contextlib.suppress(OSError):  # not every file system lets a folder be opened (or synced)
+        handle = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(handle)
+        finally:
+            os.close(handle)
+
+
+def output_mode(target: Path, like: Iterable[str] = ()) -> int:
+    """The mode an output gets: the existing output's (else the umask's), never wider than an input's."""
+    try:
+        mode = stat.S_IMODE(target.stat().st_mode)
+    except OSError:
+        mode = 0o666 & ~_UMASK
+    for source in like:
+        if source == STDIO:
+            continue
+        with contextlib.suppress(OSError):
+            mode &= stat.S_IMODE(os.stat(source).st_mode)
+    return mode
+
+
+def write_atomic(target: str, data: bytes | Callable[[BinaryIO], object], like: Iterable[str] = ()) -> None:
     """Write to a temporary file beside the target, then rename: readers never see half a file.
 
     ``data`` is the bytes, or a function writing them into the file it is given (an output
-    made one line at a time is never held whole).
+    made one line at a time is never held whole). The temporary is created 0600 and gets
+    ``output_mode`` (of the target and the inputs in ``like``) before it takes the target's
+    place: a private session never becomes readable by others. Inside ``one_unit`` the rename
+    waits for the batch's commit. A write that fails names the target, not the temporary.
     """
     fill = data if callable(data) else lambda file: file.write(data)
     if target == STDIO:
@@ -270,18 +366,38 @@ def write_atomic(target: str, data: bytes | Callable[[BinaryIO], object]) -> Non
         with open(path, "wb") as file:
             fill(file)
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    interrupts.remove_stale(path)  # left by a run killed outright; never one still running
-    with interrupts.temporary_beside(path) as temporary:
-        # O_EXCL: the name is this process's own; the mode is what any new file would get.
-        handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 & ~_UMASK)
-        with os.fdopen(handle, "wb") as file:
-            fill(file)
-            file.flush()
-            os.fsync(file.fileno())
-        if interrupts.stopping.is_set():  # stopped while writing: the target keeps what it had
-            raise KeyboardInterrupt
-        os.replace(temporary, path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        interrupts.remove_stale(path)  # left by a run killed outright; never one still running
+        mode = output_mode(path, like)
+        temporary = interrupts.temporary_name(path)
+        interrupts.register(temporary)
+        renamed = False
+        try:
+            # O_EXCL: the name is this process's own.
+            handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(handle, "wb") as file:
+                fill(file)
+                file.flush()
+                os.fchmod(file.fileno(), mode)
+                os.fsync(file.fileno())
+            if interrupts.stopping.is_set():  # stopped while writing: the target keeps what it had
+                raise KeyboardInterrupt
+            staged = _staged
+            if staged is not None:
+                staged.add(temporary, path)  # renamed with the rest of the run, or removed
+                renamed = True
+                return
+            os.replace(temporary, path)
+            renamed = True
+        finally:
+            if not renamed:
+                temporary.unlink(missing_ok=True)
+            if _staged is None or not renamed:
+                interrupts.unregister(temporary)
+        sync_folder(path.parent)
+    except OSError as error:
+        raise InputError(f"cannot write: {error.strerror or error}", target) from None
 
 
 def cores() -> int:
@@ -349,9 +465,10 @@ def run_jobs(
                 index = running.pop(future)
                 outcome = future.result()
                 if forked:  # what the worker printed, printed here, where the run's output goes
-                    outcome, printed, warned = outcome
+                    outcome, printed, warned, handed = outcome
                     _pass_on(printed, sys.stdout)
                     _pass_on(warned, sys.stderr)
+                    _take_over(handed)
                 if isinstance(outcome, Failure):
                     failures[index] = outcome
                 else:
@@ -405,14 +522,30 @@ def _is_codex(source: str) -> bool:
         return False
 
 
-def _run_forked(index: int) -> tuple[Any, bytes, bytes]:
+def _take_over(handed: list[tuple[Path, Path]]) -> None:
+    """A worker's staged outputs, joined to this run's unit (or renamed now when there is none)."""
+    for temporary, target in handed:
+        if _staged is not None:
+            _staged.add(temporary, target)
+        else:
+            os.replace(temporary, target)
+
+
+def _run_forked(index: int) -> tuple[Any, bytes, bytes, list[tuple[Path, Path]]]:
     """One file in a worker, what it prints kept, to be printed by the parent."""
     assert _forked_work is not None
     jobs, work = _forked_work
     out, err = _captured(), _captured()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         outcome = attempt(jobs[index], work)
-    return outcome, out.buffer.getvalue(), err.buffer.getvalue()  # type: ignore[attr-defined]
+    # What this worker staged (a copy of the parent's unit) is handed to the parent's unit to rename.
+    handed: list[tuple[Path, Path]] = []
+    if _staged is not None:
+        with _staged.lock:
+            handed, _staged.files = _staged.files, []
+        for temporary, _ in handed:
+            interrupts.unregister(temporary)
+    return outcome, out.buffer.getvalue(), err.buffer.getvalue(), handed  # type: ignore[attr-defined]
 
 
 def _captured() -> TextIO:

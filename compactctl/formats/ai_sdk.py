@@ -24,6 +24,7 @@ from typing import Any
 
 import orjson
 
+from compactctl import jsonbytes
 from compactctl.errors import InputError
 from compactctl.formats.base import Native, Transcript, is_unchanged, native_of, sources
 from compactctl.formats.records import Layout, Record, collapse_text, document_layout
@@ -80,14 +81,14 @@ def tool_name(part: dict[str, Any]) -> str:
 
 
 def _arguments(value: Any) -> str:
-    return orjson.dumps(value if value is not None else {}).decode()
+    return jsonbytes.dumps_text(value if value is not None else {})
 
 
 def _output_text(part: dict[str, Any]) -> str:
     if part.get("state") == "output-error":
         return str(part.get("errorText", ""))
     output = part.get("output")
-    return output if isinstance(output, str) else orjson.dumps(output).decode()
+    return output if isinstance(output, str) else jsonbytes.dumps_text(output)
 
 
 def _user_part(part: dict[str, Any]) -> dict[str, Any]:
@@ -220,7 +221,7 @@ def _tool_part(call: dict[str, Any], originals: dict[str, dict[str, Any]]) -> di
 
 
 def _with_result(part: dict[str, Any], content: Any) -> dict[str, Any]:
-    text = content if isinstance(content, str) else orjson.dumps(content).decode()
+    text = content if isinstance(content, str) else jsonbytes.dumps_text(content)
     if part.get("state") == "output-error":
         return {**part, "errorText": text}
     rest = {key: value for key, value in part.items() if key != "errorText"}
@@ -297,5 +298,5 @@ def write(transcripts: list[Transcript]) -> bytes:
             writer.add(message, unit, same)
         out.extend(writer.out)
     if layout == "jsonl":
-        return b"".join(orjson.dumps(message) + b"\n" for message in out)
-    return orjson.dumps(out) + b"\n"  # as JSON.stringify(messages) saves them, plus a final newline
+        return b"".join(jsonbytes.dumps(message) + b"\n" for message in out)
+    return jsonbytes.dumps(out) + b"\n"  # as JSON.stringify(messages) saves them, plus a final newline

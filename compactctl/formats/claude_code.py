@@ -46,7 +46,7 @@ from compactctl.formats.anthropic import (
     user_messages,
 )
 from compactctl.formats.base import Native, Transcript, is_unchanged, native_of, sources
-from compactctl.formats.records import Record, annotate, raw_line
+from compactctl.formats.records import Record, annotate, check_fields, raw_line
 from compactctl.transcript import ANNOTATION_KEY, Message, content_text, one_of
 
 NAME = "claude-code"
@@ -358,11 +358,21 @@ class ClaudeCodeNative(Native[Source]):
     leaf: int | None = None  # the record new records continue from (the active leaf); None: no message
 
 
+# The fields the reader and the recorded-usage reader rely on, with the type each must have.
+RECORD_FIELDS = (
+    ("type", "text"), ("uuid", "text"), ("parentUuid", "text"), ("message", "object"), ("message.role", "text"),
+    ("message.model", "text"), ("message.id", "text"), ("message.usage", "object"), ("timestamp", "text"),
+    ("message.usage.input_tokens", "count"), ("message.usage.output_tokens", "count"),
+    ("message.usage.cache_creation_input_tokens", "count"), ("message.usage.cache_read_input_tokens", "count"),
+)  # fmt: skip
+
+
 def read(records: list[Record], path: str) -> list[Transcript]:
     for record in records:
         if not isinstance(record.value, dict):
             kind = type(record.value).__name__
             raise InputError(f"expected a Claude Code record object, got {kind}", path, record.line)
+        check_fields(record, path, RECORD_FIELDS)
     sidechain = _is_subagent_file(records)
     chain = _active_chain(records, sidechain, path)
     order = range(len(records)) if chain is None else _with_parallel_results(records, chain, sidechain)

@@ -28,7 +28,7 @@ from typing import Any
 from compactctl import jsonbytes
 from compactctl.errors import InputError
 from compactctl.formats.base import Native, Transcript, is_unchanged, native_of, sources
-from compactctl.formats.records import Record, raw_line
+from compactctl.formats.records import Record, check_fields, raw_line
 from compactctl.formats.responses import ITEM_TYPES, Item, ItemReader, Unit, message_items
 from compactctl.transcript import Message, content_text, one_of
 
@@ -160,12 +160,24 @@ def _summary(message: Message) -> bool:
     return content_text(message).startswith(SUMMARY_PREFIX)
 
 
+_USAGE_COUNTS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens", "total_tokens")
+# The fields the reader and the recorded-usage reader rely on, with the type each must have.
+ROLLOUT_FIELDS = (
+    ("type", "text"), ("timestamp", "text"), ("payload", "object"), ("payload.type", "text"),
+    ("payload.role", "text"), ("payload.model", "text"), ("payload.info", "object"),
+    ("payload.info.total_token_usage", "object"), ("payload.info.last_token_usage", "object"),
+    *((f"payload.info.{total}.{count}", "count") for total in ("total_token_usage", "last_token_usage")
+      for count in _USAGE_COUNTS),
+)  # fmt: skip
+
+
 def read(records: list[Record], path: str) -> list[Transcript]:
     rollout = _Rollout(path)
     for index, record in enumerate(records):
         value = record.value
         if not isinstance(value, dict):
             raise InputError(f"expected a rollout line object, got {type(value).__name__}", path, record.line)
+        check_fields(record, path, ROLLOUT_FIELDS)
         kind, payload = value.get("type"), value.get("payload")
         if payload is None and kind in ("response_item", "compacted", "event_msg", "turn_context"):
             # Said, not skipped: a model-input line read as nothing would shrink the session unseen.

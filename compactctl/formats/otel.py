@@ -28,6 +28,7 @@ from typing import Any
 
 import orjson
 
+from compactctl import jsonbytes
 from compactctl.errors import InputError
 from compactctl.formats.base import Transcript
 from compactctl.formats.records import Record, collapse_text
@@ -88,7 +89,7 @@ def detect(records: list[Record]) -> bool:
         value = record.value
         if isinstance(value, dict) and isinstance(value.get("resourceSpans"), list):
             return True
-        if (_is_otlp_span(value) or _is_sdk_span(value)) and "gen_ai." in orjson.dumps(value).decode():
+        if (_is_otlp_span(value) or _is_sdk_span(value)) and "gen_ai." in jsonbytes.dumps_text(value):
             return True
     return False
 
@@ -201,7 +202,7 @@ def _json_attribute(span: Span, key: str, path: str) -> list[Any] | None:
 
 
 def _arguments(value: Any) -> str:
-    return value if isinstance(value, str) else orjson.dumps(value).decode()
+    return value if isinstance(value, str) else jsonbytes.dumps_text(value)
 
 
 def _part_to_canonical(part: dict[str, Any]) -> dict[str, Any]:
@@ -238,7 +239,7 @@ def genai_messages(value: list[Any], span: Span, key: str, path: str) -> list[Me
                 )
             elif part.get("type") == "tool_call_response":
                 response = part.get("response")
-                text = response if isinstance(response, str) else orjson.dumps(response).decode()
+                text = response if isinstance(response, str) else jsonbytes.dumps_text(response)
                 messages.append({"role": "tool", "tool_call_id": part.get("id"), "content": text})
             else:
                 content.append(_part_to_canonical(part))
@@ -355,7 +356,7 @@ def _key(message: Message) -> bytes:
         {**call, "function": {**call["function"], "arguments": _parsed(call["function"].get("arguments"))}}
         for call in message.get("tool_calls") or []
     ]
-    return orjson.dumps({**message, "usage": None, "tool_calls": calls}, option=orjson.OPT_SORT_KEYS)
+    return jsonbytes.dumps({**message, "usage": None, "tool_calls": calls}, sort_keys=True)
 
 
 def _parsed(arguments: Any) -> Any:

@@ -6,8 +6,9 @@ the same way everywhere.
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any, Literal
 
@@ -177,10 +178,66 @@ def check_depth(value: Any, raw: bytes, path: str, line: int | None) -> None:
     """A record nested deeper than can be written back is bad input, found before any work is done."""
     if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:  # cannot be that deep: the common case costs a count
         return
-    try:
-        orjson.dumps(value)
-    except TypeError:
-        raise InputError(f"JSON nested more than {MAX_DEPTH} levels deep", path, line) from None
+    if _depth(value) > MAX_DEPTH:
+        raise InputError(f"JSON nested more than {MAX_DEPTH} levels deep", path, line)
+
+
+def _depth(value: Any) -> int:
+    """How deeply lists and objects nest in ``value`` (counted without recursion)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            deepest = max(deepest, depth)
+            stack.extend((child, depth + 1) for child in item if isinstance(child, (dict, list)))
+    return deepest
+
+
+# --- fields of a known shape ---------------------------------------------------------------------
+# A producer's record holds fields whose type its reader relies on (a model name is hashed, a
+# token count is added). One of another type is bad input: said with the file, the line and the
+# field, not met later as a TypeError.
+
+FIELD_KINDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "text": ("a string", lambda v: isinstance(v, str)),
+    "count": ("a whole number", lambda v: isinstance(v, int) and not isinstance(v, bool)),
+    "object": ("an object", lambda v: isinstance(v, dict)),
+    "list": ("a list", lambda v: isinstance(v, list)),
+}
+_ABSENT = object()
+
+
+def _field(value: Any, dotted: str) -> Any:
+    for step in dotted.split("."):
+        if not isinstance(value, dict) or step not in value:
+            return _ABSENT
+        value = value[step]
+    return value
+
+
+def shape_of(value: Any) -> str:
+    """How an error names a value's type: ``a list``, ``the string 'tool'``, ``the number -1``."""
+    if isinstance(value, str):
+        return f"the string {value[:40]!r}"
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, (int, float)):
+        return f"the number {str(value)[:40]}"
+    return {"dict": "an object", "list": "a list"}.get(type(value).__name__, type(value).__name__)
+
+
+def check_fields(record: Record, path: str, fields: Iterable[tuple[str, str]]) -> None:
+    """Each ``(dotted field, kind)`` present and not null in the record is of its kind, else InputError."""
+    for dotted, kind in fields:
+        found = _field(record.value, dotted)
+        if found is _ABSENT or found is None:
+            continue
+        expected, fits = FIELD_KINDS[kind]
+        if not fits(found):
+            raise InputError(f"{dotted} is {shape_of(found)}, expected {expected}", path, record.line)
 
 
 def listed(numbers: list[int]) -> str:

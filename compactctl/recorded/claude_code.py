@@ -33,11 +33,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
+from compactctl import jsonbytes
 from compactctl.errors import InputError
 from compactctl.formats.anthropic import assistant_message, user_messages
-from compactctl.formats.records import Record
+from compactctl.formats.claude_code import RECORD_FIELDS
+from compactctl.formats.records import Record, check_fields
 from compactctl.recorded import (
     ApiUsage,
     RecordedCall,
@@ -175,7 +175,9 @@ def _leaves(index: _Index, sidechain: bool) -> list[int]:
     if not sidechain:
         pointer = next((v for v in reversed(values) if v.get("type") == "last-prompt"), None)
         anchor = index.by_uuid.get(_uuid(pointer or {}, "leafUuid") or "")
-        last = max(i for i in members if _is_message(values[i]) or _is_boundary(values[i]))
+        last = max((i for i in members if _is_message(values[i]) or _is_boundary(values[i])), default=None)
+        if last is None:  # records with uuids, none of them a message: no chain to walk
+            return []
         # The last-prompt pointer is written as a prompt is sent: what follows it continues its thread.
         return [last if anchor is None or anchor < last else anchor]
     root_of: dict[int, int] = {}
@@ -269,7 +271,7 @@ class _Builder:
             message = self.index.values[record]["message"]
             content = message.get("content")
             for block in content if isinstance(content, list) else [{"type": "text", "text": str(content or "")}]:
-                key = orjson.dumps(block, option=orjson.OPT_SORT_KEYS)
+                key = jsonbytes.dumps(block, sort_keys=True)
                 if key not in seen_blocks:  # a rewritten copy of a record repeats its block
                     seen_blocks.add(key)
                     blocks.append(block)
@@ -298,7 +300,8 @@ class _Builder:
                 self.uuid_position.setdefault(uid, len(self.messages) - 1)
         # The results of its calls come next, wherever they were written.
         for call in message.get("tool_calls") or []:
-            result = self.index.results.get(call.get("id"))
+            call_id = call.get("id")
+            result = self.index.results.get(call_id) if isinstance(call_id, str) else None
             if result is None or result in self.done_records:
                 continue
             value = self.index.values[result]
@@ -351,7 +354,7 @@ def attachment_message(attachment: Any) -> Message:
     """
     if isinstance(attachment, dict):
         body = {k: v for k, v in attachment.items() if k != "type"}
-        text = body.get("content") if isinstance(body.get("content"), str) else orjson.dumps(body).decode()
+        text = body.get("content") if isinstance(body.get("content"), str) else jsonbytes.dumps_text(body)
         kind = attachment.get("type", "attachment")
     else:
         text, kind = str(attachment), "attachment"
@@ -369,6 +372,7 @@ def read(records: list[Record], path: str) -> RecordedSession:
             raise InputError(
                 f"expected a Claude Code record object, got {type(record.value).__name__}", path, record.line
             )
+        check_fields(record, path, RECORD_FIELDS)
         values.append(record.value)
     index = _Index(values)
     lines = [record.line for record in records]

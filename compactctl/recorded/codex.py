@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
+from compactctl import jsonbytes
 from compactctl.errors import InputError
-from compactctl.formats.records import Record
+from compactctl.formats.codex import ROLLOUT_FIELDS
+from compactctl.formats.records import Record, check_fields
 from compactctl.formats.responses import content_to_canonical, is_harness
 from compactctl.recorded import (
     ApiUsage,
@@ -117,7 +117,7 @@ class _Rollout:
                     "type": "function",
                     "function": {
                         "name": str(item.get("name") or kind),
-                        "arguments": arguments if isinstance(arguments, str) else orjson.dumps(arguments).decode(),
+                        "arguments": arguments if isinstance(arguments, str) else jsonbytes.dumps_text(arguments),
                     },
                 }
             )
@@ -125,7 +125,7 @@ class _Rollout:
             self._end_call()
             content = content_to_canonical(item.get("output"))
             if content is not None and not isinstance(content, (str, list)):
-                content = orjson.dumps(content).decode()
+                content = jsonbytes.dumps_text(content)
             self.messages.append({"role": "tool", "tool_call_id": item.get("call_id"), "content": content})
         elif kind == "message":
             self._end_call()
@@ -208,6 +208,7 @@ def read(records: list[Record], path: str) -> RecordedSession:
         value = record.value
         if not isinstance(value, dict):
             raise InputError(f"expected a rollout line object, got {type(value).__name__}", path, record.line)
+        check_fields(record, path, ROLLOUT_FIELDS)
         kind, payload = value.get("type"), value.get("payload")
         timestamp = timestamp_of(value.get("timestamp"))
         if payload is None and kind is not None and kind != "session_meta":

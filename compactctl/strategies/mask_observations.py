@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import orjson
 
+from compactctl import jsonbytes
 from compactctl.facts import FactMatcher, declared_facts
 from compactctl.settings import Options, setting
 from compactctl.strategies.base import Fate, StepContext, StepResult, unchanged
@@ -110,7 +111,7 @@ def _preview(arguments: str) -> str:
     if isinstance(value, dict):
         if MASKED_INPUT_KEY in value:
             return "input masked"
-        value = ", ".join(v if isinstance(v, str) else orjson.dumps(v).decode() for v in value.values())
+        value = ", ".join(v if isinstance(v, str) else jsonbytes.dumps_text(v) for v in value.values())
     spelled = " ".join(str(value).split())
     return spelled if len(spelled) <= PREVIEW_CHARS else spelled[: PREVIEW_CHARS - 3] + "..."
 
@@ -143,7 +144,7 @@ def tool_uses(messages: list[Message]) -> list[_Use]:
                         position,
                         None,
                         str(function.get("name", "")),
-                        arguments if isinstance(arguments, str) else orjson.dumps(arguments).decode(),
+                        arguments if isinstance(arguments, str) else jsonbytes.dumps_text(arguments),
                     )
                 )
     return uses
@@ -218,7 +219,7 @@ def _mask_inputs(messages: list[Message], out: list[Message], masked: dict[int, 
 
 
 def _masked_arguments(arguments: str) -> str:
-    return orjson.dumps({MASKED_INPUT_KEY: f"{len(arguments)} characters"}).decode()
+    return jsonbytes.dumps_text({MASKED_INPUT_KEY: f"{len(arguments)} characters"})
 
 
 def _with_masked_calls(message: Message, positions: set[int | None]) -> Message:
@@ -226,7 +227,7 @@ def _with_masked_calls(message: Message, positions: set[int | None]) -> Message:
     for position, call in enumerate(tool_calls_of(message)):
         if position in positions and isinstance(call, dict) and isinstance(call.get("function"), dict):
             arguments = call["function"].get("arguments", "")
-            spelled = arguments if isinstance(arguments, str) else orjson.dumps(arguments).decode()
+            spelled = arguments if isinstance(arguments, str) else jsonbytes.dumps_text(arguments)
             call = {**call, "function": {**call["function"], "arguments": _masked_arguments(spelled)}}
         calls.append(call)
     return {**message, "tool_calls": calls}

@@ -97,6 +97,7 @@ class OpenAIConfig:
     dry_run: bool = False
     max_tokens_field: str = "auto"  # auto | max_completion_tokens | max_tokens (see request.MAX_TOKENS_FIELDS)
     deadline: float | None = None  # seconds for all of the run's requests; None: no bound
+    request_deadline: float = 60.0  # seconds for one summary's requests, its retries included
     fail_after: int = 3  # failed summaries in a row after which the server is not called again
     temperature: float | None = None  # sent with each request when set; else the server's default
 
@@ -128,6 +129,7 @@ def config_of(options: SummarizerOptions, dry_run: bool = False) -> OpenAIConfig
         dry_run=dry_run,
         max_tokens_field=options.max_tokens_field,
         deadline=float(options.summary_deadline) if options.summary_deadline is not None else None,
+        request_deadline=float(options.summary_request_deadline),
         fail_after=options.summary_fail_after,
         temperature=None if options.summary_temperature is None else float(options.summary_temperature),
     )
@@ -348,8 +350,15 @@ class OpenAISummarizer:
 
     def _attempts(self, built: Built, require_text: bool = True) -> Summary:
         attempts = self.config.retries + 1
+        # One summary's attempts share --summary-request-deadline: a server that hangs costs the
+        # file that long, not (timeout + backoff) x attempts.
+        give_up = time.monotonic() + self.config.request_deadline
         for attempt in range(attempts):
-            bound = self._bound(attempt)
+            left = give_up - time.monotonic()
+            if left <= 0:
+                what = f"no reply within --summary-request-deadline ({self.config.request_deadline:g} s)"
+                raise SummarizerError(self._describe_text(what, attempt))
+            bound = min(self._bound(attempt), left)
             try:
                 return self._send_within(built, bound, require_text)
             except NonConforming as error:  # a 200 of the wrong shape: another try would get the same
@@ -360,6 +369,11 @@ class OpenAISummarizer:
                 if not retryable or attempt == attempts - 1:
                     raise SummarizerError(self._describe(error, attempt + 1)) from None
                 delay = self._delay(error, attempt)
+                if time.monotonic() + delay >= give_up:
+                    note = (
+                        f"; --summary-request-deadline ({self.config.request_deadline:g} s) leaves no time for another"
+                    )
+                    raise SummarizerError(self._describe(error, attempt + 1) + note) from None
                 remaining = self._remaining()
                 if remaining is not None and delay >= remaining:
                     raise SummarizerError(self._describe(error, attempt + 1) + self._deadline_note()) from None

@@ -50,6 +50,13 @@ class SummarizerOptions(Options):
         panel=SUMMARY_PANEL,
         needs=OPENAI,
     )
+    summary_request_deadline: float = setting(
+        60.0,
+        help="openai: seconds one summary may take, its retries included: a hanging server costs a file no more.",
+        min=0.001,
+        panel=SUMMARY_PANEL,
+        needs=OPENAI,
+    )
     summary_fail_after: int = setting(
         3,
         help="openai: stop calling a server after this many failed summaries in a row.",

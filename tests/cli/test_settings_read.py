@@ -9,6 +9,7 @@ where the other settings make it idle is a usage error naming what it needs.
 
 from __future__ import annotations
 
+import importlib
 import re
 import sys
 from pathlib import Path
@@ -18,7 +19,7 @@ import typer
 from typer.testing import CliRunner
 
 from compactctl.cli import main
-from compactctl.cli.main import COMMANDS, app
+from compactctl.cli.main import SUMMARIES, app
 from compactctl.errors import EXIT_INPUT, EXIT_OK
 from compactctl.settings import Options, fields_of
 from compactctl.strategies import STRATEGIES
@@ -42,7 +43,7 @@ def own_flags(command: str) -> set[str]:
     """The flags a command declares itself (-o, --json, --config...), not from a settings group."""
     import inspect
 
-    module = next(m for m in COMMANDS if m.__name__.endswith(f".{command}"))
+    module = importlib.import_module(f"compactctl.cli.{command}")
     flags = {"--help"}
     for parameter in inspect.signature(getattr(module, command), eval_str=True).parameters.values():
         for meta in getattr(parameter.annotation, "__metadata__", ()):
@@ -56,7 +57,7 @@ def own_flags(command: str) -> set[str]:
 
 def setting_flags(command: str) -> dict[str, str]:
     """Flag -> setting name, for the settings of the groups the command takes."""
-    module = next(m for m in COMMANDS if m.__name__.endswith(f".{command}"))
+    module = importlib.import_module(f"compactctl.cli.{command}")
     flags = {}
     for name, declared in module.declared_settings().items():
         for flag in declared.flags:
@@ -66,7 +67,7 @@ def setting_flags(command: str) -> dict[str, str]:
     return flags
 
 
-NAMES = [m.__name__.rsplit(".", 1)[1] for m in COMMANDS]
+NAMES = list(SUMMARIES)
 
 
 @pytest.mark.parametrize("command", NAMES)
@@ -205,6 +206,6 @@ def test_every_setting_a_command_takes_is_read(command, reads, tmp_path, openai_
     monkeypatch.chdir(tmp_path)
     for args in runs(command, tmp_path, openai_server.url):
         runner.invoke(main.app, [*args, "-q"] if command != "eval" else args)
-    module = next(m for m in COMMANDS if m.__name__.endswith(f".{command}"))
+    module = importlib.import_module(f"compactctl.cli.{command}")
     unread = sorted(set(module.declared_settings()) - reads)
     assert unread == []

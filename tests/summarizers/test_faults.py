@@ -94,6 +94,26 @@ def test_the_run_deadline_bounds_all_requests_and_retries_together(openai_server
     assert 1.4 < elapsed < 2.5 and len(openai_server.requests) <= 3
 
 
+def test_one_summary_and_its_retries_are_bounded_by_the_request_deadline(openai_server, tmp_path):
+    # A hanging server with the default retries: one summary gives up at --summary-request-deadline
+    # (60 s by default), not after (timeout + backoff) x attempts.
+    openai_server.enqueue(*[Behaviour("hang", seconds=30)] * 10)
+    summarizer = summarizer_for(
+        openai_server, tmp_path, summary_timeout=0.5, summary_retries=4, summary_backoff=0.01,
+        summary_request_deadline=1.2,
+    )  # fmt: skip
+    started = time.monotonic()
+    with pytest.raises(SummarizerError, match=r"--summary-request-deadline \(1\.2 s\)"):
+        summarizer.summarize(request())
+    assert 1.1 < time.monotonic() - started < 2.0 and len(openai_server.requests) == 3
+
+
+def test_the_request_deadline_is_a_minute_by_default():
+    from compactctl.summarizers.options import SummarizerOptions
+
+    assert SummarizerOptions().summary_request_deadline == 60.0
+
+
 def test_after_n_failures_in_a_row_the_server_is_not_called_again(openai_server, tmp_path):
     openai_server.enqueue(*["500"] * 20)
     summarizer = summarizer_for(openai_server, tmp_path, summary_retries=1, summary_fail_after=2)
