@@ -40,3 +40,40 @@ def test_python_dash_m_works():
     result = subprocess.run([sys.executable, "-m", "compactctl", "--help"], capture_output=True, text=True)
     assert result.returncode == 0
     assert "compact" in result.stdout and "report" in result.stdout
+
+
+def test_help_imports_neither_openai_tiktoken_nor_a_strategy_nor_a_command():
+    code = (
+        "import sys\n"
+        "sys.argv = ['compactctl', '--help']\n"
+        "from compactctl.cli.main import main\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "loaded = [m for m in sys.modules if m.split('.')[0] in ('openai', 'tiktoken') or m.startswith(\n"
+        "    ('compactctl.strategies', 'compactctl.formats', 'compactctl.summarizers', 'compactctl.cli.compact'))]\n"
+        "print('LOADED', loaded)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "compact" in result.stdout and "sessions" in result.stdout  # the commands are listed
+    assert result.stdout.splitlines()[-1] == "LOADED []"
+
+
+def test_the_commands_listed_by_help_are_the_commands_with_their_own_first_line():
+    import importlib
+    import inspect
+
+    from compactctl.cli.main import SUMMARIES
+
+    commands = sorted(p.stem for p in (Path(__file__).parent.parent / "compactctl" / "cli").glob("*.py"))
+    for name, line in SUMMARIES.items():
+        function = getattr(importlib.import_module(f"compactctl.cli.{name}"), name)
+        assert inspect.getdoc(function).splitlines()[0] == line
+        assert name in commands
+
+
+def test_import_compactctl_imports_only_the_package():
+    code = "import sys, compactctl; print(sorted(m for m in sys.modules if m.startswith('compactctl')))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "['compactctl']"

@@ -1,7 +1,9 @@
 """The ``compactctl`` command: one module per subcommand, assembled here.
 
-Nothing here imports ``openai``: it costs about half a second, and only the
-LLM summarizer needs it.
+A subcommand's module is imported when that command runs (or shows its own help), never
+before: ``compactctl --help`` lists the commands from ``SUMMARIES`` and imports none of
+them, so neither the strategies, the formats, the tokenizer nor ``openai`` (which costs
+about half a second, and only the LLM summarizer needs).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from collections.abc import Sequence
 from typing import Annotated, Any
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 try:  # typer 0.29 carries its own copy of click; older ones use click itself
     from typer._click.exceptions import ClickException, UsageError
@@ -19,18 +21,21 @@ except ImportError:  # pragma: no cover
     from click.exceptions import ClickException, UsageError  # type: ignore[assignment]
 
 from compactctl import __version__, interrupts
-from compactctl.cli import compact, eval, prune, replay, report, review, sessions
-from compactctl.cli.options import takes_settings
 
-COMMANDS = (
-    compact,
-    prune,
-    report,
-    replay,
-    eval,
-    review,
-    sessions,
-)  # each module: the command function and declared_settings()
+# Each command's module (``compactctl.cli.NAME``: the command function NAME and ``declared_settings()``)
+# and the first line of its function's docstring, which ``--help`` lists (a test keeps them equal).
+SUMMARIES = {
+    "compact": "Compact transcripts with the given strategy steps, write them, and print a before/after report.",
+    "prune": "Prune transcripts deterministically: superseded and duplicate tool results go, what is still "
+    "referenced stays.",
+    "report": "Tokens, messages, tokens by role, facts and API validity of a file, or before against after.",
+    "replay": "Replay transcripts call by call and compare compaction settings with no compaction at all.",
+    "eval": "Score a compaction: recall, artifact, continuation and decision probes built from BEFORE, answered "
+    "from AFTER.",
+    "review": "Write a review page: the summary beside the span it replaced, identifiers kept and lost, probes, "
+    "figures.",
+    "sessions": "List the sessions Claude Code, Codex and Gemini CLI keep for this user, newest first.",
+}
 
 
 def _show_version(value: bool) -> None:
@@ -83,20 +88,57 @@ class JsonUsageErrors(TyperGroup):
         sys.exit(returned if isinstance(returned, int) else 0)
 
 
+class LazyCommands(JsonUsageErrors):
+    """Commands built when one is run: the list in the app's help comes from ``SUMMARIES``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.built: dict[str, Any] = {}
+        self.listing = False
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(SUMMARIES)
+
+    def get_command(self, ctx: Any, name: str) -> Any:
+        if name not in SUMMARIES:
+            return None
+        if self.listing:  # the app's own help: a name and a line, nothing imported
+            return TyperCommand(name, help=SUMMARIES[name])
+        if name not in self.built:
+            self.built[name] = build_command(name)
+        return self.built[name]
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        self.listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self.listing = False
+
+
+def build_command(name: str) -> Any:
+    """One command, its options derived from the settings its module declares (imported now)."""
+    from importlib import import_module
+
+    from compactctl.cli.options import takes_settings
+
+    module = import_module(f"compactctl.cli.{name}")
+    one = typer.Typer(pretty_exceptions_show_locals=False, add_completion=False)
+    one.command(name)(takes_settings(getattr(module, name), module.declared_settings()))
+    return typer.main.get_command(one)
+
+
 def build_app() -> typer.Typer:
-    """The app, each command's options derived from the settings declared when it is built."""
+    """The app; each command's options are derived from the settings declared when it is built."""
     app = typer.Typer(
         name="compactctl",
         help="Compact saved LLM conversation and agent transcripts, and measure what it saves.",
         no_args_is_help=True,
         pretty_exceptions_show_locals=False,  # a traceback must never print an API key
         add_completion=False,
-        cls=JsonUsageErrors,
+        cls=LazyCommands,
     )
     app.callback()(_main)
-    for module in COMMANDS:
-        name = module.__name__.rsplit(".", 1)[1]
-        app.command(name)(takes_settings(getattr(module, name), module.declared_settings()))
     return app
 
 

@@ -29,7 +29,7 @@ from compactctl.files.compact import FileCompaction, compact_file
 from compactctl.files.io import PRUNED_MARK, STDIO, check_side_files, one_unit, plan, run_jobs
 from compactctl.settings import Declared
 from compactctl.strategies.prune import PruneOptions
-from compactctl.tokens import counter_for
+from compactctl.tokens import APPROX, TokenCounter, counter_for
 
 PRUNE_PANEL = "Pruning"
 
@@ -74,7 +74,10 @@ def prune(
     new session beside it, as compact --session does.
     """
     settings = settings_for(config, given)
-    counter = counter_for(settings["encoding"])
+    # Quiet, with no JSON and no --fail-under, says nothing of tokens: none is counted (the
+    # cheap estimate stands in, so no tokenizer table is loaded); gates on validity and facts hold.
+    counts = not quiet or as_json or settings.get("fail_under") is not None
+    counter = counter_for(settings["encoding"]) if counts else TokenCounter(APPROX)
     check_output_format(to)
     if session_inputs(inputs, settings["session"]):
         if output is not None or to is not None or manifest is not None or archive is not None or explain:

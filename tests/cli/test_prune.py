@@ -250,3 +250,24 @@ def test_a_side_file_that_cannot_be_written_is_one_error_line(cli, tmp_path, fla
     assert result.exit_code == EXIT_INPUT
     assert "side.jsonl: cannot write" in result.stderr
     assert "Traceback" not in result.output
+
+
+def test_quiet_prune_counts_no_token_and_writes_what_a_reported_one_writes(tmp_path):
+    source = write_chat(tmp_path / "s.jsonl", session())
+    code = (
+        "import sys\n"
+        "from compactctl.cli.main import main\n"
+        "sys.argv = ['compactctl', 'prune', *sys.argv[1:]]\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as done:\n"
+        "    print('tiktoken' in sys.modules, done.code, file=sys.stderr)\n"
+    )
+    outputs = {}
+    for flag in ("-q", "--json"):
+        out = tmp_path / f"out{flag}.jsonl"
+        run = subprocess.run([sys.executable, "-c", code, str(source), "-o", str(out), flag], capture_output=True)
+        outputs[flag] = (run.stderr.decode().split()[-2:], out.read_bytes())
+    assert outputs["-q"][0] == ["False", "0"]  # nothing counted, so no tokenizer loaded
+    assert outputs["--json"][0] == ["True", "0"]
+    assert outputs["-q"][1] == outputs["--json"][1]

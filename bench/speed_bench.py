@@ -1,0 +1,136 @@
+"""Speed where people wait, as ratios in one run (issue 24): start-up, prune, --jobs, replay, cozempic.
+
+    python bench/speed_bench.py [--runs 5] [--old PATH] [--folder DIR]
+
+Every figure is a median of whole processes run in turn (A B A B ...), CPU time (user + system,
+the OS's accounting of the child and its children) beside wall time, each against its baseline
+in the same run: ``python -c pass``; ``--jobs 1``; the previous main (a checkout at ``--old``,
+run with PYTHONPATH); the seed pruner reimplementation (``reference_prune``, in process);
+``cozempic`` when installed (``--cozempic PATH``). ``--folder`` holds the real sessions (the
+shared Claude Code and Codex transcripts copied to make 40).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+sys.path.insert(0, str(BENCH))
+
+REPLAY = """
+import sys, time
+sys.path.insert(0, {bench!r})
+from workloads import generate
+from compactctl.replay import replay, settings_grid
+from compactctl.summarizers.extractive import ExtractiveSummarizer
+from compactctl.tokens import TokenCounter
+messages = generate("tool", 2000)
+counter = TokenCounter()
+rows = replay(messages, settings_grid([4000, 16000, 64000], False, ["structured"]), {{"keep_recent": 10}},
+              counter=counter, prices=None, summarizer=ExtractiveSummarizer(counter))
+print(repr([(r.compactions, r.cost, r.peak_context, r.facts_lost) for r in rows]))
+"""
+
+
+def run(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float, bytes]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(command, env=env, capture_output=True, check=False)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, done.stdout
+
+
+def paired(a: list[str], b: list[str], runs: int, env_a=None, env_b=None) -> tuple[tuple[float, float], ...]:
+    """Medians (wall, cpu) of A and of B, and the median A/B ratios, run in turn."""
+    run(a, env_a), run(b, env_b)  # warm-up
+    rows = []
+    for _ in range(runs):
+        wa, ca, _ = run(a, env_a)
+        wb, cb, _ = run(b, env_b)
+        rows.append((wa, ca, wb, cb))
+    med = [statistics.median(r[i] for r in rows) for i in range(4)]
+    ratios = (statistics.median(r[0] / r[2] for r in rows), statistics.median(r[1] / r[3] for r in rows))
+    return (med[0], med[1]), (med[2], med[3]), ratios
+
+
+def line(label: str, a, b, ratio, b_label: str) -> str:
+    return (
+        f"{label:<44}{a[0]:>7.3f}{a[1]:>7.3f}   {b_label:<22}{b[0]:>7.3f}{b[1]:>7.3f}"
+        f"   wall x{ratio[0]:>6.2f} cpu x{ratio[1]:>6.2f}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--old", default="/tmp/oldmain", help="a checkout of the previous main")
+    parser.add_argument("--folder", type=Path, help="40 real sessions (Claude Code and Codex)")
+    parser.add_argument("--cozempic", help="the cozempic executable")
+    parser.add_argument("--only", nargs="*", default=["help", "prune", "jobs", "replay", "cozempic"])
+    args = parser.parse_args()
+    script = str(Path(sys.executable).with_name("compactctl"))
+    here = {**os.environ, "PYTHONPATH": str(ROOT)}
+    old = {**os.environ, "PYTHONPATH": args.old}
+    python_pass = [sys.executable, "-c", "pass"]
+    print(f"{'A':<44}{'wall':>7}{'cpu':>7}   {'B (baseline)':<22}{'wall':>7}{'cpu':>7}   A/B, medians of {args.runs}")
+    with tempfile.TemporaryDirectory() as folder:
+        if "help" in args.only:
+            for name, env in (("compactctl --help", here), ("previous main: --help", old)):
+                a, b, r = paired([script, "--help"], python_pass, args.runs, env, here)
+                print(line(name, a, b, r, "python -c pass"))
+        if "prune" in args.only:
+            from workloads import generate
+
+            path = Path(folder) / "tool-500.jsonl"
+            path.write_bytes(b"".join(orjson.dumps(m) + b"\n" for m in generate("tool", 500)))
+            prune = [script, "prune", str(path), "-o", str(path.with_suffix(".out.jsonl")), "-q"]
+            for name, env in (("compactctl prune -q, 500-turn agent", here), ("previous main: prune -q", old)):
+                a, b, r = paired(prune, python_pass, args.runs, env, here)
+                print(line(name, a, b, r, "python -c pass"))
+        if "jobs" in args.only and args.folder:
+            common = [script, "compact", str(args.folder), "-q"]
+            a, b, r = paired(
+                [*common, "-o", f"{folder}/j2", "--jobs", "2"],
+                [*common, "-o", f"{folder}/j1", "--jobs", "1"],
+                args.runs,
+                here,
+                here,
+            )
+            files = len(list(args.folder.iterdir()))
+            print(line(f"compact --jobs 2, {files} real sessions", a, b, r, "--jobs 1"))
+        if "cozempic" in args.only and args.folder and args.cozempic:
+            sessions = sorted(p for p in args.folder.iterdir() if "claude" in p.name or p.stat().st_size < 10**7)
+            claude = [p for p in sessions if _is_claude(p)][:4]
+            for session in claude:
+                ours = [script, "compact", str(session), "-o", f"{folder}/{session.name}", "-q"]
+                theirs = [args.cozempic, "treat", str(session), "-rx", "standard"]  # dry run: computes, writes nothing
+                a, b, r = paired(ours, theirs, max(3, args.runs // 2), here, here)
+                print(line(f"compact {session.name[:30]}", a, b, r, "cozempic treat"))
+        if "replay" in args.only:
+            code = REPLAY.format(bench=str(BENCH))
+            a, b, r = paired([sys.executable, "-c", code], [sys.executable, "-c", code], args.runs, here, old)
+            same = run([sys.executable, "-c", code], here)[2] == run([sys.executable, "-c", code], old)[2]
+            print(line("replay 2000-turn agent, 3 thresholds", a, b, r, "previous main"))
+            print(f"  identical figures: {'yes' if same else 'NO'}")
+
+
+def _is_claude(path: Path) -> bool:
+    with path.open("rb") as file:
+        head = file.read(4000)
+    return b'"sessionId"' in head
+
+
+if __name__ == "__main__":
+    main()

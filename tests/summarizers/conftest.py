@@ -1,0 +1,3 @@
+"""The CLI fixture, for the tests that run compactctl against a real model server."""
+
+from tests.cli.conftest import cli  # noqa: F401
