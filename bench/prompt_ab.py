@@ -58,7 +58,8 @@ def main() -> None:
             command = [
                 sys.executable, "-m", "compactctl", "review", str(inputs), "-o", str(args.pages),
                 "--summarizer", "openai", "--base-url", server.url, "--model", server.model,
-                "--summary-temperature", "0", "--summary-timeout", "900", "--cache-dir", str(args.cache_dir),
+                "--summary-temperature", "0", "--summary-timeout", "1800", "--summary-request-deadline", "1800",
+                "--cache-dir", str(args.cache_dir),
                 "--vs-prompt-file", f"structured={ALTERNATIVE}", "--json", "-q",
             ]  # fmt: skip
             done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)

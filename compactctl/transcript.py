@@ -259,6 +259,8 @@ class Validator:
             if not self._assistant_with_calls:
                 return f"tool message after a {self._previous_role or 'start of transcript'} message"
             call_id = message.get("tool_call_id")
+            if call_id is not None and not isinstance(call_id, str):  # a list or an object: no call's id
+                return f"tool_call_id is {type(call_id).__name__}, not a string"
             if call_id not in self._pending:
                 return f"orphan tool result: tool_call_id {call_id!r} answers no call of the assistant before it"
             if self._pending[call_id]:

@@ -30,6 +30,7 @@ from compactctl.formats.records import (
     document_layout,
     dumps_document,
     raw_line,
+    shape_of,
 )
 from compactctl.transcript import Message, content_text, function_of, is_thinking, one_of
 
@@ -113,6 +114,8 @@ def content_to_blocks(content: Any) -> list[Any]:
         return []
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
+    if not isinstance(content, list):
+        raise InputError(f"a message's content is {shape_of(content)}, expected a string or a list of blocks")
     return [part_to_block(part) for part in content]
 
 

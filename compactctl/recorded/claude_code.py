@@ -120,7 +120,8 @@ class _Index:
             if _is_call_record(value) and isinstance(value["message"].get("id"), str):
                 self.responses.setdefault(value["message"]["id"], []).append(position)
             for call_id in _result_ids(value):
-                self.results.setdefault(call_id, position)
+                if isinstance(call_id, str):  # a tool_use_id of another type answers no call
+                    self.results.setdefault(call_id, position)
 
     def parent(self, index: int) -> int | None:
         return self.by_uuid.get(_uuid(self.values[index], "parentUuid") or "")

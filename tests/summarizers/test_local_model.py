@@ -41,8 +41,11 @@ def server_args(local_model, tmp_path) -> list[str]:
         local_model.model,
         "--summary-temperature",
         "0",
+        # A small model on shared cores takes minutes for a summary: no per-request bound cuts it short.
         "--summary-timeout",
-        "600",
+        "1500",
+        "--summary-request-deadline",
+        "1500",
         "--cache-dir",
         str(tmp_path / "cache"),
         "--encoding",
