@@ -105,7 +105,7 @@ def test_an_override_drops_the_long_context_tiers():
 
 def test_an_llm_summarizer_is_priced_at_its_own_listed_model():
     base = prices_for(shipped_prices(), "gpt-4o")
-    priced = with_summarizer_prices(base, shipped_prices(), {"summarizer": "openai", "model": "gpt-4o-mini"})
+    priced = with_summarizer_prices(base, shipped_prices(), "openai", "gpt-4o-mini")
     assert priced.summarizer is not None and priced.summarizer.input == 0.15
 
 
