@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from compactctl.cli.exit import finish_compaction, handle_errors
+from compactctl.cli.exit import compact_and_finish, handle_errors
 from compactctl.cli.options import (
     ConfigPath,
     JsonOut,
@@ -20,7 +20,7 @@ from compactctl.cli.options import (
     settings_for,
     strategy_takes,
 )
-from compactctl.cli.render import note_left_out, progress_wanted, stderr
+from compactctl.cli.render import note_left_out, stderr
 from compactctl.cli.session_options import (
     Client,
     Force,
@@ -44,8 +44,7 @@ from compactctl.config import (
     WriteOptions,
 )
 from compactctl.errors import InputError
-from compactctl.files.compact import compact_file
-from compactctl.files.io import STDIO, check_side_files, one_unit, plan, run_jobs
+from compactctl.files.io import check_side_files, plan
 from compactctl.settings import Declared
 from compactctl.summarizers.build import NOTHING_TO_SEND, make_summarizer, reads_prompt
 from compactctl.summarizers.options import DryRunOptions, SummarizerOptions
@@ -101,8 +100,7 @@ def compact(
     settings = settings_for(config, given, takes())
     steps = settings.of(StepsOptions).strategy
     check_steps(steps)
-    read, database, gates = settings.of(InputOptions), settings.of(DatabaseOptions), settings.of(GateOptions)
-    batch, dry_run = settings.of(BatchOptions), settings.of(DryRunOptions).dry_run
+    database, dry_run = settings.of(DatabaseOptions), settings.of(DryRunOptions).dry_run
     counter = counter_for(settings.of(CountOptions).encoding)
     check_output_format(to)
     if session_inputs(inputs, database.session, undo):
@@ -141,37 +139,16 @@ def compact(
         jobs_planned = [dataclasses.replace(job, target=None) for job in jobs_planned]
         if not reads_prompt(summarizer.summarizer):
             stderr.print(NOTHING_TO_SEND.format(name=summarizer.summarizer), soft_wrap=True, highlight=False)
-    strategies = settings.strategies()
-    with one_unit() as unit:
-        results, failures = run_jobs(
-            jobs_planned,
-            lambda job: compact_file(
-                job,
-                steps,
-                strategies,
-                counter,
-                summarizer_used,
-                read=read,
-                gates=gates,
-                database=database,
-                written=settings.of(WriteOptions),
-                to=to,
-                keep_manifest=manifest is not None,
-            ),
-            batch.jobs,
-            progress_wanted(quiet),
-            settings.of(EngineOptions).engine,
-        )
-        to_stderr = dry_run or any(job.target == STDIO for job in jobs_planned)
-        finish_compaction(
-            "compact",
-            jobs_planned,
-            results,
-            failures,
-            (gates, settings.of(OutcomeOptions), settings.of(WriteOptions)),
-            manifest=manifest,
-            as_json=as_json,
-            quiet=quiet,
-            to_stderr=to_stderr,
-            unit=unit,
-        )
+    compact_and_finish(
+        "compact",
+        jobs_planned,
+        steps,
+        settings,
+        counter,
+        summarizer_used,
+        to=to,
+        manifest=manifest,
+        as_json=as_json,
+        quiet=quiet,
+        to_stderr=dry_run,
+    )

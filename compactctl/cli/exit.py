@@ -6,18 +6,32 @@ import functools
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import typer
 from rich.markup import escape
 
 from compactctl import interrupts, jsonbytes
 from compactctl.cli.outcome import document, error_document, exit_code, file_entries, report_gates, with_sources
-from compactctl.cli.render import emit, stderr, write_json
+from compactctl.cli.render import emit, progress_wanted, stderr, write_json
+from compactctl.config import (
+    BatchOptions,
+    DatabaseOptions,
+    EngineOptions,
+    GateOptions,
+    InputOptions,
+    OutcomeOptions,
+    WriteOptions,
+)
 from compactctl.errors import EXIT_GATE, EXIT_INPUT, EXIT_OK, CompactctlError, InputError
-from compactctl.files.compact import FileCompaction
-from compactctl.files.io import STDIO, Failure, Job, Staged, write_atomic
+from compactctl.files.compact import FileCompaction, compact_file
+from compactctl.files.io import STDIO, Failure, Job, Staged, one_unit, run_jobs, write_atomic
 from compactctl.reporting import FileReport, report_json
+
+if TYPE_CHECKING:
+    from compactctl.cli.options import Given
+    from compactctl.summarizers import Summarizer
+    from compactctl.tokens import TokenCounter
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -185,6 +199,65 @@ def finish_compaction(
         to_stderr=to_stderr,
         written=not kept_back,
     )
+
+
+def compact_and_finish(
+    command: str,
+    planned: list[Job],
+    steps: Sequence[str],
+    settings: Given,
+    counter: TokenCounter,
+    summarizer: Summarizer | None = None,
+    *,
+    to: str | None,
+    manifest: Path | None,
+    archive: Path | None = None,
+    as_json: bool,
+    quiet: bool,
+    to_stderr: bool = False,
+    show: Callable[[list[FileCompaction], bool], None] | None = None,
+) -> NoReturn:
+    """compact's and prune's run: every planned file through ``compact_file`` as one unit, then
+    ``finish_compaction``; ``show`` prints what the command adds once the files are done (prune's
+    --explain), and keeps the manifest it needs."""
+    strategies, gates, written = settings.strategies(), settings.of(GateOptions), settings.of(WriteOptions)
+    with one_unit() as unit:
+        results, failures = run_jobs(
+            planned,
+            lambda job: compact_file(
+                job,
+                steps,
+                strategies,
+                counter,
+                summarizer,
+                read=settings.of(InputOptions),
+                gates=gates,
+                database=settings.of(DatabaseOptions),
+                written=written,
+                to=to,
+                archive=archive is not None,
+                keep_manifest=manifest is not None or show is not None,
+            ),
+            settings.of(BatchOptions).jobs,
+            progress_wanted(quiet),
+            settings.of(EngineOptions).engine,
+        )
+        to_stderr = to_stderr or any(job.target == STDIO for job in planned)
+        if show is not None:
+            show(results, to_stderr)
+        finish_compaction(
+            command,
+            planned,
+            results,
+            failures,
+            (gates, settings.of(OutcomeOptions), written),
+            manifest=manifest,
+            as_json=as_json,
+            quiet=quiet,
+            to_stderr=to_stderr,
+            unit=unit,
+            archive=archive,
+        )
 
 
 def announce_written(doc: Mapping[str, Any], quiet: bool) -> None:

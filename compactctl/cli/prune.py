@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from compactctl.cli.exit import finish_compaction, handle_errors
+from compactctl.cli.exit import compact_and_finish, handle_errors
 from compactctl.cli.options import (
     ConfigPath,
     JsonOut,
@@ -22,7 +22,7 @@ from compactctl.cli.options import (
     command_settings,
     settings_for,
 )
-from compactctl.cli.render import console, note_left_out, progress_wanted, stderr
+from compactctl.cli.render import console, note_left_out, stderr
 from compactctl.cli.session_options import Client, Force, Slim, Window, run_on_session, session_inputs
 from compactctl.config import (
     IO_PANEL,
@@ -36,8 +36,8 @@ from compactctl.config import (
     WriteOptions,
 )
 from compactctl.errors import InputError
-from compactctl.files.compact import FileCompaction, compact_file
-from compactctl.files.io import PRUNED_MARK, STDIO, check_side_files, one_unit, plan, run_jobs
+from compactctl.files.compact import FileCompaction
+from compactctl.files.io import PRUNED_MARK, check_side_files, plan
 from compactctl.settings import Declared
 from compactctl.strategies.prune import PruneOptions
 from compactctl.tokens import APPROX, TokenCounter, counter_for
@@ -100,7 +100,7 @@ def prune(
     new session beside it, as compact --session does.
     """
     settings = settings_for(config, given, takes())
-    read, database, gates = settings.of(InputOptions), settings.of(DatabaseOptions), settings.of(GateOptions)
+    database, gates = settings.of(DatabaseOptions), settings.of(GateOptions)
     # Quiet, with no JSON and no --fail-under, says nothing of tokens: none is counted (the
     # cheap estimate stands in, so no tokenizer table is loaded); gates on validity and facts hold.
     counts = not quiet or as_json or gates.fail_under is not None
@@ -130,43 +130,22 @@ def prune(
     planned = plan(inputs, output, PRUNED_MARK)
     note_left_out(inputs)
     check_side_files(planned, archive=archive, manifest=manifest)
-    strategies = settings.strategies()
-    with one_unit() as unit:
-        results, failures = run_jobs(
-            planned,
-            lambda job: compact_file(
-                job,
-                ["prune"],
-                strategies,
-                counter,
-                read=read,
-                gates=gates,
-                database=database,
-                written=settings.of(WriteOptions),
-                to=to,
-                archive=archive is not None,
-                keep_manifest=manifest is not None or explain,
-            ),
-            settings.of(BatchOptions).jobs,
-            progress_wanted(quiet),
-            settings.of(EngineOptions).engine,
-        )
-        to_stderr = any(job.target == STDIO for job in planned)
-        if explain:
-            (stderr if to_stderr or as_json else console()).print(explain_table(results))
-        finish_compaction(
-            "prune",
-            planned,
-            results,
-            failures,
-            (gates, settings.of(OutcomeOptions), settings.of(WriteOptions)),
-            manifest=manifest,
-            as_json=as_json,
-            quiet=quiet,
-            to_stderr=to_stderr,
-            unit=unit,
-            archive=archive,
-        )
+    compact_and_finish(
+        "prune",
+        planned,
+        ["prune"],
+        settings,
+        counter,
+        to=to,
+        manifest=manifest,
+        archive=archive,
+        as_json=as_json,
+        quiet=quiet,
+        # --explain keeps the manifest it prints, beside the report (stderr when stdout carries data).
+        show=(lambda results, to_stderr: (stderr if to_stderr or as_json else console()).print(explain_table(results)))
+        if explain
+        else None,
+    )
 
 
 def explain_table(results: list[FileCompaction]) -> Table:
