@@ -65,7 +65,7 @@ def test_gemini_cli_compresses_at_half_the_window():
 
 
 def _codex_compacts(window: int) -> tuple[bool, int]:
-    """Two turns of the real Codex given ``window``: whether it compacted before the second, and the first call's input."""
+    """Two turns of the real Codex on ``window``: whether it compacted before the second; the first call's context."""
     from tests.fakes.responses import FakeResponses
     from tests.fakes.scenarios import project
 
