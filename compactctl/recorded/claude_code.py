@@ -120,8 +120,12 @@ class _Index:
     by_uuid: dict[str, int] = field(default_factory=dict)
     responses: dict[str, list[int]] = field(default_factory=dict)  # message.id -> its records, in file order
     results: dict[str, int] = field(default_factory=dict)  # tool_use_id -> the first record answering it
+    # Claude Code 2.1+ writes, with each attachment it sends, the text it sent (``rendered``); in a
+    # file that has it, an attachment without it (``prompt_snapshot``, ``session_context``) is never sent.
+    renders_attachments: bool = False
 
     def __post_init__(self) -> None:
+        self.renders_attachments = any(v.get("type") == "attachment" and "rendered" in v for v in self.values)
         for position, value in enumerate(self.values):
             if (key := _uuid(value)) is not None:
                 self.by_uuid.setdefault(key, position)
@@ -258,7 +262,10 @@ class _Builder:
                     self.add(message, at)
             elif value.get("type") == "attachment":
                 self.done_records.add(at)
-                self.add(attachment_message(value.get("attachment")), at)
+                renders = self.index.renders_attachments
+                sent = attachment_message(value.get("attachment"), value.get("rendered"), renders)
+                if sent is not None:
+                    self.add(sent, at)
         return RecordedContext(self.label, self.messages, self.calls, self.compactions, resumes_by_gap(self.calls))
 
     def _answered(self, call_id: Any) -> bool:
@@ -366,11 +373,22 @@ class _Builder:
         )
 
 
-def attachment_message(attachment: Any) -> Message:
-    """An attachment as the model gets it: a system reminder in a user turn.
+def attachment_message(attachment: Any, rendered: Any = None, renders: bool = False) -> Message | None:
+    """An attachment as the model gets it: a system reminder in a user turn; None where it is not sent.
 
-    The producer's exact wording is not logged; the attachment's own fields stand for it.
+    Claude Code 2.1+ logs the text it sent (``rendered``: the reminder blocks); measured with the
+    real client against a fake that counts the requests, the attachments without it
+    (``prompt_snapshot``, 58 KB of the prompt's own state, ``session_context``) are in no request.
+    Older versions log no wording: the attachment's own fields stand for it.
     """
+    if isinstance(rendered, list):
+        texts = [str(part.get("content") or "") if isinstance(part, dict) else str(part) for part in rendered]
+        texts = [text for text in texts if text]
+        if not texts:
+            return None
+        return {"role": "user", "content": "\n".join(texts), "compactctl": {"kind": "harness"}}
+    if renders:
+        return None
     if isinstance(attachment, dict):
         body = {k: v for k, v in attachment.items() if k != "type"}
         text = body.get("content") if isinstance(body.get("content"), str) else jsonbytes.dumps_text(body)
