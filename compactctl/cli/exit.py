@@ -25,7 +25,8 @@ from compactctl.config import (
 )
 from compactctl.errors import EXIT_GATE, EXIT_INPUT, EXIT_OK, CompactctlError, InputError
 from compactctl.files.compact import FileCompaction, compact_file
-from compactctl.files.io import STDIO, Failure, Job, Staged, one_unit, run_jobs, write_atomic
+from compactctl.files.io import STDIO, Job, Staged, one_unit, write_atomic
+from compactctl.files.jobs import Failure, run_jobs
 from compactctl.reporting import FileReport, report_json
 
 if TYPE_CHECKING:

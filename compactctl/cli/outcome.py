@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from compactctl.errors import EXIT_GATE, EXIT_INPUT, EXIT_OK, EXIT_SUMMARIZER, CompactctlError
-from compactctl.files.io import STDIO, Failure, Job
+from compactctl.files.io import STDIO, Job
+from compactctl.files.jobs import Failure
 from compactctl.formats.records import SkippedLine
 from compactctl.reporting import FileReport, skipped_note, totals
 

@@ -34,7 +34,8 @@ from compactctl.config import (
     RecordedOptions,
     StepsOptions,
 )
-from compactctl.files.io import Job, expand_inputs, run_jobs
+from compactctl.files.io import Job, expand_inputs
+from compactctl.files.jobs import run_jobs
 from compactctl.files.replay import replay_file
 from compactctl.replay.options import DEFAULT_THRESHOLDS, ReplayOptions
 from compactctl.replay.price_source import source_label

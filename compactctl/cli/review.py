@@ -47,7 +47,8 @@ from compactctl.config import (
 from compactctl.errors import InputError
 from compactctl.evaluate import EvalOptions, Judge
 from compactctl.files.compact import compact_file
-from compactctl.files.io import Job, run_jobs, write_atomic
+from compactctl.files.io import Job, write_atomic
+from compactctl.files.jobs import run_jobs
 from compactctl.files.review import ReviewSide, WrittenSide, read_manifest, review_targets, review_written
 from compactctl.review import (
     FileReview,
