@@ -110,6 +110,12 @@ class RecordedSession:
     # Billed calls off the live thread: on branches a rewind or an edited prompt abandoned (Claude
     # Code keeps their records, with the usage that was billed), never part of a context replayed.
     off_thread: tuple[RecordedCall, ...] = ()
+    # The producer's own compaction calls (its summarizing request): how many are billed, those
+    # with recorded usage inside ``unpaired``; the usage of those the log records none for,
+    # estimated from the request they were (see codex), kept apart from what the log reports.
+    compaction_calls: int = 0
+    compaction_estimate: ApiUsage | None = None
+    compaction_calls_estimated: int = 0
     # The sessions that made (and billed) the calls marked ``copied``: a fork's parent.
     copied_from: tuple[str, ...] = ()
 

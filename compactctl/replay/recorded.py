@@ -326,6 +326,8 @@ def replay_recorded(
                 if usage is not None:
                     checks.append((at, compaction.pre_tokens, usage.input_tokens + usage.output_tokens))
     extra = session.unpaired
+    if session.compaction_estimate is not None:  # the producer's compaction calls the log has no usage for
+        extra = session.compaction_estimate if extra is None else extra + session.compaction_estimate
     extra_cost: float | None = 0.0
     if extra is not None:
         # Billed calls the log holds no message for (a producer's compaction summaries, a
@@ -369,6 +371,13 @@ def replay_recorded(
         notes.append(
             f"{off.calls} of {total_calls} billed calls{share} were off the live thread (branches a rewind or "
             "an edited prompt left): every row carries them as billed; the rows simulate the live thread"
+        )
+    if session.compaction_calls:
+        estimated = session.compaction_calls_estimated
+        how = f" ({estimated} estimated: the log records no usage for them)" if estimated else ""
+        notes.append(
+            f"the producer's own {session.compaction_calls} compaction call(s){how} are in the bill "
+            "(the recorded row); the compaction rows bill their own summarizer instead"
         )
     if session.copied_calls:
         notes.append(
