@@ -88,7 +88,8 @@ def read_plainly(command: Any) -> Any:
 
 def _read_plainly(param: Any) -> Any:
     descriptor = getattr(param, "type_descriptor", None)
-    typers = isinstance(param, _TyperParameter) and isinstance(descriptor, TypeDescriptor)
-    if typers and getattr(param, "_runtime_param", None) is None:
+    if not isinstance(param, _TyperParameter) or not isinstance(descriptor, TypeDescriptor):
+        return param
+    if getattr(param, "_runtime_param", None) is None:
         param._runtime_param = PlainValues(descriptor.parameter_info, descriptor.annotation, descriptor)
     return param
