@@ -22,7 +22,7 @@ from compactctl.errors import InputError
 from compactctl.evaluate import EvalOptions
 from compactctl.replay.options import ReplayOptions
 from compactctl.review import ReviewOptions
-from compactctl.settings import Declared, Options, checked, declared, defaults_of, setting
+from compactctl.settings import Options, SettingDecl, check_values, declared, defaults_of, setting
 from compactctl.strategies import STRATEGIES
 from compactctl.summarizers.options import DryRunOptions, SummarizerOptions
 
@@ -224,7 +224,7 @@ def setting_owners() -> Owners:
     ]
 
 
-def all_settings() -> dict[str, Declared]:
+def all_settings() -> dict[str, SettingDecl]:
     return declared(setting_owners())
 
 
@@ -277,7 +277,7 @@ def load_config(path: Path | None, cwd: Path | None = None) -> dict[str, Any]:
     for key, value in settings.items():
         if known[key].many and isinstance(value, str):  # a single string is a list of one
             settings[key] = [value]
-    checked(known, settings, str(path))
+    check_values(known, settings, str(path))
     return settings
 
 

@@ -11,13 +11,13 @@ from compactctl.facts import fold
 from compactctl.files.io import STDIO, first_line_is_chat, read_source
 from compactctl.formats import chat, load
 from compactctl.formats.records import SkippedLine, parse_records
-from compactctl.reporting import FileReport, Labelled, Measured, check_facts_present, file_report, measure
+from compactctl.reporting import FileReport, Labelled, MessageSource, check_facts_present, file_report, measure
 from compactctl.tokens import TokenCounter
 
 
 def open_transcripts(
     source: str, format: str = "auto", skipped: list[SkippedLine] | None = None
-) -> tuple[str, Callable[[], Iterator[Measured]]]:
+) -> tuple[str, Callable[[], Iterator[MessageSource]]]:
     """The file's format, and a way to walk its (label, messages) pairs, as often as needed.
 
     Chat JSON Lines files are streamed a line at a time, so memory stays bounded by
