@@ -201,8 +201,7 @@ def check_needs(takes: Sequence[Takes], names: Iterable[str], sides: Sequence[Ma
 def check_output_format(to: str | None) -> None:
     """An unknown --to is bad usage, caught before any file is read."""
     if to is not None:
-        from compactctl.formats import READ_ONLY, get_format
+        from compactctl.formats import get_format
 
-        get_format(to)
-        if to in READ_ONLY:
+        if not get_format(to).writes:
             raise InputError(f"{to} is read, not written; --to takes one of the others")
