@@ -52,7 +52,11 @@ class EvalOptions(Options):
         panel="Evaluation",
     )
     judge_model: str = setting(
-        "gpt-4o-mini", help="openai judge: model.", panel="Evaluation", needs=Needs("judge", ("openai",))
+        "gpt-4o-mini",
+        help="openai judge: model.",
+        metavar="MODEL",
+        panel="Evaluation",
+        needs=Needs("judge", ("openai",)),
     )
 
 

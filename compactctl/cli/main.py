@@ -46,7 +46,8 @@ def _show_version(value: bool) -> None:
 
 def _main(
     version: Annotated[
-        bool, typer.Option("--version", help="Show the version and exit.", callback=_show_version, is_eager=True)
+        bool,
+        typer.Option("--version", help="Show the version and exit.", metavar="", callback=_show_version, is_eager=True),
     ] = False,
 ) -> None:
     """Compact saved LLM conversation and agent transcripts, and measure what it saves."""
@@ -96,6 +97,12 @@ class LazyCommands(JsonUsageErrors):
         self.built: dict[str, Any] = {}
         self.listing = False
 
+    def get_help_option(self, ctx: Any) -> Any:
+        option = super().get_help_option(ctx)
+        if option is not None:
+            option.metavar = ""  # a switch: no <bool> beside it
+        return option
+
     def list_commands(self, ctx: Any) -> list[str]:
         return list(SUMMARIES)
 
@@ -120,11 +127,12 @@ def build_command(name: str) -> Any:
     """One command, its options derived from the settings its module declares (imported now)."""
     from importlib import import_module
 
+    from compactctl.cli.help import ReadableCommand
     from compactctl.cli.options import takes_settings
 
     module = import_module(f"compactctl.cli.{name}")
     one = typer.Typer(pretty_exceptions_show_locals=False, add_completion=False)
-    one.command(name)(takes_settings(getattr(module, name), module.declared_settings()))
+    one.command(name, cls=ReadableCommand)(takes_settings(getattr(module, name), module.declared_settings()))
     return typer.main.get_command(one)
 
 

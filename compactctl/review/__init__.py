@@ -39,16 +39,25 @@ class ReviewOptions(Options):
     """Side B of ``review``: a second compaction of the same inputs, shown beside side A."""
 
     vs_strategy: tuple[str, ...] = setting(
-        (), help="Side B's strategy steps (repeatable), instead of A's --strategy.", panel=REVIEW_PANEL
+        (),
+        help="Side B's strategy steps (repeatable), instead of A's --strategy.",
+        metavar="STRATEGY",
+        panel=REVIEW_PANEL,
     )
     vs_prompt_file: tuple[str, ...] = setting(
         (),
         help="Side B's prompt: PATH or STRATEGY=PATH (repeatable), instead of A's --prompt-file.",
+        metavar="PATH",
         panel=REVIEW_PANEL,
     )
-    vs_summarizer: str | None = setting(None, help="Side B's summarizer, instead of A's.", panel=REVIEW_PANEL)
+    vs_summarizer: str | None = setting(
+        None, help="Side B's summarizer, instead of A's.", metavar="NAME", panel=REVIEW_PANEL
+    )
     vs_config: str | None = setting(
-        None, help="Side B's settings file (TOML, the keys of compactctl.toml), over A's settings.", panel=REVIEW_PANEL
+        None,
+        help="Side B's settings file (TOML, the keys of compactctl.toml), over A's settings.",
+        metavar="PATH",
+        panel=REVIEW_PANEL,
     )
 
 

@@ -48,7 +48,7 @@ from compactctl.summarizers.ledger import (
     writings,
 )
 from compactctl.summarizers.options import SummarizerOptions
-from compactctl.summarizers.redact import redact, redact_messages
+from compactctl.summarizers.redact import redact
 from compactctl.tokens import TokenCounter, counter_for
 from compactctl.transcript import Message, content_text, function_of, tool_calls_of
 from compactctl.usage import SummarizerUsage
@@ -578,11 +578,28 @@ def redacted(span: list[Message]) -> list[Message]:
         key = message_key(message)
         found = _REDACTED.get(key) if key is not None else None
         if found is None:
-            found = redact_messages([message])[0][0]
+            found = _redacted_value(message)
+            assert isinstance(found, dict)
             if key is not None:
                 _REDACTED.keep(key, found)
         out.append(found)
     return out
+
+
+def _redacted_value(value: object) -> object:
+    """``redact_value``'s copy, each string redacted once and remembered: most strings of a
+    transcript repeat (roles, tool names, call arguments), and redaction is per string."""
+    if isinstance(value, str):
+        return remembered(_redacted_text, value)
+    if isinstance(value, dict):
+        return {key: _redacted_value(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redacted_value(item) for item in value]
+    return value
+
+
+def _redacted_text(text: str) -> str:
+    return redact(text)[0]
 
 
 class ExtractiveSummarizer:
