@@ -145,8 +145,11 @@ def producer_and_model(source: str, format_name: str | None = None) -> tuple[str
     if source == STDIO:
         return None
     try:
+        known = sniffed(source, format_name or "auto")
+        if known is not None and not known.carries_usage:
+            return None  # told by its first lines: a file that records no usage is not read whole for it
         records = records_of(read_source(source), source, None)
-        fmt, _ = load_records(records, source, format_name or "auto", None)
+        fmt, _ = load_records(records, source, format_name or "auto", None, known)
     except (InputError, OSError):
         return None  # the replay itself says what is wrong with it
     if not fmt.carries_usage:
