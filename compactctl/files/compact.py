@@ -345,7 +345,7 @@ def replace_in_database(source: str, fmt: Format, transcripts: list[Transcript])
 
     if fmt.replace_sessions is None:
         raise InputError(
-            f"--in-place replaces sessions in an Agents SDK database; this file reads as {fmt.name}", source
+            f"`in_place` replaces sessions in an Agents SDK database; this file reads as {fmt.name}", source
         )
     try:
         with closing(sqlite3.connect(source, isolation_level=None)) as connection:

@@ -221,7 +221,7 @@ def load_records(
         except InputError:
             reads_as = fmt.name
         if reads_as != fmt.name:
-            raise InputError(f"no {fmt.name} message in this file; it reads as {reads_as}: drop --format", path)
+            raise InputError(f"no {fmt.name} message in this file; it reads as {reads_as}: drop `format`", path)
     # Marked with the format read in, so a writer of another format gets plain messages.
     return Loaded(fmt, [dataclasses.replace(t, read_as=fmt.name) for t in transcripts])
 
@@ -279,7 +279,7 @@ def _check_fits(transcripts: list[Transcript], target: Format, path: str | None 
     if len(transcripts) > 1 and not target.many_per_file:
         raise InputError(
             f"holds {len(transcripts)} transcripts and a {target.name} file holds one; "
-            f"convert with --to {' or --to '.join(many_per_file())}",
+            f"convert with `to` {' or `to` '.join(many_per_file())}",
             path,
         )
 
