@@ -22,6 +22,7 @@ from compactctl.tokens import TokenCounter
 from compactctl.transcript import Message
 
 if TYPE_CHECKING:
+    from compactctl.replay.fitted_thresholds import FileEvidence
     from compactctl.replay.recorded import RecordedReplay
 
 
@@ -141,9 +142,11 @@ def _recorded_replay(
     )  # fmt: skip
 
 
-def producer_and_model(source: str, format_name: str | None = None) -> tuple[str, str | None] | None:
-    """(producer, the model its first call names) of a Claude Code or Codex file that records its usage."""
+def producer_and_model(source: str, format_name: str | None = None) -> tuple[str, str | None, FileEvidence] | None:
+    """(producer, the model its first call names, what it shows of its window and trigger) of a
+    Claude Code or Codex file that records its usage."""
     from compactctl.recorded import read_recorded
+    from compactctl.replay.fitted_thresholds import file_evidence
 
     if source == STDIO:
         return None
@@ -161,4 +164,4 @@ def producer_and_model(source: str, format_name: str | None = None) -> tuple[str
     if session is None or not session.has_usage:
         return None
     model = next((c.model for context in session.contexts for c in context.calls if c.model), None)
-    return fmt.name, model
+    return fmt.name, model, file_evidence(session)

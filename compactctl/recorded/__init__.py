@@ -116,6 +116,8 @@ class RecordedSession:
     compaction_calls: int = 0
     compaction_estimate: ApiUsage | None = None
     compaction_calls_estimated: int = 0
+    # The context window the producer recorded for the session (Codex's ``model_context_window``).
+    context_window: int | None = None
     # The sessions that made (and billed) the calls marked ``copied``: a fork's parent.
     copied_from: tuple[str, ...] = ()
 
