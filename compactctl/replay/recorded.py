@@ -29,6 +29,7 @@ from compactctl.calibration import (
     segment_key,
 )
 from compactctl.recorded import ApiUsage, RecordedContext, RecordedSession
+from compactctl.recorded import producer as producer_named  # ``producer`` is the name below
 from compactctl.replay.price_source import day_of
 from compactctl.replay.prices import Prices, PriceTable
 from compactctl.replay.simulate import (
@@ -49,7 +50,6 @@ from compactctl.transcript import Message, facts_of
 RECORDED = "recorded"
 BILL = "bill"
 ESTIMATE = "estimate"
-PROVIDER_OF_PRODUCER = {"claude-code": "anthropic", "codex": "openai"}
 
 
 def price_model(
@@ -267,7 +267,8 @@ def replay_recorded(
     checks: list[tuple[int, int, int]] = []
     compacted = any(context.compactions for context in session.contexts)
     grid = [row for row in settings if row != BASELINE]
-    provider = PROVIDER_OF_PRODUCER.get(producer)
+    made_by = producer_named(producer)
+    provider = made_by.provider if made_by is not None else None
     for context in session.contexts:
         prices_of: list[Prices | None] = []
         for call in context.calls:
