@@ -19,7 +19,7 @@ from compactctl.facts import declared_facts, unique_facts
 from compactctl.files.io import STDIO, Job, first_lines_format, read_source, readable_twice, write_atomic
 from compactctl.formats import agents_sqlite, chat, dataset, load, write_as
 from compactctl.formats.base import Transcript, converted
-from compactctl.formats.records import SkippedLine, iter_jsonl_stream
+from compactctl.formats.records import SkippedLine, iter_jsonl_stream, skip_list
 from compactctl.reporting import (
     FileReport,
     Measure,
@@ -79,7 +79,7 @@ def compact_file(
         return _compact_lines(
             job, steps, strategies, counter, summarizer, archive, to, read, gates, written.write_unchanged
         )
-    skipped: list[SkippedLine] | None = [] if read.on_error == "skip" else None
+    skipped = skip_list(read.on_error)
     fmt, transcripts = load(read_source(job.source), job.source, read.format, skipped)
     if fmt.name == agents_sqlite.NAME:
         transcripts = agents_sqlite.selected(transcripts, database.session, job.source)
