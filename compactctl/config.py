@@ -50,16 +50,30 @@ class StepsOptions(Options):
     strategy: tuple[str, ...] = setting(
         (DEFAULT_STRATEGY,),
         help=f"Strategy step, repeatable, run in order: {', '.join(STRATEGIES)}.",
+        metavar="STRATEGY",
         flags=("--strategy", "-s"),
         panel="Strategies",
     )
+
+
+def _format_names() -> list[str]:
+    from compactctl.formats import FORMATS  # when --help is built: declaring the setting imports no format
+
+    return list(FORMATS)
 
 
 @dataclass(frozen=True)
 class InputOptions(Options):
     """How input files are read: their format, and what a bad file or line does to the run."""
 
-    format: str = setting("auto", help="Input format, or auto.", flags=("--format", "-f"), panel=IO_PANEL)
+    format: str = setting(
+        "auto",
+        help="Input format, or auto (told from the file).",
+        flags=("--format", "-f"),
+        panel=IO_PANEL,
+        metavar="FORMAT",
+        listed=lambda: ("auto", *_format_names()),
+    )
     on_error: str = setting(
         "fail",
         help="A bad line in a file: fail fails its file; skip leaves the line out and counts it. A file that "
@@ -73,7 +87,9 @@ class InputOptions(Options):
 class CountOptions(Options):
     """How tokens are counted."""
 
-    encoding: str = setting("cl100k_base", help="tiktoken encoding, or approx (chars/4).", panel=IO_PANEL)
+    encoding: str = setting(
+        "cl100k_base", help="tiktoken encoding, or approx (chars/4).", metavar="ENCODING", panel=IO_PANEL
+    )
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,8 @@ from compactctl.evaluate import (
     merged,
 )
 from compactctl.files.eval import eval_pair
-from compactctl.files.io import Job, expand_inputs, run_jobs
+from compactctl.files.io import Job, expand_inputs
+from compactctl.files.jobs import run_jobs
 from compactctl.settings import Declared, Needs
 from compactctl.summarizers.options import SummarizerOptions
 

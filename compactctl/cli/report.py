@@ -22,7 +22,8 @@ from compactctl.config import (
     RecordedOptions,
 )
 from compactctl.errors import InputError
-from compactctl.files.io import Job, expand_inputs, run_jobs
+from compactctl.files.io import Job, expand_inputs
+from compactctl.files.jobs import run_jobs
 from compactctl.files.report import report_pair
 from compactctl.settings import Declared
 from compactctl.tokens import counter_for

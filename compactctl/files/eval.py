@@ -10,6 +10,7 @@ from compactctl.evaluate import FileEvaluation, Judge, evaluate, merged
 from compactctl.files.io import read_source
 from compactctl.formats import load
 from compactctl.formats.records import skip_list
+from compactctl.model_input import model_input
 
 
 def eval_pair(
@@ -24,6 +25,7 @@ def eval_pair(
     _, compacted = load(read_source(after), after, read.format, skipped_after)
     if len(originals) != len(compacted):
         raise InputError(f"holds {len(compacted)} transcript(s), BEFORE holds {len(originals)}", after)
-    scored = [evaluate(o.messages, c.messages, judge) for o, c in zip(originals, compacted, strict=True)]
+    # Both sides as the model receives them on resume (model_input), the measure compact and report use.
+    scored = [evaluate(model_input(o), model_input(c), judge) for o, c in zip(originals, compacted, strict=True)]
     left_out = [*(skipped or ()), *(dataclasses.replace(s, file=after) for s in skipped_after or ())]
     return FileEvaluation(name, fmt.name, merged(scored), tuple(left_out))

@@ -4,13 +4,23 @@ With no ``-t``, a Claude Code or Codex session is replayed at the point its prod
 auto-compact, and at half and a quarter of it, so the rows answer "compact earlier than the
 producer does?" instead of 8k/16k/32k, which every real agent session passes on its first call.
 
-The producers' triggers, as their source has them:
+The producers' triggers, as their own code has them (checked, not remembered):
 
-- Claude Code: the context window less the room kept for the summary (20,000 tokens) and a
-  13,000-token buffer: 167,000 on a 200,000-token window (83.5 %);
-- Codex: ``auto_compact_token_limit``, 90 % of the model's context window
-  (``codex-rs/core/src/openai_model_info.rs``);
-- Gemini CLI: half the window (its compression threshold, 0.5).
+- Claude Code (2.1.332, shipped minified in the native binary; ``grep -a`` in
+  ``.ci/cache/npm/node_modules/@anthropic-ai/claude-code/bin/claude.exe``):
+  ``var $Ue=13000`` and ``function QG(e,n){let o=e-$Ue,...return o}`` (the threshold is the
+  effective window less 13,000), ``function gse(e,n){let o=Math.min(e.maxOutputTokens,kfo),...
+  return h-o}`` with ``kfo=20000`` (the effective window is the model's less its output room,
+  at most 20,000), used as ``autoCompactThreshold:QG(gse(n,...))``: 200,000 - 20,000 - 13,000 =
+  167,000 on a 200,000-token window (83.5 %). ``CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`` and
+  ``CLAUDE_CODE_AUTO_COMPACT_WINDOW`` move it; a file does not record them.
+- Codex: ``ModelInfo::auto_compact_token_limit`` in ``codex-rs/protocol/src/openai_models.rs``
+  (openai/codex @ 8db0700): the model's ``auto_compact_token_limit`` if set, else
+  ``(context_window * 9) / 10``; ``model_auto_compact_token_limit`` in config.toml overrides it.
+- Gemini CLI: ``DEFAULT_COMPRESSION_TOKEN_THRESHOLD = 0.5`` of ``tokenLimit(model)``
+  (``packages/core/src/context/chatCompressionService.ts:41``, google-gemini/gemini-cli @
+  5411f11; the ``model.compressionThreshold`` setting defaults to 0.5 too,
+  ``packages/cli/src/config/settingsSchema.ts:1116``; the 0.61.0 bundle in .ci/cache ships 0.5).
 
 The context window is genai-prices' (``ModelInfo.context_window``) for the model the session
 names, else the producer's usual one (200,000 for Claude, 272,000 for Codex's gpt-5 models).
@@ -20,10 +30,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-CLAUDE_CODE_SUMMARY_RESERVE = 20_000
-CLAUDE_CODE_BUFFER = 13_000
-CODEX_SHARE = 0.9
-GEMINI_SHARE = 0.5
+CLAUDE_CODE_SUMMARY_RESERVE = 20_000  # kfo: min(maxOutputTokens, 20000) kept for the reply
+CLAUDE_CODE_BUFFER = 13_000  # $Ue
+CODEX_SHARE = 0.9  # (context_window * 9) / 10
+GEMINI_SHARE = 0.5  # DEFAULT_COMPRESSION_TOKEN_THRESHOLD
 USUAL_WINDOW = {"claude-code": 200_000, "codex": 272_000, "gemini": 1_000_000}
 
 
