@@ -400,7 +400,7 @@ def report_json(reports: list[FileReport], errors: list[dict[str, Any]]) -> dict
 
 
 def check_facts_present(report: FileReport, path: str) -> None:
-    """``--strict-facts``: a declared or required fact the input does not hold is bad input."""
+    """``strict_facts``: a declared or required fact the input does not hold is bad input."""
     if report.facts_absent_before:
         absent = ", ".join(map(repr, report.facts_absent_before))
-        raise InputError(f"fact(s) not in the input (--strict-facts): {absent}", path)
+        raise InputError(f"fact(s) not in the input (`strict_facts`): {absent}", path)

@@ -12,6 +12,7 @@ import typer
 from rich.markup import escape
 
 from compactctl import interrupts, jsonbytes
+from compactctl.cli.options import as_flags
 from compactctl.cli.outcome import document, error_document, exit_code, file_entries, report_gates, with_sources
 from compactctl.cli.render import emit, progress_wanted, stderr, write_json
 from compactctl.config import (
@@ -49,7 +50,8 @@ def handle_errors(command: F) -> F:
             interrupts.stop_now(interrupt)
         except CompactctlError as error:
             # Escaped: a message may hold brackets ("pip install 'compactctl[plot]'") that are not markup.
-            stderr.print(f"[bold red]error:[/] {escape(str(error))}", markup=True, highlight=False, soft_wrap=True)
+            said = escape(as_flags(str(error)))
+            stderr.print(f"[bold red]error:[/] {said}", markup=True, highlight=False, soft_wrap=True)
             doc = error_document(command.__name__, error)
             if kwargs.get("as_json"):
                 write_json(doc)
@@ -119,7 +121,7 @@ def ci_reports(doc: Mapping[str, Any], settings: Any) -> None:
         try:
             write_atomic(str(junit), junit_xml(doc))
         except InputError as error:  # write_atomic names the file and what went wrong
-            stderr.print(f"[bold red]error:[/] {escape(str(error))}")
+            stderr.print(f"[bold red]error:[/] {escape(as_flags(str(error)))}")
             raise typer.Exit(EXIT_INPUT) from None
 
 

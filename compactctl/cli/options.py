@@ -220,6 +220,17 @@ def flag_of(name: str) -> str:
     return all_settings()[name].flags[0].split("/")[0]
 
 
+# A setting as the library's errors name it, as a caller passes it: `summary_max_tokens`.
+NAMED_SETTING = re.compile(r"`([a-z][a-z0-9_]*)`")
+
+
+def as_flags(message: str) -> str:
+    """A library error as the CLI says it: each `setting` it names becomes the flag it is given by
+    (`thresholds` is --threshold); a command's own option (`to`, `since`) is --its-name."""
+    known = all_settings()
+    return NAMED_SETTING.sub(lambda m: flag_of(m[1]) if m[1] in known else "--" + m[1].replace("_", "-"), message)
+
+
 def settings_for(
     config: Path | None,
     given: Mapping[str, Any],

@@ -364,7 +364,7 @@ def replace_in_database(source: str, format_name: str, transcripts: list[Transcr
 
     if format_name != agents_sqlite.NAME:
         raise InputError(
-            f"--in-place replaces sessions in an Agents SDK database; this file reads as {format_name}", source
+            f"`in_place` replaces sessions in an Agents SDK database; this file reads as {format_name}", source
         )
     try:
         with closing(sqlite3.connect(source, isolation_level=None)) as connection:

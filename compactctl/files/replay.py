@@ -74,7 +74,10 @@ def replay_file(
     if recorded is not None:
         chart = [row.context_per_call for row in recorded.settings]
         return FileReplay(name, fmt.name, 1, recorded.settings, "", chart, recorded, tuple(skipped or ()))
-    runs = [replay_of(functools.partial(iter, t.messages)) for t in transcripts]
+    from compactctl.model_input import model_input
+
+    # What the model is sent when the producer's client resumes each (model_input), as compact and report count.
+    runs = [replay_of(functools.partial(iter, model_input(t))) for t in transcripts]
     longest = max(range(len(runs)), key=lambda i: runs[i][0].calls, default=0)
     label = transcripts[longest].label if transcripts else ""
     chart = [row.context_per_call for row in runs[longest]] if runs else []

@@ -21,6 +21,7 @@ from compactctl.evaluate import Judge
 from compactctl.files.io import STDIO, Job, check_distinct_targets, expand_inputs, read_source, same_file
 from compactctl.formats import agents_sqlite, load
 from compactctl.formats.records import SkippedLine
+from compactctl.model_input import model_input
 from compactctl.reporting import FileReport
 from compactctl.review import NO_FIGURES, Figures, FileReview, Sent, TranscriptReview, review_side
 from compactctl.review.written import manifest_fates, matched_fates, written_compaction
@@ -159,6 +160,9 @@ def review_written(
                     counter,
                     list(side.sent),
                     judge,
+                    # Token figures of what the model receives on resume (model_input), as compact and report count.
+                    tokens_before=counter.messages(model_input(transcript)),
+                    tokens_after=counter.messages(model_input(after[number])),
                     fates_from="manifest" if entries else "matching",
                     output_sha256=digest,
                     redact_secrets=redact_secrets,

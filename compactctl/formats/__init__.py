@@ -142,7 +142,7 @@ def load_records(
         except InputError:
             detected = fmt.name
         if detected != fmt.name:
-            raise InputError(f"no {fmt.name} message in this file; it reads as {detected}: drop --format", path)
+            raise InputError(f"no {fmt.name} message in this file; it reads as {detected}: drop `format`", path)
     # Marked with the format read in, so a writer of another format gets plain messages.
     return Loaded(fmt, [dataclasses.replace(t, read_as=fmt.name) for t in transcripts])
 
@@ -200,7 +200,7 @@ def _check_fits(transcripts: list[Transcript], target: Format, path: str | None 
     if len(transcripts) > 1 and target.name not in MANY_PER_FILE:
         raise InputError(
             f"holds {len(transcripts)} transcripts and a {target.name} file holds one; "
-            f"convert with --to {' or --to '.join(sorted(MANY_PER_FILE))}",
+            f"convert with `to` {' or `to` '.join(sorted(MANY_PER_FILE))}",
             path,
         )
 

@@ -189,7 +189,7 @@ def replace_sessions(connection: sqlite3.Connection, transcripts: list[Transcrip
     for transcript in transcripts:
         native = native_of(transcript, AgentsNative)
         if native is None:
-            raise InputError("--in-place replaces sessions read from this database", path)
+            raise InputError("`in_place` replaces sessions read from this database", path)
         if is_unchanged(transcript, native):
             continue
         session_id = native.session_id

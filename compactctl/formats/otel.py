@@ -372,4 +372,4 @@ def spans_without_content(records: list[Record], path: str) -> list[str]:
 
 
 def write(transcripts: list[Transcript]) -> bytes:
-    raise InputError("OpenTelemetry traces are read, not written: convert with --to chat (or responses, dataset)")
+    raise InputError("OpenTelemetry traces are read, not written: convert with `to` chat (or responses, dataset)")

@@ -180,7 +180,7 @@ class OpenAISummarizer:
             if self._client is None:
                 # Checked on first use: a run whose steps summarize nothing needs no key.
                 if not self._key and self.config.base_url is None:
-                    raise InputError("the openai summarizer needs OPENAI_API_KEY (or --base-url for a local server)")
+                    raise InputError("the openai summarizer needs OPENAI_API_KEY (or `base_url` for a local server)")
                 self._client = openai.OpenAI(
                     # A local server without auth still needs some key for the client to start.
                     api_key=self._key or "no-key",
@@ -357,7 +357,7 @@ class OpenAISummarizer:
         for attempt in range(attempts):
             left = give_up - time.monotonic()
             if left <= 0:
-                what = f"no reply within --summary-request-deadline ({self.config.request_deadline:g} s)"
+                what = f"no reply within `summary_request_deadline` ({self.config.request_deadline:g} s)"
                 raise SummarizerError(self._describe_text(what, attempt))
             bound = min(self._bound(attempt), left)
             try:
@@ -372,7 +372,7 @@ class OpenAISummarizer:
                 delay = self._delay(error, attempt)
                 if time.monotonic() + delay >= give_up:
                     note = (
-                        f"; --summary-request-deadline ({self.config.request_deadline:g} s) leaves no time for another"
+                        f"; `summary_request_deadline` ({self.config.request_deadline:g} s) leaves no time for another"
                     )
                     raise SummarizerError(self._describe(error, attempt + 1) + note) from None
                 remaining = self._remaining()
@@ -387,7 +387,7 @@ class OpenAISummarizer:
         return self.config.deadline - (time.monotonic() - self._started)
 
     def _deadline_note(self) -> str:
-        return f"; the run's --summary-deadline of {self.config.deadline:g} s leaves no time for another"
+        return f"; the run's `summary_deadline` of {self.config.deadline:g} s leaves no time for another"
 
     def _bound(self, attempt: int) -> float:
         """Seconds this attempt may take: the request timeout, cut to what the run's deadline leaves."""
@@ -395,7 +395,7 @@ class OpenAISummarizer:
         if remaining is None:
             return self.config.timeout
         if remaining <= 0:
-            what = f"the run's --summary-deadline of {self.config.deadline:g} s has passed"
+            what = f"the run's `summary_deadline` of {self.config.deadline:g} s has passed"
             raise SummarizerError(self._describe_text(what, attempt))
         return min(self.config.timeout, remaining)
 

@@ -103,7 +103,7 @@ def test_an_ambiguous_prefix_names_the_candidates(home: Path) -> None:
 def test_since_reads_durations_and_dates() -> None:
     assert since_seconds("2h", now=10_000.0) == 10_000.0 - 7200
     assert since_seconds("2026-12-01T00:00:00Z") == 1796083200.0
-    with pytest.raises(InputError, match="--since"):
+    with pytest.raises(InputError, match="`since`"):
         since_seconds("yesterday")
 
 
@@ -219,7 +219,7 @@ def test_a_session_written_a_moment_ago_is_not_rewritten_unless_forced(home: Pat
     check_not_live(session)
     os.utime(session.path)  # the client just wrote it
     fresh = find_session("latest", "claude-code", env={}, home=home)
-    with pytest.raises(InputError, match="--force"):
+    with pytest.raises(InputError, match="`force`"):
         check_not_live(fresh)
     check_not_live(fresh, force=True)
 
