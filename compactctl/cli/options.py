@@ -30,6 +30,7 @@ import typer
 from rich.markup import escape
 from typer.models import ArgumentInfo, OptionInfo
 
+from compactctl import lazyre
 from compactctl.config import GATE_PANEL, IO_PANEL, all_settings, load_config, merge
 from compactctl.errors import InputError
 from compactctl.formats import FORMATS, READ_ONLY
@@ -221,7 +222,7 @@ def flag_of(name: str) -> str:
 
 
 # A setting as the library's errors name it, as a caller passes it: `summary_max_tokens`.
-NAMED_SETTING = re.compile(r"`([a-z][a-z0-9_]*)`")
+NAMED_SETTING = lazyre.compile(r"`([a-z][a-z0-9_]*)`")
 
 
 def as_flags(message: str) -> str:
