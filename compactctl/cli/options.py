@@ -33,7 +33,7 @@ from typer.models import ArgumentInfo, OptionInfo
 from compactctl import lazyre
 from compactctl.config import GATE_PANEL, IO_PANEL, all_settings, load_config, merge
 from compactctl.errors import InputError
-from compactctl.formats import FORMATS, READ_ONLY
+from compactctl.formats import FORMATS
 from compactctl.settings import SPEC_KEY, Declared, Needs, Options, SettingSpec, declared, fields_of, problem
 from compactctl.strategies import STRATEGIES, StrategyOptions
 
@@ -56,7 +56,7 @@ ToFormat = Annotated[
     str | None,
     typer.Option(
         "--to",
-        help=f"Output format (converts): {', '.join(n for n in FORMATS if n not in READ_ONLY)}."
+        help=f"Output format (converts): {', '.join(n for n, fmt in FORMATS.items() if fmt.writes)}."
         "  \\[default: the input's format]",
         metavar="FORMAT",
         rich_help_panel=IO_PANEL,
@@ -274,6 +274,5 @@ def check_output_format(to: str | None) -> None:
     if to is not None:
         from compactctl.formats import get_format
 
-        get_format(to)
-        if to in READ_ONLY:
+        if not get_format(to).writes:
             raise InputError(f"{to} is read, not written; --to takes one of the others")
