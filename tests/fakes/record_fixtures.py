@@ -149,8 +149,59 @@ def claude_code_branches_fixture(root: Path) -> list[Path]:
     return written
 
 
+def claude_code_forks_fixture(root: Path) -> list[Path]:
+    """A parent session and two forks of it, made by the real client: ``--fork-session`` from its
+    end, and ``--fork-session`` with ``--resume-session-at`` its first answer (a fork from an
+    earlier message). Each fork's file starts with copies of the parent's responses (same
+    ``message.id``), billed once, by the parent."""
+    import json
+    import shutil
+
+    from tests.fakes.clients import _run
+
+    client = require_client("claude")
+    with FakeAnthropic() as fake:
+        claude = ClaudeCode(client, root, project(root), fake)
+
+        def run(prompt: str, *extra: str) -> str:
+            args = [str(client.binary), "-p", prompt, "--output-format", "json", *extra]
+            done = _run([*args, "--permission-mode", "acceptEdits"], claude.cwd, claude.env())
+            return str(json.loads(done.stdout.strip().splitlines()[-1])["session_id"])
+
+        fake.enqueue(ANSWER)
+        parent = run("What do the notes say?")
+        fake.enqueue("Keep the public interface.")
+        run("And the second line?", "--resume", parent)
+        records = [json.loads(line) for line in claude.session_file(parent).read_text().splitlines() if line]
+        first_answer = next(
+            r["uuid"]
+            for r in records
+            if r.get("type") == "assistant" and ANSWER in json.dumps(r.get("message", {}).get("content"))
+        )
+        fake.enqueue("Forked at the end.")
+        at_end = run("Anything else?", "--resume", parent, "--fork-session")
+        fake.enqueue("Forked at the first answer.")
+        earlier = run("Say it again.", "--resume", parent, "--resume-session-at", first_answer, "--fork-session")
+        assert not fake.errors, fake.errors
+        out = OUT / f"claude-code-{_version(client.version)}-forks"
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir(parents=True)
+        written = []
+        for name, session in (("parent", parent), ("fork-at-end", at_end), ("fork-at-first-answer", earlier)):
+            target = out / f"{name}.jsonl"
+            target.write_bytes(claude.session_file(session).read_bytes().replace(str(root).encode(), b"/home/user"))
+            written.append(target)
+    return written
+
+
 if __name__ == "__main__":
     OUT.mkdir(parents=True, exist_ok=True)
-    for record in (claude_code_fixture, codex_fixture, gemini_fixture, claude_code_branches_fixture):
+    for record in (
+        claude_code_fixture,
+        codex_fixture,
+        gemini_fixture,
+        claude_code_branches_fixture,
+        claude_code_forks_fixture,
+    ):
         with tempfile.TemporaryDirectory(prefix="fixture-") as root:
             print("wrote", record(Path(root)))
