@@ -13,8 +13,7 @@ from typing import Any
 
 from compactctl.errors import InputError
 from compactctl.facts import fold, unique_facts
-from compactctl.formats import Transcript, native_violations
-from compactctl.formats.api_rules import carried_parts
+from compactctl.formats import Transcript, carried_parts, native_violations
 from compactctl.formats.records import SkippedLine, listed
 from compactctl.model_input import model_input
 from compactctl.tokens import REPLY_PRIMING_TOKENS, TokenCounter

@@ -7,8 +7,8 @@ before the producer compacted it. A ``RecordedSession`` is that, one ``RecordedC
 per separate context (a Claude Code sidechain is its own context: its own system prompt,
 often its own model).
 
-One module per producer (``claude_code``, ``codex``), each with ``read(records, path)``;
-``PRODUCERS`` maps a format name to it.
+One module per producer (``claude_code``, ``codex``), each with ``read(records, path)``, for a
+format that says it carries usage (``Format.carries_usage``); ``read_recorded`` finds it by name.
 """
 
 from __future__ import annotations
