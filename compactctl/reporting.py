@@ -13,8 +13,7 @@ from typing import Any
 
 from compactctl.errors import InputError
 from compactctl.facts import fold, unique_facts
-from compactctl.formats import Transcript, native_violations
-from compactctl.formats.api_rules import carried_parts
+from compactctl.formats import Transcript, carried_parts, native_violations
 from compactctl.formats.records import SkippedLine, listed
 from compactctl.model_input import model_input
 from compactctl.tokens import REPLY_PRIMING_TOKENS, TokenCounter
@@ -400,7 +399,7 @@ def report_json(reports: list[FileReport], errors: list[dict[str, Any]]) -> dict
 
 
 def check_facts_present(report: FileReport, path: str) -> None:
-    """``--strict-facts``: a declared or required fact the input does not hold is bad input."""
+    """``strict_facts``: a declared or required fact the input does not hold is bad input."""
     if report.facts_absent_before:
         absent = ", ".join(map(repr, report.facts_absent_before))
-        raise InputError(f"fact(s) not in the input (--strict-facts): {absent}", path)
+        raise InputError(f"fact(s) not in the input (`strict_facts`): {absent}", path)

@@ -144,7 +144,7 @@ def candidate_encodings(model: str | None, claude_tokens: str = "fitted") -> lis
         if claude_tokens == "ctok":
             if not claude_tokens_available():
                 raise InputError(
-                    "--claude-tokens ctok needs ctok: pip install 'compactctl[claude]' "
+                    "`claude_tokens` ctok needs ctok: pip install 'compactctl[claude]' "
                     "(on Python 3.11: pip install --ignore-requires-python ctok regex)"
                 )
             return ["claude-v3", "claude-v4.7", DEFAULT_ENCODING]

@@ -169,7 +169,7 @@ def sides_for(settings: Given, counter: TokenCounter) -> list[ReviewSide]:
     chosen = [Given(values) for values in both_sides(settings.values)]
     asked = settings.of(ReviewOptions)
     if len(chosen) == 2 and asked.vs_prompt_file:
-        check_prompt_read(chosen[1].of(SummarizerOptions).summarizer, asked.vs_prompt_file, "--vs-prompt-file")
+        check_prompt_read(chosen[1].of(SummarizerOptions).summarizer, asked.vs_prompt_file, "vs_prompt_file")
     sides = []
     for name, one in zip("AB", chosen, strict=False):
         steps, summarizer = one.of(StepsOptions).strategy, one.of(SummarizerOptions)

@@ -6,6 +6,7 @@ from compactctl.errors import InputError
 from compactctl.evaluate import FileEvaluation, Judge, evaluate, merged
 from compactctl.files.io import read_source
 from compactctl.formats import load
+from compactctl.model_input import model_input
 
 
 def eval_pair(name: str, before: str, after: str, format: str = "auto", judge: Judge | None = None) -> FileEvaluation:
@@ -14,5 +15,6 @@ def eval_pair(name: str, before: str, after: str, format: str = "auto", judge: J
     _, compacted = load(read_source(after), after, format)
     if len(originals) != len(compacted):
         raise InputError(f"holds {len(compacted)} transcript(s), BEFORE holds {len(originals)}", after)
-    scored = [evaluate(o.messages, c.messages, judge) for o, c in zip(originals, compacted, strict=True)]
+    # Both sides as the model receives them on resume (model_input), the measure compact and report use.
+    scored = [evaluate(model_input(o), model_input(c), judge) for o, c in zip(originals, compacted, strict=True)]
     return FileEvaluation(name, fmt.name, merged(scored))

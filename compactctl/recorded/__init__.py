@@ -7,8 +7,8 @@ before the producer compacted it. A ``RecordedSession`` is that, one ``RecordedC
 per separate context (a Claude Code sidechain is its own context: its own system prompt,
 often its own model).
 
-One module per producer (``claude_code``, ``codex``), each with ``read(records, path)``;
-``PRODUCERS`` maps a format name to it.
+One module per producer (``claude_code``, ``codex``), each with ``read(records, path)``, for a
+format that says it carries usage (``Format.carries_usage``); ``read_recorded`` finds it by name.
 """
 
 from __future__ import annotations
@@ -116,6 +116,8 @@ class RecordedSession:
     compaction_calls: int = 0
     compaction_estimate: ApiUsage | None = None
     compaction_calls_estimated: int = 0
+    # The context window the producer recorded for the session (Codex's ``model_context_window``).
+    context_window: int | None = None
     # The sessions that made (and billed) the calls marked ``copied``: a fork's parent.
     copied_from: tuple[str, ...] = ()
 

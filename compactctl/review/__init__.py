@@ -376,6 +376,8 @@ def review_side(
     judge: Judge | None = None,
     tokens_after: int | None = None,
     fates_from: str = "manifest",
+    *,
+    tokens_before: int | None = None,
     output_sha256: str = "",
     redact_secrets: bool = False,
 ) -> SideReview:
@@ -384,7 +386,8 @@ def review_side(
     Scored twice: on the compacted transcript as written, and with each summary cut to the
     summarizer's own text (what compactctl appended after it taken off), so two prompts are told
     apart by what the model wrote, not by the ledger both sides carry. ``tokens_after``: the
-    figure ``compact`` reported for this transcript, when it did (else counted here).
+    figure ``compact`` reported for this transcript, when it did (else counted here); ``tokens_before``
+    likewise, where the caller counts what the model receives on resume (``model_input``).
 
     With ``redact_secrets`` the identifiers and probes are taken from the redacted messages,
     not redacted one by one afterwards: a bare value (a hex key, a key body line) is only
@@ -402,7 +405,7 @@ def review_side(
     own_probes = evaluate(seen, own).scored
     headings = tuple(h for one in sent or () for h in prompt_headings(one.prompt))
     figures = Figures(
-        tokens_before=counter.messages(messages),
+        tokens_before=counter.messages(messages) if tokens_before is None else tokens_before,
         tokens_after=counter.messages(compaction.messages) if tokens_after is None else tokens_after,
         messages_before=len(messages),
         messages_after=len(compaction.messages),
