@@ -222,7 +222,8 @@ def _known_costs(
     context: RecordedContext, calibration: Calibration, counter: TokenCounter
 ) -> dict[int, tuple[Message, int]]:
     raw = counter_for(DEFAULT_ENCODING)
-    costs = message_costs(context, counter, raw)
+    # What the harness sent after a message and never logged (measured as steps in the usage) goes with it.
+    costs = message_costs(context, counter, raw, unlogged=calibration.unlogged_of(context.label))
     known: dict[int, tuple[Message, int]] = {}
     replaced = [m for compaction in context.compactions for m in compaction.replacement]
     for key, message in [*enumerate(context.messages), *((-id(m), m) for m in replaced)]:
@@ -234,7 +235,7 @@ def _known_costs(
             value = cost.resent - cost.reasoning
         else:  # text (and an opaque compaction item's estimate)
             value = round(calibration.ratio * cost.text) + cost.resent
-        known[id(message)] = (message, value + cost.images + round(calibration.per_message))
+        known[id(message)] = (message, value + cost.images + cost.unlogged + round(calibration.per_message))
     return known
 
 
