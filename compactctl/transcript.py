@@ -215,7 +215,7 @@ class Validator:
     not answered yet, as a session saved while a tool ran looks) is not invalid: the next request
     would carry the results; ``open_call`` names it. ``carried`` adds, per role, the content part
     types the transcript's producer writes and its own API accepts (Claude Code's
-    ``tool_reference``, documents, images in tool results; see ``formats.api_rules.carried_parts``).
+    ``tool_reference``, documents, images in tool results; see ``formats.carried_parts``).
     Bounded memory: it remembers only the calls still waiting for an answer.
     """
 

@@ -30,9 +30,10 @@ import typer
 from rich.markup import escape
 from typer.models import ArgumentInfo, OptionInfo
 
+from compactctl import lazyre
 from compactctl.config import GATE_PANEL, IO_PANEL, all_settings, load_config, merge
 from compactctl.errors import InputError
-from compactctl.formats import FORMATS, READ_ONLY
+from compactctl.formats import FORMATS
 from compactctl.settings import SPEC_KEY, Needs, Options, SettingDecl, SettingSpec, declared, fields_of, problem
 from compactctl.strategies import STRATEGIES, StrategyOptions
 
@@ -55,7 +56,7 @@ ToFormat = Annotated[
     str | None,
     typer.Option(
         "--to",
-        help=f"Output format (converts): {', '.join(n for n in FORMATS if n not in READ_ONLY)}."
+        help=f"Output format (converts): {', '.join(n for n, fmt in FORMATS.items() if fmt.writes)}."
         "  \\[default: the input's format]",
         metavar="FORMAT",
         rich_help_panel=IO_PANEL,
@@ -221,7 +222,7 @@ def flag_of(name: str) -> str:
 
 
 # A setting as the library's errors name it, as a caller passes it: `summary_max_tokens`.
-NAMED_SETTING = re.compile(r"`([a-z][a-z0-9_]*)`")
+NAMED_SETTING = lazyre.compile(r"`([a-z][a-z0-9_]*)`")
 
 
 def as_flags(message: str) -> str:
@@ -240,12 +241,15 @@ def settings_for(
     """Flags given, over the config file, over the defaults; a bad flag value names its setting, and so
     does a flag that has no effect with the settings given (``sides``: every set of values the run uses,
     e.g. review's sides A and B; a flag is read when some side reads it)."""
-    known = all_settings()
+    # The command's own settings (all of them only for a name they lack): each command imports
+    # what it configures, not every other command's groups.
+    known = command_settings(takes) if takes else all_settings()
     for name, value in given.items():
-        reason = problem(known[name], value) if value is not None and name in known else None
+        one = known.get(name) or (all_settings().get(name) if value is not None else None)
+        reason = problem(one, value) if value is not None and one is not None else None
         if reason:
             raise InputError(f"{reason} (given as {flag_of(name)})")
-    values = merge(given, load_config(config))
+    values = merge(given, load_config(config), [t.group for t in takes] if takes else None)
     check_needs(takes, [name for name, value in given.items() if value is not None and value != []],
                 sides(values) if sides else [values])  # fmt: skip
     return Given(values)
@@ -270,6 +274,5 @@ def check_output_format(to: str | None) -> None:
     if to is not None:
         from compactctl.formats import get_format
 
-        get_format(to)
-        if to in READ_ONLY:
+        if not get_format(to).writes:
             raise InputError(f"{to} is read, not written; --to takes one of the others")

@@ -88,8 +88,10 @@ def report(
         progress_wanted(quiet),
         settings.of(EngineOptions).engine,
     )
-    outcome = (gates, settings.of(OutcomeOptions))
-    finish_report("report", pairs, reports, failures, outcome, as_json=as_json, quiet=quiet)
+    outcome = settings.of(OutcomeOptions)
+    finish_report(
+        "report", pairs, reports, failures, outcome, fail_under=gates.fail_under, as_json=as_json, quiet=quiet
+    )
 
 
 def counterpart(after: str | None, name: str, before: str) -> str | None:

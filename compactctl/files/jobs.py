@@ -20,7 +20,7 @@ from typing import Any, TextIO, TypeVar
 
 from compactctl import interrupts
 from compactctl.errors import CompactctlError
-from compactctl.files.io import STDIO, Job, current_unit, first_lines_format
+from compactctl.files.io import STDIO, Job, current_unit, sniff
 
 T = TypeVar("T")
 
@@ -132,27 +132,29 @@ _forked_work: tuple[list[Job], Callable[[Job], Any]] | None = None
 def _forked_pool(jobs: list[Job], work: Callable[[Job], T], workers: int) -> ProcessPoolExecutor:
     """``workers`` processes forked now, holding the work; only each file's result comes back.
 
-    The tokenizer tables are loaded first, once (o200k too when a Codex file is among the
-    inputs), so that no worker parses one again.
+    The tokenizer tables are loaded first, once (and the one a format counts in when a file
+    of it is among the inputs: o200k for Codex), so that no worker parses one again.
     """
     import multiprocessing
 
     from compactctl.tokens import load_counters
 
     global _forked_work
-    load_counters(["o200k_base"] if any(_is_codex(job.source) for job in jobs) else [])
+    load_counters(sorted({encoding for job in jobs if (encoding := _counted_in(job.source))}))
     _forked_work = (jobs, work)
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_child_started)
     pool.submit(int).result()  # a fork pool starts every worker at its first task: now, before any thread
     return pool
 
 
-def _is_codex(source: str) -> bool:
-    """A Codex rollout (counted in o200k), by its first lines; a file that cannot be read is not."""
+def _counted_in(source: str) -> str | None:
+    """The encoding a file's format counts in (a Codex rollout: o200k), by its first lines; None for
+    a file that cannot be read, or whose format says none."""
     try:
-        return first_lines_format(source, sample=5) == "codex"
+        fmt = sniff(source, sample=5)
     except (OSError, ValueError):
-        return False
+        return None
+    return fmt.counted_in if fmt is not None else None
 
 
 def _take_over(handed: list[tuple[Path, Path]]) -> None:

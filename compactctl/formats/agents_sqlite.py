@@ -30,6 +30,8 @@ from compactctl.formats.records import Database, Record
 from compactctl.formats.responses import Item, ItemReader, ResponsesNative, transcript_items
 
 NAME = "agents-sqlite"
+MANY_PER_FILE = True  # every session of the app
+SUFFIXES = ()  # a database is named on its own: a folder input does not pick one up
 SESSIONS, MESSAGES = "agent_sessions", "agent_messages"
 COMPACTED_SUFFIX = "-compacted"
 SCHEMA = f"""

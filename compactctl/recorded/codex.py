@@ -98,6 +98,7 @@ class _Rollout:
         self.recorded_thread_total: ApiUsage | None = None
         self.compaction_usage: list[ApiUsage] = []  # recorded (token_usage_record)
         self.compaction_estimates: list[ApiUsage] = []  # not recorded: estimated
+        self.context_window: int | None = None  # the window Codex says it works with (token_count info)
 
     # -- model output ----------------------------------------------------------------
     def _call_message(self, timestamp: float | None) -> Message:
@@ -159,6 +160,7 @@ class _Rollout:
         info = payload.get("info")
         if not isinstance(info, dict):
             return
+        self.context_window = integer(info.get("model_context_window")) or self.context_window
         total = info.get("total_token_usage")
         if total == self.last_total:
             return  # the same event written twice
@@ -293,4 +295,5 @@ def read(records: list[Record], path: str) -> RecordedSession:
         compaction_calls=len(rollout.compaction_usage) + len(rollout.compaction_estimates),
         compaction_estimate=sum(rollout.compaction_estimates, ApiUsage(0)) if rollout.compaction_estimates else None,
         compaction_calls_estimated=len(rollout.compaction_estimates),
+        context_window=rollout.context_window,
     )

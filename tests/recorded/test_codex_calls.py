@@ -170,3 +170,10 @@ def test_replay_bills_the_producers_compaction_call_in_the_recorded_row():
     thread_total = [line for line in _real_lines() if line["type"] == "token_usage_record"][-1]["payload"]
     assert recorded["input_tokens"] == thread_total["thread_token_usage"]["input_tokens"]
     assert any("1 compaction call(s) are in the bill" in note for note in entry["api"]["notes"])
+
+
+@needs_transcripts
+def test_the_window_codex_worked_with_is_read_from_the_rollout():
+    path = SHARED_TRANSCRIPTS / "codex" / "qiushiyan__duet" / "codex-session.jsonl"
+    recorded = codex.read(parse_records(path.read_bytes(), str(path))[0], str(path))
+    assert recorded.context_window == 258_400  # token_count's model_context_window (genai-prices says 1M for gpt-5.5)

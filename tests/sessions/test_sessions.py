@@ -335,10 +335,12 @@ def test_undo_without_a_backup_is_a_clear_error(home: Path) -> None:
 
 
 def test_a_tighter_pass_halves_the_tail_the_user_did_not_set() -> None:
+    from compactctl.cli.options import Given
     from compactctl.cli.session_options import tighter
 
-    assert tighter({"keep_recent": None}, ["structured"], 0) == {"keep_recent": None}
-    once = tighter({}, ["structured"], 1)
-    assert once == {"keep_recent": 5, "tool_max_tokens": 500, "keep_turns": 1}
-    assert tighter({}, ["structured"], 3)["tool_max_tokens"] == 200  # the floor
-    assert tighter({"keep_recent": 8}, ["structured"], 2)["keep_recent"] == 8  # the user's own value stays
+    unset = Given({"keep_recent": None})
+    assert tighter(unset, ["structured"], 0) == unset.strategies()
+    once = tighter(Given({}), ["structured"], 1).of("structured")
+    assert (once.keep_recent, once.tool_max_tokens, once.keep_turns) == (5, 500, 1)
+    assert tighter(Given({}), ["structured"], 3).of("structured").tool_max_tokens == 200  # the floor
+    assert tighter(Given({"keep_recent": 8}), ["structured"], 2).of("structured").keep_recent == 8  # the user's own
