@@ -19,12 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from compactctl.errors import InputError
-from compactctl.evaluate import EvalOptions
-from compactctl.replay.options import ReplayOptions
-from compactctl.review import ReviewOptions
 from compactctl.settings import Declared, Options, checked, declared, defaults_of, setting
-from compactctl.strategies import STRATEGIES
-from compactctl.summarizers.options import DryRunOptions, SummarizerOptions
+
+# The other commands' groups (replay's, eval's, review's), the strategies' and the summarizer's
+# are imported when asked for, not here: every command imports this module, and those modules
+# import the pipelines they configure (``bench/speed_bench.py``: prune -q's start-up).
 
 DEFAULT_STRATEGY = "structured"
 IO_PANEL = "Input and output"
@@ -49,17 +48,38 @@ class StepsOptions(Options):
 
     strategy: tuple[str, ...] = setting(
         (DEFAULT_STRATEGY,),
-        help=f"Strategy step, repeatable, run in order: {', '.join(STRATEGIES)}.",
+        help="Strategy step, repeatable, run in order.",
+        metavar="STRATEGY",
+        listed=lambda: _strategy_names(),
         flags=("--strategy", "-s"),
         panel="Strategies",
     )
+
+
+def _strategy_names() -> list[str]:
+    from compactctl.strategies import STRATEGIES  # when --help is built
+
+    return list(STRATEGIES)
+
+
+def _format_names() -> list[str]:
+    from compactctl.formats import FORMATS  # when --help is built: declaring the setting imports no format
+
+    return list(FORMATS)
 
 
 @dataclass(frozen=True)
 class InputOptions(Options):
     """How input files are read: their format, and what a bad file or line does to the run."""
 
-    format: str = setting("auto", help="Input format, or auto.", flags=("--format", "-f"), panel=IO_PANEL)
+    format: str = setting(
+        "auto",
+        help="Input format, or auto (told from the file).",
+        flags=("--format", "-f"),
+        panel=IO_PANEL,
+        metavar="FORMAT",
+        listed=lambda: ("auto", *_format_names()),
+    )
     on_error: str = setting(
         "fail",
         help="A bad line in a file: fail fails its file; skip leaves the line out and counts it. A file that "
@@ -73,7 +93,9 @@ class InputOptions(Options):
 class CountOptions(Options):
     """How tokens are counted."""
 
-    encoding: str = setting("cl100k_base", help="tiktoken encoding, or approx (chars/4).", panel=IO_PANEL)
+    encoding: str = setting(
+        "cl100k_base", help="tiktoken encoding, or approx (chars/4).", metavar="ENCODING", panel=IO_PANEL
+    )
 
 
 @dataclass(frozen=True)
@@ -192,19 +214,45 @@ Owners = list[tuple[str, type]]  # (owner, options dataclass): a strategy's name
 
 
 def strategy_owners() -> Owners:
+    from compactctl.strategies import STRATEGIES
+
     return [(name, strategy.options) for name, strategy in STRATEGIES.items()]
+
+
+# Groups of one command each, by where they live: their defaults are in the values of the command
+# that takes them (and of a caller asking for every default), and only then imported.
+OWN_GROUPS = (
+    ("compactctl.replay.options", "ReplayOptions"),
+    ("compactctl.evaluate", "EvalOptions"),
+    ("compactctl.review", "ReviewOptions"),
+)
+
+
+def shared_groups() -> list[type[Options]]:
+    """The groups whose defaults every command's values hold: the run's, the summarizer's."""
+    from compactctl.summarizers.options import DryRunOptions, SummarizerOptions
+
+    return [*RUN_GROUPS, SummarizerOptions, DryRunOptions]
+
+
+def own_groups(taken: Iterable[type] | None = None) -> list[type[Options]]:
+    """Replay's, eval's and review's groups, or those of them in ``taken`` (None: all three)."""
+    from importlib import import_module
+
+    names = None if taken is None else {(group.__module__, group.__qualname__) for group in taken}
+    return [
+        getattr(import_module(module), name) for module, name in OWN_GROUPS if names is None or (module, name) in names
+    ]
 
 
 def setting_owners() -> Owners:
     """Every options dataclass a setting lives on: the run's, each strategy's, the summarizer's, replay's."""
+    run, summarizer = shared_groups()[: len(RUN_GROUPS)], shared_groups()[len(RUN_GROUPS) :]
     return [
-        *(("", group) for group in RUN_GROUPS),
+        *(("", group) for group in run),
         *strategy_owners(),
-        ("", SummarizerOptions),
-        ("", DryRunOptions),
-        ("", ReplayOptions),
-        ("", EvalOptions),
-        ("", ReviewOptions),
+        *(("", group) for group in summarizer),
+        *(("", group) for group in own_groups()),
     ]
 
 
@@ -212,14 +260,18 @@ def all_settings() -> dict[str, Declared]:
     return declared(setting_owners())
 
 
-DEFAULTS: dict[str, Any] = {
-    **{name: value for group in RUN_GROUPS for name, value in defaults_of(group).items()},
-    **defaults_of(SummarizerOptions),
-    **defaults_of(DryRunOptions),
-    **defaults_of(ReplayOptions),
-    **defaults_of(EvalOptions),
-    **defaults_of(ReviewOptions),
-}
+def defaults(taken: Iterable[type] | None = None) -> dict[str, Any]:
+    """The defaults a command's values start from: the shared groups', and those of the groups of one
+    command each that it takes (``taken``; None: every group's)."""
+    return {
+        name: value for group in (*shared_groups(), *own_groups(taken)) for name, value in defaults_of(group).items()
+    }
+
+
+def __getattr__(name: str) -> Any:
+    if name == "DEFAULTS":  # every default, as a caller of the library may want them all
+        return defaults()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def find_config(start: Path) -> Path | None:
@@ -265,7 +317,8 @@ def load_config(path: Path | None, cwd: Path | None = None) -> dict[str, Any]:
     return settings
 
 
-def merge(flags: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, Any]:
-    """Flags that were given win over the config file, which wins over the defaults."""
+def merge(flags: Mapping[str, Any], config: Mapping[str, Any], taken: Iterable[type] | None = None) -> dict[str, Any]:
+    """Flags that were given win over the config file, which wins over the defaults (those of the
+    groups a command takes, ``taken``, see :func:`defaults`)."""
     given = {key: value for key, value in flags.items() if value is not None and value != []}
-    return {**DEFAULTS, **config, **given}
+    return {**defaults(taken), **config, **given}

@@ -25,6 +25,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from compactctl import lazyre
+from compactctl.formats.records import SkippedLine, skipped_json
 from compactctl.settings import Needs, Options, setting
 from compactctl.summarizers.extractive import artifacts
 from compactctl.summarizers.ledger import (
@@ -52,13 +54,17 @@ class EvalOptions(Options):
         panel="Evaluation",
     )
     judge_model: str = setting(
-        "gpt-4o-mini", help="openai judge: model.", panel="Evaluation", needs=Needs("judge", ("openai",))
+        "gpt-4o-mini",
+        help="openai judge: model.",
+        metavar="MODEL",
+        panel="Evaluation",
+        needs=Needs("judge", ("openai",)),
     )
 
 
 PER_FAMILY = 6  # probes per family and transcript: the most recent first
-_NOISE = re.compile(r"[`*_\"'“”‘’«»]+")
-_USER_DECISION = re.compile(r"\b(?:let'?s|go with|go ahead|use|switch to|instead|keep|drop|ignore|merge)\b", re.I)
+_NOISE = lazyre.compile(r"[`*_\"'“”‘’«»]+")
+_USER_DECISION = lazyre.compile(r"\b(?:let'?s|go with|go ahead|use|switch to|instead|keep|drop|ignore|merge)\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -154,6 +160,7 @@ class FileEvaluation:
     file: str
     format: str
     evaluation: Evaluation
+    skipped: tuple[SkippedLine, ...] = ()  # lines --on-error skip left out of BEFORE or AFTER
 
 
 def _share(pair: tuple[int, int]) -> dict[str, int | float | None]:
@@ -180,6 +187,7 @@ def evaluation_json(result: FileEvaluation, judged: bool) -> dict[str, object]:
             for s in evaluation.scored
         ],
     }
+    body.update(skipped_json(result.skipped))
     if judged:
         body["judged_families"] = {name: _share(evaluation.family(name, judged=True)) for name in FAMILIES}
         body["judged_score"] = _share(evaluation.total(judged=True))

@@ -14,7 +14,7 @@ import dataclasses
 import functools
 import types
 import typing
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -50,6 +50,9 @@ class SettingSpec:
     # (setting, values): this one is read only when that setting is (or, for a list, holds) one of the
     # values, e.g. ("summarizer", ("openai",)); given otherwise, it is a usage error (see ``Needs``).
     needs: Needs | None = None
+    # The values a registry below holds (the formats, the summarizers), listed in --help: read when
+    # the help is built, so declaring the setting imports no registry; the registry checks the value.
+    listed: Callable[[], Iterable[str]] | None = None
 
     def __call__(self, default: Any) -> Any:
         return dataclasses.field(default=default, metadata={SPEC_KEY: self})
@@ -66,9 +69,10 @@ def setting(
     metavar: str | None = None,
     shown_default: str | None = None,
     needs: Needs | None = None,
+    listed: Callable[[], Iterable[str]] | None = None,
 ) -> Any:
     """A dataclass field declaring one setting: ``keep_recent: int = setting(6, help=..., min=0)``."""
-    return SettingSpec(help, min, choices, flags, panel, metavar, shown_default, needs)(default)
+    return SettingSpec(help, min, choices, flags, panel, metavar, shown_default, needs, listed)(default)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,8 @@ from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from compactctl import lazyre
+
 Message = dict[str, Any]
 
 ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
@@ -66,7 +68,7 @@ def is_observation(message: Message) -> bool:
     return message.get("role") == "user" and annotations_of(message).get("kind") == OBSERVATION_KIND
 
 
-_FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
+_FENCE = lazyre.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
 
 
 def observation_action(assistant: Message) -> tuple[str, str]:
@@ -213,7 +215,7 @@ class Validator:
     not answered yet, as a session saved while a tool ran looks) is not invalid: the next request
     would carry the results; ``open_call`` names it. ``carried`` adds, per role, the content part
     types the transcript's producer writes and its own API accepts (Claude Code's
-    ``tool_reference``, documents, images in tool results; see ``formats.api_rules.carried_parts``).
+    ``tool_reference``, documents, images in tool results; see ``formats.carried_parts``).
     Bounded memory: it remembers only the calls still waiting for an answer.
     """
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 import struct
 import zlib
 
@@ -149,3 +150,154 @@ def test_a_file_whose_held_out_error_is_over_5_percent_is_warned_about_in_report
     clean.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in working_session(calls=12).records))
     (fine,) = orjson.loads(CliRunner().invoke(app, ["report", str(clean), "--json"]).stdout)["files"]
     assert not any(note.startswith("calibration:") for note in fine["notes"])
+
+
+def test_an_attachment_is_read_as_the_text_claude_code_sent_and_not_at_all_where_it_sent_none():
+    rendered = [{"content": "<system-reminder>\nToday's date is 2026-12-02.\n</system-reminder>"}]
+    sent = claude_code.attachment_message({"type": "date", "date": "2026-12-02"}, rendered, renders=True)
+    assert sent is not None and sent["content"] == rendered[0]["content"]
+    # Claude Code 2.1 logs its prompt's own state beside the prompt; it is in no request.
+    assert claude_code.attachment_message({"type": "prompt_snapshot", "text": "x" * 5000}, None, renders=True) is None
+    assert claude_code.attachment_message({"type": "date"}, [], renders=True) is None
+    # A version that logs no wording: the attachment's own fields stand for it.
+    older = claude_code.attachment_message({"type": "todo_reminder", "content": "1. fix it"}, None, renders=False)
+    assert older is not None and "1. fix it" in older["content"]
+
+
+BIG_PY = "".join(f"def f{n}(x):\n    return x * {n}  # step {n}\n" for n in range(300))
+
+
+def _claude_code_session_counted_by_a_tokenizer(root):
+    """The real Claude Code: two prompts of reads and commands, its own /compact, a third prompt; the fake
+    reports each request's input as the cl100k tokens of its texts (``text_tokens``), as an API counts."""
+    from tests.fakes.anthropic import FakeAnthropic
+    from tests.fakes.clients import ClaudeCode, require_client
+    from tests.fakes.scenarios import project
+    from tests.fakes.server import Reply, ToolCall, text_tokens
+
+    client = require_client("claude")
+    with FakeAnthropic() as fake:
+        fake.count = text_tokens
+        claude = ClaudeCode(client, root, project(root), fake)
+        cwd = claude.cwd
+        (cwd / "big.py").write_text(BIG_PY)
+
+        def bash(command: str) -> ToolCall:
+            return ToolCall("Bash", {"command": command, "description": command})
+
+        def read(name: str) -> ToolCall:
+            return ToolCall("Read", {"file_path": str(cwd / name)})
+
+        fake.enqueue(
+            Reply(thinking="Read the notes.", text="Reading.", tool_calls=(read("notes.txt"),)),
+            Reply(text="And the code.", tool_calls=(read("big.py"),)),
+            Reply(text="List.", tool_calls=(bash("ls -la"),)),
+            Reply(text="Count.", tool_calls=(bash("wc -l big.py app.py"),)),
+            Reply(text="The app.", tool_calls=(read("app.py"),)),
+            "The notes say results must stay in CSV.",
+        )
+        session = claude.run("What do the notes and code say?")
+        edit = {"file_path": str(cwd / "app.py"), "old_string": "a - b", "new_string": "a + b"}
+        fake.enqueue(
+            Reply(text="Rename.", tool_calls=(bash("sed -i 's/# step/# stage/' big.py"),)),
+            Reply(text="Check.", tool_calls=(bash("grep -c stage big.py"),)),
+            Reply(text="Fix app.", tool_calls=(ToolCall("Edit", edit),)),
+            Reply(text="Run it.", tool_calls=(bash("python3 app.py"),)),
+            "Done.",
+        )
+        claude.run("Say stage in big.py, then fix app.py.", resume=session)
+        claude.run("/compact", resume=session)
+        fake.enqueue(
+            Reply(text="Re-read.", tool_calls=(read("app.py"),)),
+            Reply(text="Run.", tool_calls=(bash("python3 app.py"),)),
+            Reply(text="Head.", tool_calls=(bash("head -50 big.py"),)),
+            Reply(text="Tail.", tool_calls=(bash("tail -40 big.py"),)),
+            "All good after the compaction.",
+        )
+        claude.run("Check everything still works.", resume=session)
+        assert not fake.errors and not fake.script
+        hidden = [text_tokens([b.get("system"), b.get("tools")]) for b in fake.model_calls()]
+        return claude.session_file(session), hidden
+
+
+@pytest.mark.clients
+def test_a_session_the_real_claude_code_compacted_calibrates_within_1_percent_held_out(tmp_path):
+    from compactctl.formats.records import parse_records
+
+    path, hidden = _claude_code_session_counted_by_a_tokenizer(tmp_path)
+    session = claude_code.read(parse_records(path.read_bytes(), str(path))[0], str(path))
+    (context,) = session.contexts
+    assert len(context.compactions) == 1 and session.calls >= 15
+    calibration = calibrate(session, "claude-code")
+    # Before the reader took Claude Code 2.1's rendered attachments, the 58 KB prompt snapshots it
+    # logs (and never sends) made the fit's prefix negative and the held-out error 31 % / 47 %.
+    assert calibration.held_out.median < 0.01 and calibration.held_out.p90 < 0.02
+    assert calibration.ratio == pytest.approx(1.0, abs=0.03)  # the fake counts in cl100k
+    for prefix in calibration.prefix.values():  # both segments: the system prompt and the tools
+        assert prefix == pytest.approx(statistics.median(hidden), rel=0.03)
+
+
+def _codex_rollout_counted_by_a_tokenizer(root):
+    """The real Codex: two prompts of commands, then a third with a low auto-compact limit, so it
+    compacts the history itself (remote compaction) and goes on; the fake counts each request in o200k."""
+    import functools
+    import re
+
+    from tests.fakes.clients import Codex, require_client
+    from tests.fakes.responses import FakeResponses
+    from tests.fakes.scenarios import project
+    from tests.fakes.server import Reply, ToolCall, text_tokens
+
+    client = require_client("codex")
+    with FakeResponses() as fake:
+        fake.count = functools.partial(text_tokens, encoding="o200k_base")
+        codex = Codex(client, root, project(root), fake)
+        (codex.cwd / "big.py").write_text(BIG_PY)
+
+        def run(command: str) -> ToolCall:
+            return ToolCall("exec_command", {"cmd": command})
+
+        fake.enqueue(
+            Reply(thinking="Read the notes.", text="Reading.", tool_calls=(run("cat notes.txt"),)),
+            Reply(text="Code.", tool_calls=(run("cat big.py"),)),
+            Reply(text="List.", tool_calls=(run("ls -la"),)),
+            Reply(text="Count.", tool_calls=(run("wc -l big.py app.py"),)),
+            "The notes say results must stay in CSV.",
+        )
+        codex.run("What do the notes and code say?")
+        (rollout,) = codex.rollouts()
+        thread = re.search(r"([0-9a-f-]{36})\.jsonl$", rollout.name)
+        assert thread
+        fake.enqueue(
+            Reply(text="Rename.", tool_calls=(run("sed -i 's/# step/# stage/' big.py"),)),
+            Reply(text="Check.", tool_calls=(run("grep -c stage big.py"),)),
+            Reply(text="Run.", tool_calls=(run("python3 app.py"),)),
+            "Done.",
+        )
+        codex.run("Say stage in big.py.", resume=thread.group(1))
+        codex.extra_config = "model_auto_compact_token_limit = 12000\n"
+        fake.enqueue(
+            Reply(text="Head.", tool_calls=(run("head -50 big.py"),)),
+            Reply(text="Tail.", tool_calls=(run("tail -40 big.py"),)),
+            Reply(text="Run.", tool_calls=(run("python3 app.py"),)),
+            Reply(text="Count.", tool_calls=(run("wc -c big.py"),)),
+            "All good.",
+        )
+        codex.run("Check everything still works.", resume=thread.group(1))
+        assert not fake.errors and not fake.script
+        return rollout
+
+
+@pytest.mark.clients
+def test_a_rollout_the_real_codex_compacted_calibrates_within_2_percent_held_out(tmp_path):
+    from compactctl.formats.records import parse_records
+    from compactctl.recorded import codex
+
+    path = _codex_rollout_counted_by_a_tokenizer(tmp_path)
+    session = codex.read(parse_records(path.read_bytes(), str(path))[0], str(path))
+    (context,) = session.contexts
+    assert len(context.compactions) == 1 and len(context.calls) >= 12
+    calibration = calibrate(session, "codex")
+    assert calibration.encoding == "o200k_base"
+    assert calibration.held_out.median < 0.02 and calibration.held_out.p90 < 0.03
+    assert calibration.ratio == pytest.approx(1.0, abs=0.05)  # the fake counts in o200k

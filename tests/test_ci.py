@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from compactctl.ci import github_annotations, junit_xml, repo_path, repo_root
 from compactctl.cli.outcome import exit_code
-from compactctl.files.io import Failure
+from compactctl.files.jobs import Failure
 
 SCHEMA = json.loads((Path(__file__).parents[1] / "compactctl" / "schema" / "run.schema.json").read_text())
 

@@ -62,7 +62,8 @@ def test_jobs_run_in_processes_with_results_failures_and_what_they_print_in_orde
     import sys
 
     from compactctl.errors import InputError
-    from compactctl.files.io import Job, run_jobs
+    from compactctl.files.io import Job
+    from compactctl.files.jobs import run_jobs
 
     def work(job: Job) -> tuple[str, int]:
         if job.source.endswith("3"):
@@ -83,18 +84,19 @@ def test_jobs_run_in_processes_with_results_failures_and_what_they_print_in_orde
 
 
 def test_jobs_default_to_one_process_per_core(monkeypatch):
-    from compactctl.files import io
+    from compactctl.files import jobs as batch
+    from compactctl.files.io import Job
 
-    monkeypatch.setattr(io.os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
-    assert io.cores() == 3
+    monkeypatch.setattr(batch.os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    assert batch.cores() == 3
     pools = []
-    real = io.ProcessPoolExecutor
+    real = batch.ProcessPoolExecutor
 
     def recorded(workers, **options):
         pools.append(workers)
         return real(workers, **options)
 
-    monkeypatch.setattr(io, "ProcessPoolExecutor", recorded)
-    jobs = [io.Job(f"f{i}", None, f"f{i}") for i in range(5)]
-    assert io.run_jobs(jobs, lambda job: job.name, parallel=0, engine="processes") == ([j.name for j in jobs], [])
+    monkeypatch.setattr(batch, "ProcessPoolExecutor", recorded)
+    jobs = [Job(f"f{i}", None, f"f{i}") for i in range(5)]
+    assert batch.run_jobs(jobs, lambda job: job.name, parallel=0, engine="processes") == ([j.name for j in jobs], [])
     assert pools == [3]

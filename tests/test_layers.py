@@ -19,7 +19,21 @@ PACKAGE = ROOT / "compactctl"
 
 # Low to high; a module's layer is that of its first dotted name below ``compactctl``.
 LAYERS: list[tuple[str, set[str]]] = [
-    ("values", {"errors", "transcript", "facts", "tokens", "usage", "settings", "jsonbytes", "interrupts", "userdirs"}),
+    (
+        "values",
+        {
+            "errors",
+            "transcript",
+            "facts",
+            "tokens",
+            "usage",
+            "settings",
+            "jsonbytes",
+            "interrupts",
+            "userdirs",
+            "lazyre",
+        },
+    ),
     ("parts", {"formats", "strategies", "summarizers", "recorded"}),
     ("pipelines", {"compaction", "model_input", "reporting", "replay", "calibration", "evaluate", "review", "walked"}),
     ("library", {""}),  # compactctl/__init__.py: the functions a library caller uses
@@ -103,14 +117,19 @@ def test_only_the_cli_imports_the_cli_and_nothing_below_files_imports_it():
 
 
 def test_a_command_s_job_shares_only_files_io_with_the_other_jobs():
-    """``files/<command>.py`` is one command's per-file job: it may use the shared ``files.io``, never another
-    job, so each job reads on its own and a new command is one module beside the others."""
+    """``files/<command>.py`` is one command's per-file job: it may use the shared ``files.io`` (and the batch
+    runner ``files.jobs``), never another job, so each job reads on its own and a new command is one module
+    beside the others."""
     graph = import_graph()
-    jobs = {m for m, _ in graph if m.startswith("compactctl.files.") and m != "compactctl.files.io"}
+    shared = {"compactctl.files.io", "compactctl.files.jobs"}
+    jobs = {m for m, _ in graph if m.startswith("compactctl.files.") and m not in shared}
     assert {"compactctl.files.compact", "compactctl.files.replay", "compactctl.files.report"} <= jobs
-    across = [(m, t) for m, t in graph if m in jobs and t.startswith("compactctl.files") and t != "compactctl.files.io"]
+    across = [(m, t) for m, t in graph if m in jobs and t.startswith("compactctl.files") and t not in shared]
     assert across == []
     assert not [t for m, t in graph if m == "compactctl.files.io" and t.startswith("compactctl.files.")]
+    assert {t for m, t in graph if m == "compactctl.files.jobs" and t.startswith("compactctl.files.")} == {
+        "compactctl.files.io"
+    }
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compactctl.errors import InputError
+from compactctl.files.io import opener
 from compactctl.formats import chat, load, load_records, records_of
 from compactctl.replay import Prices, replay, settings_grid
 from compactctl.replay.simulate import Context, FigureCounter, replay_streamed
@@ -141,7 +142,7 @@ def test_observations_are_marked_as_the_whole_file_reader_marks_them(tmp_path):
     path = tmp_path / "run.jsonl"
     path.write_text("".join(json.dumps(m) + "\n" for m in messages))
     _, (read_whole,) = load(path.read_bytes(), str(path))
-    marked = [message for message, _ in chat.LineFile(str(path))()]
+    marked = [message for message, _ in chat.LineFile(opener(str(path)), str(path))()]
     assert marked == read_whole.messages
     assert [i for i, m in enumerate(marked) if m.get("compactctl") == {"kind": "observation"}] == [3]
     assert messages[3] == {"role": "user", "content": "<returncode>0</returncode><output>a.py</output>"}  # a copy
@@ -179,13 +180,13 @@ def test_chat_facts_finds_every_declared_fact_a_whole_read_finds(tmp_path):
     _, (whole,) = load(path.read_bytes(), str(path))
     expected = [fact for message in whole.messages for fact in facts_of(message)]
     assert expected == ["BOM first line", "escaped key", "one without its list"]
-    assert chat.declared_facts_in(str(path)) == expected
+    assert chat.LineFile(opener(str(path)), str(path)).declared_facts() == expected
 
 
 def test_chat_facts_leaves_a_bad_line_to_the_walk(tmp_path):
     path = tmp_path / "bad.jsonl"
     path.write_bytes(b'{"role": "user", "content": "a", "compactctl": {"facts": ["kept"]}}\n{"facts": \n[1, "facts"]\n')
-    assert chat.declared_facts_in(str(path)) == ["kept"]
+    assert chat.LineFile(opener(str(path)), str(path)).declared_facts() == ["kept"]
 
 
 def test_skipped_lines_are_listed_as_a_whole_read_lists_them(tmp_path):

@@ -46,7 +46,8 @@ def _show_version(value: bool) -> None:
 
 def _main(
     version: Annotated[
-        bool, typer.Option("--version", help="Show the version and exit.", callback=_show_version, is_eager=True)
+        bool,
+        typer.Option("--version", help="Show the version and exit.", metavar="", callback=_show_version, is_eager=True),
     ] = False,
 ) -> None:
     """Compact saved LLM conversation and agent transcripts, and measure what it saves."""
@@ -92,9 +93,18 @@ class LazyCommands(JsonUsageErrors):
     """Commands built when one is run: the list in the app's help comes from ``SUMMARIES``."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        from compactctl.cli.plain_values import read_plainly
+
         super().__init__(*args, **kwargs)
+        read_plainly(self)  # --version, read without pydantic too
         self.built: dict[str, Any] = {}
         self.listing = False
+
+    def get_help_option(self, ctx: Any) -> Any:
+        option = super().get_help_option(ctx)
+        if option is not None:
+            option.metavar = ""  # a switch: no <bool> beside it
+        return option
 
     def list_commands(self, ctx: Any) -> list[str]:
         return list(SUMMARIES)
@@ -120,12 +130,14 @@ def build_command(name: str) -> Any:
     """One command, its options derived from the settings its module declares (imported now)."""
     from importlib import import_module
 
+    from compactctl.cli.help import ReadableCommand
     from compactctl.cli.options import takes_settings
+    from compactctl.cli.plain_values import read_plainly
 
     module = import_module(f"compactctl.cli.{name}")
     one = typer.Typer(pretty_exceptions_show_locals=False, add_completion=False)
-    one.command(name)(takes_settings(getattr(module, name), module.declared_settings()))
-    return typer.main.get_command(one)
+    one.command(name, cls=ReadableCommand)(takes_settings(getattr(module, name), module.declared_settings()))
+    return read_plainly(typer.main.get_command(one))  # its flags' values read without pydantic
 
 
 def build_app() -> typer.Typer:

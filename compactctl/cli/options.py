@@ -15,18 +15,25 @@ would have no effect with the other settings given (``Needs``), and gives the co
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
+import re
 import types
+import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
+from rich.markup import escape
+from typer.models import ArgumentInfo, OptionInfo
 
+from compactctl import lazyre
 from compactctl.config import GATE_PANEL, IO_PANEL, all_settings, load_config, merge
 from compactctl.errors import InputError
+from compactctl.formats import FORMATS
 from compactctl.settings import SPEC_KEY, Declared, Needs, Options, SettingSpec, declared, fields_of, problem
 from compactctl.strategies import STRATEGIES, StrategyOptions
 
@@ -47,7 +54,13 @@ ManifestPath = Annotated[
 ]
 ToFormat = Annotated[
     str | None,
-    typer.Option("--to", help="Output format (converts).  \\[default: the input's format]", rich_help_panel=IO_PANEL),
+    typer.Option(
+        "--to",
+        help=f"Output format (converts): {', '.join(n for n, fmt in FORMATS.items() if fmt.writes)}."
+        "  \\[default: the input's format]",
+        metavar="FORMAT",
+        rich_help_panel=IO_PANEL,
+    ),
 ]
 JsonOut = Annotated[
     bool, typer.Option("--json", help="Print the report as one JSON object.", rich_help_panel=GATE_PANEL)
@@ -114,13 +127,29 @@ class Given:
         return StrategyOptions.from_values(self.values)
 
 
+# What to type after a flag, by the value's type, where its declaration names nothing better
+# (``metavar="MODEL"``); a switch takes nothing. Typer's own would be a type name (``<list[str]>``).
+PLACEHOLDERS: dict[type, str] = {bool: "", int: "N", float: "NUMBER", str: "TEXT", Path: "PATH"}
+
+
+def placeholder(kind: Any) -> str:
+    return PLACEHOLDERS.get(kind, "VALUE")
+
+
+def readable_help(help_text: str) -> str:
+    """Rich markup escaped (``compactctl[ray]`` is not a tag) and the ``[default: ...]`` suffix kept."""
+    body, _, default = help_text.partition("  \\[default: ")
+    return escape(body) + (f"  \\[default: {default}" if default else "")
+
+
 def option_for(setting: Declared) -> Any:
     """The ``Annotated`` Typer type of one setting's option; its default is None: "not given"."""
     value_type: Any = types.GenericAlias(list, (setting.kind,)) if setting.many else setting.kind
     spec = setting.spec
     shown = setting.shown_default()
-    help_text = spec.help + (f"  \\[default: {shown}]" if shown else "")
-    metavar = spec.metavar or ("|".join(spec.choices) if spec.choices else None)
+    listed = f" One of: {', '.join(spec.listed())}." if spec.listed else ""
+    help_text = escape(spec.help + listed) + (f"  \\[default: {escape(shown)}]" if shown else "")
+    metavar = spec.metavar or ("|".join(spec.choices) if spec.choices else placeholder(setting.kind))
     option = typer.Option(
         *setting.flags,
         help=help_text,
@@ -145,7 +174,7 @@ def takes_settings(command: Callable[..., Any], settings: Mapping[str, Declared]
         return command(*args, **kwargs)
 
     own = [
-        parameter
+        parameter.replace(annotation=with_placeholder(parameter.annotation))
         for parameter in inspect.signature(command, eval_str=True).parameters.values()
         if parameter.kind is not inspect.Parameter.VAR_KEYWORD
     ]
@@ -154,14 +183,53 @@ def takes_settings(command: Callable[..., Any], settings: Mapping[str, Declared]
         for name, setting in settings.items()
     ]
     parameters = [*own, *derived]
+    with_settings.__doc__ = unwrapped(command.__doc__ or "")
     with_settings.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     with_settings.__annotations__ = {parameter.name: parameter.annotation for parameter in parameters}
     return with_settings
 
 
+def with_placeholder(annotation: Any) -> Any:
+    """A command's own option or argument with a placeholder saying what to type, and its help escaped."""
+    if typing.get_origin(annotation) is not Annotated:
+        return annotation
+    hint, *extras = typing.get_args(annotation)
+    kinds = [arg for arg in typing.get_args(hint) if arg is not type(None)] or [hint]
+    kind = kinds[0]
+    many = typing.get_origin(kind) is list
+    item = typing.get_args(kind)[0] if many else kind
+    readable = []
+    for extra in extras:
+        if isinstance(extra, (OptionInfo, ArgumentInfo)):
+            extra = copy.copy(extra)
+            if extra.metavar is None:
+                extra.metavar = "PATH" if isinstance(extra, ArgumentInfo) else placeholder(item)
+            if extra.help:
+                extra.help = readable_help(extra.help)
+        readable.append(extra)
+    return Annotated[(hint, *readable)]
+
+
+def unwrapped(docstring: str) -> str:
+    """A docstring as ``--help`` should wrap it: each paragraph one line (Rich keeps single breaks)."""
+    paragraphs = inspect.cleandoc(docstring).split("\n\n")
+    return "\n\n".join(re.sub(r"\s*\n\s*", " ", paragraph) for paragraph in paragraphs)
+
+
 def flag_of(name: str) -> str:
     """The flag a setting is given by (its first, without a --no- form)."""
     return all_settings()[name].flags[0].split("/")[0]
+
+
+# A setting as the library's errors name it, as a caller passes it: `summary_max_tokens`.
+NAMED_SETTING = lazyre.compile(r"`([a-z][a-z0-9_]*)`")
+
+
+def as_flags(message: str) -> str:
+    """A library error as the CLI says it: each `setting` it names becomes the flag it is given by
+    (`thresholds` is --threshold); a command's own option (`to`, `since`) is --its-name."""
+    known = all_settings()
+    return NAMED_SETTING.sub(lambda m: flag_of(m[1]) if m[1] in known else "--" + m[1].replace("_", "-"), message)
 
 
 def settings_for(
@@ -173,12 +241,15 @@ def settings_for(
     """Flags given, over the config file, over the defaults; a bad flag value names its setting, and so
     does a flag that has no effect with the settings given (``sides``: every set of values the run uses,
     e.g. review's sides A and B; a flag is read when some side reads it)."""
-    known = all_settings()
+    # The command's own settings (all of them only for a name they lack): each command imports
+    # what it configures, not every other command's groups.
+    known = command_settings(takes) if takes else all_settings()
     for name, value in given.items():
-        reason = problem(known[name], value) if value is not None and name in known else None
+        one = known.get(name) or (all_settings().get(name) if value is not None else None)
+        reason = problem(one, value) if value is not None and one is not None else None
         if reason:
             raise InputError(f"{reason} (given as {flag_of(name)})")
-    values = merge(given, load_config(config))
+    values = merge(given, load_config(config), [t.group for t in takes] if takes else None)
     check_needs(takes, [name for name, value in given.items() if value is not None and value != []],
                 sides(values) if sides else [values])  # fmt: skip
     return Given(values)
@@ -201,8 +272,7 @@ def check_needs(takes: Sequence[Takes], names: Iterable[str], sides: Sequence[Ma
 def check_output_format(to: str | None) -> None:
     """An unknown --to is bad usage, caught before any file is read."""
     if to is not None:
-        from compactctl.formats import READ_ONLY, get_format
+        from compactctl.formats import get_format
 
-        get_format(to)
-        if to in READ_ONLY:
+        if not get_format(to).writes:
             raise InputError(f"{to} is read, not written; --to takes one of the others")

@@ -117,12 +117,13 @@ def prune(
             database.session,
             client,
             ["prune"],
-            settings.values,
+            settings,
             counter,
             None,
             slim=slim,
             force=force,
             window=context_window,
+            dry_run=False,  # prune takes no --dry-run
             as_json=as_json,
             quiet=quiet,
         )

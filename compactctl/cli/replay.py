@@ -24,7 +24,7 @@ from compactctl.cli.options import (
 )
 from compactctl.cli.plot import check_plot, write_plot
 from compactctl.cli.render import console as common_console
-from compactctl.cli.render import progress_wanted, say_failures, stderr, write_json
+from compactctl.cli.render import fitted, progress_wanted, say_failures, stderr, write_json
 from compactctl.compaction import check_steps
 from compactctl.config import (
     BatchOptions,
@@ -34,7 +34,8 @@ from compactctl.config import (
     RecordedOptions,
     StepsOptions,
 )
-from compactctl.files.io import Job, expand_inputs, run_jobs
+from compactctl.files.io import Job, expand_inputs
+from compactctl.files.jobs import run_jobs
 from compactctl.files.replay import replay_file
 from compactctl.replay.options import DEFAULT_THRESHOLDS, ReplayOptions
 from compactctl.replay.price_source import source_label
@@ -42,7 +43,6 @@ from compactctl.replay.prices import Prices, load_prices, prices_for, with_summa
 from compactctl.replay.results import FileReplay, aligned, replay_json
 from compactctl.replay.simulate import SettingResult, aggregate
 from compactctl.replay.triggers import parse_thresholds, settings_grid, stage_pattern
-from compactctl.reporting import skipped_note
 from compactctl.settings import Declared
 from compactctl.summarizers.build import make_summarizer
 from compactctl.summarizers.options import SummarizerOptions
@@ -198,15 +198,12 @@ def render(results: list[FileReplay], label: str, prices: Prices) -> None:
             f"priced by the model it names (their recorded row is the bill, where the producer did not compact "
             f"also none; other rows are calibrated estimates); the others priced as {prices.model}. Per file: --json"
         )
-    console.print(table)
+    console.print(fitted(table, console))
     why = non_monotonic_note(rows)
     if why:
         console.print(f"note: {why}", soft_wrap=True)
     source = _chart_source(results)
     console.print(chart(source, console.width))
-    for result in results:
-        if result.skipped_lines:
-            stderr.print(f"[yellow]note:[/] {result.file}: {skipped_note(list(result.skipped_lines))}", soft_wrap=True)
 
 
 def non_monotonic_note(rows: list[SettingResult]) -> str | None:

@@ -42,12 +42,14 @@ from compactctl.config import (
     InputOptions,
     OutcomeOptions,
     StepsOptions,
+    WriteOptions,
     load_config,
 )
 from compactctl.errors import InputError
 from compactctl.evaluate import EvalOptions, Judge
 from compactctl.files.compact import compact_file
-from compactctl.files.io import Job, run_jobs, write_atomic
+from compactctl.files.io import Job, write_atomic
+from compactctl.files.jobs import run_jobs
 from compactctl.files.review import ReviewSide, WrittenSide, read_manifest, review_targets, review_written
 from compactctl.review import (
     FileReview,
@@ -168,7 +170,7 @@ def sides_for(settings: Given, counter: TokenCounter) -> list[ReviewSide]:
     chosen = [Given(values) for values in both_sides(settings.values)]
     asked = settings.of(ReviewOptions)
     if len(chosen) == 2 and asked.vs_prompt_file:
-        check_prompt_read(chosen[1].of(SummarizerOptions).summarizer, asked.vs_prompt_file, "--vs-prompt-file")
+        check_prompt_read(chosen[1].of(SummarizerOptions).summarizer, asked.vs_prompt_file, "vs_prompt_file")
     sides = []
     for name, one in zip("AB", chosen, strict=False):
         steps, summarizer = one.of(StepsOptions).strategy, one.of(SummarizerOptions)
@@ -299,6 +301,7 @@ def review_compacting(
             done = compact_file(
                 Job(job.source, str(target), job.name), side.steps, side.strategies, counter, recorder,
                 read=side.read, gates=side.gates, database=database, keep_manifest=True,
+                written=WriteOptions(write_unchanged=True),  # a file nothing changed is reviewed too
             )  # fmt: skip
             sent = recorder.sent(redact_secrets) if recorder is not None else []
             written.append(WrittenSide(side.name, side.description, str(target), done.manifest, sent, done.report))

@@ -21,6 +21,7 @@ import orjson
 
 from compactctl import jsonbytes
 from compactctl.errors import InputError
+from compactctl.formats.api_rules import RESPONSES_CARRIED, responses_violations
 from compactctl.formats.base import Native, Transcript, is_unchanged, native_of, sources
 from compactctl.formats.records import (
     Layout,
@@ -34,6 +35,8 @@ from compactctl.formats.records import (
 from compactctl.transcript import ROLES, Message, function_of, is_thinking, one_of
 
 NAME = "responses"
+CARRIED_PARTS = RESPONSES_CARRIED
+violations = responses_violations  # its API's rules, held to what it writes
 
 CALLS = {"function_call": "arguments", "custom_tool_call": "input"}
 OUTPUTS = {"function_call_output": "function_call", "custom_tool_call_output": "custom_tool_call"}

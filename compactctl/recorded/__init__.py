@@ -7,8 +7,8 @@ before the producer compacted it. A ``RecordedSession`` is that, one ``RecordedC
 per separate context (a Claude Code sidechain is its own context: its own system prompt,
 often its own model).
 
-One module per producer (``claude_code``, ``codex``), each with ``read(records, path)``;
-``PRODUCERS`` maps a format name to it.
+One module per producer (``claude_code``, ``codex``), each with ``read(records, path)``, for a
+format that says it carries usage (``Format.carries_usage``); ``read_recorded`` finds it by name.
 """
 
 from __future__ import annotations
@@ -64,6 +64,8 @@ class RecordedCall:
     # Tokens the API saw in the output that the log's text does not hold, estimated without
     # usage: thinking from its signature, reasoning from its encrypted length.
     hidden_output_estimate: int = 0
+    # Made and billed by another session: a fork's copy of its parent's call (see claude_code).
+    copied: bool = False
 
 
 @dataclass(frozen=True)
@@ -108,6 +110,20 @@ class RecordedSession:
     # Billed calls off the live thread: on branches a rewind or an edited prompt abandoned (Claude
     # Code keeps their records, with the usage that was billed), never part of a context replayed.
     off_thread: tuple[RecordedCall, ...] = ()
+    # The producer's own compaction calls (its summarizing request): how many are billed, those
+    # with recorded usage inside ``unpaired``; the usage of those the log records none for,
+    # estimated from the request they were (see codex), kept apart from what the log reports.
+    compaction_calls: int = 0
+    compaction_estimate: ApiUsage | None = None
+    compaction_calls_estimated: int = 0
+    # The context window the producer recorded for the session (Codex's ``model_context_window``).
+    context_window: int | None = None
+    # The sessions that made (and billed) the calls marked ``copied``: a fork's parent.
+    copied_from: tuple[str, ...] = ()
+
+    @property
+    def copied_calls(self) -> int:
+        return sum(call.copied for context in self.contexts for call in context.calls)
 
     @property
     def calls(self) -> int:
@@ -118,10 +134,10 @@ class RecordedSession:
         return any(context.has_usage for context in self.contexts)
 
     def usage_total(self) -> ApiUsage:
-        """The sum of the paired per-call usage, off-thread calls included (compare with ``reported_total``)."""
+        """The sum of the paired per-call usage, off-thread calls included, copied ones not (billed elsewhere)."""
         total = ApiUsage(0)
         for call in [*(c for context in self.contexts for c in context.calls), *self.off_thread]:
-            if call.usage is not None:
+            if call.usage is not None and not call.copied:
                 total = total + call.usage
         return total
 

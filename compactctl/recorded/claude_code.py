@@ -24,6 +24,13 @@
 - **Every billed call.** A rewind (resuming from an earlier message, an edited prompt) leaves
   the old branch in the file, its responses billed: the calls of no context walked are kept as
   ``off_thread`` (with their usage), so the bill holds every call made.
+- **Each billed call once.** A fork (``--fork-session``) starts a new file with a copy of the
+  parent's thread: the copied responses keep their ``message.id`` and carry
+  ``requestSessionId``, the session that made (and paid for) the request. Those are no call of
+  the fork: their messages are its history, their cost is the parent's bill, so a parent and
+  its fork replayed together count every response once (measured on 2.1.332's records: the
+  fork's own response has no ``requestSessionId``). The fork's ``cost-state`` carries the
+  parent's running total, so it is no check of the fork's own calls.
 """
 
 from __future__ import annotations
@@ -109,11 +116,16 @@ class _Index:
     """Lookups over one file's records, built once."""
 
     values: list[dict[str, Any]]
+    session_id: str | None = None  # the file's own session (the last record's ``sessionId``)
     by_uuid: dict[str, int] = field(default_factory=dict)
     responses: dict[str, list[int]] = field(default_factory=dict)  # message.id -> its records, in file order
     results: dict[str, int] = field(default_factory=dict)  # tool_use_id -> the first record answering it
+    # Claude Code 2.1+ writes, with each attachment it sends, the text it sent (``rendered``); in a
+    # file that has it, an attachment without it (``prompt_snapshot``, ``session_context``) is never sent.
+    renders_attachments: bool = False
 
     def __post_init__(self) -> None:
+        self.renders_attachments = any(v.get("type") == "attachment" and "rendered" in v for v in self.values)
         for position, value in enumerate(self.values):
             if (key := _uuid(value)) is not None:
                 self.by_uuid.setdefault(key, position)
@@ -122,6 +134,11 @@ class _Index:
             for call_id in _result_ids(value):
                 if isinstance(call_id, str):  # a tool_use_id of another type answers no call
                     self.results.setdefault(call_id, position)
+
+    def copied_from(self, message_id: str) -> str | None:
+        """The session that made this response, where it is not this file's own (a fork's copy)."""
+        made_by = self.values[self.responses[message_id][0]].get("requestSessionId")
+        return made_by if isinstance(made_by, str) and made_by and made_by != self.session_id else None
 
     def parent(self, index: int) -> int | None:
         return self.by_uuid.get(_uuid(self.values[index], "parentUuid") or "")
@@ -208,6 +225,7 @@ class _Builder:
         self.done_responses: set[str] = set()
         self.done_records: set[int] = set()
         self.uuid_position: dict[str, int] = {}  # record uuid -> index of the first message read from it
+        self.copied: dict[str, str] = {}  # message id -> the session that billed it (a fork's copied responses)
 
     def add(self, message: Message, record: int) -> None:
         key = _uuid(self.index.values[record])
@@ -244,7 +262,10 @@ class _Builder:
                     self.add(message, at)
             elif value.get("type") == "attachment":
                 self.done_records.add(at)
-                self.add(attachment_message(value.get("attachment")), at)
+                renders = self.index.renders_attachments
+                sent = attachment_message(value.get("attachment"), value.get("rendered"), renders)
+                if sent is not None:
+                    self.add(sent, at)
         return RecordedContext(self.label, self.messages, self.calls, self.compactions, resumes_by_gap(self.calls))
 
     def _answered(self, call_id: Any) -> bool:
@@ -286,6 +307,9 @@ class _Builder:
             for b in blocks
             if isinstance(b, dict) and b.get("type") in ("thinking", "redacted_thinking")
         )
+        made_by = self.index.copied_from(message_id) if isinstance(message_id, str) else None
+        if made_by is not None:
+            self.copied[message_id] = made_by
         self.calls.append(
             RecordedCall(
                 position=len(self.messages),
@@ -293,6 +317,7 @@ class _Builder:
                 timestamp=timestamp_of(first.get("timestamp")),
                 usage=usage_of(best),
                 hidden_output_estimate=round(signature_chars * THINKING_TOKENS_PER_SIGNATURE_CHAR),
+                copied=made_by is not None,
             )
         )
         self.add(message, records[0])
@@ -348,11 +373,22 @@ class _Builder:
         )
 
 
-def attachment_message(attachment: Any) -> Message:
-    """An attachment as the model gets it: a system reminder in a user turn.
+def attachment_message(attachment: Any, rendered: Any = None, renders: bool = False) -> Message | None:
+    """An attachment as the model gets it: a system reminder in a user turn; None where it is not sent.
 
-    The producer's exact wording is not logged; the attachment's own fields stand for it.
+    Claude Code 2.1+ logs the text it sent (``rendered``: the reminder blocks); measured with the
+    real client against a fake that counts the requests, the attachments without it
+    (``prompt_snapshot``, 58 KB of the prompt's own state, ``session_context``) are in no request.
+    Older versions log no wording: the attachment's own fields stand for it.
     """
+    if isinstance(rendered, list):
+        texts = [str(part.get("content") or "") if isinstance(part, dict) else str(part) for part in rendered]
+        texts = [text for text in texts if text]
+        if not texts:
+            return None
+        return {"role": "user", "content": "\n".join(texts), "compactctl": {"kind": "harness"}}
+    if renders:
+        return None
     if isinstance(attachment, dict):
         body = {k: v for k, v in attachment.items() if k != "type"}
         text = body.get("content") if isinstance(body.get("content"), str) else jsonbytes.dumps_text(body)
@@ -375,23 +411,29 @@ def read(records: list[Record], path: str) -> RecordedSession:
             )
         check_fields(record, path, RECORD_FIELDS)
         values.append(record.value)
-    index = _Index(values)
+    own = next((v["sessionId"] for v in reversed(values) if isinstance(v.get("sessionId"), str)), None)
+    index = _Index(values, own)
     lines = [record.line for record in records]
     calls = [v for v in values if _is_call_record(v)]
     only_sidechain = bool(calls) and all(v.get("isSidechain") for v in values if _is_message(v))
     contexts: list[RecordedContext] = []
     walked: set[str] = set()  # message ids of the responses a context holds
+    copied: dict[str, str] = {}  # message id -> the session that billed it
     for leaf in _leaves(index, only_sidechain):
         builder = _Builder(index, "main", path, lines)
         contexts.append(builder.walk(_chain(index, leaf, only_sidechain)))
         walked |= builder.done_responses
+        copied |= builder.copied
     if not only_sidechain:
         for n, leaf in enumerate(_leaves(index, True), start=1):
             builder = _Builder(index, f"sidechain {n}", path, lines)
             context = builder.walk(_chain(index, leaf, True))
             walked |= builder.done_responses
+            copied |= builder.copied
             if context.calls:
                 contexts.append(context)
+    # A copied response off the fork's thread was billed where it was made, not here.
+    walked |= {m for m in index.responses if index.copied_from(m) is not None}
     contexts = [c for c in contexts if c.calls or c.messages]
     off_thread = tuple(_off_thread_calls(index, walked))
     for name, subagent in _subagent_sessions(path):
@@ -400,6 +442,9 @@ def read(records: list[Record], path: str) -> RecordedSession:
     reported = session_total(values)
     paired = RecordedSession(NAME, contexts, off_thread=off_thread).usage_total()
     unpaired = None
+    if copied:
+        # A fork's cost-state goes on from its parent's total: it says nothing of calls missing here.
+        reported = None
     if reported is not None and reported.input_tokens > paired.input_tokens:
         # Calls the producer made that wrote no message: its compaction summaries.
         unpaired = ApiUsage(
@@ -409,7 +454,14 @@ def read(records: list[Record], path: str) -> RecordedSession:
             max(0, reported.cache_write_1h_tokens - paired.cache_write_1h_tokens),
             max(0, reported.output_tokens - paired.output_tokens),
         )
-    return RecordedSession(NAME, contexts, reported_total=reported, unpaired=unpaired, off_thread=off_thread)
+    return RecordedSession(
+        NAME,
+        contexts,
+        reported_total=reported,
+        unpaired=unpaired,
+        off_thread=off_thread,
+        copied_from=tuple(sorted(set(copied.values()))),
+    )
 
 
 def _off_thread_calls(index: _Index, walked: set[str]) -> list[RecordedCall]:

@@ -12,6 +12,17 @@
   item); old ones carry only a summary ``message``, and Codex rebuilt the history from the
   user messages plus it. The whole history goes on past it; the replacement is what the
   ``recorded`` row continues from.
+- **The producer's compaction calls** are billed and write no response item. What the rollout
+  keeps of them depends on the kind (openai/codex, ``codex-rs/core/src/compact.rs`` and
+  ``compact_remote.rs``): a local (inline) compaction streams a summary whose ``Completed``
+  usage goes through ``update_token_usage_info``, so a changed ``token_count`` with no response
+  of its own (paired as ``unpaired``); a remote one (``/responses/compact``) writes only the
+  ``compacted`` line, no usage, up to 0.133 at least (the real 0.133 rollout in shared/: the
+  total does not move across it). From 0.171 every response, the compaction's too, has a
+  ``token_usage_record`` (``response_id``, ``usage``, ``thread_token_usage``): a record with no
+  model output since the previous one is a compaction call, billed as recorded. Where none is
+  recorded it is estimated as the request it was: the last call's input and output sent again
+  (its cached part as cached), the encrypted summary's length as output.
 - ``session_meta.base_instructions`` is the system prompt (written again on a resume: once
   is enough); ``turn_context.model`` names the model of the calls that follow.
 """
@@ -82,6 +93,12 @@ class _Rollout:
         self.reported_total: ApiUsage | None = None
         self.unpaired: ApiUsage | None = None
         self.resumes: list[int] = []
+        # token_usage_record (0.171+): calls begun at the last one, the compaction calls it showed.
+        self.records_begun: int | None = None
+        self.recorded_thread_total: ApiUsage | None = None
+        self.compaction_usage: list[ApiUsage] = []  # recorded (token_usage_record)
+        self.compaction_estimates: list[ApiUsage] = []  # not recorded: estimated
+        self.context_window: int | None = None  # the window Codex says it works with (token_count info)
 
     # -- model output ----------------------------------------------------------------
     def _call_message(self, timestamp: float | None) -> Message:
@@ -143,6 +160,7 @@ class _Rollout:
         info = payload.get("info")
         if not isinstance(info, dict):
             return
+        self.context_window = integer(info.get("model_context_window")) or self.context_window
         total = info.get("total_token_usage")
         if total == self.last_total:
             return  # the same event written twice
@@ -150,6 +168,31 @@ class _Rollout:
         self.reported_total = usage_of(total) or self.reported_total
         self.counts.append((len(self.calls), usage_of(info.get("last_token_usage"))))
         self._end_call()
+
+    def usage_record(self, payload: dict[str, Any]) -> None:
+        """A ``token_usage_record``: one response's usage; one with no output since the last is the producer's."""
+        usage = usage_of(payload.get("usage"))
+        self.recorded_thread_total = usage_of(payload.get("thread_token_usage")) or self.recorded_thread_total
+        if usage is not None and self.records_begun is not None and self.records_begun == len(self.calls):
+            self.compaction_usage.append(usage)  # wrote no response item: the compaction's summarizing call
+        self.records_begun = len(self.calls)
+
+    def estimate_compaction(self, payload: dict[str, Any]) -> None:
+        """A remote compaction the rollout recorded no usage for: the request it was, estimated."""
+        last = next((usage for _, usage in reversed(self.counts) if usage is not None), None)  # paired at the end
+        if last is None:
+            return
+        history = payload.get("replacement_history")
+        items = history if isinstance(history, list) else []
+        summary = sum(
+            encrypted_estimate(item)
+            for item in items
+            if isinstance(item, dict) and item.get("type") in ("compaction", "compaction_summary")
+        )
+        # The whole history went out again: the last call's input (its cache still warm) and its output.
+        self.compaction_estimates.append(
+            ApiUsage(last.input_tokens + last.output_tokens, last.input_tokens, output_tokens=summary)
+        )
 
     def pair(self) -> None:
         """Give each response the one changed count written beside it.
@@ -173,6 +216,8 @@ class _Rollout:
 
     def compacted(self, payload: dict[str, Any]) -> None:
         self._end_call()
+        if isinstance(payload.get("replacement_history"), list) and self.records_begun is None:
+            self.estimate_compaction(payload)  # remote, from a version that records no usage for it
         history = payload.get("replacement_history")
         replacement: list[Message] = [m for m in self.messages[:1] if m.get("role") == "system"]
         if isinstance(history, list):
@@ -232,8 +277,23 @@ def read(records: list[Record], path: str) -> RecordedSession:
             rollout.compacted(payload)
         elif kind == "event_msg" and payload.get("type") == "token_count":
             rollout.token_count(payload)
+        elif kind == "token_usage_record":
+            rollout.usage_record(payload)
     rollout._end_call()
     rollout.pair()
     resumes = sorted(set(rollout.resumes) - {len(rollout.calls)})
     context = RecordedContext("main", rollout.messages, rollout.calls, rollout.compactions, resumes)
-    return RecordedSession(NAME, [context], reported_total=rollout.reported_total, unpaired=rollout.unpaired)
+    unpaired = rollout.unpaired
+    for usage in rollout.compaction_usage:
+        unpaired = usage if unpaired is None else unpaired + usage
+    return RecordedSession(
+        NAME,
+        [context],
+        # The records' thread total holds the compaction calls; token_count's total leaves them out.
+        reported_total=rollout.recorded_thread_total or rollout.reported_total,
+        unpaired=unpaired,
+        compaction_calls=len(rollout.compaction_usage) + len(rollout.compaction_estimates),
+        compaction_estimate=sum(rollout.compaction_estimates, ApiUsage(0)) if rollout.compaction_estimates else None,
+        compaction_calls_estimated=len(rollout.compaction_estimates),
+        context_window=rollout.context_window,
+    )

@@ -41,14 +41,18 @@ class ReplayOptions(Options):
     prices: str | None = setting(
         None, help="Your own price table (JSON or TOML), laid over the shipped one.", metavar="FILE", panel=PRICE_PANEL
     )
-    price_in: float | None = setting(None, help="USD per million input tokens.", min=0, panel=PRICE_PANEL)
+    price_in: float | None = setting(
+        None, help="USD per million input tokens.", min=0, metavar="USD", panel=PRICE_PANEL
+    )
     price_cached: float | None = setting(
-        None, help="USD per million cached (cache-read) input tokens.", min=0, panel=PRICE_PANEL
+        None, help="USD per million cached (cache-read) input tokens.", min=0, metavar="USD", panel=PRICE_PANEL
     )
     price_write: float | None = setting(
-        None, help="USD per million tokens written to the cache.", min=0, panel=PRICE_PANEL
+        None, help="USD per million tokens written to the cache.", min=0, metavar="USD", panel=PRICE_PANEL
     )
-    price_out: float | None = setting(None, help="USD per million output tokens.", min=0, panel=PRICE_PANEL)
+    price_out: float | None = setting(
+        None, help="USD per million output tokens.", min=0, metavar="USD", panel=PRICE_PANEL
+    )
     cache_min_tokens: int | None = setting(
         None,
         help="Prompts shorter than this are not cached.",

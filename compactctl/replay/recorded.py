@@ -130,19 +130,29 @@ def _bill_cost(usage: ApiUsage, prices: Prices, provider: str) -> float:
     return prices.call_cost(usage.input_tokens, usage.cached_tokens, 0, usage.output_tokens)
 
 
+def copied_prefix(context: RecordedContext) -> int:
+    """How many calls the context starts with that another session made and billed (a fork's copy)."""
+    n = 0
+    while n < len(context.calls) and context.calls[n].copied:
+        n += 1
+    return n
+
+
 def _usage_row(
     context: RecordedContext, trigger: str, prices_of: list[Prices | None], provider: str, compactions: int
 ) -> SettingResult:
-    per_call = [c.usage.input_tokens if c.usage else 0 for c in context.calls]
-    usages = [c.usage for c in context.calls if c.usage is not None]
-    billed = [(c.usage, p) for c, p in zip(context.calls, prices_of, strict=True) if c.usage]
+    skip = copied_prefix(context)  # billed by the session they were copied from
+    own, prices_of = context.calls[skip:], prices_of[skip:]
+    per_call = [c.usage.input_tokens if c.usage else 0 for c in own]
+    usages = [c.usage for c in own if c.usage is not None]
+    billed = [(c.usage, p) for c, p in zip(own, prices_of, strict=True) if c.usage]
     unpriced = sum(1 for _, p in billed if p is None)
     cost = sum(_bill_cost(u, p, provider) for u, p in billed if p is not None)
     return SettingResult(
         trigger=trigger,
         threshold=None,
         strategy="producer" if trigger == RECORDED else "none",
-        calls=len(context.calls),
+        calls=len(own),
         compactions=compactions,
         over_threshold_after_compaction=0,
         peak_context=max(per_call, default=0),
@@ -284,6 +294,24 @@ def replay_recorded(
             ]
         ]
         estimate, recorded_estimate, *grid_rows = walk_in_step(context.messages, runs, memo)
+        skip = copied_prefix(context)
+        if skip:
+            # A fork's thread starts with its parent's calls, billed there: each row is the
+            # whole thread simulated less the same run over the copied stretch alone (what the
+            # parent's replay counts), so a parent and its fork replayed together count each call once.
+            end = context.calls[skip].position if skip < len(context.calls) else len(context.messages)
+            prefix_runs = [
+                SettingRun(run.setting, memo, strategies, fallback_prices, summarizer, calls[:skip], replaced)
+                for run, (calls, replaced) in zip(
+                    runs,
+                    [(api_calls, None), (as_recorded, replacements), *((api_calls, None) for _ in grid)],
+                    strict=True,
+                )
+            ]
+            copied = walk_in_step(context.messages[:end], prefix_runs, memo)
+            estimate, recorded_estimate, *grid_rows = [
+                less(row, part) for row, part in zip([estimate, recorded_estimate, *grid_rows], copied, strict=True)
+            ]
         recorded_estimates.append(recorded_estimate)
         bill = _usage_row(context, RECORDED if context.compactions else "none", prices_of, calibration.provider,
                           len(context.compactions))  # fmt: skip
@@ -298,6 +326,8 @@ def replay_recorded(
                 if usage is not None:
                     checks.append((at, compaction.pre_tokens, usage.input_tokens + usage.output_tokens))
     extra = session.unpaired
+    if session.compaction_estimate is not None:  # the producer's compaction calls the log has no usage for
+        extra = session.compaction_estimate if extra is None else extra + session.compaction_estimate
     extra_cost: float | None = 0.0
     if extra is not None:
         # Billed calls the log holds no message for (a producer's compaction summaries, a
@@ -342,6 +372,18 @@ def replay_recorded(
             f"{off.calls} of {total_calls} billed calls{share} were off the live thread (branches a rewind or "
             "an edited prompt left): every row carries them as billed; the rows simulate the live thread"
         )
+    if session.compaction_calls:
+        estimated = session.compaction_calls_estimated
+        how = f" ({estimated} estimated: the log records no usage for them)" if estimated else ""
+        notes.append(
+            f"the producer's own {session.compaction_calls} compaction call(s){how} are in the bill "
+            "(the recorded row); the compaction rows bill their own summarizer instead"
+        )
+    if session.copied_calls:
+        notes.append(
+            f"{session.copied_calls} calls were copied from session {', '.join(session.copied_from)} (a fork): "
+            "billed there, so in no row here; the rows simulate the whole thread and count the fork's own calls"
+        )
     notes += list(calibration.warnings)
     last = [c for context in session.contexts for c in context.compactions[-1:]]
     return RecordedReplay(
@@ -358,6 +400,29 @@ def replay_recorded(
         None if extra_cost is None else round(extra_cost, 9),
         tuple(sorted(unknown)) if fallback is None else (),
         off,
+    )
+
+
+def less(row: SettingResult, part: SettingResult) -> SettingResult:
+    """``row`` without the calls of ``part``, a run of the same setting over the first of them."""
+    own = row.context_per_call[len(part.context_per_call) :]
+    return dataclasses.replace(
+        row,
+        calls=row.calls - part.calls,
+        compactions=row.compactions - part.compactions,
+        over_threshold_after_compaction=row.over_threshold_after_compaction - part.over_threshold_after_compaction,
+        peak_context=max(own, default=0),
+        mean_context=round(sum(own) / len(own), 1) if own else 0.0,
+        input_tokens=row.input_tokens - part.input_tokens,
+        cached_tokens=row.cached_tokens - part.cached_tokens,
+        cache_write_tokens=row.cache_write_tokens - part.cache_write_tokens,
+        output_tokens=row.output_tokens - part.output_tokens,
+        summarizer_calls=row.summarizer_calls - part.summarizer_calls,
+        summarizer_tokens=row.summarizer_tokens - part.summarizer_tokens,
+        cost=None if row.cost is None or part.cost is None else round(row.cost - part.cost, 9),
+        context_per_call=own,
+        unpriced_calls=row.unpriced_calls - part.unpriced_calls,
+        calls_over_threshold=row.calls_over_threshold - part.calls_over_threshold,
     )
 
 

@@ -76,9 +76,9 @@ def parse_thresholds(values: Iterable[str]) -> list[int]:
             try:
                 number = int(float(piece.removesuffix("k")) * scale)
             except (ValueError, OverflowError):  # "lots", "nan", "inf"
-                raise InputError(f"--threshold: {piece!r} is not a number of tokens") from None
+                raise InputError(f"`thresholds`: {piece!r} is not a number of tokens") from None
             if number <= 0:
-                raise InputError(f"--threshold: {piece!r} must be a positive number of tokens")
+                raise InputError(f"`thresholds`: {piece!r} must be a positive number of tokens")
             found.append(number)
     return found
 
@@ -89,4 +89,4 @@ def stage_pattern(marker: str | None) -> re.Pattern[str] | None:
     try:
         return re.compile(marker)
     except re.error as error:
-        raise InputError(f"--stage-marker: bad regular expression {marker!r}: {error}") from None
+        raise InputError(f"`stage_marker`: bad regular expression {marker!r}: {error}") from None

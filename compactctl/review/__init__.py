@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from compactctl.compaction import Compaction
 from compactctl.evaluate import Judge, Scored, context_text, evaluate, normalized
+from compactctl.formats.records import SkippedLine, skipped_json
 from compactctl.review.sections import (
     Span,
     own_messages,
@@ -43,16 +44,25 @@ class ReviewOptions(Options):
     """Side B of ``review``: a second compaction of the same inputs, shown beside side A."""
 
     vs_strategy: tuple[str, ...] = setting(
-        (), help="Side B's strategy steps (repeatable), instead of A's --strategy.", panel=REVIEW_PANEL
+        (),
+        help="Side B's strategy steps (repeatable), instead of A's --strategy.",
+        metavar="STRATEGY",
+        panel=REVIEW_PANEL,
     )
     vs_prompt_file: tuple[str, ...] = setting(
         (),
         help="Side B's prompt: PATH or STRATEGY=PATH (repeatable), instead of A's --prompt-file.",
+        metavar="PATH",
         panel=REVIEW_PANEL,
     )
-    vs_summarizer: str | None = setting(None, help="Side B's summarizer, instead of A's.", panel=REVIEW_PANEL)
+    vs_summarizer: str | None = setting(
+        None, help="Side B's summarizer, instead of A's.", metavar="NAME", panel=REVIEW_PANEL
+    )
     vs_config: str | None = setting(
-        None, help="Side B's settings file (TOML, the keys of compactctl.toml), over A's settings.", panel=REVIEW_PANEL
+        None,
+        help="Side B's settings file (TOML, the keys of compactctl.toml), over A's settings.",
+        metavar="PATH",
+        panel=REVIEW_PANEL,
     )
 
 
@@ -160,9 +170,6 @@ def span_identifiers(messages: Sequence[Message], gone: Sequence[int], after: Se
     return [dataclasses.replace(i, seen=tuple(dict.fromkeys(seen[i.text]))) for i in found.values()]
 
 
-# --- spans and summaries ----------------------------------------------------------------------
-
-
 # --- one side, one transcript ------------------------------------------------------------------
 
 
@@ -250,6 +257,8 @@ def review_side(
     judge: Judge | None = None,
     tokens_after: int | None = None,
     fates_from: str = "manifest",
+    *,
+    tokens_before: int | None = None,
     output_sha256: str = "",
     redact_secrets: bool = False,
 ) -> SideReview:
@@ -258,7 +267,8 @@ def review_side(
     Scored twice: on the compacted transcript as written, and with each summary cut to the
     summarizer's own text (what compactctl appended after it taken off), so two prompts are told
     apart by what the model wrote, not by the ledger both sides carry. ``tokens_after``: the
-    figure ``compact`` reported for this transcript, when it did (else counted here).
+    figure ``compact`` reported for this transcript, when it did (else counted here); ``tokens_before``
+    likewise, where the caller counts what the model receives on resume (``model_input``).
 
     With ``redact_secrets`` the identifiers and probes are taken from the redacted messages,
     not redacted one by one afterwards: a bare value (a hex key, a key body line) is only
@@ -276,7 +286,7 @@ def review_side(
     own_probes = evaluate(seen, own).scored
     headings = tuple(h for one in sent or () for h in prompt_headings(one.prompt))
     figures = Figures(
-        tokens_before=counter.messages(messages),
+        tokens_before=counter.messages(messages) if tokens_before is None else tokens_before,
         tokens_after=counter.messages(compaction.messages) if tokens_after is None else tokens_after,
         messages_before=len(messages),
         messages_after=len(compaction.messages),
@@ -349,6 +359,7 @@ class FileReview:
     # Per side, the file's figures as ``compact`` reported them (tokens, messages, validity, calls),
     # which the page shows over its own count of what it read back; None for a written compaction.
     reported: tuple[Figures | None, ...] = ()
+    skipped: tuple[SkippedLine, ...] = ()  # lines --on-error skip left out of the input (or of a compaction read back)
 
     @property
     def sides(self) -> int:
@@ -412,6 +423,7 @@ def review_json(reviews: Sequence[FileReview]) -> dict[str, object]:
             for number, side in enumerate(review.transcripts[0].sides if review.transcripts else [])
         }
         entry: dict[str, object] = {"file": review.file, "format": review.format, "sides": sides}
+        entry.update(skipped_json(review.skipped))
         if review.sides == 2:
             entry["own_text_difference_pp"] = round(own_difference(review.figures(0), review.figures(1)), 2)
             entry["difference_pp"] = round(difference(review.figures(0), review.figures(1)), 2)

@@ -101,7 +101,7 @@ def find_session(
         raise InputError(f"no session {wanted!r} (looked in {where}); `compactctl sessions` lists them")
     if len({(s.client, s.session_id) for s in matches}) > 1:
         listed = ", ".join(f"{s.client} {s.session_id}" for s in matches[:5])
-        raise InputError(f"{wanted!r} names {len(matches)} sessions ({listed}): give more of the id, or --client")
+        raise InputError(f"{wanted!r} names {len(matches)} sessions ({listed}): give more of the id, or `client`")
     # One id in two files: Gemini CLI starts a file of its own for a session it resumes, and may leave
     # it holding only the header. The conversation is in the larger one.
     return max(matches, key=lambda s: s.size)
@@ -116,7 +116,7 @@ def since_seconds(text: str, now: float | None = None) -> float:
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        raise InputError(f"--since takes 30m, 2h, 3d, 1w or a date like 2026-12-01, not {text!r}") from None
+        raise InputError(f"`since` takes 30m, 2h, 3d, 1w or a date like 2026-12-01, not {text!r}") from None
     return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
 
 

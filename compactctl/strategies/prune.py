@@ -32,7 +32,6 @@ seen kept. A round only ever adds stubs or drops, so this ends.
 from __future__ import annotations
 
 import hashlib
-import re
 from array import array
 from bisect import bisect_left
 from collections import deque
@@ -43,7 +42,7 @@ from typing import Any, NamedTuple, TypeVar
 
 import orjson
 
-from compactctl import jsonbytes
+from compactctl import jsonbytes, lazyre
 from compactctl.facts import FactMatcher, declared_facts, fold, keepers
 from compactctl.settings import Options, setting
 from compactctl.strategies.base import Fate, StepContext, StepResult
@@ -60,7 +59,7 @@ from compactctl.transcript import (
 MODES = ("stub", "drop")
 Tag = TypeVar("Tag")
 STUB_PREFIX = "[compactctl: "
-_STUB = re.compile(r"\[compactctl: (?:superseded by|duplicate of) message #\d+\]")
+_STUB = lazyre.compile(r"\[compactctl: (?:superseded by|duplicate of) message #\d+\]")
 
 
 @dataclass(frozen=True)
@@ -221,12 +220,65 @@ class _Transcript:
             )
             self.digest_high.append(int.from_bytes(digest[:8]) if digest else 0)
             self.digest_low.append(int.from_bytes(digest[8:]) if digest else 0)
-            declared = facts.declared_in(message) if note else []
+            declared = facts.declared_in(message) if note.get("facts") else []
             for f in declared:
                 self.declarers[f].append(i)
             if declared:
                 self.held[i] = facts.found_in(self._fact_text(i, message, calls_there if owner >= 0 else []))
         self.n = len(self.stub)
+
+    @classmethod
+    def after(cls, t: _Transcript, step: _Round, walk: Callable[[], Iterable[Message]]) -> _Transcript | None:
+        """``t``'s output after a drop round, worked out from ``t``'s columns, not from the messages
+        walked again (a round is the cost of a walk): what a walk would find for every kept message,
+        or None where the columns cannot say it and the output must be walked.
+
+        A kept message keeps its text, key, digest, annotations and facts; an assistant may lose
+        calls, and each kept result's call moves to its new position. The output is walked when a
+        message became a stub, when an assistant left without calls has annotations (it then reads
+        as a message of its own), or when a tool result would meet a different message before it.
+        """
+        if step.stubs:
+            return None
+        new = cls.__new__(cls)
+        new.walk, new.facts, new.memo, new.stub_mode = walk, t.facts, t.memo, t.stub_mode
+        origins = step.origins
+        at = {p: j for j, p in enumerate(origins)}
+        for column in ("tool", "stub", "filled", "candidate", "observation"):
+            setattr(new, column, bytearray(map(getattr(t, column).__getitem__, origins)))
+        for column in ("calls", "owner", "call_at", "length", "digest_high", "digest_low"):
+            kept_column = getattr(t, column)
+            setattr(new, column, array(kept_column.typecode, map(kept_column.__getitem__, origins)))
+        new.keys = list(map(t.keys.__getitem__, origins))
+        kept_calls: dict[int, dict[int, int]] = {}  # assistant -> old call position -> new one
+        for p, kept in step.calls.items():
+            if not kept and p in t.notes:
+                return None
+            kept_calls[p] = {old: j for j, old in enumerate(kept)}
+            new.calls[at[p]] = len(kept)
+        for j, p in enumerate(origins):
+            if not t.tool[p]:
+                continue
+            owner = t.owner[p]
+            if owner < 0:
+                before = p - 1
+                while before >= 0 and t.tool[before]:  # the nearest earlier message that is not a tool result
+                    before -= 1
+                if before >= 0 and before not in at:
+                    return None
+                continue
+            new.owner[j] = at[owner]
+            moved = kept_calls.get(owner)
+            if moved is not None:
+                position = moved.get(t.call_at[p])
+                if position is None:
+                    return None
+                new.call_at[j] = position
+        new.notes = {at[p]: note for p, note in t.notes.items() if p in at}
+        new.declarers = [[at[p] for p in found if p in at] for found in t.declarers]
+        new.held = {at[p]: held for p, held in t.held.items() if p in at}
+        new.n = len(origins)
+        return new
 
     def _annotated_key(self, key: Any) -> tuple[str, ...]:
         return ("key", key if isinstance(key, str) else canonical(key))
@@ -439,7 +491,7 @@ def prune_plan(
         def again(plan: PrunePlan = plan) -> Iterator[Message]:
             return (message for _, message, _ in plan.walked((message, None) for message in walk()))
 
-        current = _Transcript(again(), again, matcher, memo, stub_mode)
+        current = _Transcript.after(current, step, again) or _Transcript(again(), again, matcher, memo, stub_mode)
     if not stub_mode:
         _count_dropped_calls(first, plan)
     return plan

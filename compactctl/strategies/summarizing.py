@@ -18,10 +18,10 @@ sections on a long span and wastes room on a short one.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from compactctl import lazyre
 from compactctl.errors import InputError
 from compactctl.facts import fold, keep_fact_units
 from compactctl.strategies.base import Fate, StepContext, StepResult, keep_opening_request, unchanged
@@ -36,7 +36,7 @@ from compactctl.usage import SummarizerUsage
 
 ALWAYS_KEPT_ROLES = frozenset({"system", "developer"})
 SUMMARY_HEADER = "[compactctl summary of {count} earlier messages]"
-_SUMMARY_HEADER = re.compile(r"\[compactctl summary of (\d+) earlier messages\]\n\n")
+_SUMMARY_HEADER = lazyre.compile(r"\[compactctl summary of (\d+) earlier messages\]\n\n")
 # Below this a summary cannot hold its sections; --summary-max-tokens lower than it wins.
 MIN_SUMMARY_TOKENS = 600
 LATEST_REQUEST_HEADING = "## Latest user request (verbatim)"
@@ -189,13 +189,13 @@ def _in_chunks(
     if room < 3 * (max_tokens + 64):
         # Each chunk must hold the running summary and still leave room for new messages.
         prompt = f" + the prompt and framing ({overhead})" if overhead else ""
-        needed = f"at least 3 x (--summary-max-tokens + 64){prompt} = {3 * (max_tokens + 64) + overhead}"
+        needed = f"at least 3 x (`summary_max_tokens` + 64){prompt} = {3 * (max_tokens + 64) + overhead}"
         if input_max_tokens < asked:
             raise InputError(
                 f"the server's context window leaves {input_max_tokens} tokens for a request and a summary needs "
-                f"{needed}; lower --summary-max-tokens or give the server a larger context"
+                f"{needed}; lower `summary_max_tokens` or give the server a larger context"
             )
-        raise InputError(f"--summary-input-max-tokens ({input_max_tokens}) must be {needed}")
+        raise InputError(f"`summary_input_max_tokens` ({input_max_tokens}) must be {needed}")
     reserved = max(context.counter(previous or ""), max_tokens)  # a later chunk carries the running summary
     chunks = chunk(span, room, context.counter, reserved) if context.counter(render_span(span)) > room else [span]
     usage = SummarizerUsage()

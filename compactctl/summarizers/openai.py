@@ -30,6 +30,7 @@ from typing import IO, Any
 
 import openai
 
+from compactctl import lazyre
 from compactctl.errors import InputError, SummarizerError
 from compactctl.summarizers import ContextExceeded, Summary, SummaryRequest
 from compactctl.summarizers.cache import DiskCache, cache_key
@@ -72,9 +73,9 @@ WINDOW_FIELDS = ("max_model_len", "context_length", "context_window", "n_ctx", "
 # "maximum context length is N tokens. However, you requested M tokens (P in the messages, ...)";
 # llama.cpp's llama-server: "request (P tokens) exceeds the available context size (N tokens)".
 WINDOW_REFUSALS = (
-    re.compile(r"maximum context length is (?P<window>\d+) tokens(?:.*?\((?P<prompt>\d+) in the messages)?", re.S),
-    re.compile(r"request \((?P<prompt>\d+) tokens\) exceeds the available context size \((?P<window>\d+) tokens\)"),
-    re.compile(r"Requested tokens \((?P<prompt>\d+)\) exceed context window of (?P<window>\d+)"),
+    lazyre.compile(r"maximum context length is (?P<window>\d+) tokens(?:.*?\((?P<prompt>\d+) in the messages)?", re.S),
+    lazyre.compile(r"request \((?P<prompt>\d+) tokens\) exceeds the available context size \((?P<window>\d+) tokens\)"),
+    lazyre.compile(r"Requested tokens \((?P<prompt>\d+)\) exceed context window of (?P<window>\d+)"),
 )
 
 
@@ -132,7 +133,7 @@ class OpenAISummarizer:
             if self._client is None:
                 # Checked on first use: a run whose steps summarize nothing needs no key.
                 if not self._key and self.config.base_url is None:
-                    raise InputError("the openai summarizer needs OPENAI_API_KEY (or --base-url for a local server)")
+                    raise InputError("the openai summarizer needs OPENAI_API_KEY (or `base_url` for a local server)")
                 self._client = openai.OpenAI(
                     # A local server without auth still needs some key for the client to start.
                     api_key=self._key or "no-key",
@@ -309,7 +310,7 @@ class OpenAISummarizer:
         for attempt in range(attempts):
             left = give_up - time.monotonic()
             if left <= 0:
-                what = f"no reply within --summary-request-deadline ({self.config.request_deadline:g} s)"
+                what = f"no reply within `summary_request_deadline` ({self.config.request_deadline:g} s)"
                 raise SummarizerError(self._describe_text(what, attempt))
             bound = min(self._bound(attempt), left)
             try:
@@ -324,7 +325,7 @@ class OpenAISummarizer:
                 delay = self._delay(error, attempt)
                 if time.monotonic() + delay >= give_up:
                     note = (
-                        f"; --summary-request-deadline ({self.config.request_deadline:g} s) leaves no time for another"
+                        f"; `summary_request_deadline` ({self.config.request_deadline:g} s) leaves no time for another"
                     )
                     raise SummarizerError(self._describe(error, attempt + 1) + note) from None
                 remaining = self._remaining()
@@ -339,7 +340,7 @@ class OpenAISummarizer:
         return self.config.deadline - (time.monotonic() - self._started)
 
     def _deadline_note(self) -> str:
-        return f"; the run's --summary-deadline of {self.config.deadline:g} s leaves no time for another"
+        return f"; the run's `summary_deadline` of {self.config.deadline:g} s leaves no time for another"
 
     def _bound(self, attempt: int) -> float:
         """Seconds this attempt may take: the request timeout, cut to what the run's deadline leaves."""
@@ -347,7 +348,7 @@ class OpenAISummarizer:
         if remaining is None:
             return self.config.timeout
         if remaining <= 0:
-            what = f"the run's --summary-deadline of {self.config.deadline:g} s has passed"
+            what = f"the run's `summary_deadline` of {self.config.deadline:g} s has passed"
             raise SummarizerError(self._describe_text(what, attempt))
         return min(self.config.timeout, remaining)
 

@@ -18,17 +18,34 @@ MAX_TOKENS_FIELDS = ("auto", "max_completion_tokens", "max_tokens")
 OPENAI = Needs("summarizer", ("openai",))
 
 
+def _summarizers() -> list[str]:
+    from compactctl.summarizers.build import SUMMARIZERS  # the registry, which imports these options
+
+    return [f"{name} ({registered.summary})" for name, registered in SUMMARIZERS.items()]
+
+
 @dataclass(frozen=True)
 class SummarizerOptions(Options):
-    summarizer: str = setting("extractive", help="extractive (offline) or openai.", panel=SUMMARY_PANEL)
-    model: str = setting("gpt-4o-mini", help="openai: model.", panel=SUMMARY_PANEL, needs=OPENAI)
+    summarizer: str = setting(
+        "extractive",
+        help="Who writes the summaries.",
+        metavar="NAME",
+        listed=lambda: _summarizers(),
+        panel=SUMMARY_PANEL,
+    )
+    model: str = setting("gpt-4o-mini", help="openai: model.", metavar="MODEL", panel=SUMMARY_PANEL, needs=OPENAI)
     base_url: str | None = setting(
-        None, help="openai: any compatible server, e.g. http://127.0.0.1:8000/v1.", panel=SUMMARY_PANEL, needs=OPENAI
+        None,
+        help="openai: any compatible server, e.g. http://127.0.0.1:8000/v1.",
+        metavar="URL",
+        panel=SUMMARY_PANEL,
+        needs=OPENAI,
     )
     api: str = setting("chat", help="openai: chat or responses.", choices=APIS, panel=SUMMARY_PANEL, needs=OPENAI)
     summary_timeout: float = setting(
         60.0,
         help="openai: seconds per request, all of it (slow bytes included).",
+        metavar="SECONDS",
         min=0.001,
         panel=SUMMARY_PANEL,
         needs=OPENAI,
@@ -39,6 +56,7 @@ class SummarizerOptions(Options):
     summary_backoff: float = setting(
         1.0,
         help="openai: seconds before the first retry, doubled each time.",
+        metavar="SECONDS",
         min=0.0,
         panel=SUMMARY_PANEL,
         needs=OPENAI,
@@ -46,6 +64,7 @@ class SummarizerOptions(Options):
     summary_deadline: float | None = setting(
         None,
         help="openai: seconds for all of a run's requests together, retries included (none by default).",
+        metavar="SECONDS",
         min=0.001,
         panel=SUMMARY_PANEL,
         needs=OPENAI,
@@ -53,6 +72,7 @@ class SummarizerOptions(Options):
     summary_request_deadline: float = setting(
         60.0,
         help="openai: seconds one summary may take, its retries included: a hanging server costs a file no more.",
+        metavar="SECONDS",
         min=0.001,
         panel=SUMMARY_PANEL,
         needs=OPENAI,
@@ -78,6 +98,7 @@ class SummarizerOptions(Options):
     cache_dir: str | None = setting(
         None,
         help="openai: cache folder.",
+        metavar="DIR",
         shown_default="$COMPACTCTL_CACHE_DIR or the user cache dir",
         panel=SUMMARY_PANEL,
         needs=OPENAI,
@@ -85,7 +106,10 @@ class SummarizerOptions(Options):
     # Given to a summarizer that reads no prompt it is refused by ``build.check_prompt_read``, from a
     # config file too, with what to add.
     prompt_file: tuple[str, ...] = setting(
-        (), help="Replace the summary prompt: PATH, or STRATEGY=PATH (repeatable).", panel=SUMMARY_PANEL
+        (),
+        help="Replace the summary prompt: PATH, or STRATEGY=PATH (repeatable).",
+        metavar="PATH",
+        panel=SUMMARY_PANEL,
     )
     summary_temperature: float | None = setting(
         None,

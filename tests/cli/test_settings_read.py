@@ -35,7 +35,7 @@ runner = CliRunner()
 def help_flags(command: str) -> set[str]:
     """The flags that start an option's row (not those its help text mentions)."""
     text = runner.invoke(app, [command, "--help"], env={"COLUMNS": "400"}).stdout
-    rows = re.findall(r"^│\s+\*?\s*(--[a-z][a-z-]*)(?:\s+(--[a-z][a-z-]*|-[a-zA-Z]))?", text, re.M)
+    rows = re.findall(r"^│ \*?(?:-[a-zA-Z], )?(--[a-z][a-z-]*)(?:/(--[a-z][a-z-]*))?", text, re.M)
     return {flag for row in rows for flag in row if flag.startswith("--")}
 
 

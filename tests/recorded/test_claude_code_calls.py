@@ -186,7 +186,71 @@ def test_replay_bills_the_off_thread_call_in_every_row_and_says_so(tmp_path):
     assert any("1 of 8 billed calls" in note and "simulate the live thread" in note for note in entry["api"]["notes"])
 
 
-def test_a_forked_session_is_read_as_its_own_thread():
-    (fork,) = [p for p in REAL_BRANCHES.glob("*.jsonl") if p != MAIN_SESSION]
-    session = _recorded(fork)
-    assert [len(c.calls) for c in session.contexts] == [7] and session.off_thread == ()
+FORK_SESSION = next(p for p in REAL_BRANCHES.glob("*.jsonl") if p != MAIN_SESSION)
+
+
+def test_a_forked_session_is_read_as_its_own_thread_its_parents_calls_marked_copied():
+    # `claude --resume MAIN --fork-session`: the new file starts with a copy of the parent's thread.
+    session = _recorded(FORK_SESSION)
+    (context,) = session.contexts
+    assert [c.copied for c in context.calls] == [True] * 6 + [False]
+    assert session.copied_from == (MAIN_SESSION.stem,) and session.off_thread == ()
+    # Its bill is its own call; its cost-state goes on from the parent's total, so it checks nothing.
+    assert session.usage_total() == context.calls[-1].usage
+    assert session.reported_total is None and session.unpaired is None
+
+
+def _billed_once(*paths: Path) -> tuple[int, int]:
+    """(input, output) tokens of every response id written in these files, each id once: the API's bill."""
+    usage: dict[str, dict] = {}
+    for path in paths:
+        for line in path.read_text().splitlines():
+            record = orjson.loads(line)
+            message = record.get("message")
+            if record.get("type") == "assistant" and isinstance(message, dict) and message.get("usage"):
+                u = message["usage"]
+                known = usage.get(message["id"])
+                if known is None or u["output_tokens"] >= known["output_tokens"]:
+                    usage[message["id"]] = u
+    fields = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+    return sum(sum(u.get(f) or 0 for f in fields) for u in usage.values()), sum(
+        u["output_tokens"] for u in usage.values()
+    )
+
+
+def test_replaying_a_parent_with_its_fork_bills_each_call_once():
+    from typer.testing import CliRunner
+
+    from compactctl.cli.main import app
+
+    subagents = list((REAL_BRANCHES / MAIN_SESSION.stem / "subagents").glob("agent-*.jsonl"))
+    result = CliRunner().invoke(app, ["replay", str(MAIN_SESSION), str(FORK_SESSION), "-t", "30000", "--json"])
+    assert result.exit_code == 0, result.output
+    doc = orjson.loads(result.stdout)
+    baseline = doc["total"]["settings"][0]
+    assert (baseline["input_tokens"], baseline["output_tokens"]) == _billed_once(MAIN_SESSION, FORK_SESSION, *subagents)
+    # The fork's rows count its one own call; the note says where the copied ones were billed.
+    fork = next(entry for entry in doc["files"] if entry["file"] == str(FORK_SESSION))
+    assert [row["calls"] for row in fork["settings"]] == [1, 1]
+    assert any("6 calls were copied from session" in note for note in fork["api"]["notes"])
+
+
+REAL_FORKS = REAL_BRANCHES.parent / "claude-code-2.1.332-forks"
+
+
+def test_forks_from_the_end_and_from_an_earlier_message_bill_each_call_once():
+    # Made by Claude Code 2.1.332 against the loopback fake (tests/fakes/record_fixtures.py): a parent
+    # of two turns, `--fork-session` from its end, and `--fork-session --resume-session-at` its first answer.
+    from typer.testing import CliRunner
+
+    from compactctl.cli.main import app
+
+    parent, at_end, earlier = (REAL_FORKS / f"{n}.jsonl" for n in ("parent", "fork-at-end", "fork-at-first-answer"))
+    assert [[c.copied for c in x.calls] for x in _recorded(earlier).contexts] == [[True, False]]
+    assert [[c.copied for c in x.calls] for x in _recorded(at_end).contexts] == [[True, True, False]]
+    result = CliRunner().invoke(app, ["replay", str(parent), str(at_end), str(earlier), "-t", "100000", "--json"])
+    assert result.exit_code == 0, result.output
+    doc = orjson.loads(result.stdout)
+    baseline = doc["total"]["settings"][0]
+    assert baseline["calls"] == 4  # two turns of the parent, one of each fork
+    assert (baseline["input_tokens"], baseline["output_tokens"]) == _billed_once(parent, at_end, earlier)

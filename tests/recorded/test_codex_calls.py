@@ -122,10 +122,58 @@ def test_paired_usage_adds_up_to_the_session_total_codex_reports(name):
     assert paired.output_tokens == recorded.reported_total.output_tokens
 
 
-def test_a_real_codex_compaction_is_recorded_and_its_calls_add_up():
-    path = Path(__file__).parent / "data" / "codex-0.171.0-compacted.jsonl"
-    recorded = codex.read(parse_records(path.read_bytes(), str(path))[0], str(path))
+REAL_COMPACTED = Path(__file__).parent / "data" / "codex-0.171.0-compacted.jsonl"
+
+
+def _real_lines() -> list[dict[str, Any]]:
+    return [orjson.loads(line) for line in REAL_COMPACTED.read_bytes().splitlines() if line]
+
+
+def test_a_real_codex_compaction_is_recorded_and_its_own_call_billed():
+    # Codex 0.171 auto-compacted on a low limit against the loopback fake (tests/fakes/record_fixtures.py):
+    # its /responses/compact request wrote no response item, only a token_usage_record.
+    recorded = _read(_real_lines())
     (context,) = recorded.contexts
     assert len(context.calls) == 3
     assert [c.before_call for c in context.compactions] == [2]
+    records = [line["payload"] for line in _real_lines() if line["type"] == "token_usage_record"]
+    thread_total = records[-1]["thread_token_usage"]
+    # token_count's running total leaves the compaction call out; the records' thread total does not.
+    assert recorded.reported_total.input_tokens == thread_total["input_tokens"]
+    assert (recorded.compaction_calls, recorded.compaction_calls_estimated) == (1, 0)
+    compaction = records[2]["usage"]  # the one record with no model output before it
+    assert recorded.unpaired.input_tokens == compaction["input_tokens"]
+    assert recorded.usage_total() + recorded.unpaired == recorded.reported_total
+
+
+def test_a_compaction_the_rollout_has_no_usage_for_is_estimated_as_the_request_it_was():
+    # The same real rollout as an older Codex writes it (no token_usage_record): the compaction
+    # call is estimated from the last call's input and output; the recorded figure is the check.
+    lines = _real_lines()
+    recorded = _read([line for line in lines if line["type"] != "token_usage_record"])
+    truth = next(line["payload"]["usage"] for n, line in enumerate(lines) if lines[n + 1]["type"] == "compacted")
+    assert (recorded.compaction_calls, recorded.compaction_calls_estimated) == (1, 1)
+    assert recorded.unpaired is None  # what the log reports still adds up without it
+    assert recorded.compaction_estimate.input_tokens == pytest.approx(truth["input_tokens"], rel=0.01)
     assert recorded.usage_total() == recorded.reported_total
+
+
+def test_replay_bills_the_producers_compaction_call_in_the_recorded_row():
+    from typer.testing import CliRunner
+
+    from compactctl.cli.main import app
+
+    result = CliRunner().invoke(app, ["replay", str(REAL_COMPACTED), "-t", "30000", "--json"])
+    assert result.exit_code == 0, result.output
+    (entry,) = orjson.loads(result.stdout)["files"]
+    recorded = next(row for row in entry["settings"] if row["trigger"] == "recorded")
+    thread_total = [line for line in _real_lines() if line["type"] == "token_usage_record"][-1]["payload"]
+    assert recorded["input_tokens"] == thread_total["thread_token_usage"]["input_tokens"]
+    assert any("1 compaction call(s) are in the bill" in note for note in entry["api"]["notes"])
+
+
+@needs_transcripts
+def test_the_window_codex_worked_with_is_read_from_the_rollout():
+    path = SHARED_TRANSCRIPTS / "codex" / "qiushiyan__duet" / "codex-session.jsonl"
+    recorded = codex.read(parse_records(path.read_bytes(), str(path))[0], str(path))
+    assert recorded.context_window == 258_400  # token_count's model_context_window (genai-prices says 1M for gpt-5.5)

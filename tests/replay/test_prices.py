@@ -77,7 +77,7 @@ def test_prices_are_those_of_the_call_s_day():
 
 def test_a_model_no_source_knows_is_unpriced_not_free():
     assert shipped_prices().find("claude-future-9", "anthropic") is None
-    with pytest.raises(InputError, match=r"unknown model 'gpt-9'.*genai-prices.*--prices FILE"):
+    with pytest.raises(InputError, match=r"unknown model 'gpt-9'.*genai-prices.*`prices` FILE"):
         prices_for(shipped_prices(), "gpt-9")
 
 

@@ -460,3 +460,36 @@ def test_observations_in_user_messages_are_duplicate_candidates_stubbed_in_both_
     assert result.fates == {4: compactctl.Fate("elided", "duplicate of #2")}
     assert len(result.messages) == len(messages) and result.messages[6] == messages[6]
     assert compactctl.prune(result.messages, mode=mode).messages == result.messages
+
+
+def _columns(t: Any) -> dict[str, Any]:
+    return {name: value for name, value in vars(t).items() if name not in ("walk", "facts", "memo")}
+
+
+def _drop_round(messages: list[dict[str, Any]]) -> tuple[Any, Any]:
+    """A drop round's output as worked out from the round's columns, and as a walk over it finds it."""
+    from compactctl.facts import FactMatcher, declared_facts
+    from compactctl.strategies.prune import PrunePlan, _Memo, _once, _Transcript
+
+    matcher = FactMatcher(declared_facts(messages, ()))
+    first = _Transcript(messages, lambda: messages, matcher, _Memo({}), False)
+    step, _ = _once(first, False, range(first.n))
+    output = PrunePlan.identity(first.n).then(step).applied(messages)
+    walked = _Transcript(output, lambda: output, matcher, first.memo, False)
+    return _Transcript.after(first, step, lambda: output), walked
+
+
+@PROPERTY
+@given(transcripts())
+def test_a_drop_round_worked_out_from_its_columns_is_what_walking_its_output_finds(messages):
+    derived, walked = _drop_round(messages)
+    if derived is not None:  # None: the output must be walked (a stub made, an assistant's role changed)
+        assert _columns(derived) == _columns(walked)
+
+
+def test_a_drop_round_of_a_long_workload_needs_no_second_walk():
+    from bench.workloads import generate
+
+    for workload in ("chat", "rag", "tool"):
+        derived, walked = _drop_round(generate(workload, 300))
+        assert derived is not None and _columns(derived) == _columns(walked)

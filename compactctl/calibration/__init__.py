@@ -1,0 +1,284 @@
+"""Calibration: fit, from a file's own usage, what its log does not hold, and say how well it fits.
+
+For every recorded call the API reported its input. What compactctl can count from the log
+is the text of the context the call was sent (the messages since the producer's last
+compaction, or its replacement history). The rest, measured on real sessions:
+
+- a **hidden prefix** per context: the harness's system prompt, tool schemas and
+  environment, never written to the log (20-35k tokens for Claude Code, 5-7k for Codex);
+- **re-sent thinking/reasoning**: every earlier response is sent again, and billed as its
+  full ``output_tokens``, thinking included, of which the log shows a quarter to a third;
+- the **tokenizer**: Claude does not count in cl100k; ctok's families reconstruct it, and
+  the family that fits is chosen per file (two sessions naming one model used different
+  ones), else cl100k times a fitted ratio;
+- **attachments** (Claude Code's system reminders) and **images** (by the provider's rule).
+
+The model of a call's input: ``prefix[context] + ratio * text + resent + images``, where
+``text`` is the log's text (attachments included) in the chosen encoding and ``resent`` the
+earlier responses' output tokens (or their estimate from signature or encrypted length
+where a call has no usage). ``ratio`` and the prefixes are fitted by least squares on
+relative error; the fit is judged on held-out calls: fit on the first half of each
+context's calls, predict the second half.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from compactctl.calibration.features import (
+    CallFeatures,
+    MessageCost,
+    call_features,
+    is_attachment,
+    message_costs,
+    segment_key,
+    segment_of,
+)
+from compactctl.calibration.fit import (
+    HELD_OUT_WARNING,
+    ErrorSummary,
+    Fit,
+    errors_of,
+    fit,
+    halves,
+)
+from compactctl.errors import InputError
+from compactctl.recorded import RecordedSession
+from compactctl.tokens import (
+    DEFAULT_ENCODING,
+    REPLY_PRIMING_TOKENS,
+    claude_tokens_available,
+    counter_for,
+    encoding_for_model,
+    provider_of,
+)
+
+__all__ = [
+    "HELD_OUT_WARNING",
+    "Calibration",
+    "CallFeatures",
+    "ErrorSummary",
+    "Fit",
+    "GapSplit",
+    "MessageCost",
+    "calibrate",
+    "calibration_json",
+    "call_features",
+    "candidate_encodings",
+    "fit",
+    "gap_split",
+    "is_attachment",
+    "message_costs",
+    "segment_key",
+    "segment_of",
+    "session_report",
+]
+
+# Stated priors for a file with no usage (medians measured on the real sessions in
+# shared/transcripts, see docs/calibration.md): hidden prefix per producer, and Claude's
+# tokens per cl100k token when ctok is not installed.
+PRIOR_PREFIX = {"claude-code": 14_000, "codex": 5_500}
+PRIOR_CLAUDE_RATIO_CL100K = 1.2
+UNEXPLAINED_WARNING = 0.03  # warn when more than this share of the reported input stays unexplained
+FAMILY_SAMPLE_CALLS = 200  # per context, the calls the tokenizer family is chosen on
+
+
+@dataclass(frozen=True)
+class GapSplit:
+    """Reported input, summed over the calls, split into what explains it."""
+
+    reported: int
+    counted: int  # the raw count
+    prefix: int
+    resent_thinking: int
+    tokenizer: int
+    attachments: int
+    images: int
+    unexplained: int
+    harness_per_message: int = 0  # what the harness adds to each message (reminders after tool results...)
+
+    @property
+    def calibrated(self) -> int:
+        return self.reported - self.unexplained
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The fitted parameters of one file, and how well they predict its calls."""
+
+    source: str  # "usage" (fitted) or "prior" (no usage in the file)
+    encoding: str
+    provider: str
+    ratio: float  # API tokens per counted token of the log's text
+    prefix: dict[str, int]  # hidden prefix per context label
+    default_prefix: int  # for a context with no fitted prefix (a summary's new context...)
+    raw: ErrorSummary = ErrorSummary(0, 0.0, 0.0)
+    calibrated: ErrorSummary = ErrorSummary(0, 0.0, 0.0)
+    held_out: ErrorSummary = ErrorSummary(0, 0.0, 0.0)
+    gap: GapSplit | None = None
+    candidates: dict[str, float] = field(default_factory=dict)  # encoding -> median error of its fit
+    warnings: tuple[str, ...] = ()
+    per_message: float = 0.0  # tokens the harness adds to every message it sends
+
+    def prefix_of(self, context: str) -> int:
+        return self.prefix.get(context, self.default_prefix)
+
+
+def candidate_encodings(model: str | None, claude_tokens: str = "fitted") -> list[str]:
+    """The encodings a file's text is fitted in: the model's own, or for Claude cl100k (``fitted``)
+    and, with ``claude_tokens="ctok"``, ctok's families beside it (the best fit is kept)."""
+    if provider_of(model) == "anthropic":
+        if claude_tokens == "ctok":
+            if not claude_tokens_available():
+                raise InputError(
+                    "`claude_tokens` ctok needs ctok: pip install 'compactctl[claude]' "
+                    "(on Python 3.11: pip install --ignore-requires-python ctok regex)"
+                )
+            return ["claude-v3", "claude-v4.7", DEFAULT_ENCODING]
+        return [DEFAULT_ENCODING]
+    return [encoding_for_model(model)]
+
+
+def _median_model(session: RecordedSession) -> str | None:
+    models = [call.model for context in session.contexts for call in context.calls if call.model]
+    return max(set(models), key=models.count) if models else None
+
+
+def calibrate(session: RecordedSession, producer: str, claude_tokens: str = "fitted") -> Calibration:
+    """Fit the file's calibration from its usage, or fall back to the stated priors."""
+    model = _median_model(session)
+    provider = provider_of(model)
+    raw_counter = counter_for(DEFAULT_ENCODING)  # what compactctl counts uncalibrated (OpenAI image rule)
+    encodings = candidate_encodings(model, claude_tokens)
+    if not session.has_usage:
+        encoding = encodings[0]
+        ratio = PRIOR_CLAUDE_RATIO_CL100K if provider == "anthropic" and encoding == DEFAULT_ENCODING else 1.0
+        prior = PRIOR_PREFIX.get(producer, 0)
+        return Calibration("prior", encoding, provider, ratio, {}, prior, warnings=("no usage: stated priors",))
+    candidates: dict[str, float] = {}
+    for encoding in encodings:
+        # The family is chosen on the first calls of the fitting half only (ctok is slow: a few
+        # hundred calls tell the families apart), so the held-out error stays honest.
+        counter = counter_for(encoding, provider)
+        sample = [
+            f
+            for c in session.contexts
+            for f in call_features(c, counter, raw_counter, min((len(c.calls) + 1) // 2, FAMILY_SAMPLE_CALLS))
+        ]
+        trial = fit(sample, _prior_ratio(provider, encoding))
+        errors = errors_of(sample, trial, _default_prefix(trial.prefixes, producer))
+        candidates[encoding] = statistics.median(errors) if errors else 0.0
+    encoding = min(candidates, key=lambda name: candidates[name])
+    counter = counter_for(encoding, provider)
+    features = [f for c in session.contexts for f in call_features(c, counter, raw_counter)]
+    first, second = halves(features)
+    held = fit(first, _prior_ratio(provider, encoding))
+    whole = fit(features, _prior_ratio(provider, encoding))
+    default = _default_prefix(whole.prefixes, producer)
+    raw_errors = [abs(f.raw - f.reported) / f.reported for f in features if f.reported]
+    calibrated_errors = errors_of(features, whole, default)
+    held_errors = errors_of(second, held, _default_prefix(held.prefixes, producer))
+    gap = gap_split(features, whole, default)
+    warnings: list[str] = []
+    if gap.reported and abs(gap.unexplained) > UNEXPLAINED_WARNING * gap.reported:
+        share = gap.unexplained / gap.reported
+        warnings.append(f"{share:+.1%} of the reported input is not explained by the calibration")
+    held_summary = ErrorSummary.of(held_errors)
+    if held_summary.median > HELD_OUT_WARNING:
+        warnings.append(
+            f"held-out per-call error {held_summary.median:.1%} (median) is over {HELD_OUT_WARNING:.0%}: "
+            "the calibrated estimates of this file are rough"
+        )
+    return Calibration(
+        "usage",
+        encoding,
+        provider,
+        round(whole.ratio, 4),
+        {label: round(value) for label, value in whole.prefixes.items()},
+        round(default),
+        ErrorSummary.of(raw_errors),
+        ErrorSummary.of(calibrated_errors),
+        held_summary,
+        gap,
+        {name: round(value, 4) for name, value in candidates.items()},
+        tuple(warnings),
+        round(whole.per_message, 2),
+    )
+
+
+def _prior_ratio(provider: str, encoding: str) -> float:
+    return PRIOR_CLAUDE_RATIO_CL100K if provider == "anthropic" and encoding == DEFAULT_ENCODING else 1.0
+
+
+def _default_prefix(prefixes: dict[str, float], producer: str) -> float:
+    return statistics.median(prefixes.values()) if prefixes else float(PRIOR_PREFIX.get(producer, 0))
+
+
+def gap_split(features: Sequence[CallFeatures], model: Fit, default: float) -> GapSplit:
+    """The reported input over the calls with usage, split so the parts add up to it exactly."""
+    used = [f for f in features if f.reported]
+    reported = sum(f.reported or 0 for f in used)
+    counted = sum(f.raw for f in used)
+    prefix = round(sum(model.prefixes.get(f.context, default) for f in used)) - REPLY_PRIMING_TOKENS * len(used)
+    resent = sum(f.resent - f.raw_visible_resent for f in used)
+    attachments = round(sum(model.ratio * f.attachments for f in used))
+    tokenizer = round(sum(model.ratio * (f.text - f.attachments) for f in used)) - sum(
+        f.raw - REPLY_PRIMING_TOKENS - f.raw_visible_resent - f.raw_images for f in used
+    )
+    per_message = round(sum(model.per_message * f.messages for f in used))
+    images = sum(f.images - f.raw_images for f in used)
+    explained = counted + prefix + resent + tokenizer + attachments + images + per_message
+    return GapSplit(
+        reported, counted, prefix, resent, tokenizer, attachments, images, reported - explained, per_message
+    )
+
+
+def calibration_json(calibration: Calibration) -> dict[str, Any]:
+    """The parameters, their held-out error and the gap split, as JSON."""
+    errors = {
+        name: {"calls": summary.calls, "median": round(summary.median, 5), "p90": round(summary.p90, 5)}
+        for name, summary in (
+            ("raw", calibration.raw),
+            ("calibrated", calibration.calibrated),
+            ("held_out", calibration.held_out),
+        )
+    }
+    return {
+        "source": calibration.source,
+        "encoding": calibration.encoding,
+        "provider": calibration.provider,
+        "ratio": calibration.ratio,
+        "prefix": calibration.prefix,
+        "default_prefix": calibration.default_prefix,
+        "per_message": calibration.per_message,
+        "encoding_fit": calibration.candidates,
+        "error": errors,
+        "gap": dataclasses.asdict(calibration.gap) if calibration.gap else None,
+        "warnings": list(calibration.warnings),
+    }
+
+
+def session_report(session: RecordedSession, producer: str, claude_tokens: str = "fitted") -> dict[str, Any]:
+    """What ``report`` says of a recorded session: reported vs counted vs calibrated input, the gap
+    split, the calibration and its held-out error, and what the producer's compactions replaced."""
+    calibration = calibrate(session, producer, claude_tokens)
+    counter = counter_for(DEFAULT_ENCODING)
+    gap = calibration.gap
+    last = [(c, context) for context in session.contexts for c in context.compactions[-1:]]
+    before_last = [m for compaction, context in last for m in context.messages[: compaction.position]]
+    return {
+        "calls": session.calls,
+        "reported_input_tokens": gap.reported if gap else None,
+        "counted_input_tokens": gap.counted if gap else None,
+        "calibrated_input_tokens": gap.calibrated if gap else None,
+        "gap": {key: value for key, value in dataclasses.asdict(gap).items() if key not in ("reported", "counted")}
+        if gap
+        else None,
+        "calibration": calibration_json(calibration),
+        "producer_compactions": sum(len(context.compactions) for context in session.contexts),
+        "history_before_last_compaction": {"messages": len(before_last), "tokens": counter.messages(before_last)},
+    }

@@ -1,0 +1,184 @@
+"""What each recorded call was sent, in the parts the log lets us count (the calibration's features).
+
+Per call, over the context the API actually saw (the producer's compactions applied): the
+log's text in the chosen encoding (attachments included), the earlier responses re-sent as
+their output tokens, images by the provider's rule, and the raw cl100k count compactctl
+made before calibration; and per call the key of its hidden prefix (a *segment*: it
+changes at resumes and compactions).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from compactctl.recorded import RecordedContext
+from compactctl.tokens import REPLY_PRIMING_TOKENS, TokenCounter
+from compactctl.transcript import Message
+
+
+@dataclass(frozen=True)
+class CallFeatures:
+    """One call's input, as reported and as the parts the log lets us count."""
+
+    context: str
+    reported: int | None  # usage.input_tokens; None where the call has no usage
+    text: int  # the log's text in the chosen encoding (attachments included)
+    attachments: int  # of which attachments
+    resent: int  # earlier responses' output tokens (thinking included), or their estimate
+    images: int  # images by the provider's rule
+    raw: int  # what compactctl counted before calibration: cl100k, no attachments, + priming
+    raw_visible_resent: int  # the cl100k count of the earlier responses' visible text (in raw)
+    raw_images: int  # the raw count's figure for the images (in raw)
+    raw_attachments: int  # the cl100k count of the attachments (not in raw)
+    messages: int = 0  # messages in the context sent
+
+
+def _images_of(message: Message, counter: TokenCounter) -> int:
+    content = message.get("content")
+    if not isinstance(content, list):
+        return 0
+    return sum(counter.part(p) for p in content if isinstance(p, dict) and p.get("type") == "image_url")
+
+
+def is_attachment(message: Message) -> bool:
+    """A harness message the producer sent beside the conversation (Claude Code's system reminders)."""
+    meta = message.get("compactctl")
+    if isinstance(meta, dict) and meta.get("kind") == "harness" and message.get("role") == "user":
+        return True
+    return message.get("role") == "user" and str(message.get("content") or "").startswith("<system-reminder>\n")
+
+
+@dataclass(frozen=True)
+class MessageCost:
+    """What one message of a recorded context costs the API when sent, and its raw count."""
+
+    text: int
+    images: int
+    resent: int  # for a response: its output tokens (or estimate); 0 otherwise
+    reasoning: int  # of which reasoning that OpenAI drops once a later user message is sent
+    attachment: bool
+    raw: int
+    raw_images: int
+    raw_attachment: int
+
+
+def message_costs(
+    context: RecordedContext, counter: TokenCounter, raw_counter: TokenCounter, until: int | None = None
+) -> dict[int, MessageCost]:
+    """Per message index of the history (and per id of replacement messages), its cost.
+
+    A response is re-sent as its output tokens. OpenAI keeps a response's reasoning in the
+    context only until the next user message (measured: the reported input of a Codex call
+    drops by the previous turn's reasoning tokens when a prompt is sent); Claude keeps the
+    thinking of earlier turns (measured: coefficient 1.00 on consecutive calls).
+    """
+    drops_reasoning = counter.provider != "anthropic"
+    output_at = {call.position: call for call in context.calls}
+    costs: dict[int, MessageCost] = {}
+    end = len(context.messages) if until is None else until
+    messages = [*context.messages, *(m for c in context.compactions for m in c.replacement if c.position < end)]
+    for index, message in enumerate(messages):
+        if end <= index < len(context.messages):
+            continue
+        key = index if index < len(context.messages) else -id(message)
+        call = output_at.get(index) if index < len(context.messages) else None
+        images = _images_of(message, counter)
+        raw_images = _images_of(message, raw_counter)
+        attachment = is_attachment(message)
+        raw = raw_counter.message(message)
+        if call is not None:
+            if call.usage is not None:
+                resent, reasoning = call.usage.output_tokens, call.usage.reasoning_tokens
+            else:
+                resent, reasoning = call.hidden_output_estimate + counter.message(message), call.hidden_output_estimate
+            costs[key] = MessageCost(0, 0, resent, reasoning if drops_reasoning else 0, False, raw, raw_images, 0)
+            continue
+        text = counter.message(message) - images
+        encrypted = int(message.get("encrypted_chars") or 0)  # an opaque compaction item's estimate
+        costs[key] = MessageCost(
+            text, images, encrypted, 0, attachment, 0 if attachment else raw, raw_images, raw if attachment else 0
+        )
+    return costs
+
+
+def call_features(
+    context: RecordedContext, counter: TokenCounter, raw_counter: TokenCounter, calls: int | None = None
+) -> list[CallFeatures]:
+    """Each call's features over the context the API actually saw (the producer's compactions applied).
+
+    With ``calls``, only the first that many calls (and the messages before them) are counted.
+    """
+    until = None if calls is None or calls >= len(context.calls) else context.calls[calls].position
+    costs = message_costs(context, counter, raw_counter, until)
+    compaction_at = {c.position: c for c in context.compactions}
+    sums = _Sums()
+    features: list[CallFeatures] = []
+    at_position = {call.position: (n, call) for n, call in enumerate(context.calls)}
+    segment = segment_of(context)
+    for index, message in enumerate(context.messages[:until]):
+        if index in compaction_at:
+            sums = _Sums()
+            for kept in compaction_at[index].replacement:
+                cost = costs.get(-id(kept))
+                if cost is None:  # a preserved message of the history itself
+                    position = next(i for i, m in enumerate(context.messages) if m is kept)
+                    cost = costs[position]
+                sums.add(cost, kept)
+        if index in at_position:
+            n, call = at_position[index]
+            features.append(sums.features(segment[n], call.usage.input_tokens if call.usage else None))
+        sums.add(costs[index], message)
+    return features
+
+
+def segment_key(label: str, start: int) -> str:
+    """The hidden prefix's key for the stretch of a context's calls starting at call ``start``."""
+    return label if start == 0 else f"{label}@{start}"
+
+
+def segment_of(context: RecordedContext) -> list[str]:
+    """Per call, the key of its hidden prefix (it changes at resumes and compactions)."""
+    starts = context.segment_starts()
+    keys: list[str] = []
+    current = segment_key(context.label, 0)
+    for n in range(len(context.calls)):
+        if n in starts:
+            current = segment_key(context.label, n)
+        keys.append(current)
+    return keys
+
+
+class _Sums:
+    def __init__(self) -> None:
+        self.text = self.attachments = self.resent = self.images = self.turn_reasoning = self.messages = 0
+        self.raw = self.raw_visible = self.raw_images = self.raw_attachments = 0
+
+    def add(self, cost: MessageCost, message: Message) -> None:
+        if message.get("role") == "user" and self.turn_reasoning:
+            self.resent -= self.turn_reasoning  # the earlier turns' reasoning leaves the context
+            self.turn_reasoning = 0
+        self.turn_reasoning += cost.reasoning
+        self.messages += 1
+        self.text += cost.text
+        self.attachments += cost.text if cost.attachment else 0
+        self.resent += cost.resent
+        self.images += cost.images
+        self.raw += cost.raw
+        self.raw_visible += cost.raw if cost.resent and not cost.text else 0
+        self.raw_images += cost.raw_images
+        self.raw_attachments += cost.raw_attachment
+
+    def features(self, label: str, reported: int | None) -> CallFeatures:
+        return CallFeatures(
+            label,
+            reported,
+            self.text,
+            self.attachments,
+            self.resent,
+            self.images,
+            self.raw + REPLY_PRIMING_TOKENS,
+            self.raw_visible,
+            self.raw_images,
+            self.raw_attachments,
+            self.messages,
+        )

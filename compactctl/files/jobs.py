@@ -1,0 +1,232 @@
+"""The batch runner of every command: each job run, in threads, forked processes or on Ray, its failure kept.
+
+One bad file does not stop the others: its error is collected as a :class:`Failure` and named in
+the summary. Forked workers inherit the work (never pickled), print through the parent, and hand
+the outputs they staged to the parent's unit (``files.io.one_unit``) to rename with the rest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from io import BytesIO, TextIOWrapper
+from pathlib import Path
+from typing import Any, TextIO, TypeVar
+
+from compactctl import interrupts
+from compactctl.errors import CompactctlError
+from compactctl.files.io import STDIO, Job, current_unit, sniff
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Failure:
+    file: str  # the input as given (joined to its folder)
+    error: str
+    exit_code: int
+    line: int | None = None  # where the error is, when it names a line
+
+
+def cores() -> int:
+    """The processors this process may run on (what ``--jobs 0``, the default, uses)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def run_jobs(
+    jobs: list[Job], work: Callable[[Job], T], parallel: int = 1, progress: bool = False, engine: str = "threads"
+) -> tuple[list[T], list[Failure]]:
+    """Run ``work`` on every job, collecting failures: in ``parallel`` forked processes (engine
+    ``processes``), in threads, or on Ray Data; ``parallel`` 0 is one per core there is.
+
+    With ``progress``, a bar on a terminal, else a line every few seconds on stderr (``compactctl.progress``);
+    it is told of each file in this process, as each result comes back.
+    """
+    from compactctl.progress import progress_for, sizes
+
+    parallel = parallel if parallel > 0 else cores()
+    results: dict[int, T] = {}
+    failures: dict[int, Failure] = {}
+    size = sizes([job.source for job in jobs])
+    workers = max(1, min(parallel, len(jobs)))
+    # Standard input and output are one stream each: files that read or write them run here.
+    forked = engine == "processes" and workers > 1 and not any(STDIO in (job.source, job.target) for job in jobs)
+    forked_pool = _forked_pool(jobs, work, workers) if forked else None  # forked before the progress thread starts
+    reporter = progress_for(len(jobs), sum(size), not progress, sys.stderr)
+    if engine == "ray" and not any(job.source == STDIO or job.target == STDIO for job in jobs):
+        from compactctl import ray_engine
+
+        # The local instance gets --jobs CPUs when more than one is asked for; else Ray's default (all).
+        done, failed = ray_engine.run(
+            [job.source for job in jobs], lambda i: work(jobs[i]), parallel if parallel > 1 else None
+        )
+        failures = {i: Failure(jobs[i].source, error, code) for i, (error, code) in failed.items()}
+        for i, job in enumerate(jobs):
+            reporter.finished(job.source, size[i], i in failures)
+        reporter.close()
+        return [done[i] for i in sorted(done)], [failures[i] for i in sorted(failures)]
+    pool: Executor = forked_pool if forked_pool is not None else ThreadPoolExecutor(workers)
+    # In processes the largest files go first, so no worker is left with a big one at the end;
+    # results are put back in the files' order all the same.
+    order = sorted(range(len(jobs)), key=lambda index: -size[index]) if forked_pool else list(range(len(jobs)))
+    running: dict[Future[Any], int] = {}
+    started = 0
+
+    def start_next() -> None:  # at most ``workers`` files in flight: "started" means started
+        nonlocal started
+        index = order[started]
+        reporter.started(jobs[index].source)
+        future = pool.submit(_run_forked, index) if forked else pool.submit(attempt, jobs[index], work)
+        running[future] = index
+        started += 1
+
+    interrupted = False
+    try:
+        while started < min(workers, len(jobs)):
+            start_next()
+        while running:
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:  # results come back here, to the parent, as each file ends
+                index = running.pop(future)
+                outcome = future.result()
+                if forked:  # what the worker printed, printed here, where the run's output goes
+                    outcome, printed, warned, handed = outcome
+                    _pass_on(printed, sys.stdout)
+                    _pass_on(warned, sys.stderr)
+                    _take_over(handed)
+                if isinstance(outcome, Failure):
+                    failures[index] = outcome
+                else:
+                    results[index] = outcome
+                reporter.finished(jobs[index].source, size[index], index in failures)
+                if started < len(jobs):
+                    start_next()
+    except KeyboardInterrupt:
+        # Stop now: no new file is started, nothing more is renamed into place, and the
+        # threads still working are not waited for (the CLI exits without joining them);
+        # worker processes are told to stop, and each removes the temporary file it was writing.
+        interrupted = True
+        interrupts.remove_temporaries()
+        if forked_pool is not None:
+            _stop_workers(forked_pool)
+        raise
+    finally:
+        pool.shutdown(wait=not interrupted, cancel_futures=interrupted)
+        reporter.close()
+    return [results[i] for i in sorted(results)], [failures[i] for i in sorted(failures)]
+
+
+# The job list and work the forked workers run: set before they are forked, so they inherit them
+# (the work is a closure over the run's settings, counter and summarizer: it is never pickled).
+_forked_work: tuple[list[Job], Callable[[Job], Any]] | None = None
+
+
+def _forked_pool(jobs: list[Job], work: Callable[[Job], T], workers: int) -> ProcessPoolExecutor:
+    """``workers`` processes forked now, holding the work; only each file's result comes back.
+
+    The tokenizer tables are loaded first, once (and the one a format counts in when a file
+    of it is among the inputs: o200k for Codex), so that no worker parses one again.
+    """
+    import multiprocessing
+
+    from compactctl.tokens import load_counters
+
+    global _forked_work
+    load_counters(sorted({encoding for job in jobs if (encoding := _counted_in(job.source))}))
+    _forked_work = (jobs, work)
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_child_started)
+    pool.submit(int).result()  # a fork pool starts every worker at its first task: now, before any thread
+    return pool
+
+
+def _counted_in(source: str) -> str | None:
+    """The encoding a file's format counts in (a Codex rollout: o200k), by its first lines; None for
+    a file that cannot be read, or whose format says none."""
+    try:
+        fmt = sniff(source, sample=5)
+    except (OSError, ValueError):
+        return None
+    return fmt.counted_in if fmt is not None else None
+
+
+def _take_over(handed: list[tuple[Path, Path]]) -> None:
+    """A worker's staged outputs, joined to this run's unit (or renamed now when there is none)."""
+    staged = current_unit()
+    for temporary, target in handed:
+        if staged is not None:
+            staged.add(temporary, target)
+        else:
+            os.replace(temporary, target)
+
+
+def _run_forked(index: int) -> tuple[Any, bytes, bytes, list[tuple[Path, Path]]]:
+    """One file in a worker, what it prints kept, to be printed by the parent."""
+    assert _forked_work is not None
+    jobs, work = _forked_work
+    out, err = _captured(), _captured()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        outcome = attempt(jobs[index], work)
+    # What this worker staged (a copy of the parent's unit) is handed to the parent's unit to rename.
+    handed: list[tuple[Path, Path]] = []
+    staged = current_unit()
+    if staged is not None:
+        with staged.lock:
+            handed, staged.files = staged.files, []
+        for temporary, _ in handed:
+            interrupts.unregister(temporary)
+    return outcome, out.buffer.getvalue(), err.buffer.getvalue(), handed  # type: ignore[attr-defined]
+
+
+def _captured() -> TextIO:
+    return TextIOWrapper(BytesIO(), encoding="utf-8", errors="surrogateescape", write_through=True)
+
+
+def _pass_on(printed: bytes, stream: TextIO) -> None:
+    if printed:
+        stream.flush()
+        buffer = getattr(stream, "buffer", None)
+        if buffer is not None:
+            buffer.write(printed)
+            buffer.flush()
+        else:
+            stream.write(printed.decode("utf-8", "surrogateescape"))
+
+
+def _stop_child(signum: int, frame: object) -> None:
+    interrupts.remove_temporaries()  # the temporary file this worker was writing
+    os._exit(128 + signum)
+
+
+def _child_started() -> None:
+    # Ctrl-C reaches every process of the group: the parent alone decides, and stops the workers
+    # with SIGTERM, on which a worker removes its temporary file and leaves without a traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for name in ("SIGTERM", "SIGHUP"):
+        signal.signal(getattr(signal, name), _stop_child)
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    for process in list(getattr(pool, "_processes", {}).values()):  # the executor keeps them by pid
+        with contextlib.suppress(OSError, ValueError):
+            process.terminate()
+
+
+def attempt(job: Job, work: Callable[[Job], T]) -> T | Failure:
+    """One job's result, or its failure as a value: one bad file never stops the batch."""
+    try:
+        return work(job)
+    except CompactctlError as error:
+        return Failure(job.source, str(error), error.exit_code, getattr(error, "line", None))
+    except OSError as error:
+        return Failure(job.source, f"{error.filename or job.source}: {error.strerror or error}", 2)
+    except Exception as error:  # a bug met on one file must not cost the batch its summary
+        what = f"{type(error).__name__}: {str(error)[:200]}"
+        return Failure(job.source, f"{job.source}: cannot process this file ({what})", 2)

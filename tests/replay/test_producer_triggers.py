@@ -1,0 +1,142 @@
+"""The producers' own auto-compaction points (replay's default thresholds) checked against the clients themselves.
+
+``compactctl/replay/fitted_thresholds.py`` says where each producer compacts; these read it
+back from the pinned clients in .ci/cache: the constants in the code they ship (Claude Code's
+minified JavaScript inside its binary, Gemini CLI's bundle), and for Codex, whose Rust leaves
+no constant to read, its behaviour: the real client on the loopback fake compacts when the last
+call's context passes 90 % of the window it is given, and not below.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import re
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from compactctl.replay.fitted_thresholds import (
+    CLAUDE_CODE_BUFFER,
+    CLAUDE_CODE_SUMMARY_RESERVE,
+    GEMINI_SHARE,
+    producer_trigger,
+)
+from tests.fakes.clients import Codex, require_client
+
+pytestmark = pytest.mark.clients
+
+
+def _shipped(binary: Path) -> Path:
+    return binary.resolve()
+
+
+def _search(path: Path, pattern: bytes) -> bytes:
+    """The first group of ``pattern`` in the file (400 MB for Claude Code: mapped, not read)."""
+    with path.open("rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        found = re.search(pattern, data)
+        assert found is not None, f"{pattern!r} is not in {path}: re-read the client's auto-compact code"
+        return bytes(found.group(1))
+
+
+def _constant(path: Path, name: bytes) -> int:
+    return int(_search(path, rb"[,; ]" + re.escape(name) + rb"=(\d+)[,;]"))
+
+
+def test_claude_code_compacts_at_the_window_less_its_output_room_and_a_13k_buffer():
+    binary = _shipped(require_client("claude").binary)
+    # The threshold function: the effective window less a buffer (the percent override aside).
+    threshold = _search(binary, rb"function [\w$]+\(e,n\)\{let o=e-([\w$]+),g=n\.testPctOverride")
+    # The effective window: the model's less min(its max output, a reserve).
+    window = _search(binary, rb"function [\w$]+\(e,n\)\{let o=Math\.min\(e\.maxOutputTokens,([\w$]+)\)")
+    assert _constant(binary, threshold) == CLAUDE_CODE_BUFFER
+    assert _constant(binary, window) == CLAUDE_CODE_SUMMARY_RESERVE
+    assert producer_trigger("claude-code", 200_000) == 167_000
+
+
+def test_gemini_cli_compresses_at_half_the_window():
+    bundle = _shipped(require_client("gemini").binary).parent
+    shares = set()
+    for chunk in bundle.glob("*.js"):
+        text = chunk.read_text(errors="replace")
+        shares |= {float(s) for s in re.findall(r"DEFAULT_COMPRESSION_TOKEN_THRESHOLD = ([0-9.]+)", text)}
+    assert shares == {GEMINI_SHARE}
+
+
+def _codex_compacts(window: int) -> tuple[bool, int]:
+    """Two turns of the real Codex on ``window``: whether it compacted before the second; the first call's context."""
+    from tests.fakes.responses import FakeResponses
+    from tests.fakes.scenarios import project
+
+    client = require_client("codex")
+    with tempfile.TemporaryDirectory(prefix="codex-window-") as folder, FakeResponses() as fake:
+        root = Path(folder)
+        codex = Codex(client, root, project(root), fake, extra_config=f"model_context_window = {window}\n")
+        fake.enqueue("First answer.")
+        codex.run("Hello?")
+        (rollout,) = codex.rollouts()
+        thread = re.search(r"([0-9a-f-]{36})\.jsonl$", rollout.name)
+        assert thread is not None
+        fake.enqueue("Second answer.")
+        codex.run("And then?", resume=thread.group(1))
+        assert not fake.errors, fake.errors
+        lines = [json.loads(line) for line in rollout.read_text().splitlines() if line]
+    first = next(
+        line["payload"]["info"]["last_token_usage"]
+        for line in lines
+        if line["type"] == "event_msg" and line["payload"].get("type") == "token_count" and line["payload"].get("info")
+    )
+    return any(line["type"] == "compacted" for line in lines), first["input_tokens"] + first["output_tokens"]
+
+
+def test_codex_compacts_past_90_percent_of_its_window_and_not_below():
+    _, context = _codex_compacts(1_000_000)  # far from any limit: what the first call holds
+    # Windows whose trigger (as fitted_thresholds computes it) sits 3 % under and over that context.
+    under = round(context * 0.97 / 0.9)
+    over = round(context * 1.03 / 0.9)
+    assert producer_trigger("codex", under) < context < producer_trigger("codex", over)
+    assert _codex_compacts(under)[0] is True
+    assert _codex_compacts(over)[0] is False
+
+
+def _claude_code_compacts(model: str, words: int) -> tuple[bool, int]:
+    """A first prompt of ``words`` words, then a second turn: whether Claude Code auto-compacted before it."""
+    import subprocess
+
+    from tests.fakes.anthropic import FakeAnthropic
+    from tests.fakes.clients import ClaudeCode
+    from tests.fakes.scenarios import project
+
+    client = require_client("claude")
+    with tempfile.TemporaryDirectory(prefix="claude-window-") as folder, FakeAnthropic() as fake:
+        root = Path(folder)
+        claude = ClaudeCode(client, root, project(root), fake)
+
+        def run(prompt: str, *extra: str) -> str:
+            args = [str(client.binary), "-p", "--output-format", "json", "--model", model, *extra]
+            # The prompt on stdin: one argument cannot hold a 170k-token prompt.
+            done = subprocess.run(
+                args, input=prompt, cwd=claude.cwd, env=claude.env(), capture_output=True, text=True, timeout=600
+            )
+            assert done.returncode == 0, done.stderr[-2000:]
+            return str(json.loads(done.stdout.strip().splitlines()[-1])["session_id"])
+
+        fake.enqueue("Noted.")
+        session = run("Keep this in mind:\n" + " ".join(f"w{i % 997}" for i in range(words)))
+        fake.enqueue("Second answer.")
+        run("And then?", "--resume", session)
+        assert not fake.errors, fake.errors
+        records = [json.loads(line) for line in claude.session_file(session).read_text().splitlines() if line]
+    first = next(r["message"]["usage"] for r in records if r.get("type") == "assistant")
+    compacted = any(r.get("subtype") == "compact_boundary" for r in records)
+    return compacted, first["input_tokens"] + first["output_tokens"]
+
+
+def test_claude_code_2_1_on_sonnet_4_6_compacts_near_177k_not_at_the_formula_s_167k():
+    # Measured (fitted_thresholds' notes): the point moves with the model and the version, which is
+    # why a file's own auto-compaction (preTokens) comes before the formula.
+    below, context = _claude_code_compacts("claude-sonnet-4-6", 122_000)
+    assert 168_000 < context < 176_000 and below is False
+    above, context = _claude_code_compacts("claude-sonnet-4-6", 129_000)
+    assert 177_100 < context < 185_000 and above is True
