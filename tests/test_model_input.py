@@ -92,7 +92,8 @@ def test_review_of_a_written_compaction_counts_what_compact_counted(cli, tmp_pat
     assert (side["tokens_before"], side["tokens_after"]) == (own["tokens_before"], own["tokens_after"])
 
 
-def test_replay_walks_what_the_model_receives_on_resume(cli, tmp_path):
+def _compacted_codex_fixture(cli, tmp_path: Path) -> Path:
+    """The Codex fixture compacted by window: a rollout whose replacement history leaves the initial context out."""
     from tests.formats.fixtures import read
 
     data, _, _ = read("codex")
@@ -100,6 +101,11 @@ def test_replay_walks_what_the_model_receives_on_resume(cli, tmp_path):
     source.write_bytes(data)
     out = tmp_path / "out.jsonl"
     assert cli("compact", source, "-s", "window", "--keep-recent", "2", "-o", out).exit_code in (0, 1)
+    return out
+
+
+def test_replay_walks_what_the_model_receives_on_resume(cli, tmp_path):
+    out = _compacted_codex_fixture(cli, tmp_path)
     # Without its usage (token_count events) the rollout is replayed by its messages, not in API units.
     kept = [line for line in out.read_bytes().splitlines() if b'"token_count"' not in line]
     out.write_bytes(b"\n".join(kept) + b"\n")
@@ -118,13 +124,7 @@ def test_replay_walks_what_the_model_receives_on_resume(cli, tmp_path):
 
 
 def test_codex_writes_its_initial_context_again_on_resume_and_the_measure_counts_it(cli, tmp_path):
-    from tests.formats.fixtures import read
-
-    data, _, _ = read("codex")
-    source = tmp_path / "rollout.jsonl"
-    source.write_bytes(data)
-    out = tmp_path / "out.jsonl"
-    assert cli("compact", source, "-s", "window", "--keep-recent", "2", "-o", out).exit_code in (0, 1)
+    out = _compacted_codex_fixture(cli, tmp_path)
     _, (written,) = load(out.read_bytes(), str(out), "codex")
     added = written.native.added_on_resume() if written.native is not None else ()
     live = model_input(written)
