@@ -14,7 +14,7 @@ from typing import Any
 from compactctl.errors import InputError
 from compactctl.facts import fold, unique_facts
 from compactctl.formats import Transcript, carried_parts, native_violations
-from compactctl.formats.records import SkippedLine, listed
+from compactctl.formats.records import SkippedLine, listed, skipped_json
 from compactctl.model_input import model_input
 from compactctl.tokens import REPLY_PRIMING_TOKENS, TokenCounter
 from compactctl.transcript import KEPT_VIOLATIONS, Message, Validator, Violation, facts_of, message_text
@@ -287,7 +287,7 @@ def file_report(
         for fact in facts
         if after is not None and fold(fact) in before.facts_found and fold(fact) not in after.facts_found
     ]
-    skipped = sorted(set(skipped_lines), key=lambda s: s.line)
+    skipped = skipped_json(skipped_lines)
     reduction = None
     if after is not None:
         reduction = round(1 - after.tokens / before.tokens, 4) if before.tokens else 0.0
@@ -316,10 +316,10 @@ def file_report(
         summarizer_prompt_tokens=usage.prompt_tokens,
         summarizer_completion_tokens=usage.completion_tokens,
         summary_truncated=usage.truncated,
-        notes=[*notes, *([skipped_note(skipped)] if skipped else [])],
+        notes=list(notes),  # the skipped lines are the entry's reason, and said one a line (cli.render.say_skipped)
         api_usage=before.api_usage.as_json() if before.api_usage else None,
-        skipped_lines=[s.line for s in skipped],
-        skipped=[asdict(s) for s in skipped],
+        skipped_lines=skipped["skipped_lines"],
+        skipped=skipped["skipped"],
         violation_count_before=before.violation_count,
         violation_count_after=after.violation_count if after else None,
         violations_before=list(before.violations),

@@ -46,7 +46,7 @@ JUDGE_SERVER = Takes(SummarizerOptions, needs=Needs("judge", ("openai",)), omit=
 def takes() -> list[Takes]:
     """The groups of settings eval takes: the judge reads the summarizer's server settings, with --judge openai."""
     return [
-        Takes(InputOptions, omit=("on_error",)),  # a bad line fails its pair: eval skips none
+        Takes(InputOptions),
         Takes(BatchOptions),
         Takes(OutcomeOptions),
         Takes(EvalOptions),
@@ -85,7 +85,7 @@ def eval(
     pairs = [Job(source, counterpart(after, name, before), name) for source, name, _ in expand_inputs([before])]
     results, failures = run_jobs(
         pairs,
-        lambda job: eval_pair(job.name, job.source, str(job.target), read.format, judge),
+        lambda job: eval_pair(job.name, job.source, str(job.target), read, judge),
         settings.of(BatchOptions).jobs,
         progress_wanted(quiet),
     )

@@ -14,7 +14,7 @@ from rich.markup import escape
 from compactctl import interrupts, jsonbytes
 from compactctl.cli.options import as_flags
 from compactctl.cli.outcome import document, error_document, exit_code, file_entries, report_gates, with_sources
-from compactctl.cli.render import emit, progress_wanted, stderr, write_json
+from compactctl.cli.render import emit, progress_wanted, say_skipped, stderr, write_json
 from compactctl.config import (
     BatchOptions,
     DatabaseOptions,
@@ -90,6 +90,7 @@ def build_document(
 def finish(doc: Mapping[str, Any], outcome: OutcomeOptions) -> NoReturn:
     """Name every failed gate on stderr (--quiet or not, whatever else failed), write the
     annotations and the JUnit report if asked, and exit with the document's code."""
+    say_skipped(doc["files"])
     for gate in doc["gates"]:
         if not gate["passed"]:
             for failing in gate.get("files") or ():

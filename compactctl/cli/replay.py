@@ -43,7 +43,6 @@ from compactctl.replay.prices import Prices, load_prices, prices_for, with_summa
 from compactctl.replay.results import FileReplay, aligned, replay_json
 from compactctl.replay.simulate import SettingResult, aggregate
 from compactctl.replay.triggers import parse_thresholds, settings_grid, stage_pattern
-from compactctl.reporting import skipped_note
 from compactctl.settings import Declared
 from compactctl.summarizers.build import make_summarizer
 from compactctl.summarizers.options import SummarizerOptions
@@ -205,9 +204,6 @@ def render(results: list[FileReplay], label: str, prices: Prices) -> None:
         console.print(f"note: {why}", soft_wrap=True)
     source = _chart_source(results)
     console.print(chart(source, console.width))
-    for result in results:
-        if result.skipped_lines:
-            stderr.print(f"[yellow]note:[/] {result.file}: {skipped_note(list(result.skipped_lines))}", soft_wrap=True)
 
 
 def non_monotonic_note(rows: list[SettingResult]) -> str | None:

@@ -42,6 +42,7 @@ from compactctl.config import (
     InputOptions,
     OutcomeOptions,
     StepsOptions,
+    WriteOptions,
     load_config,
 )
 from compactctl.errors import InputError
@@ -300,6 +301,7 @@ def review_compacting(
             done = compact_file(
                 Job(job.source, str(target), job.name), side.steps, side.strategies, counter, recorder,
                 read=side.read, gates=side.gates, database=database, keep_manifest=True,
+                written=WriteOptions(write_unchanged=True),  # a file nothing changed is reviewed too
             )  # fmt: skip
             sent = recorder.sent(redact_secrets) if recorder is not None else []
             written.append(WrittenSide(side.name, side.description, str(target), done.manifest, sent, done.report))

@@ -19,7 +19,7 @@ from compactctl.facts import declared_facts, unique_facts
 from compactctl.files.io import STDIO, Job, opener, read_source, sniffed, write_atomic
 from compactctl.formats import Format, Walk, get_format, load, write_as
 from compactctl.formats.base import Transcript, converted
-from compactctl.formats.records import SkippedLine, iter_jsonl_stream
+from compactctl.formats.records import SkippedLine, iter_jsonl_stream, skip_list
 from compactctl.reporting import (
     FileReport,
     Measure,
@@ -77,7 +77,7 @@ def compact_file(
             return _compact_lines(
                 job, known, steps, strategies, counter, summarizer, archive, to, read, gates, written.write_unchanged
             )
-    skipped: list[SkippedLine] | None = [] if read.on_error == "skip" else None
+    skipped = skip_list(read.on_error)
     fmt, transcripts = load(read_source(job.source), job.source, read.format, skipped, known)
     if fmt.selected is not None:
         transcripts = fmt.selected(transcripts, database.session, job.source)

@@ -11,7 +11,7 @@ from compactctl.config import InputOptions, RecordedOptions
 from compactctl.errors import InputError
 from compactctl.files.io import STDIO, opener, read_source, sniffed
 from compactctl.formats import Format, Walk, load_records, records_of
-from compactctl.formats.records import Record, SkippedLine
+from compactctl.formats.records import Record, SkippedLine, kept_records, skip_list
 from compactctl.replay.prices import Prices, PriceTable
 from compactctl.replay.results import FileReplay
 from compactctl.replay.simulate import aggregate, replay_streamed
@@ -63,12 +63,10 @@ def replay_file(
         else:
             chart = [row.context_per_call for row in rows]
             return FileReplay(name, known.name, 1, aggregate([rows]), "", chart, skipped_lines=tuple(skipped_lines))
-    skipped: list[SkippedLine] | None = [] if read.on_error == "skip" else None
+    skipped = skip_list(read.on_error)
     records = records_of(read_source(source), source, skipped)
     fmt, transcripts = load_records(records, source, read.format, skipped, known)
-    if skipped:  # what the transcripts were read from, for the recorded usage too
-        left_out = {s.line for s in skipped}
-        records = [record for record in records if record.line not in left_out]
+    records = kept_records(records, skipped)  # what the transcripts were read from, for the recorded usage too
     recorded = _recorded_replay(
         records, source, fmt, grid, strategies, price_table, fallback_prices, summarizer, stage_marker,
         recorded_options.claude_tokens,

@@ -10,7 +10,7 @@ from compactctl.config import GateOptions, InputOptions, RecordedOptions
 from compactctl.facts import fold
 from compactctl.files.io import STDIO, read_source, sniffed
 from compactctl.formats import Format, load_records, records_of
-from compactctl.formats.records import Record, SkippedLine
+from compactctl.formats.records import Record, SkippedLine, kept_records, skip_list
 from compactctl.reporting import FileReport, Labelled, Measured, check_facts_present, file_report, measure
 from compactctl.tokens import TokenCounter
 
@@ -40,10 +40,8 @@ def open_transcripts(source: str, format: str = "auto", skipped: list[SkippedLin
         return Opened(known, streamed, None)
     records = records_of(read_source(source), source, skipped)
     fmt, transcripts = load_records(records, source, format, skipped, known)
-    if skipped:  # what the transcripts were read from, for the recorded usage too
-        left_out = {s.line for s in skipped}
-        records = [record for record in records if record.line not in left_out]
-    return Opened(fmt, lambda: iter(transcripts), records)
+    # What the transcripts were read from (the lines --on-error skip left out, out), for the recorded usage too.
+    return Opened(fmt, lambda: iter(transcripts), kept_records(records, skipped))
 
 
 def report_pair(
@@ -58,7 +56,7 @@ def report_pair(
 ) -> FileReport:
     """Report one existing file, or a before/after pair of files."""
     required, format = list(gates.require), read.format
-    skipped: list[SkippedLine] | None = [] if read.on_error == "skip" else None
+    skipped = skip_list(read.on_error)
     opened = open_transcripts(before, format, skipped)
     format_name, walk_before = opened.format.name, opened.walk
     measured_before = measure(walk_before(), counter, required)
@@ -70,7 +68,9 @@ def report_pair(
         measured_before = dataclasses.replace(measured_before, facts_found=again.facts_found)
     measured_after = None
     if after is not None:
-        measured_after = measure(open_transcripts(after, format, skipped).walk(), counter, facts)
+        skipped_after = skip_list(read.on_error)
+        measured_after = measure(open_transcripts(after, format, skipped_after).walk(), counter, facts)
+        skipped_before += [dataclasses.replace(s, file=after) for s in skipped_after or ()]
     report = file_report(name, format_name, measured_before, measured_after, required, skipped_lines=skipped_before)
     if gates.strict_facts:
         check_facts_present(report, before)

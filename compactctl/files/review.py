@@ -20,7 +20,7 @@ from compactctl.errors import InputError
 from compactctl.evaluate import Judge
 from compactctl.files.io import STDIO, Job, check_distinct_targets, expand_inputs, read_source, same_file
 from compactctl.formats import load
-from compactctl.formats.records import SkippedLine
+from compactctl.formats.records import skip_list
 from compactctl.model_input import model_input
 from compactctl.reporting import FileReport
 from compactctl.review import NO_FIGURES, Figures, FileReview, Sent, TranscriptReview, review_side
@@ -120,14 +120,17 @@ def review_written(
     are any, else by matching the output against the input (``review.written.matched_fates``).
     """
     form = read.format
-    skipped: list[SkippedLine] | None = [] if read.on_error == "skip" else None
+    skipped = skip_list(read.on_error)
     fmt, transcripts = load(read_source(job.source), job.source, form, skipped)
     if fmt.selected is not None:
         transcripts = fmt.selected(transcripts, database.session, job.source)
     read_back = []
     for side in sides:
         data = read_source(side.after)
-        _, after = load(data, side.after, form)
+        skipped_after = skip_list(read.on_error)  # a compaction given with --compacted may have bad lines too
+        _, after = load(data, side.after, form, skipped_after)
+        if skipped is not None:
+            skipped += [dataclasses.replace(s, file=side.after) for s in skipped_after or ()]
         if fmt.selected is not None:
             after = fmt.selected(after, database.session, side.after)
         if len(after) != len(transcripts):
@@ -170,7 +173,7 @@ def review_written(
             )
         reviewed.append(TranscriptReview(transcript.label, transcript.messages, side_reviews))
     reported = tuple(reported_figures(side.reported) for side in sides)
-    return FileReview(job.name, fmt.name, reviewed, redact_secrets, reported)
+    return FileReview(job.name, fmt.name, reviewed, redact_secrets, reported, tuple(skipped or ()))
 
 
 def reported_figures(report: FileReport | None) -> Figures | None:

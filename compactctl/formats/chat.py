@@ -122,13 +122,32 @@ def stream(file: IO[bytes], path: str, skipped: list[SkippedLine] | None = None)
 
     With a ``skipped`` list, a line that does not parse or is not a message is left out and listed there.
     """
+    for message, _ in streamed_messages(file, path, skipped):
+        yield message
+
+
+def streamed_messages(
+    file: IO[bytes], path: str, skipped: list[SkippedLine] | None = None
+) -> Iterator[tuple[Message, Record]]:
+    """Each message of a chat JSON Lines stream with its record, as ``read`` checks them.
+
+    With a ``skipped`` list, a line that does not parse or is not a message is left out and
+    listed there; a file none of whose lines is a message fails, on its last bad line.
+    """
+    given = False
     for record in iter_jsonl_stream(file, path, skipped):
         try:
-            yield check_message(record.value, path, record.line)
+            message = check_message(record.value, path, record.line)
         except InputError as error:
             if skipped is None:
                 raise
             skipped.append(SkippedLine(record.line, error.message))
+            continue
+        given = True
+        yield message, record
+    if skipped and not given:  # nothing left to read: the file fails, on its last bad line
+        last = max(skipped, key=lambda s: s.line)
+        raise InputError(last.problem, path, last.line)
 
 
 class LineFile:
@@ -149,26 +168,15 @@ class LineFile:
 
     def __call__(self) -> Iterator[tuple[Message, bytes]]:
         previous: Message | None = None
-        unparsed: list[SkippedLine] | None = [] if self.skipped is not None else None
-        unread: list[SkippedLine] = []
+        skipped: list[SkippedLine] | None = [] if self.skipped is not None else None
         with self.opener() as file:
-            for record in iter_jsonl_stream(file, self.path, unparsed):
-                try:
-                    message = check_message(record.value, self.path, record.line)
-                except InputError as error:
-                    if unparsed is None:
-                        raise
-                    unread.append(SkippedLine(record.line, error.message))
-                    continue
+            for message, record in streamed_messages(file, self.path, skipped):
                 if previous is not None and _is_observation(message, previous):
                     message = {**message, ANNOTATION_KEY: dict(_MARK)}
                     self.observations = True
                 previous = message
                 yield message, record.raw or b""
-        if unparsed is not None:
-            self.skipped = [*unparsed, *unread]
-            if previous is None and unread:  # nothing left to read: the file fails, on its last bad line
-                raise InputError(unread[-1].problem, self.path, unread[-1].line)
+        self.skipped = skipped
 
     def declared_facts(self) -> list[str]:
         """The facts the file's messages declare, in file order, found without reading every

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from compactctl.formats.records import SkippedLine
+from compactctl.formats.records import SkippedLine, skipped_json
 from compactctl.replay.simulate import SettingResult, aggregate
 
 if TYPE_CHECKING:
@@ -86,8 +86,7 @@ def _file_replay_json(f: FileReplay) -> dict[str, Any]:
         "file": f.file,
         "format": f.format,
         "transcripts": f.transcripts,
-        "skipped_lines": [s.line for s in f.skipped_lines],
-        "skipped": [dataclasses.asdict(s) for s in f.skipped_lines],
+        **skipped_json(f.skipped_lines),
         "settings": [setting_json(r, basis) for r, basis in zip(f.settings, bases, strict=True)],
     }
     if f.api is not None:

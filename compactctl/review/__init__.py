@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from compactctl.compaction import Compaction
 from compactctl.evaluate import Judge, Scored, context_text, evaluate, normalized
+from compactctl.formats.records import SkippedLine, skipped_json
 from compactctl.settings import Options, setting
 from compactctl.strategies.summarizing import LATEST_REQUEST_HEADING
 from compactctl.summarizers import SECTIONS, PromptedSummarizer, Summarizer, Summary, SummaryRequest
@@ -478,6 +479,7 @@ class FileReview:
     # Per side, the file's figures as ``compact`` reported them (tokens, messages, validity, calls),
     # which the page shows over its own count of what it read back; None for a written compaction.
     reported: tuple[Figures | None, ...] = ()
+    skipped: tuple[SkippedLine, ...] = ()  # lines --on-error skip left out of the input (or of a compaction read back)
 
     @property
     def sides(self) -> int:
@@ -541,6 +543,7 @@ def review_json(reviews: Sequence[FileReview]) -> dict[str, object]:
             for number, side in enumerate(review.transcripts[0].sides if review.transcripts else [])
         }
         entry: dict[str, object] = {"file": review.file, "format": review.format, "sides": sides}
+        entry.update(skipped_json(review.skipped))
         if review.sides == 2:
             entry["own_text_difference_pp"] = round(own_difference(review.figures(0), review.figures(1)), 2)
             entry["difference_pp"] = round(difference(review.figures(0), review.figures(1)), 2)
