@@ -29,6 +29,7 @@ from compactctl.calibration import (
     segment_key,
 )
 from compactctl.recorded import ApiUsage, RecordedContext, RecordedSession
+from compactctl.recorded import producer as producer_named  # ``producer`` is the name below
 from compactctl.replay.price_source import day_of
 from compactctl.replay.prices import Prices, PriceTable
 from compactctl.replay.simulate import (
@@ -49,7 +50,6 @@ from compactctl.transcript import Message, facts_of
 RECORDED = "recorded"
 BILL = "bill"
 ESTIMATE = "estimate"
-PROVIDER_OF_PRODUCER = {"claude-code": "anthropic", "codex": "openai"}
 
 
 def price_model(
@@ -222,7 +222,8 @@ def _known_costs(
     context: RecordedContext, calibration: Calibration, counter: TokenCounter
 ) -> dict[int, tuple[Message, int]]:
     raw = counter_for(DEFAULT_ENCODING)
-    costs = message_costs(context, counter, raw)
+    # What the harness sent after a message and never logged (measured as steps in the usage) goes with it.
+    costs = message_costs(context, counter, raw, unlogged=calibration.unlogged_of(context.label))
     known: dict[int, tuple[Message, int]] = {}
     replaced = [m for compaction in context.compactions for m in compaction.replacement]
     for key, message in [*enumerate(context.messages), *((-id(m), m) for m in replaced)]:
@@ -234,7 +235,7 @@ def _known_costs(
             value = cost.resent - cost.reasoning
         else:  # text (and an opaque compaction item's estimate)
             value = round(calibration.ratio * cost.text) + cost.resent
-        known[id(message)] = (message, value + cost.images + round(calibration.per_message))
+        known[id(message)] = (message, value + cost.images + cost.unlogged + round(calibration.per_message))
     return known
 
 
@@ -267,7 +268,8 @@ def replay_recorded(
     checks: list[tuple[int, int, int]] = []
     compacted = any(context.compactions for context in session.contexts)
     grid = [row for row in settings if row != BASELINE]
-    provider = PROVIDER_OF_PRODUCER.get(producer)
+    made_by = producer_named(producer)
+    provider = made_by.provider if made_by is not None else None
     for context in session.contexts:
         prices_of: list[Prices | None] = []
         for call in context.calls:
