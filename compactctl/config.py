@@ -11,8 +11,6 @@ builds from them the groups it takes (``cli/options.py``).
 
 from __future__ import annotations
 
-import difflib
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -285,6 +283,8 @@ def find_config(start: Path) -> Path | None:
 
 def unknown_setting(name: str, known: Iterable[str]) -> str:
     """The message for a key no dataclass declares, with the nearest known one when there is one."""
+    import difflib
+
     close = difflib.get_close_matches(name, sorted(known), n=1)
     return f"unknown setting {name!r}" + (
         f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(sorted(known))})"
@@ -299,6 +299,8 @@ def load_config(path: Path | None, cwd: Path | None = None) -> dict[str, Any]:
             return {}
     elif not path.is_file():
         raise InputError("config file not found", str(path))
+    import tomllib  # read when there is a file to read
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
