@@ -58,11 +58,11 @@ from compactctl.review import (
     TranscriptReview,
     recording,
     review_json,
-    sections,
     shown,
     side_b_asked,
 )
 from compactctl.review.page import file_page, index_page
+from compactctl.review.sections import sections
 from compactctl.settings import Declared
 from compactctl.summarizers.build import check_prompt_read, make_summarizer
 from compactctl.summarizers.options import SummarizerOptions
