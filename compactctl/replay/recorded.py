@@ -381,6 +381,11 @@ def replay_recorded(
             f"the producer's own {session.compaction_calls} compaction call(s){how} are in the bill "
             "(the recorded row); the compaction rows bill their own summarizer instead"
         )
+    if session.forked_from:
+        notes.append(
+            f"a fork of session {session.forked_from}: its history before the fork is in that file and billed "
+            "there; the rows count the fork's own calls, replayed from the fork point"
+        )
     if session.copied_calls:
         notes.append(
             f"{session.copied_calls} calls were copied from session {', '.join(session.copied_from)} (a fork): "
