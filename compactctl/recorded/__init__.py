@@ -118,6 +118,9 @@ class RecordedSession:
     compaction_calls_estimated: int = 0
     # The context window the producer recorded for the session (Codex's ``model_context_window``).
     context_window: int | None = None
+    # The session this one was forked from where the file names it and copies none of its calls
+    # (Codex's ``forked_from_id``: the history before the fork stays in the parent's file).
+    forked_from: str | None = None
     # The sessions that made (and billed) the calls marked ``copied``: a fork's parent.
     copied_from: tuple[str, ...] = ()
 
