@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from compactctl.errors import InputError
-from compactctl.settings import Declared, Options, checked, declared, defaults_of, setting
+from compactctl.settings import Options, SettingDecl, check_values, declared, defaults_of, setting
 
 # The other commands' groups (replay's, eval's, review's), the strategies' and the summarizer's
 # are imported when asked for, not here: every command imports this module, and those modules
@@ -254,7 +254,7 @@ def setting_owners() -> Owners:
     ]
 
 
-def all_settings() -> dict[str, Declared]:
+def all_settings() -> dict[str, SettingDecl]:
     return declared(setting_owners())
 
 
@@ -315,7 +315,7 @@ def load_config(path: Path | None, cwd: Path | None = None) -> dict[str, Any]:
     for key, value in settings.items():
         if known[key].many and isinstance(value, str):  # a single string is a list of one
             settings[key] = [value]
-    checked(known, settings, str(path))
+    check_values(known, settings, str(path))
     return settings
 
 
