@@ -81,9 +81,8 @@ __all__ = [
 ]
 
 # Stated priors for a file with no usage (medians measured on the real sessions in
-# shared/transcripts, see docs/calibration.md): hidden prefix per producer, and Claude's
-# tokens per cl100k token when ctok is not installed.
-PRIOR_PREFIX = {"claude-code": 14_000, "codex": 5_500}
+# shared/transcripts, see docs/calibration.md): Claude's tokens per cl100k token when ctok is
+# not installed; the hidden prefix is each producer's own (``recorded.Producer.prior_prefix``).
 PRIOR_CLAUDE_RATIO_CL100K = 1.2
 UNEXPLAINED_WARNING = 0.03  # warn when more than this share of the reported input stays unexplained
 FAMILY_SAMPLE_CALLS = 200  # per context, the calls the tokenizer family is chosen on
@@ -166,7 +165,7 @@ def calibrate(session: RecordedSession, producer: str, claude_tokens: str = "fit
     if not session.has_usage:
         encoding = encodings[0]
         ratio = PRIOR_CLAUDE_RATIO_CL100K if provider == "anthropic" and encoding == DEFAULT_ENCODING else 1.0
-        prior = PRIOR_PREFIX.get(producer, 0)
+        prior = _prior_prefix(producer)
         return Calibration("prior", encoding, provider, ratio, {}, prior, warnings=("no usage: stated priors",))
     candidates: dict[str, float] = {}
     for encoding in encodings:
@@ -285,7 +284,14 @@ def _prior_ratio(provider: str, encoding: str) -> float:
 
 
 def _default_prefix(prefixes: dict[str, float], producer: str) -> float:
-    return statistics.median(prefixes.values()) if prefixes else float(PRIOR_PREFIX.get(producer, 0))
+    return statistics.median(prefixes.values()) if prefixes else float(_prior_prefix(producer))
+
+
+def _prior_prefix(name: str) -> int:
+    from compactctl.recorded import producer
+
+    found = producer(name)
+    return found.prior_prefix if found is not None else 0
 
 
 def gap_split(features: Sequence[CallFeatures], model: Fit, default: float) -> GapSplit:

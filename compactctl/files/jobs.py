@@ -12,11 +12,14 @@ import os
 import signal
 import sys
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from io import BytesIO, TextIOWrapper
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+
+if TYPE_CHECKING:  # imported when files are forked: multiprocessing costs a one-file run ~30 ms
+    from concurrent.futures import ProcessPoolExecutor
 
 from compactctl import interrupts
 from compactctl.errors import CompactctlError
@@ -136,6 +139,7 @@ def _forked_pool(jobs: list[Job], work: Callable[[Job], T], workers: int) -> Pro
     of it is among the inputs: o200k for Codex), so that no worker parses one again.
     """
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
 
     from compactctl.tokens import load_counters
 

@@ -258,8 +258,11 @@ def _ends_line(line: str) -> bool:
 _OBSERVATION_MARKS = ("(Open file:", "(Current directory:", "bash-$", "<returncode>")
 
 
-def is_observation(message: Message, previous: Message | None) -> bool:
+def answers_as_tool_output(message: Message, previous: Message | None) -> bool:
     """Tool output sent back in a user message (SWE-agent style), not something a person wrote.
+
+    Wider than ``transcript.is_observation`` (what a reader marked): it also takes SWE-agent's own
+    ``message_type`` and the text marks of a shell's output, in files no reader marks.
 
     SWE-agent marks its task message as an observation too; only what answers the
     agent (a user message right after an assistant one) is taken for tool output.
@@ -285,7 +288,7 @@ def writings(messages: list[Message]) -> list[tuple[int, str]]:
             continue
         previous = messages[index - 1] if index else None
         raw = content_text(message)
-        if is_observation(message, previous):
+        if answers_as_tool_output(message, previous):
             continue
         if is_harness(message) and "<command-args>" not in raw:
             continue
@@ -547,7 +550,7 @@ def facts(messages: list[Message]) -> list[Fact]:
     for at, message in enumerate(messages):
         if is_demonstration(message):
             continue
-        output = message.get("role") == "tool" or is_observation(message, messages[at - 1] if at else None)
+        output = message.get("role") == "tool" or answers_as_tool_output(message, messages[at - 1] if at else None)
         key = message_key(message)
         found = _FACTS_MEMO.get((key, output)) if key is not None else None
         if found is None:
