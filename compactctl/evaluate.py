@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from compactctl import lazyre
 from compactctl.settings import Needs, Options, setting
 from compactctl.summarizers.extractive import artifacts
 from compactctl.summarizers.ledger import (
@@ -61,8 +62,8 @@ class EvalOptions(Options):
 
 
 PER_FAMILY = 6  # probes per family and transcript: the most recent first
-_NOISE = re.compile(r"[`*_\"'“”‘’«»]+")
-_USER_DECISION = re.compile(r"\b(?:let'?s|go with|go ahead|use|switch to|instead|keep|drop|ignore|merge)\b", re.I)
+_NOISE = lazyre.compile(r"[`*_\"'“”‘’«»]+")
+_USER_DECISION = lazyre.compile(r"\b(?:let'?s|go with|go ahead|use|switch to|instead|keep|drop|ignore|merge)\b", re.I)
 
 
 @dataclass(frozen=True)

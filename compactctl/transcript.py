@@ -11,6 +11,8 @@ from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from compactctl import lazyre
+
 Message = dict[str, Any]
 
 ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
@@ -66,7 +68,7 @@ def is_observation(message: Message) -> bool:
     return message.get("role") == "user" and annotations_of(message).get("kind") == OBSERVATION_KIND
 
 
-_FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
+_FENCE = lazyre.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
 
 
 def observation_action(assistant: Message) -> tuple[str, str]:

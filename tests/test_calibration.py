@@ -164,6 +164,9 @@ def test_an_attachment_is_read_as_the_text_claude_code_sent_and_not_at_all_where
     assert older is not None and "1. fix it" in older["content"]
 
 
+BIG_PY = "".join(f"def f{n}(x):\n    return x * {n}  # step {n}\n" for n in range(300))
+
+
 def _claude_code_session_counted_by_a_tokenizer(root):
     """The real Claude Code: two prompts of reads and commands, its own /compact, a third prompt; the fake
     reports each request's input as the cl100k tokens of its texts (``text_tokens``), as an API counts."""
@@ -177,7 +180,7 @@ def _claude_code_session_counted_by_a_tokenizer(root):
         fake.count = text_tokens
         claude = ClaudeCode(client, root, project(root), fake)
         cwd = claude.cwd
-        (cwd / "big.py").write_text("".join(f"def f{n}(x):\n    return x * {n}  # step {n}\n" for n in range(300)))
+        (cwd / "big.py").write_text(BIG_PY)
 
         def bash(command: str) -> ToolCall:
             return ToolCall("Bash", {"command": command, "description": command})
@@ -232,3 +235,69 @@ def test_a_session_the_real_claude_code_compacted_calibrates_within_1_percent_he
     assert calibration.ratio == pytest.approx(1.0, abs=0.03)  # the fake counts in cl100k
     for prefix in calibration.prefix.values():  # both segments: the system prompt and the tools
         assert prefix == pytest.approx(statistics.median(hidden), rel=0.03)
+
+
+def _codex_rollout_counted_by_a_tokenizer(root):
+    """The real Codex: two prompts of commands, then a third with a low auto-compact limit, so it
+    compacts the history itself (remote compaction) and goes on; the fake counts each request in o200k."""
+    import functools
+    import re
+
+    from tests.fakes.clients import Codex, require_client
+    from tests.fakes.responses import FakeResponses
+    from tests.fakes.scenarios import project
+    from tests.fakes.server import Reply, ToolCall, text_tokens
+
+    client = require_client("codex")
+    with FakeResponses() as fake:
+        fake.count = functools.partial(text_tokens, encoding="o200k_base")
+        codex = Codex(client, root, project(root), fake)
+        (codex.cwd / "big.py").write_text(BIG_PY)
+
+        def run(command: str) -> ToolCall:
+            return ToolCall("exec_command", {"cmd": command})
+
+        fake.enqueue(
+            Reply(thinking="Read the notes.", text="Reading.", tool_calls=(run("cat notes.txt"),)),
+            Reply(text="Code.", tool_calls=(run("cat big.py"),)),
+            Reply(text="List.", tool_calls=(run("ls -la"),)),
+            Reply(text="Count.", tool_calls=(run("wc -l big.py app.py"),)),
+            "The notes say results must stay in CSV.",
+        )
+        codex.run("What do the notes and code say?")
+        (rollout,) = codex.rollouts()
+        thread = re.search(r"([0-9a-f-]{36})\.jsonl$", rollout.name)
+        assert thread
+        fake.enqueue(
+            Reply(text="Rename.", tool_calls=(run("sed -i 's/# step/# stage/' big.py"),)),
+            Reply(text="Check.", tool_calls=(run("grep -c stage big.py"),)),
+            Reply(text="Run.", tool_calls=(run("python3 app.py"),)),
+            "Done.",
+        )
+        codex.run("Say stage in big.py.", resume=thread.group(1))
+        codex.extra_config = "model_auto_compact_token_limit = 12000\n"
+        fake.enqueue(
+            Reply(text="Head.", tool_calls=(run("head -50 big.py"),)),
+            Reply(text="Tail.", tool_calls=(run("tail -40 big.py"),)),
+            Reply(text="Run.", tool_calls=(run("python3 app.py"),)),
+            Reply(text="Count.", tool_calls=(run("wc -c big.py"),)),
+            "All good.",
+        )
+        codex.run("Check everything still works.", resume=thread.group(1))
+        assert not fake.errors and not fake.script
+        return rollout
+
+
+@pytest.mark.clients
+def test_a_rollout_the_real_codex_compacted_calibrates_within_2_percent_held_out(tmp_path):
+    from compactctl.formats.records import parse_records
+    from compactctl.recorded import codex
+
+    path = _codex_rollout_counted_by_a_tokenizer(tmp_path)
+    session = codex.read(parse_records(path.read_bytes(), str(path))[0], str(path))
+    (context,) = session.contexts
+    assert len(context.compactions) == 1 and len(context.calls) >= 12
+    calibration = calibrate(session, "codex")
+    assert calibration.encoding == "o200k_base"
+    assert calibration.held_out.median < 0.02 and calibration.held_out.p90 < 0.03
+    assert calibration.ratio == pytest.approx(1.0, abs=0.05)  # the fake counts in o200k

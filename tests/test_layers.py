@@ -19,7 +19,21 @@ PACKAGE = ROOT / "compactctl"
 
 # Low to high; a module's layer is that of its first dotted name below ``compactctl``.
 LAYERS: list[tuple[str, set[str]]] = [
-    ("values", {"errors", "transcript", "facts", "tokens", "usage", "settings", "jsonbytes", "interrupts", "userdirs"}),
+    (
+        "values",
+        {
+            "errors",
+            "transcript",
+            "facts",
+            "tokens",
+            "usage",
+            "settings",
+            "jsonbytes",
+            "interrupts",
+            "userdirs",
+            "lazyre",
+        },
+    ),
     ("parts", {"formats", "strategies", "summarizers", "recorded"}),
     ("pipelines", {"compaction", "model_input", "reporting", "replay", "calibration", "evaluate", "review", "walked"}),
     ("library", {""}),  # compactctl/__init__.py: the functions a library caller uses

@@ -77,3 +77,29 @@ def test_import_compactctl_imports_only_the_package():
     code = "import sys, compactctl; print(sorted(m for m in sys.modules if m.startswith('compactctl')))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "['compactctl']"
+
+
+def test_importing_the_package_compiles_no_regular_expression():
+    # Every module imported (the Ray engine aside, an extra), counting the patterns compiled by
+    # compactctl's own code while they load: none, they compile at first use (compactctl.lazyre).
+    code = (
+        "import importlib, pkgutil, re, sys\n"
+        "import typer, rich.console, rich.table\n"
+        "compiled = []\n"
+        "original = re._compile\n"
+        "def counting(pattern, flags):\n"
+        "    caller = sys._getframe(1)\n"
+        "    while caller.f_code.co_filename.endswith('re/__init__.py'):\n"
+        "        caller = caller.f_back\n"
+        "    if '/compactctl/' in caller.f_code.co_filename:\n"
+        "        compiled.append((caller.f_code.co_filename.split('/compactctl/')[-1], pattern))\n"
+        "    return original(pattern, flags)\n"
+        "re._compile = counting\n"
+        "import compactctl\n"
+        "for module in pkgutil.walk_packages(compactctl.__path__, 'compactctl.'):\n"
+        "    if module.name not in ('compactctl.__main__', 'compactctl.ray_engine'):\n"
+        "        importlib.import_module(module.name)\n"
+        "print('COMPILED', compiled)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.splitlines()[-1] == "COMPILED []"

@@ -93,7 +93,10 @@ class LazyCommands(JsonUsageErrors):
     """Commands built when one is run: the list in the app's help comes from ``SUMMARIES``."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        from compactctl.cli.plain_values import read_plainly
+
         super().__init__(*args, **kwargs)
+        read_plainly(self)  # --version, read without pydantic too
         self.built: dict[str, Any] = {}
         self.listing = False
 
@@ -129,11 +132,12 @@ def build_command(name: str) -> Any:
 
     from compactctl.cli.help import ReadableCommand
     from compactctl.cli.options import takes_settings
+    from compactctl.cli.plain_values import read_plainly
 
     module = import_module(f"compactctl.cli.{name}")
     one = typer.Typer(pretty_exceptions_show_locals=False, add_completion=False)
     one.command(name, cls=ReadableCommand)(takes_settings(getattr(module, name), module.declared_settings()))
-    return typer.main.get_command(one)
+    return read_plainly(typer.main.get_command(one))  # its flags' values read without pydantic
 
 
 def build_app() -> typer.Typer:

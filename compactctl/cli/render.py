@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, Group, RenderableType
 from rich.markup import escape
+from rich.measure import Measurement
+from rich.padding import Padding
 from rich.table import Table
+from rich.text import Text
 
 from compactctl import jsonbytes
 from compactctl.reporting import FileReport, totals
@@ -25,10 +29,47 @@ PIPED_WIDTH = 140
 def console(to_stderr: bool = False) -> Console:
     """A console for data (stdout) or diagnostics (stderr), wider than 80 columns when piped."""
     stream = sys.stderr if to_stderr else sys.stdout
-    return Console(stderr=to_stderr, highlight=False, width=None if stream.isatty() else PIPED_WIDTH)
+    wide = None if stream.isatty() or "COLUMNS" in os.environ else PIPED_WIDTH  # COLUMNS: the width asked for
+    return Console(stderr=to_stderr, highlight=False, width=wide)
 
 
-stderr = console(to_stderr=True)
+FIRST_COLUMN = 20  # the least a first column (a file's path, folded) may take before the table stacks
+
+
+def _narrowest(table: Table, out: Console) -> int:
+    """The table's width with every cell wrapped at its spaces, the first column folded to FIRST_COLUMN."""
+    options = out.options.update_width(1_000_000)
+    widths = [
+        max(
+            Measurement.get(out, options, Text.from_markup(str(cell))).minimum
+            for cell in [column.header, *column.cells]
+        )
+        for column in table.columns
+    ]
+    if widths:
+        widths[0] = min(widths[0], FIRST_COLUMN)
+    return sum(widths) + 3 * len(widths) + 1  # a space either side and a rule after each, and the first rule
+
+
+def fitted(table: Table, out: Console) -> RenderableType:
+    """The table where it fits the console; else stacked, never a column dropped or cut: a block per
+    row, its first cell on a line, then every other cell after its column's name, wrapped."""
+    if _narrowest(table, out) <= out.width:
+        return table
+    columns = [(Text.from_markup(str(column.header)).plain, list(column.cells)) for column in table.columns]
+    blocks: list[RenderableType] = [Text.from_markup(str(table.title))] if table.title else []
+    for row in range(table.row_count):
+        first = columns[0][1][row]
+        figures = [f"{name} [bold]{cells[row]}[/]" for name, cells in columns[1:] if str(cells[row]).strip()]
+        blocks.append(Text.from_markup(str(first) or "-", style="bold"))
+        blocks.append(Padding(Text.from_markup(", ".join(figures)), (0, 0, 0, 2)))
+    if table.caption:
+        blocks.append(Text.from_markup(str(table.caption)))
+    return Group(*blocks)
+
+
+# Made once, at import: COLUMNS is read by console(), when a command prints its report.
+stderr = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else PIPED_WIDTH)
 
 
 def emit(doc: Mapping[str, Any], reports: list[FileReport], as_json: bool, quiet: bool, to_stderr: bool) -> None:
@@ -47,7 +88,7 @@ def emit(doc: Mapping[str, Any], reports: list[FileReport], as_json: bool, quiet
         out.print(f"[bold]{doc['files'][0]['file']}[/] ({report.format}, {report.transcripts} transcript(s))")
         out.print(render_one(report))
     else:
-        out.print(render_files(reports, doc))
+        out.print(fitted(render_files(reports, doc), out))
     given = [entry["file"] for entry in doc["files"] if entry["status"] != "failed"]  # in the reports' order
     for report, file in zip(reports, given, strict=True):
         for when, count, listed, open_calls in (

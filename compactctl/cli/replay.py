@@ -24,7 +24,7 @@ from compactctl.cli.options import (
 )
 from compactctl.cli.plot import check_plot, write_plot
 from compactctl.cli.render import console as common_console
-from compactctl.cli.render import progress_wanted, say_failures, stderr, write_json
+from compactctl.cli.render import fitted, progress_wanted, say_failures, stderr, write_json
 from compactctl.compaction import check_steps
 from compactctl.config import (
     BatchOptions,
@@ -199,7 +199,7 @@ def render(results: list[FileReplay], label: str, prices: Prices) -> None:
             f"priced by the model it names (their recorded row is the bill, where the producer did not compact "
             f"also none; other rows are calibrated estimates); the others priced as {prices.model}. Per file: --json"
         )
-    console.print(table)
+    console.print(fitted(table, console))
     why = non_monotonic_note(rows)
     if why:
         console.print(f"note: {why}", soft_wrap=True)

@@ -8,14 +8,13 @@ masking) and are written back without that mark.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO
 
 import orjson
 
-from compactctl import jsonbytes
+from compactctl import jsonbytes, lazyre
 from compactctl.errors import InputError
 from compactctl.formats.base import Native, Transcript, native_of, sources
 from compactctl.formats.records import (
@@ -44,7 +43,7 @@ class ChatNative(Native[bytes | None]):
     observations: bool = False  # the reader marked observations (the writer takes the mark off)
 
 
-OBSERVATION = re.compile(r"\s*<returncode>-?\d+</returncode>")
+OBSERVATION = lazyre.compile(r"\s*<returncode>-?\d+</returncode>")
 _MARK = {"kind": OBSERVATION_KIND}
 
 

@@ -7,14 +7,13 @@ the same way everywhere.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any, Literal
 
 import orjson
 
-from compactctl import jsonbytes
+from compactctl import jsonbytes, lazyre
 from compactctl.errors import InputError
 from compactctl.transcript import ANNOTATION_KEY, ROLES, Message, annotations_of
 
@@ -141,7 +140,7 @@ def iter_jsonl_stream(stream: IO[bytes], path: str, skipped: list[SkippedLine] |
 
 
 _SKIPPED = object()
-_LONG_NUMBER = re.compile(rb"\d{20}")  # past 64 bits, orjson reads an integer as a float
+_LONG_NUMBER = lazyre.compile(rb"\d{20}")  # past 64 bits, orjson reads an integer as a float
 _DIGITS = b"0123456789"
 
 

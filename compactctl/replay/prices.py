@@ -8,20 +8,20 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 import tomllib
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any
 
+from compactctl import lazyre
 from compactctl.errors import InputError
 from compactctl.usage import SummarizerUsage
 
 PRICE_FIELDS = ("input", "cached_input", "cache_write", "output")
 MILLION = 1_000_000
 DEFAULT_MODEL = "gpt-4o"  # what a transcript that names no model is priced as, unless --model-pricing
-_DATE_SUFFIX = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2})$")
+_DATE_SUFFIX = lazyre.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2})$")
 
 
 @dataclass(frozen=True)

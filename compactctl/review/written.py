@@ -9,10 +9,9 @@ by each message's hash; else they are read off the output (``matched_fates``).
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Mapping, Sequence
 
-from compactctl import jsonbytes
+from compactctl import jsonbytes, lazyre
 from compactctl.compaction import Compaction, ManifestEntry, message_hash
 from compactctl.errors import InputError
 from compactctl.transcript import Message, annotations_of, content_text, tool_calls_of
@@ -20,7 +19,7 @@ from compactctl.usage import SummarizerUsage
 
 # The first line of every summary compactctl writes (strategies.summarizing.SUMMARY_HEADER), wherever
 # a format puts it (Claude Code's own summary intro comes first).
-_WRITTEN_SUMMARY = re.compile(r"\[compactctl summary of \d+ earlier messages\]")
+_WRITTEN_SUMMARY = lazyre.compile(r"\[compactctl summary of \d+ earlier messages\]")
 ACTIONS_IN_OUTPUT = frozenset({"kept", "elided", "restored"})
 
 

@@ -22,6 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from compactctl import lazyre
 from compactctl.formats.records import Record
 from compactctl.sessions.live import Anchor
 from compactctl.sessions.records import first_values, rewrite_values
@@ -30,7 +31,7 @@ NAME = "codex"
 FORMAT = "codex"
 # Codex's own figure for the GPT-5 family when a rollout records none (codex-rs model family info).
 DEFAULT_WINDOW = 272_000
-_THREAD_ID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$")
+_THREAD_ID = lazyre.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$")
 
 
 def roots(env: Mapping[str, str], home: Path) -> list[Path]:

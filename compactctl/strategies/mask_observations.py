@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from compactctl import jsonbytes
+from compactctl import jsonbytes, lazyre
 from compactctl.facts import FactMatcher, declared_facts
 from compactctl.settings import Options, setting
 from compactctl.strategies.base import Fate, StepContext, StepResult, unchanged
@@ -48,7 +48,7 @@ from compactctl.transcript import (
 )
 
 PLACEHOLDER_PREFIX = "[compactctl: masked "
-_PLACEHOLDER = re.compile(r"\[compactctl: masked .*: \d+ lines?, \d+ tokens cut\]", re.DOTALL)
+_PLACEHOLDER = lazyre.compile(r"\[compactctl: masked .*: \d+ lines?, \d+ tokens cut\]", re.DOTALL)
 MASKED_INPUT_KEY = "compactctl_masked_input"
 PREVIEW_CHARS = 60
 

@@ -32,7 +32,6 @@ seen kept. A round only ever adds stubs or drops, so this ends.
 from __future__ import annotations
 
 import hashlib
-import re
 from array import array
 from bisect import bisect_left
 from collections import deque
@@ -43,7 +42,7 @@ from typing import Any, NamedTuple, TypeVar
 
 import orjson
 
-from compactctl import jsonbytes
+from compactctl import jsonbytes, lazyre
 from compactctl.facts import FactMatcher, declared_facts, fold, keepers
 from compactctl.settings import Options, setting
 from compactctl.strategies.base import Fate, StepContext, StepResult
@@ -60,7 +59,7 @@ from compactctl.transcript import (
 MODES = ("stub", "drop")
 Tag = TypeVar("Tag")
 STUB_PREFIX = "[compactctl: "
-_STUB = re.compile(r"\[compactctl: (?:superseded by|duplicate of) message #\d+\]")
+_STUB = lazyre.compile(r"\[compactctl: (?:superseded by|duplicate of) message #\d+\]")
 
 
 @dataclass(frozen=True)

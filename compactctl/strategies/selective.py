@@ -7,6 +7,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from compactctl import lazyre
 from compactctl.errors import InputError
 from compactctl.settings import Options, setting
 from compactctl.strategies.base import StepContext, StepResult, unchanged
@@ -26,9 +27,9 @@ from compactctl.strategies.summarizing import (
 )
 from compactctl.transcript import Message, content_text, message_text
 
-_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
-_MARKUP = re.compile(r"<([A-Za-z][\w:-]*)[^>]*>.*?</\1>", re.S)
-_KEY_VALUE = re.compile(r"^\s*[\w.-]+\s*[:=]\s*\S", re.M)
+_TABLE_ROW = lazyre.compile(r"^\s*\|.*\|\s*$")
+_MARKUP = lazyre.compile(r"<([A-Za-z][\w:-]*)[^>]*>.*?</\1>", re.S)
+_KEY_VALUE = lazyre.compile(r"^\s*[\w.-]+\s*[:=]\s*\S", re.M)
 
 
 @dataclass(frozen=True)

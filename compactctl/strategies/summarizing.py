@@ -18,10 +18,10 @@ sections on a long span and wastes room on a short one.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from compactctl import lazyre
 from compactctl.errors import InputError
 from compactctl.facts import fold, keep_fact_units
 from compactctl.strategies.base import Fate, StepContext, StepResult, keep_opening_request, unchanged
@@ -36,7 +36,7 @@ from compactctl.usage import SummarizerUsage
 
 ALWAYS_KEPT_ROLES = frozenset({"system", "developer"})
 SUMMARY_HEADER = "[compactctl summary of {count} earlier messages]"
-_SUMMARY_HEADER = re.compile(r"\[compactctl summary of (\d+) earlier messages\]\n\n")
+_SUMMARY_HEADER = lazyre.compile(r"\[compactctl summary of (\d+) earlier messages\]\n\n")
 # Below this a summary cannot hold its sections; --summary-max-tokens lower than it wins.
 MIN_SUMMARY_TOKENS = 600
 LATEST_REQUEST_HEADING = "## Latest user request (verbatim)"

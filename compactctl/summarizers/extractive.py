@@ -29,6 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import IO
 
+from compactctl import lazyre
 from compactctl.summarizers import SECTIONS, Summary, SummaryRequest
 from compactctl.summarizers.ledger import (
     MEMO_ENTRIES,
@@ -55,14 +56,14 @@ from compactctl.usage import SummarizerUsage
 
 NAME = "extractive"
 
-_PROGRESS = re.compile(
+_PROGRESS = lazyre.compile(
     r"\b(?:done|fixed|created|added|updated|changed|removed|implemented|passed|completed|succeeded|found|confirmed|"
     r"verified|booked|cancelled|canceled|refunded|resolved|modified|replaced|installed|reproduced|applied|"
     r"pushed|merged|committed|I have|I've|we have|we've|has been|have been|is now|are now|"
     r"c'est fait|j'ai|nous avons|a été|ont été|effectué|envoyé|commandé|remboursé|corrigé|ajouté|trouvé|vérifié)\b",
     re.I,
 )
-_DECISION = re.compile(
+_DECISION = lazyre.compile(
     r"\b(?:I will|I[’']ll|we will|we[’']ll|let[’']s|let us|decided?|instead|chose|choose|going to|plan to|the fix is|"
     r"I[’']m (?:going|switching|using|adding|keeping)|switch(?:ed|ing)? to|opted|rather|in favou?r of|"
     r"proceed(?:ing)?|I can offer|I[’']ve (?:cancel|book|updat|chang|issu|process)\w*|"
@@ -70,24 +71,24 @@ _DECISION = re.compile(
     r"je vais|nous allons|on va|je propose|je vous propose|décid\w*|plutôt|au lieu de|proposer)\b",
     re.I,
 )
-_NEXT = re.compile(
+_NEXT = lazyre.compile(
     r"\b(?:next|then|remaining|still need|todo|to do|need to|will|plan|pending|after that|let me|I[’']ll|"
     r"ensuite|puis|prochaine?|reste à|il reste|vous recevrez|je vous tiendrai|dès que)\b",
     re.I,
 )
 # What the user settles: "let's use X", "go with B", "ignore that", "keep the old API".
-_USER_DECISION = re.compile(
+_USER_DECISION = lazyre.compile(
     r"\b(?:let[’']s|go with|go ahead|use|switch to|instead|decided?|choose|prefer|keep|drop|ignore|skip|"
     r"merge|approved?|agreed?|fine with|yes|confirm|proceed|please do|cancel|book|upgrade|refund|"
     r"oui|d'accord|vas-y|allez-y|sí|vale|ja|genau|はい|好的|네)\b",
     re.I,
 )
-_TEST_RESULT = re.compile(
+_TEST_RESULT = lazyre.compile(
     r"\b\d+ (?:passed|failed|failing|passing|skipped)\b|\bFAILED\b|^FAIL\b|^OK\b|\bTests?:\s+\d|failures=\d"
     r"|errors=\d|Test Files\s|All tests passed|^Ran \d+ tests?",
     re.M,
 )
-_EXIT_CODE = re.compile(r"(?:Process exited with code|Exit code:?|exit code|exited with)\s*(-?\d+)", re.I)
+_EXIT_CODE = lazyre.compile(r"(?:Process exited with code|Exit code:?|exit code|exited with)\s*(-?\d+)", re.I)
 _CREATES = ("write", "create", "add")
 _READS = ("read", "view", "open", "cat", "glob", "grep", "ls", "notebookread")
 _FACT_LABELS = {"path": "Paths", "id": "Ids", "error": "Errors", "number": "Numbers", "name": "Names"}

@@ -32,6 +32,7 @@ from typing import Any
 
 import orjson
 
+from compactctl import lazyre
 from compactctl.transcript import Message, annotations_of, content_text, tool_calls_of
 
 FACT_KINDS = ("path", "command", "id", "error", "number", "name")
@@ -56,54 +57,58 @@ HARNESS_PREFIXES = (
     "[Request interrupted by user",
 )
 # Blocks a harness appends to (or puts before) what the person typed.
-HARNESS_BLOCKS = re.compile(
+HARNESS_BLOCKS = lazyre.compile(
     r"<(system-reminder|ide_opened_file|ide_selection|ide_diagnostics|environment_context)>.*?</\1>\s*", re.S
 )
-_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+_COMMAND_ARGS = lazyre.compile(r"<command-args>(.*?)</command-args>", re.S)
 
-_PATH = re.compile(
+_PATH = lazyre.compile(
     r"(?<![\w/:.@#-])(?:~|\.{1,2})?/?(?:[\w.@+-]+/)+[\w.@+-]*[\w@+-]"
     r"|(?<![\w/.@#-])[\w-]+(?:\.[\w-]+)*\.(?:py|pyi|js|mjs|cjs|jsx|ts|tsx|json|jsonl|md|rst|txt|toml|ya?ml|cfg|ini|sh"
     r"|c|h|cc|cpp|hpp|rs|go|java|kt|rb|php|html|css|scss|csv|tsv|log|sql|xml|lock|traj|ipynb|env|conf|dcm|zip|tar|gz)\b"
 )
-_URL = re.compile(r"\bhttps?://[^\s)\]>\"'`]+")
+_URL = lazyre.compile(r"\bhttps?://[^\s)\]>\"'`]+")
 _UNITS = (
     r"%|ms|µs|ns|s|sec|secs|seconds?|min|mins|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?|"
     r"[kKMGT]i?B|bytes?|tokens?|USD|EUR|GBP|dollars?|euros?|€|kg|g|lbs?|km|mi|miles?|m|cm|mm|px|"
     r"passed|failed|errors?|warnings?|tests?|files?|lines?|items?|bags?|passengers?|nights?|rows?|calls?|x|"
     r"seats?|users?|requests?|commits?|records?"
 )
-_NUMBER = re.compile(rf"(?:[$€£]\s?\d[\d,]*(?:\.\d+)?|(?<![\w.#/-])\d[\d,]*(?:\.\d+)?\s?(?:{_UNITS}))(?![\w/])")
+_NUMBER = lazyre.compile(rf"(?:[$€£]\s?\d[\d,]*(?:\.\d+)?|(?<![\w.#/-])\d[\d,]*(?:\.\d+)?\s?(?:{_UNITS}))(?![\w/])")
 # A few words before a number say what it measures: "p99 latency 412 ms", "13 tests passed".
-_NUMBER_LABEL = re.compile(r"(?<![\w'’-])(?:[A-Za-z][\w'’-]*[ :=]+){0,3}$")
-_UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
-_ISSUE_REF = re.compile(r"(?:\b(?:issue|PR|pull request|ticket|bug|order)\s+#?|(?<![\w#&/])#)(\d+)\b", re.I)
+_NUMBER_LABEL = lazyre.compile(r"(?<![\w'’-])(?:[A-Za-z][\w'’-]*[ :=]+){0,3}$")
+_UUID = lazyre.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
+_ISSUE_REF = lazyre.compile(r"(?:\b(?:issue|PR|pull request|ticket|bug|order)\s+#?|(?<![\w#&/])#)(\d+)\b", re.I)
 _ID_PATTERNS = (
-    re.compile(r"\b[A-Z][A-Z0-9]+-\d+\b"),  # ticket ids: PROJ-123
+    lazyre.compile(r"\b[A-Z][A-Z0-9]+-\d+\b"),  # ticket ids: PROJ-123
     # booking codes (NO6JO3) and tracking numbers (6A19384756201): a short one needs two letters,
     # so 2700K (a unit) and 08T14 (a piece of a timestamp) are not ids
-    re.compile(r"\b(?=[A-Z0-9]*\d)(?=[0-9]*[A-Z])(?=(?:[0-9]*[A-Z]){2}|[A-Z0-9]{8})[A-Z0-9]{5,40}\b"),
-    re.compile(r"\b[a-z]+(?:_[a-z]+)*_\d+\b"),  # user ids: mia_li_3668
+    lazyre.compile(r"\b(?=[A-Z0-9]*\d)(?=[0-9]*[A-Z])(?=(?:[0-9]*[A-Z]){2}|[A-Z0-9]{8})[A-Z0-9]{5,40}\b"),
+    lazyre.compile(r"\b[a-z]+(?:_[a-z]+)*_\d+\b"),  # user ids: mia_li_3668
     # e-mail addresses, not the user:password@host of a URL
-    re.compile(r"(?<![\w.+:/-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"),
+    lazyre.compile(r"(?<![\w.+:/-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"),
 )
 # A commit sha: 7-40 hex digits with letters and digits mixed, not inside a longer token.
-_SHA = re.compile(r"(?<![\w#-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}(?![\w-])")
-_HUNK = re.compile(r"^\d+(?:,\d+)?[acd]\d+(?:,\d+)?$")  # diff's "178d167", "333a310"
+_SHA = lazyre.compile(r"(?<![\w#-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}(?![\w-])")
+_HUNK = lazyre.compile(r"^\d+(?:,\d+)?[acd]\d+(?:,\d+)?$")  # diff's "178d167", "333a310"
 # An error line as a tool prints it, not a source line that names an exception.
-_ERROR_LINE = re.compile(
+_ERROR_LINE = lazyre.compile(
     r"^(?:Traceback \(most recent call last\)|(?:[\w.]+\.)?\w*(?:Error|Exception|Failure)(?::|$)|E\s{2,}\S|"
     r"FAILED\b|FAIL\b|ERROR\b|Error\b|error(?:\[\w+\])?:|fatal:|panic:|npm ERR!|✗|×|✕|"
     r".*?(?:Permission denied|No such file or directory|command not found|Segmentation fault)|"
     r".*?\b\d+ (?:failed|errors?)\b|[\w ./-]{0,60}\b(?:failed|error|denied|refused)\b:)"
 )
-_SOURCE_LINE = re.compile(r"^\s*(?:raise|except|class|def|import|from|return|throw|catch|if|elif|#|//|\*|\d+[:|-])\b")
-_NAME = re.compile(r"\b(?:[Mm]y name is|I am|I'm|[Jj]e m'appelle|[Nn]ame:)\s+([A-Z][a-zà-ÿ]+(?:\s+[A-Z][a-zà-ÿ]+)?)")
-_ID_KEYS = re.compile(r"(?:^|_)(?:id|email|number|code)$")
+_SOURCE_LINE = lazyre.compile(
+    r"^\s*(?:raise|except|class|def|import|from|return|throw|catch|if|elif|#|//|\*|\d+[:|-])\b"
+)
+_NAME = lazyre.compile(
+    r"\b(?:[Mm]y name is|I am|I'm|[Jj]e m'appelle|[Nn]ame:)\s+([A-Z][a-zà-ÿ]+(?:\s+[A-Z][a-zà-ÿ]+)?)"
+)
+_ID_KEYS = lazyre.compile(r"(?:^|_)(?:id|email|number|code)$")
 PATH_KEYS = ("file_path", "path", "filePath", "notebook_path", "target_file", "filename", "file")
 COMMAND_KEYS = ("cmd", "command", "script", "bash", "shell")
-_PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.M)
-_SWE_FILE_ACTION = re.compile(r"^(open|create|edit_file)\s+\"?([^\s\"]+)", re.M)
+_PATCH_FILE = lazyre.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.M)
+_SWE_FILE_ACTION = lazyre.compile(r"^(open|create|edit_file)\s+\"?([^\s\"]+)", re.M)
 _COMMAND_WORDS = frozenset(
     [
         "python",
@@ -167,19 +172,21 @@ _COMMAND_WORDS = frozenset(
         "poetry",
     ]
 )
-_PROGRESS_BAR = re.compile(r"\[\s*\d{1,3}%\]")  # pytest's "[ 37%]": a position, not a measure
-_LISTING_LINE = re.compile(r"^\s*\d+(?:[:|→\t]|\s{2})")  # a line of a numbered file view, not prose or an error
-_CODE_CHARS = re.compile(r"[(){}\[\]=;<>_`\\|]")
-_FENCE = re.compile(r"```[^\n`]*\n(.*?)```", re.S)
-_INLINE_CODE = re.compile(r"`([^`\n]{2,200})`")
+_PROGRESS_BAR = lazyre.compile(r"\[\s*\d{1,3}%\]")  # pytest's "[ 37%]": a position, not a measure
+_LISTING_LINE = lazyre.compile(r"^\s*\d+(?:[:|→\t]|\s{2})")  # a line of a numbered file view, not prose or an error
+_CODE_CHARS = lazyre.compile(r"[(){}\[\]=;<>_`\\|]")
+_FENCE = lazyre.compile(r"```[^\n`]*\n(.*?)```", re.S)
+_INLINE_CODE = lazyre.compile(r"`([^`\n]{2,200})`")
 # A sentence ends at . ! ? before a capital, or before a lower-case word when the dot ends a word of
 # three letters or more (people type in lower case; "e.g. x" and "etc. x" are not ends).
-_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[\"'“(\[A-ZÀ-Ý0-9¿¡])|(?<=[a-zà-ÿ]{3}[.!?])\s+(?=[a-z])|(?<=[。！？])")
-_LIST_ITEM = re.compile(r"^(?:[-*•+>]|\d{1,2}[.)])\s+")
+_SENTENCE_END = lazyre.compile(
+    r"(?<=[.!?;])\s+(?=[\"'“(\[A-ZÀ-Ý0-9¿¡])|(?<=[a-zà-ÿ]{3}[.!?])\s+(?=[a-z])|(?<=[。！？])"
+)
+_LIST_ITEM = lazyre.compile(r"^(?:[-*•+>]|\d{1,2}[.)])\s+")
 
 # Negations in French take "ne ... pas"; a past tense ("je n'ai rien reçu") is a statement, not a rule.
 # Likewise "I don't have the reservation id" says what the speaker lacks, not what to do.
-CONSTRAINT_CUES = re.compile(
+CONSTRAINT_CUES = lazyre.compile(
     r"\b(?:never|always|must|mustn[’']t|(?:do not|don[’']t)(?!\s+(?:have|know|see|remember|recall|think|understand)\b)|"
     r"should not|shouldn[’']t|only|make sure|ensure|avoid|"
     r"no more than|at most|at least|required?|please keep|keep the|not allowed|forbidden|prefer|rather than|instead of|"
@@ -200,7 +207,7 @@ CONSTRAINT_CUES = re.compile(
     r"|하지\s?마|하지\s?말|하면\s?안|반드시|항상|절대|금지|만\s?사용",
     re.I,
 )
-_CJK = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\u3040-\u30ff]")
+_CJK = lazyre.compile(r"[\u2e80-\u9fff\uac00-\ud7af\u3040-\u30ff]")
 
 
 @dataclass(frozen=True)
@@ -410,7 +417,7 @@ def _is_path(text: str) -> bool:
     return text.startswith(("/", "./", "../", "~/")) or "." in last or text.count("/") >= 2
 
 
-_FOOTER = re.compile(r"^\((?:Open file|Current directory|Interactive session): .*\)\s*$|^bash-\$\s*$", re.M)
+_FOOTER = lazyre.compile(r"^\((?:Open file|Current directory|Interactive session): .*\)\s*$|^bash-\$\s*$", re.M)
 
 
 def output_text(message: Message) -> str:

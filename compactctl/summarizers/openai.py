@@ -33,6 +33,7 @@ from typing import IO, Any
 
 import openai
 
+from compactctl import lazyre
 from compactctl.errors import InputError, SummarizerError
 from compactctl.summarizers import ContextExceeded, Summary, SummaryRequest
 from compactctl.summarizers.cache import DiskCache, cache_key, default_cache_dir
@@ -76,9 +77,9 @@ WINDOW_FIELDS = ("max_model_len", "context_length", "context_window", "n_ctx", "
 # "maximum context length is N tokens. However, you requested M tokens (P in the messages, ...)";
 # llama.cpp's llama-server: "request (P tokens) exceeds the available context size (N tokens)".
 WINDOW_REFUSALS = (
-    re.compile(r"maximum context length is (?P<window>\d+) tokens(?:.*?\((?P<prompt>\d+) in the messages)?", re.S),
-    re.compile(r"request \((?P<prompt>\d+) tokens\) exceeds the available context size \((?P<window>\d+) tokens\)"),
-    re.compile(r"Requested tokens \((?P<prompt>\d+)\) exceed context window of (?P<window>\d+)"),
+    lazyre.compile(r"maximum context length is (?P<window>\d+) tokens(?:.*?\((?P<prompt>\d+) in the messages)?", re.S),
+    lazyre.compile(r"request \((?P<prompt>\d+) tokens\) exceeds the available context size \((?P<window>\d+) tokens\)"),
+    lazyre.compile(r"Requested tokens \((?P<prompt>\d+)\) exceed context window of (?P<window>\d+)"),
 )
 
 

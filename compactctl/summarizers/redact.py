@@ -24,6 +24,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from compactctl import lazyre
+
 MARKER = "[REDACTED:{}]"
 _M = MARKER
 
@@ -107,7 +109,7 @@ def _row(kind: str, pattern: str, replacement: str = _M, flags: int = 0, keys: t
     pattern = pattern.replace(r"|\b", "|" + _START)
     pattern = _START + pattern[2:] if pattern.startswith(r"\b") else pattern
     pattern = "(" + _START + pattern[3:] if pattern.startswith(r"(\b") else pattern
-    return Row(kind, re.compile(pattern, flags), replacement.replace("{}", kind), keys, bool(flags & re.I))
+    return Row(kind, lazyre.compile(pattern, flags), replacement.replace("{}", kind), keys, bool(flags & re.I))
 
 
 def _labelled(
@@ -122,7 +124,7 @@ def _labelled(
 ) -> Row:
     """A secret after a label: the label (group 1) is kept, the value becomes the marker."""
     row = _row(kind, f"({label}){_VALUE_GUARD}{value}", r"\1" + _M, flags, keys)
-    return dataclasses.replace(row, starts=starts, after=after, gate=re.compile(gate, flags) if gate else None)
+    return dataclasses.replace(row, starts=starts, after=after, gate=lazyre.compile(gate, flags) if gate else None)
 
 
 PATTERNS: tuple[Row, ...] = (
@@ -404,9 +406,9 @@ def _row_keys() -> tuple[frozenset[str], frozenset[str]]:
 # A terminal or an editor wraps a long token; a JSON string holds the break as \n. A break
 # between two characters that are not spaces is tried joined: when a row then matches across it, both
 # sides of the break are replaced (the break is kept, after the marker).
-_BREAK = re.compile(r"(?<=[^\s\\])(?:\r?\n|\\r\\n|\\n)(?=[^\s\\])")
-_TRAILING_TOKEN = re.compile(r"[^\s\"'`]*\Z")
-_LEADING_TOKEN = re.compile(r"(?:[^\s\\]|\\[\"'])*")
+_BREAK = lazyre.compile(r"(?<=[^\s\\])(?:\r?\n|\\r\\n|\\n)(?=[^\s\\])")
+_TRAILING_TOKEN = lazyre.compile(r"[^\s\"'`]*\Z")
+_LEADING_TOKEN = lazyre.compile(r"(?:[^\s\\]|\\[\"'])*")
 _JOIN_CONTEXT = 400  # characters each side a joined candidate may take
 _JOIN_MIN = 16  # the two halves together: shorter than any secret the rows look for
 # Words one of which a label-led row needs in the lines before a break (else only the token
@@ -484,8 +486,8 @@ def _common_prefix(a: str, b: str) -> int:
 # An encoded run is decoded and the decoded text redacted; when anything is found, the whole
 # run is replaced. The cost is bounded: runs longer than _MAX_ENCODED (images) are not tried,
 # nor more than _MAX_DECODED characters in all per text.
-_BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/_-])(?=[A-Za-z0-9+/_-]*[0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}")
-_PERCENT_RUN = re.compile(r"[^\s\"'<>&?=]*%[0-9A-Fa-f]{2}[^\s\"'<>&]*")
+_BASE64_RUN = lazyre.compile(r"(?<![A-Za-z0-9+/_-])(?=[A-Za-z0-9+/_-]*[0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}")
+_PERCENT_RUN = lazyre.compile(r"[^\s\"'<>&?=]*%[0-9A-Fa-f]{2}[^\s\"'<>&]*")
 _MAX_ENCODED = 16_384
 _MAX_DECODED = 262_144
 ENCODED_MARKER = MARKER.format("encoded-secret")
@@ -622,8 +624,8 @@ def redact_messages(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]
     return [message for message, _ in redacted], sum(count for _, count in redacted)
 
 
-_USERINFO = re.compile(r"^([a-z][a-z0-9+.-]*://)([^/?#\s]*)@", re.I)
-_QUERY_VALUE = re.compile(r"([?&;][^=&;#\s]+=)([^&;#\s]+)")
+_USERINFO = lazyre.compile(r"^([a-z][a-z0-9+.-]*://)([^/?#\s]*)@", re.I)
+_QUERY_VALUE = lazyre.compile(r"([?&;][^=&;#\s]+=)([^&;#\s]+)")
 
 
 def _masked_userinfo(match: re.Match[str]) -> str:

@@ -204,12 +204,13 @@ UNCOUNTED_KEYS = frozenset(
 MESSAGE_OVERHEAD = 4  # tokens an API adds per message or item (its chat template's framing)
 
 
-def text_tokens(value: Any) -> int:
-    """A request's tokens as an API counts them: the cl100k tokens of its texts, ids and markup left
-    out, plus the framing of each message. Numbers and booleans count one token."""
+def text_tokens(value: Any, encoding: str = "cl100k_base") -> int:
+    """A request's tokens as an API counts them: the tokens of its texts in ``encoding`` (cl100k;
+    o200k for OpenAI's current models), ids and markup left out, plus the framing of each message.
+    Numbers and booleans count one token."""
     from compactctl.tokens import counter_for
 
-    counter = counter_for("cl100k_base")
+    counter = counter_for(encoding)
 
     def walk(node: Any, key: str = "") -> int:
         if key in UNCOUNTED_KEYS:
