@@ -24,9 +24,10 @@ from compactctl.settings import Options, setting
 from compactctl.strategies.summarizing import LATEST_REQUEST_HEADING
 from compactctl.summarizers import SECTIONS, PromptedSummarizer, Summarizer, Summary, SummaryRequest
 from compactctl.summarizers.extractive import VERBATIM_HEADINGS
-from compactctl.summarizers.ledger import constraints, facts
+from compactctl.summarizers.ledger import facts
 from compactctl.summarizers.redact import redact, redact_messages
 from compactctl.summarizers.request import data_text, shipped_prompt
+from compactctl.summarizers.writings import constraints
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import Message, annotations_of, is_valid, message_text
 
