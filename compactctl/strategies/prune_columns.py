@@ -187,8 +187,9 @@ class Transcript:
 
         A kept message keeps its text, key, digest, annotations and facts; an assistant may lose
         calls, and each kept result's call moves to its new position. The output is walked when a
-        message became a stub, when an assistant left without calls has a key or is a chunk by its annotations (it then reads
-        as a message of its own), or when a tool result would meet a different message before it.
+        message became a stub, when an assistant left without calls has a key or is a chunk by its
+        annotations (it then reads as a message of its own), or when a tool result would meet a
+        different message before it.
         """
         if step.stubs:
             return None
