@@ -92,7 +92,7 @@ def throughput(args: argparse.Namespace) -> None:
 
         def report() -> None:
             counter = TokenCounter()  # a fresh memo each run: nothing carried over
-            measure(open_transcripts(str(path))[1](), counter, ["CMD-48213"])
+            measure(open_transcripts(str(path)).walk(), counter, ["CMD-48213"])
 
         raw(), report()  # warm up: the encoding table and the page cache
         raw_time, report_time = [], []

@@ -11,20 +11,17 @@ builds from them the groups it takes (``cli/options.py``).
 
 from __future__ import annotations
 
-import difflib
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from compactctl.errors import InputError
-from compactctl.evaluate import EvalOptions
-from compactctl.replay.options import ReplayOptions
-from compactctl.review import ReviewOptions
-from compactctl.settings import Declared, Options, checked, declared, defaults_of, setting
-from compactctl.strategies import STRATEGIES
-from compactctl.summarizers.options import DryRunOptions, SummarizerOptions
+from compactctl.settings import Options, SettingDecl, check_values, declared, defaults_of, setting
+
+# The other commands' groups (replay's, eval's, review's), the strategies' and the summarizer's
+# are imported when asked for, not here: every command imports this module, and those modules
+# import the pipelines they configure (``bench/speed_bench.py``: prune -q's start-up).
 
 DEFAULT_STRATEGY = "structured"
 IO_PANEL = "Input and output"
@@ -49,11 +46,18 @@ class StepsOptions(Options):
 
     strategy: tuple[str, ...] = setting(
         (DEFAULT_STRATEGY,),
-        help=f"Strategy step, repeatable, run in order: {', '.join(STRATEGIES)}.",
+        help="Strategy step, repeatable, run in order.",
         metavar="STRATEGY",
+        listed=lambda: _strategy_names(),
         flags=("--strategy", "-s"),
         panel="Strategies",
     )
+
+
+def _strategy_names() -> list[str]:
+    from compactctl.strategies import STRATEGIES  # when --help is built
+
+    return list(STRATEGIES)
 
 
 def _format_names() -> list[str]:
@@ -208,34 +212,64 @@ Owners = list[tuple[str, type]]  # (owner, options dataclass): a strategy's name
 
 
 def strategy_owners() -> Owners:
+    from compactctl.strategies import STRATEGIES
+
     return [(name, strategy.options) for name, strategy in STRATEGIES.items()]
+
+
+# Groups of one command each, by where they live: their defaults are in the values of the command
+# that takes them (and of a caller asking for every default), and only then imported.
+OWN_GROUPS = (
+    ("compactctl.replay.options", "ReplayOptions"),
+    ("compactctl.evaluate", "EvalOptions"),
+    ("compactctl.review", "ReviewOptions"),
+)
+
+
+def shared_groups() -> list[type[Options]]:
+    """The groups whose defaults every command's values hold: the run's, the summarizer's."""
+    from compactctl.summarizers.options import DryRunOptions, SummarizerOptions
+
+    return [*RUN_GROUPS, SummarizerOptions, DryRunOptions]
+
+
+def own_groups(taken: Iterable[type] | None = None) -> list[type[Options]]:
+    """Replay's, eval's and review's groups, or those of them in ``taken`` (None: all three)."""
+    from importlib import import_module
+
+    names = None if taken is None else {(group.__module__, group.__qualname__) for group in taken}
+    return [
+        getattr(import_module(module), name) for module, name in OWN_GROUPS if names is None or (module, name) in names
+    ]
 
 
 def setting_owners() -> Owners:
     """Every options dataclass a setting lives on: the run's, each strategy's, the summarizer's, replay's."""
+    run, summarizer = shared_groups()[: len(RUN_GROUPS)], shared_groups()[len(RUN_GROUPS) :]
     return [
-        *(("", group) for group in RUN_GROUPS),
+        *(("", group) for group in run),
         *strategy_owners(),
-        ("", SummarizerOptions),
-        ("", DryRunOptions),
-        ("", ReplayOptions),
-        ("", EvalOptions),
-        ("", ReviewOptions),
+        *(("", group) for group in summarizer),
+        *(("", group) for group in own_groups()),
     ]
 
 
-def all_settings() -> dict[str, Declared]:
+def all_settings() -> dict[str, SettingDecl]:
     return declared(setting_owners())
 
 
-DEFAULTS: dict[str, Any] = {
-    **{name: value for group in RUN_GROUPS for name, value in defaults_of(group).items()},
-    **defaults_of(SummarizerOptions),
-    **defaults_of(DryRunOptions),
-    **defaults_of(ReplayOptions),
-    **defaults_of(EvalOptions),
-    **defaults_of(ReviewOptions),
-}
+def defaults(taken: Iterable[type] | None = None) -> dict[str, Any]:
+    """The defaults a command's values start from: the shared groups', and those of the groups of one
+    command each that it takes (``taken``; None: every group's)."""
+    return {
+        name: value for group in (*shared_groups(), *own_groups(taken)) for name, value in defaults_of(group).items()
+    }
+
+
+def __getattr__(name: str) -> Any:
+    if name == "DEFAULTS":  # every default, as a caller of the library may want them all
+        return defaults()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def find_config(start: Path) -> Path | None:
@@ -249,6 +283,8 @@ def find_config(start: Path) -> Path | None:
 
 def unknown_setting(name: str, known: Iterable[str]) -> str:
     """The message for a key no dataclass declares, with the nearest known one when there is one."""
+    import difflib
+
     close = difflib.get_close_matches(name, sorted(known), n=1)
     return f"unknown setting {name!r}" + (
         f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(sorted(known))})"
@@ -263,6 +299,8 @@ def load_config(path: Path | None, cwd: Path | None = None) -> dict[str, Any]:
             return {}
     elif not path.is_file():
         raise InputError("config file not found", str(path))
+    import tomllib  # read when there is a file to read
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
@@ -277,11 +315,12 @@ def load_config(path: Path | None, cwd: Path | None = None) -> dict[str, Any]:
     for key, value in settings.items():
         if known[key].many and isinstance(value, str):  # a single string is a list of one
             settings[key] = [value]
-    checked(known, settings, str(path))
+    check_values(known, settings, str(path))
     return settings
 
 
-def merge(flags: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, Any]:
-    """Flags that were given win over the config file, which wins over the defaults."""
+def merge(flags: Mapping[str, Any], config: Mapping[str, Any], taken: Iterable[type] | None = None) -> dict[str, Any]:
+    """Flags that were given win over the config file, which wins over the defaults (those of the
+    groups a command takes, ``taken``, see :func:`defaults`)."""
     given = {key: value for key, value in flags.items() if value is not None and value != []}
-    return {**DEFAULTS, **config, **given}
+    return {**defaults(taken), **config, **given}

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from compactctl import lazyre
+from compactctl.formats.records import SkippedLine, skipped_json
 from compactctl.settings import Needs, Options, setting
 from compactctl.summarizers.ledger import error_lines, facts, output_text
 from compactctl.summarizers.sections import artifacts
@@ -151,6 +152,7 @@ class FileEvaluation:
     file: str
     format: str
     evaluation: Evaluation
+    skipped: tuple[SkippedLine, ...] = ()  # lines --on-error skip left out of BEFORE or AFTER
 
 
 def _share(pair: tuple[int, int]) -> dict[str, int | float | None]:
@@ -177,6 +179,7 @@ def evaluation_json(result: FileEvaluation, judged: bool) -> dict[str, object]:
             for s in evaluation.scored
         ],
     }
+    body.update(skipped_json(result.skipped))
     if judged:
         body["judged_families"] = {name: _share(evaluation.family(name, judged=True)) for name in FAMILIES}
         body["judged_score"] = _share(evaluation.total(judged=True))

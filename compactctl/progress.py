@@ -1,4 +1,4 @@
-"""Progress of a batch run, on stderr: a bar in a terminal, a line every few seconds in a log.
+"""Progress of a batch run, on stderr: a bar in a terminal; nothing when stderr is piped or with -q (SPEC).
 
 The runner reports to a :class:`Progress` from the parent process only (threads, processes
 or Ray hand their results back to it), so every reporter here is single-threaded.
@@ -14,7 +14,6 @@ from typing import IO, TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from rich.progress import Progress as RichProgress
 
-LOG_EVERY = 5.0  # seconds between two lines in a log: often enough to see a run is alive, not a flood
 MB = 1_000_000
 
 
@@ -25,7 +24,7 @@ class Progress(Protocol):
 
 
 class NoProgress:
-    """``-q``, ``--json`` to a terminal, or one file: nothing."""
+    """``-q``, one file, or stderr not a terminal (piped, a CI log): nothing."""
 
     def started(self, name: str) -> None:
         pass
@@ -49,50 +48,6 @@ class Counts:
         self.done += 1
         self.bytes += size
         self.failed += failed
-
-    def line(self) -> str:
-        elapsed = max(self.clock() - self.start, 1e-9)
-        rate = self.bytes / MB / elapsed
-        failed = f", {self.failed} failed" if self.failed else ""
-        return (
-            f"compactctl: {self.done}/{self.total} files, {self.bytes / MB:.1f}/{self.total_bytes / MB:.1f} MB, "
-            f"{rate:.1f} MB/s{failed}, {elapsed:.0f}s"
-        )
-
-
-class LogProgress:
-    """No terminal (CI): a line every ``every`` seconds, and one at the end."""
-
-    def __init__(
-        self,
-        total: int,
-        total_bytes: int,
-        stream: IO[str],
-        every: float = LOG_EVERY,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.counts, self.stream, self.every = Counts(total, total_bytes, clock), stream, every
-        self.last = self.counts.start
-
-    def started(self, name: str) -> None:
-        self._maybe_say()
-
-    def finished(self, name: str, size: int, failed: bool) -> None:
-        self.counts.add(size, failed)
-        self._maybe_say()
-
-    def _maybe_say(self) -> None:
-        now = self.counts.clock()
-        if now - self.last >= self.every:
-            self.last = now
-            self._say()
-
-    def _say(self) -> None:
-        print(self.counts.line(), file=self.stream, flush=True)
-
-    def close(self) -> None:
-        if self.counts.done:
-            self._say()
 
 
 class BarProgress:
@@ -151,9 +106,8 @@ def sizes(sources: Sequence[str]) -> list[int]:
 
 
 def progress_for(total: int, total_bytes: int, quiet: bool, stream: IO[str]) -> Progress:
-    """The bar on a terminal, log lines otherwise, nothing with ``-q`` or a single file."""
-    if quiet or total < 2:
+    """The bar on a terminal; nothing with ``-q``, for a single file, or when ``stream`` is piped
+    (SPEC: "a progress bar on a terminal, none when piped or with --quiet")."""
+    if quiet or total < 2 or not stream.isatty():
         return NoProgress()
-    if stream.isatty():
-        return BarProgress(total, total_bytes)
-    return LogProgress(total, total_bytes, stream)
+    return BarProgress(total, total_bytes)

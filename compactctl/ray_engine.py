@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from compactctl.errors import CompactctlError, InputError
 
 T = TypeVar("T")
-MISSING = "--engine ray needs Ray: pip install 'compactctl[ray]'"
+MISSING = "`engine` ray needs Ray: pip install 'compactctl[ray]'"
 
 
 def _ray() -> Any:

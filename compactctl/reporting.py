@@ -13,9 +13,8 @@ from typing import Any
 
 from compactctl.errors import InputError
 from compactctl.facts import fold, unique_facts
-from compactctl.formats import Transcript, native_violations
-from compactctl.formats.api_rules import carried_parts
-from compactctl.formats.records import SkippedLine, listed
+from compactctl.formats import Transcript, carried_parts, native_violations
+from compactctl.formats.records import SkippedLine, listed, skipped_json
 from compactctl.model_input import model_input
 from compactctl.tokens import REPLY_PRIMING_TOKENS, TokenCounter
 from compactctl.transcript import KEPT_VIOLATIONS, Message, Validator, Violation, facts_of, message_text
@@ -26,7 +25,7 @@ REPORT_VERSION = 1
 # A transcript to measure: its label and messages, or a Transcript read from a file, which is
 # also held to the rules of its own format's API (Responses, Anthropic) as its writer would send it.
 Labelled = tuple[str, Iterable[Message]]
-Measured = Labelled | Transcript
+MessageSource = Labelled | Transcript
 
 
 @dataclass(frozen=True)
@@ -90,7 +89,7 @@ def reported_input_tokens(message: Message) -> int | None:
     return None
 
 
-class Measurer:
+class MeasureSum:
     """Accumulates a Measure over the transcripts of a file, one message at a time."""
 
     def __init__(self, counter: TokenCounter, facts: Iterable[str] = ()) -> None:
@@ -110,7 +109,7 @@ class Measurer:
         self._validator = Validator()
         self._context = 0
 
-    def add(self, item: Measured) -> None:
+    def add(self, item: MessageSource) -> None:
         if isinstance(item, Transcript):
             # What the model receives when the producer's client resumes it (model_input): one measure everywhere.
             self.add_transcript(model_input(item), item.label, native_violations(item), item.read_as)
@@ -196,12 +195,12 @@ class Measurer:
         )
 
 
-def measure(transcripts: Iterable[Measured], counter: TokenCounter, facts: Iterable[str] = ()) -> Measure:
+def measure(transcripts: Iterable[MessageSource], counter: TokenCounter, facts: Iterable[str] = ()) -> Measure:
     """Measure transcripts, looking for ``facts`` (and those they declare) in their text."""
-    measurer = Measurer(counter, facts)
+    total = MeasureSum(counter, facts)
     for transcript in transcripts:
-        measurer.add(transcript)
-    return measurer.result()
+        total.add(transcript)
+    return total.result()
 
 
 @dataclass(frozen=True)
@@ -288,7 +287,7 @@ def file_report(
         for fact in facts
         if after is not None and fold(fact) in before.facts_found and fold(fact) not in after.facts_found
     ]
-    skipped = sorted(set(skipped_lines), key=lambda s: s.line)
+    skipped = skipped_json(skipped_lines)
     reduction = None
     if after is not None:
         reduction = round(1 - after.tokens / before.tokens, 4) if before.tokens else 0.0
@@ -317,10 +316,10 @@ def file_report(
         summarizer_prompt_tokens=usage.prompt_tokens,
         summarizer_completion_tokens=usage.completion_tokens,
         summary_truncated=usage.truncated,
-        notes=[*notes, *([skipped_note(skipped)] if skipped else [])],
+        notes=list(notes),  # the skipped lines are the entry's reason, and said one a line (cli.render.say_skipped)
         api_usage=before.api_usage.as_json() if before.api_usage else None,
-        skipped_lines=[s.line for s in skipped],
-        skipped=[asdict(s) for s in skipped],
+        skipped_lines=skipped["skipped_lines"],
+        skipped=skipped["skipped"],
         violation_count_before=before.violation_count,
         violation_count_after=after.violation_count if after else None,
         violations_before=list(before.violations),
@@ -400,7 +399,7 @@ def report_json(reports: list[FileReport], errors: list[dict[str, Any]]) -> dict
 
 
 def check_facts_present(report: FileReport, path: str) -> None:
-    """``--strict-facts``: a declared or required fact the input does not hold is bad input."""
+    """``strict_facts``: a declared or required fact the input does not hold is bad input."""
     if report.facts_absent_before:
         absent = ", ".join(map(repr, report.facts_absent_before))
-        raise InputError(f"fact(s) not in the input (--strict-facts): {absent}", path)
+        raise InputError(f"fact(s) not in the input (`strict_facts`): {absent}", path)

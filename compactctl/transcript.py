@@ -7,7 +7,7 @@ A message is a plain ``dict``. Everything compactctl adds lives under one key,
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -215,7 +215,7 @@ class Validator:
     not answered yet, as a session saved while a tool ran looks) is not invalid: the next request
     would carry the results; ``open_call`` names it. ``carried`` adds, per role, the content part
     types the transcript's producer writes and its own API accepts (Claude Code's
-    ``tool_reference``, documents, images in tool results; see ``formats.api_rules.carried_parts``).
+    ``tool_reference``, documents, images in tool results; see ``formats.carried_parts``).
     Bounded memory: it remembers only the calls still waiting for an answer.
     """
 
@@ -389,8 +389,3 @@ def find_violation(
 
 def is_valid(messages: Iterable[Message]) -> bool:
     return find_violation(messages) is None
-
-
-def iter_facts(messages: Iterable[Message]) -> Iterator[str]:
-    for message in messages:
-        yield from facts_of(message)

@@ -21,10 +21,22 @@ def cli() -> Cli:
 
 
 def _real_files() -> list[Path]:
+    """Every real transcript in shared/: Claude Code, Codex, SWE-agent, mini-swe-agent, tau-bench."""
     if not SHARED_TRANSCRIPTS.is_dir():
         return []
-    claude = sorted((SHARED_TRANSCRIPTS / "claude-code").glob("*/*.json*"))
-    return [*claude, *sorted((SHARED_TRANSCRIPTS / "codex").glob("*/*.jsonl"))]
+    found = sorted(p for p in SHARED_TRANSCRIPTS.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl", ".traj"))
+    return [p for p in found if p.name not in ("package.json",)]
+
+
+REAL_CLIENTS = Path(__file__).parent / "formats" / "data" / "real-clients"
+
+
+def _format_files() -> list[Path]:
+    """A file of every format a file holds: the format fixtures, what the real clients wrote, the samples."""
+    from tests.formats.fixtures import FILES
+
+    clients = [p for p in sorted(REAL_CLIENTS.rglob("*.jsonl")) if "subagents" not in p.parts]
+    return [*FILES.values(), *clients, *sorted(SAMPLES.glob("*.jsonl"))]
 
 
 def _agrees(cli, tmp_path: Path, source: Path, strategy: str) -> tuple[dict, dict]:
@@ -45,20 +57,43 @@ KEYS = ("tokens_before", "tokens_after", "tokens_by_role_after", "messages_after
 @pytest.mark.parametrize("strategy", sorted(STRATEGIES))
 def test_report_on_compact_s_output_gives_compact_s_figures_on_the_real_transcripts(cli, tmp_path, strategy):
     files = _real_files()
-    assert len(files) >= 10
+    assert len(files) >= 25
+    formats = set()
     for source in files:
         own, again = _agrees(cli, tmp_path, source, strategy)
         assert {k: own[k] for k in KEYS} == {k: again[k] for k in KEYS}, (source.name, strategy)
+        formats.add(own["format"])
+    assert {"claude-code", "codex", "swe-agent", "tau-bench"} <= formats
 
 
 @pytest.mark.parametrize("strategy", sorted(STRATEGIES))
-def test_report_on_compact_s_output_gives_compact_s_figures_on_the_samples(cli, tmp_path, strategy):
-    for source in sorted(SAMPLES.glob("*.jsonl")):
+def test_report_on_compact_s_output_gives_compact_s_figures_in_every_format(cli, tmp_path, strategy):
+    formats = set()
+    for source in _format_files():
         own, again = _agrees(cli, tmp_path, source, strategy)
         assert {k: own[k] for k in KEYS} == {k: again[k] for k in KEYS}, (source.name, strategy)
+        formats.add(own["format"])
+    assert {"claude-code", "codex", "gemini", "responses", "anthropic", "chat", "dataset"} <= formats
 
 
-def test_codex_writes_its_initial_context_again_on_resume_and_the_measure_counts_it(cli, tmp_path):
+@pytest.mark.parametrize("name", ["codex", "claude-code"])
+def test_review_of_a_written_compaction_counts_what_compact_counted(cli, tmp_path, name):
+    from tests.formats.fixtures import FILES
+
+    # Codex's compacted rollout leaves its initial context out: resumed, the client sends it again.
+    source = FILES[name]
+    out = tmp_path / source.name
+    compacted = cli("compact", source, "-s", "window", "--keep-recent", "2", "-o", out, "--json", "-q")
+    assert compacted.exit_code in (0, 1), compacted.stderr
+    (own,) = orjson.loads(compacted.stdout)["files"]
+    reviewed = cli("review", source, "--compacted", out, "-o", tmp_path / "page.html", "--json", "-q")
+    assert reviewed.exit_code == 0, reviewed.output
+    side = orjson.loads(reviewed.stdout)["files"][0]["sides"]["A"]
+    assert (side["tokens_before"], side["tokens_after"]) == (own["tokens_before"], own["tokens_after"])
+
+
+def _compacted_codex_fixture(cli, tmp_path: Path) -> Path:
+    """The Codex fixture compacted by window: a rollout whose replacement history leaves the initial context out."""
     from tests.formats.fixtures import read
 
     data, _, _ = read("codex")
@@ -66,6 +101,30 @@ def test_codex_writes_its_initial_context_again_on_resume_and_the_measure_counts
     source.write_bytes(data)
     out = tmp_path / "out.jsonl"
     assert cli("compact", source, "-s", "window", "--keep-recent", "2", "-o", out).exit_code in (0, 1)
+    return out
+
+
+def test_replay_walks_what_the_model_receives_on_resume(cli, tmp_path):
+    out = _compacted_codex_fixture(cli, tmp_path)
+    # Without its usage (token_count events) the rollout is replayed by its messages, not in API units.
+    kept = [line for line in out.read_bytes().splitlines() if b'"token_count"' not in line]
+    out.write_bytes(b"\n".join(kept) + b"\n")
+    _, (written,) = load(out.read_bytes(), str(out), "codex")
+    replayed = cli("replay", out, "-t", "1000000", "--json", "-q")
+    assert replayed.exit_code == 0, replayed.stderr
+    (none, _) = orjson.loads(replayed.stdout)["files"][0]["settings"]
+    live = model_input(written)
+    assert len(live) > len(written.messages)  # the initial context the client writes again is walked
+    first_call = next(n for n, m in enumerate(live) if m.get("role") == "assistant")
+    counter = counter_for()
+    bare = next(n for n, m in enumerate(written.messages) if m.get("role") == "assistant")
+    assert (
+        none["context_per_call"][0] == counter.messages(live[:first_call]) > counter.messages(written.messages[:bare])
+    )
+
+
+def test_codex_writes_its_initial_context_again_on_resume_and_the_measure_counts_it(cli, tmp_path):
+    out = _compacted_codex_fixture(cli, tmp_path)
     _, (written,) = load(out.read_bytes(), str(out), "codex")
     added = written.native.added_on_resume() if written.native is not None else ()
     live = model_input(written)

@@ -1,11 +1,10 @@
-"""Progress on stderr: a line every few seconds in a log, the bar in a terminal, nothing with -q."""
+"""Progress on stderr: the bar in a terminal; nothing when piped (a CI log) or with -q, as SPEC says."""
 
 from __future__ import annotations
 
 import io
-import re
 
-from compactctl.progress import BarProgress, LogProgress, NoProgress, progress_for, sizes
+from compactctl.progress import BarProgress, NoProgress, progress_for, sizes
 
 
 class Clock:
@@ -23,38 +22,10 @@ class Tty(io.StringIO):
         return True
 
 
-def test_a_log_gets_a_line_every_few_seconds_with_counts_rate_and_failures():
-    clock, out = Clock(), io.StringIO()
-    progress = LogProgress(4, 8_000_000, out, every=5.0, clock=clock)
-    progress.started("logs/a.jsonl")
-    clock.now += 1
-    progress.finished("logs/a.jsonl", 2_000_000, failed=False)
-    assert out.getvalue() == ""  # under 5 s: nothing yet
-    clock.now += 4
-    progress.finished("logs/b.jsonl", 2_000_000, failed=True)
-    assert out.getvalue() == "compactctl: 2/4 files, 4.0/8.0 MB, 0.8 MB/s, 1 failed, 5s\n"
-    clock.now += 1
-    progress.finished("logs/c.jsonl", 2_000_000, failed=False)
-    assert out.getvalue().count("\n") == 1  # the next line waits for the next 5 s
-    clock.now += 1
-    progress.finished("logs/d.jsonl", 2_000_000, failed=False)
-    progress.close()  # the last line, always
-    last = out.getvalue().splitlines()[-1]
-    assert last == "compactctl: 4/4 files, 8.0/8.0 MB, 1.1 MB/s, 1 failed, 7s"
-
-
-def test_a_long_file_still_shows_the_run_is_alive_when_the_next_one_starts():
-    clock, out = Clock(), io.StringIO()
-    progress = LogProgress(3, 0, out, every=5.0, clock=clock)
-    clock.now += 6
-    progress.started("logs/b.jsonl")
-    assert re.fullmatch(r"compactctl: 0/3 files, 0\.0/0\.0 MB, 0\.0 MB/s, 6s\n", out.getvalue())
-
-
-def test_quiet_or_a_single_file_shows_nothing_a_terminal_the_bar_a_log_the_lines():
-    assert isinstance(progress_for(5, 10, quiet=True, stream=io.StringIO()), NoProgress)
-    assert isinstance(progress_for(1, 10, quiet=False, stream=io.StringIO()), NoProgress)
-    assert isinstance(progress_for(5, 10, quiet=False, stream=io.StringIO()), LogProgress)
+def test_quiet_a_single_file_or_a_pipe_shows_nothing_a_terminal_the_bar():
+    assert isinstance(progress_for(5, 10, quiet=True, stream=Tty()), NoProgress)
+    assert isinstance(progress_for(1, 10, quiet=False, stream=Tty()), NoProgress)
+    assert isinstance(progress_for(5, 10, quiet=False, stream=io.StringIO()), NoProgress)  # piped: none
     bar = progress_for(5, 10, quiet=False, stream=Tty())
     try:
         assert isinstance(bar, BarProgress)

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compactctl.errors import InputError
+from compactctl.files.io import opener
 from compactctl.formats import chat, load, load_records, records_of
 from compactctl.replay import Prices, replay, settings_grid
 from compactctl.replay.simulate import Context, FigureCounter, replay_streamed
@@ -31,8 +32,8 @@ PRICES = Prices("test", input=2.0, cached_input=0.5, cache_write=2.5, output=8.0
 
 
 def figures_of(messages: list[dict[str, Any]], counter: TokenCounter, facts: tuple[str, ...] = ()):
-    memo = FigureCounter(counter, facts, None)
-    return [memo.figures(m) for m in messages]
+    counts = FigureCounter(counter, facts, None)
+    return [counts.figures(m) for m in messages]
 
 
 def test_context_keeps_prefix_sums_facts_and_keys_as_it_grows():
@@ -93,13 +94,13 @@ def test_rebuilt_reuses_the_figures_of_kept_messages_and_counts_new_ones():
 
 def test_figures_find_facts_folded_and_stage_ends_by_marker_or_annotation():
     counter = TokenCounter("approx")
-    memo = FigureCounter(counter, ["Budget is 40 EUR", "  "], re.compile(r"STAGE DONE"))
-    assert memo.facts == ("budget is 40 eur",)  # an empty fact is no fact
-    found = memo.figures({"role": "user", "content": "the  BUDGET is 40 eur. STAGE DONE"})
+    counts = FigureCounter(counter, ["Budget is 40 EUR", "  "], re.compile(r"STAGE DONE"))
+    assert counts.facts == ("budget is 40 eur",)  # an empty fact is no fact
+    found = counts.figures({"role": "user", "content": "the  BUDGET is 40 eur. STAGE DONE"})
     assert found.facts == ("budget is 40 eur",) and found.ends_stage
-    annotated = memo.figures({"role": "tool", "content": "x", "compactctl": {"stage_end": True, "references": "k"}})
+    annotated = counts.figures({"role": "tool", "content": "x", "compactctl": {"stage_end": True, "references": "k"}})
     assert annotated.ends_stage and annotated.references == ("k",) and annotated.facts == ()
-    assert not memo.figures({"role": "user", "content": "stage done"}).ends_stage  # the marker is case-sensitive
+    assert not counts.figures({"role": "user", "content": "stage done"}).ends_stage  # the marker is case-sensitive
 
 
 @settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -141,7 +142,7 @@ def test_observations_are_marked_as_the_whole_file_reader_marks_them(tmp_path):
     path = tmp_path / "run.jsonl"
     path.write_text("".join(json.dumps(m) + "\n" for m in messages))
     _, (read_whole,) = load(path.read_bytes(), str(path))
-    marked = [message for message, _ in chat.LineFile(str(path))()]
+    marked = [message for message, _ in chat.LineFile(opener(str(path)), str(path))()]
     assert marked == read_whole.messages
     assert [i for i, m in enumerate(marked) if m.get("compactctl") == {"kind": "observation"}] == [3]
     assert messages[3] == {"role": "user", "content": "<returncode>0</returncode><output>a.py</output>"}  # a copy
@@ -179,13 +180,13 @@ def test_chat_facts_finds_every_declared_fact_a_whole_read_finds(tmp_path):
     _, (whole,) = load(path.read_bytes(), str(path))
     expected = [fact for message in whole.messages for fact in facts_of(message)]
     assert expected == ["BOM first line", "escaped key", "one without its list"]
-    assert chat.declared_facts_in(str(path)) == expected
+    assert chat.LineFile(opener(str(path)), str(path)).declared_facts() == expected
 
 
 def test_chat_facts_leaves_a_bad_line_to_the_walk(tmp_path):
     path = tmp_path / "bad.jsonl"
     path.write_bytes(b'{"role": "user", "content": "a", "compactctl": {"facts": ["kept"]}}\n{"facts": \n[1, "facts"]\n')
-    assert chat.declared_facts_in(str(path)) == ["kept"]
+    assert chat.LineFile(opener(str(path)), str(path)).declared_facts() == ["kept"]
 
 
 def test_skipped_lines_are_listed_as_a_whole_read_lists_them(tmp_path):

@@ -122,7 +122,7 @@ def test_one_unanswered_call_is_reported_once_not_at_every_later_message():
 
 
 def test_a_producer_s_own_blocks_are_accepted_where_its_api_takes_them():
-    from compactctl.formats.api_rules import carried_parts
+    from compactctl.formats import carried_parts
 
     messages = [
         {"role": "user", "content": [{"type": "document", "source": {"type": "base64", "data": "JVBE"}}]},

@@ -9,6 +9,7 @@ sample, on every real transcript written as a chat file (both as orjson and as P
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from hypothesis import strategies as st
 
 from compactctl import jsonbytes
 from compactctl.files.io import Job
-from compactctl.formats import dump, load
+from compactctl.formats import FORMATS, dump, load
 from compactctl.formats.base import Transcript
 from compactctl.tokens import TokenCounter
 from compactctl.walked import walkable
@@ -188,13 +189,12 @@ def dataset_files(folder: Path) -> list[Path]:
 
 @pytest.mark.parametrize("steps, options", RUNS, ids=lambda v: str(v))
 def test_a_dataset_file_compacted_a_line_at_a_time_gives_what_it_gives_held(steps, options, tmp_path, monkeypatch):
-    import compactctl.files.compact as files
 
     options = {**options, "write_unchanged": True}  # the bytes are compared, changed or not
     for source in dataset_files(tmp_path):
         lines = compact_file_with(Job(str(source), str(tmp_path / "lines.jsonl"), source.name), steps, options, counter)
         with monkeypatch.context() as held_only:
-            held_only.setattr(files, "_lines_are_transcripts", lambda *given: False)
+            held_only.setitem(FORMATS, "dataset", dataclasses.replace(FORMATS["dataset"], one_per_line=False))
             held = compact_file_with(
                 Job(str(source), str(tmp_path / "held.jsonl"), source.name), steps, options, counter
             )
@@ -225,7 +225,6 @@ def test_a_chat_line_that_does_not_parse_is_skipped_walked_as_held(tmp_path):
 
 def test_lines_that_are_not_messages_or_transcripts_are_skipped_as_held_skips_them(tmp_path, monkeypatch):
     """--on-error skip also leaves out a line of the wrong shape, and names what is wrong with it."""
-    import compactctl.files.compact as files
 
     chat_lines = (ROOT / "samples" / "coding-agent.jsonl").read_bytes().splitlines()
     source = tmp_path / "chat.jsonl"
@@ -239,7 +238,7 @@ def test_lines_that_are_not_messages_or_transcripts_are_skipped_as_held_skips_th
     source.write_bytes(b"\n".join([rows[0], b'{"messages": 3}', b"{bad", *rows[1:]]) + b"\n")
     options = {"on_error": "skip"}
     lines = compact_file_with(Job(str(source), str(tmp_path / "lines.jsonl"), "d"), ["prune"], options, counter)
-    monkeypatch.setattr(files, "_lines_are_transcripts", lambda *given: False)
+    monkeypatch.setitem(FORMATS, "dataset", dataclasses.replace(FORMATS["dataset"], one_per_line=False))
     held_file = compact_file_with(Job(str(source), str(tmp_path / "held.jsonl"), "d"), ["prune"], options, counter)
     assert lines == held_file
     assert (tmp_path / "lines.jsonl").read_bytes() == (tmp_path / "held.jsonl").read_bytes()

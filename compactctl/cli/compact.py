@@ -45,7 +45,7 @@ from compactctl.config import (
 )
 from compactctl.errors import InputError
 from compactctl.files.io import check_side_files, plan
-from compactctl.settings import Declared
+from compactctl.settings import SettingDecl
 from compactctl.summarizers.build import NOTHING_TO_SEND, make_summarizer, reads_prompt
 from compactctl.summarizers.options import DryRunOptions, SummarizerOptions
 from compactctl.tokens import counter_for
@@ -69,7 +69,7 @@ def takes() -> list[Takes]:
     ]
 
 
-def declared_settings() -> dict[str, Declared]:
+def declared_settings() -> dict[str, SettingDecl]:
     """The settings of the groups compact takes: the run's, every strategy's, the summarizer's."""
     return command_settings(takes())
 
@@ -115,12 +115,13 @@ def compact(
             database.session,
             client,
             steps,
-            settings.values,
+            settings,
             counter,
             made,
             slim=slim,
             force=force,
             window=context_window,
+            dry_run=dry_run,
             as_json=as_json,
             quiet=quiet,
         )

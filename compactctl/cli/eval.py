@@ -24,7 +24,7 @@ from compactctl.evaluate import (
 from compactctl.files.eval import eval_pair
 from compactctl.files.io import Job, expand_inputs
 from compactctl.files.jobs import run_jobs
-from compactctl.settings import Declared, Needs
+from compactctl.settings import Needs, SettingDecl
 from compactctl.summarizers.options import SummarizerOptions
 
 # What of the summarizer's settings the judge does not read: it has its own model, and asks chat.
@@ -46,7 +46,7 @@ JUDGE_SERVER = Takes(SummarizerOptions, needs=Needs("judge", ("openai",)), omit=
 def takes() -> list[Takes]:
     """The groups of settings eval takes: the judge reads the summarizer's server settings, with --judge openai."""
     return [
-        Takes(InputOptions, omit=("on_error",)),  # a bad line fails its pair: eval skips none
+        Takes(InputOptions),
         Takes(BatchOptions),
         Takes(OutcomeOptions),
         Takes(EvalOptions),
@@ -54,7 +54,7 @@ def takes() -> list[Takes]:
     ]
 
 
-def declared_settings() -> dict[str, Declared]:
+def declared_settings() -> dict[str, SettingDecl]:
     """How files are read, the batch, the judge's, and where the judge's server is."""
     return command_settings(takes())
 
@@ -85,7 +85,7 @@ def eval(
     pairs = [Job(source, counterpart(after, name, before), name) for source, name, _ in expand_inputs([before])]
     results, failures = run_jobs(
         pairs,
-        lambda job: eval_pair(job.name, job.source, str(job.target), read.format, judge),
+        lambda job: eval_pair(job.name, job.source, str(job.target), read, judge),
         settings.of(BatchOptions).jobs,
         progress_wanted(quiet),
     )

@@ -12,8 +12,9 @@ import typer
 from rich.markup import escape
 
 from compactctl import interrupts, jsonbytes
+from compactctl.cli.options import as_flags
 from compactctl.cli.outcome import document, error_document, exit_code, file_entries, report_gates, with_sources
-from compactctl.cli.render import emit, progress_wanted, stderr, write_json
+from compactctl.cli.render import emit, progress_wanted, say_skipped, stderr, write_json
 from compactctl.config import (
     BatchOptions,
     DatabaseOptions,
@@ -49,24 +50,21 @@ def handle_errors(command: F) -> F:
             interrupts.stop_now(interrupt)
         except CompactctlError as error:
             # Escaped: a message may hold brackets ("pip install 'compactctl[plot]'") that are not markup.
-            stderr.print(f"[bold red]error:[/] {escape(str(error))}", markup=True, highlight=False, soft_wrap=True)
+            said = escape(as_flags(str(error)))
+            stderr.print(f"[bold red]error:[/] {said}", markup=True, highlight=False, soft_wrap=True)
             doc = error_document(command.__name__, error)
             if kwargs.get("as_json"):
                 write_json(doc)
-            ci_reports(doc, kwargs)  # the run stopped, and CI is told so the way it asked
+            ci_reports(doc, asked_by_flags(kwargs))  # the run stopped, and CI is told so the way it asked
             raise typer.Exit(error.exit_code) from None
 
     return wrapper  # type: ignore[return-value]
 
 
-def setting_of(settings: Any, name: str) -> Any:
-    """A setting from the settings dict, or from the first typed options group (one, or a tuple) that has it."""
-    if isinstance(settings, Mapping):
-        return settings.get(name)
-    for group in settings if isinstance(settings, tuple) else (settings,):
-        if hasattr(group, name):
-            return getattr(group, name)
-    return None
+def asked_by_flags(given: Mapping[str, Any]) -> OutcomeOptions:
+    """The CI reports a run asked for by flag (``--annotations``, ``--junit``), for one that stopped
+    before its settings were read: the command's own keyword arguments, as Typer gave them."""
+    return OutcomeOptions(annotations=given.get("annotations"), junit=given.get("junit"))
 
 
 def build_document(
@@ -74,23 +72,25 @@ def build_document(
     jobs: Sequence[Job],
     bodies: Iterable[Mapping[str, Any]],
     failures: Sequence[Failure],
-    settings: Any,  # the settings dict, or the options group holding max_failed_files
+    outcome: OutcomeOptions,
     *,
     gates: list[dict[str, Any]] | None = None,
     written: bool = False,
     total: Mapping[str, Any] | None = None,
+    write_unchanged: bool = False,
 ) -> dict[str, Any]:
     """The run's document: each input's entry, the gates, the totals and the exit code by the one rule."""
-    entries = file_entries(jobs, bodies, failures, written, bool(setting_of(settings, "write_unchanged")))
+    entries = file_entries(jobs, bodies, failures, written, write_unchanged)
     gates = with_sources(gates or [], jobs)
     done = sum(1 for entry in entries if entry["status"] != "failed")
-    code = exit_code(failures, done, gates, int(setting_of(settings, "max_failed_files") or 0))
+    code = exit_code(failures, done, gates, outcome.max_failed_files or 0)
     return document(command, entries, gates, code, total)
 
 
-def finish(doc: Mapping[str, Any], settings: Any) -> NoReturn:
+def finish(doc: Mapping[str, Any], outcome: OutcomeOptions) -> NoReturn:
     """Name every failed gate on stderr (--quiet or not, whatever else failed), write the
     annotations and the JUnit report if asked, and exit with the document's code."""
+    say_skipped(doc["files"])
     for gate in doc["gates"]:
         if not gate["passed"]:
             for failing in gate.get("files") or ():
@@ -99,27 +99,27 @@ def finish(doc: Mapping[str, Any], settings: Any) -> NoReturn:
                 stderr.print(f"[bold red]gate failed:[/] {escape(gate['reason'])}", soft_wrap=True)
     tolerated = doc["total"]["failed"] if doc["exit_code"] in (EXIT_OK, EXIT_GATE) else 0
     if tolerated:
-        limit = setting_of(settings, "max_failed_files")
+        limit = outcome.max_failed_files
         stderr.print(f"[yellow]note:[/] {tolerated} file(s) failed, within --max-failed-files {limit}")
-    ci_reports(doc, settings)
+    ci_reports(doc, outcome)
     raise typer.Exit(doc["exit_code"])
 
 
-def ci_reports(doc: Mapping[str, Any], settings: Any) -> None:
+def ci_reports(doc: Mapping[str, Any], outcome: OutcomeOptions) -> None:
     """--annotations github (workflow commands on stderr) and --junit FILE, from the run document."""
-    if setting_of(settings, "annotations") == "github":
+    if outcome.annotations == "github":
         from compactctl.ci import github_annotations, repo_root
 
         for line in github_annotations(doc, repo_root()):
             print(line, file=sys.stderr)
-    junit = setting_of(settings, "junit")
+    junit = outcome.junit
     if junit:
         from compactctl.ci import junit_xml
 
         try:
             write_atomic(str(junit), junit_xml(doc))
         except InputError as error:  # write_atomic names the file and what went wrong
-            stderr.print(f"[bold red]error:[/] {escape(str(error))}")
+            stderr.print(f"[bold red]error:[/] {escape(as_flags(str(error)))}")
             raise typer.Exit(EXIT_INPUT) from None
 
 
@@ -128,23 +128,26 @@ def finish_report(
     jobs: list[Job],
     reports: list[FileReport],
     failures: list[Failure],
-    settings: Any,
+    outcome: OutcomeOptions,
     *,
+    fail_under: float | None,
     as_json: bool,
     quiet: bool,
     to_stderr: bool = False,
     written: bool = False,
+    write_unchanged: bool = False,
 ) -> NoReturn:
-    """Print the report and exit by the one rule, the gates included."""
-    gates = report_gates(reports, setting_of(settings, "fail_under"))
+    """Print the report and exit by the one rule, the gates (``--fail-under``) included."""
+    gates = report_gates(reports, fail_under)
     body = report_json(reports, [])
     doc = build_document(
-        command, jobs, body["files"], failures, settings, gates=gates, written=written, total=body["total"]
-    )
+        command, jobs, body["files"], failures, outcome, gates=gates, written=written, total=body["total"],
+        write_unchanged=write_unchanged,
+    )  # fmt: skip
     emit(doc, reports, as_json, quiet, to_stderr)
     if written:
         announce_written(doc, quiet or as_json)
-    finish(doc, settings)
+    finish(doc, outcome)
 
 
 def write_jsonl(path: Path, entries: Iterable[dict[str, Any]], like: Iterable[str] = ()) -> None:
@@ -157,8 +160,10 @@ def finish_compaction(
     planned: list[Job],
     results: list[FileCompaction],
     failures: list[Failure],
-    settings: Any,
+    outcome: OutcomeOptions,
     *,
+    fail_under: float | None,
+    write_unchanged: bool,
     manifest: Path | None,
     as_json: bool,
     quiet: bool,
@@ -194,11 +199,13 @@ def finish_compaction(
         planned,
         reports,
         failures,
-        settings,
+        outcome,
+        fail_under=fail_under,
         as_json=as_json,
         quiet=quiet,
         to_stderr=to_stderr,
         written=not kept_back,
+        write_unchanged=write_unchanged,
     )
 
 
@@ -251,7 +258,9 @@ def compact_and_finish(
             planned,
             results,
             failures,
-            (gates, settings.of(OutcomeOptions), written),
+            settings.of(OutcomeOptions),
+            fail_under=gates.fail_under,
+            write_unchanged=written.write_unchanged,
             manifest=manifest,
             as_json=as_json,
             quiet=quiet,

@@ -10,15 +10,15 @@ defaults, the commands list) is Typer's own.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console, Group
-from rich.padding import Padding
-from rich.panel import Panel
-from rich.table import Table
-from rich.text import Text
-from typer import rich_utils
 from typer.core import TyperArgument, TyperCommand
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+# Rich's layout and Typer's rich_utils (markdown-it, pygments: some 0.05 s) are imported when a
+# page is printed, not when a command is built to run.
 
 GAP = 2  # spaces between an option and its help
 
@@ -41,6 +41,13 @@ def option_names(param: Any) -> str:
 
 def options_panel(*, name: str, params: list[Any], ctx: Any, markup_mode: Any, console: Console) -> None:
     """One panel of options in two columns, in place of Typer's six."""
+    from rich.console import Group
+    from rich.padding import Padding
+    from rich.panel import Panel
+    from rich.table import Table
+    from rich.text import Text
+    from typer import rich_utils
+
     if not params:
         return
     rows = [
@@ -78,6 +85,8 @@ class ReadableCommand(TyperCommand):
         return option
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
+        from typer import rich_utils
+
         # Typer looks its panel printer up in its module when it prints: swapped for this page only.
         typers = rich_utils._print_options_panel
         rich_utils._print_options_panel = options_panel  # type: ignore[assignment]

@@ -30,10 +30,11 @@ import typer
 from rich.markup import escape
 from typer.models import ArgumentInfo, OptionInfo
 
+from compactctl import lazyre
 from compactctl.config import GATE_PANEL, IO_PANEL, all_settings, load_config, merge
 from compactctl.errors import InputError
-from compactctl.formats import FORMATS, READ_ONLY
-from compactctl.settings import SPEC_KEY, Declared, Needs, Options, SettingSpec, declared, fields_of, problem
+from compactctl.formats import FORMATS
+from compactctl.settings import SPEC_KEY, Needs, Options, SettingDecl, SettingSpec, declared, fields_of, problem
 from compactctl.strategies import STRATEGIES, StrategyOptions
 
 Inputs = Annotated[list[str], typer.Argument(help="Transcript files or folders; - reads stdin.", show_default=False)]
@@ -55,7 +56,7 @@ ToFormat = Annotated[
     str | None,
     typer.Option(
         "--to",
-        help=f"Output format (converts): {', '.join(n for n in FORMATS if n not in READ_ONLY)}."
+        help=f"Output format (converts): {', '.join(n for n, fmt in FORMATS.items() if fmt.writes)}."
         "  \\[default: the input's format]",
         metavar="FORMAT",
         rich_help_panel=IO_PANEL,
@@ -103,7 +104,7 @@ def strategy_takes(omit: tuple[str, ...] = ()) -> list[Takes]:
     return [Takes(strategy.options, owner=name, omit=omit) for name, strategy in STRATEGIES.items()]
 
 
-def command_settings(takes: Sequence[Takes]) -> dict[str, Declared]:
+def command_settings(takes: Sequence[Takes]) -> dict[str, SettingDecl]:
     """The settings a command's groups declare (by name, in order), but those every group holding them omits."""
     found = declared([(t.owner, t.group) for t in takes])
     kept = {name for t in takes for name in t.fields()}
@@ -141,7 +142,7 @@ def readable_help(help_text: str) -> str:
     return escape(body) + (f"  \\[default: {default}" if default else "")
 
 
-def option_for(setting: Declared) -> Any:
+def option_for(setting: SettingDecl) -> Any:
     """The ``Annotated`` Typer type of one setting's option; its default is None: "not given"."""
     value_type: Any = types.GenericAlias(list, (setting.kind,)) if setting.many else setting.kind
     spec = setting.spec
@@ -160,7 +161,7 @@ def option_for(setting: Declared) -> Any:
     return Annotated[value_type | None, option]
 
 
-def takes_settings(command: Callable[..., Any], settings: Mapping[str, Declared]) -> Callable[..., Any]:
+def takes_settings(command: Callable[..., Any], settings: Mapping[str, SettingDecl]) -> Callable[..., Any]:
     """``command(own options..., **given)`` with one keyword option per setting, as Typer reads it.
 
     Typer reads a command's options from its signature, so the signature is built here:
@@ -220,6 +221,17 @@ def flag_of(name: str) -> str:
     return all_settings()[name].flags[0].split("/")[0]
 
 
+# A setting as the library's errors name it, as a caller passes it: `summary_max_tokens`.
+NAMED_SETTING = lazyre.compile(r"`([a-z][a-z0-9_]*)`")
+
+
+def as_flags(message: str) -> str:
+    """A library error as the CLI says it: each `setting` it names becomes the flag it is given by
+    (`thresholds` is --threshold); a command's own option (`to`, `since`) is --its-name."""
+    known = all_settings()
+    return NAMED_SETTING.sub(lambda m: flag_of(m[1]) if m[1] in known else "--" + m[1].replace("_", "-"), message)
+
+
 def settings_for(
     config: Path | None,
     given: Mapping[str, Any],
@@ -229,12 +241,15 @@ def settings_for(
     """Flags given, over the config file, over the defaults; a bad flag value names its setting, and so
     does a flag that has no effect with the settings given (``sides``: every set of values the run uses,
     e.g. review's sides A and B; a flag is read when some side reads it)."""
-    known = all_settings()
+    # The command's own settings (all of them only for a name they lack): each command imports
+    # what it configures, not every other command's groups.
+    known = command_settings(takes) if takes else all_settings()
     for name, value in given.items():
-        reason = problem(known[name], value) if value is not None and name in known else None
+        one = known.get(name) or (all_settings().get(name) if value is not None else None)
+        reason = problem(one, value) if value is not None and one is not None else None
         if reason:
             raise InputError(f"{reason} (given as {flag_of(name)})")
-    values = merge(given, load_config(config))
+    values = merge(given, load_config(config), [t.group for t in takes] if takes else None)
     check_needs(takes, [name for name, value in given.items() if value is not None and value != []],
                 sides(values) if sides else [values])  # fmt: skip
     return Given(values)
@@ -259,6 +274,5 @@ def check_output_format(to: str | None) -> None:
     if to is not None:
         from compactctl.formats import get_format
 
-        get_format(to)
-        if to in READ_ONLY:
+        if not get_format(to).writes:
             raise InputError(f"{to} is read, not written; --to takes one of the others")

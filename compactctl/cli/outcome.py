@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from compactctl.cli.options import as_flags
 from compactctl.errors import EXIT_GATE, EXIT_INPUT, EXIT_OK, EXIT_SUMMARIZER, CompactctlError
 from compactctl.files.io import STDIO, Job
 from compactctl.files.jobs import Failure
@@ -21,7 +22,6 @@ from compactctl.reporting import FileReport, skipped_note, totals
 
 JSON_VERSION = 2
 SCHEMA = Path(__file__).resolve().parents[1] / "schema" / "run.schema.json"
-STATUSES = ("ok", "unchanged", "skipped-lines", "failed")
 
 
 def file_entries(
@@ -53,7 +53,7 @@ def file_entries(
                     "name": job.name,
                     "output": None,
                     "status": "failed",
-                    "reason": failure.error,
+                    "reason": as_flags(failure.error),
                     "line": failure.line,
                     "exit_code": failure.exit_code,
                     "skipped_lines": [],
@@ -214,4 +214,4 @@ def error_document(command: str, error: CompactctlError | str, kind: str | None 
     """The document of a run that did not start: a usage error, a bad flag value, no such input."""
     code = error.exit_code if isinstance(error, CompactctlError) else EXIT_INPUT
     kind = kind or ("summarizer" if code == EXIT_SUMMARIZER else "input")
-    return document(command, [], [], code, error={"kind": kind, "message": str(error)})
+    return document(command, [], [], code, error={"kind": kind, "message": as_flags(str(error))})

@@ -38,7 +38,7 @@ from compactctl.config import (
 from compactctl.errors import InputError
 from compactctl.files.compact import FileCompaction
 from compactctl.files.io import PRUNED_MARK, check_side_files, plan
-from compactctl.settings import Declared
+from compactctl.settings import SettingDecl
 from compactctl.strategies.prune import PruneOptions
 from compactctl.tokens import APPROX, TokenCounter, counter_for
 
@@ -60,7 +60,7 @@ def takes() -> list[Takes]:
     ]
 
 
-def declared_settings() -> dict[str, Declared]:
+def declared_settings() -> dict[str, SettingDecl]:
     """The run's settings (no strategy: the step is prune) and prune's own."""
     return command_settings(takes())
 
@@ -117,12 +117,13 @@ def prune(
             database.session,
             client,
             ["prune"],
-            settings.values,
+            settings,
             counter,
             None,
             slim=slim,
             force=force,
             window=context_window,
+            dry_run=False,  # prune takes no --dry-run
             as_json=as_json,
             quiet=quiet,
         )

@@ -118,6 +118,22 @@ def emit(doc: Mapping[str, Any], reports: list[FileReport], as_json: bool, quiet
         out.print(f"[yellow]note:[/] {note}", soft_wrap=True)
 
 
+SKIPPED_SHOWN = 20  # per file; --json lists every one
+
+
+def say_skipped(entries: Iterable[Mapping[str, Any]]) -> None:
+    """Every line ``--on-error skip`` left out, one warning each, ``FILE:LINE: what was wrong``: the
+    same in every command, -q or not (a line of input was not read: that is never silent)."""
+    for entry in entries:
+        skipped = entry.get("skipped") or ()
+        for line in skipped[:SKIPPED_SHOWN]:
+            where = f"{line.get('file') or entry['file']}:{line['line']}"
+            stderr.print(f"[yellow]skipped:[/] {escape(where)}: {escape(line['problem'])}", soft_wrap=True)
+        if len(skipped) > SKIPPED_SHOWN:
+            more = len(skipped) - SKIPPED_SHOWN
+            stderr.print(f"[yellow]skipped:[/] {escape(entry['file'])}: {more} more line(s) (--json lists them all)")
+
+
 def say_failures(failed: Iterable[Mapping[str, Any]]) -> None:
     """One error line per failed file, naming it as given."""
     for entry in failed:
@@ -291,5 +307,5 @@ def note_left_out(inputs: list[str]) -> None:
 
 
 def progress_wanted(quiet: bool) -> bool:
-    """Progress on stderr unless -q: the bar on a terminal, a line every few seconds in a log."""
+    """Progress on stderr unless -q: the bar on a terminal (none when piped: ``progress.progress_for``)."""
     return not quiet

@@ -25,7 +25,7 @@ from compactctl.errors import InputError
 from compactctl.files.io import Job, expand_inputs
 from compactctl.files.jobs import run_jobs
 from compactctl.files.report import report_pair
-from compactctl.settings import Declared
+from compactctl.settings import SettingDecl
 from compactctl.tokens import counter_for
 
 
@@ -43,7 +43,7 @@ def takes() -> list[Takes]:
     ]
 
 
-def declared_settings() -> dict[str, Declared]:
+def declared_settings() -> dict[str, SettingDecl]:
     """How files are read and counted, the batch and the gates: a report changes nothing."""
     return command_settings(takes())
 
@@ -88,8 +88,10 @@ def report(
         progress_wanted(quiet),
         settings.of(EngineOptions).engine,
     )
-    outcome = (gates, settings.of(OutcomeOptions))
-    finish_report("report", pairs, reports, failures, outcome, as_json=as_json, quiet=quiet)
+    outcome = settings.of(OutcomeOptions)
+    finish_report(
+        "report", pairs, reports, failures, outcome, fail_under=gates.fail_under, as_json=as_json, quiet=quiet
+    )
 
 
 def counterpart(after: str | None, name: str, before: str) -> str | None:

@@ -42,6 +42,7 @@ from compactctl.config import (
     InputOptions,
     OutcomeOptions,
     StepsOptions,
+    WriteOptions,
     load_config,
 )
 from compactctl.errors import InputError
@@ -57,12 +58,12 @@ from compactctl.review import (
     TranscriptReview,
     recording,
     review_json,
-    sections,
     shown,
     side_b_asked,
 )
 from compactctl.review.page import file_page, index_page
-from compactctl.settings import Declared
+from compactctl.review.sections import sections
+from compactctl.settings import SettingDecl
 from compactctl.summarizers.build import check_prompt_read, make_summarizer
 from compactctl.summarizers.options import SummarizerOptions
 from compactctl.tokens import TokenCounter, counter_for
@@ -136,7 +137,7 @@ def takes() -> list[Takes]:
     ]
 
 
-def declared_settings() -> dict[str, Declared]:
+def declared_settings() -> dict[str, SettingDecl]:
     return command_settings(takes())
 
 
@@ -169,7 +170,7 @@ def sides_for(settings: Given, counter: TokenCounter) -> list[ReviewSide]:
     chosen = [Given(values) for values in both_sides(settings.values)]
     asked = settings.of(ReviewOptions)
     if len(chosen) == 2 and asked.vs_prompt_file:
-        check_prompt_read(chosen[1].of(SummarizerOptions).summarizer, asked.vs_prompt_file, "--vs-prompt-file")
+        check_prompt_read(chosen[1].of(SummarizerOptions).summarizer, asked.vs_prompt_file, "vs_prompt_file")
     sides = []
     for name, one in zip("AB", chosen, strict=False):
         steps, summarizer = one.of(StepsOptions).strategy, one.of(SummarizerOptions)
@@ -300,6 +301,7 @@ def review_compacting(
             done = compact_file(
                 Job(job.source, str(target), job.name), side.steps, side.strategies, counter, recorder,
                 read=side.read, gates=side.gates, database=database, keep_manifest=True,
+                written=WriteOptions(write_unchanged=True),  # a file nothing changed is reviewed too
             )  # fmt: skip
             sent = recorder.sent(redact_secrets) if recorder is not None else []
             written.append(WrittenSide(side.name, side.description, str(target), done.manifest, sent, done.report))

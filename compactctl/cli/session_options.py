@@ -10,8 +10,8 @@ table in the database; a named file beside the client's).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.markup import escape
@@ -20,11 +20,12 @@ from compactctl.cli.exit import build_document, finish
 from compactctl.cli.options import Given
 from compactctl.cli.outcome import JSON_VERSION, report_gates
 from compactctl.cli.render import emit, pct, stderr, write_json
-from compactctl.config import DatabaseOptions, GateOptions, InputOptions, WriteOptions
+from compactctl.config import DatabaseOptions, GateOptions, InputOptions, OutcomeOptions, WriteOptions
 from compactctl.errors import EXIT_OK, InputError
 from compactctl.files.compact import FileCompaction, compact_file
 from compactctl.files.io import Job
 from compactctl.reporting import report_json
+from compactctl.strategies import StrategyOptions
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import TokenCounter
 
@@ -96,30 +97,33 @@ def _default(steps: Sequence[str], key: str) -> int | None:
     return None
 
 
-def tighter(settings: Mapping[str, Any], steps: Sequence[str], round_number: int) -> dict[str, Any]:
-    """The settings of tighter pass ``round_number`` (0: as given): untouched keys halved per round."""
-    tightened = dict(settings)
+def tighter(settings: Given, steps: Sequence[str], round_number: int) -> StrategyOptions:
+    """The strategies' options in tighter pass ``round_number`` (0: as given): the tail settings the
+    user did not set (by flag or config), halved per round down to their floor."""
+    halved = {}
     for key, floor in TIGHTENED.items() if round_number else ():
-        if settings.get(key) is not None:
+        if settings.values.get(key) is not None:
             continue  # the user's own value stays
         default = _default(steps, key)
         if default is not None:
-            tightened[key] = max(floor, default >> round_number)
-    return tightened
+            halved[key] = max(floor, default >> round_number)
+    return settings.strategies().replaced(**halved) if halved else settings.strategies()
 
 
 def compactor(
-    steps: Sequence[str], settings: Mapping[str, Any], counter: TokenCounter, summarizer: Summarizer | None
+    steps: Sequence[str], settings: Given, counter: TokenCounter, summarizer: Summarizer | None
 ) -> CompactInto:
     """The command's compaction of one file, as tighter pass ``round`` has its settings."""
+    read, gates = settings.of(InputOptions), settings.of(GateOptions)
+    # In place or not is the session writer's to do (a backup beside the session), not the database's.
+    database = dataclasses.replace(settings.of(DatabaseOptions), in_place=False)
+    # The session's copy is what it places for its client: written here even when unchanged.
+    written = dataclasses.replace(settings.of(WriteOptions), write_unchanged=True)
 
     def compact_into(job: Job, round_number: int) -> FileCompaction:
-        # In place or not is the session writer's to do (a backup beside the session), not the database's.
-        plain = Given({**tighter(settings, steps, round_number), "in_place": False})
         return compact_file(
-            job, steps, plain.strategies(), counter, summarizer, read=plain.of(InputOptions),
-            gates=plain.of(GateOptions), database=plain.of(DatabaseOptions), written=plain.of(WriteOptions),
-            keep_manifest=False,
+            job, steps, tighter(settings, steps, round_number), counter, summarizer, read=read, gates=gates,
+            database=database, written=written, keep_manifest=False,
         )  # fmt: skip
 
     return compact_into
@@ -160,13 +164,14 @@ def run_on_session(
     session_id: str,
     client: str | None,
     steps: Sequence[str],
-    settings: Mapping[str, Any],
+    settings: Given,
     counter: TokenCounter,
     summarizer: Summarizer | None,
     *,
     slim: bool,
     force: bool,
     window: int | None,
+    dry_run: bool,
     as_json: bool,
     quiet: bool,
 ) -> NoReturn:
@@ -175,16 +180,16 @@ def run_on_session(
     from compactctl.sessions.run import TIGHTER_ROUNDS, compact_session
 
     found = find_session(session_id, client)
+    outcome, gating = settings.of(OutcomeOptions), settings.of(GateOptions)
     done = compact_session(
         found,
-        # The session's copy is what it places for its client: written here even when unchanged.
-        compactor(steps, {**settings, "write_unchanged": True}, counter, summarizer),
+        compactor(steps, settings, counter, summarizer),
         tighter_rounds=0 if list(steps) == ["prune"] else TIGHTER_ROUNDS,
-        in_place=bool(settings.get("in_place")),
+        in_place=settings.of(DatabaseOptions).in_place,
         slim=slim,
         force=force,
         window=window,
-        write=not settings.get("dry_run"),
+        write=not dry_run,
     )
     report = done.result.report
     placed = done.placed
@@ -199,10 +204,11 @@ def run_on_session(
         "threshold": before.window,
     }
     body = report_json([report], [])
-    gates = [*report_gates([report], settings.get("fail_under")), fits]
+    gates = [*report_gates([report], gating.fail_under), fits]
     doc = build_document(
-        command, [job], body["files"], [], settings, gates=gates, written=placed is not None, total=body["total"]
-    )
+        command, [job], body["files"], [], outcome, gates=gates, written=placed is not None, total=body["total"],
+        write_unchanged=settings.of(WriteOptions).write_unchanged,
+    )  # fmt: skip
     doc = {**doc, "session": done.json()}
     emit(doc, [report], as_json, quiet, to_stderr=False)
     if not as_json:
@@ -230,4 +236,4 @@ def run_on_session(
                 stderr.print(escape(note), soft_wrap=True, highlight=False)
         if done.resume is not None:
             typer.echo(done.resume)  # the one line on stdout after the report: the command that resumes it
-    finish(doc, settings)
+    finish(doc, outcome)

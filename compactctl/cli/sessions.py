@@ -11,11 +11,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from compactctl.cli.exit import handle_errors
-from compactctl.cli.options import JsonOut
+from compactctl.cli.options import JsonOut, as_flags
 from compactctl.cli.outcome import document
 from compactctl.cli.render import console, stderr, write_json
 from compactctl.errors import EXIT_INPUT, CompactctlError
-from compactctl.settings import Declared
+from compactctl.settings import SettingDecl
 
 if TYPE_CHECKING:
     from compactctl.sessions.listing import SessionRow
@@ -34,7 +34,7 @@ WindowOption = Annotated[
 ]
 
 
-def declared_settings() -> dict[str, Declared]:
+def declared_settings() -> dict[str, SettingDecl]:
     return {}  # reads sessions, compacts nothing: none of the run's settings apply
 
 
@@ -97,7 +97,7 @@ def sessions(
         try:
             rows.append(describe(session, context_window))
         except (CompactctlError, OSError) as error:
-            failed.append({"file": str(session.path), "error": str(error), "exit_code": EXIT_INPUT})
+            failed.append({"file": str(session.path), "error": as_flags(str(error)), "exit_code": EXIT_INPUT})
     shown = [row for row in rows if row.live.messages]  # the clients' own empty files (a resume's shadow)
     total = {
         "sessions": len(shown),

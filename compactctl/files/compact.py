@@ -16,14 +16,14 @@ from compactctl.compaction import compact
 from compactctl.config import DatabaseOptions, GateOptions, InputOptions, WriteOptions
 from compactctl.errors import InputError
 from compactctl.facts import declared_facts, unique_facts
-from compactctl.files.io import STDIO, Job, first_lines_format, read_source, readable_twice, write_atomic
-from compactctl.formats import agents_sqlite, chat, dataset, load, write_as
+from compactctl.files.io import STDIO, Job, opener, read_source, sniffed, write_atomic
+from compactctl.formats import Format, Walk, get_format, load, write_as
 from compactctl.formats.base import Transcript, converted
-from compactctl.formats.records import SkippedLine, iter_jsonl_stream
+from compactctl.formats.records import SkippedLine, iter_jsonl_stream, skip_list
 from compactctl.reporting import (
     FileReport,
     Measure,
-    Measurer,
+    MeasureSum,
     check_facts_present,
     file_report,
     measure,
@@ -37,10 +37,6 @@ from compactctl.usage import SummarizerUsage
 from compactctl.walked import compact_walked, walkable
 
 # --- compact: one file ---------------------------------------------------------------------
-
-# Formats whose API rejects a conversation that does not open on the user's turn: window keeps
-# the request before a tail that would open on the model's.
-OPENS_ON_USER = frozenset({"anthropic"})
 
 
 @dataclass(frozen=True)
@@ -73,28 +69,31 @@ def compact_file(
     (nobody asked for it) a chat JSON Lines file compacted by steps that can walk it
     (``walked.walkable``) is walked rather than held, and the manifest left empty.
     """
-    if not archive and not keep_manifest and _walkable(job, steps, read, database, to):
-        return _compact_walked(job, steps, strategies, counter, read, gates, written.write_unchanged)
-    if _lines_are_transcripts(job, read, to):
-        return _compact_lines(
-            job, steps, strategies, counter, summarizer, archive, to, read, gates, written.write_unchanged
-        )
-    skipped: list[SkippedLine] | None = [] if read.on_error == "skip" else None
-    fmt, transcripts = load(read_source(job.source), job.source, read.format, skipped)
-    if fmt.name == agents_sqlite.NAME:
-        transcripts = agents_sqlite.selected(transcripts, database.session, job.source)
-    if (to or fmt.name) in OPENS_ON_USER:
+    known = sniffed(job.source, read.format)  # sniffed once: the way through and the whole read both take it
+    if known is not None and to in (None, known.name):
+        if known.walk is not None and not archive and not keep_manifest and walkable(steps) and not database.in_place:
+            return _compact_walked(job, known, steps, strategies, counter, read, gates, written.write_unchanged)
+        if known.one_per_line:
+            return _compact_lines(
+                job, known, steps, strategies, counter, summarizer, archive, to, read, gates, written.write_unchanged
+            )
+    skipped = skip_list(read.on_error)
+    fmt, transcripts = load(read_source(job.source), job.source, read.format, skipped, known)
+    if fmt.selected is not None:
+        transcripts = fmt.selected(transcripts, database.session, job.source)
+    written_as = fmt if to is None else get_format(to)
+    if written_as.opens_on_user:
         strategies = strategies.replaced(open_on_user=True)
     # Every fact is looked for from the first message on, wherever it is declared.
     messages = (m for t in transcripts for m in t.messages)
     tally = _Tally(job, strategies, gates, counter, messages, archive, fmt.name, to, written.write_unchanged)
     # The after-figures are those of the file as written, read back (model_input): what the
     # producer's client sends on resume, and what ``report IN OUT`` gives on the output.
-    tally.after_from_written = not database.in_place and (to or fmt.name) != agents_sqlite.NAME
+    tally.after_from_written = not database.in_place and written_as.replace_sessions is None
     compacted = [tally.compact(t, steps, summarizer) for t in transcripts]
     tally.check_facts(fmt.name)
     if job.target is not None and database.in_place:
-        replace_in_database(job.source, fmt.name, compacted)
+        replace_in_database(job.source, fmt, compacted)
         return tally.result(fmt.name, skipped or ())
     data = write_as(compacted, fmt, to, job.source) if tally.after_from_written or job.target else b""
     if tally.after_from_written:
@@ -134,7 +133,7 @@ class _Tally:
         self.strict_facts = gates.strict_facts
         self.required = list(gates.require)
         self.facts = declared_facts(messages, self.required)
-        self.before, self.after = Measurer(counter, self.facts), Measurer(counter, self.facts)
+        self.before, self.after = MeasureSum(counter, self.facts), MeasureSum(counter, self.facts)
         self.manifest: list[dict[str, Any]] = []
         self.archived: list[dict[str, Any]] = []
         self.usage = SummarizerUsage()
@@ -191,18 +190,9 @@ class _Tally:
         return FileCompaction(report, self.manifest, self.archived)
 
 
-def _lines_are_transcripts(job: Job, read: InputOptions, to: str | None) -> bool:
-    """A dataset file (one transcript per line) is compacted a line at a time, never held whole."""
-    return (
-        readable_twice(job)
-        and to in (None, dataset.NAME)
-        and read.format in ("auto", dataset.NAME)
-        and first_lines_format(job.source, layout_too=True) == dataset.NAME
-    )
-
-
 def _compact_lines(
     job: Job,
+    fmt: Format,
     steps: Sequence[str],
     strategies: StrategyOptions,
     counter: TokenCounter,
@@ -213,7 +203,8 @@ def _compact_lines(
     gates: GateOptions,
     write_unchanged: bool,
 ) -> FileCompaction:
-    """``compact_file`` for a dataset file: read, compact and write one line (one transcript) at a time."""
+    """``compact_file`` for a file whose every line is a transcript (a dataset): read, compact and write
+    one line at a time."""
 
     skip = read.on_error == "skip"
     skipped: list[SkippedLine] = []  # by the last pass, as ``load`` lists them (unparsed, then misshapen)
@@ -225,23 +216,23 @@ def _compact_lines(
         with open(job.source, "rb") as file:
             for record in iter_jsonl_stream(file, job.source, unparsed):
                 try:
-                    (transcript,) = dataset.read([record], job.source)
+                    (transcript,) = fmt.read([record], job.source)
                 except InputError as error:
                     if unparsed is None or error.line is None:
                         raise
                     misshapen.append(SkippedLine(error.line, error.message))
                     continue
                 read_any = True
-                yield dataclasses.replace(transcript, read_as=dataset.NAME)  # as ``load`` marks it
+                yield dataclasses.replace(transcript, read_as=fmt.name)  # as ``load`` marks it
         if unparsed is not None:
             skipped[:] = [*unparsed, *misshapen]
             if not read_any and misshapen:  # nothing left to read: the file fails, on its last bad line
                 raise InputError(misshapen[-1].problem, job.source, misshapen[-1].line)
 
     messages = (m for t in transcripts() for m in t.messages)
-    tally = _Tally(job, strategies, gates, counter, messages, archive, dataset.NAME, to, write_unchanged)
+    tally = _Tally(job, strategies, gates, counter, messages, archive, fmt.name, to, write_unchanged)
     if gates.strict_facts:  # the input's figures first: a missing fact writes nothing
-        tally.check_facts(dataset.NAME, measure(transcripts(), counter, tally.facts))
+        tally.check_facts(fmt.name, measure(transcripts(), counter, tally.facts))
 
     changed: list[bool] = []
     first: list[list[Message]] = []
@@ -251,7 +242,7 @@ def _compact_lines(
             compacted = tally.compact(transcript, steps, summarizer)
             changed.append(compacted.messages != transcript.messages)
             first[:] = first or [transcript.messages]
-            yield dataset.write([compacted])
+            yield fmt.write([compacted])
 
     def unchanged() -> bool:
         return not any(changed) and not skipped
@@ -269,23 +260,12 @@ def _compact_lines(
             write_atomic(job.target, fill, [job.source])
     if unchanged() and first:
         tally.unchanged = unchanged_reason(first[0], counter)
-    return tally.result(dataset.NAME, skipped)
-
-
-def _walkable(job: Job, steps: Sequence[str], read: InputOptions, database: DatabaseOptions, to: str | None) -> bool:
-    """Whether this compaction can walk the file rather than hold it (docs/memory.md says when not)."""
-    return (
-        readable_twice(job)
-        and walkable(steps)
-        and to in (None, chat.NAME)
-        and read.format in ("auto", chat.NAME)
-        and not database.in_place
-        and first_lines_format(job.source, layout_too=True) == chat.NAME
-    )
+    return tally.result(fmt.name, skipped)
 
 
 def _compact_walked(
     job: Job,
+    fmt: Format,
     steps: Sequence[str],
     strategies: StrategyOptions,
     counter: TokenCounter,
@@ -293,13 +273,14 @@ def _compact_walked(
     gates: GateOptions,
     write_unchanged: bool,
 ) -> FileCompaction:
-    """``compact_file`` for one chat JSON Lines file, read a line at a time, as often as needed."""
-    lines = chat.LineFile(job.source, skip=read.on_error == "skip")
+    """``compact_file`` for a file its format walks (chat JSON Lines), read a line at a time, as often as needed."""
+    assert fmt.walk is not None
+    lines = fmt.walk(opener(job.source), job.source, read.on_error == "skip")
     required = list(gates.require)
-    facts = unique_facts([*required, *chat.declared_facts_in(job.source)])
+    facts = unique_facts([*required, *lines.declared_facts()])
     if gates.strict_facts:  # the input's figures first: a missing fact writes nothing
         before = measure([("", (message for message, _ in lines()))], counter, facts)
-        check_facts_present(file_report(job.name, chat.NAME, before, None, required), job.source)
+        check_facts_present(file_report(job.name, fmt.name, before, None, required), job.source)
     measured: list[tuple[Measure, Measure]] = []
     changed: list[bool] = []
 
@@ -328,7 +309,7 @@ def _compact_walked(
                 [job.source],
             )
     before, after = measured[0]
-    report = file_report(job.name, chat.NAME, before, after, required, SummarizerUsage(), {}, lines.skipped or ())
+    report = file_report(job.name, fmt.name, before, after, required, SummarizerUsage(), {}, lines.skipped or ())
     if unchanged():
         reason = unchanged_reason([m for m, _ in lines()], counter)
         notes = (
@@ -347,7 +328,7 @@ class _NothingChanged(Exception):
 def _walk_unless_unchanged(
     run: Callable[[Callable[[Message, bytes | None], object]], None],
     file: Any,
-    lines: chat.LineFile,
+    lines: Walk,
     unchanged: Callable[[], bool],
     job: Job,
     write_unchanged: bool,
@@ -357,20 +338,20 @@ def _walk_unless_unchanged(
         raise _NothingChanged
 
 
-def replace_in_database(source: str, format_name: str, transcripts: list[Transcript]) -> None:
+def replace_in_database(source: str, fmt: Format, transcripts: list[Transcript]) -> None:
     """``--in-place``: the compacted sessions replace theirs in one transaction; a failure changes nothing."""
     import sqlite3
     from contextlib import closing
 
-    if format_name != agents_sqlite.NAME:
+    if fmt.replace_sessions is None:
         raise InputError(
-            f"--in-place replaces sessions in an Agents SDK database; this file reads as {format_name}", source
+            f"`in_place` replaces sessions in an Agents SDK database; this file reads as {fmt.name}", source
         )
     try:
         with closing(sqlite3.connect(source, isolation_level=None)) as connection:
             connection.execute("BEGIN IMMEDIATE")  # the write lock first: the app's own writes wait for us
             try:
-                agents_sqlite.replace_sessions(connection, transcripts, source)
+                fmt.replace_sessions(connection, transcripts, source)
             except BaseException:
                 connection.execute("ROLLBACK")
                 raise

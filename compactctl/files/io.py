@@ -21,11 +21,11 @@ import orjson
 
 from compactctl import interrupts
 from compactctl.errors import CompactctlError, InputError
-from compactctl.formats import chat, detect
+from compactctl.formats import SUFFIXES, Format, detect
+from compactctl.formats.base import Opener
 from compactctl.formats.records import BOM, SQLITE_MAGIC, Record
 
 STDIO = "-"
-TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".traj", ".ndjson")
 OUTPUT_MARK = ".compacted"
 PRUNED_MARK = ".pruned"
 OUTPUT_MARKS = (OUTPUT_MARK, PRUNED_MARK)  # outputs of earlier runs, left out of folder inputs
@@ -43,7 +43,7 @@ def find_transcripts(folder: Path) -> list[Path]:
     return sorted(
         path
         for path in folder.rglob("*")
-        if path.is_file() and path.suffix in TRANSCRIPT_SUFFIXES and not is_output_name(path.name)
+        if path.is_file() and path.suffix in SUFFIXES and not is_output_name(path.name)
     )
 
 
@@ -71,7 +71,7 @@ def expand_inputs(inputs: Iterable[str]) -> Iterator[tuple[str, str, Path | None
         if path.is_dir():
             found = find_transcripts(path)
             if not found:
-                raise InputError(f"no transcripts ({', '.join(TRANSCRIPT_SUFFIXES)} files) in this folder", given)
+                raise InputError(f"no transcripts ({', '.join(SUFFIXES)} files) in this folder", given)
             for file in found:
                 yield str(file), str(file.relative_to(path)), path
         elif path.is_file():
@@ -391,14 +391,14 @@ def write_atomic(target: str, data: bytes | Callable[[BinaryIO], object], like: 
         raise InputError(f"cannot write: {error.strerror or error}", target) from None
 
 
-def first_line_is_chat(source: str) -> bool:
-    """Whether the file's first lines detect as chat (other formats also have a ``role`` up front)."""
-    return first_lines_format(source) == chat.NAME
+# As many first records as any detector looks at (Anthropic's looks at 50): the format they give is
+# the one a whole read would detect, so the whole read takes it and the file is sniffed once.
+SNIFFED_RECORDS = 50
 
 
-def first_lines_format(source: str, sample: int = 20, layout_too: bool = False) -> str | None:
-    """The format the file's first lines detect as (None when they do not parse); with
-    ``layout_too``, None unless the file is JSON Lines of objects (not one JSON document)."""
+def sniff(source: str, sample: int = SNIFFED_RECORDS) -> Format | None:
+    """The format of a JSON Lines file of objects, by its first ``sample`` records; None when it is
+    not one (one JSON document, a database, a first line that does not parse) or they detect as none."""
     records: list[Record] = []
     with open(source, "rb") as file:
         for number, line in enumerate(file, start=1):
@@ -411,14 +411,23 @@ def first_lines_format(source: str, sample: int = 20, layout_too: bool = False) 
                     continue  # a bad line further on is the reader's to name (or skip)
                 if len(records) == sample:
                     break
-    if not records or (layout_too and not isinstance(records[0].value, dict)):
+    if not records or not isinstance(records[0].value, dict):
         return None
     try:
-        return detect(records, source).name
+        return detect(records, source)
     except CompactctlError:
         return None
 
 
-def readable_twice(job: Job) -> bool:
-    """A file that can be read again (stdin and pipes cannot) and is not being replaced in place."""
-    return job.source != STDIO and Path(job.source).is_file()
+def sniffed(source: str, format: str = "auto") -> Format | None:
+    """The format a job reads ``source`` as when it can tell before reading it whole: sniffed
+    from a file that can be read again, unless ``format`` names another."""
+    if source == STDIO or not Path(source).is_file():
+        return None
+    found = sniff(source)
+    return found if found is not None and format in ("auto", found.name) else None
+
+
+def opener(source: str) -> Opener:
+    """``source`` opened again for reading at each call: what a format that walks a file is given."""
+    return lambda: open(source, "rb")

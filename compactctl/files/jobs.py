@@ -13,15 +13,18 @@ import os
 import signal
 import sys
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from io import BytesIO, TextIOWrapper
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+
+if TYPE_CHECKING:  # imported when files are forked: multiprocessing costs a one-file run ~30 ms
+    from concurrent.futures import ProcessPoolExecutor
 
 from compactctl import interrupts
 from compactctl.errors import CompactctlError
-from compactctl.files.io import STDIO, Job, current_unit, first_lines_format
+from compactctl.files.io import STDIO, Job, current_unit, sniff
 
 T = TypeVar("T")
 
@@ -133,15 +136,16 @@ _forked_work: tuple[list[Job], Callable[[Job], Any]] | None = None
 def _forked_pool(jobs: list[Job], work: Callable[[Job], T], workers: int) -> ProcessPoolExecutor:
     """``workers`` processes forked now, holding the work; only each file's result comes back.
 
-    The tokenizer tables are loaded first, once (o200k too when a Codex file is among the
-    inputs), so that no worker parses one again.
+    The tokenizer tables are loaded first, once (and the one a format counts in when a file
+    of it is among the inputs: o200k for Codex), so that no worker parses one again.
     """
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
 
     from compactctl.tokens import load_counters
 
     global _forked_work
-    load_counters(["o200k_base"] if any(_is_codex(job.source) for job in jobs) else [])
+    load_counters(sorted({encoding for job in jobs if (encoding := _counted_in(job.source))}))
     _forked_work = (jobs, work)
     # What the parent built so far (modules, tables, the run's settings) is moved out of the
     # collector's reach: a worker's collections then never touch it, so its pages stay shared
@@ -152,12 +156,14 @@ def _forked_pool(jobs: list[Job], work: Callable[[Job], T], workers: int) -> Pro
     return pool
 
 
-def _is_codex(source: str) -> bool:
-    """A Codex rollout (counted in o200k), by its first lines; a file that cannot be read is not."""
+def _counted_in(source: str) -> str | None:
+    """The encoding a file's format counts in (a Codex rollout: o200k), by its first lines; None for
+    a file that cannot be read, or whose format says none."""
     try:
-        return first_lines_format(source, sample=5) == "codex"
+        fmt = sniff(source, sample=5)
     except (OSError, ValueError):
-        return False
+        return None
+    return fmt.counted_in if fmt is not None else None
 
 
 def _take_over(handed: list[tuple[Path, Path]]) -> None:

@@ -4,35 +4,44 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from compactctl.config import GateOptions, InputOptions, RecordedOptions
 from compactctl.facts import fold
-from compactctl.files.io import STDIO, first_line_is_chat, read_source
-from compactctl.formats import chat, load
-from compactctl.formats.records import SkippedLine, parse_records
-from compactctl.reporting import FileReport, Labelled, Measured, check_facts_present, file_report, measure
+from compactctl.files.io import STDIO, read_source, sniffed
+from compactctl.formats import Format, load_records, records_of
+from compactctl.formats.records import Record, SkippedLine, kept_records, skip_list
+from compactctl.reporting import FileReport, Labelled, MessageSource, check_facts_present, file_report, measure
 from compactctl.tokens import TokenCounter
 
 
-def open_transcripts(
-    source: str, format: str = "auto", skipped: list[SkippedLine] | None = None
-) -> tuple[str, Callable[[], Iterator[Measured]]]:
-    """The file's format, and a way to walk its (label, messages) pairs, as often as needed.
+class Opened(NamedTuple):
+    """A file as ``report`` reads it: its format, a way to walk its (label, messages) pairs as often
+    as needed, and its records when it was read whole (None when streamed)."""
 
-    Chat JSON Lines files are streamed a line at a time, so memory stays bounded by
-    the largest line; other layouts are read whole. With a ``skipped`` list, unreadable
-    lines are left out and listed there.
+    format: Format
+    walk: Callable[[], Iterator[MessageSource]]
+    records: list[Record] | None
+
+
+def open_transcripts(source: str, format: str = "auto", skipped: list[SkippedLine] | None = None) -> Opened:
+    """The file sniffed once and read once: a file its format streams (chat JSON Lines) a line at
+    a time, so memory stays bounded by the largest line; other layouts whole. With a ``skipped``
+    list, unreadable lines are left out and listed there.
     """
-    if source != STDIO and format in ("auto", chat.NAME) and first_line_is_chat(source):
+    known = sniffed(source, format)
+    stream = known.stream if known is not None else None
+    if known is not None and stream is not None:
 
-        def stream() -> Iterator[Labelled]:
+        def streamed() -> Iterator[Labelled]:
             with open(source, "rb") as file:
-                yield "", chat.stream(file, source, skipped)
+                yield "", stream(file, source, skipped)
 
-        return chat.NAME, stream
-    fmt, transcripts = load(read_source(source), source, format, skipped)
-    return fmt.name, lambda: iter(transcripts)
+        return Opened(known, streamed, None)
+    records = records_of(read_source(source), source, skipped)
+    fmt, transcripts = load_records(records, source, format, skipped, known)
+    # What the transcripts were read from (the lines --on-error skip left out, out), for the recorded usage too.
+    return Opened(fmt, lambda: iter(transcripts), kept_records(records, skipped))
 
 
 def report_pair(
@@ -47,8 +56,9 @@ def report_pair(
 ) -> FileReport:
     """Report one existing file, or a before/after pair of files."""
     required, format = list(gates.require), read.format
-    skipped: list[SkippedLine] | None = [] if read.on_error == "skip" else None
-    format_name, walk_before = open_transcripts(before, format, skipped)
+    skipped = skip_list(read.on_error)
+    opened = open_transcripts(before, format, skipped)
+    format_name, walk_before = opened.format.name, opened.walk
     measured_before = measure(walk_before(), counter, required)
     skipped_before = list(skipped or ())
     facts = [*required, *measured_before.facts_declared]
@@ -58,11 +68,13 @@ def report_pair(
         measured_before = dataclasses.replace(measured_before, facts_found=again.facts_found)
     measured_after = None
     if after is not None:
-        measured_after = measure(open_transcripts(after, format, skipped)[1](), counter, facts)
+        skipped_after = skip_list(read.on_error)
+        measured_after = measure(open_transcripts(after, format, skipped_after).walk(), counter, facts)
+        skipped_before += [dataclasses.replace(s, file=after) for s in skipped_after or ()]
     report = file_report(name, format_name, measured_before, measured_after, required, skipped_lines=skipped_before)
     if gates.strict_facts:
         check_facts_present(report, before)
-    calibrated = recorded_report(before, format_name, recorded.claude_tokens)
+    calibrated = recorded_report(before, opened, recorded.claude_tokens)
     if calibrated is None:
         return report
     # The calibration's warnings (a held-out error over 5 %, an unexplained gap) are said with the report.
@@ -70,14 +82,17 @@ def report_pair(
     return dataclasses.replace(report, api_calibration=calibrated, notes=[*report.notes, *warned])
 
 
-def recorded_report(source: str, format_name: str, claude_tokens: str = "fitted") -> dict[str, Any] | None:
+def recorded_report(source: str, opened: Opened, claude_tokens: str = "fitted") -> dict[str, Any] | None:
     """The calibrated figures of a producer's session that records its usage; None for other files."""
     from compactctl.calibration import session_report
     from compactctl.recorded import read_recorded
 
-    if format_name not in ("claude-code", "codex") or source == STDIO:
+    fmt = opened.format
+    if not fmt.carries_usage or source == STDIO:
         return None
-    session = read_recorded(format_name, parse_records(read_source(source), source)[0], source)
+    # The records the report was read from: the recorded calls are read from the same parse.
+    records = opened.records if opened.records is not None else records_of(read_source(source), source)
+    session = read_recorded(fmt.name, records, source)
     if session is None or not session.calls:
         return None
-    return session_report(session, format_name, claude_tokens)
+    return session_report(session, fmt.name, claude_tokens)

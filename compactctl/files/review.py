@@ -19,8 +19,9 @@ from compactctl.config import DatabaseOptions, GateOptions, InputOptions
 from compactctl.errors import InputError
 from compactctl.evaluate import Judge
 from compactctl.files.io import STDIO, Job, check_distinct_targets, expand_inputs, read_source, same_file
-from compactctl.formats import agents_sqlite, load
-from compactctl.formats.records import SkippedLine
+from compactctl.formats import load
+from compactctl.formats.records import skip_list
+from compactctl.model_input import model_input
 from compactctl.reporting import FileReport
 from compactctl.review import NO_FIGURES, Figures, FileReview, Sent, TranscriptReview, review_side
 from compactctl.review.written import manifest_fates, matched_fates, written_compaction
@@ -119,16 +120,19 @@ def review_written(
     are any, else by matching the output against the input (``review.written.matched_fates``).
     """
     form = read.format
-    skipped: list[SkippedLine] | None = [] if read.on_error == "skip" else None
+    skipped = skip_list(read.on_error)
     fmt, transcripts = load(read_source(job.source), job.source, form, skipped)
-    if fmt.name == agents_sqlite.NAME:
-        transcripts = agents_sqlite.selected(transcripts, database.session, job.source)
+    if fmt.selected is not None:
+        transcripts = fmt.selected(transcripts, database.session, job.source)
     read_back = []
     for side in sides:
         data = read_source(side.after)
-        _, after = load(data, side.after, form)
-        if fmt.name == agents_sqlite.NAME:
-            after = agents_sqlite.selected(after, database.session, side.after)
+        skipped_after = skip_list(read.on_error)  # a compaction given with --compacted may have bad lines too
+        _, after = load(data, side.after, form, skipped_after)
+        if skipped is not None:
+            skipped += [dataclasses.replace(s, file=side.after) for s in skipped_after or ()]
+        if fmt.selected is not None:
+            after = fmt.selected(after, database.session, side.after)
         if len(after) != len(transcripts):
             raise InputError(f"holds {len(after)} transcript(s), the input holds {len(transcripts)}", side.after)
         read_back.append((after, hashlib.sha256(data).hexdigest()))
@@ -159,6 +163,9 @@ def review_written(
                     counter,
                     list(side.sent),
                     judge,
+                    # Token figures of what the model receives on resume (model_input), as compact and report count.
+                    tokens_before=counter.messages(model_input(transcript)),
+                    tokens_after=counter.messages(model_input(after[number])),
                     fates_from="manifest" if entries else "matching",
                     output_sha256=digest,
                     redact_secrets=redact_secrets,
@@ -166,7 +173,7 @@ def review_written(
             )
         reviewed.append(TranscriptReview(transcript.label, transcript.messages, side_reviews))
     reported = tuple(reported_figures(side.reported) for side in sides)
-    return FileReview(job.name, fmt.name, reviewed, redact_secrets, reported)
+    return FileReview(job.name, fmt.name, reviewed, redact_secrets, reported, tuple(skipped or ()))
 
 
 def reported_figures(report: FileReport | None) -> Figures | None:

@@ -1,19 +1,21 @@
 """Formats: one reader/writer pair per module, registered here, told apart by ``detect``.
 
 Adding a format is one new module with NAME, detect, read and write, and one line below.
-A reader returns ``Transcript``s of canonical messages; when its writer must put unchanged
-records back exactly, it also returns a frozen ``Native`` subclass of its own (``native``:
-what each message was read from, as typed units, and the messages as read) and
-``origins`` (per message, its unit). Nothing is added to the messages themselves.
+What else it can do (see ``Format``) it says in its module, by the names ``Format.of``
+reads; a job asks the ``Format``, never its name. A reader returns ``Transcript``s of
+canonical messages; when its writer must put unchanged records back exactly, it also
+returns a frozen ``Native`` subclass of its own (``native``: what each message was read
+from, as typed units, and the messages as read) and ``origins`` (per message, its unit).
+Nothing is added to the messages themselves.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from types import ModuleType
-from typing import NamedTuple
+from typing import IO, TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from compactctl.errors import InputError
 from compactctl.formats import (
@@ -30,22 +32,17 @@ from compactctl.formats import (
     swe_agent,
     tau_bench,
 )
-from compactctl.formats.api_rules import RULES
-from compactctl.formats.base import Native, Transcript, converted
+from compactctl.formats.base import Native, Opener, Transcript, converted
 from compactctl.formats.records import Record, SkippedLine, check_message, database_records, parse_records
 from compactctl.formats.unknown import undetected
-from compactctl.transcript import Violation
+from compactctl.transcript import Message, Violation
 
-# Formats whose file holds several separate conversations; the others hold one.
-# Formats read but never written (a trace is what a collector saw, not a file an app resumes from).
-READ_ONLY = frozenset({otel.NAME})
-MANY_PER_FILE = frozenset({dataset.NAME, tau_bench.NAME, agents_sqlite.NAME})
-# Formats whose records are each one line that stands on its own: with --on-error skip, a line
-# whose record is of the wrong shape is left out (and counted) like one that does not parse.
-LINE_FORMATS = frozenset({chat.NAME, dataset.NAME, claude_code.NAME, codex.NAME})
+if TYPE_CHECKING:
+    import sqlite3
 
 __all__ = [
     "FORMATS",
+    "SUFFIXES",
     "Format",
     "Loaded",
     "Native",
@@ -59,16 +56,70 @@ __all__ = [
 ]
 
 
+class Walk(Protocol):
+    """A file too large to hold, read a message at a time as often as asked (``chat.LineFile``)."""
+
+    skipped: list[SkippedLine] | None
+
+    def __call__(self) -> Iterator[tuple[Message, bytes]]: ...
+
+    def line(self, message: Message, as_read: bytes | None) -> bytes: ...
+
+    def declared_facts(self) -> list[str]: ...
+
+
 @dataclass(frozen=True)
 class Format:
+    """A format's reader and writer, and what else it can do: each job asks these, never the name.
+
+    ``Format.of(module)`` reads them from the module, where a name left out means the default:
+    ``WRITES``, ``MANY_PER_FILE``, ``LINE_RECORDS``, ``ONE_PER_LINE``, ``OPENS_ON_USER``,
+    ``SUFFIXES``, ``CARRIED_PARTS``, ``COUNTED_IN``, ``CARRIES_USAGE``, and the functions
+    ``violations``, ``stream``, ``walk``, ``selected`` and ``replace_sessions``.
+    """
+
     name: str
     detect: Callable[[list[Record]], bool]
     read: Callable[[list[Record], str], list[Transcript]]
     write: Callable[[list[Transcript]], bytes]
+    # False: read, never written (a trace is what a collector saw, not a file an app resumes from).
+    writes: bool = True
+    many_per_file: bool = False  # a file holds several separate conversations
+    # Each record one line that stands on its own: with --on-error skip, a line whose record is of
+    # the wrong shape is left out (and counted) like one that does not parse.
+    line_records: bool = False
+    one_per_line: bool = False  # each line a whole transcript: compacted a line at a time, never held
+    # Its API rejects a conversation that does not open on the user's turn: window keeps the
+    # request before a tail that would open on the model's.
+    opens_on_user: bool = False
+    suffixes: tuple[str, ...] = (".jsonl", ".json")  # the file names a folder input picks up
+    # Content part types its reader leaves in the canonical messages as they came, by role: not
+    # Chat Completions parts, but blocks the producer's own API accepts (its ``violations`` check them).
+    carried_parts: Mapping[str, frozenset[str]] = dataclasses.field(default_factory=dict)
+    counted_in: str | None = None  # the encoding its producer's model counts in (loaded before forking)
+    # Every rule of its own API the records as written break, in order.
+    violations: Callable[[list[Any]], list[Violation]] | None = None
+    # Its files record each API call's usage: ``compactctl.recorded`` reads them, for calibration and replay.
+    carries_usage: bool = False
+    # Messages a line at a time from an open file, for a report on a file larger than memory.
+    stream: Callable[[IO[bytes], str, list[SkippedLine] | None], Iterator[Message]] | None = None
+    # The file walked a message at a time, and its lines written back one at a time.
+    walk: Callable[[Opener, str, bool], Walk] | None = None
+    # A database of sessions: the one --session names, and --in-place replacing them in a transaction.
+    selected: Callable[[list[Transcript], str | None, str], list[Transcript]] | None = None
+    replace_sessions: Callable[[sqlite3.Connection, list[Transcript], str], object] | None = None
 
     @classmethod
     def of(cls, module: ModuleType) -> Format:
-        return cls(module.NAME, module.detect, module.read, module.write)
+        given = {name: getattr(module, name.upper()) for name in _DECLARED if hasattr(module, name.upper())}
+        given |= {name: getattr(module, name) for name in _FUNCTIONS if hasattr(module, name)}
+        return cls(module.NAME, module.detect, module.read, module.write, **given)
+
+
+# What a format module may declare (in capitals), and the functions it may have, for ``Format.of``.
+_DECLARED: tuple[str, ...] = ("writes", "many_per_file", "line_records", "one_per_line", "opens_on_user")
+_DECLARED += ("suffixes", "carried_parts", "counted_in", "carries_usage")
+_FUNCTIONS = ("violations", "stream", "walk", "selected", "replace_sessions")
 
 
 # Most specific first: detection takes the first format that claims the records.
@@ -93,6 +144,20 @@ FORMATS: dict[str, Format] = {
     )
 }
 
+# The file names a folder input picks up: every format's, in the order formats are detected.
+SUFFIXES: tuple[str, ...] = tuple(dict.fromkeys(suffix for fmt in FORMATS.values() for suffix in fmt.suffixes))
+
+
+def many_per_file() -> list[str]:
+    """The formats whose file holds several conversations, by name."""
+    return sorted(fmt.name for fmt in FORMATS.values() if fmt.many_per_file)
+
+
+def carried_parts(format_name: str | None) -> Mapping[str, frozenset[str]]:
+    """The part types a file read as ``format_name`` may hold beyond Chat Completions', by role."""
+    fmt = FORMATS.get(format_name or "")
+    return fmt.carried_parts if fmt is not None else {}
+
 
 def detect(records: list[Record], path: str = "<input>") -> Format:
     for fmt in FORMATS.values():
@@ -115,13 +180,20 @@ class Loaded(NamedTuple):
     transcripts: list[Transcript]
 
 
-def load(data: bytes, path: str = "<input>", format: str = "auto", skipped: list[SkippedLine] | None = None) -> Loaded:
+def load(
+    data: bytes,
+    path: str = "<input>",
+    format: str = "auto",
+    skipped: list[SkippedLine] | None = None,
+    detected: Format | None = None,
+) -> Loaded:
     """Parse a file's bytes into transcripts, detecting the format unless one is named.
 
-    With a ``skipped`` list, JSON Lines lines that do not parse, or (in a ``LINE_FORMATS``
-    file) whose record has the wrong shape, are left out and listed there.
+    With a ``skipped`` list, JSON Lines lines that do not parse, or (in a ``line_records``
+    format's file) whose record has the wrong shape, are left out and listed there. A format
+    ``detected`` already (the file sniffed by its first records) is not detected again.
     """
-    return load_records(records_of(data, path, skipped), path, format, skipped)
+    return load_records(records_of(data, path, skipped), path, format, skipped, detected)
 
 
 def records_of(data: bytes, path: str = "<input>", skipped: list[SkippedLine] | None = None) -> list[Record]:
@@ -130,19 +202,26 @@ def records_of(data: bytes, path: str = "<input>", skipped: list[SkippedLine] | 
 
 
 def load_records(
-    records: list[Record], path: str = "<input>", format: str = "auto", skipped: list[SkippedLine] | None = None
+    records: list[Record],
+    path: str = "<input>",
+    format: str = "auto",
+    skipped: list[SkippedLine] | None = None,
+    detected: Format | None = None,
 ) -> Loaded:
     """``load`` for records already parsed, so a caller that also reads them another way parses once."""
-    fmt = detect(records, path) if format == "auto" else get_format(format)
+    if detected is not None and format in ("auto", detected.name):
+        fmt = detected
+    else:
+        fmt = detect(records, path) if format == "auto" else get_format(format)
     transcripts = _read_skipping(fmt, records, path, skipped)
     if format != "auto" and not any(t.messages for t in transcripts):
         # A forced format that finds no message where another format would is the wrong one.
         try:
-            detected = detect(records, path).name
+            reads_as = detect(records, path).name
         except InputError:
-            detected = fmt.name
-        if detected != fmt.name:
-            raise InputError(f"no {fmt.name} message in this file; it reads as {detected}: drop --format", path)
+            reads_as = fmt.name
+        if reads_as != fmt.name:
+            raise InputError(f"no {fmt.name} message in this file; it reads as {reads_as}: drop `format`", path)
     # Marked with the format read in, so a writer of another format gets plain messages.
     return Loaded(fmt, [dataclasses.replace(t, read_as=fmt.name) for t in transcripts])
 
@@ -151,7 +230,7 @@ def _read_skipping(
     fmt: Format, records: list[Record], path: str, skipped: list[SkippedLine] | None
 ) -> list[Transcript]:
     """``fmt.read``; with a ``skipped`` list, a line-per-record file's bad lines are left out instead."""
-    if skipped is None or fmt.name not in LINE_FORMATS or any(record.raw is None for record in records):
+    if skipped is None or not fmt.line_records or any(record.raw is None for record in records):
         return fmt.read(records, path)
     if fmt.name == chat.NAME:  # one pass: a chat line is bad on its own
         records = [record for record in records if _message_or_skip(record, path, skipped)]
@@ -197,10 +276,10 @@ def write_as(transcripts: list[Transcript], read_as: Format, to: str | None = No
 
 def _check_fits(transcripts: list[Transcript], target: Format, path: str | None = None) -> None:
     """Converting several conversations into a one-conversation format would run them together."""
-    if len(transcripts) > 1 and target.name not in MANY_PER_FILE:
+    if len(transcripts) > 1 and not target.many_per_file:
         raise InputError(
             f"holds {len(transcripts)} transcripts and a {target.name} file holds one; "
-            f"convert with --to {' or --to '.join(sorted(MANY_PER_FILE))}",
+            f"convert with `to` {' or `to` '.join(many_per_file())}",
             path,
         )
 
@@ -213,10 +292,10 @@ def native_violation(transcript: Transcript) -> Violation | None:
 
 def native_violations(transcript: Transcript) -> list[Violation]:
     """Every rule of its own API that a Responses or Anthropic transcript breaks, in order."""
-    check = RULES.get(transcript.read_as)
-    if check is None:
+    fmt = FORMATS.get(transcript.read_as)
+    if fmt is None or fmt.violations is None:
         return []
-    written = FORMATS[transcript.read_as].write([transcript])
+    written = fmt.write([transcript])
     if not written.strip():
         return []
-    return check([record.value for record in parse_records(written, "<written>")[0]])
+    return fmt.violations([record.value for record in parse_records(written, "<written>")[0]])

@@ -30,6 +30,8 @@ from compactctl.formats.records import Database, Record
 from compactctl.formats.responses import Item, ItemReader, ResponsesNative, transcript_items
 
 NAME = "agents-sqlite"
+MANY_PER_FILE = True  # every session of the app
+SUFFIXES = ()  # a database is named on its own: a folder input does not pick one up
 SESSIONS, MESSAGES = "agent_sessions", "agent_messages"
 COMPACTED_SUFFIX = "-compacted"
 SCHEMA = f"""
@@ -189,7 +191,7 @@ def replace_sessions(connection: sqlite3.Connection, transcripts: list[Transcrip
     for transcript in transcripts:
         native = native_of(transcript, AgentsNative)
         if native is None:
-            raise InputError("--in-place replaces sessions read from this database", path)
+            raise InputError("`in_place` replaces sessions read from this database", path)
         if is_unchanged(transcript, native):
             continue
         session_id = native.session_id

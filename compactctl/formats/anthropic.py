@@ -22,6 +22,7 @@ import orjson
 
 from compactctl import jsonbytes
 from compactctl.errors import InputError
+from compactctl.formats.api_rules import ANTHROPIC_CARRIED, anthropic_violations
 from compactctl.formats.base import Native, Transcript, is_unchanged, native_of, sources
 from compactctl.formats.records import (
     Layout,
@@ -35,6 +36,9 @@ from compactctl.formats.records import (
 from compactctl.transcript import Message, content_text, function_of, is_thinking, one_of
 
 NAME = "anthropic"
+OPENS_ON_USER = True  # the Messages API rejects a conversation that opens on the model's turn
+CARRIED_PARTS = ANTHROPIC_CARRIED
+violations = anthropic_violations  # its API's rules, held to what it writes
 
 ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use"})
 KEPT_BLOCKS = frozenset({"thinking", "redacted_thinking"})

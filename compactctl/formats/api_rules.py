@@ -379,34 +379,18 @@ def _image_problem(source: Any) -> str | None:
     return None
 
 
-# The native rules of each format that has them, by format name: every violation, in order.
-RULES: dict[str, Callable[[list[Any]], list[Violation]]] = {
-    "responses": responses_violations,
-    "anthropic": anthropic_violations,
-}
-
 # Content part types a producer's reader leaves in the canonical messages as they came, by role:
 # not Chat Completions parts, but blocks the producer's own API accepts (and its rules above check).
-_ANTHROPIC_CARRIED = {
+# Each format module that carries them says which (``CARRIED_PARTS``).
+ANTHROPIC_CARRIED = {
     "user": USER_BLOCKS - {"tool_result"},
     "tool": TOOL_RESULT_BLOCKS | {"image_url"},  # an image in a tool result (Chat Completions takes text only)
     "assistant": ASSISTANT_BLOCKS,
 }
-_RESPONSES_CARRIED = {
+RESPONSES_CARRIED = {
     "user": INPUT_PARTS,
     "developer": INPUT_PARTS,
     "system": INPUT_PARTS,
     "tool": INPUT_PARTS | {"image_url"},  # a function_call_output may be a list of input parts, images too
     "assistant": OUTPUT_PARTS,
 }
-CARRIED_PARTS: dict[str, dict[str, frozenset[str]]] = {
-    "anthropic": _ANTHROPIC_CARRIED,
-    "claude-code": _ANTHROPIC_CARRIED,
-    "responses": _RESPONSES_CARRIED,
-    "codex": _RESPONSES_CARRIED,
-}
-
-
-def carried_parts(format_name: str | None) -> dict[str, frozenset[str]]:
-    """The part types a file read as ``format_name`` may hold beyond Chat Completions', by role."""
-    return CARRIED_PARTS.get(format_name or "", {})

@@ -11,14 +11,19 @@ native unit, and a strategy never sees a bookkeeping key.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import IO, Any, Generic, TypeVar
 
 from compactctl.transcript import Message, is_thinking
 
 Unit = TypeVar("Unit", covariant=True)
 State = TypeVar("State", bound="Native[Any]")
+
+# What a format reading a file more than once is given: each call opens it again, for reading
+# bytes (``files.io.opener``). A format never opens a path itself: the I/O is ``files/``'s.
+Opener = Callable[[], AbstractContextManager[IO[bytes]]]
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ import orjson
 
 from compactctl import jsonbytes, lazyre
 from compactctl.errors import InputError
-from compactctl.formats.base import Native, Transcript, native_of, sources
+from compactctl.formats.base import Native, Opener, Transcript, native_of, sources
 from compactctl.formats.records import (
     BOM,
     Layout,
@@ -31,6 +31,8 @@ from compactctl.formats.records import (
 from compactctl.transcript import ANNOTATION_KEY, OBSERVATION_KIND, Message, facts_of
 
 NAME = "chat"
+LINE_RECORDS = True
+SUFFIXES = (".jsonl", ".ndjson")
 
 
 @dataclass(frozen=True)
@@ -120,34 +122,32 @@ def stream(file: IO[bytes], path: str, skipped: list[SkippedLine] | None = None)
 
     With a ``skipped`` list, a line that does not parse or is not a message is left out and listed there.
     """
+    for message, _ in streamed_messages(file, path, skipped):
+        yield message
+
+
+def streamed_messages(
+    file: IO[bytes], path: str, skipped: list[SkippedLine] | None = None
+) -> Iterator[tuple[Message, Record]]:
+    """Each message of a chat JSON Lines stream with its record, as ``read`` checks them.
+
+    With a ``skipped`` list, a line that does not parse or is not a message is left out and
+    listed there; a file none of whose lines is a message fails, on its last bad line.
+    """
+    given = False
     for record in iter_jsonl_stream(file, path, skipped):
         try:
-            yield check_message(record.value, path, record.line)
+            message = check_message(record.value, path, record.line)
         except InputError as error:
             if skipped is None:
                 raise
             skipped.append(SkippedLine(record.line, error.message))
-
-
-def declared_facts_in(path: str) -> list[str]:
-    """The facts a chat JSON Lines file's messages declare, in file order, found without
-    reading every line as a message.
-
-    Only a line that spells ``facts`` (or escapes a character, which a key could hide it
-    behind) is parsed; a line that does not read as a message declares nothing here, as a
-    whole read (which fails on it, or skips it) declares nothing from it either.
-    """
-    found: list[str] = []
-    with open(path, "rb") as file:
-        for number, line in enumerate(file, start=1):
-            if b"facts" not in line and b"\\u" not in line:
-                continue
-            try:
-                message = check_message(orjson.loads(line.removeprefix(BOM) if number == 1 else line), path, number)
-            except (orjson.JSONDecodeError, InputError):
-                continue
-            found += facts_of(message)
-    return found
+            continue
+        given = True
+        yield message, record
+    if skipped and not given:  # nothing left to read: the file fails, on its last bad line
+        last = max(skipped, key=lambda s: s.line)
+        raise InputError(last.problem, path, last.line)
 
 
 class LineFile:
@@ -159,8 +159,8 @@ class LineFile:
     from). ``observations`` is known once a walk has been completed.
     """
 
-    def __init__(self, path: str, skip: bool = False) -> None:
-        self.path = path
+    def __init__(self, opener: Opener, path: str, skip: bool = False) -> None:
+        self.opener, self.path = opener, path  # ``path`` names the file in errors; it is never opened
         # With ``skip`` (--on-error skip): the lines the last walk left out, as ``load`` lists them
         # (those that do not parse, then those that are not a message).
         self.skipped: list[SkippedLine] | None = [] if skip else None
@@ -168,29 +168,42 @@ class LineFile:
 
     def __call__(self) -> Iterator[tuple[Message, bytes]]:
         previous: Message | None = None
-        unparsed: list[SkippedLine] | None = [] if self.skipped is not None else None
-        unread: list[SkippedLine] = []
-        with open(self.path, "rb") as file:
-            for record in iter_jsonl_stream(file, self.path, unparsed):
-                try:
-                    message = check_message(record.value, self.path, record.line)
-                except InputError as error:
-                    if unparsed is None:
-                        raise
-                    unread.append(SkippedLine(record.line, error.message))
-                    continue
+        skipped: list[SkippedLine] | None = [] if self.skipped is not None else None
+        with self.opener() as file:
+            for message, record in streamed_messages(file, self.path, skipped):
                 if previous is not None and _is_observation(message, previous):
                     message = {**message, ANNOTATION_KEY: dict(_MARK)}
                     self.observations = True
                 previous = message
                 yield message, record.raw or b""
-        if unparsed is not None:
-            self.skipped = [*unparsed, *unread]
-            if previous is None and unread:  # nothing left to read: the file fails, on its last bad line
-                raise InputError(unread[-1].problem, self.path, unread[-1].line)
+        self.skipped = skipped
+
+    def declared_facts(self) -> list[str]:
+        """The facts the file's messages declare, in file order, found without reading every
+        line as a message.
+
+        Only a line that spells ``facts`` (or escapes a character, which a key could hide it
+        behind) is parsed; a line that does not read as a message declares nothing here, as a
+        whole read (which fails on it, or skips it) declares nothing from it either.
+        """
+        found: list[str] = []
+        with self.opener() as file:
+            for number, line in enumerate(file, start=1):
+                if b"facts" not in line and b"\\u" not in line:
+                    continue
+                try:
+                    value = orjson.loads(line.removeprefix(BOM) if number == 1 else line)
+                    message = check_message(value, self.path, number)
+                except (orjson.JSONDecodeError, InputError):
+                    continue
+                found += facts_of(message)
+        return found
 
     def line(self, message: Message, as_read: bytes | None) -> bytes:
         """The output line of ``message``; ``as_read`` is the line it was read from when it is unchanged."""
         if as_read is not None and jsonbytes.dumps(message) != as_read.rstrip(b"\r"):
             return line_of(message, as_read)  # another writer's spacing: back byte for byte
         return line_of(_without_mark(message) if self.observations else message, None)
+
+
+walk = LineFile  # what ``Format.walk`` is for chat: the file read a message at a time

@@ -45,11 +45,15 @@ from compactctl.formats.anthropic import (
     tool_result_block,
     user_messages,
 )
+from compactctl.formats.api_rules import ANTHROPIC_CARRIED
 from compactctl.formats.base import Native, Transcript, is_unchanged, native_of, sources
 from compactctl.formats.records import Record, annotate, check_fields, raw_line
 from compactctl.transcript import ANNOTATION_KEY, Message, content_text, one_of
 
 NAME = "claude-code"
+LINE_RECORDS = True
+CARRIED_PARTS = ANTHROPIC_CARRIED
+CARRIES_USAGE = True  # each assistant line records its API usage (``compactctl.recorded``)
 
 RECORD_TYPES = frozenset(
     {

@@ -9,6 +9,10 @@ from compactctl.formats.base import Native, Transcript, is_unchanged, native_of
 from compactctl.formats.records import Record, check_message, line_of
 
 NAME = "dataset"
+MANY_PER_FILE = True
+LINE_RECORDS = True
+ONE_PER_LINE = True  # a line is a whole transcript: compacted a line at a time, never held
+SUFFIXES = (".jsonl", ".ndjson")
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,28 @@ class SkippedLine:
 
     line: int
     problem: str
+    file: str | None = None  # set when the line is another file's than the entry's (the AFTER of a pair)
+
+
+def skip_list(on_error: str) -> list[SkippedLine] | None:
+    """What a reader fills with the lines it leaves out under ``--on-error skip``; None fails a file on its first."""
+    return [] if on_error == "skip" else None
+
+
+def skipped_json(lines: Iterable[SkippedLine]) -> dict[str, Any]:
+    """The lines left out, in order, as every command's ``--json`` lists them: ``skipped_lines`` their
+    numbers, ``skipped`` each ``{line, problem}`` (with ``file`` when it is another file's than the entry's)."""
+    ordered = sorted(set(lines), key=lambda s: (s.file or "", s.line))
+    return {
+        "skipped_lines": [s.line for s in ordered],
+        "skipped": [{"line": s.line, "problem": s.problem, **({"file": s.file} if s.file else {})} for s in ordered],
+    }
+
+
+def kept_records(records: list[Record], skipped: Iterable[SkippedLine] | None) -> list[Record]:
+    """The records a read kept: those of the lines it skipped left out (for what reads them again, as usage)."""
+    left_out = {s.line for s in skipped or ()}
+    return [record for record in records if record.line not in left_out] if left_out else records
 
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -49,8 +71,10 @@ def database_records(data: bytes) -> list[Record] | None:
     return [Record(1, Database(), data)] if data.startswith(SQLITE_MAGIC) else None
 
 
-def _decode_error(error: orjson.JSONDecodeError, path: str, line: int | None) -> InputError:
+def _decode_error(error: orjson.JSONDecodeError, path: str, line: int | None, raw: bytes = b"") -> InputError:
     message = str(error.msg if hasattr(error, "msg") else error)
+    if b"\x00" in raw:
+        return InputError("NUL bytes, not JSON text", path, line)
     if "UTF-8" in message:
         return InputError("not UTF-8 text", path, line)
     column = getattr(error, "colno", None)
@@ -58,10 +82,34 @@ def _decode_error(error: orjson.JSONDecodeError, path: str, line: int | None) ->
 
 
 def check_text(data: bytes, path: str) -> None:
-    if b"\x00" in data[:8192]:
+    """An empty file, or a binary one: NUL bytes up front and none of the first lines JSON.
+
+    A NUL line among JSON lines (a session file whose writer died, a disk block of zeros) is a
+    bad line like any other: its file is not binary, and ``--on-error skip`` leaves it out.
+    """
+    if b"\x00" in data[:8192] and not _some_line_parses(data):
         raise InputError("binary file, not a JSON transcript", path)
     if not data.strip():
         raise InputError("empty file: no transcript", path)
+
+
+def _some_line_parses(data: bytes, lines: int = 20) -> bool:
+    """Whether one of the first ``lines`` lines is JSON on its own (each line found without splitting the file)."""
+    start = 0
+    for _ in range(lines):
+        end = data.find(b"\n", start)
+        line = data[start:] if end < 0 else data[start:end]
+        if line.strip() and b"\x00" not in line:
+            try:
+                orjson.loads(line)
+            except orjson.JSONDecodeError:
+                pass
+            else:
+                return True
+        if end < 0:
+            return False
+        start = end + 1
+    return False
 
 
 def parse_records(data: bytes, path: str, skipped: list[SkippedLine] | None = None) -> tuple[list[Record], Layout]:
@@ -127,7 +175,7 @@ def iter_jsonl_stream(stream: IO[bytes], path: str, skipped: list[SkippedLine] |
     seen_any = False
     for number, line in enumerate(stream, start=1):
         if number == 1:
-            if b"\x00" in line[:8192]:
+            if b"\x00" in line[:8192] and skipped is None:  # with --on-error skip, a bad line like any other
                 raise InputError("binary file, not a JSON transcript", path)
             line = line.removeprefix(BOM)
         if line.strip():
@@ -162,9 +210,9 @@ def _loads(line: bytes, path: str, number: int, skipped: list[SkippedLine] | Non
             value = _exact_numbers(line, value)
     except orjson.JSONDecodeError as error:
         if skipped is not None:
-            skipped.append(SkippedLine(number, _decode_error(error, path, number).message))
+            skipped.append(SkippedLine(number, _decode_error(error, path, number, line).message))
             return _SKIPPED
-        raise _decode_error(error, path, number) from None
+        raise _decode_error(error, path, number, line) from None
     check_depth(value, line, path, number)
     return value
 

@@ -13,7 +13,7 @@ back unmodified. Codex rollouts (``codex.py``) reuse this mapping.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +21,7 @@ import orjson
 
 from compactctl import jsonbytes
 from compactctl.errors import InputError
+from compactctl.formats.api_rules import RESPONSES_CARRIED, responses_violations
 from compactctl.formats.base import Native, Transcript, is_unchanged, native_of, sources
 from compactctl.formats.records import (
     Layout,
@@ -34,6 +35,8 @@ from compactctl.formats.records import (
 from compactctl.transcript import ROLES, Message, function_of, is_thinking, one_of
 
 NAME = "responses"
+CARRIED_PARTS = RESPONSES_CARRIED
+violations = responses_violations  # its API's rules, held to what it writes
 
 CALLS = {"function_call": "arguments", "custom_tool_call": "input"}
 OUTPUTS = {"function_call_output": "function_call", "custom_tool_call_output": "custom_tool_call"}
@@ -402,8 +405,3 @@ def write(transcripts: list[Transcript]) -> bytes:
     if layout == "json":
         return dumps_document([orjson.loads(line) for line in lines])
     return b"".join(lines)
-
-
-def items_of(messages: Iterable[Message]) -> list[dict[str, Any]]:
-    """Responses items for plain canonical messages (conversion from another format)."""
-    return [item.value for item in transcript_items(Transcript(list(messages)))]

@@ -21,6 +21,7 @@ from compactctl.formats.records import Record, annotate, check_message, dumps_do
 from compactctl.transcript import ANNOTATION_KEY, OBSERVATION_KIND, annotations_of
 
 NAME = "swe-agent"
+SUFFIXES = (".traj", ".json")
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from compactctl.formats.base import Transcript
 from compactctl.formats.records import Record, check_message, dumps_document
 
 NAME = "tau-bench"
+MANY_PER_FILE = True  # one run per task
 
 
 def detect(records: list[Record]) -> bool:

@@ -92,7 +92,7 @@ def undetected(records: Sequence[Record], path: str, known: Iterable[str]) -> Un
     """The error for records no format claims: the same words from every command."""
     head = f"cannot tell the format of {path} (known: {', '.join(known)})"
     why, guessable = diagnosis(records)
-    return UnknownFormat(f"{head}; {why}" + ("; pass --format if you know it" if guessable else ""), path)
+    return UnknownFormat(f"{head}; {why}" + ("; pass `format` if you know it" if guessable else ""), path)
 
 
 def diagnosis(records: Sequence[Record]) -> tuple[str, bool]:

@@ -196,7 +196,7 @@ def prices_for(table: PriceTable, model: str | None = None, **overrides: float |
         from compactctl.replay.price_source import source_label
 
         own = f" or your table ({', '.join(table.models)})" if table.models else ""
-        raise InputError(f"unknown model {name!r} for pricing: not in {source_label()}{own}; pass --prices FILE")
+        raise InputError(f"unknown model {name!r} for pricing: not in {source_label()}{own}; pass `prices` FILE")
     prices = found
     given: dict[str, Any] = {key: float(value) for key, value in overrides.items() if value is not None}
     if "min_cached_tokens" in given:

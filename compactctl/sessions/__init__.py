@@ -2,7 +2,8 @@
 
 One module per client (``claude_code``, ``codex``, ``gemini``), each with the same functions:
 where its folders are (``roots``), its session files, the id and working directory of one,
-its model and window, whether the client compacted it, a new id and file name as the client
+its model and window (and ``PRIOR_RATIO``, its model's tokens per cl100k token where the session
+cannot tell), whether the client compacted it, a new id and file name as the client
 makes them, the id renamed inside a copy, the smaller form that keeps only what a resume
 reads (``slim``), its writer lock, its index, and the command that resumes a session.
 ``CLIENTS`` maps a client's name to it. ``live`` has the live-context figure; ``place`` the
@@ -101,7 +102,7 @@ def find_session(
         raise InputError(f"no session {wanted!r} (looked in {where}); `compactctl sessions` lists them")
     if len({(s.client, s.session_id) for s in matches}) > 1:
         listed = ", ".join(f"{s.client} {s.session_id}" for s in matches[:5])
-        raise InputError(f"{wanted!r} names {len(matches)} sessions ({listed}): give more of the id, or --client")
+        raise InputError(f"{wanted!r} names {len(matches)} sessions ({listed}): give more of the id, or `client`")
     # One id in two files: Gemini CLI starts a file of its own for a session it resumes, and may leave
     # it holding only the header. The conversation is in the larger one.
     return max(matches, key=lambda s: s.size)
@@ -116,7 +117,7 @@ def since_seconds(text: str, now: float | None = None) -> float:
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        raise InputError(f"--since takes 30m, 2h, 3d, 1w or a date like 2026-12-01, not {text!r}") from None
+        raise InputError(f"`since` takes 30m, 2h, 3d, 1w or a date like 2026-12-01, not {text!r}") from None
     return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
 
 

@@ -40,13 +40,13 @@ def check_not_live(session: SessionFile, force: bool = False, now: float | None 
     now = time.time() if now is None else now
     if session.module.writer_active(session.root, session.session_id):
         raise InputError(
-            f"{session.client} holds this session's writer lock: it is running (--force overrides)", str(session.path)
+            f"{session.client} holds this session's writer lock: it is running (`force` overrides)", str(session.path)
         )
     age = now - session.modified
     if age < LIVE_SECONDS:
         raise InputError(
             f"written {age:.0f}s ago: {session.client} may be running it; wait until it is idle (under "
-            f"{LIVE_SECONDS}s counts as live) or pass --force",
+            f"{LIVE_SECONDS}s counts as live) or pass `force`",
             str(session.path),
         )
 
@@ -107,7 +107,7 @@ def undo(session: SessionFile, now: datetime | None = None) -> Placed:
     now = datetime.now(UTC) if now is None else now
     found = backups_of(session.path)
     if not found:
-        raise InputError("no backup of this session: only --in-place keeps one", str(session.path))
+        raise InputError("no backup of this session: only `in_place` keeps one", str(session.path))
     latest = found[-1]
     current = session.path.read_bytes()
     _unchanged_since(session)

@@ -77,7 +77,7 @@ def compile_patterns(patterns: tuple[str, ...] | list[str]) -> list[re.Pattern[s
         try:
             compiled.append(re.compile(pattern))
         except re.error as error:
-            raise InputError(f"bad --keep-pattern {pattern!r}: {error}") from None
+            raise InputError(f"bad `keep_pattern` {pattern!r}: {error}") from None
     return compiled
 
 

@@ -189,13 +189,13 @@ def _in_chunks(
     if room < 3 * (max_tokens + 64):
         # Each chunk must hold the running summary and still leave room for new messages.
         prompt = f" + the prompt and framing ({overhead})" if overhead else ""
-        needed = f"at least 3 x (--summary-max-tokens + 64){prompt} = {3 * (max_tokens + 64) + overhead}"
+        needed = f"at least 3 x (`summary_max_tokens` + 64){prompt} = {3 * (max_tokens + 64) + overhead}"
         if input_max_tokens < asked:
             raise InputError(
                 f"the server's context window leaves {input_max_tokens} tokens for a request and a summary needs "
-                f"{needed}; lower --summary-max-tokens or give the server a larger context"
+                f"{needed}; lower `summary_max_tokens` or give the server a larger context"
             )
-        raise InputError(f"--summary-input-max-tokens ({input_max_tokens}) must be {needed}")
+        raise InputError(f"`summary_input_max_tokens` ({input_max_tokens}) must be {needed}")
     reserved = max(context.counter(previous or ""), max_tokens)  # a later chunk carries the running summary
     chunks = chunk(span, room, context.counter, reserved) if context.counter(render_span(span)) > room else [span]
     usage = SummarizerUsage()

@@ -67,7 +67,7 @@ def reads_prompt(name: str) -> bool:
     return name in SUMMARIZERS and SUMMARIZERS[name].reads_prompt
 
 
-def check_prompt_read(name: str, prompt_files: object, flag: str = "--prompt-file") -> None:
+def check_prompt_read(name: str, prompt_files: object, setting: str = "prompt_file") -> None:
     """A prompt given to a summarizer that reads none is a usage error (exit 2), not a silent no-op.
 
     The extractive summarizer fills its sections from the text itself: no template could say
@@ -76,8 +76,8 @@ def check_prompt_read(name: str, prompt_files: object, flag: str = "--prompt-fil
     if prompt_files and not reads_prompt(name):
         readers = ", ".join(n for n, s in SUMMARIZERS.items() if s.reads_prompt)
         raise InputError(
-            f"{flag}: the {name} summarizer reads no prompt (it fills its sections from the text itself); "
-            f"add --summarizer {readers} to send the prompt to a model, or drop {flag}"
+            f"`{setting}`: the {name} summarizer reads no prompt (it fills its sections from the text itself); "
+            f"add `summarizer` {readers} to send the prompt to a model, or drop `{setting}`"
         )
 
 

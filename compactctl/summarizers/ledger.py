@@ -31,8 +31,8 @@ from compactctl.summarizers.memo import MEMO_ENTRIES, Memo, message_key, remembe
 from compactctl.summarizers.writings import (
     FENCE,
     INLINE_CODE,
+    answers_as_tool_output,
     is_demonstration,
-    is_observation,
     is_result_line,
     strip_harness,
 )
@@ -321,7 +321,7 @@ def facts(messages: list[Message]) -> list[Fact]:
     for at, message in enumerate(messages):
         if is_demonstration(message):
             continue
-        output = message.get("role") == "tool" or is_observation(message, messages[at - 1] if at else None)
+        output = message.get("role") == "tool" or answers_as_tool_output(message, messages[at - 1] if at else None)
         key = message_key(message)
         found = _FACTS_MEMO.get((key, output)) if key is not None else None
         if found is None:

@@ -155,4 +155,4 @@ def build_request(
             **sampling,
         }
         return Built("/responses", body, count)
-    raise InputError(f"unknown --api {api!r} (known: {', '.join(APIS)})")
+    raise InputError(f"unknown `api` {api!r} (known: {', '.join(APIS)})")

@@ -137,8 +137,11 @@ def _ends_line(line: str) -> bool:
 _OBSERVATION_MARKS = ("(Open file:", "(Current directory:", "bash-$", "<returncode>")
 
 
-def is_observation(message: Message, previous: Message | None) -> bool:
+def answers_as_tool_output(message: Message, previous: Message | None) -> bool:
     """Tool output sent back in a user message (SWE-agent style), not something a person wrote.
+
+    Wider than ``transcript.is_observation`` (what a reader marked): it also takes SWE-agent's own
+    ``message_type`` and the text marks of a shell's output, in files no reader marks.
 
     SWE-agent marks its task message as an observation too; only what answers the
     agent (a user message right after an assistant one) is taken for tool output.
@@ -164,7 +167,7 @@ def writings(messages: list[Message]) -> list[tuple[int, str]]:
             continue
         previous = messages[index - 1] if index else None
         raw = content_text(message)
-        if is_observation(message, previous):
+        if answers_as_tool_output(message, previous):
             continue
         if is_harness(message) and "<command-args>" not in raw:
             continue

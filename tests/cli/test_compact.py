@@ -259,8 +259,7 @@ def test_on_error_skip_leaves_out_unreadable_lines_and_counts_them(cli, tmp_path
     report = orjson.loads(result.stdout)
     assert report["files"][0]["skipped_lines"] == [8, 9]
     assert report["total"]["skipped_lines"] == 2
-    (note,) = [n for n in report["files"][0]["notes"] if n.startswith("skipped")]
-    assert note == (
+    assert report["files"][0]["reason"] == (
         "skipped 2 unreadable line(s): 8, 9 (line 8: malformed JSON: unexpected end of data; line 9: not UTF-8 text)"
     )
     assert read_jsonl(tmp_path / "t.compacted.jsonl") == agent_messages

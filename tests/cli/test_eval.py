@@ -17,6 +17,7 @@ FILE_KEYS = {
     "status",
     "reason",
     "skipped_lines",
+    "skipped",
     "format",
     "families",
     "score",

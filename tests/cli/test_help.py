@@ -15,7 +15,7 @@ from rich.cells import cell_len
 from typer.testing import CliRunner
 
 from compactctl.cli.main import SUMMARIES, app
-from compactctl.formats import FORMATS, READ_ONLY
+from compactctl.formats import FORMATS
 from compactctl.summarizers.build import SUMMARIZERS
 from tests.cli.test_settings_read import own_flags, setting_flags
 
@@ -86,5 +86,6 @@ def test_options_whose_values_a_registry_holds_list_them():
     text = help_at_80("compact")
     assert {"auto", *FORMATS} <= words(option_help(text, "--format"))
     written = words(option_help(text, "--to"))
-    assert set(FORMATS) - READ_ONLY <= written and not READ_ONLY & written
+    read_only = {name for name, fmt in FORMATS.items() if not fmt.writes}
+    assert set(FORMATS) - read_only <= written and not read_only & written
     assert set(SUMMARIZERS) <= words(option_help(text, "--summarizer"))

@@ -95,20 +95,19 @@ def test_with_skip_a_bad_shape_is_a_skipped_counted_line(cli, bad_file, command,
     for skipped in entry["skipped"]:
         assert what[skipped["line"]] in skipped["problem"]
     assert orjson.loads(result.stdout)["total"]["skipped_lines"] == len(what)
-    if command != "replay":
-        note = next(n for n in entry["notes"] if n.startswith("skipped"))
-        assert f"line {min(what)}: {what[min(what)]}" in note
+    assert f"line {min(what)}: {what[min(what)]}" in entry["reason"]
+    assert f"skipped: {path}:{min(what)}: {what[min(what)]}" in " ".join(result.stderr.split())
     if command in ("compact", "prune"):
         written = (tmp_path / "out").read_bytes()
         assert b"robot" not in written and b"u-bad" not in written
 
 
-def test_report_table_notes_the_skipped_line_with_its_file(cli, tmp_path, agent_messages):
+def test_report_says_each_skipped_line_with_its_file(cli, tmp_path, agent_messages):
     path, _ = chat_file(tmp_path, agent_messages)
     result = cli("report", path, "--on-error", "skip")
     assert result.exit_code == EXIT_OK, result.output
-    assert "skipped 2 unreadable line(s): 3, 6" in result.output
-    assert "line 3: unknown role 'robot'" in result.output
+    said = " ".join(result.stderr.split())
+    assert f"skipped: {path}:3: unknown role 'robot'" in said and f"skipped: {path}:6: user 'content' is int" in said
     assert "messages_before" not in result.output  # the table, not JSON
     assert orjson.loads(cli("report", path, "--on-error", "skip", "--json").stdout)["files"][0][
         "messages_before"

@@ -12,6 +12,7 @@ client version is in the file name.
 
 from __future__ import annotations
 
+import functools
 import re
 import tempfile
 from pathlib import Path
@@ -86,15 +87,35 @@ def gemini_fixture(root: Path) -> Path:
     return target
 
 
+def _claude_print(claude: ClaudeCode, prompt: str, *extra: str) -> str:
+    """``claude -p PROMPT`` with more flags (a resume point, a fork); returns the session id."""
+    import json
+
+    from tests.fakes.clients import _run
+
+    args = [str(claude.client.binary), "-p", prompt, "--output-format", "json", "--permission-mode", "acceptEdits"]
+    done = _run([*args, *extra], claude.cwd, claude.env())
+    return str(json.loads(done.stdout.strip().splitlines()[-1])["session_id"])
+
+
+def _first_answer(claude: ClaudeCode, session: str) -> str:
+    """The uuid of the session's record that answered ``ANSWER``: a point to resume (or fork) from."""
+    import json
+
+    records = [json.loads(line) for line in claude.session_file(session).read_text().splitlines() if line]
+    return next(
+        str(r["uuid"])
+        for r in records
+        if r.get("type") == "assistant" and ANSWER in json.dumps(r.get("message", {}).get("content"))
+    )
+
+
 def claude_code_branches_fixture(root: Path) -> list[Path]:
     """Every way a Claude Code session holds billed calls off its live thread, made by the real client:
     a resume from an earlier message (``--resume-session-at``: the later turn's branch stays in the
     file), a subagent (the Agent tool: its own file under ``<session>/subagents/``), and a fork
     (``--fork-session``: a new session file that starts from a copy)."""
-    import json
     import shutil
-
-    from tests.fakes.clients import _run
 
     client = require_client("claude")
     with FakeAnthropic() as fake:
@@ -102,21 +123,13 @@ def claude_code_branches_fixture(root: Path) -> list[Path]:
         notes = str(claude.cwd / "notes.txt")
 
         def run(prompt: str, *extra: str) -> str:
-            args = [str(client.binary), "-p", prompt, "--output-format", "json"]
-            args += ["--permission-mode", "acceptEdits", "--allowedTools", "Bash Read Edit Write Agent Task", *extra]
-            done = _run(args, claude.cwd, claude.env())
-            return str(json.loads(done.stdout.strip().splitlines()[-1])["session_id"])
+            return _claude_print(claude, prompt, "--allowedTools", "Bash Read Edit Write Agent Task", *extra)
 
         fake.enqueue(Reply(thinking="Read the notes.", tool_calls=(ToolCall("Read", {"file_path": notes}),)), ANSWER)
         session = run("What do the notes say?")
         fake.enqueue("The second line says to keep the public interface.")
         run("And the second line?", "--resume", session)
-        records = [json.loads(line) for line in claude.session_file(session).read_text().splitlines() if line]
-        first_answer = next(
-            r["uuid"]
-            for r in records
-            if r.get("type") == "assistant" and ANSWER in json.dumps(r.get("message", {}).get("content"))
-        )
+        first_answer = _first_answer(claude, session)
         fake.enqueue("En CSV.")
         run("Say it in French.", "--resume", session, "--resume-session-at", first_answer)
         task = {
@@ -149,8 +162,78 @@ def claude_code_branches_fixture(root: Path) -> list[Path]:
     return written
 
 
+def claude_code_forks_fixture(root: Path) -> list[Path]:
+    """A parent session and two forks of it, made by the real client: ``--fork-session`` from its
+    end, and ``--fork-session`` with ``--resume-session-at`` its first answer (a fork from an
+    earlier message). Each fork's file starts with copies of the parent's responses (same
+    ``message.id``), billed once, by the parent."""
+    import shutil
+
+    client = require_client("claude")
+    with FakeAnthropic() as fake:
+        claude = ClaudeCode(client, root, project(root), fake)
+        run = functools.partial(_claude_print, claude)
+        fake.enqueue(ANSWER)
+        parent = run("What do the notes say?")
+        fake.enqueue("Keep the public interface.")
+        run("And the second line?", "--resume", parent)
+        first_answer = _first_answer(claude, parent)
+        fake.enqueue("Forked at the end.")
+        at_end = run("Anything else?", "--resume", parent, "--fork-session")
+        fake.enqueue("Forked at the first answer.")
+        earlier = run("Say it again.", "--resume", parent, "--resume-session-at", first_answer, "--fork-session")
+        assert not fake.errors, fake.errors
+        out = OUT / f"claude-code-{_version(client.version)}-forks"
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir(parents=True)
+        written = []
+        for name, session in (("parent", parent), ("fork-at-end", at_end), ("fork-at-first-answer", earlier)):
+            target = out / f"{name}.jsonl"
+            target.write_bytes(claude.session_file(session).read_bytes().replace(str(root).encode(), b"/home/user"))
+            written.append(target)
+    return written
+
+
+def codex_fork_fixture(root: Path) -> list[Path]:
+    """A Codex thread of two turns and ``codex exec fork`` of it with one more. The fork's rollout
+    copies nothing: ``session_meta`` names the parent (``forked_from_id``, ``history_base``), and
+    its running totals go on from the parent's."""
+    import shutil
+
+    client = require_client("codex")
+    with FakeResponses() as fake:
+        codex = Codex(client, root, project(root), fake)
+        fake.enqueue(ANSWER)
+        codex.run("What do the notes say?")
+        (parent,) = codex.rollouts()
+        thread = re.search(r"([0-9a-f-]{36})\.jsonl$", parent.name)
+        assert thread
+        fake.enqueue("Keep the public interface.")
+        codex.run("And the second line?", resume=thread.group(1))
+        fake.enqueue("Forked: nothing else.")
+        codex.fork(thread.group(1), "Anything else?")
+        assert not fake.errors and not fake.script
+        (fork,) = [path for path in codex.rollouts() if path != parent]
+        out = OUT / f"codex-{_version(client.version)}-fork"
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir(parents=True)
+        written = []
+        for name, path in (("parent", parent), ("fork", fork)):
+            target = out / f"{name}.jsonl"
+            target.write_bytes(path.read_bytes().replace(str(root).encode(), b"/home/user"))
+            written.append(target)
+    return written
+
+
 if __name__ == "__main__":
     OUT.mkdir(parents=True, exist_ok=True)
-    for record in (claude_code_fixture, codex_fixture, gemini_fixture, claude_code_branches_fixture):
+    for record in (
+        claude_code_fixture,
+        codex_fixture,
+        gemini_fixture,
+        claude_code_branches_fixture,
+        claude_code_forks_fixture,
+        codex_fork_fixture,
+    ):
         with tempfile.TemporaryDirectory(prefix="fixture-") as root:
             print("wrote", record(Path(root)))

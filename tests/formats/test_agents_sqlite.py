@@ -101,15 +101,13 @@ def test_in_place_replaces_the_session_in_one_transaction_keeping_a_backup(app_d
 
 
 def test_a_session_changed_since_it_was_read_is_refused(app_db: Path):
-    from compactctl.formats import agents_sqlite
-
-    _, transcripts = load(read_source(str(app_db)), str(app_db))
+    fmt, transcripts = load(read_source(str(app_db)), str(app_db))
     compacted = [t.rewritten(t.messages[-4:], list(range(len(t.messages) - 4, len(t.messages)))) for t in transcripts]
     asyncio.run(agents.SQLiteSession("support-1", app_db).add_items(turn(9)))
     from compactctl.files.compact import replace_in_database
 
     with pytest.raises(InputError, match="session support-1 changed since it was read"):
-        replace_in_database(str(app_db), agents_sqlite.NAME, compacted)
+        replace_in_database(str(app_db), fmt, compacted)
     assert session_items(app_db, "support-1")[-4:] == turn(9)
 
 

@@ -7,8 +7,7 @@ import itertools
 import orjson
 
 from compactctl.compaction import compact
-from compactctl.formats import load
-from compactctl.formats.api_rules import carried_parts
+from compactctl.formats import carried_parts, load
 from compactctl.formats.claude_code import SUMMARY_INTRO
 from compactctl.transcript import Validator, annotations_of, content_text, find_violation
 from tests.conftest import unchanged

@@ -88,7 +88,7 @@ def test_converts_to_chat_and_refuses_to_write_traces_back(spans, tmp_path: Path
     greeter = [t for t in transcripts if len(t.messages) == 2]
     chat = write_as(greeter, fmt, "chat")
     assert [orjson.loads(line)["content"] for line in chat.splitlines()] == ["Hi", "Hello!"]
-    with pytest.raises(InputError, match="read, not written: convert with --to"):
+    with pytest.raises(InputError, match="read, not written: convert with `to`"):
         write_as(transcripts, fmt)
 
 

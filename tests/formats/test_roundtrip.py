@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from compactctl.compaction import compact
 from compactctl.errors import InputError
-from compactctl.formats import FORMATS, READ_ONLY, Transcript, dump, gemini, get_format, load, write_as
+from compactctl.formats import FORMATS, Transcript, dump, gemini, get_format, load, write_as
 from tests.formats.fixtures import FILES, codex_initial_context, read, shape
 from tests.properties import examples
 
@@ -61,7 +61,7 @@ def mapped(messages: list[dict[str, Any]], fmt: str) -> list[dict[str, Any]]:
     return out
 
 
-@pytest.mark.parametrize("name", [name for name in FORMATS if name not in READ_ONLY])
+@pytest.mark.parametrize("name", [name for name, fmt in FORMATS.items() if fmt.writes])
 @settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(messages=transcripts())
 def test_written_transcripts_are_detected_read_back_and_rewritten_identically(name, messages):

@@ -41,7 +41,7 @@ def test_every_format_but_the_database_has_a_signature_to_compare_with():
 def test_an_unknown_file_is_named_with_the_known_formats(data):
     message = error_of(data)
     assert message.startswith(f"cannot tell the format of logs/x.jsonl {KNOWN}; ")
-    assert message.endswith("; pass --format if you know it")
+    assert message.endswith("; pass `format` if you know it")  # the CLI says --format
     assert "has no 'role'" not in message  # the old chat-reader error, misleading here
 
 

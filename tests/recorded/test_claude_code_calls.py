@@ -233,3 +233,24 @@ def test_replaying_a_parent_with_its_fork_bills_each_call_once():
     fork = next(entry for entry in doc["files"] if entry["file"] == str(FORK_SESSION))
     assert [row["calls"] for row in fork["settings"]] == [1, 1]
     assert any("6 calls were copied from session" in note for note in fork["api"]["notes"])
+
+
+REAL_FORKS = REAL_BRANCHES.parent / "claude-code-2.1.332-forks"
+
+
+def test_forks_from_the_end_and_from_an_earlier_message_bill_each_call_once():
+    # Made by Claude Code 2.1.332 against the loopback fake (tests/fakes/record_fixtures.py): a parent
+    # of two turns, `--fork-session` from its end, and `--fork-session --resume-session-at` its first answer.
+    from typer.testing import CliRunner
+
+    from compactctl.cli.main import app
+
+    parent, at_end, earlier = (REAL_FORKS / f"{n}.jsonl" for n in ("parent", "fork-at-end", "fork-at-first-answer"))
+    assert [[c.copied for c in x.calls] for x in _recorded(earlier).contexts] == [[True, False]]
+    assert [[c.copied for c in x.calls] for x in _recorded(at_end).contexts] == [[True, True, False]]
+    result = CliRunner().invoke(app, ["replay", str(parent), str(at_end), str(earlier), "-t", "100000", "--json"])
+    assert result.exit_code == 0, result.output
+    doc = orjson.loads(result.stdout)
+    baseline = doc["total"]["settings"][0]
+    assert baseline["calls"] == 4  # two turns of the parent, one of each fork
+    assert (baseline["input_tokens"], baseline["output_tokens"]) == _billed_once(parent, at_end, earlier)

@@ -98,3 +98,45 @@ def test_codex_compacts_past_90_percent_of_its_window_and_not_below():
     assert producer_trigger("codex", under) < context < producer_trigger("codex", over)
     assert _codex_compacts(under)[0] is True
     assert _codex_compacts(over)[0] is False
+
+
+def _claude_code_compacts(model: str, words: int) -> tuple[bool, int]:
+    """A first prompt of ``words`` words, then a second turn: whether Claude Code auto-compacted before it."""
+    import subprocess
+
+    from tests.fakes.anthropic import FakeAnthropic
+    from tests.fakes.clients import ClaudeCode
+    from tests.fakes.scenarios import project
+
+    client = require_client("claude")
+    with tempfile.TemporaryDirectory(prefix="claude-window-") as folder, FakeAnthropic() as fake:
+        root = Path(folder)
+        claude = ClaudeCode(client, root, project(root), fake)
+
+        def run(prompt: str, *extra: str) -> str:
+            args = [str(client.binary), "-p", "--output-format", "json", "--model", model, *extra]
+            # The prompt on stdin: one argument cannot hold a 170k-token prompt.
+            done = subprocess.run(
+                args, input=prompt, cwd=claude.cwd, env=claude.env(), capture_output=True, text=True, timeout=600
+            )
+            assert done.returncode == 0, done.stderr[-2000:]
+            return str(json.loads(done.stdout.strip().splitlines()[-1])["session_id"])
+
+        fake.enqueue("Noted.")
+        session = run("Keep this in mind:\n" + " ".join(f"w{i % 997}" for i in range(words)))
+        fake.enqueue("Second answer.")
+        run("And then?", "--resume", session)
+        assert not fake.errors, fake.errors
+        records = [json.loads(line) for line in claude.session_file(session).read_text().splitlines() if line]
+    first = next(r["message"]["usage"] for r in records if r.get("type") == "assistant")
+    compacted = any(r.get("subtype") == "compact_boundary" for r in records)
+    return compacted, first["input_tokens"] + first["output_tokens"]
+
+
+def test_claude_code_2_1_on_sonnet_4_6_compacts_near_177k_not_at_the_formula_s_167k():
+    # Measured (fitted_thresholds' notes): the point moves with the model and the version, which is
+    # why a file's own auto-compaction (preTokens) comes before the formula.
+    below, context = _claude_code_compacts("claude-sonnet-4-6", 122_000)
+    assert 168_000 < context < 176_000 and below is False
+    above, context = _claude_code_compacts("claude-sonnet-4-6", 129_000)
+    assert 177_100 < context < 185_000 and above is True

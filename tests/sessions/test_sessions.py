@@ -103,7 +103,7 @@ def test_an_ambiguous_prefix_names_the_candidates(home: Path) -> None:
 def test_since_reads_durations_and_dates() -> None:
     assert since_seconds("2h", now=10_000.0) == 10_000.0 - 7200
     assert since_seconds("2026-12-01T00:00:00Z") == 1796083200.0
-    with pytest.raises(InputError, match="--since"):
+    with pytest.raises(InputError, match="`since`"):
         since_seconds("yesterday")
 
 
@@ -219,7 +219,7 @@ def test_a_session_written_a_moment_ago_is_not_rewritten_unless_forced(home: Pat
     check_not_live(session)
     os.utime(session.path)  # the client just wrote it
     fresh = find_session("latest", "claude-code", env={}, home=home)
-    with pytest.raises(InputError, match="--force"):
+    with pytest.raises(InputError, match="`force`"):
         check_not_live(fresh)
     check_not_live(fresh, force=True)
 
@@ -335,10 +335,12 @@ def test_undo_without_a_backup_is_a_clear_error(home: Path) -> None:
 
 
 def test_a_tighter_pass_halves_the_tail_the_user_did_not_set() -> None:
+    from compactctl.cli.options import Given
     from compactctl.cli.session_options import tighter
 
-    assert tighter({"keep_recent": None}, ["structured"], 0) == {"keep_recent": None}
-    once = tighter({}, ["structured"], 1)
-    assert once == {"keep_recent": 5, "tool_max_tokens": 500, "keep_turns": 1}
-    assert tighter({}, ["structured"], 3)["tool_max_tokens"] == 200  # the floor
-    assert tighter({"keep_recent": 8}, ["structured"], 2)["keep_recent"] == 8  # the user's own value stays
+    unset = Given({"keep_recent": None})
+    assert tighter(unset, ["structured"], 0) == unset.strategies()
+    once = tighter(Given({}), ["structured"], 1).of("structured")
+    assert (once.keep_recent, once.tool_max_tokens, once.keep_turns) == (5, 500, 1)
+    assert tighter(Given({}), ["structured"], 3).of("structured").tool_max_tokens == 200  # the floor
+    assert tighter(Given({"keep_recent": 8}), ["structured"], 2).of("structured").keep_recent == 8  # the user's own

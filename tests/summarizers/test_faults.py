@@ -88,7 +88,7 @@ def test_the_run_deadline_bounds_all_requests_and_retries_together(openai_server
         openai_server, tmp_path, summary_timeout=0.6, summary_retries=9, summary_backoff=0.01, summary_deadline=1.5
     )
     started = time.monotonic()
-    with pytest.raises(SummarizerError, match=r"--summary-deadline of 1\.5 s"):
+    with pytest.raises(SummarizerError, match=r"`summary_deadline` of 1\.5 s"):
         summarizer.summarize(request())
     elapsed = time.monotonic() - started
     assert 1.4 < elapsed < 2.5 and len(openai_server.requests) <= 3
@@ -103,7 +103,7 @@ def test_one_summary_and_its_retries_are_bounded_by_the_request_deadline(openai_
         summary_request_deadline=1.2,
     )  # fmt: skip
     started = time.monotonic()
-    with pytest.raises(SummarizerError, match=r"--summary-request-deadline \(1\.2 s\)"):
+    with pytest.raises(SummarizerError, match=r"`summary_request_deadline` \(1\.2 s\)"):
         summarizer.summarize(request())
     assert 1.1 < time.monotonic() - started < 2.0 and len(openai_server.requests) == 3
 

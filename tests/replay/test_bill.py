@@ -1,0 +1,148 @@
+"""replay's bill equals the file's own usage at the provider's list prices, on the real sessions.
+
+The bill here is worked out apart from replay's code: straight from the file's records (each
+Claude Code response id once, each changed Codex ``token_count`` once), each call priced by
+``genai_prices.calc_price`` for the model it names on its day. Replay's row that stands for what
+the session did (``none`` where the producer never compacted, ``recorded`` where it did) must
+cost within 3 % of it; the 3 % is room for what replay adds that the file reports no usage for
+(an older Codex's remote compaction, estimated).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from compactctl.cli.main import app
+from tests.conftest import SHARED_TRANSCRIPTS, needs_transcripts
+
+REAL_CLIENTS = Path(__file__).resolve().parents[1] / "formats" / "data" / "real-clients"
+CURRENT_MODELS = [
+    ("claude-sonnet-4-6", "anthropic"),
+    ("claude-opus-4-7", "anthropic"),
+    ("claude-opus-5", "anthropic"),
+    ("gpt-5.4", "openai"),
+    ("gpt-5.5", "openai"),
+    ("gpt-5.6-terra", "openai"),
+]
+
+
+def _when(value: Any) -> dt.datetime | None:
+    if not isinstance(value, str):
+        return None
+    return dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+def _price(model: str, provider: str, when: dt.datetime | None, **usage: int) -> float:
+    from genai_prices import Usage, calc_price
+
+    return float(calc_price(Usage(**usage), model, provider_id=provider, genai_request_timestamp=when).total_price)
+
+
+def _records(path: Path) -> list[dict[str, Any]]:
+    data = path.read_bytes()
+    if data.lstrip().startswith(b"["):
+        return list(orjson.loads(data))
+    return [orjson.loads(line) for line in data.splitlines() if line.strip()]
+
+
+def _claude_code_bill(path: Path) -> tuple[float, int]:
+    best: dict[str, dict[str, Any]] = {}
+    for record in _records(path):
+        message = record.get("message")
+        if record.get("type") != "assistant" or not isinstance(message, dict) or not message.get("usage"):
+            continue
+        if message.get("model") == "<synthetic>" or record.get("isApiErrorMessage"):
+            continue
+        known = best.get(message["id"])
+        if known is None or message["usage"].get("output_tokens", 0) >= known["message"]["usage"].get(
+            "output_tokens", 0
+        ):
+            best[message["id"]] = record
+    cost = 0.0
+    for record in best.values():
+        usage, model = record["message"]["usage"], record["message"]["model"]
+        read = usage.get("cache_read_input_tokens") or 0
+        written = usage.get("cache_creation_input_tokens") or 0
+        total = (usage.get("input_tokens") or 0) + read + written
+        cost += _price(
+            model, "anthropic", _when(record.get("timestamp")),
+            input_tokens=total, cache_read_tokens=read, cache_write_tokens=written,
+            output_tokens=usage.get("output_tokens") or 0,
+        )  # fmt: skip
+    return cost, len(best)
+
+
+def _codex_bill(path: Path) -> tuple[float, int]:
+    cost, calls, model, last_total = 0.0, 0, None, None
+    for line in _records(path):
+        payload = line.get("payload") or {}
+        if line.get("type") == "turn_context" and payload.get("model"):
+            model = payload["model"]
+        info = payload.get("info") if payload.get("type") == "token_count" else None
+        if not isinstance(info, dict) or info.get("total_token_usage") == last_total:
+            continue
+        last_total = info.get("total_token_usage")
+        usage = info["last_token_usage"]
+        calls += 1
+        cost += _price(
+            model, "openai", _when(line.get("timestamp")),
+            input_tokens=usage["input_tokens"], cache_read_tokens=usage.get("cached_input_tokens") or 0,
+            output_tokens=usage["output_tokens"],
+        )  # fmt: skip
+    return cost, calls
+
+
+def _sessions() -> list[Path]:
+    found = [
+        p for producer in ("claude-code", "codex") for p in sorted((SHARED_TRANSCRIPTS / producer).rglob("*.json*"))
+    ]
+    return [p for p in found if "bastion" not in str(p)]  # its usage is zeroed: no bill to check
+
+
+@needs_transcripts
+@pytest.mark.parametrize("path", _sessions() if SHARED_TRANSCRIPTS.is_dir() else [], ids=lambda p: p.parent.name)
+def test_replay_s_bill_is_the_file_s_usage_at_list_prices(path: Path):
+    producer = "codex" if "codex" in path.relative_to(SHARED_TRANSCRIPTS).parts[0] else "claude-code"
+    expected, calls = (_codex_bill if producer == "codex" else _claude_code_bill)(path)
+    assert calls > 0 and expected > 0
+    result = CliRunner().invoke(app, ["replay", str(path), "-t", "100000", "--json"])
+    assert result.exit_code == 0, result.output
+    (entry,) = orjson.loads(result.stdout)["files"]
+    assert entry["api"]["unpriced_models"] == []
+    bill = next(row for row in entry["settings"] if row["basis"] == "bill")
+    assert bill["cost"] == pytest.approx(expected, rel=0.03)
+
+
+@pytest.mark.parametrize(("model", "provider"), CURRENT_MODELS)
+def test_current_model_names_are_priced_with_a_context_window(model: str, provider: str):
+    from compactctl.replay.fitted_thresholds import context_window
+    from compactctl.replay.prices import PriceTable
+
+    prices = PriceTable({}).find(model, provider)
+    assert prices is not None and prices.input > 0 and prices.output > prices.input
+    assert context_window(model, "claude-code" if provider == "anthropic" else "codex") >= 200_000
+
+
+def test_every_model_the_real_clients_wrote_is_priced():
+    from compactctl.formats import load_records, records_of
+    from compactctl.recorded import read_recorded
+    from compactctl.replay.prices import PriceTable
+
+    seen: set[tuple[str, str]] = set()
+    for path in sorted(REAL_CLIENTS.rglob("*.jsonl")):
+        records = records_of(path.read_bytes(), str(path), None)
+        fmt, _ = load_records(records, str(path), "auto", None)
+        session = read_recorded(fmt.name, records, str(path))
+        provider = {"claude-code": "anthropic", "codex": "openai"}.get(fmt.name)
+        if session is None or provider is None:
+            continue
+        calls = [*(c for context in session.contexts for c in context.calls), *session.off_thread]
+        seen.update((str(c.model), provider) for c in calls if c.model)
+    assert {provider for _, provider in seen} == {"anthropic", "openai"}
+    assert sorted(m for m, p in seen if PriceTable({}).find(m, p) is None) == []
