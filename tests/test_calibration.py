@@ -83,7 +83,7 @@ def test_gap_images_are_priced_by_pixels_not_a_flat_figure():
     assert abs(gap.unexplained) < 0.01 * gap.reported
 
 
-def test_gap_unexplained_is_what_the_log_cannot_account_for_and_warns():
+def test_gap_unlogged_is_what_the_log_cannot_hold_measured_from_the_usage_and_warns():
     session = ClaudeSession(Truth(ratio=1.0, hidden_per_call=0))
     session.user("go")
     for n in range(8):
@@ -91,7 +91,10 @@ def test_gap_unexplained_is_what_the_log_cannot_account_for_and_warns():
         session.truth.hidden_per_call = 3000 * n
         session.response(text=f"step {n}", tools=[("Bash", {"c": n}, prose(20))])
     calibration = _calibrated(session)
-    assert calibration.gap.unexplained != 0
+    # Measured as steps in the usage, they are the gap's unlogged part, not an unexplained rest ...
+    assert calibration.gap.unlogged == pytest.approx(3000 * sum(range(8)), rel=0.01)
+    assert abs(calibration.gap.unexplained) < 0.001 * calibration.gap.reported
+    # ... but no fit on the first half can know those of the second.
     assert calibration.held_out.median > 0.02
     assert calibration.warnings
 
@@ -355,3 +358,18 @@ def test_a_step_after_the_fitting_half_is_named_in_the_held_out_warning():
     (warning,) = [w for w in calibration.warnings if w.startswith("held-out per-call error")]
     assert "tokens the harness sent after the fitting half are in no record" in warning
     assert int(warning.split("; ")[1].split(" tokens")[0].replace(",", "")) == pytest.approx(6000, abs=60)
+
+
+def test_a_fall_the_log_does_not_explain_is_measured_once_the_rises_have_settled():
+    session = ClaudeSession(Truth(prefix=20_000, ratio=1.2))
+    session.user("Work through the backlog.")
+    for n in range(16):
+        if n == 5:
+            session.user("Now the next item.")
+            session.context_tokens -= 900  # taken out of the context unlogged (earlier turns' thinking)
+        session.response(text=f"step {n}", tools=[("Bash", {"command": f"make t{n}"}, prose(80 + 40 * (n % 5), n))])
+    calibration = _calibrated(session)
+    ((_, tokens),) = calibration.unlogged_of("main").items()
+    assert tokens == pytest.approx(-900, abs=40)
+    assert calibration.ratio == pytest.approx(1.2, abs=0.01)
+    assert calibration.held_out.p90 < 0.003

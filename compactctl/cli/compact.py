@@ -103,7 +103,9 @@ def compact(
     database, dry_run = settings.of(DatabaseOptions), settings.of(DryRunOptions).dry_run
     counter = counter_for(settings.of(CountOptions).encoding)
     check_output_format(to)
-    if session_inputs(inputs, database.session, undo):
+    if session_inputs(
+        inputs, database.session, undo, client=client, slim=slim, force=force, context_window=context_window
+    ):
         assert database.session is not None  # session_inputs says so
         if undo:
             undo_session(database.session, client, as_json)

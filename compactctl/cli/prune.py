@@ -106,7 +106,7 @@ def prune(
     counts = not quiet or as_json or gates.fail_under is not None
     counter = counter_for(settings.of(CountOptions).encoding) if counts else TokenCounter(APPROX)
     check_output_format(to)
-    if session_inputs(inputs, database.session):
+    if session_inputs(inputs, database.session, client=client, slim=slim, force=force, context_window=context_window):
         assert database.session is not None  # session_inputs says so
         if output is not None or to is not None or manifest is not None or archive is not None or explain:
             raise InputError(

@@ -72,7 +72,7 @@ def report(
     read, gates, recorded = settings.of(InputOptions), settings.of(GateOptions), settings.of(RecordedOptions)
     counter = counter_for(settings.of(CountOptions).encoding)
     session = settings.of(DatabaseOptions).session
-    if session_inputs([before] if before else None, session):
+    if session_inputs([before] if before else None, session, client=client):
         assert session is not None  # session_inputs says so
         from compactctl.sessions import find_session
 
