@@ -119,7 +119,7 @@ def main() -> None:
             for session in sessions:
                 ours = [script, "compact", str(session), "-o", f"{folder}/{session.name}", "-q"]
                 label = f"compact {session.parent.name[:20]}/{session.name[:8]}"
-                if args.cozempic:
+                if args.cozempic and session.suffix == ".jsonl":  # cozempic reads JSON Lines sessions only
                     theirs = [args.cozempic, "treat", str(session), "-rx", "standard"]
                     a, b, r = paired(ours, theirs, args.runs, here, here)
                     print(line(label, a, b, r, "cozempic treat"))

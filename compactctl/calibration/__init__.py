@@ -199,7 +199,7 @@ def calibrate(session: RecordedSession, producer: str, claude_tokens: str = "fit
         why = (
             f"; {unknown:,} tokens the harness sent after the fitting half are in no record"
             " (reminders it did not log), which no fit on the log can foresee"
-            if unknown
+            if unknown > 0
             else ""
         )
         warnings.append(
@@ -236,10 +236,10 @@ def _fits(
     def featured(steps: Steps) -> list[list[CallFeatures]]:
         return [call_features(c, counter, raw_counter, unlogged=steps.get(c.label)) for c in session.contexts]
 
-    def found(model: Fit, among: list[set[int]] | None = None) -> Steps:
+    def found(model: Fit, among: list[set[int]] | None = None, signed: bool = False) -> Steps:
         default = _default_prefix(model.prefixes, producer)
         measured = {
-            c.label: unlogged_steps(c, features, model, default, among[n] if among is not None else None)
+            c.label: unlogged_steps(c, features, model, default, among[n] if among is not None else None, signed)
             for n, (c, features) in enumerate(zip(session.contexts, plain, strict=True))
         }
         return {label: steps for label, steps in measured.items() if steps}
@@ -248,12 +248,12 @@ def _fits(
         # The first fit is bent by the steps it does not know; measured again with the fit made
         # knowing them, they settle in a pass or two (a step is a residual's jump, not its level).
         steps: Steps = {}
-        for _ in range(STEP_PASSES):
-            model = fitted(_flat(featured(steps)), among)
-            measured = found(model, among)
-            if measured == steps:
-                break
-            steps = measured
+        for signed in (False, True):  # rises first; falls only against a fit the rises no longer bend
+            for _ in range(STEP_PASSES):
+                measured = found(fitted(_flat(featured(steps)), among), among, signed)
+                if measured == steps:
+                    break
+                steps = measured
         features = _flat(featured(steps))
         return steps, fitted(features, among), features
 

@@ -9,8 +9,10 @@ shared/transcripts: Claude Code 1.0.x's reminder that a file it had read changed
 (d-kimuson 5c0375b4: +2.7k at call 8). Such content stays in the context until a compaction
 folds it, so a step is carried from there on as a cost of the message just before the call:
 the fit is not bent by it, and replay keeps it with that message and drops it where a
-compaction folds the message. A step after the fitting half cannot be known by the fit; it
-is what the held-out error of such a file is made of.
+compaction folds the message. A fall is measured the same way once the rises have settled
+(yoavf's pomodoro session: the input falls by 0.6k tokens at a new prompt with no text taken
+out, as where the API drops earlier turns' thinking). A step after the fitting half cannot be
+known by the fit; it is what the held-out error of such a file is made of.
 """
 
 from __future__ import annotations
@@ -36,11 +38,14 @@ def unlogged_steps(
     model: Fit,
     default: float,
     among: Collection[int] | None = None,
+    signed: bool = False,
 ) -> dict[int, int]:
     """Per message index of ``context``, the tokens the usage shows were sent after it and no record holds.
 
     ``features`` are the context's calls' (one per call, in order). With ``among``, only steps
     between two of those calls (indices) are measured: the fitting half's, for the held-out fit.
+    ``signed`` measures falls too (what the harness or the API took out of the context unlogged);
+    only with a fit the rises have settled: against a fit that is still bent, falls would prop it up.
     """
     keys = segment_of(context)
     found: dict[int, int] = {}
@@ -52,7 +57,7 @@ def unlogged_steps(
             continue
         step = (after.reported - model.predict(after, default)) - (before.reported - model.predict(before, default))
         grown = model.ratio * (after.text - before.text) + after.resent - before.resent
-        if step > max(STEP_MIN_TOKENS, STEP_GROWTH_SHARE * max(grown, 0.0)):
+        if (abs(step) if signed else step) > max(STEP_MIN_TOKENS, STEP_GROWTH_SHARE * max(grown, 0.0)):
             position = context.calls[n].position - 1
             found[position] = found.get(position, 0) + round(step)
     return found

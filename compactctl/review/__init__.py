@@ -29,9 +29,10 @@ from compactctl.review.sections import (
 )
 from compactctl.settings import Options, setting
 from compactctl.summarizers import PromptedSummarizer, Summarizer, Summary, SummaryRequest
-from compactctl.summarizers.ledger import constraints, facts
+from compactctl.summarizers.ledger import facts
 from compactctl.summarizers.redact import redact, redact_messages
 from compactctl.summarizers.request import data_text
+from compactctl.summarizers.writings import constraints
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import Message, is_valid, message_text
 
