@@ -6,7 +6,13 @@ the shipped `structured` prompt as side A and bench/prompts/ledger-first.md as s
 each side's scores on the model's own text and on the whole summary, as a Markdown table. The pages
 (and index.html) go to --pages. Temperature 0 and the summary cache make a rerun repeatable and free.
 
-    python bench/prompt_ab.py --pages /tmp/ab-pages
+Each session is cut to its first records (JSONL lines, or items of a JSON array), the most whose
+messages hold at most --prefix-tokens: the session as it stood at that point, which is what a
+compaction in the middle of a session sees. A 135M model on one shared core reads some 50-150
+tokens a second, so whole sessions (4,000-26,000 tokens of span each, twice) would take hours;
+--prefix-tokens 0 runs them whole.
+
+    python bench/prompt_ab.py --pages /tmp/ab-pages --prefix-tokens 3000
 """
 
 from __future__ import annotations
@@ -37,6 +43,46 @@ def sessions() -> list[Path]:
     return found
 
 
+def message_tokens(data: bytes, name: str) -> int:
+    """About how many tokens the messages read from ``data`` hold (4 characters a token), system and
+    developer messages left out: a compaction keeps them, they are not in what is summarized."""
+    import compactctl
+
+    try:
+        _, transcripts = compactctl.load(data, name)
+    except compactctl.InputError:
+        return 1 << 30  # a cut the reader refuses is never chosen
+    kept = ("system", "developer")
+    text = sum(len(json.dumps(m, ensure_ascii=False)) for t in transcripts for m in t.messages if m["role"] not in kept)
+    return text // 4
+
+
+def session_prefix(path: Path, budget: int) -> bytes:
+    """The first records of ``path``, the most whose messages hold at most ``budget`` tokens."""
+    data = path.read_bytes()
+    if budget <= 0:
+        return data
+    if path.suffix == ".jsonl":
+        records: list = data.splitlines(keepends=True)
+
+        def join(n: int) -> bytes:
+            return b"".join(records[:n])
+    else:
+        records = json.loads(data)
+
+        def join(n: int) -> bytes:
+            return json.dumps(records[:n], ensure_ascii=False).encode()
+
+    low, high = 1, len(records)  # the largest n that fits, by bisection: tokens grow with n
+    while low < high:
+        middle = (low + high + 1) // 2
+        if message_tokens(join(middle), path.name) <= budget:
+            low = middle
+        else:
+            high = middle - 1
+    return join(low)
+
+
 def pct(share: dict) -> str:
     return "–" if share["score"] is None else f"{share['passed']}/{share['total']} ({100 * share['score']:.0f}%)"
 
@@ -44,6 +90,8 @@ def pct(share: dict) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=Path, default=Path(tempfile.mkdtemp(prefix="prompt-ab-")))
+    parser.add_argument("--prefix-tokens", type=int, default=3000, help="each session's first records up to this")
+    parser.add_argument("--summary-max-tokens", type=int, default=400)
     parser.add_argument("--cache-dir", type=Path, default=Path(tempfile.gettempdir()) / "compactctl-prompt-ab-cache")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
@@ -51,13 +99,14 @@ def main() -> None:
         for path in sessions():
             link = inputs / path.relative_to(SHARED_TRANSCRIPTS)
             link.parent.mkdir(parents=True, exist_ok=True)
-            link.symlink_to(path)
+            link.write_bytes(session_prefix(path, args.prefix_tokens))
         server = start(Path(folder), window=WINDOW)
         try:
             started = time.monotonic()
             command = [
                 sys.executable, "-m", "compactctl", "review", str(inputs), "-o", str(args.pages),
                 "--summarizer", "openai", "--base-url", server.url, "--model", server.model,
+                "--threshold", "0", "--keep-turns", "1", "--summary-max-tokens", str(args.summary_max_tokens),
                 "--summary-temperature", "0", "--summary-timeout", "1800", "--summary-request-deadline", "1800",
                 "--cache-dir", str(args.cache_dir),
                 "--vs-prompt-file", f"structured={ALTERNATIVE}", "--json", "-q",
@@ -69,7 +118,11 @@ def main() -> None:
     if done.returncode != 0:
         sys.exit(f"review failed ({done.returncode}):\n{done.stderr[-3000:]}")
     body = json.loads(done.stdout)
-    print(f"SmolLM2-135M-Instruct Q4_1, llama-cpp-python server, window {WINDOW}, temperature 0; {seconds:.0f} s")
+    cut = f"each session's first {args.prefix_tokens} tokens" if args.prefix_tokens > 0 else "whole sessions"
+    print(
+        f"SmolLM2-135M-Instruct Q4_1, llama-cpp-python server, window {WINDOW}, temperature 0, {cut}, "
+        f"summary bound {args.summary_max_tokens}; {seconds:.0f} s"
+    )
     print(f"pages: {args.pages / 'index.html'}\n")
     print("| session | A (shipped): identifiers | A: probes | B (ledger-first): identifiers | B: probes | B − A (pp) |")
     print("|---|---|---|---|---|---|")

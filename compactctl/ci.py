@@ -13,8 +13,6 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
-ANNOTATIONS = ("github",)
-
 
 def repo_root(start: Path | None = None) -> Path:
     """Where annotation paths are relative to: $GITHUB_WORKSPACE, else the git work tree, else here."""

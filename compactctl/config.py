@@ -11,15 +11,13 @@ builds from them the groups it takes (``cli/options.py``).
 
 from __future__ import annotations
 
-import difflib
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from compactctl.errors import InputError
-from compactctl.settings import Declared, Options, checked, declared, defaults_of, setting
+from compactctl.settings import Options, SettingDecl, check_values, declared, defaults_of, setting
 
 # The other commands' groups (replay's, eval's, review's), the strategies' and the summarizer's
 # are imported when asked for, not here: every command imports this module, and those modules
@@ -256,7 +254,7 @@ def setting_owners() -> Owners:
     ]
 
 
-def all_settings() -> dict[str, Declared]:
+def all_settings() -> dict[str, SettingDecl]:
     return declared(setting_owners())
 
 
@@ -285,6 +283,8 @@ def find_config(start: Path) -> Path | None:
 
 def unknown_setting(name: str, known: Iterable[str]) -> str:
     """The message for a key no dataclass declares, with the nearest known one when there is one."""
+    import difflib
+
     close = difflib.get_close_matches(name, sorted(known), n=1)
     return f"unknown setting {name!r}" + (
         f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(sorted(known))})"
@@ -299,6 +299,8 @@ def load_config(path: Path | None, cwd: Path | None = None) -> dict[str, Any]:
             return {}
     elif not path.is_file():
         raise InputError("config file not found", str(path))
+    import tomllib  # read when there is a file to read
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
@@ -313,7 +315,7 @@ def load_config(path: Path | None, cwd: Path | None = None) -> dict[str, Any]:
     for key, value in settings.items():
         if known[key].many and isinstance(value, str):  # a single string is a list of one
             settings[key] = [value]
-    checked(known, settings, str(path))
+    check_values(known, settings, str(path))
     return settings
 
 

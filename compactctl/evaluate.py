@@ -28,17 +28,9 @@ from typing import Protocol
 from compactctl import lazyre
 from compactctl.formats.records import SkippedLine, skipped_json
 from compactctl.settings import Needs, Options, setting
-from compactctl.summarizers.extractive import artifacts
-from compactctl.summarizers.ledger import (
-    constraints,
-    error_lines,
-    facts,
-    is_prose,
-    latest_request,
-    output_text,
-    sentences,
-    writings,
-)
+from compactctl.summarizers.ledger import error_lines, facts, output_text
+from compactctl.summarizers.sections import artifacts
+from compactctl.summarizers.writings import constraints, is_prose, latest_request, sentences, writings
 from compactctl.transcript import Message, message_text
 
 FAMILIES = ("recall", "artifact", "continuation", "decision")

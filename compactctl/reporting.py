@@ -25,7 +25,7 @@ REPORT_VERSION = 1
 # A transcript to measure: its label and messages, or a Transcript read from a file, which is
 # also held to the rules of its own format's API (Responses, Anthropic) as its writer would send it.
 Labelled = tuple[str, Iterable[Message]]
-Measured = Labelled | Transcript
+MessageSource = Labelled | Transcript
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,7 @@ def reported_input_tokens(message: Message) -> int | None:
     return None
 
 
-class Measurer:
+class MeasureSum:
     """Accumulates a Measure over the transcripts of a file, one message at a time."""
 
     def __init__(self, counter: TokenCounter, facts: Iterable[str] = ()) -> None:
@@ -109,7 +109,7 @@ class Measurer:
         self._validator = Validator()
         self._context = 0
 
-    def add(self, item: Measured) -> None:
+    def add(self, item: MessageSource) -> None:
         if isinstance(item, Transcript):
             # What the model receives when the producer's client resumes it (model_input): one measure everywhere.
             self.add_transcript(model_input(item), item.label, native_violations(item), item.read_as)
@@ -195,12 +195,12 @@ class Measurer:
         )
 
 
-def measure(transcripts: Iterable[Measured], counter: TokenCounter, facts: Iterable[str] = ()) -> Measure:
+def measure(transcripts: Iterable[MessageSource], counter: TokenCounter, facts: Iterable[str] = ()) -> Measure:
     """Measure transcripts, looking for ``facts`` (and those they declare) in their text."""
-    measurer = Measurer(counter, facts)
+    total = MeasureSum(counter, facts)
     for transcript in transcripts:
-        measurer.add(transcript)
-    return measurer.result()
+        total.add(transcript)
+    return total.result()
 
 
 @dataclass(frozen=True)

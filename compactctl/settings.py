@@ -76,7 +76,7 @@ def setting(
 
 
 @dataclass(frozen=True)
-class Declared:
+class SettingDecl:
     """One setting as every dataclass holding it declares it: its type, its spec, its default per owner."""
 
     name: str
@@ -103,7 +103,7 @@ class Declared:
         return ", ".join(f"{_and(owners)} {value}" for value, owners in shown.items())
 
 
-def _shown(value: Any, declared: Declared) -> str:
+def _shown(value: Any, declared: SettingDecl) -> str:
     if value is None or value == () or value == []:
         return ""
     if isinstance(value, bool):
@@ -148,19 +148,19 @@ def _fields_of(options_type: type) -> tuple[tuple[dataclasses.Field[Any], type, 
     )
 
 
-def declared(owners: Iterable[tuple[str, type]]) -> dict[str, Declared]:
+def declared(owners: Iterable[tuple[str, type]]) -> dict[str, SettingDecl]:
     """Every setting the ``(owner, options dataclass)`` pairs hold, by name, in order of first appearance.
 
     A name held by several dataclasses (``threshold`` by each summarizing strategy) must be
     declared by one shared :class:`SettingSpec` with one type: only the defaults differ.
     """
-    found: dict[str, Declared] = {}
+    found: dict[str, SettingDecl] = {}
     for owner, options_type in owners:
         for field, kind, many, optional in fields_of(options_type):
             spec = field.metadata[SPEC_KEY]
             earlier = found.get(field.name)
             if earlier is None:
-                found[field.name] = Declared(field.name, kind, many, optional, spec, ((owner, field.default),))
+                found[field.name] = SettingDecl(field.name, kind, many, optional, spec, ((owner, field.default),))
                 continue
             if earlier.spec is not spec or (earlier.kind, earlier.many) != (kind, many):
                 raise TypeError(f"setting {field.name!r} is declared twice ({options_type.__name__}); share one spec")
@@ -168,22 +168,22 @@ def declared(owners: Iterable[tuple[str, type]]) -> dict[str, Declared]:
     return found
 
 
-def problem(declared: Declared, value: Any) -> str | None:
+def problem(decl: SettingDecl, value: Any) -> str | None:
     """Why ``value`` is not a valid value of the setting, or None when it is; the message names the setting."""
-    name = declared.name
+    name = decl.name
     if value is None:
-        return None if declared.optional else f"{name} must be set, not None"
-    if declared.many:
+        return None if decl.optional else f"{name} must be set, not None"
+    if decl.many:
         if not isinstance(value, (list, tuple)) or not all(isinstance(item, str) for item in value):
             return f"{name} must be a string or a list of strings, not {value!r}"
         values = list(value)
-    elif declared.kind is bool:
+    elif decl.kind is bool:
         return None if isinstance(value, bool) else f"{name} must be true or false, not {value!r}"
-    elif declared.kind is int:
+    elif decl.kind is int:
         if isinstance(value, bool) or not isinstance(value, int):
             return f"{name} must be a whole number, not {value!r}"
         values = [value]
-    elif declared.kind is float:
+    elif decl.kind is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return f"{name} must be a number, not {value!r}"
         values = [value]
@@ -191,7 +191,7 @@ def problem(declared: Declared, value: Any) -> str | None:
         return f"{name} must be a string, not {value!r}"
     else:
         values = [value]
-    spec = declared.spec
+    spec = decl.spec
     for item in values:
         if spec.min is not None and item < spec.min:
             return f"{name} must be at least {spec.min}, not {item!r}"
@@ -200,7 +200,7 @@ def problem(declared: Declared, value: Any) -> str | None:
     return None
 
 
-def check_fields(options: Any) -> None:
+def check_options(options: Any) -> None:
     """A bad value of a declared field is an InputError naming the setting (not a flag)."""
     for name, one in _own_settings(type(options)).items():
         reason = problem(one, object.__getattribute__(options, name))  # a check, not a read (tests count reads)
@@ -215,7 +215,7 @@ class Options:
     """Base of the options dataclasses: what a library caller builds is checked like a flag or a config value."""
 
     def __post_init__(self) -> None:
-        check_fields(self)
+        check_options(self)
 
     @classmethod
     def from_values(cls: type[OptionsT], values: Mapping[str, Any]) -> OptionsT:
@@ -229,10 +229,10 @@ class Options:
         return cls(**given)
 
 
-_OWN: dict[type, dict[str, Declared]] = {}
+_OWN: dict[type, dict[str, SettingDecl]] = {}
 
 
-def _own_settings(options_type: type) -> dict[str, Declared]:
+def _own_settings(options_type: type) -> dict[str, SettingDecl]:
     if options_type not in _OWN:
         _OWN[options_type] = declared([("", options_type)])
     return _OWN[options_type]
@@ -247,7 +247,7 @@ def defaults_of(options_type: type) -> dict[str, Any]:
     return defaults
 
 
-def checked(settings: Mapping[str, Declared], values: Mapping[str, Any], where: str | None = None) -> None:
+def check_values(settings: Mapping[str, SettingDecl], values: Mapping[str, Any], where: str | None = None) -> None:
     """Raise an InputError (at ``where``, e.g. a config file) for the first value its setting refuses."""
     for name, value in values.items():
         if name in settings:

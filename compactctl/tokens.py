@@ -7,6 +7,11 @@ expects of it. Claude's tokenizer families (``claude-v3``, ``claude-v4.7``) come
 ``ctok``, an offline reconstruction of Claude's counts, where it is installed (the
 ``claude`` extra); it is 30-50x slower than tiktoken, and the memo below makes each text
 cost once. ``approx`` is the chars/4 estimate and is named as such.
+With the ``fast`` extra (``bpe-openai``: GitHub's ``bpe`` crate, its tables built into the
+binary) ``cl100k_base`` and ``o200k_base`` are counted by it: the same counts as tiktoken's
+(tests/test_tokens.py checks real transcripts and, by Hypothesis, any text), ready in about
+20 ms where tiktoken builds its table in 100-150 ms at every start (``bench/tokenizer_bench.py``).
+``COMPACTCTL_TOKENIZER=tiktoken`` counts with tiktoken all the same (for a comparison).
 A message costs what the OpenAI cookbook's ``num_tokens_from_messages`` charges
 for it: the chat format's per-message overhead, the text of its role and of its
 name (both are sent as text), its content, and its tool call names and
@@ -22,6 +27,7 @@ import base64
 import hashlib
 import marshal
 import os
+import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -200,11 +206,71 @@ def _claude_encoder(encoding: str) -> Callable[[str], int]:
     return lambda text: max(0, token_count(text, version) - frame)
 
 
+TOKENIZER_ENV = "COMPACTCTL_TOKENIZER"  # "tiktoken": never bpe-openai, though installed
+FAST_ENCODINGS = ("cl100k_base", "o200k_base")
+
+
+def _bpe_bindings() -> Any | None:
+    """bpe-openai's compiled module, loaded without its package, or None when it is not installed.
+
+    The package's own import costs about half a second (its tiktoken-like API and model registry,
+    none of which is used here); the compiled module alone, a millisecond. It is registered under
+    its own name, so the package imported later finds it (a PyO3 module loads once per process).
+    """
+    loaded = sys.modules.get("bpe_openai._bindings")
+    if loaded is not None:
+        return loaded
+    from importlib.machinery import EXTENSION_SUFFIXES, ExtensionFileLoader
+    from importlib.util import find_spec, module_from_spec, spec_from_loader
+
+    try:
+        package = find_spec("bpe_openai")
+    except (ImportError, ValueError):
+        return None
+    for folder in (package.submodule_search_locations or []) if package is not None else []:
+        for suffix in EXTENSION_SUFFIXES:
+            path = Path(folder) / f"_bindings{suffix}"
+            if path.is_file():
+                loader = ExtensionFileLoader("bpe_openai._bindings", str(path))
+                spec = spec_from_loader("bpe_openai._bindings", loader)
+                if spec is None:
+                    return None
+                module = module_from_spec(spec)
+                loader.exec_module(module)
+                sys.modules["bpe_openai._bindings"] = module
+                return module
+    return None
+
+
+def fast_counter(encoding: str) -> Callable[[str], int] | None:
+    """bpe-openai's count for ``encoding`` (cl100k_base, o200k_base), or None: not installed, or not asked for."""
+    if encoding not in FAST_ENCODINGS or os.environ.get(TOKENIZER_ENV) == "tiktoken":
+        return None
+    try:
+        bindings = _bpe_bindings()
+        if bindings is None:
+            return None
+        count: Callable[[str], int] = bindings.tokenizer_for_encoding(encoding).count
+    except Exception:  # an incompatible build, a missing table: tiktoken counts instead
+        return None
+
+    def counted(text: str) -> int:
+        try:
+            return count(text)
+        except UnicodeEncodeError:  # a lone surrogate: replaced first, as tiktoken's encode_ordinary does
+            return count(text.encode("utf-16", "surrogatepass").decode("utf-16", "replace"))
+
+    return counted
+
+
 def _load_encoder(encoding: str) -> Callable[[str], int]:
     if encoding == APPROX:
         return lambda text: (len(text) + 3) // 4
     if encoding in CLAUDE_FAMILIES:
         return _claude_encoder(encoding)
+    fast = fast_counter(encoding)
+    if fast is not None:
+        return fast
     import tiktoken
 
     try:

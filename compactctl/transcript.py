@@ -7,7 +7,7 @@ A message is a plain ``dict``. Everything compactctl adds lives under one key,
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -389,8 +389,3 @@ def find_violation(
 
 def is_valid(messages: Iterable[Message]) -> bool:
     return find_violation(messages) is None
-
-
-def iter_facts(messages: Iterable[Message]) -> Iterator[str]:
-    for message in messages:
-        yield from facts_of(message)

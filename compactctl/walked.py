@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
-from compactctl.reporting import Measure, Measurer
+from compactctl.reporting import Measure, MeasureSum
 from compactctl.strategies import STRATEGIES, StepContext, StrategyOptions
 from compactctl.strategies.prune import prune_plan
 from compactctl.tokens import TokenCounter
@@ -60,7 +60,7 @@ def compact_walked(
             lambda: (message for message, _ in walk()), strategies.of("prune"), reasons=False, facts=facts
         )
     per_message = [(STRATEGIES[name], strategies.of(name)) for name in steps if name != "prune"]
-    before, after = Measurer(counter, facts), Measurer(counter, facts)
+    before, after = MeasureSum(counter, facts), MeasureSum(counter, facts)
     before.start_transcript()
     after.start_transcript()
     origins, at = (plan.origins if plan is not None else None), 0

@@ -29,6 +29,8 @@ MODEL_ALIAS = "smollm2-135m"
 # and its prompt beside a chunk (summarize_span needs 3 x (bound + 64) plus the prompt).
 CONTEXT_WINDOW = 4096
 START_SECONDS = 180.0
+# One thread for the prompt too: the server's default for prompt processing (n_threads_batch) is every
+# core, and ggml's pool spins while it waits, so on cores other work shares it runs 2-5x slower.
 THREADS = int(os.environ.get("COMPACTCTL_MODEL_THREADS", "1"))
 
 
@@ -93,8 +95,11 @@ class LocalModelServer:
             self.process.wait(timeout=20)
 
 
-def start(log_dir: Path, window: int = CONTEXT_WINDOW) -> LocalModelServer:
-    """Start the server and wait until it answers ``GET /v1/models``; its log goes to ``log_dir``."""
+def start(log_dir: Path, window: int = CONTEXT_WINDOW, batch_threads: int = THREADS) -> LocalModelServer:
+    """Start the server and wait until it answers ``GET /v1/models``; its log goes to ``log_dir``.
+
+    ``batch_threads`` reads the prompt (``--n_threads_batch``), ``THREADS`` writes the reply.
+    """
     path = model_path()
     assert path is not None, missing()
     port = free_port()
@@ -113,9 +118,11 @@ def start(log_dir: Path, window: int = CONTEXT_WINDOW) -> LocalModelServer:
         str(port),
         "--n_ctx",
         str(window),
-        # The machine's cores are shared; two threads are what a CI runner of this size has.
+        # The machine's cores are shared: one thread each, see THREADS.
         "--n_threads",
         str(THREADS),
+        "--n_threads_batch",
+        str(batch_threads),
     ]
     with log.open("wb") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)

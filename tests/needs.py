@@ -81,6 +81,12 @@ def _local_model() -> bool | None:
     return local_model.missing() is None or None
 
 
+def _bpe_openai() -> Any:
+    from compactctl.tokens import _bpe_bindings
+
+    return _bpe_bindings()
+
+
 CLIENTS_HOW = "run .ci/run, or npm install the versions in .ci/clients.txt"
 NEEDS = {
     "transcripts": Need(
@@ -92,6 +98,7 @@ NEEDS = {
     "node-ai": Need(_node_ai, f"node and the `ai` package are not installed: npm ci --prefix {AISDK}"),
     "ctok": Need(_ctok, "ctok is not installed (the claude extra): pip install --ignore-requires-python ctok regex"),
     "ray": Need(_module("ray"), "ray is not installed: pip install -e '.[ray]'"),
+    "fast": Need(_bpe_openai, "bpe-openai is not installed (the fast extra): pip install -e '.[fast]'"),
     "agents": Need(_module("agents"), "the OpenAI Agents SDK is not installed: pip install -e '.[test]'"),
     "otel": Need(
         _module("opentelemetry.instrumentation.openai_v2"),

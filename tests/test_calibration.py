@@ -83,7 +83,7 @@ def test_gap_images_are_priced_by_pixels_not_a_flat_figure():
     assert abs(gap.unexplained) < 0.01 * gap.reported
 
 
-def test_gap_unexplained_is_what_the_log_cannot_account_for_and_warns():
+def test_gap_unlogged_is_what_the_log_cannot_hold_measured_from_the_usage_and_warns():
     session = ClaudeSession(Truth(ratio=1.0, hidden_per_call=0))
     session.user("go")
     for n in range(8):
@@ -91,7 +91,10 @@ def test_gap_unexplained_is_what_the_log_cannot_account_for_and_warns():
         session.truth.hidden_per_call = 3000 * n
         session.response(text=f"step {n}", tools=[("Bash", {"c": n}, prose(20))])
     calibration = _calibrated(session)
-    assert calibration.gap.unexplained != 0
+    # Measured as steps in the usage, they are the gap's unlogged part, not an unexplained rest ...
+    assert calibration.gap.unlogged == pytest.approx(3000 * sum(range(8)), rel=0.01)
+    assert abs(calibration.gap.unexplained) < 0.001 * calibration.gap.reported
+    # ... but no fit on the first half can know those of the second.
     assert calibration.held_out.median > 0.02
     assert calibration.warnings
 
@@ -301,3 +304,72 @@ def test_a_rollout_the_real_codex_compacted_calibrates_within_2_percent_held_out
     assert calibration.encoding == "o200k_base"
     assert calibration.held_out.median < 0.02 and calibration.held_out.p90 < 0.03
     assert calibration.ratio == pytest.approx(1.0, abs=0.05)  # the fake counts in o200k
+
+
+def _session_with_an_unlogged_reminder(at_call: int, tokens: int, calls: int = 17) -> ClaudeSession:
+    """A session whose harness sent ``tokens`` before call ``at_call`` that no record holds (Claude Code
+    1.0.x's reminder that a file it had read changed on disk): it stays in the context from there on."""
+    session = ClaudeSession(Truth(prefix=20_000, ratio=1.2))
+    session.user("Work through the backlog.")
+    for n in range(calls - 1):
+        if n == at_call:
+            session.context_tokens += tokens
+        session.response(text=f"step {n}", tools=[("Bash", {"command": f"make t{n}"}, prose(80 + 40 * (n % 5), n))])
+    session.response(text="done")
+    return session
+
+
+def test_a_reminder_the_harness_did_not_log_is_measured_as_a_step_and_does_not_bend_the_fit():
+    session = _session_with_an_unlogged_reminder(at_call=4, tokens=2500)
+    recorded = claude_code.read(session.parsed(), "s.jsonl")
+    calibration = calibrate(recorded, "claude-code")
+    ((position, tokens),) = calibration.unlogged_of("main").items()
+    assert tokens == pytest.approx(2500, abs=40)
+    (context,) = recorded.contexts
+    assert position == context.calls[4].position - 1  # the tool result it was sent after
+    assert calibration.ratio == pytest.approx(1.2, abs=0.01)
+    assert calibration.prefix["main"] == pytest.approx(20_000, abs=60)
+    assert calibration.held_out.p90 < 0.003  # the step was in the fitting half: known to the fit
+    assert calibration.gap.unlogged == pytest.approx(2500 * (session.calls - 4), rel=0.02)
+    assert abs(calibration.gap.unexplained) < 0.002 * calibration.gap.reported
+
+
+def test_a_session_without_unlogged_steps_has_none():
+    calibration = _calibrated(working_session(Truth(prefix=20_000, ratio=1.3)))
+    assert calibration.unlogged == {} and calibration.gap.unlogged == 0
+
+
+def test_replay_carries_an_unlogged_step_with_the_message_it_followed():
+    from compactctl.replay import settings_grid, shipped_prices
+    from compactctl.replay.recorded import replay_recorded
+    from compactctl.strategies import StrategyOptions
+
+    recorded = claude_code.read(_session_with_an_unlogged_reminder(at_call=4, tokens=6000).parsed(), "s.jsonl")
+    window = StrategyOptions.from_values({"keep_recent": 4})
+    grid = settings_grid([60_000], False, ["window"])
+    result = replay_recorded(recorded, "claude-code", grid, window, shipped_prices(), None)
+    # No compaction: the estimate of each call is its reported input, the step included.
+    assert result.recorded_estimate.input_tokens == pytest.approx(result.bill.input_tokens, rel=0.002)
+
+
+def test_a_step_after_the_fitting_half_is_named_in_the_held_out_warning():
+    calibration = _calibrated(_session_with_an_unlogged_reminder(at_call=9, tokens=6000))
+    assert calibration.held_out.median > 0.05  # no fit on the first half can know it
+    (warning,) = [w for w in calibration.warnings if w.startswith("held-out per-call error")]
+    assert "tokens the harness sent after the fitting half are in no record" in warning
+    assert int(warning.split("; ")[1].split(" tokens")[0].replace(",", "")) == pytest.approx(6000, abs=60)
+
+
+def test_a_fall_the_log_does_not_explain_is_measured_once_the_rises_have_settled():
+    session = ClaudeSession(Truth(prefix=20_000, ratio=1.2))
+    session.user("Work through the backlog.")
+    for n in range(16):
+        if n == 5:
+            session.user("Now the next item.")
+            session.context_tokens -= 900  # taken out of the context unlogged (earlier turns' thinking)
+        session.response(text=f"step {n}", tools=[("Bash", {"command": f"make t{n}"}, prose(80 + 40 * (n % 5), n))])
+    calibration = _calibrated(session)
+    ((_, tokens),) = calibration.unlogged_of("main").items()
+    assert tokens == pytest.approx(-900, abs=40)
+    assert calibration.ratio == pytest.approx(1.2, abs=0.01)
+    assert calibration.held_out.p90 < 0.003

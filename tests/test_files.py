@@ -89,14 +89,16 @@ def test_jobs_default_to_one_process_per_core(monkeypatch):
 
     monkeypatch.setattr(batch.os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
     assert batch.cores() == 3
+    import concurrent.futures
+
     pools = []
-    real = batch.ProcessPoolExecutor
+    real = concurrent.futures.ProcessPoolExecutor
 
     def recorded(workers, **options):
         pools.append(workers)
         return real(workers, **options)
 
-    monkeypatch.setattr(batch, "ProcessPoolExecutor", recorded)
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", recorded)  # imported where files are forked
     jobs = [Job(f"f{i}", None, f"f{i}") for i in range(5)]
     assert batch.run_jobs(jobs, lambda job: job.name, parallel=0, engine="processes") == ([j.name for j in jobs], [])
     assert pools == [3]

@@ -13,8 +13,8 @@ from compactctl.errors import InputError
 from compactctl.replay import (
     BASELINE,
     Prices,
-    Setting,
-    SettingResult,
+    Scenario,
+    ScenarioResult,
     Trigger,
     aggregate,
     load_prices,
@@ -99,7 +99,7 @@ def test_no_compaction_every_figure_by_hand(talk, approx):
 
 
 def test_threshold_window_every_figure_by_hand(talk, approx):
-    _, row = replay(talk, [Setting(Trigger(170), ("window",))], {"keep_recent": 2}, counter=approx, prices=PRICES)
+    _, row = replay(talk, [Scenario(Trigger(170), ("window",))], {"keep_recent": 2}, counter=approx, prices=PRICES)
     # Calls 1-3 as without compaction (119, 154, 184). Call 3's context exceeded 170, so before
     # call 4 the window keeps the system prompt and the last two messages: 105+11+14 = 130.
     assert row.context_per_call == [119, 154, 184, 130]
@@ -116,7 +116,7 @@ def test_threshold_window_every_figure_by_hand(talk, approx):
 
 def test_a_compaction_that_cannot_get_under_the_threshold_is_counted_not_looped(talk, approx):
     # The system prompt alone (105) is over 100: every compaction ends over the threshold.
-    _, row = replay(talk, [Setting(Trigger(100), ("window",))], {"keep_recent": 2}, counter=approx, prices=PRICES)
+    _, row = replay(talk, [Scenario(Trigger(100), ("window",))], {"keep_recent": 2}, counter=approx, prices=PRICES)
     assert row.calls == 4
     assert row.compactions == 3  # once before each of calls 2, 3 and 4, never more
     assert row.over_threshold_after_compaction == 3
@@ -136,7 +136,7 @@ def test_short_prompts_are_not_cached_below_the_model_minimum(talk, approx):
 def test_stage_end_annotation_compacts_before_the_next_call(talk, approx):
     talk[3]["compactctl"] = {"stage_end": True}
     _, row = replay(
-        talk, [Setting(Trigger(None, True), ("window",))], {"keep_recent": 2}, counter=approx, prices=PRICES
+        talk, [Scenario(Trigger(None, True), ("window",))], {"keep_recent": 2}, counter=approx, prices=PRICES
     )
     # u3 ends a stage: before call 2 the context becomes system, a2, u3 = 105+11+24.
     assert row.context_per_call == [119, 140, 140 + 16 + 14, 140 + 16 + 14 + 11 + 14]
@@ -147,7 +147,7 @@ def test_stage_marker_matches_message_text(talk, approx):
     talk[5]["content"] = "STAGE DONE" + "w" * 30  # same length, so still 14 tokens
     rows = replay(
         talk,
-        [Setting(Trigger(None, True), ("window",))],
+        [Scenario(Trigger(None, True), ("window",))],
         {"keep_recent": 2},
         counter=approx,
         prices=PRICES,
@@ -160,7 +160,7 @@ def test_stage_marker_matches_message_text(talk, approx):
 
 def test_stage_first_threshold_as_safety_net(talk, approx):
     talk[1]["compactctl"] = {"stage_end": True}
-    setting = Setting(Trigger(170, True), ("window",))
+    setting = Scenario(Trigger(170, True), ("window",))
     _, row = replay(talk, [setting], {"keep_recent": 2}, counter=approx, prices=PRICES)
     # u1 ends a stage before call 1: the window keeps everything (system, u1), the call sees 119.
     # No later stage end, but call 3's 184 exceeds 170: the threshold compacts before call 4.
@@ -198,7 +198,7 @@ def agent_transcripts(draw: Any) -> list[dict[str, Any]]:
 def test_window_replay_invariants(messages, threshold, keep, approx):
     original = unchanged(messages)
     base, row = replay(
-        messages, [Setting(Trigger(threshold), ("window",))], {"keep_recent": keep}, counter=approx, prices=PRICES
+        messages, [Scenario(Trigger(threshold), ("window",))], {"keep_recent": keep}, counter=approx, prices=PRICES
     )
     assert messages == original
     calls = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
@@ -246,7 +246,7 @@ def fake_strategy(monkeypatch):
 def test_summarizing_strategy_figures_by_hand(talk, approx, scripted, fake_strategy):
     scripted.enqueue("s" * 36, prompt_tokens=400, completion_tokens=50)  # the summary (user): 3+1+9 = 13 tokens
     _, row = replay(
-        talk, [Setting(Trigger(170), ("summarize-all",))], {}, counter=approx, prices=PRICES, summarizer=scripted
+        talk, [Scenario(Trigger(170), ("summarize-all",))], {}, counter=approx, prices=PRICES, summarizer=scripted
     )
     # Before call 4 the context (system + 7 messages) becomes system + summary = 105 + 13 = 118.
     assert [m["role"] for m in scripted.requests[0].messages] == ["user", "assistant"] * 3 + ["user"]
@@ -271,7 +271,7 @@ def test_strategy_threshold_option_follows_the_trigger(talk, approx, monkeypatch
     talk[3]["compactctl"] = {"stage_end": True}
     replay(
         talk,
-        [Setting(Trigger(170), ("spy",)), Setting(Trigger(None, True), ("spy",))],
+        [Scenario(Trigger(170), ("spy",)), Scenario(Trigger(None, True), ("spy",))],
         {},
         counter=approx,
         prices=PRICES,
@@ -285,7 +285,7 @@ def test_strategy_threshold_option_follows_the_trigger(talk, approx, monkeypatch
 def test_a_reference_whose_definer_was_compacted_away_is_a_lost_fact(talk, approx):
     talk[1]["compactctl"] = {"defines": ["order"]}
     talk[7]["compactctl"] = {"references": ["order"]}
-    base, row = replay(talk, [Setting(Trigger(170), ("window",))], {"keep_recent": 2}, counter=approx, prices=PRICES)
+    base, row = replay(talk, [Scenario(Trigger(170), ("window",))], {"keep_recent": 2}, counter=approx, prices=PRICES)
     assert base.facts_lost == 0
     assert row.facts_lost == 1  # u7 needs u1, which the window dropped before call 4
 
@@ -295,10 +295,10 @@ def test_facts_missing_from_the_final_context_are_lost(talk, approx, scripted, f
     talk[1]["compactctl"] = {"facts": ["Alice"]}
     scripted.enqueue("Customer Alice " + "s" * 21, "s" * 36)
     _, kept = replay(
-        talk, [Setting(Trigger(170), ("summarize-all",))], {}, counter=approx, prices=PRICES, summarizer=scripted
+        talk, [Scenario(Trigger(170), ("summarize-all",))], {}, counter=approx, prices=PRICES, summarizer=scripted
     )
     _, dropped = replay(
-        talk, [Setting(Trigger(170), ("summarize-all",))], {}, counter=approx, prices=PRICES, summarizer=scripted
+        talk, [Scenario(Trigger(170), ("summarize-all",))], {}, counter=approx, prices=PRICES, summarizer=scripted
     )
     assert (kept.facts_lost, dropped.facts_lost) == (0, 1)
 
@@ -309,7 +309,7 @@ def test_a_definer_with_facts_is_served_by_a_summary_that_keeps_them(talk, appro
     talk[7]["compactctl"] = {"references": ["customer"]}
     scripted.enqueue("Customer Alice " + "s" * 21)
     _, row = replay(
-        talk, [Setting(Trigger(170), ("summarize-all",))], {}, counter=approx, prices=PRICES, summarizer=scripted
+        talk, [Scenario(Trigger(170), ("summarize-all",))], {}, counter=approx, prices=PRICES, summarizer=scripted
     )
     assert row.facts_lost == 0
 
@@ -340,23 +340,23 @@ def test_parse_thresholds():
 
 def test_unknown_strategy_is_a_usage_error(talk):
     with pytest.raises(InputError, match="unknown strategy 'nope'"):
-        replay(talk, [Setting(Trigger(10), ("nope",))])
+        replay(talk, [Scenario(Trigger(10), ("nope",))])
 
 
 def test_json_setting_keys_are_pinned(talk, approx):
 
-    rows = replay(talk, [Setting(Trigger(170), ("window",))], {"keep_recent": 2}, counter=approx, prices=PRICES)
+    rows = replay(talk, [Scenario(Trigger(170), ("window",))], {"keep_recent": 2}, counter=approx, prices=PRICES)
     data = replay_json([FileReplay("talk.jsonl", "chat", 1, rows, "", [])])
     assert list(data) == ["files", "failed", "total"]
     assert [list(row) for row in data["total"]["settings"]] == [SETTING_KEYS, SETTING_KEYS]
     assert data["total"]["settings"][0]["trigger"] == "none"
     assert data["files"][0]["settings"] == data["total"]["settings"]
-    assert list(SettingResult.__dataclass_fields__) == SETTING_KEYS
+    assert list(ScenarioResult.__dataclass_fields__) == SETTING_KEYS
 
 
 def test_aggregate_sums_transcripts_and_recomputes_the_mean(talk, approx):
-    one = replay(talk, [Setting(Trigger(170), ("window",))], {"keep_recent": 2}, counter=approx, prices=PRICES)
-    two = replay(talk[:5], [Setting(Trigger(170), ("window",))], {"keep_recent": 2}, counter=approx, prices=PRICES)
+    one = replay(talk, [Scenario(Trigger(170), ("window",))], {"keep_recent": 2}, counter=approx, prices=PRICES)
+    two = replay(talk[:5], [Scenario(Trigger(170), ("window",))], {"keep_recent": 2}, counter=approx, prices=PRICES)
     total = aggregate([one, two])
     assert total[0].calls == 4 + 2
     # Contexts 666 and 119 + 154 = 273; billed input adds 3 tokens of priming per call.
@@ -384,7 +384,7 @@ def test_an_llm_summarizer_is_billed_at_its_own_model(talk, approx, scripted, fa
     assert with_summarizer_prices(PRICES, table, "extractive", "gpt-4o-mini") is PRICES
     scripted.enqueue("s" * 36, prompt_tokens=400, completion_tokens=50)
     _, row = replay(
-        talk, [Setting(Trigger(170), ("summarize-all",))], {}, counter=approx, prices=prices, summarizer=scripted
+        talk, [Scenario(Trigger(170), ("summarize-all",))], {}, counter=approx, prices=prices, summarizer=scripted
     )
     calls_cost = (378 * 0.5 + 209 * 2.5 + 49 * 8.0) / 1e6
     assert row.cost == pytest.approx(calls_cost + (400 * 0.15 + 50 * 0.60) / 1e6)
@@ -425,7 +425,9 @@ def test_nothing_is_lost_without_compaction_and_protected_facts_survive_a_window
             definers.append(f"k{index}")
         elif message["role"] == "assistant" and definers and data.draw(st.booleans()):
             message["compactctl"] = {"references": [data.draw(st.sampled_from(definers))]}
-    base, row = replay(messages, [Setting(Trigger(20), ("window",))], {"keep_recent": 2}, counter=approx, prices=PRICES)
+    base, row = replay(
+        messages, [Scenario(Trigger(20), ("window",))], {"keep_recent": 2}, counter=approx, prices=PRICES
+    )
     assert base.facts_lost == 0
     assert row.facts_lost == 0  # the window keeps fact-bearing messages, so their facts stay in context
 
@@ -433,5 +435,5 @@ def test_nothing_is_lost_without_compaction_and_protected_facts_survive_a_window
 def test_a_key_written_as_a_string_counts_as_in_prune(talk, approx):
     talk[1]["compactctl"] = {"defines": "order"}
     talk[7]["compactctl"] = {"references": "order"}
-    base, row = replay(talk, [Setting(Trigger(170), ("window",))], {"keep_recent": 2}, counter=approx, prices=PRICES)
+    base, row = replay(talk, [Scenario(Trigger(170), ("window",))], {"keep_recent": 2}, counter=approx, prices=PRICES)
     assert (base.facts_lost, row.facts_lost) == (0, 1)

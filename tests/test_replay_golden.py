@@ -8,7 +8,10 @@ when prune's pass 2 came to keep one copy of a text whatever call fetched it: d-
 fe5e1c67 session and tau-bench's gpt-4o-airline, whose latest answers of some calls repeat an
 earlier call's answer -- on the airline file 7 duplicates where there were 4; the 7 cases of
 qiushiyan__duet again when genai-prices priced its gpt-5.5 calls, unpriced before; the 7 of
-formats/claude-code-rewind.jsonl when the calls its rewind left off the live thread came into the bill; keys added
+formats/claude-code-rewind.jsonl when the calls its rewind left off the live thread came into the bill; the 42
+cases of the Claude Code files with usage (formats/claude-code.jsonl and the five real ones) when calibration came to
+measure what the harness sent unlogged as steps in the usage, carried with the message it followed (their calibrated
+estimates moved, e.g. kesslerio's peak 174,958 -> 176,719 tokens; issue 20); keys added
 since are left out of the digest, see ADDED_KEYS; the v2 run document is read back into v1's shape, see
 ``_as_pinned``);
 ``bench/replay_golden.py check`` shows the first differing key.

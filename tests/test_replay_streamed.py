@@ -32,8 +32,8 @@ PRICES = Prices("test", input=2.0, cached_input=0.5, cache_write=2.5, output=8.0
 
 
 def figures_of(messages: list[dict[str, Any]], counter: TokenCounter, facts: tuple[str, ...] = ()):
-    memo = FigureCounter(counter, facts, None)
-    return [memo.figures(m) for m in messages]
+    counts = FigureCounter(counter, facts, None)
+    return [counts.figures(m) for m in messages]
 
 
 def test_context_keeps_prefix_sums_facts_and_keys_as_it_grows():
@@ -94,13 +94,13 @@ def test_rebuilt_reuses_the_figures_of_kept_messages_and_counts_new_ones():
 
 def test_figures_find_facts_folded_and_stage_ends_by_marker_or_annotation():
     counter = TokenCounter("approx")
-    memo = FigureCounter(counter, ["Budget is 40 EUR", "  "], re.compile(r"STAGE DONE"))
-    assert memo.facts == ("budget is 40 eur",)  # an empty fact is no fact
-    found = memo.figures({"role": "user", "content": "the  BUDGET is 40 eur. STAGE DONE"})
+    counts = FigureCounter(counter, ["Budget is 40 EUR", "  "], re.compile(r"STAGE DONE"))
+    assert counts.facts == ("budget is 40 eur",)  # an empty fact is no fact
+    found = counts.figures({"role": "user", "content": "the  BUDGET is 40 eur. STAGE DONE"})
     assert found.facts == ("budget is 40 eur",) and found.ends_stage
-    annotated = memo.figures({"role": "tool", "content": "x", "compactctl": {"stage_end": True, "references": "k"}})
+    annotated = counts.figures({"role": "tool", "content": "x", "compactctl": {"stage_end": True, "references": "k"}})
     assert annotated.ends_stage and annotated.references == ("k",) and annotated.facts == ()
-    assert not memo.figures({"role": "user", "content": "stage done"}).ends_stage  # the marker is case-sensitive
+    assert not counts.figures({"role": "user", "content": "stage done"}).ends_stage  # the marker is case-sensitive
 
 
 @settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])

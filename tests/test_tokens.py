@@ -1,7 +1,6 @@
 import functools
 import itertools
 import os
-from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -14,7 +13,9 @@ from compactctl.tokens import (
     TOKENS_PER_TOOL_CALL,
     TokenCounter,
 )
+from tests.conftest import needs_transcripts
 from tests.helpers import call
+from tests.needs import needs
 
 
 @pytest.fixture(scope="module")
@@ -233,12 +234,101 @@ def test_a_counter_loads_its_table_at_the_first_count_not_before(tmp_path):
         "import sys\n"
         "from compactctl.tokens import TokenCounter\n"
         "counter = TokenCounter()\n"
-        "print('tiktoken' in sys.modules)\n"
-        "print(counter('hello world'), 'tiktoken' in sys.modules)\n"
+        "loaded = lambda: any(name in sys.modules for name in ('tiktoken', 'bpe_openai._bindings'))\n"
+        "print(loaded())\n"
+        "print(counter('hello world'), loaded())\n"
     )
     env = {**os.environ, "COMPACTCTL_TOKENIZER_CACHE": str(tmp_path)}
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     assert result.stdout.split() == ["False", "2", "True"]
+
+
+# --- bpe-openai (the fast extra): tiktoken's counts, sooner --------------------------------------------
+
+
+def tiktokens(encoding):
+    import tiktoken
+
+    from compactctl.tokens import encoding_arguments
+
+    return tiktoken.Encoding(**encoding_arguments(encoding))
+
+
+@pytest.fixture(scope="module")
+def both_counters():
+    """Per encoding: bpe-openai's count (needs the fast extra) and tiktoken's."""
+    needs("fast")
+    from compactctl.tokens import FAST_ENCODINGS, fast_counter
+
+    return {name: (fast_counter(name), tiktokens(name).encode_ordinary) for name in FAST_ENCODINGS}
+
+
+def texts_of(value, found):
+    if isinstance(value, str):
+        found.add(value)
+    elif isinstance(value, dict):
+        for item in value.values():
+            texts_of(item, found)
+    elif isinstance(value, list):
+        for item in value:
+            texts_of(item, found)
+    return found
+
+
+@needs_transcripts
+def test_fast_counts_are_tiktokens_on_every_text_of_the_real_transcripts(both_counters):
+    import orjson
+
+    found: set[str] = set()
+    for path in sorted(needs("transcripts").rglob("*.json*")):
+        data = path.read_bytes()
+        found.add(data.decode("utf-8", "replace")[:100_000])  # a whole file as one text too
+        for line in data.splitlines():
+            try:
+                texts_of(orjson.loads(line), found)
+            except orjson.JSONDecodeError:
+                continue
+    assert len(found) > 5000
+    for name, (fast, tiktoken_encode) in both_counters.items():
+        differing = [text[:60] for text in found if fast(text) != len(tiktoken_encode(text))]
+        assert differing == [], name
+
+
+TEXT = st.text(
+    alphabet=st.one_of(
+        st.characters(codec="utf-8"),
+        st.sampled_from(
+            list(" \n\t\r's'd'll0123456789.,!?-_()[]<>|\\\"`@#$%&*+=/:;ßéñİı😀👍🏽日本語한국어العربية\u200b\u00a0")
+        ),
+    ),
+    max_size=120,
+)
+
+
+@given(TEXT)
+def test_fast_counts_are_tiktokens_on_any_text(both_counters, text):
+    for fast, tiktoken_encode in both_counters.values():
+        assert fast(text) == len(tiktoken_encode(text))
+
+
+def test_fast_counts_special_token_text_and_lone_surrogates_as_tiktoken_does(both_counters):
+    for fast, tiktoken_encode in both_counters.values():
+        for text in ("<|endoftext|>", "<|fim_prefix|>x<|im_start|>", "a\ud800b", "\udfff" * 3):
+            assert fast(text) == len(tiktoken_encode(text))
+
+
+def test_the_tokenizer_can_be_told_to_be_tiktoken():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from compactctl.tokens import TokenCounter\n"
+        "print(TokenCounter()('hello world'), 'tiktoken' in sys.modules, 'bpe_openai._bindings' in sys.modules)\n"
+    )
+    env = {**os.environ, "COMPACTCTL_TOKENIZER": "tiktoken"}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert result.stdout.split() == ["2", "True", "False"]
 
 
 # --- a long text is counted in pieces ------------------------------------------------------------
@@ -249,14 +339,7 @@ PIECE_TEXT = st.lists(
 ).map("".join)
 
 
-@functools.cache
-def _bundled(encoding: str) -> Any:
-    """tiktoken's own encoder over the bundled table (offline), to count a text whole."""
-    import tiktoken
-
-    from compactctl.tokens import encoding_arguments
-
-    return tiktoken.Encoding(**encoding_arguments(encoding))
+_bundled = functools.cache(tiktokens)  # tiktoken's own encoder over the bundled table: a text counted whole
 
 
 def _safe(text: str, at: int) -> bool:
@@ -296,10 +379,14 @@ def test_a_long_line_with_no_space_is_counted_in_pieces_within_a_token_a_cut():
     from compactctl import tokens
 
     text = "".join(random.Random(3).choices(string.ascii_lowercase, k=100_000))  # one piece of the split
-    counted = tokens.encoder_for("cl100k_base")(text)
+    tiktoken_encode = _bundled("cl100k_base").encode_ordinary
+    counted = tokens.counted_in_pieces(lambda piece: len(tiktoken_encode(piece)), text)
     whole = len(_bundled("cl100k_base").encode_ordinary(text))
     cuts = len(text) // tokens.PIECE
     assert cuts >= 10 and abs(counted - whole) <= 2 * cuts
+    with pytest.MonkeyPatch.context() as patch:  # tiktoken's counter (no fast extra) counts so itself
+        patch.setenv("COMPACTCTL_TOKENIZER", "tiktoken")
+        assert tokens._load_encoder("cl100k_base")(text) == counted
 
 
 def test_a_text_under_the_bound_is_counted_whole():

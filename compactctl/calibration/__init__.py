@@ -46,11 +46,13 @@ from compactctl.calibration.fit import (
     fit,
     halves,
 )
+from compactctl.calibration.steps import STEP_PASSES, unlogged_steps
 from compactctl.errors import InputError
 from compactctl.recorded import RecordedSession
 from compactctl.tokens import (
     DEFAULT_ENCODING,
     REPLY_PRIMING_TOKENS,
+    TokenCounter,
     claude_tokens_available,
     counter_for,
     encoding_for_model,
@@ -79,9 +81,8 @@ __all__ = [
 ]
 
 # Stated priors for a file with no usage (medians measured on the real sessions in
-# shared/transcripts, see docs/calibration.md): hidden prefix per producer, and Claude's
-# tokens per cl100k token when ctok is not installed.
-PRIOR_PREFIX = {"claude-code": 14_000, "codex": 5_500}
+# shared/transcripts, see docs/calibration.md): Claude's tokens per cl100k token when ctok is
+# not installed; the hidden prefix is each producer's own (``recorded.Producer.prior_prefix``).
 PRIOR_CLAUDE_RATIO_CL100K = 1.2
 UNEXPLAINED_WARNING = 0.03  # warn when more than this share of the reported input stays unexplained
 FAMILY_SAMPLE_CALLS = 200  # per context, the calls the tokenizer family is chosen on
@@ -100,6 +101,7 @@ class GapSplit:
     images: int
     unexplained: int
     harness_per_message: int = 0  # what the harness adds to each message (reminders after tool results...)
+    unlogged: int = 0  # what the harness sent that no record holds, measured as steps in the usage
 
     @property
     def calibrated(self) -> int:
@@ -123,6 +125,12 @@ class Calibration:
     candidates: dict[str, float] = field(default_factory=dict)  # encoding -> median error of its fit
     warnings: tuple[str, ...] = ()
     per_message: float = 0.0  # tokens the harness adds to every message it sends
+    # Per context label, per message index: tokens the usage shows the harness sent after that
+    # message and no record holds (``calibration.steps``).
+    unlogged: dict[str, dict[int, int]] = field(default_factory=dict)
+
+    def unlogged_of(self, label: str) -> dict[int, int]:
+        return self.unlogged.get(label, {})
 
     def prefix_of(self, context: str) -> int:
         return self.prefix.get(context, self.default_prefix)
@@ -157,7 +165,7 @@ def calibrate(session: RecordedSession, producer: str, claude_tokens: str = "fit
     if not session.has_usage:
         encoding = encodings[0]
         ratio = PRIOR_CLAUDE_RATIO_CL100K if provider == "anthropic" and encoding == DEFAULT_ENCODING else 1.0
-        prior = PRIOR_PREFIX.get(producer, 0)
+        prior = _prior_prefix(producer)
         return Calibration("prior", encoding, provider, ratio, {}, prior, warnings=("no usage: stated priors",))
     candidates: dict[str, float] = {}
     for encoding in encodings:
@@ -173,11 +181,9 @@ def calibrate(session: RecordedSession, producer: str, claude_tokens: str = "fit
         errors = errors_of(sample, trial, _default_prefix(trial.prefixes, producer))
         candidates[encoding] = statistics.median(errors) if errors else 0.0
     encoding = min(candidates, key=lambda name: candidates[name])
-    counter = counter_for(encoding, provider)
-    features = [f for c in session.contexts for f in call_features(c, counter, raw_counter)]
-    first, second = halves(features)
-    held = fit(first, _prior_ratio(provider, encoding))
-    whole = fit(features, _prior_ratio(provider, encoding))
+    held, second, held_steps, whole, features, steps = _fits(
+        session, counter_for(encoding, provider), raw_counter, _prior_ratio(provider, encoding), producer
+    )
     default = _default_prefix(whole.prefixes, producer)
     raw_errors = [abs(f.raw - f.reported) / f.reported for f in features if f.reported]
     calibrated_errors = errors_of(features, whole, default)
@@ -189,9 +195,16 @@ def calibrate(session: RecordedSession, producer: str, claude_tokens: str = "fit
         warnings.append(f"{share:+.1%} of the reported input is not explained by the calibration")
     held_summary = ErrorSummary.of(held_errors)
     if held_summary.median > HELD_OUT_WARNING:
+        unknown = sum(found - held_steps.get(label, {}).get(at, 0) for label, at, found in _positions(steps))
+        why = (
+            f"; {unknown:,} tokens the harness sent after the fitting half are in no record"
+            " (reminders it did not log), which no fit on the log can foresee"
+            if unknown
+            else ""
+        )
         warnings.append(
             f"held-out per-call error {held_summary.median:.1%} (median) is over {HELD_OUT_WARNING:.0%}: "
-            "the calibrated estimates of this file are rough"
+            f"the calibrated estimates of this file are rough{why}"
         )
     return Calibration(
         "usage",
@@ -207,7 +220,63 @@ def calibrate(session: RecordedSession, producer: str, claude_tokens: str = "fit
         {name: round(value, 4) for name, value in candidates.items()},
         tuple(warnings),
         round(whole.per_message, 2),
+        steps,
     )
+
+
+Steps = dict[str, dict[int, int]]  # per context label, per message index: unlogged tokens
+
+
+def _fits(
+    session: RecordedSession, counter: TokenCounter, raw_counter: TokenCounter, prior: float, producer: str
+) -> tuple[Fit, list[CallFeatures], Steps, Fit, list[CallFeatures], Steps]:
+    """The held-out fit and the calls it predicts, and the whole file's fit and its calls, each
+    with the unlogged steps it may know (``calibration.steps``), and those steps."""
+
+    def featured(steps: Steps) -> list[list[CallFeatures]]:
+        return [call_features(c, counter, raw_counter, unlogged=steps.get(c.label)) for c in session.contexts]
+
+    def found(model: Fit, among: list[set[int]] | None = None, signed: bool = False) -> Steps:
+        default = _default_prefix(model.prefixes, producer)
+        measured = {
+            c.label: unlogged_steps(c, features, model, default, among[n] if among is not None else None, signed)
+            for n, (c, features) in enumerate(zip(session.contexts, plain, strict=True))
+        }
+        return {label: steps for label, steps in measured.items() if steps}
+
+    def refined(among: list[set[int]] | None) -> tuple[Steps, Fit, list[CallFeatures]]:
+        # The first fit is bent by the steps it does not know; measured again with the fit made
+        # knowing them, they settle in a pass or two (a step is a residual's jump, not its level).
+        steps: Steps = {}
+        for signed in (False, True):  # rises first; falls only against a fit the rises no longer bend
+            for _ in range(STEP_PASSES):
+                measured = found(fitted(_flat(featured(steps)), among), among, signed)
+                if measured == steps:
+                    break
+                steps = measured
+        features = _flat(featured(steps))
+        return steps, fitted(features, among), features
+
+    def fitted(features: list[CallFeatures], among: list[set[int]] | None) -> Fit:
+        return fit(features if among is None else halves(features)[0], prior)
+
+    plain = featured({})
+    first, _ = halves(_flat(plain))
+    fitting = {id(f) for f in first}
+    among = [{n for n, f in enumerate(features) if id(f) in fitting} for features in plain]
+    # Held out: the steps are measured between calls of the fitting half only, and the fit made
+    # with them; the second half is predicted from that.
+    held_steps, held, held_features = refined(among)
+    steps, whole, features = refined(None)
+    return held, halves(held_features)[1], held_steps, whole, features, steps
+
+
+def _flat(per_context: list[list[CallFeatures]]) -> list[CallFeatures]:
+    return [f for features in per_context for f in features]
+
+
+def _positions(steps: Steps) -> list[tuple[str, int, int]]:
+    return [(label, at, tokens) for label, found in steps.items() for at, tokens in found.items()]
 
 
 def _prior_ratio(provider: str, encoding: str) -> float:
@@ -215,7 +284,14 @@ def _prior_ratio(provider: str, encoding: str) -> float:
 
 
 def _default_prefix(prefixes: dict[str, float], producer: str) -> float:
-    return statistics.median(prefixes.values()) if prefixes else float(PRIOR_PREFIX.get(producer, 0))
+    return statistics.median(prefixes.values()) if prefixes else float(_prior_prefix(producer))
+
+
+def _prior_prefix(name: str) -> int:
+    from compactctl.recorded import producer
+
+    found = producer(name)
+    return found.prior_prefix if found is not None else 0
 
 
 def gap_split(features: Sequence[CallFeatures], model: Fit, default: float) -> GapSplit:
@@ -231,9 +307,10 @@ def gap_split(features: Sequence[CallFeatures], model: Fit, default: float) -> G
     )
     per_message = round(sum(model.per_message * f.messages for f in used))
     images = sum(f.images - f.raw_images for f in used)
-    explained = counted + prefix + resent + tokenizer + attachments + images + per_message
+    unlogged = sum(f.unlogged for f in used)
+    explained = counted + prefix + resent + tokenizer + attachments + images + per_message + unlogged
     return GapSplit(
-        reported, counted, prefix, resent, tokenizer, attachments, images, reported - explained, per_message
+        reported, counted, prefix, resent, tokenizer, attachments, images, reported - explained, per_message, unlogged
     )
 
 
@@ -255,6 +332,10 @@ def calibration_json(calibration: Calibration) -> dict[str, Any]:
         "prefix": calibration.prefix,
         "default_prefix": calibration.default_prefix,
         "per_message": calibration.per_message,
+        "unlogged": {
+            "steps": sum(len(found) for found in calibration.unlogged.values()),
+            "tokens": sum(sum(found.values()) for found in calibration.unlogged.values()),
+        },
         "encoding_fit": calibration.candidates,
         "error": errors,
         "gap": dataclasses.asdict(calibration.gap) if calibration.gap else None,

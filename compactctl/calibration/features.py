@@ -9,6 +9,7 @@ changes at resumes and compactions).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from compactctl.recorded import RecordedContext
@@ -31,6 +32,7 @@ class CallFeatures:
     raw_images: int  # the raw count's figure for the images (in raw)
     raw_attachments: int  # the cl100k count of the attachments (not in raw)
     messages: int = 0  # messages in the context sent
+    unlogged: int = 0  # what the harness sent that the log does not hold, measured as steps in the usage
 
 
 def _images_of(message: Message, counter: TokenCounter) -> int:
@@ -41,11 +43,9 @@ def _images_of(message: Message, counter: TokenCounter) -> int:
 
 
 def is_attachment(message: Message) -> bool:
-    """A harness message the producer sent beside the conversation (Claude Code's system reminders)."""
-    meta = message.get("compactctl")
-    if isinstance(meta, dict) and meta.get("kind") == "harness" and message.get("role") == "user":
-        return True
-    return message.get("role") == "user" and str(message.get("content") or "").startswith("<system-reminder>\n")
+    """Claude Code's attachments, sent as system reminders in a user turn (the reader writes them so;
+    Codex's harness messages are part of the conversation a reader gives, and counted raw with it)."""
+    return message.get("role") == "user" and str(message.get("content") or "").startswith("<system-reminder>")
 
 
 @dataclass(frozen=True)
@@ -60,12 +60,20 @@ class MessageCost:
     raw: int
     raw_images: int
     raw_attachment: int
+    unlogged: int = 0  # API tokens sent with it that the log does not hold (see ``calibration.steps``)
 
 
 def message_costs(
-    context: RecordedContext, counter: TokenCounter, raw_counter: TokenCounter, until: int | None = None
+    context: RecordedContext,
+    counter: TokenCounter,
+    raw_counter: TokenCounter,
+    until: int | None = None,
+    unlogged: Mapping[int, int] | None = None,
 ) -> dict[int, MessageCost]:
     """Per message index of the history (and per id of replacement messages), its cost.
+
+    ``unlogged`` adds, per message index, the tokens the usage shows were sent after it that
+    no message holds (a reminder the harness sent with a tool result and never logged).
 
     A response is re-sent as its output tokens. OpenAI keeps a response's reasoning in the
     context only until the next user message (measured: the reported input of a Codex call
@@ -73,6 +81,7 @@ def message_costs(
     thinking of earlier turns (measured: coefficient 1.00 on consecutive calls).
     """
     drops_reasoning = counter.provider != "anthropic"
+    unlogged = unlogged or {}
     output_at = {call.position: call for call in context.calls}
     costs: dict[int, MessageCost] = {}
     end = len(context.messages) if until is None else until
@@ -91,25 +100,32 @@ def message_costs(
                 resent, reasoning = call.usage.output_tokens, call.usage.reasoning_tokens
             else:
                 resent, reasoning = call.hidden_output_estimate + counter.message(message), call.hidden_output_estimate
-            costs[key] = MessageCost(0, 0, resent, reasoning if drops_reasoning else 0, False, raw, raw_images, 0)
+            costs[key] = MessageCost(
+                0, 0, resent, reasoning if drops_reasoning else 0, False, raw, raw_images, 0, unlogged.get(index, 0)
+            )
             continue
         text = counter.message(message) - images
         encrypted = int(message.get("encrypted_chars") or 0)  # an opaque compaction item's estimate
-        costs[key] = MessageCost(
-            text, images, encrypted, 0, attachment, 0 if attachment else raw, raw_images, raw if attachment else 0
-        )
+        raw_text, raw_attachment = (0, raw) if attachment else (raw, 0)
+        hidden = unlogged.get(index, 0) if index < len(context.messages) else 0
+        costs[key] = MessageCost(text, images, encrypted, 0, attachment, raw_text, raw_images, raw_attachment, hidden)
     return costs
 
 
 def call_features(
-    context: RecordedContext, counter: TokenCounter, raw_counter: TokenCounter, calls: int | None = None
+    context: RecordedContext,
+    counter: TokenCounter,
+    raw_counter: TokenCounter,
+    calls: int | None = None,
+    unlogged: Mapping[int, int] | None = None,
 ) -> list[CallFeatures]:
     """Each call's features over the context the API actually saw (the producer's compactions applied).
 
-    With ``calls``, only the first that many calls (and the messages before them) are counted.
+    With ``calls``, only the first that many calls (and the messages before them) are counted;
+    ``unlogged`` as for :func:`message_costs`.
     """
     until = None if calls is None or calls >= len(context.calls) else context.calls[calls].position
-    costs = message_costs(context, counter, raw_counter, until)
+    costs = message_costs(context, counter, raw_counter, until, unlogged)
     compaction_at = {c.position: c for c in context.compactions}
     sums = _Sums()
     features: list[CallFeatures] = []
@@ -151,7 +167,7 @@ def segment_of(context: RecordedContext) -> list[str]:
 class _Sums:
     def __init__(self) -> None:
         self.text = self.attachments = self.resent = self.images = self.turn_reasoning = self.messages = 0
-        self.raw = self.raw_visible = self.raw_images = self.raw_attachments = 0
+        self.raw = self.raw_visible = self.raw_images = self.raw_attachments = self.unlogged = 0
 
     def add(self, cost: MessageCost, message: Message) -> None:
         if message.get("role") == "user" and self.turn_reasoning:
@@ -167,6 +183,7 @@ class _Sums:
         self.raw_visible += cost.raw if cost.resent and not cost.text else 0
         self.raw_images += cost.raw_images
         self.raw_attachments += cost.raw_attachment
+        self.unlogged += cost.unlogged
 
     def features(self, label: str, reported: int | None) -> CallFeatures:
         return CallFeatures(
@@ -181,4 +198,5 @@ class _Sums:
             self.raw_images,
             self.raw_attachments,
             self.messages,
+            self.unlogged,
         )

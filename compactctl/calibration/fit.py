@@ -46,7 +46,7 @@ MESSAGE_PRIOR_WEIGHT = 0.005
 
 @dataclass(frozen=True)
 class Fit:
-    """A call's input as ``prefix[segment] + ratio * text + per_message * messages + resent + images``."""
+    """A call's input as ``prefix[segment] + ratio * text + per_message * messages + resent + images + unlogged``."""
 
     ratio: float
     per_message: float  # tokens the harness adds to each message it sends (a reminder after each tool result...)
@@ -54,7 +54,7 @@ class Fit:
 
     def predict(self, f: CallFeatures, default: float) -> float:
         prefix = self.prefixes.get(f.context, default)
-        return prefix + self.ratio * f.text + self.per_message * f.messages + f.resent + f.images
+        return prefix + self.ratio * f.text + self.per_message * f.messages + f.resent + f.images + f.unlogged
 
 
 # The per-message term is fitted in units of this many tokens, so one prior weight suits both terms.
@@ -105,7 +105,7 @@ def fit(features: Sequence[CallFeatures], prior_ratio: float = 1.0) -> Fit:
 
 def _target(f: CallFeatures) -> float:
     """What the fit must explain: the reported input less what is counted exactly."""
-    return float((f.reported or 0) - f.resent - f.images)
+    return float((f.reported or 0) - f.resent - f.images - f.unlogged)
 
 
 def errors_of(features: Iterable[CallFeatures], model: Fit, default: float) -> list[float]:

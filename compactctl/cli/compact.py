@@ -45,7 +45,7 @@ from compactctl.config import (
 )
 from compactctl.errors import InputError
 from compactctl.files.io import check_side_files, plan
-from compactctl.settings import Declared
+from compactctl.settings import SettingDecl
 from compactctl.summarizers.build import NOTHING_TO_SEND, make_summarizer, reads_prompt
 from compactctl.summarizers.options import DryRunOptions, SummarizerOptions
 from compactctl.tokens import counter_for
@@ -69,7 +69,7 @@ def takes() -> list[Takes]:
     ]
 
 
-def declared_settings() -> dict[str, Declared]:
+def declared_settings() -> dict[str, SettingDecl]:
     """The settings of the groups compact takes: the run's, every strategy's, the summarizer's."""
     return command_settings(takes())
 
@@ -103,7 +103,9 @@ def compact(
     database, dry_run = settings.of(DatabaseOptions), settings.of(DryRunOptions).dry_run
     counter = counter_for(settings.of(CountOptions).encoding)
     check_output_format(to)
-    if session_inputs(inputs, database.session, undo):
+    if session_inputs(
+        inputs, database.session, undo, client=client, slim=slim, force=force, context_window=context_window
+    ):
         assert database.session is not None  # session_inputs says so
         if undo:
             undo_session(database.session, client, as_json)

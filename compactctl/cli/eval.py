@@ -24,7 +24,7 @@ from compactctl.evaluate import (
 from compactctl.files.eval import eval_pair
 from compactctl.files.io import Job, expand_inputs
 from compactctl.files.jobs import run_jobs
-from compactctl.settings import Declared, Needs
+from compactctl.settings import Needs, SettingDecl
 from compactctl.summarizers.options import SummarizerOptions
 
 # What of the summarizer's settings the judge does not read: it has its own model, and asks chat.
@@ -54,7 +54,7 @@ def takes() -> list[Takes]:
     ]
 
 
-def declared_settings() -> dict[str, Declared]:
+def declared_settings() -> dict[str, SettingDecl]:
     """How files are read, the batch, the judge's, and where the judge's server is."""
     return command_settings(takes())
 

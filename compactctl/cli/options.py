@@ -34,7 +34,7 @@ from compactctl import lazyre
 from compactctl.config import GATE_PANEL, IO_PANEL, all_settings, load_config, merge
 from compactctl.errors import InputError
 from compactctl.formats import FORMATS
-from compactctl.settings import SPEC_KEY, Declared, Needs, Options, SettingSpec, declared, fields_of, problem
+from compactctl.settings import SPEC_KEY, Needs, Options, SettingDecl, SettingSpec, declared, fields_of, problem
 from compactctl.strategies import STRATEGIES, StrategyOptions
 
 Inputs = Annotated[list[str], typer.Argument(help="Transcript files or folders; - reads stdin.", show_default=False)]
@@ -104,7 +104,7 @@ def strategy_takes(omit: tuple[str, ...] = ()) -> list[Takes]:
     return [Takes(strategy.options, owner=name, omit=omit) for name, strategy in STRATEGIES.items()]
 
 
-def command_settings(takes: Sequence[Takes]) -> dict[str, Declared]:
+def command_settings(takes: Sequence[Takes]) -> dict[str, SettingDecl]:
     """The settings a command's groups declare (by name, in order), but those every group holding them omits."""
     found = declared([(t.owner, t.group) for t in takes])
     kept = {name for t in takes for name in t.fields()}
@@ -142,7 +142,7 @@ def readable_help(help_text: str) -> str:
     return escape(body) + (f"  \\[default: {default}" if default else "")
 
 
-def option_for(setting: Declared) -> Any:
+def option_for(setting: SettingDecl) -> Any:
     """The ``Annotated`` Typer type of one setting's option; its default is None: "not given"."""
     value_type: Any = types.GenericAlias(list, (setting.kind,)) if setting.many else setting.kind
     spec = setting.spec
@@ -161,7 +161,7 @@ def option_for(setting: Declared) -> Any:
     return Annotated[value_type | None, option]
 
 
-def takes_settings(command: Callable[..., Any], settings: Mapping[str, Declared]) -> Callable[..., Any]:
+def takes_settings(command: Callable[..., Any], settings: Mapping[str, SettingDecl]) -> Callable[..., Any]:
     """``command(own options..., **given)`` with one keyword option per setting, as Typer reads it.
 
     Typer reads a command's options from its signature, so the signature is built here:

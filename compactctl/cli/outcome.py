@@ -22,7 +22,6 @@ from compactctl.reporting import FileReport, skipped_note, totals
 
 JSON_VERSION = 2
 SCHEMA = Path(__file__).resolve().parents[1] / "schema" / "run.schema.json"
-STATUSES = ("ok", "unchanged", "skipped-lines", "failed")
 
 
 def file_entries(

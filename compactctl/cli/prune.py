@@ -38,7 +38,7 @@ from compactctl.config import (
 from compactctl.errors import InputError
 from compactctl.files.compact import FileCompaction
 from compactctl.files.io import PRUNED_MARK, check_side_files, plan
-from compactctl.settings import Declared
+from compactctl.settings import SettingDecl
 from compactctl.strategies.prune import PruneOptions
 from compactctl.tokens import APPROX, TokenCounter, counter_for
 
@@ -60,7 +60,7 @@ def takes() -> list[Takes]:
     ]
 
 
-def declared_settings() -> dict[str, Declared]:
+def declared_settings() -> dict[str, SettingDecl]:
     """The run's settings (no strategy: the step is prune) and prune's own."""
     return command_settings(takes())
 
@@ -106,7 +106,7 @@ def prune(
     counts = not quiet or as_json or gates.fail_under is not None
     counter = counter_for(settings.of(CountOptions).encoding) if counts else TokenCounter(APPROX)
     check_output_format(to)
-    if session_inputs(inputs, database.session):
+    if session_inputs(inputs, database.session, client=client, slim=slim, force=force, context_window=context_window):
         assert database.session is not None  # session_inputs says so
         if output is not None or to is not None or manifest is not None or archive is not None or explain:
             raise InputError(

@@ -41,9 +41,9 @@ from compactctl.replay.options import DEFAULT_THRESHOLDS, ReplayOptions
 from compactctl.replay.price_source import source_label
 from compactctl.replay.prices import Prices, load_prices, prices_for, with_summarizer_prices
 from compactctl.replay.results import FileReplay, aligned, replay_json
-from compactctl.replay.simulate import SettingResult, aggregate
+from compactctl.replay.simulate import ScenarioResult, aggregate
 from compactctl.replay.triggers import parse_thresholds, settings_grid, stage_pattern
-from compactctl.settings import Declared
+from compactctl.settings import SettingDecl
 from compactctl.summarizers.build import make_summarizer
 from compactctl.summarizers.options import SummarizerOptions
 from compactctl.tokens import counter_for
@@ -67,7 +67,7 @@ def takes() -> list[Takes]:
     ]
 
 
-def declared_settings() -> dict[str, Declared]:
+def declared_settings() -> dict[str, SettingDecl]:
     """Replay's own, how files are read, every strategy's and the summarizer's."""
     return command_settings(takes())
 
@@ -206,7 +206,7 @@ def render(results: list[FileReplay], label: str, prices: Prices) -> None:
     console.print(chart(source, console.width))
 
 
-def non_monotonic_note(rows: list[SettingResult]) -> str | None:
+def non_monotonic_note(rows: list[ScenarioResult]) -> str | None:
     """Why a higher threshold can compact more often than a lower one, said where it happens."""
     by_threshold = sorted((r for r in rows if r.trigger == "threshold" and r.threshold), key=lambda r: r.threshold or 0)
     pairs = [(a, b) for a, b in itertools.pairwise(by_threshold) if b.compactions > a.compactions]
@@ -237,13 +237,13 @@ def _money(value: float | None, top: float) -> str:
     return f"${value:,.2f}" if top >= 10 else f"${value:,.4f}"
 
 
-def _setting_name(row: SettingResult) -> str:
+def _setting_name(row: ScenarioResult) -> str:
     if row.threshold is None:
         return row.trigger
     return f"{row.trigger} {_tokens(row.threshold)}"
 
 
-def _cells(row: SettingResult, base: SettingResult, top_cost: float) -> dict[str, str]:
+def _cells(row: ScenarioResult, base: ScenarioResult, top_cost: float) -> dict[str, str]:
     """The figures of one setting as table cells, cost also as a change against the baseline."""
     change = "" if row is base or not base.cost or row.cost is None else f"{(row.cost / base.cost - 1) * 100:+.1f}%"
     return {
@@ -267,7 +267,7 @@ def _cells(row: SettingResult, base: SettingResult, top_cost: float) -> dict[str
     }
 
 
-def settings_table(rows: list[SettingResult], title: str, prices: Prices, width: int = 200) -> Table:
+def settings_table(rows: list[ScenarioResult], title: str, prices: Prices, width: int = 200) -> Table:
     """The settings side by side, the baseline first: one column each when they fit, else one row each."""
     priced = (
         f"priced as {prices.model}: ${prices.input:g}/M in, ${prices.cached_input:g}/M cached "

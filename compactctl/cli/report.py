@@ -25,7 +25,7 @@ from compactctl.errors import InputError
 from compactctl.files.io import Job, expand_inputs
 from compactctl.files.jobs import run_jobs
 from compactctl.files.report import report_pair
-from compactctl.settings import Declared
+from compactctl.settings import SettingDecl
 from compactctl.tokens import counter_for
 
 
@@ -43,7 +43,7 @@ def takes() -> list[Takes]:
     ]
 
 
-def declared_settings() -> dict[str, Declared]:
+def declared_settings() -> dict[str, SettingDecl]:
     """How files are read and counted, the batch and the gates: a report changes nothing."""
     return command_settings(takes())
 
@@ -72,7 +72,7 @@ def report(
     read, gates, recorded = settings.of(InputOptions), settings.of(GateOptions), settings.of(RecordedOptions)
     counter = counter_for(settings.of(CountOptions).encoding)
     session = settings.of(DatabaseOptions).session
-    if session_inputs([before] if before else None, session):
+    if session_inputs([before] if before else None, session, client=client):
         assert session is not None  # session_inputs says so
         from compactctl.sessions import find_session
 

@@ -58,12 +58,12 @@ from compactctl.review import (
     TranscriptReview,
     recording,
     review_json,
-    sections,
     shown,
     side_b_asked,
 )
 from compactctl.review.page import file_page, index_page
-from compactctl.settings import Declared
+from compactctl.review.sections import sections
+from compactctl.settings import SettingDecl
 from compactctl.summarizers.build import check_prompt_read, make_summarizer
 from compactctl.summarizers.options import SummarizerOptions
 from compactctl.tokens import TokenCounter, counter_for
@@ -137,7 +137,7 @@ def takes() -> list[Takes]:
     ]
 
 
-def declared_settings() -> dict[str, Declared]:
+def declared_settings() -> dict[str, SettingDecl]:
     return command_settings(takes())
 
 

@@ -129,11 +129,18 @@ def compactor(
     return compact_into
 
 
-def session_inputs(inputs: Sequence[str] | None, session: str | None, undo: bool = False) -> bool:
-    """Whether this run is on a client's session (``--session`` and no input files)."""
+def session_inputs(
+    inputs: Sequence[str] | None, session: str | None, undo: bool = False, **session_flags: object
+) -> bool:
+    """Whether this run is on a client's session (``--session`` and no input files). A flag only such
+    a run reads (``session_flags``: ``client=...``, ``slim=...``), given with input files, is refused."""
     if inputs:
         if undo:
             raise InputError("--undo puts back a client's session: give --session ID and no input files")
+        given = [name for name, value in session_flags.items() if value is not None and value is not False]
+        if given:
+            flag = "--" + given[0].replace("_", "-")
+            raise InputError(f"{flag} has no effect here: it is read with --session ID and no input files")
         return False
     if session is None:
         raise InputError("give transcript files or folders, or --session ID (compactctl sessions lists them)")

@@ -15,7 +15,7 @@ from compactctl.cli.options import JsonOut, as_flags
 from compactctl.cli.outcome import document
 from compactctl.cli.render import console, stderr, write_json
 from compactctl.errors import EXIT_INPUT, CompactctlError
-from compactctl.settings import Declared
+from compactctl.settings import SettingDecl
 
 if TYPE_CHECKING:
     from compactctl.sessions.listing import SessionRow
@@ -34,7 +34,7 @@ WindowOption = Annotated[
 ]
 
 
-def declared_settings() -> dict[str, Declared]:
+def declared_settings() -> dict[str, SettingDecl]:
     return {}  # reads sessions, compacts nothing: none of the run's settings apply
 
 

@@ -23,7 +23,7 @@ from compactctl.formats.records import SkippedLine, iter_jsonl_stream, skip_list
 from compactctl.reporting import (
     FileReport,
     Measure,
-    Measurer,
+    MeasureSum,
     check_facts_present,
     file_report,
     measure,
@@ -133,7 +133,7 @@ class _Tally:
         self.strict_facts = gates.strict_facts
         self.required = list(gates.require)
         self.facts = declared_facts(messages, self.required)
-        self.before, self.after = Measurer(counter, self.facts), Measurer(counter, self.facts)
+        self.before, self.after = MeasureSum(counter, self.facts), MeasureSum(counter, self.facts)
         self.manifest: list[dict[str, Any]] = []
         self.archived: list[dict[str, Any]] = []
         self.usage = SummarizerUsage()

@@ -8,15 +8,19 @@ the outputs they staged to the parent's unit (``files.io.one_unit``) to rename w
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import signal
 import sys
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from io import BytesIO, TextIOWrapper
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+
+if TYPE_CHECKING:  # imported when files are forked: multiprocessing costs a one-file run ~30 ms
+    from concurrent.futures import ProcessPoolExecutor
 
 from compactctl import interrupts
 from compactctl.errors import CompactctlError
@@ -136,12 +140,17 @@ def _forked_pool(jobs: list[Job], work: Callable[[Job], T], workers: int) -> Pro
     of it is among the inputs: o200k for Codex), so that no worker parses one again.
     """
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
 
     from compactctl.tokens import load_counters
 
     global _forked_work
     load_counters(sorted({encoding for job in jobs if (encoding := _counted_in(job.source))}))
     _forked_work = (jobs, work)
+    # What the parent built so far (modules, tables, the run's settings) is moved out of the
+    # collector's reach: a worker's collections then never touch it, so its pages stay shared
+    # with the parent instead of being copied into every worker (a quarter fewer page faults).
+    gc.freeze()
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_child_started)
     pool.submit(int).result()  # a fork pool starts every worker at its first task: now, before any thread
     return pool

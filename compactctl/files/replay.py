@@ -15,7 +15,7 @@ from compactctl.formats.records import Record, SkippedLine, kept_records, skip_l
 from compactctl.replay.prices import Prices, PriceTable
 from compactctl.replay.results import FileReplay
 from compactctl.replay.simulate import aggregate, replay_streamed
-from compactctl.replay.triggers import Setting
+from compactctl.replay.triggers import Scenario
 from compactctl.strategies import StrategyOptions
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import TokenCounter
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 def replay_file(
     source: str,
     name: str,
-    grid: Sequence[Setting],
+    grid: Sequence[Scenario],
     strategies: StrategyOptions,
     counter: TokenCounter,
     prices: Prices,
@@ -117,7 +117,7 @@ def _recorded_replay(
     records: list[Record],
     source: str,
     fmt: Format,
-    grid: Sequence[Setting],
+    grid: Sequence[Scenario],
     strategies: StrategyOptions,
     table: PriceTable | None,
     fallback: Prices | None,

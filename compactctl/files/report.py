@@ -11,7 +11,7 @@ from compactctl.facts import fold
 from compactctl.files.io import STDIO, read_source, sniffed
 from compactctl.formats import Format, load_records, records_of
 from compactctl.formats.records import Record, SkippedLine, kept_records, skip_list
-from compactctl.reporting import FileReport, Labelled, Measured, check_facts_present, file_report, measure
+from compactctl.reporting import FileReport, Labelled, MessageSource, check_facts_present, file_report, measure
 from compactctl.tokens import TokenCounter
 
 
@@ -20,7 +20,7 @@ class Opened(NamedTuple):
     as needed, and its records when it was read whole (None when streamed)."""
 
     format: Format
-    walk: Callable[[], Iterator[Measured]]
+    walk: Callable[[], Iterator[MessageSource]]
     records: list[Record] | None
 
 

@@ -50,7 +50,6 @@ from compactctl.transcript import Message, content_text, function_of, is_thinkin
 
 NAME = "gemini"
 
-MESSAGE_TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
 # User records the client leaves out when it resumes (``isIgnoredUserContent``).
 IGNORED_PREFIXES = ("/", "?", "<session_context>", "<hook_context>")
 _NAMESPACE = uuid.UUID("1d6c2f0e-6a57-4c39-9a0c-5e2b9e0d1f4a")

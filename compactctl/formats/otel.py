@@ -367,10 +367,5 @@ def _parsed(arguments: Any) -> Any:
         return arguments
 
 
-def spans_without_content(records: list[Record], path: str) -> list[str]:
-    """The ids of model-call spans that carry no messages (for a report of what was left out)."""
-    return [s.span_id for s in spans_of(records, path) if s.is_model_call() and call_messages(s, path) is None]
-
-
 def write(transcripts: list[Transcript]) -> bytes:
     raise InputError("OpenTelemetry traces are read, not written: convert with `to` chat (or responses, dataset)")

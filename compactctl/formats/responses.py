@@ -13,7 +13,7 @@ back unmodified. Codex rollouts (``codex.py``) reuse this mapping.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -405,8 +405,3 @@ def write(transcripts: list[Transcript]) -> bytes:
     if layout == "json":
         return dumps_document([orjson.loads(line) for line in lines])
     return b"".join(lines)
-
-
-def items_of(messages: Iterable[Message]) -> list[dict[str, Any]]:
-    """Responses items for plain canonical messages (conversion from another format)."""
-    return [item.value for item in transcript_items(Transcript(list(messages)))]

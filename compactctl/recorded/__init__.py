@@ -118,6 +118,9 @@ class RecordedSession:
     compaction_calls_estimated: int = 0
     # The context window the producer recorded for the session (Codex's ``model_context_window``).
     context_window: int | None = None
+    # The session this one was forked from where the file names it and copies none of its calls
+    # (Codex's ``forked_from_id``: the history before the fork stays in the parent's file).
+    forked_from: str | None = None
     # The sessions that made (and billed) the calls marked ``copied``: a fork's parent.
     copied_from: tuple[str, ...] = ()
 
@@ -175,13 +178,35 @@ def integer(value: Any) -> int:
 Reader = Callable[[list[Record], str], RecordedSession]
 
 
-def _producers() -> dict[str, Reader]:
+@dataclass(frozen=True)
+class Producer:
+    """A producer whose files record each API call's usage (its format's ``carries_usage``): its
+    reader, and what calibration and replay take of it beside the files."""
+
+    name: str  # its format's name
+    read: Reader
+    provider: str  # whose API it calls: how its usage is priced (Anthropic bills cache writes apart)
+    # The hidden prefix its requests carry (system prompt, tools), for a file with no usage to fit it
+    # on: the median measured on the real sessions in shared/transcripts (docs/calibration.md).
+    prior_prefix: int = 0
+
+
+def producers() -> dict[str, Producer]:
+    """The producers by name; one module each, imported when first asked for."""
     from compactctl.recorded import claude_code, codex
 
-    return {claude_code.NAME: claude_code.read, codex.NAME: codex.read}
+    return {
+        claude_code.NAME: Producer(claude_code.NAME, claude_code.read, "anthropic", prior_prefix=14_000),
+        codex.NAME: Producer(codex.NAME, codex.read, "openai", prior_prefix=5_500),
+    }
+
+
+def producer(name: str) -> Producer | None:
+    """The producer whose format is ``name``; None for a format that records no calls."""
+    return producers().get(name)
 
 
 def read_recorded(format_name: str, records: list[Record], path: str) -> RecordedSession | None:
     """The recorded calls of a file in a producer's format; None for formats that record no calls."""
-    reader = _producers().get(format_name)
-    return reader(records, path) if reader is not None else None
+    found = producer(format_name)
+    return found.read(records, path) if found is not None else None

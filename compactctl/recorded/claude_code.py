@@ -460,14 +460,41 @@ def read(records: list[Record], path: str) -> RecordedSession:
             max(0, reported.cache_write_1h_tokens - paired.cache_write_1h_tokens),
             max(0, reported.output_tokens - paired.output_tokens),
         )
+    compactions = [(c, x) for x in contexts if not x.label.startswith("subagent") for c in x.compactions]
+    own = [(c, x) for c, x in compactions if not any(call.copied for call in x.calls[c.before_call :][:1])]
+    estimates = [] if reported is not None else [e for c, x in own if (e := compaction_estimate(c, x)) is not None]
     return RecordedSession(
         NAME,
         contexts,
         reported_total=reported,
         unpaired=unpaired,
         off_thread=off_thread,
+        compaction_calls=len(own) if reported is not None else len(estimates),
+        compaction_estimate=sum(estimates, ApiUsage(0)) if estimates else None,
+        compaction_calls_estimated=len(estimates),
         copied_from=tuple(sorted(set(copied.values()))),
     )
+
+
+# What Claude Code's summarizing request adds to the history it summarizes (its instructions):
+# measured on 2.1.332 against the loopback fake, where cost-state holds the call: 1,612 tokens over
+# preTokens on a 179,521-token auto-compaction (1,608 on a 12,404-token /compact).
+SUMMARY_REQUEST_TOKENS = 1_612
+
+
+def compaction_estimate(compaction: RecordedCompaction, context: RecordedContext) -> ApiUsage | None:
+    """The producer's summarizing call of a compaction no usage records (no ``cost-state``), estimated:
+    the history it summarized (``preTokens``, else the last call's input and output), read from the
+    cache the last call wrote, plus its instructions; the summary it wrote as output."""
+    from compactctl.tokens import counter_for
+
+    last = next((c.usage for c in reversed(context.calls[: compaction.before_call]) if c.usage is not None), None)
+    if last is None:
+        return None
+    history = compaction.pre_tokens or last.input_tokens + last.output_tokens
+    summary = [m for m in compaction.replacement if m.get("role") == "user"][:1]
+    output = counter_for().messages(summary) if summary else 0
+    return ApiUsage(history + SUMMARY_REQUEST_TOKENS, min(last.input_tokens, history), output_tokens=output)
 
 
 def _off_thread_calls(index: _Index, walked: set[str]) -> list[RecordedCall]:

@@ -23,6 +23,10 @@
   model output since the previous one is a compaction call, billed as recorded. Where none is
   recorded it is estimated as the request it was: the last call's input and output sent again
   (its cached part as cached), the encrypted summary's length as output.
+- **Forks** (``codex exec fork``, 0.171): the new rollout copies no item of the parent; its
+  ``session_meta`` names it (``forked_from_id``, ``history_base``) and its running totals
+  (``total_token_usage``, ``thread_token_usage``) go on from the parent's, so they are no
+  session total of the fork's own calls (measured on the real client: tests/fakes/record_fixtures.py).
 - ``session_meta.base_instructions`` is the system prompt (written again on a resume: once
   is enough); ``turn_context.model`` names the model of the calls that follow.
 """
@@ -99,6 +103,7 @@ class _Rollout:
         self.compaction_usage: list[ApiUsage] = []  # recorded (token_usage_record)
         self.compaction_estimates: list[ApiUsage] = []  # not recorded: estimated
         self.context_window: int | None = None  # the window Codex says it works with (token_count info)
+        self.forked_from: str | None = None
 
     # -- model output ----------------------------------------------------------------
     def _call_message(self, timestamp: float | None) -> Message:
@@ -262,6 +267,8 @@ def read(records: list[Record], path: str) -> RecordedSession:
             continue
         if kind == "session_meta" and rollout.calls:
             rollout.resumes.append(len(rollout.calls))  # `codex resume` writes the metadata again
+        if kind == "session_meta" and isinstance(payload.get("forked_from_id"), str) and not rollout.calls:
+            rollout.forked_from = payload["forked_from_id"]
         if kind == "session_meta" and not rollout.system_seen:
             instructions = payload.get("base_instructions", payload.get("instructions"))
             if isinstance(instructions, dict):
@@ -290,10 +297,11 @@ def read(records: list[Record], path: str) -> RecordedSession:
         NAME,
         [context],
         # The records' thread total holds the compaction calls; token_count's total leaves them out.
-        reported_total=rollout.recorded_thread_total or rollout.reported_total,
+        reported_total=None if rollout.forked_from else rollout.recorded_thread_total or rollout.reported_total,
         unpaired=unpaired,
         compaction_calls=len(rollout.compaction_usage) + len(rollout.compaction_estimates),
         compaction_estimate=sum(rollout.compaction_estimates, ApiUsage(0)) if rollout.compaction_estimates else None,
         compaction_calls_estimated=len(rollout.compaction_estimates),
         context_window=rollout.context_window,
+        forked_from=rollout.forked_from,
     )

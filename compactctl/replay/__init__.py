@@ -8,15 +8,15 @@ calls (messages in, figures out; no files). Reading files to replay is ``compact
 from __future__ import annotations
 
 from compactctl.replay.prices import Prices, PriceTable, load_prices, prices_for, shipped_prices
-from compactctl.replay.simulate import SettingResult, aggregate, replay
-from compactctl.replay.triggers import BASELINE, Setting, Trigger, parse_thresholds, settings_grid, stage_pattern
+from compactctl.replay.simulate import ScenarioResult, aggregate, replay
+from compactctl.replay.triggers import BASELINE, Scenario, Trigger, parse_thresholds, settings_grid, stage_pattern
 
 __all__ = [
     "BASELINE",
     "PriceTable",
     "Prices",
-    "Setting",
-    "SettingResult",
+    "Scenario",
+    "ScenarioResult",
     "Trigger",
     "aggregate",
     "load_prices",

@@ -29,18 +29,19 @@ from compactctl.calibration import (
     segment_key,
 )
 from compactctl.recorded import ApiUsage, RecordedContext, RecordedSession
+from compactctl.recorded import producer as producer_named  # ``producer`` is the name below
 from compactctl.replay.price_source import day_of
 from compactctl.replay.prices import Prices, PriceTable
 from compactctl.replay.simulate import (
     ApiCall,
     FigureCounter,
-    SettingResult,
-    SettingRun,
+    ScenarioResult,
+    ScenarioRun,
     aggregate,
     sum_costs,
     walk_in_step,
 )
-from compactctl.replay.triggers import BASELINE, Setting
+from compactctl.replay.triggers import BASELINE, Scenario
 from compactctl.strategies import StrategyOptions
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import DEFAULT_ENCODING, TokenCounter, counter_for
@@ -49,7 +50,6 @@ from compactctl.transcript import Message, facts_of
 RECORDED = "recorded"
 BILL = "bill"
 ESTIMATE = "estimate"
-PROVIDER_OF_PRODUCER = {"claude-code": "anthropic", "codex": "openai"}
 
 
 def price_model(
@@ -98,12 +98,12 @@ class CalibratedCounter:
 class RecordedReplay:
     """A session's replay rows in API units, with the calibration behind them."""
 
-    settings: list[SettingResult]
+    settings: list[ScenarioResult]
     basis: list[str]  # per row: "bill" (from the usage) or "estimate" (calibrated)
     calibration: Calibration
-    baseline_estimate: SettingResult  # the calibrated estimate of no compaction
-    recorded_estimate: SettingResult  # the calibrated estimate of what the producer did: compare with the bill
-    bill: SettingResult  # what the usage says the session cost as it ran
+    baseline_estimate: ScenarioResult  # the calibrated estimate of no compaction
+    recorded_estimate: ScenarioResult  # the calibrated estimate of what the producer did: compare with the bill
+    bill: ScenarioResult  # what the usage says the session cost as it ran
     notes: tuple[str, ...]
     compactions: int  # how many times the producer compacted
     history_before_last_compaction: int  # messages the producer's last compaction replaced
@@ -140,7 +140,7 @@ def copied_prefix(context: RecordedContext) -> int:
 
 def _usage_row(
     context: RecordedContext, trigger: str, prices_of: list[Prices | None], provider: str, compactions: int
-) -> SettingResult:
+) -> ScenarioResult:
     skip = copied_prefix(context)  # billed by the session they were copied from
     own, prices_of = context.calls[skip:], prices_of[skip:]
     per_call = [c.usage.input_tokens if c.usage else 0 for c in own]
@@ -148,7 +148,7 @@ def _usage_row(
     billed = [(c.usage, p) for c, p in zip(own, prices_of, strict=True) if c.usage]
     unpriced = sum(1 for _, p in billed if p is None)
     cost = sum(_bill_cost(u, p, provider) for u, p in billed if p is not None)
-    return SettingResult(
+    return ScenarioResult(
         trigger=trigger,
         threshold=None,
         strategy="producer" if trigger == RECORDED else "none",
@@ -222,7 +222,8 @@ def _known_costs(
     context: RecordedContext, calibration: Calibration, counter: TokenCounter
 ) -> dict[int, tuple[Message, int]]:
     raw = counter_for(DEFAULT_ENCODING)
-    costs = message_costs(context, counter, raw)
+    # What the harness sent after a message and never logged (measured as steps in the usage) goes with it.
+    costs = message_costs(context, counter, raw, unlogged=calibration.unlogged_of(context.label))
     known: dict[int, tuple[Message, int]] = {}
     replaced = [m for compaction in context.compactions for m in compaction.replacement]
     for key, message in [*enumerate(context.messages), *((-id(m), m) for m in replaced)]:
@@ -234,14 +235,14 @@ def _known_costs(
             value = cost.resent - cost.reasoning
         else:  # text (and an opaque compaction item's estimate)
             value = round(calibration.ratio * cost.text) + cost.resent
-        known[id(message)] = (message, value + cost.images + round(calibration.per_message))
+        known[id(message)] = (message, value + cost.images + cost.unlogged + round(calibration.per_message))
     return known
 
 
 def replay_recorded(
     session: RecordedSession,
     producer: str,
-    settings: Sequence[Setting],
+    settings: Sequence[Scenario],
     strategies: StrategyOptions,
     table: PriceTable,
     fallback: Prices | None,
@@ -258,16 +259,17 @@ def replay_recorded(
     calibration = calibration or calibrate(session, producer, claude_tokens)
     share_1h = _share_1h(session)
     counter = counter_for(calibration.encoding, calibration.provider)
-    rows_per_context: list[list[SettingResult]] = []
-    estimates: list[SettingResult] = []
-    recorded_estimates: list[SettingResult] = []  # the producer's own compactions, counted as calibrated
-    bills: list[SettingResult] = []
-    recorded_rows: list[SettingResult] = []
+    rows_per_context: list[list[ScenarioResult]] = []
+    estimates: list[ScenarioResult] = []
+    recorded_estimates: list[ScenarioResult] = []  # the producer's own compactions, counted as calibrated
+    bills: list[ScenarioResult] = []
+    recorded_rows: list[ScenarioResult] = []
     unknown: set[str] = set()
     checks: list[tuple[int, int, int]] = []
     compacted = any(context.compactions for context in session.contexts)
     grid = [row for row in settings if row != BASELINE]
-    provider = PROVIDER_OF_PRODUCER.get(producer)
+    made_by = producer_named(producer)
+    provider = made_by.provider if made_by is not None else None
     for context in session.contexts:
         prices_of: list[Prices | None] = []
         for call in context.calls:
@@ -279,21 +281,21 @@ def replay_recorded(
         known = _known_costs(context, calibration, counter)
         calibrated = CalibratedCounter(counter, calibration.ratio, known, round(calibration.per_message))
         facts = [fact for message in context.messages for fact in facts_of(message)]
-        memo = FigureCounter(calibrated, facts, stage_marker)  # type: ignore[arg-type]
+        counts = FigureCounter(calibrated, facts, stage_marker)  # type: ignore[arg-type]
         api_calls = _api_calls(context, calibration, prices_of, share_1h)
         fallback_prices = fallback or next((p for p in prices_of if p is not None), None) or _FREE
 
         replacements = {c.before_call: c.replacement for c in context.compactions}
         as_recorded = _api_calls(context, calibration, prices_of, share_1h, as_recorded=True)
         runs = [
-            SettingRun(row, memo, strategies, fallback_prices, summarizer, calls, replaced)
+            ScenarioRun(row, counts, strategies, fallback_prices, summarizer, calls, replaced)
             for row, calls, replaced in [
                 (BASELINE, api_calls, None),
                 (BASELINE, as_recorded, replacements),  # what the producer did, counted as calibrated
                 *((row, api_calls, None) for row in grid),
             ]
         ]
-        estimate, recorded_estimate, *grid_rows = walk_in_step(context.messages, runs, memo)
+        estimate, recorded_estimate, *grid_rows = walk_in_step(context.messages, runs, counts)
         skip = copied_prefix(context)
         if skip:
             # A fork's thread starts with its parent's calls, billed there: each row is the
@@ -301,14 +303,14 @@ def replay_recorded(
             # parent's replay counts), so a parent and its fork replayed together count each call once.
             end = context.calls[skip].position if skip < len(context.calls) else len(context.messages)
             prefix_runs = [
-                SettingRun(run.setting, memo, strategies, fallback_prices, summarizer, calls[:skip], replaced)
+                ScenarioRun(run.scenario, counts, strategies, fallback_prices, summarizer, calls[:skip], replaced)
                 for run, (calls, replaced) in zip(
                     runs,
                     [(api_calls, None), (as_recorded, replacements), *((api_calls, None) for _ in grid)],
                     strict=True,
                 )
             ]
-            copied = walk_in_step(context.messages[:end], prefix_runs, memo)
+            copied = walk_in_step(context.messages[:end], prefix_runs, counts)
             estimate, recorded_estimate, *grid_rows = [
                 less(row, part) for row, part in zip([estimate, recorded_estimate, *grid_rows], copied, strict=True)
             ]
@@ -379,6 +381,11 @@ def replay_recorded(
             f"the producer's own {session.compaction_calls} compaction call(s){how} are in the bill "
             "(the recorded row); the compaction rows bill their own summarizer instead"
         )
+    if session.forked_from:
+        notes.append(
+            f"a fork of session {session.forked_from}: its history before the fork is in that file and billed "
+            "there; the rows count the fork's own calls, replayed from the fork point"
+        )
     if session.copied_calls:
         notes.append(
             f"{session.copied_calls} calls were copied from session {', '.join(session.copied_from)} (a fork): "
@@ -403,7 +410,7 @@ def replay_recorded(
     )
 
 
-def less(row: SettingResult, part: SettingResult) -> SettingResult:
+def less(row: ScenarioResult, part: ScenarioResult) -> ScenarioResult:
     """``row`` without the calls of ``part``, a run of the same setting over the first of them."""
     own = row.context_per_call[len(part.context_per_call) :]
     return dataclasses.replace(
@@ -466,8 +473,8 @@ def unpriced_note(models: Sequence[str], fallback: Prices | None) -> str:
 
 
 def _with_extra(
-    row: SettingResult, usage: ApiUsage, cost: float | None, calls: int = 0, provider: str = ""
-) -> SettingResult:
+    row: ScenarioResult, usage: ApiUsage, cost: float | None, calls: int = 0, provider: str = ""
+) -> ScenarioResult:
     """A row with billed calls it does not simulate added as billed (``calls`` of them counted)."""
     return dataclasses.replace(
         row,

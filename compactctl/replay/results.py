@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from compactctl.formats.records import SkippedLine, skipped_json
-from compactctl.replay.simulate import SettingResult, aggregate
+from compactctl.replay.simulate import ScenarioResult, aggregate
 
 if TYPE_CHECKING:
     from compactctl.replay.recorded import RecordedReplay
@@ -21,14 +21,14 @@ class FileReplay:
     file: str
     format: str
     transcripts: int
-    settings: list[SettingResult]
+    settings: list[ScenarioResult]
     chart_label: str  # which transcript the chart shows
     chart: list[list[int]]  # per setting: its context size per call in that transcript
     api: RecordedReplay | None = None  # the rows in API units, where the file records its usage
     skipped_lines: tuple[SkippedLine, ...] = ()  # lines left out by --on-error skip
 
 
-def aligned(per_file: Sequence[Sequence[SettingResult]]) -> list[list[SettingResult]]:
+def aligned(per_file: Sequence[Sequence[ScenarioResult]]) -> list[list[ScenarioResult]]:
     """The files' rows made to line up: where some file has a ``recorded`` row (its producer
     compacted), a file without one gets its baseline there, which is what its producer did."""
     rows = [list(settings) for settings in per_file]
@@ -39,7 +39,7 @@ def aligned(per_file: Sequence[Sequence[SettingResult]]) -> list[list[SettingRes
     return rows
 
 
-def setting_json(row: SettingResult, basis: str | None = None) -> dict[str, Any]:
+def scenario_json(row: ScenarioResult, basis: str | None = None) -> dict[str, Any]:
     data = dataclasses.asdict(row)
     if basis is not None:
         data["basis"] = basis  # "bill": from the usage the API reported; "estimate": calibrated
@@ -87,7 +87,7 @@ def _file_replay_json(f: FileReplay) -> dict[str, Any]:
         "format": f.format,
         "transcripts": f.transcripts,
         **skipped_json(f.skipped_lines),
-        "settings": [setting_json(r, basis) for r, basis in zip(f.settings, bases, strict=True)],
+        "settings": [scenario_json(r, basis) for r, basis in zip(f.settings, bases, strict=True)],
     }
     if f.api is not None:
         entry["api"] = api_json(f.api)
@@ -106,7 +106,7 @@ def replay_json(files: Sequence[FileReplay], errors: Sequence[Mapping[str, Any]]
             "transcripts": sum(f.transcripts for f in files),
             "failed": len(errors),
             "skipped_lines": sum(len(f.skipped_lines) for f in files),
-            "settings": [setting_json(row) for row in aggregate(aligned([f.settings for f in files]))],
+            "settings": [scenario_json(row) for row in aggregate(aligned([f.settings for f in files]))],
             "prices": source_label(),  # which list prices priced the run (besides a --prices table)
         },
     }

@@ -43,7 +43,7 @@ from typing import Any
 from compactctl.errors import InputError
 from compactctl.facts import fold
 from compactctl.replay.prices import Prices, prices_for, shipped_prices
-from compactctl.replay.triggers import BASELINE, Setting, Trigger, stage_pattern
+from compactctl.replay.triggers import BASELINE, Scenario, Trigger, stage_pattern
 from compactctl.strategies import STRATEGIES, StepContext, StrategyOptions
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import REPLY_PRIMING_TOKENS, KnownCounter, TokenCounter, counter_for
@@ -52,7 +52,7 @@ from compactctl.usage import SummarizerUsage
 
 
 @dataclass(frozen=True)
-class SettingResult:
+class ScenarioResult:
     """The figures of one setting; the field names are the JSON keys, in order."""
 
     trigger: str
@@ -76,7 +76,7 @@ class SettingResult:
     calls_over_threshold: int = 0  # calls whose context was over the setting's threshold (spent above it)
 
 
-def aggregate(rows: Sequence[Sequence[SettingResult]]) -> list[SettingResult]:
+def aggregate(rows: Sequence[Sequence[ScenarioResult]]) -> list[ScenarioResult]:
     """Sum the same settings over several transcripts or files (peak is the max, mean is recomputed)."""
     if not rows:
         return []
@@ -87,7 +87,7 @@ def aggregate(rows: Sequence[Sequence[SettingResult]]) -> list[SettingResult]:
         input_tokens = sum(r.input_tokens for r in same)
         context_tokens = sum(sum(r.context_per_call) for r in same)
         merged.append(
-            SettingResult(
+            ScenarioResult(
                 trigger=first.trigger,
                 threshold=first.threshold,
                 strategy=first.strategy,
@@ -192,13 +192,13 @@ class Context:
         self.keys: Counter[str] = Counter()  # dependency keys defined by messages present
 
     @classmethod
-    def rebuilt(cls, messages: Iterable[Message], old: Context, memo: FigureCounter) -> Context:
+    def rebuilt(cls, messages: Iterable[Message], old: Context, counts: FigureCounter) -> Context:
         """The context a compaction left: a message it kept keeps its figures, a new one is worked out."""
         known = {id(message): figures for message, figures in zip(old.messages, old.figures, strict=True)}
         context = cls()
         for message in messages:
             figures = known.get(id(message))  # ``old`` holds its messages, so an id is still theirs
-            context.append(message, figures if figures is not None else memo.figures(message))
+            context.append(message, figures if figures is not None else counts.figures(message))
         return context
 
     @property
@@ -238,7 +238,7 @@ def triggered(strategies: StrategyOptions, trigger: Trigger) -> StrategyOptions:
     return strategies.replaced(threshold=trigger.threshold if trigger.threshold is not None else 0)
 
 
-class SettingRun:
+class ScenarioRun:
     """One setting walking the transcript: fed each message (with its figures) in order, then ``result()``.
 
     ``replacements`` (call index -> new context) replays compactions that already happened, as
@@ -247,25 +247,25 @@ class SettingRun:
 
     def __init__(
         self,
-        setting: Setting,
-        memo: FigureCounter,
+        scenario: Scenario,
+        counts: FigureCounter,
         strategies: StrategyOptions,
         prices: Prices,
         summarizer: Summarizer | None,
         api_calls: Sequence[ApiCall] | None = None,
         replacements: Mapping[int, Sequence[Message]] | None = None,
     ) -> None:
-        self.setting = setting
-        self.trigger = trigger = setting.trigger
-        self.memo = memo
+        self.scenario = scenario
+        self.trigger = trigger = scenario.trigger
+        self.counts = counts
         self.prices = prices
         self.api_calls = api_calls
         self.replacements = replacements
-        self.step_context = StepContext(memo.counter, summarizer)
+        self.step_context = StepContext(counts.counter, summarizer)
         # The run's facts are the whole transcript's: a compaction of a context that no longer
         # holds a fact's declaration still keeps its copy.
-        step_options = triggered(strategies, trigger).keeping(memo.facts)
-        self.steps = [(STRATEGIES[name], step_options.of(name)) for name in setting.steps]
+        step_options = triggered(strategies, trigger).keeping(counts.facts)
+        self.steps = [(STRATEGIES[name], step_options.of(name)) for name in scenario.steps]
         self.compacting = bool(self.steps) and trigger.name != "none"
         self.context = Context(keep_messages=self.compacting or bool(replacements))
         self.previous, self.previous_length = self.context, 0
@@ -301,19 +301,19 @@ class SettingRun:
         current = list(self.context.messages)
         # What the context's messages cost is known already: the steps count them again and again.
         known = {id(message): figures.tokens for message, figures in zip(current, self.context.figures, strict=True)}
-        context = StepContext(KnownCounter(self.memo.counter, known), self.step_context.summarizer)
+        context = StepContext(KnownCounter(self.counts.counter, known), self.step_context.summarizer)
         for strategy, step_options in self.steps:
             result = strategy.run(current, step_options, context)
             current = result.messages
             self.usage = self.usage + result.usage
-        self.context = Context.rebuilt(current, self.context, self.memo)
+        self.context = Context.rebuilt(current, self.context, self.counts)
 
     def _call(self, figures: Figures) -> None:
         trigger, prices = self.trigger, self.prices
         n = len(self.per_call)
         call = self.api_calls[n] if self.api_calls is not None else None
         if self.replacements and n in self.replacements:
-            self.context = Context.rebuilt(self.replacements[n], self.context, self.memo)
+            self.context = Context.rebuilt(self.replacements[n], self.context, self.counts)
             self.compactions += 1
             self.turn_reasoning = 0
         if self.compacting and trigger.should_compact(self.last_context, self.stage_ended):
@@ -381,15 +381,15 @@ class SettingRun:
             self.turn_reasoning += call.reasoning
             self.last_time = call.timestamp if call.timestamp is not None else self.last_time
 
-    def result(self) -> SettingResult:
+    def result(self) -> ScenarioResult:
         per_call = self.per_call
-        lost = self.lost + sum(1 for fact in self.memo.facts if self.context.facts[fact] == 0)
+        lost = self.lost + sum(1 for fact in self.counts.facts if self.context.facts[fact] == 0)
         calls = len(per_call)
         context_total = sum(per_call)
-        return SettingResult(
+        return ScenarioResult(
             trigger=self.trigger.name,
             threshold=self.trigger.threshold,
-            strategy=self.setting.strategy,
+            strategy=self.scenario.strategy,
             calls=calls,
             compactions=self.compactions,
             over_threshold_after_compaction=self.over,
@@ -409,10 +409,12 @@ class SettingRun:
         )
 
 
-def walk_in_step(messages: Iterable[Message], runs: Sequence[SettingRun], memo: FigureCounter) -> list[SettingResult]:
+def walk_in_step(
+    messages: Iterable[Message], runs: Sequence[ScenarioRun], counts: FigureCounter
+) -> list[ScenarioResult]:
     """Feed every message, its figures worked out once, to every run; the runs' results in order."""
     for message in messages:
-        figures = memo.figures(message)
+        figures = counts.figures(message)
         for run in runs:
             run.add(message, figures)
     return [run.result() for run in runs]
@@ -434,14 +436,14 @@ def _still_known(definer: Message, context: Context) -> bool:
 
 def replay(
     messages: Sequence[Message],
-    settings: Sequence[Setting] = (),
+    settings: Sequence[Scenario] = (),
     options: StrategyOptions | Mapping[str, Any] | None = None,
     *,
     counter: TokenCounter | None = None,
     prices: Prices | None = None,
     summarizer: Summarizer | None = None,
     stage_marker: str | re.Pattern[str] | None = None,
-) -> list[SettingResult]:
+) -> list[ScenarioResult]:
     """Replay one transcript under each setting; the first row is always the baseline (no compaction).
 
     ``options`` are the strategies' options, or flat values (``{"keep_recent": 8}``) as ``compact`` takes them.
@@ -459,7 +461,7 @@ def replay(
 
 def replay_streamed(
     walk: Callable[[], Iterable[Message]],
-    settings: Sequence[Setting] = (),
+    settings: Sequence[Scenario] = (),
     options: StrategyOptions | None = None,
     *,
     counter: TokenCounter | None = None,
@@ -467,7 +469,7 @@ def replay_streamed(
     summarizer: Summarizer | None = None,
     stage_marker: str | re.Pattern[str] | None = None,
     facts: Iterable[str] | None = None,
-) -> list[SettingResult]:
+) -> list[ScenarioResult]:
     """``replay`` of a transcript ``walk()`` gives a message at a time, walked twice (its facts,
     then the calls; once when the caller found its ``facts``), so it is never held whole: what
     stays is each setting's context (bounded by what its strategy keeps; the baseline keeps only
@@ -483,8 +485,8 @@ def replay_streamed(
     # Every fact of the transcript, declared before or after the message that holds its text.
     if facts is None:
         facts = [fact for message in walk() for fact in facts_of(message)]
-    memo = FigureCounter(counter or counter_for(), facts, marker)
+    counts = FigureCounter(counter or counter_for(), facts, marker)
     if prices is None:
         prices = prices_for(shipped_prices())
-    runs = [SettingRun(row, memo, options or StrategyOptions(), prices, summarizer) for row in rows]
-    return walk_in_step(walk(), runs, memo)
+    runs = [ScenarioRun(row, counts, options or StrategyOptions(), prices, summarizer) for row in rows]
+    return walk_in_step(walk(), runs, counts)

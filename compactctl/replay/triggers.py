@@ -39,7 +39,7 @@ class Trigger:
 
 
 @dataclass(frozen=True)
-class Setting:
+class Scenario:
     """One row of a replay: a trigger and the strategy steps it runs."""
 
     trigger: Trigger
@@ -50,17 +50,17 @@ class Setting:
         return "+".join(self.steps) if self.steps and self.trigger.name != "none" else "none"
 
 
-BASELINE = Setting(Trigger())
+BASELINE = Scenario(Trigger())
 
 
-def settings_grid(thresholds: Iterable[int], stage: bool, steps: Sequence[str]) -> list[Setting]:
+def settings_grid(thresholds: Iterable[int], stage: bool, steps: Sequence[str]) -> list[Scenario]:
     """The baseline, then one row per threshold, a stage row, and stage+threshold rows when both are asked for."""
     thresholds = list(dict.fromkeys(thresholds))
     rows = [BASELINE]
-    rows += [Setting(Trigger(threshold), tuple(steps)) for threshold in thresholds]
+    rows += [Scenario(Trigger(threshold), tuple(steps)) for threshold in thresholds]
     if stage:
-        rows.append(Setting(Trigger(None, True), tuple(steps)))
-        rows += [Setting(Trigger(threshold, True), tuple(steps)) for threshold in thresholds]
+        rows.append(Scenario(Trigger(None, True), tuple(steps)))
+        rows += [Scenario(Trigger(threshold, True), tuple(steps)) for threshold in thresholds]
     return rows
 
 

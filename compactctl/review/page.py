@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from importlib import resources
 
 from compactctl.review import (
-    APPENDED_HEADINGS,
     Figures,
     FileReview,
     Identifier,
@@ -25,10 +24,9 @@ from compactctl.review import (
     TranscriptReview,
     difference,
     own_difference,
-    own_text,
-    sections,
     shown,
 )
+from compactctl.review.sections import APPENDED_HEADINGS, own_text, sections
 from compactctl.transcript import Message, content_text, tool_calls_of
 
 FOLD_CHARS = 1200  # tool outputs longer than this are folded (still searchable)

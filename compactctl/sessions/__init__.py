@@ -2,7 +2,8 @@
 
 One module per client (``claude_code``, ``codex``, ``gemini``), each with the same functions:
 where its folders are (``roots``), its session files, the id and working directory of one,
-its model and window, whether the client compacted it, a new id and file name as the client
+its model and window (and ``PRIOR_RATIO``, its model's tokens per cl100k token where the session
+cannot tell), whether the client compacted it, a new id and file name as the client
 makes them, the id renamed inside a copy, the smaller form that keeps only what a resume
 reads (``slim``), its writer lock, its index, and the command that resumes a session.
 ``CLIENTS`` maps a client's name to it. ``live`` has the live-context figure; ``place`` the

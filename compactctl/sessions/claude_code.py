@@ -24,6 +24,7 @@ from compactctl.sessions.records import first_values, rewrite_values
 
 NAME = "claude-code"
 FORMAT = "claude-code"
+PRIOR_RATIO = 1.2  # Claude's tokens per cl100k token where a session cannot tell (calibration's prior)
 # The window of every Claude model Claude Code uses without the 1M-context beta (docs.anthropic.com, models overview).
 WINDOW = 200_000
 LONG_WINDOW = 1_000_000

@@ -29,6 +29,7 @@ from compactctl.sessions.records import first_values, rewrite_values
 
 NAME = "codex"
 FORMAT = "codex"
+PRIOR_RATIO = 1.0  # its model's tokens per cl100k token where a session cannot tell
 # Codex's own figure for the GPT-5 family when a rollout records none (codex-rs model family info).
 DEFAULT_WINDOW = 272_000
 _THREAD_ID = lazyre.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$")

@@ -25,8 +25,6 @@ from compactctl.formats.records import Record, parse_records
 from compactctl.tokens import DEFAULT_ENCODING, counter_for
 from compactctl.transcript import Message
 
-# The provider's tokens per cl100k token where a session cannot tell (calibration's prior for Claude).
-PRIOR_RATIO = {"claude-code": 1.2, "codex": 1.0, "gemini": 1.0}
 MIN_GROWTH = 2000  # counted tokens between the first and last call for their ratio to be read
 RATIO_BOUNDS = (0.5, 3.0)
 
@@ -55,10 +53,16 @@ def live_messages(format_name: str, records: list[Record], path: str) -> list[Me
 
 
 def live_context(
-    format_name: str, data: bytes, path: str, anchors: Anchors | None = None, as_sent: SentView | None = None
+    format_name: str,
+    data: bytes,
+    path: str,
+    anchors: Anchors | None = None,
+    as_sent: SentView | None = None,
+    prior_ratio: float = 1.0,
 ) -> LiveContext:
     """``as_sent``: what the client does to the messages when it sends them on resume (Gemini CLI masks
-    older tool outputs); the anchors already hold what it did when it made those calls."""
+    older tool outputs); the anchors already hold what it did when it made those calls. ``prior_ratio``:
+    the provider's tokens per cl100k token where the session cannot tell (the client's ``PRIOR_RATIO``)."""
     records, _ = parse_records(data, path)
     messages = live_messages(format_name, records, path)
     counter = counter_for(DEFAULT_ENCODING)
@@ -72,7 +76,7 @@ def live_context(
 
     last = calls[-1]
     at_last = counted_at(last)
-    ratio = PRIOR_RATIO.get(format_name, 1.0)
+    ratio = prior_ratio
     if len(calls) > 1:
         first = calls[0]
         at_first = counted_at(first)

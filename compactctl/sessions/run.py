@@ -107,7 +107,7 @@ def compact_session(
     rounds = 0
     while True:
         data, result = _compacted(session, compact_into, rounds)
-        after = live_context(module.FORMAT, data, str(session.path), module.anchors, module.as_sent)
+        after = live_context(module.FORMAT, data, str(session.path), module.anchors, module.as_sent, module.PRIOR_RATIO)
         if after.tokens <= before.target or rounds >= tighter_rounds:
             break
         rounds += 1

@@ -27,9 +27,9 @@ from compactctl.facts import fold, keep_fact_units
 from compactctl.strategies.base import Fate, StepContext, StepResult, keep_opening_request, unchanged
 from compactctl.strategies.settings import SUMMARY_ROLES
 from compactctl.summarizers import ContextExceeded, PromptedSummarizer, Summarizer, SummaryRequest
-from compactctl.summarizers.ledger import constraints, latest_request
 from compactctl.summarizers.redact import redact
 from compactctl.summarizers.render import render_message
+from compactctl.summarizers.writings import constraints, latest_request
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import Message, is_pinned, is_protected, tool_units, unit_start
 from compactctl.usage import SummarizerUsage

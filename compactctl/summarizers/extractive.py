@@ -23,80 +23,22 @@ next one (``rolling``, merged chunks) keeps every item instead of re-extracting 
 
 from __future__ import annotations
 
-import re
-from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import IO
 
-from compactctl import lazyre
 from compactctl.summarizers import SECTIONS, Summary, SummaryRequest
-from compactctl.summarizers.ledger import (
-    MEMO_ENTRIES,
-    Fact,
-    Memo,
-    command_of,
-    constraints,
-    error_lines_of,
-    facts,
-    is_demonstration,
-    message_key,
-    output_text,
-    paths_of,
-    read_arguments,
-    remembered,
-    sentences,
-    writings,
-)
+from compactctl.summarizers.ledger import Fact, facts
+from compactctl.summarizers.memo import MEMO_ENTRIES, Memo, message_key, remembered
 from compactctl.summarizers.options import SummarizerOptions
 from compactctl.summarizers.redact import redact
+from compactctl.summarizers.sections import FACT_LABELS, LATEST, REQUEST_CHARS, SEPARATOR, Sections, clip, extract
+from compactctl.summarizers.writings import is_demonstration, writings
 from compactctl.tokens import TokenCounter, counter_for
-from compactctl.transcript import Message, content_text, function_of, tool_calls_of
+from compactctl.transcript import Message
 from compactctl.usage import SummarizerUsage
 
 NAME = "extractive"
 
-_PROGRESS = lazyre.compile(
-    r"\b(?:done|fixed|created|added|updated|changed|removed|implemented|passed|completed|succeeded|found|confirmed|"
-    r"verified|booked|cancelled|canceled|refunded|resolved|modified|replaced|installed|reproduced|applied|"
-    r"pushed|merged|committed|I have|I've|we have|we've|has been|have been|is now|are now|"
-    r"c'est fait|j'ai|nous avons|a été|ont été|effectué|envoyé|commandé|remboursé|corrigé|ajouté|trouvé|vérifié)\b",
-    re.I,
-)
-_DECISION = lazyre.compile(
-    r"\b(?:I will|I[’']ll|we will|we[’']ll|let[’']s|let us|decided?|instead|chose|choose|going to|plan to|the fix is|"
-    r"I[’']m (?:going|switching|using|adding|keeping)|switch(?:ed|ing)? to|opted|rather|in favou?r of|"
-    r"proceed(?:ing)?|I can offer|I[’']ve (?:cancel|book|updat|chang|issu|process)\w*|"
-    r"approach|will use|should|agreed|offer(?:ed)?|prefer|because|so that|"
-    r"je vais|nous allons|on va|je propose|je vous propose|décid\w*|plutôt|au lieu de|proposer)\b",
-    re.I,
-)
-_NEXT = lazyre.compile(
-    r"\b(?:next|then|remaining|still need|todo|to do|need to|will|plan|pending|after that|let me|I[’']ll|"
-    r"ensuite|puis|prochaine?|reste à|il reste|vous recevrez|je vous tiendrai|dès que)\b",
-    re.I,
-)
-# What the user settles: "let's use X", "go with B", "ignore that", "keep the old API".
-_USER_DECISION = lazyre.compile(
-    r"\b(?:let[’']s|go with|go ahead|use|switch to|instead|decided?|choose|prefer|keep|drop|ignore|skip|"
-    r"merge|approved?|agreed?|fine with|yes|confirm|proceed|please do|cancel|book|upgrade|refund|"
-    r"oui|d'accord|vas-y|allez-y|sí|vale|ja|genau|はい|好的|네)\b",
-    re.I,
-)
-_TEST_RESULT = lazyre.compile(
-    r"\b\d+ (?:passed|failed|failing|passing|skipped)\b|\bFAILED\b|^FAIL\b|^OK\b|\bTests?:\s+\d|failures=\d"
-    r"|errors=\d|Test Files\s|All tests passed|^Ran \d+ tests?",
-    re.M,
-)
-_EXIT_CODE = lazyre.compile(r"(?:Process exited with code|Exit code:?|exit code|exited with)\s*(-?\d+)", re.I)
-_CREATES = ("write", "create", "add")
-_READS = ("read", "view", "open", "cat", "glob", "grep", "ls", "notebookread")
-_FACT_LABELS = {"path": "Paths", "id": "Ids", "error": "Errors", "number": "Numbers", "name": "Names"}
-_LABEL_KINDS = {label: kind for kind, label in _FACT_LABELS.items()}
-_SEPARATOR = " | "
-_MAX_ITEM_CHARS = 300
-_COMMANDS_WITH_OUTCOMES = 10  # the latest ones; the ledger lists the rest as shell text
-_REQUEST_CHARS = 600  # earlier requests are quoted up to this; the latest one always whole
 # The share of the budget each section may take first; what one leaves goes to the others.
 SHARES = {
     "Goal": 0.20,
@@ -109,296 +51,6 @@ SHARES = {
 }
 # Who gets the leftovers first: the user's words, then what summaries are known to lose.
 LEFTOVER_ORDER = ("Constraints", "Goal", "Facts", "Progress", "Current state", "Next steps", "Decisions")
-LATEST = "Current request: "
-
-
-@dataclass
-class Sections:
-    """Items per section, in the order they were met; facts apart, with their kind."""
-
-    items: dict[str, list[str]] = field(default_factory=lambda: {name: [] for name in SECTIONS if name != "Facts"})
-    facts: list[Fact] = field(default_factory=list)
-    # Membership sets beside the ordered lists: a long span yields thousands of items.
-    _seen_items: set[tuple[str, str]] = field(default_factory=set)
-    _seen_facts: set[str] = field(default_factory=set)
-
-    def add(self, section: str, item: str) -> None:
-        if item and (section, item) not in self._seen_items:
-            self._seen_items.add((section, item))
-            self.items[section].append(item)
-
-    def add_fact(self, fact: Fact) -> None:
-        if fact.text not in self._seen_facts:
-            self._seen_facts.add(fact.text)
-            self.facts.append(fact)
-
-    def absorb(self, other: Sections) -> None:
-        for section, items in other.items.items():
-            for item in items:
-                self.add(section, item)
-        for fact in other.facts:
-            self.add_fact(fact)
-
-
-def parse_summary(text: str) -> Sections | None:
-    """Read back a summary in this module's layout; None when the text is not one."""
-    found = Sections()
-    section: str | None = None
-    headings = 0
-    items: list[tuple[str, list[str]]] = []
-    for line in text.splitlines():
-        if line.startswith("## "):
-            name = line[3:].strip()
-            section = name if name in SECTIONS else None
-            headings += section is not None
-            continue
-        if section is None:
-            continue
-        if line.startswith("- "):
-            items.append((section, [line[2:]]))
-        elif line.startswith("  ") and items and items[-1][0] == section:
-            items[-1][1].append(line[2:])  # a multi-line item (a request quoted whole)
-    for section, lines in items:
-        item = "\n".join(lines)
-        if section != "Facts":
-            found.add(section, item)
-        elif item.startswith("$ "):
-            found.add_fact(Fact("command", item[2:], -1))
-        else:
-            label, _, rest = item.partition(": ")
-            kind = _LABEL_KINDS.get(label)
-            for text_ in rest.split(_SEPARATOR) if kind else [item]:
-                found.add_fact(Fact(kind or "id", text_, -1, touched=kind == "path"))
-    return found if headings >= 2 else None
-
-
-def _clip(sentence: str, limit: int = _MAX_ITEM_CHARS) -> str:
-    sentence = " ".join(sentence.split()) if "\n" in sentence and limit < len(sentence) else sentence
-    return sentence if len(sentence) <= limit else sentence[: limit - 1] + "…"
-
-
-@dataclass(frozen=True)
-class Artifact:
-    """What the agent did to one file, or one command it ran and how that ended."""
-
-    at: int
-    text: str
-
-
-def _tool_name(call: dict) -> str:
-    function = call.get("function") if isinstance(call, dict) else None
-    return str(function.get("name", "")) if isinstance(function, dict) else ""
-
-
-def _results(messages: list[Message]) -> dict[str, Message]:
-    return {str(m.get("tool_call_id")): m for m in messages if m.get("role") == "tool"}
-
-
-def _outcome(result: Message | None) -> str:
-    """How a command ended, in a few words taken from its output."""
-    if result is None:
-        return "no output recorded"
-    return str(remembered(_outcome_of, output_text(result)))
-
-
-def _outcome_of(text: str) -> str:
-    code = _EXIT_CODE.search(text)
-    errors = error_lines_of(text)
-    tests = [line.strip() for line in text.splitlines() if _TEST_RESULT.search(line)]
-    status = f"exit {code.group(1)}" if code else ""
-    detail = tests[-1] if tests else (errors[-1] if errors else "")
-    if not detail and not status:
-        lines = [line.strip() for line in text.splitlines() if line.strip()]
-        detail = lines[-1] if lines else "no output"
-    return _clip("; ".join(part for part in (status, detail) if part), 160)
-
-
-def artifacts(messages: list[Message]) -> tuple[list[Artifact], list[Artifact], list[str]]:
-    """Files (edited or created first, then read) and commands with outcomes; the latest test result lines."""
-    results = _results(messages)
-    files: dict[str, tuple[int, set[str], Counter[str]]] = {}
-    commands: list[Artifact] = []
-    tests: list[str] = []
-    for at, message in enumerate(messages):
-        if message.get("role") == "tool":
-            tests += remembered(_last_test_line, output_text(message))
-        for call in tool_calls_of(message):
-            name = _tool_name(call)
-            arguments = read_arguments(function_of(call).get("arguments"))
-            command = command_of(arguments)
-            if command:
-                result = results.get(str(call.get("id")))
-                commands.append(Artifact(at, f"Ran `{_clip(command.splitlines()[0], 200)}`: {_outcome(result)}"))
-            for path, how in paths_of(arguments):
-                verb = _verb(name, how, arguments)
-                _, verbs, tools = files.get(path, (at, set(), Counter()))
-                verbs.add(verb)
-                tools[name] += 1
-                files[path] = (at, verbs, tools)
-        action = message.get("action")
-        if isinstance(action, str) and action.strip() and message.get("role") == "assistant":
-            reply = messages[at + 1] if at + 1 < len(messages) else None
-            first = action.strip().splitlines()[0]
-            commands.append(Artifact(at, f"Ran `{_clip(first, 200)}`: {_outcome(reply)}"))
-    changed: list[Artifact] = []
-    read: list[Artifact] = []
-    for path, (at, verbs, tools) in files.items():
-        tally = ", ".join(f"{tool} x{count}" if count > 1 else tool for tool, count in tools.most_common())
-        verb = next((v for v in ("Created", "Edited", "Deleted") if v in verbs), "Read")
-        (read if verb == "Read" else changed).append(Artifact(at, f"{verb} {path} ({tally})"))
-    return changed + read, commands, tests
-
-
-def _last_test_line(text: str) -> tuple[str, ...]:
-    """The last line of a tool output that reports a test result (none or one)."""
-    return tuple([line.strip() for line in text.splitlines() if _TEST_RESULT.search(line)][-1:])
-
-
-def _said(text: str) -> tuple[tuple[str, str], ...]:
-    """``(section, item)`` for each sentence of the agent's text that records a decision or progress."""
-    found = []
-    for sentence in sentences(text):
-        if len(sentence.split()) < 4:
-            continue
-        if _DECISION.search(sentence):
-            found.append(("Decisions", _clip(sentence)))
-        elif _PROGRESS.search(sentence):
-            found.append(("Progress", _clip(sentence)))
-    return tuple(found)
-
-
-def _settled(text: str) -> tuple[str, ...]:
-    """The sentences of what the user wrote that settle something ("let's use X", "go with B")."""
-    return tuple(
-        "User: " + sentence
-        for sentence in sentences(text)
-        if _USER_DECISION.search(sentence) and len(sentence) <= 200 and len(sentence.split()) >= 2
-    )
-
-
-def _verb(tool: str, how: str, arguments: object) -> str:
-    if how:
-        return {"add": "Created", "delete": "Deleted"}.get(how, "Edited")
-    lowered = tool.casefold()
-    sub = str(arguments.get("command", "")).casefold() if isinstance(arguments, dict) else ""
-    if sub in ("view",) or lowered in _READS or lowered.startswith(("read", "view", "get", "list")):
-        return "Read"
-    if sub == "create" or lowered in _CREATES or lowered.startswith("write"):
-        return "Created"
-    return "Edited"
-
-
-def todos(messages: list[Message]) -> list[str]:
-    """The open items of the agent's latest todo list (Claude Code ``TodoWrite``, Codex ``update_plan``)."""
-    latest: list[str] | None = None
-    for message in messages:
-        for call in tool_calls_of(message):
-            arguments = read_arguments(function_of(call).get("arguments"))
-            if not isinstance(arguments, dict):
-                continue
-            entries = arguments.get("todos") or arguments.get("plan")
-            if isinstance(entries, list):
-                latest = [
-                    f"[{entry.get('status', 'pending')}] {entry.get('content') or entry.get('step')}"
-                    for entry in entries
-                    if isinstance(entry, dict)
-                    and (entry.get("content") or entry.get("step"))
-                    and entry.get("status") not in ("completed", "done")
-                ]
-    return latest or []
-
-
-def extract(messages: list[Message]) -> Sections:
-    """The sections of a span of messages; summaries met in it are read back, not re-extracted."""
-    found = Sections()
-    plain: list[Message] = []
-    for message in messages:
-        parsed = (
-            parse_summary(content_text(message)) if message.get("role") in ("system", "user", "assistant") else None
-        )
-        if parsed is not None:
-            found.absorb(parsed)
-        elif not is_demonstration(message):
-            plain.append(message)
-    written = writings(plain)
-    if written:
-        latest_at, latest = written[-1]
-        earlier = [text for at, text in written[:-1] if text != latest]
-        goal = [LATEST + latest]
-        goal += [f"Earlier request: {_clip(text, _REQUEST_CHARS)}" for text in earlier[::-1][:2]]
-        if len(earlier) > 2:
-            goal.append(f"Original request: {_clip(earlier[0], _REQUEST_CHARS)}")
-        # A request carried from an earlier summary is no longer the current one.
-        old_goal = [item.replace(LATEST, "Earlier request: ", 1) for item in found.items["Goal"]]
-        found.items["Goal"] = []
-        found._seen_items = {key for key in found._seen_items if key[0] != "Goal"}
-        for item in [*goal, *old_goal]:
-            found.add("Goal", item)
-    else:
-        latest_at = -1
-    for constraint in constraints(plain):
-        found.add("Constraints", constraint)
-    for fact in facts(plain):
-        found.add_fact(fact)
-    files, commands, tests = artifacts(plain)
-    for artifact in sorted(files, key=lambda a: a.at, reverse=True):
-        found.add("Progress", artifact.text)
-    for artifact in commands[::-1][:_COMMANDS_WITH_OUTCOMES]:
-        found.add("Progress", artifact.text)
-    if tests:
-        found.add("Progress", f"Latest test result: {_clip(tests[-1], 200)}")
-    assistant = [(at, m) for at, m in enumerate(plain) if m.get("role") == "assistant"]
-    tools: Counter[str] = Counter(_tool_name(call) or "?" for _, m in assistant for call in tool_calls_of(m))
-    for _, message in assistant[::-1]:
-        for section, item in remembered(_said, content_text(message)):
-            found.add(section, item)
-    for _, text in written[::-1]:
-        for item in remembered(_settled, text):
-            found.add("Decisions", item)
-    if tools:
-        tally = ", ".join(f"{name} x{count}" for name, count in tools.most_common())
-        found.add("Progress", f"{sum(tools.values())} tool calls: {tally}")
-    _current_state(found, plain, files, commands, assistant)
-    for item in todos(plain):
-        found.add("Next steps", _clip(item))
-    for _, message in [pair for pair in assistant if pair[0] > latest_at][-3:][::-1]:
-        for sentence in sentences(content_text(message)):
-            if _NEXT.search(sentence) and len(sentence.split()) >= 4:
-                found.add("Next steps", _clip(sentence))
-    if written:
-        answered = any(
-            at > latest_at and content_text(m).strip() and not tool_calls_of(m) and not m.get("action")
-            for at, m in assistant
-        )
-        if answered:
-            found.add("Next steps", "Check that the current request (see Goal) is fully done, then wait for the user.")
-        else:
-            found.add(
-                "Next steps", "Finish the current request (see Goal): it was not answered yet when history was cut."
-            )
-    return found
-
-
-def _current_state(
-    found: Sections,
-    plain: list[Message],
-    files: list[Artifact],
-    commands: list[Artifact],
-    assistant: list[tuple[int, Message]],
-) -> None:
-    changed = [a for a in files if not a.text.startswith("Read ")]
-    if changed:
-        found.add("Current state", "Last file changed: " + max(changed, key=lambda a: a.at).text)
-    if commands:
-        found.add("Current state", "Last command: " + commands[-1].text.removeprefix("Ran "))
-    errors = [line for m in plain if m.get("role") == "tool" for line in error_lines_of(output_text(m))]
-    if errors:
-        found.add("Current state", "Last error: " + _clip(errors[-1], 200))
-    said = [content_text(m).strip() for _, m in assistant if content_text(m).strip()]
-    if said:
-        last = " ".join(list(sentences(said[-1]))[:2])
-        if last:
-            found.add("Current state", "The agent last said: " + _clip(last))
 
 
 class Budget:
@@ -522,10 +174,10 @@ def render(sections: Sections) -> str:
     for section in SECTIONS:
         lines: list[str] = []
         if section == "Facts":
-            for kind, label in _FACT_LABELS.items():
+            for kind, label in FACT_LABELS.items():
                 texts = [f.text for f in sections.facts if f.kind == kind]
                 if texts:
-                    lines.append(f"- {label}: {_SEPARATOR.join(texts)}")
+                    lines.append(f"- {label}: {SEPARATOR.join(texts)}")
             lines.extend(f"- $ {f.text}" for f in sections.facts if f.kind == "command")
         else:
             lines.extend(_item(item) for item in sections.items[section])
@@ -550,7 +202,7 @@ def verbatim(messages: list[Message], counter: TokenCounter, max_tokens: int) ->
     left = max_tokens - 12
     said: list[str] = []
     for n, (_, text) in enumerate(written[::-1]):
-        item = _item(text if n == 0 else _clip(text, _REQUEST_CHARS))
+        item = _item(text if n == 0 else clip(text, REQUEST_CHARS))
         cost = counter(item) + 2
         if n > 0 and left - cost < max_tokens // 2:  # the ledger keeps at least half, the latest request is whole
             break

@@ -26,9 +26,6 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import IO, Any
 
 import openai
@@ -36,8 +33,9 @@ import openai
 from compactctl import lazyre
 from compactctl.errors import InputError, SummarizerError
 from compactctl.summarizers import ContextExceeded, Summary, SummaryRequest
-from compactctl.summarizers.cache import DiskCache, cache_key, default_cache_dir
+from compactctl.summarizers.cache import DiskCache, cache_key
 from compactctl.summarizers.extractive import verbatim
+from compactctl.summarizers.openai_config import OpenAIConfig, config_of
 from compactctl.summarizers.options import SummarizerOptions
 from compactctl.summarizers.redact import redact, redact_messages, redact_reply, redact_url
 from compactctl.summarizers.replies import NonConforming, chat_reply, decode, responses_reply
@@ -48,14 +46,12 @@ from compactctl.summarizers.request import (
     max_tokens_field,
     part_note,
     prompt_for,
-    prompt_overrides,
 )
 from compactctl.tokens import TokenCounter, counter_for
 from compactctl.transcript import Message
 from compactctl.usage import SummarizerUsage
 
 NAME = "openai"
-DEFAULT_MODEL = "gpt-4o-mini"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 MAX_RETRY_AFTER = 60.0
 RETRIED_STATUSES = frozenset({408, 409, 429})
@@ -83,26 +79,6 @@ WINDOW_REFUSALS = (
 )
 
 
-@dataclass(frozen=True)
-class OpenAIConfig:
-    model: str = DEFAULT_MODEL
-    base_url: str | None = None
-    api: str = "chat"
-    api_key: str | None = None
-    timeout: float = 60.0
-    retries: int = 4
-    backoff: float = 1.0  # seconds before the first retry, doubled each time
-    redact: bool = True
-    cache_dir: Path | None = None  # None: no cache
-    prompts: Mapping[str, str] = field(default_factory=dict)  # strategy (or "*") -> prompt template
-    dry_run: bool = False
-    max_tokens_field: str = "auto"  # auto | max_completion_tokens | max_tokens (see request.MAX_TOKENS_FIELDS)
-    deadline: float | None = None  # seconds for all of the run's requests; None: no bound
-    request_deadline: float = 60.0  # seconds for one summary's requests, its retries included
-    fail_after: int = 3  # failed summaries in a row after which the server is not called again
-    temperature: float | None = None  # sent with each request when set; else the server's default
-
-
 def build(
     options: SummarizerOptions,
     counter: TokenCounter | None = None,
@@ -111,29 +87,6 @@ def build(
 ) -> OpenAISummarizer:
     """The summarizer the options describe (``dry_run``: print each request, send nothing)."""
     return OpenAISummarizer(config_of(options, dry_run), out or sys.stdout, counter)
-
-
-def config_of(options: SummarizerOptions, dry_run: bool = False) -> OpenAIConfig:
-    cache_dir = None
-    if options.cache:
-        cache_dir = Path(options.cache_dir) if options.cache_dir else default_cache_dir()
-    return OpenAIConfig(
-        model=options.model,
-        base_url=options.base_url,
-        api=options.api,
-        timeout=float(options.summary_timeout),
-        retries=options.summary_retries,
-        backoff=float(options.summary_backoff),
-        redact=options.redact,
-        cache_dir=cache_dir,
-        prompts=prompt_overrides(options.prompt_file),
-        dry_run=dry_run,
-        max_tokens_field=options.max_tokens_field,
-        deadline=float(options.summary_deadline) if options.summary_deadline is not None else None,
-        request_deadline=float(options.summary_request_deadline),
-        fail_after=options.summary_fail_after,
-        temperature=None if options.summary_temperature is None else float(options.summary_temperature),
-    )
 
 
 class OpenAISummarizer:

@@ -82,6 +82,7 @@ def test_report_json_splits_the_gap_into_parts_that_add_up_to_the_reported_input
         "images",
         "unexplained",
         "harness_per_message",
+        "unlogged",
     }
     assert recorded["counted_input_tokens"] + sum(gap.values()) == recorded["reported_input_tokens"]
     assert gap["prefix"] > 0.5 * recorded["reported_input_tokens"]  # the 20k hidden prefix on every call

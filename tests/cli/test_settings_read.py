@@ -209,3 +209,29 @@ def test_every_setting_a_command_takes_is_read(command, reads, tmp_path, openai_
     module = importlib.import_module(f"compactctl.cli.{command}")
     unread = sorted(set(module.declared_settings()) - reads)
     assert unread == []
+
+
+@pytest.mark.parametrize(
+    "command, flag",
+    [(command, flag) for command in ("compact", "prune")
+     for flag in (["--client", "codex"], ["--slim"], ["--force"], ["--context-window", "9000"])]
+    + [("report", ["--client", "codex"])],
+)  # fmt: skip
+def test_a_session_flag_given_with_input_files_is_a_usage_error(command, flag, tmp_path):
+    output = ["-o", str(tmp_path / "o.jsonl")] if command != "report" else []
+    result = runner.invoke(app, [command, str(SAMPLE), *output, *flag])
+    assert result.exit_code == EXIT_INPUT
+    assert f"{flag[0]} has no effect here: it is read with --session ID and no input files" in result.stderr
+
+
+@pytest.mark.parametrize("command", NAMES)
+def test_every_option_a_command_declares_itself_is_read_by_it(command):
+    """Its own options (-o, --json, --client...) are parameters of the command: each one is used."""
+    import ast
+    import inspect
+
+    module = importlib.import_module(f"compactctl.cli.{command}")
+    function = next(node for node in ast.parse(inspect.getsource(module)).body
+                    if isinstance(node, ast.FunctionDef) and node.name == command)  # fmt: skip
+    used = {node.id for node in ast.walk(function) if isinstance(node, ast.Name)}
+    assert [a.arg for a in [*function.args.args, *function.args.kwonlyargs] if a.arg not in used] == []

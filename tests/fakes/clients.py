@@ -160,6 +160,12 @@ class Codex:
             args += ["resume", resume]
         return _run([*args, prompt], self.cwd, self.env())
 
+    def fork(self, thread: str, prompt: str) -> subprocess.CompletedProcess[str]:
+        """``codex exec fork THREAD PROMPT``: a new thread from the whole of ``thread``."""
+        self.configure()
+        args = [str(self.client.binary), "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"]
+        return _run([*args, "fork", thread, prompt], self.cwd, self.env())
+
     def rollouts(self) -> list[Path]:
         return sorted(self.codex_home.glob("sessions/*/*/*/rollout-*.jsonl"))
 

@@ -194,6 +194,37 @@ def claude_code_forks_fixture(root: Path) -> list[Path]:
     return written
 
 
+def codex_fork_fixture(root: Path) -> list[Path]:
+    """A Codex thread of two turns and ``codex exec fork`` of it with one more. The fork's rollout
+    copies nothing: ``session_meta`` names the parent (``forked_from_id``, ``history_base``), and
+    its running totals go on from the parent's."""
+    import shutil
+
+    client = require_client("codex")
+    with FakeResponses() as fake:
+        codex = Codex(client, root, project(root), fake)
+        fake.enqueue(ANSWER)
+        codex.run("What do the notes say?")
+        (parent,) = codex.rollouts()
+        thread = re.search(r"([0-9a-f-]{36})\.jsonl$", parent.name)
+        assert thread
+        fake.enqueue("Keep the public interface.")
+        codex.run("And the second line?", resume=thread.group(1))
+        fake.enqueue("Forked: nothing else.")
+        codex.fork(thread.group(1), "Anything else?")
+        assert not fake.errors and not fake.script
+        (fork,) = [path for path in codex.rollouts() if path != parent]
+        out = OUT / f"codex-{_version(client.version)}-fork"
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir(parents=True)
+        written = []
+        for name, path in (("parent", parent), ("fork", fork)):
+            target = out / f"{name}.jsonl"
+            target.write_bytes(path.read_bytes().replace(str(root).encode(), b"/home/user"))
+            written.append(target)
+    return written
+
+
 if __name__ == "__main__":
     OUT.mkdir(parents=True, exist_ok=True)
     for record in (
@@ -202,6 +233,7 @@ if __name__ == "__main__":
         gemini_fixture,
         claude_code_branches_fixture,
         claude_code_forks_fixture,
+        codex_fork_fixture,
     ):
         with tempfile.TemporaryDirectory(prefix="fixture-") as root:
             print("wrote", record(Path(root)))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 
 from compactctl.formats import load
-from compactctl.summarizers.ledger import constraints, latest_request
+from compactctl.summarizers.writings import constraints, latest_request
 from compactctl.transcript import annotations_of
 
 

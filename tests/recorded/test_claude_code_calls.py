@@ -254,3 +254,18 @@ def test_forks_from_the_end_and_from_an_earlier_message_bill_each_call_once():
     baseline = doc["total"]["settings"][0]
     assert baseline["calls"] == 4  # two turns of the parent, one of each fork
     assert (baseline["input_tokens"], baseline["output_tokens"]) == _billed_once(parent, at_end, earlier)
+
+
+def test_a_compaction_no_usage_records_is_estimated_as_the_request_it_was():
+    # The real 2.1.332 /compact session without its cost-state records (as versions before 2.1 write
+    # it): the summarizing call is estimated; the cost-state's figure is the check.
+    from compactctl.formats import records_of
+    from compactctl.recorded import read_recorded
+
+    path = REAL_BRANCHES.parent / "claude-code-2.1.332-compacted.jsonl"
+    data = path.read_bytes()
+    truth = _recorded(path).unpaired  # cost-state less every response: the summarizing call
+    stripped = b"\n".join(line for line in data.splitlines() if b'"cost-state"' not in line)
+    estimated = read_recorded("claude-code", records_of(stripped, str(path)), str(path))
+    assert (estimated.compaction_calls, estimated.compaction_calls_estimated) == (1, 1)
+    assert estimated.compaction_estimate.input_tokens == pytest.approx(truth.input_tokens, rel=0.01)

@@ -177,3 +177,33 @@ def test_the_window_codex_worked_with_is_read_from_the_rollout():
     path = SHARED_TRANSCRIPTS / "codex" / "qiushiyan__duet" / "codex-session.jsonl"
     recorded = codex.read(parse_records(path.read_bytes(), str(path))[0], str(path))
     assert recorded.context_window == 258_400  # token_count's model_context_window (genai-prices says 1M for gpt-5.5)
+
+
+REAL_FORK = Path(__file__).resolve().parents[1] / "formats" / "data" / "real-clients" / "codex-0.171.0-fork"
+
+
+def test_a_real_codex_fork_bills_its_own_calls_once_beside_its_parent():
+    # `codex exec fork` (0.171) against the loopback fake: the fork's rollout copies no call of its
+    # parent, but its running totals go on from the parent's.
+    parent, fork = REAL_FORK / "parent.jsonl", REAL_FORK / "fork.jsonl"
+    forked = _read([orjson.loads(line) for line in fork.read_bytes().splitlines() if line])
+    assert forked.forked_from is not None and forked.reported_total is None
+    assert [len(c.calls) for c in forked.contexts] == [1]
+    from typer.testing import CliRunner
+
+    from compactctl.cli.main import app
+
+    result = CliRunner().invoke(app, ["replay", str(parent), str(fork), "-t", "100000", "--json"])
+    assert result.exit_code == 0, result.output
+    doc = orjson.loads(result.stdout)
+    responses = {
+        line["payload"]["response_id"]: line["payload"]["usage"]
+        for path in (parent, fork)
+        for line in map(orjson.loads, path.read_bytes().splitlines())
+        if line["type"] == "token_usage_record"
+    }
+    baseline = doc["total"]["settings"][0]
+    assert baseline["calls"] == len(responses) == 3
+    assert baseline["input_tokens"] == sum(u["input_tokens"] for u in responses.values())
+    (fork_entry,) = [entry for entry in doc["files"] if entry["file"] == str(fork)]
+    assert any("a fork of session" in note for note in fork_entry["api"]["notes"])

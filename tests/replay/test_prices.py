@@ -219,10 +219,12 @@ def test_calls_over_the_threshold_are_counted_per_row(tmp_path):
 
 def test_non_monotonic_compaction_counts_are_explained():
     from compactctl.cli.replay import non_monotonic_note
-    from compactctl.replay.simulate import SettingResult
+    from compactctl.replay.simulate import ScenarioResult
 
     def row(threshold, compactions):
-        return SettingResult("threshold", threshold, "window", 10, compactions, 0, 0, 0.0, 0, 0, 0, 0, 0, 0, 0.0, 0, [])
+        return ScenarioResult(
+            "threshold", threshold, "window", 10, compactions, 0, 0, 0.0, 0, 0, 0, 0, 0, 0, 0.0, 0, []
+        )
 
     assert non_monotonic_note([row(100, 5), row(200, 3)]) is None
     note = non_monotonic_note([row(100, 3), row(200, 7)])

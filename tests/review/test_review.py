@@ -9,11 +9,10 @@ from compactctl.review import (
     difference,
     recording,
     review_side,
-    sections,
     span_identifiers,
-    spans_of,
 )
 from compactctl.review.page import FileReview, file_page
+from compactctl.review.sections import sections, spans_of
 from compactctl.summarizers import PromptedSummarizer
 from compactctl.summarizers.extractive import ExtractiveSummarizer
 from compactctl.tokens import counter_for

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from compactctl.compaction import compact
-from compactctl.review import own_difference, own_text, review_side, sections
+from compactctl.review import own_difference, review_side
+from compactctl.review.sections import own_text, sections
 from compactctl.strategies.summarizing import LATEST_REQUEST_HEADING
 from compactctl.summarizers.build import make_summarizer
 from compactctl.summarizers.options import SummarizerOptions

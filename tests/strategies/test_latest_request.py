@@ -79,7 +79,7 @@ REAL_SETTINGS = {
 @pytest.mark.parametrize("path", real_files() or [None], ids=lambda p: p.name[:40] if p else "missing")
 def test_the_latest_request_survives_on_every_real_transcript(path):
     from compactctl.formats import load
-    from compactctl.summarizers.ledger import latest_request
+    from compactctl.summarizers.writings import latest_request
 
     _, transcripts_ = load(path.read_bytes(), str(path))
     for messages in [t.messages for t in transcripts_][:40]:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import compactctl
 from compactctl.compaction import compact
 from compactctl.errors import InputError
-from compactctl.strategies.prune import is_stub
+from compactctl.strategies.prune_columns import is_stub
 from compactctl.transcript import is_observation, is_pinned, is_valid, message_text
 from tests.conftest import unchanged
 from tests.helpers import agent_transcripts as transcripts
@@ -469,14 +469,15 @@ def _columns(t: Any) -> dict[str, Any]:
 def _drop_round(messages: list[dict[str, Any]]) -> tuple[Any, Any]:
     """A drop round's output as worked out from the round's columns, and as a walk over it finds it."""
     from compactctl.facts import FactMatcher, declared_facts
-    from compactctl.strategies.prune import PrunePlan, _Memo, _once, _Transcript
+    from compactctl.strategies.prune import PrunePlan, _once
+    from compactctl.strategies.prune_columns import KeyMemo, Transcript
 
     matcher = FactMatcher(declared_facts(messages, ()))
-    first = _Transcript(messages, lambda: messages, matcher, _Memo({}), False)
+    first = Transcript(messages, lambda: messages, matcher, KeyMemo({}), False)
     step, _ = _once(first, False, range(first.n))
     output = PrunePlan.identity(first.n).then(step).applied(messages)
-    walked = _Transcript(output, lambda: output, matcher, first.memo, False)
-    return _Transcript.after(first, step, lambda: output), walked
+    walked = Transcript(output, lambda: output, matcher, first.memo, False)
+    return Transcript.after(first, step, lambda: output), walked
 
 
 @PROPERTY

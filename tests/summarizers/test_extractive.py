@@ -6,7 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compactctl.summarizers import SummaryRequest
-from compactctl.summarizers.extractive import ExtractiveSummarizer, parse_summary
+from compactctl.summarizers.extractive import ExtractiveSummarizer
+from compactctl.summarizers.sections import parse_summary
 from compactctl.tokens import counter_for
 from tests.helpers import call
 from tests.properties import examples
@@ -95,7 +96,7 @@ def test_harness_text_is_never_taken_for_the_users_goal():
 
 
 def test_saying_what_one_lacks_is_not_a_constraint():
-    from compactctl.summarizers.ledger import constraints
+    from compactctl.summarizers.writings import constraints
 
     said = [
         {"role": "user", "content": "My user ID is omar_1, but I'm afraid I don't have the reservation ID with me."},
@@ -113,7 +114,7 @@ def test_booking_codes_are_ids_but_units_and_timestamps_are_not():
 
 
 def test_constraints_in_seven_languages_are_whole_user_sentences():
-    from compactctl.summarizers.ledger import constraints
+    from compactctl.summarizers.writings import constraints
 
     said = [
         {"role": "user", "content": "Don’t use any external frameworks — keep it pure HTML."},
@@ -128,7 +129,7 @@ def test_constraints_in_seven_languages_are_whole_user_sentences():
 
 
 def test_hard_wrapped_user_text_is_joined_back_into_sentences():
-    from compactctl.summarizers.ledger import constraints
+    from compactctl.summarizers.writings import constraints
 
     wrapped = "Please fix the importer. You must keep the old CSV\ncolumns in the same order, and never\ndrop a row.\n"
     listed = "Rules:\n- only touch src/importer.py\n- do not add dependencies"
@@ -189,7 +190,7 @@ def test_the_ledger_has_no_hunk_markers_colours_uuid_halves_or_build_steps():
 
 
 def test_a_rule_quoting_inline_code_is_still_the_users_sentence():
-    from compactctl.summarizers.ledger import constraints
+    from compactctl.summarizers.writings import constraints
 
     said = [{"role": "user", "content": "Render iff `currentUserId === transfer.toUserId` — never a global notice.\n"
              "if (x) { return y; }"}]  # fmt: skip

@@ -1,0 +1,132 @@
+"""``compact --jobs 2`` against ``--jobs 1`` on a folder of real sessions, CPU beside wall, in one run.
+
+    python bench/jobs_bench.py [--runs 5] [--folder DIR] [--copies 4] [--strategy NAME]
+
+Without ``--folder`` the folder is made of the shared real Claude Code and Codex sessions
+(``../shared/transcripts``), ``--copies`` copies of each (10 sessions x 4 = 40 files). Each run
+is one whole ``compactctl compact DIR -o OUT -q`` process, ``--jobs 1`` and ``--jobs 2`` in
+turn (A B A B ...). For each it prints the median wall time and where the CPU went: the
+parent process (start-up, planning, the tokenizer tables, the report) and the workers (the
+files), from the kernel's accounting of each, and the workers' utilisation (their CPU over
+wall time x workers). The parent's CPU is the part no worker can share (Amdahl): the best
+``--jobs 2`` can do is ``parent + files / 2``, printed as the bound. The machine's load
+average is printed too: on shared cores a worker gets what the other processes leave.
+Both runs' outputs are checked byte for byte.
+"""
+
+from __future__ import annotations
+
+import argparse
+import filecmp
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared" / "transcripts"
+
+# Runs the CLI and prints, on its last stderr line, the CPU seconds of the process itself and of
+# its children (the forked workers), as the kernel counted them.
+RUN = """
+import atexit, resource, sys
+def said():
+    own, workers = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    sys.stderr.write(f"\\nCPU {own.ru_utime + own.ru_stime:.4f} {workers.ru_utime + workers.ru_stime:.4f}\\n")
+atexit.register(said)
+from compactctl.cli.main import main
+sys.argv = ["compactctl", *sys.argv[1:]]
+main()
+"""
+
+
+def real_folder(folder: Path, copies: int) -> int:
+    sessions = sorted(
+        p for name in ("claude-code", "codex") for p in (SHARED / name).rglob("*") if p.suffix in (".jsonl", ".json")
+    )
+    if not sessions:
+        raise SystemExit(f"no sessions under {SHARED}: pass --folder")
+    for copy in range(copies):
+        for n, session in enumerate(sessions):
+            shutil.copyfile(session, folder / f"{copy}-{n:02d}-{session.name}")
+    return len(sessions)
+
+
+def run(folder: Path, out: Path, jobs: int, strategy: str | None) -> tuple[float, float, float]:
+    """(wall, parent CPU, workers' CPU) of one whole ``compact`` process."""
+    shutil.rmtree(out, ignore_errors=True)
+    command = [sys.executable, "-c", RUN, "compact", str(folder), "-o", str(out), "-q"]
+    command += ["-s", strategy] if strategy else []
+    started = time.perf_counter()
+    done = subprocess.run([*command, "--jobs", str(jobs)], capture_output=True, check=False)
+    wall = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"--jobs {jobs} failed ({done.returncode}): {done.stderr.decode()[-2000:]}")
+    _, own, workers = done.stderr.decode().strip().splitlines()[-1].split()
+    return wall, float(own), float(workers)
+
+
+def same_tree(a: Path, b: Path) -> bool:
+    files_a = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
+    files_b = sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
+    return files_a == files_b and all(filecmp.cmp(a / p, b / p, shallow=False) for p in files_a)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--folder", type=Path, help="the sessions to compact (default: the shared ones, copied)")
+    parser.add_argument("--copies", type=int, default=4)
+    parser.add_argument("--strategy", help="one strategy (default: compact's own default steps)")
+    args = parser.parse_args()
+    env_path = os.environ.get("PYTHONPATH")
+    if env_path is None or Path(env_path).resolve() != ROOT:
+        os.environ["PYTHONPATH"] = str(ROOT)  # this checkout's compactctl, in the child processes too
+    with tempfile.TemporaryDirectory(prefix="jobs-bench-") as work:
+        folder = args.folder
+        if folder is None:
+            folder = Path(work) / "in"
+            folder.mkdir()
+            distinct = real_folder(folder, args.copies)
+            what = f"{distinct} real sessions x {args.copies} copies"
+        else:
+            what = "given folder"
+        files = [p for p in folder.rglob("*") if p.is_file()]
+        size = sum(p.stat().st_size for p in files)
+        outs = {jobs: Path(work) / f"out-{jobs}" for jobs in (1, 2)}
+        rows: dict[int, list[tuple[float, float, float]]] = {1: [], 2: []}
+        loads = [os.getloadavg()[0]]
+        run(folder, outs[1], 1, args.strategy)  # warm-up: the page cache, the tokenizer cache
+        for _ in range(args.runs):
+            for jobs in (1, 2):
+                rows[jobs].append(run(folder, outs[jobs], jobs, args.strategy))
+            loads.append(os.getloadavg()[0])
+        identical = same_tree(outs[1], outs[2])
+    print(
+        f"{len(files)} files ({what}), {size / 1e6:.1f} MB, {args.strategy or 'default steps'}, "
+        f"medians of {args.runs}, load average {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores"
+    )
+    print(f"{'':<10}{'wall s':>8}{'parent cpu':>12}{'workers cpu':>13}{'total cpu':>11}{'utilisation':>13}")
+    medians = {}
+    for jobs, measured in rows.items():
+        wall, own, workers = (statistics.median(m[i] for m in measured) for i in range(3))
+        medians[jobs] = (wall, own, workers)
+        # With --jobs 1 the files run in the process itself: its CPU is all of it.
+        used = workers / (wall * jobs) if jobs > 1 else own / wall
+        print(f"--jobs {jobs:<3}{wall:>8.2f}{own:>12.2f}{workers:>13.2f}{own + workers:>11.2f}{used:>12.0%}")
+    ratio = statistics.median(a[0] / b[0] for a, b in zip(rows[1], rows[2], strict=True))
+    (_, own_1, _), (_, own_2, workers_2) = medians[1], medians[2]
+    print(f"--jobs 2 against --jobs 1: wall x{ratio:.2f} faster (run by run, median)")
+    print(
+        f"CPU-time bound on an idle machine: --jobs 1 {own_1:.2f} s, --jobs 2 at best {own_2:.2f} + "
+        f"{workers_2:.2f} / 2 = {own_2 + workers_2 / 2:.2f} s: x{own_1 / (own_2 + workers_2 / 2):.2f}"
+    )
+    print(f"outputs identical: {'yes' if identical else 'NO'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,337 @@
+"""What prune's passes know of each message, gathered in one walk: columns, not messages.
+
+Per message a few flags and numbers, a digest of its folded text where it may be a
+duplicate, its annotations where it has some (``Transcript``); a drop round's output is
+worked out from these columns where they say it all (``Transcript.after``). The passes
+themselves, and what they make of these columns, are ``prune.py``'s.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import orjson
+
+from compactctl import jsonbytes, lazyre
+from compactctl.facts import FactMatcher, fold, keepers
+from compactctl.strategies.base import Fate
+from compactctl.transcript import ANNOTATION_KEY, OBSERVATION_KIND, Message, content_text, message_text, tool_calls_of
+
+STUB_PREFIX = "[compactctl: "
+
+
+_STUB = lazyre.compile(r"\[compactctl: (?:superseded by|duplicate of) message #\d+\]")
+
+
+def is_stub(message: Message) -> bool:
+    """True for a message an earlier prune already elided."""
+    content = message.get("content")
+    text = content if isinstance(content, str) else content_text(message) if isinstance(content, list) else ""
+    return text.startswith(STUB_PREFIX) and _STUB.fullmatch(text) is not None
+
+
+def canonical(value: Any) -> str:
+    """A stable spelling of a key or of call arguments (sorted keys; unparsable text as it is)."""
+    if isinstance(value, str):
+        text = value
+        try:
+            value = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            return text
+    try:
+        return jsonbytes.dumps(value, sort_keys=True).decode()
+    except TypeError:
+        return repr(value)
+
+
+def _key_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    items = value if isinstance(value, list) else [value]
+    return [item if isinstance(item, str) else canonical(item) for item in items]
+
+
+class Note(NamedTuple):
+    """What the passes read of a message's annotations (kept small: one per annotated message)."""
+
+    pin: bool
+    defines: tuple[str, ...]
+    references: tuple[str, ...]
+    cites: bool  # it references something (a kept one is checked from the start)
+
+
+@dataclass(frozen=True)
+class KeyMemo:
+    keys: dict[tuple[str, ...], tuple[str, ...]]  # each distinct call key, held once
+
+
+class Transcript:
+    """What the passes need to know about each message, gathered in one walk over them.
+
+    Only that is kept, never the messages: per message a few flags and numbers, a digest
+    of its folded text where it may be a duplicate, its annotations where it has some. So
+    a transcript too large to hold (a 300 MB chat file is one transcript) is walked, not
+    held: ``walk`` gives the same messages again, for the rare pass that must read their
+    text (facts no kept message holds any more). ``memo`` is shared by the rounds of one
+    prune, so equal call keys are one tuple.
+    """
+
+    def __init__(
+        self,
+        messages: Iterable[Message],
+        walk: Callable[[], Iterable[Message]],
+        facts: FactMatcher,
+        memo: KeyMemo,
+        stub_mode: bool,
+    ) -> None:
+        self.walk = walk
+        self.facts = facts
+        self.memo = memo
+        self.stub_mode = stub_mode
+        self.notes: dict[int, Note] = {}  # only for messages whose annotations say something to the passes
+        # Columns, one entry per message: machine integers and bytes, not Python objects.
+        self.calls = array("i")  # an assistant's number of tool calls (0: none)
+        self.owner = array("i")  # tool result -> the assistant message holding its call
+        self.call_at = array("i")  # tool result -> the position of its call in that message
+        self.tool = bytearray()  # a tool result (an assistant's results follow it: ``results``)
+        self.stub = bytearray()
+        self.filled = bytearray()  # has content (not None, "" or [])
+        self.length = array("i")  # characters of its content text
+        self.keys: list[tuple[str, ...] | None] = []
+        self.candidate = bytearray()  # a tool result or a retrieved chunk: may be a duplicate
+        self.observation = bytearray()  # tool output read as a user message (no call to go with it)
+        # A candidate's folded text, as a 128-bit digest in two halves (0, 0: no text to compare).
+        self.digest_high, self.digest_low = array("Q"), array("Q")
+        self.declarers: list[list[int]] = [[] for _ in facts.facts]  # per fact, the messages declaring it
+        self.held: dict[int, list[int]] = {}  # a declaring message -> the facts its text holds
+        # Assistants with calls whose annotations would give them a key or make them a chunk once
+        # they have no call left (with calls, they have neither).
+        self.keyed_callers: set[int] = set()
+        current, ids, calls_there = -1, dict[Any, int](), list[dict[str, Any]]()
+        for i, message in enumerate(messages):
+            note = message.get(ANNOTATION_KEY)
+            if not isinstance(note, dict):
+                note = {}
+            pin, defines, references = note.get("pin") is True, note.get("defines"), note.get("references")
+            if pin or defines is not None or references is not None:
+                self.notes[i] = Note(pin, tuple(_key_list(defines)), tuple(_key_list(references)), bool(references))
+            content = message.get("content")
+            text = content_text(message)
+            self.length.append(len(text))
+            self.filled.append(content not in (None, "", []))
+            if isinstance(content, str):
+                self.stub.append(content.startswith(STUB_PREFIX) and _STUB.fullmatch(content) is not None)
+            else:
+                self.stub.append(isinstance(content, list) and is_stub(message))
+            role = message.get("role")
+            owner, position, key = -1, -1, None
+            calls = tool_calls_of(message) if role == "assistant" else []
+            candidate = observation = False
+            if role == "tool":
+                candidate = True
+                call_id = message.get("tool_call_id")
+                found = ids.get(call_id) if current >= 0 and isinstance(call_id, str) else None
+                if found is not None:
+                    owner, position = current, found
+                if note.get("key") is not None:
+                    key = self._annotated_key(note["key"])
+                elif found is not None:
+                    key = self._call_key(calls_there[found])
+                calls = []
+            else:
+                current = i if calls else -1
+                if calls:
+                    # An assistant carrying calls has no key of its own: its calls expire through their results.
+                    ids, calls_there = {}, calls
+                    if note.get("key") is not None or note.get("kind") == "retrieval":
+                        self.keyed_callers.add(i)
+                    for at, call in enumerate(calls):
+                        if isinstance(call, dict) and isinstance(call.get("id"), str):
+                            ids.setdefault(call["id"], at)
+                elif note:
+                    if note.get("key") is not None:
+                        key = self._annotated_key(note["key"])
+                    # An observation a text-mode agent got as a user message is tool output: a
+                    # duplicate candidate. It has no key: "scroll_down" twice is two different views.
+                    observation = role == "user" and note.get("kind") == OBSERVATION_KIND
+                    candidate = note.get("kind") == "retrieval" or observation
+            self.calls.append(len(calls))
+            self.tool.append(role == "tool")
+            self.owner.append(owner)
+            self.call_at.append(position)
+            self.keys.append(key)
+            self.candidate.append(candidate)
+            self.observation.append(observation)
+            folded = fold(text) if candidate and text and not self.stub[i] else ""
+            digest = (
+                hashlib.blake2b(folded.encode("utf-8", "surrogatepass"), digest_size=16).digest() if folded else b""
+            )
+            self.digest_high.append(int.from_bytes(digest[:8]) if digest else 0)
+            self.digest_low.append(int.from_bytes(digest[8:]) if digest else 0)
+            declared = facts.declared_in(message) if note.get("facts") else []
+            for f in declared:
+                self.declarers[f].append(i)
+            if declared:
+                self.held[i] = facts.found_in(self._fact_text(i, message, calls_there if owner >= 0 else []))
+        self.n = len(self.stub)
+
+    @classmethod
+    def after(cls, t: Transcript, step: Round, walk: Callable[[], Iterable[Message]]) -> Transcript | None:
+        """``t``'s output after a drop round, worked out from ``t``'s columns, not from the messages
+        walked again (a round is the cost of a walk): what a walk would find for every kept message,
+        or None where the columns cannot say it and the output must be walked.
+
+        A kept message keeps its text, key, digest, annotations and facts; an assistant may lose
+        calls, and each kept result's call moves to its new position. The output is walked when a
+        message became a stub, when an assistant left without calls has a key or is a chunk by its
+        annotations (it then reads as a message of its own), or when a tool result would meet a
+        different message before it.
+        """
+        if step.stubs:
+            return None
+        new = cls.__new__(cls)
+        new.walk, new.facts, new.memo, new.stub_mode = walk, t.facts, t.memo, t.stub_mode
+        origins = step.origins
+        at = {p: j for j, p in enumerate(origins)}
+        for column in ("tool", "stub", "filled", "candidate", "observation"):
+            setattr(new, column, bytearray(map(getattr(t, column).__getitem__, origins)))
+        for column in ("calls", "owner", "call_at", "length", "digest_high", "digest_low"):
+            kept_column = getattr(t, column)
+            setattr(new, column, array(kept_column.typecode, map(kept_column.__getitem__, origins)))
+        new.keys = list(map(t.keys.__getitem__, origins))
+        kept_calls: dict[int, dict[int, int]] = {}  # assistant -> old call position -> new one
+        for p, kept in step.calls.items():
+            if not kept and p in t.keyed_callers:
+                return None
+            kept_calls[p] = {old: j for j, old in enumerate(kept)}
+            new.calls[at[p]] = len(kept)
+        for j, p in enumerate(origins):
+            if not t.tool[p]:
+                continue
+            owner = t.owner[p]
+            if owner < 0:
+                before = p - 1
+                while before >= 0 and t.tool[before]:  # the nearest earlier message that is not a tool result
+                    before -= 1
+                if before >= 0 and before not in at:
+                    return None
+                continue
+            new.owner[j] = at[owner]
+            moved = kept_calls.get(owner)
+            if moved is not None:
+                position = moved.get(t.call_at[p])
+                if position is None:
+                    return None
+                new.call_at[j] = position
+        new.notes = {at[p]: note for p, note in t.notes.items() if p in at}
+        new.declarers = [[at[p] for p in found if p in at] for found in t.declarers]
+        new.held = {at[p]: held for p, held in t.held.items() if p in at}
+        new.keyed_callers = {at[p] for p in t.keyed_callers if p in at and new.calls[at[p]]}
+        new.n = len(origins)
+        return new
+
+    def _annotated_key(self, key: Any) -> tuple[str, ...]:
+        return ("key", key if isinstance(key, str) else canonical(key))
+
+    def _call_key(self, call: Any) -> tuple[str, ...] | None:
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict):
+            return None
+        # The arguments digested: an edit's arguments hold a whole file, and the key outlives the message.
+        spelled = canonical(function.get("arguments", "")).encode("utf-8", "surrogatepass")
+        key = ("call", str(function.get("name", "")), hashlib.blake2b(spelled, digest_size=16).hexdigest())
+        return self.memo.keys.setdefault(key, key)  # one tuple per distinct call
+
+    def results(self, a: int) -> list[int]:
+        """The tool results answering assistant ``a``'s calls (they follow it, before any other message)."""
+        found, i = [], a + 1
+        while i < self.n and self.tool[i]:
+            if self.owner[i] == a:
+                found.append(i)
+            i += 1
+        return found
+
+    def digest(self, i: int) -> tuple[int, int] | None:
+        """Message ``i``'s folded text, digested, where it may be a duplicate and has text."""
+        high, low = self.digest_high[i], self.digest_low[i]
+        return (high, low) if high or low else None
+
+    def protected(self, i: int) -> bool:
+        """Pinned: never pruned. (A fact-bearing message is not: one copy of each fact suffices.)"""
+        note = self.notes.get(i)
+        return note is not None and note.pin
+
+    def _fact_text(self, i: int, message: Message, owner_calls: list[dict[str, Any]]) -> str:
+        """What message ``i`` will hold in the output, as facts are looked for in it.
+
+        In drop mode a call goes with its result, so a call's name and arguments count as
+        the result's text; in stub mode an assistant is never changed and holds its own.
+        ``owner_calls`` are the calls of the assistant a tool result answers.
+        """
+        if self.stub[i]:
+            return ""
+        if self.calls[i]:
+            return message_text(message) if self.stub_mode else content_text(message)
+        if not self.stub_mode and self.owner[i] >= 0:
+            call = owner_calls[self.call_at[i]]
+            function = call.get("function") if isinstance(call, dict) else None
+            if isinstance(function, dict):
+                return f"{content_text(message)}\n{function.get('name', '')}\n{function.get('arguments', '')}"
+        return content_text(message)
+
+    def _fact_texts(self) -> Iterator[tuple[int, str]]:
+        """Each message's fact text, walking the messages once more."""
+        owner_calls: list[dict[str, Any]] = []
+        for i, message in enumerate(self.walk()):
+            if self.calls[i]:
+                owner_calls = tool_calls_of(message)
+            yield i, self._fact_text(i, message, owner_calls if self.owner[i] >= 0 else [])
+
+    def facts_to_bring_back(self, active: bytearray) -> list[tuple[int, list[int]]]:
+        """The messages to give back so that every fact keeps a copy, each with the facts it serves.
+
+        Cheap where it can be: a fact whose declaring message stays and holds it is served
+        without looking anywhere else; only the others are looked for in the other messages
+        (one more walk over them).
+        """
+        facts = self.facts
+        if not facts:
+            return []
+        wanted = [
+            f for f in range(len(facts.facts)) if not any(active[i] and f in self.held[i] for i in self.declarers[f])
+        ]
+        if not wanted:
+            return []
+        holders: list[list[int]] = [[] for _ in facts.facts]
+        served: set[int] = set()  # by a message that stays
+        for i, text in self._fact_texts():
+            for f in facts.found_in(text, wanted):
+                if active[i]:
+                    served.add(f)
+                else:
+                    holders[f].append(i)
+        wanted = [f for f in wanted if f not in served]
+        if not wanted:
+            return []
+        for f in served:
+            holders[f] = []
+        # Stubs keep their annotations; dropped messages take theirs with them (see ``keepers``).
+        chosen = keepers(holders, lambda i: False, () if self.stub_mode else self.declarers)
+        return [(i, [f for f in wanted if i in holders[f]]) for i in chosen]
+
+
+@dataclass(frozen=True)
+class Round:
+    """One round's changes, by position in that round's input."""
+
+    origins: Sequence[int]
+    stubs: dict[int, tuple[str, int]]
+    calls: dict[int, tuple[int, ...]]
+    fates: dict[int, Fate]
+
+    def changes_nothing(self, n: int) -> bool:
+        return not self.stubs and not self.calls and len(self.origins) == n

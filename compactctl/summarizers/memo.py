@@ -1,0 +1,63 @@
+"""What the summarizers found in a message or a text, remembered: a replay asks again and again.
+
+A replay summarizes the same messages under every setting and at every compaction that
+takes them in; what a pure function finds in one message or one text is found once, in a
+memo that starts afresh past its size (it never grows with the input).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from compactctl.transcript import Message
+
+
+class Memo(dict[Any, Any]):
+    """Results of pure functions of a message or a text, kept while they are few.
+
+    A replay summarizes the same messages again and again (every setting, every compaction
+    that takes them in): what a message yields is found once. It starts afresh past ``limit``
+    entries, so it never grows with the input (a report streams files larger than memory).
+    """
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self.limit = limit
+        _MEMOS.append(self)
+
+    def keep(self, key: Any, value: Any) -> Any:
+        if len(self) >= self.limit:
+            self.clear()
+        self[key] = value
+        return value
+
+
+_MEMOS: list[Memo] = []
+MEMO_ENTRIES = 50_000
+_TEXT_MEMO = Memo(MEMO_ENTRIES)  # (function, text) -> what the function found in the text
+
+
+def remembered(function: Callable[[str], Any], text: str) -> Any:
+    """``function(text)``, for a pure function of a text returning an immutable value, found once."""
+    key = (function, text)
+    found = _TEXT_MEMO.get(key, _TEXT_MEMO)
+    return _TEXT_MEMO.keep(key, function(text)) if found is _TEXT_MEMO else found
+
+
+def message_key(message: Message) -> bytes | None:
+    """A digest of the whole message: equal messages, equal keys (None: not JSON, not remembered)."""
+    try:
+        spelled = orjson.dumps(message, option=orjson.OPT_NON_STR_KEYS)
+    except TypeError:
+        return None
+    return hashlib.blake2b(spelled, digest_size=16).digest()
+
+
+def forget() -> None:
+    """Empty the memos (a benchmark times a replay from cold with it)."""
+    for memo in _MEMOS:
+        memo.clear()
