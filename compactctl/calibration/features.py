@@ -43,11 +43,9 @@ def _images_of(message: Message, counter: TokenCounter) -> int:
 
 
 def is_attachment(message: Message) -> bool:
-    """A harness message the producer sent beside the conversation (Claude Code's system reminders)."""
-    meta = message.get("compactctl")
-    if isinstance(meta, dict) and meta.get("kind") == "harness" and message.get("role") == "user":
-        return True
-    return message.get("role") == "user" and str(message.get("content") or "").startswith("<system-reminder>\n")
+    """Claude Code's attachments, sent as system reminders in a user turn (the reader writes them so;
+    Codex's harness messages are part of the conversation a reader gives, and counted raw with it)."""
+    return message.get("role") == "user" and str(message.get("content") or "").startswith("<system-reminder>")
 
 
 @dataclass(frozen=True)

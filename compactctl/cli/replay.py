@@ -34,7 +34,7 @@ from compactctl.config import (
     RecordedOptions,
     StepsOptions,
 )
-from compactctl.files.io import Job, expand_inputs
+from compactctl.files.io import Job, expand_inputs, read_with_its_session
 from compactctl.files.jobs import run_jobs
 from compactctl.files.replay import replay_file
 from compactctl.replay.options import DEFAULT_THRESHOLDS, ReplayOptions
@@ -122,7 +122,10 @@ def replay(
     counter = counter_for(settings.of(CountOptions).encoding)
     summarizing = make_summarizer(summarizer, counter)
     read, recorded, strategies = settings.of(InputOptions), settings.of(RecordedOptions), settings.strategies()
-    found = [Job(source, None, name) for source, name, _ in expand_inputs(inputs)]
+    expanded = [(source, name) for source, name, _ in expand_inputs(inputs)]
+    sources = {source for source, _ in expanded}
+    # A subagent's calls are billed and replayed with its session (recorded/claude_code.py): not twice.
+    found = [Job(source, None, name) for source, name in expanded if not read_with_its_session(source, sources)]
     results, failures = run_jobs(
         found,
         lambda job: replay_file(

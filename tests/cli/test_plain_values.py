@@ -65,7 +65,7 @@ def test_typer_still_says_what_is_wrong_with_a_bad_value(tmp_path):
     assert result.returncode == 2 and "greater than or equal to 0" in result.stderr
 
 
-def test_a_prune_run_does_not_import_pydantic(tmp_path):
+def test_a_quiet_prune_of_one_file_imports_neither_pydantic_a_tokenizer_nor_multiprocessing(tmp_path):
     source, target = str(SAMPLES / "support-fr.jsonl"), str(tmp_path / "o.jsonl")
     code = (
         "import sys\n"
@@ -76,7 +76,10 @@ def test_a_prune_run_does_not_import_pydantic(tmp_path):
         "except SystemExit as stop:\n"
         "    print('EXIT', stop.code)\n"
         "print('PYDANTIC', 'pydantic' in sys.modules)\n"
+        "print('TOKENIZER', any(m in sys.modules for m in ('tiktoken', 'bpe_openai._bindings')))\n"
+        "print('FORKING', 'multiprocessing' in sys.modules)\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert result.stdout.splitlines()[-2:] == ["EXIT 0", "PYDANTIC False"], result.stderr
+    # prune -q reports no count, so it loads no tokenizer; one file is not forked
+    assert result.stdout.splitlines()[-4:] == ["EXIT 0", "PYDANTIC False", "TOKENIZER False", "FORKING False"]
     assert Path(tmp_path / "o.jsonl").is_file()
