@@ -259,6 +259,48 @@ def codex_fork_after_compaction_fixture(root: Path) -> list[Path]:
     return written
 
 
+def codex_killed_mid_call_fixture(root: Path) -> Path:
+    """A Codex run killed while its tool call runs (``sleep 60``): the rollout ends on an open call whose
+    response was written but whose ``token_count`` never was."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    client = require_client("codex")
+    with FakeResponses() as fake:
+        codex = Codex(client, root, project(root), fake)
+        codex.configure()
+        fake.enqueue(
+            Reply(text="Reading.", tool_calls=(ToolCall("exec_command", {"cmd": "cat notes.txt"}),)),
+            Reply(text="Waiting.", tool_calls=(ToolCall("exec_command", {"cmd": "sleep 60"}),)),
+        )
+        args = [str(client.binary), "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"]
+        running = subprocess.Popen(
+            [*args, "Read the notes, then wait."],
+            cwd=codex.cwd,
+            env=codex.env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        try:
+            for _ in range(120):
+                time.sleep(1)
+                rollouts = codex.rollouts()
+                if rollouts and b"sleep 60" in rollouts[0].read_bytes():
+                    break
+            time.sleep(2)  # the call is running: everything the client writes before it is out
+        finally:
+            os.killpg(running.pid, signal.SIGKILL)
+            running.wait()
+        (rollout,) = codex.rollouts()
+        data = rollout.read_bytes()
+    target = OUT / f"codex-{_version(client.version)}-killed-mid-call.jsonl"
+    target.write_bytes(data.replace(str(root).encode(), b"/home/user"))
+    return target
+
+
 if __name__ == "__main__":
     OUT.mkdir(parents=True, exist_ok=True)
     for record in (
@@ -269,6 +311,7 @@ if __name__ == "__main__":
         claude_code_forks_fixture,
         codex_fork_fixture,
         codex_fork_after_compaction_fixture,
+        codex_killed_mid_call_fixture,
     ):
         with tempfile.TemporaryDirectory(prefix="fixture-") as root:
             print("wrote", record(Path(root)))
