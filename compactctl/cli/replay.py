@@ -40,7 +40,7 @@ from compactctl.files.replay import replay_file
 from compactctl.replay.options import DEFAULT_THRESHOLDS, ReplayOptions
 from compactctl.replay.price_source import source_label
 from compactctl.replay.prices import Prices, load_prices, prices_for, with_summarizer_prices
-from compactctl.replay.results import FileReplay, aligned, replay_json
+from compactctl.replay.results import FileReplay, line_up, replay_json
 from compactctl.replay.simulate import ScenarioResult, aggregate
 from compactctl.replay.triggers import parse_thresholds, settings_grid, stage_pattern
 from compactctl.settings import SettingDecl
@@ -172,7 +172,7 @@ def _chart_source(results: list[FileReplay]) -> FileReplay:
 
 def render(results: list[FileReplay], label: str, prices: Prices) -> None:
     console = common_console()
-    rows = aggregate(aligned([r.settings for r in results]))
+    rows = aggregate(line_up([r.settings for r in results]))
     transcripts = sum(r.transcripts for r in results)
     where = f"{results[0].file} ({results[0].format}" if len(results) == 1 else f"{label} ({len(results)} files"
     table = settings_table(rows, f"{where}, {transcripts} transcript(s))", prices, console.width)

@@ -52,3 +52,33 @@ def test_a_copied_project_folder_bills_each_subagent_call_once_and_reads_no_side
     assert baseline["trigger"] == "none"
     assert baseline["calls"] == calls
     assert abs(baseline["cost"] - bill) <= 0.03 * bill, (baseline["cost"], bill)
+
+
+CODEX_FORK = Path(__file__).parents[1] / "formats" / "data" / "real-clients" / "codex-0.171.0-fork-after-compaction"
+
+
+def test_a_codex_fork_that_compacted_first_is_billed_from_its_own_usage(tmp_path):
+    """The fork's opening ``token_count`` (the parent's totals, ``last_token_usage`` all zeros) is no call's."""
+    model, calls, bill = None, 0, 0.0
+    for line in (CODEX_FORK / "fork.jsonl").read_bytes().splitlines():
+        record = orjson.loads(line)
+        payload = record.get("payload") or {}
+        if record.get("type") == "turn_context":
+            model = payload["model"]
+        info = payload.get("info") if payload.get("type") == "token_count" else None
+        if info and info["last_token_usage"]["input_tokens"]:
+            last = info["last_token_usage"]
+            usage = Usage(
+                input_tokens=last["input_tokens"],
+                cache_read_tokens=last["cached_input_tokens"],
+                output_tokens=last["output_tokens"],
+            )
+            bill += float(calc_price(usage, model_ref=model, provider_id="openai").total_price)
+            calls += 1
+    result = CliRunner().invoke(app, ["replay", str(CODEX_FORK / "fork.jsonl"), "-t", "50000", "--json", "-q"])
+    assert result.exit_code == 0, result.stderr
+    (replayed,) = orjson.loads(result.stdout)["files"]
+    # The fork compacted, so its recorded row is the bill (and none the estimate without that compaction).
+    billed = next(row for row in replayed["settings"] if row["basis"] == "bill")
+    assert (billed["trigger"], billed["calls"]) == ("recorded", calls)
+    assert abs(billed["cost"] - bill) <= 0.03 * bill, (billed["cost"], bill)
