@@ -184,12 +184,14 @@ def render(results: list[FileReplay], label: str, prices: Prices) -> None:
     api = results[0].api if len(results) == 1 else None
     if api is not None:
         basis = ", ".join(f"{_setting_name(row)}: {kind}" for row, kind in zip(rows, api.basis, strict=True))
+        from compactctl.cli.render import held_out_error
+
         calibration = api.calibration
         table.caption = (
             f"in API input tokens; priced per call by the model it names ({source_label()}); {basis} "
             f"(bill: from the reported usage; estimate: calibrated: {calibration.encoding} "
             f"x{calibration.ratio:g}, hidden prefix, "
-            f"held-out per-call error median {calibration.held_out.median:.1%}, p90 {calibration.held_out.p90:.1%})"
+            f"{held_out_error(calibration.held_out.calls, calibration.held_out.median, calibration.held_out.p90)})"
         )
         for note in api.notes:
             if not unpriced or not note.startswith("model "):
