@@ -14,7 +14,9 @@ measure what the harness sent unlogged as steps in the usage, carried with the m
 estimates moved, e.g. kesslerio's peak 174,958 -> 176,719 tokens; issue 20); keys added
 since are left out of the digest, see ADDED_KEYS; the v2 run document is read back into v1's shape, see
 ``_as_pinned``; the 7 of qiushiyan__duet again when its remote compaction's own call, which the rollout
-records no usage for, came into the bill as estimated, issue 20);
+records no usage for, came into the bill as estimated; the 7 of formats/codex.jsonl when a response
+whose count was never written made its none row the calibrated estimate, not a bill that counts it as 0
+tokens, issue 20);
 ``bench/replay_golden.py check`` shows the first differing key.
 The generated memory-benchmark file is checked by the script only (a minute of strategies).
 """

@@ -267,6 +267,10 @@ def replay_recorded(
     unknown: set[str] = set()
     checks: list[tuple[int, int, int]] = []
     compacted = any(context.compactions for context in session.contexts)
+    # A response whose usage was never written (a run killed before its count): the usage rows
+    # would count it as 0 tokens, so the none row is the calibrated estimate, which counts it.
+    unbilled = sum(1 for x in session.contexts for c in x.calls if c.usage is None and not c.copied)
+    estimated = compacted or bool(unbilled)
     grid = [row for row in settings if row != BASELINE]
     made_by = producer_named(producer)
     provider = made_by.provider if made_by is not None else None
@@ -320,7 +324,7 @@ def replay_recorded(
         estimates.append(estimate)
         bills.append(bill)
         recorded_rows.append(dataclasses.replace(bill, trigger=RECORDED, strategy="producer"))
-        rows_per_context.append([estimate if compacted else bill, *grid_rows])
+        rows_per_context.append([estimate if estimated else bill, *grid_rows])
         for compaction in context.compactions:
             if compaction.pre_tokens and compaction.before_call > 0:
                 at = compaction.before_call - 1
@@ -345,7 +349,7 @@ def replay_recorded(
         extra_cost = _bill_cost(extra, main, calibration.provider) if main is not None else None
         bills[0] = _with_extra(bills[0], extra, extra_cost)
         recorded_rows[0] = _with_extra(recorded_rows[0], extra, extra_cost)
-        if not compacted:
+        if not estimated:
             rows_per_context[0][0] = bills[0]
     rows = aggregate(rows_per_context)
     # Calls off the live thread (a rewound branch) were billed whatever the setting: every row
@@ -359,7 +363,7 @@ def replay_recorded(
         ]
         bills[0] = _with_extra(bills[0], off.usage, off.cost, off.calls, calibration.provider)
         unknown |= off.unpriced
-    basis = [ESTIMATE if compacted else BILL, *(ESTIMATE for _ in grid)]
+    basis = [ESTIMATE if estimated else BILL, *(ESTIMATE for _ in grid)]
     if compacted:
         rows.insert(1, aggregate([[row] for row in recorded_rows])[0])
         basis.insert(1, BILL)
@@ -374,9 +378,14 @@ def replay_recorded(
             f"{off.calls} of {total_calls} billed calls{share} were off the live thread (branches a rewind or "
             "an edited prompt left): every row carries them as billed; the rows simulate the live thread"
         )
+    if unbilled and not compacted:
+        notes.append(
+            f"{unbilled} response(s) have no usage in the log (the run stopped before it was written): the none "
+            "row is the calibrated estimate, which counts them; the usage's own sum is bill_cost in --json"
+        )
     if session.compaction_calls:
-        estimated = session.compaction_calls_estimated
-        how = f" ({estimated} estimated: the log records no usage for them)" if estimated else ""
+        guessed = session.compaction_calls_estimated
+        how = f" ({guessed} estimated: the log records no usage for them)" if guessed else ""
         notes.append(
             f"the producer's own {session.compaction_calls} compaction call(s){how} are in the bill "
             "(the recorded row); the compaction rows bill their own summarizer instead"
