@@ -4,8 +4,11 @@
 
 Inputs are mutants of the real transcripts (tests/fuzzing.py): field, line and byte
 mutants in turn. A crash is any exception other than compactctl's one-line error
-(library), or a traceback, a "cannot process this file" or an exit code outside 0-3 (CLI,
-every command in turn). Prints the rate per kind, then the crash sites by count.
+(library), or a traceback, a "cannot process this file" or an exit code outside 0-3 (CLI:
+compact, prune, report, replay, review and eval in turn, each with and without --json and
+with and without --on-error skip, in this process through typer's CliRunner). Prints the
+rate per kind and per command, then the crash sites by count. Run it niced: the machine
+is shared (``nice -n 10 python bench/fuzz_bench.py``).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.fuzzing import load_sources, mutants, run_cli, run_library  # noqa: E402
+from tests.fuzzing import CLI_COMMANDS, load_sources, mutants, run_cli, run_library  # noqa: E402
 
 
 def main() -> None:
@@ -52,6 +55,13 @@ def main() -> None:
         per_kind = ", ".join(f"{kind} {crashes[kind]}/{kinds[kind]:,}" for kind in kinds)
         print(f"{where}: {total} crashes in {runs:,} inputs = {total * 10_000 / max(runs, 1):.1f} per 10,000 "
               f"({per_kind}; {time.perf_counter() - started:.0f} s, {len(loaded)} source files)")  # fmt: skip
+        if where == "cli":
+            by_command = collections.Counter(
+                site.split(":")[0].split()[1] for site in sites.elements() if site.startswith("cli ")
+            )
+            runs_each = runs // len(CLI_COMMANDS)
+            print("  per command: " + ", ".join(f"{c} {by_command[c]}/{runs_each:,}" for c in CLI_COMMANDS)
+                  + " (half of each with --json, half with --on-error skip)")  # fmt: skip
 
     tally(
         "library",

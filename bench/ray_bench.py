@@ -1,4 +1,4 @@
-"""--jobs N threads against --engine ray on a generated folder, through the real CLI.
+"""--jobs N (forked processes, the default engine) against --engine ray on a generated folder, through the real CLI.
 
     python bench/ray_bench.py [--files 5000] [--jobs 2] [--runs 1] [--strategy structured]
 
@@ -67,24 +67,24 @@ def main() -> None:
         source = work / "in"
         generate(source, args.files)
         common = [str(source), "--strategy", args.strategy, "--quiet", "--jobs", str(args.jobs)]
-        engines = {"threads": [], "ray": ["--engine", "ray"]}
+        engines = {"processes": [], "ray": ["--engine", "ray"]}
         times: dict[str, list[float]] = {name: [] for name in engines}
         for _ in range(args.runs):
             for name, flags in engines.items():
                 out = work / f"out-{name}"
                 shutil.rmtree(out, ignore_errors=True)
                 times[name].append(timed(["compact", *common, "-o", str(out), *flags]))
-        identical = same_tree(work / "out-threads", work / "out-ray")
+        identical = same_tree(work / "out-processes", work / "out-ray")
         size = sum(p.stat().st_size for p in source.rglob("*") if p.is_file())
         print(
             f"{args.files} files, {size / 1e6:.1f} MB, --jobs {args.jobs}, strategy {args.strategy}, {args.runs} run(s)"
         )
-        base = statistics.median(times["threads"])
+        base = statistics.median(times["processes"])
         for name, values in times.items():
             median = statistics.median(values)
             print(
-                f"{name:8} median {median:7.2f} s  {args.files / median:7.1f} files/s  "
-                f"{median / args.files * 1000:6.2f} ms/file  x{median / base:.2f} of threads"
+                f"{name:9} median {median:7.2f} s  {args.files / median:7.1f} files/s  "
+                f"{median / args.files * 1000:6.2f} ms/file  x{median / base:.2f} of --jobs"
             )
         print(f"outputs identical: {identical}")
     finally:

@@ -107,11 +107,11 @@ ADDED_KEYS = frozenset(
 )
 
 
-def _without_added(value: Any) -> Any:
+def _without_added(value: Any, added: frozenset[str] = ADDED_KEYS) -> Any:
     if isinstance(value, dict):
-        return {k: _without_added(v) for k, v in value.items() if k not in ADDED_KEYS}
+        return {k: _without_added(v, added) for k, v in value.items() if k not in added}
     if isinstance(value, list):
-        return [_without_added(v) for v in value]
+        return [_without_added(v, added) for v in value]
     return value
 
 

@@ -255,38 +255,73 @@ def _recorded(data: bytes, name: str, format_name: str) -> None:
         calibrate(session, format_name)
 
 
-def run_cli(data: bytes, folder: Path, number: int) -> str | None:
-    """One command (compact, report, prune, replay, review, eval, by turn) on ``data``; None when it held.
+CLI_COMMANDS = ("compact", "prune", "report", "replay", "review", "eval")
 
-    Held means: no exception escaped the CLI and the exit code is one SPEC names (0-3).
+
+def cli_arguments(source: Path, folder: Path, number: int) -> list[str]:
+    """The command mutant ``number`` is run through: the six commands in turn, then with and
+    without ``--json`` in turn, then with and without ``--on-error skip`` in turn."""
+    out = str(folder / f"out{number}.jsonl")
+    command = CLI_COMMANDS[number % len(CLI_COMMANDS)]
+    arguments = {
+        "compact": ["compact", str(source), "-o", out, *(("-s", "prune", "-s", "window") if number % 4 else
+                    ("-s", "structured", "--threshold", "200"))],
+        "prune": ["prune", str(source), "-o", out],
+        "report": ["report", str(source)],
+        "replay": ["replay", str(source), "--threshold", "500"],
+        "review": ["review", str(source), "-o", str(folder / f"page{number}.html"), "-s", "window"],
+        "eval": ["eval", str(source), str(source)],
+    }[command]  # fmt: skip
+    turn = number // len(CLI_COMMANDS)
+    return [*arguments, *(["--json"] if turn % 2 == 0 else []), *(["--on-error", "skip"] if turn // 2 % 2 else [])]
+
+
+def run_cli(data: bytes, folder: Path, number: int) -> str | None:
+    """One command (``cli_arguments``) on ``data``, in this process; None when it held.
+
+    Held means: no exception escaped the CLI, the exit code is one SPEC names (0-3), and no
+    file failed as "cannot process this file" (a bug the batch caught: its site is named).
     """
     from typer.testing import CliRunner
 
     from compactctl.cli.main import app
+    from compactctl.errors import CompactctlError
+    from compactctl.files import jobs
 
     source = folder / f"in{number}.jsonl"
     source.write_bytes(data)
-    out = str(folder / f"out{number}.jsonl")
-    commands = (
-        ["compact", str(source), "-o", out, "-s", "prune", "-s", "window", "--json"],
-        ["report", str(source), "--json"],
-        ["prune", str(source), "-o", out],
-        ["replay", str(source), "--threshold", "500", "--json"],
-        ["compact", str(source), "-o", out, "-s", "structured", "--on-error", "skip", "--threshold", "200"],
-        ["report", str(source), "--on-error", "skip"],
-        ["review", str(source), "-o", str(folder / f"page{number}.html"), "-s", "window"],
-        ["eval", str(source), str(source), "--json"],
-    )
-    command = commands[number % len(commands)]
-    result = CliRunner().invoke(app, command)
+    arguments = cli_arguments(source, folder, number)
+    caught: list[str] = []
+    attempt = jobs.attempt
+
+    def noting(job: Any, work: Any) -> Any:  # the batch's own catch-all, told to say where the bug was
+        def watched(given: Any) -> Any:
+            try:
+                return work(given)
+            except (CompactctlError, OSError):
+                raise
+            except Exception as error:
+                caught.append(crash_site(error))
+                raise
+
+        return attempt(job, watched)
+
+    jobs.attempt = noting
+    try:
+        result = CliRunner().invoke(app, arguments)
+    finally:
+        jobs.attempt = attempt
     for leftover in folder.iterdir():
         leftover.unlink()
+    name = " ".join([arguments[0], *(a for a in arguments if a in ("--json", "--on-error"))])
     if result.exception is not None and not isinstance(result.exception, SystemExit):
-        return f"cli {command[0]}: {crash_site(result.exception)}"
+        return f"cli {name}: {crash_site(result.exception)}"
     if result.exit_code not in (0, 1, 2, 3):
-        return f"cli {command[0]}: exit {result.exit_code}"
+        return f"cli {name}: exit {result.exit_code}"
+    if caught:
+        return f"cli {name}: {caught[0]}"
     if "Traceback" in result.output or "cannot process this file" in result.output:
-        return f"cli {command[0]}: {result.output.strip().splitlines()[-1][:120]}"
+        return f"cli {name}: {result.output.strip().splitlines()[-1][:120]}"
     return None
 
 

@@ -373,3 +373,86 @@ def test_a_fall_the_log_does_not_explain_is_measured_once_the_rises_have_settled
     assert tokens == pytest.approx(-900, abs=40)
     assert calibration.ratio == pytest.approx(1.2, abs=0.01)
     assert calibration.held_out.p90 < 0.003
+
+
+def _claude_code_session_with_a_subagent_and_a_rewind(root):
+    """The real Claude Code: a long command output (kept whole or as a preview), a file changed between
+    runs, a subagent with its own calls, then a rewind (``--resume-session-at``) and more work on it."""
+    import json
+
+    from tests.fakes.anthropic import FakeAnthropic
+    from tests.fakes.clients import ClaudeCode, _run, require_client
+    from tests.fakes.scenarios import project
+    from tests.fakes.server import Reply, ToolCall, text_tokens
+
+    client = require_client("claude")
+    with FakeAnthropic() as fake:
+        fake.count = text_tokens
+        claude = ClaudeCode(client, root, project(root), fake)
+        cwd = claude.cwd
+        (cwd / "big.py").write_text(BIG_PY)
+
+        def run(prompt: str, *extra: str) -> str:
+            args = [str(client.binary), "-p", prompt, "--output-format", "json"]
+            args += ["--permission-mode", "acceptEdits", "--allowedTools", "Bash Read Edit Write Agent Task", *extra]
+            done = _run(args, claude.cwd, claude.env())
+            return str(json.loads(done.stdout.strip().splitlines()[-1])["session_id"])
+
+        def bash(command: str) -> ToolCall:
+            return ToolCall("Bash", {"command": command, "description": command[:30]})
+
+        def read(name: str) -> ToolCall:
+            return ToolCall("Read", {"file_path": str(cwd / name)})
+
+        fake.enqueue(
+            Reply(thinking="Read the code first. " * 5, text="Reading.", tool_calls=(read("big.py"),)),
+            Reply(text="A long log.", tool_calls=(bash("yes 'a line of the long build log' | head -n 1500"),)),
+            Reply(text="Count.", tool_calls=(bash("wc -l big.py"),)),
+            "big.py has 300 functions.",
+        )
+        session = run("Look at the code and the log.")
+        (cwd / "big.py").write_text(BIG_PY.replace("# step", "# stage"))
+        task = {
+            "description": "Check the notes",
+            "prompt": "Read notes.txt and app.py.",
+            "subagent_type": "general-purpose",
+        }
+        fake.enqueue(
+            Reply(text="Asking a subagent.", tool_calls=(ToolCall("Agent", task),)),
+            Reply(text="Sub: notes.", tool_calls=(read("notes.txt"),)),
+            Reply(text="Sub: app.", tool_calls=(read("app.py"),)),
+            "The notes ask for CSV; app.py subtracts.",
+            Reply(text="Check big.", tool_calls=(bash("grep -c stage big.py"),)),
+            "The subagent confirms: CSV.",
+        )
+        run("Ask a subagent to check the notes, then check big.py.", "--resume", session)
+        records = [json.loads(line) for line in claude.session_file(session).read_text().splitlines() if line]
+        answer = next(
+            r["uuid"]
+            for r in records
+            if r.get("type") == "assistant" and "300 functions" in json.dumps(r.get("message", {}).get("content"))
+        )
+        fake.enqueue(Reply(text="Again.", tool_calls=(bash("head -20 big.py"),)), "Rewound: fine.")
+        run("Instead, show the head of big.py.", "--resume", session, "--resume-session-at", answer)
+        fake.enqueue(
+            Reply(text="More.", tool_calls=(bash("tail -20 big.py"),)),
+            Reply(text="App.", tool_calls=(read("app.py"),)),
+            "Ok.",
+        )
+        run("And the tail, and app.py.", "--resume", session)
+        assert not fake.errors and not fake.script
+        return claude.session_file(session)
+
+
+@pytest.mark.clients
+def test_a_real_claude_code_session_with_a_subagent_and_a_rewind_calibrates_within_1_percent_held_out(tmp_path):
+    from compactctl.formats.records import parse_records
+
+    path = _claude_code_session_with_a_subagent_and_a_rewind(tmp_path)
+    session = claude_code.read(parse_records(path.read_bytes(), str(path))[0], str(path))
+    assert any(c.label.startswith("subagent") for c in session.contexts) and session.off_thread
+    calibration = calibrate(session, "claude-code")
+    # Before the reader took the rendered attachments: 39.7 % / 92.2 % (its prompt snapshots counted).
+    assert calibration.held_out.median < 0.01 and calibration.held_out.p90 < 0.01
+    assert calibration.ratio == pytest.approx(1.0, abs=0.03)
+    assert calibration.unlogged == {}  # nothing the client sent is missing from its log

@@ -13,7 +13,8 @@ cases of the Claude Code files with usage (formats/claude-code.jsonl and the fiv
 measure what the harness sent unlogged as steps in the usage, carried with the message it followed (their calibrated
 estimates moved, e.g. kesslerio's peak 174,958 -> 176,719 tokens; issue 20); keys added
 since are left out of the digest, see ADDED_KEYS; the v2 run document is read back into v1's shape, see
-``_as_pinned``);
+``_as_pinned``; the 7 of qiushiyan__duet again when its remote compaction's own call, which the rollout
+records no usage for, came into the bill as estimated, issue 20);
 ``bench/replay_golden.py check`` shows the first differing key.
 The generated memory-benchmark file is checked by the script only (a minute of strategies).
 """

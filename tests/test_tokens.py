@@ -1,7 +1,9 @@
+import functools
+import itertools
 import os
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compactctl.errors import InputError
@@ -273,6 +275,7 @@ def texts_of(value, found):
     return found
 
 
+@pytest.mark.slow  # every text of every real transcript, counted twice
 @needs_transcripts
 def test_fast_counts_are_tiktokens_on_every_text_of_the_real_transcripts(both_counters):
     import orjson
@@ -327,3 +330,69 @@ def test_the_tokenizer_can_be_told_to_be_tiktoken():
     env = {**os.environ, "COMPACTCTL_TOKENIZER": "tiktoken"}
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     assert result.stdout.split() == ["2", "True", "False"]
+
+
+# --- a long text is counted in pieces ------------------------------------------------------------
+
+PIECE_TEXT = st.lists(
+    st.sampled_from([*"abcXYZ019", " ", "  ", "\n", "\t", ".", "'s", "é", "日本", "(", "\r\n", "/", "word", " the"]),
+    max_size=150,
+).map("".join)
+
+
+_bundled = functools.cache(tiktokens)  # tiktoken's own encoder over the bundled table: a text counted whole
+
+
+def _safe(text: str, at: int) -> bool:
+    """A cut tiktoken's split makes too: before a space that follows a non-space."""
+    return text[at] == " " and not text[at - 1].isspace()
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=PIECE_TEXT, encoding=st.sampled_from(["cl100k_base", "o200k_base"]))
+def test_a_text_counted_in_pieces_counts_as_the_whole_text_where_it_is_cut_at_spaces(text, encoding):
+    from compactctl import tokens
+
+    encode = _bundled(encoding).encode_ordinary
+    pieces: list[str] = []
+
+    def count(piece: str) -> int:
+        pieces.append(piece)
+        return len(encode(piece))
+
+    with pytest.MonkeyPatch.context() as patch:  # small pieces: many cuts in every example
+        patch.setattr(tokens, "PIECES_ABOVE", 16)
+        patch.setattr(tokens, "PIECE", 12)
+        counted = tokens.counted_in_pieces(count, text)
+    assert "".join(pieces) == text  # nothing lost or doubled
+    cuts = list(itertools.accumulate(len(piece) for piece in pieces))[:-1]
+    forced = sum(1 for at in cuts if not _safe(text, at))  # a run of 12 with no such space: cut inside
+    whole = len(encode(text))
+    assert abs(counted - whole) <= 2 * forced  # a cut inside a run: a token or two more or less
+    if not forced:  # cut only before a space that follows a non-space: the whole text's count
+        assert counted == whole
+
+
+def test_a_long_line_with_no_space_is_counted_in_pieces_within_a_token_a_cut():
+    import random
+    import string
+
+    from compactctl import tokens
+
+    text = "".join(random.Random(3).choices(string.ascii_lowercase, k=100_000))  # one piece of the split
+    tiktoken_encode = _bundled("cl100k_base").encode_ordinary
+    counted = tokens.counted_in_pieces(lambda piece: len(tiktoken_encode(piece)), text)
+    whole = len(_bundled("cl100k_base").encode_ordinary(text))
+    cuts = len(text) // tokens.PIECE
+    assert cuts >= 10 and abs(counted - whole) <= 2 * cuts
+    with pytest.MonkeyPatch.context() as patch:  # tiktoken's counter (no fast extra) counts so itself
+        patch.setenv("COMPACTCTL_TOKENIZER", "tiktoken")
+        assert tokens._load_encoder("cl100k_base")(text) == counted
+
+
+def test_a_text_under_the_bound_is_counted_whole():
+    from compactctl import tokens
+
+    seen: list[str] = []
+    text = "word " * (tokens.PIECES_ABOVE // 5)
+    assert tokens.counted_in_pieces(lambda piece: seen.append(piece) or 1, text) == 1 and seen == [text]

@@ -199,7 +199,7 @@ def calibrate(session: RecordedSession, producer: str, claude_tokens: str = "fit
         why = (
             f"; {unknown:,} tokens the harness sent after the fitting half are in no record"
             " (reminders it did not log), which no fit on the log can foresee"
-            if unknown
+            if unknown > 0
             else ""
         )
         warnings.append(

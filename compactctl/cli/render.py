@@ -220,6 +220,13 @@ def render_one(report: FileReport) -> Table:
     return table
 
 
+def held_out_error(calls: int, median: float, p90: float) -> str:
+    """The calibration's held-out error, or that there was no call to hold out (too few with usage)."""
+    if not calls:
+        return "no call held out"
+    return f"held-out per-call error median {median:.1%}, p90 {p90:.1%}"
+
+
 def _calibration_rows(recorded: dict[str, Any]) -> list[tuple[str, str, str]]:
     """Reported vs counted vs calibrated input, the gap split and the producer's compactions."""
     rows = []
@@ -229,8 +236,8 @@ def _calibration_rows(recorded: dict[str, Any]) -> list[tuple[str, str, str]]:
             (
                 "API input, calibrated",
                 f"reported {recorded['reported_input_tokens']:,}, counted {recorded['counted_input_tokens']:,}, "
-                f"calibrated {recorded['calibrated_input_tokens']:,} (held-out per-call error median "
-                f"{error['median']:.1%}, p90 {error['p90']:.1%})",
+                f"calibrated {recorded['calibrated_input_tokens']:,} "
+                f"({held_out_error(error['calls'], error['median'], error['p90'])})",
                 "",
             )
         )

@@ -34,13 +34,13 @@ from compactctl.config import (
     RecordedOptions,
     StepsOptions,
 )
-from compactctl.files.io import Job, expand_inputs
+from compactctl.files.io import Job, expand_inputs, read_with_its_session
 from compactctl.files.jobs import run_jobs
 from compactctl.files.replay import replay_file
 from compactctl.replay.options import DEFAULT_THRESHOLDS, ReplayOptions
 from compactctl.replay.price_source import source_label
 from compactctl.replay.prices import Prices, load_prices, prices_for, with_summarizer_prices
-from compactctl.replay.results import FileReplay, aligned, replay_json
+from compactctl.replay.results import FileReplay, line_up, replay_json
 from compactctl.replay.simulate import ScenarioResult, aggregate
 from compactctl.replay.triggers import parse_thresholds, settings_grid, stage_pattern
 from compactctl.settings import SettingDecl
@@ -122,7 +122,10 @@ def replay(
     counter = counter_for(settings.of(CountOptions).encoding)
     summarizing = make_summarizer(summarizer, counter)
     read, recorded, strategies = settings.of(InputOptions), settings.of(RecordedOptions), settings.strategies()
-    found = [Job(source, None, name) for source, name, _ in expand_inputs(inputs)]
+    expanded = [(source, name) for source, name, _ in expand_inputs(inputs)]
+    sources = {source for source, _ in expanded}
+    # A subagent's calls are billed and replayed with its session (recorded/claude_code.py): not twice.
+    found = [Job(source, None, name) for source, name in expanded if not read_with_its_session(source, sources)]
     results, failures = run_jobs(
         found,
         lambda job: replay_file(
@@ -169,7 +172,7 @@ def _chart_source(results: list[FileReplay]) -> FileReplay:
 
 def render(results: list[FileReplay], label: str, prices: Prices) -> None:
     console = common_console()
-    rows = aggregate(aligned([r.settings for r in results]))
+    rows = aggregate(line_up([r.settings for r in results]))
     transcripts = sum(r.transcripts for r in results)
     where = f"{results[0].file} ({results[0].format}" if len(results) == 1 else f"{label} ({len(results)} files"
     table = settings_table(rows, f"{where}, {transcripts} transcript(s))", prices, console.width)
@@ -181,12 +184,14 @@ def render(results: list[FileReplay], label: str, prices: Prices) -> None:
     api = results[0].api if len(results) == 1 else None
     if api is not None:
         basis = ", ".join(f"{_setting_name(row)}: {kind}" for row, kind in zip(rows, api.basis, strict=True))
+        from compactctl.cli.render import held_out_error
+
         calibration = api.calibration
         table.caption = (
             f"in API input tokens; priced per call by the model it names ({source_label()}); {basis} "
             f"(bill: from the reported usage; estimate: calibrated: {calibration.encoding} "
             f"x{calibration.ratio:g}, hidden prefix, "
-            f"held-out per-call error median {calibration.held_out.median:.1%}, p90 {calibration.held_out.p90:.1%})"
+            f"{held_out_error(calibration.held_out.calls, calibration.held_out.median, calibration.held_out.p90)})"
         )
         for note in api.notes:
             if not unpriced or not note.startswith("model "):

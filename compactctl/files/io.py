@@ -43,8 +43,20 @@ def find_transcripts(folder: Path) -> list[Path]:
     return sorted(
         path
         for path in folder.rglob("*")
-        if path.is_file() and path.suffix in SUFFIXES and not is_output_name(path.name)
+        if path.is_file() and path.suffix in SUFFIXES and not is_output_name(path.name) and not is_sidecar(path)
     )
+
+
+def is_sidecar(path: Path) -> bool:
+    """Claude Code's ``<session>/subagents/agent-<id>.meta.json``: the subagent's settings, not a transcript."""
+    return path.parent.name == "subagents" and path.name.endswith(".meta.json")
+
+
+def read_with_its_session(source: str, sources: set[str]) -> bool:
+    """A subagent's file (``<session>/subagents/agent-*.jsonl``) whose session file is among ``sources``:
+    the session reads it (its calls are the session's), so it is not a file of its own."""
+    path = Path(source)
+    return path.parent.name == "subagents" and str(path.parent.parent.with_suffix(".jsonl")) in sources
 
 
 def is_output_name(name: str) -> bool:

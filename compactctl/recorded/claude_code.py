@@ -105,10 +105,16 @@ def _is_message(value: dict[str, Any]) -> bool:
 
 
 def _result_ids(value: dict[str, Any]) -> list[str]:
-    content = value.get("message", {}).get("content") if value.get("type") == "user" else None
+    message = value.get("message")
+    content = message.get("content") if value.get("type") == "user" and isinstance(message, dict) else None
     if not isinstance(content, list):
         return []
-    return [b["tool_use_id"] for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+    # A tool_result without its id (a cut or hand-edited record) answers no call.
+    return [
+        b["tool_use_id"]
+        for b in content
+        if isinstance(b, dict) and b.get("type") == "tool_result" and "tool_use_id" in b
+    ]
 
 
 @dataclass

@@ -171,7 +171,12 @@ class _Rollout:
             return  # the same event written twice
         self.last_total = total if isinstance(total, dict) else None
         self.reported_total = usage_of(total) or self.reported_total
-        self.counts.append((len(self.calls), usage_of(info.get("last_token_usage"))))
+        last = usage_of(info.get("last_token_usage"))
+        if last is None and self.forked_from is not None and not self.calls:
+            # A fork's opening count (after the compaction it began with): the parent's totals, no call's
+            # usage; paired, it would take the fork's first call and leave that call's own count unpaired.
+            return
+        self.counts.append((len(self.calls), last))
         self._end_call()
 
     def usage_record(self, payload: dict[str, Any]) -> None:

@@ -28,7 +28,7 @@ class FileReplay:
     skipped_lines: tuple[SkippedLine, ...] = ()  # lines left out by --on-error skip
 
 
-def aligned(per_file: Sequence[Sequence[ScenarioResult]]) -> list[list[ScenarioResult]]:
+def line_up(per_file: Sequence[Sequence[ScenarioResult]]) -> list[list[ScenarioResult]]:
     """The files' rows made to line up: where some file has a ``recorded`` row (its producer
     compacted), a file without one gets its baseline there, which is what its producer did."""
     rows = [list(settings) for settings in per_file]
@@ -106,7 +106,7 @@ def replay_json(files: Sequence[FileReplay], errors: Sequence[Mapping[str, Any]]
             "transcripts": sum(f.transcripts for f in files),
             "failed": len(errors),
             "skipped_lines": sum(len(f.skipped_lines) for f in files),
-            "settings": [scenario_json(row) for row in aggregate(aligned([f.settings for f in files]))],
+            "settings": [scenario_json(row) for row in aggregate(line_up([f.settings for f in files]))],
             "prices": source_label(),  # which list prices priced the run (besides a --prices table)
         },
     }

@@ -250,7 +250,7 @@ class TranscriptReview:
 
 def review_side(
     name: str,
-    settings: str,
+    description: str,  # what this side ran, in one line
     messages: list[Message],
     compaction: Compaction,
     counter: TokenCounter,
@@ -304,7 +304,7 @@ def review_side(
     )
     return SideReview(
         name,
-        settings,
+        description,
         compaction,
         figures,
         identifiers,

@@ -110,3 +110,22 @@ def test_an_odd_field_is_one_line_and_exit_2_from_every_command(tmp_path, case, 
         shown = result.stdout if extra else result.stderr
         assert said in shown and "Error" not in shown.replace(said, ""), shown
         assert "cannot process" not in result.output and "Traceback" not in result.output
+
+
+def _drop_result_ids(record):
+    message = record.get("message")
+    if record.get("type") == "user" and isinstance(message, dict) and isinstance(message.get("content"), list):
+        for block in message["content"]:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                block.pop("tool_use_id", None)
+
+
+@pytest.mark.parametrize("command", ["report", "replay"])
+def test_a_claude_code_tool_result_without_its_id_is_no_crash_of_the_recorded_usage(tmp_path, command):
+    # Found by the CLI fuzz (bench/fuzz_bench.py): the recorded calls' index read b["tool_use_id"].
+    source = tmp_path / "no-ids.jsonl"
+    source.write_bytes(with_change("claude-code.jsonl", _drop_result_ids))
+    assert b"tool_use_id" not in source.read_bytes()
+    result = runner.invoke(app, [command, str(source), "--json"])
+    assert "cannot process this file" not in result.output and "Traceback" not in result.output
+    assert result.exit_code in (0, 2), result.output

@@ -225,6 +225,82 @@ def codex_fork_fixture(root: Path) -> list[Path]:
     return written
 
 
+def codex_fork_after_compaction_fixture(root: Path) -> list[Path]:
+    """A Codex thread the client compacted (remote, on a low auto-compact limit) and ``codex exec fork``
+    of it under the same limit: the fork compacts before its own call, so its rollout opens with a
+    ``compacted`` history and a ``token_count`` of the parent's running totals whose
+    ``last_token_usage`` is all zeros."""
+    import shutil
+
+    client = require_client("codex")
+    with FakeResponses() as fake:
+        codex = Codex(client, root, project(root), fake)
+        fake.enqueue(ANSWER)
+        codex.run("What do the notes say?")
+        (parent,) = codex.rollouts()
+        thread = re.search(r"([0-9a-f-]{36})\.jsonl$", parent.name)
+        assert thread
+        codex.extra_config = "model_auto_compact_token_limit = 1000\n"
+        fake.enqueue("Keep the public interface.")
+        codex.run("And the second line?", resume=thread.group(1))
+        fake.enqueue("Forked: nothing else.")  # the limit still low: the fork compacts before its first call
+        codex.fork(thread.group(1), "Anything else?")
+        assert not fake.errors and not fake.script
+        (fork,) = [path for path in codex.rollouts() if path != parent]
+        assert b'"compacted"' in fork.read_bytes(), "the fork does not start from a compacted history"
+        out = OUT / f"codex-{_version(client.version)}-fork-after-compaction"
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir(parents=True)
+        written = []
+        for name, path in (("parent", parent), ("fork", fork)):
+            target = out / f"{name}.jsonl"
+            target.write_bytes(path.read_bytes().replace(str(root).encode(), b"/home/user"))
+            written.append(target)
+    return written
+
+
+def codex_killed_mid_call_fixture(root: Path) -> Path:
+    """A Codex run killed while its tool call runs (``sleep 60``): the rollout ends on an open call whose
+    response was written but whose ``token_count`` never was."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    client = require_client("codex")
+    with FakeResponses() as fake:
+        codex = Codex(client, root, project(root), fake)
+        codex.configure()
+        fake.enqueue(
+            Reply(text="Reading.", tool_calls=(ToolCall("exec_command", {"cmd": "cat notes.txt"}),)),
+            Reply(text="Waiting.", tool_calls=(ToolCall("exec_command", {"cmd": "sleep 60"}),)),
+        )
+        args = [str(client.binary), "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"]
+        running = subprocess.Popen(
+            [*args, "Read the notes, then wait."],
+            cwd=codex.cwd,
+            env=codex.env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        try:
+            for _ in range(120):
+                time.sleep(1)
+                rollouts = codex.rollouts()
+                if rollouts and b"sleep 60" in rollouts[0].read_bytes():
+                    break
+            time.sleep(2)  # the call is running: everything the client writes before it is out
+        finally:
+            os.killpg(running.pid, signal.SIGKILL)
+            running.wait()
+        (rollout,) = codex.rollouts()
+        data = rollout.read_bytes()
+    target = OUT / f"codex-{_version(client.version)}-killed-mid-call.jsonl"
+    target.write_bytes(data.replace(str(root).encode(), b"/home/user"))
+    return target
+
+
 if __name__ == "__main__":
     OUT.mkdir(parents=True, exist_ok=True)
     for record in (
@@ -234,6 +310,8 @@ if __name__ == "__main__":
         claude_code_branches_fixture,
         claude_code_forks_fixture,
         codex_fork_fixture,
+        codex_fork_after_compaction_fixture,
+        codex_killed_mid_call_fixture,
     ):
         with tempfile.TemporaryDirectory(prefix="fixture-") as root:
             print("wrote", record(Path(root)))

@@ -139,7 +139,7 @@ def test_one_huge_message_is_cut_into_pieces_under_the_limit(scripted):
 
 
 def test_too_small_an_input_limit_is_refused(scripted):
-    with pytest.raises(InputError, match="summary-input-max-tokens"):
+    with pytest.raises(InputError, match="`summary_input_max_tokens`"):
         run("summary", long_chat(4), {"threshold": 10, "summary_input_max_tokens": 100}, scripted)
 
 
@@ -186,7 +186,7 @@ def test_selective_keeps_code_json_and_patterns_in_place(scripted):
 
 
 def test_selective_refuses_a_bad_pattern(scripted):
-    with pytest.raises(InputError, match="keep-pattern"):
+    with pytest.raises(InputError, match="`keep_pattern`"):
         run("selective", long_chat(2), {"keep_pattern": ["("]}, scripted)
 
 

@@ -9,8 +9,10 @@ from compactctl.summarizers import SummaryRequest
 from compactctl.summarizers.extractive import ExtractiveSummarizer
 from compactctl.summarizers.sections import parse_summary
 from compactctl.tokens import counter_for
+from tests.helpers import agent_transcripts as transcripts
 from tests.helpers import call
 from tests.properties import examples
+from tests.secrets_corpus import CLEAN, CORPUS
 
 COUNTER = counter_for()
 SESSION = [
@@ -195,3 +197,19 @@ def test_a_rule_quoting_inline_code_is_still_the_users_sentence():
     said = [{"role": "user", "content": "Render iff `currentUserId === transfer.toUserId` — never a global notice.\n"
              "if (x) { return y; }"}]  # fmt: skip
     assert constraints(said) == ["Render iff `currentUserId === transfer.toUserId` — never a global notice."]
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    transcripts(),
+    st.lists(st.sampled_from([s.text for s in CORPUS[:40]] + list(CLEAN)), min_size=1, max_size=6),
+)
+def test_a_span_redacted_string_by_string_is_what_redacting_each_message_gives(messages, texts):
+    """The summarizer redacts each distinct string once (a memo): the same as redacting every message whole."""
+    from compactctl.summarizers.extractive import redacted
+    from compactctl.summarizers.redact import redact_messages
+
+    span = [*messages, *({"role": "user", "content": text} for text in texts)]
+    span.append({"role": "tool", "tool_call_id": "x", "content": [{"type": "text", "text": texts[0]}]})
+    assert redacted(span) == redact_messages(span)[0]
+    assert redacted(span) == redact_messages(span)[0]  # again, from the memo

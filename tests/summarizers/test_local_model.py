@@ -16,6 +16,10 @@ import pytest
 from tests.cli.conftest import write_jsonl
 from tests.helpers import call
 
+# A real model server on shared cores: minutes of CPU per test (208 s, 60 s and 44 s at a load of
+# 9-11), five times the rest of the inner loop together.
+pytestmark = pytest.mark.slow
+
 SHORT = [
     {"role": "system", "content": "You are a coding agent."},
     {"role": "user", "content": "Fix the failing test in src/app.py. Do not change the public interface."},

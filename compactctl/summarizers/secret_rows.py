@@ -1,0 +1,401 @@
+"""The redaction table: every row a kind of secret, a pattern and what replaces it.
+
+Three layers, run in order:
+
+1. issuers' token shapes (a known prefix and alphabet: ``sk_live_``, ``AIza``, ``glpat-``...),
+   which are specific enough to match anywhere;
+2. values after a label that says what they are (``aws_secret_access_key =``,
+   ``"SecretAccessKey":``, ``Authorization: Basic``, ``X-API-Key:``, ``password=``,
+   ``?password=`` in a query string, ``user:pass@`` in a URL), where the label is kept;
+3. private key blocks, whole (and a run of PEM body lines with no header, which is what a
+   cut-off key looks like).
+
+Each hit becomes ``[REDACTED:kind]``; a marker matches no row. ``redact`` (summarizers/redact.py)
+runs the table, then the passes for what the table alone misses (a secret cut by a line break,
+one base64- or URL-encoded).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from compactctl import lazyre
+
+MARKER = "[REDACTED:{}]"
+_M = MARKER
+
+# A value after a label: not a marker already, not a reference to where the secret lives
+# ($VAR, ${VAR}, $(cmd) as the whole value, os.environ[...], process.env.X, getenv(...)), not a
+# plain number.
+_VALUE_GUARD = (
+    r"(?!\[REDACTED)(?!\$(?:\{[^}\s]*\}|\([^)\s]*\)|[A-Za-z_]\w*)(?:[\s\"'`,;)\\]|$))"
+    r"(?!os\.|process\.env|getenv|env\(|environ)(?!\d+(?:\.\d+)?(?![^\s\"',;}\]]))"
+)
+_START = r"(?:(?<=\\[nrt])|\b)"
+# A label's end: an optional closing quote (escaped inside JSON text), then = : => :=.
+# (app.config['SECRET_KEY'] = ...: a subscript's closing bracket may come first.)
+_ASSIGN = r"\\?[\"']?\]?\s*(?:=|:|=>|:=)\s*\\?[\"'`]?"
+_SECRET_WORD = (
+    r"(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key"
+    r"|client[_-]?key[_-]?data|credentials?|auth|salt"
+    r"|(?:app|master|encryption|signing|jwt|session|cookie|hmac|storage|account)[_-]?key)"
+)
+# What may follow the word in a label: SECRET_KEY, secret_key_base, DB_PASSWORD_HASH.
+_LABEL_TAIL = r"(?:[_-]?key)?(?:[_-]?base)?s?\b"
+
+
+ASSIGNMENT_KEYS = ("pass", "pwd", "secret", "token", "key", "credential", "auth", "salt")
+# The first letters of every word of _SECRET_WORD: where an assignment's label can start.
+_SECRET_WORD_STARTS = (
+    "pass", "pwd", "secret", "token", "api", "access", "private", "client", "credential", "auth", "salt", "app",
+    "master", "encryption", "signing", "jwt", "session", "cookie", "hmac", "storage", "account",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Row:
+    kind: str
+    pattern: re.Pattern[str]
+    replacement: str
+    # Strings one of which a match must contain (lower-case, and looked for in the lower-cased
+    # text, when the row ignores case): a row whose keys are all absent from the text is
+    # skipped, which is most rows on most texts, since a substring test costs little.
+    keys: tuple[str, ...] = ()
+    folded: bool = False
+    # Where a match may start, for a row whose pattern would otherwise be tried at every
+    # character (a long alternation of words, ignoring case): at each of these strings, looked
+    # for in the lower-cased text (or just after it, with ``after``, and at the text's start).
+    starts: tuple[str, ...] = ()
+    after: bool = False
+    # A quick pattern a text must hold for the row to be tried at all (its literal start makes
+    # the search fast where the row's own pattern is not).
+    gate: re.Pattern[str] | None = None
+
+    def sub(self, text: str) -> tuple[str, int]:
+        if self.gate is not None and self.gate.search(text) is None:
+            return text, 0
+        if not self.starts:
+            return self.pattern.subn(self.replacement, text)
+        lowered = text.lower()
+        if len(lowered) != len(text):  # a character whose lower case is longer: positions would drift
+            return self.pattern.subn(self.replacement, text)
+        positions = {0} if self.after else set()
+        for start in self.starts:
+            at = lowered.find(start)
+            while at >= 0:
+                positions.add(at + len(start) if self.after else at)
+                at = lowered.find(start, at + 1)
+        pieces: list[str] = []
+        last = count = 0
+        for at in sorted(positions):
+            if at < last:
+                continue
+            found = self.pattern.match(text, at)
+            if found is None:
+                continue
+            pieces += [text[last:at], found.expand(self.replacement)]
+            last = found.end()
+            count += 1
+        return ("".join(pieces) + text[last:], count) if count else (text, 0)
+
+
+def _row(kind: str, pattern: str, replacement: str = _M, flags: int = 0, keys: tuple[str, ...] = ()) -> Row:
+    # A token right after an escaped newline ("...\\nghp_...", as in JSON arguments) starts a word too.
+    pattern = pattern.replace(r"|\b", "|" + _START)
+    pattern = _START + pattern[2:] if pattern.startswith(r"\b") else pattern
+    pattern = "(" + _START + pattern[3:] if pattern.startswith(r"(\b") else pattern
+    return Row(kind, lazyre.compile(pattern, flags), replacement.replace("{}", kind), keys, bool(flags & re.I))
+
+
+def _labelled(
+    kind: str,
+    label: str,
+    value: str,
+    flags: int = re.I,
+    keys: tuple[str, ...] = (),
+    starts: tuple[str, ...] = (),
+    after: bool = False,
+    gate: str | None = None,
+) -> Row:
+    """A secret after a label: the label (group 1) is kept, the value becomes the marker."""
+    row = _row(kind, f"({label}){_VALUE_GUARD}{value}", r"\1" + _M, flags, keys)
+    return dataclasses.replace(row, starts=starts, after=after, gate=lazyre.compile(gate, flags) if gate else None)
+
+
+PATTERNS: tuple[Row, ...] = (
+    # 3 first: a key block is replaced whole before a token row could cut it in two.
+    _row(
+        "private-key",
+        r"-----BEGIN[ A-Z0-9_-]*PRIVATE KEY(?: BLOCK)?-----.*?"
+        r"(?:-----END[ A-Z0-9_-]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+        flags=re.S,
+        keys=("PRIVATE KEY",),
+    ),
+    _row(
+        "private-key",
+        r"(?m)(Private-Lines: *\d+\r?\n)(?:[A-Za-z0-9+/=]{20,}\r?\n?)+",
+        r"\1" + _M,
+        keys=("Private-Lines",),
+    ),
+    # A run of base64 lines of PEM width with no header: the middle of a key cut elsewhere.
+    _row("key-body", r"(?m)(?:^[A-Za-z0-9+/]{60,76}(?:\r?\n|\\n)){3,}(?:[A-Za-z0-9+/]{0,76}={0,2}(?=\r?\n|\\n|$))?"),
+    # 1: issuers' shapes.
+    _row("anthropic-key", r"\bsk-ant-[A-Za-z0-9_-]{20,}", keys=("sk-ant-",)),
+    _row("openai-key", r"\bsk-(?:proj-|svcacct-|admin-|or-v1-|None-)?[A-Za-z0-9_-]{20,}", keys=("sk-",)),
+    _row("stripe-key", r"\b(?:sk|rk|pk)_(?:live|test|prod)_[A-Za-z0-9]{10,}", keys=("_live_", "_test_", "_prod_")),
+    _row("stripe-webhook-secret", r"\bwhsec_[A-Za-z0-9]{24,}", keys=("whsec_",)),
+    _row(
+        "aws-access-key",
+        r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA|A3T[A-Z0-9])[A-Z0-9]{16}\b",
+        keys=("AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA", "A3T"),
+    ),
+    _row("google-api-key", r"\bAIza[0-9A-Za-z_-]{35}", keys=("AIza",)),
+    _row("google-oauth-secret", r"\bGOCSPX-[A-Za-z0-9_-]{28}", keys=("GOCSPX-",)),
+    _row("google-oauth-token", r"\bya29\.[0-9A-Za-z_-]{20,}", keys=("ya29.",)),
+    _row(
+        "github-token",
+        r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
+        keys=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    ),
+    _row(
+        "gitlab-token",
+        r"\bgl(?:pat|dt|ptt|rt|cbt|imt|oas|ft|soat|ffct|agent)-[0-9A-Za-z_-]{20,}",
+        keys=(
+            "glpat-",
+            "gldt-",
+            "glptt-",
+            "glrt-",
+            "glcbt-",
+            "glimt-",
+            "gloas-",
+            "glft-",
+            "glsoat-",
+            "glffct-",
+            "glagent-",
+        ),
+    ),
+    _row("gitlab-token", r"\bGR1348941[0-9A-Za-z_-]{20,}", keys=("GR1348941",)),
+    _row("slack-token", r"\bxox[abposre]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{10,}", keys=("xox", "xapp-")),
+    _row(
+        "slack-webhook",
+        r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]+",
+        keys=("hooks.slack.com",),
+    ),
+    _row(
+        "discord-webhook",
+        r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]+",
+        keys=("/api/webhooks/",),
+    ),
+    _row("discord-token", r"\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}\b", keys=(".",)),
+    _row("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b", keys=("npm_",)),
+    _row("pypi-token", r"\bpypi-Ag[A-Za-z0-9_-]{50,}", keys=("pypi-Ag",)),
+    _row("huggingface-token", r"\b(?:hf_[A-Za-z]{30,}|api_org_[A-Za-z]{30,})", keys=("hf_", "api_org_")),
+    _row("sendgrid-key", r"\bSG\.[A-Za-z0-9_-]{20,24}\.[A-Za-z0-9_-]{40,46}", keys=("SG.",)),
+    _row("mailgun-key", r"\b(?:pub)?key-[0-9a-f]{32}\b", keys=("key-",)),
+    _row("shopify-token", r"\bshp(?:at|ca|pa|ss)_[A-Fa-f0-9]{32}\b", keys=("shp",)),
+    _row("digitalocean-token", r"\bdo[opr]_v1_[a-f0-9]{64}\b", keys=("_v1_",)),
+    _row("twilio-key", r"\b(?:SK|AC)[0-9a-f]{32}\b", keys=("SK", "AC")),
+    _row("telegram-token", r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b", keys=(":AA",)),
+    _row("azure-client-secret", r"(?<![A-Za-z0-9_~.])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}", keys=("Q~",)),
+    _row("vault-token", r"\bhv[sb]\.[A-Za-z0-9_-]{24,}", keys=("hvs.", "hvb.")),
+    _row("linear-key", r"\blin_api_[A-Za-z0-9]{40}\b", keys=("lin_api_",)),
+    _row("postman-key", r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b", keys=("PMAK-",)),
+    _row(
+        "grafana-token",
+        r"\b(?:glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,}={0,2})",
+        keys=("glsa_", "glc_"),
+    ),
+    _row("databricks-token", r"\bdapi[a-f0-9]{32}(?:-\d)?\b", keys=("dapi",)),
+    _row("age-secret-key", r"\bAGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}\b", keys=("AGE-SECRET-KEY-1",)),
+    _row(
+        "newrelic-key",
+        r"\bNR(?:AK|AA|II)-[A-Z0-9]{27}\b|\bNRJS-[a-f0-9]{19}\b",
+        keys=("NRAK-", "NRAA-", "NRII-", "NRJS-"),
+    ),
+    _row("doppler-token", r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,44}\b", keys=("dp.",)),
+    _row("planetscale-token", r"\bpscale_(?:tkn|pw|oauth)_[A-Za-z0-9=._-]{32,64}", keys=("pscale_",)),
+    _row("mapbox-token", r"\bsk\.eyJ[A-Za-z0-9._-]{50,}", keys=("sk.eyJ",)),
+    _row("groq-key", r"\bgsk_[A-Za-z0-9]{52}\b", keys=("gsk_",)),
+    _row("sentry-token", r"\bsntry[su]_[A-Za-z0-9+/=_-]{40,}", keys=("sntry",)),
+    _row("langsmith-key", r"\blsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}\b", keys=("lsv2_",)),
+    _row("square-token", r"\b(?:sq0(?:atp|csp)-[0-9A-Za-z_-]{22,43}|EAAA[A-Za-z0-9_-]{60})", keys=("sq0", "EAAA")),
+    _row("atlassian-token", r"\bATATT3[A-Za-z0-9_=-]{180,}", keys=("ATATT3",)),
+    _row("notion-token", r"\bntn_\d{11}[A-Za-z0-9]{35}\b|\bsecret_[A-Za-z0-9]{43}\b", keys=("ntn_", "secret_")),
+    _row("perplexity-key", r"\bpplx-[A-Za-z0-9]{48}\b", keys=("pplx-",)),
+    _row("replicate-token", r"\br8_[A-Za-z0-9]{37}\b", keys=("r8_",)),
+    _row("supabase-token", r"\bsbp_[a-f0-9]{40}\b", keys=("sbp_",)),
+    _row("pulumi-token", r"\bpul-[a-f0-9]{40}\b", keys=("pul-",)),
+    _row("facebook-token", r"\bEAA[A-Za-z0-9]{100,}", keys=("EAA",)),
+    _row("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", keys=("eyJ",)),
+    # 2: labelled values.
+    _labelled(
+        "authorization",
+        rf"\bauthorization{_ASSIGN}(?:bearer|basic|token|digest|bot|apikey)\s+",
+        r"[A-Za-z0-9._~+/=-]{8,}",
+        keys=("authorization",),
+    ),
+    _labelled("bearer-token", r"\bbearer\s+", r"[A-Za-z0-9._~+/=-]{16,}", keys=("bearer",)),
+    _labelled("basic-auth", r"\bbasic\s+", r"(?=[A-Za-z0-9+/]*[0-9+/=])[A-Za-z0-9+/]{12,}={0,2}", keys=("basic",)),
+    _labelled(
+        "api-key-header",
+        r"\b(?:x-api-key|api-key|x-auth-token|x-access-token|x-goog-api-key|x-functions-key|private-token"
+        rf"|x-shopify-access-token|ocp-apim-subscription-key){_ASSIGN}",
+        r"[^\s\"',;]{8,}",
+        keys=("key", "token", "api"),
+    ),
+    _labelled(
+        "aws-secret-key",
+        rf"\b(?:aws_?)?(?:secret_?access_?key|secret_?key|session_?token){_ASSIGN}",
+        r"[A-Za-z0-9/+=]{40,}",
+        keys=("secret", "session"),
+    ),
+    _labelled(
+        "azure-key",
+        r"\b(?:AccountKey|SharedAccessKey|SharedAccessSignature)=",
+        r"[A-Za-z0-9+/=%]{20,}",
+        keys=("accountkey", "sharedaccess"),
+    ),
+    _labelled(
+        "url-signature",
+        r"[?&](?:sig|signature|X-Amz-Signature|X-Goog-Signature)=",
+        r"[A-Za-z0-9%+/=_-]{20,}",
+        keys=("sig", "signature"),
+    ),
+    # user:password@ in a URL, the user possibly empty, the password possibly holding '/'
+    # (a port and path are not a password: the first segment may not be all digits).
+    # The password may hold an unencoded '@': it runs to the last '@' before the host.
+    _labelled(
+        "url-password",
+        r"\b[a-z][a-z0-9+.-]*://[^\s:/@\"'<>\[\]]*:",
+        r"(?!\d+[/@])[^\s\"'<>]+(?=@[^\s@/\"'<>]*(?:[/?#\s\"'<>]|$))",
+        keys=("://",),
+    ),
+    # A token alone before the host (https://TOKEN@host): long, with letters and digits, unlike a user name.
+    _labelled(
+        "url-token",
+        r"\b[a-z][a-z0-9+.-]*://",
+        r"(?=[^\s:/@\"'<>]*\d)(?=[^\s:/@\"'<>]*[A-Za-z])[^\s:/@\"'<>]{16,}(?=@)",
+        keys=("://",),
+    ),
+    # A connection string's Password=...; / PWD=...; runs to the ';' (a password may hold '&').
+    _labelled(
+        "connection-password",
+        r"(?:^|[;\s\"'{])(?:password|pwd)\s*=\s*",
+        r"(?:\{[^}\r\n]*\}|[^;\s\"'\r\n]+)(?=;|\s*$|[\"'])",
+        keys=("password", "pwd"),
+    ),
+    _labelled(
+        "query-password",
+        r"[?&;](?:password|passwd|pwd|pass|secret|token|api[_-]?key|apikey|key|access[_-]?token|auth|auth[_-]?token"
+        r"|client[_-]?secret|refresh[_-]?token|id[_-]?token|private[_-]?token|sig|signature|code)=",
+        r"[^&;\s\"'#]+",
+        keys=("=",),
+    ),
+    _labelled("netrc-password", r"\bmachine\s+\S+\s+login\s+\S+\s+password\s+", r"[^\s\"'\\]+", keys=("machine",)),
+    _labelled("cli-password", r"\bcurl\b[^\n]*?\s(?:-u|--user)\s+[\"']?[^\s:\"']+:", r"[^\s\"']+", keys=("curl",)),
+    _labelled(
+        "cli-password",
+        r"\b(?:mysql|mysqldump|mysqladmin)\b[^\n]*?\s-p(?=\S)",
+        r"[\"']?[^\s\"']{4,}[\"']?",
+        keys=("mysql",),
+    ),
+    _labelled("cli-password", r"\bsshpass\s+-p\s*", r"[^\s\"'\\]+", keys=("sshpass",)),
+    _labelled(
+        "cli-token",
+        r"(?:\s--(?:token|password|api-key|access-token|auth-token|secret)[= ]\s*|\s-t\s+(?=dop_|[A-Za-z0-9_-]{30})"
+        r"|\s-(?:storepass|keypass|srcstorepass|deststorepass|srckeypass|destkeypass)\s+|\s-pass(?:in|out)\s+pass:)"
+        r"[\"']?",
+        r"[^\s\"']{6,}",
+        keys=("--", "-t ", "pass"),
+    ),
+    # A password piped into a registry login: echo 'PW' | docker login --password-stdin.
+    _labelled(
+        "cli-password",
+        r"\b(?:echo|printf)\s+(?:-n\s+)?([\"']?)",
+        r"[^\s\"'|]{6,}(?=\2\s*\|\s*(?:sudo\s+)?(?:docker|podman|helm|oras|buildah|skopeo|nerdctl|crane)\b[^\n|]*"
+        r"\blogin\b)",
+        keys=("login",),
+    ),
+    # ~/.pgpass: host:port:database:user:password, a line each.
+    _labelled(
+        "pgpass-password",
+        r"[A-Za-z0-9.-]+:(?:\d{1,5}|\*):[A-Za-z0-9_.$*-]+:[A-Za-z0-9_.@*-]+:",
+        r"(?![\d*]*(?:$|\s))[^\s\"':]{6,}(?=$|[\r\n\"']|\\n)",
+        flags=re.M,
+        keys=(":",),
+        starts=("\n", "\\n", "'", '"', " "),
+        after=True,
+        gate=r":(?:\d{1,5}|\*):[A-Za-z0-9_.$*-]+:[A-Za-z0-9_.@*-]+:",
+    ),
+    # The output of `cat` on a key file (config/master.key, secret.txt, *.pem): its first line.
+    _labelled(
+        "key-file",
+        r"(?:^|(?<=[\s\"'])|\\n)(?:\$ )?cat\s+[^\s|;&]*"
+        r"(?:master\.key|secret|token|credential|password|passwd|\.key\b)[^\s|;&]*\s*(?:\r?\n|\\n)",
+        r"[A-Za-z0-9+/=_.-]{16,}(?=\r?\n|\\n|$|\s|[\"'])",
+        keys=("cat",),
+        gate=r"cat\s+[^\s|;&]*(?:master\.key|secret|token|credential|password|passwd|\.key\b)",
+    ),
+    # define('DB_PASSWORD', '...'), setenv("API_TOKEN", "..."): a secret's name, then its value, quoted.
+    _labelled(
+        "secret-assignment",
+        rf"\(\s*([\"'])[A-Za-z0-9_.-]*{_SECRET_WORD}{_LABEL_TAIL}[A-Za-z0-9_.-]*\2\s*,\s*(\\?[\"'])",
+        r"(?:(?!\3)[^\r\n]){6,1000}?(?=\3)",
+        keys=ASSIGNMENT_KEYS,
+        starts=("(",),
+    ),
+    # "key": "value", KEY='value', key = `value`: a quoted value runs to its closing quote, whatever it
+    # holds (a Django key's ( # ! @ %, a password's spaces), on one line.
+    _labelled(
+        "secret-assignment",
+        rf"{_SECRET_WORD}{_LABEL_TAIL}\\?[\"']?\]?\s*(?:=|:|=>|:=)[ \t]*(\\?[\"'`])",
+        r"(?:(?!\2)[^\r\n]){6,1000}?(?=\2)",
+        keys=ASSIGNMENT_KEYS,
+        starts=_SECRET_WORD_STARTS,
+    ),
+    # KEY=value, key: value, key => value unquoted: to the next space or separator; ( ) and # may be inside.
+    _labelled(
+        "secret-assignment",
+        rf"{_SECRET_WORD}{_LABEL_TAIL}{_ASSIGN}",
+        # A value that is a function being called (get_token(), Secret("x")) is not a secret.
+        r"(?![A-Za-z_][\w.]*\([\w.'\", =\[\]-]*\)(?:[\s,;]|$))"
+        r"[^\s\"'`,;\\<>{}\[\]]{6,}?(?=\)*(?:[\s\"'`,;\\<>{}\[\]]|$))",
+        keys=ASSIGNMENT_KEYS,
+        starts=_SECRET_WORD_STARTS,
+    ),
+)
+
+
+KEY_BLOCK_ROWS = 3  # the private-key and key-body rows at the head of PATTERNS
+
+
+def redact_rows(text: str, rows: Sequence[Row] = PATTERNS) -> tuple[str, int]:
+    """The table's rows, in order, over ``text``."""
+    total = 0
+    lowered = text.lower()
+    # Which keys the text holds, each looked for once (rows share keys), not once per row: those
+    # of case-blind rows in the text as given, the others in the text as it is now.
+    folded_keys, exact_keys = _row_keys()
+    folded = {key for key in folded_keys if key in lowered}
+    exact = {key for key in exact_keys if key in text}
+    for row in rows:
+        if row.keys and (folded if row.folded else exact).isdisjoint(row.keys):
+            continue
+        text, count = row.sub(text)
+        total += count
+        if count:
+            exact = {key for key in exact_keys if key in text}
+    return text, total
+
+
+@functools.cache
+def _row_keys() -> tuple[frozenset[str], frozenset[str]]:
+    """Every key of the table's rows that ignore case, and of those that do not."""
+    return (
+        frozenset(key for row in PATTERNS if row.folded for key in row.keys),
+        frozenset(key for row in PATTERNS if not row.folded for key in row.keys),
+    )

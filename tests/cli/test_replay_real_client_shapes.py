@@ -1,0 +1,152 @@
+"""``replay`` of the shapes real clients write (tests/fakes/record_fixtures.py): a Claude Code project
+folder copied as it is (session files, forks, and each session's ``<session>/subagents/``, its
+``agent-*.jsonl`` beside its ``agent-*.meta.json``), a Codex fork that compacted first, a Codex
+run killed during a tool call."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import orjson
+import pytest
+from genai_prices import Usage, calc_price
+from typer.testing import CliRunner
+
+from compactctl.cli.main import app
+
+BRANCHES = Path(__file__).parents[1] / "formats" / "data" / "real-clients" / "claude-code-2.1.332-branches"
+
+
+def _bill(folder: Path) -> tuple[int, float]:
+    """The calls and list-price bill of every response in the folder, each ``message.id`` once
+    (a fork's file repeats its parent's responses; a subagent's are in its own file only)."""
+    responses = {}
+    for file in folder.rglob("*.jsonl"):
+        for line in file.read_bytes().splitlines():
+            record = orjson.loads(line)
+            message = record.get("message")
+            if record.get("type") == "assistant" and isinstance(message, dict) and message.get("usage"):
+                responses[message["id"]] = message
+    cost = 0.0
+    for message in responses.values():
+        usage = message["usage"]
+        read, write = usage.get("cache_read_input_tokens", 0), usage.get("cache_creation_input_tokens", 0)
+        tokens = Usage(
+            input_tokens=usage["input_tokens"] + read + write,
+            cache_read_tokens=read,
+            cache_write_tokens=write,
+            output_tokens=usage["output_tokens"],
+        )
+        cost += float(calc_price(tokens, model_ref=message["model"], provider_id="anthropic").total_price)
+    return len(responses), cost
+
+
+def test_a_copied_project_folder_bills_each_subagent_call_once_and_reads_no_sidecar(tmp_path):
+    folder = tmp_path / "project"
+    shutil.copytree(BRANCHES, folder)
+    assert list(folder.rglob("subagents/*.meta.json")), "the fixture keeps the client's sidecar"
+    calls, bill = _bill(folder)
+    result = CliRunner().invoke(app, ["replay", str(folder), "-t", "5000", "--json", "-q"])
+    report = orjson.loads(result.stdout)
+    assert result.exit_code == 0, (report["failed"], result.stderr)
+    baseline = report["total"]["settings"][0]
+    assert baseline["trigger"] == "none"
+    assert baseline["calls"] == calls
+    assert abs(baseline["cost"] - bill) <= 0.03 * bill, (baseline["cost"], bill)
+
+
+CODEX_FORK = Path(__file__).parents[1] / "formats" / "data" / "real-clients" / "codex-0.171.0-fork-after-compaction"
+
+
+def test_a_codex_fork_that_compacted_first_is_billed_from_its_own_usage(tmp_path):
+    """The fork's opening ``token_count`` (the parent's totals, ``last_token_usage`` all zeros) is no call's."""
+    model, calls, bill = None, 0, 0.0
+    for line in (CODEX_FORK / "fork.jsonl").read_bytes().splitlines():
+        record = orjson.loads(line)
+        payload = record.get("payload") or {}
+        if record.get("type") == "turn_context":
+            model = payload["model"]
+        info = payload.get("info") if payload.get("type") == "token_count" else None
+        if info and info["last_token_usage"]["input_tokens"]:
+            last = info["last_token_usage"]
+            usage = Usage(
+                input_tokens=last["input_tokens"],
+                cache_read_tokens=last["cached_input_tokens"],
+                output_tokens=last["output_tokens"],
+            )
+            bill += float(calc_price(usage, model_ref=model, provider_id="openai").total_price)
+            calls += 1
+    result = CliRunner().invoke(app, ["replay", str(CODEX_FORK / "fork.jsonl"), "-t", "50000", "--json", "-q"])
+    assert result.exit_code == 0, result.stderr
+    (replayed,) = orjson.loads(result.stdout)["files"]
+    # The fork compacted, so its recorded row is the bill (and none the estimate without that compaction).
+    billed = next(row for row in replayed["settings"] if row["basis"] == "bill")
+    assert (billed["trigger"], billed["calls"]) == ("recorded", calls)
+    assert abs(billed["cost"] - bill) <= 0.03 * bill, (billed["cost"], bill)
+
+
+CODEX_KILLED = Path(__file__).parents[1] / "formats" / "data" / "real-clients" / "codex-0.171.0-killed-mid-call.jsonl"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="replay/recorded.py: the bill row counts a call whose token_count was never written as 0 tokens "
+    "(context_per_call [9400, 0]) while every estimate row counts it, so a threshold that never compacts "
+    "shows +10% vs none",
+)
+def test_a_codex_run_killed_during_a_tool_call_costs_the_same_under_a_threshold_it_never_reaches():
+    result = CliRunner().invoke(app, ["replay", str(CODEX_KILLED), "-t", "50000", "--json", "-q"])
+    assert result.exit_code == 0, result.stderr
+    (replayed,) = orjson.loads(result.stdout)["files"]
+    none, threshold = replayed["settings"]
+    assert threshold["compactions"] == 0 and none["calls"] == threshold["calls"] == 2
+    assert 0 not in none["context_per_call"], none["context_per_call"]
+    assert abs(threshold["cost"] - none["cost"]) <= 0.03 * none["cost"], (threshold["cost"], none["cost"])
+
+
+def test_a_calibration_with_no_call_held_out_claims_no_held_out_error():
+    """The killed run has one call with usage: nothing to hold out, so no "0.0%" held-out error."""
+    result = CliRunner().invoke(app, ["replay", str(CODEX_KILLED), "-t", "50000"], terminal_width=400)
+    assert result.exit_code == 0, result.stderr
+    (replayed,) = orjson.loads(
+        CliRunner().invoke(app, ["replay", str(CODEX_KILLED), "-t", "50000", "--json", "-q"]).stdout
+    )["files"]
+    assert replayed["api"]["calibration"]["error"]["held_out"]["calls"] == 0
+    table = " ".join(result.stdout.split())
+    assert "held-out per-call error median 0.0%" not in table
+    assert "no call held out" in table
+    report = CliRunner().invoke(app, ["report", str(CODEX_KILLED)], terminal_width=400)
+    assert report.exit_code == 0, report.stderr
+    assert "no call held out" in " ".join(report.stdout.split())
+
+
+GEMINI = Path(__file__).parents[1] / "formats" / "data" / "real-clients" / "gemini-cli-0.61.0.jsonl"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="no recorded-usage reader for Gemini CLI: its session names the model (gemini-3.1-pro-preview) and "
+    "each response's tokens, yet replay counts the text and prices it as --model-pricing (gpt-4o)",
+)
+def test_a_gemini_cli_session_is_billed_from_its_own_tokens_at_the_model_it_names():
+    responses = {}
+    for line in GEMINI.read_bytes().splitlines():
+        record = orjson.loads(line)
+        if isinstance(record, dict) and record.get("type") == "gemini" and record.get("tokens"):
+            responses[record["id"]] = record  # Gemini CLI rewrites a message: each id once
+    bill = 0.0
+    for record in responses.values():
+        tokens = record["tokens"]
+        usage = Usage(
+            input_tokens=tokens["input"],
+            cache_read_tokens=tokens["cached"],
+            output_tokens=tokens["output"] + tokens["thoughts"],
+        )
+        bill += float(calc_price(usage, model_ref=record["model"], provider_id="google").total_price)
+    result = CliRunner().invoke(app, ["replay", str(GEMINI), "-t", "50000", "--json", "-q"])
+    assert result.exit_code == 0, result.stderr
+    (replayed,) = orjson.loads(result.stdout)["files"]
+    baseline = replayed["settings"][0]
+    assert (baseline["calls"], baseline["basis"]) == (len(responses), "bill")
+    assert abs(baseline["cost"] - bill) <= 0.03 * bill, (baseline["cost"], bill)
