@@ -275,6 +275,7 @@ def texts_of(value, found):
     return found
 
 
+@pytest.mark.slow  # every text of every real transcript, counted twice
 @needs_transcripts
 def test_fast_counts_are_tiktokens_on_every_text_of_the_real_transcripts(both_counters):
     import orjson
