@@ -33,7 +33,7 @@ from typer.models import ArgumentInfo, OptionInfo
 from compactctl import lazyre
 from compactctl.config import GATE_PANEL, IO_PANEL, all_settings, load_config, merge
 from compactctl.errors import InputError
-from compactctl.formats import FORMATS
+from compactctl.formats import writing_formats
 from compactctl.settings import SPEC_KEY, Needs, Options, SettingDecl, SettingSpec, declared, fields_of, problem
 from compactctl.strategies import STRATEGIES, StrategyOptions
 
@@ -56,8 +56,7 @@ ToFormat = Annotated[
     str | None,
     typer.Option(
         "--to",
-        help=f"Output format (converts): {', '.join(n for n, fmt in FORMATS.items() if fmt.writes)}."
-        "  \\[default: the input's format]",
+        help=f"Output format (converts): {', '.join(writing_formats())}.  \\[default: the input's format]",
         metavar="FORMAT",
         rich_help_panel=IO_PANEL,
     ),

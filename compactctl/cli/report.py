@@ -22,7 +22,7 @@ from compactctl.config import (
     RecordedOptions,
 )
 from compactctl.errors import InputError
-from compactctl.files.io import Job, expand_inputs
+from compactctl.files.io import UNWRITTEN, Job, expand_inputs
 from compactctl.files.jobs import run_jobs
 from compactctl.files.report import report_pair
 from compactctl.settings import SettingDecl
@@ -99,6 +99,8 @@ def counterpart(after: str | None, name: str, before: str) -> str | None:
     if after is None:
         return None
     if Path(before).is_dir():
+        if not Path(after).exists():
+            raise InputError(f"no such folder ({UNWRITTEN})", after)
         if not Path(after).is_dir():
             raise InputError("BEFORE is a folder, so AFTER must be one too", after)
         return str(Path(after) / name)

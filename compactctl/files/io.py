@@ -29,6 +29,8 @@ STDIO = "-"
 OUTPUT_MARK = ".compacted"
 PRUNED_MARK = ".pruned"
 OUTPUT_MARKS = (OUTPUT_MARK, PRUNED_MARK)  # outputs of earlier runs, left out of folder inputs
+# Why a file (or folder) compact's output should hold may be missing: said where one is looked for.
+UNWRITTEN = "compact writes no copy of a file it leaves unchanged: --write-unchanged writes one"
 
 
 @dataclass(frozen=True)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from compactctl.config import GateOptions, InputOptions, RecordedOptions
+from compactctl.errors import InputError
 from compactctl.facts import fold
-from compactctl.files.io import STDIO, read_source, sniffed
+from compactctl.files.io import STDIO, UNWRITTEN, read_source, sniffed
 from compactctl.formats import Format, load_records, records_of
 from compactctl.formats.records import Record, SkippedLine, kept_records, skip_list
 from compactctl.reporting import FileReport, Labelled, MessageSource, check_facts_present, file_report, measure
@@ -68,6 +70,8 @@ def report_pair(
         measured_before = dataclasses.replace(measured_before, facts_found=again.facts_found)
     measured_after = None
     if after is not None:
+        if after != STDIO and not Path(after).exists():
+            raise InputError(f"no such file ({UNWRITTEN})", after)
         skipped_after = skip_list(read.on_error)
         measured_after = measure(open_transcripts(after, format, skipped_after).walk(), counter, facts)
         skipped_before += [dataclasses.replace(s, file=after) for s in skipped_after or ()]

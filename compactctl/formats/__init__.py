@@ -12,28 +12,15 @@ Nothing is added to the messages themselves.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from types import ModuleType
 from typing import IO, TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from compactctl.errors import InputError
-from compactctl.formats import (
-    agents_sqlite,
-    ai_sdk,
-    anthropic,
-    chat,
-    claude_code,
-    codex,
-    dataset,
-    gemini,
-    otel,
-    responses,
-    swe_agent,
-    tau_bench,
-)
 from compactctl.formats.base import Native, Opener, Transcript, converted
-from compactctl.formats.records import Record, SkippedLine, check_message, database_records, parse_records
+from compactctl.formats.records import Database, Record, SkippedLine, check_message, database_records, parse_records
 from compactctl.formats.unknown import undetected
 from compactctl.transcript import Message, Violation
 
@@ -122,30 +109,90 @@ _DECLARED += ("suffixes", "carried_parts", "counted_in", "carries_usage")
 _FUNCTIONS = ("violations", "stream", "walk", "selected", "replace_sessions")
 
 
+def _values(records: list[Record], first: int) -> list[Any]:
+    return [record.value for record in records[:first]]
+
+
+def _has_key(records: list[Record], first: int, *keys: str) -> bool:
+    """Some one of the first records is an object with one of these keys."""
+    return any(isinstance(value, dict) and any(key in value for key in keys) for value in _values(records, first))
+
+
+# Each format by name: its module, the file names a folder input picks up from it (its SUFFIXES),
+# whether it writes (its WRITES), and a sniff. The module is imported only when the format is
+# used or its sniff passes: a run imports the reader of its file, not all twelve. A sniff is a
+# cheap test every file its ``detect`` claims passes (keys ``detect`` looks for), never the
+# other way round; tests/formats/test_registry.py holds each row to its module.
+class _Row(NamedTuple):
+    module: str
+    suffixes: tuple[str, ...] = (".jsonl", ".json")
+    writes: bool = True
+    sniff: Callable[[list[Record]], bool] | None = None  # None: no sniff, ``detect`` decides
+
+
 # Most specific first: detection takes the first format that claims the records.
-FORMATS: dict[str, Format] = {
-    fmt.name: fmt
-    for fmt in map(
-        Format.of,
-        (
-            agents_sqlite,
-            otel,
-            ai_sdk,
-            swe_agent,
-            tau_bench,
-            codex,
-            gemini,
-            claude_code,
-            anthropic,
-            responses,
-            dataset,
-            chat,
+_ROWS: dict[str, _Row] = {
+    "agents-sqlite": _Row(
+        "agents_sqlite", (), sniff=lambda records: len(records) == 1 and isinstance(records[0].value, Database)
+    ),
+    "otel": _Row(
+        "otel", writes=False, sniff=lambda records: _has_key(records, 20, "resourceSpans", "spanId", "context")
+    ),
+    "ai-sdk": _Row("ai_sdk", sniff=lambda records: bool(records) and _has_key(records, 1, "parts")),
+    "swe-agent": _Row(
+        "swe_agent", (".traj", ".json"), sniff=lambda records: len(records) == 1 and _has_key(records, 1, "history")
+    ),
+    "tau-bench": _Row("tau_bench", sniff=lambda records: _has_key(records, 1, "traj")),
+    "codex": _Row("codex", sniff=lambda records: _has_key(records, 5, "payload")),
+    "gemini": _Row(
+        "gemini",
+        sniff=lambda records: (
+            _has_key(records, 5, "projectHash", "$rewindTo", "$set")
+            or any(isinstance(value, dict) and value.get("type") == "gemini" for value in _values(records, 5))
         ),
-    )
+    ),
+    "claude-code": _Row(
+        "claude_code", sniff=lambda records: _has_key(records, 20, "sessionId", "uuid", "leafUuid", "messageId")
+    ),
+    "anthropic": _Row("anthropic"),
+    "responses": _Row("responses"),
+    "dataset": _Row("dataset", (".jsonl", ".ndjson")),
+    "chat": _Row("chat", (".jsonl", ".ndjson")),
 }
 
+
+class _Formats(Mapping[str, Format]):
+    """The registry, by name in detection order; a format's module is imported when it is first looked up."""
+
+    def __init__(self) -> None:
+        self._loaded: dict[str, Format] = {}
+
+    def __getitem__(self, name: str) -> Format:
+        found = self._loaded.get(name)
+        if found is None:
+            row = _ROWS[name]  # KeyError for a name not registered, as a dict
+            found = self._loaded[name] = Format.of(importlib.import_module(f"compactctl.formats.{row.module}"))
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_ROWS)
+
+    def __len__(self) -> int:
+        return len(_ROWS)
+
+    def __contains__(self, name: object) -> bool:
+        return name in _ROWS
+
+
+FORMATS: Mapping[str, Format] = _Formats()
+
 # The file names a folder input picks up: every format's, in the order formats are detected.
-SUFFIXES: tuple[str, ...] = tuple(dict.fromkeys(suffix for fmt in FORMATS.values() for suffix in fmt.suffixes))
+SUFFIXES: tuple[str, ...] = tuple(dict.fromkeys(suffix for row in _ROWS.values() for suffix in row.suffixes))
+
+
+def writing_formats() -> list[str]:
+    """The formats a transcript can be written in (``--to``), by name, without importing them."""
+    return [name for name, row in _ROWS.items() if row.writes]
 
 
 def many_per_file() -> list[str]:
@@ -160,7 +207,10 @@ def carried_parts(format_name: str | None) -> Mapping[str, frozenset[str]]:
 
 
 def detect(records: list[Record], path: str = "<input>") -> Format:
-    for fmt in FORMATS.values():
+    for name, row in _ROWS.items():
+        if row.sniff is not None and not row.sniff(records):
+            continue  # cannot be this format: its module is not imported to ask
+        fmt = FORMATS[name]
         if fmt.detect(records):
             return fmt
     raise undetected(records, path, FORMATS)
@@ -232,7 +282,7 @@ def _read_skipping(
     """``fmt.read``; with a ``skipped`` list, a line-per-record file's bad lines are left out instead."""
     if skipped is None or not fmt.line_records or any(record.raw is None for record in records):
         return fmt.read(records, path)
-    if fmt.name == chat.NAME:  # one pass: a chat line is bad on its own
+    if fmt.name == "chat":  # one pass: a chat line is bad on its own
         records = [record for record in records if _message_or_skip(record, path, skipped)]
         if not records:  # nothing left to read: the file fails, on its last bad line
             raise InputError(skipped[-1].problem, path, skipped[-1].line)

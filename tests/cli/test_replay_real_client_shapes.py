@@ -144,3 +144,30 @@ def test_a_gemini_cli_session_is_billed_from_its_own_tokens_at_the_model_it_name
     baseline = replayed["settings"][0]
     assert (baseline["calls"], baseline["basis"]) == (len(responses), "bill")
     assert abs(baseline["cost"] - bill) <= 0.03 * bill, (baseline["cost"], bill)
+
+
+FORKS = Path(__file__).parents[1] / "formats" / "data" / "real-clients" / "claude-code-2.1.332-forks"
+
+
+def test_report_of_a_folder_against_compacts_output_names_the_files_compact_left_unwritten(tmp_path):
+    """compact writes no copy of a file it leaves unchanged; report BEFORE AFTER says so, and with
+    --write-unchanged every after-figure is compact's own."""
+    out = tmp_path / "out"
+    compacted = CliRunner().invoke(app, ["compact", str(FORKS), "-o", str(out), "--json", "-q"])
+    assert compacted.exit_code == 0, compacted.stderr
+    assert {f["status"] for f in orjson.loads(compacted.stdout)["files"]} == {"unchanged"}
+    missing = CliRunner().invoke(app, ["report", str(FORKS), str(out), "--json", "-q"])
+    assert missing.exit_code == 2
+    document = orjson.loads(missing.stdout)
+    assert "--write-unchanged" in document["error"]["message"], document["error"]  # no output folder at all
+    out.mkdir()
+    (out / "parent.jsonl").write_bytes((FORKS / "parent.jsonl").read_bytes())
+    some = orjson.loads(CliRunner().invoke(app, ["report", str(FORKS), str(out), "--json", "-q"]).stdout)
+    reasons = {f["name"]: f["reason"] for f in some["files"] if f["status"] == "failed"}
+    assert set(reasons) == {"fork-at-end.jsonl", "fork-at-first-answer.jsonl"}
+    assert all("--write-unchanged" in reason for reason in reasons.values()), reasons
+    written = CliRunner().invoke(app, ["compact", str(FORKS), "-o", str(out), "--write-unchanged", "--json", "-q"])
+    after = {f["name"]: f["tokens_after"] for f in orjson.loads(written.stdout)["files"]}
+    reported = CliRunner().invoke(app, ["report", str(FORKS), str(out), "--json", "-q"])
+    assert reported.exit_code == 0, reported.stderr
+    assert {f["name"]: f["tokens_after"] for f in orjson.loads(reported.stdout)["files"]} == after
