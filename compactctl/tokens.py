@@ -359,6 +359,11 @@ class TokenCounter:
         self._encode_len = self._load_then_encode if encoding in TABLE_SHA256 else encoder_for(encoding)
         self._memo: dict[str | bytes, int] = {}
 
+    def __reduce__(self) -> tuple[type[TokenCounter], tuple[str, str]]:
+        # Sent to another process (Ray) by what it counts with, not by its encoder: bpe-openai's
+        # compiled tokenizer cannot be pickled, and the worker loads its own table once.
+        return (TokenCounter, (self.encoding, self.provider))
+
     def load(self) -> None:
         """Load the table now, if it is not loaded yet."""
         if self._encode_len == self._load_then_encode:

@@ -396,3 +396,13 @@ def test_a_text_under_the_bound_is_counted_whole():
     seen: list[str] = []
     text = "word " * (tokens.PIECES_ABOVE // 5)
     assert tokens.counted_in_pieces(lambda piece: seen.append(piece) or 1, text) == 1 and seen == [text]
+
+
+def test_a_counter_sent_to_another_process_counts_as_it_did():
+    import pickle
+
+    counter = TokenCounter("cl100k_base")
+    counter("load the table first")  # bpe-openai's compiled tokenizer, when installed, cannot be pickled
+    copy = pickle.loads(pickle.dumps(counter))
+    assert (copy.encoding, copy.provider) == ("cl100k_base", "openai")
+    assert copy("the same text, the same count") == counter("the same text, the same count")

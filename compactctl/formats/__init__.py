@@ -183,6 +183,12 @@ class _Formats(Mapping[str, Format]):
     def __contains__(self, name: object) -> bool:
         return name in _ROWS
 
+    def __setitem__(self, name: str, fmt: Format) -> None:
+        # Lets a caller (a test's monkeypatch.setitem) swap one registered format's entry, as on a dict.
+        if name not in _ROWS:
+            raise KeyError(name)
+        self._loaded[name] = fmt
+
 
 FORMATS: Mapping[str, Format] = _Formats()
 

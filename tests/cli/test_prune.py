@@ -261,7 +261,8 @@ def test_quiet_prune_counts_no_token_and_writes_what_a_reported_one_writes(tmp_p
         "try:\n"
         "    main()\n"
         "except SystemExit as done:\n"
-        "    print('tiktoken' in sys.modules, done.code, file=sys.stderr)\n"
+        "    tokenizer = 'tiktoken' in sys.modules or 'bpe_openai._bindings' in sys.modules\n"
+        "    print(tokenizer, done.code, file=sys.stderr)\n"
     )
     outputs = {}
     for flag in ("-q", "--json"):
