@@ -226,17 +226,7 @@ _REDACTED = Memo(MEMO_ENTRIES)  # a message's digest -> the message redacted
 def redacted(span: list[Message]) -> list[Message]:
     """``redact_messages``, each message redacted once and remembered (a replay summarizes a message
     under every setting): the copies are shared, so they are read, never changed."""
-    out = []
-    for message in span:
-        key = message_key(message)
-        found = _REDACTED.get(key) if key is not None else None
-        if found is None:
-            found = _redacted_value(message)
-            assert isinstance(found, dict)
-            if key is not None:
-                _REDACTED.keep(key, found)
-        out.append(found)
-    return out
+    return [_REDACTED.found(message_key(message), _redacted_value, message) for message in span]
 
 
 def _redacted_value(value: object) -> object:

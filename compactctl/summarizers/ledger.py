@@ -300,14 +300,12 @@ def read_arguments(arguments: object) -> object:
     """A tool call's arguments parsed, remembered by their text: shared, so read, never changed."""
     if not isinstance(arguments, str):
         return arguments
-    found = _ARGUMENTS_MEMO.get(arguments, _ARGUMENTS_MEMO)
-    return _ARGUMENTS_MEMO.keep(arguments, _parsed(arguments)) if found is _ARGUMENTS_MEMO else found
+    return _ARGUMENTS_MEMO.found(arguments, _parsed, arguments)
 
 
 def error_lines_of(text: str) -> tuple[str, ...]:
     """``error_lines`` of a text, remembered by the text."""
-    found = _LINES_MEMO.get(text)
-    return _LINES_MEMO.keep(text, tuple(error_lines(text))) if found is None else found
+    return _LINES_MEMO.found(text, lambda text: tuple(error_lines(text)), text)
 
 
 def facts(messages: list[Message]) -> list[Fact]:
@@ -323,11 +321,7 @@ def facts(messages: list[Message]) -> list[Fact]:
             continue
         output = message.get("role") == "tool" or answers_as_tool_output(message, messages[at - 1] if at else None)
         key = message_key(message)
-        found = _FACTS_MEMO.get((key, output)) if key is not None else None
-        if found is None:
-            found = _message_facts(message, output)
-            if key is not None:
-                _FACTS_MEMO.keep((key, output), found)
+        found = _FACTS_MEMO.found(None if key is None else (key, output), _message_facts, message, output)
         for kind, text, touched in found:
             old = seen.get(text)
             if old is None:

@@ -17,12 +17,8 @@ from compactctl.transcript import Message
 
 
 class Memo(dict[Any, Any]):
-    """Results of pure functions of a message or a text, kept while they are few.
-
-    A replay summarizes the same messages again and again (every setting, every compaction
-    that takes them in): what a message yields is found once. It starts afresh past ``limit``
-    entries, so it never grows with the input (a report streams files larger than memory).
-    """
+    """Results of pure functions of a message or a text, kept while there are fewer than ``limit``
+    (then it starts afresh: a report streams files larger than memory)."""
 
     def __init__(self, limit: int) -> None:
         super().__init__()
@@ -35,6 +31,13 @@ class Memo(dict[Any, Any]):
         self[key] = value
         return value
 
+    def found(self, key: Any, function: Callable[..., Any], *arguments: Any) -> Any:
+        """What is kept under ``key``, else ``function(*arguments)`` kept there; a ``None`` key is never kept."""
+        if key is None:
+            return function(*arguments)
+        found = self.get(key, self)
+        return self.keep(key, function(*arguments)) if found is self else found
+
 
 _MEMOS: list[Memo] = []
 MEMO_ENTRIES = 50_000
@@ -43,9 +46,7 @@ _TEXT_MEMO = Memo(MEMO_ENTRIES)  # (function, text) -> what the function found i
 
 def remembered(function: Callable[[str], Any], text: str) -> Any:
     """``function(text)``, for a pure function of a text returning an immutable value, found once."""
-    key = (function, text)
-    found = _TEXT_MEMO.get(key, _TEXT_MEMO)
-    return _TEXT_MEMO.keep(key, function(text)) if found is _TEXT_MEMO else found
+    return _TEXT_MEMO.found((function, text), function, text)
 
 
 def message_key(message: Message) -> bytes | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import re
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -87,6 +88,19 @@ def gemini_fixture(root: Path) -> Path:
     return target
 
 
+def _fixture_folder(name: str, files: dict[str, Path], root: Path) -> list[Path]:
+    """The recorded files copied into a fresh ``OUT/name`` as ``<key>.jsonl``, the run's root as /home/user."""
+    out = OUT / name
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    written = []
+    for stem, path in files.items():
+        target = out / f"{stem}.jsonl"
+        target.write_bytes(path.read_bytes().replace(str(root).encode(), b"/home/user"))
+        written.append(target)
+    return written
+
+
 def _claude_print(claude: ClaudeCode, prompt: str, *extra: str) -> str:
     """``claude -p PROMPT`` with more flags (a resume point, a fork); returns the session id."""
     import json
@@ -115,7 +129,6 @@ def claude_code_branches_fixture(root: Path) -> list[Path]:
     a resume from an earlier message (``--resume-session-at``: the later turn's branch stays in the
     file), a subagent (the Agent tool: its own file under ``<session>/subagents/``), and a fork
     (``--fork-session``: a new session file that starts from a copy)."""
-    import shutil
 
     client = require_client("claude")
     with FakeAnthropic() as fake:
@@ -167,7 +180,6 @@ def claude_code_forks_fixture(root: Path) -> list[Path]:
     end, and ``--fork-session`` with ``--resume-session-at`` its first answer (a fork from an
     earlier message). Each fork's file starts with copies of the parent's responses (same
     ``message.id``), billed once, by the parent."""
-    import shutil
 
     client = require_client("claude")
     with FakeAnthropic() as fake:
@@ -183,22 +195,15 @@ def claude_code_forks_fixture(root: Path) -> list[Path]:
         fake.enqueue("Forked at the first answer.")
         earlier = run("Say it again.", "--resume", parent, "--resume-session-at", first_answer, "--fork-session")
         assert not fake.errors, fake.errors
-        out = OUT / f"claude-code-{_version(client.version)}-forks"
-        shutil.rmtree(out, ignore_errors=True)
-        out.mkdir(parents=True)
-        written = []
-        for name, session in (("parent", parent), ("fork-at-end", at_end), ("fork-at-first-answer", earlier)):
-            target = out / f"{name}.jsonl"
-            target.write_bytes(claude.session_file(session).read_bytes().replace(str(root).encode(), b"/home/user"))
-            written.append(target)
-    return written
+        sessions = {"parent": parent, "fork-at-end": at_end, "fork-at-first-answer": earlier}
+        files = {name: claude.session_file(session) for name, session in sessions.items()}
+        return _fixture_folder(f"claude-code-{_version(client.version)}-forks", files, root)
 
 
 def codex_fork_fixture(root: Path) -> list[Path]:
     """A Codex thread of two turns and ``codex exec fork`` of it with one more. The fork's rollout
     copies nothing: ``session_meta`` names the parent (``forked_from_id``, ``history_base``), and
     its running totals go on from the parent's."""
-    import shutil
 
     client = require_client("codex")
     with FakeResponses() as fake:
@@ -214,15 +219,7 @@ def codex_fork_fixture(root: Path) -> list[Path]:
         codex.fork(thread.group(1), "Anything else?")
         assert not fake.errors and not fake.script
         (fork,) = [path for path in codex.rollouts() if path != parent]
-        out = OUT / f"codex-{_version(client.version)}-fork"
-        shutil.rmtree(out, ignore_errors=True)
-        out.mkdir(parents=True)
-        written = []
-        for name, path in (("parent", parent), ("fork", fork)):
-            target = out / f"{name}.jsonl"
-            target.write_bytes(path.read_bytes().replace(str(root).encode(), b"/home/user"))
-            written.append(target)
-    return written
+        return _fixture_folder(f"codex-{_version(client.version)}-fork", {"parent": parent, "fork": fork}, root)
 
 
 def codex_fork_after_compaction_fixture(root: Path) -> list[Path]:
@@ -230,7 +227,6 @@ def codex_fork_after_compaction_fixture(root: Path) -> list[Path]:
     of it under the same limit: the fork compacts before its own call, so its rollout opens with a
     ``compacted`` history and a ``token_count`` of the parent's running totals whose
     ``last_token_usage`` is all zeros."""
-    import shutil
 
     client = require_client("codex")
     with FakeResponses() as fake:
@@ -248,15 +244,8 @@ def codex_fork_after_compaction_fixture(root: Path) -> list[Path]:
         assert not fake.errors and not fake.script
         (fork,) = [path for path in codex.rollouts() if path != parent]
         assert b'"compacted"' in fork.read_bytes(), "the fork does not start from a compacted history"
-        out = OUT / f"codex-{_version(client.version)}-fork-after-compaction"
-        shutil.rmtree(out, ignore_errors=True)
-        out.mkdir(parents=True)
-        written = []
-        for name, path in (("parent", parent), ("fork", fork)):
-            target = out / f"{name}.jsonl"
-            target.write_bytes(path.read_bytes().replace(str(root).encode(), b"/home/user"))
-            written.append(target)
-    return written
+        name = f"codex-{_version(client.version)}-fork-after-compaction"
+        return _fixture_folder(name, {"parent": parent, "fork": fork}, root)
 
 
 def codex_killed_mid_call_fixture(root: Path) -> Path:
