@@ -51,8 +51,10 @@ def sources() -> list[Path]:
     Sorted by the path under each root, so a clone at /work/a and one at /tmp/z mutate the
     same files in the same order and a failure found in one is found in the other.
     """
+    from tests.helpers import bundled_samples
+
     shared = [p for p in SHARED.rglob("*") if p.suffix in (".jsonl", ".json", ".traj") and p.is_file()]
-    own = [*(ROOT / "samples").glob("*.jsonl"), *(ROOT / "tests" / "formats" / "data").glob("*.json*")]
+    own = [*bundled_samples(), *(ROOT / "tests" / "formats" / "data").glob("*.json*")]
     return sorted(shared, key=lambda p: str(p.relative_to(SHARED))) + sorted(
         own, key=lambda p: str(p.relative_to(ROOT))
     )

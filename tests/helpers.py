@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
+from pathlib import Path
 from typing import Any
 
 from hypothesis import strategies as st
@@ -10,6 +11,15 @@ from hypothesis import strategies as st
 from compactctl.summarizers import Summary, SummaryRequest
 from compactctl.transcript import content_text
 from compactctl.usage import SummarizerUsage
+
+SAMPLES_FOLDER = Path(__file__).resolve().parent.parent / "samples"
+
+
+def bundled_samples() -> list[Path]:
+    """The samples the repository ships, sorted: not what a run wrote beside them (the README's first
+    command writes samples/coding-agent.compacted.jsonl before the second runs the tests)."""
+    written = (".compacted.", ".pruned.")  # .gitignore's samples/*.compacted.* and samples/*.pruned.*
+    return sorted(p for p in SAMPLES_FOLDER.glob("*.jsonl") if not any(mark in p.name for mark in written))
 
 
 def call(call_id: str, name: str, arguments: str = "{}") -> dict[str, Any]:

@@ -24,7 +24,7 @@ from compactctl.formats.base import Transcript
 from compactctl.tokens import TokenCounter
 from compactctl.walked import walkable
 from tests.conftest import SHARED_TRANSCRIPTS, needs_transcripts
-from tests.helpers import agent_transcripts, compact_file_with
+from tests.helpers import agent_transcripts, bundled_samples, compact_file_with
 from tests.properties import examples
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,7 +65,7 @@ def check_same(source: Path, folder: Path) -> None:
 
 
 def chat_samples() -> list[Path]:
-    return [p for p in sorted((ROOT / "samples").glob("*.jsonl")) if load(p.read_bytes(), str(p))[0].name == "chat"]
+    return [p for p in bundled_samples() if load(p.read_bytes(), str(p))[0].name == "chat"]
 
 
 @pytest.mark.parametrize("sample", chat_samples(), ids=lambda p: p.name)

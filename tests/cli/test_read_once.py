@@ -20,11 +20,12 @@ from typing import Any
 import pytest
 
 from compactctl.formats import records as records_module
+from tests.helpers import bundled_samples
 
 ROOT = Path(__file__).resolve().parents[2]
 INPUTS = sorted(
     [
-        *(ROOT / "samples").glob("*.jsonl"),
+        *bundled_samples(),
         *(p for p in (ROOT / "tests/formats/data").iterdir() if p.is_file()),
         *(ROOT / "tests/formats/data/real-clients").glob("*.jsonl"),
     ]

@@ -15,8 +15,9 @@ from typer.testing import CliRunner
 
 from compactctl.cli.main import app
 from tests.conftest import ROOT
+from tests.helpers import bundled_samples
 
-SAMPLES = sorted(str(p) for p in (ROOT / "samples").glob("*.jsonl"))
+SAMPLES = [str(p) for p in bundled_samples()]
 CODING = str(ROOT / "samples" / "coding-agent.jsonl")
 runner = CliRunner()
 REPLAY_METRICS = ["strategy", "calls", "compactions", "over after", "calls over", "peak ctx", "mean ctx", "input",
