@@ -99,7 +99,7 @@ def context_window(model: str | None, producer: str) -> int:
     if model:
         from compactctl.replay.price_source import _find
 
-        found = _find(model, {"claude-code": "anthropic", "codex": "openai"}.get(producer))
+        found = _find(model, {"claude-code": "anthropic", "codex": "openai", "gemini": "google"}.get(producer))
         if found is not None and isinstance(found[1].context_window, int) and found[1].context_window > 0:
             return int(found[1].context_window)
     return USUAL_WINDOW.get(producer, 200_000)
