@@ -9,7 +9,6 @@ import shutil
 from pathlib import Path
 
 import orjson
-import pytest
 from genai_prices import Usage, calc_price
 from typer.testing import CliRunner
 
