@@ -11,7 +11,7 @@ import orjson
 import pytest
 from genai_prices import Usage, calc_price
 
-from compactctl.calibration import call_features, calibrate
+from compactctl.calibration import calibrate, call_features
 from compactctl.formats.records import parse_records
 from compactctl.recorded import gemini
 from compactctl.replay import settings_grid, shipped_prices
@@ -167,7 +167,9 @@ def test_the_compression_estimate_is_the_requests_the_real_client_sent():
     compressor = [
         text_tokens([r.body.get("systemInstruction"), r.body.get("contents")])
         for r in fake.requests
-        if isinstance(r.body, dict) and "enerateContent" in r.path and not r.body.get("tools")
+        if isinstance(r.body, dict)
+        and "enerateContent" in r.path
+        and not r.body.get("tools")
         # The model router's requests ask for JSON; the compressor's for text.
         and "json" not in str((r.body.get("generationConfig") or {}).get("responseMimeType", ""))
     ]
