@@ -84,7 +84,7 @@ def fitted_to(opened: Opened) -> FittedThresholds | None:
     if whole is None or session is None or not session.has_usage:
         return None
     model = next((c.model for context in session.contexts for c in context.calls if c.model), None)
-    return fitted_thresholds(whole.fmt.name, model, file_evidence(session))
+    return fitted_thresholds(whole.fmt, model, file_evidence(session))
 
 
 def replay_file(
