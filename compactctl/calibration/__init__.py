@@ -128,6 +128,7 @@ class Calibration:
     # Per context label, per message index: tokens the usage shows the harness sent after that
     # message and no record holds (``calibration.steps``).
     unlogged: dict[str, dict[int, int]] = field(default_factory=dict)
+    held_out_errors: tuple[float, ...] = ()  # each held-out call's relative error (pooled over files in bench/)
 
     def unlogged_of(self, label: str) -> dict[int, int]:
         return self.unlogged.get(label, {})
@@ -222,6 +223,7 @@ def calibrate(session: RecordedSession, producer: str, claude_tokens: str = "fit
         tuple(warnings),
         round(whole.per_message, 2),
         steps,
+        tuple(held_errors),
     )
 
 
