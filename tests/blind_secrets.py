@@ -88,15 +88,9 @@ def _documents() -> list[Document]:
     )
     doc(
         "teams incoming webhook",
-        "https://acme.webhook.office.com/webhookb2/"
-        + uuid()
-        + "@"
-        + uuid()
-        + "/IncomingWebhook/"
-        + pick(HEX, 32)
-        + "/"
-        + uuid(),
-        "notify_url = '{s}'",
+        uuid() + "@" + uuid() + "/IncomingWebhook/" + pick(HEX, 32) + "/" + uuid(),
+        # The secret is the path: "https://acme" alone would match the other documents' URLs.
+        "notify_url = 'https://acme.webhook.office.com/webhookb2/{s}'",
     )
     doc(
         "twilio auth token as an argument",
