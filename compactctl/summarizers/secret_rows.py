@@ -18,7 +18,6 @@ one base64- or URL-encoded).
 from __future__ import annotations
 
 import dataclasses
-import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -105,12 +104,26 @@ class Row:
         return ("".join(pieces) + text[last:], count) if count else (text, 0)
 
 
-def _row(kind: str, pattern: str, replacement: str = _M, flags: int = 0, keys: tuple[str, ...] = ()) -> Row:
+def _row(
+    kind: str,
+    pattern: str,
+    replacement: str = _M,
+    flags: int = 0,
+    keys: tuple[str, ...] = (),
+    gate: str | None = None,
+) -> Row:
     # A token right after an escaped newline ("...\\nghp_...", as in JSON arguments) starts a word too.
     pattern = pattern.replace(r"|\b", "|" + _START)
     pattern = _START + pattern[2:] if pattern.startswith(r"\b") else pattern
     pattern = "(" + _START + pattern[3:] if pattern.startswith(r"(\b") else pattern
-    return Row(kind, lazyre.compile(pattern, flags), replacement.replace("{}", kind), keys, bool(flags & re.I))
+    return Row(
+        kind,
+        lazyre.compile(pattern, flags),
+        replacement.replace("{}", kind),
+        keys,
+        bool(flags & re.I),
+        gate=lazyre.compile(gate, flags) if gate else None,
+    )
 
 
 def _labelled(
@@ -202,7 +215,14 @@ PATTERNS: tuple[Row, ...] = (
         r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]+",
         keys=("/api/webhooks/",),
     ),
-    _row("discord-token", r"\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}\b", keys=(".",)),
+    # Its key, ".", is in most texts, and the pattern has no literal start: the gate, a piece of it that
+    # starts with one, is found by a fast scan.
+    _row(
+        "discord-token",
+        r"\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}\b",
+        keys=(".",),
+        gate=r"\.[A-Za-z0-9_-]{6}\.",
+    ),
     _row("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b", keys=("npm_",)),
     _row("pypi-token", r"\bpypi-Ag[A-Za-z0-9_-]{50,}", keys=("pypi-Ag",)),
     _row("huggingface-token", r"\b(?:hf_[A-Za-z]{30,}|api_org_[A-Za-z]{30,})", keys=("hf_", "api_org_")),
@@ -266,6 +286,9 @@ PATTERNS: tuple[Row, ...] = (
         rf"|x-shopify-access-token|ocp-apim-subscription-key){_ASSIGN}",
         r"[^\s\"',;]{8,}",
         keys=("key", "token", "api"),
+        # Every label starts so, in letters no other character folds to under re.I (unlike i, k, s):
+        # the match is tried there only, not at every character of a long text.
+        starts=("x-", "ap", "pr", "oc"),
     ),
     _labelled(
         "aws-secret-key",
@@ -441,8 +464,9 @@ def redact_rows(text: str, rows: Sequence[Row] = PATTERNS) -> tuple[str, int]:
     total = 0
     lowered = text.lower()
     # Which keys the text holds, each looked for once (rows share keys), not once per row: those
-    # of case-blind rows in the text as given, the others in the text as it is now.
-    folded_keys, exact_keys = _row_keys()
+    # of case-blind rows in the text as given, the others in the text as it is now. Only the keys
+    # of the rows run are looked for (the key-block rows have two): a search costs the text's length.
+    folded_keys, exact_keys = _row_keys(rows)
     folded = {key for key in folded_keys if key in lowered}
     exact = {key for key in exact_keys if key in text}
     for row in rows:
@@ -455,10 +479,18 @@ def redact_rows(text: str, rows: Sequence[Row] = PATTERNS) -> tuple[str, int]:
     return text, total
 
 
-@functools.cache
-def _row_keys() -> tuple[frozenset[str], frozenset[str]]:
-    """Every key of the table's rows that ignore case, and of those that do not."""
-    return (
-        frozenset(key for row in PATTERNS if row.folded for key in row.keys),
-        frozenset(key for row in PATTERNS if not row.folded for key in row.keys),
-    )
+KEY_BLOCKS, TOKEN_ROWS = PATTERNS[:KEY_BLOCK_ROWS], PATTERNS[KEY_BLOCK_ROWS:]  # the two runs of redact.py
+
+# The keys of each run of rows, by the run's identity (the run is kept, so its id stays its own).
+_KEYS: dict[int, tuple[Sequence[Row], frozenset[str], frozenset[str]]] = {}
+
+
+def _row_keys(rows: Sequence[Row]) -> tuple[frozenset[str], frozenset[str]]:
+    """Every key of these rows that ignore case, and of those that do not."""
+    known = _KEYS.get(id(rows))
+    if known is None or known[0] is not rows:
+        folded = frozenset(key for row in rows if row.folded for key in row.keys)
+        known = (rows, folded, frozenset(key for row in rows if not row.folded for key in row.keys))
+        if len(_KEYS) < 8:  # the table's own runs; a caller's one-off run is not kept
+            _KEYS[id(rows)] = known
+    return known[1], known[2]
