@@ -44,11 +44,12 @@ from typing import Any
 
 from compactctl import jsonbytes
 from compactctl.errors import InputError
-from compactctl.formats.base import AutoCompact, Native, Transcript, is_unchanged, native_of, sources
+from compactctl.formats.base import AutoCompact, Native, Signature, Transcript, is_unchanged, native_of, sources
 from compactctl.formats.records import Record, collapse_text, document_layout, raw_line
 from compactctl.transcript import Message, content_text, function_of, is_thinking, thinking_text, tool_calls_of
 
 NAME = "gemini"
+SIGNATURE = Signature((("projectHash",), ("sessionId",)), "a chat with 'projectHash' and 'sessionId'")
 RESUMABLE = True  # ``gemini --resume`` (``compactctl.sessions.gemini``)
 # Where Gemini CLI compresses on its own: ``DEFAULT_COMPRESSION_TOKEN_THRESHOLD = 0.5`` of
 # ``tokenLimit(model)`` (``packages/core/src/context/chatCompressionService.ts:41``, google-gemini/gemini-cli
