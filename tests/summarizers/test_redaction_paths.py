@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from compactctl.cli.main import app
 from compactctl.summarizers import SummaryRequest
 from compactctl.summarizers.extractive import ExtractiveSummarizer
-from compactctl.summarizers.redact import mask_known, redact, redact_messages, redact_reply, redact_url
+from compactctl.summarizers.redact import mask_known, redact, redact_messages, redact_reply, redact_url, redacted_text
 from tests.heldout_secrets import DJANGO, PLACED, PLACEMENTS, Document, Placed, exposed
 from tests.properties import examples
 from tests.secrets_corpus import CORPUS, leaked
@@ -217,3 +217,12 @@ def test_the_review_page_shows_no_secret_of_either_corpus(tmp_path):
     import html as html_module
 
     assert exposed_anywhere(html_module.unescape(html)) == []
+
+
+@pytest.mark.parametrize("item", PLACED[::7], ids=[f"{p.kind}/{p.placement}" for p in PLACED[::7]])
+def test_a_text_redacted_once_is_its_own_redaction_as_remembered(item: Placed):
+    # redacted_text remembers its output as already redacted (a summary redacted again, or read back
+    # as the next compaction's earlier summary): that is only right while redaction is idempotent.
+    for text in contexts(item.text):
+        once = redacted_text(text)
+        assert once == redact(text)[0] and redacted_text(once) == once == redact(once)[0]
