@@ -17,7 +17,7 @@ from typing import Any
 
 from compactctl import lazyre
 from compactctl.summarizers.memo import known, remembered
-from compactctl.summarizers.secret_rows import ASSIGNMENT_KEYS, KEY_BLOCK_ROWS, MARKER, PATTERNS, redact_rows
+from compactctl.summarizers.secret_rows import ASSIGNMENT_KEYS, KEY_BLOCKS, MARKER, PATTERNS, TOKEN_ROWS, redact_rows
 
 __all__ = [
     "MARKER",
@@ -179,9 +179,9 @@ def _redact_encoded(text: str, depth: int) -> tuple[str, int]:
 
 def _redact_core(text: str, depth: int) -> tuple[str, int]:
     # Key blocks first: their lines are meant to be broken, and are replaced whole.
-    text, blocks = redact_rows(text, PATTERNS[:KEY_BLOCK_ROWS])
+    text, blocks = redact_rows(text, KEY_BLOCKS)
     text, joined = _redact_joins(text)
-    text, rows = redact_rows(text, PATTERNS[KEY_BLOCK_ROWS:])
+    text, rows = redact_rows(text, TOKEN_ROWS)
     encoded = 0
     if depth > 0:
         text, encoded = _redact_encoded(text, depth)

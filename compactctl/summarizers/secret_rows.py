@@ -18,7 +18,6 @@ one base64- or URL-encoded).
 from __future__ import annotations
 
 import dataclasses
-import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -371,15 +370,18 @@ PATTERNS: tuple[Row, ...] = (
 
 
 KEY_BLOCK_ROWS = 3  # the private-key and key-body rows at the head of PATTERNS
+KEY_BLOCKS = PATTERNS[:KEY_BLOCK_ROWS]
+TOKEN_ROWS = PATTERNS[KEY_BLOCK_ROWS:]  # the issuers' shapes and the labelled values
 
 
 def redact_rows(text: str, rows: Sequence[Row] = PATTERNS) -> tuple[str, int]:
     """The table's rows, in order, over ``text``."""
     total = 0
-    lowered = text.lower()
     # Which keys the text holds, each looked for once (rows share keys), not once per row: those
-    # of case-blind rows in the text as given, the others in the text as it is now.
-    folded_keys, exact_keys = _row_keys()
+    # of case-blind rows in the text as given, the others in the text as it is now; only the keys
+    # of the rows asked for (the key-block rows have two).
+    folded_keys, exact_keys = _row_keys(rows)
+    lowered = text.lower() if folded_keys else text
     folded = {key for key in folded_keys if key in lowered}
     exact = {key for key in exact_keys if key in text}
     for row in rows:
@@ -392,10 +394,19 @@ def redact_rows(text: str, rows: Sequence[Row] = PATTERNS) -> tuple[str, int]:
     return text, total
 
 
-@functools.cache
-def _row_keys() -> tuple[frozenset[str], frozenset[str]]:
-    """Every key of the table's rows that ignore case, and of those that do not."""
-    return (
-        frozenset(key for row in PATTERNS if row.folded for key in row.keys),
-        frozenset(key for row in PATTERNS if not row.folded for key in row.keys),
-    )
+_KEYS_OF: dict[int, tuple[Sequence[Row], frozenset[str], frozenset[str]]] = {}  # id(rows) -> their keys
+
+
+def _row_keys(rows: Sequence[Row]) -> tuple[frozenset[str], frozenset[str]]:
+    """Every key of the ``rows`` that ignore case, and of those that do not (worked out once per table)."""
+    found = _KEYS_OF.get(id(rows))
+    if found is None or found[0] is not rows:
+        found = (
+            rows,
+            frozenset(key for row in rows if row.folded for key in row.keys),
+            frozenset(key for row in rows if not row.folded for key in row.keys),
+        )
+        if len(_KEYS_OF) > 16:  # a caller's own tables: never more than a few
+            _KEYS_OF.clear()
+        _KEYS_OF[id(rows)] = found
+    return found[1], found[2]
