@@ -44,11 +44,17 @@ from typing import Any
 
 from compactctl import jsonbytes
 from compactctl.errors import InputError
-from compactctl.formats.base import Native, Transcript, is_unchanged, native_of, sources
+from compactctl.formats.base import AutoCompact, Native, Transcript, is_unchanged, native_of, sources
 from compactctl.formats.records import Record, collapse_text, document_layout, raw_line
 from compactctl.transcript import Message, content_text, function_of, is_thinking, thinking_text, tool_calls_of
 
 NAME = "gemini"
+RESUMABLE = True  # ``gemini --resume`` (``compactctl.sessions.gemini``)
+# Where Gemini CLI compresses on its own: ``DEFAULT_COMPRESSION_TOKEN_THRESHOLD = 0.5`` of
+# ``tokenLimit(model)`` (``packages/core/src/context/chatCompressionService.ts:41``, google-gemini/gemini-cli
+# @ 5411f11; the ``model.compressionThreshold`` setting defaults to 0.5 too,
+# ``packages/cli/src/config/settingsSchema.ts:1116``; the 0.61.0 bundle in .ci/cache ships 0.5).
+AUTO_COMPACT = AutoCompact("Gemini CLI", share=0.5, usual_window=1_000_000)
 
 # User records the client leaves out when it resumes (``isIgnoredUserContent``).
 IGNORED_PREFIXES = ("/", "?", "<session_context>", "<hook_context>")
