@@ -375,38 +375,70 @@ TOKEN_ROWS = PATTERNS[KEY_BLOCK_ROWS:]  # the issuers' shapes and the labelled v
 
 
 def redact_rows(text: str, rows: Sequence[Row] = PATTERNS) -> tuple[str, int]:
-    """The table's rows, in order, over ``text``."""
+    """The table's rows, in order, over ``text``.
+
+    A row with keys runs only when the text holds one of them; which keys it holds is looked for
+    once per text (rows share keys), not once per row: those of case-blind rows in the text as
+    given, the others in the text as it is now (again after a row replaced something). The rows
+    to run are read off an index from key to rows, not tried one by one.
+    """
+    table = _table(rows)
+    lowered = text.lower() if table.folded_keys else text
+    folded = [key for key in table.folded_keys if key in lowered]
+    exact = [key for key in table.exact_keys if key in text]
     total = 0
-    # Which keys the text holds, each looked for once (rows share keys), not once per row: those
-    # of case-blind rows in the text as given, the others in the text as it is now; only the keys
-    # of the rows asked for (the key-block rows have two).
-    folded_keys, exact_keys = _row_keys(rows)
-    lowered = text.lower() if folded_keys else text
-    folded = {key for key in folded_keys if key in lowered}
-    exact = {key for key in exact_keys if key in text}
-    for row in rows:
-        if row.keys and (folded if row.folded else exact).isdisjoint(row.keys):
-            continue
-        text, count = row.sub(text)
+    done = -1
+    todo = table.to_run(folded, exact)
+    while todo:
+        index = todo.pop(0)
+        text, count = rows[index].sub(text)
         total += count
+        done = index
         if count:
-            exact = {key for key in exact_keys if key in text}
+            exact = [key for key in table.exact_keys if key in text]
+            todo = [later for later in table.to_run(folded, exact) if later > done]
     return text, total
 
 
-_KEYS_OF: dict[int, tuple[Sequence[Row], frozenset[str], frozenset[str]]] = {}  # id(rows) -> their keys
+@dataclass(frozen=True)
+class _Table:
+    """A group of rows indexed by their keys: which run on a text is a union of a few lists."""
+
+    folded_keys: frozenset[str]  # keys of the rows that ignore case
+    exact_keys: frozenset[str]
+    always: tuple[int, ...]  # rows without keys
+    by_folded: dict[str, tuple[int, ...]]  # key -> the case-blind rows holding it
+    by_exact: dict[str, tuple[int, ...]]
+
+    def to_run(self, folded: list[str], exact: list[str]) -> list[int]:
+        chosen = set(self.always)
+        for key in folded:
+            chosen.update(self.by_folded[key])
+        for key in exact:
+            chosen.update(self.by_exact[key])
+        return sorted(chosen)
 
 
-def _row_keys(rows: Sequence[Row]) -> tuple[frozenset[str], frozenset[str]]:
-    """Every key of the ``rows`` that ignore case, and of those that do not (worked out once per table)."""
-    found = _KEYS_OF.get(id(rows))
-    if found is None or found[0] is not rows:
-        found = (
-            rows,
-            frozenset(key for row in rows if row.folded for key in row.keys),
-            frozenset(key for row in rows if not row.folded for key in row.keys),
-        )
-        if len(_KEYS_OF) > 16:  # a caller's own tables: never more than a few
-            _KEYS_OF.clear()
-        _KEYS_OF[id(rows)] = found
-    return found[1], found[2]
+_TABLES: dict[int, tuple[Sequence[Row], _Table]] = {}  # id(rows) -> their index
+
+
+def _table(rows: Sequence[Row]) -> _Table:
+    """The index of ``rows`` (worked out once per group of rows)."""
+    found = _TABLES.get(id(rows))
+    if found is not None and found[0] is rows:
+        return found[1]
+    by: dict[bool, dict[str, list[int]]] = {True: {}, False: {}}
+    for index, row in enumerate(rows):
+        for key in row.keys:
+            by[row.folded].setdefault(key, []).append(index)
+    table = _Table(
+        frozenset(by[True]),
+        frozenset(by[False]),
+        tuple(index for index, row in enumerate(rows) if not row.keys),
+        {key: tuple(indices) for key, indices in by[True].items()},
+        {key: tuple(indices) for key, indices in by[False].items()},
+    )
+    if len(_TABLES) > 16:  # a caller's own groups of rows: never more than a few
+        _TABLES.clear()
+    _TABLES[id(rows)] = (rows, table)
+    return table
