@@ -161,7 +161,9 @@ _O200K_MODELS = ("gpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4", "cha
 
 def provider_of(model: str | None) -> str:
     name = (model or "").lower()
-    return "anthropic" if name.startswith("claude") else "openai"
+    if name.startswith("claude"):
+        return "anthropic"
+    return "google" if name.startswith("gemini") else "openai"
 
 
 def encoding_for_model(model: str | None) -> str:

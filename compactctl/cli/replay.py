@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Group
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from compactctl.cli.exit import build_document, finish, handle_errors
+from compactctl.cli.markup import escape
 from compactctl.cli.options import (
     ConfigPath,
     Inputs,

@@ -19,7 +19,7 @@ from types import ModuleType
 from typing import IO, TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from compactctl.errors import InputError
-from compactctl.formats.base import AutoCompact, Native, Opener, Transcript, converted
+from compactctl.formats.base import AutoCompact, Native, Opener, Signature, Transcript, converted
 from compactctl.formats.records import Database, Record, SkippedLine, check_message, database_records, parse_records
 from compactctl.formats.unknown import undetected
 from compactctl.transcript import Message, Violation
@@ -63,7 +63,7 @@ class Format:
     ``Format.of(module)`` reads them from the module, where a name left out means the default:
     ``WRITES``, ``MANY_PER_FILE``, ``LINE_RECORDS``, ``ONE_PER_LINE``, ``OPENS_ON_USER``,
     ``SUFFIXES``, ``CARRIED_PARTS``, ``COUNTED_IN``, ``CARRIES_USAGE``, ``RESUMABLE``, ``AUTO_COMPACT``,
-    and the functions ``violations``, ``stream``, ``walk``, ``selected`` and ``replace_sessions``.
+    ``SIGNATURE``, and the functions ``violations``, ``stream``, ``walk``, ``selected`` and ``replace_sessions``.
     """
 
     name: str
@@ -93,6 +93,7 @@ class Format:
     # same name as its reader (``sessions/<module>.py``: where they live, the lock, the resume command).
     resumable: bool = False
     auto_compact: AutoCompact | None = None  # where its producer compacts on its own (replay's default thresholds)
+    signature: Signature | None = None  # what its detection looks for, said of a file no format claims
     # Messages a line at a time from an open file, for a report on a file larger than memory.
     stream: Callable[[IO[bytes], str, list[SkippedLine] | None], Iterator[Message]] | None = None
     # The file walked a message at a time, and its lines written back one at a time.
@@ -110,7 +111,7 @@ class Format:
 
 # What a format module may declare (in capitals), and the functions it may have, for ``Format.of``.
 _DECLARED: tuple[str, ...] = ("writes", "many_per_file", "line_records", "one_per_line", "opens_on_user")
-_DECLARED += ("suffixes", "carried_parts", "counted_in", "carries_usage", "resumable", "auto_compact")
+_DECLARED += ("suffixes", "carried_parts", "counted_in", "carries_usage", "resumable", "auto_compact", "signature")
 _FUNCTIONS = ("violations", "stream", "walk", "selected", "replace_sessions")
 
 

@@ -27,6 +27,21 @@ Opener = Callable[[], AbstractContextManager[IO[bytes]]]
 
 
 @dataclass(frozen=True)
+class Signature:
+    """What a format's detection looks for, as groups of keys: each group needs one of its keys
+    (the closest format to a file none claims is told by it, ``formats/unknown.py``)."""
+
+    needs: tuple[tuple[str, ...], ...]
+    what: str  # the shape in words, for the error
+
+    def met(self, keys: set[str]) -> int:
+        return sum(1 for group in self.needs if keys.intersection(group))
+
+    def missing(self, keys: set[str]) -> list[str]:
+        return [" or ".join(repr(key) for key in group) for group in self.needs if not keys.intersection(group)]
+
+
+@dataclass(frozen=True)
 class AutoCompact:
     """Where a format's producer compacts on its own, as its client's code has it: ``share`` of the
     model's window less ``reserve`` (``replay.fitted_thresholds``, replay's thresholds with no ``-t``)."""

@@ -46,11 +46,15 @@ from compactctl.formats.anthropic import (
     user_messages,
 )
 from compactctl.formats.api_rules import ANTHROPIC_CARRIED
-from compactctl.formats.base import AutoCompact, Native, Transcript, is_unchanged, native_of, sources
+from compactctl.formats.base import AutoCompact, Native, Signature, Transcript, is_unchanged, native_of, sources
 from compactctl.formats.records import Record, annotate, check_fields, raw_line
 from compactctl.transcript import ANNOTATION_KEY, Message, content_text, one_of
 
 NAME = "claude-code"
+SIGNATURE = Signature(
+    (("type",), ("sessionId", "uuid", "leafUuid", "messageId"), ("message", "summary")),
+    "records with a 'type' and a 'sessionId' or 'uuid'",
+)
 LINE_RECORDS = True
 CARRIED_PARTS = ANTHROPIC_CARRIED
 CARRIES_USAGE = True  # each assistant line records its API usage (``compactctl.recorded``)

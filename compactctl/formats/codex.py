@@ -28,12 +28,13 @@ from typing import Any
 from compactctl import jsonbytes
 from compactctl.errors import InputError
 from compactctl.formats.api_rules import RESPONSES_CARRIED
-from compactctl.formats.base import AutoCompact, Native, Transcript, is_unchanged, native_of, sources
+from compactctl.formats.base import AutoCompact, Native, Signature, Transcript, is_unchanged, native_of, sources
 from compactctl.formats.records import Record, check_fields, raw_line
 from compactctl.formats.responses import ITEM_TYPES, Item, ItemReader, Unit, message_items
 from compactctl.transcript import Message, content_text, one_of
 
 NAME = "codex"
+SIGNATURE = Signature((("type",), ("payload",)), "rollout lines with 'type' and 'payload'")
 LINE_RECORDS = True
 CARRIED_PARTS = RESPONSES_CARRIED
 CARRIES_USAGE = True  # token_count events record the API usage (``compactctl.recorded``)
