@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from compactctl import lazyre
+from compactctl.summarizers.row_index import row_index
 
 MARKER = "[REDACTED:{}]"
 _M = MARKER
@@ -468,7 +469,7 @@ def redact_rows(text: str, rows: Sequence[Row] = PATTERNS) -> tuple[str, int]:
     given, the others in the text as it is now (again after a row replaced something). The rows
     to run are read off an index from key to rows, not tried one by one.
     """
-    table = _table(rows)
+    table = row_index(rows)
     lowered = text.lower() if table.folded_keys else text
     folded = [key for key in table.folded_keys if key in lowered]
     exact = [key for key in table.exact_keys if key in text]
@@ -484,47 +485,3 @@ def redact_rows(text: str, rows: Sequence[Row] = PATTERNS) -> tuple[str, int]:
             exact = [key for key in table.exact_keys if key in text]
             todo = [later for later in table.to_run(folded, exact) if later > done]
     return text, total
-
-
-@dataclass(frozen=True)
-class _Table:
-    """A group of rows indexed by their keys: which run on a text is a union of a few lists."""
-
-    folded_keys: frozenset[str]  # keys of the rows that ignore case
-    exact_keys: frozenset[str]
-    always: tuple[int, ...]  # rows without keys
-    by_folded: dict[str, tuple[int, ...]]  # key -> the case-blind rows holding it
-    by_exact: dict[str, tuple[int, ...]]
-
-    def to_run(self, folded: list[str], exact: list[str]) -> list[int]:
-        chosen = set(self.always)
-        for key in folded:
-            chosen.update(self.by_folded[key])
-        for key in exact:
-            chosen.update(self.by_exact[key])
-        return sorted(chosen)
-
-
-_TABLES: dict[int, tuple[Sequence[Row], _Table]] = {}  # id(rows) -> their index
-
-
-def _table(rows: Sequence[Row]) -> _Table:
-    """The index of ``rows`` (worked out once per group of rows)."""
-    found = _TABLES.get(id(rows))
-    if found is not None and found[0] is rows:
-        return found[1]
-    by: dict[bool, dict[str, list[int]]] = {True: {}, False: {}}
-    for index, row in enumerate(rows):
-        for key in row.keys:
-            by[row.folded].setdefault(key, []).append(index)
-    table = _Table(
-        frozenset(by[True]),
-        frozenset(by[False]),
-        tuple(index for index, row in enumerate(rows) if not row.keys),
-        {key: tuple(indices) for key, indices in by[True].items()},
-        {key: tuple(indices) for key, indices in by[False].items()},
-    )
-    if len(_TABLES) > 16:  # a caller's own groups of rows: never more than a few
-        _TABLES.clear()
-    _TABLES[id(rows)] = (rows, table)
-    return table
