@@ -21,20 +21,31 @@ from compactctl import interrupts
 from tests.summarizers.openai_server import Behaviour
 
 
-def start_compact(server, source: Path, out: Path) -> subprocess.Popen:
+def start_compact(server, source: Path, out: Path, *more: str) -> subprocess.Popen:
     args = [
         sys.executable, "-m", "compactctl", "compact", str(source), "-o", str(out), "--summarizer", "openai",
-        "--base-url", server.url, "--keep-turns", "1", "--no-cache", "--summary-timeout", "60",
+        "--base-url", server.url, "--keep-turns", "1", "--no-cache", "--summary-timeout", "60", *more,
     ]  # fmt: skip
     env = {**os.environ, "OPENAI_API_KEY": "sk-test-loopback"}
     return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
-def wait_for_request(server, seconds: float = 20) -> None:
+def wait_for_request(server, seconds: float = 20, count: int = 1) -> None:
     deadline = time.monotonic() + seconds
-    while not server.requests:
+    while len(server.requests) < count:
         assert time.monotonic() < deadline, "the run never reached the summarizer"
         time.sleep(0.05)
+
+
+def stopped_at_once(run: subprocess.Popen, signum: int, code: int) -> None:
+    """``run`` signalled: it exits with ``code`` within a second, saying so, without a traceback."""
+    sent = time.monotonic()
+    run.send_signal(signum)
+    _, stderr = run.communicate(timeout=10)
+    took = time.monotonic() - sent
+    assert run.returncode == code, stderr
+    assert took < 1.0, f"{took:.2f} s to stop"
+    assert "Traceback" not in stderr and "nothing more was written" in stderr
 
 
 @pytest.mark.slow  # a console script, signalled mid-run
@@ -48,14 +59,26 @@ def test_a_signal_stops_the_run_within_a_second_and_writes_nothing(
     openai_server.enqueue(Behaviour("hang", seconds=60))
     run = start_compact(openai_server, source, out)
     wait_for_request(openai_server)
-    sent = time.monotonic()
-    run.send_signal(signum)
-    _, stderr = run.communicate(timeout=10)
-    took = time.monotonic() - sent
-    assert run.returncode == code, stderr
-    assert took < 1.0, f"{took:.2f} s to stop"
-    assert "Traceback" not in stderr and "nothing more was written" in stderr
+    stopped_at_once(run, signum, code)
     assert not out.exists() and list(tmp_path.glob(".*.tmp")) == []
+
+
+@pytest.mark.slow  # a console script, signalled mid-run
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_stops_a_folder_run_in_the_parent_and_its_worker(
+    openai_server, tmp_path, agent_messages, signum, code
+):
+    # --jobs 2: one file in the parent itself, one in its forked worker, both waiting on the summarizer.
+    folder, out = tmp_path / "in", tmp_path / "out"
+    folder.mkdir()
+    for name, messages in (("a.jsonl", agent_messages), ("b.jsonl", agent_messages[:-1])):  # two sizes: one each
+        (folder / name).write_text("".join(json.dumps(m) + "\n" for m in messages))
+    openai_server.enqueue(Behaviour("hang", seconds=60), Behaviour("hang", seconds=60))
+    run = start_compact(openai_server, folder, out, "--jobs", "2", "--engine", "processes")
+    wait_for_request(openai_server, count=2)
+    stopped_at_once(run, signum, code)
+    assert not out.exists() or [p for p in out.rglob("*") if p.is_file()] == []
+    assert list(tmp_path.rglob(".*.tmp")) == []
 
 
 @pytest.mark.slow  # a console script, killed mid-run

@@ -3,6 +3,7 @@
 One bad file does not stop the others: its error is collected as a :class:`Failure` and named in
 the summary. Forked workers inherit the work (never pickled), print through the parent, and hand
 the outputs they staged to the parent's unit (``files.io.one_unit``) to rename with the rest.
+With N processes the parent is one of them: it forks N - 1 workers and runs files itself too.
 """
 
 from __future__ import annotations
@@ -64,7 +65,11 @@ def run_jobs(
     workers = max(1, min(parallel, len(jobs)))
     # Standard input and output are one stream each: files that read or write them run here.
     forked = engine == "processes" and workers > 1 and not any(STDIO in (job.source, job.target) for job in jobs)
-    forked_pool = _forked_pool(jobs, work, workers) if forked else None  # forked before the progress thread starts
+    # N - 1 forked workers and the parent itself, in a thread of its own (its main thread waits on
+    # them all, hands out the files and handles signals, as with threads): otherwise the parent
+    # would sit idle while the workers run, after the start-up they cannot share.
+    forked_pool = _forked_pool(jobs, work, workers - 1) if forked else None  # before the progress thread starts
+    here = ThreadPoolExecutor(1) if forked_pool is not None else None  # the parent's own slot
     reporter = progress_for(len(jobs), sum(size), not progress, sys.stderr)
     if engine == "ray" and not any(job.source == STDIO or job.target == STDIO for job in jobs):
         from compactctl import ray_engine
@@ -83,26 +88,34 @@ def run_jobs(
     # results are put back in the files' order all the same.
     order = _FileOrder(size if forked_pool else [0] * len(jobs))
     running: dict[Future[Any], int] = {}
+    in_parent: set[Future[Any]] = set()  # the files the parent runs itself (its prints are its own)
     started = 0
 
-    def start_next(freed_by: int | None = None) -> None:  # at most ``workers`` files in flight: "started" means started
+    def start_next(freed_by: int | None = None, by_parent: bool = False) -> None:  # at most ``workers`` in flight
         nonlocal started
         index = order.next(freed_by, running.values())
         reporter.started(jobs[index].source)
-        future = pool.submit(_run_forked, index) if forked else pool.submit(attempt, jobs[index], work)
+        future: Future[Any]
+        if here is not None and by_parent:
+            future = here.submit(attempt, jobs[index], work)
+            in_parent.add(future)
+        else:
+            future = pool.submit(_run_forked, index) if forked else pool.submit(attempt, jobs[index], work)
         running[future] = index
         started += 1
 
     interrupted = False
     try:
         while started < min(workers, len(jobs)):
-            start_next()
+            start_next(by_parent=started == 0)
         while running:
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in finished:  # results come back here, to the parent, as each file ends
                 index = running.pop(future)
                 outcome = future.result()
-                if forked:  # what the worker printed, printed here, where the run's output goes
+                by_parent = future in in_parent
+                in_parent.discard(future)
+                if forked and not by_parent:  # what the worker printed, printed here, where the run's output goes
                     outcome, printed, warned, handed = outcome
                     _pass_on(printed, sys.stdout)
                     _pass_on(warned, sys.stderr)
@@ -113,7 +126,7 @@ def run_jobs(
                     results[index] = outcome
                 reporter.finished(jobs[index].source, size[index], index in failures)
                 if started < len(jobs):
-                    start_next(index)  # the worker that ran it is the one free now
+                    start_next(index, by_parent)  # the worker that ran it is the one free now
     except KeyboardInterrupt:
         # Stop now: no new file is started, nothing more is renamed into place, and the
         # threads still working are not waited for (the CLI exits without joining them);
@@ -125,6 +138,8 @@ def run_jobs(
         raise
     finally:
         pool.shutdown(wait=not interrupted, cancel_futures=interrupted)
+        if here is not None:
+            here.shutdown(wait=not interrupted, cancel_futures=interrupted)
         reporter.close()
     return [results[i] for i in sorted(results)], [failures[i] for i in sorted(failures)]
 
