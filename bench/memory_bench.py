@@ -9,7 +9,7 @@
 ``--long-line MB``: instead of the sizes, one file whose user message is a single line of
 MB megabytes of letters and no space (one piece of the tokenizer's split: a base64 blob
 or a minified bundle is like it), and a short reply. Tokens of such a line are counted
-in pieces (``tokens.counted_in_pieces``); counted whole, 50 MB took 2.7 GB.
+in pieces (``encodings.counted_in_pieces``); counted whole, 50 MB took 2.7 GB.
 
 A tool-agent transcript from workloads.py is repeated (ids made unique) until the file
 has the size asked for; each command then runs as its own process, and its peak RSS is

@@ -85,7 +85,9 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", default=["help", "prune", "compact", "tokenizer", "jobs", "replay"])
     args = parser.parse_args()
     script = str(Path(sys.executable).with_name("compactctl"))
-    here = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # cozempic, run without this, wires its hooks into ~/.claude/settings.json (every Claude Code session
+    # of the user, with a pip upgrade in one): the benchmark must leave the machine as it found it.
+    here = {**os.environ, "PYTHONPATH": str(ROOT), "COZEMPIC_NO_GLOBAL_INIT": "1", "COZEMPIC_NO_AUTO_INIT": "1"}
     old = {**os.environ, "PYTHONPATH": args.old}
     for tree in (ROOT, Path(args.old)):  # as pip installs a package: byte-compiled (PYTHONDONTWRITEBYTECODE or not)
         subprocess.run(

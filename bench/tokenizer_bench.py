@@ -24,12 +24,12 @@ import time
 
 LOAD = """
 import tiktoken
-from compactctl.tokens import encoding_arguments
+from compactctl.encodings import encoding_arguments
 encoding = tiktoken.Encoding(**encoding_arguments({encoding!r}, cached={cached}))
 assert len(encoding.encode_ordinary("hello world")) == 2
 """
 FAST = """
-from compactctl.tokens import fast_counter
+from compactctl.encodings import fast_counter
 assert fast_counter({encoding!r})("hello world") == 2
 """
 

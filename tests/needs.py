@@ -82,7 +82,7 @@ def _local_model() -> bool | None:
 
 
 def _bpe_openai() -> Any:
-    from compactctl.tokens import _bpe_bindings
+    from compactctl.encodings import _bpe_bindings
 
     return _bpe_bindings()
 

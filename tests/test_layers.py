@@ -26,6 +26,7 @@ LAYERS: list[tuple[str, set[str]]] = [
             "transcript",
             "facts",
             "tokens",
+            "encodings",
             "usage",
             "settings",
             "jsonbytes",
@@ -105,6 +106,19 @@ def test_no_import_runs_upward():
 def test_every_module_has_a_layer():
     for path in PACKAGE.rglob("*.py"):
         layer_of(module_name(path))
+
+
+MAX_MODULE_LINES = 500  # outside formats/, whose readers are one module per format however long
+
+
+def modules_over(limit: int) -> dict[str, int]:
+    counts = {module_name(path): len(path.read_text(encoding="utf-8").splitlines()) for path in PACKAGE.rglob("*.py")}
+    return {name: n for name, n in counts.items() if n > limit and not name.startswith("compactctl.formats")}
+
+
+def test_no_module_outside_formats_is_over_500_lines():
+    assert modules_over(MAX_MODULE_LINES) == {}
+    assert modules_over(100)  # the count sees the package's modules
 
 
 def test_only_the_cli_imports_the_cli_and_nothing_below_files_imports_it():

@@ -115,7 +115,7 @@ def test_o200k_loads_offline_from_a_table_whose_hash_is_tiktokens_own(monkeypatc
     import tiktoken
     from tiktoken_ext import openai_public
 
-    from compactctl.tokens import O200K_PATTERN, O200K_SHA256
+    from compactctl.encodings import O200K_PATTERN, O200K_SHA256
 
     source = inspect.getsource(openai_public.o200k_base)
     assert O200K_SHA256 in source  # the hash tiktoken pins for the official table
@@ -179,7 +179,7 @@ def test_the_cl100k_hash_is_the_one_tiktoken_pins():
 
     from tiktoken_ext import openai_public
 
-    from compactctl.tokens import CL100K_SHA256
+    from compactctl.encodings import CL100K_SHA256
 
     assert CL100K_SHA256 in inspect.getsource(openai_public.cl100k_base)
 
@@ -187,7 +187,7 @@ def test_the_cl100k_hash_is_the_one_tiktoken_pins():
 @pytest.mark.slow  # parses each table from scratch
 @pytest.mark.parametrize("encoding", ["cl100k_base", "o200k_base"])
 def test_a_parsed_table_is_cached_once_and_read_back_the_same(tmp_path, monkeypatch, encoding):
-    from compactctl.tokens import encoding_arguments, table_cache_path
+    from compactctl.encodings import encoding_arguments, table_cache_path
 
     monkeypatch.setenv("COMPACTCTL_TOKENIZER_CACHE", str(tmp_path))
     parsed = encoding_arguments(encoding, cached=False)
@@ -203,7 +203,7 @@ def test_a_parsed_table_is_cached_once_and_read_back_the_same(tmp_path, monkeypa
 
 @pytest.mark.slow  # parses the table from scratch
 def test_a_damaged_or_foreign_cache_file_is_rebuilt_not_trusted(tmp_path, monkeypatch):
-    from compactctl.tokens import encoding_arguments, table_cache_path
+    from compactctl.encodings import encoding_arguments, table_cache_path
 
     monkeypatch.setenv("COMPACTCTL_TOKENIZER_CACHE", str(tmp_path))
     good = encoding_arguments("cl100k_base")
@@ -218,7 +218,7 @@ def test_a_damaged_or_foreign_cache_file_is_rebuilt_not_trusted(tmp_path, monkey
 
 
 def test_an_unwritable_cache_folder_only_costs_the_parse(tmp_path, monkeypatch):
-    from compactctl.tokens import encoding_arguments
+    from compactctl.encodings import encoding_arguments
 
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
@@ -249,7 +249,7 @@ def test_a_counter_loads_its_table_at_the_first_count_not_before(tmp_path):
 def tiktokens(encoding):
     import tiktoken
 
-    from compactctl.tokens import encoding_arguments
+    from compactctl.encodings import encoding_arguments
 
     return tiktoken.Encoding(**encoding_arguments(encoding))
 
@@ -258,7 +258,7 @@ def tiktokens(encoding):
 def both_counters():
     """Per encoding: bpe-openai's count (needs the fast extra) and tiktoken's."""
     needs("fast")
-    from compactctl.tokens import FAST_ENCODINGS, fast_counter
+    from compactctl.encodings import FAST_ENCODINGS, fast_counter
 
     return {name: (fast_counter(name), tiktokens(name).encode_ordinary) for name in FAST_ENCODINGS}
 
@@ -351,7 +351,7 @@ def _safe(text: str, at: int) -> bool:
 @settings(max_examples=300, deadline=None)
 @given(text=PIECE_TEXT, encoding=st.sampled_from(["cl100k_base", "o200k_base"]))
 def test_a_text_counted_in_pieces_counts_as_the_whole_text_where_it_is_cut_at_spaces(text, encoding):
-    from compactctl import tokens
+    from compactctl import encodings
 
     encode = _bundled(encoding).encode_ordinary
     pieces: list[str] = []
@@ -361,9 +361,9 @@ def test_a_text_counted_in_pieces_counts_as_the_whole_text_where_it_is_cut_at_sp
         return len(encode(piece))
 
     with pytest.MonkeyPatch.context() as patch:  # small pieces: many cuts in every example
-        patch.setattr(tokens, "PIECES_ABOVE", 16)
-        patch.setattr(tokens, "PIECE", 12)
-        counted = tokens.counted_in_pieces(count, text)
+        patch.setattr(encodings, "PIECES_ABOVE", 16)
+        patch.setattr(encodings, "PIECE", 12)
+        counted = encodings.counted_in_pieces(count, text)
     assert "".join(pieces) == text  # nothing lost or doubled
     cuts = list(itertools.accumulate(len(piece) for piece in pieces))[:-1]
     forced = sum(1 for at in cuts if not _safe(text, at))  # a run of 12 with no such space: cut inside
@@ -377,25 +377,25 @@ def test_a_long_line_with_no_space_is_counted_in_pieces_within_a_token_a_cut():
     import random
     import string
 
-    from compactctl import tokens
+    from compactctl import encodings
 
     text = "".join(random.Random(3).choices(string.ascii_lowercase, k=100_000))  # one piece of the split
     tiktoken_encode = _bundled("cl100k_base").encode_ordinary
-    counted = tokens.counted_in_pieces(lambda piece: len(tiktoken_encode(piece)), text)
+    counted = encodings.counted_in_pieces(lambda piece: len(tiktoken_encode(piece)), text)
     whole = len(_bundled("cl100k_base").encode_ordinary(text))
-    cuts = len(text) // tokens.PIECE
+    cuts = len(text) // encodings.PIECE
     assert cuts >= 10 and abs(counted - whole) <= 2 * cuts
     with pytest.MonkeyPatch.context() as patch:  # tiktoken's counter (no fast extra) counts so itself
         patch.setenv("COMPACTCTL_TOKENIZER", "tiktoken")
-        assert tokens._load_encoder("cl100k_base")(text) == counted
+        assert encodings._load_encoder("cl100k_base")(text) == counted
 
 
 def test_a_text_under_the_bound_is_counted_whole():
-    from compactctl import tokens
+    from compactctl import encodings
 
     seen: list[str] = []
-    text = "word " * (tokens.PIECES_ABOVE // 5)
-    assert tokens.counted_in_pieces(lambda piece: seen.append(piece) or 1, text) == 1 and seen == [text]
+    text = "word " * (encodings.PIECES_ABOVE // 5)
+    assert encodings.counted_in_pieces(lambda piece: seen.append(piece) or 1, text) == 1 and seen == [text]
 
 
 def test_a_counter_sent_to_another_process_counts_as_it_did():

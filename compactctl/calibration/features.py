@@ -80,7 +80,9 @@ def message_costs(
     drops by the previous turn's reasoning tokens when a prompt is sent); Claude keeps the
     thinking of earlier turns (measured: coefficient 1.00 on consecutive calls).
     """
-    drops_reasoning = counter.provider != "anthropic"
+    drops_reasoning = counter.provider == "openai"
+    # Gemini CLI keeps no thought part in the history it sends: a response goes back as its output alone.
+    thoughts_resent = counter.provider != "google"
     unlogged = unlogged or {}
     output_at = {call.position: call for call in context.calls}
     costs: dict[int, MessageCost] = {}
@@ -98,6 +100,8 @@ def message_costs(
         if call is not None:
             if call.usage is not None:
                 resent, reasoning = call.usage.output_tokens, call.usage.reasoning_tokens
+                if not thoughts_resent:
+                    resent, reasoning = resent - reasoning, 0
             else:
                 resent, reasoning = call.hidden_output_estimate + counter.message(message), call.hidden_output_estimate
             costs[key] = MessageCost(

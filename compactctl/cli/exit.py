@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import typer
-from rich.markup import escape
 
 from compactctl import interrupts, jsonbytes
+from compactctl.cli.markup import escape
 from compactctl.cli.options import as_flags
 from compactctl.cli.outcome import document, error_document, exit_code, file_entries, report_gates, with_sources
 from compactctl.cli.render import emit, progress_wanted, say_skipped, stderr, write_json

@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
-from rich.markup import escape
 from typer.models import ArgumentInfo, OptionInfo
 
 from compactctl import lazyre
+from compactctl.cli.markup import escape
 from compactctl.config import GATE_PANEL, IO_PANEL, all_settings, load_config, merge
 from compactctl.errors import InputError
 from compactctl.formats import writing_formats

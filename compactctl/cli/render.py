@@ -5,17 +5,15 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable, Mapping
-from typing import Any
-
-from rich.console import Console, Group, RenderableType
-from rich.markup import escape
-from rich.measure import Measurement
-from rich.padding import Padding
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING, Any, cast
 
 from compactctl import jsonbytes
+from compactctl.cli.markup import escape
 from compactctl.reporting import FileReport, totals
+
+if TYPE_CHECKING:  # rich is imported when something is printed: a quiet run that goes well prints nothing
+    from rich.console import Console, RenderableType
+    from rich.table import Table
 
 
 def write_json(data: Mapping[str, Any], to_stderr: bool = False) -> None:
@@ -30,6 +28,8 @@ def console(to_stderr: bool = False) -> Console:
     """A console for data (stdout) or diagnostics (stderr), wider than 80 columns when piped."""
     stream = sys.stderr if to_stderr else sys.stdout
     wide = None if stream.isatty() or "COLUMNS" in os.environ else PIPED_WIDTH  # COLUMNS: the width asked for
+    from rich.console import Console
+
     return Console(stderr=to_stderr, highlight=False, width=wide)
 
 
@@ -38,6 +38,9 @@ FIRST_COLUMN = 20  # the least a first column (a file's path, folded) may take b
 
 def _narrowest(table: Table, out: Console) -> int:
     """The table's width with every cell wrapped at its spaces, the first column folded to FIRST_COLUMN."""
+    from rich.measure import Measurement
+    from rich.text import Text
+
     options = out.options.update_width(1_000_000)
     widths = [
         max(
@@ -54,6 +57,10 @@ def _narrowest(table: Table, out: Console) -> int:
 def fitted(table: Table, out: Console) -> RenderableType:
     """The table where it fits the console; else stacked, never a column dropped or cut: a block per
     row, its first cell on a line, then every other cell after its column's name, wrapped."""
+    from rich.console import Group
+    from rich.padding import Padding
+    from rich.text import Text
+
     if _narrowest(table, out) <= out.width:
         return table
     columns = [(Text.from_markup(str(column.header)).plain, list(column.cells)) for column in table.columns]
@@ -68,8 +75,26 @@ def fitted(table: Table, out: Console) -> RenderableType:
     return Group(*blocks)
 
 
-# Made once, at import: COLUMNS is read by console(), when a command prints its report.
-stderr = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else PIPED_WIDTH)
+class _Diagnostics:
+    """The stderr console, made at its first use (rich's console and its tables cost some 40 ms
+    to import), its width fixed now, as the console made at import had it."""
+
+    def __init__(self, width: int | None) -> None:
+        self._width = width
+        self._made: Console | None = None
+
+    def __getattr__(self, name: str) -> Any:  # the console's own attributes, once it is made
+        if name in ("_width", "_made"):  # not set yet (a copy being made): not the console's
+            raise AttributeError(name)
+        if self._made is None:
+            from rich.console import Console
+
+            self._made = Console(stderr=True, highlight=False, width=self._width)
+        return getattr(self._made, name)
+
+
+# COLUMNS is read by console(), when a command prints its report.
+stderr = cast("Console", _Diagnostics(None if sys.stderr.isatty() else PIPED_WIDTH))
 
 
 def emit(doc: Mapping[str, Any], reports: list[FileReport], as_json: bool, quiet: bool, to_stderr: bool) -> None:
@@ -80,9 +105,9 @@ def emit(doc: Mapping[str, Any], reports: list[FileReport], as_json: bool, quiet
     if as_json:
         write_json(doc, to_stderr)
         return
-    out = stderr if to_stderr else console()
     if quiet or (not reports and len(failed) < 2):
         return
+    out = stderr if to_stderr else console()
     if len(reports) == 1 and not failed:
         report = reports[0]
         out.print(f"[bold]{doc['files'][0]['file']}[/] ({report.format}, {report.transcripts} transcript(s))")
@@ -210,6 +235,8 @@ def render_one(report: FileReport) -> Table:
         if report.summary_truncated:
             usage += f", [red]{report.summary_truncated} truncated[/]"
         rows.append(("summarizer", "", usage))
+    from rich.table import Table
+
     table = Table()
     table.add_column("")
     table.add_column("before", justify="right")
@@ -269,6 +296,8 @@ def _api_usage(usage: dict[str, Any]) -> str:
 def render_files(reports: list[FileReport], doc: Mapping[str, Any]) -> Table:
     """One row per input, as given, in order (failed ones too); the counts in the title."""
     compared = any(r.tokens_after is not None for r in reports)
+    from rich.table import Table
+
     table = Table(title=header(doc["total"]), title_justify="left")
     table.add_column("file", overflow="fold", min_width=12)
     columns = ["tokens before", "tokens after", "reduction"] if compared else ["tokens"]

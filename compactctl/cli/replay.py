@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from compactctl.cli.exit import build_document, finish, handle_errors
+from compactctl.cli.markup import escape
 from compactctl.cli.options import (
     ConfigPath,
     Inputs,
@@ -34,9 +34,9 @@ from compactctl.config import (
     RecordedOptions,
     StepsOptions,
 )
-from compactctl.files.io import Job, expand_inputs, read_with_its_session
+from compactctl.files.io import STDIO, Job, expand_inputs, read_with_its_session
 from compactctl.files.jobs import run_jobs
-from compactctl.files.replay import replay_file
+from compactctl.files.replay import Opened, fitted_to, read_ahead, replay_file
 from compactctl.replay.options import DEFAULT_THRESHOLDS, ReplayOptions
 from compactctl.replay.price_source import source_label
 from compactctl.replay.prices import Prices, load_prices, prices_for, with_summarizer_prices
@@ -47,6 +47,9 @@ from compactctl.settings import SettingDecl
 from compactctl.summarizers.build import make_summarizer
 from compactctl.summarizers.options import SummarizerOptions
 from compactctl.tokens import counter_for
+
+if TYPE_CHECKING:
+    from compactctl.replay.fitted_thresholds import FittedThresholds
 
 SPARKS = "▁▂▃▄▅▆▇█"
 
@@ -94,15 +97,16 @@ def replay(
     marker = stage_pattern(replaying.stage_marker)
     use_stage = replaying.stage or marker is not None
     thresholds = parse_thresholds(list(replaying.thresholds))
-    fitted = None
+    read = settings.of(InputOptions)
+    fitted: FittedThresholds | None = None
+    read_first: dict[str, Opened] = {}
     if not thresholds and not use_stage:
-        # Thresholds that fit the file: the producer's own auto-compact point on the model's window.
-        from compactctl.files.replay import producer_and_model
-        from compactctl.replay.fitted_thresholds import fitted_thresholds
-
+        # Thresholds that fit the first file: its producer's own auto-compact point on the model's window.
+        # That file is read now, once: its job replays what was read (standard input is never read ahead).
         first = next(iter(expand_inputs(inputs)), None)
-        producer = producer_and_model(first[0], settings.of(InputOptions).format) if first is not None else None
-        fitted = fitted_thresholds(*producer) if producer is not None else None
+        if first is not None and first[0] != STDIO:
+            read_first[first[0]] = read_ahead(first[0], read)
+            fitted = fitted_to(read_first[first[0]])
         thresholds = fitted.thresholds if fitted is not None else list(DEFAULT_THRESHOLDS)
     table = load_prices(replaying.prices)
     prices = prices_for(
@@ -121,7 +125,7 @@ def replay(
     grid = settings_grid(thresholds, use_stage, list(steps))
     counter = counter_for(settings.of(CountOptions).encoding)
     summarizing = make_summarizer(summarizer, counter)
-    read, recorded, strategies = settings.of(InputOptions), settings.of(RecordedOptions), settings.strategies()
+    recorded, strategies = settings.of(RecordedOptions), settings.strategies()
     expanded = [(source, name) for source, name, _ in expand_inputs(inputs)]
     sources = {source for source, _ in expanded}
     # A subagent's calls are billed and replayed with its session (recorded/claude_code.py): not twice.
@@ -141,6 +145,7 @@ def replay(
             table,
             read=read,
             recorded_options=recorded,
+            opened=read_first.pop(job.source, None),
         ),
         settings.of(BatchOptions).jobs,
         progress_wanted(quiet),

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 
 from compactctl.cli.eval import JUDGE_SERVER
 from compactctl.cli.exit import build_document, finish, handle_errors
+from compactctl.cli.markup import escape
 from compactctl.cli.options import (
     ConfigPath,
     Given,

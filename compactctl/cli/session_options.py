@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
-from rich.markup import escape
 
 from compactctl.cli.exit import build_document, finish
+from compactctl.cli.markup import escape
 from compactctl.cli.options import Given
 from compactctl.cli.outcome import JSON_VERSION, report_gates
 from compactctl.cli.render import emit, pct, stderr, write_json

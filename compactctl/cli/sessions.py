@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from compactctl.cli.exit import handle_errors
+from compactctl.cli.markup import escape
 from compactctl.cli.options import JsonOut, as_flags
 from compactctl.cli.outcome import document
 from compactctl.cli.render import console, stderr, write_json

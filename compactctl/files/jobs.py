@@ -12,7 +12,8 @@ import gc
 import os
 import signal
 import sys
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from io import BytesIO, TextIOWrapper
@@ -78,15 +79,15 @@ def run_jobs(
         reporter.close()
         return [done[i] for i in sorted(done)], [failures[i] for i in sorted(failures)]
     pool: Executor = forked_pool if forked_pool is not None else ThreadPoolExecutor(workers)
-    # In processes the largest files go first, so no worker is left with a big one at the end;
+    # In processes the largest files go first, each worker keeping to files of one size (_FileOrder);
     # results are put back in the files' order all the same.
-    order = sorted(range(len(jobs)), key=lambda index: -size[index]) if forked_pool else list(range(len(jobs)))
+    order = _FileOrder(size if forked_pool else [0] * len(jobs))
     running: dict[Future[Any], int] = {}
     started = 0
 
-    def start_next() -> None:  # at most ``workers`` files in flight: "started" means started
+    def start_next(freed_by: int | None = None) -> None:  # at most ``workers`` files in flight: "started" means started
         nonlocal started
-        index = order[started]
+        index = order.next(freed_by, running.values())
         reporter.started(jobs[index].source)
         future = pool.submit(_run_forked, index) if forked else pool.submit(attempt, jobs[index], work)
         running[future] = index
@@ -112,7 +113,7 @@ def run_jobs(
                     results[index] = outcome
                 reporter.finished(jobs[index].source, size[index], index in failures)
                 if started < len(jobs):
-                    start_next()
+                    start_next(index)  # the worker that ran it is the one free now
     except KeyboardInterrupt:
         # Stop now: no new file is started, nothing more is renamed into place, and the
         # threads still working are not waited for (the CLI exits without joining them);
@@ -126,6 +127,34 @@ def run_jobs(
         pool.shutdown(wait=not interrupted, cancel_futures=interrupted)
         reporter.close()
     return [results[i] for i in sorted(results)], [failures[i] for i in sorted(failures)]
+
+
+class _FileOrder:
+    """Which file a worker runs next: the largest left (so that no worker is left with a big one
+    at the end), and, for a worker that has just finished one, another of the same size if one is
+    left. Files of one size are most likely copies (a session and its backup, a folder copied
+    twice): on one worker the second finds its messages in the memos the first filled (redacted
+    text, facts), as in one process, where split between workers each would start cold. Likewise
+    a file is not started beside a running one of its size while a file of another size is left.
+    Without sizes (all 0: threads), the files' own order.
+    """
+
+    def __init__(self, size: list[int]) -> None:
+        self.size = size
+        self.left: dict[int, deque[int]] = {}  # by size, largest first (the dict keeps that order)
+        for index in sorted(range(len(size)), key=lambda index: -size[index]):
+            self.left.setdefault(size[index], deque()).append(index)
+
+    def next(self, freed_by: int | None, running: Iterable[int]) -> int:
+        wanted = self.size[freed_by] if freed_by is not None else None
+        if wanted not in self.left:
+            busy = {self.size[index] for index in running}
+            wanted = next((size for size in self.left if size not in busy), next(iter(self.left)))
+        same = self.left[wanted]
+        index = same.popleft()
+        if not same:
+            del self.left[wanted]
+        return index
 
 
 # The job list and work the forked workers run: set before they are forked, so they inherit them

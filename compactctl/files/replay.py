@@ -5,12 +5,13 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from compactctl.config import InputOptions, RecordedOptions
 from compactctl.errors import InputError
-from compactctl.files.io import STDIO, opener, read_source, sniffed
-from compactctl.formats import Format, Walk, load_records, records_of
+from compactctl.files.io import opener, read_source, sniffed
+from compactctl.formats import Format, Transcript, Walk, load_records, records_of
 from compactctl.formats.records import Record, SkippedLine, kept_records, skip_list
 from compactctl.replay.prices import Prices, PriceTable
 from compactctl.replay.results import FileReplay
@@ -22,8 +23,68 @@ from compactctl.tokens import TokenCounter
 from compactctl.transcript import Message
 
 if TYPE_CHECKING:
-    from compactctl.replay.fitted_thresholds import FileEvidence
+    from compactctl.recorded import RecordedSession
+    from compactctl.replay.fitted_thresholds import FittedThresholds
     from compactctl.replay.recorded import RecordedReplay
+
+
+@dataclass(frozen=True)
+class WholeFile:
+    """A file replay reads whole: its format, transcripts, the records kept, and the usage it records."""
+
+    fmt: Format
+    transcripts: list[Transcript]
+    records: list[Record]  # what the transcripts were read from (lines ``--on-error skip`` left out, out)
+    skipped: list[SkippedLine] | None
+    session: RecordedSession | None  # read where the format carries usage
+
+
+@dataclass(frozen=True)
+class Opened:
+    """One input as replay's job reads it: its format told from its first records and, unless it is
+    walked a line at a time, the whole file read (or the error that read raised, raised by the job)."""
+
+    known: Format | None
+    whole: WholeFile | None = None
+    error: Exception | None = None
+
+
+def read_whole(source: str, read: InputOptions, known: Format | None) -> WholeFile:
+    """``source`` parsed once, read as its format, and its recorded usage read when its format carries it."""
+    from compactctl.recorded import read_recorded
+
+    skipped = skip_list(read.on_error)
+    records = records_of(read_source(source), source, skipped)
+    fmt, transcripts = load_records(records, source, read.format, skipped, known)
+    records = kept_records(records, skipped)
+    session = read_recorded(fmt.name, records, source) if fmt.carries_usage else None
+    return WholeFile(fmt, transcripts, records, skipped, session)
+
+
+def read_ahead(source: str, read: InputOptions) -> Opened:
+    """``source`` read before its job, for what the run needs of it first (the thresholds that fit it):
+    sniffed, and read whole unless its first records tell it records no usage; its job then reads
+    nothing again. An error is kept for the job to raise, where it is named with the file."""
+    known = sniffed(source, read.format)
+    if known is not None and not known.carries_usage:
+        return Opened(known)  # told by its first lines: a file that records no usage is not read whole for it
+    try:
+        return Opened(known, read_whole(source, read, known))
+    except (InputError, OSError) as error:
+        return Opened(known, error=error)
+
+
+def fitted_to(opened: Opened) -> FittedThresholds | None:
+    """The thresholds that fit a file that records its usage: its producer's own auto-compact point
+    on the window of the model its first call names, and what the file shows of both."""
+    from compactctl.replay.fitted_thresholds import file_evidence, fitted_thresholds
+
+    whole = opened.whole
+    session = whole.session if whole is not None else None
+    if whole is None or session is None or not session.has_usage:
+        return None
+    model = next((c.model for context in session.contexts for c in context.calls if c.model), None)
+    return fitted_thresholds(whole.fmt, model, file_evidence(session))
 
 
 def replay_file(
@@ -40,19 +101,25 @@ def replay_file(
     *,
     read: InputOptions = InputOptions(),
     recorded_options: RecordedOptions = RecordedOptions(),
+    opened: Opened | None = None,
 ) -> FileReplay:
     """Read one file and replay each transcript in it on its own (a tau-bench file holds 200 runs).
 
     A Claude Code or Codex file that records its usage is replayed in the API's units instead
     (``replay.recorded``): calibrated on that usage, each call priced by the model it names
-    (``fallback_prices``, from ``--model-pricing``, for a model the table lacks).
+    (``fallback_prices``, from ``--model-pricing``, for a model the table lacks). ``opened``: the
+    file as ``read_ahead`` read it already (so it is sniffed and parsed once), else read here.
     """
     replay_of = functools.partial(
         replay_streamed, settings=grid, options=strategies, counter=counter, prices=prices,
         summarizer=summarizer, stage_marker=stage_marker,
     )  # fmt: skip
-    known = sniffed(source, read.format)
-    if known is not None and known.walk is not None:
+    if opened is None:
+        opened = Opened(sniffed(source, read.format))
+    if opened.error is not None:
+        raise opened.error
+    known = opened.known
+    if opened.whole is None and known is not None and known.walk is not None:
         # One transcript a line at a time: memory is the contexts replayed, not the file.
         skipped_lines: list[SkippedLine] = []
         lines = known.walk(opener(source), source, read.on_error == "skip")
@@ -63,14 +130,11 @@ def replay_file(
         else:
             chart = [row.context_per_call for row in rows]
             return FileReplay(name, known.name, 1, aggregate([rows]), "", chart, skipped_lines=tuple(skipped_lines))
-    skipped = skip_list(read.on_error)
-    records = records_of(read_source(source), source, skipped)
-    fmt, transcripts = load_records(records, source, read.format, skipped, known)
-    records = kept_records(records, skipped)  # what the transcripts were read from, for the recorded usage too
+    whole = opened.whole if opened.whole is not None else read_whole(source, read, known)
+    fmt, transcripts, skipped = whole.fmt, whole.transcripts, whole.skipped
     recorded = _recorded_replay(
-        records, source, fmt, grid, strategies, price_table, fallback_prices, summarizer, stage_marker,
-        recorded_options.claude_tokens,
-    )  # fmt: skip
+        whole, grid, strategies, price_table, fallback_prices, summarizer, stage_marker, recorded_options.claude_tokens
+    )
     if recorded is not None:
         chart = [row.context_per_call for row in recorded.settings]
         return FileReplay(name, fmt.name, 1, recorded.settings, "", chart, recorded, tuple(skipped or ()))
@@ -114,9 +178,7 @@ def _walk_messages(lines: Walk, skipped: list[SkippedLine]) -> Callable[[], Iter
 
 
 def _recorded_replay(
-    records: list[Record],
-    source: str,
-    fmt: Format,
+    whole: WholeFile,
     grid: Sequence[Scenario],
     strategies: StrategyOptions,
     table: PriceTable | None,
@@ -125,41 +187,13 @@ def _recorded_replay(
     stage_marker: re.Pattern[str] | None,
     claude_tokens: str,
 ) -> RecordedReplay | None:
-    from compactctl.recorded import read_recorded
     from compactctl.replay.prices import shipped_prices
     from compactctl.replay.recorded import replay_recorded
 
-    if not fmt.carries_usage:
-        return None
-    session = read_recorded(fmt.name, records, source)
+    session = whole.session
     if session is None or not session.has_usage:
         return None
     return replay_recorded(
-        session, fmt.name, grid, strategies, table or shipped_prices(), fallback, summarizer, stage_marker,
+        session, whole.fmt.name, grid, strategies, table or shipped_prices(), fallback, summarizer, stage_marker,
         claude_tokens=claude_tokens,
     )  # fmt: skip
-
-
-def producer_and_model(source: str, format_name: str | None = None) -> tuple[str, str | None, FileEvidence] | None:
-    """(producer, the model its first call names, what it shows of its window and trigger) of a
-    Claude Code or Codex file that records its usage."""
-    from compactctl.recorded import read_recorded
-    from compactctl.replay.fitted_thresholds import file_evidence
-
-    if source == STDIO:
-        return None
-    try:
-        known = sniffed(source, format_name or "auto")
-        if known is not None and not known.carries_usage:
-            return None  # told by its first lines: a file that records no usage is not read whole for it
-        records = records_of(read_source(source), source, None)
-        fmt, _ = load_records(records, source, format_name or "auto", None, known)
-    except (InputError, OSError):
-        return None  # the replay itself says what is wrong with it
-    if not fmt.carries_usage:
-        return None
-    session = read_recorded(fmt.name, records, source)
-    if session is None or not session.has_usage:
-        return None
-    model = next((c.model for context in session.contexts for c in context.calls if c.model), None)
-    return fmt.name, model, file_evidence(session)

@@ -19,7 +19,7 @@ from types import ModuleType
 from typing import IO, TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from compactctl.errors import InputError
-from compactctl.formats.base import Native, Opener, Transcript, converted
+from compactctl.formats.base import AutoCompact, Native, Opener, Signature, Transcript, converted
 from compactctl.formats.records import Database, Record, SkippedLine, check_message, database_records, parse_records
 from compactctl.formats.unknown import undetected
 from compactctl.transcript import Message, Violation
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FORMATS",
     "SUFFIXES",
+    "AutoCompact",
     "Format",
     "Loaded",
     "Native",
@@ -61,8 +62,8 @@ class Format:
 
     ``Format.of(module)`` reads them from the module, where a name left out means the default:
     ``WRITES``, ``MANY_PER_FILE``, ``LINE_RECORDS``, ``ONE_PER_LINE``, ``OPENS_ON_USER``,
-    ``SUFFIXES``, ``CARRIED_PARTS``, ``COUNTED_IN``, ``CARRIES_USAGE``, and the functions
-    ``violations``, ``stream``, ``walk``, ``selected`` and ``replace_sessions``.
+    ``SUFFIXES``, ``CARRIED_PARTS``, ``COUNTED_IN``, ``CARRIES_USAGE``, ``RESUMABLE``, ``AUTO_COMPACT``,
+    ``SIGNATURE``, and the functions ``violations``, ``stream``, ``walk``, ``selected`` and ``replace_sessions``.
     """
 
     name: str
@@ -88,6 +89,11 @@ class Format:
     violations: Callable[[list[Any]], list[Violation]] | None = None
     # Its files record each API call's usage: ``compactctl.recorded`` reads them, for calibration and replay.
     carries_usage: bool = False
+    # Its producer's client resumes its files: ``compactctl.sessions`` finds them, by the module of the
+    # same name as its reader (``sessions/<module>.py``: where they live, the lock, the resume command).
+    resumable: bool = False
+    auto_compact: AutoCompact | None = None  # where its producer compacts on its own (replay's default thresholds)
+    signature: Signature | None = None  # what its detection looks for, said of a file no format claims
     # Messages a line at a time from an open file, for a report on a file larger than memory.
     stream: Callable[[IO[bytes], str, list[SkippedLine] | None], Iterator[Message]] | None = None
     # The file walked a message at a time, and its lines written back one at a time.
@@ -105,7 +111,7 @@ class Format:
 
 # What a format module may declare (in capitals), and the functions it may have, for ``Format.of``.
 _DECLARED: tuple[str, ...] = ("writes", "many_per_file", "line_records", "one_per_line", "opens_on_user")
-_DECLARED += ("suffixes", "carried_parts", "counted_in", "carries_usage")
+_DECLARED += ("suffixes", "carried_parts", "counted_in", "carries_usage", "resumable", "auto_compact", "signature")
 _FUNCTIONS = ("violations", "stream", "walk", "selected", "replace_sessions")
 
 
@@ -128,6 +134,7 @@ class _Row(NamedTuple):
     suffixes: tuple[str, ...] = (".jsonl", ".json")
     writes: bool = True
     sniff: Callable[[list[Record]], bool] | None = None  # None: no sniff, ``detect`` decides
+    resumable: bool = False  # its RESUMABLE: its client's sessions are found by ``sessions/<module>.py``
 
 
 # Most specific first: detection takes the first format that claims the records.
@@ -143,16 +150,19 @@ _ROWS: dict[str, _Row] = {
         "swe_agent", (".traj", ".json"), sniff=lambda records: len(records) == 1 and _has_key(records, 1, "history")
     ),
     "tau-bench": _Row("tau_bench", sniff=lambda records: _has_key(records, 1, "traj")),
-    "codex": _Row("codex", sniff=lambda records: _has_key(records, 5, "payload")),
+    "codex": _Row("codex", sniff=lambda records: _has_key(records, 5, "payload"), resumable=True),
     "gemini": _Row(
         "gemini",
         sniff=lambda records: (
             _has_key(records, 5, "projectHash", "$rewindTo", "$set")
             or any(isinstance(value, dict) and value.get("type") == "gemini" for value in _values(records, 5))
         ),
+        resumable=True,
     ),
     "claude-code": _Row(
-        "claude_code", sniff=lambda records: _has_key(records, 20, "sessionId", "uuid", "leafUuid", "messageId")
+        "claude_code",
+        sniff=lambda records: _has_key(records, 20, "sessionId", "uuid", "leafUuid", "messageId"),
+        resumable=True,
     ),
     "anthropic": _Row("anthropic"),
     "responses": _Row("responses"),
@@ -199,6 +209,11 @@ SUFFIXES: tuple[str, ...] = tuple(dict.fromkeys(suffix for row in _ROWS.values()
 def writing_formats() -> list[str]:
     """The formats a transcript can be written in (``--to``), by name, without importing them."""
     return [name for name, row in _ROWS.items() if row.writes]
+
+
+def resumable_formats() -> dict[str, str]:
+    """The formats whose producer's client resumes their files, by name: the module of each, without importing it."""
+    return {name: row.module for name, row in _ROWS.items() if row.resumable}
 
 
 def many_per_file() -> list[str]:

@@ -26,11 +26,12 @@ import orjson
 
 from compactctl import jsonbytes
 from compactctl.errors import InputError
-from compactctl.formats.base import Native, Transcript, is_unchanged, native_of, sources
+from compactctl.formats.base import Native, Signature, Transcript, is_unchanged, native_of, sources
 from compactctl.formats.records import Layout, Record, collapse_text, document_layout
 from compactctl.transcript import Message, function_of
 
 NAME = "ai-sdk"
+SIGNATURE = Signature((("id",), ("role",), ("parts",)), "UIMessage objects with 'id', 'role' and 'parts'")
 UI_ROLES = ("system", "user", "assistant")
 FINISHED = frozenset({"output-available", "output-error"})
 KNOWN_PARTS = frozenset(

@@ -23,7 +23,7 @@ import orjson
 from compactctl import jsonbytes
 from compactctl.errors import InputError
 from compactctl.formats.api_rules import ANTHROPIC_CARRIED, anthropic_violations
-from compactctl.formats.base import Native, Transcript, is_unchanged, native_of, sources
+from compactctl.formats.base import Native, Signature, Transcript, is_unchanged, native_of, sources
 from compactctl.formats.records import (
     Layout,
     Record,
@@ -36,6 +36,7 @@ from compactctl.formats.records import (
 from compactctl.transcript import Message, content_text, function_of, is_thinking, one_of
 
 NAME = "anthropic"
+SIGNATURE = Signature((("role",), ("content",)), "messages with 'role' user/assistant and content blocks")
 OPENS_ON_USER = True  # the Messages API rejects a conversation that opens on the model's turn
 CARRIED_PARTS = ANTHROPIC_CARRIED
 violations = anthropic_violations  # its API's rules, held to what it writes

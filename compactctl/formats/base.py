@@ -27,6 +27,40 @@ Opener = Callable[[], AbstractContextManager[IO[bytes]]]
 
 
 @dataclass(frozen=True)
+class Signature:
+    """What a format's detection looks for, as groups of keys: each group needs one of its keys
+    (the closest format to a file none claims is told by it, ``formats/unknown.py``)."""
+
+    needs: tuple[tuple[str, ...], ...]
+    what: str  # the shape in words, for the error
+
+    def met(self, keys: set[str]) -> int:
+        return sum(1 for group in self.needs if keys.intersection(group))
+
+    def missing(self, keys: set[str]) -> list[str]:
+        return [" or ".join(repr(key) for key in group) for group in self.needs if not keys.intersection(group)]
+
+
+@dataclass(frozen=True)
+class AutoCompact:
+    """Where a format's producer compacts on its own, as its client's code has it: ``share`` of the
+    model's window less ``reserve`` (``replay.fitted_thresholds``, replay's thresholds with no ``-t``)."""
+
+    client: str  # its client, as its users name it: "Claude Code"
+    share: float = 1.0
+    reserve: int = 0  # tokens the client keeps off the window before it compacts
+    usual_window: int = 200_000  # its window where neither the file nor the price list gives one
+    # The window it runs a model on unless a call of the file went past it (the 1M windows the price
+    # list gives some models need an opt-in); None: the listed one.
+    runs_at_most: int | None = None
+    provider: str | None = None  # whose models the price list is searched for the window
+
+    def trigger(self, window: int) -> int:
+        """The context at which it compacts, on a model of ``window`` tokens."""
+        return round((window - self.reserve) * self.share)
+
+
+@dataclass(frozen=True)
 class Native(Generic[Unit]):
     """A reader's state for its writer; each format subclasses it with what else it needs.
 

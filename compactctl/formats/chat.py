@@ -16,7 +16,7 @@ import orjson
 
 from compactctl import jsonbytes, lazyre
 from compactctl.errors import InputError
-from compactctl.formats.base import Native, Opener, Transcript, native_of, sources
+from compactctl.formats.base import Native, Opener, Signature, Transcript, native_of, sources
 from compactctl.formats.records import (
     BOM,
     Layout,
@@ -31,6 +31,7 @@ from compactctl.formats.records import (
 from compactctl.transcript import ANNOTATION_KEY, OBSERVATION_KIND, Message, facts_of
 
 NAME = "chat"
+SIGNATURE = Signature((("role",),), "one message a line, each with a 'role'")
 LINE_RECORDS = True
 SUFFIXES = (".jsonl", ".ndjson")
 

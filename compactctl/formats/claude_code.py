@@ -46,14 +46,32 @@ from compactctl.formats.anthropic import (
     user_messages,
 )
 from compactctl.formats.api_rules import ANTHROPIC_CARRIED
-from compactctl.formats.base import Native, Transcript, is_unchanged, native_of, sources
+from compactctl.formats.base import AutoCompact, Native, Signature, Transcript, is_unchanged, native_of, sources
 from compactctl.formats.records import Record, annotate, check_fields, raw_line
 from compactctl.transcript import ANNOTATION_KEY, Message, content_text, one_of
 
 NAME = "claude-code"
+SIGNATURE = Signature(
+    (("type",), ("sessionId", "uuid", "leafUuid", "messageId"), ("message", "summary")),
+    "records with a 'type' and a 'sessionId' or 'uuid'",
+)
 LINE_RECORDS = True
 CARRIED_PARTS = ANTHROPIC_CARRIED
 CARRIES_USAGE = True  # each assistant line records its API usage (``compactctl.recorded``)
+RESUMABLE = True  # ``claude --resume`` (``compactctl.sessions.claude_code``)
+# Where Claude Code compacts on its own (2.1.332, shipped minified in the native binary; ``grep -a`` in
+# ``.ci/cache/npm/node_modules/@anthropic-ai/claude-code/bin/claude.exe``): ``var $Ue=13000`` and
+# ``function QG(e,n){let o=e-$Ue,...return o}`` (the threshold is the effective window less 13,000),
+# ``function gse(e,n){let o=Math.min(e.maxOutputTokens,kfo),...return h-o}`` with ``kfo=20000`` (the
+# effective window is the model's less its output room, at most 20,000), used as
+# ``autoCompactThreshold:QG(gse(n,...))``: 200,000 - 20,000 - 13,000 = 167,000 on a 200,000-token window
+# (83.5 %). ``CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`` and ``CLAUDE_CODE_AUTO_COMPACT_WINDOW`` move it; a file
+# does not record them. It runs a model on 200,000 unless a call went past it (1M needs an opt-in).
+AUTO_COMPACT_OUTPUT_ROOM = 20_000  # kfo: min(maxOutputTokens, 20000) kept for the reply
+AUTO_COMPACT_BUFFER = 13_000  # $Ue
+AUTO_COMPACT = AutoCompact(
+    "Claude Code", reserve=AUTO_COMPACT_OUTPUT_ROOM + AUTO_COMPACT_BUFFER, runs_at_most=200_000, provider="anthropic"
+)
 
 RECORD_TYPES = frozenset(
     {

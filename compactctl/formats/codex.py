@@ -28,16 +28,23 @@ from typing import Any
 from compactctl import jsonbytes
 from compactctl.errors import InputError
 from compactctl.formats.api_rules import RESPONSES_CARRIED
-from compactctl.formats.base import Native, Transcript, is_unchanged, native_of, sources
+from compactctl.formats.base import AutoCompact, Native, Signature, Transcript, is_unchanged, native_of, sources
 from compactctl.formats.records import Record, check_fields, raw_line
 from compactctl.formats.responses import ITEM_TYPES, Item, ItemReader, Unit, message_items
 from compactctl.transcript import Message, content_text, one_of
 
 NAME = "codex"
+SIGNATURE = Signature((("type",), ("payload",)), "rollout lines with 'type' and 'payload'")
 LINE_RECORDS = True
 CARRIED_PARTS = RESPONSES_CARRIED
 CARRIES_USAGE = True  # token_count events record the API usage (``compactctl.recorded``)
 COUNTED_IN = "o200k_base"  # what its models count in
+RESUMABLE = True  # ``codex resume`` (``compactctl.sessions.codex``)
+# Where Codex compacts on its own: ``ModelInfo::auto_compact_token_limit`` in
+# ``codex-rs/protocol/src/openai_models.rs`` (openai/codex @ 8db0700): the model's
+# ``auto_compact_token_limit`` if set, else ``(context_window * 9) / 10``;
+# ``model_auto_compact_token_limit`` in config.toml overrides it.
+AUTO_COMPACT = AutoCompact("Codex", share=0.9, usual_window=272_000, provider="openai")
 
 ROLLOUT_TYPES = frozenset(
     {

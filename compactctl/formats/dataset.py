@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compactctl.errors import InputError
-from compactctl.formats.base import Native, Transcript, is_unchanged, native_of
+from compactctl.formats.base import Native, Signature, Transcript, is_unchanged, native_of
 from compactctl.formats.records import Record, check_message, line_of
 
 NAME = "dataset"
+SIGNATURE = Signature((("messages",),), "lines of {'messages': [...]}")
 MANY_PER_FILE = True
 LINE_RECORDS = True
 ONE_PER_LINE = True  # a line is a whole transcript: compacted a line at a time, never held

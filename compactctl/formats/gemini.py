@@ -44,11 +44,19 @@ from typing import Any
 
 from compactctl import jsonbytes
 from compactctl.errors import InputError
-from compactctl.formats.base import Native, Transcript, is_unchanged, native_of, sources
+from compactctl.formats.base import AutoCompact, Native, Signature, Transcript, is_unchanged, native_of, sources
 from compactctl.formats.records import Record, collapse_text, document_layout, raw_line
 from compactctl.transcript import Message, content_text, function_of, is_thinking, thinking_text, tool_calls_of
 
 NAME = "gemini"
+SIGNATURE = Signature((("projectHash",), ("sessionId",)), "a chat with 'projectHash' and 'sessionId'")
+RESUMABLE = True  # ``gemini --resume`` (``compactctl.sessions.gemini``)
+# Where Gemini CLI compresses on its own: ``DEFAULT_COMPRESSION_TOKEN_THRESHOLD = 0.5`` of
+# ``tokenLimit(model)`` (``packages/core/src/context/chatCompressionService.ts:41``, google-gemini/gemini-cli
+# @ 5411f11; the ``model.compressionThreshold`` setting defaults to 0.5 too,
+# ``packages/cli/src/config/settingsSchema.ts:1116``; the 0.61.0 bundle in .ci/cache ships 0.5).
+AUTO_COMPACT = AutoCompact("Gemini CLI", share=0.5, usual_window=1_000_000, provider="google")
+CARRIES_USAGE = True  # a response's ``tokens`` are the API's usage of its call (``compactctl.recorded``)
 
 # User records the client leaves out when it resumes (``isIgnoredUserContent``).
 IGNORED_PREFIXES = ("/", "?", "<session_context>", "<hook_context>")
@@ -285,7 +293,14 @@ def _layout(records: list[Record]) -> str:
 
 
 def read(records: list[Record], path: str) -> list[Transcript]:
-    chat = [m for m in _replayed(records, path) if m.get("type") in ("user", "gemini")]
+    messages, units = converted(_replayed(records, path))
+    native = GeminiNative(tuple(units), tuple(dict(m) for m in messages), tuple(records), _layout(records))
+    return [Transcript(messages, native=native, origins=tuple(range(len(messages))))]
+
+
+def converted(records: list[dict[str, Any]]) -> tuple[list[Message], list[Source]]:
+    """The messages the client sends for these message records (in order), each with what it was read from."""
+    chat = [m for m in records if m.get("type") in ("user", "gemini")]
     reader = _Reader()
     for n, record in enumerate(chat):
         if record["type"] == "gemini":
@@ -297,9 +312,7 @@ def read(records: list[Record], path: str) -> list[Transcript]:
             reader.model(record, later)
         elif not _ignored(record):
             reader.user(record)
-    messages = reader.messages
-    native = GeminiNative(tuple(reader.units), tuple(dict(m) for m in messages), tuple(records), _layout(records))
-    return [Transcript(messages, native=native, origins=tuple(range(len(messages))))]
+    return reader.messages, reader.units
 
 
 # -- writing --------------------------------------------------------------------------

@@ -30,11 +30,12 @@ import orjson
 
 from compactctl import jsonbytes
 from compactctl.errors import InputError
-from compactctl.formats.base import Transcript
+from compactctl.formats.base import Signature, Transcript
 from compactctl.formats.records import Record, collapse_text
 from compactctl.transcript import Message
 
 NAME = "otel"
+SIGNATURE = Signature((("resourceSpans", "spans", "attributes"), ("traceId", "scopeSpans")), "OTLP gen_ai spans")
 WRITES = False  # a trace is what a collector saw, not a file an app resumes from
 
 INPUT, OUTPUT, INSTRUCTIONS = "gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions"

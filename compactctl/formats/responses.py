@@ -22,7 +22,7 @@ import orjson
 from compactctl import jsonbytes
 from compactctl.errors import InputError
 from compactctl.formats.api_rules import RESPONSES_CARRIED, responses_violations
-from compactctl.formats.base import Native, Transcript, is_unchanged, native_of, sources
+from compactctl.formats.base import Native, Signature, Transcript, is_unchanged, native_of, sources
 from compactctl.formats.records import (
     Layout,
     Record,
@@ -35,6 +35,7 @@ from compactctl.formats.records import (
 from compactctl.transcript import ROLES, Message, function_of, is_thinking, one_of
 
 NAME = "responses"
+SIGNATURE = Signature((("type",), ("role", "call_id", "output")), "Responses items with a 'type'")
 CARRIED_PARTS = RESPONSES_CARRIED
 violations = responses_violations  # its API's rules, held to what it writes
 

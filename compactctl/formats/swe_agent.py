@@ -16,11 +16,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from compactctl.errors import InputError
-from compactctl.formats.base import Native, Transcript, is_unchanged, native_of, sources
+from compactctl.formats.base import Native, Signature, Transcript, is_unchanged, native_of, sources
 from compactctl.formats.records import Record, annotate, check_message, dumps_document
 from compactctl.transcript import ANNOTATION_KEY, OBSERVATION_KIND, annotations_of
 
 NAME = "swe-agent"
+SIGNATURE = Signature((("history",), ("trajectory", "info")), "one JSON object with a 'history' list")
 SUFFIXES = (".traj", ".json")
 
 

@@ -6,10 +6,11 @@ Each run reads as one transcript; writing puts every run back with its ``traj`` 
 from __future__ import annotations
 
 from compactctl.errors import InputError
-from compactctl.formats.base import Transcript
+from compactctl.formats.base import Signature, Transcript
 from compactctl.formats.records import Record, check_message, dumps_document
 
 NAME = "tau-bench"
+SIGNATURE = Signature((("traj",), ("task_id", "reward")), "runs with a 'traj' list")
 MANY_PER_FILE = True  # one run per task
 
 

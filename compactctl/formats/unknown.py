@@ -7,50 +7,19 @@ closest known format and why it did not match, from the keys the file's first re
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from compactctl.errors import InputError
+from compactctl.formats.base import Signature
 from compactctl.formats.records import Database, Record
+
+if TYPE_CHECKING:
+    from compactctl.formats import Format
 
 SAMPLE = 20  # the first records are what detection looks at too
 PRODUCER_SAMPLE = 3
-
-
-@dataclass(frozen=True)
-class Signature:
-    """What a format's detection looks for, as groups of keys: each group needs one of its keys."""
-
-    format: str
-    needs: tuple[tuple[str, ...], ...]
-    what: str  # the shape in words, for the error
-
-    def met(self, keys: set[str]) -> int:
-        return sum(1 for group in self.needs if keys.intersection(group))
-
-    def missing(self, keys: set[str]) -> list[str]:
-        return [" or ".join(repr(key) for key in group) for group in self.needs if not keys.intersection(group)]
-
-
-# One line per format of the registry (tests check none is left out), most specific first as there.
-SIGNATURES: tuple[Signature, ...] = (
-    Signature("otel", (("resourceSpans", "spans", "attributes"), ("traceId", "scopeSpans")), "OTLP gen_ai spans"),
-    Signature("ai-sdk", (("id",), ("role",), ("parts",)), "UIMessage objects with 'id', 'role' and 'parts'"),
-    Signature("swe-agent", (("history",), ("trajectory", "info")), "one JSON object with a 'history' list"),
-    Signature("tau-bench", (("traj",), ("task_id", "reward")), "runs with a 'traj' list"),
-    Signature("codex", (("type",), ("payload",)), "rollout lines with 'type' and 'payload'"),
-    Signature("gemini", (("projectHash",), ("sessionId",)), "a chat with 'projectHash' and 'sessionId'"),
-    Signature(
-        "claude-code",
-        (("type",), ("sessionId", "uuid", "leafUuid", "messageId"), ("message", "summary")),
-        "records with a 'type' and a 'sessionId' or 'uuid'",
-    ),
-    Signature("anthropic", (("role",), ("content",)), "messages with 'role' user/assistant and content blocks"),
-    Signature("responses", (("type",), ("role", "call_id", "output")), "Responses items with a 'type'"),
-    Signature("dataset", (("messages",),), "lines of {'messages': [...]}"),
-    Signature("chat", (("role",),), "one message a line, each with a 'role'"),
-)
 
 
 @dataclass(frozen=True)
@@ -88,14 +57,16 @@ class UnknownFormat(InputError):
         return self.message
 
 
-def undetected(records: Sequence[Record], path: str, known: Iterable[str]) -> UnknownFormat:
-    """The error for records no format claims: the same words from every command."""
+def undetected(records: Sequence[Record], path: str, known: Mapping[str, Format]) -> UnknownFormat:
+    """The error for records no format claims: the same words from every command. Each format's
+    ``signature`` (its module's ``SIGNATURE``) is what the closest is chosen by."""
     head = f"cannot tell the format of {path} (known: {', '.join(known)})"
-    why, guessable = diagnosis(records)
+    signatures = [(name, fmt.signature) for name, fmt in known.items() if fmt.signature is not None]
+    why, guessable = diagnosis(records, signatures)
     return UnknownFormat(f"{head}; {why}" + ("; pass `format` if you know it" if guessable else ""), path)
 
 
-def diagnosis(records: Sequence[Record]) -> tuple[str, bool]:
+def diagnosis(records: Sequence[Record], signatures: Sequence[tuple[str, Signature]]) -> tuple[str, bool]:
     """The producer the records look like, or the closest format and what it lacks; and whether
     naming a format could help (not for a producer compactctl knows it does not read)."""
     sample = [record.value for record in records[:SAMPLE]]
@@ -110,14 +81,14 @@ def diagnosis(records: Sequence[Record]) -> tuple[str, bool]:
             if all(key in value and (want is None or value[key] == want) for key, want in producer.needs):
                 return f"it looks like {producer.name}, which is not supported: {producer.why}", False
     keys = {key for value in objects for key in value}
-    best = max(SIGNATURES, key=lambda signature: signature.met(keys) / len(signature.needs))
+    name, best = max(signatures, key=lambda named: named[1].met(keys) / len(named[1].needs))
     shown = ", ".join(repr(key) for key in sorted(first)[:8]) + (", ..." if len(first) > 8 else "")
     if not best.met(keys):
         return f"no record has a key a known format looks for (the first has {shown or 'no keys'})", True
     lacking = " nor ".join(best.missing(keys))
     if not lacking:  # the keys are there, their values are not the format's
-        return f"closest: {best.format} ({best.what}), but the values do not fit it (the first has {shown})", True
-    return f"closest: {best.format} ({best.what}), but no record has {lacking} (the first has {shown})", True
+        return f"closest: {name} ({best.what}), but the values do not fit it (the first has {shown})", True
+    return f"closest: {name} ({best.what}), but no record has {lacking} (the first has {shown})", True
 
 
 def _kind(value: Any) -> str:

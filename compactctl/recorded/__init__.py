@@ -7,7 +7,7 @@ before the producer compacted it. A ``RecordedSession`` is that, one ``RecordedC
 per separate context (a Claude Code sidechain is its own context: its own system prompt,
 often its own model).
 
-One module per producer (``claude_code``, ``codex``), each with ``read(records, path)``, for a
+One module per producer (``claude_code``, ``codex``, ``gemini``), each with ``read(records, path)``, for a
 format that says it carries usage (``Format.carries_usage``); ``read_recorded`` finds it by name.
 """
 
@@ -193,11 +193,14 @@ class Producer:
 
 def producers() -> dict[str, Producer]:
     """The producers by name; one module each, imported when first asked for."""
-    from compactctl.recorded import claude_code, codex
+    from compactctl.recorded import claude_code, codex, gemini
 
     return {
         claude_code.NAME: Producer(claude_code.NAME, claude_code.read, "anthropic", prior_prefix=14_000),
         codex.NAME: Producer(codex.NAME, codex.read, "openai", prior_prefix=5_500),
+        # No real Gemini CLI session with usage is in shared/: the prefix the real 0.61 client sends
+        # (system instruction and tools) as the loopback fake counts it (tests/fakes/gemini.py).
+        gemini.NAME: Producer(gemini.NAME, gemini.read, "google", prior_prefix=11_500),
     }
 
 

@@ -6,21 +6,14 @@
   sit (with streaming tool execution a ``tool_result`` is written between two of them), are
   one call, with the usage of the record reporting the most output. API-error stubs
   (``isApiErrorMessage``, model ``<synthetic>``) are no call.
-- **The chain.** The model saw the chain from the leaf back to the root by ``parentUuid``.
-  Every record with a uuid is a link, so a ``system`` record (an ``api_error``, a hook
-  summary) is transparent: the next prompt may hang off it. Tool results hang off the
-  record of their call, beside the chain: they are read with their call, by ``tool_use_id``.
-- **Compactions.** A ``compact_boundary`` starts a new chain; its ``logicalParentUuid``
-  names the leaf before it, so the walk goes on there and the whole history is read. Its
-  ``compactMetadata`` holds ``trigger``, ``preTokens`` and, for a partial compaction, the
-  ``preservedSegment`` kept verbatim (by uuid). Old versions (1.0.x) wrote no boundary: the
-  summary (``isCompactSummary``) is a new root, and the history before it ends at the main
-  record written just before it.
+- **The chain** the model saw, across compactions and per sidechain, is walked in
+  ``claude_code_chain.py``. A ``compact_boundary``'s ``compactMetadata`` holds ``trigger``,
+  ``preTokens`` and, for a partial compaction, the ``preservedSegment`` kept verbatim (by uuid).
 - **Attachments** on the chain are sent to the model as system reminders: they are read as
   harness user messages.
-- **Sidechains** (subagents, written inline by older versions) are contexts of their own:
-  one per sidechain root, each read the same way; newer versions write a subagent's records
-  to ``<session>/subagents/agent-<id>.jsonl`` beside the session file, read the same way.
+- **Subagents**: older versions write them inline as sidechains, each a context of its own;
+  newer versions write a subagent's records to ``<session>/subagents/agent-<id>.jsonl``
+  beside the session file, read the same way.
 - **Every billed call.** A rewind (resuming from an earlier message, an edited prompt) leaves
   the old branch in the file, its responses billed: the calls of no context walked are kept as
   ``off_thread`` (with their usage), so the bill holds every call made.
@@ -37,7 +30,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 from compactctl import jsonbytes
@@ -55,10 +47,18 @@ from compactctl.recorded import (
     resumes_by_gap,
     timestamp_of,
 )
+from compactctl.recorded.claude_code_chain import (
+    Index,
+    chain_to,
+    is_boundary,
+    is_call_record,
+    is_message,
+    leaves,
+    uuid_of,
+)
 from compactctl.transcript import Message
 
 NAME = "claude-code"
-SYNTHETIC_MODEL = "<synthetic>"
 # Measured on real sessions with usage: a thinking block's billed tokens per character of its
 # signature (0.22-0.27); used only where a call has no usage.
 THINKING_TOKENS_PER_SIGNATURE_CHAR = 0.25
@@ -81,146 +81,10 @@ def usage_of(raw: Any) -> ApiUsage | None:
     return None if usage.is_empty else usage
 
 
-def _uuid(value: dict[str, Any], key: str = "uuid") -> str | None:
-    found = value.get(key)
-    return found if isinstance(found, str) and found else None
-
-
-def _is_call_record(value: dict[str, Any]) -> bool:
-    message = value.get("message")
-    return (
-        value.get("type") == "assistant"
-        and isinstance(message, dict)
-        and not value.get("isApiErrorMessage")
-        and message.get("model") != SYNTHETIC_MODEL
-    )
-
-
-def _is_boundary(value: dict[str, Any]) -> bool:
-    return value.get("type") == "system" and value.get("subtype") == "compact_boundary"
-
-
-def _is_message(value: dict[str, Any]) -> bool:
-    return value.get("type") in ("user", "assistant") and isinstance(value.get("message"), dict)
-
-
-def _result_ids(value: dict[str, Any]) -> list[str]:
-    message = value.get("message")
-    content = message.get("content") if value.get("type") == "user" and isinstance(message, dict) else None
-    if not isinstance(content, list):
-        return []
-    # A tool_result without its id (a cut or hand-edited record) answers no call.
-    return [
-        b["tool_use_id"]
-        for b in content
-        if isinstance(b, dict) and b.get("type") == "tool_result" and "tool_use_id" in b
-    ]
-
-
-@dataclass
-class _Index:
-    """Lookups over one file's records, built once."""
-
-    values: list[dict[str, Any]]
-    session_id: str | None = None  # the file's own session (the last record's ``sessionId``)
-    by_uuid: dict[str, int] = field(default_factory=dict)
-    responses: dict[str, list[int]] = field(default_factory=dict)  # message.id -> its records, in file order
-    results: dict[str, int] = field(default_factory=dict)  # tool_use_id -> the first record answering it
-    # Claude Code 2.1+ writes, with each attachment it sends, the text it sent (``rendered``); in a
-    # file that has it, an attachment without it (``prompt_snapshot``, ``session_context``) is never sent.
-    renders_attachments: bool = False
-
-    def __post_init__(self) -> None:
-        self.renders_attachments = any(v.get("type") == "attachment" and "rendered" in v for v in self.values)
-        for position, value in enumerate(self.values):
-            if (key := _uuid(value)) is not None:
-                self.by_uuid.setdefault(key, position)
-            if _is_call_record(value) and isinstance(value["message"].get("id"), str):
-                self.responses.setdefault(value["message"]["id"], []).append(position)
-            for call_id in _result_ids(value):
-                if isinstance(call_id, str):  # a tool_use_id of another type answers no call
-                    self.results.setdefault(call_id, position)
-
-    def copied_from(self, message_id: str) -> str | None:
-        """The session that made this response, where it is not this file's own (a fork's copy)."""
-        made_by = self.values[self.responses[message_id][0]].get("requestSessionId")
-        return made_by if isinstance(made_by, str) and made_by and made_by != self.session_id else None
-
-    def parent(self, index: int) -> int | None:
-        return self.by_uuid.get(_uuid(self.values[index], "parentUuid") or "")
-
-
-def _chain(index: _Index, leaf: int, sidechain: bool) -> list[int]:
-    """Record indices from the first root to ``leaf``, walking back through compactions."""
-    values = index.values
-    chain: list[int] = []
-    seen: set[int] = set()
-    at: int | None = leaf
-    while at is not None and at not in seen:
-        chain.append(at)
-        seen.add(at)
-        value = values[at]
-        parent = index.parent(at)
-        if parent is None and _is_boundary(value):
-            parent = index.by_uuid.get(_uuid(value, "logicalParentUuid") or "")
-        if parent is None and value.get("isCompactSummary"):
-            # 1.0.x: the summary is a new root; the history before it ends just before it in the file.
-            parent = next(
-                (
-                    j
-                    for j in range(at - 1, -1, -1)
-                    if _uuid(values[j]) is not None
-                    and bool(values[j].get("isSidechain")) == sidechain
-                    and j not in seen
-                    and not _is_summary_record(values[j])
-                ),
-                None,
-            )
-        at = parent
-    return chain[::-1]
-
-
-def _is_summary_record(value: dict[str, Any]) -> bool:
-    return value.get("type") == "summary"
-
-
-def _leaves(index: _Index, sidechain: bool) -> list[int]:
-    """The leaf of the main conversation, or (for sidechains) one per sidechain tree."""
-    values = index.values
-    members = [
-        i
-        for i, v in enumerate(values)
-        if (_is_message(v) or v.get("type") in ("attachment", "system"))
-        and bool(v.get("isSidechain")) == sidechain
-        and _uuid(v) is not None
-    ]
-    if not members:
-        return []
-    if not sidechain:
-        pointer = next((v for v in reversed(values) if v.get("type") == "last-prompt"), None)
-        anchor = index.by_uuid.get(_uuid(pointer or {}, "leafUuid") or "")
-        last = max((i for i in members if _is_message(values[i]) or _is_boundary(values[i])), default=None)
-        if last is None:  # records with uuids, none of them a message: no chain to walk
-            return []
-        # The last-prompt pointer is written as a prompt is sent: what follows it continues its thread.
-        return [last if anchor is None or anchor < last else anchor]
-    root_of: dict[int, int] = {}
-    for i in members:
-        j, hops = i, 0
-        while (parent := index.parent(j)) is not None and hops < len(values):
-            j, hops = parent, hops + 1
-        root_of[i] = j
-    last_per_root: dict[int, int] = {}
-    for i in members:
-        if _is_message(values[i]):
-            last_per_root[root_of[i]] = i
-    return sorted(last_per_root.values())
-
-
 class _Builder:
     """Turns a chain of records into one context's messages, calls and compactions."""
 
-    def __init__(self, index: _Index, label: str, path: str, lines: list[int]) -> None:
+    def __init__(self, index: Index, label: str, path: str, lines: list[int]) -> None:
         self.index = index
         self.label = label
         self.path = path
@@ -234,7 +98,7 @@ class _Builder:
         self.copied: dict[str, str] = {}  # message id -> the session that billed it (a fork's copied responses)
 
     def add(self, message: Message, record: int) -> None:
-        key = _uuid(self.index.values[record])
+        key = uuid_of(self.index.values[record])
         if key is not None:
             self.uuid_position.setdefault(key, len(self.messages))
         self.messages.append(message)
@@ -245,7 +109,7 @@ class _Builder:
             value = self.index.values[at]
             if at in self.done_records:
                 continue
-            if _is_boundary(value):
+            if is_boundary(value):
                 pending_compaction = self._boundary(value)
                 continue
             if value.get("isCompactSummary"):
@@ -254,13 +118,13 @@ class _Builder:
                 self._compaction(compaction, summary)
                 pending_compaction = None
                 continue
-            if pending_compaction is not None and _is_message(value):
+            if pending_compaction is not None and is_message(value):
                 # A boundary with no summary record after it (not seen, but cheap to honour).
                 self._compaction(pending_compaction, [])
                 pending_compaction = None
-            if _is_call_record(value):
+            if is_call_record(value):
                 self._response(value["message"].get("id"), at)
-            elif value.get("type") == "user" and _is_message(value):
+            elif value.get("type") == "user" and is_message(value):
                 self.done_records.add(at)
                 for message in self._user_messages(value, at, add=False):
                     if message.get("role") == "tool" and self._answered(message.get("tool_call_id")):
@@ -328,7 +192,7 @@ class _Builder:
         )
         self.add(message, records[0])
         for record in records[1:]:
-            if (uid := _uuid(self.index.values[record])) is not None:
+            if (uid := uuid_of(self.index.values[record])) is not None:
                 self.uuid_position.setdefault(uid, len(self.messages) - 1)
         # The results of its calls come next, wherever they were written.
         for call in message.get("tool_calls") or []:
@@ -418,22 +282,22 @@ def read(records: list[Record], path: str) -> RecordedSession:
         check_fields(record, path, RECORD_FIELDS)
         values.append(record.value)
     own = next((v["sessionId"] for v in reversed(values) if isinstance(v.get("sessionId"), str)), None)
-    index = _Index(values, own)
+    index = Index(values, own)
     lines = [record.line for record in records]
-    calls = [v for v in values if _is_call_record(v)]
-    only_sidechain = bool(calls) and all(v.get("isSidechain") for v in values if _is_message(v))
+    calls = [v for v in values if is_call_record(v)]
+    only_sidechain = bool(calls) and all(v.get("isSidechain") for v in values if is_message(v))
     contexts: list[RecordedContext] = []
     walked: set[str] = set()  # message ids of the responses a context holds
     copied: dict[str, str] = {}  # message id -> the session that billed it
-    for leaf in _leaves(index, only_sidechain):
+    for leaf in leaves(index, only_sidechain):
         builder = _Builder(index, "main", path, lines)
-        contexts.append(builder.walk(_chain(index, leaf, only_sidechain)))
+        contexts.append(builder.walk(chain_to(index, leaf, only_sidechain)))
         walked |= builder.done_responses
         copied |= builder.copied
     if not only_sidechain:
-        for n, leaf in enumerate(_leaves(index, True), start=1):
+        for n, leaf in enumerate(leaves(index, True), start=1):
             builder = _Builder(index, f"sidechain {n}", path, lines)
-            context = builder.walk(_chain(index, leaf, True))
+            context = builder.walk(chain_to(index, leaf, True))
             walked |= builder.done_responses
             copied |= builder.copied
             if context.calls:
@@ -497,7 +361,7 @@ def compaction_estimate(compaction: RecordedCompaction, context: RecordedContext
     return ApiUsage(history + SUMMARY_REQUEST_TOKENS, min(last.input_tokens, history), output_tokens=output)
 
 
-def _off_thread_calls(index: _Index, walked: set[str]) -> list[RecordedCall]:
+def _off_thread_calls(index: Index, walked: set[str]) -> list[RecordedCall]:
     """The responses no walked context holds (an abandoned branch's), each with its billed usage."""
     calls = []
     for message_id, records in index.responses.items():

@@ -4,23 +4,10 @@ With no ``-t``, a Claude Code or Codex session is replayed at the point its prod
 auto-compact, and at half and a quarter of it, so the rows answer "compact earlier than the
 producer does?" instead of 8k/16k/32k, which every real agent session passes on its first call.
 
-The producers' triggers, as their own code has them (checked, not remembered):
-
-- Claude Code (2.1.332, shipped minified in the native binary; ``grep -a`` in
-  ``.ci/cache/npm/node_modules/@anthropic-ai/claude-code/bin/claude.exe``):
-  ``var $Ue=13000`` and ``function QG(e,n){let o=e-$Ue,...return o}`` (the threshold is the
-  effective window less 13,000), ``function gse(e,n){let o=Math.min(e.maxOutputTokens,kfo),...
-  return h-o}`` with ``kfo=20000`` (the effective window is the model's less its output room,
-  at most 20,000), used as ``autoCompactThreshold:QG(gse(n,...))``: 200,000 - 20,000 - 13,000 =
-  167,000 on a 200,000-token window (83.5 %). ``CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`` and
-  ``CLAUDE_CODE_AUTO_COMPACT_WINDOW`` move it; a file does not record them.
-- Codex: ``ModelInfo::auto_compact_token_limit`` in ``codex-rs/protocol/src/openai_models.rs``
-  (openai/codex @ 8db0700): the model's ``auto_compact_token_limit`` if set, else
-  ``(context_window * 9) / 10``; ``model_auto_compact_token_limit`` in config.toml overrides it.
-- Gemini CLI: ``DEFAULT_COMPRESSION_TOKEN_THRESHOLD = 0.5`` of ``tokenLimit(model)``
-  (``packages/core/src/context/chatCompressionService.ts:41``, google-gemini/gemini-cli @
-  5411f11; the ``model.compressionThreshold`` setting defaults to 0.5 too,
-  ``packages/cli/src/config/settingsSchema.ts:1116``; the 0.61.0 bundle in .ci/cache ships 0.5).
+Each producer's trigger is its format's ``AUTO_COMPACT`` (``formats/claude_code.py``, ``codex.py``,
+``gemini.py``), with where its client's code has it (checked, not remembered): Claude Code compacts
+at the window less its output room (at most 20,000) and a 13,000 buffer, Codex at 90 % of the
+window, Gemini CLI at half of it.
 
 Measured on the real clients against the loopback fake (``tests/replay/test_producer_triggers.py``
 holds the Codex one): Codex 0.171 compacts past 90 % of the window it is given, exactly. Claude
@@ -44,16 +31,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from compactctl.formats import AutoCompact, Format
     from compactctl.recorded import RecordedSession
-
-CLAUDE_CODE_SUMMARY_RESERVE = 20_000  # kfo: min(maxOutputTokens, 20000) kept for the reply
-CLAUDE_CODE_BUFFER = 13_000  # $Ue
-CODEX_SHARE = 0.9  # (context_window * 9) / 10
-GEMINI_SHARE = 0.5  # DEFAULT_COMPRESSION_TOKEN_THRESHOLD
-USUAL_WINDOW = {"claude-code": 200_000, "codex": 272_000, "gemini": 1_000_000}
-
-
-CLAUDE_CODE_DEFAULT_WINDOW = 200_000
 
 
 @dataclass(frozen=True)
@@ -85,33 +64,31 @@ class FittedThresholds:
         )
 
 
-def producer_trigger(producer: str, window: int) -> int:
-    """Where the producer compacts on its own, on a model of ``window`` tokens."""
-    if producer == "claude-code":
-        return window - CLAUDE_CODE_SUMMARY_RESERVE - CLAUDE_CODE_BUFFER
-    if producer == "codex":
-        return round(window * CODEX_SHARE)
-    return round(window * GEMINI_SHARE)
-
-
-def context_window(model: str | None, producer: str) -> int:
-    """The model's context window (genai-prices), else the producer's usual one."""
+def context_window(model: str | None, auto: AutoCompact) -> int:
+    """The model's context window (genai-prices, its producer's provider's models), else the producer's usual one."""
     if model:
         from compactctl.replay.price_source import _find
 
-        found = _find(model, {"claude-code": "anthropic", "codex": "openai"}.get(producer))
+        found = _find(model, auto.provider)
         if found is not None and isinstance(found[1].context_window, int) and found[1].context_window > 0:
             return int(found[1].context_window)
-    return USUAL_WINDOW.get(producer, 200_000)
+    return auto.usual_window
 
 
-def fitted_thresholds(producer: str, model: str | None, evidence: FileEvidence = FileEvidence()) -> FittedThresholds:
-    window, window_from = context_window(model, producer), "genai-prices"
+def fitted_thresholds(
+    fmt: Format, model: str | None, evidence: FileEvidence = FileEvidence()
+) -> FittedThresholds | None:
+    """A quarter, half and all of where ``fmt``'s producer compacts on its own (its ``auto_compact``),
+    on the window and at the trigger the file shows first; None for a format whose producer has none."""
+    auto = fmt.auto_compact
+    if auto is None:
+        return None
+    window, window_from = context_window(model, auto), "genai-prices"
     if evidence.window:
         window, window_from = evidence.window, "recorded in the file"
-    elif producer == "claude-code" and evidence.peak <= CLAUDE_CODE_DEFAULT_WINDOW < window:
-        window, window_from = CLAUDE_CODE_DEFAULT_WINDOW, "Claude Code's default; no call of the file passed it"
-    trigger, trigger_from = producer_trigger(producer, window), "own auto-compact point"
+    elif auto.runs_at_most is not None and evidence.peak <= auto.runs_at_most < window:
+        window, window_from = auto.runs_at_most, f"{auto.client}'s default; no call of the file passed it"
+    trigger, trigger_from = auto.trigger(window), "own auto-compact point"
     if evidence.trigger:
         trigger, trigger_from = evidence.trigger, "auto-compaction in this file, at"
     return FittedThresholds(
@@ -119,7 +96,7 @@ def fitted_thresholds(producer: str, model: str | None, evidence: FileEvidence =
         model or "the model",
         window,
         trigger,
-        producer,
+        fmt.name,
         window_from,
         trigger_from,
     )

@@ -198,7 +198,8 @@ def _api_calls(
             ApiCall(
                 prefix=prefix,
                 output=output,
-                reasoning=reasoning if calibration.provider != "anthropic" else 0,
+                # Kept until the next prompt at OpenAI; Anthropic bills it in the output re-sent, Gemini never.
+                reasoning=reasoning if calibration.provider == "openai" else 0,
                 prices=prices_of[n],
                 timestamp=call.timestamp,
                 long_cache_share=share_1h,

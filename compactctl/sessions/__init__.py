@@ -6,12 +6,14 @@ its model and window (and ``PRIOR_RATIO``, its model's tokens per cl100k token w
 cannot tell), whether the client compacted it, a new id and file name as the client
 makes them, the id renamed inside a copy, the smaller form that keeps only what a resume
 reads (``slim``), its writer lock, its index, and the command that resumes a session.
-``CLIENTS`` maps a client's name to it. ``live`` has the live-context figure; ``place`` the
+``CLIENTS`` maps a client's name (its format's) to it, for every format whose registry entry
+says its files are resumable. ``live`` has the live-context figure; ``place`` the
 writing (beside the original, or in place with a backup, and undo).
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import time
 from collections.abc import Iterable, Mapping
@@ -21,9 +23,12 @@ from pathlib import Path
 from types import ModuleType
 
 from compactctl.errors import InputError
-from compactctl.sessions import claude_code, codex, gemini
+from compactctl.formats import resumable_formats
 
-CLIENTS: dict[str, ModuleType] = {module.NAME: module for module in (claude_code, codex, gemini)}
+# A client per format whose entry says it is resumable (``RESUMABLE``), its module named as the format's reader.
+CLIENTS: dict[str, ModuleType] = {
+    name: importlib.import_module(f"compactctl.sessions.{module}") for name, module in resumable_formats().items()
+}
 LATEST = "latest"
 
 

@@ -22,8 +22,7 @@ from compactctl.formats.records import Record
 from compactctl.sessions.live import Anchor
 from compactctl.sessions.records import first_values, rewrite_values
 
-NAME = "claude-code"
-FORMAT = "claude-code"
+NAME = "claude-code"  # its format\'s name, whose entry says RESUMABLE
 PRIOR_RATIO = 1.2  # Claude's tokens per cl100k token where a session cannot tell (calibration's prior)
 # The window of every Claude model Claude Code uses without the 1M-context beta (docs.anthropic.com, models overview).
 WINDOW = 200_000

@@ -27,8 +27,7 @@ from compactctl.formats.records import Record
 from compactctl.sessions.live import Anchor
 from compactctl.sessions.records import first_values, rewrite_values
 
-NAME = "codex"
-FORMAT = "codex"
+NAME = "codex"  # its format\'s name, whose entry says RESUMABLE
 PRIOR_RATIO = 1.0  # its model's tokens per cl100k token where a session cannot tell
 # Codex's own figure for the GPT-5 family when a rollout records none (codex-rs model family info).
 DEFAULT_WINDOW = 272_000

@@ -22,8 +22,7 @@ from compactctl.formats.records import Record
 from compactctl.sessions.live import Anchor
 from compactctl.sessions.records import first_values, rewrite_values
 
-NAME = "gemini"
-FORMAT = "gemini"
+NAME = "gemini"  # its format\'s name, whose entry says RESUMABLE
 PRIOR_RATIO = 1.0  # its model's tokens per cl100k token where a session cannot tell
 # tokenLimit() in packages/core/src/core/tokenLimits.ts: every Gemini model 1,048,576; Gemma 4 256,000.
 WINDOW = 1_048_576

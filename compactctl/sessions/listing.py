@@ -57,7 +57,7 @@ def describe(session: SessionFile, window: int | None = None, data: bytes | None
     data = session.path.read_bytes() if data is None else data
     values = read_values(session.path, data)
     model = module.model_of(values)
-    live = live_context(module.FORMAT, data, str(session.path), module.anchors, module.as_sent, module.PRIOR_RATIO)
+    live = live_context(module.NAME, data, str(session.path), module.anchors, module.as_sent, module.PRIOR_RATIO)
     return SessionRow(
         session,
         session.cwd,

@@ -107,13 +107,13 @@ def compact_session(
     rounds = 0
     while True:
         data, result = _compacted(session, compact_into, rounds)
-        after = live_context(module.FORMAT, data, str(session.path), module.anchors, module.as_sent, module.PRIOR_RATIO)
+        after = live_context(module.NAME, data, str(session.path), module.anchors, module.as_sent, module.PRIOR_RATIO)
         if after.tokens <= before.target or rounds >= tighter_rounds:
             break
         rounds += 1
     written = module.slim(data) if slim else data
     notes = []
-    if slim and not _same_live_thread(module.FORMAT, data, written, str(session.path)):
+    if slim and not _same_live_thread(module.NAME, data, written, str(session.path)):
         # Never a smaller file that resumes differently: this layout is not one slim knows.
         slim, written = False, data
         notes.append("the smaller form would not resume the same conversation: written in full")

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from compactctl.formats import records as records_module
@@ -39,6 +40,8 @@ COMMANDS: dict[str, list[str]] = {
     "prune": ["prune"],
     "report": ["report"],
     "replay": ["replay", "-s", "window", "--threshold", "2000"],
+    # No -t: the thresholds are fitted to the file before its job runs, and that job replays what was read then.
+    "replay (fitted thresholds)": ["replay", "-s", "window", "--json"],
 }
 
 
@@ -107,6 +110,7 @@ def _run(cli, command: list[str], source: Path, out: Path) -> Any:
 @pytest.mark.parametrize("command", COMMANDS, ids=list(COMMANDS))
 def test_each_input_is_sniffed_once_and_parsed_at_most_once_per_job(cli, reads, tmp_path, command):
     ran: dict[str, tuple[int, int]] = {}
+    fitted: dict[str, str | None] = {}
     for source in INPUTS:
         reads.sniffs.clear()
         reads.parses.clear()
@@ -114,10 +118,15 @@ def test_each_input_is_sniffed_once_and_parsed_at_most_once_per_job(cli, reads, 
         assert result.exit_code in (0, 1), f"{command} {source.name}: {result.stderr[-300:]}"
         whole = reads.parses[str(source)] + reads.parses["<database>"]
         ran[source.name] = (reads.sniffs[str(source)], whole)
+        if command == "replay (fitted thresholds)":
+            fitted[source.name] = orjson.loads(result.stdout)["total"]["thresholds_from"]
     assert {name: counts for name, counts in ran.items() if counts[0] != 1 or counts[1] > 1} == {}
     # Both ways through are taken, so the count sees each: files read whole, and (for the
     # commands that stream chat JSON Lines) files never parsed whole.
     assert any(parses == 1 for _, parses in ran.values())
-    if command in ("compact -s prune", "prune", "report", "replay"):
+    if command in ("compact -s prune", "prune", "report", "replay", "replay (fitted thresholds)"):
         assert ran["coding-agent.jsonl"] == (1, 0)
     assert ran["claude-code.jsonl"] == (1, 1)
+    if command == "replay (fitted thresholds)":  # the files read ahead for their thresholds are among those counted
+        assert fitted["claude-code-2.1.332-compacted.jsonl"] and fitted["codex-0.171.0-compacted.jsonl"]
+        assert fitted["coding-agent.jsonl"] is None

@@ -9,7 +9,6 @@ import shutil
 from pathlib import Path
 
 import orjson
-import pytest
 from genai_prices import Usage, calc_price
 from typer.testing import CliRunner
 
@@ -118,11 +117,6 @@ def test_a_calibration_with_no_call_held_out_claims_no_held_out_error():
 GEMINI = Path(__file__).parents[1] / "formats" / "data" / "real-clients" / "gemini-cli-0.61.0.jsonl"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="no recorded-usage reader for Gemini CLI: its session names the model (gemini-3.1-pro-preview) and "
-    "each response's tokens, yet replay counts the text and prices it as --model-pricing (gpt-4o)",
-)
 def test_a_gemini_cli_session_is_billed_from_its_own_tokens_at_the_model_it_names():
     responses = {}
     for line in GEMINI.read_bytes().splitlines():

@@ -15,6 +15,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -187,11 +188,12 @@ class Gemini:
     home: Path
     cwd: Path
     fake: FakeGemini
+    settings: dict[str, Any] = field(default_factory=dict)  # laid over GEMINI_SETTINGS (``model``: ...)
 
     def configure(self) -> None:
         settings = self.home / ".gemini" / "settings.json"
         settings.parent.mkdir(parents=True, exist_ok=True)
-        settings.write_text(json.dumps(GEMINI_SETTINGS))
+        settings.write_text(json.dumps({**GEMINI_SETTINGS, **self.settings}))
         self.tmp.mkdir(exist_ok=True)
 
     @property

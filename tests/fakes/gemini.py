@@ -123,7 +123,15 @@ def _router_answer(body: dict[str, Any]) -> str:
 
 
 class FakeGemini(FakeModelServer):
-    """``GOOGLE_GEMINI_BASE_URL=fake.url`` points Gemini CLI here."""
+    """``GOOGLE_GEMINI_BASE_URL=fake.url`` points Gemini CLI here.
+
+    With ``implicit_cache`` a main call reports the prefix it shares with the previous main
+    request (the same system instruction and tools, then the contents both start with) as
+    ``cachedContentTokenCount``, as the API's implicit caching does for a repeated prefix.
+    """
+
+    implicit_cache: bool = False
+    _last_main: tuple[Any, Any, list[Any]] | None = None  # (system, tools, contents) of the last main request
 
     def model_calls(self, rejected: bool = False) -> list[dict[str, Any]]:
         """The main-loop requests (they carry the CLI's tools) the fake accepted (or all), in order."""
@@ -136,6 +144,17 @@ class FakeGemini(FakeModelServer):
             and isinstance(r.body, dict)
             and r.body.get("tools")
         ]
+
+    def _cached(self, body: dict[str, Any], prompt: int) -> int:
+        """The tokens of the prefix this request shares with the previous main one; 0 where none."""
+        system, tools, contents = body.get("systemInstruction"), body.get("tools"), body.get("contents") or []
+        last, self._last_main = self._last_main, (system, tools, contents)
+        if last is None or (last[0], last[1]) != (system, tools):
+            return 0
+        shared = 0
+        while shared < min(len(contents), len(last[2])) and contents[shared] == last[2][shared]:
+            shared += 1
+        return min(prompt, self.count([system, contents[:shared], tools]))
 
     def handle(self, handler: BaseHTTPRequestHandler, method: str, body: Any) -> None:
         entry = Recorded(method, handler.path, dict(handler.headers), body)
@@ -178,6 +197,9 @@ class FakeGemini(FakeModelServer):
             "totalTokenCount": prompt + output + thoughts,
             **({"thoughtsTokenCount": thoughts} if thoughts else {}),
         }
+        cached = self._cached(body, prompt) if self.implicit_cache and body.get("tools") else 0
+        if cached:
+            usage["cachedContentTokenCount"] = cached
         response_id = f"fake-{next(_ids):06d}"
         if action == "generateContent":
             candidate = {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}

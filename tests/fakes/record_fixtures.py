@@ -88,6 +88,58 @@ def gemini_fixture(root: Path) -> Path:
     return target
 
 
+# Where Gemini CLI compresses its history: this share of the model's window (``model.compressionThreshold``;
+# 0.5 by default), so that the session below passes it at its second call with the log, not after.
+GEMINI_COMPRESSING = {"model": {"compressionThreshold": 0.016}}
+
+
+def gemini_usage_session(gemini: Gemini) -> None:
+    """A session long enough to calibrate on, which Gemini CLI compresses once: a pasted log, then
+    (resumed) tool calls over one run; its first call past the threshold folds the log's turn away."""
+    fake = gemini.fake
+    fake.enqueue(Reply(thinking="A long log.", text="The log counts from 1 to 6000. Ask me about app.py."))
+    log = "\n".join(str(n) for n in range(1, 6001))
+    session = gemini.run(f"Here is the build log:\n{log}")
+
+    def read(name: str) -> ToolCall:
+        return ToolCall("read_file", {"file_path": name})
+
+    def shell(command: str) -> ToolCall:
+        return ToolCall("run_shell_command", {"command": command})
+
+    # One run for every tool call: 0.61 resumes a session that holds tool calls with each response
+    # twice, and the API refuses it (google-gemini/gemini-cli#29365; see compactctl/formats/gemini.py).
+    fake.enqueue(
+        Reply(thinking="Read the code first.", text="Reading app.py.", tool_calls=(read("app.py"),)),
+        Reply(tool_calls=(read("notes.txt"),)),
+        Reply(tool_calls=(shell("seq 1 400"),)),
+        Reply(thinking="Run it.", tool_calls=(shell("python3 app.py"),)),
+        Reply(tool_calls=(read("app.py"),)),
+        Reply(tool_calls=(shell("seq 1 200"),)),
+        Reply(tool_calls=(read("notes.txt"),)),
+        Reply(thinking="add() subtracts.", text=f"add() returns a - b, so it prints -1; a + b fixes it. {ANSWER}"),
+    )
+    gemini.run("What is wrong with app.py? Read it and the notes, run it, and check again.", resume=session)
+    assert not fake.errors and not fake.script
+
+
+def gemini_usage_fixture(root: Path) -> Path:
+    """:func:`gemini_usage_session`, each request counted with a real tokenizer (cl100k,
+    ``text_tokens``) and its repeated prefix reported as cached (``implicit_cache``)."""
+    from tests.fakes.server import text_tokens
+
+    client = require_client("gemini")
+    with FakeGemini(count=text_tokens) as fake:
+        fake.implicit_cache = True
+        gemini = Gemini(client, root, project(root), fake, GEMINI_COMPRESSING)
+        gemini_usage_session(gemini)
+        (chat,) = gemini.chats()
+        data = chat.read_bytes()
+    target = OUT / f"gemini-cli-{_version(client.version)}-usage.jsonl"
+    target.write_bytes(data.replace(str(root).encode(), b"/home/user"))
+    return target
+
+
 def _fixture_folder(name: str, files: dict[str, Path], root: Path) -> list[Path]:
     """The recorded files copied into a fresh ``OUT/name`` as ``<key>.jsonl``, the run's root as /home/user."""
     out = OUT / name
@@ -291,8 +343,10 @@ def codex_killed_mid_call_fixture(root: Path) -> Path:
 
 
 if __name__ == "__main__":
+    import sys
+
     OUT.mkdir(parents=True, exist_ok=True)
-    for record in (
+    every = (
         claude_code_fixture,
         codex_fixture,
         gemini_fixture,
@@ -301,6 +355,9 @@ if __name__ == "__main__":
         codex_fork_fixture,
         codex_fork_after_compaction_fixture,
         codex_killed_mid_call_fixture,
-    ):
+        gemini_usage_fixture,
+    )
+    named = set(sys.argv[1:])  # python -m tests.fakes.record_fixtures [NAME...]: only those
+    for record in [r for r in every if not named or r.__name__ in named]:
         with tempfile.TemporaryDirectory(prefix="fixture-") as root:
             print("wrote", record(Path(root)))

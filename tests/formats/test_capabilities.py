@@ -67,7 +67,7 @@ def test_a_format_that_carries_usage_has_a_producer_that_reads_it():
     from compactctl.recorded import producers
 
     carrying = {name for name, fmt in FORMATS.items() if fmt.carries_usage}
-    assert carrying == set(producers()) == {"claude-code", "codex"}
+    assert carrying == set(producers()) == {"claude-code", "codex", "gemini"}
 
 
 def _named_in_conditions(path: Path) -> list[str]:

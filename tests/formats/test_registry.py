@@ -38,8 +38,19 @@ def test_each_row_says_what_its_module_declares():
         assert name == module.NAME
         assert row.suffixes == getattr(module, "SUFFIXES", (".jsonl", ".json"))
         assert row.writes == getattr(module, "WRITES", True)
+        assert row.resumable == getattr(module, "RESUMABLE", False)
     assert writing_formats() == [name for name, fmt in FORMATS.items() if fmt.writes]
     assert tuple(dict.fromkeys(s for fmt in FORMATS.values() for s in fmt.suffixes)) == SUFFIXES
+
+
+def test_the_clients_whose_sessions_are_found_are_the_resumable_formats_by_their_reader_s_module_name():
+    from compactctl.formats import resumable_formats
+    from compactctl.sessions import CLIENTS
+
+    assert set(resumable_formats()) == {name for name, fmt in FORMATS.items() if fmt.resumable} == set(CLIENTS)
+    assert {"claude-code", "codex", "gemini"} <= set(CLIENTS)
+    for name, module in resumable_formats().items():
+        assert CLIENTS[name].__name__ == f"compactctl.sessions.{module}" and name == CLIENTS[name].NAME
 
 
 @given(st.lists(VALUES, min_size=0, max_size=6))

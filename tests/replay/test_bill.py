@@ -121,12 +121,15 @@ def test_replay_s_bill_is_the_file_s_usage_at_list_prices(path: Path):
 
 @pytest.mark.parametrize(("model", "provider"), CURRENT_MODELS)
 def test_current_model_names_are_priced_with_a_context_window(model: str, provider: str):
+    from compactctl.formats import get_format
     from compactctl.replay.fitted_thresholds import context_window
     from compactctl.replay.prices import PriceTable
 
     prices = PriceTable({}).find(model, provider)
     assert prices is not None and prices.input > 0 and prices.output > prices.input
-    assert context_window(model, "claude-code" if provider == "anthropic" else "codex") >= 200_000
+    auto = get_format("claude-code" if provider == "anthropic" else "codex").auto_compact
+    assert auto is not None and auto.provider == provider
+    assert context_window(model, auto) >= 200_000
 
 
 def test_every_model_the_real_clients_wrote_is_priced():

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 
 def test_the_file_s_own_window_and_auto_compaction_come_before_the_price_list():
+    from compactctl.formats import get_format
     from compactctl.recorded import ApiUsage, RecordedCall, RecordedCompaction, RecordedContext, RecordedSession
     from compactctl.replay.fitted_thresholds import FileEvidence, file_evidence, fitted_thresholds
+
+    claude_code, codex = get_format("claude-code"), get_format("codex")
 
     def session(peak: int, pre_tokens: int | None, window: int | None = None) -> RecordedSession:
         calls = [RecordedCall(1, "claude-sonnet-4-6", None, ApiUsage(peak, output_tokens=10))]
@@ -13,11 +16,28 @@ def test_the_file_s_own_window_and_auto_compaction_come_before_the_price_list():
         return RecordedSession("claude-code", [RecordedContext("main", [], calls, compactions)], context_window=window)
 
     # genai-prices lists 1M for claude-sonnet-4-6; Claude Code ran it on 200k (measured, see the module).
-    plain = fitted_thresholds("claude-code", "claude-sonnet-4-6", file_evidence(session(150_000, None)))
-    assert (plain.window, plain.trigger) == (200_000, 167_000)
-    assert fitted_thresholds("claude-code", "claude-sonnet-4-6", file_evidence(session(400_000, None))).window > 400_000
-    own = fitted_thresholds("claude-code", "claude-sonnet-4-6", file_evidence(session(150_000, 177_076)))
-    assert own.trigger == 177_076 and own.thresholds == [44_269, 88_538, 177_076]
+    plain = fitted_thresholds(claude_code, "claude-sonnet-4-6", file_evidence(session(150_000, None)))
+    assert plain is not None and (plain.window, plain.trigger) == (200_000, 167_000)
+    assert "Claude Code's default" in plain.said()
+    wide = fitted_thresholds(claude_code, "claude-sonnet-4-6", file_evidence(session(400_000, None)))
+    assert wide is not None and wide.window > 400_000
+    own = fitted_thresholds(claude_code, "claude-sonnet-4-6", file_evidence(session(150_000, 177_076)))
+    assert own is not None and own.trigger == 177_076 and own.thresholds == [44_269, 88_538, 177_076]
     assert "auto-compaction in this file" in own.said()
-    recorded = fitted_thresholds("codex", "gpt-5.5", FileEvidence(window=258_400))
-    assert (recorded.window, recorded.trigger) == (258_400, 232_560) and "recorded in the file" in recorded.said()
+    recorded = fitted_thresholds(codex, "gpt-5.5", FileEvidence(window=258_400))
+    assert recorded is not None and (recorded.window, recorded.trigger) == (258_400, 232_560)
+    assert "recorded in the file" in recorded.said()
+
+
+def test_thresholds_are_fitted_by_the_format_s_auto_compact_field_not_its_name():
+    import dataclasses
+
+    from compactctl.formats import AutoCompact, get_format
+    from compactctl.replay.fitted_thresholds import fitted_thresholds
+
+    assert fitted_thresholds(get_format("chat"), "gpt-5.1") is None  # a format whose producer compacts not on its own
+    auto = AutoCompact("New Agent", share=0.8)
+    made_up = dataclasses.replace(get_format("chat"), name="new-agent", auto_compact=auto)
+    fitted = fitted_thresholds(made_up, None)
+    assert fitted is not None and (fitted.window, fitted.trigger) == (200_000, 160_000)
+    assert fitted.producer == "new-agent"

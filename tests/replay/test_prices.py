@@ -191,12 +191,14 @@ def test_every_model_named_in_the_real_transcripts_is_priced():
 
 
 def test_with_no_threshold_a_claude_code_session_is_replayed_at_its_producer_s_own_points(tmp_path):
+    from compactctl.formats import get_format
     from compactctl.replay.fitted_thresholds import fitted_thresholds
 
-    fitted = fitted_thresholds("claude-code", "claude-sonnet-4-5")
-    assert fitted.window == 200_000 and fitted.trigger == 167_000  # 200k less 20k for the summary, less 13k
+    fitted = fitted_thresholds(get_format("claude-code"), "claude-sonnet-4-5")
+    assert fitted is not None and fitted.window == 200_000 and fitted.trigger == 167_000  # 200k less 20k, less 13k
     assert fitted.thresholds == [41_750, 83_500, 167_000]
-    assert fitted_thresholds("codex", "gpt-5.1").trigger == round(0.9 * fitted_thresholds("codex", "gpt-5.1").window)
+    codex = fitted_thresholds(get_format("codex"), "gpt-5.1")
+    assert codex is not None and codex.trigger == round(0.9 * codex.window)
     path = _session_file(tmp_path, "claude-sonnet-4-5")
     result = CliRunner().invoke(app, ["replay", str(path), "--json"])
     data = orjson.loads(result.stdout)

@@ -1,6 +1,6 @@
 """The producers' own auto-compaction points (replay's default thresholds) checked against the clients themselves.
 
-``compactctl/replay/fitted_thresholds.py`` says where each producer compacts; these read it
+Each format's ``AUTO_COMPACT`` says where its producer compacts; these read it
 back from the pinned clients in .ci/cache: the constants in the code they ship (Claude Code's
 minified JavaScript inside its binary, Gemini CLI's bundle), and for Codex, whose Rust leaves
 no constant to read, its behaviour: the real client on the loopback fake compacts when the last
@@ -17,15 +17,18 @@ from pathlib import Path
 
 import pytest
 
-from compactctl.replay.fitted_thresholds import (
-    CLAUDE_CODE_BUFFER,
-    CLAUDE_CODE_SUMMARY_RESERVE,
-    GEMINI_SHARE,
-    producer_trigger,
-)
+from compactctl.formats import get_format
+from compactctl.formats.claude_code import AUTO_COMPACT_BUFFER, AUTO_COMPACT_OUTPUT_ROOM
 from tests.fakes.clients import Codex, require_client
 
 pytestmark = pytest.mark.clients
+
+
+def _trigger(format_name: str, window: int) -> int:
+    """Where the format's producer compacts on ``window`` tokens, as its registry entry says."""
+    auto = get_format(format_name).auto_compact
+    assert auto is not None, format_name
+    return auto.trigger(window)
 
 
 def _shipped(binary: Path) -> Path:
@@ -50,9 +53,9 @@ def test_claude_code_compacts_at_the_window_less_its_output_room_and_a_13k_buffe
     threshold = _search(binary, rb"function [\w$]+\(e,n\)\{let o=e-([\w$]+),g=n\.testPctOverride")
     # The effective window: the model's less min(its max output, a reserve).
     window = _search(binary, rb"function [\w$]+\(e,n\)\{let o=Math\.min\(e\.maxOutputTokens,([\w$]+)\)")
-    assert _constant(binary, threshold) == CLAUDE_CODE_BUFFER
-    assert _constant(binary, window) == CLAUDE_CODE_SUMMARY_RESERVE
-    assert producer_trigger("claude-code", 200_000) == 167_000
+    assert _constant(binary, threshold) == AUTO_COMPACT_BUFFER
+    assert _constant(binary, window) == AUTO_COMPACT_OUTPUT_ROOM
+    assert _trigger("claude-code", 200_000) == 167_000
 
 
 def test_gemini_cli_compresses_at_half_the_window():
@@ -61,7 +64,8 @@ def test_gemini_cli_compresses_at_half_the_window():
     for chunk in bundle.glob("*.js"):
         text = chunk.read_text(errors="replace")
         shares |= {float(s) for s in re.findall(r"DEFAULT_COMPRESSION_TOKEN_THRESHOLD = ([0-9.]+)", text)}
-    assert shares == {GEMINI_SHARE}
+    auto = get_format("gemini").auto_compact
+    assert auto is not None and shares == {auto.share}
 
 
 def _codex_compacts(window: int) -> tuple[bool, int]:
@@ -95,7 +99,7 @@ def test_codex_compacts_past_90_percent_of_its_window_and_not_below():
     # Windows whose trigger (as fitted_thresholds computes it) sits 3 % under and over that context.
     under = round(context * 0.97 / 0.9)
     over = round(context * 1.03 / 0.9)
-    assert producer_trigger("codex", under) < context < producer_trigger("codex", over)
+    assert _trigger("codex", under) < context < _trigger("codex", over)
     assert _codex_compacts(under)[0] is True
     assert _codex_compacts(over)[0] is False
 

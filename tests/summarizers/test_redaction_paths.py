@@ -1,8 +1,9 @@
 """Secrets stay out of every path: held-out shapes, transformed secrets, summaries, second passes, errors.
 
-Two corpora: the table's own (tests/secrets_corpus.py) and a held-out one written from the
-files people keep secrets in (tests/heldout_secrets.py), each placed as it is, cut by a line
-break, base64-encoded and URL-encoded.
+Three corpora: the table's own (tests/secrets_corpus.py), a held-out one written from the
+files people keep secrets in (tests/heldout_secrets.py) and a blind one written before the
+redactor was run on it (tests/blind_secrets.py), each placed as it is, cut by a line break,
+base64-encoded and URL-encoded.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from compactctl.cli.main import app
 from compactctl.summarizers import SummaryRequest
 from compactctl.summarizers.extractive import ExtractiveSummarizer
 from compactctl.summarizers.redact import mask_known, redact, redact_messages, redact_reply, redact_url
+from tests.blind_secrets import PLACED as BLIND_PLACED
 from tests.heldout_secrets import DJANGO, PLACED, PLACEMENTS, Document, Placed, exposed
 from tests.properties import examples
 from tests.secrets_corpus import CORPUS, leaked
@@ -36,7 +38,7 @@ def contexts(text: str) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("item", PLACED, ids=[f"{p.kind}/{p.placement}" for p in PLACED])
+@pytest.mark.parametrize("item", PLACED + BLIND_PLACED, ids=[f"{p.kind}/{p.placement}" for p in PLACED + BLIND_PLACED])
 def test_every_held_out_secret_is_redacted_in_every_placement(item: Placed):
     for text in contexts(item.text):
         redacted, count = redact(text)
@@ -82,6 +84,53 @@ def test_a_url_password_with_an_unencoded_at_is_redacted_to_the_host(url, passwo
     assert redacted.endswith(url[url.rindex("@") :])  # the host is kept
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "bypass = enabled_for_all",
+        "compat=python311",
+        "sort_key: created_at",
+        "cache_key: user_profile_2024_11",
+        "idempotency_key: 7d444840-9dc0-11d1-b245-5ffdce74fad2",
+        "psql --no-password --host=db.internal",
+        "tool --token-file ./secrets/token.txt",
+        "passenger: Ada Lovelace",
+        "Authorization: required for admin routes",
+        "See https://github.com/acme/app/settings/hooks/123456789",
+        'variable "region" {\n  default = "eu-west-1"\n}',
+        'Client("x", "hello")',
+        "-----BEGIN PGP PUBLIC KEY BLOCK-----\nmQINBGN0\n-----END PGP PUBLIC KEY BLOCK-----",
+    ],
+)
+def test_words_the_blind_corpus_taught_the_table_leave_ordinary_text_alone(text):
+    # The rows added for it (pass/pat as words, *_key with a generated value, any Authorization
+    # scheme, --*-secret flags, webhook URLs, sensitive Terraform defaults, credential pairs, key
+    # blocks but public ones) against what they must not take.
+    assert redact(text) == (text, 0)
+
+
+def test_a_line_opening_on_a_label_is_not_joined_to_the_token_before_it():
+    # KEY=pk_...\nSTRIPE_SECRET=sk_... is two entries: joined, the first token ran on into the second
+    # label, and the second key, cut by a wrap, went out in part.
+    first, second = "pk_live_51" + "a1B2c3D4e5" * 3, "sk_live_51" + "Z9y8X7w6V5" * 6
+    text = f"STRIPE_PUBLISHABLE={first}\nSTRIPE_SECRET={second[:30]}\n{second[30:]}\nNODE_ENV=production"
+    redacted, _ = redact(text)
+    assert "STRIPE_SECRET=" in redacted and "NODE_ENV=production" in redacted
+    assert not leaked(second, redacted), redacted
+
+
+def test_base64_wrapped_over_lines_is_decoded_joined():
+    import base64
+
+    secret = "sk-ant-api03-" + "Qw3eRt6yUi9oPa2sDf5gHj8kLz1xCv4b" * 3
+    encoded = base64.b64encode(f"ANTHROPIC_API_KEY={secret}\nREGION=eu".encode()).decode()
+    wrapped = "\n".join(encoded[i : i + 76] for i in range(0, len(encoded), 76))
+    for text in (f"$ base64 .env\n{wrapped}\n$ echo done", f"blob:\n{wrapped}\nthanks"):
+        redacted, _ = redact(text)
+        assert not any(line in redacted for line in wrapped.splitlines()), redacted
+        assert redacted.endswith(text[text.rindex("\n") :])  # the line after it is kept
+
+
 def test_ordinary_text_with_line_breaks_and_base64_is_left_alone():
     text = (
         "The build step compiled src/compactctl/summarizers/redact.py into the\nwheel without errors.\n"
@@ -113,7 +162,9 @@ def test_a_base_url_prints_with_its_query_and_user_part_masked(url, secret):
 
 # --- summaries never carry what the redactor would catch ------------------------------------------
 
-ALL_TEXTS = [s.text for s in CORPUS] + [d.text for d in {p.kind: p for p in PLACED if p.placement == "as is"}.values()]
+ALL_TEXTS = [s.text for s in CORPUS] + [
+    d.text for d in {p.kind: p for p in PLACED + BLIND_PLACED if p.placement == "as is"}.values()
+]
 
 
 def session(texts: list[str]) -> list[dict]:
@@ -155,7 +206,7 @@ def write(path: Path, messages: list[dict]) -> Path:
 
 def exposed_anywhere(text: str) -> list[str]:
     table = [s.kind for s in CORPUS if leaked(s.secret, text)]
-    held_out = [p.kind for p in PLACED if p.placement == "as is" and exposed(p, text)]
+    held_out = [p.kind for p in PLACED + BLIND_PLACED if p.placement == "as is" and exposed(p, text)]
     return table + held_out
 
 

@@ -1,0 +1,255 @@
+"""Gemini CLI's recorded calls: each ``gemini`` record with ``tokens`` is one call, across checkpoints and rewinds.
+
+What Gemini CLI writes (0.61, ``packages/core/src/services/chatRecordingService.ts`` and
+``core/geminiChat.ts`` in google-gemini/gemini-cli; the 0.61.0 bundle in .ci/cache is the same):
+
+- **One call per response.** After a main-loop response streams, the client records its
+  usage (``recordMessageTokens``) and then the response (``recordMessage``): the usage waits
+  in ``queuedTokens`` and goes on the new ``gemini`` record, so each response of the main loop
+  is one record with ``tokens``, written again (same id) when its tool calls complete. The
+  model's own side calls (the model router, the next-speaker check, loop detection, the
+  compression summary) are recorded nowhere: no file holds their usage.
+- **Usage.** ``tokens`` is the API's ``usageMetadata``: ``input`` its ``promptTokenCount``,
+  of which ``cached`` (``cachedContentTokenCount``) came from the cache, ``tool``
+  (``toolUsePromptTokenCount``) billed as input beside it, ``thoughts``
+  (``thoughtsTokenCount``) billed as output beside ``output`` (``candidatesTokenCount``):
+  genai-prices' own extractor for Google's usage maps them so. The thoughts are never sent
+  again: the client keeps no thought part in its history (``processStreamResponse`` filters
+  them out), so a response is re-sent as its ``output`` alone.
+- **Copies.** A later copy of a record (a ``$set`` checkpoint on resume) may leave ``tokens``
+  out: the call's usage is the first copy's that has it; its content the last copy's.
+- **Checkpoints.** A ``$set`` of ``messages`` replaces the client's list. Where it drops messages
+  and brings new ones (its compression: a summary in place of the older history), the producer
+  compacted there: the history goes on and the new list is the replacement. Where it only cuts
+  the end (a turn rolled back when it failed or was cancelled), and at a ``$rewindTo``, the
+  messages cut are off the live thread, their calls billed (``off_thread``).
+- **The compression's own calls** (``chatCompressionService.compress``): a summary of the
+  history it folds, sent with its own system prompt, then a second call asking the model to check
+  that summary (the history, the summary, and the request again); neither is recorded. Each is
+  estimated as the request it was: the replaced messages counted (cl100k) plus the compressor's
+  prompt, the summary (the new list's first new user message) as output.
+- A header record (``sessionId``, ``projectHash``, ``startTime``) written again is a resume:
+  the hidden prefix (system prompt, the date and folder listing of ``<session_context>``) may
+  change there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from compactctl.errors import InputError
+from compactctl.formats.gemini import converted
+from compactctl.formats.records import Record
+from compactctl.recorded import (
+    ApiUsage,
+    RecordedCall,
+    RecordedCompaction,
+    RecordedContext,
+    RecordedSession,
+    integer,
+    timestamp_of,
+)
+from compactctl.transcript import Message
+
+NAME = "gemini"
+# The compressor's system prompt and instruction beside the history, and what the check adds to it,
+# measured on the real 0.61 client's requests (the loopback fake counting in cl100k): 17,929 tokens
+# sent for 17,035 of history; the check 42 more, of which the summary 3.
+COMPRESSION_PROMPT_TOKENS = 900
+COMPRESSION_CHECK_TOKENS = 40
+
+
+def usage_of(tokens: Any) -> ApiUsage | None:
+    """A record's ``tokens`` as the usage billed."""
+    if not isinstance(tokens, dict):
+        return None
+    thoughts = integer(tokens.get("thoughts"))
+    usage = ApiUsage(
+        input_tokens=integer(tokens.get("input")) + integer(tokens.get("tool")),
+        cached_tokens=integer(tokens.get("cached")),
+        output_tokens=integer(tokens.get("output")) + thoughts,
+        reasoning_tokens=thoughts,
+    )
+    return None if usage.is_empty else usage
+
+
+@dataclass
+class _Call:
+    usage: ApiUsage
+    model: str | None
+    timestamp: float | None
+
+
+@dataclass
+class _Chat:
+    """The client's message list as the records go, and the thread the calls were made on."""
+
+    path: str
+    live: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> its last copy, in the client's order
+    thread: list[str] = field(default_factory=list)  # ids of the history, in the order they came
+    latest: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> its last copy, live or not
+    calls: dict[str, _Call] = field(default_factory=dict)  # id -> the call its record answered
+    cut: list[str] = field(default_factory=list)  # ids off the thread (rewound, rolled back)
+    # (messages of the thread before it, ids of the new list) per compression
+    compressions: list[tuple[int, list[str]]] = field(default_factory=list)
+    resumes: list[int] = field(default_factory=list)  # thread lengths at which the client was started again
+    headers: int = 0
+
+    def message(self, value: dict[str, Any]) -> None:
+        identifier = value["id"]
+        self.latest[identifier] = value
+        usage = usage_of(value.get("tokens"))
+        if usage is not None and identifier not in self.calls and value.get("type") == "gemini":
+            model = value.get("model")
+            self.calls[identifier] = _Call(usage, model if isinstance(model, str) else None, _time(value))
+
+    def append(self, value: dict[str, Any]) -> None:
+        self.message(value)
+        if value["id"] not in self.live:
+            self.thread.append(value["id"])
+        self.live[value["id"]] = value
+
+    def rewind(self, to: str) -> None:
+        ids = list(self.live)
+        gone = ids[ids.index(to) :] if to in self.live else ids
+        self._drop(gone)
+
+    def checkpoint(self, messages: list[Any]) -> None:
+        values = [m for m in messages if isinstance(m, dict) and isinstance(m.get("id"), str)]
+        for value in values:
+            self.message(value)
+        new = [v["id"] for v in values]
+        old = list(self.live)
+        removed = [i for i in old if i not in set(new)]
+        fresh = [i for i in new if i not in self.live and i not in set(self.thread)]
+        if removed and not fresh and new == old[: len(new)]:
+            self._drop(removed)  # the end cut: a turn rolled back
+        elif removed:
+            self.compressions.append((len(self.thread), new))  # the history replaced: a compression
+        else:
+            self.thread += fresh  # only added (a resume's first list, an older chat's one document)
+        self.live = {v["id"]: v for v in values}
+
+    def _drop(self, ids: list[str]) -> None:
+        for identifier in ids:
+            self.live.pop(identifier, None)
+            if identifier in self.thread:
+                self.thread.remove(identifier)
+                self.cut.append(identifier)
+
+    def header(self) -> None:
+        self.headers += 1
+        if self.headers > 1:
+            self.resumes.append(len(self.thread))
+
+
+def _time(value: dict[str, Any]) -> float | None:
+    return timestamp_of(value.get("timestamp"))
+
+
+def _chat(records: list[Record], path: str) -> _Chat:
+    chat = _Chat(path)
+    for record in records:
+        value = record.value
+        if not isinstance(value, dict):
+            raise InputError(f"expected a Gemini CLI chat record object, got {type(value).__name__}", path, record.line)
+        if isinstance(value.get("$rewindTo"), str):
+            chat.rewind(value["$rewindTo"])
+        elif isinstance(value.get("id"), str):
+            chat.append(value)
+        elif isinstance(value.get("$set"), dict):
+            if isinstance(value["$set"].get("messages"), list):
+                chat.checkpoint(value["$set"]["messages"])
+        elif isinstance(value.get("sessionId"), str):
+            chat.header()
+            if isinstance(value.get("messages"), list):  # the older one-document chat
+                chat.checkpoint(value["messages"])
+    return chat
+
+
+def read(records: list[Record], path: str) -> RecordedSession:
+    chat = _chat(records, path)
+    thread = [chat.latest[i] for i in chat.thread]
+    messages, units = converted(thread)
+    # Where each record's messages start: compactions and resumes are at the thread's records.
+    first_at: dict[str, int] = {}
+    for n, unit in enumerate(units):
+        first_at.setdefault(unit.record["id"], n)
+    calls: list[RecordedCall] = []
+    unpaired: ApiUsage | None = None
+    for n, (message, unit) in enumerate(zip(messages, units, strict=True)):
+        call = chat.calls.get(unit.record["id"])
+        if message.get("role") == "assistant" and call is not None and first_at[unit.record["id"]] == n:
+            calls.append(RecordedCall(n, call.model, call.timestamp, call.usage))
+    placed = {units[c.position].record["id"] for c in calls}
+    for identifier in chat.thread:
+        if identifier in chat.calls and identifier not in placed:
+            # A billed response the client sends nothing of (thoughts only): no message to hold it.
+            usage = chat.calls[identifier].usage
+            unpaired = usage if unpaired is None else unpaired + usage
+
+    def position(thread_length: int) -> int:
+        """The message index where the thread's record number ``thread_length`` starts."""
+        later = [first_at[i] for i in chat.thread[thread_length:] if i in first_at]
+        return min(later, default=len(messages))
+
+    def calls_before(at: int) -> int:
+        return sum(1 for c in calls if c.position < at)
+
+    compactions: list[RecordedCompaction] = []
+    estimates: list[ApiUsage] = []
+    for length, new in chat.compressions:
+        at = position(length)
+        replacement = _replacement([chat.latest[i] for i in new], messages, units)
+        before = compactions[-1] if compactions else None
+        folded = [*(before.replacement if before else []), *messages[before.position if before else 0 : at]]
+        estimates += compression_estimate([m for m in folded if not any(m is k for k in replacement)], replacement)
+        compactions.append(RecordedCompaction(at, calls_before(at), replacement, trigger=""))
+    resumes = sorted({calls_before(position(length)) for length in chat.resumes} - {0, len(calls)})
+    off_thread = tuple(
+        RecordedCall(-1, chat.calls[i].model, chat.calls[i].timestamp, chat.calls[i].usage)
+        for i in dict.fromkeys(chat.cut)
+        if i in chat.calls and i not in chat.thread
+    )
+    context = RecordedContext("main", messages, calls, compactions, resumes)
+    return RecordedSession(
+        NAME,
+        [context],
+        unpaired=unpaired,
+        off_thread=off_thread,
+        compaction_calls=len(estimates),
+        compaction_estimate=sum(estimates, ApiUsage(0)) if estimates else None,
+        compaction_calls_estimated=len(estimates),
+    )
+
+
+def compression_estimate(folded: list[Message], replacement: list[Message]) -> list[ApiUsage]:
+    """The compression's two calls, as the requests they were: the summary, then its check."""
+    from compactctl.tokens import counter_for
+
+    counter = counter_for()
+    kept = [m for m in replacement if m.get("role") == "user"]
+    summary = counter.message(kept[0]) if kept else 0
+    history = counter.messages([m for m in folded if m not in kept[:1]]) + COMPRESSION_PROMPT_TOKENS
+    check = history + summary + COMPRESSION_CHECK_TOKENS
+    # The check repeats the summary request's prefix: the API's implicit cache holds it.
+    return [ApiUsage(history, output_tokens=summary), ApiUsage(check, history, output_tokens=summary)]
+
+
+def _replacement(records: list[dict[str, Any]], history: list[Message], units: list[Any]) -> list[Message]:
+    """The new list's messages; a message kept as it was is the history's own (counted as it was sent)."""
+    kept: dict[tuple[str, int], Message] = {}
+    seen: dict[str, int] = {}
+    for message, unit in zip(history, units, strict=True):
+        n = seen[unit.record["id"]] = seen.get(unit.record["id"], -1) + 1
+        kept[(unit.record["id"], n)] = message
+    replacement: list[Message] = []
+    seen = {}
+    new_messages, new_units = converted(records)
+    for message, unit in zip(new_messages, new_units, strict=True):
+        n = seen[unit.record["id"]] = seen.get(unit.record["id"], -1) + 1
+        old = kept.get((unit.record["id"], n))
+        same = old is not None and old.get("content") == message.get("content") and old.get("role") == message["role"]
+        replacement.append(old if same and old is not None else message)
+    return replacement
