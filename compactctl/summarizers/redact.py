@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from compactctl import lazyre
+from compactctl.summarizers.memo import known, remembered
 from compactctl.summarizers.secret_rows import ASSIGNMENT_KEYS, KEY_BLOCKS, MARKER, PATTERNS, TOKEN_ROWS, redact_rows
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "redact_reply",
     "redact_url",
     "redact_value",
+    "redacted_text",
 ]
 
 
@@ -225,6 +227,21 @@ def redact(text: str) -> tuple[str, int]:
     rows, then base64 and URL-encoded runs decoded and tried (twice nested at most).
     """
     return _redact_core(text, 2)
+
+
+def redacted_text(text: str) -> str:
+    """``redact(text)[0]``, remembered by the text; the result is remembered as its own redaction
+    too, as running it twice changes nothing. A summary is built from redacted text, redacted, then
+    redacted again with the request it quotes, and read back as the next compaction's earlier
+    summary: a replay redacts it once."""
+    out: str = remembered(_redacted, text)
+    if out is not text:
+        known(_redacted, out, out)
+    return out
+
+
+def _redacted(text: str) -> str:
+    return redact(text)[0]
 
 
 def mask_known(text: str, secrets: Sequence[str | None], window: int = 8) -> str:

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from compactctl import lazyre
+from compactctl.summarizers.row_index import row_index
 
 MARKER = "[REDACTED:{}]"
 _M = MARKER
@@ -457,40 +458,30 @@ PATTERNS = (
 
 
 KEY_BLOCK_ROWS = 3  # the private-key and key-body rows at the head of PATTERNS
+KEY_BLOCKS, TOKEN_ROWS = PATTERNS[:KEY_BLOCK_ROWS], PATTERNS[KEY_BLOCK_ROWS:]  # the two runs of redact.py
 
 
 def redact_rows(text: str, rows: Sequence[Row] = PATTERNS) -> tuple[str, int]:
-    """The table's rows, in order, over ``text``."""
+    """The table's rows, in order, over ``text``.
+
+    A row with keys runs only when the text holds one of them; which keys it holds is looked for
+    once per text (rows share keys), not once per row: those of case-blind rows in the text as
+    given, the others in the text as it is now (again after a row replaced something). The rows
+    to run are read off an index from key to rows, not tried one by one.
+    """
+    table = row_index(rows)
+    lowered = text.lower() if table.folded_keys else text
+    folded = [key for key in table.folded_keys if key in lowered]
+    exact = [key for key in table.exact_keys if key in text]
     total = 0
-    lowered = text.lower()
-    # Which keys the text holds, each looked for once (rows share keys), not once per row: those
-    # of case-blind rows in the text as given, the others in the text as it is now. Only the keys
-    # of the rows run are looked for (the key-block rows have two): a search costs the text's length.
-    folded_keys, exact_keys = _row_keys(rows)
-    folded = {key for key in folded_keys if key in lowered}
-    exact = {key for key in exact_keys if key in text}
-    for row in rows:
-        if row.keys and (folded if row.folded else exact).isdisjoint(row.keys):
-            continue
-        text, count = row.sub(text)
+    done = -1
+    todo = table.to_run(folded, exact)
+    while todo:
+        index = todo.pop(0)
+        text, count = rows[index].sub(text)
         total += count
+        done = index
         if count:
-            exact = {key for key in exact_keys if key in text}
+            exact = [key for key in table.exact_keys if key in text]
+            todo = [later for later in table.to_run(folded, exact) if later > done]
     return text, total
-
-
-KEY_BLOCKS, TOKEN_ROWS = PATTERNS[:KEY_BLOCK_ROWS], PATTERNS[KEY_BLOCK_ROWS:]  # the two runs of redact.py
-
-# The keys of each run of rows, by the run's identity (the run is kept, so its id stays its own).
-_KEYS: dict[int, tuple[Sequence[Row], frozenset[str], frozenset[str]]] = {}
-
-
-def _row_keys(rows: Sequence[Row]) -> tuple[frozenset[str], frozenset[str]]:
-    """Every key of these rows that ignore case, and of those that do not."""
-    known = _KEYS.get(id(rows))
-    if known is None or known[0] is not rows:
-        folded = frozenset(key for row in rows if row.folded for key in row.keys)
-        known = (rows, folded, frozenset(key for row in rows if not row.folded for key in row.keys))
-        if len(_KEYS) < 8:  # the table's own runs; a caller's one-off run is not kept
-            _KEYS[id(rows)] = known
-    return known[1], known[2]

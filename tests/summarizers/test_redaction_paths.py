@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from compactctl.cli.main import app
 from compactctl.summarizers import SummaryRequest
 from compactctl.summarizers.extractive import ExtractiveSummarizer
-from compactctl.summarizers.redact import mask_known, redact, redact_messages, redact_reply, redact_url
+from compactctl.summarizers.redact import mask_known, redact, redact_messages, redact_reply, redact_url, redacted_text
 from tests.blind_secrets import PLACED as BLIND_PLACED
 from tests.heldout_secrets import DJANGO, PLACED, PLACEMENTS, Document, Placed, exposed
 from tests.properties import examples
@@ -268,3 +268,35 @@ def test_the_review_page_shows_no_secret_of_either_corpus(tmp_path):
     import html as html_module
 
     assert exposed_anywhere(html_module.unescape(html)) == []
+
+
+@pytest.mark.parametrize("item", PLACED[::7], ids=[f"{p.kind}/{p.placement}" for p in PLACED[::7]])
+def test_a_text_redacted_once_is_its_own_redaction_as_remembered(item: Placed):
+    # redacted_text remembers its output as already redacted (a summary redacted again, or read back
+    # as the next compaction's earlier summary): that is only right while redaction is idempotent.
+    for text in contexts(item.text):
+        once = redacted_text(text)
+        assert once == redact(text)[0] and redacted_text(once) == once == redact(once)[0]
+
+
+def _rows_one_by_one(text: str, rows) -> tuple[str, int]:
+    """The table's rows tried in order, each on its own keys: what redact_rows's index must give."""
+    total = 0
+    lowered = text.lower()  # case-blind rows look for their keys in the text as given
+    for row in rows:
+        haystack = lowered if row.folded else text
+        if row.keys and not any(key in haystack for key in row.keys):
+            continue
+        text, count = row.sub(text)
+        total += count
+    return text, total
+
+
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from([*ALL_TEXTS, *(s.text for s in CORPUS), " ", "\n", "key=", "Password: "]), max_size=5))
+def test_the_rows_index_runs_the_rows_a_row_by_row_walk_would(pieces):
+    from compactctl.summarizers.secret_rows import KEY_BLOCKS, PATTERNS, TOKEN_ROWS, redact_rows
+
+    text = "".join(pieces)
+    for rows in (PATTERNS, KEY_BLOCKS, TOKEN_ROWS):
+        assert redact_rows(text, rows) == _rows_one_by_one(text, rows)
