@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+from compactctl.calibration import ErrorSummary
 from compactctl.formats import detect
 from compactctl.formats.records import parse_records
 from compactctl.recorded import read_recorded
@@ -114,6 +115,9 @@ def main() -> None:
     )
     print(header)
     print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+    pooled: list[float] = []  # every held-out call of every file
+    within = 0  # files whose held-out median <= 2 % and p90 <= 5 %
+    fitted = 0
     for path in files:
         started = time.perf_counter()
         records, _ = parse_records(path.read_bytes(), str(path))
@@ -131,6 +135,9 @@ def main() -> None:
         )
         elapsed = time.perf_counter() - started
         c = result.calibration
+        pooled += c.held_out_errors
+        fitted += 1
+        within += c.held_out.median <= 0.02 and c.held_out.p90 <= 0.05
         # The estimate of what the producer did (its own compactions replayed, none where it made
         # none) against what it was billed.
         # Calls the log holds no message for (a cut-off response, a producer's summarizing call)
@@ -145,6 +152,11 @@ def main() -> None:
             f"| {elapsed:.1f} |"
         )
 
+    summary = ErrorSummary.of(pooled)
+    print(
+        f"pooled held-out per-call error, {summary.calls} calls of {fitted} files: median {summary.median:.2%}, "
+        f"p90 {summary.p90:.2%}; {within} of {fitted} files within median <= 2 % and p90 <= 5 %"
+    )
     if claude_tokens_available() and claude_tokens == "ctok":
         tokenizer_speed(files)
     if "--speed" in sys.argv:

@@ -38,9 +38,13 @@ def main() -> None:
     first: dict[str, str] = {}
 
     def tally(
-        where: str, runs: int, mutated: Iterator[tuple[str, bytes]], run: Callable[[str, bytes, int], str | None]
+        where: str,
+        seed: int,
+        runs: int,
+        mutated: Iterator[tuple[str, bytes]],
+        run: Callable[[str, bytes, int], str | None],
     ) -> None:
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         crashes: collections.Counter[str] = collections.Counter()
         kinds: collections.Counter[str] = collections.Counter()
         for number, (name, data) in enumerate(mutated):
@@ -51,10 +55,14 @@ def main() -> None:
                 crashes[kind] += 1
                 sites[site] += 1
                 first.setdefault(site, name)
+            if (number + 1) % 1000 == 0:
+                print(f"  {where}: {number + 1:,} run, {sum(crashes.values())} crashes, "
+                      f"{time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)  # fmt: skip
         total = sum(crashes.values())
         per_kind = ", ".join(f"{kind} {crashes[kind]}/{kinds[kind]:,}" for kind in kinds)
         print(f"{where}: {total} crashes in {runs:,} inputs = {total * 10_000 / max(runs, 1):.1f} per 10,000 "
-              f"({per_kind}; {time.perf_counter() - started:.0f} s, {len(loaded)} source files)")  # fmt: skip
+              f"({per_kind}; {time.perf_counter() - started:.0f} s wall, {time.process_time() - cpu_started:.0f} s "
+              f"CPU, {len(loaded)} source files, seed {seed})")  # fmt: skip
         if where == "cli":
             by_command = collections.Counter(
                 site.split(":")[0].split()[1] for site in sites.elements() if site.startswith("cli ")
@@ -63,16 +71,19 @@ def main() -> None:
             print("  per command: " + ", ".join(f"{c} {by_command[c]}/{runs_each:,}" for c in CLI_COMMANDS)
                   + " (half of each with --json, half with --on-error skip)")  # fmt: skip
 
-    tally(
-        "library",
-        args.inputs,
-        mutants(args.seed, args.inputs, loaded),
-        lambda name, data, n: run_library(data, name, n),
-    )
+    if args.inputs:
+        tally(
+            "library",
+            args.seed,
+            args.inputs,
+            mutants(args.seed, args.inputs, loaded),
+            lambda name, data, n: run_library(data, name, n),
+        )
     if args.cli:
         with tempfile.TemporaryDirectory() as folder:
             tally(
                 "cli",
+                args.seed + 1,
                 args.cli,
                 mutants(args.seed + 1, args.cli, loaded),
                 lambda name, data, n: run_cli(data, Path(folder), n),

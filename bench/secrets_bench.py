@@ -2,14 +2,16 @@
 
     python bench/secrets_bench.py [--gitleaks-config PATH] [--transcripts DIR]
 
-Two corpora, reported apart: the table's own (``tests/secrets_corpus.py``, written beside
+Three corpora, reported apart: the table's own (``tests/secrets_corpus.py``, written beside
 the redactor) and a held-out one (``tests/heldout_secrets.py``, written from the files people
 keep secrets in: framework settings, CI YAML, cloud CLI configs, kubeconfig, docker config,
 ``.netrc``, connection strings, JWTs in headers). Each kind is placed as it is, cut by a line
 break, base64-encoded under a neutral key and URL-encoded (in user text, as a tool output and
 inside tool-call arguments); a kind counts as redacted in a placement when no 10-character
 piece of it got through in any of the three. Per detector and placement: kinds redacted.
-Then the held-out kinds one by one for the table, then what each detector changes in the real
+A third, blind corpus (``tests/blind_secrets.py``: shapes written before the redactor
+was run on them) is reported the same way. Then the held-out and blind kinds one by one
+for the table, then what each detector changes in the real
 transcripts (``/work/shared/transcripts`` by default), where a hit is most likely a false
 positive, and the time each takes there (and its ratio to the table's, same run).
 
@@ -44,6 +46,7 @@ sys.path.insert(0, str(ROOT))
 from compactctl.formats import load  # noqa: E402
 from compactctl.summarizers.redact import redact  # noqa: E402
 from compactctl.transcript import message_text  # noqa: E402
+from tests.blind_secrets import PLACED as BLIND_PLACED  # noqa: E402
 from tests.heldout_secrets import PLACED, PLACEMENTS, Document, Placed, exposed  # noqa: E402
 from tests.secrets_corpus import CORPUS  # noqa: E402
 
@@ -199,7 +202,12 @@ def main() -> None:
         for name, place in PLACEMENTS.items()
     ]
     held_out_rows: dict[str, dict[str, str]] = {}
-    for title, corpus in (("table's corpus", table_placed), ("held-out corpus", list(PLACED))):
+    corpora = (
+        ("table's corpus", table_placed),
+        ("held-out corpus", list(PLACED)),
+        ("blind corpus", list(BLIND_PLACED)),
+    )
+    for title, corpus in corpora:
         kinds = len({p.kind for p in corpus})
         print(f"\n{title}: {kinds} kinds, redacted in every context (of {kinds})")
         print(f"{'placement':14} " + " ".join(f"{n:>15}" for n in names))
@@ -210,11 +218,11 @@ def main() -> None:
                 for item in (p for p in corpus if p.placement == placement):
                     ok = all(not exposed(item, run(text)) for text in placements(item.text).values())
                     held += ok
-                    if title.startswith("held") and name == "table":
+                    if not title.startswith("table") and name == "table":
                         held_out_rows.setdefault(item.kind, {})[placement] = "ok" if ok else "LEAK"
                 row.append(held)
             print(f"{placement:14} " + " ".join(f"{r:>15}" for r in row))
-    print(f"\nheld-out kinds, table: {' '.join(f'{p:>11}' for p in PLACEMENTS)}")
+    print(f"\nheld-out and blind kinds, table: {' '.join(f'{p:>11}' for p in PLACEMENTS)}")
     for kind, row in held_out_rows.items():
         print(f"  {kind:38} " + " ".join(f"{row[p]:>11}" for p in PLACEMENTS))
 

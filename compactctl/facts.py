@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
+from compactctl.message_memo import by_message
 from compactctl.transcript import Message, annotations_of, facts_of, message_text
 
 
@@ -101,7 +102,7 @@ class FactMatcher:
         if self._number is None:
             self._number = {fact: n for n, fact in reversed(list(enumerate(self.folded)))}
         number = self._number
-        return [n for n in dict.fromkeys(number.get(fold(fact), -1) for fact in facts_of(message)) if n >= 0]
+        return [n for n in dict.fromkeys(number.get(fact, -1) for fact in by_message(_folded_facts, message)) if n >= 0]
 
     def declarers(self, messages: Sequence[Message]) -> list[list[int]]:
         """Per fact, the indices of the messages whose ``compactctl.facts`` declare it."""
@@ -120,6 +121,11 @@ class FactMatcher:
             for n in self.found_in(text(message)):
                 found[n].append(i)
         return found
+
+
+def _folded_facts(message: Message) -> tuple[str, ...]:
+    """The facts a message's annotations declare, folded."""
+    return tuple(fold(fact) for fact in facts_of(message))
 
 
 def keepers(

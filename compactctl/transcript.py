@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from compactctl import lazyre
+from compactctl.message_memo import by_message
 
 Message = dict[str, Any]
 
@@ -149,6 +150,10 @@ def part_text(part: dict[str, Any]) -> str:
 
 def message_text(message: Message) -> str:
     """Content text plus tool call names and arguments: what facts are searched in."""
+    return by_message(_message_text, message)
+
+
+def _message_text(message: Message) -> str:
     pieces = [content_text(message)]
     for call in tool_calls_of(message):
         function = call.get("function") if isinstance(call, dict) else None

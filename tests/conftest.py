@@ -99,12 +99,13 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost")
 def no_real_model_clients(monkeypatch, tmp_path):
     """Real calls are impossible: a client pointed anywhere but loopback fails the test.
 
-    Keys and base URLs from the environment are dropped, and the summary cache lives
+    Keys and base URLs from the environment are dropped, and the summary and price caches live
     in the test's own folder.
     """
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("COMPACTCTL_CACHE_DIR", str(tmp_path / "summary-cache"))
+    monkeypatch.setenv("COMPACTCTL_PRICES_CACHE", str(tmp_path / "prices-cache"))  # each test looks prices up anew
     import openai
 
     original = openai.OpenAI.__init__

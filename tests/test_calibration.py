@@ -360,6 +360,32 @@ def test_a_step_after_the_fitting_half_is_named_in_the_held_out_warning():
     assert int(warning.split("; ")[1].split(" tokens")[0].replace(",", "")) == pytest.approx(6000, abs=60)
 
 
+def test_a_few_held_out_calls_far_off_are_warned_about_by_their_p90_where_the_median_is_fine(tmp_path):
+    """A step before the last two calls of 17: the held-out median is near 0, its p90 is not."""
+    import orjson
+    from typer.testing import CliRunner
+
+    from compactctl.cli.main import app
+
+    session = _session_with_an_unlogged_reminder(at_call=15, tokens=6000)
+    calibration = _calibrated(session)
+    assert calibration.held_out.median < 0.05 < calibration.held_out.p90
+    (warning,) = [w for w in calibration.warnings if w.startswith("held-out per-call error")]
+    assert warning.startswith(f"held-out per-call error {calibration.held_out.p90:.1%} (p90) is over 5%")
+    assert "(median)" not in warning
+    both = _calibrated(_session_with_an_unlogged_reminder(at_call=9, tokens=6000))
+    assert "(median), " in both.warnings[-1] and "(p90) is over 5%" in both.warnings[-1]
+    fine = _calibrated(_session_with_an_unlogged_reminder(at_call=15, tokens=200))
+    assert not any(w.startswith("held-out per-call error") for w in fine.warnings)
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in session.records))
+    (entry,) = orjson.loads(CliRunner().invoke(app, ["report", str(path), "--json"]).stdout)["files"]
+    assert any(note.startswith("calibration: held-out per-call error") and "(p90)" in note for note in entry["notes"])
+    replay = CliRunner().invoke(app, ["replay", str(path), "-t", "50000", "--json"])
+    (played,) = orjson.loads(replay.stdout)["files"]
+    assert any("(p90) is over 5%" in note for note in played["api"]["notes"])
+
+
 def test_a_fall_the_log_does_not_explain_is_measured_once_the_rises_have_settled():
     session = ClaudeSession(Truth(prefix=20_000, ratio=1.2))
     session.user("Work through the backlog.")

@@ -34,6 +34,7 @@ LAYERS: list[tuple[str, set[str]]] = [
             "interrupts",
             "userdirs",
             "lazyre",
+            "message_memo",
         },
     ),
     ("parts", {"formats", "strategies", "summarizers", "recorded"}),

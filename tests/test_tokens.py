@@ -3,7 +3,7 @@ import itertools
 import os
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from compactctl.errors import InputError
@@ -351,6 +351,7 @@ def _safe(text: str, at: int) -> bool:
 
 @settings(max_examples=examples(300), deadline=None)
 @given(text=PIECE_TEXT, encoding=st.sampled_from(["cl100k_base", "o200k_base"]))
+@example(text="aaaaaaaa's\t\r\n\r\naa", encoding="cl100k_base")  # a cut inside the line breaks: 3 off
 def test_a_text_counted_in_pieces_counts_as_the_whole_text_where_it_is_cut_at_spaces(text, encoding):
     from compactctl import encodings
 

@@ -252,7 +252,7 @@ def _messages_violations(messages: list[Any]) -> list[Violation]:
         following = turns[number + 1] if number + 1 < len(turns) else None
         if following is None:
             continue  # tool_use blocks in the last turn are calls still running: an open call, not a fault
-        calls = [b.get("id") for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"]
+        calls = [_id_key(b.get("id")) for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"]
         results = _leading_results(following[2])
         missing = [call for call in calls if call not in results]
         if missing:
@@ -287,12 +287,18 @@ def _leading_results(blocks: list[Any]) -> list[Any]:
     for block in blocks:
         if not (isinstance(block, dict) and block.get("type") == "tool_result"):
             break
-        ids.append(block.get("tool_use_id"))
+        ids.append(_id_key(block.get("tool_use_id")))
     return ids
 
 
 def _all_results(blocks: list[Any]) -> set[Any]:
-    return {b.get("tool_use_id") for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"}
+    return {_id_key(b.get("tool_use_id")) for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"}
+
+
+def _id_key(value: Any) -> Any:
+    """A block's id as the pairing compares it: an id of the wrong type (a list, an object) is its
+    repr, so it can sit in a set; _block_problem names it as wrong on its own."""
+    return value if value is None or isinstance(value, (str, int, float)) else repr(value)
 
 
 def _anthropic_message_problem(message: Any, index: int, last: bool) -> str | None:

@@ -198,9 +198,10 @@ def producers() -> dict[str, Producer]:
     return {
         claude_code.NAME: Producer(claude_code.NAME, claude_code.read, "anthropic", prior_prefix=14_000),
         codex.NAME: Producer(codex.NAME, codex.read, "openai", prior_prefix=5_500),
-        # No real Gemini CLI session with usage is in shared/: the prefix the real 0.61 client sends
-        # (system instruction and tools) as the loopback fake counts it (tests/fakes/gemini.py).
-        gemini.NAME: Producer(gemini.NAME, gemini.read, "google", prior_prefix=11_500),
+        # No real Gemini CLI session with usage is in shared/: what the real 0.61 client sends before
+        # the conversation (system instruction, tools, its <session_context>), in cl100k: the 8,628
+        # tokens cached across its compression in tests/formats/data/real-clients/gemini-cli-0.61.0-usage.jsonl.
+        gemini.NAME: Producer(gemini.NAME, gemini.read, "google", prior_prefix=8_600),
     }
 
 

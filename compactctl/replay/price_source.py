@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 from datetime import UTC, date, datetime
-from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -45,6 +44,8 @@ CACHE_TTL_SECONDS = 300.0  # both providers' default: a prefix unused for 5 minu
 
 def source_version() -> str:
     """The installed genai-prices version (read from its metadata, without importing it)."""
+    from importlib import metadata  # not at import: it costs more than a price read from the cache
+
     try:
         return metadata.version(PACKAGE)
     except metadata.PackageNotFoundError:
@@ -88,8 +89,19 @@ def listed_prices(model: str, provider: str | None = None, day: date | None = No
     """A model's list prices on ``day`` (today when None), as genai-prices has them; None: unknown.
 
     ``provider`` (``anthropic``, ``openai``) is tried first, then any provider that lists the
-    name (a Claude Code session pointed at another backend names that backend's model).
+    name (a Claude Code session pointed at another backend names that backend's model). An
+    answer is kept on disk (``price_cache``): later runs read it without importing genai-prices.
     """
+    from compactctl.replay import price_cache
+
+    found, prices = price_cache.cached(model, provider, day)
+    if not found:
+        prices = _looked_up(model, provider, day)
+        price_cache.keep(model, provider, day, prices)
+    return prices
+
+
+def _looked_up(model: str, provider: str | None, day: date | None) -> Prices | None:
     from compactctl.replay.prices import Prices
 
     found = _find(model, provider)

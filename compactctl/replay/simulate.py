@@ -42,6 +42,7 @@ from typing import Any
 
 from compactctl.errors import InputError
 from compactctl.facts import fold
+from compactctl.message_memo import remembering
 from compactctl.replay.prices import Prices, prices_for, shipped_prices
 from compactctl.replay.triggers import BASELINE, Scenario, Trigger, stage_pattern
 from compactctl.strategies import STRATEGIES, StepContext, StrategyOptions
@@ -489,4 +490,5 @@ def replay_streamed(
     if prices is None:
         prices = prices_for(shipped_prices())
     runs = [ScenarioRun(row, counts, options or StrategyOptions(), prices, summarizer) for row in rows]
-    return walk_in_step(walk(), runs, counts)
+    with remembering():  # the settings' steps work out each message's text and facts once (message_memo)
+        return walk_in_step(walk(), runs, counts)

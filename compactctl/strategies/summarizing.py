@@ -27,7 +27,7 @@ from compactctl.facts import fold, keep_fact_units
 from compactctl.strategies.base import Fate, StepContext, StepResult, keep_opening_request, unchanged
 from compactctl.strategies.settings import SUMMARY_ROLES
 from compactctl.summarizers import ContextExceeded, PromptedSummarizer, Summarizer, SummaryRequest
-from compactctl.summarizers.redact import redact
+from compactctl.summarizers.redact import redacted_text
 from compactctl.summarizers.render import render_message
 from compactctl.summarizers.writings import constraints, latest_request
 from compactctl.tokens import TokenCounter
@@ -332,7 +332,7 @@ def summarize_units(
     text = with_latest_request(spoken.text, messages, set(new))
     if getattr(summarizer_of(context), "redacts", False):
         # The latest request is quoted from the input: it is redacted as the summary was.
-        text = redact(text)[0]
+        text = redacted_text(text)
     summary = summary_message(text, count, role)
     replaced = sum(context.counter.message(messages[i]) for i in summarized)
     size = context.counter.message(summary)

@@ -28,9 +28,9 @@ from typing import IO
 
 from compactctl.summarizers import SECTIONS, Summary, SummaryRequest
 from compactctl.summarizers.ledger import Fact, facts
-from compactctl.summarizers.memo import MEMO_ENTRIES, Memo, message_key, remembered
+from compactctl.summarizers.memo import MEMO_ENTRIES, Memo, message_key
 from compactctl.summarizers.options import SummarizerOptions
-from compactctl.summarizers.redact import redact
+from compactctl.summarizers.redact import redacted_text
 from compactctl.summarizers.sections import FACT_LABELS, LATEST, REQUEST_CHARS, SEPARATOR, Sections, clip, extract
 from compactctl.summarizers.writings import is_demonstration, writings
 from compactctl.tokens import TokenCounter, counter_for
@@ -233,16 +233,12 @@ def _redacted_value(value: object) -> object:
     """``redact_value``'s copy, each string redacted once and remembered: most strings of a
     transcript repeat (roles, tool names, call arguments), and redaction is per string."""
     if isinstance(value, str):
-        return remembered(_redacted_text, value)
+        return redacted_text(value)
     if isinstance(value, dict):
         return {key: _redacted_value(item) for key, item in value.items()}
     if isinstance(value, list):
         return [_redacted_value(item) for item in value]
     return value
-
-
-def _redacted_text(text: str) -> str:
-    return redact(text)[0]
 
 
 class ExtractiveSummarizer:
@@ -275,7 +271,7 @@ class ExtractiveSummarizer:
         found = extract(span)
         text = render(choose(found, self.counter, request.max_tokens))
         if self.redact_secrets:
-            text = redact(text)[0]
+            text = redacted_text(text)
         # Counted as a call so reports say how often it ran; not a model call, so no tokens are
         # billed, and a bounded extract is not a cut-off summary.
         return Summary(text, SummarizerUsage(calls=1))

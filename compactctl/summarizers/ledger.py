@@ -65,6 +65,7 @@ _ID_PATTERNS = (
     # e-mail addresses, not the user:password@host of a URL
     lazyre.compile(r"(?<![\w.+:/-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"),
 )
+_ID_NEEDS = ("-", "", "_", "@")  # a character every match of each of _ID_PATTERNS holds ("": none)
 # A commit sha: 7-40 hex digits with letters and digits mixed, not inside a longer token.
 _SHA = lazyre.compile(r"(?<![\w#-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}(?![\w-])")
 _HUNK = lazyre.compile(r"^\d+(?:,\d+)?[acd]\d+(?:,\d+)?$")  # diff's "178d167", "333a310"
@@ -149,6 +150,7 @@ _COMMAND_WORDS = frozenset(
         "poetry",
     ]
 )
+_DIGIT = lazyre.compile(r"\d")
 _PROGRESS_BAR = lazyre.compile(r"\[\s*\d{1,3}%\]")  # pytest's "[ 37%]": a position, not a measure
 
 
@@ -268,13 +270,15 @@ def error_lines(text: str) -> Iterator[str]:
 
 def _ids(text: str, prose: bool = True) -> Iterator[str]:
     """Ids in text; issue numbers (#12) only in prose, where a build log's step "#12" is not."""
-    uuids = _UUID.findall(text)
+    # A pattern is not tried on a text lacking a character every match of it holds (most tool output).
+    uuids = _UUID.findall(text) if "-" in text else []
     yield from uuids
-    text = _UUID.sub(" ", text)
+    if uuids:
+        text = _UUID.sub(" ", text)
     for match in _ISSUE_REF.finditer(text) if prose else ():
         yield match.group(0)
-    for pattern in _ID_PATTERNS:
-        for match in pattern.finditer(text):
+    for pattern, needed in zip(_ID_PATTERNS, _ID_NEEDS, strict=True):
+        for match in pattern.finditer(text) if needed in text else ():
             yield match.group(0)
     for match in _SHA.finditer(text):
         sha = match.group(0)
@@ -370,7 +374,8 @@ def _message_facts(message: Message, output: bool) -> tuple[tuple[str, str, bool
             add("id", found_id)
         # Numbers from result lines ("13 passed in 2.1 s"), not from the code a file view shows.
         for line in text.splitlines():
-            if is_result_line(line.strip()):
+            # Every number holds a digit: a line without one has none to give, result line or not.
+            if _DIGIT.search(line) is not None and is_result_line(line.strip()):
                 for number in _numbers(line):
                     add("number", number)
         return tuple(found)  # listings, grep hits and file views are not what the session is about

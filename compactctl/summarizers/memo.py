@@ -49,6 +49,11 @@ def remembered(function: Callable[[str], Any], text: str) -> Any:
     return _TEXT_MEMO.found((function, text), function, text)
 
 
+def known(function: Callable[[str], Any], text: str, value: Any) -> None:
+    """Note that ``function(text)`` is ``value``, found another way (``remembered`` gives it from now on)."""
+    _TEXT_MEMO.keep((function, text), value)
+
+
 def message_key(message: Message) -> bytes | None:
     """A digest of the whole message: equal messages, equal keys (None: not JSON, not remembered)."""
     try:

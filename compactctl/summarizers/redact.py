@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from compactctl import lazyre
+from compactctl.summarizers.memo import known, remembered
 from compactctl.summarizers.secret_rows import ASSIGNMENT_KEYS, KEY_BLOCKS, MARKER, PATTERNS, TOKEN_ROWS, redact_rows
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "redact_reply",
     "redact_url",
     "redact_value",
+    "redacted_text",
 ]
 
 
@@ -37,6 +39,11 @@ __all__ = [
 _BREAK = lazyre.compile(r"(?<=[^\s\\])(?:\r?\n|\\r\\n|\\n)(?=[^\s\\])")
 _TRAILING_TOKEN = lazyre.compile(r"[^\s\"'`]*\Z")
 _LEADING_TOKEN = lazyre.compile(r"(?:[^\s\\]|\\[\"'])*")
+# A line that opens on a label (STRIPE_SECRET=..., key: ...) starts an entry of its own: joined to the
+# line before, a token there would run on into the label and swallow it.
+_NEXT_LABEL = lazyre.compile(
+    r"\\?[\"']?[A-Za-z_][A-Za-z0-9_.-]*\\?[\"']?[ \t]*(?:=[ \t]*(?!=)|:[ \t]+)(?:\\?[\"'`])?[A-Za-z0-9_$/.+~-]"
+)
 _JOIN_CONTEXT = 400  # characters each side a joined candidate may take
 _JOIN_MIN = 16  # the two halves together: shorter than any secret the rows look for
 # Words one of which a label-led row needs in the lines before a break (else only the token
@@ -77,7 +84,7 @@ def _redact_joins(text: str) -> tuple[str, int]:
         tail = _TRAILING_TOKEN.search(left)
         tail_length = len(tail.group()) if tail else 0
         position = found.end()
-        if (len(lead.group()) if lead else 0) + tail_length < _JOIN_MIN:
+        if (len(lead.group()) if lead else 0) + tail_length < _JOIN_MIN or _NEXT_LABEL.match(text, found.end()):
             continue
         # The rest of the line comes too: a row may look past the value (echo 'PW' | docker login).
         right = text[found.end() : _line_end(text, found.end())]
@@ -115,6 +122,11 @@ def _common_prefix(a: str, b: str) -> int:
 # run is replaced. The cost is bounded: runs longer than _MAX_ENCODED (images) are not tried,
 # nor more than _MAX_DECODED characters in all per text.
 _BASE64_RUN = lazyre.compile(r"(?<![A-Za-z0-9+/_-])(?=[A-Za-z0-9+/_-]*[0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}")
+# Base64 wrapped over lines (the base64 tool's 76 columns, a terminal's wrap): the lines joined.
+_BASE64_LINES = lazyre.compile(
+    r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}(?:(?:\r?\n|\\n)[ \t]*[A-Za-z0-9+/_-]{4,})+={0,2}"
+)
+_LINE_BREAK = lazyre.compile(r"(?:\r?\n|\\n)[ \t]*")
 _PERCENT_RUN = lazyre.compile(r"[^\s\"'<>&?=]*%[0-9A-Fa-f]{2}[^\s\"'<>&]*")
 _MAX_ENCODED = 16_384
 _MAX_DECODED = 262_144
@@ -148,9 +160,31 @@ def _decoded_percent(run: str) -> str | None:
     return decoded if decoded != run else None
 
 
+def _wrapped_base64(text: str, depth: int, budget: int) -> tuple[str, int, int]:
+    """Base64 cut over lines, decoded joined: all its lines, or all but the last (a word on the
+    line after it); a run is replaced whole when its decoded text holds a secret."""
+    pieces: list[str] = []
+    last = total = 0
+    for run in _BASE64_LINES.finditer(text):
+        value = run.group()
+        if len(value) > _MAX_ENCODED or budget <= 0 or "[REDACTED" in value:
+            continue
+        budget -= len(value)
+        lines = _LINE_BREAK.split(value)
+        ends = [found.start() for found in _LINE_BREAK.finditer(value)] + [len(value)]  # where each line ends
+        for count in (len(lines), len(lines) - 1):
+            decoded = _decoded_base64("".join(lines[:count])) if count >= 2 else None
+            if decoded is not None and _redact_core(decoded, depth - 1)[1]:
+                pieces += [text[last : run.start()], ENCODED_MARKER]
+                last = run.start() + ends[count - 1]  # a line left out keeps its break before it
+                total += 1
+                break
+    return ("".join(pieces) + text[last:] if pieces else text), total, budget
+
+
 def _redact_encoded(text: str, depth: int) -> tuple[str, int]:
     budget = _MAX_DECODED
-    total = 0
+    text, total, budget = _wrapped_base64(text, depth, budget)
     for pattern, decode in ((_BASE64_RUN, _decoded_base64), (_PERCENT_RUN, _decoded_percent)):
         if pattern is _PERCENT_RUN and "%" not in text:
             continue
@@ -193,6 +227,21 @@ def redact(text: str) -> tuple[str, int]:
     rows, then base64 and URL-encoded runs decoded and tried (twice nested at most).
     """
     return _redact_core(text, 2)
+
+
+def redacted_text(text: str) -> str:
+    """``redact(text)[0]``, remembered by the text; the result is remembered as its own redaction
+    too, as running it twice changes nothing. A summary is built from redacted text, redacted, then
+    redacted again with the request it quotes, and read back as the next compaction's earlier
+    summary: a replay redacts it once."""
+    out: str = remembered(_redacted, text)
+    if out is not text:
+        known(_redacted, out, out)
+    return out
+
+
+def _redacted(text: str) -> str:
+    return redact(text)[0]
 
 
 def mask_known(text: str, secrets: Sequence[str | None], window: int = 8) -> str:

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from compactctl import lazyre
+from compactctl.summarizers.row_index import row_index
 
 MARKER = "[REDACTED:{}]"
 _M = MARKER
@@ -41,17 +42,19 @@ _ASSIGN = r"\\?[\"']?\]?\s*(?:=|:|=>|:=)\s*\\?[\"'`]?"
 _SECRET_WORD = (
     r"(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key"
     r"|client[_-]?key[_-]?data|credentials?|auth|salt"
+    # Short words only where a word starts (smtp_pass, rclone's pass =, AIRTABLE_PAT), not in bypass or compat.
+    r"|(?:(?<![A-Za-z])|(?<=\\[nrt]))pa(?:ss|t)"
     r"|(?:app|master|encryption|signing|jwt|session|cookie|hmac|storage|account)[_-]?key)"
 )
 # What may follow the word in a label: SECRET_KEY, secret_key_base, DB_PASSWORD_HASH.
 _LABEL_TAIL = r"(?:[_-]?key)?(?:[_-]?base)?s?\b"
 
 
-ASSIGNMENT_KEYS = ("pass", "pwd", "secret", "token", "key", "credential", "auth", "salt")
+ASSIGNMENT_KEYS = ("pass", "pwd", "secret", "token", "key", "credential", "auth", "salt", "pat")
 # The first letters of every word of _SECRET_WORD: where an assignment's label can start.
 _SECRET_WORD_STARTS = (
     "pass", "pwd", "secret", "token", "api", "access", "private", "client", "credential", "auth", "salt", "app",
-    "master", "encryption", "signing", "jwt", "session", "cookie", "hmac", "storage", "account",
+    "master", "encryption", "signing", "jwt", "session", "cookie", "hmac", "storage", "account", "pat",
 )  # fmt: skip
 
 
@@ -141,12 +144,13 @@ def _labelled(
 
 PATTERNS: tuple[Row, ...] = (
     # 3 first: a key block is replaced whole before a token row could cut it in two.
+    # Any armored key block but a public one: PRIVATE KEY of every kind, PGP's, OpenVPN's "Static key".
     _row(
         "private-key",
-        r"-----BEGIN[ A-Z0-9_-]*PRIVATE KEY(?: BLOCK)?-----.*?"
-        r"(?:-----END[ A-Z0-9_-]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+        r"-----BEGIN (?![^\r\n-]*PUBLIC)[ A-Za-z0-9_-]*(?:PRIVATE KEY|\b[Kk]ey\b)[ A-Za-z0-9_-]*-----.*?"
+        r"(?:-----END [^\r\n]*?-----|\Z)",
         flags=re.S,
-        keys=("PRIVATE KEY",),
+        keys=("-----BEGIN ",),
     ),
     _row(
         "private-key",
@@ -198,6 +202,15 @@ PATTERNS: tuple[Row, ...] = (
         r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]+",
         keys=("hooks.slack.com",),
     ),
+    # A webhook URL whose path holds a long random segment (Teams' webhookb2/.../IncomingWebhook/...,
+    # Mattermost's /hooks/ID): the URL is the credential.
+    _row(
+        "webhook-url",
+        r"https://[^\s\"'<>/]+/(?:[^\s\"'<>/]+/)*?(?:webhooks?|webhookb2|hooks|IncomingWebhook)/"
+        r"(?=[^\s\"'<>]*?(?<![A-Za-z0-9_-])(?=[A-Za-z0-9_-]{24})(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z]))"
+        r"[^\s\"'<>]+",
+        keys=("hook",),
+    ),
     _row(
         "discord-webhook",
         r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]+",
@@ -215,6 +228,7 @@ PATTERNS: tuple[Row, ...] = (
     _row("pypi-token", r"\bpypi-Ag[A-Za-z0-9_-]{50,}", keys=("pypi-Ag",)),
     _row("huggingface-token", r"\b(?:hf_[A-Za-z]{30,}|api_org_[A-Za-z]{30,})", keys=("hf_", "api_org_")),
     _row("sendgrid-key", r"\bSG\.[A-Za-z0-9_-]{20,24}\.[A-Za-z0-9_-]{40,46}", keys=("SG.",)),
+    _row("mailchimp-key", r"\b[0-9a-f]{32}-us\d{1,2}\b", keys=("-us",)),
     _row("mailgun-key", r"\b(?:pub)?key-[0-9a-f]{32}\b", keys=("key-",)),
     _row("shopify-token", r"\bshp(?:at|ca|pa|ss)_[A-Fa-f0-9]{32}\b", keys=("shp",)),
     _row("digitalocean-token", r"\bdo[opr]_v1_[a-f0-9]{64}\b", keys=("_v1_",)),
@@ -256,6 +270,13 @@ PATTERNS: tuple[Row, ...] = (
         "authorization",
         rf"\bauthorization{_ASSIGN}(?:bearer|basic|token|digest|bot|apikey)\s+",
         r"[A-Za-z0-9._~+/=-]{8,}",
+        keys=("authorization",),
+    ),
+    # Any other scheme (Okta's SSWS, FCM's key=, GenieKey...), or none: a value with a digit.
+    _labelled(
+        "authorization",
+        rf"\bauthorization{_ASSIGN}(?:[A-Za-z][A-Za-z0-9_-]*(?:[ \t]+|=))?",
+        r"(?=[A-Za-z0-9._~+/=:-]*\d)[A-Za-z0-9._~+/=:-]{12,}",
         keys=("authorization",),
     ),
     _labelled("bearer-token", r"\bbearer\s+", r"[A-Za-z0-9._~+/=-]{16,}", keys=("bearer",)),
@@ -329,10 +350,11 @@ PATTERNS: tuple[Row, ...] = (
     _labelled("cli-password", r"\bsshpass\s+-p\s*", r"[^\s\"'\\]+", keys=("sshpass",)),
     _labelled(
         "cli-token",
-        r"(?:\s--(?:token|password|api-key|access-token|auth-token|secret)[= ]\s*|\s-t\s+(?=dop_|[A-Za-z0-9_-]{30})"
+        r"(?:\s--(?:[a-z0-9]+-)*(?:token|password|passwd|pass|api-key|apikey|secret|credentials?)(?:-(?:key|value))?"
+        r"[= ]\s*|\s-t\s+(?=dop_|[A-Za-z0-9_-]{30})"
         r"|\s-(?:storepass|keypass|srcstorepass|deststorepass|srckeypass|destkeypass)\s+|\s-pass(?:in|out)\s+pass:)"
         r"[\"']?",
-        r"[^\s\"']{6,}",
+        r"(?!-)[^\s\"']{6,}",
         keys=("--", "-t ", "pass"),
     ),
     # A password piped into a registry login: echo 'PW' | docker login --password-stdin.
@@ -362,6 +384,15 @@ PATTERNS: tuple[Row, ...] = (
         r"[A-Za-z0-9+/=_.-]{16,}(?=\r?\n|\\n|$|\s|[\"'])",
         keys=("cat",),
         gate=r"cat\s+[^\s|;&]*(?:master\.key|secret|token|credential|password|passwd|\.key\b)",
+    ),
+    # A Terraform variable marked sensitive, or named for a secret: its default is the secret.
+    _labelled(
+        "terraform-default",
+        rf"\bvariable\s+\\?\"(?:[^\"\n]*{_SECRET_WORD}[^\"\n]*\"\s*\{{|[^\"\n]*\"\s*\{{(?=[^}}]*\bsensitive\s*=\s*true))"
+        r"[^}]*?\bdefault\s*=\s*\\?\"",
+        # One line break inside the quotes is a wrapped value (HCL strings hold none).
+        r"[^\"\\\r\n]{1,1000}(?:(?:\r?\n|\\n)[^\"\\\r\n]{1,1000})?(?=\\?\")",
+        keys=("variable",),
     ),
     # define('DB_PASSWORD', '...'), setenv("API_TOKEN", "..."): a secret's name, then its value, quoted.
     _labelled(
@@ -393,41 +424,64 @@ PATTERNS: tuple[Row, ...] = (
 )
 
 
+_RANDOM_VALUE = (  # case matters here, whatever the row's label does
+    r"(?-i:(?=[0-9]*[A-Fa-f])[A-Fa-f0-9]{16,}(?:-[A-Za-z0-9]{2,8})?"
+    r"|(?=[A-Za-z0-9+/=_-]*\d)(?=[A-Za-z0-9+/=_-]*[a-z])(?=[A-Za-z0-9+/=_-]*[A-Z])[A-Za-z0-9+/=_-]{20,})"
+    r"(?![A-Za-z0-9+/=_.-])"
+)
+PATTERNS = (
+    *PATTERNS,
+    # MC_KEY=, segment_write_key: a name ending in _key, with a value that looks generated (hex, or
+    # letters of both cases with digits): a name alone (sort_key: name) is not enough.
+    _labelled(
+        "key-assignment",
+        rf"(?<=[A-Za-z0-9])[_-]key{_ASSIGN}",
+        _RANDOM_VALUE,
+        keys=("key",),
+        starts=("_key", "-key"),
+    ),
+)
+# Rows that read what the rows above left: a value passed beside a redacted one is its pair.
+PATTERNS = (
+    *PATTERNS,
+    # Client("AC...", "TOKEN"), login(KEY_ID, 'SECRET'): the quoted token right after a redacted
+    # argument is the other half of the credential.
+    _labelled(
+        "credential-pair",
+        r"\[REDACTED:[a-z-]+\]\\?[\"']\s*,\s*\\?[\"']",
+        r"(?=(?:[A-Za-z0-9+/=_.~-]|\r?\n|\\n){16})[A-Za-z0-9+/=_.~-]+(?:(?:\r?\n|\\n)[A-Za-z0-9+/=_.~-]+)?"
+        r"(?=\\?[\"'])",
+        flags=0,
+        keys=("[REDACTED:",),
+    ),
+)
+
+
 KEY_BLOCK_ROWS = 3  # the private-key and key-body rows at the head of PATTERNS
+KEY_BLOCKS, TOKEN_ROWS = PATTERNS[:KEY_BLOCK_ROWS], PATTERNS[KEY_BLOCK_ROWS:]  # the two runs of redact.py
 
 
 def redact_rows(text: str, rows: Sequence[Row] = PATTERNS) -> tuple[str, int]:
-    """The table's rows, in order, over ``text``."""
+    """The table's rows, in order, over ``text``.
+
+    A row with keys runs only when the text holds one of them; which keys it holds is looked for
+    once per text (rows share keys), not once per row: those of case-blind rows in the text as
+    given, the others in the text as it is now (again after a row replaced something). The rows
+    to run are read off an index from key to rows, not tried one by one.
+    """
+    table = row_index(rows)
+    lowered = text.lower() if table.folded_keys else text
+    folded = [key for key in table.folded_keys if key in lowered]
+    exact = [key for key in table.exact_keys if key in text]
     total = 0
-    lowered = text.lower()
-    # Which keys the text holds, each looked for once (rows share keys), not once per row: those
-    # of case-blind rows in the text as given, the others in the text as it is now. Only the keys
-    # of the rows run are looked for (the key-block rows have two): a search costs the text's length.
-    folded_keys, exact_keys = _row_keys(rows)
-    folded = {key for key in folded_keys if key in lowered}
-    exact = {key for key in exact_keys if key in text}
-    for row in rows:
-        if row.keys and (folded if row.folded else exact).isdisjoint(row.keys):
-            continue
-        text, count = row.sub(text)
+    done = -1
+    todo = table.to_run(folded, exact)
+    while todo:
+        index = todo.pop(0)
+        text, count = rows[index].sub(text)
         total += count
+        done = index
         if count:
-            exact = {key for key in exact_keys if key in text}
+            exact = [key for key in table.exact_keys if key in text]
+            todo = [later for later in table.to_run(folded, exact) if later > done]
     return text, total
-
-
-KEY_BLOCKS, TOKEN_ROWS = PATTERNS[:KEY_BLOCK_ROWS], PATTERNS[KEY_BLOCK_ROWS:]  # the two runs of redact.py
-
-# The keys of each run of rows, by the run's identity (the run is kept, so its id stays its own).
-_KEYS: dict[int, tuple[Sequence[Row], frozenset[str], frozenset[str]]] = {}
-
-
-def _row_keys(rows: Sequence[Row]) -> tuple[frozenset[str], frozenset[str]]:
-    """Every key of these rows that ignore case, and of those that do not."""
-    known = _KEYS.get(id(rows))
-    if known is None or known[0] is not rows:
-        folded = frozenset(key for row in rows if row.folded for key in row.keys)
-        known = (rows, folded, frozenset(key for row in rows if not row.folded for key in row.keys))
-        if len(_KEYS) < 8:  # the table's own runs; a caller's one-off run is not kept
-            _KEYS[id(rows)] = known
-    return known[1], known[2]

@@ -337,3 +337,17 @@ def test_every_violation_is_listed_in_order():
     assert len(found) == 3
     assert "text blocks must be non-empty" in problems[0] and "not allowed in a assistant" in problems[1]
     assert 'first message must use the "user" role' in problems[2]
+
+
+@pytest.mark.parametrize("where", ["tool_use_id", "id"])
+def test_an_id_that_is_a_list_is_a_violation_not_a_crash(where):
+    # Found by the CLI fuzz (prune on a field mutant of anthropic-request.json): an id of the
+    # wrong type reached a set and raised TypeError (unhashable list).
+    odd = [{"type": "text"}]
+    calling = {**CALLING, "content": [{**TOOL_USE, "id": odd}]} if where == "id" else CALLING
+    answer = {"role": "user", "content": [{**RESULT, "tool_use_id": odd}]} if where == "tool_use_id" else None
+    params = [USER, calling, answer or {"role": "user", "content": [RESULT]}, FINAL]
+    problems = [v.problem for v in anthropic_violations(params)]
+    assert any(p.endswith(("has no id string", "has no tool_use_id string")) for p in problems), problems
+    request = {"model": "claude", "max_tokens": 10, "messages": params}
+    assert anthropic_violations([request])  # the request form walks the same pairing

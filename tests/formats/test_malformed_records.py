@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from compactctl.errors import InputError
 from compactctl.formats import load
 from compactctl.formats.records import SkippedLine
+from tests.properties import examples
 
 DATA = Path(__file__).parent / "data"
 
@@ -57,3 +61,12 @@ def test_on_error_skip_skips_a_bad_first_line_and_counts_it():
     _, transcripts = load(data, "chat.jsonl", skipped=skipped)
     assert [s.line for s in skipped] == [1] and "malformed JSON" in skipped[0].problem
     assert [m["content"] for m in transcripts[0].messages] == ["hi", "yo"]
+
+
+@settings(max_examples=examples(300))
+@given(st.binary(max_size=80) | st.text(alphabet="0123456789 ,-:x\u0660", max_size=80).map(str.encode))
+def test_a_long_number_is_found_where_a_run_of_20_digits_is(line):
+    # The reader's check (digits masked, then a run looked for) against the search it replaced.
+    from compactctl.formats.records import _DIGIT_MASK, _LONG_NUMBER
+
+    assert (_LONG_NUMBER in line.translate(_DIGIT_MASK)) == bool(re.search(rb"\d{20}", line))

@@ -3,6 +3,7 @@ long-context tiers, the 5-minute / 1-hour cache-write split, and unpriced models
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -231,3 +232,24 @@ def test_non_monotonic_compaction_counts_are_explained():
     assert non_monotonic_note([row(100, 5), row(200, 3)]) is None
     note = non_monotonic_note([row(100, 3), row(200, 7)])
     assert note is not None and "not monotonic" in note and "over after" in note
+
+
+def test_a_listed_price_is_read_back_from_the_cache_without_importing_genai_prices(tmp_path):
+    code = (
+        "import sys\nfrom datetime import date\nfrom compactctl.replay.price_source import listed_prices\n"
+        "found = [listed_prices('claude-sonnet-4-5', 'anthropic', date(2026, 3, 1)), listed_prices('no-such-model')]\n"
+        "print(repr(found))\nprint('genai_prices' in sys.modules)\n"
+    )
+    env = {**os.environ, "COMPACTCTL_PRICES_CACHE": str(tmp_path)}
+
+    def run() -> list[str]:
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+        return done.stdout.splitlines()
+
+    looked_up, imported = run()
+    assert imported == "True" and "claude-sonnet-4-5" in looked_up and "tiers=((200000" in looked_up
+    assert run() == [looked_up, "False"]  # the same Prices, tiers and all, and the unknown model still unknown
+    (cached,) = tmp_path.glob("genai-prices-*.json")
+    cached.write_text("{not json")
+    assert run() == [looked_up, "True"]  # a damaged file is ignored and written anew
+    assert run() == [looked_up, "False"]

@@ -33,7 +33,7 @@ class Recorded:
 
 @dataclass
 class Behaviour:
-    # ok | 429 | 500 | slow | length | 400 | 401 | too-large | html | malformed | shape | slow-bytes | hang
+    # ok | 429 | 500 | slow | length | 400 | 400-echo | 401 | too-large | html | malformed | shape | slow-bytes | hang
     kind: str = "ok"
     seconds: float = 0.0  # for slow, slow-bytes (between bytes) and hang
     body: Any = None  # for shape: the JSON sent with the 200
@@ -237,6 +237,11 @@ def _handler(state: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 key = self.headers.get("Authorization", "").removeprefix("Bearer ")
                 message = f"Incorrect API key provided: {key}. You can find your API key at https://example.com/keys."
                 self._send(401, {"error": {"message": message, "type": "invalid_request_error"}})
+                return
+            if behaviour.kind == "400-echo":  # a validation error quoting what it was sent, from behaviour.text on
+                sent = json.dumps(body.get("messages", body.get("input", "")))
+                quoted = sent[max(0, sent.find(behaviour.text or "")) :][:4000]
+                self._send(400, {"error": {"message": f"Invalid value for 'messages': {quoted}", "type": "invalid"}})
                 return
             if behaviour.kind == "400":
                 self._send(400, {"error": {"message": "Invalid model", "type": "invalid_request_error"}})

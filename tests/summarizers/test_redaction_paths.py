@@ -1,8 +1,9 @@
 """Secrets stay out of every path: held-out shapes, transformed secrets, summaries, second passes, errors.
 
-Two corpora: the table's own (tests/secrets_corpus.py) and a held-out one written from the
-files people keep secrets in (tests/heldout_secrets.py), each placed as it is, cut by a line
-break, base64-encoded and URL-encoded.
+Three corpora: the table's own (tests/secrets_corpus.py), a held-out one written from the
+files people keep secrets in (tests/heldout_secrets.py) and a blind one written before the
+redactor was run on it (tests/blind_secrets.py), each placed as it is, cut by a line break,
+base64-encoded and URL-encoded.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from typer.testing import CliRunner
 from compactctl.cli.main import app
 from compactctl.summarizers import SummaryRequest
 from compactctl.summarizers.extractive import ExtractiveSummarizer
-from compactctl.summarizers.redact import mask_known, redact, redact_messages, redact_reply, redact_url
+from compactctl.summarizers.redact import mask_known, redact, redact_messages, redact_reply, redact_url, redacted_text
+from tests.blind_secrets import PLACED as BLIND_PLACED
 from tests.heldout_secrets import DJANGO, PLACED, PLACEMENTS, Document, Placed, exposed
 from tests.properties import examples
 from tests.secrets_corpus import CORPUS, leaked
@@ -36,7 +38,7 @@ def contexts(text: str) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("item", PLACED, ids=[f"{p.kind}/{p.placement}" for p in PLACED])
+@pytest.mark.parametrize("item", PLACED + BLIND_PLACED, ids=[f"{p.kind}/{p.placement}" for p in PLACED + BLIND_PLACED])
 def test_every_held_out_secret_is_redacted_in_every_placement(item: Placed):
     for text in contexts(item.text):
         redacted, count = redact(text)
@@ -82,6 +84,53 @@ def test_a_url_password_with_an_unencoded_at_is_redacted_to_the_host(url, passwo
     assert redacted.endswith(url[url.rindex("@") :])  # the host is kept
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "bypass = enabled_for_all",
+        "compat=python311",
+        "sort_key: created_at",
+        "cache_key: user_profile_2024_11",
+        "idempotency_key: 7d444840-9dc0-11d1-b245-5ffdce74fad2",
+        "psql --no-password --host=db.internal",
+        "tool --token-file ./secrets/token.txt",
+        "passenger: Ada Lovelace",
+        "Authorization: required for admin routes",
+        "See https://github.com/acme/app/settings/hooks/123456789",
+        'variable "region" {\n  default = "eu-west-1"\n}',
+        'Client("x", "hello")',
+        "-----BEGIN PGP PUBLIC KEY BLOCK-----\nmQINBGN0\n-----END PGP PUBLIC KEY BLOCK-----",
+    ],
+)
+def test_words_the_blind_corpus_taught_the_table_leave_ordinary_text_alone(text):
+    # The rows added for it (pass/pat as words, *_key with a generated value, any Authorization
+    # scheme, --*-secret flags, webhook URLs, sensitive Terraform defaults, credential pairs, key
+    # blocks but public ones) against what they must not take.
+    assert redact(text) == (text, 0)
+
+
+def test_a_line_opening_on_a_label_is_not_joined_to_the_token_before_it():
+    # KEY=pk_...\nSTRIPE_SECRET=sk_... is two entries: joined, the first token ran on into the second
+    # label, and the second key, cut by a wrap, went out in part.
+    first, second = "pk_live_51" + "a1B2c3D4e5" * 3, "sk_live_51" + "Z9y8X7w6V5" * 6
+    text = f"STRIPE_PUBLISHABLE={first}\nSTRIPE_SECRET={second[:30]}\n{second[30:]}\nNODE_ENV=production"
+    redacted, _ = redact(text)
+    assert "STRIPE_SECRET=" in redacted and "NODE_ENV=production" in redacted
+    assert not leaked(second, redacted), redacted
+
+
+def test_base64_wrapped_over_lines_is_decoded_joined():
+    import base64
+
+    secret = "sk-ant-api03-" + "Qw3eRt6yUi9oPa2sDf5gHj8kLz1xCv4b" * 3
+    encoded = base64.b64encode(f"ANTHROPIC_API_KEY={secret}\nREGION=eu".encode()).decode()
+    wrapped = "\n".join(encoded[i : i + 76] for i in range(0, len(encoded), 76))
+    for text in (f"$ base64 .env\n{wrapped}\n$ echo done", f"blob:\n{wrapped}\nthanks"):
+        redacted, _ = redact(text)
+        assert not any(line in redacted for line in wrapped.splitlines()), redacted
+        assert redacted.endswith(text[text.rindex("\n") :])  # the line after it is kept
+
+
 def test_ordinary_text_with_line_breaks_and_base64_is_left_alone():
     text = (
         "The build step compiled src/compactctl/summarizers/redact.py into the\nwheel without errors.\n"
@@ -113,7 +162,9 @@ def test_a_base_url_prints_with_its_query_and_user_part_masked(url, secret):
 
 # --- summaries never carry what the redactor would catch ------------------------------------------
 
-ALL_TEXTS = [s.text for s in CORPUS] + [d.text for d in {p.kind: p for p in PLACED if p.placement == "as is"}.values()]
+ALL_TEXTS = [s.text for s in CORPUS] + [
+    d.text for d in {p.kind: p for p in PLACED + BLIND_PLACED if p.placement == "as is"}.values()
+]
 
 
 def session(texts: list[str]) -> list[dict]:
@@ -155,7 +206,7 @@ def write(path: Path, messages: list[dict]) -> Path:
 
 def exposed_anywhere(text: str) -> list[str]:
     table = [s.kind for s in CORPUS if leaked(s.secret, text)]
-    held_out = [p.kind for p in PLACED if p.placement == "as is" and exposed(p, text)]
+    held_out = [p.kind for p in PLACED + BLIND_PLACED if p.placement == "as is" and exposed(p, text)]
     return table + held_out
 
 
@@ -217,3 +268,53 @@ def test_the_review_page_shows_no_secret_of_either_corpus(tmp_path):
     import html as html_module
 
     assert exposed_anywhere(html_module.unescape(html)) == []
+
+
+@pytest.mark.parametrize("item", PLACED[::7], ids=[f"{p.kind}/{p.placement}" for p in PLACED[::7]])
+def test_a_text_redacted_once_is_its_own_redaction_as_remembered(item: Placed):
+    # redacted_text remembers its output as already redacted (a summary redacted again, or read back
+    # as the next compaction's earlier summary): that is only right while redaction is idempotent.
+    for text in contexts(item.text):
+        once = redacted_text(text)
+        assert once == redact(text)[0] and redacted_text(once) == once == redact(once)[0]
+
+
+def _rows_one_by_one(text: str, rows) -> tuple[str, int]:
+    """The table's rows tried in order, each on its own keys: what redact_rows's index must give."""
+    total = 0
+    lowered = text.lower()  # case-blind rows look for their keys in the text as given
+    for row in rows:
+        haystack = lowered if row.folded else text
+        if row.keys and not any(key in haystack for key in row.keys):
+            continue
+        text, count = row.sub(text)
+        total += count
+    return text, total
+
+
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from([*ALL_TEXTS, *(s.text for s in CORPUS), " ", "\n", "key=", "Password: "]), max_size=5))
+def test_the_rows_index_runs_the_rows_a_row_by_row_walk_would(pieces):
+    from compactctl.summarizers.secret_rows import KEY_BLOCKS, PATTERNS, TOKEN_ROWS, redact_rows
+
+    text = "".join(pieces)
+    for rows in (PATTERNS, KEY_BLOCKS, TOKEN_ROWS):
+        assert redact_rows(text, rows) == _rows_one_by_one(text, rows)
+
+
+def test_a_400_that_quotes_the_request_back_shows_no_secret_of_any_corpus(openai_server, tmp_path):
+    # A validation error quoting what it was sent: once through the CLI (the reply quotes from the
+    # first secret on), then every corpus text through the function the error line is made with.
+    from tests.summarizers.openai_server import Behaviour
+
+    source = write(tmp_path / "s.jsonl", [*session(ALL_TEXTS), {"role": "user", "content": "ok"}])
+    openai_server.enqueue(Behaviour("400-echo", text="Step 0"))
+    args = ["compact", str(source), "-o", str(tmp_path / "o.jsonl"), "--summarizer", "openai", "--base-url",
+            openai_server.url, "--model", "m", "-s", "summary", "--threshold", "10", "--no-cache",
+            "--summary-retries", "0"]  # fmt: skip
+    result = runner.invoke(app, args)
+    assert result.exit_code == 3 and "HTTP 400" in result.stderr and "Step 0" in result.stderr, result.stderr
+    assert exposed_anywhere(result.output + result.stderr) == []
+    for text in ALL_TEXTS:
+        quoted = json.dumps(f"Step 1: the config is\n{text}")[1:-1]
+        assert exposed_anywhere(redact_reply(f"Invalid value for 'messages': {quoted}")) == [], text

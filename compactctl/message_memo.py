@@ -1,0 +1,56 @@
+"""What is worked out from one message, kept by the message's identity while a replay runs.
+
+A replay runs the strategy steps on every setting's context at every simulated compaction, and
+most of each context is the same message objects as the last time: their text, the facts they
+declare, are worked out again and again. Inside ``remembering()`` (one replay), ``by_message``
+keeps what a pure function of a message gave, keyed by the function and the message's ``id``,
+with the message itself beside it, so a key is never taken for another object that reused the
+id. Outside, nothing is kept: a library call works the value out each time. The memo belongs to
+the replay that opened it (a context variable: threads and forked workers each have their own)
+and starts afresh past ``LIMIT`` entries, so a streamed replay's memory stays bounded.
+
+Messages are read, never changed, by the strategies (tests check it), which is what makes a
+value worked out from a message object still right later in the same replay.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, TypeVar
+
+Value = TypeVar("Value")
+LIMIT = 200_000
+
+_MEMO: ContextVar[dict[tuple[Any, int], tuple[Any, Any]] | None] = ContextVar("message_memo", default=None)
+
+
+@contextmanager
+def remembering() -> Iterator[None]:
+    """Keep what ``by_message`` works out until the block ends (nested blocks share the outer memo)."""
+    if _MEMO.get() is not None:
+        yield
+        return
+    token = _MEMO.set({})
+    try:
+        yield
+    finally:
+        _MEMO.reset(token)
+
+
+def by_message(function: Callable[[Any], Value], message: Any) -> Value:
+    """``function(message)``, for a pure function of a message; kept by identity inside ``remembering()``."""
+    memo = _MEMO.get()
+    if memo is None:
+        return function(message)
+    key = (function, id(message))
+    found = memo.get(key)
+    if found is not None and found[0] is message:
+        value: Value = found[1]
+        return value
+    if len(memo) >= LIMIT:
+        memo.clear()
+    value = function(message)
+    memo[key] = (message, value)
+    return value
