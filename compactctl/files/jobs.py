@@ -13,8 +13,9 @@ import gc
 import os
 import signal
 import sys
+import threading
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from io import BytesIO, TextIOWrapper
@@ -97,7 +98,7 @@ def run_jobs(
         reporter.started(jobs[index].source)
         future: Future[Any]
         if here is not None and by_parent:
-            future = here.submit(attempt, jobs[index], work)
+            future = here.submit(_run_here, jobs[index], work)
             in_parent.add(future)
         else:
             future = pool.submit(_run_forked, index) if forked else pool.submit(attempt, jobs[index], work)
@@ -105,6 +106,8 @@ def run_jobs(
         started += 1
 
     interrupted = False
+    apart = _printed_apart() if forked else contextlib.nullcontext()
+    apart.__enter__()  # left in ``finally``, after the stop below
     try:
         while started < min(workers, len(jobs)):
             start_next(by_parent=started == 0)
@@ -115,7 +118,7 @@ def run_jobs(
                 outcome = future.result()
                 by_parent = future in in_parent
                 in_parent.discard(future)
-                if forked and not by_parent:  # what the worker printed, printed here, where the run's output goes
+                if forked:  # what the file printed, printed here whole, where the run's output goes
                     outcome, printed, warned, handed = outcome
                     _pass_on(printed, sys.stdout)
                     _pass_on(warned, sys.stderr)
@@ -137,6 +140,7 @@ def run_jobs(
             _stop_workers(forked_pool)
         raise
     finally:
+        apart.__exit__(None, None, None)
         pool.shutdown(wait=not interrupted, cancel_futures=interrupted)
         if here is not None:
             here.shutdown(wait=not interrupted, cancel_futures=interrupted)
@@ -236,6 +240,54 @@ def _run_forked(index: int) -> tuple[Any, bytes, bytes, list[tuple[Path, Path]]]
         for temporary, _ in handed:
             interrupts.unregister(temporary)
     return outcome, out.buffer.getvalue(), err.buffer.getvalue(), handed  # type: ignore[attr-defined]
+
+
+# In the parent's own file thread, while it runs a file: where what it prints goes (``_Routed``).
+_kept = threading.local()
+
+
+class _Routed:
+    """``sys.stdout`` or ``sys.stderr`` while the parent runs files beside its workers: what its
+    file thread prints is kept, to be printed whole when the file ends, as a worker's is (two
+    threads writing one stream would mix their lines); any other thread's goes through."""
+
+    def __init__(self, through: TextIO, name: str) -> None:
+        self.through, self.name = through, name
+
+    def _stream(self) -> TextIO:
+        kept: TextIO | None = getattr(_kept, self.name, None)
+        return self.through if kept is None else kept
+
+    def write(self, text: str) -> int:
+        return self._stream().write(text)
+
+    def flush(self) -> None:
+        self._stream().flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream(), name)
+
+
+@contextlib.contextmanager
+def _printed_apart() -> Iterator[None]:
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _Routed(out, "out"), _Routed(err, "err")  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = out, err
+
+
+def _run_here(job: Job, work: Callable[[Job], Any]) -> tuple[Any, bytes, bytes, list[tuple[Path, Path]]]:
+    """One file in the parent's own thread, what it prints kept, as a worker's is (its outputs
+    are staged in the parent's unit already: nothing to hand over)."""
+    out, err = _captured(), _captured()
+    _kept.out, _kept.err = out, err
+    try:
+        outcome = attempt(job, work)
+    finally:
+        _kept.out = _kept.err = None
+    return outcome, out.buffer.getvalue(), err.buffer.getvalue(), []  # type: ignore[attr-defined]
 
 
 def _captured() -> TextIO:
