@@ -12,13 +12,15 @@ compaction in the middle of a session sees. A 135M model on one shared core read
 tokens a second, so whole sessions (4,000-26,000 tokens of span each, twice) would take hours;
 --prefix-tokens 0 runs them whole.
 
-    python bench/prompt_ab.py --pages /tmp/ab-pages --prefix-tokens 3000
+    python bench/prompt_ab.py --pages /tmp/ab-pages --prefix-tokens 4000
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -83,6 +85,12 @@ def session_prefix(path: Path, budget: int) -> bytes:
     return join(low)
 
 
+def server_threads() -> int:
+    from tests.local_model import THREADS
+
+    return THREADS
+
+
 def pct(share: dict) -> str:
     return "–" if share["score"] is None else f"{share['passed']}/{share['total']} ({100 * share['score']:.0f}%)"
 
@@ -90,8 +98,9 @@ def pct(share: dict) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=Path, default=Path(tempfile.mkdtemp(prefix="prompt-ab-")))
-    parser.add_argument("--prefix-tokens", type=int, default=3000, help="each session's first records up to this")
-    parser.add_argument("--summary-max-tokens", type=int, default=400)
+    parser.add_argument("--prefix-tokens", type=int, default=4000, help="each session's first records up to this")
+    parser.add_argument("--summary-max-tokens", type=int, default=500)
+    parser.add_argument("--keep-recent", type=int, default=2, help="messages kept as they are; the rest summarized")
     parser.add_argument("--cache-dir", type=Path, default=Path(tempfile.gettempdir()) / "compactctl-prompt-ab-cache")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
@@ -101,27 +110,34 @@ def main() -> None:
             link.parent.mkdir(parents=True, exist_ok=True)
             link.write_bytes(session_prefix(path, args.prefix_tokens))
         server = start(Path(folder), window=WINDOW)
+        load_before = os.getloadavg()[1]
         try:
             started = time.monotonic()
             command = [
                 sys.executable, "-m", "compactctl", "review", str(inputs), "-o", str(args.pages),
                 "--summarizer", "openai", "--base-url", server.url, "--model", server.model,
-                "--threshold", "0", "--keep-turns", "1", "--summary-max-tokens", str(args.summary_max_tokens),
+                "--threshold", "0", "--keep-recent", str(args.keep_recent),
+                "--summary-max-tokens", str(args.summary_max_tokens),
                 "--summary-temperature", "0", "--summary-timeout", "1800", "--summary-request-deadline", "1800",
                 "--cache-dir", str(args.cache_dir),
                 "--vs-prompt-file", f"structured={ALTERNATIVE}", "--json", "-q",
             ]  # fmt: skip
             done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
             seconds = time.monotonic() - started
+            load = (load_before + os.getloadavg()[1]) / 2  # 5-minute load average at the start and the end
         finally:
             server.stop()
+            args.pages.mkdir(parents=True, exist_ok=True)
+            shutil.copy(server.log, args.pages / "llama_server.log")  # its llama_perf lines: tokens a second
     if done.returncode != 0:
         sys.exit(f"review failed ({done.returncode}):\n{done.stderr[-3000:]}")
     body = json.loads(done.stdout)
     cut = f"each session's first {args.prefix_tokens} tokens" if args.prefix_tokens > 0 else "whole sessions"
     print(
         f"SmolLM2-135M-Instruct Q4_1, llama-cpp-python server, window {WINDOW}, temperature 0, {cut}, "
-        f"summary bound {args.summary_max_tokens}; {seconds:.0f} s"
+        f"the last {args.keep_recent} messages kept, summary bound {args.summary_max_tokens}; "
+        f"{server_threads()} thread(s); {seconds:.0f} s "
+        f"at a load of {load:.1f} on {os.cpu_count()} cores"
     )
     print(f"pages: {args.pages / 'index.html'}\n")
     print("| session | A (shipped): identifiers | A: probes | B (ledger-first): identifiers | B: probes | B − A (pp) |")
@@ -129,7 +145,7 @@ def main() -> None:
     for entry in sorted(body["files"], key=lambda f: -abs(f["own_text_difference_pp"])):
         a, b = entry["sides"]["A"]["own_text"], entry["sides"]["B"]["own_text"]
         cells = [pct(a["identifiers"]), pct(a["probes"]), pct(b["identifiers"]), pct(b["probes"])]
-        print(f"| {entry['file']} | {' | '.join(cells)} | {entry['own_text_difference_pp']:+.1f} |")
+        print(f"| {entry['name']} | {' | '.join(cells)} | {entry['own_text_difference_pp']:+.1f} |")
     total = body["total"]
     a, b = total["A"]["own_text"], total["B"]["own_text"]
     print(

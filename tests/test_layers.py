@@ -8,6 +8,7 @@ a lazy import is still a dependency. A new module must be given a layer here.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -89,6 +90,7 @@ def violations(graph: Iterable[tuple[str, str]]) -> list[str]:
     ]
 
 
+@functools.cache  # one walk of the package's sources for every test here
 def import_graph() -> list[tuple[str, str]]:
     graph = []
     for path in sorted(PACKAGE.rglob("*.py")):

@@ -79,6 +79,7 @@ def test_import_compactctl_imports_only_the_package():
     assert result.stdout.strip() == "['compactctl']"
 
 
+@pytest.mark.slow  # a fresh interpreter, every module imported: 1.3 s of CPU
 def test_importing_the_package_compiles_no_regular_expression():
     # Every module imported (the Ray engine aside, an extra), counting the patterns compiled by
     # compactctl's own code while they load: none, they compile at first use (compactctl.lazyre).

@@ -3,7 +3,7 @@ import itertools
 import os
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from compactctl.errors import InputError
@@ -16,6 +16,7 @@ from compactctl.tokens import (
 from tests.conftest import needs_transcripts
 from tests.helpers import call
 from tests.needs import needs
+from tests.properties import examples
 
 
 @pytest.fixture(scope="module")
@@ -348,8 +349,9 @@ def _safe(text: str, at: int) -> bool:
     return text[at] == " " and not text[at - 1].isspace()
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(text=PIECE_TEXT, encoding=st.sampled_from(["cl100k_base", "o200k_base"]))
+@example(text="aaaaaaaa's\t\r\n\r\naa", encoding="cl100k_base")  # a cut inside the line breaks: 3 off
 def test_a_text_counted_in_pieces_counts_as_the_whole_text_where_it_is_cut_at_spaces(text, encoding):
     from compactctl import encodings
 

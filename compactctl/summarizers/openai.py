@@ -38,7 +38,7 @@ from compactctl.summarizers.extractive import verbatim
 from compactctl.summarizers.openai_config import OpenAIConfig, config_of
 from compactctl.summarizers.options import SummarizerOptions
 from compactctl.summarizers.redact import redact, redact_messages, redact_reply, redact_url
-from compactctl.summarizers.replies import NonConforming, chat_reply, decode, responses_reply
+from compactctl.summarizers.replies import NonConforming, chat_reply, decode, responses_reply, with_fences_closed
 from compactctl.summarizers.request import (
     VERBATIM_NOTE,
     Built,
@@ -261,7 +261,9 @@ class OpenAISummarizer:
             return Summary(_joined(DRY_RUN_TEXT, block))
         summary = self.complete(built, request.max_tokens)
         # The ledger and the user's words, appended as written: identifiers survive whatever the model wrote.
-        return Summary(_joined(summary.text, block), summary.usage, summary.truncated)
+        # A code block the model left open (a real server's reply cut at the bound stops mid-block) is
+        # closed first, so they stay Markdown sections, not lines of its code.
+        return Summary(_joined(with_fences_closed(summary.text), block), summary.usage, summary.truncated)
 
     def complete(self, built: Built, max_tokens: int, require_text: bool = True) -> Summary:
         """One request as built, through the disk cache and the retries: the model's own text.

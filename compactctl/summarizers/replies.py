@@ -113,3 +113,28 @@ def responses_reply(data: dict[str, Any]) -> Reply:
         _count(usage, "input_tokens"),
         _count(usage, "output_tokens"),
     )
+
+
+def with_fences_closed(text: str) -> str:
+    """``text`` with a Markdown code fence it left open closed at its end.
+
+    A real model cut by its token limit stops mid-anything, often inside a code block, and small
+    models write stray fences; the blocks compactctl appends after the model's text (the verbatim
+    ledger, the user's messages, the latest request) would then read as part of that code.
+    A fence opens on a line of three or more backticks or tildes (up to three spaces before it)
+    and closes on a line of at least as many of the same character with nothing after them.
+    """
+    opened = ""
+    for line in text.splitlines():
+        stripped = line.lstrip(" ")
+        if len(line) - len(stripped) > 3 or stripped[:3] not in ("```", "~~~"):
+            continue
+        run = len(stripped) - len(stripped.lstrip(stripped[0]))
+        fence = stripped[:run]
+        if not opened:
+            # A backtick fence's info string holds no backtick (CommonMark): otherwise it is inline code.
+            if fence[0] == "~" or "`" not in stripped[run:]:
+                opened = fence
+        elif fence[0] == opened[0] and run >= len(opened) and not stripped[run:].strip():
+            opened = ""
+    return f"{text.rstrip()}\n{opened}" if opened else text

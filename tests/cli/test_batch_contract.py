@@ -110,6 +110,7 @@ def test_a_failing_gate_is_named_whatever_else_failed(cli, logs):
     assert passing.exit_code == 1 and "under --fail-under 99%" in passing.stderr
 
 
+@pytest.mark.slow  # every command three ways, each output checked against the schema: 0.9 s of CPU
 def test_every_command_gives_valid_json_on_success_failure_and_usage_errors(cli, logs):
     shutil.copytree("logs", "after")
     runs = {

@@ -252,6 +252,7 @@ def test_real_tau_bench_runs_replay_each_run_on_its_own(runner):
     assert row["peak_context"] < base["peak_context"] and row["input_tokens"] < base["input_tokens"]
 
 
+@pytest.mark.slow  # the console script, a fresh interpreter: 0.8 s of CPU
 def test_console_script_replays_without_importing_openai(chat_file):
     code = (
         "import sys; from compactctl.cli.main import main; sys.argv = ['compactctl', 'replay', sys.argv[1], "

@@ -201,7 +201,8 @@ def runs(command: str, tmp_path: Path, server_url: str) -> list[list[str]]:
     raise AssertionError(f"no runs for {command}: add them here")
 
 
-@pytest.mark.parametrize("command", NAMES)
+# eval's runs (a judge on the loopback server for each setting) take 1.3 s of CPU: slow.
+@pytest.mark.parametrize("command", [pytest.param(n, marks=pytest.mark.slow) if n == "eval" else n for n in NAMES])
 def test_every_setting_a_command_takes_is_read(command, reads, tmp_path, openai_server, monkeypatch):
     monkeypatch.chdir(tmp_path)
     for args in runs(command, tmp_path, openai_server.url):

@@ -105,6 +105,7 @@ def _sessions() -> list[Path]:
     return [p for p in found if "bastion" not in str(p)]  # its usage is zeroed: no bill to check
 
 
+@pytest.mark.slow  # every real session with usage replayed: 0.3-0.9 s of CPU each
 @needs_transcripts
 @pytest.mark.parametrize("path", _sessions() if SHARED_TRANSCRIPTS.is_dir() else [], ids=lambda p: p.parent.name)
 def test_replay_s_bill_is_the_file_s_usage_at_list_prices(path: Path):

@@ -2,8 +2,9 @@
 
 What a real server does that the loopback fake does not: it counts with the model's own
 tokenizer and reports that usage, refuses a prompt larger than its window with a 400 that
-names the window (llama-cpp-python states none in ``/v1/models``), and ignores
-``max_completion_tokens`` (compactctl sends it ``max_tokens``). The fakes stay for
+names the window (llama-cpp-python states none in ``/v1/models``), ignores
+``max_completion_tokens`` (compactctl sends it ``max_tokens``), and cuts a reply at the bound
+wherever it is, often inside a code block (the fake's cut reply is whole text). The fakes stay for
 faults (tests/summarizers/test_faults.py).
 """
 
@@ -32,6 +33,10 @@ SHORT = [
     {"role": "assistant", "content": "Done: src/app.py returns a + b; 1 passed."},
 ]
 SUMMARY = ["-s", "summary", "--threshold", "0", "--keep-recent", "2"]
+ENDLESS = (
+    "Number every line of every tool output in the transcript below and write each one out again, one per line, "
+    "all of them."
+)
 TERSE = "Reply with one short sentence about the weather. Name no file, command or error."
 
 
@@ -99,6 +104,30 @@ def test_chunks_follow_the_servers_window_learned_from_its_refusal(cli, local_mo
     assert log.count(" 400 ") == 1  # the whole span once: then every chunk fit the window its refusal named
     assert report["summarizer_calls"] >= 2 and log.count(" 200 ") >= 3  # /v1/models, then the chunks
     assert report["summarizer_prompt_tokens"] / report["summarizer_calls"] < 2048
+
+
+def test_a_reply_the_real_server_cuts_at_the_bound_is_kept_and_counted_as_truncated(cli, local_model, tmp_path, short):
+    # A prompt no summary bound holds (SmolLM2 echoes the tool output into a ```python block and loops):
+    # the server stops at the bound and says finish_reason "length".
+    endless = tmp_path / "endless.md"
+    endless.write_text(ENDLESS, encoding="utf-8")
+    args = [*SUMMARY, *server_args(local_model, tmp_path), "--prompt-file", f"summary={endless}"]
+    args += ["--summary-max-tokens", "256"]
+    shown = cli("compact", short, *args, "--dry-run")
+    assert shown.exit_code == 0, shown.output
+    (request,) = [json.loads(chunk) for chunk in _json_objects(shown.stdout)]
+    bound = request["body"]["max_tokens"]
+    done = cli("compact", short, "-o", tmp_path / "out.jsonl", *args, "--json", "-q")
+    assert done.exit_code == 0, done.output
+    report = json.loads(done.stdout)["files"][0]
+    assert report["summarizer_calls"] == 1 and report["summary_truncated"] == 1
+    assert report["summarizer_completion_tokens"] == bound  # it wrote up to the bound, no further
+    written = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    summary = written[1]["content"]
+    model_text, _, appended = summary.partition("## User messages (verbatim)")
+    assert model_text.strip() and appended  # the cut text is kept, the verbatim block follows it
+    assert SHORT[1]["content"] in appended
+    assert model_text.count("```") % 2 == 0  # a fence the cut left open is closed before the blocks
 
 
 def test_a_prompt_ab_review_through_the_real_server_tells_the_prompts_apart(cli, local_model, tmp_path):

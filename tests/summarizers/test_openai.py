@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from compactctl.errors import SummarizerError
 from compactctl.summarizers import SummaryRequest
@@ -124,6 +126,27 @@ def test_a_summary_cut_off_by_the_limit_is_flagged(openai_server, tmp_path, api)
     openai_server.enqueue("length")
     summary = summarizer_for(openai_server, tmp_path, api=api).summarize(request())
     assert summary.truncated and summary.usage.truncated == 1
+
+
+def test_a_code_block_a_cut_reply_left_open_is_closed_before_the_verbatim_blocks(openai_server, tmp_path):
+    # What the real server sends at the bound (tests/summarizers/test_local_model.py): text cut inside a block.
+    cut = "## Current work\nAdding the route:\n\n```javascript\nconst app = express();\napp.get('/"
+    openai_server.enqueue(Behaviour("length", text=cut))
+    summary = summarizer_for(openai_server, tmp_path).summarize(request())
+    assert summary.truncated and summary.text.startswith(cut + "\n```\n")
+    model_text, heading, _ = summary.text.partition("\n## User messages (verbatim)")
+    assert heading and model_text.count("```") == 2  # the block is closed, the heading is Markdown again
+
+
+@given(st.text(st.sampled_from(["`", "~", " ", "\n", "a", "#"]), max_size=60))
+@settings(max_examples=300, deadline=None)
+def test_closing_fences_keeps_the_text_and_leaves_none_open(text):
+    from compactctl.summarizers.replies import with_fences_closed
+
+    closed = with_fences_closed(text)
+    assert closed == text or closed.startswith(text.rstrip())  # only a closing line is ever added
+    assert with_fences_closed(closed) == closed  # nothing left open: a second pass adds nothing
+    assert with_fences_closed(closed + "\n\n## Ledger (verbatim)\n") == closed + "\n\n## Ledger (verbatim)\n"
 
 
 def test_a_cached_summary_makes_no_request(openai_server, tmp_path):

@@ -300,3 +300,21 @@ def test_the_rows_index_runs_the_rows_a_row_by_row_walk_would(pieces):
     text = "".join(pieces)
     for rows in (PATTERNS, KEY_BLOCKS, TOKEN_ROWS):
         assert redact_rows(text, rows) == _rows_one_by_one(text, rows)
+
+
+def test_a_400_that_quotes_the_request_back_shows_no_secret_of_any_corpus(openai_server, tmp_path):
+    # A validation error quoting what it was sent: once through the CLI (the reply quotes from the
+    # first secret on), then every corpus text through the function the error line is made with.
+    from tests.summarizers.openai_server import Behaviour
+
+    source = write(tmp_path / "s.jsonl", [*session(ALL_TEXTS), {"role": "user", "content": "ok"}])
+    openai_server.enqueue(Behaviour("400-echo", text="Step 0"))
+    args = ["compact", str(source), "-o", str(tmp_path / "o.jsonl"), "--summarizer", "openai", "--base-url",
+            openai_server.url, "--model", "m", "-s", "summary", "--threshold", "10", "--no-cache",
+            "--summary-retries", "0"]  # fmt: skip
+    result = runner.invoke(app, args)
+    assert result.exit_code == 3 and "HTTP 400" in result.stderr and "Step 0" in result.stderr, result.stderr
+    assert exposed_anywhere(result.output + result.stderr) == []
+    for text in ALL_TEXTS:
+        quoted = json.dumps(f"Step 1: the config is\n{text}")[1:-1]
+        assert exposed_anywhere(redact_reply(f"Invalid value for 'messages': {quoted}")) == [], text
