@@ -16,7 +16,8 @@ since are left out of the digest, see ADDED_KEYS; the v2 run document is read ba
 ``_as_pinned``; the 7 of qiushiyan__duet again when its remote compaction's own call, which the rollout
 records no usage for, came into the bill as estimated; the 7 of formats/codex.jsonl when a response
 whose count was never written made its none row the calibrated estimate, not a bill that counts it as 0
-tokens, issue 20);
+tokens, issue 20); the 14 of d-kimuson's 5c0375b4 and kesslerio's chat.json when the held-out calibration warning
+came to look at the p90 too (each output gains that warning and its note, nothing else: checked against 79b5cc5);
 ``bench/replay_golden.py check`` shows the first differing key.
 The generated memory-benchmark file is checked by the script only (a minute of strategies).
 """

@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from compactctl.message_memo import by_message
 from compactctl.transcript import Message
 
 
@@ -55,7 +56,14 @@ def known(function: Callable[[str], Any], text: str, value: Any) -> None:
 
 
 def message_key(message: Message) -> bytes | None:
-    """A digest of the whole message: equal messages, equal keys (None: not JSON, not remembered)."""
+    """A digest of the whole message: equal messages, equal keys (None: not JSON, not remembered).
+
+    Inside a replay, worked out once per message object (``message_memo``): a replay's spans are the
+    same messages, and their redacted copies, compaction after compaction."""
+    return by_message(_digest, message)
+
+
+def _digest(message: Message) -> bytes | None:
     try:
         spelled = orjson.dumps(message, option=orjson.OPT_NON_STR_KEYS)
     except TypeError:
