@@ -224,3 +224,27 @@ class Gemini:
 
     def chats(self) -> list[Path]:
         return sorted((self.home / ".gemini" / "tmp").glob("*/chats/session-*.json*"))
+
+    def chat(self, session: str) -> Path:
+        """The one file of ``session`` that holds its model's responses. Resuming, 0.61 first opens a file
+        named by the current minute and the id (``GeminiClient.initialize`` before ``resumeChat``), writes
+        a header and its start-up history there, then goes on in the resumed file: a resume in a later
+        minute than the session's file leaves a second file without a response (compactctl/sessions/gemini.py)."""
+        files = [path for path in self.chats() if path.stem.endswith(f"-{session[:8]}")]
+        answered = [path for path in files if any(_responses(path))]
+        assert len(answered) == 1, f"{session}: {files}"
+        for stub in set(files) - set(answered):
+            assert json.loads(stub.read_bytes().splitlines()[0])["sessionId"] == session, stub
+        return answered[0]
+
+
+def _responses(chat: Path) -> list[dict[str, Any]]:
+    """A Gemini CLI chat's model responses, as records or inside a ``$set`` of the messages."""
+    found = []
+    for line in chat.read_bytes().splitlines():
+        value = json.loads(line) if line.strip() else {}
+        update = value.get("$set") if isinstance(value.get("$set"), dict) else {}
+        for record in [value, *(update.get("messages") or [])]:
+            if isinstance(record, dict) and record.get("type") == "gemini":
+                found.append(record)
+    return found

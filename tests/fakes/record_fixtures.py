@@ -81,7 +81,7 @@ def gemini_fixture(root: Path) -> Path:
         )
         gemini.run("What do the notes say?", resume=session)
         assert not fake.errors and not fake.script
-        (chat,) = [path for path in gemini.chats() if b'"toolCalls"' in path.read_bytes()]
+        chat = gemini.chat(session)
         data = chat.read_bytes()
     target = OUT / f"gemini-cli-{_version(client.version)}.jsonl"
     target.write_bytes(data.replace(str(root).encode(), b"/home/user"))
@@ -93,9 +93,10 @@ def gemini_fixture(root: Path) -> Path:
 GEMINI_COMPRESSING = {"model": {"compressionThreshold": 0.016}}
 
 
-def gemini_usage_session(gemini: Gemini) -> None:
+def gemini_usage_session(gemini: Gemini) -> str:
     """A session long enough to calibrate on, which Gemini CLI compresses once: a pasted log, then
-    (resumed) tool calls over one run; its first call past the threshold folds the log's turn away."""
+    (resumed) tool calls over one run; its first call past the threshold folds the log's turn away.
+    Returns the session id."""
     fake = gemini.fake
     fake.enqueue(Reply(thinking="A long log.", text="The log counts from 1 to 6000. Ask me about app.py."))
     log = "\n".join(str(n) for n in range(1, 6001))
@@ -121,6 +122,7 @@ def gemini_usage_session(gemini: Gemini) -> None:
     )
     gemini.run("What is wrong with app.py? Read it and the notes, run it, and check again.", resume=session)
     assert not fake.errors and not fake.script
+    return session
 
 
 def gemini_usage_fixture(root: Path) -> Path:
@@ -132,8 +134,7 @@ def gemini_usage_fixture(root: Path) -> Path:
     with FakeGemini(count=text_tokens) as fake:
         fake.implicit_cache = True
         gemini = Gemini(client, root, project(root), fake, GEMINI_COMPRESSING)
-        gemini_usage_session(gemini)
-        (chat,) = gemini.chats()
+        chat = gemini.chat(gemini_usage_session(gemini))
         data = chat.read_bytes()
     target = OUT / f"gemini-cli-{_version(client.version)}-usage.jsonl"
     target.write_bytes(data.replace(str(root).encode(), b"/home/user"))

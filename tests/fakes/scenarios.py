@@ -177,9 +177,7 @@ def gemini_session(gemini: Gemini) -> Recorded:
     gemini.run(FIRST_PROMPT, resume=session)
     assert not gemini.fake.script, "the client did not use every scripted reply"
     assert (gemini.cwd / "app.py").read_text() == APP.replace("a - b", "a + b"), "the client's edit did not apply"
-    chats = [path for path in gemini.chats() if session[:8] in path.name and b'"toolCalls"' in path.read_bytes()]
-    assert len(chats) == 1, chats
-    return Recorded(gemini.home, gemini.cwd, session, chats[0])
+    return Recorded(gemini.home, gemini.cwd, session, gemini.chat(session))
 
 
 # -- a session grown past its window: long tool outputs, one prompt ----------------------------
@@ -211,9 +209,7 @@ def long_session(driver: ClaudeCode | Codex | Gemini) -> Recorded:
         driver.fake.enqueue(*replies)
         session = driver.run("Hello.")
         driver.run(STUCK_PROMPT, resume=session)
-        chats = [p for p in driver.chats() if session[:8] in p.name and b'"toolCalls"' in p.read_bytes()]
-        assert len(chats) == 1, chats
-        return Recorded(driver.home, driver.cwd, session, chats[0])
+        return Recorded(driver.home, driver.cwd, session, driver.chat(session))
     driver.fake.enqueue(*replies)
     if isinstance(driver, ClaudeCode):
         session = driver.run(STUCK_PROMPT)

@@ -161,8 +161,7 @@ def test_the_compression_estimate_is_the_requests_the_real_client_sent():
         root = Path(folder)
         fake.implicit_cache = True
         runner = Gemini(client, root, project(root), fake, GEMINI_COMPRESSING)
-        gemini_usage_session(runner)
-        (chat,) = runner.chats()
+        chat = runner.chat(gemini_usage_session(runner))
         session = gemini.read(parse_records(chat.read_bytes(), str(chat))[0], str(chat))
     compressor = [
         text_tokens([r.body.get("systemInstruction"), r.body.get("contents")])
@@ -176,3 +175,33 @@ def test_the_compression_estimate_is_the_requests_the_real_client_sent():
     assert len(compressor) == session.compaction_calls == 2
     assert session.compaction_estimate is not None
     assert abs(session.compaction_estimate.input_tokens / sum(compressor) - 1) <= 0.05, compressor
+
+
+@pytest.mark.slow
+def test_a_resume_in_a_later_minute_leaves_a_second_file_that_holds_no_call():
+    """0.61, resuming, writes a header to a file named by the current minute before it goes on in the
+    session's own: the session's file dated a minute before makes that happen every time."""
+    from compactctl.sessions import find_session
+    from tests.fakes.clients import Gemini, require_client
+    from tests.fakes.gemini import FakeGemini
+    from tests.fakes.scenarios import project
+    from tests.fakes.server import Reply
+
+    client = require_client("gemini")
+    with tempfile.TemporaryDirectory(prefix="gemini-") as folder, FakeGemini() as fake:
+        root = Path(folder)
+        runner = Gemini(client, root, project(root), fake)
+        fake.enqueue(Reply(text="Hi."))
+        session = runner.run("Hello.")
+        (first,) = runner.chats()
+        earlier = first.with_name(f"session-2026-01-01T00-00-{session[:8]}.jsonl")
+        first.rename(earlier)
+        fake.enqueue(Reply(text="Again."))
+        runner.run("Again.", resume=session)
+        assert not fake.errors and not fake.script
+        files = runner.chats()
+        assert len(files) == 2 and runner.chat(session) == earlier
+        (stub,) = set(files) - {earlier}
+        read = [gemini.read(parse_records(path.read_bytes(), str(path))[0], str(path)) for path in (earlier, stub)]
+        assert [sum(len(c.calls) for c in r.contexts) for r in read] == [2, 0]
+        assert find_session(session, "gemini", {"HOME": str(root)}, root).path == earlier
