@@ -121,8 +121,9 @@ class _Chat:
             self.message(value)
         new = [v["id"] for v in values]
         old = list(self.live)
-        removed = [i for i in old if i not in set(new)]
-        fresh = [i for i in new if i not in self.live and i not in set(self.thread)]
+        listed, threaded = set(new), set(self.thread)  # once, not once per id: a long chat's lists are long
+        removed = [i for i in old if i not in listed]
+        fresh = [i for i in new if i not in self.live and i not in threaded]
         if removed and not fresh and new == old[: len(new)]:
             self._drop(removed)  # the end cut: a turn rolled back
         elif removed:
