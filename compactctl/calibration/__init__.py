@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compactctl.calibration.features import (
+    PRIOR_CLAUDE_RATIO_CL100K,
     CallFeatures,
     MessageCost,
     call_features,
@@ -83,7 +84,6 @@ __all__ = [
 # Stated priors for a file with no usage (medians measured on the real sessions in
 # shared/transcripts, see docs/calibration.md): Claude's tokens per cl100k token when ctok is
 # not installed; the hidden prefix is each producer's own (``recorded.Producer.prior_prefix``).
-PRIOR_CLAUDE_RATIO_CL100K = 1.2
 UNEXPLAINED_WARNING = 0.03  # warn when more than this share of the reported input stays unexplained
 FAMILY_SAMPLE_CALLS = 200  # per context, the calls the tokenizer family is chosen on
 

@@ -9,11 +9,12 @@ changes at resumes and compactions).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from compactctl.recorded import RecordedContext
-from compactctl.tokens import REPLY_PRIMING_TOKENS, TokenCounter
+from compactctl.tokens import DEFAULT_ENCODING, REPLY_PRIMING_TOKENS, TokenCounter
 from compactctl.transcript import Message
 
 
@@ -63,6 +64,46 @@ class MessageCost:
     unlogged: int = 0  # API tokens sent with it that the log does not hold (see ``calibration.steps``)
 
 
+# Claude's tokens per cl100k token, the stated prior (medians of the real sessions in shared/transcripts).
+PRIOR_CLAUDE_RATIO_CL100K = 1.2
+# The Claude models whose API strips the thinking of earlier turns from the input once a new prompt is
+# sent (Anthropic's extended-thinking docs; Opus 4.5 and later keep it). Measured on yoavf's Sonnet 4.5
+# session: the input falls by 1,041 tokens at the second prompt, and the first turn's thinking blocks
+# hold 3.9k characters (about 1.0k tokens).
+_STRIPS_THINKING = re.compile(
+    r"claude-(?:3-7-sonnet|sonnet-4-5|haiku-4-5|opus-4-1|(?:sonnet|opus)-4(?:-0)?(?:-\d{8})?$|(?:sonnet|opus)-4-\d{8})"
+)
+
+
+def strips_thinking(model: str | None) -> bool:
+    """Whether the API drops earlier turns' thinking from this model's input at a new prompt."""
+    return bool(_STRIPS_THINKING.match((model or "").lower()))
+
+
+def _thinking_estimate(message: Message, output_tokens: int, counter: TokenCounter) -> int:
+    """A Claude response's thinking tokens: its billed output less what its other blocks hold (the
+    thinking the log shows may be a summary of what was billed)."""
+    content = message.get("content")
+    if not isinstance(content, list) or not any(_is_thinking(b) for b in content):
+        return 0
+    visible = counter.message({**message, "content": [b for b in content if not _is_thinking(b)]})
+    prior = PRIOR_CLAUDE_RATIO_CL100K if counter.encoding == DEFAULT_ENCODING else 1.0
+    return max(0, min(output_tokens, output_tokens - round(prior * visible)))
+
+
+def _is_thinking(block: object) -> bool:
+    return isinstance(block, dict) and block.get("type") in ("thinking", "redacted_thinking")
+
+
+def stale_output(output_tokens: int, visible: int) -> bool:
+    """A response's usage that reports fewer output tokens than its visible blocks hold: Claude Code
+    1.0.x sometimes writes a response's record with the usage of the stream's start (``output_tokens``
+    1-30 beside a 1.3k-token ``MultiEdit``) before the final count arrives, and no later record of that
+    id carries it (cli.js 1.0.108 yields each content block as it stops). The response is still sent
+    back whole."""
+    return output_tokens < visible
+
+
 def message_costs(
     context: RecordedContext,
     counter: TokenCounter,
@@ -80,7 +121,7 @@ def message_costs(
     drops by the previous turn's reasoning tokens when a prompt is sent); Claude keeps the
     thinking of earlier turns (measured: coefficient 1.00 on consecutive calls).
     """
-    drops_reasoning = counter.provider == "openai"
+    drops_reasoning = counter.provider in ("openai", "anthropic")  # Anthropic: the models ``strips_thinking`` names
     # Gemini CLI keeps no thought part in the history it sends: a response goes back as its output alone.
     thoughts_resent = counter.provider != "google"
     unlogged = unlogged or {}
@@ -98,10 +139,18 @@ def message_costs(
         attachment = is_attachment(message)
         raw = raw_counter.message(message)
         if call is not None:
+            if call.usage is not None and stale_output(call.usage.output_tokens, counter.message(message)):
+                # A snapshot written before the response's last usage came: its visible blocks are what
+                # is known of what it sends back, counted as the log's other text.
+                text = counter.message(message) - images
+                costs[key] = MessageCost(text, images, 0, 0, False, raw, raw_images, 0, unlogged.get(index, 0))
+                continue
             if call.usage is not None:
                 resent, reasoning = call.usage.output_tokens, call.usage.reasoning_tokens
                 if not thoughts_resent:
                     resent, reasoning = resent - reasoning, 0
+                elif counter.provider == "anthropic" and strips_thinking(call.model):
+                    reasoning = _thinking_estimate(message, resent, counter)
             else:
                 resent, reasoning = call.hidden_output_estimate + counter.message(message), call.hidden_output_estimate
             costs[key] = MessageCost(
@@ -174,7 +223,7 @@ class _Sums:
         self.raw = self.raw_visible = self.raw_images = self.raw_attachments = self.unlogged = 0
 
     def add(self, cost: MessageCost, message: Message) -> None:
-        if message.get("role") == "user" and self.turn_reasoning:
+        if message.get("role") == "user" and not is_attachment(message) and self.turn_reasoning:
             self.resent -= self.turn_reasoning  # the earlier turns' reasoning leaves the context
             self.turn_reasoning = 0
         self.turn_reasoning += cost.reasoning
