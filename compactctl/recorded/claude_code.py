@@ -56,6 +56,7 @@ from compactctl.recorded.claude_code_chain import (
     leaves,
     uuid_of,
 )
+from compactctl.recorded.claude_code_files import changed_file_reminders
 from compactctl.transcript import Message
 
 NAME = "claude-code"
@@ -84,8 +85,11 @@ def usage_of(raw: Any) -> ApiUsage | None:
 class _Builder:
     """Turns a chain of records into one context's messages, calls and compactions."""
 
-    def __init__(self, index: Index, label: str, path: str, lines: list[int]) -> None:
+    def __init__(
+        self, index: Index, label: str, path: str, lines: list[int], reminders: dict[int, list[str]] | None = None
+    ) -> None:
         self.index = index
+        self.reminders = reminders or {}  # per tool-result record, the reminders sent with it unlogged
         self.label = label
         self.path = path
         self.lines = lines
@@ -102,6 +106,13 @@ class _Builder:
         if key is not None:
             self.uuid_position.setdefault(key, len(self.messages))
         self.messages.append(message)
+
+    def add_results(self, record: int, replies: list[Message]) -> None:
+        """A record's tool results, then what the client sent with them and did not log (claude_code_files)."""
+        for reply in replies:
+            self.add(reply, record)
+        for text in self.reminders.get(record, []) if replies else []:
+            self.add({"role": "user", "content": text, "compactctl": {"kind": "harness"}}, record)
 
     def walk(self, chain: Iterable[int]) -> RecordedContext:
         pending_compaction: dict[str, Any] | None = None
@@ -126,10 +137,14 @@ class _Builder:
                 self._response(value["message"].get("id"), at)
             elif value.get("type") == "user" and is_message(value):
                 self.done_records.add(at)
-                for message in self._user_messages(value, at, add=False):
-                    if message.get("role") == "tool" and self._answered(message.get("tool_call_id")):
-                        continue
-                    self.add(message, at)
+                self.add_results(
+                    at,
+                    [
+                        message
+                        for message in self._user_messages(value, at, add=False)
+                        if not (message.get("role") == "tool" and self._answered(message.get("tool_call_id")))
+                    ],
+                )
             elif value.get("type") == "attachment":
                 self.done_records.add(at)
                 renders = self.index.renders_attachments
@@ -202,10 +217,14 @@ class _Builder:
                 continue
             value = self.index.values[result]
             self.done_records.add(result)
-            for reply in self._user_messages(value, result, add=False):
-                answered = reply.get("role") == "tool" and self._answered(reply.get("tool_call_id"))
-                if not answered:
-                    self.add(reply, result)
+            self.add_results(
+                result,
+                [
+                    reply
+                    for reply in self._user_messages(value, result, add=False)
+                    if not (reply.get("role") == "tool" and self._answered(reply.get("tool_call_id")))
+                ],
+            )
 
     def _boundary(self, value: dict[str, Any]) -> dict[str, Any]:
         metadata: dict[str, Any] = value["compactMetadata"] if isinstance(value.get("compactMetadata"), dict) else {}
@@ -289,14 +308,15 @@ def read(records: list[Record], path: str) -> RecordedSession:
     contexts: list[RecordedContext] = []
     walked: set[str] = set()  # message ids of the responses a context holds
     copied: dict[str, str] = {}  # message id -> the session that billed it
+    reminders = changed_file_reminders(values)
     for leaf in leaves(index, only_sidechain):
-        builder = _Builder(index, "main", path, lines)
+        builder = _Builder(index, "main", path, lines, reminders)
         contexts.append(builder.walk(chain_to(index, leaf, only_sidechain)))
         walked |= builder.done_responses
         copied |= builder.copied
     if not only_sidechain:
         for n, leaf in enumerate(leaves(index, True), start=1):
-            builder = _Builder(index, f"sidechain {n}", path, lines)
+            builder = _Builder(index, f"sidechain {n}", path, lines, reminders)
             context = builder.walk(chain_to(index, leaf, True))
             walked |= builder.done_responses
             copied |= builder.copied

@@ -243,6 +243,6 @@ class FakeAnthropic(FakeModelServer):
             },
         }
         if body.get("stream"):
-            send_sse(handler, _sse_events(message))
+            send_sse(handler, _sse_events(message), {"message_delta": reply.usage_after})
         else:
             send_json(handler, 200, message, {"request-id": f"req_fake{next(_ids)}"})

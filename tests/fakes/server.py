@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,6 +34,9 @@ class Reply:
     tool_calls: tuple[ToolCall, ...] = ()
     thinking: str = ""
     output_tokens: int | None = None  # reported usage; estimated from the text when None
+    # Seconds the stream waits before its final usage (``message_delta``), as a real one may after its
+    # last block: a client that writes each block as it stops writes the usage of the stream's start.
+    usage_after: float = 0.0
 
 
 @dataclass
@@ -167,14 +171,21 @@ def send_json(handler: BaseHTTPRequestHandler, status: int, body: Any, headers: 
     handler.wfile.write(data)
 
 
-def send_sse(handler: BaseHTTPRequestHandler, events: list[tuple[str, dict[str, Any]]]) -> None:
-    """Server-sent events, one ``event:``/``data:`` pair each, chunked so the client reads them as they come."""
+def send_sse(
+    handler: BaseHTTPRequestHandler, events: list[tuple[str, dict[str, Any]]], pauses: dict[str, float] | None = None
+) -> None:
+    """Server-sent events, one ``event:``/``data:`` pair each, chunked so the client reads them as they come;
+    ``pauses`` waits that many seconds before the first event of each name given."""
     handler.send_response(200)
     handler.send_header("Content-Type", "text/event-stream")
     handler.send_header("Cache-Control", "no-cache")
     handler.send_header("Transfer-Encoding", "chunked")
     handler.end_headers()
+    waits = dict(pauses or {})
     for name, data in events:
+        if waits.get(name):
+            handler.wfile.flush()
+            time.sleep(waits.pop(name))
         chunk = f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
         handler.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
     handler.wfile.write(b"0\r\n\r\n")

@@ -1,0 +1,97 @@
+"""What Claude Code sent that its log leaves out, rebuilt from what the log does hold.
+
+The fixture is the real Claude Code 1.0.108 (the version of the real sessions in
+shared/transcripts) against the loopback fake, which reports each request's input as its
+cl100k tokens (``tests.fakes.record_fixtures.claude_code_1_0_fixture``): a file it had read
+changed on disk by ``sed -i`` (the client sent a reminder with the changed lines and logged
+none), and a long Write whose record carries the usage of the stream's start (``output_tokens``
+1). Both happen in the held-out half of the calls.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from compactctl.calibration import calibrate, call_features, features
+from compactctl.formats.records import parse_records
+from compactctl.recorded import ApiUsage, RecordedCall, RecordedContext, claude_code, claude_code_files
+from compactctl.tokens import counter_for
+
+DATA = Path(__file__).parent / "data"
+FIXTURE = DATA / "claude-code-1.0.108-changed-file.jsonl"
+
+
+def _session():
+    return claude_code.read(parse_records(FIXTURE.read_bytes(), str(FIXTURE))[0], str(FIXTURE))
+
+
+def test_the_changed_file_reminder_is_rebuilt_as_claude_code_1_0_sent_it_after_the_command():
+    (sent,) = json.loads((DATA / "claude-code-1.0.108-changed-file.reminder.json").read_text())
+    (context,) = _session().contexts
+    rebuilt = [m for m in context.messages if "was modified, either by the user" in str(m.get("content"))]
+    assert len(rebuilt) == 1
+    at = context.messages.index(rebuilt[0])
+    assert "sed -i" in json.dumps(context.messages[at - 2].get("tool_calls"))  # after the command's result
+    counter = counter_for()
+    assert counter(rebuilt[0]["content"]) == pytest.approx(counter(sent), rel=0.01)
+    assert rebuilt[0]["content"].splitlines()[2:6] == sent.splitlines()[2:6]  # the numbered new lines
+
+
+def test_a_claude_code_1_0_session_calibrates_within_1_percent_held_out_with_what_its_log_left_out():
+    calibration = calibrate(_session(), "claude-code")
+    assert calibration.unlogged == {}  # nothing the usage shows is left unexplained
+    assert calibration.held_out.median < 0.01 and calibration.held_out.p90 < 0.01
+    assert calibration.ratio == pytest.approx(1.0, abs=0.03)  # the fake counts in cl100k
+
+
+def test_without_the_reminder_or_the_stale_usage_the_held_out_calls_are_far_off(monkeypatch):
+    monkeypatch.setattr(claude_code, "changed_file_reminders", lambda values: {})
+    assert calibrate(_session(), "claude-code").held_out.p90 > 0.05
+    monkeypatch.undo()
+    monkeypatch.setattr(features, "stale_output", lambda output, visible: False)
+    assert calibrate(_session(), "claude-code").held_out.p90 > 0.05
+
+
+def test_a_later_version_that_logs_its_attachments_gets_no_rebuilt_reminder():
+    values = [json.loads(line) for line in FIXTURE.read_text().splitlines() if line.strip()]
+    assert claude_code_files.changed_file_reminders(values)
+    newer = [{**v, "version": "2.1.332"} if "version" in v else v for v in values]
+    assert claude_code_files.changed_file_reminders(newer) == {}
+    logged = [*values, {"type": "attachment", "attachment": {"type": "edited_text_file"}}]
+    assert claude_code_files.changed_file_reminders(logged) == {}
+
+
+def test_the_cause_is_the_formatter_run_not_an_earlier_command_naming_the_file():
+    results = [(1, "npm test test/a.ts"), (2, "npm run check:format"), (3, "npx prettier --write test/a.ts")]
+    assert claude_code_files._cause(results, 0) == 3
+    assert claude_code_files._cause([(1, "npm test"), (2, "git restore --staged logs/")], 0) == 1
+
+
+def _turns(model: str) -> RecordedContext:
+    thinking = {"type": "thinking", "thinking": "Let me weigh the options. " * 40, "signature": "s"}
+    messages = [
+        {"role": "user", "content": "First task."},
+        {"role": "assistant", "content": [thinking, {"type": "text", "text": "Done."}]},
+        {"role": "user", "content": "Second task."},
+        {"role": "assistant", "content": "Also done."},
+    ]
+    calls = [
+        RecordedCall(1, model, None, ApiUsage(1_000, output_tokens=600)),
+        RecordedCall(3, model, None, ApiUsage(1_100, output_tokens=10)),
+    ]
+    return RecordedContext("main", messages, calls)
+
+
+@pytest.mark.parametrize(
+    ("model", "drops"), [("claude-sonnet-4-5-20250929", True), ("claude-opus-4-5-20251101", False)]
+)
+def test_earlier_turns_thinking_leaves_the_input_at_a_new_prompt_where_the_api_strips_it(model, drops):
+    counter = counter_for("cl100k_base", "anthropic")
+    _, second = call_features(_turns(model), counter, counter_for())
+    # The response stays as its billed output (600), or where the API strips it, as its other blocks alone.
+    visible = counter.message({"role": "assistant", "content": [{"type": "text", "text": "Done."}]})
+    assert second.resent == (round(1.2 * visible) if drops else 600)
+    assert features.strips_thinking(model) is drops
