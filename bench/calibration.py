@@ -4,7 +4,8 @@
 
 Per file: the per-call input error (median / p90) of the raw count (cl100k, what compactctl
 counted before), of the calibrated count (fitted on all calls) and held out (fitted on the
-first half of each context's calls, predicting the rest); the baseline replay's calibrated
+first half of each context's calls, predicting the rest; "anchored": the same, the fit knowing
+the steps the usage shows before each call, as replay does); the baseline replay's calibrated
 cost against the bill from the usage; and the time to read, calibrate and replay it with
 five thresholds. Targets (issue 9): cost within 3 % of the bill, held-out median <= 2 %,
 p90 <= 5 %.
@@ -110,12 +111,13 @@ def main() -> None:
     grid = settings_grid(THRESHOLDS, False, ["window"])
     print(f"Claude tokens: {claude_tokens}")
     header = (
-        "| file | calls | encoding | raw med/p90 | calibrated med/p90 | held-out med/p90 "
+        "| file | calls | encoding | raw med/p90 | calibrated med/p90 | held-out med/p90 | anchored med/p90 "
         "| bill | estimate | vs bill | s |"
     )
     print(header)
-    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     pooled: list[float] = []  # every held-out call of every file
+    anchored: list[float] = []  # the same calls, the fit knowing the steps the usage shows before each
     within = 0  # files whose held-out median <= 2 % and p90 <= 5 %
     fitted = 0
     for path in files:
@@ -125,7 +127,7 @@ def main() -> None:
         session = read_recorded(fmt.name, records, str(path))
         if session is None or not session.has_usage:
             print(
-                f"| {path.parent.name}/{path.name[:24]} | {session.calls if session else 0} | no usage | | | | | | | |"
+                f"| {path.parent.name}/{path.name[:24]} | {session.calls if session else 0} | no usage | | | | | | | | |"
             )
             continue
         # A model no price source knows is priced as gpt-5.1 here: the check is the ratio to the bill.
@@ -136,6 +138,8 @@ def main() -> None:
         elapsed = time.perf_counter() - started
         c = result.calibration
         pooled += c.held_out_errors
+        anchored += c.anchored_errors
+        known = ErrorSummary.of(c.anchored_errors)
         fitted += 1
         within += c.held_out.median <= 0.02 and c.held_out.p90 <= 0.05
         # The estimate of what the producer did (its own compactions replayed, none where it made
@@ -148,7 +152,8 @@ def main() -> None:
         print(
             f"| {path.parent.name}/{path.name[:24]} | {session.calls} | {c.encoding} x{c.ratio:g} "
             f"| {c.raw.median:.1%} / {c.raw.p90:.1%} | {c.calibrated.median:.2%} / {c.calibrated.p90:.2%} "
-            f"| {c.held_out.median:.2%} / {c.held_out.p90:.2%} | ${bill:.4f} | ${estimate:.4f} | {versus} "
+            f"| {c.held_out.median:.2%} / {c.held_out.p90:.2%} | {known.median:.2%} / {known.p90:.2%} "
+            f"| ${bill:.4f} | ${estimate:.4f} | {versus} "
             f"| {elapsed:.1f} |"
         )
 
@@ -156,6 +161,13 @@ def main() -> None:
     print(
         f"pooled held-out per-call error, {summary.calls} calls of {fitted} files: median {summary.median:.2%}, "
         f"p90 {summary.p90:.2%}; {within} of {fitted} files within median <= 2 % and p90 <= 5 %"
+    )
+    # Replay knows every step a file's usage shows (the harness's unlogged reminders) and carries it
+    # with its message into each simulated context: only the fit's parameters are unknown there.
+    known = ErrorSummary.of(anchored)
+    print(
+        f"anchored (steps the usage shows before each call known, as replay knows them): "
+        f"median {known.median:.2%}, p90 {known.p90:.2%}"
     )
     if claude_tokens_available() and claude_tokens == "ctok":
         tokenizer_speed(files)

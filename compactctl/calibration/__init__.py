@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -129,6 +129,9 @@ class Calibration:
     # message and no record holds (``calibration.steps``).
     unlogged: dict[str, dict[int, int]] = field(default_factory=dict)
     held_out_errors: tuple[float, ...] = ()  # each held-out call's relative error (pooled over files in bench/)
+    # The same calls predicted by the held-out fit knowing the steps the recorded usage shows before
+    # each (``_anchored``): what replay knows of a simulated context, which carries every step.
+    anchored_errors: tuple[float, ...] = ()
 
     def unlogged_of(self, label: str) -> dict[int, int]:
         return self.unlogged.get(label, {})
@@ -182,7 +185,7 @@ def calibrate(session: RecordedSession, producer: str, claude_tokens: str = "fit
         errors = errors_of(sample, trial, _default_prefix(trial.prefixes, producer))
         candidates[encoding] = statistics.median(errors) if errors else 0.0
     encoding = min(candidates, key=lambda name: candidates[name])
-    held, second, held_steps, whole, features, steps = _fits(
+    held, second, held_steps, whole, features, steps, anchored = _fits(
         session, counter_for(encoding, provider), raw_counter, _prior_ratio(provider, encoding), producer
     )
     default = _default_prefix(whole.prefixes, producer)
@@ -224,6 +227,7 @@ def calibrate(session: RecordedSession, producer: str, claude_tokens: str = "fit
         round(whole.per_message, 2),
         steps,
         tuple(held_errors),
+        tuple(anchored),
     )
 
 
@@ -240,9 +244,10 @@ Steps = dict[str, dict[int, int]]  # per context label, per message index: unlog
 
 def _fits(
     session: RecordedSession, counter: TokenCounter, raw_counter: TokenCounter, prior: float, producer: str
-) -> tuple[Fit, list[CallFeatures], Steps, Fit, list[CallFeatures], Steps]:
+) -> tuple[Fit, list[CallFeatures], Steps, Fit, list[CallFeatures], Steps, list[float]]:
     """The held-out fit and the calls it predicts, and the whole file's fit and its calls, each
-    with the unlogged steps it may know (``calibration.steps``), and those steps."""
+    with the unlogged steps it may know (``calibration.steps``), and those steps; and the held-out
+    calls' errors where the fit knows the steps before each (``_anchored``)."""
 
     def featured(steps: Steps) -> list[list[CallFeatures]]:
         return [call_features(c, counter, raw_counter, unlogged=steps.get(c.label)) for c in session.contexts]
@@ -279,7 +284,32 @@ def _fits(
     # with them; the second half is predicted from that.
     held_steps, held, held_features = refined(among)
     steps, whole, features = refined(None)
-    return held, halves(held_features)[1], held_steps, whole, features, steps
+    # Every rise and fall the usage shows, measured against the held-out fit.
+    anchored = _anchored(session, plain, found(held, signed=True), held, fitting, producer, featured)
+    return held, halves(held_features)[1], held_steps, whole, features, steps, anchored
+
+
+def _anchored(
+    session: RecordedSession,
+    plain: list[list[CallFeatures]],
+    steps: Steps,
+    held: Fit,
+    fitting: set[int],
+    producer: str,
+    featured: Callable[[Steps], list[list[CallFeatures]]],
+) -> list[float]:
+    """Each held-out call's error when the held-out fit knows every step the recorded usage shows
+    before that call, but not the one into it: replay carries the steps the usage shows as costs
+    of their messages in every simulated context, so only the fit's parameters are held out here."""
+    default = _default_prefix(held.prefixes, producer)
+    errors = []
+    for context, ours, known in zip(session.contexts, plain, featured(steps), strict=True):
+        for n, (f, g) in enumerate(zip(ours, known, strict=True)):
+            if id(f) in fitting or not g.reported:
+                continue
+            into = steps.get(context.label, {}).get(context.calls[n].position - 1, 0) if n else 0
+            errors.append(abs(held.predict(g, default) - into - g.reported) / g.reported)
+    return errors
 
 
 def _flat(per_context: list[list[CallFeatures]]) -> list[CallFeatures]:

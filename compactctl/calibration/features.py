@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from compactctl.recorded import RecordedContext
+from compactctl.recorded import RecordedCall, RecordedContext
 from compactctl.tokens import DEFAULT_ENCODING, REPLY_PRIMING_TOKENS, TokenCounter
 from compactctl.transcript import Message
 
@@ -80,6 +80,19 @@ def strips_thinking(model: str | None) -> bool:
     return bool(_STRIPS_THINKING.match((model or "").lower()))
 
 
+def stale(call: RecordedCall, message: Message, counter: TokenCounter) -> bool:
+    """Whether a call's recorded output is the stream's start snapshot (``stale_output``)."""
+    return call.usage is not None and stale_output(call.usage.output_tokens, counter.message(message))
+
+
+def dropped_thinking(call: RecordedCall, message: Message, counter: TokenCounter) -> int:
+    """What of a Claude response's billed output leaves the input at the next prompt: its thinking,
+    on the models whose API strips it (0 for a stale usage: its blocks are counted instead)."""
+    if call.usage is None or not strips_thinking(call.model) or stale(call, message, counter):
+        return 0
+    return _thinking_estimate(message, call.usage.output_tokens, counter)
+
+
 def _thinking_estimate(message: Message, output_tokens: int, counter: TokenCounter) -> int:
     """A Claude response's thinking tokens: its billed output less what its other blocks hold (the
     thinking the log shows may be a summary of what was billed)."""
@@ -139,7 +152,7 @@ def message_costs(
         attachment = is_attachment(message)
         raw = raw_counter.message(message)
         if call is not None:
-            if call.usage is not None and stale_output(call.usage.output_tokens, counter.message(message)):
+            if stale(call, message, counter):
                 # A snapshot written before the response's last usage came: its visible blocks are what
                 # is known of what it sends back, counted as the log's other text.
                 text = counter.message(message) - images
@@ -149,8 +162,8 @@ def message_costs(
                 resent, reasoning = call.usage.output_tokens, call.usage.reasoning_tokens
                 if not thoughts_resent:
                     resent, reasoning = resent - reasoning, 0
-                elif counter.provider == "anthropic" and strips_thinking(call.model):
-                    reasoning = _thinking_estimate(message, resent, counter)
+                elif counter.provider == "anthropic":
+                    reasoning = dropped_thinking(call, message, counter)
             else:
                 resent, reasoning = call.hidden_output_estimate + counter.message(message), call.hidden_output_estimate
             costs[key] = MessageCost(

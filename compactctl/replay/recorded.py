@@ -28,6 +28,7 @@ from compactctl.calibration import (
     message_costs,
     segment_key,
 )
+from compactctl.calibration.features import dropped_thinking
 from compactctl.recorded import ApiUsage, RecordedContext, RecordedSession
 from compactctl.recorded import producer as producer_named  # ``producer`` is the name below
 from compactctl.replay.price_source import day_of
@@ -186,6 +187,7 @@ def _api_calls(
     # OpenAI's cache holds a response with the input it followed (measured: a Codex call's cached
     # tokens exceed the previous call's whole input); Anthropic's ends at the last cache breakpoint.
     openai = calibration.provider != "anthropic"
+    counter = counter_for(calibration.encoding, calibration.provider)
     for n, call in enumerate(context.calls):
         # A stretch the producer's compaction began carries what the compaction re-attached; an
         # uncompacted replay would not, so it keeps the prefix from before. A resume's is its own.
@@ -194,12 +196,15 @@ def _api_calls(
         usage = call.usage
         output = usage.output_tokens if usage else call.hidden_output_estimate
         reasoning = usage.reasoning_tokens if usage else call.hidden_output_estimate
+        if calibration.provider == "anthropic":  # the thinking the API strips at the next prompt, else 0
+            reasoning = dropped_thinking(call, context.messages[call.position], counter)
         calls.append(
             ApiCall(
                 prefix=prefix,
                 output=output,
-                # Kept until the next prompt at OpenAI; Anthropic bills it in the output re-sent, Gemini never.
-                reasoning=reasoning if calibration.provider == "openai" else 0,
+                # Kept until the next prompt at OpenAI (and Anthropic's models that strip earlier
+                # turns' thinking); otherwise Anthropic bills it in the output re-sent, Gemini never.
+                reasoning=reasoning if calibration.provider in ("openai", "anthropic") else 0,
                 prices=prices_of[n],
                 timestamp=call.timestamp,
                 long_cache_share=share_1h,

@@ -40,6 +40,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from compactctl.calibration.features import is_attachment
 from compactctl.errors import InputError
 from compactctl.facts import fold
 from compactctl.message_memo import remembering
@@ -283,12 +284,13 @@ class ScenarioRun:
         self.definers: dict[str, Message] = {}
         self.unchecked: list[Message | None] = []  # per reference since the last call: its definer
         self.turn_reasoning = 0  # reasoning of the current turn's responses, in the context until the next prompt
+        self.reasoning_sent = 0  # of which the previous call sent (cached with its input at Anthropic)
         self.last_time: float | None = None
 
     def add(self, message: Message, figures: Figures) -> None:
         for key in figures.references:
             self.unchecked.append(self.definers.get(key))
-        if message.get("role") == "user":
+        if message.get("role") == "user" and not is_attachment(message):  # a harness reminder ends no turn
             self.turn_reasoning = 0
         if message.get("role") == "assistant":
             self._call(figures)
@@ -355,6 +357,10 @@ class ScenarioRun:
         if warm_output and context.length > previous_length:
             # The previous response, its reasoning too while the turn lasts, was cached with its input.
             shared += context.prefix[previous_length + 1] - context.prefix[previous_length] + self.turn_reasoning
+        elif call is not None and not call.output_cached and not first_call and previous is context:
+            # Anthropic caches the input up to its last breakpoint: the turn's thinking sent with the
+            # previous call is read back, the previous response's own is written with it.
+            shared += min(self.reasoning_sent, self.turn_reasoning)
         if call is not None and call.cache_hit is not None and not first_call:
             shared = round(shared * call.cache_hit)
         elif call is not None and first_call and call.observed_cached is not None:
@@ -379,6 +385,7 @@ class ScenarioRun:
         self.previous, self.previous_length, self.first_call = context, context.length, False
         self.last_context = context_tokens
         if call is not None:
+            self.reasoning_sent = self.turn_reasoning
             self.turn_reasoning += call.reasoning
             self.last_time = call.timestamp if call.timestamp is not None else self.last_time
 
