@@ -18,6 +18,10 @@ records no usage for, came into the bill as estimated; the 7 of formats/codex.js
 whose count was never written made its none row the calibrated estimate, not a bill that counts it as 0
 tokens, issue 20); the 14 of d-kimuson's 5c0375b4 and kesslerio's chat.json when the held-out calibration warning
 came to look at the p90 too (each output gains that warning and its note, nothing else: checked against 79b5cc5);
+the 49 of the Claude Code files with usage (the two format files and the five real ones; the real Claude Code
+fixtures of tests/recorded excepted) when calibration came to count a response whose usage is the stream's start
+by its blocks, Claude's stripped thinking to leave at a new prompt, and Claude Code 1.0.x's unlogged changed-file
+reminders to be rebuilt (only calibration, estimate, gap, notes and settings figures differ: checked against 09af6a7);
 ``bench/replay_golden.py check`` shows the first differing key.
 The generated memory-benchmark file is checked by the script only (a minute of strategies).
 """
