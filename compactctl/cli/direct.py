@@ -56,13 +56,15 @@ def run(argv: Sequence[str]) -> None:
 
     module = import_module(f"compactctl.cli.{argv[0]}")
     command = getattr(module, argv[0])
-    given = read(argv[1:], line_of(command, module.declared_settings()))
+    line = line_of(command, module.declared_settings())
+    given = read(argv[1:], line) if line is not None else None
     if given is not None:
         invoke(command, given)
 
 
-def line_of(command: Callable[..., Any], settings: Mapping[str, Any]) -> Line:
-    """The flags of ``command``: its own parameters (``cli.params`` declarations), then its settings'."""
+def line_of(command: Callable[..., Any], settings: Mapping[str, Any]) -> Line | None:
+    """The flags of ``command``: its own parameters (``cli.params`` declarations), then its settings';
+    None when one is declared for Typer alone."""
     flags: dict[str, Flag] = {}
     positional = None
     defaults: dict[str, Any] = {}
@@ -71,8 +73,8 @@ def line_of(command: Callable[..., Any], settings: Mapping[str, Any]) -> Line:
             continue
         defaults[parameter.name] = None if parameter.default is inspect.Parameter.empty else parameter.default
         kind, many, declared = _declared(parameter.annotation)
-        if declared is None:
-            raise TypeError(f"{parameter.name}: declare it with cli.params.option or argument")
+        if declared is None:  # a parameter declared for Typer alone: Click reads every line
+            return None
         if declared.argument:
             positional = parameter.name
             continue
