@@ -42,9 +42,7 @@ OptionalInputs = Annotated[
 ]
 Output = Annotated[
     str | None,
-    option(
-        "-o", "--output", help="Output file, or folder for several inputs; - for stdout.", rich_help_panel=IO_PANEL
-    ),
+    option("-o", "--output", help="Output file, or folder for several inputs; - for stdout.", rich_help_panel=IO_PANEL),
 ]
 ManifestPath = Annotated[
     Path | None,
@@ -59,9 +57,7 @@ ToFormat = Annotated[
         rich_help_panel=IO_PANEL,
     ),
 ]
-JsonOut = Annotated[
-    bool, option("--json", help="Print the report as one JSON object.", rich_help_panel=GATE_PANEL)
-]
+JsonOut = Annotated[bool, option("--json", help="Print the report as one JSON object.", rich_help_panel=GATE_PANEL)]
 Quiet = Annotated[bool, option("--quiet", "-q", help="No progress bar, no table.", rich_help_panel=GATE_PANEL)]
 ConfigPath = Annotated[
     Path | None, option("--config", help="Settings file (default: ./compactctl.toml or ./pyproject.toml).")

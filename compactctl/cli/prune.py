@@ -78,9 +78,7 @@ def prune(
     ] = False,
     archive: Annotated[
         Path | None,
-        option(
-            help="Write every removed or elided original with its index (JSON Lines).", rich_help_panel=IO_PANEL
-        ),
+        option(help="Write every removed or elided original with its index (JSON Lines).", rich_help_panel=IO_PANEL),
     ] = None,
     manifest: ManifestPath = None,
     to: ToFormat = None,

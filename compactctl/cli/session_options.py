@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 from compactctl.cli.exit import build_document, finish
 from compactctl.cli.markup import escape
 from compactctl.cli.options import Given
-from compactctl.cli.params import option
 from compactctl.cli.outcome import JSON_VERSION, report_gates
+from compactctl.cli.params import option
 from compactctl.cli.render import emit, pct, stderr, write_json
 from compactctl.config import DatabaseOptions, GateOptions, InputOptions, OutcomeOptions, WriteOptions
 from compactctl.errors import EXIT_OK, InputError

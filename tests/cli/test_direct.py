@@ -96,7 +96,12 @@ def test_every_flag_click_knows_is_read_the_same_way(command):
             continue
         for word in param.opts:
             flag = line.flags[word]
-            assert (flag.name, flag.kind is bool, flag.many, flag.value) == (param.name, param.is_flag, param.multiple, True)
+            assert (flag.name, flag.kind is bool, flag.many, flag.value) == (
+                param.name,
+                param.is_flag,
+                param.multiple,
+                True,
+            )
             spelled.add(word)
         for word in param.secondary_opts:
             assert line.flags[word].value is False and line.flags[word].name == param.name
@@ -106,8 +111,9 @@ def test_every_flag_click_knows_is_read_the_same_way(command):
 
 
 def test_a_parameter_declared_for_typer_alone_leaves_every_line_to_click():
-    import typer
     from typing import Annotated
+
+    import typer
 
     def command(quiet: Annotated[bool, typer.Option("--quiet")] = False) -> None: ...
 
