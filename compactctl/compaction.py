@@ -18,6 +18,8 @@ from compactctl.usage import SummarizerUsage
 
 @dataclass(frozen=True)
 class ManifestEntry:
+    """What became of one input message, for the manifest."""
+
     index: int
     role: str
     action: str
@@ -27,6 +29,8 @@ class ManifestEntry:
 
 @dataclass(frozen=True)
 class Compaction:
+    """The compacted messages, where each came from, the manifest, notes and summarizer usage."""
+
     messages: list[Message]
     origins: list[int | None]  # per output message: the input index it came from; None if new
     manifest: list[ManifestEntry]

@@ -41,6 +41,8 @@ from compactctl.walked import compact_walked, walkable
 
 @dataclass(frozen=True)
 class FileCompaction:
+    """One file's compaction: its report, its manifest and, when asked, its archive."""
+
     report: FileReport
     manifest: list[dict[str, Any]]
     archive: list[dict[str, Any]] = field(default_factory=list)  # originals not kept verbatim, when asked

@@ -35,6 +35,8 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Failure:
+    """A file that failed: its error, its exit code, the line the error names."""
+
     file: str  # the input as given (joined to its folder)
     error: str
     exit_code: int

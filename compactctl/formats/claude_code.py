@@ -157,6 +157,8 @@ def harness_kind(record: dict[str, Any], content: Any) -> str | None:
 
 @dataclass
 class _Group:
+    """Consecutive records that make one message."""
+
     kind: str  # "assistant" or "user"
     records: list[int]
     message_id: Any = None
@@ -376,6 +378,8 @@ class Source:
 
 @dataclass(frozen=True)
 class ClaudeCodeNative(Native[Source]):
+    """What a Claude Code session holds besides the messages: its records, the active leaf."""
+
     records: tuple[Record, ...] = ()
     leaf: int | None = None  # the record new records continue from (the active leaf); None: no message
 

@@ -25,18 +25,24 @@ Action = Literal["kept", "elided", "removed", "summarized", "restored"]
 
 @dataclass(frozen=True)
 class Fate:
+    """What became of one input message (kept, elided, removed, restored...) and why."""
+
     action: Action
     reason: str = ""
 
 
 @dataclass(frozen=True)
 class StepContext:
+    """What a step is given besides its messages and options: the token counter, the summarizer."""
+
     counter: TokenCounter
     summarizer: Summarizer | None = None
 
 
 @dataclass(frozen=True)
 class StepResult:
+    """A step's output messages, where each came from, and what became of each input message."""
+
     messages: list[Message]
     origins: list[int | None]  # per output message: the input index it came from; None if new
     fates: dict[int, Fate] = field(default_factory=dict)  # input index -> what became of it
@@ -46,6 +52,8 @@ class StepResult:
 
 @dataclass(frozen=True)
 class Strategy:
+    """A registered strategy: its name, its function, its options dataclass, its line in --help."""
+
     name: str
     run: Callable[[list[Message], Any, StepContext], StepResult]
     options: type

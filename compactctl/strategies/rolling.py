@@ -36,6 +36,8 @@ from compactctl.usage import SummarizerUsage
 
 @dataclass(frozen=True)
 class RollingOptions(Options):
+    """rolling's settings."""
+
     threshold: int = THRESHOLD(8000)
     window: int = setting(8, help="rolling: messages kept after each fold.", min=0, panel=SUMMARY_PANEL)
     summary_max_tokens: int = SUMMARY_MAX_TOKENS(400)

@@ -156,6 +156,8 @@ _PROGRESS_BAR = lazyre.compile(r"\[\s*\d{1,3}%\]")  # pytest's "[ 37%]": a posit
 
 @dataclass(frozen=True)
 class Fact:
+    """One fact found in the messages (an id, a path, an error line...), and where last seen."""
+
     kind: str  # one of FACT_KINDS
     text: str  # as written
     at: int = 0  # the index of the message it was last seen in: recent beats old

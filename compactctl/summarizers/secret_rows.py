@@ -60,6 +60,8 @@ _SECRET_WORD_STARTS = (
 
 @dataclass(frozen=True)
 class Row:
+    """One kind of secret: its pattern, what replaces it, and when it is tried at all."""
+
     kind: str
     pattern: re.Pattern[str]
     replacement: str

@@ -54,10 +54,17 @@ _USER_DECISION = lazyre.compile(
 )
 
 
-_TEST_RESULT = lazyre.compile(
+_TEST_RESULT_SOURCE = (
     r"\b\d+ (?:passed|failed|failing|passing|skipped)\b|\bFAILED\b|^FAIL\b|^OK\b|\bTests?:\s+\d|failures=\d"
-    r"|errors=\d|Test Files\s|All tests passed|^Ran \d+ tests?",
-    re.M,
+    r"|errors=\d|Test Files\s|All tests passed|^Ran \d+ tests?"
+)
+_TEST_RESULT = lazyre.compile(_TEST_RESULT_SOURCE, re.M)
+# The same over a whole text at once, ^ being where ``splitlines`` starts a line (after any of its
+# separators, all of them non-word characters, so a \b at a line's edge holds here too): it finds
+# something in every text that has a test-result line (and in a few more: \s may cross a line), so
+# a text it finds nothing in is not split and searched line by line, which most tool output is.
+_TEST_RESULT_ANYWHERE = lazyre.compile(
+    _TEST_RESULT_SOURCE.replace("^", "(?:^|(?<=[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]))")
 )
 
 
@@ -183,7 +190,7 @@ def _outcome(result: Message | None) -> str:
 def _outcome_of(text: str) -> str:
     code = _EXIT_CODE.search(text)
     errors = error_lines_of(text)
-    tests = [line.strip() for line in text.splitlines() if _TEST_RESULT.search(line)]
+    tests = _test_lines(text)
     status = f"exit {code.group(1)}" if code else ""
     detail = tests[-1] if tests else (errors[-1] if errors else "")
     if not detail and not status:
@@ -230,7 +237,14 @@ def artifacts(messages: list[Message]) -> tuple[list[Artifact], list[Artifact], 
 
 def _last_test_line(text: str) -> tuple[str, ...]:
     """The last line of a tool output that reports a test result (none or one)."""
-    return tuple([line.strip() for line in text.splitlines() if _TEST_RESULT.search(line)][-1:])
+    return tuple(_test_lines(text)[-1:])
+
+
+def _test_lines(text: str) -> list[str]:
+    """The lines of a tool output that report a test result, stripped."""
+    if _TEST_RESULT_ANYWHERE.search(text) is None:
+        return []
+    return [line.strip() for line in text.splitlines() if _TEST_RESULT.search(line)]
 
 
 def _said(text: str) -> tuple[tuple[str, str], ...]:

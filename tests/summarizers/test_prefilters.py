@@ -1,0 +1,36 @@
+"""The cheap tests run before a slow pattern say "nothing here" only where the pattern finds nothing."""
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from compactctl.summarizers import sections, writings
+
+# Pieces that make and break test-result lines, joined with every separator splitlines() knows.
+PIECES = [
+    *("3 passed", "1 failed", "FAILED", "FAIL", "OK", "OKAY", "Tests: 4", "Tests:\n4", "failures=2", "errors=1"),
+    *("Test Files ", "All tests passed", "Ran 2 tests", "xRan 2 tests", "bOK", "word", " ", "-", "_", "é", "7"),
+]
+SEPARATORS = ["\n", "\r\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029", ""]
+
+
+def by_lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if sections._TEST_RESULT.search(line)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(PIECES), st.sampled_from(SEPARATORS)), max_size=8))
+def test_test_lines_are_those_found_line_by_line(parts):
+    text = "".join(piece + separator for piece, separator in parts)
+    assert sections._test_lines(text) == by_lines(text)
+
+
+def test_a_test_line_after_any_line_separator_is_found():
+    for separator in SEPARATORS[:-1]:
+        for line in ("FAIL tests/x.py", "OK", "Ran 3 tests in 0.1s"):
+            assert sections._test_lines(f"build{separator}{line}") == [line], repr(separator)
+
+
+@given(st.text(alphabet=st.sampled_from("ab cd。好的はい네é漢字"), max_size=12))
+def test_a_sentence_is_long_enough_as_before(sentence):
+    before = len(sentence.split()) >= 3 or len(writings._CJK.findall(sentence)) >= 4
+    assert writings._long_enough(sentence) == before
