@@ -54,18 +54,15 @@ _USER_DECISION = lazyre.compile(
 )
 
 
-_TEST_RESULT_SOURCE = (
+_TEST_RESULT = lazyre.compile(
     r"\b\d+ (?:passed|failed|failing|passing|skipped)\b|\bFAILED\b|^FAIL\b|^OK\b|\bTests?:\s+\d|failures=\d"
-    r"|errors=\d|Test Files\s|All tests passed|^Ran \d+ tests?"
+    r"|errors=\d|Test Files\s|All tests passed|^Ran \d+ tests?",
+    re.M,
 )
-_TEST_RESULT = lazyre.compile(_TEST_RESULT_SOURCE, re.M)
-# The same over a whole text at once, ^ being where ``splitlines`` starts a line (after any of its
-# separators, all of them non-word characters, so a \b at a line's edge holds here too): it finds
-# something in every text that has a test-result line (and in a few more: \s may cross a line), so
-# a text it finds nothing in is not split and searched line by line, which most tool output is.
-_TEST_RESULT_ANYWHERE = lazyre.compile(
-    _TEST_RESULT_SOURCE.replace("^", "(?:^|(?<=[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]))")
-)
+# A word of every branch of _TEST_RESULT (it ignores no case): a text holding none of them has no
+# test-result line, so it is not split and searched line by line, which most tool output is not.
+_TEST_RESULT_WORDS = ("passed", "failed", "failing", "passing", "skipped", "FAIL", "OK", "Test", "failures=", "errors=")
+_TEST_RESULT_WORDS += ("Ran ",)
 
 
 _EXIT_CODE = lazyre.compile(r"(?:Process exited with code|Exit code:?|exit code|exited with)\s*(-?\d+)", re.I)
@@ -242,7 +239,7 @@ def _last_test_line(text: str) -> tuple[str, ...]:
 
 def _test_lines(text: str) -> list[str]:
     """The lines of a tool output that report a test result, stripped."""
-    if _TEST_RESULT_ANYWHERE.search(text) is None:
+    if not any(word in text for word in _TEST_RESULT_WORDS):
         return []
     return [line.strip() for line in text.splitlines() if _TEST_RESULT.search(line)]
 

@@ -3,7 +3,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compactctl.summarizers import sections, writings
+from compactctl.summarizers import ledger, sections, writings
 
 # Pieces that make and break test-result lines, joined with every separator splitlines() knows.
 PIECES = [
@@ -34,3 +34,39 @@ def test_a_test_line_after_any_line_separator_is_found():
 def test_a_sentence_is_long_enough_as_before(sentence):
     before = len(sentence.split()) >= 3 or len(writings._CJK.findall(sentence)) >= 4
     assert writings._long_enough(sentence) == before
+
+
+ERROR_PIECES = [
+    *("Traceback (most recent call last)", "ValueError: x", "mod.KeyError", "Exception", "AssertionFailure:"),
+    *("E   assert 1", "E\t\tx", "FAILED", "FAIL x", "ERROR", "Error here", "error[E0425]: y", "error: z", "fatal: no"),
+    *(
+        "panic: at",
+        "npm ERR! code",
+        "✗ bad",
+        "× bad",
+        "✕ bad",
+        "cat: x: Permission denied",
+        "No such file or directory",
+    ),
+    *("sh: foo: command not found", "Segmentation fault", "3 failed", "2 errors", "build failed:", "access denied:"),
+    *("connection refused:", "raise Error", "def error(x):", "fine", "word", "E", " ", "  ", ":", "é"),
+]
+
+
+def errors_by_lines(text: str) -> list[str]:
+    lines = (line.strip() for line in text.splitlines())
+    return [s for s in lines if 4 <= len(s) <= 300 and ledger._ERROR_LINE.match(s) and not ledger._SOURCE_LINE.match(s)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(ERROR_PIECES), st.sampled_from(SEPARATORS)), max_size=6))
+def test_error_lines_are_those_found_line_by_line(parts):
+    text = "".join(piece + separator for piece, separator in parts)
+    assert list(ledger.error_lines(text)) == errors_by_lines(text)
+
+
+def test_every_kind_of_error_line_is_still_found():
+    for piece in ERROR_PIECES[:-7]:  # the last seven are no error
+        found = list(ledger.error_lines(f"ok\n{piece}\n"))
+        assert found == errors_by_lines(f"ok\n{piece}\n"), piece
+        assert found or ledger._SOURCE_LINE.match(piece), piece
