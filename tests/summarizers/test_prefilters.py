@@ -70,3 +70,14 @@ def test_every_kind_of_error_line_is_still_found():
         found = list(ledger.error_lines(f"ok\n{piece}\n"))
         assert found == errors_by_lines(f"ok\n{piece}\n"), piece
         assert found or ledger._SOURCE_LINE.match(piece), piece
+
+
+def test_a_url_secret_beside_urls_without_one_is_still_redacted():
+    from compactctl.summarizers.redact import redact
+
+    plain = "see https://cdn.jsdelivr.net/npm/icons@1.11 and http://example.com:8080/x "
+    for secret, kind in (("https://admin:hunter2hunter2@db.example.com/x", "url-password"),
+                         ("https://ghx9Zk2LmQ7rT4vB1nW8@host.example.com", "url-token")):  # fmt: skip
+        text, count = redact(plain + secret)
+        assert count == 1 and f"[REDACTED:{kind}]" in text and "example.com" in text, text
+    assert redact(plain) == (plain, 0)
