@@ -47,12 +47,12 @@ def said():
     sys.stderr.write(f"\\nCPU {own:.4f} {workers:.4f} {at_fork[0]:.4f}\\n")
 atexit.register(said)
 from compactctl.files import jobs
-forked_pool = jobs._forked_pool
+forked_pool = jobs._fork_workers
 def timed_pool(*args, **options):
     pool = forked_pool(*args, **options)
     at_fork[0] = cpu(resource.RUSAGE_SELF)
     return pool
-jobs._forked_pool = timed_pool
+jobs._fork_workers = timed_pool
 from compactctl.cli.main import main
 sys.argv = ["compactctl", *sys.argv[1:]]
 main()
