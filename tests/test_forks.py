@@ -84,7 +84,8 @@ def test_forking_files_imports_no_multiprocessing():
         "from compactctl.files.io import Job\n"
         "from compactctl.files.jobs import run_jobs\n"
         "jobs = [Job(f'f{i}', None, f'f{i}') for i in range(4)]\n"
-        "assert run_jobs(jobs, lambda job: job.name, parallel=2, engine='processes') == (['f0', 'f1', 'f2', 'f3'], [])\n"
+        "done = run_jobs(jobs, lambda job: job.name, parallel=2, engine='processes')\n"
+        "assert done == (['f0', 'f1', 'f2', 'f3'], []), done\n"
         "print(sorted(m for m in sys.modules if m.startswith(('multiprocessing', 'concurrent.futures.process'))))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
