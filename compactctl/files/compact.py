@@ -107,8 +107,8 @@ def compact_file(
             tally.after.add(transcript)
     same = all(a.messages == b.messages for a, b in zip(compacted, transcripts, strict=True))
     if to in (None, fmt.name) and not skipped and same:  # a skipped line makes the output differ
-        reasons = tally.kept_whole or [unchanged_reason(t.messages, counter) for t in transcripts[:1]]
-        tally.unchanged = "; ".join(reasons)
+        reasons = [unchanged_reason(t.messages, counter) for t in transcripts[:1]]
+        tally.unchanged = _first_few(tally.kept_whole) or "; ".join(reasons)
     if job.target is not None and _writes(job, tally.unchanged, written.write_unchanged):
         write_atomic(job.target, data, [job.source])
     return tally.result(fmt.name, skipped or ())
@@ -119,6 +119,12 @@ def client_view(read_as: Format, written_as: Format) -> ClientView:
     (never folded), and a summary as the output's writer writes it."""
     default = ClientView()
     return ClientView(read_as.client_context or default.owned, written_as.written_summary or default.summary)
+
+
+def _first_few(reasons: list[str], shown: int = 3) -> str:
+    """The first reasons, and how many more: one line, however many transcripts a file holds."""
+    more = f"; and {len(reasons) - shown:,} more" if len(reasons) > shown else ""
+    return "; ".join(reasons[:shown]) + more
 
 
 def _writes(job: Job, unchanged: str | None, write_unchanged: bool) -> bool:
@@ -176,26 +182,33 @@ class _Tally:
         """
         if len(written) != len(compacted):
             return False
-        counted = self.counter.messages
         kept = False
         for n, (before, after) in enumerate(zip(transcripts, written, strict=True)):
-            if compacted[n].messages == before.messages:
-                continue
-            tokens_before, tokens_after = counted(model_input(before)), counted(model_input(after))
-            if tokens_after <= tokens_before:
-                continue
-            where = f"{before.label}: " if before.label else ""
-            self.kept_whole.append(
-                f"{where}unchanged: the compaction would be larger for the client that resumes it "
-                f"({tokens_before:,} -> {tokens_after:,} tokens); kept as it came"
-            )
-            compacted[n] = before
-            kept_as_is = compact(before.messages, [], counter=self.counter)
-            where_entry = {"file": self.job.name, "transcript": before.label}
-            self.manifests[n] = [{**where_entry, **dataclasses.asdict(entry)} for entry in kept_as_is.manifest]
-            self.archives[n] = []
-            kept = True
+            if compacted[n].messages != before.messages and self._larger(before, after):
+                compacted[n] = before
+                self._kept_as_it_came(n, before)
+                kept = True
         return kept
+
+    def _larger(self, before: Transcript, after: Transcript) -> bool:
+        """``after`` sends the resuming client more tokens than ``before`` (noted in ``kept_whole``)."""
+        counted = self.counter.messages
+        tokens_before, tokens_after = counted(model_input(before)), counted(model_input(after))
+        if tokens_after <= tokens_before:
+            return False
+        where = f"{before.label}: " if before.label else ""
+        self.kept_whole.append(
+            f"{where}unchanged: the compaction would be larger for the client that resumes it "
+            f"({tokens_before:,} -> {tokens_after:,} tokens); kept as it came"
+        )
+        return True
+
+    def _kept_as_it_came(self, n: int, transcript: Transcript) -> None:
+        """The manifest of transcript ``n`` says every message was kept; nothing of it is archived."""
+        where = {"file": self.job.name, "transcript": transcript.label}
+        kept = compact(transcript.messages, [], counter=self.counter).manifest
+        self.manifests[n] = [{**where, **dataclasses.asdict(entry)} for entry in kept]
+        self.archives[n] = []
 
     def compact(self, transcript: Transcript, steps: Sequence[str], summarizer: Summarizer | None) -> Transcript:
         result = compact(
@@ -204,10 +217,6 @@ class _Tally:
         compacted = transcript.rewritten(result.messages, result.origins)
         # Transcripts, not bare messages: a Responses or Anthropic file is also held to its own API's rules.
         self.before.add(transcript)
-        # Converted output is held to the rules of the format written (thinking does not travel).
-        if not self.after_from_written:
-            written = dataclasses.replace(converted(compacted), read_as=str(self.to)) if self.converted else compacted
-            self.after.add(written)
         self.usage = self.usage + result.usage
         self.notes.extend(result.notes)
         where = {"file": self.job.name, "transcript": transcript.label}
@@ -225,6 +234,17 @@ class _Tally:
                 for entry in result.manifest
                 if entry.action in ("elided", "removed", "summarized")
             )
+        if self.after_from_written:
+            return compacted  # measured as written, read back (``keep_where_larger``)
+        # Measured in memory (a dataset a line at a time: no preamble, nothing sent again on resume):
+        # a compaction larger than its input is not kept either.
+        changed = not self.converted and compacted.messages != transcript.messages
+        if changed and self._larger(transcript, compacted):
+            compacted = transcript
+            self._kept_as_it_came(len(self.manifests) - 1, transcript)
+        # Converted output is held to the rules of the format written (thinking does not travel).
+        written = dataclasses.replace(converted(compacted), read_as=str(self.to)) if self.converted else compacted
+        self.after.add(written)
         return compacted
 
     def check_facts(self, format_name: str, before: Measure | None = None) -> None:
@@ -236,8 +256,8 @@ class _Tally:
     def result(self, format_name: str, skipped: Iterable[SkippedLine] = ()) -> FileCompaction:
         before, after = self.before.result(), self.after.result()
         notes = dict.fromkeys(self.notes)
-        if self.unchanged is None:  # the file changed, but some of its transcripts were kept as they came
-            notes.update(dict.fromkeys(self.kept_whole))
+        if self.unchanged is None and self.kept_whole:  # the file changed; some of its transcripts did not
+            notes[_first_few(self.kept_whole)] = None
         if self.unchanged is not None and not self.write_unchanged:
             notes[f"{self.unchanged}; no copy written (--write-unchanged writes one)"] = None
         report = file_report(self.job.name, format_name, before, after, self.required, self.usage, notes, skipped)
@@ -315,7 +335,7 @@ def _compact_lines(
         with contextlib.suppress(_NothingChanged):
             write_atomic(job.target, fill, [job.source])
     if unchanged() and first:
-        tally.unchanged = unchanged_reason(first[0], counter)
+        tally.unchanged = tally.kept_whole[0] if tally.kept_whole else unchanged_reason(first[0], counter)
     return tally.result(fmt.name, skipped)
 
 

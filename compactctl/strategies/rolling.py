@@ -114,7 +114,17 @@ def rolling(messages: list[Message], options: RollingOptions, context: StepConte
         # The held window opens on the model's turn, which the Messages API rejects: the summary,
         # which quotes the latest request, opens the conversation as the user's turn instead.
         role = "user"
-    out.insert(at, summary_message(summary or "", folded, role))
+    message = summary_message(summary or "", folded, role)
+    # Counted as the output's writer writes it, as summarize_units counts its summary: a fold that
+    # saves nothing for the client that resumes the file is not made.
+    replaced = sum(sizes[i] for i in fates)
+    size = counter.message(context.client.summary(message))
+    if size >= replaced:
+        note = f"rolling: a summary ({size:,} tokens) would not be smaller than the {replaced:,} it replaces"
+        total = sum(sizes)
+        still = (over_note("rolling", total, options.threshold),) if 0 < options.threshold < total else ()
+        return unchanged(messages, (*still, note), usage)
+    out.insert(at, message)
     origins.insert(at, None)
     # Only the context held at the end is the output: the note says if it is still over the threshold.
     return StepResult(out, origins, fates, notes, usage)
