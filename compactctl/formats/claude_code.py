@@ -522,6 +522,11 @@ def compacted_records(transcript: Transcript, native: ClaudeCodeNative) -> list[
     return [*chain.records, pointer]
 
 
+def written_summary(message: Message) -> Message:
+    """A new summary as the writer writes it: the user's ``isCompactSummary`` turn behind ``SUMMARY_INTRO``."""
+    return {"role": "user", "content": SUMMARY_INTRO + content_text(message)}
+
+
 def _is_new_summary(written: tuple[Message, Source | None, bool]) -> bool:
     message, unit, _ = written
     return unit is None and message.get("role") not in ("assistant", "tool")

@@ -31,12 +31,38 @@ class Fate:
     reason: str = ""
 
 
+def _not_owned(message: Message) -> bool:
+    return False
+
+
+def _as_is(message: Message) -> Message:
+    return message
+
+
+@dataclass(frozen=True)
+class ClientView:
+    """What the producer's client makes of a compaction when it resumes the written file, so that a
+    step's own "did it shrink" check judges by the measure ``report`` uses (``model_input`` on what
+    the writer writes), not by the messages in memory.
+
+    ``owned``: the client's own context (Codex's initial context: permissions, AGENTS.md,
+    environment), which it writes again on resume or needs as it wrote it; a summary never folds
+    it, or the saving would be counted once and the text sent again anyway. ``summary``: a new
+    summary message as the output's writer writes it (Codex's and Claude Code's put their own
+    summary preamble before the text).
+    """
+
+    owned: Callable[[Message], bool] = _not_owned
+    summary: Callable[[Message], Message] = _as_is
+
+
 @dataclass(frozen=True)
 class StepContext:
     """What a step is given besides its messages and options: the token counter, the summarizer."""
 
     counter: TokenCounter
     summarizer: Summarizer | None = None
+    client: ClientView = ClientView()
 
 
 @dataclass(frozen=True)

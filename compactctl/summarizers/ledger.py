@@ -79,7 +79,18 @@ _ERROR_LINE = lazyre.compile(
 # A word of every branch of _ERROR_LINE (it ignores no case), and E with two spaces after it for
 # ``E\s{2,}\S``: a text holding none of them has no error line, so its lines are not each stripped
 # and matched, which is most tool output.
-_ERROR_WORDS = ("Traceback", "Error", "Exception", "Failure", "FAIL", "ERROR", "error", "fatal:", "panic:", "npm ERR!")
+_ERROR_WORDS: tuple[str, ...] = (
+    "Traceback",
+    "Error",
+    "Exception",
+    "Failure",
+    "FAIL",
+    "ERROR",
+    "error",
+    "fatal:",
+    "panic:",
+    "npm ERR!",
+)
 _ERROR_WORDS += ("✗", "×", "✕", "Permission denied", "No such file or directory", "command not found")
 _ERROR_WORDS += ("Segmentation fault", "failed", "denied", "refused")
 _E_SPACED = lazyre.compile(r"E\s{2}")

@@ -61,7 +61,18 @@ _TEST_RESULT = lazyre.compile(
 )
 # A word of every branch of _TEST_RESULT (it ignores no case): a text holding none of them has no
 # test-result line, so it is not split and searched line by line, which most tool output is not.
-_TEST_RESULT_WORDS = ("passed", "failed", "failing", "passing", "skipped", "FAIL", "OK", "Test", "failures=", "errors=")
+_TEST_RESULT_WORDS: tuple[str, ...] = (
+    "passed",
+    "failed",
+    "failing",
+    "passing",
+    "skipped",
+    "FAIL",
+    "OK",
+    "Test",
+    "failures=",
+    "errors=",
+)
 _TEST_RESULT_WORDS += ("Ran ",)
 
 
