@@ -4,6 +4,9 @@ A subcommand's module is imported when that command runs (or shows its own help)
 before: ``compactctl --help`` lists the commands from ``SUMMARIES`` and imports none of
 them, so neither the strategies, the formats, the tokenizer nor ``openai`` (which costs
 about half a second, and only the LLM summarizer needs).
+
+``main`` hands a plain ``compact`` or ``prune`` line to ``cli.direct``, which runs it without
+importing Typer; any other line goes to the Typer app (``cli.app``), built on first use.
 """
 
 from __future__ import annotations
