@@ -127,7 +127,8 @@ def main() -> None:
         session = read_recorded(fmt.name, records, str(path))
         if session is None or not session.has_usage:
             print(
-                f"| {path.parent.name}/{path.name[:24]} | {session.calls if session else 0} | no usage | | | | | | | | |"
+                f"| {path.parent.name}/{path.name[:24]} | {session.calls if session else 0} | no usage "
+                "| | | | | | | | |"
             )
             continue
         # A model no price source knows is priced as gpt-5.1 here: the check is the ratio to the bill.
