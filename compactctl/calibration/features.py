@@ -132,7 +132,8 @@ def message_costs(
     A response is re-sent as its output tokens. OpenAI keeps a response's reasoning in the
     context only until the next user message (measured: the reported input of a Codex call
     drops by the previous turn's reasoning tokens when a prompt is sent); Claude keeps the
-    thinking of earlier turns (measured: coefficient 1.00 on consecutive calls).
+    thinking within a turn (measured: coefficient 1.00 on consecutive calls) and, on the models
+    ``strips_thinking`` names, drops earlier turns' at a new prompt.
     """
     drops_reasoning = counter.provider in ("openai", "anthropic")  # Anthropic: the models ``strips_thinking`` names
     # Gemini CLI keeps no thought part in the history it sends: a response goes back as its output alone.
