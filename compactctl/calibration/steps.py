@@ -8,7 +8,8 @@ shared/transcripts: Claude Code 1.0.x's reminder that a file it had read changed
 +13k in its sidechain after ``npm run format``; what the log shows of those files is now
 rebuilt as the reminder, ``recorded.claude_code_files``, and the rest stays a step). (The
 +2.7k in d-kimuson 5c0375b4 at call 8 was a MultiEdit whose record holds the stream's start
-usage, 26 output tokens for 1.3k of blocks: ``features.stale_output``.) Such content stays in the context until a compaction
+usage, 26 output tokens for 1.3k of blocks: ``features.stale_output``.)
+Such content stays in the context until a compaction
 folds it, so a step is carried from there on as a cost of the message just before the call:
 the fit is not bent by it, and replay keeps it with that message and drops it where a
 compaction folds the message. A fall is measured the same way once the rises have settled
