@@ -58,13 +58,20 @@ _LABEL_HINTS = (*ASSIGNMENT_KEYS, "bearer", "basic", "machine", "login", "sig", 
 
 def _context_start(text: str, end: int) -> int:
     """Where a joined candidate starts: three lines back at most (a .netrc entry), _JOIN_CONTEXT at most."""
+    floor = end - _JOIN_CONTEXT
+    # Line ends are looked for in the _JOIN_CONTEXT characters before ``end`` only (searched back to
+    # the text's start, a text without the two-character break was scanned whole at every break):
+    # a line start found before ``floor``, or none found there, gives ``floor`` either way.
+    low = max(0, floor - 2)
     start = end
     for _ in range(3):
-        previous = max(text.rfind("\n", 0, start - 1) + 1, text.rfind("\\n", 0, start - 1) + 2, 0)
+        previous = max(text.rfind("\n", low, start - 1) + 1, text.rfind("\\n", low, start - 1) + 2, 0)
+        if previous < floor:
+            return floor
         start = previous
         if start == 0:
             break
-    return max(start, end - _JOIN_CONTEXT)
+    return max(start, floor)
 
 
 def _line_end(text: str, start: int) -> int:
@@ -87,7 +94,7 @@ def _redact_joins(text: str) -> tuple[str, int]:
         left_start = _context_start(text, found.start())
         left = text[left_start : found.start()]
         lead = _LEADING_TOKEN.match(text, found.end(), found.end() + _JOIN_CONTEXT)
-        tail_length = _TOKEN_REVERSED.match(left[::-1]).end()
+        tail_length = _TOKEN_REVERSED.match(left[::-1]).end()  # type: ignore[union-attr]  # * matches empty
         position = found.end()
         if (len(lead.group()) if lead else 0) + tail_length < _JOIN_MIN or _NEXT_LABEL.match(text, found.end()):
             continue
