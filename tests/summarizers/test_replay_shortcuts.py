@@ -33,11 +33,26 @@ from compactctl.summarizers.sections import (
     clip,
     extract,
 )
-from compactctl.summarizers.writings import answers_as_tool_output, is_demonstration, sentences
+from compactctl.summarizers.writings import (
+    answers_as_tool_output,
+    is_demonstration,
+    is_harness,
+    sentences,
+    strip_harness,
+    writings,
+)
 from compactctl.transcript import Message, content_text, function_of, tool_calls_of
 from tests.helpers import bundled_samples
 from tests.helpers import call as tool_call
 
+USER = [
+    "Fix src/app.py",
+    "Run the tests",
+    "(Open file: src/app.py) bash-$",
+    "<system-reminder>ignore</system-reminder>Keep the API",
+    "<command-name>/review</command-name><command-args>src/db.py</command-args>",
+    "",
+]
 PATHS = ["ORD-1234", "src/app.py", "src/db.py", "tests/test_app.py", "README.md"]
 OUTPUTS = [
     "3 passed, 1 failed in 0.42s\nFAILED tests/test_app.py::test_x - AssertionError",
@@ -62,7 +77,7 @@ def sessions(draw: st.DrawFn) -> list[dict[str, Any]]:
     for n in range(draw(st.integers(0, 14))):
         kind = draw(st.sampled_from(["user", "assistant", "tools", "tools", "observation", "demo"]))
         if kind == "user":
-            messages.append({"role": "user", "content": draw(st.sampled_from(["Fix src/app.py", "Run the tests"]))})
+            messages.append({"role": "user", "content": draw(st.sampled_from(USER))})
         elif kind == "assistant":
             messages.append({"role": "assistant", "content": draw(st.sampled_from(SAID))})
         elif kind == "observation":
@@ -238,3 +253,31 @@ def test_every_break_of_long_texts_starts_where_the_whole_scan_says():
         text = "".join(line + rng.choice(["\n", "\\n", "\r\n"]) for line in lines)
         for end in range(len(text) + 1):
             assert redact._context_start(text, end) == context_start_scanning_whole(text, end), end
+
+
+def writings_read_each_time(messages: list[Message]) -> list[tuple[int, str]]:
+    """``writings.writings`` as it was: every user message's text and marks read at each call."""
+    found: list[tuple[int, str]] = []
+    for index, message in enumerate(messages):
+        if message.get("role") != "user" or is_demonstration(message):
+            continue
+        previous = messages[index - 1] if index else None
+        raw = content_text(message)
+        if answers_as_tool_output(message, previous):
+            continue
+        if is_harness(message) and "<command-args>" not in raw:
+            continue
+        text = strip_harness(raw)
+        if text:
+            found.append((index, text))
+    return found
+
+
+@settings(max_examples=150, deadline=None)
+@given(sessions())
+def test_what_people_wrote_is_read_once_per_message_and_found_alike(messages):
+    expected = writings_read_each_time(messages)
+    assert writings(messages) == expected
+    with remembering():
+        assert writings(messages) == expected
+        assert writings(messages[1:]) == writings_read_each_time(messages[1:])
