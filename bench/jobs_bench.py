@@ -1,6 +1,6 @@
 """``compact --jobs 2`` against ``--jobs 1`` on a folder of real sessions, CPU beside wall, in one run.
 
-    python bench/jobs_bench.py [--runs 5] [--folder DIR] [--copies 4] [--strategy NAME]
+    python bench/jobs_bench.py [--runs 5] [--folder DIR] [--copies 4] [--strategy NAME] [--baseline CHECKOUT]
 
 Without ``--folder`` the folder is made of the shared real Claude Code and Codex sessions
 (``../shared/transcripts``), ``--copies`` copies of each (10 sessions x 4 = 40 files). Each run
@@ -14,7 +14,8 @@ what it does before the fork (start-up, planning, the tokenizer tables) no worke
 then the largest of: the parent's CPU; before the fork + the worker's; before the fork + the
 rest of both / 2, printed as the bound. The machine's load average is printed too: on shared
 cores a worker gets what the other processes leave. The checkout is byte-compiled first, as
-an installed package is. Both runs' outputs are checked byte for byte.
+an installed package is. Both runs' outputs are checked byte for byte. With ``--baseline`` another
+checkout (a worktree of the previous main) is run in the same loop, A B A' B', and compared.
 """
 
 from __future__ import annotations
@@ -47,12 +48,13 @@ def said():
     sys.stderr.write(f"\\nCPU {own:.4f} {workers:.4f} {at_fork[0]:.4f}\\n")
 atexit.register(said)
 from compactctl.files import jobs
-forked_pool = jobs._forked_pool
+hook = "_fork_workers" if hasattr(jobs, "_fork_workers") else "_forked_pool"  # a baseline before it: its pool
+forked_pool = getattr(jobs, hook)
 def timed_pool(*args, **options):
     pool = forked_pool(*args, **options)
     at_fork[0] = cpu(resource.RUSAGE_SELF)
     return pool
-jobs._forked_pool = timed_pool
+setattr(jobs, hook, timed_pool)
 from compactctl.cli.main import main
 sys.argv = ["compactctl", *sys.argv[1:]]
 main()
@@ -71,13 +73,18 @@ def real_folder(folder: Path, copies: int) -> int:
     return len(sessions)
 
 
-def run(folder: Path, out: Path, jobs: int, strategy: str | None) -> tuple[float, float, float, float]:
-    """(wall, parent CPU, workers' CPU, parent CPU at the fork) of one whole ``compact`` process."""
+Row = tuple[float, float, float, float]
+
+
+def run(folder: Path, out: Path, jobs: int, strategy: str | None, root: Path = ROOT) -> Row:
+    """(wall, parent CPU, workers' CPU, parent CPU at the fork) of one whole ``compact`` process
+    of the checkout at ``root``."""
     shutil.rmtree(out, ignore_errors=True)
     command = [sys.executable, "-c", RUN, "compact", str(folder), "-o", str(out), "-q"]
     command += ["-s", strategy] if strategy else []
+    env = {**os.environ, "PYTHONPATH": str(root)}  # that checkout's compactctl, in the workers too
     started = time.perf_counter()
-    done = subprocess.run([*command, "--jobs", str(jobs)], capture_output=True, check=False)
+    done = subprocess.run([*command, "--jobs", str(jobs)], capture_output=True, check=False, env=env)
     wall = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"--jobs {jobs} failed ({done.returncode}): {done.stderr.decode()[-2000:]}")
@@ -91,44 +98,9 @@ def same_tree(a: Path, b: Path) -> bool:
     return files_a == files_b and all(filecmp.cmp(a / p, b / p, shallow=False) for p in files_a)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--folder", type=Path, help="the sessions to compact (default: the shared ones, copied)")
-    parser.add_argument("--copies", type=int, default=4)
-    parser.add_argument("--strategy", help="one strategy (default: compact's own default steps)")
-    args = parser.parse_args()
-    env_path = os.environ.get("PYTHONPATH")
-    if env_path is None or Path(env_path).resolve() != ROOT:
-        os.environ["PYTHONPATH"] = str(ROOT)  # this checkout's compactctl, in the child processes too
-    # As pip installs a package: byte-compiled (PYTHONDONTWRITEBYTECODE or not).
-    compiled = [sys.executable, "-m", "compileall", "-q", str(ROOT / "compactctl")]
-    subprocess.run(compiled, check=False, capture_output=True)
-    with tempfile.TemporaryDirectory(prefix="jobs-bench-") as work:
-        folder = args.folder
-        if folder is None:
-            folder = Path(work) / "in"
-            folder.mkdir()
-            distinct = real_folder(folder, args.copies)
-            what = f"{distinct} real sessions x {args.copies} copies"
-        else:
-            what = "given folder"
-        files = [p for p in folder.rglob("*") if p.is_file()]
-        size = sum(p.stat().st_size for p in files)
-        outs = {jobs: Path(work) / f"out-{jobs}" for jobs in (1, 2)}
-        rows: dict[int, list[tuple[float, float, float, float]]] = {1: [], 2: []}
-        loads = [os.getloadavg()[0]]
-        run(folder, outs[1], 1, args.strategy)  # warm-up: the page cache, the tokenizer cache
-        for _ in range(args.runs):
-            for jobs in (1, 2):
-                rows[jobs].append(run(folder, outs[jobs], jobs, args.strategy))
-            loads.append(os.getloadavg()[0])
-        identical = same_tree(outs[1], outs[2])
-    print(
-        f"{len(files)} files ({what}), {size / 1e6:.1f} MB, {args.strategy or 'default steps'}, "
-        f"medians of {args.runs}, load average {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores"
-    )
-    print(f"{'':<10}{'wall s':>8}{'parent cpu':>12}{'workers cpu':>13}{'total cpu':>11}{'utilisation':>13}")
+def show(label: str, rows: dict[int, list[Row]]) -> None:
+    """The table and the ratios of one checkout's runs."""
+    print(f"{label:<10}{'wall s':>8}{'parent cpu':>12}{'workers cpu':>13}{'total cpu':>11}{'utilisation':>13}")
     medians = {}
     for jobs, measured in rows.items():
         wall, own, workers, at_fork = (statistics.median(m[i] for m in measured) for i in range(4))
@@ -145,6 +117,53 @@ def main() -> None:
         f"before the fork {fork_2:.2f} + worker {workers_2:.2f}, "
         f"{fork_2:.2f} + rest {own_2 - fork_2 + workers_2:.2f} / 2) = {best:.2f} s: x{own_1 / best:.2f}"
     )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--folder", type=Path, help="the sessions to compact (default: the shared ones, copied)")
+    parser.add_argument("--copies", type=int, default=4)
+    parser.add_argument("--strategy", help="one strategy (default: compact's own default steps)")
+    parser.add_argument("--baseline", type=Path, help="another checkout (the previous main), run in turn with this one")
+    args = parser.parse_args()
+    roots = {"this": ROOT} | ({"baseline": args.baseline.resolve()} if args.baseline else {})
+    for root in roots.values():  # as pip installs a package: byte-compiled (PYTHONDONTWRITEBYTECODE or not)
+        compiled = [sys.executable, "-m", "compileall", "-q", str(root / "compactctl")]
+        subprocess.run(compiled, check=False, capture_output=True)
+    with tempfile.TemporaryDirectory(prefix="jobs-bench-") as work:
+        folder = args.folder
+        if folder is None:
+            folder = Path(work) / "in"
+            folder.mkdir()
+            distinct = real_folder(folder, args.copies)
+            what = f"{distinct} real sessions x {args.copies} copies"
+        else:
+            what = "given folder"
+        files = [p for p in folder.rglob("*") if p.is_file()]
+        size = sum(p.stat().st_size for p in files)
+        outs = {(name, jobs): Path(work) / f"out-{name}-{jobs}" for name in roots for jobs in (1, 2)}
+        rows: dict[str, dict[int, list[Row]]] = {name: {1: [], 2: []} for name in roots}
+        loads = [os.getloadavg()[0]]
+        run(folder, outs["this", 1], 1, args.strategy)  # warm-up: the page cache, the tokenizer cache
+        for _ in range(args.runs):  # A B A B ..., or A B A' B' with a baseline
+            for name, root in roots.items():
+                for jobs in (1, 2):
+                    rows[name][jobs].append(run(folder, outs[name, jobs], jobs, args.strategy, root))
+            loads.append(os.getloadavg()[0])
+        identical = all(same_tree(outs["this", 1], out) for out in outs.values())
+    print(
+        f"{len(files)} files ({what}), {size / 1e6:.1f} MB, {args.strategy or 'default steps'}, "
+        f"medians of {args.runs}, load average {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores"
+    )
+    for name, root in roots.items():
+        if len(roots) > 1:
+            print(f"{name}: {root}")
+        show("", rows[name])
+    if args.baseline:
+        this, base = rows["this"][2], rows["baseline"][2]
+        faster = statistics.median(b[0] / a[0] for a, b in zip(this, base, strict=True))
+        print(f"--jobs 2, this against the baseline: wall x{faster:.2f} faster (run by run, median)")
     print(f"outputs identical: {'yes' if identical else 'NO'}")
 
 

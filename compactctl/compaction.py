@@ -9,7 +9,7 @@ from typing import Any
 
 from compactctl import jsonbytes
 from compactctl.errors import InputError
-from compactctl.strategies import STRATEGIES, Fate, StepContext, StrategyOptions
+from compactctl.strategies import STRATEGIES, ClientView, Fate, StepContext, StrategyOptions
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import TokenCounter, counter_for
 from compactctl.transcript import Message
@@ -18,6 +18,8 @@ from compactctl.usage import SummarizerUsage
 
 @dataclass(frozen=True)
 class ManifestEntry:
+    """What became of one input message, for the manifest."""
+
     index: int
     role: str
     action: str
@@ -27,6 +29,8 @@ class ManifestEntry:
 
 @dataclass(frozen=True)
 class Compaction:
+    """The compacted messages, where each came from, the manifest, notes and summarizer usage."""
+
     messages: list[Message]
     origins: list[int | None]  # per output message: the input index it came from; None if new
     manifest: list[ManifestEntry]
@@ -51,12 +55,14 @@ def compact(
     *,
     counter: TokenCounter | None = None,
     summarizer: Summarizer | None = None,
+    client: ClientView | None = None,
 ) -> Compaction:
     """Apply ``steps`` (strategy names) in order, each with its options from ``options``: built ones, or
-    flat values (``{"keep_recent": 8}``) each strategy takes the fields it has from."""
+    flat values (``{"keep_recent": 8}``) each strategy takes the fields it has from. ``client`` is how
+    the output's client sees the result on resume, for the steps' own checks (``ClientView``)."""
     check_steps(steps)
     strategies = options if isinstance(options, StrategyOptions) else StrategyOptions.from_values(options)
-    context = StepContext(counter or counter_for(), summarizer)
+    context = StepContext(counter or counter_for(), summarizer, client or ClientView())
     current = list(messages)
     origin: list[int | None] = list(range(len(messages)))
     fates: dict[int, Fate] = {}

@@ -7,6 +7,8 @@ from dataclasses import astuple, dataclass
 
 @dataclass(frozen=True)
 class SummarizerUsage:
+    """What summarizer calls cost: how many, their tokens, how many were cut off."""
+
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0

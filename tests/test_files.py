@@ -91,16 +91,16 @@ def test_jobs_default_to_one_process_per_core(monkeypatch):
 
     monkeypatch.setattr(batch.os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
     assert batch.cores() == 3
-    import concurrent.futures
+    from compactctl import forks
 
     pools = []
-    real = concurrent.futures.ProcessPoolExecutor
+    real = forks.Workers
 
     def recorded(workers, **options):
         pools.append(workers)
         return real(workers, **options)
 
-    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", recorded)  # imported where files are forked
+    monkeypatch.setattr(forks, "Workers", recorded)  # imported where files are forked
     jobs = [Job(f"f{i}", None, f"f{i}") for i in range(5)]
     assert batch.run_jobs(jobs, lambda job: job.name, parallel=0, engine="processes") == ([j.name for j in jobs], [])
-    assert pools == [2]  # one per core, the parent being one of them
+    assert pools == [2]  # forked workers: one per core, the parent being one of them

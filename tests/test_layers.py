@@ -40,7 +40,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("parts", {"formats", "strategies", "summarizers", "recorded"}),
     ("pipelines", {"compaction", "model_input", "reporting", "replay", "calibration", "evaluate", "review", "walked"}),
     ("library", {""}),  # compactctl/__init__.py: the functions a library caller uses
-    ("io", {"files", "config", "ray_engine", "progress", "ci", "sessions"}),
+    ("io", {"files", "config", "ray_engine", "forks", "progress", "ci", "sessions"}),
     ("cli", {"cli", "__main__"}),
 ]
 RANK = {top: rank for rank, (_, tops) in enumerate(LAYERS) for top in tops}

@@ -142,3 +142,134 @@ def test_codex_writes_its_initial_context_again_on_resume_and_the_measure_counts
     counted = model_input_tokens([written], counter_for())
     assert counted.tokens == sum(counter_for().message(m) for m in live)
     assert sum(counted.tokens_by_role.values()) == counted.tokens
+
+
+# --- through a model summarizer: the real openai client against the loopback server ---------------
+
+SUMMARIZING = ("rolling", "selective", "structured", "summary")
+
+
+def _short_tail(strategy: str) -> list[str]:
+    """Threshold 0 and a short tail: every file is summarized, small as the fixtures are."""
+    return ["--threshold", "0", *(["--window", "2"] if strategy == "rolling" else ["--keep-recent", "2"])]
+
+
+def _through_the_server(server) -> list[str]:
+    return ["--summarizer", "openai", "--base-url", server.url, "--model", "gpt-4o-mini", "--no-cache"]
+
+
+def _agrees_through(cli, tmp_path: Path, source: Path, strategy: str, server, *more: str) -> tuple[dict, dict]:
+    out = tmp_path / f"{source.stem}.{strategy}{source.suffix}"
+    args = ["compact", source, "-s", strategy, "-o", out, "--json", "--write-unchanged", *_through_the_server(server)]
+    compacted = cli(*args, *more)
+    assert compacted.exit_code in (0, 1), compacted.stderr
+    (own,) = orjson.loads(compacted.stdout)["files"]
+    reported = cli("report", source, out, "--json")
+    (again,) = orjson.loads(reported.stdout)["files"]
+    return own, again
+
+
+def _never_larger(own: dict) -> bool:
+    """A written compaction is never larger for the client that resumes it than what it replaces."""
+    return own["tokens_after"] <= own["tokens_before"]
+
+
+@pytest.mark.slow  # every real transcript, per summarizing strategy, through the model server
+@needs_transcripts
+@pytest.mark.parametrize("strategy", SUMMARIZING)
+def test_report_gives_compact_s_figures_through_the_model_summarizer_on_the_real_transcripts(
+    cli, tmp_path, openai_server, strategy
+):
+    formats = set()
+    for source in _real_files():
+        own, again = _agrees_through(cli, tmp_path, source, strategy, openai_server)
+        assert {k: own[k] for k in KEYS} == {k: again[k] for k in KEYS}, (source.name, strategy)
+        assert _never_larger(own), (source.name, strategy, own["tokens_before"], own["tokens_after"])
+        formats.add(own["format"])
+    assert openai_server.requests  # the model summarized, not the extractive fallback
+    assert {"claude-code", "codex"} <= formats
+
+
+@pytest.mark.slow  # each format file, per summarizing strategy, through the model server
+@pytest.mark.parametrize("strategy", SUMMARIZING)
+def test_report_gives_compact_s_figures_through_the_model_summarizer_in_every_format(
+    cli, tmp_path, openai_server, strategy
+):
+    formats = set()
+    for source in _format_files():
+        own, again = _agrees_through(cli, tmp_path, source, strategy, openai_server, *_short_tail(strategy))
+        assert {k: own[k] for k in KEYS} == {k: again[k] for k in KEYS}, (source.name, strategy)
+        assert _never_larger(own), (source.name, strategy, own["tokens_before"], own["tokens_after"])
+        formats.add(own["format"])
+    assert openai_server.requests
+    assert {"claude-code", "codex", "gemini", "responses", "anthropic", "chat", "dataset"} <= formats
+
+
+ENVIRONMENT = "<environment_context>\n" + "".join(f"  <path_{n}>/srv/app/module_{n}.py</path_{n}>\n" for n in range(60))
+
+
+def _rollout_with_a_large_initial_context(path: Path) -> Path:
+    """A Codex rollout (no world_state, as rollouts before Codex 0.171 are) whose initial context
+    outweighs the conversation before the kept tail: what a summary could fold is mostly text Codex
+    writes again when it resumes the compacted rollout."""
+
+    def item(role: str, text: str) -> dict:
+        kind = "output_text" if role == "assistant" else "input_text"
+        return {
+            "type": "response_item",
+            "payload": {"type": "message", "role": role, "content": [{"type": kind, "text": text}]},
+        }
+
+    meta = {
+        "type": "session_meta",
+        "payload": {"id": "s1", "cwd": "/srv/app", "base_instructions": {"text": "You are Codex."}},
+    }
+    lines = [meta, item("user", ENVIRONMENT + "</environment_context>"), item("user", "Rename the helper.")]
+    lines += [item("assistant", "Done: renamed."), item("user", "Now run the tests."), item("assistant", "All pass.")]
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    return path
+
+
+@pytest.mark.parametrize("strategy", ["selective", "summary", "structured", "rolling"])
+def test_a_model_summary_never_folds_the_context_codex_writes_again_on_resume(cli, tmp_path, openai_server, strategy):
+    source = _rollout_with_a_large_initial_context(tmp_path / "rollout.jsonl")
+    out = tmp_path / "out.jsonl"
+    args = ["compact", source, "-s", strategy, *_short_tail(strategy), "-o", out]
+    compacted = cli(*args, "--json", *_through_the_server(openai_server))
+    assert compacted.exit_code in (0, 1), compacted.stderr
+    (own,) = orjson.loads(compacted.stdout)["files"]
+    assert _never_larger(own), (own["tokens_before"], own["tokens_after"], own["notes"])
+    if out.exists():  # a compaction was written: the initial context is in what the client is sent, once
+        (again,) = orjson.loads(cli("report", source, out, "--json").stdout)["files"]
+        assert {k: own[k] for k in KEYS} == {k: again[k] for k in KEYS}
+        _, (written,) = load(out.read_bytes(), str(out), "codex")
+        live = [str(m.get("content")) for m in model_input(written)]
+        assert sum(ENVIRONMENT[:40] in text for text in live) == 1
+        summaries = [text for text in live if "compactctl summary" in text]
+        assert all(ENVIRONMENT[:40] not in text for text in summaries)
+    else:  # nothing smaller to write: the reason says so, and no copy is made (--write-unchanged makes one)
+        assert own["unchanged_reason"], own
+
+
+def test_a_written_compaction_larger_for_the_resuming_client_is_kept_as_it_came(
+    cli, tmp_path, openai_server, monkeypatch
+):
+    """The file's own check, whatever the steps counted: with the steps blind to what the writer adds
+    (no ClientView), the summary passes their check and the written rollout would be larger."""
+    import compactctl.files.compact as compact_module
+    from compactctl.strategies import ClientView
+
+    monkeypatch.setattr(compact_module, "client_view", lambda read_as, written_as: ClientView())
+    source = _rollout_with_a_large_initial_context(tmp_path / "rollout.jsonl")
+    out = tmp_path / "out.jsonl"
+    args = ["compact", source, "-s", "summary", *_short_tail("summary"), "-o", out, "--json"]
+    compacted = cli(*args, *_through_the_server(openai_server))
+    assert compacted.exit_code in (0, 1), compacted.stderr
+    (own,) = orjson.loads(compacted.stdout)["files"]
+    assert openai_server.requests  # the model did summarize
+    assert (own["tokens_after"], own["messages_after"]) == (own["tokens_before"], own["messages_before"])
+    assert "larger for the client that resumes it" in own["unchanged_reason"]
+    assert not out.exists()  # unchanged: no copy, as --write-unchanged's help says
+    again = cli(*args, "--write-unchanged", *_through_the_server(openai_server))
+    assert again.exit_code in (0, 1), again.stderr
+    assert out.read_bytes() == source.read_bytes()

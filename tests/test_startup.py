@@ -104,3 +104,53 @@ def test_importing_the_package_compiles_no_regular_expression():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.splitlines()[-1] == "COMPILED []"
+
+
+# What a plain ``compact FILE -o OUT -q`` of a Claude Code session must not load (cli.direct reads
+# the line; the default steps run): each was measured as part of the gap to cozempic (bench/speed_bench.py).
+NOT_FOR_A_PLAIN_COMPACT = (
+    "typer",  # and the Click it carries: ~50 ms; only --help, a usage error or an odd line need it
+    "click",
+    "rich",  # only a table, a bar or an error printed in colour need it
+    "pydantic",
+    "openai",
+    "tiktoken",  # bpe-openai's compiled counter counts
+    "multiprocessing",  # one file is not forked
+    "concurrent.futures",  # one file runs in one thread of its own (files.jobs._in_turn)
+    "compactctl.cli.app",
+    "compactctl.cli.help",
+    "compactctl.cli.plain_values",
+)
+
+
+def loaded_by(argv: list[str]) -> list[str]:
+    code = (
+        "import sys\n"
+        f"sys.argv = {['compactctl', *argv]!r}\n"
+        "from compactctl.cli.main import main\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as stop:\n"
+        "    print('EXIT', stop.code)\n"
+        "print('LOADED', sorted(sys.modules))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    exit_line, loaded_line = result.stdout.splitlines()[-2:]
+    assert exit_line == "EXIT 0", result.stderr
+    return eval(loaded_line.removeprefix("LOADED "))
+
+
+def test_a_plain_compact_of_a_claude_code_session_loads_no_typer_rich_nor_a_pool(tmp_path):
+    source = Path(__file__).parent / "formats" / "data" / "claude-code.jsonl"
+    loaded = loaded_by(["compact", str(source), "-o", str(tmp_path / "out.jsonl"), "-q"])
+    unwanted = [m for m in loaded if any(m == name or m.startswith(name + ".") for name in NOT_FOR_A_PLAIN_COMPACT)]
+    assert unwanted == []
+    assert "compactctl.formats.claude_code" in loaded  # it did read the session
+
+
+def test_a_line_click_must_read_still_loads_it(tmp_path):
+    source = Path(__file__).parent / "formats" / "data" / "claude-code.jsonl"
+    loaded = loaded_by(["compact", str(source), "--output", str(tmp_path / "out.jsonl"), "--quiet", "--jobs=1"])
+    assert "compactctl.cli.direct" in loaded and "typer" not in loaded  # --jobs=1 is plain: read directly
+    loaded = loaded_by(["compact", str(source), "-o", str(tmp_path / "out.jsonl"), "-qj", "1"])
+    assert "typer" in loaded  # a cluster of short flags goes to Click

@@ -8,8 +8,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
-import typer
-
 from compactctl import interrupts, jsonbytes
 from compactctl.cli.markup import escape
 from compactctl.cli.options import as_flags
@@ -56,7 +54,7 @@ def handle_errors(command: F) -> F:
             if kwargs.get("as_json"):
                 write_json(doc)
             ci_reports(doc, asked_by_flags(kwargs))  # the run stopped, and CI is told so the way it asked
-            raise typer.Exit(error.exit_code) from None
+            raise SystemExit(error.exit_code) from None
 
     return wrapper  # type: ignore[return-value]
 
@@ -102,7 +100,7 @@ def finish(doc: Mapping[str, Any], outcome: OutcomeOptions) -> NoReturn:
         limit = outcome.max_failed_files
         stderr.print(f"[yellow]note:[/] {tolerated} file(s) failed, within --max-failed-files {limit}")
     ci_reports(doc, outcome)
-    raise typer.Exit(doc["exit_code"])
+    raise SystemExit(doc["exit_code"])
 
 
 def ci_reports(doc: Mapping[str, Any], outcome: OutcomeOptions) -> None:
@@ -120,7 +118,7 @@ def ci_reports(doc: Mapping[str, Any], outcome: OutcomeOptions) -> None:
             write_atomic(str(junit), junit_xml(doc))
         except InputError as error:  # write_atomic names the file and what went wrong
             stderr.print(f"[bold red]error:[/] {escape(as_flags(str(error)))}")
-            raise typer.Exit(EXIT_INPUT) from None
+            raise SystemExit(EXIT_INPUT) from None
 
 
 def finish_report(

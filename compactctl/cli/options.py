@@ -26,47 +26,41 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
-import typer
-from typer.models import ArgumentInfo, OptionInfo
-
 from compactctl import lazyre
 from compactctl.cli.markup import escape
+from compactctl.cli.params import Param, argument, option, to_typer
 from compactctl.config import GATE_PANEL, IO_PANEL, all_settings, load_config, merge
 from compactctl.errors import InputError
 from compactctl.formats import writing_formats
 from compactctl.settings import SPEC_KEY, Needs, Options, SettingDecl, SettingSpec, declared, fields_of, problem
 from compactctl.strategies import STRATEGIES, StrategyOptions
 
-Inputs = Annotated[list[str], typer.Argument(help="Transcript files or folders; - reads stdin.", show_default=False)]
+Inputs = Annotated[list[str], argument(help="Transcript files or folders; - reads stdin.", show_default=False)]
 OptionalInputs = Annotated[
     list[str] | None,
-    typer.Argument(help="Transcript files or folders; - reads stdin. None with --session ID.", show_default=False),
+    argument(help="Transcript files or folders; - reads stdin. None with --session ID.", show_default=False),
 ]
 Output = Annotated[
     str | None,
-    typer.Option(
-        "-o", "--output", help="Output file, or folder for several inputs; - for stdout.", rich_help_panel=IO_PANEL
-    ),
+    option("-o", "--output", help="Output file, or folder for several inputs; - for stdout.", rich_help_panel=IO_PANEL),
 ]
 ManifestPath = Annotated[
     Path | None,
-    typer.Option(help="Write what became of every input message (JSON Lines).", rich_help_panel=IO_PANEL),
+    option(help="Write what became of every input message (JSON Lines).", rich_help_panel=IO_PANEL),
 ]
 ToFormat = Annotated[
     str | None,
-    typer.Option(
+    option(
         "--to",
         help=f"Output format (converts): {', '.join(writing_formats())}.  \\[default: the input's format]",
         metavar="FORMAT",
         rich_help_panel=IO_PANEL,
     ),
 ]
-JsonOut = Annotated[
-    bool, typer.Option("--json", help="Print the report as one JSON object.", rich_help_panel=GATE_PANEL)
-]
-Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar, no table.", rich_help_panel=GATE_PANEL)]
+JsonOut = Annotated[bool, option("--json", help="Print the report as one JSON object.", rich_help_panel=GATE_PANEL)]
+Quiet = Annotated[bool, option("--quiet", "-q", help="No progress bar, no table.", rich_help_panel=GATE_PANEL)]
 ConfigPath = Annotated[
-    Path | None, typer.Option("--config", help="Settings file (default: ./compactctl.toml or ./pyproject.toml).")
+    Path | None, option("--config", help="Settings file (default: ./compactctl.toml or ./pyproject.toml).")
 ]
 
 
@@ -149,7 +143,9 @@ def option_for(setting: SettingDecl) -> Any:
     listed = f" One of: {', '.join(spec.listed())}." if spec.listed else ""
     help_text = escape(spec.help + listed) + (f"  \\[default: {escape(shown)}]" if shown else "")
     metavar = spec.metavar or ("|".join(spec.choices) if spec.choices else placeholder(setting.kind))
-    option = typer.Option(
+    import typer
+
+    made = typer.Option(
         *setting.flags,
         help=help_text,
         min=spec.min,
@@ -157,7 +153,7 @@ def option_for(setting: SettingDecl) -> Any:
         rich_help_panel=spec.panel,
         show_default=False,
     )
-    return Annotated[value_type | None, option]
+    return Annotated[value_type | None, made]
 
 
 def takes_settings(command: Callable[..., Any], settings: Mapping[str, SettingDecl]) -> Callable[..., Any]:
@@ -190,6 +186,8 @@ def takes_settings(command: Callable[..., Any], settings: Mapping[str, SettingDe
 
 def with_placeholder(annotation: Any) -> Any:
     """A command's own option or argument with a placeholder saying what to type, and its help escaped."""
+    from typer.models import ArgumentInfo, OptionInfo
+
     if typing.get_origin(annotation) is not Annotated:
         return annotation
     hint, *extras = typing.get_args(annotation)
@@ -199,6 +197,8 @@ def with_placeholder(annotation: Any) -> Any:
     item = typing.get_args(kind)[0] if many else kind
     readable = []
     for extra in extras:
+        if isinstance(extra, Param):
+            extra = to_typer(extra)
         if isinstance(extra, (OptionInfo, ArgumentInfo)):
             extra = copy.copy(extra)
             if extra.metavar is None:

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compactctl import lazyre
+from compactctl.cli.params import NOT_PLAIN as NOT_PLAIN
+from compactctl.cli.params import plain_value as plain_value
 
 try:  # Typer's coercion layer (0.29): RuntimeParam is what a parameter's values go through
     from typer._coercion import RuntimeParam, TypeDescriptor, build_runtime_param
@@ -24,30 +25,6 @@ try:  # Typer's coercion layer (0.29): RuntimeParam is what a parameter's values
     from typer.core import _TyperParameter
 except ImportError:  # pragma: no cover - another Typer: it reads every value itself
     RuntimeParam = None  # type: ignore[assignment,misc]
-
-NOT_PLAIN = object()  # a value this module leaves to Typer
-_INT = lazyre.compile(r"-?(?:0|[1-9][0-9]{0,17})")  # what int() and pydantic read alike, well within 64 bits
-_FLOAT = lazyre.compile(r"-?(?:0|[1-9][0-9]{0,14})(?:\.[0-9]{1,15})?")
-
-
-def plain_value(annotation: Any, minimum: float | None, maximum: float | None, value: Any) -> Any:
-    """``value`` as Typer would give it for an option of this type and bounds, or NOT_PLAIN."""
-    if annotation is str:
-        return value if isinstance(value, str) else NOT_PLAIN
-    if annotation is Path:
-        return Path(value) if isinstance(value, str) else NOT_PLAIN
-    if annotation is int or annotation is float:
-        if not isinstance(value, str) or not (_INT if annotation is int else _FLOAT).fullmatch(value):
-            return NOT_PLAIN
-        number = annotation(value)
-        if (minimum is not None and number < minimum) or (maximum is not None and number > maximum):
-            return NOT_PLAIN  # Typer says what the bound is
-        return number
-    listed = getattr(annotation, "__origin__", None) is list and annotation.__args__ == (str,)
-    if listed and isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in value):
-        return list(value)
-    return NOT_PLAIN
-
 
 if RuntimeParam is not None:
 

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
-
-import typer
-from rich.table import Table
+from typing import TYPE_CHECKING, Annotated, Any
 
 from compactctl.cli.exit import compact_and_finish, handle_errors
 from compactctl.cli.options import (
@@ -22,6 +19,7 @@ from compactctl.cli.options import (
     command_settings,
     settings_for,
 )
+from compactctl.cli.params import option
 from compactctl.cli.render import console, note_left_out, stderr
 from compactctl.cli.session_options import Client, Force, Slim, Window, run_on_session, session_inputs
 from compactctl.config import (
@@ -43,6 +41,9 @@ from compactctl.strategies.prune import PruneOptions
 from compactctl.tokens import APPROX, TokenCounter, counter_for
 
 PRUNE_PANEL = "Pruning"
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 
 def takes() -> list[Takes]:
@@ -71,15 +72,13 @@ def prune(
     output: Output = None,
     explain: Annotated[
         bool,
-        typer.Option(
+        option(
             "--explain", help="List every message elided, removed or restored, and why.", rich_help_panel=PRUNE_PANEL
         ),
     ] = False,
     archive: Annotated[
         Path | None,
-        typer.Option(
-            help="Write every removed or elided original with its index (JSON Lines).", rich_help_panel=IO_PANEL
-        ),
+        option(help="Write every removed or elided original with its index (JSON Lines).", rich_help_panel=IO_PANEL),
     ] = None,
     manifest: ManifestPath = None,
     to: ToFormat = None,
@@ -153,6 +152,8 @@ def explain_table(results: list[FileCompaction]) -> Table:
     """One row per message not kept as it was: where it is, its role, what became of it and why."""
     rows = [entry for result in results for entry in result.manifest if entry["action"] != "kept"]
     where = len(results) > 1 or any(entry["transcript"] for entry in rows)
+    from rich.table import Table  # only for --explain: a quiet run loads no Rich
+
     table = Table(title=f"pruned: {len(rows)} message(s) not kept as they were", title_justify="left")
     if where:
         table.add_column("file / transcript")

@@ -13,12 +13,11 @@ import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
-import typer
-
 from compactctl.cli.exit import build_document, finish
 from compactctl.cli.markup import escape
 from compactctl.cli.options import Given
 from compactctl.cli.outcome import JSON_VERSION, report_gates
+from compactctl.cli.params import option
 from compactctl.cli.render import emit, pct, stderr, write_json
 from compactctl.config import DatabaseOptions, GateOptions, InputOptions, OutcomeOptions, WriteOptions
 from compactctl.errors import EXIT_OK, InputError
@@ -36,7 +35,7 @@ SESSION_PANEL = "Sessions (with --session and no input files)"
 
 Client = Annotated[
     str | None,
-    typer.Option(
+    option(
         "--client",
         help="The client whose session --session names: claude-code, codex or gemini.",
         rich_help_panel=SESSION_PANEL,
@@ -45,7 +44,7 @@ Client = Annotated[
 ]
 Slim = Annotated[
     bool,
-    typer.Option(
+    option(
         "--slim",
         help="Write only what the client reads to resume (the live thread), not every old record.",
         rich_help_panel=SESSION_PANEL,
@@ -53,7 +52,7 @@ Slim = Annotated[
 ]
 Undo = Annotated[
     bool,
-    typer.Option(
+    option(
         "--undo",
         help="Put back the session an earlier --in-place replaced, from its backup.",
         rich_help_panel=SESSION_PANEL,
@@ -61,13 +60,13 @@ Undo = Annotated[
 ]
 Force = Annotated[
     bool,
-    typer.Option(
+    option(
         "--force", help="Rewrite a session even though its client may be writing it now.", rich_help_panel=SESSION_PANEL
     ),
 ]
 Window = Annotated[
     int | None,
-    typer.Option(
+    option(
         "--context-window",
         min=1,
         help="The model's context window in tokens (default: the model's own).",
@@ -163,7 +162,7 @@ def undo_session(session_id: str, client: str | None, as_json: bool) -> NoReturn
             soft_wrap=True,
             highlight=False,
         )
-    raise typer.Exit(EXIT_OK)
+    raise SystemExit(EXIT_OK)
 
 
 def run_on_session(
@@ -242,5 +241,7 @@ def run_on_session(
             for note in placed.notes:
                 stderr.print(escape(note), soft_wrap=True, highlight=False)
         if done.resume is not None:
+            import typer  # only here: a run on a file never loads it (cli.direct)
+
             typer.echo(done.resume)  # the one line on stdout after the report: the command that resumes it
     finish(doc, outcome)

@@ -20,6 +20,7 @@ from compactctl.files.io import STDIO, Job, opener, read_source, sniffed, write_
 from compactctl.formats import Format, Walk, get_format, load, write_as
 from compactctl.formats.base import Transcript, converted
 from compactctl.formats.records import SkippedLine, iter_jsonl_stream, skip_list
+from compactctl.model_input import model_input
 from compactctl.reporting import (
     FileReport,
     Measure,
@@ -29,7 +30,7 @@ from compactctl.reporting import (
     measure,
     unchanged_reason,
 )
-from compactctl.strategies import StrategyOptions
+from compactctl.strategies import ClientView, StrategyOptions
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import Message
@@ -41,6 +42,8 @@ from compactctl.walked import compact_walked, walkable
 
 @dataclass(frozen=True)
 class FileCompaction:
+    """One file's compaction: its report, its manifest and, when asked, its archive."""
+
     report: FileReport
     manifest: list[dict[str, Any]]
     archive: list[dict[str, Any]] = field(default_factory=list)  # originals not kept verbatim, when asked
@@ -90,6 +93,7 @@ def compact_file(
     # The after-figures are those of the file as written, read back (model_input): what the
     # producer's client sends on resume, and what ``report IN OUT`` gives on the output.
     tally.after_from_written = not database.in_place and written_as.replace_sessions is None
+    tally.client = client_view(fmt, written_as)
     compacted = [tally.compact(t, steps, summarizer) for t in transcripts]
     tally.check_facts(fmt.name)
     if job.target is not None and database.in_place:
@@ -97,13 +101,32 @@ def compact_file(
         return tally.result(fmt.name, skipped or ())
     data = write_as(compacted, fmt, to, job.source) if tally.after_from_written or job.target else b""
     if tally.after_from_written:
-        tally.measure_written(data, to or fmt.name, compacted)
+        read_back = tally.read_written(data, to or fmt.name, compacted)
+        if to in (None, fmt.name) and tally.keep_where_larger(transcripts, compacted, read_back):
+            data = write_as(compacted, fmt, to, job.source)
+            read_back = tally.read_written(data, to or fmt.name, compacted)
+        for transcript in read_back:
+            tally.after.add(transcript)
     same = all(a.messages == b.messages for a, b in zip(compacted, transcripts, strict=True))
     if to in (None, fmt.name) and not skipped and same:  # a skipped line makes the output differ
-        tally.unchanged = "; ".join(unchanged_reason(t.messages, counter) for t in transcripts[:1])
+        reasons = [unchanged_reason(t.messages, counter) for t in transcripts[:1]]
+        tally.unchanged = _first_few(tally.kept_whole) or "; ".join(reasons)
     if job.target is not None and _writes(job, tally.unchanged, written.write_unchanged):
         write_atomic(job.target, data, [job.source])
     return tally.result(fmt.name, skipped or ())
+
+
+def client_view(read_as: Format, written_as: Format) -> ClientView:
+    """How the client that resumes the output sees a compaction: the context the input's client owns
+    (never folded), and a summary as the output's writer writes it."""
+    default = ClientView()
+    return ClientView(read_as.client_context or default.owned, written_as.written_summary or default.summary)
+
+
+def _first_few(reasons: list[str], shown: int = 3) -> str:
+    """The first reasons, and how many more: one line, however many transcripts a file holds."""
+    more = f"; and {len(reasons) - shown:,} more" if len(reasons) > shown else ""
+    return "; ".join(reasons[:shown]) + more
 
 
 def _writes(job: Job, unchanged: str | None, write_unchanged: bool) -> bool:
@@ -134,34 +157,75 @@ class _Tally:
         self.required = list(gates.require)
         self.facts = declared_facts(messages, self.required)
         self.before, self.after = MeasureSum(counter, self.facts), MeasureSum(counter, self.facts)
-        self.manifest: list[dict[str, Any]] = []
-        self.archived: list[dict[str, Any]] = []
+        # Per transcript, in order: a transcript kept whole after all has its entries replaced.
+        self.manifests: list[list[dict[str, Any]]] = []
+        self.archives: list[list[dict[str, Any]]] = []
+        self.client = ClientView()  # how the output's client sees the result (``client_view``)
+        self.kept_whole: list[str] = []  # why a compacted transcript was written as it came
         self.usage = SummarizerUsage()
         self.notes: list[str] = []
         self.after_from_written = False  # measure the output as written and read back, not in memory
         self.unchanged: str | None = None  # why no step changed anything
 
-    def measure_written(self, data: bytes, format_name: str, compacted: list[Transcript]) -> None:
-        """The after-figures of the written bytes read back as ``format_name`` (``report``'s view of the output)."""
+    def read_written(self, data: bytes, format_name: str, compacted: list[Transcript]) -> list[Transcript]:
+        """The written bytes read back as ``format_name`` (``report``'s view of the output), for the after-figures."""
         _, written = load(data, "<written>", format_name)
-        for transcript in written if len(written) == len(compacted) else compacted:
-            self.after.add(transcript)
+        return written if len(written) == len(compacted) else compacted
+
+    def keep_where_larger(
+        self, transcripts: list[Transcript], compacted: list[Transcript], written: list[Transcript]
+    ) -> bool:
+        """Put back (in ``compacted``) each transcript whose written compaction the resuming client would
+        be sent more tokens of than of the input (``model_input`` of both); True if any was.
+
+        A step judges its own saving in memory; the writer can add what the step did not count
+        (a producer's summary preamble, context its client writes again on resume). A compaction
+        is never larger for the client than what it replaces.
+        """
+        if len(written) != len(compacted):
+            return False
+        kept = False
+        for n, (before, after) in enumerate(zip(transcripts, written, strict=True)):
+            if compacted[n].messages != before.messages and self._larger(before, after):
+                compacted[n] = before
+                self._kept_as_it_came(n, before)
+                kept = True
+        return kept
+
+    def _larger(self, before: Transcript, after: Transcript) -> bool:
+        """``after`` sends the resuming client more tokens than ``before`` (noted in ``kept_whole``)."""
+        counted = self.counter.messages
+        tokens_before, tokens_after = counted(model_input(before)), counted(model_input(after))
+        if tokens_after <= tokens_before:
+            return False
+        where = f"{before.label}: " if before.label else ""
+        self.kept_whole.append(
+            f"{where}unchanged: the compaction would be larger for the client that resumes it "
+            f"({tokens_before:,} -> {tokens_after:,} tokens); kept as it came"
+        )
+        return True
+
+    def _kept_as_it_came(self, n: int, transcript: Transcript) -> None:
+        """The manifest of transcript ``n`` says every message was kept; nothing of it is archived."""
+        where = {"file": self.job.name, "transcript": transcript.label}
+        kept = compact(transcript.messages, [], counter=self.counter).manifest
+        self.manifests[n] = [{**where, **dataclasses.asdict(entry)} for entry in kept]
+        self.archives[n] = []
 
     def compact(self, transcript: Transcript, steps: Sequence[str], summarizer: Summarizer | None) -> Transcript:
-        result = compact(transcript.messages, steps, self.strategies, counter=self.counter, summarizer=summarizer)
+        result = compact(
+            transcript.messages, steps, self.strategies, counter=self.counter, summarizer=summarizer, client=self.client
+        )
         compacted = transcript.rewritten(result.messages, result.origins)
         # Transcripts, not bare messages: a Responses or Anthropic file is also held to its own API's rules.
         self.before.add(transcript)
-        # Converted output is held to the rules of the format written (thinking does not travel).
-        if not self.after_from_written:
-            written = dataclasses.replace(converted(compacted), read_as=str(self.to)) if self.converted else compacted
-            self.after.add(written)
         self.usage = self.usage + result.usage
         self.notes.extend(result.notes)
         where = {"file": self.job.name, "transcript": transcript.label}
-        self.manifest.extend({**where, **dataclasses.asdict(entry)} for entry in result.manifest)
+        self.manifests.append([{**where, **dataclasses.asdict(entry)} for entry in result.manifest])
+        self.archives.append([])
         if self.archive:
-            self.archived.extend(
+            self.archives[-1].extend(
                 {
                     **where,
                     "index": entry.index,
@@ -172,6 +236,17 @@ class _Tally:
                 for entry in result.manifest
                 if entry.action in ("elided", "removed", "summarized")
             )
+        if self.after_from_written:
+            return compacted  # measured as written, read back (``keep_where_larger``)
+        # Measured in memory (a dataset a line at a time: no preamble, nothing sent again on resume):
+        # a compaction larger than its input is not kept either.
+        changed = not self.converted and compacted.messages != transcript.messages
+        if changed and self._larger(transcript, compacted):
+            compacted = transcript
+            self._kept_as_it_came(len(self.manifests) - 1, transcript)
+        # Converted output is held to the rules of the format written (thinking does not travel).
+        written = dataclasses.replace(converted(compacted), read_as=str(self.to)) if self.converted else compacted
+        self.after.add(written)
         return compacted
 
     def check_facts(self, format_name: str, before: Measure | None = None) -> None:
@@ -183,11 +258,14 @@ class _Tally:
     def result(self, format_name: str, skipped: Iterable[SkippedLine] = ()) -> FileCompaction:
         before, after = self.before.result(), self.after.result()
         notes = dict.fromkeys(self.notes)
+        if self.unchanged is None and self.kept_whole:  # the file changed; some of its transcripts did not
+            notes[_first_few(self.kept_whole)] = None
         if self.unchanged is not None and not self.write_unchanged:
             notes[f"{self.unchanged}; no copy written (--write-unchanged writes one)"] = None
         report = file_report(self.job.name, format_name, before, after, self.required, self.usage, notes, skipped)
         report = dataclasses.replace(report, unchanged_reason=self.unchanged)
-        return FileCompaction(report, self.manifest, self.archived)
+        manifest = [entry for entries in self.manifests for entry in entries]
+        return FileCompaction(report, manifest, [entry for entries in self.archives for entry in entries])
 
 
 def _compact_lines(
@@ -259,7 +337,7 @@ def _compact_lines(
         with contextlib.suppress(_NothingChanged):
             write_atomic(job.target, fill, [job.source])
     if unchanged() and first:
-        tally.unchanged = unchanged_reason(first[0], counter)
+        tally.unchanged = tally.kept_whole[0] if tally.kept_whole else unchanged_reason(first[0], counter)
     return tally.result(fmt.name, skipped)
 
 

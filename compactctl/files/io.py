@@ -35,6 +35,8 @@ UNWRITTEN = "compact writes no copy of a file it leaves unchanged: --write-uncha
 
 @dataclass(frozen=True)
 class Job:
+    """One input file, where its output goes, and its name in reports."""
+
     source: str  # a path, or "-" for stdin
     target: str | None  # a path, "-" for stdout, or None when nothing is written
     name: str  # the path relative to the folder given, for reports and matching

@@ -4,6 +4,7 @@ One bad file does not stop the others: its error is collected as a :class:`Failu
 the summary. Forked workers inherit the work (never pickled), print through the parent, and hand
 the outputs they staged to the parent's unit (``files.io.one_unit``) to rename with the rest.
 With N processes the parent is one of them: it forks N - 1 workers and runs files itself too.
+The workers are plain forks fed through pipes (``compactctl.forks``), not a ``ProcessPoolExecutor``.
 """
 
 from __future__ import annotations
@@ -16,14 +17,16 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from io import BytesIO, TextIOWrapper
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
-if TYPE_CHECKING:  # imported when files are forked: multiprocessing costs a one-file run ~30 ms
-    from concurrent.futures import ProcessPoolExecutor
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    from compactctl.forks import Workers
+    from compactctl.progress import Progress
 
 from compactctl import interrupts
 from compactctl.errors import CompactctlError
@@ -60,18 +63,18 @@ def run_jobs(
     from compactctl.progress import progress_for, sizes
 
     parallel = parallel if parallel > 0 else cores()
-    results: dict[int, T] = {}
-    failures: dict[int, Failure] = {}
     size = sizes([job.source for job in jobs])
     workers = max(1, min(parallel, len(jobs)))
     # Standard input and output are one stream each: files that read or write them run here.
-    forked = engine == "processes" and workers > 1 and not any(STDIO in (job.source, job.target) for job in jobs)
-    # N - 1 forked workers and the parent itself, in a thread of its own (its main thread waits on
-    # them all, hands out the files and handles signals, as with threads): otherwise the parent
-    # would sit idle while the workers run, after the start-up they cannot share.
-    forked_pool = _forked_pool(jobs, work, workers - 1) if forked else None  # before the progress thread starts
-    here = ThreadPoolExecutor(1) if forked_pool is not None else None  # the parent's own slot
+    if engine == "processes" and workers > 1 and not any(STDIO in (job.source, job.target) for job in jobs):
+        # N - 1 forked workers and the parent itself, in a thread of its own (its main thread waits on
+        # them all, hands out the files and handles signals, as with threads): otherwise the parent
+        # would sit idle while the workers run, after the start-up they cannot share.
+        forked = _fork_workers(jobs, work, workers - 1)  # before the progress thread starts
+        return _run_forked_jobs(jobs, work, forked, size, progress_for(len(jobs), sum(size), not progress, sys.stderr))
     reporter = progress_for(len(jobs), sum(size), not progress, sys.stderr)
+    results: dict[int, T] = {}
+    failures: dict[int, Failure] = {}
     if engine == "ray" and not any(job.source == STDIO or job.target == STDIO for job in jobs):
         from compactctl import ray_engine
 
@@ -84,66 +87,137 @@ def run_jobs(
             reporter.finished(job.source, size[i], i in failures)
         reporter.close()
         return [done[i] for i in sorted(done)], [failures[i] for i in sorted(failures)]
-    pool: Executor = forked_pool if forked_pool is not None else ThreadPoolExecutor(workers)
-    # In processes the largest files go first, each worker keeping to files of one size (_FileOrder);
-    # results are put back in the files' order all the same.
-    order = _FileOrder(size if forked_pool else [0] * len(jobs))
-    running: dict[Future[Any], int] = {}
-    in_parent: set[Future[Any]] = set()  # the files the parent runs itself (its prints are its own)
+    if workers == 1:
+        return _in_turn(jobs, work, reporter, size)
+    # concurrent.futures imports logging (its regexes, traceback, string): 7 ms a run of one file spares
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
+    pool = ThreadPoolExecutor(workers)
+    running: dict[Future[T | Failure], int] = {}
     started = 0
 
-    def start_next(freed_by: int | None = None, by_parent: bool = False) -> None:  # at most ``workers`` in flight
+    def start_next() -> None:  # at most ``workers`` in flight, in the files' own order
         nonlocal started
-        index = order.next(freed_by, running.values())
-        reporter.started(jobs[index].source)
-        future: Future[Any]
-        if here is not None and by_parent:
-            future = here.submit(_run_here, jobs[index], work)
-            in_parent.add(future)
-        else:
-            future = pool.submit(_run_forked, index) if forked else pool.submit(attempt, jobs[index], work)
-        running[future] = index
+        reporter.started(jobs[started].source)
+        running[pool.submit(attempt, jobs[started], work)] = started
         started += 1
 
     interrupted = False
-    apart = _printed_apart() if forked else contextlib.nullcontext()
-    apart.__enter__()  # left in ``finally``, after the stop below
     try:
-        while started < min(workers, len(jobs)):
-            start_next(by_parent=started == 0)
+        while started < workers:
+            start_next()
         while running:
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in finished:  # results come back here, to the parent, as each file ends
+            for future in finished:  # results come back here, to the main thread, as each file ends
                 index = running.pop(future)
                 outcome = future.result()
-                by_parent = future in in_parent
-                in_parent.discard(future)
-                if forked:  # what the file printed, printed here whole, where the run's output goes
-                    outcome, printed, warned, handed = outcome
-                    _pass_on(printed, sys.stdout)
-                    _pass_on(warned, sys.stderr)
-                    _take_over(handed)
                 if isinstance(outcome, Failure):
                     failures[index] = outcome
                 else:
                     results[index] = outcome
                 reporter.finished(jobs[index].source, size[index], index in failures)
                 if started < len(jobs):
-                    start_next(index, by_parent)  # the worker that ran it is the one free now
+                    start_next()
     except KeyboardInterrupt:
         # Stop now: no new file is started, nothing more is renamed into place, and the
-        # threads still working are not waited for (the CLI exits without joining them);
-        # worker processes are told to stop, and each removes the temporary file it was writing.
+        # threads still working are not waited for (the CLI exits without joining them).
         interrupted = True
         interrupts.remove_temporaries()
-        if forked_pool is not None:
-            _stop_workers(forked_pool)
+        raise
+    finally:
+        pool.shutdown(wait=not interrupted, cancel_futures=interrupted)
+        reporter.close()
+    return [results[i] for i in sorted(results)], [failures[i] for i in sorted(failures)]
+
+
+def _in_turn(
+    jobs: list[Job], work: Callable[[Job], T], reporter: Progress, size: list[int]
+) -> tuple[list[T], list[Failure]]:
+    """Each file in turn in one worker thread, as a pool of one thread runs them: the main thread
+    waits on it, so Ctrl-C, SIGTERM and SIGHUP reach it at once, and a stop does not wait for the
+    file in flight (the thread is a daemon: the CLI exits without joining it)."""
+    results: list[T] = []
+    failures: list[Failure] = []
+    try:
+        for index, job in enumerate(jobs):
+            reporter.started(job.source)
+            done: list[Any] = []
+
+            def run(job: Job = job, done: list[Any] = done) -> None:
+                try:
+                    done.append((attempt(job, work), None))
+                except BaseException as error:  # handed to the main thread, as a future's result() raises it
+                    done.append((None, error))
+
+            thread = threading.Thread(target=run, daemon=True)
+            thread.start()
+            thread.join()
+            outcome, raised = done[0]
+            if raised is not None:
+                raise raised
+            if isinstance(outcome, Failure):
+                failures.append(outcome)
+            else:
+                results.append(outcome)
+            reporter.finished(job.source, size[index], isinstance(outcome, Failure))
+    except KeyboardInterrupt:
+        interrupts.remove_temporaries()  # nothing more is renamed into place; the thread is not waited for
+        raise
+    finally:
+        reporter.close()
+    return results, failures
+
+
+def _run_forked_jobs(
+    jobs: list[Job], work: Callable[[Job], T], forked: Workers, size: list[int], reporter: Progress
+) -> tuple[list[T], list[Failure]]:
+    """Every job on the parent's own file thread (slot 0) or a forked worker (slots 1 to N - 1), the
+    largest first (``_FileOrder``); what each printed is printed here whole as it ends, and results
+    are put back in the files' order."""
+    results: dict[int, T] = {}
+    failures: dict[int, Failure] = {}
+    order = _FileOrder(size)
+    running: dict[int, int] = {}  # slot -> the file it runs
+    started = 0
+
+    def start_next(slot: int, freed_by: int | None = None) -> None:
+        nonlocal started
+        index = order.next(freed_by, running.values())
+        reporter.started(jobs[index].source)
+        forked.give(slot, index)
+        running[slot] = index
+        started += 1
+
+    interrupted = False
+    apart = _printed_apart()
+    apart.__enter__()  # left in ``finally``, after the stop below
+    try:
+        for slot in range(min(forked.slots, len(jobs))):  # the parent's own slot first: the largest file
+            start_next(slot)
+        while running:
+            for slot, (outcome, printed, warned, handed) in forked.finished():
+                index = running.pop(slot)
+                _pass_on(printed, sys.stdout)  # what the file printed, printed here whole, where the run's output goes
+                _pass_on(warned, sys.stderr)
+                _take_over(handed)
+                if isinstance(outcome, Failure):
+                    failures[index] = outcome
+                else:
+                    results[index] = outcome
+                reporter.finished(jobs[index].source, size[index], index in failures)
+                if started < len(jobs):
+                    start_next(slot, index)  # the slot that ran it is the one free now
+    except KeyboardInterrupt:
+        # Stop now: no new file is started, nothing more is renamed into place, the parent's own
+        # file thread is not waited for, and the workers are told to stop: each removes the
+        # temporary file it was writing.
+        interrupted = True
+        interrupts.remove_temporaries()
+        forked.stop()
         raise
     finally:
         apart.__exit__(None, None, None)
-        pool.shutdown(wait=not interrupted, cancel_futures=interrupted)
-        if here is not None:
-            here.shutdown(wait=not interrupted, cancel_futures=interrupted)
+        forked.close(wait=not interrupted)
         reporter.close()
     return [results[i] for i in sorted(results)], [failures[i] for i in sorted(failures)]
 
@@ -176,32 +250,26 @@ class _FileOrder:
         return index
 
 
-# The job list and work the forked workers run: set before they are forked, so they inherit them
-# (the work is a closure over the run's settings, counter and summarizer: it is never pickled).
-_forked_work: tuple[list[Job], Callable[[Job], Any]] | None = None
-
-
-def _forked_pool(jobs: list[Job], work: Callable[[Job], T], workers: int) -> ProcessPoolExecutor:
+def _fork_workers(jobs: list[Job], work: Callable[[Job], T], workers: int) -> Workers:
     """``workers`` processes forked now, holding the work; only each file's result comes back.
 
     The tokenizer tables are loaded first, once (and the one a format counts in when a file
     of it is among the inputs: o200k for Codex), so that no worker parses one again.
     """
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
+    from compactctl.forks import Workers
     from compactctl.tokens import load_counters
 
-    global _forked_work
     load_counters(sorted({encoding for job in jobs if (encoding := _counted_in(job.source))}))
-    _forked_work = (jobs, work)
     # What the parent built so far (modules, tables, the run's settings) is moved out of the
     # collector's reach: a worker's collections then never touch it, so its pages stay shared
     # with the parent instead of being copied into every worker (a quarter fewer page faults).
     gc.freeze()
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_child_started)
-    pool.submit(int).result()  # a fork pool starts every worker at its first task: now, before any thread
-    return pool
+    return Workers(
+        workers,
+        forked=lambda index: _run_forked(jobs[index], work),
+        here=lambda index: _run_here(jobs[index], work),
+        started=_child_started,
+    )
 
 
 def _counted_in(source: str) -> str | None:
@@ -224,13 +292,11 @@ def _take_over(handed: list[tuple[Path, Path]]) -> None:
             os.replace(temporary, target)
 
 
-def _run_forked(index: int) -> tuple[Any, bytes, bytes, list[tuple[Path, Path]]]:
+def _run_forked(job: Job, work: Callable[[Job], Any]) -> tuple[Any, bytes, bytes, list[tuple[Path, Path]]]:
     """One file in a worker, what it prints kept, to be printed by the parent."""
-    assert _forked_work is not None
-    jobs, work = _forked_work
     out, err = _captured(), _captured()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        outcome = attempt(jobs[index], work)
+        outcome = attempt(job, work)
     # What this worker staged (a copy of the parent's unit) is handed to the parent's unit to rename.
     handed: list[tuple[Path, Path]] = []
     staged = current_unit()
@@ -316,12 +382,6 @@ def _child_started() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for name in ("SIGTERM", "SIGHUP"):
         signal.signal(getattr(signal, name), _stop_child)
-
-
-def _stop_workers(pool: ProcessPoolExecutor) -> None:
-    for process in list(getattr(pool, "_processes", {}).values()):  # the executor keeps them by pid
-        with contextlib.suppress(OSError, ValueError):
-            process.terminate()
 
 
 def attempt(job: Job, work: Callable[[Job], T]) -> T | Failure:

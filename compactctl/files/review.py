@@ -146,14 +146,17 @@ def review_written(
                 if e.get("file") == job.name and str(e.get("transcript") or "") == (transcript.label or "")
             ]
             where = f"{job.name} {transcript.label}".strip()
+            # The output as the model receives it on resume: the context Codex writes again (which a
+            # compaction kept, and the writer left to Codex) is matched as kept, as the manifest says.
+            received = model_input(after[number])
             fates = (
                 manifest_fates(transcript.messages, entries, where)
                 if entries
-                else matched_fates(transcript.messages, after[number].messages)
+                else matched_fates(transcript.messages, received)
             )
             # The calls compact reported are the file's; they are shown once, on its first transcript.
             calls = side.reported.summarizer_calls if side.reported is not None and number == 0 else 0
-            compaction = written_compaction(transcript.messages, after[number].messages, fates, SummarizerUsage(calls))
+            compaction = written_compaction(transcript.messages, received, fates, SummarizerUsage(calls))
             side_reviews.append(
                 review_side(
                     side.name,
@@ -165,7 +168,7 @@ def review_written(
                     judge,
                     # Token figures of what the model receives on resume (model_input), as compact and report count.
                     tokens_before=counter.messages(model_input(transcript)),
-                    tokens_after=counter.messages(model_input(after[number])),
+                    tokens_after=counter.messages(received),
                     fates_from="manifest" if entries else "matching",
                     output_sha256=digest,
                     redact_secrets=redact_secrets,

@@ -101,6 +101,10 @@ class Format:
     # A database of sessions: the one --session names, and --in-place replacing them in a transaction.
     selected: Callable[[list[Transcript], str | None, str], list[Transcript]] | None = None
     replace_sessions: Callable[[sqlite3.Connection, list[Transcript], str], object] | None = None
+    # Its client's own context among the messages (Codex's initial context): a summary never folds it.
+    client_context: Callable[[Message], bool] | None = None
+    # A new summary message as its writer writes it (behind its producer's summary preamble).
+    written_summary: Callable[[Message], Message] | None = None
 
     @classmethod
     def of(cls, module: ModuleType) -> Format:
@@ -112,7 +116,7 @@ class Format:
 # What a format module may declare (in capitals), and the functions it may have, for ``Format.of``.
 _DECLARED: tuple[str, ...] = ("writes", "many_per_file", "line_records", "one_per_line", "opens_on_user")
 _DECLARED += ("suffixes", "carried_parts", "counted_in", "carries_usage", "resumable", "auto_compact", "signature")
-_FUNCTIONS = ("violations", "stream", "walk", "selected", "replace_sessions")
+_FUNCTIONS = ("violations", "stream", "walk", "selected", "replace_sessions", "client_context", "written_summary")
 
 
 def _values(records: list[Record], first: int) -> list[Any]:

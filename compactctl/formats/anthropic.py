@@ -250,6 +250,8 @@ class Param:
 
 @dataclass(frozen=True)
 class AnthropicNative(Native[Param]):
+    """What an Anthropic file holds besides the messages: its records and layout."""
+
     records: tuple[Record, ...] = ()  # the file's lines (a request's messages live in its envelope)
     layout: Layout = "jsonl"
     raw: bytes | None = None  # a request's line as read

@@ -157,6 +157,8 @@ def harness_kind(record: dict[str, Any], content: Any) -> str | None:
 
 @dataclass
 class _Group:
+    """Consecutive records that make one message."""
+
     kind: str  # "assistant" or "user"
     records: list[int]
     message_id: Any = None
@@ -376,6 +378,8 @@ class Source:
 
 @dataclass(frozen=True)
 class ClaudeCodeNative(Native[Source]):
+    """What a Claude Code session holds besides the messages: its records, the active leaf."""
+
     records: tuple[Record, ...] = ()
     leaf: int | None = None  # the record new records continue from (the active leaf); None: no message
 
@@ -516,6 +520,11 @@ def compacted_records(transcript: Transcript, native: ClaudeCodeNative) -> list[
         pointer["lastPrompt"] = content_text(prompt)[:200]
     pointer.update({"leafUuid": chain.records[-1]["uuid"], "explicit": True, "sessionId": base.get("sessionId")})
     return [*chain.records, pointer]
+
+
+def written_summary(message: Message) -> Message:
+    """A new summary as the writer writes it: the user's ``isCompactSummary`` turn behind ``SUMMARY_INTRO``."""
+    return {"role": "user", "content": SUMMARY_INTRO + content_text(message)}
 
 
 def _is_new_summary(written: tuple[Message, Source | None, bool]) -> bool:

@@ -168,6 +168,17 @@ def _is_initial_message(message: Message) -> bool:
     return message.get("role") in ("user", "developer") and content_text(message).lstrip().startswith(INITIAL_CONTEXT)
 
 
+def client_context(message: Message) -> bool:
+    """Codex's own initial context: written again on resume when a compacted line left it out, and
+    needed as Codex wrote it when one kept it; a summary never folds it (``ClientView.owned``)."""
+    return _is_initial_message(message)
+
+
+def written_summary(message: Message) -> Message:
+    """A new summary as ``compacted_line`` writes it: the user's turn behind Codex's ``SUMMARY_PREFIX``."""
+    return {"role": "user", "content": f"{SUMMARY_PREFIX}\n{content_text(message)}"}
+
+
 def _summary(message: Message) -> bool:
     return content_text(message).startswith(SUMMARY_PREFIX)
 

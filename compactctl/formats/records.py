@@ -23,6 +23,8 @@ BOM = b"\xef\xbb\xbf"  # UTF-8 text saved by Windows tools may start with it; it
 
 @dataclass(frozen=True)
 class Record:
+    """One JSON record of a file and the line it starts on."""
+
     line: int  # 1-based line where the record starts
     value: Any
     raw: bytes | None = None  # the line as it was, so unchanged records are written back byte for byte

@@ -22,9 +22,18 @@ from compactctl.strategies import (
     trim_tools,
     window,
 )
-from compactctl.strategies.base import Fate, StepContext, StepResult, Strategy, options_from
+from compactctl.strategies.base import ClientView, Fate, StepContext, StepResult, Strategy, options_from
 
-__all__ = ["STRATEGIES", "Fate", "StepContext", "StepResult", "Strategy", "StrategyOptions", "options_from"]
+__all__ = [
+    "STRATEGIES",
+    "ClientView",
+    "Fate",
+    "StepContext",
+    "StepResult",
+    "Strategy",
+    "StrategyOptions",
+    "options_from",
+]
 
 # The modules are imported, not their functions, so that ``compactctl.strategies.prune`` stays the module.
 STRATEGIES: dict[str, Strategy] = {

@@ -25,18 +25,50 @@ Action = Literal["kept", "elided", "removed", "summarized", "restored"]
 
 @dataclass(frozen=True)
 class Fate:
+    """What became of one input message (kept, elided, removed, restored...) and why."""
+
     action: Action
     reason: str = ""
 
 
+def _not_owned(message: Message) -> bool:
+    return False
+
+
+def _as_is(message: Message) -> Message:
+    return message
+
+
+@dataclass(frozen=True)
+class ClientView:
+    """What the producer's client makes of a compaction when it resumes the written file, so that a
+    step's own "did it shrink" check judges by the measure ``report`` uses (``model_input`` on what
+    the writer writes), not by the messages in memory.
+
+    ``owned``: the client's own context (Codex's initial context: permissions, AGENTS.md,
+    environment), which it writes again on resume or needs as it wrote it; a summary never folds
+    it, or the saving would be counted once and the text sent again anyway. ``summary``: a new
+    summary message as the output's writer writes it (Codex's and Claude Code's put their own
+    summary preamble before the text).
+    """
+
+    owned: Callable[[Message], bool] = _not_owned
+    summary: Callable[[Message], Message] = _as_is
+
+
 @dataclass(frozen=True)
 class StepContext:
+    """What a step is given besides its messages and options: the token counter, the summarizer."""
+
     counter: TokenCounter
     summarizer: Summarizer | None = None
+    client: ClientView = ClientView()
 
 
 @dataclass(frozen=True)
 class StepResult:
+    """A step's output messages, where each came from, and what became of each input message."""
+
     messages: list[Message]
     origins: list[int | None]  # per output message: the input index it came from; None if new
     fates: dict[int, Fate] = field(default_factory=dict)  # input index -> what became of it
@@ -46,6 +78,8 @@ class StepResult:
 
 @dataclass(frozen=True)
 class Strategy:
+    """A registered strategy: its name, its function, its options dataclass, its line in --help."""
+
     name: str
     run: Callable[[list[Message], Any, StepContext], StepResult]
     options: type

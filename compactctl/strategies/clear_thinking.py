@@ -25,6 +25,8 @@ from compactctl.transcript import Message, is_observation, is_pinned, is_thinkin
 
 @dataclass(frozen=True)
 class ClearThinkingOptions(Options):
+    """clear-thinking's settings."""
+
     keep_thinking_turns: int = setting(
         1,
         help="clear-thinking: the last N assistant turns carrying thinking keep it.",

@@ -55,6 +55,8 @@ PREVIEW_CHARS = 60
 
 @dataclass(frozen=True)
 class MaskOptions(Options):
+    """mask-observations' settings."""
+
     keep_tool_uses: int = setting(
         3, help="mask-observations: the results of the last N tool uses stay.", min=0, panel=STRATEGY_PANEL
     )

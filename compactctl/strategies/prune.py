@@ -55,6 +55,8 @@ Tag = TypeVar("Tag")
 
 @dataclass(frozen=True)
 class PruneOptions(Options):
+    """prune's settings."""
+
     mode: str = setting(
         "stub",
         help="stub: a pruned tool result keeps its place as a short stub; drop: the call and its result go.",

@@ -66,6 +66,8 @@ class Note(NamedTuple):
 
 @dataclass(frozen=True)
 class KeyMemo:
+    """Each distinct call key held once, shared by the messages that make it."""
+
     keys: dict[tuple[str, ...], tuple[str, ...]]  # each distinct call key, held once
 
 

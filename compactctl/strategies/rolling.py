@@ -21,10 +21,10 @@ from compactctl.strategies.settings import (
     THRESHOLD,
 )
 from compactctl.strategies.summarizing import (
-    ALWAYS_KEPT_ROLES,
     earlier_summary,
     over_note,
     summarize_span,
+    summary_at,
     summary_message,
     unit_kept,
     units_kept,
@@ -36,6 +36,8 @@ from compactctl.usage import SummarizerUsage
 
 @dataclass(frozen=True)
 class RollingOptions(Options):
+    """rolling's settings."""
+
     threshold: int = THRESHOLD(8000)
     window: int = setting(8, help="rolling: messages kept after each fold.", min=0, panel=SUMMARY_PANEL)
     summary_max_tokens: int = SUMMARY_MAX_TOKENS(400)
@@ -52,7 +54,7 @@ def rolling(messages: list[Message], options: RollingOptions, context: StepConte
         return unchanged(messages)
     units = tool_units(messages)
     # The window is not known before the walk: a fact's latest copy stays wherever it is.
-    stays = units_kept(messages, units, [unit_kept(messages, unit) for unit in units])
+    stays = units_kept(messages, units, [unit_kept(messages, unit, context.client.owned) for unit in units])
     kept_units = {i for unit, verbatim in zip(units, stays, strict=True) if verbatim for i in unit}
     # A summary from an earlier compaction is where this one starts, not a message to keep.
     earlier = {i: found for i, message in enumerate(messages) if (found := earlier_summary(message))}
@@ -108,13 +110,23 @@ def rolling(messages: list[Message], options: RollingOptions, context: StepConte
     summary = with_latest_request(summary or "", messages, {i for i, fate in fates.items() if i not in earlier})
     out = [messages[i] for i in held]
     origins: list[int | None] = list(held)
-    at = next((n for n, i in enumerate(held) if messages[i].get("role") not in ALWAYS_KEPT_ROLES), len(held))
+    at = summary_at(messages, held, context.client.owned)
     role = options.summary_role
     if options.open_on_user and (at == len(held) or messages[held[at]].get("role") == "assistant"):
         # The held window opens on the model's turn, which the Messages API rejects: the summary,
         # which quotes the latest request, opens the conversation as the user's turn instead.
         role = "user"
-    out.insert(at, summary_message(summary or "", folded, role))
+    message = summary_message(summary or "", folded, role)
+    # Counted as the output's writer writes it, as summarize_units counts its summary: a fold that
+    # saves nothing for the client that resumes the file is not made.
+    replaced = sum(sizes[i] for i in fates)
+    size = counter.message(context.client.summary(message))
+    if size >= replaced:
+        note = f"rolling: a summary ({size:,} tokens) would not be smaller than the {replaced:,} it replaces"
+        total = sum(sizes)
+        still = (over_note("rolling", total, options.threshold),) if 0 < options.threshold < total else ()
+        return unchanged(messages, (*still, note), usage)
+    out.insert(at, message)
     origins.insert(at, None)
     # Only the context held at the end is the output: the note says if it is still over the threshold.
     return StepResult(out, origins, fates, notes, usage)

@@ -34,6 +34,8 @@ _KEY_VALUE = lazyre.compile(r"^\s*[\w.-]+\s*[:=]\s*\S", re.M)
 
 @dataclass(frozen=True)
 class SelectiveOptions(Options):
+    """selective's settings."""
+
     threshold: int = THRESHOLD(10000)
     keep_recent: int = KEEP_RECENT(6)
     summary_max_tokens: int = SUMMARY_MAX_TOKENS(200)

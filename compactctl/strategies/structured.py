@@ -41,6 +41,8 @@ from compactctl.transcript import Message, tool_units
 
 @dataclass(frozen=True)
 class StructuredOptions(Options):
+    """structured's settings."""
+
     threshold: int = THRESHOLD(0)
     keep_turns: int = setting(
         2, help="structured: last turns kept (a user message and what follows).", min=0, panel=SUMMARY_PANEL

@@ -73,12 +73,23 @@ def earlier_summary(message: Message) -> tuple[str, int] | None:
     return None
 
 
-def unit_kept(messages: list[Message], unit: range) -> bool:
-    """A unit is never summarized when it holds a system or pinned message."""
+def unit_kept(messages: list[Message], unit: range, owned: Callable[[Message], bool] = lambda message: False) -> bool:
+    """A unit is never summarized when it holds a system or pinned message, or one of the client's
+    own context (``ClientView.owned``: Codex writes its initial context again on resume)."""
     return any(
         (messages[i].get("role") in ALWAYS_KEPT_ROLES and earlier_summary(messages[i]) is None)
         or is_pinned(messages[i])
+        or owned(messages[i])
         for i in unit
+    )
+
+
+def summary_at(messages: list[Message], kept: list[int], owned: Callable[[Message], bool]) -> int:
+    """Where among the ``kept`` messages the summary goes: after the leading system messages and the
+    client's own context, where the client puts that context back on resume."""
+    return next(
+        (n for n, i in enumerate(kept) if messages[i].get("role") not in ALWAYS_KEPT_ROLES and not owned(messages[i])),
+        len(kept),
     )
 
 
@@ -307,7 +318,10 @@ def summarize_units(
         messages,
         units,
         [
-            unit.start >= tail_start or unit_kept(messages, unit) or keep_in_place(messages, unit) or in_place in unit
+            unit.start >= tail_start
+            or unit_kept(messages, unit, context.client.owned)
+            or keep_in_place(messages, unit)
+            or in_place in unit
             for unit in units
         ],
     )
@@ -335,12 +349,14 @@ def summarize_units(
         text = redacted_text(text)
     summary = summary_message(text, count, role)
     replaced = sum(context.counter.message(messages[i]) for i in summarized)
-    size = context.counter.message(summary)
+    # Counted as the output's writer writes it (Codex and Claude Code put their summary preamble
+    # first): what the resuming client sends, as ``report`` counts the written file.
+    size = context.counter.message(context.client.summary(summary))
     if size >= replaced:
         # A summary no smaller than what it replaces saves nothing: keep the messages.
         note = f"{strategy}: a summary ({size:,} tokens) would not be smaller than the {replaced:,} it replaces"
         return unchanged(messages, (note,), spoken.usage), 0
-    at = next((n for n, i in enumerate(kept) if messages[i].get("role") not in ALWAYS_KEPT_ROLES), len(kept))
+    at = summary_at(messages, kept, context.client.owned)
     out = [messages[i] for i in kept]
     origins: list[int | None] = list(kept)
     out.insert(at, summary)

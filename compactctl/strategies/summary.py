@@ -25,6 +25,8 @@ from compactctl.transcript import Message
 
 @dataclass(frozen=True)
 class SummaryOptions(Options):
+    """summary's settings."""
+
     threshold: int = THRESHOLD(10000)
     keep_recent: int = KEEP_RECENT(6)
     summary_max_tokens: int = SUMMARY_MAX_TOKENS(500)

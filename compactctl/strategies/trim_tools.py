@@ -14,6 +14,8 @@ from compactctl.transcript import Message, content_text, is_observation, is_prot
 
 @dataclass(frozen=True)
 class TrimOptions(Options):
+    """trim-tools' settings."""
+
     tool_max_tokens: int = TOOL_MAX_TOKENS(1000)
     head_lines: int = HEAD_LINES(20)
     tail_lines: int = TAIL_LINES(20)

@@ -20,6 +20,8 @@ ALWAYS_KEPT_ROLES = frozenset({"system", "developer"})
 
 @dataclass(frozen=True)
 class WindowOptions(Options):
+    """window's settings."""
+
     keep_recent: int = KEEP_RECENT(6)
     require: tuple[str, ...] = ()  # the run's --require facts: one copy of each stays
     # Set by the caller for a format whose API wants the user's turn first (Anthropic Messages):

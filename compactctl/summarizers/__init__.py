@@ -19,6 +19,8 @@ SECTIONS = ("Goal", "Progress", "Current state", "Facts", "Decisions", "Next ste
 
 @dataclass(frozen=True)
 class SummaryRequest:
+    """One span (or one chunk of it) to summarize, and how."""
+
     messages: list[Message]  # the span to summarize, in order (one chunk of it, when it is cut)
     strategy: str  # which prompt: "summary", "rolling", "selective", "structured"
     max_tokens: int
@@ -33,6 +35,8 @@ class SummaryRequest:
 
 @dataclass(frozen=True)
 class Summary:
+    """A summarizer's text, what it cost, and whether it was cut off."""
+
     text: str
     usage: SummarizerUsage = field(default_factory=SummarizerUsage)
     truncated: bool = False  # cut off by the token limit

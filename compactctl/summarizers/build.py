@@ -25,6 +25,8 @@ class Build(Protocol):
 
 @dataclass(frozen=True)
 class Registered:
+    """A summarizer by name: the module that builds it, its line in --help."""
+
     name: str
     module: str  # imported on first use; it defines ``build``
     summary: str  # one line for --help

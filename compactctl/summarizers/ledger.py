@@ -78,6 +78,24 @@ _ERROR_LINE = lazyre.compile(
     r".*?(?:Permission denied|No such file or directory|command not found|Segmentation fault)|"
     r".*?\b\d+ (?:failed|errors?)\b|[\w ./-]{0,60}\b(?:failed|error|denied|refused)\b:)"
 )
+# A word of every branch of _ERROR_LINE (it ignores no case), and E with two spaces after it for
+# ``E\s{2,}\S``: a text holding none of them has no error line, so its lines are not each stripped
+# and matched, which is most tool output.
+_ERROR_WORDS: tuple[str, ...] = (
+    "Traceback",
+    "Error",
+    "Exception",
+    "Failure",
+    "FAIL",
+    "ERROR",
+    "error",
+    "fatal:",
+    "panic:",
+    "npm ERR!",
+)
+_ERROR_WORDS += ("✗", "×", "✕", "Permission denied", "No such file or directory", "command not found")
+_ERROR_WORDS += ("Segmentation fault", "failed", "denied", "refused")
+_E_SPACED = lazyre.compile(r"E\s{2}")
 _SOURCE_LINE = lazyre.compile(
     r"^\s*(?:raise|except|class|def|import|from|return|throw|catch|if|elif|#|//|\*|\d+[:|-])\b"
 )
@@ -158,6 +176,8 @@ _PROGRESS_BAR = lazyre.compile(r"\[\s*\d{1,3}%\]")  # pytest's "[ 37%]": a posit
 
 @dataclass(frozen=True)
 class Fact:
+    """One fact found in the messages (an id, a path, an error line...), and where last seen."""
+
     kind: str  # one of FACT_KINDS
     text: str  # as written
     at: int = 0  # the index of the message it was last seen in: recent beats old
@@ -264,6 +284,8 @@ def _printed(text: str) -> str:
 
 def error_lines(text: str) -> Iterator[str]:
     """Lines of tool output that report an error, as printed."""
+    if not any(word in text for word in _ERROR_WORDS) and _E_SPACED.search(text) is None:
+        return
     for line in text.splitlines():
         stripped = line.strip()
         if 4 <= len(stripped) <= 300 and _ERROR_LINE.match(stripped) and not _SOURCE_LINE.match(stripped):

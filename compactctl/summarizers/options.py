@@ -26,6 +26,8 @@ def _summarizers() -> list[str]:
 
 @dataclass(frozen=True)
 class SummarizerOptions(Options):
+    """Who writes the summaries and how it is reached: the summarizer's settings."""
+
     summarizer: str = setting(
         "extractive",
         help="Who writes the summaries.",

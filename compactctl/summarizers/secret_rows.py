@@ -60,6 +60,8 @@ _SECRET_WORD_STARTS = (
 
 @dataclass(frozen=True)
 class Row:
+    """One kind of secret: its pattern, what replaces it, and when it is tried at all."""
+
     kind: str
     pattern: re.Pattern[str]
     replacement: str
@@ -142,6 +144,11 @@ def _labelled(
     row = _row(kind, f"({label}){_VALUE_GUARD}{value}", r"\1" + _M, flags, keys)
     return dataclasses.replace(row, starts=starts, after=after, gate=lazyre.compile(gate, flags) if gate else None)
 
+
+# What each URL row needs right after the scheme (a user part and ':', or a long token, then an '@'):
+# a text with URLs but none such (most) is not scanned at every word for a scheme.
+_URL_WITH_PASSWORD = r"://[^\s:/@\"'<>\[\]]*:\S*@"
+_URL_WITH_TOKEN = r"://[^\s:/@\"'<>]{16,}@"
 
 PATTERNS: tuple[Row, ...] = (
     # 3 first: a key block is replaced whole before a token row could cut it in two.
@@ -229,7 +236,7 @@ PATTERNS: tuple[Row, ...] = (
     _row("pypi-token", r"\bpypi-Ag[A-Za-z0-9_-]{50,}", keys=("pypi-Ag",)),
     _row("huggingface-token", r"\b(?:hf_[A-Za-z]{30,}|api_org_[A-Za-z]{30,})", keys=("hf_", "api_org_")),
     _row("sendgrid-key", r"\bSG\.[A-Za-z0-9_-]{20,24}\.[A-Za-z0-9_-]{40,46}", keys=("SG.",)),
-    _row("mailchimp-key", r"\b[0-9a-f]{32}-us\d{1,2}\b", keys=("-us",)),
+    _row("mailchimp-key", r"\b[0-9a-f]{32}-us\d{1,2}\b", keys=("-us",), gate=r"-us\d"),  # not each hex run tried
     _row("mailgun-key", r"\b(?:pub)?key-[0-9a-f]{32}\b", keys=("key-",)),
     _row("shopify-token", r"\bshp(?:at|ca|pa|ss)_[A-Fa-f0-9]{32}\b", keys=("shp",)),
     _row("digitalocean-token", r"\bdo[opr]_v1_[a-f0-9]{64}\b", keys=("_v1_",)),
@@ -318,6 +325,7 @@ PATTERNS: tuple[Row, ...] = (
         r"\b[a-z][a-z0-9+.-]*://[^\s:/@\"'<>\[\]]*:",
         r"(?!\d+[/@])[^\s\"'<>]+(?=@[^\s@/\"'<>]*(?:[/?#\s\"'<>]|$))",
         keys=("://",),
+        gate=_URL_WITH_PASSWORD,
     ),
     # A token alone before the host (https://TOKEN@host): long, with letters and digits, unlike a user name.
     _labelled(
@@ -325,6 +333,7 @@ PATTERNS: tuple[Row, ...] = (
         r"\b[a-z][a-z0-9+.-]*://",
         r"(?=[^\s:/@\"'<>]*\d)(?=[^\s:/@\"'<>]*[A-Za-z])[^\s:/@\"'<>]{16,}(?=@)",
         keys=("://",),
+        gate=_URL_WITH_TOKEN,
     ),
     # A connection string's Password=...; / PWD=...; runs to the ';' (a password may hold '&').
     _labelled(

@@ -60,6 +60,21 @@ _TEST_RESULT = lazyre.compile(
     r"|errors=\d|Test Files\s|All tests passed|^Ran \d+ tests?",
     re.M,
 )
+# A word of every branch of _TEST_RESULT (it ignores no case): a text holding none of them has no
+# test-result line, so it is not split and searched line by line, which most tool output is not.
+_TEST_RESULT_WORDS: tuple[str, ...] = (
+    "passed",
+    "failed",
+    "failing",
+    "passing",
+    "skipped",
+    "FAIL",
+    "OK",
+    "Test",
+    "failures=",
+    "errors=",
+)
+_TEST_RESULT_WORDS += ("Ran ",)
 
 
 _EXIT_CODE = lazyre.compile(r"(?:Process exited with code|Exit code:?|exit code|exited with)\s*(-?\d+)", re.I)
@@ -184,7 +199,7 @@ def _outcome(result: Message | None) -> str:
 def _outcome_of(text: str) -> str:
     code = _EXIT_CODE.search(text)
     errors = error_lines_of(text)
-    tests = [line.strip() for line in text.splitlines() if _TEST_RESULT.search(line)]
+    tests = _test_lines(text)
     status = f"exit {code.group(1)}" if code else ""
     detail = tests[-1] if tests else (errors[-1] if errors else "")
     if not detail and not status:
@@ -251,7 +266,14 @@ def artifacts(messages: list[Message]) -> tuple[list[Artifact], list[Artifact], 
 
 def _last_test_line(text: str) -> tuple[str, ...]:
     """The last line of a tool output that reports a test result (none or one)."""
-    return tuple([line.strip() for line in text.splitlines() if _TEST_RESULT.search(line)][-1:])
+    return tuple(_test_lines(text)[-1:])
+
+
+def _test_lines(text: str) -> list[str]:
+    """The lines of a tool output that report a test result, stripped."""
+    if not any(word in text for word in _TEST_RESULT_WORDS):
+        return []
+    return [line.strip() for line in text.splitlines() if _TEST_RESULT.search(line)]
 
 
 def _said(text: str) -> tuple[tuple[str, str], ...]:

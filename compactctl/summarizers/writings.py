@@ -221,7 +221,8 @@ def is_result_line(line: str) -> bool:
 
 
 def _long_enough(sentence: str) -> bool:
-    return len(sentence.split()) >= 3 or len(_CJK.findall(sentence)) >= 4
+    # An ASCII sentence holds no CJK character: the pattern (a slow compile: its ranges are wide) is not needed.
+    return len(sentence.split()) >= 3 or (not sentence.isascii() and len(_CJK.findall(sentence)) >= 4)
 
 
 def constraints(messages: list[Message]) -> list[str]:

@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 
 from compactctl.cli import main
 from compactctl.cli.main import SUMMARIES, app
+from compactctl.cli.params import Param, to_typer
 from compactctl.errors import EXIT_INPUT, EXIT_OK
 from compactctl.settings import Options, fields_of
 from compactctl.strategies import STRATEGIES
@@ -47,6 +48,8 @@ def own_flags(command: str) -> set[str]:
     flags = {"--help"}
     for parameter in inspect.signature(getattr(module, command), eval_str=True).parameters.values():
         for meta in getattr(parameter.annotation, "__metadata__", ()):
+            if isinstance(meta, Param):  # declared without Typer (cli.params): the Typer object it stands for
+                meta = to_typer(meta)
             if isinstance(meta, typer.models.ArgumentInfo):
                 continue
             names = [meta.default, *(meta.param_decls or ())]

@@ -353,3 +353,47 @@ def test_a_summary_no_smaller_than_what_it_replaces_is_not_used(agent_messages):
     assert result.messages == agent_messages
     assert any("would not be smaller" in note for note in result.notes)
     assert result.usage.calls == 1  # the summarizer ran; its result was not used
+
+
+def _owned(message: dict) -> bool:
+    return str(message.get("content")).startswith("<environment_context>")
+
+
+@pytest.mark.parametrize("name", ["summary", "selective", "structured", "rolling"])
+def test_a_summary_never_folds_the_client_s_own_context_and_follows_it(name, scripted):
+    from compactctl.strategies import ClientView
+
+    messages = long_chat(6)
+    messages.insert(1, {"role": "user", "content": "<environment_context>\n  <cwd>/srv</cwd>\n</environment_context>"})
+    original = unchanged(messages)
+    scripted.enqueue("the gist")
+    strategy = STRATEGIES[name]
+    settings = {"threshold": 0, "keep_recent": 2, "window": 2, "keep_turns": 1}
+    context = StepContext(COUNTER, scripted, ClientView(owned=_owned))
+    result = strategy.run(messages, options_from(strategy.options, settings), context)
+    assert messages == original
+    assert 1 not in result.fates  # kept in place, not folded into the summary
+    assert result.messages[:2] == messages[:2]  # the system prompt, then the client's context
+    assert result.origins[2] is None and "the gist" in result.messages[2]["content"]  # then the summary
+
+
+@pytest.mark.parametrize("name", ["summary", "rolling"])
+def test_a_summary_is_judged_as_the_output_s_writer_writes_it(name, scripted):
+    from compactctl.strategies import ClientView
+
+    messages = long_chat(2, words=10)
+    scripted.enqueue("the gist")
+    settings = {"threshold": 0, "keep_recent": 2, "window": 2}
+    strategy = STRATEGIES[name]
+    in_memory = strategy.run(messages, options_from(strategy.options, settings), StepContext(COUNTER, scripted))
+    assert any(origin is None for origin in in_memory.origins)  # smaller in memory: made
+    scripted.enqueue("the gist")
+    preamble = "Another language model started to solve this problem. " * 20
+
+    def written(summary: dict) -> dict:
+        return {"role": "user", "content": preamble + summary["content"]}
+
+    context = StepContext(COUNTER, scripted, ClientView(summary=written))
+    as_written = strategy.run(messages, options_from(strategy.options, settings), context)
+    assert as_written.messages == messages  # as the writer writes it, it saves nothing: not made
+    assert any("would not be smaller" in note for note in as_written.notes)

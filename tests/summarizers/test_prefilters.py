@@ -1,0 +1,83 @@
+"""The cheap tests run before a slow pattern say "nothing here" only where the pattern finds nothing."""
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from compactctl.summarizers import ledger, sections, writings
+
+# Pieces that make and break test-result lines, joined with every separator splitlines() knows.
+PIECES = [
+    *("3 passed", "1 failed", "FAILED", "FAIL", "OK", "OKAY", "Tests: 4", "Tests:\n4", "failures=2", "errors=1"),
+    *("Test Files ", "All tests passed", "Ran 2 tests", "xRan 2 tests", "bOK", "word", " ", "-", "_", "é", "7"),
+]
+SEPARATORS = ["\n", "\r\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029", ""]
+
+
+def by_lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if sections._TEST_RESULT.search(line)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(PIECES), st.sampled_from(SEPARATORS)), max_size=8))
+def test_test_lines_are_those_found_line_by_line(parts):
+    text = "".join(piece + separator for piece, separator in parts)
+    assert sections._test_lines(text) == by_lines(text)
+
+
+def test_a_test_line_after_any_line_separator_is_found():
+    for separator in SEPARATORS[:-1]:
+        for line in ("FAIL tests/x.py", "OK", "Ran 3 tests in 0.1s"):
+            assert sections._test_lines(f"build{separator}{line}") == [line], repr(separator)
+
+
+@given(st.text(alphabet=st.sampled_from("ab cd。好的はい네é漢字"), max_size=12))
+def test_a_sentence_is_long_enough_as_before(sentence):
+    before = len(sentence.split()) >= 3 or len(writings._CJK.findall(sentence)) >= 4
+    assert writings._long_enough(sentence) == before
+
+
+ERROR_PIECES = [
+    *("Traceback (most recent call last)", "ValueError: x", "mod.KeyError", "Exception", "AssertionFailure:"),
+    *("E   assert 1", "E\t\tx", "FAILED", "FAIL x", "ERROR", "Error here", "error[E0425]: y", "error: z", "fatal: no"),
+    *(
+        "panic: at",
+        "npm ERR! code",
+        "✗ bad",
+        "× bad",
+        "✕ bad",
+        "cat: x: Permission denied",
+        "No such file or directory",
+    ),
+    *("sh: foo: command not found", "Segmentation fault", "3 failed", "2 errors", "build failed:", "access denied:"),
+    *("connection refused:", "raise Error", "def error(x):", "fine", "word", "E", " ", "  ", ":", "é"),
+]
+
+
+def errors_by_lines(text: str) -> list[str]:
+    lines = (line.strip() for line in text.splitlines())
+    return [s for s in lines if 4 <= len(s) <= 300 and ledger._ERROR_LINE.match(s) and not ledger._SOURCE_LINE.match(s)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(ERROR_PIECES), st.sampled_from(SEPARATORS)), max_size=6))
+def test_error_lines_are_those_found_line_by_line(parts):
+    text = "".join(piece + separator for piece, separator in parts)
+    assert list(ledger.error_lines(text)) == errors_by_lines(text)
+
+
+def test_every_kind_of_error_line_is_still_found():
+    for piece in ERROR_PIECES[:-7]:  # the last seven are no error
+        found = list(ledger.error_lines(f"ok\n{piece}\n"))
+        assert found == errors_by_lines(f"ok\n{piece}\n"), piece
+        assert found or ledger._SOURCE_LINE.match(piece), piece
+
+
+def test_a_url_secret_beside_urls_without_one_is_still_redacted():
+    from compactctl.summarizers.redact import redact
+
+    plain = "see https://cdn.jsdelivr.net/npm/icons@1.11 and http://example.com:8080/x "
+    for secret, kind in (("https://admin:hunter2hunter2@db.example.com/x", "url-password"),
+                         ("https://ghx9Zk2LmQ7rT4vB1nW8@host.example.com", "url-token")):  # fmt: skip
+        text, count = redact(plain + secret)
+        assert count == 1 and f"[REDACTED:{kind}]" in text and "example.com" in text, text
+    assert redact(plain) == (plain, 0)
