@@ -399,7 +399,14 @@ def test_the_client_resumes_a_compactctl_compaction_of_its_own_compacted_session
     before = producer.resume(client, producer_compacted, data)
     compacted = run_compactctl(producer_compacted.path, tmp_path / "out.jsonl", CASES[case])
     resumed = producer.resume(client, producer_compacted, compacted.data)
-    check_resumed(producer, data, compacted, resumed, before, case in SUMMARIZING)
+    # Codex's own compaction leaves its initial context (which it writes again on resume, so no
+    # summary may fold it) and a few messages: compact and prune then have nothing to fold, say
+    # why, and the file they were asked to write anyway is the input's bytes.
+    unchanged = compacted.report["status"] == "unchanged"
+    if unchanged:
+        assert compacted.data == data
+        assert compacted.report["reason"], compacted.report
+    check_resumed(producer, data, compacted, resumed, before, case in SUMMARIZING and not unchanged)
 
 
 @over(CUT_MID_TURN, "compact", "prune-stub")
