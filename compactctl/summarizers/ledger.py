@@ -25,8 +25,10 @@ import re
 import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from compactctl import lazyre
+from compactctl.message_memo import by_message
 from compactctl.summarizers.memo import MEMO_ENTRIES, Memo, message_key, remembered
 from compactctl.summarizers.writings import (
     FENCE,
@@ -341,20 +343,38 @@ def facts(messages: list[Message]) -> list[Fact]:
     message yields does not depend on where it stands (only on whether it is tool output), so
     it is found once and remembered (``_message_facts``).
     """
-    seen: dict[str, Fact] = {}
+    # text -> [kind, at, touched], made Facts at the end: a fact seen again is updated in place
+    # (the dict keeps where it was first seen), not a new frozen Fact at every sighting.
+    seen: dict[str, list[Any]] = {}
+    previous: Message | None = None
     for at, message in enumerate(messages):
         if is_demonstration(message):
+            previous = message
             continue
-        output = message.get("role") == "tool" or answers_as_tool_output(message, messages[at - 1] if at else None)
-        key = message_key(message)
-        found = _FACTS_MEMO.found(None if key is None else (key, output), _message_facts, message, output)
-        for kind, text, touched in found:
+        output = message.get("role") == "tool" or answers_as_tool_output(message, previous)
+        previous = message
+        for kind, text, touched in by_message(_facts_as_output if output else _facts_as_said, message):
             old = seen.get(text)
             if old is None:
-                seen[text] = Fact(kind, text, at, touched)
+                seen[text] = [kind, at, touched]
             else:
-                seen[text] = Fact(old.kind if not touched else kind, text, at, old.touched or touched)
-    return list(seen.values())
+                if touched:
+                    old[0] = kind
+                old[1] = at
+                old[2] = old[2] or touched
+    return [Fact(kind, text, at, touched) for text, (kind, at, touched) in seen.items()]
+
+
+def _facts_as_output(message: Message) -> tuple[tuple[str, str, bool], ...]:
+    """``_message_facts`` of a message read as tool output, remembered by the message's digest."""
+    key = message_key(message)
+    return _FACTS_MEMO.found(None if key is None else (key, True), _message_facts, message, True)  # type: ignore[no-any-return]
+
+
+def _facts_as_said(message: Message) -> tuple[tuple[str, str, bool], ...]:
+    """``_message_facts`` of a message read as what was said, remembered by the message's digest."""
+    key = message_key(message)
+    return _FACTS_MEMO.found(None if key is None else (key, False), _message_facts, message, False)  # type: ignore[no-any-return]
 
 
 def _message_facts(message: Message, output: bool) -> tuple[tuple[str, str, bool], ...]:

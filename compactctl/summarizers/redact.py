@@ -37,7 +37,12 @@ __all__ = [
 # between two characters that are not spaces is tried joined: when a row then matches across it, both
 # sides of the break are replaced (the break is kept, after the marker).
 _BREAK = lazyre.compile(r"(?<=[^\s\\])(?:\r?\n|\\r\\n|\\n)(?=[^\s\\])")
-_TRAILING_TOKEN = lazyre.compile(r"[^\s\"'`]*\Z")
+# The token a text ends on, matched on the text reversed: searched for forwards, a pattern ending
+# in \Z is tried from every position of the three lines before each break.
+_TOKEN_REVERSED = lazyre.compile(r"[^\s\"'`]*")
+# Every break starts on one of these: the search for the next break starts at the next of them,
+# so the line between two breaks is crossed at a character class's speed, not a lookbehind's.
+_BREAK_START = lazyre.compile(r"[\r\n\\]")
 _LEADING_TOKEN = lazyre.compile(r"(?:[^\s\\]|\\[\"'])*")
 # A line that opens on a label (STRIPE_SECRET=..., key: ...) starts an entry of its own: joined to the
 # line before, a token there would run on into the label and swallow it.
@@ -53,13 +58,20 @@ _LABEL_HINTS = (*ASSIGNMENT_KEYS, "bearer", "basic", "machine", "login", "sig", 
 
 def _context_start(text: str, end: int) -> int:
     """Where a joined candidate starts: three lines back at most (a .netrc entry), _JOIN_CONTEXT at most."""
+    floor = end - _JOIN_CONTEXT
+    # Line ends are looked for in the _JOIN_CONTEXT characters before ``end`` only (searched back to
+    # the text's start, a text without the two-character break was scanned whole at every break):
+    # a line start found before ``floor``, or none found there, gives ``floor`` either way.
+    low = max(0, floor - 2)
     start = end
     for _ in range(3):
-        previous = max(text.rfind("\n", 0, start - 1) + 1, text.rfind("\\n", 0, start - 1) + 2, 0)
+        previous = max(text.rfind("\n", low, start - 1) + 1, text.rfind("\\n", low, start - 1) + 2, 0)
+        if previous < floor:
+            return floor
         start = previous
         if start == 0:
             break
-    return max(start, end - _JOIN_CONTEXT)
+    return max(start, floor)
 
 
 def _line_end(text: str, start: int) -> int:
@@ -75,14 +87,14 @@ def _redact_joins(text: str) -> tuple[str, int]:
     total = 0
     position = 0
     while True:
-        found = _BREAK.search(text, position)
+        start = _BREAK_START.search(text, position)
+        found = None if start is None else _BREAK.search(text, start.start())
         if found is None:
             return text, total
         left_start = _context_start(text, found.start())
         left = text[left_start : found.start()]
         lead = _LEADING_TOKEN.match(text, found.end(), found.end() + _JOIN_CONTEXT)
-        tail = _TRAILING_TOKEN.search(left)
-        tail_length = len(tail.group()) if tail else 0
+        tail_length = _TOKEN_REVERSED.match(left[::-1]).end()  # type: ignore[union-attr]  # * matches empty
         position = found.end()
         if (len(lead.group()) if lead else 0) + tail_length < _JOIN_MIN or _NEXT_LABEL.match(text, found.end()):
             continue

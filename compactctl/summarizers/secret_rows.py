@@ -79,12 +79,13 @@ class Row:
     # the search fast where the row's own pattern is not).
     gate: re.Pattern[str] | None = None
 
-    def sub(self, text: str) -> tuple[str, int]:
+    def sub(self, text: str, lowered: str | None = None) -> tuple[str, int]:
+        """The row over ``text``; ``lowered``, when given, is ``text.lower()`` (rows share it)."""
         if self.gate is not None and self.gate.search(text) is None:
             return text, 0
         if not self.starts:
             return self.pattern.subn(self.replacement, text)
-        lowered = text.lower()
+        lowered = text.lower() if lowered is None else lowered
         if len(lowered) != len(text):  # a character whose lower case is longer: positions would drift
             return self.pattern.subn(self.replacement, text)
         positions = {0} if self.after else set()
@@ -485,12 +486,19 @@ def redact_rows(text: str, rows: Sequence[Row] = PATTERNS) -> tuple[str, int]:
     total = 0
     done = -1
     todo = table.to_run(folded, exact)
+    # The lower-cased text, for the rows that look for where a match starts: lowered once, again
+    # only after a row replaced something (None: not lowered yet, or out of date).
+    current: str | None = lowered if table.folded_keys else None
     while todo:
         index = todo.pop(0)
-        text, count = rows[index].sub(text)
+        row = rows[index]
+        if row.starts and current is None:
+            current = text.lower()
+        text, count = row.sub(text, current)
         total += count
         done = index
         if count:
+            current = None
             exact = [key for key in table.exact_keys if key in text]
             todo = [later for later in table.to_run(folded, exact) if later > done]
     return text, total

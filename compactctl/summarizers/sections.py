@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from compactctl import lazyre
+from compactctl.message_memo import by_message
 from compactctl.summarizers import SECTIONS
 from compactctl.summarizers.ledger import Fact, command_of, error_lines_of, facts, output_text, paths_of, read_arguments
 from compactctl.summarizers.memo import remembered
@@ -207,6 +208,33 @@ def _outcome_of(text: str) -> str:
     return clip("; ".join(part for part in (status, detail) if part), 160)
 
 
+@dataclass(frozen=True)
+class _Acts:
+    """What one message adds to ``artifacts``, worked out once per message in a replay (``by_message``)."""
+
+    tests: tuple[str, ...]  # its last test-result line, for a tool output
+    # per tool call: its id, "Ran `command`: " (None: no command), its tool's name, (path, verb) it touched
+    calls: tuple[tuple[str, str | None, str, tuple[tuple[str, str], ...]], ...]
+    action: str | None  # "Ran `action`: " for an assistant's SWE-agent action
+
+
+def _acts(message: Message) -> _Acts:
+    tests = remembered(_last_test_line, output_text(message)) if message.get("role") == "tool" else ()
+    calls = []
+    for call in tool_calls_of(message):
+        name = _tool_name(call)
+        arguments = read_arguments(function_of(call).get("arguments"))
+        command = command_of(arguments)
+        ran = f"Ran `{clip(command.splitlines()[0], 200)}`: " if command else None
+        touched = tuple((path, _verb(name, how, arguments)) for path, how in paths_of(arguments))
+        calls.append((str(call.get("id")), ran, name, touched))
+    action = message.get("action")
+    ran_action = None
+    if isinstance(action, str) and action.strip() and message.get("role") == "assistant":
+        ran_action = f"Ran `{clip(action.strip().splitlines()[0], 200)}`: "
+    return _Acts(tests, tuple(calls), ran_action)
+
+
 def artifacts(messages: list[Message]) -> tuple[list[Artifact], list[Artifact], list[str]]:
     """Files (edited or created first, then read) and commands with outcomes; the latest test result lines."""
     results = _results(messages)
@@ -214,26 +242,19 @@ def artifacts(messages: list[Message]) -> tuple[list[Artifact], list[Artifact], 
     commands: list[Artifact] = []
     tests: list[str] = []
     for at, message in enumerate(messages):
-        if message.get("role") == "tool":
-            tests += remembered(_last_test_line, output_text(message))
-        for call in tool_calls_of(message):
-            name = _tool_name(call)
-            arguments = read_arguments(function_of(call).get("arguments"))
-            command = command_of(arguments)
-            if command:
-                result = results.get(str(call.get("id")))
-                commands.append(Artifact(at, f"Ran `{clip(command.splitlines()[0], 200)}`: {_outcome(result)}"))
-            for path, how in paths_of(arguments):
-                verb = _verb(name, how, arguments)
+        acts = by_message(_acts, message)
+        tests += acts.tests
+        for call_id, ran, name, touched in acts.calls:
+            if ran is not None:
+                commands.append(Artifact(at, ran + _outcome(results.get(call_id))))
+            for path, verb in touched:
                 _, verbs, tools = files.get(path, (at, set(), Counter()))
                 verbs.add(verb)
                 tools[name] += 1
                 files[path] = (at, verbs, tools)
-        action = message.get("action")
-        if isinstance(action, str) and action.strip() and message.get("role") == "assistant":
+        if acts.action is not None:
             reply = messages[at + 1] if at + 1 < len(messages) else None
-            first = action.strip().splitlines()[0]
-            commands.append(Artifact(at, f"Ran `{clip(first, 200)}`: {_outcome(reply)}"))
+            commands.append(Artifact(at, acts.action + _outcome(reply)))
     changed: list[Artifact] = []
     read: list[Artifact] = []
     for path, (at, verbs, tools) in files.items():
@@ -349,7 +370,7 @@ def extract(messages: list[Message]) -> Sections:
     if tests:
         found.add("Progress", f"Latest test result: {clip(tests[-1], 200)}")
     assistant = [(at, m) for at, m in enumerate(plain) if m.get("role") == "assistant"]
-    tools: Counter[str] = Counter(_tool_name(call) or "?" for _, m in assistant for call in tool_calls_of(m))
+    tools: Counter[str] = Counter(name or "?" for _, m in assistant for _, _, name, _ in by_message(_acts, m).calls)
     for _, message in assistant[::-1]:
         for section, item in remembered(_said, content_text(message)):
             found.add(section, item)
@@ -392,11 +413,15 @@ def _current_state(
         found.add("Current state", "Last file changed: " + max(changed, key=lambda a: a.at).text)
     if commands:
         found.add("Current state", "Last command: " + commands[-1].text.removeprefix("Ran "))
-    errors = [line for m in plain if m.get("role") == "tool" for line in error_lines_of(output_text(m))]
-    if errors:
-        found.add("Current state", "Last error: " + clip(errors[-1], 200))
-    said = [content_text(m).strip() for _, m in assistant if content_text(m).strip()]
-    if said:
-        last = " ".join(list(sentences(said[-1]))[:2])
+    # Only the last error line and the agent's last words are quoted: looked for from the end.
+    error = next(
+        (lines[-1] for m in reversed(plain) if m.get("role") == "tool" and (lines := error_lines_of(output_text(m)))),
+        None,
+    )
+    if error is not None:
+        found.add("Current state", "Last error: " + clip(error, 200))
+    said = next((text for _, m in reversed(assistant) if (text := content_text(m).strip())), None)
+    if said is not None:
+        last = " ".join(list(sentences(said))[:2])
         if last:
             found.add("Current state", "The agent last said: " + clip(last))

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator
 
 from compactctl import lazyre
+from compactctl.message_memo import by_message
 from compactctl.summarizers.memo import remembered
 from compactctl.transcript import Message, annotations_of, content_text
 
@@ -163,18 +164,33 @@ def writings(messages: list[Message]) -> list[tuple[int, str]]:
     """``(index, text)`` of every user message a person wrote, harness blocks cut out."""
     found: list[tuple[int, str]] = []
     for index, message in enumerate(messages):
-        if message.get("role") != "user" or is_demonstration(message):
+        written = by_message(_written, message) if message.get("role") == "user" else None
+        if written is None:
             continue
-        previous = messages[index - 1] if index else None
-        raw = content_text(message)
-        if answers_as_tool_output(message, previous):
+        observed, text = written
+        # ``answers_as_tool_output``: what reads as tool output is, right after the agent's turn.
+        if observed and index and messages[index - 1].get("role") in ("assistant", "tool"):
             continue
-        if is_harness(message) and "<command-args>" not in raw:
-            continue
-        text = strip_harness(raw)
         if text:
             found.append((index, text))
     return found
+
+
+def _written(message: Message) -> tuple[bool, str] | None:
+    """What ``writings`` needs of one user message (None: not one a person wrote), worked out once
+    per message in a replay: whether it reads as tool output, and its text, harness blocks cut out
+    ("" for a harness block)."""
+    if message.get("role") != "user" or is_demonstration(message):
+        return None
+    raw = content_text(message)
+    observed = (
+        message.get("message_type") == "observation"
+        or annotations_of(message).get("kind") == "observation"
+        or any(mark in raw for mark in _OBSERVATION_MARKS)
+    )
+    if is_harness(message) and "<command-args>" not in raw:
+        return observed, ""
+    return observed, strip_harness(raw)
 
 
 def people(messages: list[Message]) -> list[Message]:
