@@ -22,6 +22,9 @@ the 49 of the Claude Code files with usage (the two format files and the five re
 fixtures of tests/recorded excepted) when calibration came to count a response whose usage is the stream's start
 by its blocks, Claude's stripped thinking to leave at a new prompt, and Claude Code 1.0.x's unlogged changed-file
 reminders to be rebuilt (only calibration, estimate, gap, notes and settings figures differ: checked against 09af6a7);
+the 5 ``rolling`` cases (bastion's claude-session and four swe-agent trajectories) when rolling came to count its
+summary as the writer writes it and keep its input where a fold saves nothing (f7d761c: only the rolling row's
+settings figures differ, e.g. rock.traj's compactions 4 -> 5, checked against f7d761c~1);
 ``bench/replay_golden.py check`` shows the first differing key.
 The generated memory-benchmark file is checked by the script only (a minute of strategies).
 """
