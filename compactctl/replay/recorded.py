@@ -22,12 +22,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from compactctl.calibration import (
-    Calibration,
-    calibrate,
-    message_costs,
-    segment_key,
-)
+from compactctl.calibration import Calibration, calibrate, message_costs, segment_key
 from compactctl.calibration.features import dropped_thinking
 from compactctl.recorded import ApiUsage, RecordedContext, RecordedSession
 from compactctl.recorded import producer as producer_named  # ``producer`` is the name below

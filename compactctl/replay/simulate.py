@@ -358,8 +358,7 @@ class ScenarioRun:
             # The previous response, its reasoning too while the turn lasts, was cached with its input.
             shared += context.prefix[previous_length + 1] - context.prefix[previous_length] + self.turn_reasoning
         elif call is not None and not call.output_cached and not first_call and previous is context:
-            # Anthropic caches the input up to its last breakpoint: the turn's thinking sent with the
-            # previous call is read back, the previous response's own is written with it.
+            # Anthropic caches to its last breakpoint: the turn's thinking the previous call sent is read back.
             shared += min(self.reasoning_sent, self.turn_reasoning)
         if call is not None and call.cache_hit is not None and not first_call:
             shared = round(shared * call.cache_hit)

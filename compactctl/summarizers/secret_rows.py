@@ -75,8 +75,7 @@ class Row:
     # for in the lower-cased text (or just after it, with ``after``, and at the text's start).
     starts: tuple[str, ...] = ()
     after: bool = False
-    # A quick pattern a text must hold for the row to be tried at all (its literal start makes
-    # the search fast where the row's own pattern is not).
+    # A quick pattern a text must hold for the row to be tried at all (fast where the row's is not).
     gate: re.Pattern[str] | None = None
 
     def sub(self, text: str, lowered: str | None = None) -> tuple[str, int]:
@@ -145,10 +144,8 @@ def _labelled(
     return dataclasses.replace(row, starts=starts, after=after, gate=lazyre.compile(gate, flags) if gate else None)
 
 
-# What each URL row needs right after the scheme (a user part and ':', or a long token, then an '@'):
-# a text with URLs but none such (most) is not scanned at every word for a scheme.
-_URL_WITH_PASSWORD = r"://[^\s:/@\"'<>\[\]]*:\S*@"
-_URL_WITH_TOKEN = r"://[^\s:/@\"'<>]{16,}@"
+# What each URL row needs after the scheme (a user part and ':', or a long token, then '@'): most URLs don't.
+_URL_WITH_PASSWORD, _URL_WITH_TOKEN = r"://[^\s:/@\"'<>\[\]]*:\S*@", r"://[^\s:/@\"'<>]{16,}@"
 
 PATTERNS: tuple[Row, ...] = (
     # 3 first: a key block is replaced whole before a token row could cut it in two.
@@ -486,8 +483,7 @@ def redact_rows(text: str, rows: Sequence[Row] = PATTERNS) -> tuple[str, int]:
     total = 0
     done = -1
     todo = table.to_run(folded, exact)
-    # The lower-cased text, for the rows that look for where a match starts: lowered once, again
-    # only after a row replaced something (None: not lowered yet, or out of date).
+    # The lower-cased text for the rows that look for where a match starts; None: not lowered, or out of date.
     current: str | None = lowered if table.folded_keys else None
     while todo:
         index = todo.pop(0)
