@@ -9,10 +9,10 @@ changes at resumes and compactions).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from compactctl import lazyre
 from compactctl.recorded import RecordedCall, RecordedContext
 from compactctl.tokens import DEFAULT_ENCODING, REPLY_PRIMING_TOKENS, TokenCounter
 from compactctl.transcript import Message
@@ -70,7 +70,7 @@ PRIOR_CLAUDE_RATIO_CL100K = 1.2
 # sent (Anthropic's extended-thinking docs; Opus 4.5 and later keep it). Measured on yoavf's Sonnet 4.5
 # session: the input falls by 1,041 tokens at the second prompt, and the first turn's thinking blocks
 # hold 3.9k characters (about 1.0k tokens).
-_STRIPS_THINKING = re.compile(
+_STRIPS_THINKING = lazyre.compile(
     r"claude-(?:3-7-sonnet|sonnet-4-5|haiku-4-5|opus-4-1|(?:sonnet|opus)-4(?:-0)?(?:-\d{8})?$|(?:sonnet|opus)-4-\d{8})"
 )
 

@@ -22,9 +22,10 @@ Only 1.x files with no ``attachment`` record: later versions log their attachmen
 from __future__ import annotations
 
 import difflib
-import re
 from dataclasses import dataclass
 from typing import Any
+
+from compactctl import lazyre
 
 CONTEXT_LINES = 8  # cli.js: structuredPatch(..., {context: 8})
 # Claude Code's Read refuses a file over its token limit; its changed-file check then sends nothing.
@@ -36,11 +37,11 @@ NOTE = (
     "result of running `cat -n` on a snippet of the edited file:\n"
 )
 # Commands that rewrite files in place: the likeliest cause of a change seen after them.
-_REWRITES = re.compile(
+_REWRITES = lazyre.compile(
     r"prettier[^|;&]*(--write|-w\b)|\brun (format|fmt|lint:fix|fix)\b|--fix\b|\bblack\b|ruff format|gofmt|rustfmt"
     r"|clang-format|sed -i|perl -pi"
 )
-_GIT = re.compile(r"\bgit (checkout|stash|reset --hard|pull|merge|rebase)\b|\bgit restore (?!--staged)")
+_GIT = lazyre.compile(r"\bgit (checkout|stash|reset --hard|pull|merge|rebase)\b|\bgit restore (?!--staged)")
 
 
 @dataclass
