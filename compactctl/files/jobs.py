@@ -110,12 +110,8 @@ def run_jobs(
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in finished:  # results come back here, to the main thread, as each file ends
                 index = running.pop(future)
-                outcome = future.result()
-                if isinstance(outcome, Failure):
-                    failures[index] = outcome
-                else:
-                    results[index] = outcome
-                reporter.finished(jobs[index].source, size[index], index in failures)
+                lost = _file_done(index, future.result(), results, failures)
+                reporter.finished(jobs[index].source, size[index], lost)
                 if started < len(jobs):
                     start_next()
     except KeyboardInterrupt:
@@ -168,6 +164,15 @@ def _in_turn(
     return results, failures
 
 
+def _file_done(index: int, outcome: T | Failure, results: dict[int, T], failures: dict[int, Failure]) -> bool:
+    """File ``index``'s outcome put with the results or the failures; True if it failed."""
+    if isinstance(outcome, Failure):
+        failures[index] = outcome
+        return True
+    results[index] = outcome
+    return False
+
+
 def _run_forked_jobs(
     jobs: list[Job], work: Callable[[Job], T], forked: Workers, size: list[int], reporter: Progress
 ) -> tuple[list[T], list[Failure]]:
@@ -200,11 +205,7 @@ def _run_forked_jobs(
                 _pass_on(printed, sys.stdout)  # what the file printed, printed here whole, where the run's output goes
                 _pass_on(warned, sys.stderr)
                 _take_over(handed)
-                if isinstance(outcome, Failure):
-                    failures[index] = outcome
-                else:
-                    results[index] = outcome
-                reporter.finished(jobs[index].source, size[index], index in failures)
+                reporter.finished(jobs[index].source, size[index], _file_done(index, outcome, results, failures))
                 if started < len(jobs):
                     start_next(slot, index)  # the slot that ran it is the one free now
     except KeyboardInterrupt:

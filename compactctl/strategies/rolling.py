@@ -22,6 +22,7 @@ from compactctl.strategies.settings import (
 )
 from compactctl.strategies.summarizing import (
     earlier_summary,
+    not_smaller,
     over_note,
     summarize_span,
     summary_at,
@@ -117,12 +118,8 @@ def rolling(messages: list[Message], options: RollingOptions, context: StepConte
         # which quotes the latest request, opens the conversation as the user's turn instead.
         role = "user"
     message = summary_message(summary or "", folded, role)
-    # Counted as the output's writer writes it, as summarize_units counts its summary: a fold that
-    # saves nothing for the client that resumes the file is not made.
-    replaced = sum(sizes[i] for i in fates)
-    size = counter.message(context.client.summary(message))
-    if size >= replaced:
-        note = f"rolling: a summary ({size:,} tokens) would not be smaller than the {replaced:,} it replaces"
+    # A fold that saves nothing for the client that resumes the file is not made.
+    if note := not_smaller("rolling", message, sum(sizes[i] for i in fates), context):
         total = sum(sizes)
         still = (over_note("rolling", total, options.threshold),) if 0 < options.threshold < total else ()
         return unchanged(messages, (*still, note), usage)

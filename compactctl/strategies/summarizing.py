@@ -73,7 +73,7 @@ def earlier_summary(message: Message) -> tuple[str, int] | None:
     return None
 
 
-def unit_kept(messages: list[Message], unit: range, owned: Callable[[Message], bool] = lambda message: False) -> bool:
+def unit_kept(messages: list[Message], unit: range, owned: Callable[[Message], bool]) -> bool:
     """A unit is never summarized when it holds a system or pinned message, or one of the client's
     own context (``ClientView.owned``: Codex writes its initial context again on resume)."""
     return any(
@@ -91,6 +91,18 @@ def summary_at(messages: list[Message], kept: list[int], owned: Callable[[Messag
         (n for n, i in enumerate(kept) if messages[i].get("role") not in ALWAYS_KEPT_ROLES and not owned(messages[i])),
         len(kept),
     )
+
+
+def not_smaller(strategy: str, summary: Message, replaced: int, context: StepContext) -> str | None:
+    """Why ``summary`` saves nothing over the ``replaced`` tokens it would fold, or None if it does.
+
+    Counted as the output's writer writes it (Codex and Claude Code put their summary preamble
+    first): what the resuming client is sent, as ``report`` counts the written file.
+    """
+    size = context.counter.message(context.client.summary(summary))
+    if size < replaced:
+        return None
+    return f"{strategy}: a summary ({size:,} tokens) would not be smaller than the {replaced:,} it replaces"
 
 
 def summary_budget(span_tokens: int, max_tokens: int, ratio: float, quoted: int = 0) -> int:
@@ -349,12 +361,7 @@ def summarize_units(
         text = redacted_text(text)
     summary = summary_message(text, count, role)
     replaced = sum(context.counter.message(messages[i]) for i in summarized)
-    # Counted as the output's writer writes it (Codex and Claude Code put their summary preamble
-    # first): what the resuming client sends, as ``report`` counts the written file.
-    size = context.counter.message(context.client.summary(summary))
-    if size >= replaced:
-        # A summary no smaller than what it replaces saves nothing: keep the messages.
-        note = f"{strategy}: a summary ({size:,} tokens) would not be smaller than the {replaced:,} it replaces"
+    if note := not_smaller(strategy, summary, replaced, context):  # it saves nothing: keep the messages
         return unchanged(messages, (note,), spoken.usage), 0
     at = summary_at(messages, kept, context.client.owned)
     out = [messages[i] for i in kept]
