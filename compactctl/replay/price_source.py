@@ -68,16 +68,27 @@ def _snapshot() -> Any:
 
 
 def _find(model: str, provider: str | None) -> tuple[Any, Any] | None:
+    from compactctl.tokens import claude_model, served_by
+
     snapshot = _snapshot()
-    for hint in (provider, None) if provider else (None,):
+    # A Bedrock or Vertex spelling is that cloud's listing first (its own prices: Bedrock's regional
+    # endpoints cost more than its global ones), then, failing it, Anthropic's list price of the model.
+    served, own = served_by(model), claude_model(model)
+    tries = [(model, hint) for hint in dict.fromkeys((served, provider, None))]
+    tries += [(own, "anthropic")] if served is not None and own is not None else []
+    for name, hint in tries:
         try:
-            return snapshot.find_provider_model(model, None, hint, None)  # type: ignore[no-any-return]
+            return snapshot.find_provider_model(name, None, hint, None)  # type: ignore[no-any-return]
         except LookupError:
             continue
     return None
 
 
 def _min_cached(provider: str, model: str) -> int:
+    from compactctl.tokens import claude_model
+
+    own = claude_model(model)
+    provider, model = ("anthropic", own) if own is not None else (provider, model)  # Claude on Bedrock, Vertex
     for who, prefix, minimum in CACHE_RULES:
         if who == provider and model.startswith(prefix):
             return minimum
