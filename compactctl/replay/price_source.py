@@ -38,6 +38,14 @@ CACHE_RULES: tuple[tuple[str, str, int], ...] = (
     ("anthropic", "claude-3-haiku", 2048),
     ("anthropic", "", 1024),
     ("openai", "", 1024),
+    # Gemini's implicit cache (2.5 and later; ai.google.dev/gemini-api/docs/caching, the table updated
+    # 2026-10-13: 2.5 Flash and Pro 2,048, 3.1 Pro and the Flash models from 3.5 4,096; 3 Flash
+    # preview 1,024, 3 Pro preview 4,096 in its earlier table; Flash-Lite unlisted, the API refuses
+    # under 2,048). Older Gemini models cache nothing implicitly: no rule, as before.
+    ("google", "gemini-2.5", 2048),
+    ("google", "gemini-3-flash", 1024),
+    ("google", "gemini-3", 4096),
+    ("google", "gemini-4", 4096),
 )
 CACHE_TTL_SECONDS = 300.0  # both providers' default: a prefix unused for 5 minutes is gone
 

@@ -400,7 +400,7 @@ def replay_recorded(
             f"{session.copied_calls} calls were copied from session {', '.join(session.copied_from)} (a fork): "
             "billed there, so in no row here; the rows simulate the whole thread and count the fork's own calls"
         )
-    notes += list(calibration.warnings)
+    notes += [*session.not_in_bill, *calibration.warnings]
     last = [c for context in session.contexts for c in context.compactions[-1:]]
     return RecordedReplay(
         rows,
