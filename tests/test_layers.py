@@ -34,6 +34,7 @@ LAYERS: list[tuple[str, set[str]]] = [
             "interrupts",
             "userdirs",
             "lazyre",
+            "pattern_cache",
             "message_memo",
         },
     ),
