@@ -35,6 +35,8 @@ LAYERS: list[tuple[str, set[str]]] = [
             "userdirs",
             "lazyre",
             "pattern_cache",
+            "build_cache",
+            "dataclass_code",
             "message_memo",
         },
     ),
