@@ -12,7 +12,8 @@ wall time x workers). With ``--jobs 2`` the parent runs files too, beside one fo
 what it does before the fork (start-up, planning, the tokenizer tables) no worker can share
 (Amdahl), and the worker starts after it. The best ``--jobs 2`` can do on an idle machine is
 then the largest of: the parent's CPU; before the fork + the worker's; before the fork + the
-rest of both / 2, printed as the bound. The machine's load average is printed too: on shared
+rest of both / 2, printed as the bound, and the CPU by phase beside it (before the fork: the
+start-up with the file list, then the tables and the forking). The machine's load average is printed too: on shared
 cores a worker gets what the other processes leave. The checkout is byte-compiled first, as
 an installed package is. Both runs' outputs are checked byte for byte. With ``--baseline`` another
 checkout (a worktree of the previous main) is run in the same loop, A B A' B', and compared.
@@ -36,21 +37,23 @@ SHARED = ROOT.parent / "shared" / "transcripts"
 
 # Runs the CLI and prints, on its last stderr line, the CPU seconds of the process itself and of
 # its children (the forked workers), as the kernel counted them, and the process's own once its
-# workers were forked (0 when none were).
+# workers were forked and when it began to fork them (after start-up and the file list; 0 when
+# none were).
 RUN = """
 import atexit, resource, sys
 def cpu(who):
     used = resource.getrusage(who)
     return used.ru_utime + used.ru_stime
-at_fork = [0.0]
+at_fork = [0.0, 0.0]
 def said():
     own, workers = cpu(resource.RUSAGE_SELF), cpu(resource.RUSAGE_CHILDREN)
-    sys.stderr.write(f"\\nCPU {own:.4f} {workers:.4f} {at_fork[0]:.4f}\\n")
+    sys.stderr.write(f"\\nCPU {own:.4f} {workers:.4f} {at_fork[0]:.4f} {at_fork[1]:.4f}\\n")
 atexit.register(said)
 from compactctl.files import jobs
 hook = "_fork_workers" if hasattr(jobs, "_fork_workers") else "_forked_pool"  # a baseline before it: its pool
 forked_pool = getattr(jobs, hook)
 def timed_pool(*args, **options):
+    at_fork[1] = cpu(resource.RUSAGE_SELF)
     pool = forked_pool(*args, **options)
     at_fork[0] = cpu(resource.RUSAGE_SELF)
     return pool
@@ -73,23 +76,25 @@ def real_folder(folder: Path, copies: int) -> int:
     return len(sessions)
 
 
-Row = tuple[float, float, float, float]
+Row = tuple[float, float, float, float, float]
 
 
 def run(folder: Path, out: Path, jobs: int, strategy: str | None, root: Path = ROOT) -> Row:
-    """(wall, parent CPU, workers' CPU, parent CPU at the fork) of one whole ``compact`` process
-    of the checkout at ``root``."""
+    """(wall, parent CPU, workers' CPU, parent CPU at the fork, parent CPU when it began to fork)
+    of one whole ``compact`` process of the checkout at ``root``."""
     shutil.rmtree(out, ignore_errors=True)
     command = [sys.executable, "-c", RUN, "compact", str(folder), "-o", str(out), "-q"]
     command += ["-s", strategy] if strategy else []
     env = {**os.environ, "PYTHONPATH": str(root)}  # that checkout's compactctl, in the workers too
     started = time.perf_counter()
-    done = subprocess.run([*command, "--jobs", str(jobs)], capture_output=True, check=False, env=env)
+    # Run in ``root``: ``python -c`` puts the working folder first on the path, before PYTHONPATH
+    # (from another checkout's folder, a baseline would have run that checkout's compactctl).
+    done = subprocess.run([*command, "--jobs", str(jobs)], capture_output=True, check=False, env=env, cwd=root)
     wall = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"--jobs {jobs} failed ({done.returncode}): {done.stderr.decode()[-2000:]}")
-    _, own, workers, at_fork = done.stderr.decode().strip().splitlines()[-1].split()
-    return wall, float(own), float(workers), float(at_fork)
+    _, own, workers, at_fork, forking = done.stderr.decode().strip().splitlines()[-1].split()
+    return wall, float(own), float(workers), float(at_fork), float(forking)
 
 
 def same_tree(a: Path, b: Path) -> bool:
@@ -103,19 +108,23 @@ def show(label: str, rows: dict[int, list[Row]]) -> None:
     print(f"{label:<10}{'wall s':>8}{'parent cpu':>12}{'workers cpu':>13}{'total cpu':>11}{'utilisation':>13}")
     medians = {}
     for jobs, measured in rows.items():
-        wall, own, workers, at_fork = (statistics.median(m[i] for m in measured) for i in range(4))
-        medians[jobs] = (wall, own, workers, at_fork)
+        wall, own, workers, at_fork, forking = (statistics.median(m[i] for m in measured) for i in range(5))
+        medians[jobs] = (wall, own, workers, at_fork, forking)
         # With --jobs 1 the files run in the process itself: its CPU is all of it.
         used = workers / (wall * (jobs - 1)) if jobs > 1 else own / wall
         print(f"--jobs {jobs:<3}{wall:>8.2f}{own:>12.2f}{workers:>13.2f}{own + workers:>11.2f}{used:>12.0%}")
     ratio = statistics.median(a[0] / b[0] for a, b in zip(rows[1], rows[2], strict=True))
-    (_, own_1, _, _), (_, own_2, workers_2, fork_2) = medians[1], medians[2]
+    (_, own_1, _, _, _), (_, own_2, workers_2, fork_2, forking_2) = medians[1], medians[2]
     best = max(own_2, fork_2 + workers_2, fork_2 + (own_2 - fork_2 + workers_2) / 2)
     print(f"--jobs 2 against --jobs 1: wall x{ratio:.2f} faster (run by run, median)")
     print(
         f"CPU-time bound on an idle machine: --jobs 1 {own_1:.2f} s, --jobs 2 at best max(parent {own_2:.2f}, "
         f"before the fork {fork_2:.2f} + worker {workers_2:.2f}, "
         f"{fork_2:.2f} + rest {own_2 - fork_2 + workers_2:.2f} / 2) = {best:.2f} s: x{own_1 / best:.2f}"
+    )
+    print(
+        f"--jobs 2 CPU by phase: parent before the fork {fork_2:.2f} (start-up and the file list {forking_2:.2f}, "
+        f"tables and forking {fork_2 - forking_2:.2f}), parent after it {own_2 - fork_2:.2f}, worker {workers_2:.2f}"
     )
 
 

@@ -1,10 +1,12 @@
-"""Forked workers beside the parent's own thread, fed one task at a time through pipes.
+"""Forked workers beside the parent's own thread, fed task numbers through pipes.
 
 A ``ProcessPoolExecutor`` did this before: its imports (multiprocessing, its queues) and its
 two threads cost the parent about 40 ms of CPU before the fork and beside its own files, where
 this exchange costs a few: each worker reads a task's number from one pipe and writes back its
 pickled answer, length first, on another; the parent's main thread waits on every answer pipe
-and on its own file thread with one selector, so it stays free for signals.
+and on its own file thread with one selector, so it stays free for signals. A slot may be given
+its next task before it ends the one it runs (each runs them in the order given): it then
+starts it at once, without waiting for the parent's main thread to be told and to answer.
 
 The work itself is never sent: the workers are forked holding it (a closure over the run's
 settings, counter and summarizer), before any thread of this process starts (a fork copies
@@ -22,6 +24,7 @@ import struct
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import Any, NoReturn
 
@@ -54,8 +57,8 @@ class Workers:
         # wakes the main thread for whichever slot ends first.
         self.here_done, self.here_said = os.pipe()
         self.selector.register(self.here_done, selectors.EVENT_READ, 0)
-        self.here_answer: Any = None
-        self.here_todo: list[int] = []
+        self.here_answers: deque[Any] = deque()  # one per byte said, in the order of the tasks
+        self.here_todo: deque[int] = deque()
         self.here_given = threading.Condition()
         self.here = threading.Thread(target=self._serve_here, args=(here,), name="compactctl-files", daemon=True)
         self.here.start()
@@ -84,6 +87,7 @@ class Workers:
         self.answers.append(answers)
 
     def give(self, slot: int, task: int) -> None:
+        """Task ``task`` to slot ``slot``, run after those it was given before."""
         if slot == 0:
             with self.here_given:
                 self.here_todo.append(task)
@@ -102,7 +106,7 @@ class Workers:
             slot = key.data
             if slot == 0:
                 os.read(self.here_done, 1)
-                answer, self.here_answer = self.here_answer, None
+                answer = self.here_answers.popleft()
                 if isinstance(answer, BaseException):
                     raise answer
                 done.append((0, answer))
@@ -115,17 +119,20 @@ class Workers:
             with self.here_given:
                 while not self.here_todo:
                     self.here_given.wait()
-                task = self.here_todo.pop(0)
+                task = self.here_todo.popleft()
             if task == LEAVE:
                 return
             try:
-                self.here_answer = here(task)
+                answer = here(task)
             except BaseException as error:  # handed to the main thread, as a future's result() raises it
-                self.here_answer = error
+                answer = error
+            self.here_answers.append(answer)
             os.write(self.here_said, b".")
 
     def stop(self) -> None:
-        """SIGTERM to every worker (each leaves on it at once: ``started`` says how)."""
+        """SIGTERM to every worker (each leaves on it at once: ``started`` says how, and the tasks
+        it was given ahead are never started); the parent's thread starts none of its own either."""
+        self._leave_here()
         for pid in self.pids:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGTERM)
@@ -133,8 +140,9 @@ class Workers:
     def close(self, wait: bool = True) -> None:
         """Tell the workers and the thread to leave, and wait for the workers to end; after a stop
         (``wait`` false) for half a second at most, and the thread, maybe still running, keeps
-        its pipe."""
-        self.give(0, LEAVE)
+        its pipe. The parent's thread starts no task it was given ahead; a worker runs those it
+        was given before it leaves (``stop`` first, for it not to)."""
+        self._leave_here()
         for tasks in self.tasks:
             with contextlib.suppress(OSError):
                 os.write(tasks, _TASK.pack(LEAVE))
@@ -150,6 +158,12 @@ class Workers:
             with contextlib.suppress(ChildProcessError):
                 while not os.waitpid(pid, 0 if wait else os.WNOHANG)[0] and time.monotonic() < deadline:
                     time.sleep(0.01)
+
+    def _leave_here(self) -> None:
+        with self.here_given:
+            self.here_todo.clear()  # what it was given ahead is dropped: it leaves after its task
+            self.here_todo.append(LEAVE)
+            self.here_given.notify()
 
 
 def _answer_of(answers: int, pid: int) -> Any:

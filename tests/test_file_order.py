@@ -43,3 +43,86 @@ def test_without_sizes_the_files_keep_their_order():
     running = [order.next(None, []), order.next(None, [0])]
     assert running == [0, 1]
     assert [order.next(0, [1]), order.next(2, [1])] == [2, 3]
+
+
+def _sized_jobs(folder, sizes):
+    from compactctl.files.io import Job
+
+    jobs = []
+    for i, size in enumerate(sizes):
+        path = folder / f"f{i:02d}.jsonl"
+        path.write_bytes(b"x" * size)
+        jobs.append(Job(str(path), None, path.name))
+    return jobs
+
+
+class _Recorded:
+    """A progress reporter that keeps what it was told, in order."""
+
+    def __init__(self) -> None:
+        self.said: list[tuple[str, str]] = []
+
+    def started(self, name: str) -> None:
+        self.said.append(("started", name))
+
+    def finished(self, name: str, size: int, failed: bool) -> None:
+        self.said.append(("finished", name))
+
+    def close(self) -> None:
+        pass
+
+
+def test_files_are_given_ahead_while_many_are_left_and_the_results_keep_the_files_order(tmp_path, monkeypatch):
+    import os
+
+    from compactctl import forks
+    from compactctl.files.jobs import run_jobs
+
+    # Copies of one size (10 s, 5 s, 3 s...), as a folder of sessions and their backups is.
+    jobs = _sized_jobs(tmp_path, [100 + 10 * (i % 7) for i in range(21)])
+    outstanding: dict[int, int] = {}
+    most: dict[int, int] = {}  # files left to give -> the most one slot held at once
+    real = forks.Workers
+
+    class Watched(real):  # type: ignore[misc, valid-type]
+        def give(self, slot: int, task: int) -> None:
+            outstanding[slot] = outstanding.get(slot, 0) + 1
+            left = len(jobs) - sum(seen.values())
+            most[left] = max(most.get(left, 0), outstanding[slot])
+            seen[task] = 1
+            super().give(slot, task)
+
+        def finished(self) -> list[tuple[int, object]]:
+            done = super().finished()
+            for slot, _ in done:
+                outstanding[slot] -= 1
+            return done
+
+    seen: dict[int, int] = {}
+    monkeypatch.setattr(forks, "Workers", Watched)
+    results, failures = run_jobs(jobs, lambda job: (job.name, os.getpid()), parallel=2, engine="processes")
+    assert [name for name, _ in results] == [job.name for job in jobs] and failures == []
+    assert len({pid for _, pid in results}) == 2
+    assert max(most.values()) == 2  # a slot was given its next file before it ended the one it ran
+    assert all(held == 1 for left, held in most.items() if left <= 2)  # the last ones one at a time
+
+
+def test_a_file_given_ahead_is_said_started_when_it_starts(tmp_path, monkeypatch):
+    from compactctl import progress
+    from compactctl.files.jobs import run_jobs
+
+    jobs = _sized_jobs(tmp_path, [50 + i for i in range(12)])
+    recorded = _Recorded()
+    monkeypatch.setattr(progress, "progress_for", lambda *args: recorded)
+    run_jobs(jobs, lambda job: job.name, parallel=2, engine="processes", progress=True)
+    running: set[str] = set()
+    for what, name in recorded.said:
+        if what == "started":
+            assert name not in running
+            running.add(name)
+            assert len(running) <= 2  # two processes: at most two files at once, though four are given
+        else:
+            running.remove(name)
+    assert running == set() and sorted(name for what, name in recorded.said if what == "started") == sorted(
+        job.source for job in jobs
+    )

@@ -104,3 +104,28 @@ def test_jobs_default_to_one_process_per_core(monkeypatch):
     jobs = [Job(f"f{i}", None, f"f{i}") for i in range(5)]
     assert batch.run_jobs(jobs, lambda job: job.name, parallel=0, engine="processes") == ([j.name for j in jobs], [])
     assert pools == [2]  # forked workers: one per core, the parent being one of them
+
+
+def test_forking_builds_only_the_counters_tables_a_codex_rollout_s_is_built_where_it_is_needed():
+    # o200k (a Codex model's) counts only calibration in report and replay, never compact: built
+    # before the fork, it delayed every worker by its 50 ms for nothing.
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    rollout = Path(__file__).parent / "formats" / "data" / "codex.jsonl"
+    code = (
+        "import os, sys\n"
+        "from compactctl import encodings\n"
+        "from compactctl.files.io import Job\n"
+        "from compactctl.files.jobs import run_jobs\n"
+        "from compactctl.tokens import counter_for\n"
+        "counter_for()\n"
+        "jobs = [Job(sys.argv[1], None, 'a'), Job(sys.argv[1], None, 'b')]\n"
+        "tables = lambda job: (sorted(encodings._ENCODERS), os.getpid())\n"
+        "done, _ = run_jobs(jobs, tables, parallel=2, engine='processes')\n"
+        "assert len({pid for _, pid in done}) == 2, done\n"
+        "print(sorted({tuple(tables) for tables, _ in done}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(rollout)], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[('cl100k_base',)]"

@@ -90,3 +90,48 @@ def test_forking_files_imports_no_multiprocessing():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_tasks_given_ahead_are_each_answered_once_in_order():
+    # The parent's thread may end two tasks before the main thread reads either answer.
+    both_done = threading.Event()
+
+    def here(task: int) -> int:
+        if task == 2:
+            both_done.set()
+        return task * 10
+
+    workers = Workers(1, forked=lambda task: task + 100, here=here)
+    try:
+        for task in (1, 2):
+            workers.give(0, task)
+        for task in (3, 4):
+            workers.give(1, task)
+        assert both_done.wait(10)
+        answers: list[tuple[int, int]] = []
+        while len(answers) < 4:
+            answers += workers.finished()
+    finally:
+        workers.close()
+    assert [answer for slot, answer in answers if slot == 0] == [10, 20]
+    assert [answer for slot, answer in answers if slot == 1] == [103, 104]
+
+
+def test_the_parent_s_thread_starts_no_task_given_ahead_after_a_stop():
+    running, release, ran = threading.Event(), threading.Event(), []
+
+    def here(task: int) -> int:
+        ran.append(task)
+        running.set()
+        release.wait(10)
+        return task
+
+    workers = Workers(1, forked=lambda task: task, here=here)
+    workers.give(0, 1)
+    workers.give(0, 2)  # given ahead, behind the task it runs
+    assert running.wait(10)
+    workers.stop()
+    workers.close(wait=False)
+    release.set()
+    workers.here.join(10)
+    assert not workers.here.is_alive() and ran == [1]

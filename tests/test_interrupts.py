@@ -65,18 +65,24 @@ def test_a_signal_stops_the_run_within_a_second_and_writes_nothing(
 
 @pytest.mark.slow  # a console script, signalled mid-run
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize("files", [2, 6])
 def test_a_signal_stops_a_folder_run_in_the_parent_and_its_worker(
-    openai_server, tmp_path, agent_messages, signum, code
+    openai_server, tmp_path, agent_messages, signum, code, files
 ):
-    # --jobs 2: one file in the parent itself, one in its forked worker, both waiting on the summarizer.
+    # --jobs 2: one file in the parent itself, one in its forked worker, both waiting on the summarizer;
+    # with 6 files, each process also holds the file it was given ahead, which it must never start.
     folder, out = tmp_path / "in", tmp_path / "out"
     folder.mkdir()
-    for name, messages in (("a.jsonl", agent_messages), ("b.jsonl", agent_messages[:-1])):  # two sizes: one each
-        (folder / name).write_text("".join(json.dumps(m) + "\n" for m in messages))
+    for n in range(files):  # sizes of their own: one a process, none kept back for a copy
+        (folder / f"{n}.jsonl").write_text(
+            "".join(json.dumps(m) + "\n" for m in agent_messages[: len(agent_messages) - n])
+        )
     openai_server.enqueue(Behaviour("hang", seconds=60), Behaviour("hang", seconds=60))
     run = start_compact(openai_server, folder, out, "--jobs", "2", "--engine", "processes")
     wait_for_request(openai_server, count=2)
     stopped_at_once(run, signum, code)
+    time.sleep(0.3)  # a file started after the stop would have asked the server by now
+    assert len(openai_server.requests) == 2
     assert not out.exists() or [p for p in out.rglob("*") if p.is_file()] == []
     assert list(tmp_path.rglob(".*.tmp")) == []
 

@@ -62,7 +62,7 @@ class Format:
 
     ``Format.of(module)`` reads them from the module, where a name left out means the default:
     ``WRITES``, ``MANY_PER_FILE``, ``LINE_RECORDS``, ``ONE_PER_LINE``, ``OPENS_ON_USER``,
-    ``SUFFIXES``, ``CARRIED_PARTS``, ``COUNTED_IN``, ``CARRIES_USAGE``, ``RESUMABLE``, ``AUTO_COMPACT``,
+    ``SUFFIXES``, ``CARRIED_PARTS``, ``CARRIES_USAGE``, ``RESUMABLE``, ``AUTO_COMPACT``,
     ``SIGNATURE``, and the functions ``violations``, ``stream``, ``walk``, ``selected`` and ``replace_sessions``.
     """
 
@@ -84,7 +84,6 @@ class Format:
     # Content part types its reader leaves in the canonical messages as they came, by role: not
     # Chat Completions parts, but blocks the producer's own API accepts (its ``violations`` check them).
     carried_parts: Mapping[str, frozenset[str]] = dataclasses.field(default_factory=dict)
-    counted_in: str | None = None  # the encoding its producer's model counts in (loaded before forking)
     # Every rule of its own API the records as written break, in order.
     violations: Callable[[list[Any]], list[Violation]] | None = None
     # Its files record each API call's usage: ``compactctl.recorded`` reads them, for calibration and replay.
@@ -115,7 +114,7 @@ class Format:
 
 # What a format module may declare (in capitals), and the functions it may have, for ``Format.of``.
 _DECLARED: tuple[str, ...] = ("writes", "many_per_file", "line_records", "one_per_line", "opens_on_user")
-_DECLARED += ("suffixes", "carried_parts", "counted_in", "carries_usage", "resumable", "auto_compact", "signature")
+_DECLARED += ("suffixes", "carried_parts", "carries_usage", "resumable", "auto_compact", "signature")
 _FUNCTIONS = ("violations", "stream", "walk", "selected", "replace_sessions", "client_context", "written_summary")
 
 

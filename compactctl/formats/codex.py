@@ -38,7 +38,6 @@ SIGNATURE = Signature((("type",), ("payload",)), "rollout lines with 'type' and 
 LINE_RECORDS = True
 CARRIED_PARTS = RESPONSES_CARRIED
 CARRIES_USAGE = True  # token_count events record the API usage (``compactctl.recorded``)
-COUNTED_IN = "o200k_base"  # what its models count in
 RESUMABLE = True  # ``codex resume`` (``compactctl.sessions.codex``)
 # Where Codex compacts on its own: ``ModelInfo::auto_compact_token_limit`` in
 # ``codex-rs/protocol/src/openai_models.rs`` (openai/codex @ 8db0700): the model's

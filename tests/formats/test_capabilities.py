@@ -25,7 +25,6 @@ def test_format_of_reads_every_capability_its_module_declares():
         "OPENS_ON_USER": True,
         "SUFFIXES": (".example",),
         "CARRIED_PARTS": {"user": frozenset({"example_block"})},
-        "COUNTED_IN": "o200k_base",
         "CARRIES_USAGE": True,
     }
     functions = {name: (lambda *given, name=name: name) for name in _FUNCTIONS}
@@ -60,7 +59,6 @@ def test_the_registered_formats_say_what_they_can_do():
     assert [name for name, fmt in FORMATS.items() if fmt.one_per_line] == ["dataset"]
     assert [name for name, fmt in FORMATS.items() if fmt.opens_on_user] == ["anthropic"]
     assert sorted(name for name, fmt in FORMATS.items() if fmt.violations) == ["anthropic", "responses"]
-    assert FORMATS["codex"].counted_in == "o200k_base"
 
 
 def test_a_format_that_carries_usage_has_a_producer_that_reads_it():
