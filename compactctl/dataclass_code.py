@@ -16,11 +16,12 @@ shell's start-up file, the user's site-packages), as with the byte-code Python k
 from __future__ import annotations
 
 import builtins
+import marshal
 from typing import Any
 
 from compactctl.build_cache import BuildCache
 
-CACHE = BuildCache("dataclass-code", 5_000)  # source -> its code object
+CACHE = BuildCache("dataclass-code", 5_000)  # source -> its code object, marshalled (read only when used)
 
 
 def install() -> None:
@@ -41,9 +42,11 @@ def _exec(source: Any, globals: dict[str, Any] | None = None, locals: dict[str, 
     if not isinstance(source, str):
         builtins.exec(source, globals, locals)
         return
-    code = CACHE.get(source)
-    if code is None:
+    kept = CACHE.get(source)
+    if kept is not None:
+        code = marshal.loads(kept)
+    else:
         # As exec compiles a string: file "<string>", and flags of the calling module (dataclasses: none).
         code = compile(source, "<string>", "exec", dont_inherit=True)
-        CACHE.keep(source, code)
+        CACHE.keep(source, marshal.dumps(code))
     builtins.exec(code, globals, locals)

@@ -105,7 +105,7 @@ def test_a_file_changed_on_disk_is_not_trusted(cache):
 
 def test_an_entry_the_engine_refuses_is_compiled_as_re_does(cache):
     # A well-formed file holding code _sre rejects (another build's, say): the pattern is still right.
-    pattern_cache.CACHE.known()[(r"a+b", 0)] = (32, (1, 2, 3), 0, {}, (None,))
+    pattern_cache.CACHE.known()[(r"a+b", 0)] = (32, b"\x01\x00\x00\x00\x02\x00\x00\x00", 0, {}, (None,))
     _as_re_makes_it(pattern_cache.compiled(r"a+b", 0), r"a+b", 0)
 
 
