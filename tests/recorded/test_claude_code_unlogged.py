@@ -39,6 +39,7 @@ def test_the_changed_file_reminder_is_rebuilt_as_claude_code_1_0_sent_it_after_t
     counter = counter_for()
     assert counter(rebuilt[0]["content"]) == pytest.approx(counter(sent), rel=0.01)
     assert rebuilt[0]["content"].splitlines()[2:6] == sent.splitlines()[2:6]  # the numbered new lines
+    assert sent.endswith(rebuilt[0]["content"])  # to the character: the hunk ends at the file's last line
 
 
 def test_a_claude_code_1_0_session_calibrates_within_1_percent_held_out_with_what_its_log_left_out():
