@@ -42,10 +42,12 @@ def prompt_log_reminders(values: list[dict[str, Any]]) -> dict[int, list[str]]:
     entries: list[dict[str, Any]] = []  # what the log is known to end with: this session's prompts
     held = 0  # how many of ``entries`` the client's copy of the log holds
     commands: dict[str, str] = {}  # tool_use id -> its input (a Bash command names the files it shows)
+    process = None  # the session id: a resumed session starts a new process under a new one
     for at, value in enumerate(values):
-        if _forgets(value):
-            watched = None
-            continue
+        if _forgets(value) or value.get("sessionId", process) != process:
+            watched, process = None, value.get("sessionId", process)
+            if _forgets(value):
+                continue
         if value.get("type") == "assistant":
             for block in _content(value):
                 if isinstance(block, dict) and block.get("type") == "tool_use":

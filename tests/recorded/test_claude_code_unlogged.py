@@ -226,7 +226,7 @@ def test_without_the_prompt_log_reminders_the_held_out_calls_are_off(monkeypatch
     assert calibrate(_prompt_log(), "claude-code").held_out.p90 > 0.02
 
 
-def test_the_client_forgets_the_prompt_log_at_a_compaction():
+def test_the_client_forgets_the_prompt_log_at_a_compaction_and_in_a_new_process():
     values = [json.loads(line) for line in PROMPT_LOG.read_text().splitlines() if line.strip()]
     from compactctl.recorded import claude_code_hooks
 
@@ -234,6 +234,8 @@ def test_the_client_forgets_the_prompt_log_at_a_compaction():
     second = next(n for n, v in enumerate(values) if "Now the year." in json.dumps(v.get("message")))
     boundary = {"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted"}
     assert claude_code_hooks.prompt_log_reminders([*values[:second], boundary, *values[second:]]) == {}
+    resumed = [*values[:second], *({**v, "sessionId": "resumed"} for v in values[second:])]  # a new process
+    assert claude_code_hooks.prompt_log_reminders(resumed) == {}
 
 
 @needs_transcripts
