@@ -18,6 +18,7 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any
 
+from compactctl import lazyre
 from compactctl.encodings import APPROX as APPROX
 from compactctl.encodings import DEFAULT_ENCODING as DEFAULT_ENCODING
 from compactctl.encodings import TABLE_SHA256, encoder_for
@@ -159,9 +160,38 @@ def counter_for(encoding: str = DEFAULT_ENCODING, provider: str = "openai") -> T
 _O200K_MODELS = ("gpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4", "chatgpt-4o", "codex", "gpt-oss")
 
 
+# Claude as another cloud serves it: Bedrock (``anthropic.claude-sonnet-4-20250514-v1:0``, behind a
+# region's prefix ``us.``, ``eu.``, ``global.``..., or inside an inference profile's ARN) and Vertex
+# (``claude-3-7-sonnet@20250219``). Read as Anthropic's own id, ``claude-sonnet-4-20250514``.
+_BEDROCK_CLAUDE = lazyre.compile(r"(?:[a-z-]{2,12}\.)?anthropic\.(claude-[a-z0-9.-]+?)(?:-v\d+(?::\d+)?)?")
+_VERTEX_CLAUDE = lazyre.compile(r"(claude-[a-z0-9.-]+)@(\d{8})?[a-z-]*")
+
+
+def claude_model(model: str | None) -> str | None:
+    """Anthropic's own id of a Claude model however a log spells it (Anthropic's API, Bedrock,
+    Vertex), lower-cased; None for a model that is not Claude's."""
+    name = (model or "").lower().rpartition("/")[2] if (model or "").startswith("arn:") else (model or "").lower()
+    if name.startswith("claude"):
+        vertex = _VERTEX_CLAUDE.fullmatch(name)
+        if vertex is None:
+            return name
+        return f"{vertex.group(1)}-{vertex.group(2)}" if vertex.group(2) else vertex.group(1)
+    bedrock = _BEDROCK_CLAUDE.fullmatch(name)
+    return bedrock.group(1) if bedrock is not None else None
+
+
+def served_by(model: str | None) -> str | None:
+    """The cloud a model id names, where it is not the maker's own API: ``aws`` (Bedrock), ``google``
+    (Vertex), as genai-prices lists their prices; None for the maker's own spelling."""
+    name = (model or "").lower()
+    if claude_model(model) is None or (name.startswith("claude") and "@" not in name):
+        return None
+    return "google" if "@" in name else "aws"
+
+
 def provider_of(model: str | None) -> str:
     name = (model or "").lower()
-    if name.startswith("claude"):
+    if claude_model(model) is not None:
         return "anthropic"
     return "google" if name.startswith("gemini") else "openai"
 

@@ -25,6 +25,12 @@ reminders to be rebuilt (only calibration, estimate, gap, notes and settings fig
 the 5 ``rolling`` cases (bastion's claude-session and four swe-agent trajectories) when rolling came to count its
 summary as the writer writes it and keep its input where a fold saves nothing (f7d761c: only the rolling row's
 settings figures differ, e.g. rock.traj's compactions 4 -> 5, checked against f7d761c~1);
+the 7 of kesslerio's chat.json when Claude Code 1.0.x's reminders for the files a formatter lists as rewritten and the
+log never shows again came to be estimated (only calibration, estimate, gap, notes, history-before-compaction and
+settings figures differ, summarizer calls among them: checked against fef1d7d); the 21 Codex cases whose
+simulated compactions dropped or folded Codex's initial context, when replay came to keep it as ``compact`` does
+(never folded, sent again on resume: ``model_input.resumed_compaction``; only the compacting rows' figures differ,
+e.g. kcosr's codex.jsonl under ``window`` peak 24,000 -> 27,163 tokens, checked against fef1d7d);
 ``bench/replay_golden.py check`` shows the first differing key.
 The generated memory-benchmark file is checked by the script only (a minute of strategies).
 """

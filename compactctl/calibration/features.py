@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from compactctl import lazyre
 from compactctl.recorded import RecordedCall, RecordedContext
-from compactctl.tokens import DEFAULT_ENCODING, REPLY_PRIMING_TOKENS, TokenCounter
+from compactctl.tokens import DEFAULT_ENCODING, REPLY_PRIMING_TOKENS, TokenCounter, claude_model
 from compactctl.transcript import Message
 
 
@@ -76,8 +76,9 @@ _STRIPS_THINKING = lazyre.compile(
 
 
 def strips_thinking(model: str | None) -> bool:
-    """Whether the API drops earlier turns' thinking from this model's input at a new prompt."""
-    return bool(_STRIPS_THINKING.match((model or "").lower()))
+    """Whether the API drops earlier turns' thinking from this model's input at a new prompt (the model
+    as Anthropic's API, Bedrock or Vertex spells it: ``claude_model``)."""
+    return bool(_STRIPS_THINKING.match(claude_model(model) or ""))
 
 
 def stale(call: RecordedCall, message: Message, counter: TokenCounter) -> bool:

@@ -20,7 +20,7 @@ from compactctl.files.io import STDIO, Job, opener, read_source, sniffed, write_
 from compactctl.formats import Format, Walk, get_format, load, write_as
 from compactctl.formats.base import Transcript, converted
 from compactctl.formats.records import SkippedLine, iter_jsonl_stream, skip_list
-from compactctl.model_input import model_input
+from compactctl.model_input import client_view, model_input
 from compactctl.reporting import (
     FileReport,
     Measure,
@@ -114,13 +114,6 @@ def compact_file(
     if job.target is not None and _writes(job, tally.unchanged, written.write_unchanged):
         write_atomic(job.target, data, [job.source])
     return tally.result(fmt.name, skipped or ())
-
-
-def client_view(read_as: Format, written_as: Format) -> ClientView:
-    """How the client that resumes the output sees a compaction: the context the input's client owns
-    (never folded), and a summary as the output's writer writes it."""
-    default = ClientView()
-    return ClientView(read_as.client_context or default.owned, written_as.written_summary or default.summary)
 
 
 def _first_few(reasons: list[str], shown: int = 3) -> str:

@@ -13,6 +13,7 @@ from compactctl.errors import InputError
 from compactctl.files.io import opener, read_source, sniffed
 from compactctl.formats import Format, Transcript, Walk, load_records, records_of
 from compactctl.formats.records import Record, SkippedLine, kept_records, skip_list
+from compactctl.model_input import model_input, owned_view
 from compactctl.replay.prices import Prices, PriceTable
 from compactctl.replay.results import FileReplay
 from compactctl.replay.simulate import aggregate, replay_streamed
@@ -124,7 +125,9 @@ def replay_file(
         skipped_lines: list[SkippedLine] = []
         lines = known.walk(opener(source), source, read.on_error == "skip")
         try:
-            rows = replay_of(_walk_messages(lines, skipped_lines), facts=lines.declared_facts())
+            rows = replay_of(
+                _walk_messages(lines, skipped_lines), facts=lines.declared_facts(), client=owned_view(known)
+            )
         except _NothingStreamed:
             pass
         else:
@@ -138,10 +141,9 @@ def replay_file(
     if recorded is not None:
         chart = [row.context_per_call for row in recorded.settings]
         return FileReplay(name, fmt.name, 1, recorded.settings, "", chart, recorded, tuple(skipped or ()))
-    from compactctl.model_input import model_input
-
-    # What the model is sent when the producer's client resumes each (model_input), as compact and report count.
-    runs = [replay_of(functools.partial(iter, model_input(t))) for t in transcripts]
+    # What the model is sent when the producer's client resumes each (model_input), as compact and report count;
+    # a simulated compaction too (its client's own context, Codex's, never folded and sent again: ``owned_view``).
+    runs = [replay_of(functools.partial(iter, model_input(t)), client=owned_view(fmt)) for t in transcripts]
     longest = max(range(len(runs)), key=lambda i: runs[i][0].calls, default=0)
     label = transcripts[longest].label if transcripts else ""
     chart = [row.context_per_call for row in runs[longest]] if runs else []

@@ -123,6 +123,8 @@ class RecordedSession:
     forked_from: str | None = None
     # The sessions that made (and billed) the calls marked ``copied``: a fork's parent.
     copied_from: tuple[str, ...] = ()
+    # Billed calls the file holds nothing of to count (a client's side calls), said in replay's notes.
+    not_in_bill: tuple[str, ...] = ()
 
     @property
     def copied_calls(self) -> int:

@@ -222,6 +222,28 @@ def read(records: list[Record], path: str) -> RecordedSession:
         compaction_calls=len(estimates),
         compaction_estimate=sum(estimates, ApiUsage(0)) if estimates else None,
         compaction_calls_estimated=len(estimates),
+        not_in_bill=(side_calls(messages, calls),),
+    )
+
+
+def side_calls(messages: list[Message], calls: list[RecordedCall]) -> str:
+    """What replay says of the billed calls Gemini CLI makes beside the main loop and records nowhere.
+
+    From the 0.61 client's code (``routing/strategies/classifierStrategy.ts``, ``core/client.ts``,
+    ``services/loopDetectionService.ts``): with the model set to ``auto``, the router asks its
+    classifier (``flash-lite``, up to 1,024 output tokens) once per prompt, sent the last 4 turns
+    that hold no tool call and the prompt; the loop detector asks the model after 30 turns of one
+    prompt and every 10 after. No record says whether the router ran (a fixed model skips it), so
+    they are named, not estimated; calls naming both a Pro and a Flash model show it did.
+    """
+    prompts = sum(1 for m in messages if m.get("role") == "user")
+    models = sorted({str(c.model) for c in calls if c.model})
+    routed = any("pro" in m for m in models) and any("flash" in m for m in models)
+    shown = f"; the router ran here: the calls name {' and '.join(models)}" if routed else ""
+    return (
+        "not in the bill: Gemini CLI's side calls, which its session file records nothing of: the model router's "
+        f"classifier (one flash-lite call per prompt when the model is auto: {prompts} prompt(s) here{shown}) and "
+        "the loop check (a model call after 30 turns of one prompt)"
     )
 
 

@@ -23,7 +23,7 @@ from typing import Any
 from compactctl.replay.prices import Prices
 
 PRICES_CACHE_ENV = "COMPACTCTL_PRICES_CACHE"
-FORMAT = 1  # bumped when the file's layout or Prices' fields change meaning
+FORMAT = 2  # bumped when the file's layout, Prices' fields or the look-up change (2: Bedrock and Vertex ids)
 
 
 def cache_path() -> Path | None:

@@ -38,6 +38,14 @@ CACHE_RULES: tuple[tuple[str, str, int], ...] = (
     ("anthropic", "claude-3-haiku", 2048),
     ("anthropic", "", 1024),
     ("openai", "", 1024),
+    # Gemini's implicit cache (2.5 and later; ai.google.dev/gemini-api/docs/caching, the table updated
+    # 2026-10-13: 2.5 Flash and Pro 2,048, 3.1 Pro and the Flash models from 3.5 4,096; 3 Flash
+    # preview 1,024, 3 Pro preview 4,096 in its earlier table; Flash-Lite unlisted, the API refuses
+    # under 2,048). Older Gemini models cache nothing implicitly: no rule, as before.
+    ("google", "gemini-2.5", 2048),
+    ("google", "gemini-3-flash", 1024),
+    ("google", "gemini-3", 4096),
+    ("google", "gemini-4", 4096),
 )
 CACHE_TTL_SECONDS = 300.0  # both providers' default: a prefix unused for 5 minutes is gone
 
@@ -68,16 +76,27 @@ def _snapshot() -> Any:
 
 
 def _find(model: str, provider: str | None) -> tuple[Any, Any] | None:
+    from compactctl.tokens import claude_model, served_by
+
     snapshot = _snapshot()
-    for hint in (provider, None) if provider else (None,):
+    # A Bedrock or Vertex spelling is that cloud's listing first (its own prices: Bedrock's regional
+    # endpoints cost more than its global ones), then, failing it, Anthropic's list price of the model.
+    served, own = served_by(model), claude_model(model)
+    tries = [(model, hint) for hint in dict.fromkeys((served, provider, None))]
+    tries += [(own, "anthropic")] if served is not None and own is not None else []
+    for name, hint in tries:
         try:
-            return snapshot.find_provider_model(model, None, hint, None)  # type: ignore[no-any-return]
+            return snapshot.find_provider_model(name, None, hint, None)  # type: ignore[no-any-return]
         except LookupError:
             continue
     return None
 
 
 def _min_cached(provider: str, model: str) -> int:
+    from compactctl.tokens import claude_model
+
+    own = claude_model(model)
+    provider, model = ("anthropic", own) if own is not None else (provider, model)  # Claude on Bedrock, Vertex
     for who, prefix, minimum in CACHE_RULES:
         if who == provider and model.startswith(prefix):
             return minimum

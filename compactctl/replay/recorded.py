@@ -2,17 +2,15 @@
 
 Beside ``replay``'s rows this gives, for a Claude Code or Codex session with usage:
 
-- the **baseline** (no compaction) as the bill, from the reported usage, where the producer
-  did not compact; where it did, the baseline is an estimate (what the whole history would
-  have cost uncompacted), and the bill is the **recorded** row: what the producer actually
-  did, compacting where it compacted, priced from the usage;
-- each setting as a **calibrated estimate**: the log's messages counted as the API counts
-  them (the file's fitted tokenizer ratio, each response re-sent as its output tokens,
-  images by the provider's rule), plus the fitted hidden prefix, so thresholds are in the
-  API input tokens the producers' own auto-compaction compares with;
-- the model priced is the one each call names, at its list price on the call's day
-  (genai-prices, or the team's ``--prices`` table); a model no source knows is *unpriced*: its
-  rows' cost is unknown (None) and a note names the model and ``--model-pricing``, never a $0.
+- the **baseline** (no compaction) as the bill, from the reported usage, where the producer did not compact; where
+  it did, the baseline is an estimate (what the whole history would have cost uncompacted), and the bill is the
+  **recorded** row: what the producer actually did, compacting where it compacted, priced from the usage;
+- each setting as a **calibrated estimate**: the log's messages counted as the API counts them (the file's fitted
+  tokenizer ratio, each response re-sent as its output tokens, images by the provider's rule), plus the fitted
+  hidden prefix, so thresholds are in the API input tokens the producers' own auto-compaction compares with;
+- the model priced is the one each call names, at its list price on the call's day (genai-prices, or the team's
+  ``--prices`` table); a model no source knows is *unpriced*: its rows' cost is unknown (None) and a note names the
+  model and ``--model-pricing``, never a $0.
 """
 
 from __future__ import annotations
@@ -24,6 +22,7 @@ from dataclasses import dataclass
 
 from compactctl.calibration import Calibration, calibrate, message_costs, segment_key
 from compactctl.calibration.features import dropped_thinking
+from compactctl.model_input import owned_view
 from compactctl.recorded import ApiUsage, RecordedContext, RecordedSession
 from compactctl.recorded import producer as producer_named  # ``producer`` is the name below
 from compactctl.replay.price_source import day_of
@@ -179,8 +178,8 @@ def _api_calls(
     calls: list[ApiCall] = []
     prefix = calibration.prefix_of(segment_key(context.label, 0))
     previous: ApiUsage | None = None
-    # OpenAI's cache holds a response with the input it followed (measured: a Codex call's cached
-    # tokens exceed the previous call's whole input); Anthropic's ends at the last cache breakpoint.
+    # OpenAI's cache holds a response with the input it followed (measured: a Codex call's cached tokens exceed the
+    # previous call's whole input); Anthropic's ends at the last cache breakpoint.
     openai = calibration.provider != "anthropic"
     counter = counter_for(calibration.encoding, calibration.provider)
     for n, call in enumerate(context.calls):
@@ -254,9 +253,8 @@ def replay_recorded(
 ) -> RecordedReplay:
     """Replay every context of a recorded session in API units; rows summed over its contexts.
 
-    ``fallback`` prices the calls whose model is not in the table (``--model-pricing``); None
-    leaves them unpriced, with a note.
-    """
+    ``fallback`` prices the calls whose model is not in the table (``--model-pricing``); None leaves them unpriced,
+    with a note."""
     calibration = calibration or calibrate(session, producer, claude_tokens)
     share_1h = _share_1h(session)
     counter = counter_for(calibration.encoding, calibration.provider)
@@ -268,13 +266,14 @@ def replay_recorded(
     unknown: set[str] = set()
     checks: list[tuple[int, int, int]] = []
     compacted = any(context.compactions for context in session.contexts)
-    # A response whose usage was never written (a run killed before its count): the usage rows
-    # would count it as 0 tokens, so the none row is the calibrated estimate, which counts it.
+    # A response whose usage was never written (a run killed before its count): the usage rows would count it as 0
+    # tokens, so the none row is the calibrated estimate, which counts it.
     unbilled = sum(1 for x in session.contexts for c in x.calls if c.usage is None and not c.copied)
     estimated = compacted or bool(unbilled)
     grid = [row for row in settings if row != BASELINE]
     made_by = producer_named(producer)
     provider = made_by.provider if made_by is not None else None
+    view = owned_view(producer)  # a compaction never folds the client's own context (Codex's), as compact's
     for context in session.contexts:
         prices_of: list[Prices | None] = []
         for call in context.calls:
@@ -293,7 +292,7 @@ def replay_recorded(
         replacements = {c.before_call: c.replacement for c in context.compactions}
         as_recorded = _api_calls(context, calibration, prices_of, share_1h, as_recorded=True)
         runs = [
-            ScenarioRun(row, counts, strategies, fallback_prices, summarizer, calls, replaced)
+            ScenarioRun(row, counts, strategies, fallback_prices, summarizer, calls, replaced, view)
             for row, calls, replaced in [
                 (BASELINE, api_calls, None),
                 (BASELINE, as_recorded, replacements),  # what the producer did, counted as calibrated
@@ -303,12 +302,12 @@ def replay_recorded(
         estimate, recorded_estimate, *grid_rows = walk_in_step(context.messages, runs, counts)
         skip = copied_prefix(context)
         if skip:
-            # A fork's thread starts with its parent's calls, billed there: each row is the
-            # whole thread simulated less the same run over the copied stretch alone (what the
-            # parent's replay counts), so a parent and its fork replayed together count each call once.
+            # A fork's thread starts with its parent's calls, billed there: each row is the whole thread simulated
+            # less the same run over the copied stretch alone (what the parent's replay counts), so a parent and its
+            # fork replayed together count each call once.
             end = context.calls[skip].position if skip < len(context.calls) else len(context.messages)
             prefix_runs = [
-                ScenarioRun(run.scenario, counts, strategies, fallback_prices, summarizer, calls[:skip], replaced)
+                ScenarioRun(run.scenario, counts, strategies, fallback_prices, summarizer, calls[:skip], replaced, view)
                 for run, (calls, replaced) in zip(
                     runs,
                     [(api_calls, None), (as_recorded, replacements), *((api_calls, None) for _ in grid)],
@@ -337,8 +336,8 @@ def replay_recorded(
         extra = session.compaction_estimate if extra is None else extra + session.compaction_estimate
     extra_cost: float | None = 0.0
     if extra is not None:
-        # Billed calls the log holds no message for (a producer's compaction summaries, a
-        # response cut off before it was written) are part of the bill.
+        # Billed calls the log holds no message for (a producer's compaction summaries, a response cut off before it
+        # was written) are part of the bill.
         main = next(
             (
                 p
@@ -401,7 +400,7 @@ def replay_recorded(
             f"{session.copied_calls} calls were copied from session {', '.join(session.copied_from)} (a fork): "
             "billed there, so in no row here; the rows simulate the whole thread and count the fork's own calls"
         )
-    notes += list(calibration.warnings)
+    notes += [*session.not_in_bill, *calibration.warnings]
     last = [c for context in session.contexts for c in context.compactions[-1:]]
     return RecordedReplay(
         rows,

@@ -1,34 +1,29 @@
 """The simulation: walk a saved transcript as if it were live, and price each way of compacting it.
 
-Every assistant message is one model call. Its context is the messages held at
-that moment (the system prompt, a summary if a compaction left one, and the
-messages kept since); its billed input is that context plus the reply's priming
-(``REPLY_PRIMING_TOKENS``, the OpenAI cookbook's +3 per request); the assistant
-message itself is the call's output. Between calls the context only grows, by the
-messages the transcript adds. Thresholds, peaks and means are about the context,
-the part a compaction can change.
+Every assistant message is one model call. Its context is the messages held at that moment (the system prompt, a
+summary if a compaction left one, and the messages kept since); its billed input is that context plus the reply's
+priming (``REPLY_PRIMING_TOKENS``, the OpenAI cookbook's +3 per request); the assistant message itself is the call's
+output. Between calls the context only grows, by the messages the transcript adds. Thresholds, peaks and means are
+about the context, the part a compaction can change.
 
-*When* to compact is a policy (a ``Trigger``, in ``triggers``), kept apart from *how*
-(the strategy steps, run through the same pure functions as ``compact``).
+*When* to compact is a policy (a ``Trigger``, in ``triggers``), kept apart from *how* (the strategy steps, run
+through the same pure functions as ``compact``).
 
-A compaction is run once per trigger: one that cannot get under the threshold is
-counted (``over_threshold_after_compaction``), never looped on.
+A compaction is run once per trigger: one that cannot get under the threshold is counted
+(``over_threshold_after_compaction``), never looped on. Its result is what the client resumes, as ``compact``'s
+output: the client's own context (Codex's) is never folded and is sent again (``model_input.resumed_compaction``).
 
-Prompt caching is modelled per message: a call's cached tokens are the tokens of the
-longest run of leading messages unchanged since the previous call (the previous
-call's whole context when nothing was compacted in between; after a compaction, usually
-just the system prompt). The rest of the input is written to the cache, which is what
-a provider bills a cache write for. Prompts shorter than the model's minimum are not
-cached at all.
+Prompt caching is modelled per message: a call's cached tokens are the tokens of the longest run of leading messages
+unchanged since the previous call (the previous call's whole context when nothing was compacted in between; after a
+compaction, usually just the system prompt). The rest of the input is written to the cache, which is what a provider
+bills a cache write for. Prompts shorter than the model's minimum are not cached at all.
 
-Counting is incremental and the transcript is walked once: every setting takes each
-message in step (``walk_in_step``), its ``Figures`` (tokens, facts, keys, stage end)
-worked out once for all of them, and a context keeps running prefix sums, so a call
-costs O(1) unless a compaction just changed the context; a compaction runs the strategy
-on that setting's context only, and the messages it kept keep their figures. Nothing
-holds the transcript itself: a setting that never compacts keeps only its sums, one that
-compacts keeps its context (what its strategy left), so ``replay_streamed`` replays a
-file read a line at a time in memory bounded by the contexts, not the file.
+Counting is incremental and the transcript is walked once: every setting takes each message in step
+(``walk_in_step``), its ``Figures`` (tokens, facts, keys, stage end) worked out once for all of them, and a context
+keeps running prefix sums, so a call costs O(1) unless a compaction just changed the context; a compaction runs the
+strategy on that setting's context only, and the messages it kept keep their figures. Nothing holds the transcript
+itself: a setting that never compacts keeps only its sums, one that compacts keeps its context (what its strategy
+left), so ``replay_streamed`` replays a file read a line at a time in memory bounded by the contexts, not the file.
 """
 
 from __future__ import annotations
@@ -44,9 +39,10 @@ from compactctl.calibration.features import is_attachment
 from compactctl.errors import InputError
 from compactctl.facts import fold
 from compactctl.message_memo import remembering
+from compactctl.model_input import resumed_compaction
 from compactctl.replay.prices import Prices, prices_for, shipped_prices
 from compactctl.replay.triggers import BASELINE, Scenario, Trigger, stage_pattern
-from compactctl.strategies import STRATEGIES, StepContext, StrategyOptions
+from compactctl.strategies import STRATEGIES, ClientView, StepContext, StrategyOptions
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import REPLY_PRIMING_TOKENS, KnownCounter, TokenCounter, counter_for
 from compactctl.transcript import Message, annotations_of, facts_of, message_text
@@ -256,6 +252,7 @@ class ScenarioRun:
         summarizer: Summarizer | None,
         api_calls: Sequence[ApiCall] | None = None,
         replacements: Mapping[int, Sequence[Message]] | None = None,
+        client: ClientView = ClientView(),
     ) -> None:
         self.scenario = scenario
         self.trigger = trigger = scenario.trigger
@@ -263,7 +260,7 @@ class ScenarioRun:
         self.prices = prices
         self.api_calls = api_calls
         self.replacements = replacements
-        self.step_context = StepContext(counts.counter, summarizer)
+        self.step_context = StepContext(counts.counter, summarizer, client)  # the client's view, as compact's
         # The run's facts are the whole transcript's: a compaction of a context that no longer
         # holds a fact's declaration still keeps its copy.
         step_options = triggered(strategies, trigger).keeping(counts.facts)
@@ -304,11 +301,13 @@ class ScenarioRun:
         current = list(self.context.messages)
         # What the context's messages cost is known already: the steps count them again and again.
         known = {id(message): figures.tokens for message, figures in zip(current, self.context.figures, strict=True)}
-        context = StepContext(KnownCounter(self.counts.counter, known), self.step_context.summarizer)
+        client = self.step_context.client
+        context = StepContext(KnownCounter(self.counts.counter, known), self.step_context.summarizer, client)
         for strategy, step_options in self.steps:
             result = strategy.run(current, step_options, context)
             current = result.messages
             self.usage = self.usage + result.usage
+        current = resumed_compaction(self.context.messages, current, client.owned)  # the client sends it again
         self.context = Context.rebuilt(current, self.context, self.counts)
 
     def _call(self, figures: Figures) -> None:
@@ -476,6 +475,7 @@ def replay_streamed(
     summarizer: Summarizer | None = None,
     stage_marker: str | re.Pattern[str] | None = None,
     facts: Iterable[str] | None = None,
+    client: ClientView = ClientView(),
 ) -> list[ScenarioResult]:
     """``replay`` of a transcript ``walk()`` gives a message at a time, walked twice (its facts,
     then the calls; once when the caller found its ``facts``), so it is never held whole: what
@@ -495,6 +495,6 @@ def replay_streamed(
     counts = FigureCounter(counter or counter_for(), facts, marker)
     if prices is None:
         prices = prices_for(shipped_prices())
-    runs = [ScenarioRun(row, counts, options or StrategyOptions(), prices, summarizer) for row in rows]
+    runs = [ScenarioRun(row, counts, options or StrategyOptions(), prices, summarizer, client=client) for row in rows]
     with remembering():  # the settings' steps work out each message's text and facts once (message_memo)
         return walk_in_step(walk(), runs, counts)

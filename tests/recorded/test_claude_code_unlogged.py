@@ -19,6 +19,7 @@ from compactctl.calibration import calibrate, call_features, features
 from compactctl.formats.records import parse_records
 from compactctl.recorded import ApiUsage, RecordedCall, RecordedContext, claude_code, claude_code_files
 from compactctl.tokens import counter_for
+from tests.conftest import SHARED_TRANSCRIPTS, needs_transcripts
 
 DATA = Path(__file__).parent / "data"
 FIXTURE = DATA / "claude-code-1.0.108-changed-file.jsonl"
@@ -95,3 +96,94 @@ def test_earlier_turns_thinking_leaves_the_input_at_a_new_prompt_where_the_api_s
     visible = counter.message({"role": "assistant", "content": [{"type": "text", "text": "Done."}]})
     assert second.resent == (round(1.2 * visible) if drops else 600)
     assert features.strips_thinking(model) is drops
+
+
+FORMATTED = DATA / "claude-code-1.0.69-formatted-file.jsonl"
+
+
+def _formatted():
+    return claude_code.read(parse_records(FORMATTED.read_bytes(), str(FORMATTED))[0], str(FORMATTED))
+
+
+def test_files_prettier_rewrote_that_the_log_never_shows_again_get_the_reminders_claude_code_1_0_sent():
+    """The real 1.0.69 sent the formatted files' reminders with prettier's ``app.ts 181ms``: app.ts it
+    had written, lib.ts a ``cat`` had shown. The log holds prettier's lines alone and never shows
+    either file again."""
+    (sent,) = json.loads((DATA / "claude-code-1.0.69-formatted-file.reminder.json").read_text())
+    (context,) = _formatted().contexts
+    estimated = [m for m in context.messages if "was modified, either by the user" in str(m.get("content"))]
+    assert [m["content"].split(" was modified")[0].rsplit("/", 1)[1] for m in estimated] == ["app.ts", "lib.ts"]
+    at = context.messages.index(estimated[0])
+    assert "prettier --write app.ts lib.ts" in json.dumps(context.messages[at - 2].get("tool_calls"))
+    counter = counter_for()
+    reminders = ["<system-reminder>" + part for part in sent.split("<system-reminder>")[1:]]
+    for ours, theirs in zip(estimated, reminders, strict=True):
+        # Only the trailing blanks are known to go: the semicolons prettier added are not in the estimate.
+        assert counter(ours["content"]) == pytest.approx(counter(theirs.strip()), rel=0.05)
+        assert ours["content"].splitlines()[:2] == theirs.strip().splitlines()[:2]
+
+
+def test_a_file_only_cat_showed_is_watched_as_claude_code_1_0_watches_it(monkeypatch):
+    monkeypatch.setattr(claude_code_files, "_shown", lambda command, result, cwd: None)
+    (context,) = _formatted().contexts
+    estimated = [m for m in context.messages if "was modified, either by the user" in str(m.get("content"))]
+    assert len(estimated) == 1 and "/app.ts was modified" in estimated[0]["content"]
+
+
+def test_without_the_formatted_file_estimate_its_held_out_calls_are_far_off(monkeypatch):
+    assert calibrate(_formatted(), "claude-code").held_out.p90 < 0.02
+    monkeypatch.setattr(claude_code_files, "rewritten", lambda command, output, cwd: [])
+    assert calibrate(_formatted(), "claude-code").held_out.p90 > 0.05
+
+
+def _write_then_format(output: str, later_read: str | None = None) -> list[dict]:
+    """Records of a 1.0.x session: a Write of a.ts with indented blank lines, a formatter run, and
+    optionally a later whole Read of a.ts showing ``later_read``."""
+    text = "const a = 1\n  \nconst b = 2\n"
+
+    def use(n: int, name: str, arguments: dict) -> dict:
+        block = {"type": "tool_use", "id": f"t{n}", "name": name, "input": arguments}
+        return {"type": "assistant", "version": "1.0.69", "message": {"role": "assistant", "content": [block]}}
+
+    def result(n: int, content: str, tool: object) -> dict:
+        block = {"type": "tool_result", "tool_use_id": f"t{n}", "content": content}
+        message = {"role": "user", "content": [block]}
+        return {"type": "user", "version": "1.0.69", "cwd": "/p", "message": message, "toolUseResult": tool}
+
+    values = [
+        use(1, "Write", {"file_path": "/p/a.ts", "content": text}),
+        result(1, "File created", {"type": "create", "filePath": "/p/a.ts", "content": text}),
+        use(2, "Bash", {"command": "npx prettier --write a.ts b.ts"}),
+        result(2, output, {"stdout": output, "stderr": ""}),
+    ]
+    if later_read is not None:
+        lines = later_read.count("\n") + 1
+        file = {"filePath": "/p/a.ts", "content": later_read, "startLine": 1, "numLines": lines, "totalLines": lines}
+        values += [use(3, "Read", {"file_path": "/p/a.ts"}), result(3, later_read, {"type": "text", "file": file})]
+    return values
+
+
+def test_only_the_files_the_formatter_says_it_changed_get_an_estimate_and_a_later_view_replaces_it():
+    (changed,) = claude_code_files.changed_file_reminders(_write_then_format("a.ts 40ms\nb.ts 3ms (unchanged)"))[3]
+    assert "/p/a.ts was modified" in changed and "     2→\n" in changed  # the blank line without its indent
+    assert claude_code_files.changed_file_reminders(_write_then_format("a.ts 40ms (unchanged)")) == {}
+    seen = claude_code_files.changed_file_reminders(_write_then_format("a.ts 40ms", "const a = 1;\n\nconst b = 2;\n"))
+    (rebuilt,) = seen[3]  # the reminder rebuilt from the later Read, not the estimate beside it
+    assert "const a = 1;" in rebuilt
+    assert claude_code_files.rewritten("npm test", "a.ts 40ms", "/p") == []
+    assert claude_code_files.rewritten("black src", "reformatted src/x.py\nAll done!", "/p") == ["/p/src/x.py"]
+
+
+@needs_transcripts
+def test_kesslerios_step_after_npm_run_format_is_the_reminders_of_the_files_prettier_listed(monkeypatch):
+    """7.35k tokens in its sidechain's usage after ``npm run format`` were in no record: the files
+    prettier lists as changed, written by the sidechain and never shown again."""
+    path = SHARED_TRANSCRIPTS / "claude-code" / "kesslerio__attio-mcp-server" / "chat.json"
+
+    def unlogged() -> int:
+        session = claude_code.read(parse_records(path.read_bytes(), str(path))[0], str(path))
+        return sum(calibrate(session, "claude-code").unlogged_of("sidechain 1").values())
+
+    assert unlogged() == 0
+    monkeypatch.setattr(claude_code_files, "rewritten", lambda command, output, cwd: [])
+    assert unlogged() > 7_000

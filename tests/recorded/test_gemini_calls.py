@@ -205,3 +205,31 @@ def test_a_resume_in_a_later_minute_leaves_a_second_file_that_holds_no_call():
         read = [gemini.read(parse_records(path.read_bytes(), str(path))[0], str(path)) for path in (earlier, stub)]
         assert [sum(len(c.calls) for c in r.contexts) for r in read] == [2, 0]
         assert find_session(session, "gemini", {"HOME": str(root)}, root).path == earlier
+
+
+def test_replay_says_which_billed_side_calls_the_session_file_holds_nothing_of():
+    """Gemini CLI's router classifier and loop check are billed calls its file records nowhere: named in the notes."""
+    lines = [HEADER, _user(1, "Fix the test."), _model(2, "Done.", {"input": 9000, "output": 20})]
+    lines += [_user(3, "Now the docs."), _model(4, "Done too.", {"input": 9100, "output": 20}, "gemini-2.5-flash")]
+    result = _replay(_read(lines))
+    (note,) = [n for n in result.notes if n.startswith("not in the bill")]
+    assert "router's classifier" in note and "2 prompt(s) here" in note and "loop check" in note
+    assert "the router ran here: the calls name gemini-2.5-flash and gemini-2.5-pro" in note  # a Pro and a Flash
+    (one_model,) = [n for n in _replay(_read(lines[:3])).notes if n.startswith("not in the bill")]
+    assert "1 prompt(s) here)" in one_model and "router ran" not in one_model
+
+
+@pytest.mark.parametrize(
+    ("model", "minimum"),
+    [
+        ("gemini-2.5-pro", 2048),
+        ("gemini-2.5-flash", 2048),
+        ("gemini-2.5-flash-lite", 2048),
+        ("gemini-3-flash-preview", 1024),
+        ("gemini-3-pro-preview", 4096),
+        ("gemini-3.1-pro-preview", 4096),
+    ],
+)
+def test_gemini_s_implicit_cache_holds_no_prompt_under_the_model_s_minimum(model, minimum):
+    prices = shipped_prices().find(model, "google")
+    assert prices is not None and prices.min_cached_tokens == minimum

@@ -1,0 +1,105 @@
+"""Claude as Bedrock and Vertex name it, and the current model names, are priced and read as Claude.
+
+A Claude Code session on Bedrock names ``us.anthropic.claude-sonnet-4-20250514-v1:0``; on Vertex,
+``claude-3-7-sonnet@20250219``. Each is the same model as Anthropic's id: the same thinking rule, the
+same cache minimum, and a price from that cloud's own listing in genai-prices (Bedrock's regional
+endpoints list above its global ones), never $0 and never "unpriced" for a model genai-prices lists.
+"""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from compactctl.calibration import features
+from compactctl.cli.main import app
+from compactctl.replay.prices import shipped_prices
+from compactctl.tokens import claude_model, provider_of
+from tests.replay.test_prices import _session_file
+
+SPELLINGS = [  # (as a log names it, Anthropic's id, whose listing prices it)
+    ("claude-3-7-sonnet@20250219", "claude-3-7-sonnet-20250219", "google"),
+    ("claude-sonnet-4@20250514", "claude-sonnet-4-20250514", "google"),
+    ("claude-opus-4-5@20251101", "claude-opus-4-5-20251101", "google"),
+    ("anthropic.claude-3-7-sonnet-20250219-v1:0", "claude-3-7-sonnet-20250219", "aws"),
+    ("us.anthropic.claude-3-7-sonnet-20250219-v1:0", "claude-3-7-sonnet-20250219", "aws"),
+    ("us.anthropic.claude-sonnet-4-20250514-v1:0", "claude-sonnet-4-20250514", "aws"),
+    ("us.anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-sonnet-4-5-20250929", "aws"),
+    ("eu.anthropic.claude-haiku-4-5-20251001-v1:0", "claude-haiku-4-5-20251001", "aws"),
+    ("global.anthropic.claude-opus-4-5-20251101-v1:0", "claude-opus-4-5-20251101", "aws"),
+    ("us.anthropic.claude-opus-4-7-v1:0", "claude-opus-4-7", "aws"),
+    (
+        "arn:aws:bedrock:us-east-1:111122223333:inference-profile/us.anthropic.claude-sonnet-4-20250514-v1:0",
+        "claude-sonnet-4-20250514",
+        "aws",
+    ),
+]
+
+
+@pytest.mark.parametrize(("spelled", "own", "listing"), SPELLINGS)
+def test_a_bedrock_or_vertex_id_is_read_as_anthropic_s_and_priced_from_its_cloud_s_listing(spelled, own, listing):
+    assert claude_model(spelled) == own and provider_of(spelled) == "anthropic"
+    assert features.strips_thinking(spelled) is features.strips_thinking(own)
+    table = shipped_prices()
+    served, anthropic = table.find(spelled, "anthropic"), table.find(own, "anthropic")
+    assert served is not None and anthropic is not None, spelled
+    assert f"({listing}/" in served.source
+    assert served.input > 0 and 0 < served.cached_input < served.input < served.cache_write < served.output
+    assert served.min_cached_tokens == anthropic.min_cached_tokens  # the model's cache rule, whoever serves it
+    assert anthropic.input <= served.input <= 1.1 * anthropic.input  # a regional endpoint lists up to 10 % more
+
+
+@pytest.mark.parametrize(
+    ("model", "strips"),
+    [
+        ("claude-3-7-sonnet@20250219", True),
+        ("anthropic.claude-3-7-sonnet-20250219-v1:0", True),
+        ("us.anthropic.claude-sonnet-4-20250514-v1:0", True),
+        ("claude-sonnet-4-5@20250929", True),
+        ("us.anthropic.claude-sonnet-4-5-20250929-v1:0", True),
+        ("global.anthropic.claude-opus-4-5-20251101-v1:0", False),
+        ("us.anthropic.claude-opus-4-7-v1:0", False),
+        ("claude-opus-4-7@20260101", False),
+        ("gpt-5.5", False),
+    ],
+)
+def test_the_thinking_rule_knows_the_cloud_spellings(model, strips):
+    assert features.strips_thinking(model) is strips
+
+
+CURRENT = [
+    ("claude-sonnet-4-6", "anthropic"),
+    ("claude-opus-4-7", "anthropic"),
+    ("claude-opus-5", "anthropic"),
+    ("gpt-5.4", "openai"),
+    ("gpt-5.5", "openai"),
+    ("gpt-5.6-terra", "openai"),
+    ("gpt-5.3-codex", "openai"),
+    ("gemini-3-pro-preview", "google"),
+    ("gemini-3-flash-preview", "google"),
+    ("gemini-2.5-pro", "google"),
+]
+
+
+@pytest.mark.parametrize(("model", "provider"), CURRENT)
+def test_the_current_model_names_have_list_prices(model, provider):
+    prices = shipped_prices().find(model, provider)
+    assert prices is not None and prices.provider == provider
+    assert prices.input > 0 and prices.output > prices.input and 0 < prices.cached_input < prices.input
+
+
+@pytest.mark.parametrize("spelled", ["us.anthropic.claude-sonnet-4-20250514-v1:0", "claude-sonnet-4@20250514"])
+def test_a_session_on_bedrock_or_vertex_is_priced_as_the_same_session_on_anthropic_s_api(tmp_path, spelled):
+    def costs(model: str) -> list[float | None]:
+        path = _session_file(tmp_path / model.replace(":", "_").replace("@", "_"), model)
+        result = CliRunner().invoke(app, ["replay", str(path), "-t", "50000", "--json"])
+        (entry,) = orjson.loads(result.stdout)["files"]
+        assert entry["api"]["unpriced_models"] == []
+        return [row["cost"] for row in entry["settings"]]
+
+    (tmp_path / "claude-sonnet-4-20250514").mkdir()
+    (tmp_path / spelled.replace(":", "_").replace("@", "_")).mkdir()
+    on_cloud, on_api = costs(spelled), costs("claude-sonnet-4-20250514")
+    assert all(cost is not None and cost > 0 for cost in on_cloud)
+    assert on_cloud == pytest.approx(on_api)  # Sonnet 4 lists the same on all three
