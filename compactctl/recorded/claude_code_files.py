@@ -164,7 +164,8 @@ def changed_file_reminders(values: list[dict[str, Any]]) -> dict[int, list[str]]
                 elif state is not None:
                     state.reads.append((at, start, after))
             results.append((at, command))
-            for path in rewritten(command, _text_of(block.get("content")), str(value.get("cwd") or "")):
+            output = _text_of(block.get("content")) if command else ""
+            for path in rewritten(command, output, str(value.get("cwd") or "")) if command else ():
                 state = states.get(path)
                 if state is not None and not state.reads and path not in pending:
                     pending[path] = (at, reminder(path, state.content, formatted_estimate(state.content)))

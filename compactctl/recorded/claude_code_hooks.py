@@ -41,7 +41,7 @@ def prompt_log_reminders(values: list[dict[str, Any]]) -> dict[int, list[str]]:
     watched: str | None = None  # the log's path once the client watches it
     entries: list[dict[str, Any]] = []  # what the log is known to end with: this session's prompts
     held = 0  # how many of ``entries`` the client's copy of the log holds
-    commands: dict[str, str] = {}  # tool_use id -> its input (a Bash command names the files it shows)
+    commands: dict[str, str] = {}  # tool_use id -> its command or file (a Bash command names the files it shows)
     process = None  # the session id: a resumed session starts a new process under a new one
     for at, value in enumerate(values):
         if _forgets(value) or value.get("sessionId", process) != process:
@@ -51,7 +51,9 @@ def prompt_log_reminders(values: list[dict[str, Any]]) -> dict[int, list[str]]:
         if value.get("type") == "assistant":
             for block in _content(value):
                 if isinstance(block, dict) and block.get("type") == "tool_use":
-                    commands[str(block.get("id"))] = json.dumps(block.get("input"), ensure_ascii=False)
+                    given = block.get("input")
+                    given = given if isinstance(given, dict) else {}
+                    commands[str(block.get("id"))] = str(given.get("command") or given.get("file_path") or "")
             continue
         if value.get("type") != "user":
             continue
@@ -122,10 +124,9 @@ def _named(results: list[dict[str, Any]], value: dict[str, Any], commands: dict[
     """The prompt log's path where these tool results or their calls name it (a Read of it, a command
     or its output: the client's query for the files a command showed is given both)."""
     texts = [commands.get(str(b.get("tool_use_id")), "") for b in results]
-    texts.append(json.dumps(value.get("toolUseResult"), ensure_ascii=False))
-    texts += [str(b.get("content")) for b in results]
+    texts += [str(b.get("content")) for b in results]  # what the tool returned (a command's output)
     for text in texts:
-        match = _NAMED.search(text)
+        match = _NAMED.search(text) if "user_prompt_submit.json" in text else None
         if match is not None:
             return posixpath.normpath(posixpath.join(str(value.get("cwd") or ""), match.group(1)))
     return None
