@@ -4,7 +4,8 @@ A module's patterns cost their compile at every start of every command that impo
 redaction table alone is some 70 patterns), though most runs use few of them and many use none.
 ``lazyre.compile`` takes what ``re.compile`` takes and returns what stands for the pattern: its
 first method call compiles it, and puts the compiled pattern's own bound methods on the object,
-so every later call is as fast as on the pattern itself.
+so every later call is as fast as on the pattern itself. The compile itself is made from what an
+earlier run's compiler produced, when the user's cache holds it (``compactctl.pattern_cache``).
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ class _CompiledOnFirstUse:
         self._given_flags = flags
 
     def _compiled(self) -> re.Pattern[Any]:
-        compiled = re.compile(self._source, self._given_flags)
+        from compactctl.pattern_cache import compiled as cached
+
+        compiled = cached(self._source, self._given_flags)
         # Instance attributes win over the class's methods: from now on a call goes straight to re.
         for name in (*_METHODS, *_ATTRIBUTES):
             self.__dict__[name] = getattr(compiled, name)

@@ -106,6 +106,7 @@ def no_real_model_clients(monkeypatch, tmp_path):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("COMPACTCTL_CACHE_DIR", str(tmp_path / "summary-cache"))
     monkeypatch.setenv("COMPACTCTL_PRICES_CACHE", str(tmp_path / "prices-cache"))  # each test looks prices up anew
+    monkeypatch.setenv("COMPACTCTL_BUILD_CACHE", str(tmp_path / "build-cache"))  # compiled patterns, not the user's
     import openai
 
     original = openai.OpenAI.__init__

@@ -16,7 +16,9 @@ def test_nothing_is_compiled_until_the_pattern_is_used():
     pattern = lazyre.compile(WORDS + "-not-in-re-cache-yet", re.I)
     assert "search" not in vars(pattern)
     assert pattern.search("x ABC-12-not-in-re-cache-yet") is not None
-    assert vars(pattern)["search"] == re.compile(WORDS + "-not-in-re-cache-yet", re.I).search  # re's own method now
+    # The compiled pattern's own method now (a pattern equal to re's: made from the cache, it is not re's object).
+    assert vars(pattern)["search"].__self__ == re.compile(WORDS + "-not-in-re-cache-yet", re.I)
+    assert type(vars(pattern)["search"]) is type(re.compile("x").search)
 
 
 def test_attributes_of_the_pattern_compile_it_too():

@@ -47,6 +47,9 @@ def __getattr__(name: str) -> Any:
 
 def main() -> None:
     interrupts.install()  # SIGTERM and SIGHUP stop a run the way Ctrl-C does
+    from compactctl import dataclass_code
+
+    dataclass_code.install()  # before the first dataclass: their methods compiled once per machine
     from compactctl.cli import direct
 
     direct.run(sys.argv[1:])  # returns when the line is not one it reads plainly: Click reads it

@@ -11,7 +11,8 @@ by ``...``). Measured with the real 1.0.108 against the loopback fake: after a B
 tool result, and the session file logs the result without it.
 
 The log does hold what the client knew: every Read's text, every Edit's ``originalFile`` and
-every Write's content (``toolUseResult``). Where a later Read or Edit shows the file other than
+every Write's content (``toolUseResult``), and the output of a ``cat`` of one file (1.0.x also
+watches the files a Bash command showed, ``_shown``). Where a later Read or Edit shows the file other than
 the session left it, something outside changed it (``prettier --write``, a formatter, the
 user); the reminder is rebuilt from the two texts and placed after the command that most likely
 changed it (a formatter, else one naming the file, else the first command in between).
@@ -56,6 +57,8 @@ _REWRITES = lazyre.compile(
 # file ends ``(unchanged)``) and black (``reformatted src/a.py``).
 _PRETTIER_LINE = lazyre.compile(r"(?m)^(\S[^\n]*?) \d+(?:\.\d+)?m?s$")
 _BLACK_LINE = lazyre.compile(r"(?m)^reformatted (\S[^\n]*)$")
+_CAT = lazyre.compile(r"cat ([\w./@+-]+)")  # one file, no options, pipes or redirections
+BASH_OUTPUT_CHARS = 30_000  # the Bash tool cuts a longer output (cli.js 1.0.69: 30000, BASH_MAX_OUTPUT_LENGTH)
 _GIT = lazyre.compile(r"\bgit (checkout|stash|reset --hard|pull|merge|rebase)\b|\bgit restore (?!--staged)")
 
 
@@ -121,6 +124,8 @@ def changed_file_reminders(values: list[dict[str, Any]]) -> dict[int, list[str]]
             name, arguments = uses.get(str(block.get("tool_use_id")), ("", {}))
             command = str(arguments.get("command") or "") if name == "Bash" else ""
             seen = _observed(name, value.get("toolUseResult"))
+            if seen is None and command:
+                seen = _shown(command, value.get("toolUseResult"), str(value.get("cwd") or ""))
             if seen is not None:
                 path, disk, after, start, full = seen
                 state = states.get(path)
@@ -204,11 +209,27 @@ def _observed(name: str, result: Any) -> tuple[str, str | None, str, int, bool] 
     return None
 
 
+def _shown(command: str, result: Any, cwd: str) -> tuple[str, str | None, str, int, bool] | None:
+    """A file a ``cat`` of it alone showed whole: 1.0.x asks a small model after each Bash command which
+    files its output showed, and watches them as it does the files it Read (cli.js 1.0.69, the Bash
+    tool's ``command_paths`` query; measured with the real 1.0.69 against the loopback fake). The text
+    is not taken as the disk's for a change (the output is trimmed), only as what the client held."""
+    match = _CAT.fullmatch(command.strip())
+    if match is None or not isinstance(result, dict) or result.get("stderr") or result.get("interrupted"):
+        return None
+    stdout = result.get("stdout")
+    if not isinstance(stdout, str) or len(stdout) >= BASH_OUTPUT_CHARS:
+        return None  # cut: not the whole file
+    return posixpath.normpath(posixpath.join(cwd, match.group(1))), None, stdout, 1, True
+
+
 def _reminder_for(path: str, state: _State, disk: str, results: list[tuple[int, str]]) -> tuple[int, str] | None:
     """Where the file seen now differs from what the log last showed of it: the tool result the
     client's reminder went with, and the reminder (its snippet against what the client then held)."""
     held = [state.content, *(text for _, _, text in state.reads)]
-    if disk == state.content and all(_agrees(disk, start, text) for _, start, text in state.reads):
+    # A file ``cat`` showed is held without its last newlines (the Bash tool trims its output).
+    same = disk.rstrip("\n") == state.content.rstrip("\n")
+    if same and all(_agrees(disk, start, text) for _, start, text in state.reads):
         return None
     place = _cause(results, state.record)
     if place is None:

@@ -70,6 +70,11 @@ _ID_PATTERNS = (
 _ID_NEEDS = ("-", "", "_", "@")  # a character every match of each of _ID_PATTERNS holds ("": none)
 # A commit sha: 7-40 hex digits with letters and digits mixed, not inside a longer token.
 _SHA = lazyre.compile(r"(?<![\w#-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}(?![\w-])")
+# Necessary conditions led by a literal or a class, which the engine skips to (the patterns above start
+# with a look-behind or \b, tried at every character): no gate match, no match (tests/summarizers/test_prefilters.py).
+_UUID_GATE = lazyre.compile(r"-[0-9a-f]{4}-[0-9a-f]{4}-", re.I)  # a UUID's second and third groups
+_SHA_GATE = lazyre.compile(r"[0-9a-f]{7}")
+_ID_GATES = (lazyre.compile(r"-(?<=[A-Z0-9]-)\d"), None, None, None)  # PROJ-123's "J-1"
 _HUNK = lazyre.compile(r"^\d+(?:,\d+)?[acd]\d+(?:,\d+)?$")  # diff's "178d167", "333a310"
 # An error line as a tool prints it, not a source line that names an exception.
 _ERROR_LINE = lazyre.compile(
@@ -295,16 +300,16 @@ def error_lines(text: str) -> Iterator[str]:
 def _ids(text: str, prose: bool = True) -> Iterator[str]:
     """Ids in text; issue numbers (#12) only in prose, where a build log's step "#12" is not."""
     # A pattern is not tried on a text lacking a character every match of it holds (most tool output).
-    uuids = _UUID.findall(text) if "-" in text else []
+    uuids = _UUID.findall(text) if "-" in text and _UUID_GATE.search(text) else []
     yield from uuids
     if uuids:
         text = _UUID.sub(" ", text)
     for match in _ISSUE_REF.finditer(text) if prose else ():
         yield match.group(0)
-    for pattern, needed in zip(_ID_PATTERNS, _ID_NEEDS, strict=True):
-        for match in pattern.finditer(text) if needed in text else ():
+    for pattern, needed, gate in zip(_ID_PATTERNS, _ID_NEEDS, _ID_GATES, strict=True):
+        for match in pattern.finditer(text) if needed in text and (gate is None or gate.search(text)) else ():
             yield match.group(0)
-    for match in _SHA.finditer(text):
+    for match in _SHA.finditer(text) if _SHA_GATE.search(text) else ():
         sha = match.group(0)
         # A hunk marker (178d167) is digits around one letter; a real sha has letters spread out.
         if not _HUNK.match(sha) and sum(c.isalpha() for c in sha) >= 2:

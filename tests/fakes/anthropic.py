@@ -177,7 +177,24 @@ def _asks_for_summary(body: dict[str, Any]) -> bool:
 
 
 def _side_reply(body: dict[str, Any]) -> Reply:
-    return Reply(text=COMPACT_SUMMARY) if _asks_for_summary(body) else Reply(text="Fake title")
+    if _asks_for_summary(body):
+        return Reply(text=COMPACT_SUMMARY)
+    if "Extract any file paths that this command reads or modifies" in json.dumps(body.get("system")):
+        return _file_paths(_last_text(body))
+    return Reply(text="Fake title")
+
+
+def _file_paths(text: str) -> Reply:
+    """Claude Code 1.0.x's query after each Bash command for the files it showed (their paths join the
+    files the client watches for changes): the files a ``cat`` names, as Haiku answers for such a command."""
+    command = text.split("\n", 1)[0].removeprefix("Command: ")
+    paths = command.split()[1:] if command.startswith("cat ") else []
+    shows = "true" if paths else "false"
+    return Reply(
+        text=f"<is_displaying_contents>\n{shows}\n</is_displaying_contents>\n\n<filepaths>\n"
+        + "".join(f"{path}\n" for path in paths)
+        + "</filepaths>"
+    )
 
 
 class FakeAnthropic(FakeModelServer):

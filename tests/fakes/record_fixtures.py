@@ -417,10 +417,12 @@ def claude_code_1_0_fixture(root: Path) -> list[Path]:
 def claude_code_1_0_formatter_fixture(root: Path) -> list[Path]:
     """Claude Code 1.0.69 (``$CLAUDE_1_0``: an executable running the cli.js of npm
     ``@anthropic-ai/claude-code@1.0.69``, the version of kesslerio's session) writes a TypeScript
-    file with indented blank lines as a model does, runs the real prettier on it (``$PRETTIER``: the
-    prettier of npm ``prettier@3``) and never looks at it again: the client sends a reminder with
-    the formatted lines, logs none, and the log holds only prettier's ``app.ts 40ms``. Also
-    written: the reminder the client sent, as the fake got it."""
+    file with indented blank lines as a model does, shows another one (``lib.ts``, there before) with
+    ``cat``, runs the real prettier on both (``$PRETTIER``: the prettier of npm ``prettier@3``) and
+    never looks at them again: the client sends a reminder for each with the formatted lines (for
+    lib.ts because the fake answers the client's query for the files a command showed as Haiku
+    does for a ``cat``), logs none, and the log holds only prettier's ``app.ts 40ms``. Also
+    written: the reminders the client sent, as the fake got them."""
     import json
     import os
 
@@ -438,6 +440,7 @@ def claude_code_1_0_formatter_fixture(root: Path) -> list[Path]:
         fake.count = text_tokens
         claude = ClaudeCode(client, root, project(root), fake)
         cwd = claude.cwd
+        (cwd / "lib.ts").write_text(body.replace("export function f", "export function g"))
 
         def bash(command: str) -> ToolCall:
             return ToolCall("Bash", {"command": command, "description": command})
@@ -448,14 +451,15 @@ def claude_code_1_0_formatter_fixture(root: Path) -> list[Path]:
             Reply(text="A long log.", tool_calls=(bash("seq 1 600"),)),
             Reply(text="Writing.", tool_calls=write),
             Reply(text="Another log.", tool_calls=(bash("seq 1000 1500"),)),
+            Reply(text="The library.", tool_calls=(bash("cat lib.ts"),)),
             Reply(text="Date.", tool_calls=(bash("date +%Y"),)),
-            Reply(text="Format.", tool_calls=(bash(f"{prettier} --write app.ts"),)),
+            Reply(text="Format.", tool_calls=(bash(f"{prettier} --write app.ts lib.ts"),)),
             Reply(text="List.", tool_calls=(bash("ls"),)),
             Reply(text="Count.", tool_calls=(bash("seq 1 300 | wc -l"),)),
             Reply(text="Again.", tool_calls=(bash("seq 2000 2400"),)),
             "Done: app.ts is written and formatted.",
         )
-        session = claude.run("Write app.ts, format it with prettier.")
+        session = claude.run("Write app.ts, format it and lib.ts with prettier.")
         assert not fake.errors and not fake.script
         sent = [
             block["content"]

@@ -105,19 +105,29 @@ def _formatted():
     return claude_code.read(parse_records(FORMATTED.read_bytes(), str(FORMATTED))[0], str(FORMATTED))
 
 
-def test_a_file_prettier_rewrote_that_the_log_never_shows_again_gets_the_reminder_claude_code_1_0_sent():
-    """The real 1.0.69 sent the formatted file's reminder with prettier's ``app.ts 435ms``; the log
-    holds that line alone and never shows app.ts again."""
+def test_files_prettier_rewrote_that_the_log_never_shows_again_get_the_reminders_claude_code_1_0_sent():
+    """The real 1.0.69 sent the formatted files' reminders with prettier's ``app.ts 181ms``: app.ts it
+    had written, lib.ts a ``cat`` had shown. The log holds prettier's lines alone and never shows
+    either file again."""
     (sent,) = json.loads((DATA / "claude-code-1.0.69-formatted-file.reminder.json").read_text())
     (context,) = _formatted().contexts
-    (estimated,) = [m for m in context.messages if "was modified, either by the user" in str(m.get("content"))]
-    at = context.messages.index(estimated)
-    assert "prettier --write app.ts" in json.dumps(context.messages[at - 2].get("tool_calls"))
+    estimated = [m for m in context.messages if "was modified, either by the user" in str(m.get("content"))]
+    assert [m["content"].split(" was modified")[0].rsplit("/", 1)[1] for m in estimated] == ["app.ts", "lib.ts"]
+    at = context.messages.index(estimated[0])
+    assert "prettier --write app.ts lib.ts" in json.dumps(context.messages[at - 2].get("tool_calls"))
     counter = counter_for()
-    sent_reminder = sent[sent.index("<system-reminder>") :]
-    # Only the trailing blanks are known to go: the semicolons prettier added are not in the estimate.
-    assert counter(estimated["content"]) == pytest.approx(counter(sent_reminder), rel=0.05)
-    assert estimated["content"].splitlines()[:2] == sent_reminder.splitlines()[:2]
+    reminders = ["<system-reminder>" + part for part in sent.split("<system-reminder>")[1:]]
+    for ours, theirs in zip(estimated, reminders, strict=True):
+        # Only the trailing blanks are known to go: the semicolons prettier added are not in the estimate.
+        assert counter(ours["content"]) == pytest.approx(counter(theirs.strip()), rel=0.05)
+        assert ours["content"].splitlines()[:2] == theirs.strip().splitlines()[:2]
+
+
+def test_a_file_only_cat_showed_is_watched_as_claude_code_1_0_watches_it(monkeypatch):
+    monkeypatch.setattr(claude_code_files, "_shown", lambda command, result, cwd: None)
+    (context,) = _formatted().contexts
+    estimated = [m for m in context.messages if "was modified, either by the user" in str(m.get("content"))]
+    assert len(estimated) == 1 and "/app.ts was modified" in estimated[0]["content"]
 
 
 def test_without_the_formatted_file_estimate_its_held_out_calls_are_far_off(monkeypatch):

@@ -81,3 +81,44 @@ def test_a_url_secret_beside_urls_without_one_is_still_redacted():
         text, count = redact(plain + secret)
         assert count == 1 and f"[REDACTED:{kind}]" in text and "example.com" in text, text
     assert redact(plain) == (plain, 0)
+
+
+# Pieces of ids and near-misses: UUIDs and their halves, shas and hunk markers, tickets, emails, and
+# characters re.I folds onto letters (the Kelvin sign, the long s, a dotted capital I).
+ID_PIECES = [
+    *("123e4567-e89b-12d3-a456-426614174000", "123E4567-E89B-12D3-A456-426614174000", "-e89b-12d3-", "e89b-12d3"),
+    *("abc1234", "deadbeefcafe", "178d167", "a1b2c3d", "0123456", "abcdefa", "PROJ-123", "J-1", "-1", "A1-23"),
+    *("V2", "AB12CD"),
+    *("NO6JO3", "6A19384756201", "mia_li_3668", "x@y.io", "a.b+c@d-e.org", "@scope/pkg", "@ x", "#12", "issue 7"),
+    *("\u212a", "\u017f", "\u0130", "é", "-", "_", " ", "\n", "/", "#", ".", ":", "a", "F", "9"),
+]
+
+
+def ids_without_gates(text: str, prose: bool = True) -> list[str]:
+    """``ledger._ids`` as it was before its gates: every pattern tried on every text that may hold it."""
+    found = ledger._UUID.findall(text) if "-" in text else []
+    if found:
+        text = ledger._UUID.sub(" ", text)
+    found += [m.group(0) for m in ledger._ISSUE_REF.finditer(text)] if prose else []
+    for pattern, needed in zip(ledger._ID_PATTERNS, ledger._ID_NEEDS, strict=True):
+        found += [m.group(0) for m in pattern.finditer(text)] if needed in text else []
+    shas = (m.group(0) for m in ledger._SHA.finditer(text))
+    return found + [s for s in shas if not ledger._HUNK.match(s) and sum(c.isalpha() for c in s) >= 2]
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(ID_PIECES), max_size=10), st.booleans())
+def test_the_id_gates_leave_the_ids_found_as_they_were(pieces, prose):
+    text = "".join(pieces)
+    assert list(ledger._ids(text, prose)) == ids_without_gates(text, prose)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(ID_PIECES), max_size=10))
+def test_each_id_gate_matches_wherever_its_pattern_does(pieces):
+    text = "".join(pieces)
+    gated = [(ledger._UUID, ledger._UUID_GATE), (ledger._SHA, ledger._SHA_GATE)]
+    gated += [(p, g) for p, g in zip(ledger._ID_PATTERNS, ledger._ID_GATES, strict=True) if g is not None]
+    for pattern, gate in gated:
+        if pattern.search(text):
+            assert gate.search(text), (pattern.pattern, text)

@@ -1,0 +1,52 @@
+"""The methods ``dataclasses`` writes for each class, compiled once per machine, not at every start.
+
+``@dataclass`` writes each class's ``__init__``, ``__repr__``, ``__eq__``, ``__hash__`` and, frozen,
+``__setattr__`` and ``__delattr__`` as Python source and compiles it with ``exec``: some 400
+small compiles for the 75 classes a plain ``compact`` imports, a fifth of all the instructions
+of compacting a real session (callgrind), and what Python itself does not keep as it keeps a
+module's byte-code. The command (``cli.main``) has ``dataclasses`` call ``exec`` here instead:
+the same source compiled the same way (no ``__future__`` flag of this module inherited), its
+code object kept in the user's cache (``build_cache``) and reused by the next run. The classes
+are the ones ``dataclasses`` makes (``tests/test_build_cache.py`` compares every class's
+methods, code object for code object). A library caller's classes are never touched: only the
+command installs it. Whoever can write the user's cache can run code as the user already (a
+shell's start-up file, the user's site-packages), as with the byte-code Python keeps.
+"""
+
+from __future__ import annotations
+
+import builtins
+import marshal
+from typing import Any
+
+from compactctl.build_cache import BuildCache
+
+CACHE = BuildCache("dataclass-code", 5_000)  # source -> its code object, marshalled (read only when used)
+
+
+def install() -> None:
+    """``dataclasses`` compiles through the cache from now on (this process)."""
+    import dataclasses
+
+    # A name in a module's globals comes before the builtin: only dataclasses' own calls come here.
+    dataclasses.exec = _exec  # type: ignore[attr-defined]
+
+
+def uninstall() -> None:
+    import dataclasses
+
+    vars(dataclasses).pop("exec", None)
+
+
+def _exec(source: Any, globals: dict[str, Any] | None = None, locals: dict[str, Any] | None = None) -> None:
+    if not isinstance(source, str):
+        builtins.exec(source, globals, locals)
+        return
+    kept = CACHE.get(source)
+    if kept is not None:
+        code = marshal.loads(kept)
+    else:
+        # As exec compiles a string: file "<string>", and flags of the calling module (dataclasses: none).
+        code = compile(source, "<string>", "exec", dont_inherit=True)
+        CACHE.keep(source, marshal.dumps(code))
+    builtins.exec(code, globals, locals)
