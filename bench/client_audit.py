@@ -95,6 +95,8 @@ def served_cost(served: list[tuple[str, str, dict[str, Any], bool]]) -> float:
     return total
 
 
+# Claude Code 2.1 refuses a standalone ``sleep 60`` (it says to use Monitor): a job that takes a minute instead.
+SLOW_COMMAND = "python3 -c 'import time; time.sleep(60)' # slow-job"
 TOOLS = "Bash Read Edit Write Agent Task ToolSearch WebFetch"
 
 
@@ -213,14 +215,15 @@ def claude_sessions(root: Path, out: Path) -> list[Made]:
         # A run killed while its Bash call runs: the file ends on an open call.
         fake.enqueue(
             Reply(
-                text="Waiting for it.", tool_calls=(ToolCall("Bash", {"command": "sleep 60", "description": "wait"}),)
+                text="Waiting for it.",
+                tool_calls=(ToolCall("Bash", {"command": SLOW_COMMAND, "description": "run the slow job"}),),
             )
         )
         before, mark = _fake_calls(fake), len(SERVED)
         args = [
             str(client.binary),
             "-p",
-            "Run sleep 60.",
+            "Run the slow job.",
             "--output-format",
             "json",
             "--permission-mode",
@@ -240,9 +243,9 @@ def claude_sessions(root: Path, out: Path) -> list[Made]:
             for _ in range(120):
                 time.sleep(1)
                 new = [p for p in claude.projects.glob("*/*.jsonl") if p not in known]
-                if new and b"sleep 60" in new[0].read_bytes():
+                if new and b"slow-job" in new[0].read_bytes():
                     break
-            time.sleep(2)
+            time.sleep(3)
         finally:
             os.killpg(running.pid, signal.SIGKILL)
             running.wait()
