@@ -45,7 +45,9 @@ MEMO_MAX_ENTRIES = 10_000
 MEMO_MAX_CHARS = 16_000_000  # the memo holds each text and its folding: at most about 64 MB
 # Shared by every matcher: a replay matches the same messages against the same facts at every compaction.
 _FOLDED: dict[str, str] = {}
-_FOUND: dict[tuple[tuple[str, ...], str], list[int]] = {}  # (folded facts, text) -> the facts it holds
+# folded facts -> text -> the facts it holds; a matcher looks its facts' memo up once, as a tuple of
+# a hundred facts is hashed anew at every lookup (tuples keep no hash).
+_FOUND: dict[tuple[str, ...], dict[str, list[int]]] = {}
 _memo_chars = 0
 
 
@@ -55,6 +57,7 @@ def _remember(memo: dict[Any, Any], key: Any, value: Any, chars: int) -> Any:
         # A walk over a huge transcript must not keep every text.
         _FOLDED.clear()
         _FOUND.clear()
+        memo.clear()  # a matcher's own memo, which it holds beside _FOUND
         _memo_chars = 0
     memo[key] = value
     _memo_chars += chars
@@ -73,6 +76,7 @@ class FactMatcher:
         self.facts = list(facts)
         self.folded = [fold(fact) for fact in self.facts]
         self._folded = tuple(self.folded)
+        self._found = _FOUND.setdefault(self._folded, {})
         self._number: dict[str, int] | None = None  # folded fact -> its index (the first, for a repeat)
 
     def __bool__(self) -> bool:
@@ -86,11 +90,11 @@ class FactMatcher:
         if not text:
             return []
         if among is None:
-            key = (self._folded, text)
-            found = _FOUND.get(key)
+            found = self._found.get(text)
             if found is None:
                 folded = self.fold(text)
-                found = _remember(_FOUND, key, [n for n, fact in enumerate(self.folded) if fact in folded], len(text))
+                found = [n for n, fact in enumerate(self.folded) if fact in folded]
+                _remember(self._found, text, found, len(text))
             return list(found)
         folded = self.fold(text)
         return [n for n in among if self.folded[n] in folded]

@@ -3,10 +3,12 @@
 Between two calls of one segment the reported input grows by what was appended: the
 response re-sent, the tool results, the next prompt. Where it grows by far more than that,
 the harness sent something no record holds. Measured on the real sessions in
-shared/transcripts: Claude Code 1.0.x's reminder that a file it had read changed on disk
-(after ``npx prettier --write``: +0.7k to +2.2k tokens, six times in kesslerio/attio-mcp-server,
-+13k in its sidechain after ``npm run format``; what the log shows of those files is now
-rebuilt as the reminder, ``recorded.claude_code_files``, and the rest stays a step). (The
+shared/transcripts: Claude Code 1.0.x's reminder that a file it watched changed on disk
+(kesslerio/attio-mcp-server: +13k in its sidechain after ``npm run format``, the files prettier
+lists, and +0.6k after each of its prompts, its hooks' prompt log; both are now rebuilt,
+``recorded.claude_code_files`` and ``recorded.claude_code_hooks``). What stays a step there:
+five rises of +0.9k to +2.3k in its main thread after test runs, builds and Reads, which no record
+of the file explains (its hooks' logs written by another process in that folder would). (The
 +2.7k in d-kimuson 5c0375b4 at call 8 was a MultiEdit whose record holds the stream's start
 usage, 26 output tokens for 1.3k of blocks: ``features.stale_output``.)
 Such content stays in the context until a compaction

@@ -81,16 +81,39 @@ def logs_own_attachments(values: list[dict[str, Any]]) -> bool:
 
 
 def snippet(old: str, new: str) -> str:
-    """The reminder's snippet: each hunk's context and new lines, numbered from the hunk's old start."""
-    before, after = old.split("\n"), new.split("\n")
+    """The reminder's snippet: each hunk's context and new lines, numbered from the hunk's old start,
+    as the client's diff library gives them (jsdiff's structuredPatch: a file's last newline ends its
+    last line, and a last line with none is followed by ``No newline at end of file``)."""
+    before, old_ends = _lines(old)
+    after, new_ends = _lines(new)
     hunks = []
     for group in difflib.SequenceMatcher(None, before, after, autojunk=False).get_grouped_opcodes(CONTEXT_LINES):
         start = group[0][1] + 1
         lines: list[str] = []
         for tag, i1, i2, j1, j2 in group:
-            lines += before[i1:i2] if tag == "equal" else after[j1:j2]
+            if tag == "equal":
+                lines += before[i1:i2]
+                if i2 == len(before) and j2 == len(after) and not (old_ends and new_ends):
+                    lines.append(NO_NEWLINE)
+                continue
+            if i2 == len(before) and i2 > i1 and not old_ends:
+                lines.append(NO_NEWLINE)  # follows the removed last line, which the snippet leaves out
+            lines += after[j1:j2]
+            if j2 == len(after) and j2 > j1 and not new_ends:
+                lines.append(NO_NEWLINE)
         hunks.append("\n".join(f"{str(start + k).rjust(6)}→{line}" for k, line in enumerate(lines)))
     return "\n...\n".join(hunks)
+
+
+NO_NEWLINE = " No newline at end of file"  # jsdiff's "\\ No newline at end of file", its first character cut
+
+
+def _lines(text: str) -> tuple[list[str], bool]:
+    """A text's lines and whether its last one ends with a newline (an empty text: none, and it does)."""
+    if not text:
+        return [], True
+    ends = text.endswith("\n")
+    return (text[:-1] if ends else text).split("\n"), ends
 
 
 def reminder(path: str, old: str, new: str) -> str:
@@ -141,12 +164,17 @@ def changed_file_reminders(values: list[dict[str, Any]]) -> dict[int, list[str]]
                 elif state is not None:
                     state.reads.append((at, start, after))
             results.append((at, command))
-            for path in rewritten(command, _text_of(block.get("content")), str(value.get("cwd") or "")):
+            output = _text_of(block.get("content")) if command else ""
+            for path in rewritten(command, output, str(value.get("cwd") or "")) if command else ():
                 state = states.get(path)
                 if state is not None and not state.reads and path not in pending:
                     pending[path] = (at, reminder(path, state.content, formatted_estimate(state.content)))
     for at, text in pending.values():
         found.setdefault(at, []).append(text)
+    from compactctl.recorded.claude_code_hooks import prompt_log_reminders  # it builds on this module's reminder
+
+    for at, texts in prompt_log_reminders(values).items():
+        found.setdefault(at, []).extend(texts)
     return found
 
 

@@ -209,8 +209,10 @@ class Context:
             self.figures.append(figures)
         self.length += 1
         self.prefix.append(self.prefix[-1] + figures.tokens)
-        self.facts.update(figures.facts)
-        self.keys.update(figures.defines)
+        if figures.facts:  # most messages hold none: Counter.update is a Python call even for nothing
+            self.facts.update(figures.facts)
+        if figures.defines:
+            self.keys.update(figures.defines)
 
     def shared_prefix_tokens(self, previous: Context, previous_length: int) -> int:
         """Tokens of the leading messages this context shares with ``previous``'s first messages."""
@@ -261,8 +263,7 @@ class ScenarioRun:
         self.api_calls = api_calls
         self.replacements = replacements
         self.step_context = StepContext(counts.counter, summarizer, client)  # the client's view, as compact's
-        # The run's facts are the whole transcript's: a compaction of a context that no longer
-        # holds a fact's declaration still keeps its copy.
+        # The run's facts are the whole transcript's: a context that lost a fact's declaration still keeps its copy.
         step_options = triggered(strategies, trigger).keeping(counts.facts)
         self.steps = [(STRATEGIES[name], step_options.of(name)) for name in scenario.steps]
         self.compacting = bool(self.steps) and trigger.name != "none"
@@ -331,8 +332,7 @@ class ScenarioRun:
         if call is not None and call.prices is None:
             self.unpriced += 1  # counted and cached as the run's prices say, but not priced
         if call is None:
-            # The API bills the reply's priming as input too; it follows the messages,
-            # so it is never part of a cached prefix and is written with the new input.
+            # The API bills the reply's priming as input too: after the messages, never cached, written anew.
             context_tokens = context.tokens
             input_tokens = context_tokens + REPLY_PRIMING_TOKENS
             output = figures.tokens

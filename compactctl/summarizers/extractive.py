@@ -24,8 +24,9 @@ next one (``rolling``, merged chunks) keeps every item instead of re-extracting 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import IO
+from typing import IO, Any
 
+from compactctl.message_memo import by_message
 from compactctl.summarizers import SECTIONS, Summary, SummaryRequest
 from compactctl.summarizers.ledger import Fact, facts
 from compactctl.summarizers.memo import MEMO_ENTRIES, Memo, message_key
@@ -61,6 +62,7 @@ class Budget:
         self.left = max_tokens - 8  # the summary's own framing
         self.share_out()
         self.chosen = Sections()
+        self.kinds: set[str] = set()  # the kinds of the facts chosen (each kind's label is paid once)
 
     def share_out(self) -> None:
         """Give each section its share of what is left now."""
@@ -88,11 +90,12 @@ class Budget:
             return True
         cost = self.counter(fact.text) + (3 if fact.kind == "command" else 1)
         cost += 0 if self.chosen.facts else 6
-        if fact.kind != "command" and not any(f.kind == fact.kind for f in self.chosen.facts):
+        if fact.kind != "command" and fact.kind not in self.kinds:
             cost += 4
         if not self._charge("Facts", cost, capped):
             return False
         self.chosen.add_fact(fact)
+        self.kinds.add(fact.kind)
         return True
 
 
@@ -225,19 +228,28 @@ _REDACTED = Memo(MEMO_ENTRIES)  # a message's digest -> the message redacted
 
 def redacted(span: list[Message]) -> list[Message]:
     """``redact_messages``, each message redacted once and remembered (a replay summarizes a message
-    under every setting): the copies are shared, so they are read, never changed."""
-    return [_REDACTED.found(message_key(message), _redacted_value, message) for message in span]
+    under every setting): the copies are shared, so they are read, never changed. A message with
+    nothing to redact is its own copy, so what was worked out from it is not worked out again."""
+    return [by_message(_redacted_message, message) for message in span]
+
+
+def _redacted_message(message: Message) -> Any:
+    return _REDACTED.found(message_key(message), _redacted_value, message)
 
 
 def _redacted_value(value: object) -> object:
     """``redact_value``'s copy, each string redacted once and remembered: most strings of a
-    transcript repeat (roles, tool names, call arguments), and redaction is per string."""
+    transcript repeat (roles, tool names, call arguments), and redaction is per string. A value
+    with nothing to redact is given back itself (an equal value: read, never changed)."""
     if isinstance(value, str):
-        return redacted_text(value)
+        out = redacted_text(value)
+        return value if out == value else out
     if isinstance(value, dict):
-        return {key: _redacted_value(item) for key, item in value.items()}
+        copied = {key: _redacted_value(item) for key, item in value.items()}
+        return value if all(copied[key] is item for key, item in value.items()) else copied
     if isinstance(value, list):
-        return [_redacted_value(item) for item in value]
+        items = [_redacted_value(item) for item in value]
+        return value if all(new is old for new, old in zip(items, value, strict=True)) else items
     return value
 
 

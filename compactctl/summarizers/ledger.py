@@ -34,7 +34,6 @@ from compactctl.summarizers.writings import (
     FENCE,
     INLINE_CODE,
     answers_as_tool_output,
-    is_demonstration,
     is_result_line,
     strip_harness,
 )
@@ -107,6 +106,7 @@ _SOURCE_LINE = lazyre.compile(
 _NAME = lazyre.compile(
     r"\b(?:[Mm]y name is|I am|I'm|[Jj]e m'appelle|[Nn]ame:)\s+([A-Z][a-zà-ÿ]+(?:\s+[A-Z][a-zà-ÿ]+)?)"
 )
+_NAME_CUES = ("ame is", "I am", "I'm", "m'appelle", "ame:")  # a string of each branch of _NAME
 _ID_KEYS = lazyre.compile(r"(?:^|_)(?:id|email|number|code)$")
 PATH_KEYS = ("file_path", "path", "filePath", "notebook_path", "target_file", "filename", "file")
 COMMAND_KEYS = ("cmd", "command", "script", "bash", "shell")
@@ -304,12 +304,15 @@ def _ids(text: str, prose: bool = True) -> Iterator[str]:
     yield from uuids
     if uuids:
         text = _UUID.sub(" ", text)
-    for match in _ISSUE_REF.finditer(text) if prose else ():
+    # Every match but an e-mail address's or a UUID's holds a digit, which most prose lacks.
+    digits = _DIGIT.search(text) is not None
+    for match in _ISSUE_REF.finditer(text) if prose and digits else ():
         yield match.group(0)
     for pattern, needed, gate in zip(_ID_PATTERNS, _ID_NEEDS, _ID_GATES, strict=True):
-        for match in pattern.finditer(text) if needed in text and (gate is None or gate.search(text)) else ():
+        tried = needed in text and (digits or needed == "@") and (gate is None or gate.search(text) is not None)
+        for match in pattern.finditer(text) if tried else ():
             yield match.group(0)
-    for match in _SHA.finditer(text) if _SHA_GATE.search(text) else ():
+    for match in _SHA.finditer(text) if digits and _SHA_GATE.search(text) else ():
         sha = match.group(0)
         # A hunk marker (178d167) is digits around one letter; a real sha has letters spread out.
         if not _HUNK.match(sha) and sum(c.isalpha() for c in sha) >= 2:
@@ -317,6 +320,8 @@ def _ids(text: str, prose: bool = True) -> Iterator[str]:
 
 
 def _numbers(text: str) -> Iterator[str]:
+    if _DIGIT.search(text) is None:  # every number, and every progress bar, holds a digit
+        return
     text = _PROGRESS_BAR.sub(" ", text)
     for match in _NUMBER.finditer(text):
         label = _NUMBER_LABEL.search(text[max(0, match.start() - 40) : match.start()])
@@ -353,10 +358,11 @@ def facts(messages: list[Message]) -> list[Fact]:
     seen: dict[str, list[Any]] = {}
     previous: Message | None = None
     for at, message in enumerate(messages):
-        if is_demonstration(message):
+        if message.get("is_demo") is True:  # writings.is_demonstration, inline: run for every message of every span
             previous = message
             continue
-        output = message.get("role") == "tool" or answers_as_tool_output(message, previous)
+        role = message.get("role")
+        output = role == "tool" or (role == "user" and answers_as_tool_output(message, previous))
         previous = message
         for kind, text, touched in by_message(_facts_as_output if output else _facts_as_said, message):
             old = seen.get(text)
@@ -420,7 +426,7 @@ def _message_facts(message: Message, output: bool) -> tuple[tuple[str, str, bool
         for found_id in _ids(text, prose=False):
             add("id", found_id)
         # Numbers from result lines ("13 passed in 2.1 s"), not from the code a file view shows.
-        for line in text.splitlines():
+        for line in text.splitlines() if _DIGIT.search(text) is not None else ():
             # Every number holds a digit: a line without one has none to give, result line or not.
             if _DIGIT.search(line) is not None and is_result_line(line.strip()):
                 for number in _numbers(line):
@@ -429,27 +435,29 @@ def _message_facts(message: Message, output: bool) -> tuple[tuple[str, str, bool
     if role == "user":
         # A producer's own summary (kind "summary") holds facts; harness text holds none.
         text = "" if annotations_of(message).get("kind") == "harness" else strip_harness(text)
-    for block in FENCE.findall(text):
+    # Each pattern is tried only where a string every match of it holds is there (most prose has none).
+    for block in FENCE.findall(text) if "```" in text else ():
         lines = [line for line in block.splitlines() if line.strip()]
         if 0 < len(lines) <= 3 and role == "assistant":
             for line in lines:
                 if _looks_like_command(line):
                     add("command", line.strip().removeprefix("$ "))
-    prose = FENCE.sub(" ", text)
-    for inline in INLINE_CODE.findall(prose):
+    prose = FENCE.sub(" ", text) if "```" in text else text
+    for inline in INLINE_CODE.findall(prose) if "`" in prose else ():
         if _looks_like_command(inline):
             add("command", inline)
-    for line in prose.splitlines():
+    for line in prose.splitlines() if "$ " in prose else ():
         stripped = line.strip()
         if stripped.startswith("$ ") and _looks_like_command(stripped):
             add("command", stripped[2:])
-    for match in _NAME.finditer(prose):
+    for match in _NAME.finditer(prose) if any(cue in prose for cue in _NAME_CUES) else ():
         add("name", match.group(1))
     for found_id in _ids(prose):
         add("id", found_id)
-    for match in _URL.finditer(prose):
+    urls = "http" in prose
+    for match in _URL.finditer(prose) if urls else ():
         add("path", match.group(0))
-    for match in _PATH.finditer(_URL.sub(" ", prose)):
+    for match in _PATH.finditer(_URL.sub(" ", prose) if urls else prose):
         if _is_path(match.group(0)):
             add("path", match.group(0))
     for number in _numbers(prose):

@@ -221,7 +221,44 @@ def _redact_encoded(text: str, depth: int) -> tuple[str, int]:
     return text, total
 
 
+# --- a text too short to hold a secret -----------------------------------------------------------
+# Most strings of a transcript are short (call ids, tool names, "ok"). No row's match is shorter than
+# _SHORT_TEXT characters but those of the SHORT_KINDS rows (each pattern's least width, which the
+# regular expression engine itself trusts; tests/summarizers/test_redact_short.py checks the list),
+# no joined candidate is (two halves of _JOIN_MIN), nor an encoded run but a URL-encoded one (a "%").
+# So a shorter text holding none of those rows' keys, and no "%", has nothing to redact.
+_SHORT_TEXT = 16
+SHORT_KINDS = frozenset(
+    {"url-password", "connection-password", "query-password", "cli-password", "cli-token", "pgpass-password"}
+    | {"secret-assignment", "slack-token"}
+)
+_short_keys: tuple[tuple[str, ...], tuple[str, ...]] | None = None  # (lower-case keys, exact keys), on first use
+
+
+def _short_row_keys() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    global _short_keys
+    if _short_keys is None:
+        rows = [row for row in PATTERNS if row.kind in SHORT_KINDS]
+        if not all(row.keys for row in rows):  # a row tried on every text: no text is plainly clean
+            raise AssertionError("a short-match row without keys")
+        folded = {key for row in rows if row.folded for key in row.keys}
+        exact = {key for row in rows if not row.folded for key in row.keys} | {"%"}
+        _short_keys = tuple(sorted(folded)), tuple(sorted(exact))
+    return _short_keys
+
+
+def plainly_clean(text: str) -> bool:
+    """Whether ``text`` is too short for any row, join or encoded run that could match it (see above)."""
+    if len(text) >= _SHORT_TEXT:
+        return False
+    folded, exact = _short_row_keys()
+    lowered = text.lower()
+    return not any(key in lowered for key in folded) and not any(key in text for key in exact)
+
+
 def _redact_core(text: str, depth: int) -> tuple[str, int]:
+    if plainly_clean(text):
+        return text, 0
     # Key blocks first: their lines are meant to be broken, and are replaced whole.
     text, blocks = redact_rows(text, KEY_BLOCKS)
     text, joined = _redact_joins(text)

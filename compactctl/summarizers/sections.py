@@ -17,41 +17,37 @@ from compactctl.message_memo import by_message
 from compactctl.summarizers import SECTIONS
 from compactctl.summarizers.ledger import Fact, command_of, error_lines_of, facts, output_text, paths_of, read_arguments
 from compactctl.summarizers.memo import remembered
-from compactctl.summarizers.writings import constraints, is_demonstration, sentences, writings
+from compactctl.summarizers.writings import CaseBlind, constraints, is_demonstration, sentences, writings
 from compactctl.transcript import Message, content_text, function_of, tool_calls_of
 
-_PROGRESS = lazyre.compile(
+_PROGRESS = CaseBlind(
     r"\b(?:done|fixed|created|added|updated|changed|removed|implemented|passed|completed|succeeded|found|confirmed|"
     r"verified|booked|cancelled|canceled|refunded|resolved|modified|replaced|installed|reproduced|applied|"
     r"pushed|merged|committed|I have|I've|we have|we've|has been|have been|is now|are now|"
-    r"c'est fait|j'ai|nous avons|a été|ont été|effectué|envoyé|commandé|remboursé|corrigé|ajouté|trouvé|vérifié)\b",
-    re.I,
+    r"c'est fait|j'ai|nous avons|a été|ont été|effectué|envoyé|commandé|remboursé|corrigé|ajouté|trouvé|vérifié)\b"
 )
 
 
-_DECISION = lazyre.compile(
+_DECISION = CaseBlind(
     r"\b(?:I will|I[’']ll|we will|we[’']ll|let[’']s|let us|decided?|instead|chose|choose|going to|plan to|the fix is|"
     r"I[’']m (?:going|switching|using|adding|keeping)|switch(?:ed|ing)? to|opted|rather|in favou?r of|"
     r"proceed(?:ing)?|I can offer|I[’']ve (?:cancel|book|updat|chang|issu|process)\w*|"
     r"approach|will use|should|agreed|offer(?:ed)?|prefer|because|so that|"
-    r"je vais|nous allons|on va|je propose|je vous propose|décid\w*|plutôt|au lieu de|proposer)\b",
-    re.I,
+    r"je vais|nous allons|on va|je propose|je vous propose|décid\w*|plutôt|au lieu de|proposer)\b"
 )
 
 
-_NEXT = lazyre.compile(
+_NEXT = CaseBlind(
     r"\b(?:next|then|remaining|still need|todo|to do|need to|will|plan|pending|after that|let me|I[’']ll|"
-    r"ensuite|puis|prochaine?|reste à|il reste|vous recevrez|je vous tiendrai|dès que)\b",
-    re.I,
+    r"ensuite|puis|prochaine?|reste à|il reste|vous recevrez|je vous tiendrai|dès que)\b"
 )
 
 
 # What the user settles: "let's use X", "go with B", "ignore that", "keep the old API".
-_USER_DECISION = lazyre.compile(
+_USER_DECISION = CaseBlind(
     r"\b(?:let[’']s|go with|go ahead|use|switch to|instead|decided?|choose|prefer|keep|drop|ignore|skip|"
     r"merge|approved?|agreed?|fine with|yes|confirm|proceed|please do|cancel|book|upgrade|refund|"
-    r"oui|d'accord|vas-y|allez-y|sí|vale|ja|genau|はい|好的|네)\b",
-    re.I,
+    r"oui|d'accord|vas-y|allez-y|sí|vale|ja|genau|はい|好的|네)\b"
 )
 
 
@@ -238,7 +234,7 @@ def _acts(message: Message) -> _Acts:
 def artifacts(messages: list[Message]) -> tuple[list[Artifact], list[Artifact], list[str]]:
     """Files (edited or created first, then read) and commands with outcomes; the latest test result lines."""
     results = _results(messages)
-    files: dict[str, tuple[int, set[str], Counter[str]]] = {}
+    files: dict[str, tuple[int, set[str], dict[str, int]]] = {}  # path -> (last at, verbs, tool -> uses)
     commands: list[Artifact] = []
     tests: list[str] = []
     for at, message in enumerate(messages):
@@ -248,9 +244,10 @@ def artifacts(messages: list[Message]) -> tuple[list[Artifact], list[Artifact], 
             if ran is not None:
                 commands.append(Artifact(at, ran + _outcome(results.get(call_id))))
             for path, verb in touched:
-                _, verbs, tools = files.get(path, (at, set(), Counter()))
+                entry = files.get(path)  # a new set and counter only for a path not met yet
+                verbs, tools = (set(), {}) if entry is None else entry[1:]
                 verbs.add(verb)
-                tools[name] += 1
+                tools[name] = tools.get(name, 0) + 1
                 files[path] = (at, verbs, tools)
         if acts.action is not None:
             reply = messages[at + 1] if at + 1 < len(messages) else None
@@ -258,7 +255,8 @@ def artifacts(messages: list[Message]) -> tuple[list[Artifact], list[Artifact], 
     changed: list[Artifact] = []
     read: list[Artifact] = []
     for path, (at, verbs, tools) in files.items():
-        tally = ", ".join(f"{tool} x{count}" if count > 1 else tool for tool, count in tools.most_common())
+        used = sorted(tools.items(), key=lambda pair: pair[1], reverse=True)  # Counter.most_common's order
+        tally = ", ".join(f"{tool} x{count}" if count > 1 else tool for tool, count in used)
         verb = next((v for v in ("Created", "Edited", "Deleted") if v in verbs), "Read")
         (read if verb == "Read" else changed).append(Artifact(at, f"{verb} {path} ({tally})"))
     return changed + read, commands, tests
@@ -335,9 +333,9 @@ def extract(messages: list[Message]) -> Sections:
     found = Sections()
     plain: list[Message] = []
     for message in messages:
-        parsed = (
-            parse_summary(content_text(message)) if message.get("role") in ("system", "user", "assistant") else None
-        )
+        # Remembered by the text (every message of a span is tried): the result is read, never changed.
+        role = message.get("role")
+        parsed = remembered(parse_summary, content_text(message)) if role in ("system", "user", "assistant") else None
         if parsed is not None:
             found.absorb(parsed)
         elif not is_demonstration(message):

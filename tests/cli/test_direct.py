@@ -139,3 +139,26 @@ def test_a_plain_compact_of_a_claude_code_session_writes_what_click_writes(tmp_p
 def test_a_usage_error_is_still_clicks(words):
     done = subprocess.run([sys.executable, "-m", "compactctl", *words], capture_output=True, text=True)
     assert done.returncode == 2 and "Invalid value" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ["-o", "OUT", "--fail-under", "99", "-q"],  # a gate fails: exit 1, said on stderr
+        ["-o", "-"],  # the data itself on stdout: all of it there at exit
+        ["-o", "OUT", "--json"],
+    ],
+)
+def test_the_direct_line_ends_as_click_does(tmp_path, extra):
+    source = Path(__file__).parent.parent / "formats" / "data" / "claude-code.jsonl"
+    runs = {}
+    for way, code in (
+        ("direct", "from compactctl.cli.main import main\nmain()"),
+        ("click", "from compactctl.cli.app import app\napp()"),
+    ):
+        target = str(tmp_path / f"{way}.jsonl")
+        words = ["compact", str(source), *(target if word == "OUT" else word for word in extra)]
+        done = subprocess.run([sys.executable, "-c", code, *words], capture_output=True, text=True)
+        runs[way] = (done.returncode, done.stdout.replace(target, "OUT"), done.stderr.replace(target, "OUT"))
+    assert runs["direct"] == runs["click"]
+    assert runs["direct"][0] == (1 if "--fail-under" in extra else 0)

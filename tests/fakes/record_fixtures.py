@@ -21,6 +21,11 @@ from pathlib import Path
 from tests.fakes.anthropic import FakeAnthropic
 from tests.fakes.clients import ClaudeCode, Codex, Gemini, require_client
 from tests.fakes.gemini import FakeGemini
+from tests.fakes.record_claude_1_0 import (  # the Claude Code 1.0.x fixtures, kept apart
+    claude_code_1_0_fixture,
+    claude_code_1_0_formatter_fixture,
+    claude_code_1_0_prompt_log_fixture,
+)
 from tests.fakes.responses import FakeResponses
 from tests.fakes.scenarios import project
 from tests.fakes.server import Reply, ToolCall
@@ -343,141 +348,6 @@ def codex_killed_mid_call_fixture(root: Path) -> Path:
     return target
 
 
-RECORDED = Path(__file__).resolve().parents[1] / "recorded" / "data"
-
-
-def claude_code_1_0_fixture(root: Path) -> list[Path]:
-    """Claude Code 1.0.108 (``$CLAUDE_1_0``: an executable running the cli.js of npm
-    ``@anthropic-ai/claude-code@1.0.108``), the version of the real sessions in shared/transcripts,
-    with what its log leaves out: a file it read changed on disk by a command (``sed -i``, as a
-    formatter would: the client sends a reminder with the changed lines, logs none), and a long
-    Write whose stream sends its final usage 1.5 s after the block (the client writes the block's
-    record with the usage of the stream's start). Six calls of reads and long outputs come first,
-    so the held-out half holds both. Also written: the reminder the client sent, as the fake got it."""
-    import json
-    import os
-
-    from tests.fakes.clients import Client
-    from tests.fakes.server import text_tokens
-
-    binary = Path(os.environ["CLAUDE_1_0"])
-    client = Client("claude", binary, "1.0.108")
-    big = "".join(f"def f{n}(x):\n    return x * {n}  # step {n}\n" for n in range(120))
-    report = "".join(f"- item {n}: the value of f{n}(2) is {2 * n}\n" for n in range(150))
-    with FakeAnthropic() as fake:
-        fake.count = text_tokens
-        claude = ClaudeCode(client, root, project(root), fake)
-        cwd = claude.cwd
-        (cwd / "big.py").write_text(big)
-
-        def bash(command: str) -> ToolCall:
-            return ToolCall("Bash", {"command": command, "description": command})
-
-        def read(name: str) -> ToolCall:
-            return ToolCall("Read", {"file_path": str(cwd / name)})
-
-        fake.enqueue(
-            Reply(text="The notes first.", tool_calls=(read("notes.txt"),)),
-            Reply(text="A long log.", tool_calls=(bash("seq 1 600"),)),
-            Reply(text="Show.", tool_calls=(bash("cat app.py"),)),
-            Reply(text="Another log.", tool_calls=(bash("seq 1000 1500"),)),
-            Reply(text="Date.", tool_calls=(bash("date +%Y"),)),
-            Reply(text="Reading.", tool_calls=(read("big.py"),)),
-            Reply(text="Reformat.", tool_calls=(bash("sed -i 's/# step/# stage/' big.py"),)),
-            Reply(text="Check.", tool_calls=(bash("grep -c stage big.py"),)),
-            Reply(
-                tool_calls=(ToolCall("Write", {"file_path": str(cwd / "report.md"), "content": report}),),
-                usage_after=1.5,
-            ),
-            Reply(text="Read again.", tool_calls=(read("big.py"),)),
-            Reply(text="List again.", tool_calls=(bash("ls"),)),
-            "Done: big.py says stage, report.md is written.",
-        )
-        session = claude.run("Read big.py, reformat it, write the report.")
-        fake.enqueue(Reply(text="Count.", tool_calls=(bash("wc -l big.py report.md"),)), "Fine.")
-        claude.run("Anything else?", resume=session)
-        assert not fake.errors and not fake.script
-        sent = [
-            block["content"]
-            for body in fake.model_calls()
-            for block in body["messages"][-1]["content"]
-            if isinstance(block, dict)
-            and block.get("type") == "tool_result"
-            and "was modified, either by the user or by a linter" in str(block.get("content"))
-        ]
-        data = claude.session_file(session).read_bytes()
-    RECORDED.mkdir(parents=True, exist_ok=True)
-    target = RECORDED / "claude-code-1.0.108-changed-file.jsonl"
-    target.write_bytes(data.replace(str(root).encode(), b"/home/user"))
-    reminder = RECORDED / "claude-code-1.0.108-changed-file.reminder.json"
-    reminder.write_text(json.dumps([text.replace(str(root), "/home/user") for text in sent[:1]], indent=1) + "\n")
-    return [target, reminder]
-
-
-def claude_code_1_0_formatter_fixture(root: Path) -> list[Path]:
-    """Claude Code 1.0.69 (``$CLAUDE_1_0``: an executable running the cli.js of npm
-    ``@anthropic-ai/claude-code@1.0.69``, the version of kesslerio's session) writes a TypeScript
-    file with indented blank lines as a model does, shows another one (``lib.ts``, there before) with
-    ``cat``, runs the real prettier on both (``$PRETTIER``: the prettier of npm ``prettier@3``) and
-    never looks at them again: the client sends a reminder for each with the formatted lines (for
-    lib.ts because the fake answers the client's query for the files a command showed as Haiku
-    does for a ``cat``), logs none, and the log holds only prettier's ``app.ts 40ms``. Also
-    written: the reminders the client sent, as the fake got them."""
-    import json
-    import os
-
-    from tests.fakes.clients import Client
-    from tests.fakes.server import text_tokens
-
-    binary = Path(os.environ["CLAUDE_1_0"])
-    prettier = os.environ["PRETTIER"]
-    client = Client("claude", binary, "1.0.69")
-    body = "".join(
-        f"export function f{n}(x: number): number {{\n  const y = x * {n}\n  \n  return y + {n}\n}}\n  \n"
-        for n in range(40)
-    )
-    with FakeAnthropic() as fake:
-        fake.count = text_tokens
-        claude = ClaudeCode(client, root, project(root), fake)
-        cwd = claude.cwd
-        (cwd / "lib.ts").write_text(body.replace("export function f", "export function g"))
-
-        def bash(command: str) -> ToolCall:
-            return ToolCall("Bash", {"command": command, "description": command})
-
-        write = (ToolCall("Write", {"file_path": str(cwd / "app.ts"), "content": body}),)
-        fake.enqueue(
-            Reply(text="The notes first.", tool_calls=(ToolCall("Read", {"file_path": str(cwd / "notes.txt")}),)),
-            Reply(text="A long log.", tool_calls=(bash("seq 1 600"),)),
-            Reply(text="Writing.", tool_calls=write),
-            Reply(text="Another log.", tool_calls=(bash("seq 1000 1500"),)),
-            Reply(text="The library.", tool_calls=(bash("cat lib.ts"),)),
-            Reply(text="Date.", tool_calls=(bash("date +%Y"),)),
-            Reply(text="Format.", tool_calls=(bash(f"{prettier} --write app.ts lib.ts"),)),
-            Reply(text="List.", tool_calls=(bash("ls"),)),
-            Reply(text="Count.", tool_calls=(bash("seq 1 300 | wc -l"),)),
-            Reply(text="Again.", tool_calls=(bash("seq 2000 2400"),)),
-            "Done: app.ts is written and formatted.",
-        )
-        session = claude.run("Write app.ts, format it and lib.ts with prettier.")
-        assert not fake.errors and not fake.script
-        sent = [
-            block["content"]
-            for body_ in fake.model_calls()
-            for block in body_["messages"][-1]["content"]
-            if isinstance(block, dict)
-            and block.get("type") == "tool_result"
-            and "was modified, either by the user or by a linter" in str(block.get("content"))
-        ]
-        data = claude.session_file(session).read_bytes()
-    RECORDED.mkdir(parents=True, exist_ok=True)
-    target = RECORDED / "claude-code-1.0.69-formatted-file.jsonl"
-    target.write_bytes(data.replace(str(root).encode(), b"/home/user").replace(prettier.encode(), b"npx prettier"))
-    reminder = RECORDED / "claude-code-1.0.69-formatted-file.reminder.json"
-    reminder.write_text(json.dumps([text.replace(str(root), "/home/user") for text in sent], indent=1) + "\n")
-    return [target, reminder]
-
-
 if __name__ == "__main__":
     import sys
 
@@ -494,10 +364,11 @@ if __name__ == "__main__":
         gemini_usage_fixture,
         claude_code_1_0_fixture,  # needs $CLAUDE_1_0
         claude_code_1_0_formatter_fixture,  # needs $CLAUDE_1_0 (1.0.69) and $PRETTIER
+        claude_code_1_0_prompt_log_fixture,  # needs $CLAUDE_1_0 (1.0.69)
     )
     named = set(sys.argv[1:])  # python -m tests.fakes.record_fixtures [NAME...]: only those
     for record in [r for r in every if not named or r.__name__ in named]:
-        if record in (claude_code_1_0_fixture, claude_code_1_0_formatter_fixture) and not named:
+        if record.__name__.startswith("claude_code_1_0") and not named:
             continue  # a client .ci/run does not install: only when named
         with tempfile.TemporaryDirectory(prefix="fixture-") as root:
             print("wrote", record(Path(root)))

@@ -11,6 +11,7 @@ none), and a long Write whose record carries the usage of the stream's start (``
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,7 @@ def test_the_changed_file_reminder_is_rebuilt_as_claude_code_1_0_sent_it_after_t
     counter = counter_for()
     assert counter(rebuilt[0]["content"]) == pytest.approx(counter(sent), rel=0.01)
     assert rebuilt[0]["content"].splitlines()[2:6] == sent.splitlines()[2:6]  # the numbered new lines
+    assert sent.endswith(rebuilt[0]["content"])  # to the character: the hunk ends at the file's last line
 
 
 def test_a_claude_code_1_0_session_calibrates_within_1_percent_held_out_with_what_its_log_left_out():
@@ -187,3 +189,70 @@ def test_kesslerios_step_after_npm_run_format_is_the_reminders_of_the_files_pret
     assert unlogged() == 0
     monkeypatch.setattr(claude_code_files, "rewritten", lambda command, output, cwd: [])
     assert unlogged() > 7_000
+
+
+PROMPT_LOG = DATA / "claude-code-1.0.69-prompt-log.jsonl"
+
+
+def _prompt_log():
+    return claude_code.read(parse_records(PROMPT_LOG.read_bytes(), str(PROMPT_LOG))[0], str(PROMPT_LOG))
+
+
+def test_a_hooks_prompt_log_gets_the_reminders_claude_code_1_0_sent_after_each_later_prompt():
+    """The real 1.0.69 in its terminal interface: a UserPromptSubmit hook logs each prompt to
+    logs/user_prompt_submit.json, a ``cat`` showed the log, and after each later prompt the first
+    tool result carried the log's new entry; the session file holds the results alone."""
+    sent = json.loads((DATA / "claude-code-1.0.69-prompt-log.reminder.json").read_text())
+    (context,) = _prompt_log().contexts
+    rebuilt = [m for m in context.messages if "user_prompt_submit.json was modified" in str(m.get("content"))]
+    assert len(rebuilt) == len(sent) == 2
+    for ours, theirs in zip(rebuilt, sent, strict=True):
+        # To the character, but for the transcript's path: the one figure guessed (the user's home
+        # from the folder; the fixture's home was a temporary folder).
+        assert _path_blanked(ours["content"]) == _path_blanked(theirs[theirs.index("<system-reminder>") :])
+    after = [context.messages[context.messages.index(m) - 1] for m in rebuilt]
+    assert [m["content"] for m in after] == ["2026", "120"]  # the first command after each prompt
+
+
+def _path_blanked(text: str) -> str:
+    return re.sub(r'"transcript_path": "[^"]*"', '"transcript_path": "…"', text)
+
+
+def test_without_the_prompt_log_reminders_the_held_out_calls_are_off(monkeypatch):
+    from compactctl.recorded import claude_code_hooks
+
+    assert calibrate(_prompt_log(), "claude-code").held_out.p90 < 0.01
+    monkeypatch.setattr(claude_code_hooks, "prompt_log_reminders", lambda values: {})
+    assert calibrate(_prompt_log(), "claude-code").held_out.p90 > 0.02
+
+
+def test_the_client_forgets_the_prompt_log_at_a_compaction_and_in_a_new_process():
+    values = [json.loads(line) for line in PROMPT_LOG.read_text().splitlines() if line.strip()]
+    from compactctl.recorded import claude_code_hooks
+
+    assert len(claude_code_hooks.prompt_log_reminders(values)) == 2
+    second = next(n for n, v in enumerate(values) if "Now the year." in json.dumps(v.get("message")))
+    boundary = {"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted"}
+    assert claude_code_hooks.prompt_log_reminders([*values[:second], boundary, *values[second:]]) == {}
+    resumed = [*values[:second], *({**v, "sessionId": "resumed"} for v in values[second:])]  # a new process
+    assert claude_code_hooks.prompt_log_reminders(resumed) == {}
+
+
+@needs_transcripts
+def test_kesslerios_steps_after_its_prompts_are_its_hooks_prompt_log(monkeypatch):
+    """+622 and +580 tokens at the first tool result after each prompt before the compaction: its
+    hooks' logs/user_prompt_submit.json, which its sidechain's ``git status`` listed."""
+    from compactctl.recorded import claude_code_hooks
+
+    path = SHARED_TRANSCRIPTS / "claude-code" / "kesslerio__attio-mcp-server" / "chat.json"
+    values = json.loads(path.read_text())
+    placed = claude_code_hooks.prompt_log_reminders(values)
+    assert [values[at]["timestamp"] for at in placed] == ["2025-08-06T15:35:22.945Z", "2025-08-06T16:38:46.450Z"]
+
+    def unlogged() -> int:
+        session = claude_code.read(parse_records(path.read_bytes(), str(path))[0], str(path))
+        return sum(calibrate(session, "claude-code").unlogged_of("main").values())
+
+    with_log = unlogged()
+    monkeypatch.setattr(claude_code_hooks, "prompt_log_reminders", lambda values: {})
+    assert unlogged() - with_log > 1_000

@@ -1,0 +1,254 @@
+"""The Claude Code 1.0.x fixtures of tests/recorded/data: the real 1.0.x clients (the versions of the
+real sessions in shared/transcripts) against the loopback fake, each showing what the session file
+leaves out of what the client sent. Run through ``python -m tests.fakes.record_fixtures NAME``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.fakes.anthropic import FakeAnthropic
+from tests.fakes.clients import ClaudeCode
+from tests.fakes.scenarios import project
+from tests.fakes.server import Reply, ToolCall
+
+RECORDED = Path(__file__).resolve().parents[1] / "recorded" / "data"
+
+
+def claude_code_1_0_fixture(root: Path) -> list[Path]:
+    """Claude Code 1.0.108 (``$CLAUDE_1_0``: an executable running the cli.js of npm
+    ``@anthropic-ai/claude-code@1.0.108``), the version of the real sessions in shared/transcripts,
+    with what its log leaves out: a file it read changed on disk by a command (``sed -i``, as a
+    formatter would: the client sends a reminder with the changed lines, logs none), and a long
+    Write whose stream sends its final usage 1.5 s after the block (the client writes the block's
+    record with the usage of the stream's start). Six calls of reads and long outputs come first,
+    so the held-out half holds both. Also written: the reminder the client sent, as the fake got it."""
+    import json
+    import os
+
+    from tests.fakes.clients import Client
+    from tests.fakes.server import text_tokens
+
+    binary = Path(os.environ["CLAUDE_1_0"])
+    client = Client("claude", binary, "1.0.108")
+    big = "".join(f"def f{n}(x):\n    return x * {n}  # step {n}\n" for n in range(120))
+    report = "".join(f"- item {n}: the value of f{n}(2) is {2 * n}\n" for n in range(150))
+    with FakeAnthropic() as fake:
+        fake.count = text_tokens
+        claude = ClaudeCode(client, root, project(root), fake)
+        cwd = claude.cwd
+        (cwd / "big.py").write_text(big)
+
+        def bash(command: str) -> ToolCall:
+            return ToolCall("Bash", {"command": command, "description": command})
+
+        def read(name: str) -> ToolCall:
+            return ToolCall("Read", {"file_path": str(cwd / name)})
+
+        fake.enqueue(
+            Reply(text="The notes first.", tool_calls=(read("notes.txt"),)),
+            Reply(text="A long log.", tool_calls=(bash("seq 1 600"),)),
+            Reply(text="Show.", tool_calls=(bash("cat app.py"),)),
+            Reply(text="Another log.", tool_calls=(bash("seq 1000 1500"),)),
+            Reply(text="Date.", tool_calls=(bash("date +%Y"),)),
+            Reply(text="Reading.", tool_calls=(read("big.py"),)),
+            Reply(text="Reformat.", tool_calls=(bash("sed -i 's/# step/# stage/' big.py"),)),
+            Reply(text="Check.", tool_calls=(bash("grep -c stage big.py"),)),
+            Reply(
+                tool_calls=(ToolCall("Write", {"file_path": str(cwd / "report.md"), "content": report}),),
+                usage_after=1.5,
+            ),
+            Reply(text="Read again.", tool_calls=(read("big.py"),)),
+            Reply(text="List again.", tool_calls=(bash("ls"),)),
+            "Done: big.py says stage, report.md is written.",
+        )
+        session = claude.run("Read big.py, reformat it, write the report.")
+        fake.enqueue(Reply(text="Count.", tool_calls=(bash("wc -l big.py report.md"),)), "Fine.")
+        claude.run("Anything else?", resume=session)
+        assert not fake.errors and not fake.script
+        sent = [
+            block["content"]
+            for body in fake.model_calls()
+            for block in body["messages"][-1]["content"]
+            if isinstance(block, dict)
+            and block.get("type") == "tool_result"
+            and "was modified, either by the user or by a linter" in str(block.get("content"))
+        ]
+        data = claude.session_file(session).read_bytes()
+    RECORDED.mkdir(parents=True, exist_ok=True)
+    target = RECORDED / "claude-code-1.0.108-changed-file.jsonl"
+    target.write_bytes(data.replace(str(root).encode(), b"/home/user"))
+    reminder = RECORDED / "claude-code-1.0.108-changed-file.reminder.json"
+    reminder.write_text(json.dumps([text.replace(str(root), "/home/user") for text in sent[:1]], indent=1) + "\n")
+    return [target, reminder]
+
+
+def claude_code_1_0_formatter_fixture(root: Path) -> list[Path]:
+    """Claude Code 1.0.69 (``$CLAUDE_1_0``: an executable running the cli.js of npm
+    ``@anthropic-ai/claude-code@1.0.69``, the version of kesslerio's session) writes a TypeScript
+    file with indented blank lines as a model does, shows another one (``lib.ts``, there before) with
+    ``cat``, runs the real prettier on both (``$PRETTIER``: the prettier of npm ``prettier@3``) and
+    never looks at them again: the client sends a reminder for each with the formatted lines (for
+    lib.ts because the fake answers the client's query for the files a command showed as Haiku
+    does for a ``cat``), logs none, and the log holds only prettier's ``app.ts 40ms``. Also
+    written: the reminders the client sent, as the fake got them."""
+    import json
+    import os
+
+    from tests.fakes.clients import Client
+    from tests.fakes.server import text_tokens
+
+    binary = Path(os.environ["CLAUDE_1_0"])
+    prettier = os.environ["PRETTIER"]
+    client = Client("claude", binary, "1.0.69")
+    body = "".join(
+        f"export function f{n}(x: number): number {{\n  const y = x * {n}\n  \n  return y + {n}\n}}\n  \n"
+        for n in range(40)
+    )
+    with FakeAnthropic() as fake:
+        fake.count = text_tokens
+        claude = ClaudeCode(client, root, project(root), fake)
+        cwd = claude.cwd
+        (cwd / "lib.ts").write_text(body.replace("export function f", "export function g"))
+
+        def bash(command: str) -> ToolCall:
+            return ToolCall("Bash", {"command": command, "description": command})
+
+        write = (ToolCall("Write", {"file_path": str(cwd / "app.ts"), "content": body}),)
+        fake.enqueue(
+            Reply(text="The notes first.", tool_calls=(ToolCall("Read", {"file_path": str(cwd / "notes.txt")}),)),
+            Reply(text="A long log.", tool_calls=(bash("seq 1 600"),)),
+            Reply(text="Writing.", tool_calls=write),
+            Reply(text="Another log.", tool_calls=(bash("seq 1000 1500"),)),
+            Reply(text="The library.", tool_calls=(bash("cat lib.ts"),)),
+            Reply(text="Date.", tool_calls=(bash("date +%Y"),)),
+            Reply(text="Format.", tool_calls=(bash(f"{prettier} --write app.ts lib.ts"),)),
+            Reply(text="List.", tool_calls=(bash("ls"),)),
+            Reply(text="Count.", tool_calls=(bash("seq 1 300 | wc -l"),)),
+            Reply(text="Again.", tool_calls=(bash("seq 2000 2400"),)),
+            "Done: app.ts is written and formatted.",
+        )
+        session = claude.run("Write app.ts, format it and lib.ts with prettier.")
+        assert not fake.errors and not fake.script
+        sent = [
+            block["content"]
+            for body_ in fake.model_calls()
+            for block in body_["messages"][-1]["content"]
+            if isinstance(block, dict)
+            and block.get("type") == "tool_result"
+            and "was modified, either by the user or by a linter" in str(block.get("content"))
+        ]
+        data = claude.session_file(session).read_bytes()
+    RECORDED.mkdir(parents=True, exist_ok=True)
+    target = RECORDED / "claude-code-1.0.69-formatted-file.jsonl"
+    target.write_bytes(data.replace(str(root).encode(), b"/home/user").replace(prettier.encode(), b"npx prettier"))
+    reminder = RECORDED / "claude-code-1.0.69-formatted-file.reminder.json"
+    reminder.write_text(json.dumps([text.replace(str(root), "/home/user") for text in sent], indent=1) + "\n")
+    return [target, reminder]
+
+
+# The hook set's UserPromptSubmit hook as it logs (claude-code-hooks-mastery: the input appended to a
+# JSON list, ``json.dump(..., indent=2)``).
+PROMPT_HOOK = """import json, os, sys
+data = json.load(sys.stdin)
+path = os.path.join(data["cwd"], "logs", "user_prompt_submit.json")
+os.makedirs(os.path.dirname(path), exist_ok=True)
+entries = json.load(open(path)) if os.path.exists(path) else []
+entries.append(data)
+json.dump(entries, open(path, "w"), indent=2)
+"""
+
+
+def claude_code_1_0_prompt_log_fixture(root: Path) -> list[Path]:
+    """Claude Code 1.0.69 (``$CLAUDE_1_0``) in its terminal interface, three prompts typed into one
+    process, with a UserPromptSubmit hook logging each prompt to ``logs/user_prompt_submit.json``;
+    a ``cat`` of that log in the first turn (the fake answers the client's query for the files a
+    command showed as Haiku does for a ``cat``). After each later prompt the client sends the log's
+    new entry as a changed-file reminder with the first tool result and logs none. Also written: the
+    reminders the client sent, as the fake got them."""
+    import json
+    import os
+    import pty
+    import select
+    import signal
+    import time
+
+    from tests.fakes.clients import Client
+    from tests.fakes.server import text_tokens
+
+    client = Client("claude", Path(os.environ["CLAUDE_1_0"]), "1.0.69")
+    with FakeAnthropic() as fake:
+        fake.count = text_tokens
+        claude = ClaudeCode(client, root, project(root), fake)
+        hook = root / "prompt_hook.py"
+        hook.write_text(PROMPT_HOOK)
+        (claude.home / ".claude").mkdir(parents=True, exist_ok=True)
+        hooks = {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": f"python3 {hook}"}]}]}
+        (claude.home / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}))
+        key = claude.env()["ANTHROPIC_API_KEY"]
+        state = {
+            "hasCompletedOnboarding": True,
+            "theme": "dark",
+            "customApiKeyResponses": {"approved": [key[-20:]], "rejected": []},
+            "projects": {str(claude.cwd): {"hasTrustDialogAccepted": True, "allowedTools": []}},
+        }
+        (claude.home / ".claude.json").write_text(json.dumps(state))
+
+        def bash(command: str) -> ToolCall:
+            return ToolCall("Bash", {"command": command, "description": command})
+
+        turns = [
+            ("Show the prompt log.", [bash("cat logs/user_prompt_submit.json"), bash("seq 1 300")], "Shown."),
+            ("Now the year.", [bash("date +%Y"), bash("seq 1 200")], "2026."),
+            ("And a last count.", [bash("seq 1 120 | wc -l"), bash("seq 500 700")], "Counted."),
+        ]
+        for _, calls, last in turns:
+            fake.enqueue(*(Reply(text="On it.", tool_calls=(call,)) for call in calls), last)
+        env = {**claude.env(), "TERM": "xterm-256color"}
+        args = [str(client.binary), "--permission-mode", "acceptEdits", "--allowedTools", "Bash Read Edit Write"]
+        pid, fd = pty.fork()
+        if pid == 0:  # the child: the client in its terminal interface
+            os.chdir(claude.cwd)
+            os.execve(args[0], args, env)
+
+        def pump(seconds: float) -> None:
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                if select.select([fd], [], [], 0.1)[0]:
+                    try:
+                        os.read(fd, 65536)
+                    except OSError:
+                        return
+
+        try:
+            pump(15)  # the interface starts
+            for n, (prompt, _calls, _) in enumerate(turns):
+                for character in prompt:  # typed: a paste arrives as one burst the interface may drop
+                    os.write(fd, character.encode())
+                    pump(0.05)
+                pump(1)
+                os.write(fd, b"\r")
+                left = sum(len(c) + 1 for _, c, _ in turns[n + 1 :])
+                deadline = time.monotonic() + 90
+                while len(fake.script) > left and time.monotonic() < deadline:
+                    pump(0.5)
+                pump(5)  # the turn's last records written
+        finally:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        assert not fake.errors and not fake.script
+        sent = [
+            block["content"]
+            for body in fake.model_calls()
+            for block in body["messages"][-1]["content"]
+            if isinstance(block, dict)
+            and block.get("type") == "tool_result"
+            and "was modified, either by the user or by a linter" in str(block.get("content"))
+        ]
+        (session,) = list(claude.projects.glob("*/*.jsonl"))
+        data = session.read_bytes()
+    RECORDED.mkdir(parents=True, exist_ok=True)
+    target = RECORDED / "claude-code-1.0.69-prompt-log.jsonl"
+    target.write_bytes(data.replace(str(root).encode(), b"/home/user"))
+    reminder = RECORDED / "claude-code-1.0.69-prompt-log.reminder.json"
+    reminder.write_text(json.dumps([text.replace(str(root), "/home/user") for text in sent], indent=1) + "\n")
+    return [target, reminder]
