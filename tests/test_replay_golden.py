@@ -30,7 +30,9 @@ log never shows again came to be estimated (only calibration, estimate, gap, not
 settings figures differ, summarizer calls among them: checked against fef1d7d); the 21 Codex cases whose
 simulated compactions dropped or folded Codex's initial context, when replay came to keep it as ``compact`` does
 (never folded, sent again on resume: ``model_input.resumed_compaction``; only the compacting rows' figures differ,
-e.g. kcosr's codex.jsonl under ``window`` peak 24,000 -> 27,163 tokens, checked against fef1d7d);
+e.g. kcosr's codex.jsonl under ``window`` peak 24,000 -> 27,163 tokens, checked against fef1d7d); the 7 of
+bastion's claude-session, whose usage is zeroed, when a file replayed by its messages came to be priced at the model
+it names (glm-4.7, not gpt-4o: only the cost figures differ, e.g. none $0.1598 -> $0.0111);
 ``bench/replay_golden.py check`` shows the first differing key.
 The generated memory-benchmark file is checked by the script only (a minute of strategies).
 """

@@ -180,7 +180,8 @@ def render(results: list[FileReplay], label: str, prices: Prices) -> None:
     rows = aggregate(line_up([r.settings for r in results]))
     transcripts = sum(r.transcripts for r in results)
     where = f"{results[0].file} ({results[0].format}" if len(results) == 1 else f"{label} ({len(results)} files"
-    table = settings_table(rows, f"{where}, {transcripts} transcript(s))", prices, console.width)
+    shown = results[0].prices if len(results) == 1 and results[0].prices is not None else prices  # the model named
+    table = settings_table(rows, f"{where}, {transcripts} transcript(s))", shown, console.width)
     unpriced = sorted({m for r in results if r.api is not None for m in r.api.unpriced_models})
     if unpriced:  # before the table, where it is read: why the cost cells say "unpriced"
         from compactctl.replay.recorded import unpriced_note

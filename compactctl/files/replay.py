@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -141,6 +142,9 @@ def replay_file(
     if recorded is not None:
         chart = [row.context_per_call for row in recorded.settings]
         return FileReplay(name, fmt.name, 1, recorded.settings, "", chart, recorded, tuple(skipped or ()))
+    named = named_prices(whole, price_table, prices)
+    if named is not prices:
+        replay_of = functools.partial(replay_of, prices=named)
     # What the model is sent when the producer's client resumes each (model_input), as compact and report count;
     # a simulated compaction too (its client's own context, Codex's, never folded and sent again: ``owned_view``).
     runs = [replay_of(functools.partial(iter, model_input(t)), client=owned_view(fmt)) for t in transcripts]
@@ -148,8 +152,24 @@ def replay_file(
     label = transcripts[longest].label if transcripts else ""
     chart = [row.context_per_call for row in runs[longest]] if runs else []
     return FileReplay(
-        name, fmt.name, len(transcripts), aggregate(runs), label, chart, skipped_lines=tuple(skipped or ())
-    )
+        name, fmt.name, len(transcripts), aggregate(runs), label, chart, skipped_lines=tuple(skipped or ()),
+        prices=named if named is not prices else None,
+    )  # fmt: skip
+
+
+def named_prices(whole: WholeFile, table: PriceTable | None, prices: Prices) -> Prices:
+    """A file that records no usage but names its model (Codex's turn_context, Claude Code's responses) is
+    priced at that model, as a recorded session's calls are; the run's ``prices`` where no source knows
+    the model, or where the run overrode a figure."""
+    from compactctl.replay.prices import shipped_prices
+    from compactctl.tokens import provider_of
+
+    session = whole.session
+    model = next((c.model for x in session.contexts for c in x.calls if c.model), None) if session else None
+    if model is None or prices.model.endswith("(overridden)"):
+        return prices
+    found = (table or shipped_prices()).find(model, provider_of(model))
+    return prices if found is None else dataclasses.replace(found, summarizer=prices.summarizer)
 
 
 class _NothingStreamed(Exception):

@@ -101,6 +101,10 @@ class _Rollout:
         self.records_begun: int | None = None
         self.recorded_thread_total: ApiUsage | None = None
         self.compaction_usage: list[ApiUsage] = []  # recorded (token_usage_record)
+        # The model a turn's settings name before its turn_context (Codex 0.171's thread_settings_applied):
+        # a compaction at the turn's start runs on it, as a model switched for the turn does.
+        self.next_model: str | None = None
+        self.compaction_models: list[tuple[str | None, ApiUsage]] = []  # each compaction call, on its model
         self.compaction_estimates: list[ApiUsage] = []  # not recorded: estimated
         self.context_window: int | None = None  # the window Codex says it works with (token_count info)
         self.forked_from: str | None = None
@@ -185,6 +189,7 @@ class _Rollout:
         self.recorded_thread_total = usage_of(payload.get("thread_token_usage")) or self.recorded_thread_total
         if usage is not None and self.records_begun is not None and self.records_begun == len(self.calls):
             self.compaction_usage.append(usage)  # wrote no response item: the compaction's summarizing call
+            self.compaction_models.append((self.next_model or self.model, usage))
         self.records_begun = len(self.calls)
 
     def estimate_compaction(self, payload: dict[str, Any]) -> None:
@@ -200,9 +205,9 @@ class _Rollout:
             if isinstance(item, dict) and item.get("type") in ("compaction", "compaction_summary")
         )
         # The whole history went out again: the last call's input (its cache still warm) and its output.
-        self.compaction_estimates.append(
-            ApiUsage(last.input_tokens + last.output_tokens, last.input_tokens, output_tokens=summary)
-        )
+        estimate = ApiUsage(last.input_tokens + last.output_tokens, last.input_tokens, output_tokens=summary)
+        self.compaction_estimates.append(estimate)
+        self.compaction_models.append((self.next_model or self.model, estimate))
 
     def pair(self) -> None:
         """Give each response the one changed count written beside it.
@@ -282,7 +287,11 @@ def read(records: list[Record], path: str) -> RecordedSession:
                 rollout.messages.append({"role": "system", "content": instructions})
                 rollout.system_seen = True
         elif kind == "turn_context" and isinstance(payload.get("model"), str):
-            rollout.model = payload["model"]
+            rollout.model, rollout.next_model = payload["model"], None
+        elif kind == "event_msg" and payload.get("type") == "thread_settings_applied":
+            settings = payload.get("thread_settings")
+            model = settings.get("model") if isinstance(settings, dict) else None
+            rollout.next_model = model if isinstance(model, str) else rollout.next_model
         elif kind == "response_item":
             rollout.item(payload, timestamp, record.line)
         elif kind == "compacted":
@@ -307,6 +316,7 @@ def read(records: list[Record], path: str) -> RecordedSession:
         compaction_calls=len(rollout.compaction_usage) + len(rollout.compaction_estimates),
         compaction_estimate=sum(rollout.compaction_estimates, ApiUsage(0)) if rollout.compaction_estimates else None,
         compaction_calls_estimated=len(rollout.compaction_estimates),
+        priced_apart=tuple(rollout.compaction_models),
         context_window=rollout.context_window,
         forked_from=rollout.forked_from,
     )

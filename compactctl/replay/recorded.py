@@ -338,15 +338,15 @@ def replay_recorded(
     if extra is not None:
         # Billed calls the log holds no message for (a producer's compaction summaries, a response cut off before it
         # was written) are part of the bill.
-        main = next(
-            (
-                p
-                for p in (price_model(table, c.model, provider, c.timestamp) for x in session.contexts for c in x.calls)
-                if p
-            ),
-            fallback,
-        )
-        extra_cost = _bill_cost(extra, main, calibration.provider) if main is not None else None
+        priced = (price_model(table, c.model, provider, c.timestamp) for x in session.contexts for c in x.calls)
+        main, extra_cost = next((p for p in priced if p), fallback), None
+        if main is not None:
+            extra_cost = _bill_cost(extra, main, calibration.provider)
+            for model, usage in session.priced_apart:  # a call whose model the log names: at its own price
+                own = price_model(table, model, provider) or main
+                extra_cost += _bill_cost(usage, own, calibration.provider) - _bill_cost(
+                    usage, main, calibration.provider
+                )
         bills[0] = _with_extra(bills[0], extra, extra_cost)
         recorded_rows[0] = _with_extra(recorded_rows[0], extra, extra_cost)
         if not estimated:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from compactctl.formats.records import SkippedLine, skipped_json
+from compactctl.replay.prices import Prices
 from compactctl.replay.simulate import ScenarioResult, aggregate
 
 if TYPE_CHECKING:
@@ -26,6 +27,7 @@ class FileReplay:
     chart: list[list[int]]  # per setting: its context size per call in that transcript
     api: RecordedReplay | None = None  # the rows in API units, where the file records its usage
     skipped_lines: tuple[SkippedLine, ...] = ()  # lines left out by --on-error skip
+    prices: Prices | None = None  # the model a file with no usage was priced as, where it names one
 
 
 def line_up(per_file: Sequence[Sequence[ScenarioResult]]) -> list[list[ScenarioResult]]:

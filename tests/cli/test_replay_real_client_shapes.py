@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import orjson
+import pytest
 from genai_prices import Usage, calc_price
 from typer.testing import CliRunner
 
@@ -165,3 +166,27 @@ def test_report_of_a_folder_against_compacts_output_names_the_files_compact_left
     reported = CliRunner().invoke(app, ["report", str(FORKS), str(out), "--json", "-q"])
     assert reported.exit_code == 0, reported.stderr
     assert {f["name"]: f["tokens_after"] for f in orjson.loads(reported.stdout)["files"]} == after
+
+
+KILLED_FIRST = (
+    Path(__file__).parents[1] / "formats" / "data" / "real-clients" / "codex-0.171.0-killed-in-its-first-call.jsonl"
+)
+
+
+def test_a_rollout_that_records_no_usage_is_priced_at_the_model_it_names():
+    """The real 0.171 client on gpt-5.5, killed while its first call's ``sleep 60`` ran: no token_count was
+    written, so the rollout is replayed by its messages; it names gpt-5.5 (turn_context), and is priced so,
+    not as the default model a transcript naming none is."""
+    from compactctl.replay.prices import shipped_prices
+
+    result = CliRunner().invoke(app, ["replay", str(KILLED_FIRST), "-t", "100000", "--json"])
+    (entry,) = orjson.loads(result.stdout)["files"]
+    assert "api" not in entry  # no usage: replayed by its messages
+    (none, _) = entry["settings"]
+    gpt_5_5 = shipped_prices().find("gpt-5.5", "openai")
+    assert gpt_5_5 is not None
+    cached = none["cached_tokens"]
+    expected = gpt_5_5.call_cost(none["input_tokens"], cached, none["input_tokens"] - cached, none["output_tokens"])
+    assert none["cost"] == pytest.approx(expected)
+    table = CliRunner().invoke(app, ["replay", str(KILLED_FIRST), "-t", "100000"])
+    assert "priced as gpt-5.5" in table.stdout

@@ -207,3 +207,53 @@ def test_a_real_codex_fork_bills_its_own_calls_once_beside_its_parent():
     assert baseline["input_tokens"] == sum(u["input_tokens"] for u in responses.values())
     (fork_entry,) = [entry for entry in doc["files"] if entry["file"] == str(fork)]
     assert any("a fork of session" in note for note in fork_entry["api"]["notes"])
+
+
+MODEL_SWITCH = (
+    Path(__file__).parents[1] / "formats" / "data" / "real-clients" / "codex-0.171.0-model-switch-compacted.jsonl"
+)
+
+
+def _each_response_at_its_model(path: Path) -> tuple[float, int]:
+    """The rollout's bill worked out apart from replay: each ``token_usage_record`` (one per response,
+    the compaction's too) at the model the turn runs on, named by ``thread_settings_applied`` before the
+    turn starts and by its ``turn_context``."""
+    from genai_prices import Usage, calc_price
+
+    model, cost, calls = None, 0.0, 0
+    for line in path.read_bytes().splitlines():
+        record = orjson.loads(line)
+        payload = record.get("payload") or {}
+        if record.get("type") == "turn_context":
+            model = payload.get("model") or model
+        elif payload.get("type") == "thread_settings_applied":
+            model = payload["thread_settings"].get("model") or model
+        elif record.get("type") == "token_usage_record":
+            usage = payload["usage"]
+            counts = Usage(
+                input_tokens=usage["input_tokens"],
+                cache_read_tokens=usage["cached_input_tokens"],
+                output_tokens=usage["output_tokens"],
+            )
+            cost += float(calc_price(counts, model, provider_id="openai").total_price)
+            calls += 1
+    return cost, calls
+
+
+def test_a_compaction_at_the_start_of_a_turn_on_another_model_is_billed_at_that_model():
+    """The real 0.171 client ran two turns on gpt-5.6-terra, then one on gpt-5.4 under a low auto-compact
+    limit: the compaction ran on gpt-5.4 (the loopback fake served it so: 23,541 tokens in, 23 out), its
+    usage recorded before the turn's turn_context, after the thread_settings_applied naming gpt-5.4."""
+    from genai_prices import Usage, calc_price
+    from typer.testing import CliRunner
+
+    from compactctl.cli.main import app
+
+    result = CliRunner().invoke(app, ["replay", str(MODEL_SWITCH), "-t", "100000", "--json"])
+    (entry,) = orjson.loads(result.stdout)["files"]
+    compaction = calc_price(Usage(input_tokens=23541, output_tokens=23), "gpt-5.4", provider_id="openai")
+    assert entry["api"]["unpaired_cost"] == pytest.approx(float(compaction.total_price))
+    expected, calls = _each_response_at_its_model(MODEL_SWITCH)
+    assert calls == 5  # 3 on gpt-5.6-terra, the compaction and 1 on gpt-5.4
+    bill = next(row for row in entry["settings"] if row["basis"] == "bill")
+    assert bill["cost"] == pytest.approx(expected, rel=1e-6)
