@@ -35,7 +35,7 @@ from compactctl.config import (
     StepsOptions,
 )
 from compactctl.files.io import STDIO, Job, expand_inputs, read_with_its_session
-from compactctl.files.jobs import run_jobs
+from compactctl.files.jobs import cores, run_jobs
 from compactctl.files.replay import Opened, fitted_to, read_ahead, replay_file
 from compactctl.replay.options import DEFAULT_THRESHOLDS, ReplayOptions
 from compactctl.replay.price_source import source_label
@@ -130,6 +130,10 @@ def replay(
     sources = {source for source, _ in expanded}
     # A subagent's calls are billed and replayed with its session (recorded/claude_code.py): not twice.
     found = [Job(source, None, name) for source, name in expanded if not read_with_its_session(source, sources)]
+    # --jobs runs files at once; a single file's settings are walked in that many processes instead
+    # (0: one per core). Several files at once each walk theirs in one: the two are never nested.
+    jobs = settings.of(BatchOptions).jobs
+    settings_jobs = (jobs or cores()) if len(found) == 1 else 1
     results, failures = run_jobs(
         found,
         lambda job: replay_file(
@@ -146,8 +150,9 @@ def replay(
             read=read,
             recorded_options=recorded,
             opened=read_first.pop(job.source, None),
+            jobs=settings_jobs,
         ),
-        settings.of(BatchOptions).jobs,
+        jobs,
         progress_wanted(quiet),
     )
     label = inputs[0] if len(inputs) == 1 else ", ".join(inputs)

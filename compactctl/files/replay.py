@@ -17,7 +17,7 @@ from compactctl.formats.records import Record, SkippedLine, kept_records, skip_l
 from compactctl.model_input import model_input, owned_view
 from compactctl.replay.prices import Prices, PriceTable
 from compactctl.replay.results import FileReplay
-from compactctl.replay.simulate import aggregate, replay_streamed
+from compactctl.replay.simulate import Walker, aggregate, replay_streamed, walk_in_step
 from compactctl.replay.triggers import Scenario
 from compactctl.strategies import StrategyOptions
 from compactctl.summarizers import Summarizer
@@ -104,6 +104,7 @@ def replay_file(
     read: InputOptions = InputOptions(),
     recorded_options: RecordedOptions = RecordedOptions(),
     opened: Opened | None = None,
+    jobs: int = 1,
 ) -> FileReplay:
     """Read one file and replay each transcript in it on its own (a tau-bench file holds 200 runs).
 
@@ -111,7 +112,12 @@ def replay_file(
     (``replay.recorded``): calibrated on that usage, each call priced by the model it names
     (``fallback_prices``, from ``--model-pricing``, for a model the table lacks). ``opened``: the
     file as ``read_ahead`` read it already (so it is sniffed and parsed once), else read here.
+    ``jobs`` above 1: the settings of a file read whole walked in that many processes, where it pays
+    (``files.replay_apart``); a file walked a line at a time stays so, in one.
     """
+    from compactctl.files.replay_apart import walker_for
+
+    walker = walker_for(jobs)
     replay_of = functools.partial(
         replay_streamed, settings=grid, options=strategies, counter=counter, prices=prices,
         summarizer=summarizer, stage_marker=stage_marker,
@@ -137,8 +143,9 @@ def replay_file(
     whole = opened.whole if opened.whole is not None else read_whole(source, read, known)
     fmt, transcripts, skipped = whole.fmt, whole.transcripts, whole.skipped
     recorded = _recorded_replay(
-        whole, grid, strategies, price_table, fallback_prices, summarizer, stage_marker, recorded_options.claude_tokens
-    )
+        whole, grid, strategies, price_table, fallback_prices, summarizer, stage_marker, recorded_options.claude_tokens,
+        walker,
+    )  # fmt: skip
     if recorded is not None:
         chart = [row.context_per_call for row in recorded.settings]
         return FileReplay(name, fmt.name, 1, recorded.settings, "", chart, recorded, tuple(skipped or ()))
@@ -147,7 +154,10 @@ def replay_file(
         replay_of = functools.partial(replay_of, prices=named)
     # What the model is sent when the producer's client resumes each (model_input), as compact and report count;
     # a simulated compaction too (its client's own context, Codex's, never folded and sent again: ``owned_view``).
-    runs = [replay_of(functools.partial(iter, model_input(t)), client=owned_view(fmt)) for t in transcripts]
+    # The messages, not an iterator over them: a walker that forks needs them all (they are in memory anyway).
+    runs = [
+        replay_of(functools.partial(_same, model_input(t)), client=owned_view(fmt), walker=walker) for t in transcripts
+    ]
     longest = max(range(len(runs)), key=lambda i: runs[i][0].calls, default=0)
     label = transcripts[longest].label if transcripts else ""
     chart = [row.context_per_call for row in runs[longest]] if runs else []
@@ -170,6 +180,10 @@ def named_prices(whole: WholeFile, table: PriceTable | None, prices: Prices) -> 
         return prices
     found = (table or shipped_prices()).find(model, provider_of(model))
     return prices if found is None else dataclasses.replace(found, summarizer=prices.summarizer)
+
+
+def _same(messages: list[Message]) -> list[Message]:
+    return messages
 
 
 class _NothingStreamed(Exception):
@@ -208,6 +222,7 @@ def _recorded_replay(
     summarizer: Summarizer | None,
     stage_marker: re.Pattern[str] | None,
     claude_tokens: str,
+    walker: Walker | None = None,
 ) -> RecordedReplay | None:
     from compactctl.replay.prices import shipped_prices
     from compactctl.replay.recorded import replay_recorded
@@ -217,5 +232,5 @@ def _recorded_replay(
         return None
     return replay_recorded(
         session, whole.fmt.name, grid, strategies, table or shipped_prices(), fallback, summarizer, stage_marker,
-        claude_tokens=claude_tokens,
+        claude_tokens=claude_tokens, walker=walker or walk_in_step,
     )  # fmt: skip

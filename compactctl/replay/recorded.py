@@ -32,6 +32,7 @@ from compactctl.replay.simulate import (
     FigureCounter,
     ScenarioResult,
     ScenarioRun,
+    Walker,
     aggregate,
     sum_costs,
     walk_in_step,
@@ -42,9 +43,7 @@ from compactctl.summarizers import Summarizer
 from compactctl.tokens import DEFAULT_ENCODING, TokenCounter, counter_for
 from compactctl.transcript import Message, facts_of
 
-RECORDED = "recorded"
-BILL = "bill"
-ESTIMATE = "estimate"
+RECORDED, BILL, ESTIMATE = "recorded", "bill", "estimate"  # the trigger of the recorded row, and the rows' bases
 
 
 def price_model(
@@ -250,6 +249,7 @@ def replay_recorded(
     stage_marker: re.Pattern[str] | None = None,
     calibration: Calibration | None = None,
     claude_tokens: str = "fitted",
+    walker: Walker = walk_in_step,
 ) -> RecordedReplay:
     """Replay every context of a recorded session in API units; rows summed over its contexts.
 
@@ -299,7 +299,7 @@ def replay_recorded(
                 *((row, api_calls, None) for row in grid),
             ]
         ]
-        estimate, recorded_estimate, *grid_rows = walk_in_step(context.messages, runs, counts)
+        estimate, recorded_estimate, *grid_rows = walker(context.messages, runs, counts)
         skip = copied_prefix(context)
         if skip:
             # A fork's thread starts with its parent's calls, billed there: each row is the whole thread simulated
@@ -314,7 +314,7 @@ def replay_recorded(
                     strict=True,
                 )
             ]
-            copied = walk_in_step(context.messages[:end], prefix_runs, counts)
+            copied = walker(context.messages[:end], prefix_runs, counts)
             estimate, recorded_estimate, *grid_rows = [
                 less(row, part) for row, part in zip([estimate, recorded_estimate, *grid_rows], copied, strict=True)
             ]

@@ -258,26 +258,21 @@ class ScenarioRun:
     ) -> None:
         self.scenario = scenario
         self.trigger = trigger = scenario.trigger
-        self.counts = counts
-        self.prices = prices
-        self.api_calls = api_calls
-        self.replacements = replacements
+        self.counts, self.prices = counts, prices
+        self.api_calls, self.replacements = api_calls, replacements
         self.step_context = StepContext(counts.counter, summarizer, client)  # the client's view, as compact's
         # The run's facts are the whole transcript's: a context that lost a fact's declaration still keeps its copy.
         step_options = triggered(strategies, trigger).keeping(counts.facts)
         self.steps = [(STRATEGIES[name], step_options.of(name)) for name in scenario.steps]
         self.compacting = bool(self.steps) and trigger.name != "none"
         self.context = Context(keep_messages=self.compacting or bool(replacements))
-        self.previous, self.previous_length = self.context, 0
-        self.first_call = True
+        self.previous, self.previous_length, self.first_call = self.context, 0, True
         self.last_context: int | None = None
         self.stage_ended = False
         self.per_call: list[int] = []
         self.cached_total = self.written_total = self.output_total = 0
         self.compactions = self.over = self.lost = 0
-        self.cost = 0.0
-        self.unpriced = 0
-        self.over_calls = 0
+        self.cost, self.unpriced, self.over_calls = 0.0, 0, 0
         self.usage = SummarizerUsage()
         self.definers: dict[str, Message] = {}
         self.unchecked: list[Message | None] = []  # per reference since the last call: its definer
@@ -426,6 +421,9 @@ def walk_in_step(
     return [run.result() for run in runs]
 
 
+Walker = Callable[[Iterable[Message], Sequence[ScenarioRun], FigureCounter], list[ScenarioResult]]
+
+
 def _keys(value: Any) -> list[str]:
     if isinstance(value, str):  # one key written without its list, as prune reads it too
         return [value]
@@ -449,20 +447,18 @@ def replay(
     prices: Prices | None = None,
     summarizer: Summarizer | None = None,
     stage_marker: str | re.Pattern[str] | None = None,
+    walker: Walker | None = None,
 ) -> list[ScenarioResult]:
     """Replay one transcript under each setting; the first row is always the baseline (no compaction).
 
     ``options`` are the strategies' options, or flat values (``{"keep_recent": 8}``) as ``compact`` takes them.
+    ``walker``: how the settings walk the messages, ``walk_in_step`` unless given (``files.replay_apart``: forked).
     """
+    options = options if isinstance(options, StrategyOptions) else StrategyOptions.from_values(options)
     return replay_streamed(
-        lambda: messages,
-        settings,
-        options if isinstance(options, StrategyOptions) else StrategyOptions.from_values(options),
-        counter=counter,
-        prices=prices,
-        summarizer=summarizer,
-        stage_marker=stage_marker,
-    )
+        lambda: messages, settings, options, counter=counter, prices=prices, summarizer=summarizer,
+        stage_marker=stage_marker, walker=walker,
+    )  # fmt: skip
 
 
 def replay_streamed(
@@ -476,6 +472,7 @@ def replay_streamed(
     stage_marker: str | re.Pattern[str] | None = None,
     facts: Iterable[str] | None = None,
     client: ClientView = ClientView(),
+    walker: Walker | None = None,
 ) -> list[ScenarioResult]:
     """``replay`` of a transcript ``walk()`` gives a message at a time, walked twice (its facts,
     then the calls; once when the caller found its ``facts``), so it is never held whole: what
@@ -497,4 +494,4 @@ def replay_streamed(
         prices = prices_for(shipped_prices())
     runs = [ScenarioRun(row, counts, options or StrategyOptions(), prices, summarizer, client=client) for row in rows]
     with remembering():  # the settings' steps work out each message's text and facts once (message_memo)
-        return walk_in_step(walk(), runs, counts)
+        return (walker or walk_in_step)(walk(), runs, counts)
