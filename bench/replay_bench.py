@@ -6,9 +6,12 @@
 With ``--baseline`` (a checkout of the previous main, e.g. ``git worktree add /tmp/base 65fa8d8``)
 it times instead, in fresh processes taken in turn (A B A B ...), one replay of the 2000-turn
 agent workload with three thresholds under ``structured`` and the extractive summarizer, by
-this checkout and by the baseline: the replay's own CPU time (the memos start empty in a new
-process) and the whole process's, their ratios run by run, and whether both gave the same
-figures (every field of every row).
+this checkout with its default jobs (one per core, as ``replay`` gives a single file), by this
+checkout with ``--jobs 1`` and by the baseline (which has no parallel replay): the replay's own
+CPU time (the memos start empty in a new process; forked workers' CPU included) and the whole
+process's, the replay call's wall time, their ratios run by run, whether all gave the same
+figures (every field of every row), and the load average before and after. ``--strategy`` and
+``--turns`` change the workload (e.g. ``-s prune --turns 500``, where the settings are walked apart).
 
 Prints the median wall time of one replay (all five thresholds plus the baseline,
 tokenization included: a fresh counter each run) at 500 and 2000 turns, and their
@@ -157,7 +160,9 @@ def time_replay(
     return statistics.median(times), statistics.median(in_summarizer), rows, len(times)
 
 
-# One replay in a fresh process: its CPU seconds, the whole process's, and a digest of every row.
+# One replay in a fresh process: its CPU seconds (its forked workers' too), the whole process's, its
+# wall time and a digest of every row. ``jobs`` "-": the baseline's own call (it has no parallel
+# replay); else the jobs replay is given, as the CLI gives a single file's (0: one per core there is).
 AGAINST = """
 import dataclasses, hashlib, resource, sys, time
 sys.path.insert(0, {bench!r})  # the workload generator only: compactctl comes from PYTHONPATH
@@ -167,29 +172,43 @@ from compactctl.summarizers.extractive import ExtractiveSummarizer
 from compactctl.tokens import TokenCounter
 import compactctl
 assert compactctl.__file__.startswith({root!r}), compactctl.__file__
-messages = generate("tool", 2000)
+jobs = {jobs!r}
+walked = {{}}
+if jobs != "-":
+    from compactctl.files.jobs import cores
+    from compactctl.files.replay_apart import walker_for
+    walked = {{"walker": walker_for(int(jobs) or cores())}}
+messages = generate("tool", {turns})
 counter = TokenCounter()
 counter("warm")  # the tokenizer table is loaded before the clock starts: start-up, not replay
-start, wall = time.process_time(), time.perf_counter()
-rows = replay(messages, settings_grid([4000, 16000, 64000], False, ["structured"]), {{"keep_recent": 10}},
-              counter=counter, prices=None, summarizer=ExtractiveSummarizer(counter))
-seconds, wall = time.process_time() - start, time.perf_counter() - wall
+def children():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+start, wall, forked = time.process_time(), time.perf_counter(), children()
+rows = replay(messages, settings_grid([4000, 16000, 64000], False, {steps!r}), {{"keep_recent": 10}},
+              counter=counter, prices=None, summarizer=ExtractiveSummarizer(counter), **walked)
+wall = time.perf_counter() - wall
+seconds = time.process_time() - start + children() - forked
 usage = resource.getrusage(resource.RUSAGE_SELF)
 figures = repr([dataclasses.asdict(row) for row in rows])  # fields, not the class's name (renamed since)
-print(seconds, usage.ru_utime + usage.ru_stime, wall, hashlib.sha256(figures.encode()).hexdigest())
+print(seconds, usage.ru_utime + usage.ru_stime + children(), wall, hashlib.sha256(figures.encode()).hexdigest())
 """
 
 
-def against(baseline: Path, runs: int) -> None:
+def against(baseline: Path, runs: int, steps: list[str], turns: int) -> None:
     import os
     import subprocess
 
+    from compactctl.files.jobs import cores
+
     bench = str(Path(__file__).resolve().parent)
-    roots = {"this checkout": ROOT, f"baseline {baseline}": baseline.resolve()}
+    default = f"this checkout (default jobs: {cores()})"
+    roots = {default: ROOT, "this checkout, --jobs 1": ROOT, f"baseline {baseline}": baseline.resolve()}
+    jobs = {default: "0", "this checkout, --jobs 1": "1", f"baseline {baseline}": "-"}
     envs = {name: {**os.environ, "PYTHONPATH": str(root)} for name, root in roots.items()}
 
     def once(name: str) -> tuple[float, float, float, str]:
-        code = AGAINST.format(bench=bench, root=str(roots[name]))
+        code = AGAINST.format(bench=bench, root=str(roots[name]), jobs=jobs[name], steps=steps, turns=turns)
         run = [sys.executable, "-c", code]  # run where the checkout is: "-c" puts the working folder first
         done = subprocess.run(run, env=envs[name], cwd=roots[name], capture_output=True, text=True, check=False)
         if done.returncode != 0:
@@ -197,27 +216,37 @@ def against(baseline: Path, runs: int) -> None:
         replay_cpu, process_cpu, wall, digest = done.stdout.split()
         return float(replay_cpu), float(process_cpu), float(wall), digest
 
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
     measured: dict[str, list[tuple[float, float, float, str]]] = {name: [] for name in envs}
     for _ in range(runs):
         for name in envs:
             measured[name].append(once(name))
-    ours, theirs = measured.values()
-    print(f"replay of the 2000-turn agent workload, 3 thresholds, structured + extractive; medians of {runs}")
-    print(f"{'':<{max(map(len, envs)) + 2}}{'replay cpu s':>13}{'process cpu s':>15}{'replay wall s':>15}")
+    ours, one, theirs = measured.values()
+    summarizer = " + extractive" if {"structured", "summary", "rolling", "selective"} & set(steps) else ""
+    print(f"replay of the {turns}-turn agent workload, 3 thresholds, {'+'.join(steps)}{summarizer}; medians of {runs}")
+    print("(replay cpu: the replay call's CPU, its forked workers' included; wall: the replay call's)")
+    width = max(map(len, envs)) + 2
+    print(f"{'':<{width}}{'replay cpu s':>13}{'process cpu s':>15}{'replay wall s':>15}")
     for name, rows in measured.items():
         print(
-            f"{name:<{max(map(len, envs)) + 2}}{statistics.median(r[0] for r in rows):>13.3f}"
+            f"{name:<{width}}{statistics.median(r[0] for r in rows):>13.3f}"
             f"{statistics.median(r[1] for r in rows):>15.3f}{statistics.median(r[2] for r in rows):>15.3f}"
         )
-    replay_ratio = statistics.median(b[0] / a[0] for a, b in zip(ours, theirs, strict=True))
-    process_ratio = statistics.median(b[1] / a[1] for a, b in zip(ours, theirs, strict=True))
-    wall_ratio = statistics.median(b[2] / a[2] for a, b in zip(ours, theirs, strict=True))
-    print(
-        f"baseline / this checkout: replay x{replay_ratio:.2f}, whole process x{process_ratio:.2f}, "
-        f"replay wall x{wall_ratio:.2f}"
-    )
-    same = {r[3] for r in ours} == {r[3] for r in theirs} and len({r[3] for r in ours}) == 1
-    print(f"identical figures: {'yes' if same else 'NO'}")
+
+    Runs = list[tuple[float, float, float, str]]
+
+    def ratio(slow: Runs, fast: Runs, i: int) -> float:
+        return statistics.median(b[i] / a[i] for a, b in zip(fast, slow, strict=True))
+
+    for label, mine in (("this checkout", ours), ("this checkout --jobs 1", one)):
+        print(
+            f"baseline / {label}: replay x{ratio(theirs, mine, 0):.2f}, whole process x{ratio(theirs, mine, 1):.2f}, "
+            f"replay wall x{ratio(theirs, mine, 2):.2f}"
+        )
+    print(f"--jobs 1 / default jobs: replay cpu x{ratio(one, ours, 0):.2f}, replay wall x{ratio(one, ours, 2):.2f}")
+    digests = {r[3] for rows in measured.values() for r in rows}
+    print(f"identical figures: {'yes' if len(digests) == 1 else 'NO'}")
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 def main() -> None:
@@ -226,9 +255,10 @@ def main() -> None:
     parser.add_argument("--strategy", "-s", action="append")
     parser.add_argument("--baseline", type=Path, help="another checkout to time the same replay against")
     parser.add_argument("--runs", type=int, default=5, help="with --baseline: processes of each")
+    parser.add_argument("--turns", type=int, default=2000, help="with --baseline: the workload's length")
     args = parser.parse_args()
     if args.baseline:
-        against(args.baseline, args.runs)
+        against(args.baseline, args.runs, args.strategy or ["structured"], args.turns)
         return
     workloads = {turns: tool_workload(turns) for turns in (500, 2000)}
     for steps, options, summarize in setups(args.strategy):

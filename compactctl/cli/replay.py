@@ -37,6 +37,7 @@ from compactctl.config import (
 from compactctl.files.io import STDIO, Job, expand_inputs, read_with_its_session
 from compactctl.files.jobs import cores, run_jobs
 from compactctl.files.replay import Opened, fitted_to, read_ahead, replay_file
+from compactctl.files.replay_apart import walker_for
 from compactctl.replay.options import DEFAULT_THRESHOLDS, ReplayOptions
 from compactctl.replay.price_source import source_label
 from compactctl.replay.prices import Prices, load_prices, prices_for, with_summarizer_prices
@@ -133,7 +134,6 @@ def replay(
     # --jobs runs files at once; a single file's settings are walked in that many processes instead
     # (0: one per core). Several files at once each walk theirs in one: the two are never nested.
     jobs = settings.of(BatchOptions).jobs
-    settings_jobs = (jobs or cores()) if len(found) == 1 else 1
     results, failures = run_jobs(
         found,
         lambda job: replay_file(
@@ -150,7 +150,7 @@ def replay(
             read=read,
             recorded_options=recorded,
             opened=read_first.pop(job.source, None),
-            jobs=settings_jobs,
+            walker=walker_for((jobs or cores()) if len(found) == 1 else 1),
         ),
         jobs,
         progress_wanted(quiet),

@@ -104,7 +104,7 @@ def replay_file(
     read: InputOptions = InputOptions(),
     recorded_options: RecordedOptions = RecordedOptions(),
     opened: Opened | None = None,
-    jobs: int = 1,
+    walker: Walker | None = None,
 ) -> FileReplay:
     """Read one file and replay each transcript in it on its own (a tau-bench file holds 200 runs).
 
@@ -112,12 +112,9 @@ def replay_file(
     (``replay.recorded``): calibrated on that usage, each call priced by the model it names
     (``fallback_prices``, from ``--model-pricing``, for a model the table lacks). ``opened``: the
     file as ``read_ahead`` read it already (so it is sniffed and parsed once), else read here.
-    ``jobs`` above 1: the settings of a file read whole walked in that many processes, where it pays
-    (``files.replay_apart``); a file walked a line at a time stays so, in one.
+    ``walker``: how the settings of a file read whole walk its messages (``files.replay_apart``: in
+    forked workers, where it pays); a file walked a line at a time is walked in step.
     """
-    from compactctl.files.replay_apart import walker_for
-
-    walker = walker_for(jobs)
     replay_of = functools.partial(
         replay_streamed, settings=grid, options=strategies, counter=counter, prices=prices,
         summarizer=summarizer, stage_marker=stage_marker,
