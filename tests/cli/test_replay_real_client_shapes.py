@@ -190,3 +190,33 @@ def test_a_rollout_that_records_no_usage_is_priced_at_the_model_it_names():
     assert none["cost"] == pytest.approx(expected)
     table = CliRunner().invoke(app, ["replay", str(KILLED_FIRST), "-t", "100000"])
     assert "priced as gpt-5.5" in table.stdout
+
+
+CURRENT_MODELS = Path(__file__).parents[1] / "formats" / "data" / "real-clients" / "claude-code-2.1.332-current-models"
+
+
+def test_a_session_of_current_models_in_every_shape_is_billed_what_its_client_counted(tmp_path):
+    """Made by bench/client_audit.py with the real Claude Code 2.1.332: claude-opus-4-7 reads a note and a PNG
+    (an image block), loads WebFetch through ToolSearch (``tool_reference`` blocks), asks a subagent, is resumed
+    from its first answer (a branch left behind), ``/compact``s, answers on claude-sonnet-4-6, and is forked onto
+    claude-opus-5. The loopback fake served 12 responses; the client's own tally (its last ``cost-state``)
+    is the bill replay must give, /compact's summary call included, which no assistant record holds."""
+    folder = tmp_path / "project"
+    shutil.copytree(CURRENT_MODELS, folder)
+    text = b"".join(p.read_bytes() for p in folder.rglob("*.jsonl"))
+    assert b'"tool_reference"' in text and b'"type":"image"' in text
+    states = [orjson.loads(line) for p in folder.glob("*.jsonl") for line in p.read_bytes().splitlines()]
+    own_tally = max((s for s in states if s.get("type") == "cost-state"), key=lambda s: s["totalCostUSD"])
+    result = CliRunner().invoke(app, ["replay", str(folder), "-t", "100000", "--json", "-q"])
+    report = orjson.loads(result.stdout)
+    assert result.exit_code == 0, result.stderr
+    entries = report["files"]
+    assert all(e["api"]["unpriced_models"] == [] for e in entries)
+    assert all(row["cost"] is not None and row["cost"] > 0 for row in report["total"]["settings"])
+    bills = [row for e in entries for row in e["settings"] if row["basis"] == "bill"]
+    assert sum(row["cost"] for row in bills) == pytest.approx(own_tally["totalCostUSD"], rel=1e-6)
+    # Every response the fake served: 11 in the rows (5 of them off the live thread), /compact's in the bill.
+    assert sum(row["calls"] for row in bills) == 11
+    notes = [note for e in entries for note in e["api"]["notes"]]
+    assert any(note.startswith("the producer's own 1 compaction call(s) are in the bill") for note in notes)
+    assert sum(e["api"]["off_thread"]["calls"] for e in entries) == 5  # the branch the resume left, the subagent's
