@@ -100,17 +100,18 @@ def test_a_codex_run_killed_during_a_tool_call_costs_the_same_under_a_threshold_
 
 
 def test_a_calibration_with_no_call_held_out_claims_no_held_out_error():
-    """The killed run has one call with usage: nothing to hold out, so no "0.0%" held-out error."""
-    result = CliRunner().invoke(app, ["replay", str(CODEX_KILLED), "-t", "50000"], terminal_width=400)
+    """A run killed in its first call has one call with usage (its usage record): nothing to hold out, so no
+    "0.0%" held-out error."""
+    result = CliRunner().invoke(app, ["replay", str(KILLED_FIRST), "-t", "50000"], terminal_width=400)
     assert result.exit_code == 0, result.stderr
     (replayed,) = orjson.loads(
-        CliRunner().invoke(app, ["replay", str(CODEX_KILLED), "-t", "50000", "--json", "-q"]).stdout
+        CliRunner().invoke(app, ["replay", str(KILLED_FIRST), "-t", "50000", "--json", "-q"]).stdout
     )["files"]
     assert replayed["api"]["calibration"]["error"]["held_out"]["calls"] == 0
     table = " ".join(result.stdout.split())
     assert "held-out per-call error median 0.0%" not in table
     assert "no call held out" in table
-    report = CliRunner().invoke(app, ["report", str(CODEX_KILLED)], terminal_width=400)
+    report = CliRunner().invoke(app, ["report", str(KILLED_FIRST)], terminal_width=400)
     assert report.exit_code == 0, report.stderr
     assert "no call held out" in " ".join(report.stdout.split())
 
@@ -173,13 +174,34 @@ KILLED_FIRST = (
 )
 
 
-def test_a_rollout_that_records_no_usage_is_priced_at_the_model_it_names():
+def test_a_run_killed_before_its_first_token_count_is_billed_from_its_usage_record():
     """The real 0.171 client on gpt-5.5, killed while its first call's ``sleep 60`` ran: no token_count was
-    written, so the rollout is replayed by its messages; it names gpt-5.5 (turn_context), and is priced so,
-    not as the default model a transcript naming none is."""
+    written, but the response's ``token_usage_record`` was (as it completed): the call is billed from it."""
+    from genai_prices import Usage, calc_price
+
+    (record,) = [
+        orjson.loads(line) for line in KILLED_FIRST.read_bytes().splitlines() if b'"token_usage_record"' in line
+    ]
+    usage = record["payload"]["usage"]
+    expected = calc_price(
+        Usage(input_tokens=usage["input_tokens"], output_tokens=usage["output_tokens"]), "gpt-5.5", provider_id="openai"
+    )
+    result = CliRunner().invoke(app, ["replay", str(KILLED_FIRST), "-t", "100000", "--json"])
+    (entry,) = orjson.loads(result.stdout)["files"]
+    (none, _) = entry["settings"]
+    assert none["basis"] == "bill" and none["calls"] == 1
+    assert none["cost"] == pytest.approx(float(expected.total_price))
+
+
+def test_a_rollout_that_records_no_usage_is_priced_at_the_model_it_names(tmp_path):
+    """The same run as an older Codex writes it, with no usage record: replayed by its messages, and priced
+    at the gpt-5.5 it names (turn_context), not as the default model a transcript naming none is."""
     from compactctl.replay.prices import shipped_prices
 
-    result = CliRunner().invoke(app, ["replay", str(KILLED_FIRST), "-t", "100000", "--json"])
+    bare = tmp_path / "rollout.jsonl"
+    lines = KILLED_FIRST.read_bytes().splitlines(keepends=True)
+    bare.write_bytes(b"".join(line for line in lines if b'"token_usage_record"' not in line))
+    result = CliRunner().invoke(app, ["replay", str(bare), "-t", "100000", "--json"])
     (entry,) = orjson.loads(result.stdout)["files"]
     assert "api" not in entry  # no usage: replayed by its messages
     (none, _) = entry["settings"]
@@ -188,7 +210,7 @@ def test_a_rollout_that_records_no_usage_is_priced_at_the_model_it_names():
     cached = none["cached_tokens"]
     expected = gpt_5_5.call_cost(none["input_tokens"], cached, none["input_tokens"] - cached, none["output_tokens"])
     assert none["cost"] == pytest.approx(expected)
-    table = CliRunner().invoke(app, ["replay", str(KILLED_FIRST), "-t", "100000"])
+    table = CliRunner().invoke(app, ["replay", str(bare), "-t", "100000"])
     assert "priced as gpt-5.5" in table.stdout
 
 
