@@ -162,7 +162,7 @@ class FigureCounter:
         found: tuple[str, ...] = ()
         if self.facts:
             folded = fold(text)
-            found = tuple(f for f in self.facts if f in folded)
+            found = tuple([f for f in self.facts if f in folded])
         ends = marks.get("stage_end") is True or (self.marker is not None and self.marker.search(text) is not None)
         return Figures(
             self.counter.message(message),

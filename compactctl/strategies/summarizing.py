@@ -58,6 +58,9 @@ def summary_message(text: str, count: int, role: str) -> Message:
     return {"role": role, "content": SUMMARY_HEADER.format(count=count) + "\n\n" + text}
 
 
+_SUMMARY_READ_ROLES = (*SUMMARY_ROLES, "developer")  # a tuple: a role that is not a string is compared, not hashed
+
+
 def earlier_summary(message: Message) -> tuple[str, int] | None:
     """The text and message count of a summary an earlier compaction wrote, else None.
 
@@ -66,7 +69,7 @@ def earlier_summary(message: Message) -> tuple[str, int] | None:
     """
     content = message.get("content")
     # A system summary comes back as a developer message from formats that have no system role (Codex).
-    if message.get("role") in (*SUMMARY_ROLES, "developer") and isinstance(content, str) and not is_protected(message):
+    if message.get("role") in _SUMMARY_READ_ROLES and isinstance(content, str) and not is_protected(message):
         match = _SUMMARY_HEADER.match(content)
         if match:
             return content[match.end() :], int(match.group(1))
@@ -368,8 +371,9 @@ def summarize_units(
     origins: list[int | None] = list(kept)
     out.insert(at, summary)
     origins.insert(at, None)
-    fates = {i: Fate("summarized", f"{strategy}: folded into the summary") for i in new}
-    fates.update({i: Fate("summarized", f"{strategy}: earlier summary folded into the new one") for i in earlier})
+    # One fate shared by every message it befell (frozen): a replay folds thousands of messages.
+    fates = dict.fromkeys(new, Fate("summarized", f"{strategy}: folded into the summary"))
+    fates.update(dict.fromkeys(earlier, Fate("summarized", f"{strategy}: earlier summary folded into the new one")))
     return StepResult(out, origins, fates, usage=spoken.usage), len(summarized)
 
 

@@ -73,7 +73,8 @@ _SHA = lazyre.compile(r"(?<![\w#-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,4
 # with a look-behind or \b, tried at every character): no gate match, no match (tests/summarizers/test_prefilters.py).
 _UUID_GATE = lazyre.compile(r"-[0-9a-f]{4}-[0-9a-f]{4}-", re.I)  # a UUID's second and third groups
 _SHA_GATE = lazyre.compile(r"[0-9a-f]{7}")
-_ID_GATES = (lazyre.compile(r"-(?<=[A-Z0-9]-)\d"), None, None, None)  # PROJ-123's "J-1"
+# PROJ-123's "J-1"; a booking code's digit and capital side by side in its run ("O6", "6A").
+_ID_GATES = (lazyre.compile(r"-(?<=[A-Z0-9]-)\d"), lazyre.compile(r"\d[A-Z0-9]*[A-Z]|[A-Z][A-Z0-9]*\d"), None, None)
 _HUNK = lazyre.compile(r"^\d+(?:,\d+)?[acd]\d+(?:,\d+)?$")  # diff's "178d167", "333a310"
 # An error line as a tool prints it, not a source line that names an exception.
 _ERROR_LINE = lazyre.compile(
@@ -232,7 +233,7 @@ def paths_of(arguments: object) -> Iterator[tuple[str, str]]:
     else:
         texts = [arguments] if isinstance(arguments, str) else []
     for text in texts:
-        for how, path in _PATCH_FILE.findall(text):
+        for how, path in _PATCH_FILE.findall(text) if "*** " in text else ():  # every match opens on it
             yield path.strip(), how.lower()
 
 
@@ -243,12 +244,25 @@ def _argument_ids(arguments: object) -> Iterator[str]:
         item = stack.pop()
         if isinstance(item, dict):
             for key, value in item.items():
-                if isinstance(value, (str, int)) and _ID_KEYS.search(str(key)) and 2 <= len(str(value)) <= 80:
+                if isinstance(value, (str, int)) and _id_key(key) and 2 <= len(str(value)) <= 80:
                     yield str(value)
                 elif isinstance(value, (dict, list)):
                     stack.append(value)
         elif isinstance(item, list):
             stack.extend(item)
+
+
+_ID_KEY_MEMO: dict[str, bool] = {}  # an argument's name -> whether it names an id: names repeat, call after call
+
+
+def _id_key(key: object) -> bool:
+    name = key if isinstance(key, str) else str(key)
+    found = _ID_KEY_MEMO.get(name)
+    if found is None:
+        if len(_ID_KEY_MEMO) >= MEMO_ENTRIES:
+            _ID_KEY_MEMO.clear()
+        found = _ID_KEY_MEMO[name] = _ID_KEYS.search(name) is not None
+    return found
 
 
 def _looks_like_command(line: str) -> bool:

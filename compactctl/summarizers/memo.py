@@ -47,7 +47,9 @@ _TEXT_MEMO = Memo(MEMO_ENTRIES)  # (function, text) -> what the function found i
 
 def remembered(function: Callable[[str], Any], text: str) -> Any:
     """``function(text)``, for a pure function of a text returning an immutable value, found once."""
-    return _TEXT_MEMO.found((function, text), function, text)
+    key = (function, text)  # Memo.found, inline: a replay asks this for every string of every span
+    found = _TEXT_MEMO.get(key, _TEXT_MEMO)
+    return _TEXT_MEMO.keep(key, function(text)) if found is _TEXT_MEMO else found
 
 
 def known(function: Callable[[str], Any], text: str, value: Any) -> None:

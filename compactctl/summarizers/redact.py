@@ -100,7 +100,8 @@ def _redact_joins(text: str) -> tuple[str, int]:
             continue
         # The rest of the line comes too: a row may look past the value (echo 'PW' | docker login).
         right = text[found.end() : _line_end(text, found.end())]
-        if not any(hint in left.lower() for hint in _LABEL_HINTS):
+        lowered = left.lower()  # once, not once per hint
+        if not any(hint in lowered for hint in _LABEL_HINTS):
             # No label before the break: only a token of its own shape can straddle it.
             left_start = found.start() - tail_length
             left = left[len(left) - tail_length :]
@@ -194,11 +195,17 @@ def _wrapped_base64(text: str, depth: int, budget: int) -> tuple[str, int, int]:
     return ("".join(pieces) + text[last:] if pieces else text), total, budget
 
 
+# Sixteen characters of a base64 run in a row: every match of _BASE64_RUN and _BASE64_LINES holds them.
+# Searched for first (a class the engine skips to), as those two start with a look-behind tried everywhere.
+_BASE64_16 = lazyre.compile(r"[A-Za-z0-9+/_-]{16}")
+
+
 def _redact_encoded(text: str, depth: int) -> tuple[str, int]:
     budget = _MAX_DECODED
-    text, total, budget = _wrapped_base64(text, depth, budget)
+    runs = _BASE64_16.search(text) is not None
+    text, total, budget = _wrapped_base64(text, depth, budget) if runs else (text, 0, budget)
     for pattern, decode in ((_BASE64_RUN, _decoded_base64), (_PERCENT_RUN, _decoded_percent)):
-        if pattern is _PERCENT_RUN and "%" not in text:
+        if (pattern is _PERCENT_RUN and "%" not in text) or (pattern is _BASE64_RUN and not runs):
             continue
         pieces: list[str] = []
         last = 0

@@ -220,6 +220,13 @@ _LEDGER_PIECES = [
     "#",
     "PROJ-123",
     "NO6JO3",
+    "6A19384756201",
+    "AB12C",
+    "ABCD1",
+    "PASSED",
+    "A1 B2",
+    "1A",
+    "ABCDE٣",
     "mia_li_3668",
     "a@b.io",
     "4f9e2ab1c0d",
@@ -349,3 +356,89 @@ def test_a_case_blind_pattern_is_found_where_ignoring_case_finds_it(data):
         )
         text = "".join(piece.upper() if data.draw(st.booleans()) else piece for piece in pieces)
         assert blind.search(text) == (re.compile(blind.source, re.I).search(text) is not None), text
+
+
+# --- a tool call's paths and ids -------------------------------------------------------------
+
+
+def _plain_paths(arguments: object) -> list[tuple[str, str]]:  # as it was: the patch pattern tried on every value
+    found: list[tuple[str, str]] = []
+    arguments = ledger._parsed(arguments)
+    if isinstance(arguments, dict):
+        for key in ledger.PATH_KEYS:
+            value = arguments.get(key)
+            if isinstance(value, str) and 1 < len(value) <= 300 and "\n" not in value:
+                found.append((value.strip(), ""))
+        edits = arguments.get("edits")
+        if isinstance(edits, list):
+            for edit in edits:
+                if isinstance(edit, dict):
+                    found += _plain_paths(edit)
+        texts = [v for v in arguments.values() if isinstance(v, str)]
+    else:
+        texts = [arguments] if isinstance(arguments, str) else []
+    for text in texts:
+        for how, path in ledger._PATCH_FILE.findall(text):
+            found.append((path.strip(), how.lower()))
+    return found
+
+
+def _plain_argument_ids(arguments: object) -> list[str]:  # as it was: the id pattern tried on every name
+    found, stack = [], [ledger._parsed(arguments)]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key, value in item.items():
+                if isinstance(value, (str, int)) and ledger._ID_KEYS.search(str(key)) and 2 <= len(str(value)) <= 80:
+                    found.append(str(value))
+                elif isinstance(value, (dict, list)):
+                    stack.append(value)
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
+
+
+_PATCH_PIECES = ["*** Add File: a.py", "*** Update File: b.py", "***Delete File: c", "** ", "*** ", "\n", "x", " "]
+_VALUES = st.lists(st.sampled_from(_PATCH_PIECES), max_size=5).map("".join)
+_NAMES = st.sampled_from(["path", "patch", "input", "user_id", "id", "email", "order_number", "code", "ID", "xid"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.recursive(
+        st.one_of(_VALUES, st.integers(0, 99999)),
+        lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(_NAMES, inner, max_size=4)),
+        max_leaves=8,
+    )
+)
+def test_a_call_s_paths_and_ids_are_what_trying_every_value_and_name_finds(arguments):
+    for given_as in (arguments, ledger.json.dumps(arguments)):
+        assert list(ledger.paths_of(given_as)) == _plain_paths(given_as)
+        assert list(ledger._argument_ids(given_as)) == _plain_argument_ids(given_as)
+
+
+# --- encoded runs looked for only where sixteen of their characters stand in a row -----------
+
+_SECRET_B64 = "cGFzc3dvcmQ9aHVudGVyMmh1bnRlcjJodW50ZXIy"  # base64 of password=hunter2hunter2hunter2
+_ENCODED_PIECES = [
+    _SECRET_B64,
+    "cHdkPWh1bnRlcjIy",
+    _SECRET_B64[:20],
+    _SECRET_B64[20:],
+    "\n",
+    "\\n",
+    " ",
+    "==",
+    "aGVsbG8gd29ybGQ=",
+]
+_ENCODED_PIECES += ["%70assword%3Dhunter2hunter2", "%", "abcdefghijklmno", "p", "-_+/", "[REDACTED:x]"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_ENCODED_PIECES), max_size=7))
+def test_encoded_secrets_are_found_as_when_every_text_is_tried(pieces):
+    text = "".join(pieces)
+    found = redact._redact_encoded(text, 2)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(redact, "_BASE64_16", re.compile(""))  # the plain computation: every text tried
+        assert found == redact._redact_encoded(text, 2)
