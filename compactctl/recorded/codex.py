@@ -105,6 +105,7 @@ class _Rollout:
         # a compaction at the turn's start runs on it, as a model switched for the turn does.
         self.next_model: str | None = None
         self.compaction_models: list[tuple[str | None, ApiUsage]] = []  # each compaction call, on its model
+        self.recorded_usage: dict[int, ApiUsage] = {}  # call index -> its token_usage_record's usage
         self.compaction_estimates: list[ApiUsage] = []  # not recorded: estimated
         self.context_window: int | None = None  # the window Codex says it works with (token_count info)
         self.forked_from: str | None = None
@@ -190,6 +191,10 @@ class _Rollout:
         if usage is not None and self.records_begun is not None and self.records_begun == len(self.calls):
             self.compaction_usage.append(usage)  # wrote no response item: the compaction's summarizing call
             self.compaction_models.append((self.next_model or self.model, usage))
+        elif usage is not None and self.calls:
+            # The last response's: written as it completes, before its token_count, which a run killed during
+            # the response's tool call never writes (``pair`` gives it to a call no count was paired with).
+            self.recorded_usage[len(self.calls) - 1] = usage
         self.records_begun = len(self.calls)
 
     def estimate_compaction(self, payload: dict[str, Any]) -> None:
@@ -228,6 +233,12 @@ class _Rollout:
             elif usage is not None:
                 # A count whose response was never written (the session was cut after it).
                 self.unpaired = usage if self.unpaired is None else self.unpaired + usage
+        for index, usage in self.recorded_usage.items():
+            call = self.calls[index]
+            if call.usage is None:  # no token_count for it: the run stopped first
+                self.calls[index] = RecordedCall(
+                    call.position, call.model, call.timestamp, usage, call.hidden_output_estimate
+                )
 
     def compacted(self, payload: dict[str, Any]) -> None:
         self._end_call()

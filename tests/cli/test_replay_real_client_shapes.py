@@ -100,17 +100,18 @@ def test_a_codex_run_killed_during_a_tool_call_costs_the_same_under_a_threshold_
 
 
 def test_a_calibration_with_no_call_held_out_claims_no_held_out_error():
-    """The killed run has one call with usage: nothing to hold out, so no "0.0%" held-out error."""
-    result = CliRunner().invoke(app, ["replay", str(CODEX_KILLED), "-t", "50000"], terminal_width=400)
+    """A run killed in its first call has one call with usage (its usage record): nothing to hold out, so no
+    "0.0%" held-out error."""
+    result = CliRunner().invoke(app, ["replay", str(KILLED_FIRST), "-t", "50000"], terminal_width=400)
     assert result.exit_code == 0, result.stderr
     (replayed,) = orjson.loads(
-        CliRunner().invoke(app, ["replay", str(CODEX_KILLED), "-t", "50000", "--json", "-q"]).stdout
+        CliRunner().invoke(app, ["replay", str(KILLED_FIRST), "-t", "50000", "--json", "-q"]).stdout
     )["files"]
     assert replayed["api"]["calibration"]["error"]["held_out"]["calls"] == 0
     table = " ".join(result.stdout.split())
     assert "held-out per-call error median 0.0%" not in table
     assert "no call held out" in table
-    report = CliRunner().invoke(app, ["report", str(CODEX_KILLED)], terminal_width=400)
+    report = CliRunner().invoke(app, ["report", str(KILLED_FIRST)], terminal_width=400)
     assert report.exit_code == 0, report.stderr
     assert "no call held out" in " ".join(report.stdout.split())
 
@@ -173,13 +174,34 @@ KILLED_FIRST = (
 )
 
 
-def test_a_rollout_that_records_no_usage_is_priced_at_the_model_it_names():
+def test_a_run_killed_before_its_first_token_count_is_billed_from_its_usage_record():
     """The real 0.171 client on gpt-5.5, killed while its first call's ``sleep 60`` ran: no token_count was
-    written, so the rollout is replayed by its messages; it names gpt-5.5 (turn_context), and is priced so,
-    not as the default model a transcript naming none is."""
+    written, but the response's ``token_usage_record`` was (as it completed): the call is billed from it."""
+    from genai_prices import Usage, calc_price
+
+    (record,) = [
+        orjson.loads(line) for line in KILLED_FIRST.read_bytes().splitlines() if b'"token_usage_record"' in line
+    ]
+    usage = record["payload"]["usage"]
+    expected = calc_price(
+        Usage(input_tokens=usage["input_tokens"], output_tokens=usage["output_tokens"]), "gpt-5.5", provider_id="openai"
+    )
+    result = CliRunner().invoke(app, ["replay", str(KILLED_FIRST), "-t", "100000", "--json"])
+    (entry,) = orjson.loads(result.stdout)["files"]
+    (none, _) = entry["settings"]
+    assert none["basis"] == "bill" and none["calls"] == 1
+    assert none["cost"] == pytest.approx(float(expected.total_price))
+
+
+def test_a_rollout_that_records_no_usage_is_priced_at_the_model_it_names(tmp_path):
+    """The same run as an older Codex writes it, with no usage record: replayed by its messages, and priced
+    at the gpt-5.5 it names (turn_context), not as the default model a transcript naming none is."""
     from compactctl.replay.prices import shipped_prices
 
-    result = CliRunner().invoke(app, ["replay", str(KILLED_FIRST), "-t", "100000", "--json"])
+    bare = tmp_path / "rollout.jsonl"
+    lines = KILLED_FIRST.read_bytes().splitlines(keepends=True)
+    bare.write_bytes(b"".join(line for line in lines if b'"token_usage_record"' not in line))
+    result = CliRunner().invoke(app, ["replay", str(bare), "-t", "100000", "--json"])
     (entry,) = orjson.loads(result.stdout)["files"]
     assert "api" not in entry  # no usage: replayed by its messages
     (none, _) = entry["settings"]
@@ -188,5 +210,35 @@ def test_a_rollout_that_records_no_usage_is_priced_at_the_model_it_names():
     cached = none["cached_tokens"]
     expected = gpt_5_5.call_cost(none["input_tokens"], cached, none["input_tokens"] - cached, none["output_tokens"])
     assert none["cost"] == pytest.approx(expected)
-    table = CliRunner().invoke(app, ["replay", str(KILLED_FIRST), "-t", "100000"])
+    table = CliRunner().invoke(app, ["replay", str(bare), "-t", "100000"])
     assert "priced as gpt-5.5" in table.stdout
+
+
+CURRENT_MODELS = Path(__file__).parents[1] / "formats" / "data" / "real-clients" / "claude-code-2.1.332-current-models"
+
+
+def test_a_session_of_current_models_in_every_shape_is_billed_what_its_client_counted(tmp_path):
+    """Made by bench/client_audit.py with the real Claude Code 2.1.332: claude-opus-4-7 reads a note and a PNG
+    (an image block), loads WebFetch through ToolSearch (``tool_reference`` blocks), asks a subagent, is resumed
+    from its first answer (a branch left behind), ``/compact``s, answers on claude-sonnet-4-6, and is forked onto
+    claude-opus-5. The loopback fake served 12 responses; the client's own tally (its last ``cost-state``)
+    is the bill replay must give, /compact's summary call included, which no assistant record holds."""
+    folder = tmp_path / "project"
+    shutil.copytree(CURRENT_MODELS, folder)
+    text = b"".join(p.read_bytes() for p in folder.rglob("*.jsonl"))
+    assert b'"tool_reference"' in text and b'"type":"image"' in text
+    states = [orjson.loads(line) for p in folder.glob("*.jsonl") for line in p.read_bytes().splitlines()]
+    own_tally = max((s for s in states if s.get("type") == "cost-state"), key=lambda s: s["totalCostUSD"])
+    result = CliRunner().invoke(app, ["replay", str(folder), "-t", "100000", "--json", "-q"])
+    report = orjson.loads(result.stdout)
+    assert result.exit_code == 0, result.stderr
+    entries = report["files"]
+    assert all(e["api"]["unpriced_models"] == [] for e in entries)
+    assert all(row["cost"] is not None and row["cost"] > 0 for row in report["total"]["settings"])
+    bills = [row for e in entries for row in e["settings"] if row["basis"] == "bill"]
+    assert sum(row["cost"] for row in bills) == pytest.approx(own_tally["totalCostUSD"], rel=1e-6)
+    # Every response the fake served: 11 in the rows (5 of them off the live thread), /compact's in the bill.
+    assert sum(row["calls"] for row in bills) == 11
+    notes = [note for e in entries for note in e["api"]["notes"]]
+    assert any(note.startswith("the producer's own 1 compaction call(s) are in the bill") for note in notes)
+    assert sum(e["api"]["off_thread"]["calls"] for e in entries) == 5  # the branch the resume left, the subagent's
