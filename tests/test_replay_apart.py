@@ -22,7 +22,7 @@ from tests.conftest import SHARED_TRANSCRIPTS, needs_transcripts
 
 CLAUDE = (
     SHARED_TRANSCRIPTS / "claude-code" / "d-kimuson__claude-code-viewer" / "fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"
-)  # noqa: E501
+)
 CODEX = next(iter(sorted((SHARED_TRANSCRIPTS / "codex" / "AcidicSoil__codex-session-view").glob("*.jsonl"))), Path())
 
 
