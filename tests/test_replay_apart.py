@@ -31,6 +31,7 @@ def forked(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Every walk forks after its first message (not only a long one), and the workers it forks are counted."""
     monkeypatch.setattr(replay_apart, "FORK_AFTER", 0.0)
     monkeypatch.setattr(replay_apart, "MIN_MESSAGES", 4)
+    monkeypatch.setattr(replay_apart, "idle_cores", lambda: 2.0)  # whatever else the machine runs now
     made: list[int] = []
     real = compactctl.forks.Workers
 
@@ -59,6 +60,15 @@ def test_a_short_walk_is_not_forked(monkeypatch: pytest.MonkeyPatch) -> None:
     messages = generate("tool", 150)
     replay(messages, settings_grid([2000, 4000], False, ["window"]), {"keep_recent": 4}, walker=walker_for(2))
     assert made == []  # its settings take milliseconds: a fork would cost more than it spares
+
+
+def test_no_fork_without_an_idle_core(forked: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(replay_apart, "idle_cores", lambda: 0.3)
+    messages = generate("tool", 150)
+    grid = settings_grid([2000, 4000, 8000], False, ["prune"])
+    apart = replay(messages, grid, {"keep_recent": 4}, walker=walker_for(2))
+    assert forked == []  # a worker would share this process's core: slower than the walk in step
+    assert apart == replay(messages, grid, {"keep_recent": 4})
 
 
 def run(args: list[str]) -> tuple[int, str, str]:
