@@ -65,14 +65,7 @@ def claude_code_1_0_fixture(root: Path) -> list[Path]:
         fake.enqueue(Reply(text="Count.", tool_calls=(bash("wc -l big.py report.md"),)), "Fine.")
         claude.run("Anything else?", resume=session)
         assert not fake.errors and not fake.script
-        sent = [
-            block["content"]
-            for body in fake.model_calls()
-            for block in body["messages"][-1]["content"]
-            if isinstance(block, dict)
-            and block.get("type") == "tool_result"
-            and "was modified, either by the user or by a linter" in str(block.get("content"))
-        ]
+        sent = _reminders_sent(fake)
         data = claude.session_file(session).read_bytes()
     RECORDED.mkdir(parents=True, exist_ok=True)
     target = RECORDED / "claude-code-1.0.108-changed-file.jsonl"
@@ -129,14 +122,7 @@ def claude_code_1_0_formatter_fixture(root: Path) -> list[Path]:
         )
         session = claude.run("Write app.ts, format it and lib.ts with prettier.")
         assert not fake.errors and not fake.script
-        sent = [
-            block["content"]
-            for body_ in fake.model_calls()
-            for block in body_["messages"][-1]["content"]
-            if isinstance(block, dict)
-            and block.get("type") == "tool_result"
-            and "was modified, either by the user or by a linter" in str(block.get("content"))
-        ]
+        sent = _reminders_sent(fake)
         data = claude.session_file(session).read_bytes()
     RECORDED.mkdir(parents=True, exist_ok=True)
     target = RECORDED / "claude-code-1.0.69-formatted-file.jsonl"
@@ -236,14 +222,7 @@ def claude_code_1_0_prompt_log_fixture(root: Path) -> list[Path]:
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
         assert not fake.errors and not fake.script
-        sent = [
-            block["content"]
-            for body in fake.model_calls()
-            for block in body["messages"][-1]["content"]
-            if isinstance(block, dict)
-            and block.get("type") == "tool_result"
-            and "was modified, either by the user or by a linter" in str(block.get("content"))
-        ]
+        sent = _reminders_sent(fake)
         (session,) = list(claude.projects.glob("*/*.jsonl"))
         data = session.read_bytes()
     RECORDED.mkdir(parents=True, exist_ok=True)
@@ -252,3 +231,15 @@ def claude_code_1_0_prompt_log_fixture(root: Path) -> list[Path]:
     reminder = RECORDED / "claude-code-1.0.69-prompt-log.reminder.json"
     reminder.write_text(json.dumps([text.replace(str(root), "/home/user") for text in sent], indent=1) + "\n")
     return [target, reminder]
+
+
+def _reminders_sent(fake: FakeAnthropic) -> list[object]:
+    """The changed-file reminders the client sent inside the last message's tool results."""
+    return [
+        block["content"]
+        for body in fake.model_calls()
+        for block in body["messages"][-1]["content"]
+        if isinstance(block, dict)
+        and block.get("type") == "tool_result"
+        and "was modified, either by the user or by a linter" in str(block.get("content"))
+    ]

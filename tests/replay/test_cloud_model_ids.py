@@ -16,6 +16,7 @@ from compactctl.calibration import features
 from compactctl.cli.main import app
 from compactctl.replay.prices import shipped_prices
 from compactctl.tokens import claude_model, provider_of
+from tests.replay.test_bill import CURRENT_MODELS
 from tests.replay.test_prices import _session_file
 
 SPELLINGS = [  # (as a log names it, Anthropic's id, whose listing prices it)
@@ -69,12 +70,7 @@ def test_the_thinking_rule_knows_the_cloud_spellings(model, strips):
 
 
 CURRENT = [
-    ("claude-sonnet-4-6", "anthropic"),
-    ("claude-opus-4-7", "anthropic"),
-    ("claude-opus-5", "anthropic"),
-    ("gpt-5.4", "openai"),
-    ("gpt-5.5", "openai"),
-    ("gpt-5.6-terra", "openai"),
+    *CURRENT_MODELS,  # the names the issue saw unpriced, and the ones after them
     ("gpt-5.3-codex", "openai"),
     ("gemini-3-pro-preview", "google"),
     ("gemini-3-flash-preview", "google"),
