@@ -281,6 +281,25 @@ def new_rollout(messages: list[Message]) -> list[dict[str, Any]]:
     return [{"type": "session_meta", "payload": meta}, *({"type": "response_item", "payload": i} for i in items)]
 
 
+def _holding_initial_context(history: list[dict[str, Any]], native: CodexNative) -> list[dict[str, Any]]:
+    """``history`` with all of the live initial context as Codex wrote it, first, where it left any out.
+
+    The world_state restated after the line tells Codex the model holds that context, so Codex
+    does not send it again: a step that dropped it (``window`` keeps only the tail) would leave
+    the model without its environment and permissions. This is ``model_input.resumed_compaction``,
+    which replay counts, so ``compact``'s written rollout sends what replay's row counted.
+    """
+    held = [
+        item.value
+        for unit, original in zip(native.units, native.originals, strict=False)
+        if original is not None and _is_initial_message(original)
+        for item in unit
+    ]
+    if [item for item in history if initial_context(item)] == held:
+        return history
+    return [*held, *(item for item in history if not initial_context(item))]
+
+
 def compacted_line(transcript: Transcript, native: CodexNative) -> dict[str, Any]:
     """The ``compacted`` rollout line Codex writes after compacting: summary plus replacement history."""
     history: list[dict[str, Any]] = []
@@ -311,6 +330,8 @@ def compacted_line(transcript: Transcript, native: CodexNative) -> dict[str, Any
         # No world_state to restate after the line (rollouts before Codex wrote one): Codex
         # 0.171 then writes its initial context again, current, when it resumes from it.
         history = [item for item in history if not initial_context(item)]
+    else:
+        history = _holding_initial_context(history, native)
     message_text = f"{SUMMARY_PREFIX}\n" + "\n\n".join(summaries) if summaries else ""
     records = native.records
     timestamp = next((r.value.get("timestamp") for r in reversed(records) if isinstance(r.value, dict)), None)

@@ -71,3 +71,22 @@ def test_a_codex_compaction_continues_the_numbering_and_restates_the_context_as_
     last_world = next(r for r in reversed(old) if r["type"] == "world_state")
     assert world["type"] == "world_state" and world["payload"] == last_world["payload"]
     assert turn["type"] == "turn_context"
+
+
+def test_a_window_compaction_of_a_world_state_rollout_keeps_the_context_replay_counts() -> None:
+    # Codex 0.171 writes world_state, and the one restated after the compacted line says the model
+    # holds its initial context, so Codex does not send it again: a window that dropped it from the
+    # history left the model without its environment, while replay counted it sent again.
+    from compactctl.formats.codex import client_context
+    from compactctl.model_input import model_input, resumed_compaction
+
+    fmt, (transcript,) = compactctl.load(CODEX.read_bytes(), str(CODEX))
+    assert any(r["type"] == "world_state" for r in _lines(CODEX.read_bytes()))
+    result = compactctl.compact(transcript.messages, ["window"], {"keep_recent": 1})
+    assert not all(m in result.messages for m in transcript.messages if client_context(m))  # the step dropped some
+    written = compactctl.dump([transcript.rewritten(result.messages, result.origins)], fmt.name)
+    _, (again,) = compactctl.load(written, "out.jsonl")
+    replayed = resumed_compaction(transcript.messages, result.messages, client_context)
+    sent = [(m["role"], content_text(m)) for m in model_input(again)]
+    assert sent == [(m["role"], content_text(m)) for m in replayed]
+    assert sum(text.startswith("<environment_context>") for _, text in sent) == 1

@@ -426,6 +426,21 @@ def test_a_session_whose_last_call_is_unanswered_still_resumes(
     assert producer.shape(before.conversation)[-1][0] == "result"
 
 
+@over((CODEX,))
+def test_codex_resumes_a_window_of_a_world_state_rollout_with_its_initial_context_once(
+    producer: Producer, client: Client, recorded: Recorded, tmp_path: Path
+) -> None:
+    # Codex 0.171 restates world_state after the compacted line and sends nothing it says the model
+    # holds: a window that dropped the environment left the model without it (0 sent), while replay
+    # counted it sent again (``model_input.resumed_compaction``).
+    assert b'"type":"world_state"' in recorded.path.read_bytes().replace(b" ", b"")
+    compacted = run_compactctl(recorded.path, tmp_path / "out.jsonl", ["compact", "-s", "window", "--keep-recent", "1"])
+    resumed = producer.resume(client, recorded, compacted.data)
+    assert not resumed.rejected and not resumed.repeated
+    sent = [content_text(item) for item in resumed.conversation if item.get("type") == "message"]
+    assert sum(text.startswith("<environment_context>") for text in sent) == 1
+
+
 # --- Gemini CLI: its own resume bug, and its rewrite of a chat it resumed --------------------------
 
 
