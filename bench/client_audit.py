@@ -25,12 +25,10 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import struct
 import subprocess
 import sys
 import tempfile
-import time
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.fakes.anthropic import FakeAnthropic  # noqa: E402
-from tests.fakes.clients import ClaudeCode, Codex, _run, require_client  # noqa: E402
+from tests.fakes.clients import ClaudeCode, Codex, _run, killed_while, require_client  # noqa: E402
 from tests.fakes.responses import FakeResponses  # noqa: E402
 from tests.fakes.scenarios import project  # noqa: E402
 from tests.fakes.server import Reply, ToolCall  # noqa: E402
@@ -230,26 +228,9 @@ def claude_sessions(root: Path, out: Path) -> list[Made]:
             "acceptEdits",
         ]
         args += ["--allowedTools", TOOLS, "--model", "claude-sonnet-4-6"]
-        known = set(claude.projects.glob("*/*.jsonl"))
-        running = subprocess.Popen(
-            args,
-            cwd=claude.cwd,
-            env=claude.env(),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
+        killed = killed_while(
+            args, claude.cwd, claude.env(), lambda: claude.projects.glob("*/*.jsonl"), b"slow-job", settle=3
         )
-        try:
-            for _ in range(120):
-                time.sleep(1)
-                new = [p for p in claude.projects.glob("*/*.jsonl") if p not in known]
-                if new and b"slow-job" in new[0].read_bytes():
-                    break
-            time.sleep(3)
-        finally:
-            os.killpg(running.pid, signal.SIGKILL)
-            running.wait()
-        (killed,) = [p for p in claude.projects.glob("*/*.jsonl") if p not in known]
         after = _fake_calls(fake)
         target = out / "claude-killed.jsonl"
         shutil.copy(killed, target)
@@ -330,30 +311,11 @@ def codex_sessions(root: Path, out: Path) -> list[Made]:
             )
         )
 
-        known = set(codex.rollouts())
         codex.model = "gpt-5.5"
         codex.configure()
         fake.enqueue(Reply(text="Waiting.", tool_calls=(ToolCall("exec_command", {"cmd": "sleep 60"}),)))
         before, mark = _fake_calls(fake), len(SERVED)
-        running = subprocess.Popen(
-            [*args, "Wait a minute."],
-            cwd=codex.cwd,
-            env=codex.env(),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        try:
-            for _ in range(120):
-                time.sleep(1)
-                new = [p for p in codex.rollouts() if p not in known]
-                if new and b"sleep 60" in new[0].read_bytes():
-                    break
-            time.sleep(2)
-        finally:
-            os.killpg(running.pid, signal.SIGKILL)
-            running.wait()
-        (killed,) = [p for p in codex.rollouts() if p not in known]
+        killed = killed_while([*args, "Wait a minute."], codex.cwd, codex.env(), codex.rollouts, b"sleep 60", settle=2)
         after = _fake_calls(fake)
         target = out / "codex-killed.jsonl"
         shutil.copy(killed, target)

@@ -19,13 +19,14 @@ calibration's ``prefix``, fitted on the usage (``calibration.py``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from compactctl.formats.base import Transcript
 from compactctl.tokens import TokenCounter
-from compactctl.transcript import Message
+from compactctl.transcript import Message, with_added
+from compactctl.transcript import resumed_compaction as resumed_compaction  # one measure: replay's too
 
 if TYPE_CHECKING:
     from compactctl.formats import Format
@@ -36,17 +37,6 @@ def model_input(transcript: Transcript) -> list[Message]:
     """The messages the model receives when the producer's client resumes this transcript."""
     added = transcript.native.added_on_resume() if transcript.native is not None else ()
     return with_added(transcript.messages, added)
-
-
-def with_added(messages: list[Message], added: Sequence[Message]) -> list[Message]:
-    """``messages`` with what the client writes again on resume put back after the system prompt,
-    where the session began with it."""
-    if not added:
-        return messages
-    head = 0
-    while head < len(messages) and messages[head].get("role") == "system":
-        head += 1
-    return [*messages[:head], *added, *messages[head:]]
 
 
 def client_view(read_as: Format, written_as: Format) -> ClientView:
@@ -66,20 +56,6 @@ def owned_view(read_as: Format | str) -> ClientView:
 
     read_as = get_format(read_as) if isinstance(read_as, str) else read_as
     return ClientView(read_as.client_context) if read_as.client_context is not None else ClientView()
-
-
-def resumed_compaction(
-    before: Sequence[Message], after: list[Message], owned: Callable[[Message], bool]
-) -> list[Message]:
-    """What the client resumes from a compaction of ``before`` into ``after``: its own context
-    (``ClientView.owned``) as it was, after the system prompt, where the steps left any of it out. So Codex
-    resumes a rollout with no world_state: the writer leaves its initial context out of the
-    ``compacted`` line's history and Codex writes all of it again (``Native.added_on_resume``).
-    Replay's simulated compactions go through this, so they count what ``compact``'s output sends."""
-    own = [message for message in before if owned(message)]
-    if [message for message in after if owned(message)] == own:
-        return after  # all of it kept where it was
-    return with_added([message for message in after if not owned(message)], own)
 
 
 @dataclass(frozen=True)

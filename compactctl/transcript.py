@@ -7,7 +7,7 @@ A message is a plain ``dict``. Everything compactctl adds lives under one key,
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -394,3 +394,30 @@ def find_violation(
 
 def is_valid(messages: Iterable[Message]) -> bool:
     return find_violation(messages) is None
+
+
+def with_added(messages: list[Message], added: Sequence[Message]) -> list[Message]:
+    """``messages`` with what the client writes again on resume put back after the system prompt,
+    where the session began with it."""
+    if not added:
+        return messages
+    head = 0
+    while head < len(messages) and messages[head].get("role") == "system":
+        head += 1
+    return [*messages[:head], *added, *messages[head:]]
+
+
+def resumed_compaction(
+    before: Sequence[Message], after: list[Message], owned: Callable[[Message], bool]
+) -> list[Message]:
+    """What the client resumes from a compaction of ``before`` into ``after``: its own context
+    (``ClientView.owned``) as it was, after the system prompt, where the steps left any of it out. So Codex
+    resumes a rollout with no world_state: the writer leaves its initial context out of the
+    ``compacted`` line's history and Codex writes all of it again (``Native.added_on_resume``).
+    Replay's simulated compactions go through this, and so does the Codex writer of a rollout with
+    world_state (where Codex sends none of that context again), so replay counts what ``compact``'s
+    output sends."""
+    own = [message for message in before if owned(message)]
+    if [message for message in after if owned(message)] == own:
+        return after  # all of it kept where it was
+    return with_added([message for message in after if not owned(message)], own)

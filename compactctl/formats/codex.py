@@ -31,7 +31,7 @@ from compactctl.formats.api_rules import RESPONSES_CARRIED
 from compactctl.formats.base import AutoCompact, Native, Signature, Transcript, is_unchanged, native_of, sources
 from compactctl.formats.records import Record, check_fields, raw_line
 from compactctl.formats.responses import ITEM_TYPES, Item, ItemReader, Unit, message_items
-from compactctl.transcript import Message, content_text, one_of
+from compactctl.transcript import Message, content_text, one_of, resumed_compaction
 
 NAME = "codex"
 SIGNATURE = Signature((("type",), ("payload",)), "rollout lines with 'type' and 'payload'")
@@ -114,7 +114,7 @@ class _Rollout:
     def compacted(self, payload: dict[str, Any], line: int) -> None:
         history = payload.get("replacement_history")
         kept = [self.system] if self.system is not None else []
-        before = [m for m in self.items.messages if _is_initial_message(m)] or self.dropped_initial
+        before = [m for m in self.items.messages if client_context(m)] or self.dropped_initial
         kept_initial = isinstance(history, list) and any(
             isinstance(item, dict) and initial_context(item) for item in history
         )
@@ -163,14 +163,10 @@ def initial_context(item: dict[str, Any]) -> bool:
     return isinstance(text, str) and text.lstrip().startswith(INITIAL_CONTEXT)
 
 
-def _is_initial_message(message: Message) -> bool:
-    return message.get("role") in ("user", "developer") and content_text(message).lstrip().startswith(INITIAL_CONTEXT)
-
-
 def client_context(message: Message) -> bool:
     """Codex's own initial context: written again on resume when a compacted line left it out, and
     needed as Codex wrote it when one kept it; a summary never folds it (``ClientView.owned``)."""
-    return _is_initial_message(message)
+    return message.get("role") in ("user", "developer") and content_text(message).lstrip().startswith(INITIAL_CONTEXT)
 
 
 def written_summary(message: Message) -> Message:
@@ -226,7 +222,7 @@ def read(records: list[Record], path: str) -> list[Transcript]:
     reader = rollout.items
     units, originals = reader.finish()
     system = reader.origins[rollout.system] if rollout.system is not None else None
-    live_initial = any(_is_initial_message(m) for m in reader.messages)
+    live_initial = any(client_context(m) for m in reader.messages)
     resumed = () if rollout.world_state or live_initial else tuple(rollout.dropped_initial)
     native = CodexNative(
         units, originals, tuple(records), tuple(reader.pending), rollout.meta, system, resumed_context=resumed
@@ -286,18 +282,16 @@ def _holding_initial_context(history: list[dict[str, Any]], native: CodexNative)
 
     The world_state restated after the line tells Codex the model holds that context, so Codex
     does not send it again: a step that dropped it (``window`` keeps only the tail) would leave
-    the model without its environment and permissions. This is ``model_input.resumed_compaction``,
-    which replay counts, so ``compact``'s written rollout sends what replay's row counted.
+    the model without its environment and permissions. ``resumed_compaction`` is also what replay's
+    rows count, so ``compact``'s written rollout sends what replay counted.
     """
     held = [
         item.value
         for unit, original in zip(native.units, native.originals, strict=False)
-        if original is not None and _is_initial_message(original)
+        if original is not None and client_context(original)
         for item in unit
     ]
-    if [item for item in history if initial_context(item)] == held:
-        return history
-    return [*held, *(item for item in history if not initial_context(item))]
+    return resumed_compaction(held, history, initial_context)
 
 
 def compacted_line(transcript: Transcript, native: CodexNative) -> dict[str, Any]:

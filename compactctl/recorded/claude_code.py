@@ -43,6 +43,7 @@ from compactctl.recorded import (
     RecordedCompaction,
     RecordedContext,
     RecordedSession,
+    claude_code_hooks,
     integer,
     resumes_by_gap,
     timestamp_of,
@@ -56,7 +57,7 @@ from compactctl.recorded.claude_code_chain import (
     leaves,
     uuid_of,
 )
-from compactctl.recorded.claude_code_files import changed_file_reminders
+from compactctl.recorded.claude_code_files import changed_file_reminders, logs_own_attachments
 from compactctl.transcript import Message
 
 NAME = "claude-code"
@@ -80,6 +81,18 @@ def usage_of(raw: Any) -> ApiUsage | None:
         output_tokens=integer(raw.get("output_tokens")),
     )
     return None if usage.is_empty else usage
+
+
+def unlogged_reminders(values: list[dict[str, Any]]) -> dict[int, list[str]]:
+    """Per tool-result record, the reminders Claude Code 1.0.x sent with it and did not log: of the
+    files it watched that changed (``claude_code_files``), among them its hooks' prompt log
+    (``claude_code_hooks``). 2.1 logs them as attachments: none."""
+    if logs_own_attachments(values):
+        return {}
+    found = changed_file_reminders(values)
+    for at, texts in claude_code_hooks.prompt_log_reminders(values).items():
+        found.setdefault(at, []).extend(texts)
+    return found
 
 
 class _Builder:
@@ -308,7 +321,7 @@ def read(records: list[Record], path: str) -> RecordedSession:
     contexts: list[RecordedContext] = []
     walked: set[str] = set()  # message ids of the responses a context holds
     copied: dict[str, str] = {}  # message id -> the session that billed it
-    reminders = changed_file_reminders(values)
+    reminders = unlogged_reminders(values)
     for leaf in leaves(index, only_sidechain):
         builder = _Builder(index, "main", path, lines, reminders)
         contexts.append(builder.walk(chain_to(index, leaf, only_sidechain)))

@@ -171,10 +171,6 @@ def changed_file_reminders(values: list[dict[str, Any]]) -> dict[int, list[str]]
                     pending[path] = (at, reminder(path, state.content, formatted_estimate(state.content)))
     for at, text in pending.values():
         found.setdefault(at, []).append(text)
-    from compactctl.recorded.claude_code_hooks import prompt_log_reminders  # it builds on this module's reminder
-
-    for at, texts in prompt_log_reminders(values).items():
-        found.setdefault(at, []).extend(texts)
     return found
 
 

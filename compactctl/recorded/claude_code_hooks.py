@@ -27,6 +27,7 @@ import posixpath
 from typing import Any
 
 from compactctl import lazyre
+from compactctl.recorded.claude_code_chain import is_boundary
 from compactctl.recorded.claude_code_files import reminder
 
 PROMPT_LOG = "logs/user_prompt_submit.json"
@@ -76,9 +77,10 @@ def prompt_log_reminders(values: list[dict[str, Any]]) -> dict[int, list[str]]:
 
 def _forgets(value: dict[str, Any]) -> bool:
     """A record after which the client holds no file state: a compaction or a new process's start."""
+    if is_boundary(value):
+        return True
     if value.get("type") == "system":
-        content = str(value.get("content") or "")
-        return "SessionStart:" in content or value.get("subtype") == "compact_boundary"
+        return "SessionStart:" in str(value.get("content") or "")
     return bool(value.get("isCompactSummary"))
 
 

@@ -11,7 +11,7 @@ through the same pure functions as ``compact``).
 
 A compaction is run once per trigger: one that cannot get under the threshold is counted
 (``over_threshold_after_compaction``), never looped on. Its result is what the client resumes, as ``compact``'s
-output: the client's own context (Codex's) is never folded and is sent again (``model_input.resumed_compaction``).
+output: the client's own context (Codex's) is never folded and is sent again (``transcript.resumed_compaction``).
 
 Prompt caching is modelled per message: a call's cached tokens are the tokens of the longest run of leading messages
 unchanged since the previous call (the previous call's whole context when nothing was compacted in between; after a
@@ -39,13 +39,12 @@ from compactctl.calibration.features import is_attachment
 from compactctl.errors import InputError
 from compactctl.facts import fold
 from compactctl.message_memo import remembering
-from compactctl.model_input import resumed_compaction
 from compactctl.replay.prices import Prices, prices_for, shipped_prices
 from compactctl.replay.triggers import BASELINE, Scenario, Trigger, stage_pattern
 from compactctl.strategies import STRATEGIES, ClientView, StepContext, StrategyOptions
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import REPLY_PRIMING_TOKENS, KnownCounter, TokenCounter, counter_for
-from compactctl.transcript import Message, annotations_of, facts_of, message_text
+from compactctl.transcript import Message, annotations_of, facts_of, message_text, resumed_compaction
 from compactctl.usage import SummarizerUsage
 
 

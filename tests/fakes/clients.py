@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import subprocess
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -248,3 +249,29 @@ def _responses(chat: Path) -> list[dict[str, Any]]:
             if isinstance(record, dict) and record.get("type") == "gemini":
                 found.append(record)
     return found
+
+
+def killed_while(
+    args: list[str], cwd: Path, env: dict[str, str], files: Callable[[], Iterable[Path]], marker: bytes, settle: float
+) -> Path:
+    """The session file a client run writes, the run killed once that file holds ``marker`` (a tool
+    call it started), ``settle`` seconds later: everything the client writes before the call is out."""
+    import signal
+    import time
+
+    known = set(files())
+    running = subprocess.Popen(
+        args, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    try:
+        for _ in range(120):
+            time.sleep(1)
+            new = [p for p in files() if p not in known]
+            if new and marker in new[0].read_bytes():
+                break
+        time.sleep(settle)
+    finally:
+        os.killpg(running.pid, signal.SIGKILL)
+        running.wait()
+    (written,) = [p for p in files() if p not in known]
+    return written

@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 from tests.fakes.anthropic import FakeAnthropic
-from tests.fakes.clients import ClaudeCode, Codex, Gemini, require_client
+from tests.fakes.clients import ClaudeCode, Codex, Gemini, killed_while, require_client
 from tests.fakes.gemini import FakeGemini
 from tests.fakes.record_claude_1_0 import (  # the Claude Code 1.0.x fixtures, kept apart
     claude_code_1_0_fixture,
@@ -309,11 +309,6 @@ def codex_fork_after_compaction_fixture(root: Path) -> list[Path]:
 def codex_killed_mid_call_fixture(root: Path) -> Path:
     """A Codex run killed while its tool call runs (``sleep 60``): the rollout ends on an open call whose
     response was written but whose ``token_count`` never was."""
-    import os
-    import signal
-    import subprocess
-    import time
-
     client = require_client("codex")
     with FakeResponses() as fake:
         codex = Codex(client, root, project(root), fake)
@@ -323,25 +318,8 @@ def codex_killed_mid_call_fixture(root: Path) -> Path:
             Reply(text="Waiting.", tool_calls=(ToolCall("exec_command", {"cmd": "sleep 60"}),)),
         )
         args = [str(client.binary), "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"]
-        running = subprocess.Popen(
-            [*args, "Read the notes, then wait."],
-            cwd=codex.cwd,
-            env=codex.env(),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        try:
-            for _ in range(120):
-                time.sleep(1)
-                rollouts = codex.rollouts()
-                if rollouts and b"sleep 60" in rollouts[0].read_bytes():
-                    break
-            time.sleep(2)  # the call is running: everything the client writes before it is out
-        finally:
-            os.killpg(running.pid, signal.SIGKILL)
-            running.wait()
-        (rollout,) = codex.rollouts()
+        args.append("Read the notes, then wait.")
+        rollout = killed_while(args, codex.cwd, codex.env(), codex.rollouts, b"sleep 60", settle=2)
         data = rollout.read_bytes()
     target = OUT / f"codex-{_version(client.version)}-killed-mid-call.jsonl"
     target.write_bytes(data.replace(str(root).encode(), b"/home/user"))
