@@ -74,14 +74,8 @@ _SHA = lazyre.compile(r"(?<![\w#-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,4
 _UUID_GATE = lazyre.compile(r"-[0-9a-f]{4}-[0-9a-f]{4}-", re.I)  # a UUID's second and third groups
 _SHA_GATE = lazyre.compile(r"[0-9a-f]{7}")
 # PROJ-123's "J-1"; a booking code's digit and capital side by side in its run ("O6", "6A"); a user
-# id's "_3"; an address's "@". Each holds no line break, as no match of its pattern does, so the
-# pattern is tried on the lines holding one only (``_lines_holding``).
-_ID_GATES = (
-    lazyre.compile(r"-(?<=[A-Z0-9]-)\d"),
-    lazyre.compile(r"\d[A-Z0-9]*[A-Z]|[A-Z][A-Z0-9]*\d"),
-    lazyre.compile(r"_\d"),
-    lazyre.compile("@"),
-)
+# id's "_3"; an address's "@": each pattern is tried on the lines holding its gate only (_lines_holding).
+_ID_GATES = tuple(map(lazyre.compile, (r"-(?<=[A-Z0-9]-)\d", r"\d[A-Z0-9]*[A-Z]|[A-Z][A-Z0-9]*\d", r"_\d", "@")))
 _HUNK = lazyre.compile(r"^\d+(?:,\d+)?[acd]\d+(?:,\d+)?$")  # diff's "178d167", "333a310"
 # An error line as a tool prints it, not a source line that names an exception.
 _ERROR_LINE = lazyre.compile(
@@ -344,11 +338,9 @@ def _ids(text: str, prose: bool = True) -> Iterator[str]:
 def _lines_holding(gate: re.Pattern[str], text: str) -> Iterator[tuple[int, int]]:
     """Where each line of ``text`` (cut at line feeds) holding a match of ``gate`` starts and ends, in order.
 
-    An id pattern is tried there only: most lines of tool output hold no gate's match, and no match
-    of an id pattern holds a line break, nor do its look-arounds tell a line break from the text's
-    end, so it finds in each line (searched in place: the look-behinds still see the line break
-    before it) what it finds there in the whole text (tests/summarizers/test_prefilters.py).
-    """
+    Most lines of tool output hold no gate's match. No match of an id pattern (or of a gate) holds a
+    line break, nor do their look-arounds tell one from the text's end, so each finds in a line searched
+    in place what it finds there in the whole text (tests/summarizers/test_prefilters.py)."""
     at = 0
     while (hit := gate.search(text, at)) is not None:
         start = text.rfind("\n", 0, hit.start()) + 1
