@@ -14,6 +14,7 @@ from genai_prices import Usage, calc_price
 from typer.testing import CliRunner
 
 from compactctl.cli.main import app
+from tests.replay.test_bill import anthropic_counts
 
 BRANCHES = Path(__file__).parents[1] / "formats" / "data" / "real-clients" / "claude-code-2.1.332-branches"
 
@@ -30,14 +31,7 @@ def _bill(folder: Path) -> tuple[int, float]:
                 responses[message["id"]] = message
     cost = 0.0
     for message in responses.values():
-        usage = message["usage"]
-        read, write = usage.get("cache_read_input_tokens", 0), usage.get("cache_creation_input_tokens", 0)
-        tokens = Usage(
-            input_tokens=usage["input_tokens"] + read + write,
-            cache_read_tokens=read,
-            cache_write_tokens=write,
-            output_tokens=usage["output_tokens"],
-        )
+        tokens = Usage(**anthropic_counts(message["usage"]))
         cost += float(calc_price(tokens, model_ref=message["model"], provider_id="anthropic").total_price)
     return len(responses), cost
 
