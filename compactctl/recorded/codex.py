@@ -188,7 +188,9 @@ class _Rollout:
         """A ``token_usage_record``: one response's usage; one with no output since the last is the producer's."""
         usage = usage_of(payload.get("usage"))
         self.recorded_thread_total = usage_of(payload.get("thread_token_usage")) or self.recorded_thread_total
-        if usage is not None and self.records_begun is not None and self.records_begun == len(self.calls):
+        # A record is written after its response's items, so one with no call since the last record (or, in
+        # a fork that compacts before its first turn, with no call in the file yet) is the compaction's.
+        if usage is not None and len(self.calls) == (self.records_begun or 0):
             self.compaction_usage.append(usage)  # wrote no response item: the compaction's summarizing call
             self.compaction_models.append((self.next_model or self.model, usage))
         elif usage is not None and self.calls:

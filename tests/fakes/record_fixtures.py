@@ -306,6 +306,28 @@ def codex_fork_after_compaction_fixture(root: Path) -> list[Path]:
         return _fixture_folder(name, {"parent": parent, "fork": fork}, root)
 
 
+def claude_code_cache_fixture(root: Path) -> Path:
+    """Claude Code's usage as the API reports it with prompt caching: each call reads the previous call's
+    prefix from the cache and writes the rest for one hour (``cache_creation.ephemeral_1h_input_tokens``),
+    two turns on claude-sonnet-4-5 over 200k input (its long-context prices), one on claude-opus-4-7."""
+    from tests.fakes.server import estimate_tokens
+
+    client = require_client("claude")
+    with FakeAnthropic(cache_writes="1h", count=lambda value: 12 * estimate_tokens(value)) as fake:
+        claude = ClaudeCode(client, root, project(root), fake)
+        notes = str(claude.cwd / "notes.txt")
+        fake.enqueue(Reply(text="Reading.", tool_calls=(ToolCall("Read", {"file_path": notes}),)), ANSWER, "Yes.")
+        session = _claude_print(claude, "What do the notes say?", "--model", "claude-sonnet-4-5")
+        _claude_print(claude, "Sure?", "--model", "claude-sonnet-4-5", "--resume", session)
+        fake.enqueue("CSV.")
+        _claude_print(claude, "Once more?", "--model", "claude-opus-4-7", "--resume", session)
+        assert not fake.errors and not fake.script
+        data = claude.session_file(session).read_bytes()
+    target = OUT / f"claude-code-{_version(client.version)}-cache-1h-long-context.jsonl"
+    target.write_bytes(data.replace(str(root).encode(), b"/home/user"))
+    return target
+
+
 def codex_killed_mid_call_fixture(root: Path) -> Path:
     """A Codex run killed while its tool call runs (``sleep 60``): the rollout ends on an open call whose
     response was written but whose ``token_count`` never was."""
@@ -339,6 +361,7 @@ if __name__ == "__main__":
         codex_fork_fixture,
         codex_fork_after_compaction_fixture,
         codex_killed_mid_call_fixture,
+        claude_code_cache_fixture,
         gemini_usage_fixture,
         claude_code_1_0_fixture,  # needs $CLAUDE_1_0
         claude_code_1_0_formatter_fixture,  # needs $CLAUDE_1_0 (1.0.69) and $PRETTIER

@@ -44,6 +44,25 @@ def _price(model: str, provider: str, when: dt.datetime | None, **usage: int) ->
     return float(calc_price(Usage(**usage), model, provider_id=provider, genai_request_timestamp=when).total_price)
 
 
+def anthropic_counts(usage: dict[str, Any]) -> dict[str, int]:
+    """genai-prices' usage of one Anthropic response: the cache writes split into 5-minute and 1-hour
+    ones as ``cache_creation`` reports them (Claude Code asks for 1-hour writes; they cost 2x input,
+    the 5-minute ones 1.25x)."""
+    read = usage.get("cache_read_input_tokens") or 0
+    written = usage.get("cache_creation_input_tokens") or 0
+    counts = {
+        "input_tokens": (usage.get("input_tokens") or 0) + read + written,
+        "cache_read_tokens": read,
+        "cache_write_tokens": written,
+        "output_tokens": usage.get("output_tokens") or 0,
+    }
+    split = usage.get("cache_creation") or {}
+    hour = split.get("ephemeral_1h_input_tokens") or 0
+    if hour:
+        counts.update(cache_write_1h_tokens=hour, cache_write_5m_tokens=written - hour)
+    return counts
+
+
 def _records(path: Path) -> list[dict[str, Any]]:
     data = path.read_bytes()
     if data.lstrip().startswith(b"["):
@@ -67,14 +86,7 @@ def _claude_code_bill(path: Path) -> tuple[float, int]:
     cost = 0.0
     for record in best.values():
         usage, model = record["message"]["usage"], record["message"]["model"]
-        read = usage.get("cache_read_input_tokens") or 0
-        written = usage.get("cache_creation_input_tokens") or 0
-        total = (usage.get("input_tokens") or 0) + read + written
-        cost += _price(
-            model, "anthropic", _when(record.get("timestamp")),
-            input_tokens=total, cache_read_tokens=read, cache_write_tokens=written,
-            output_tokens=usage.get("output_tokens") or 0,
-        )  # fmt: skip
+        cost += _price(model, "anthropic", _when(record.get("timestamp")), **anthropic_counts(usage))
     return cost, len(best)
 
 
@@ -150,3 +162,34 @@ def test_every_model_the_real_clients_wrote_is_priced():
         seen.update((str(c.model), provider) for c in calls if c.model)
     assert {provider for _, provider in seen} == {"anthropic", "openai"}
     assert sorted(m for m, p in seen if PriceTable({}).find(m, p) is None) == []
+
+
+CACHED = REAL_CLIENTS / "claude-code-2.1.332-cache-1h-long-context.jsonl"
+
+
+def test_one_hour_cache_writes_and_long_context_calls_are_billed_at_their_own_prices():
+    """The real Claude Code 2.1.332 wrote this session from a fake that reports caching as the API does
+    (tests/fakes/record_fixtures.py claude_code_cache_fixture): every write kept one hour, three calls on
+    claude-sonnet-4-5 over 200k input, one on claude-opus-4-7. The reference bill prices the 1-hour writes
+    at their own rate (2x input, not the 5-minute 1.25x) and each call at its tier; replay's bill is it.
+    Priced as 5-minute writes, the same usage would be a third lower: the reference used to do that."""
+    from genai_prices import Usage, calc_price
+
+    expected, calls = _claude_code_bill(CACHED)
+    assert calls == 4
+    result = CliRunner().invoke(app, ["replay", str(CACHED), "-t", "100000", "--json", "-q"])
+    assert result.exit_code == 0, result.output
+    (entry,) = orjson.loads(result.stdout)["files"]
+    bill = next(row for row in entry["settings"] if row["basis"] == "bill")
+    assert bill["calls"] == 4
+    assert bill["cost"] == pytest.approx(expected, rel=1e-6)
+    responses = {
+        record["message"]["id"]: record["message"]
+        for record in _records(CACHED)
+        if record.get("type") == "assistant" and (record.get("message") or {}).get("usage")
+    }
+    five_minutes = 0.0
+    for message in responses.values():
+        counts = {k: v for k, v in anthropic_counts(message["usage"]).items() if "_1h" not in k and "_5m" not in k}
+        five_minutes += float(calc_price(Usage(**counts), message["model"], provider_id="anthropic").total_price)
+    assert five_minutes < 0.8 * expected, (five_minutes, expected)
