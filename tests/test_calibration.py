@@ -5,6 +5,7 @@ from __future__ import annotations
 import statistics
 import struct
 import zlib
+from pathlib import Path
 
 import pytest
 
@@ -482,3 +483,24 @@ def test_a_real_claude_code_session_with_a_subagent_and_a_rewind_calibrates_with
     assert calibration.held_out.median < 0.01 and calibration.held_out.p90 < 0.01
     assert calibration.ratio == pytest.approx(1.0, abs=0.03)
     assert calibration.unlogged == {}  # nothing the client sent is missing from its log
+
+
+MODEL_SWITCH = Path(__file__).parent / "formats" / "data" / "real-clients" / "claude-code-2.1.332-model-switch.jsonl"
+
+
+def test_a_switch_of_model_starts_a_hidden_prefix_of_its_own():
+    """The real Claude Code 2.1.332 ran three turns on claude-opus-4-7 and three on claude-sonnet-4-6 against a
+    fake counting Opus 4.7's tokenizer at 1.35x (tests/fakes/record_fixtures.py): the system prompt and tools
+    cost another number of tokens on the other model. With one prefix for the whole context, the held-out half
+    (all Sonnet) was predicted from Opus's prefix: 34.3 % / 34.5 % (median / p90)."""
+    from compactctl.formats.records import parse_records
+
+    session = claude_code.read(parse_records(MODEL_SWITCH.read_bytes(), str(MODEL_SWITCH))[0], str(MODEL_SWITCH))
+    (context,) = session.contexts
+    assert [c.model for c in context.calls] == ["claude-opus-4-7"] * 6 + ["claude-sonnet-4-6"] * 6
+    assert context.segment_starts() == [0, 6]
+    calibration = calibrate(session, "claude-code")
+    assert calibration.held_out.median < 0.02 and calibration.held_out.p90 < 0.05
+    opus, sonnet = calibration.prefix["main"], calibration.prefix["main@6"]
+    assert opus / sonnet == pytest.approx(1.35, rel=0.1)
+    assert calibration.warnings == ()
