@@ -504,3 +504,21 @@ def test_a_switch_of_model_starts_a_hidden_prefix_of_its_own():
     opus, sonnet = calibration.prefix["main"], calibration.prefix["main@6"]
     assert opus / sonnet == pytest.approx(1.35, rel=0.1)
     assert calibration.warnings == ()
+
+
+CODEX_SWITCH = Path(__file__).parent / "formats" / "data" / "real-clients" / "codex-0.171.0-model-switch.jsonl"
+
+
+def test_a_codex_thread_resumed_on_another_model_calibrates_each_model_s_instructions_apart():
+    """The real Codex 0.171 ran three turns on gpt-5.5 and three resumed on gpt-5.4 (no compaction): each model
+    sends its own base instructions. One prefix for both predicted the gpt-5.4 half at 7.3 % / 8.5 %."""
+    from compactctl.formats.records import parse_records
+    from compactctl.recorded import codex
+
+    session = codex.read(parse_records(CODEX_SWITCH.read_bytes(), str(CODEX_SWITCH))[0], str(CODEX_SWITCH))
+    (context,) = session.contexts
+    assert [c.model for c in context.calls] == ["gpt-5.5"] * 6 + ["gpt-5.4"] * 6
+    assert context.segment_starts() == [0, 6]
+    calibration = calibrate(session, "codex")
+    assert calibration.held_out.median < 0.02 and calibration.held_out.p90 < 0.05
+    assert calibration.prefix["main@6"] > calibration.prefix["main"]  # gpt-5.4's instructions are the longer

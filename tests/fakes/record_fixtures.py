@@ -350,6 +350,32 @@ def claude_code_model_switch_fixture(root: Path) -> Path:
     return target
 
 
+def codex_model_switch_fixture(root: Path) -> Path:
+    """Three turns on gpt-5.5, then three resumed on gpt-5.4 (no compaction), each a command and an answer,
+    usage counted as an API does (``text_tokens``): each model has its own base instructions."""
+    from tests.fakes.server import text_tokens
+
+    client = require_client("codex")
+    with FakeResponses(count=text_tokens) as fake:
+        codex = Codex(client, root, project(root), fake)
+        thread = None
+        for n, model in enumerate(["gpt-5.5"] * 3 + ["gpt-5.4"] * 3):
+            codex.model = model
+            command = ToolCall("exec_command", {"cmd": f"seq 1 {200 + 150 * n}"})
+            fake.enqueue(Reply(tool_calls=(command,)), f"Step {n} counted: " + "ok " * 40)
+            codex.run(f"Step {n}: count.", resume=thread)
+            if thread is None:
+                (rollout,) = codex.rollouts()
+                found = re.search(r"([0-9a-f-]{36})\.jsonl$", rollout.name)
+                assert found
+                thread = found.group(1)
+        assert not fake.errors and not fake.script
+        data = rollout.read_bytes()
+    target = OUT / f"codex-{_version(client.version)}-model-switch.jsonl"
+    target.write_bytes(data.replace(str(root).encode(), b"/home/user"))
+    return target
+
+
 def codex_killed_mid_call_fixture(root: Path) -> Path:
     """A Codex run killed while its tool call runs (``sleep 60``): the rollout ends on an open call whose
     response was written but whose ``token_count`` never was."""
@@ -385,6 +411,7 @@ if __name__ == "__main__":
         codex_killed_mid_call_fixture,
         claude_code_cache_fixture,
         claude_code_model_switch_fixture,
+        codex_model_switch_fixture,
         gemini_usage_fixture,
         claude_code_1_0_fixture,  # needs $CLAUDE_1_0
         claude_code_1_0_formatter_fixture,  # needs $CLAUDE_1_0 (1.0.69) and $PRETTIER
