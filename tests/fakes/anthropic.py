@@ -206,6 +206,9 @@ class FakeAnthropic(FakeModelServer):
     # call of the model sent is read from the cache, the rest written with this TTL ("5m" or "1h", split
     # in ``cache_creation``), a few tokens plain. None: no cache, every input token plain.
     cache_writes: str | None = None
+    # A model's tokens per token of ``count``: a model of another tokenizer counts the same request in
+    # other tokens (Anthropic: Opus 4.7's tokenizer uses up to 1.35x the tokens of earlier models).
+    tokenizer: dict[str, float] = field(default_factory=dict)
     _cached: dict[str, int] = field(default_factory=dict)
 
     def _cache_usage(self, model: str, input_tokens: int) -> dict[str, Any]:
@@ -263,6 +266,7 @@ class FakeAnthropic(FakeModelServer):
         reply = self.next_reply() if body.get("tools") and not _asks_for_summary(body) else _side_reply(body)
         blocks = reply_blocks(reply)
         input_tokens = self.count([body.get("system"), body.get("messages"), body.get("tools")])
+        input_tokens = round(input_tokens * self.tokenizer.get(str(body.get("model")), 1.0))
         output_tokens = reply.output_tokens or self.count(blocks)
         message = {
             "id": f"msg_fake{next(_ids):06d}",

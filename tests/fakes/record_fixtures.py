@@ -328,6 +328,54 @@ def claude_code_cache_fixture(root: Path) -> Path:
     return target
 
 
+def claude_code_model_switch_fixture(root: Path) -> Path:
+    """Three turns on claude-opus-4-7, then three on claude-sonnet-4-6 (as ``/model`` switches), each a
+    Bash call and an answer, usage counted as an API does (``text_tokens``) with Opus 4.7's tokenizer
+    counting 1.35x: the hidden prefix changes with the model."""
+    from tests.fakes.server import text_tokens
+
+    client = require_client("claude")
+    with FakeAnthropic(count=text_tokens, tokenizer={"claude-opus-4-7": 1.35}) as fake:
+        claude = ClaudeCode(client, root, project(root), fake)
+        session = None
+        for n, model in enumerate(["claude-opus-4-7"] * 3 + ["claude-sonnet-4-6"] * 3):
+            command = ToolCall("Bash", {"command": f"seq 1 {200 + 150 * n}", "description": "count"})
+            fake.enqueue(Reply(text=f"Counting {n}.", tool_calls=(command,)), f"Step {n} counted: " + "ok " * 40)
+            resume = ("--resume", session) if session else ()
+            session = _claude_print(claude, f"Step {n}: count.", "--allowedTools", "Bash", "--model", model, *resume)
+        assert session and not fake.errors and not fake.script
+        data = claude.session_file(session).read_bytes()
+    target = OUT / f"claude-code-{_version(client.version)}-model-switch.jsonl"
+    target.write_bytes(data.replace(str(root).encode(), b"/home/user"))
+    return target
+
+
+def codex_model_switch_fixture(root: Path) -> Path:
+    """Three turns on gpt-5.5, then three resumed on gpt-5.4 (no compaction), each a command and an answer,
+    usage counted as an API does (``text_tokens``): each model has its own base instructions."""
+    from tests.fakes.server import text_tokens
+
+    client = require_client("codex")
+    with FakeResponses(count=text_tokens) as fake:
+        codex = Codex(client, root, project(root), fake)
+        thread = None
+        for n, model in enumerate(["gpt-5.5"] * 3 + ["gpt-5.4"] * 3):
+            codex.model = model
+            command = ToolCall("exec_command", {"cmd": f"seq 1 {200 + 150 * n}"})
+            fake.enqueue(Reply(tool_calls=(command,)), f"Step {n} counted: " + "ok " * 40)
+            codex.run(f"Step {n}: count.", resume=thread)
+            if thread is None:
+                (rollout,) = codex.rollouts()
+                found = re.search(r"([0-9a-f-]{36})\.jsonl$", rollout.name)
+                assert found
+                thread = found.group(1)
+        assert not fake.errors and not fake.script
+        data = rollout.read_bytes()
+    target = OUT / f"codex-{_version(client.version)}-model-switch.jsonl"
+    target.write_bytes(data.replace(str(root).encode(), b"/home/user"))
+    return target
+
+
 def codex_killed_mid_call_fixture(root: Path) -> Path:
     """A Codex run killed while its tool call runs (``sleep 60``): the rollout ends on an open call whose
     response was written but whose ``token_count`` never was."""
@@ -362,6 +410,8 @@ if __name__ == "__main__":
         codex_fork_after_compaction_fixture,
         codex_killed_mid_call_fixture,
         claude_code_cache_fixture,
+        claude_code_model_switch_fixture,
+        codex_model_switch_fixture,
         gemini_usage_fixture,
         claude_code_1_0_fixture,  # needs $CLAUDE_1_0
         claude_code_1_0_formatter_fixture,  # needs $CLAUDE_1_0 (1.0.69) and $PRETTIER
