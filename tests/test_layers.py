@@ -38,6 +38,7 @@ LAYERS: list[tuple[str, set[str]]] = [
             "build_cache",
             "dataclass_code",
             "message_memo",
+            "digests",
         },
     ),
     ("parts", {"formats", "strategies", "summarizers", "recorded"}),

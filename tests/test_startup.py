@@ -117,6 +117,7 @@ NOT_FOR_A_PLAIN_COMPACT = (
     "tiktoken",  # bpe-openai's compiled counter counts
     "multiprocessing",  # one file is not forked
     "concurrent.futures",  # one file runs in one thread of its own (files.jobs._in_turn)
+    "_hashlib",  # OpenSSL, ~5 ms to load: the digests are Python's own (compactctl.digests)
     "compactctl.cli.app",
     "compactctl.cli.help",
     "compactctl.cli.plain_values",

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from compactctl import jsonbytes
+from compactctl.digests import uuid5
 from compactctl.errors import InputError
 from compactctl.formats.anthropic import (
     assistant_blocks,
@@ -455,7 +456,7 @@ class _Chain:
         self.renamed: dict[str, str] = {}  # old uuid -> new uuid
 
     def add(self, record: dict[str, Any], old_uuid: Any = None) -> dict[str, Any]:
-        new_uuid = str(uuid.uuid5(_NAMESPACE, f"{self.seed}/{len(self.records)}"))
+        new_uuid = str(uuid5(_NAMESPACE, f"{self.seed}/{len(self.records)}"))
         envelope = {key: self.base[key] for key in ENVELOPE if key in self.base}
         merged = {**envelope, **record, "parentUuid": self.parent, "uuid": new_uuid}
         merged.setdefault("timestamp", self.base.get("timestamp"))
@@ -476,7 +477,7 @@ def compacted_records(transcript: Transcript, native: ClaudeCodeNative) -> list[
     last = records[leaf].value if leaf is not None else (values[-1] if values else {})
     last_uuid = _uuid(last) or next((v.get("uuid") for v in reversed(values) if _uuid(v)), None)
     base = {key: last[key] for key in (*ENVELOPE, "timestamp") if key in last}
-    base.setdefault("sessionId", str(uuid.uuid5(_NAMESPACE, "session")))
+    base.setdefault("sessionId", str(uuid5(_NAMESPACE, "session")))
     base["isSidechain"] = sidechain
     chain = _Chain(base, None, f"{base.get('sessionId')}/{last_uuid}")
     chain.add(
@@ -539,7 +540,7 @@ def _annotated_harness(message: Message) -> bool:
 
 def session_records(messages: list[Message]) -> list[dict[str, Any]]:
     """A session for messages from another format (no compaction boundary: nothing came before)."""
-    base = {"isSidechain": False, "userType": "external", "sessionId": str(uuid.uuid5(_NAMESPACE, "session"))}
+    base = {"isSidechain": False, "userType": "external", "sessionId": str(uuid5(_NAMESPACE, "session"))}
     chain = _Chain(base, None, "new")
     for message in messages:
         if message.get("role") == "assistant":
@@ -571,7 +572,7 @@ def _add_assistant(chain: _Chain, records: list[Record], message: Message, unit:
     # A new id, never the old record's: Claude Code joins the assistant records of one
     # message.id across the whole file when it resumes, so a copy keeping the id pulls the
     # old records (still before the boundary) back in and sends their blocks twice.
-    native["id"] = "msg_compactctl_" + uuid.uuid5(_NAMESPACE, f"{chain.seed}/message/{len(chain.records)}").hex[:24]
+    native["id"] = "msg_compactctl_" + uuid5(_NAMESPACE, f"{chain.seed}/message/{len(chain.records)}").hex[:24]
     by_block = {id(t["message"]["content"][0]): t for t in templates if len(t["message"].get("content") or []) == 1}
     for n, block in enumerate(blocks):
         # A block written back as read keeps its own record's envelope (uuid, timestamp).

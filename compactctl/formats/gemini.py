@@ -35,7 +35,6 @@ New summaries are ``user`` records.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import uuid
 from collections.abc import Iterator
@@ -43,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from compactctl import jsonbytes
+from compactctl.digests import sha256, uuid5
 from compactctl.errors import InputError
 from compactctl.formats.base import AutoCompact, Native, Signature, Transcript, is_unchanged, native_of, sources
 from compactctl.formats.records import Record, collapse_text, document_layout, raw_line
@@ -358,10 +358,10 @@ def _last_updated(records: tuple[Record, ...]) -> str | None:
 
 def new_chat(messages: list[Message]) -> bytes:
     """A chat for messages from another format: the header, then one record a message."""
-    session = str(uuid.uuid5(_NAMESPACE, "session"))
+    session = str(uuid5(_NAMESPACE, "session"))
     header = {
         "sessionId": session,
-        "projectHash": hashlib.sha256(b"compactctl").hexdigest(),  # the client requires one to load the file
+        "projectHash": sha256(b"compactctl").hexdigest(),  # the client requires one to load the file
         "startTime": "1970-01-01T00:00:00.000Z",
         "lastUpdated": "1970-01-01T00:00:00.000Z",
         "kind": "main",
@@ -404,7 +404,7 @@ def _fresh(wanted: Any, used: set[str], seed: str) -> str:
     (the client keys messages by id: two records of one id would be one)."""
     found = wanted if isinstance(wanted, str) and wanted not in used else None
     while found is None or found in used:
-        found = str(uuid.uuid5(_NAMESPACE, f"{seed}/{wanted}/{len(used)}"))
+        found = str(uuid5(_NAMESPACE, f"{seed}/{wanted}/{len(used)}"))
         wanted = found
     used.add(found)
     return found

@@ -8,7 +8,6 @@ themselves, and what they make of these columns, are ``prune.py``'s.
 
 from __future__ import annotations
 
-import hashlib
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from compactctl import digests as hashlib  # blake2b without OpenSSL: digests.py
 from compactctl import jsonbytes, lazyre
 from compactctl.facts import FactMatcher, fold, keepers
 from compactctl.strategies.base import Fate

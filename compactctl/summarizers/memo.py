@@ -7,12 +7,12 @@ memo that starts afresh past its size (it never grows with the input).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from typing import Any
 
 import orjson
 
+from compactctl.digests import blake2b
 from compactctl.message_memo import by_message
 from compactctl.transcript import Message
 
@@ -70,7 +70,7 @@ def _digest(message: Message) -> bytes | None:
         spelled = orjson.dumps(message, option=orjson.OPT_NON_STR_KEYS)
     except TypeError:
         return None
-    return hashlib.blake2b(spelled, digest_size=16).digest()
+    return blake2b(spelled, digest_size=16).digest()
 
 
 def forget() -> None:
