@@ -376,6 +376,26 @@ def codex_model_switch_fixture(root: Path) -> Path:
     return target
 
 
+def codex_cache_writes_fixture(root: Path) -> Path:
+    """Two turns on gpt-5.6-terra (a model OpenAI bills cache writes for) from a fake that reports caching with
+    writes: 0.171 records them as ``cache_write_input_tokens``."""
+    client = require_client("codex")
+    with FakeResponses(cache_writes=True) as fake:
+        codex = Codex(client, root, project(root), fake, model="gpt-5.6-terra")
+        fake.enqueue(Reply(tool_calls=(ToolCall("exec_command", {"cmd": "cat notes.txt"}),)), ANSWER)
+        codex.run("What do the notes say?")
+        (rollout,) = codex.rollouts()
+        thread = re.search(r"([0-9a-f-]{36})\.jsonl$", rollout.name)
+        assert thread
+        fake.enqueue("Keep the public interface.")
+        codex.run("And the second line?", resume=thread.group(1))
+        assert not fake.errors and not fake.script
+        data = rollout.read_bytes()
+    target = OUT / f"codex-{_version(client.version)}-cache-writes.jsonl"
+    target.write_bytes(data.replace(str(root).encode(), b"/home/user"))
+    return target
+
+
 def codex_killed_mid_call_fixture(root: Path) -> Path:
     """A Codex run killed while its tool call runs (``sleep 60``): the rollout ends on an open call whose
     response was written but whose ``token_count`` never was."""
@@ -412,6 +432,7 @@ if __name__ == "__main__":
         claude_code_cache_fixture,
         claude_code_model_switch_fixture,
         codex_model_switch_fixture,
+        codex_cache_writes_fixture,
         gemini_usage_fixture,
         claude_code_1_0_fixture,  # needs $CLAUDE_1_0
         claude_code_1_0_formatter_fixture,  # needs $CLAUDE_1_0 (1.0.69) and $PRETTIER
