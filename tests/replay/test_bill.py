@@ -176,6 +176,14 @@ def test_every_model_the_real_clients_wrote_is_priced():
 CACHED = REAL_CLIENTS / "claude-code-2.1.332-cache-1h-long-context.jsonl"
 
 
+def _bill_row(path: Path) -> dict[str, Any]:
+    """The row of ``replay --json`` that stands for what the session was billed."""
+    result = CliRunner().invoke(app, ["replay", str(path), "-t", "100000", "--json", "-q"])
+    assert result.exit_code == 0, result.output
+    (entry,) = orjson.loads(result.stdout)["files"]
+    return dict(next(row for row in entry["settings"] if row["basis"] == "bill"))
+
+
 def test_one_hour_cache_writes_and_long_context_calls_are_billed_at_their_own_prices():
     """The real Claude Code 2.1.332 wrote this session from a fake that reports caching as the API does
     (tests/fakes/record_fixtures.py claude_code_cache_fixture): every write kept one hour, three calls on
@@ -186,10 +194,7 @@ def test_one_hour_cache_writes_and_long_context_calls_are_billed_at_their_own_pr
 
     expected, calls = _claude_code_bill(CACHED)
     assert calls == 4
-    result = CliRunner().invoke(app, ["replay", str(CACHED), "-t", "100000", "--json", "-q"])
-    assert result.exit_code == 0, result.output
-    (entry,) = orjson.loads(result.stdout)["files"]
-    bill = next(row for row in entry["settings"] if row["basis"] == "bill")
+    bill = _bill_row(CACHED)
     assert bill["calls"] == 4
     assert bill["cost"] == pytest.approx(expected, rel=1e-6)
     responses = {
@@ -215,10 +220,7 @@ def test_codex_cache_writes_are_billed_at_the_write_price_of_a_model_that_lists_
 
     expected, calls = _each_response_at_its_model(CODEX_WRITES)
     assert calls == 3
-    result = CliRunner().invoke(app, ["replay", str(CODEX_WRITES), "-t", "100000", "--json", "-q"])
-    assert result.exit_code == 0, result.output
-    (entry,) = orjson.loads(result.stdout)["files"]
-    bill = next(row for row in entry["settings"] if row["basis"] == "bill")
+    bill = _bill_row(CODEX_WRITES)
     assert bill["cost"] == pytest.approx(expected, rel=1e-6)
     assert bill["cache_write_tokens"] == sum(
         r["payload"]["usage"]["cache_write_input_tokens"]
