@@ -80,9 +80,11 @@ def served_cost(served: list[tuple[str, str, dict[str, Any], bool]]) -> float:
 
             counts = Usage(**anthropic_counts(usage))
         else:
+            details = usage["input_tokens_details"]
             counts = Usage(
                 input_tokens=usage["input_tokens"],
-                cache_read_tokens=usage["input_tokens_details"]["cached_tokens"],
+                cache_read_tokens=details["cached_tokens"],
+                cache_write_tokens=details.get("cache_write_tokens") or None,
                 output_tokens=usage["output_tokens"],
             )
         total += float(calc_price(counts, model, provider_id=provider).total_price)

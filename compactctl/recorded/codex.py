@@ -69,6 +69,9 @@ def usage_of(raw: Any) -> ApiUsage | None:
     usage = ApiUsage(
         input_tokens=integer(raw.get("input_tokens")),
         cached_tokens=integer(raw.get("cached_input_tokens")),
+        # 0.171 and later: the writes the API reported (``input_tokens_details.cache_write_tokens``), billed as
+        # writes where the model lists a write price (the gpt-5.6 family), as plain input elsewhere.
+        cache_write_tokens=integer(raw.get("cache_write_input_tokens")),
         output_tokens=integer(raw.get("output_tokens")),
         reasoning_tokens=integer(raw.get("reasoning_output_tokens")),
     )

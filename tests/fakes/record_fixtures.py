@@ -58,19 +58,30 @@ def codex_fixture(root: Path) -> Path:
     client = require_client("codex")
     with FakeResponses() as fake:
         codex = Codex(client, root, project(root), fake)
-        fake.enqueue(
-            Reply(thinking="Read the notes.", tool_calls=(ToolCall("exec_command", {"cmd": "cat notes.txt"}),)), ANSWER
-        )
-        codex.run("What do the notes say?")
-        (rollout,) = codex.rollouts()
-        thread = re.search(r"([0-9a-f-]{36})\.jsonl$", rollout.name)
-        assert thread
-        codex.extra_config = "model_auto_compact_token_limit = 1000\n"
-        fake.enqueue("Nothing else.")
-        codex.run("Anything else?", resume=thread.group(1))
-        assert not fake.errors and not fake.script
-        data = rollout.read_bytes()
-    target = OUT / f"codex-{_version(client.version)}-compacted.jsonl"
+        first = Reply(thinking="Read the notes.", tool_calls=(ToolCall("exec_command", {"cmd": "cat notes.txt"}),))
+        limit = "model_auto_compact_token_limit = 1000\n"
+        data = _codex_two_turns(codex, first, limit, "Nothing else.", "Anything else?")
+    return _written(root, data, f"codex-{_version(client.version)}-compacted.jsonl")
+
+
+def _codex_two_turns(codex: Codex, first: Reply, config: str, answer: str, prompt: str) -> bytes:
+    """The rollout of ``first`` and ANSWER to "What do the notes say?", then ``prompt`` resumed (with
+    ``config`` lines added) and ``answer``."""
+    codex.fake.enqueue(first, ANSWER)
+    codex.run("What do the notes say?")
+    (rollout,) = codex.rollouts()
+    thread = re.search(r"([0-9a-f-]{36})\.jsonl$", rollout.name)
+    assert thread
+    codex.extra_config = config
+    codex.fake.enqueue(answer)
+    codex.run(prompt, resume=thread.group(1))
+    assert not codex.fake.errors and not codex.fake.script
+    return rollout.read_bytes()
+
+
+def _written(root: Path, data: bytes, name: str) -> Path:
+    """``data`` written as the fixture ``name``, the run's root as /home/user."""
+    target = OUT / name
     target.write_bytes(data.replace(str(root).encode(), b"/home/user"))
     return target
 
@@ -376,6 +387,17 @@ def codex_model_switch_fixture(root: Path) -> Path:
     return target
 
 
+def codex_cache_writes_fixture(root: Path) -> Path:
+    """Two turns on gpt-5.6-terra (a model OpenAI bills cache writes for) from a fake that reports caching with
+    writes: 0.171 records them as ``cache_write_input_tokens``."""
+    client = require_client("codex")
+    with FakeResponses(cache_writes=True) as fake:
+        codex = Codex(client, root, project(root), fake, model="gpt-5.6-terra")
+        first = Reply(tool_calls=(ToolCall("exec_command", {"cmd": "cat notes.txt"}),))
+        data = _codex_two_turns(codex, first, "", "Keep the public interface.", "And the second line?")
+    return _written(root, data, f"codex-{_version(client.version)}-cache-writes.jsonl")
+
+
 def codex_killed_mid_call_fixture(root: Path) -> Path:
     """A Codex run killed while its tool call runs (``sleep 60``): the rollout ends on an open call whose
     response was written but whose ``token_count`` never was."""
@@ -412,6 +434,7 @@ if __name__ == "__main__":
         claude_code_cache_fixture,
         claude_code_model_switch_fixture,
         codex_model_switch_fixture,
+        codex_cache_writes_fixture,
         gemini_usage_fixture,
         claude_code_1_0_fixture,  # needs $CLAUDE_1_0
         claude_code_1_0_formatter_fixture,  # needs $CLAUDE_1_0 (1.0.69) and $PRETTIER

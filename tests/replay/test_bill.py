@@ -63,6 +63,19 @@ def anthropic_counts(usage: dict[str, Any]) -> dict[str, int]:
     return counts
 
 
+def openai_counts(usage: dict[str, Any]) -> dict[str, int]:
+    """genai-prices' usage of one Codex response: its cache writes too where it reports them (0.171's
+    ``cache_write_input_tokens``, part of the input like the cached tokens; gpt-5.6's are billed 1.25x)."""
+    counts = {
+        "input_tokens": usage["input_tokens"],
+        "cache_read_tokens": usage.get("cached_input_tokens") or 0,
+        "output_tokens": usage["output_tokens"],
+    }
+    if usage.get("cache_write_input_tokens"):
+        counts["cache_write_tokens"] = usage["cache_write_input_tokens"]
+    return counts
+
+
 def _records(path: Path) -> list[dict[str, Any]]:
     data = path.read_bytes()
     if data.lstrip().startswith(b"["):
@@ -102,11 +115,7 @@ def _codex_bill(path: Path) -> tuple[float, int]:
         last_total = info.get("total_token_usage")
         usage = info["last_token_usage"]
         calls += 1
-        cost += _price(
-            model, "openai", _when(line.get("timestamp")),
-            input_tokens=usage["input_tokens"], cache_read_tokens=usage.get("cached_input_tokens") or 0,
-            output_tokens=usage["output_tokens"],
-        )  # fmt: skip
+        cost += _price(model, "openai", _when(line.get("timestamp")), **openai_counts(usage))
     return cost, calls
 
 
@@ -167,6 +176,14 @@ def test_every_model_the_real_clients_wrote_is_priced():
 CACHED = REAL_CLIENTS / "claude-code-2.1.332-cache-1h-long-context.jsonl"
 
 
+def _bill_row(path: Path) -> dict[str, Any]:
+    """The row of ``replay --json`` that stands for what the session was billed."""
+    result = CliRunner().invoke(app, ["replay", str(path), "-t", "100000", "--json", "-q"])
+    assert result.exit_code == 0, result.output
+    (entry,) = orjson.loads(result.stdout)["files"]
+    return dict(next(row for row in entry["settings"] if row["basis"] == "bill"))
+
+
 def test_one_hour_cache_writes_and_long_context_calls_are_billed_at_their_own_prices():
     """The real Claude Code 2.1.332 wrote this session from a fake that reports caching as the API does
     (tests/fakes/record_fixtures.py claude_code_cache_fixture): every write kept one hour, three calls on
@@ -177,10 +194,7 @@ def test_one_hour_cache_writes_and_long_context_calls_are_billed_at_their_own_pr
 
     expected, calls = _claude_code_bill(CACHED)
     assert calls == 4
-    result = CliRunner().invoke(app, ["replay", str(CACHED), "-t", "100000", "--json", "-q"])
-    assert result.exit_code == 0, result.output
-    (entry,) = orjson.loads(result.stdout)["files"]
-    bill = next(row for row in entry["settings"] if row["basis"] == "bill")
+    bill = _bill_row(CACHED)
     assert bill["calls"] == 4
     assert bill["cost"] == pytest.approx(expected, rel=1e-6)
     responses = {
@@ -193,3 +207,23 @@ def test_one_hour_cache_writes_and_long_context_calls_are_billed_at_their_own_pr
         counts = {k: v for k, v in anthropic_counts(message["usage"]).items() if "_1h" not in k and "_5m" not in k}
         five_minutes += float(calc_price(Usage(**counts), message["model"], provider_id="anthropic").total_price)
     assert five_minutes < 0.8 * expected, (five_minutes, expected)
+
+
+CODEX_WRITES = REAL_CLIENTS / "codex-0.171.0-cache-writes.jsonl"
+
+
+def test_codex_cache_writes_are_billed_at_the_write_price_of_a_model_that_lists_one():
+    """The real Codex 0.171 on gpt-5.6-terra against a fake that reports cache writes as OpenAI bills them for
+    that family (``input_tokens_details.cache_write_tokens``): the rollout records ``cache_write_input_tokens``,
+    which replay read as plain input ($0.038173 against $0.045842 at genai-prices' write price, -16.7 %)."""
+    from tests.recorded.test_codex_calls import _each_response_at_its_model
+
+    expected, calls = _each_response_at_its_model(CODEX_WRITES)
+    assert calls == 3
+    bill = _bill_row(CODEX_WRITES)
+    assert bill["cost"] == pytest.approx(expected, rel=1e-6)
+    assert bill["cache_write_tokens"] == sum(
+        r["payload"]["usage"]["cache_write_input_tokens"]
+        for r in _records(CODEX_WRITES)
+        if r["type"] == "token_usage_record"
+    )
