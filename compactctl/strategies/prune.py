@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any, TypeVar
 
-from compactctl.facts import FactMatcher, declared_facts
+from compactctl.facts import FactMatcher
 from compactctl.settings import Options, setting
 from compactctl.strategies.base import Fate, StepContext, StepResult
 from compactctl.strategies.prune_columns import STUB_PREFIX, KeyMemo, Round, Transcript
@@ -160,9 +160,11 @@ def prune_plan(
     ``declared_facts(messages, options.require)`` gives (a caller that has them saves a walk).
     """
     stub_mode = options.mode == "stub"
-    matcher = FactMatcher(declared_facts(walk(), options.require) if facts is None else facts)
     memo = KeyMemo({})
-    first = current = Transcript(walk(), walk, matcher, memo, stub_mode)
+    # Without ``facts``, the first walk finds the facts the messages declare too.
+    given = None if facts is None else FactMatcher(facts)
+    first = current = Transcript(walk(), walk, given, memo, stub_mode, options.require)
+    matcher = first.facts
     plan = PrunePlan.identity(first.n)
     # Every round that changes something drops at least one more message or call, so this ends.
     for _ in range(first.n + 1):

@@ -17,9 +17,18 @@ from typing import Any, NamedTuple
 import orjson
 
 from compactctl import jsonbytes, lazyre
-from compactctl.facts import FactMatcher, fold, keepers
+from compactctl.facts import FactMatcher, fold, keepers, unique_facts
+from compactctl.message_memo import values_of
 from compactctl.strategies.base import Fate
-from compactctl.transcript import ANNOTATION_KEY, OBSERVATION_KIND, Message, content_text, message_text, tool_calls_of
+from compactctl.transcript import (
+    ANNOTATION_KEY,
+    OBSERVATION_KIND,
+    Message,
+    content_text,
+    facts_of,
+    message_text,
+    tool_calls_of,
+)
 
 STUB_PREFIX = "[compactctl: "
 
@@ -64,6 +73,107 @@ class Note(NamedTuple):
     cites: bool  # it references something (a kept one is checked from the start)
 
 
+class Row(NamedTuple):
+    """What one message says to the passes by itself, whatever comes before it: worked out once
+    per message object while a replay runs (``message_memo``), as its contexts are mostly the
+    messages of the previous compaction. What depends on the messages before it (the call a tool
+    result answers, so its owner and key) is ``Transcript``'s."""
+
+    length: int  # characters of its content text
+    filled: bool  # has content (not None, "" or [])
+    stub: bool
+    tool: bool  # a tool result
+    calls: int  # an assistant's number of tool calls
+    tool_calls: list[dict[str, Any]]  # an assistant's tool calls ([] for any other message)
+    ids: dict[Any, int]  # an assistant's call ids -> the first position holding each
+    call_keys: tuple[tuple[str, ...] | None, ...]  # per call, its key (``call_key``)
+    key: tuple[str, ...] | None  # its annotated key (an assistant with calls has none)
+    tool_call_id: Any  # a tool result's
+    candidate: bool  # a tool result or a retrieved chunk: may be a duplicate
+    observation: bool  # tool output read as a user message (no call to go with it)
+    digest_high: int  # a candidate's folded text, digested in two halves (0, 0: no text to compare)
+    digest_low: int
+    note: Note | None  # where its annotations say something to the passes
+    keyed_caller: bool  # an assistant with calls that has a key or is a chunk once it has no call left
+    declares: bool  # its annotations declare facts
+
+
+def message_row(message: Message) -> Row:
+    """``message``'s ``Row``: a pure function of the message."""
+    note = message.get(ANNOTATION_KEY)
+    if not isinstance(note, dict):
+        note = {}
+    pin, defines, references = note.get("pin") is True, note.get("defines"), note.get("references")
+    summary = None
+    if pin or defines is not None or references is not None:
+        summary = Note(pin, tuple(_key_list(defines)), tuple(_key_list(references)), bool(references))
+    content = message.get("content")
+    text = content_text(message)
+    if isinstance(content, str):
+        stub = content.startswith(STUB_PREFIX) and _STUB.fullmatch(content) is not None
+    else:
+        stub = isinstance(content, list) and is_stub(message)
+    role = message.get("role")
+    calls = tool_calls_of(message) if role == "assistant" else []
+    key, ids, keyed_caller = None, dict[Any, int](), False
+    keys: tuple[tuple[str, ...] | None, ...] = ()
+    candidate = observation = False
+    if role == "tool":
+        candidate = True
+        if note.get("key") is not None:
+            key = annotated_key(note["key"])
+        calls = []
+    elif calls:
+        # An assistant carrying calls has no key of its own: its calls expire through their results.
+        keyed_caller = note.get("key") is not None or note.get("kind") == "retrieval"
+        for at, call in enumerate(calls):
+            if isinstance(call, dict) and isinstance(call.get("id"), str):
+                ids.setdefault(call["id"], at)
+        keys = tuple(map(call_key, calls))
+    elif note:
+        if note.get("key") is not None:
+            key = annotated_key(note["key"])
+        # An observation a text-mode agent got as a user message is tool output: a
+        # duplicate candidate. It has no key: "scroll_down" twice is two different views.
+        observation = role == "user" and note.get("kind") == OBSERVATION_KIND
+        candidate = note.get("kind") == "retrieval" or observation
+    folded = fold(text) if candidate and text and not stub else ""
+    digest = hashlib.blake2b(folded.encode("utf-8", "surrogatepass"), digest_size=16).digest() if folded else b""
+    return Row(
+        len(text),
+        content not in (None, "", []),
+        stub,
+        role == "tool",
+        len(calls),
+        calls,
+        ids,
+        keys,
+        key,
+        message.get("tool_call_id") if role == "tool" else None,
+        candidate,
+        observation,
+        int.from_bytes(digest[:8]) if digest else 0,
+        int.from_bytes(digest[8:]) if digest else 0,
+        summary,
+        keyed_caller,
+        bool(note.get("facts")),
+    )
+
+
+def annotated_key(key: Any) -> tuple[str, ...]:
+    return ("key", key if isinstance(key, str) else canonical(key))
+
+
+def call_key(call: Any) -> tuple[str, ...] | None:
+    """A call's key: its tool's name and its arguments, canonical and digested."""
+    function = call.get("function") if isinstance(call, dict) else None
+    if not isinstance(function, dict):
+        return None
+    # The arguments digested: an edit's arguments hold a whole file, and the key outlives the message.
+    spelled = canonical(function.get("arguments", "")).encode("utf-8", "surrogatepass")
+    return ("call", str(function.get("name", "")), hashlib.blake2b(spelled, digest_size=16).hexdigest())
+
+
 @dataclass(frozen=True)
 class KeyMemo:
     """Each distinct call key held once, shared by the messages that make it."""
@@ -86,100 +196,82 @@ class Transcript:
         self,
         messages: Iterable[Message],
         walk: Callable[[], Iterable[Message]],
-        facts: FactMatcher,
+        facts: FactMatcher | None,
         memo: KeyMemo,
         stub_mode: bool,
+        required: Sequence[str] = (),
     ) -> None:
         self.walk = walk
-        self.facts = facts
         self.memo = memo
         self.stub_mode = stub_mode
         self.notes: dict[int, Note] = {}  # only for messages whose annotations say something to the passes
-        # Columns, one entry per message: machine integers and bytes, not Python objects.
-        self.calls = array("i")  # an assistant's number of tool calls (0: none)
+        self.keys: list[tuple[str, ...] | None] = []
         self.owner = array("i")  # tool result -> the assistant message holding its call
         self.call_at = array("i")  # tool result -> the position of its call in that message
-        self.tool = bytearray()  # a tool result (an assistant's results follow it: ``results``)
-        self.stub = bytearray()
-        self.filled = bytearray()  # has content (not None, "" or [])
-        self.length = array("i")  # characters of its content text
-        self.keys: list[tuple[str, ...] | None] = []
-        self.candidate = bytearray()  # a tool result or a retrieved chunk: may be a duplicate
-        self.observation = bytearray()  # tool output read as a user message (no call to go with it)
-        # A candidate's folded text, as a 128-bit digest in two halves (0, 0: no text to compare).
-        self.digest_high, self.digest_low = array("Q"), array("Q")
-        self.declarers: list[list[int]] = [[] for _ in facts.facts]  # per fact, the messages declaring it
         self.held: dict[int, list[int]] = {}  # a declaring message -> the facts its text holds
         # Assistants with calls whose annotations would give them a key or make them a chunk once
         # they have no call left (with calls, they have neither).
         self.keyed_callers: set[int] = set()
-        current, ids, calls_there = -1, dict[Any, int](), list[dict[str, Any]]()
-        for i, message in enumerate(messages):
-            note = message.get(ANNOTATION_KEY)
-            if not isinstance(note, dict):
-                note = {}
-            pin, defines, references = note.get("pin") is True, note.get("defines"), note.get("references")
-            if pin or defines is not None or references is not None:
-                self.notes[i] = Note(pin, tuple(_key_list(defines)), tuple(_key_list(references)), bool(references))
-            content = message.get("content")
-            text = content_text(message)
-            self.length.append(len(text))
-            self.filled.append(content not in (None, "", []))
-            if isinstance(content, str):
-                self.stub.append(content.startswith(STUB_PREFIX) and _STUB.fullmatch(content) is not None)
-            else:
-                self.stub.append(isinstance(content, list) and is_stub(message))
-            role = message.get("role")
-            owner, position, key = -1, -1, None
-            calls = tool_calls_of(message) if role == "assistant" else []
-            candidate = observation = False
-            if role == "tool":
-                candidate = True
-                call_id = message.get("tool_call_id")
+        rows: list[Row] = []
+        declaring: list[tuple[int, Message, list[dict[str, Any]]]] = []  # messages declaring facts
+        current, ids, calls_there, call_keys = (
+            -1,
+            dict[Any, int](),
+            list[dict[str, Any]](),
+            tuple[tuple[str, ...] | None, ...](),
+        )
+        # A replay's contexts are mostly the messages of the previous compaction: their rows are kept.
+        for i, (message, row) in enumerate(values_of(message_row, messages)):
+            rows.append(row)
+            if row.note is not None:
+                self.notes[i] = row.note
+            key, owner, position = row.key, -1, -1
+            if row.tool:
+                call_id = row.tool_call_id
                 found = ids.get(call_id) if current >= 0 and isinstance(call_id, str) else None
                 if found is not None:
                     owner, position = current, found
-                if note.get("key") is not None:
-                    key = self._annotated_key(note["key"])
-                elif found is not None:
-                    key = self._call_key(calls_there[found])
-                calls = []
+                    if key is None:
+                        key = call_keys[found]
+                        if key is not None:
+                            key = self.memo.keys.setdefault(key, key)  # one tuple per distinct call
             else:
-                current = i if calls else -1
-                if calls:
-                    # An assistant carrying calls has no key of its own: its calls expire through their results.
-                    ids, calls_there = {}, calls
-                    if note.get("key") is not None or note.get("kind") == "retrieval":
+                current = i if row.calls else -1
+                if row.calls:
+                    ids, calls_there, call_keys = row.ids, row.tool_calls, row.call_keys
+                    if row.keyed_caller:
                         self.keyed_callers.add(i)
-                    for at, call in enumerate(calls):
-                        if isinstance(call, dict) and isinstance(call.get("id"), str):
-                            ids.setdefault(call["id"], at)
-                elif note:
-                    if note.get("key") is not None:
-                        key = self._annotated_key(note["key"])
-                    # An observation a text-mode agent got as a user message is tool output: a
-                    # duplicate candidate. It has no key: "scroll_down" twice is two different views.
-                    observation = role == "user" and note.get("kind") == OBSERVATION_KIND
-                    candidate = note.get("kind") == "retrieval" or observation
-            self.calls.append(len(calls))
-            self.tool.append(role == "tool")
+            self.keys.append(key)
             self.owner.append(owner)
             self.call_at.append(position)
-            self.keys.append(key)
-            self.candidate.append(candidate)
-            self.observation.append(observation)
-            folded = fold(text) if candidate and text and not self.stub[i] else ""
-            digest = (
-                hashlib.blake2b(folded.encode("utf-8", "surrogatepass"), digest_size=16).digest() if folded else b""
+            if row.declares:
+                declaring.append((i, message, calls_there if owner >= 0 else []))
+        # The other columns are the rows' own fields, one entry per message: machine integers and
+        # bytes, not Python objects (turned into columns at C speed).
+        fields = zip(*rows, strict=True) if rows else [()] * len(Row._fields)
+        length, filled, stub, tool, calls, _, _, _, _, _, candidate, observation, high, low, *_ = fields
+        self.length = array("i", length)  # characters of its content text
+        self.filled = bytearray(filled)  # has content (not None, "" or [])
+        self.stub = bytearray(stub)
+        self.tool = bytearray(tool)  # a tool result (an assistant's results follow it: ``results``)
+        self.calls = array("i", calls)  # an assistant's number of tool calls (0: none)
+        self.candidate = bytearray(candidate)  # a tool result or a retrieved chunk: may be a duplicate
+        self.observation = bytearray(observation)  # tool output read as a user message (no call to go with it)
+        # A candidate's folded text, as a 128-bit digest in two halves (0, 0: no text to compare).
+        self.digest_high, self.digest_low = array("Q", high), array("Q", low)
+        if facts is None:  # the facts to keep: ``required``, then those the messages declare (``declared_facts``)
+            facts = FactMatcher(
+                unique_facts([*required, *(f for _, message, _ in declaring for f in facts_of(message))])
             )
-            self.digest_high.append(int.from_bytes(digest[:8]) if digest else 0)
-            self.digest_low.append(int.from_bytes(digest[8:]) if digest else 0)
-            declared = facts.declared_in(message) if note.get("facts") else []
+        self.facts = facts
+        self.declarers: list[list[int]] = [[] for _ in facts.facts]  # per fact, the messages declaring it
+        for i, message, owner_calls in declaring:
+            declared = facts.declared_in(message)
             for f in declared:
                 self.declarers[f].append(i)
             if declared:
-                self.held[i] = facts.found_in(self._fact_text(i, message, calls_there if owner >= 0 else []))
-        self.n = len(self.stub)
+                self.held[i] = facts.found_in(self._fact_text(i, message, owner_calls))
+        self.n = len(rows)
 
     @classmethod
     def after(cls, t: Transcript, step: Round, walk: Callable[[], Iterable[Message]]) -> Transcript | None:
@@ -235,18 +327,6 @@ class Transcript:
         new.keyed_callers = {at[p] for p in t.keyed_callers if p in at and new.calls[at[p]]}
         new.n = len(origins)
         return new
-
-    def _annotated_key(self, key: Any) -> tuple[str, ...]:
-        return ("key", key if isinstance(key, str) else canonical(key))
-
-    def _call_key(self, call: Any) -> tuple[str, ...] | None:
-        function = call.get("function") if isinstance(call, dict) else None
-        if not isinstance(function, dict):
-            return None
-        # The arguments digested: an edit's arguments hold a whole file, and the key outlives the message.
-        spelled = canonical(function.get("arguments", "")).encode("utf-8", "surrogatepass")
-        key = ("call", str(function.get("name", "")), hashlib.blake2b(spelled, digest_size=16).hexdigest())
-        return self.memo.keys.setdefault(key, key)  # one tuple per distinct call
 
     def results(self, a: int) -> list[int]:
         """The tool results answering assistant ``a``'s calls (they follow it, before any other message)."""
@@ -310,8 +390,12 @@ class Transcript:
             return []
         holders: list[list[int]] = [[] for _ in facts.facts]
         served: set[int] = set()  # by a message that stays
+        looked_for = set(wanted)
         for i, text in self._fact_texts():
-            for f in facts.found_in(text, wanted):
+            # All the facts a text holds are kept by the text (a replay looks at the same texts again).
+            for f in facts.found_in(text):
+                if f not in looked_for:
+                    continue
                 if active[i]:
                     served.add(f)
                 else:
