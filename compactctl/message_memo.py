@@ -74,3 +74,17 @@ def values_of(function: Callable[[Any], Value], messages: Iterable[Any]) -> Iter
         value = function(message)
         memo[key] = (message, value)
         yield message, value
+
+
+def replay_state(owner: str) -> dict[Any, Any] | None:
+    """A dict ``owner`` keeps its own things in while the replay runs; None outside ``remembering()``
+    (it goes when the memo starts afresh, like every value in it)."""
+    memo = _MEMO.get()
+    if memo is None:
+        return None
+    key = (owner, -1)  # no message's id is negative
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = (None, {})
+    state: dict[Any, Any] = found[1]
+    return state

@@ -9,8 +9,9 @@ themselves, and what they make of these columns, are ``prune.py``'s.
 from __future__ import annotations
 
 import hashlib
+import itertools
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -18,7 +19,7 @@ import orjson
 
 from compactctl import jsonbytes, lazyre
 from compactctl.facts import FactMatcher, fold, keepers, unique_facts
-from compactctl.message_memo import values_of
+from compactctl.message_memo import replay_state, values_of
 from compactctl.strategies.base import Fate
 from compactctl.transcript import (
     ANNOTATION_KEY,
@@ -204,6 +205,15 @@ class Transcript:
         self.walk = walk
         self.memo = memo
         self.stub_mode = stub_mode
+        # Inside a replay, the columns of the longest run of leading messages this transcript shares
+        # with one of the last ones are taken as they are (``_earlier``): they are worked out from
+        # those messages and the ones before them only.
+        kept = replay_state(_KEPT)
+        earlier, start = None, 0
+        listed: list[Message] = []
+        if kept is not None:
+            messages = listed = list(messages)
+            earlier, start = _earlier(listed, kept)
         self.notes: dict[int, Note] = {}  # only for messages whose annotations say something to the passes
         self.keys: list[tuple[str, ...] | None] = []
         self.owner = array("i")  # tool result -> the assistant message holding its call
@@ -212,16 +222,22 @@ class Transcript:
         # Assistants with calls whose annotations would give them a key or make them a chunk once
         # they have no call left (with calls, they have neither).
         self.keyed_callers: set[int] = set()
+        # The messages declaring facts, each with the calls of the assistant it answers.
+        self.declaring: list[tuple[int, Message, list[dict[str, Any]]]] = []
+        # Each message's fact text's facts, where it holds any (worked out when first needed).
+        self.holding: list[tuple[int, list[int]]] | None = None
+        self.holding_from = 0  # ``holding`` below this position is ``earlier``'s
+        if earlier is not None:
+            self.notes = {i: note for i, note in earlier.notes.items() if i < start}
+            self.keys = earlier.keys[:start]
+            self.owner, self.call_at = earlier.owner[:start], earlier.call_at[:start]
+            self.keyed_callers = {i for i in earlier.keyed_callers if i < start}
+            self.declaring = [declared for declared in earlier.declaring if declared[0] < start]
         rows: list[Row] = []
-        declaring: list[tuple[int, Message, list[dict[str, Any]]]] = []  # messages declaring facts
-        current, ids, calls_there, call_keys = (
-            -1,
-            dict[Any, int](),
-            list[dict[str, Any]](),
-            tuple[tuple[str, ...] | None, ...](),
-        )
+        current, ids, calls_there, call_keys = -1, dict[Any, int](), list[dict[str, Any]](), tuple[Any, ...]()
+        tail = messages if not start else itertools.islice(messages, start, None)
         # A replay's contexts are mostly the messages of the previous compaction: their rows are kept.
-        for i, (message, row) in enumerate(values_of(message_row, messages)):
+        for i, (message, row) in enumerate(values_of(message_row, tail), start):
             rows.append(row)
             if row.note is not None:
                 self.notes[i] = row.note
@@ -245,7 +261,7 @@ class Transcript:
             self.owner.append(owner)
             self.call_at.append(position)
             if row.declares:
-                declaring.append((i, message, calls_there if owner >= 0 else []))
+                self.declaring.append((i, message, calls_there if owner >= 0 else []))
         # The other columns are the rows' own fields, one entry per message: machine integers and
         # bytes, not Python objects (turned into columns at C speed).
         fields = zip(*rows, strict=True) if rows else [()] * len(Row._fields)
@@ -259,19 +275,28 @@ class Transcript:
         self.observation = bytearray(observation)  # tool output read as a user message (no call to go with it)
         # A candidate's folded text, as a 128-bit digest in two halves (0, 0: no text to compare).
         self.digest_high, self.digest_low = array("Q", high), array("Q", low)
+        if earlier is not None:
+            for column in _COLUMNS:
+                setattr(self, column, getattr(earlier, column)[:start] + getattr(self, column))
         if facts is None:  # the facts to keep: ``required``, then those the messages declare (``declared_facts``)
-            facts = FactMatcher(
-                unique_facts([*required, *(f for _, message, _ in declaring for f in facts_of(message))])
-            )
+            declared = (f for _, message, _ in self.declaring for f in facts_of(message))
+            facts = FactMatcher(unique_facts([*required, *declared]))
         self.facts = facts
         self.declarers: list[list[int]] = [[] for _ in facts.facts]  # per fact, the messages declaring it
-        for i, message, owner_calls in declaring:
-            declared = facts.declared_in(message)
-            for f in declared:
+        for i, message, owner_calls in self.declaring:
+            declared_here = facts.declared_in(message)
+            for f in declared_here:
                 self.declarers[f].append(i)
-            if declared:
+            if declared_here:
                 self.held[i] = facts.found_in(self._fact_text(i, message, owner_calls))
-        self.n = len(rows)
+        self.n = len(self.stub)
+        # The same fact texts (the mode) and the same facts: ``earlier``'s holders stand where they were.
+        same_facts = earlier is not None and earlier.stub_mode == stub_mode and earlier.facts.folded == facts.folded
+        if earlier is not None and earlier.holding is not None and same_facts:
+            self.holding_from = min(start, earlier.holding_from)  # never a tool result
+            self.holding = [(i, held) for i, held in earlier.holding if i < self.holding_from]
+        if kept is not None:
+            _remember(kept, listed, self)
 
     @classmethod
     def after(cls, t: Transcript, step: Round, walk: Callable[[], Iterable[Message]]) -> Transcript | None:
@@ -314,6 +339,8 @@ class Transcript:
                 if before >= 0 and before not in at:
                     return None
                 continue
+            if owner not in at:  # a second result of one call, whose assistant went with the first
+                return None
             new.owner[j] = at[owner]
             moved = kept_calls.get(owner)
             if moved is not None:
@@ -325,6 +352,7 @@ class Transcript:
         new.declarers = [[at[p] for p in found if p in at] for found in t.declarers]
         new.held = {at[p]: held for p, held in t.held.items() if p in at}
         new.keyed_callers = {at[p] for p in t.keyed_callers if p in at and new.calls[at[p]]}
+        new.declaring, new.holding, new.holding_from = [], None, 0  # never an earlier transcript of another
         new.n = len(origins)
         return new
 
@@ -365,13 +393,25 @@ class Transcript:
                 return f"{content_text(message)}\n{function.get('name', '')}\n{function.get('arguments', '')}"
         return content_text(message)
 
-    def _fact_texts(self) -> Iterator[tuple[int, str]]:
-        """Each message's fact text, walking the messages once more."""
+    def _holding(self) -> list[tuple[int, list[int]]]:
+        """Each message holding facts in its fact text, with those facts, in order; the messages
+        walked once more (from ``holding_from``: the columns before it are an earlier transcript's)."""
+        if self.holding is not None and self.holding_from >= self.n:
+            return self.holding
+        holding = self.holding if self.holding is not None else []
+        start = self.holding_from if self.holding is not None else 0
         owner_calls: list[dict[str, Any]] = []
-        for i, message in enumerate(self.walk()):
+        walked = self.walk()
+        # The start is never a tool result (``_earlier``): no owner's calls are needed from before it.
+        for i, message in enumerate(itertools.islice(walked, start, None) if start else walked, start):
             if self.calls[i]:
                 owner_calls = tool_calls_of(message)
-            yield i, self._fact_text(i, message, owner_calls if self.owner[i] >= 0 else [])
+            # All the facts a text holds are kept by the text (a replay looks at the same texts again).
+            found = self.facts.found_in(self._fact_text(i, message, owner_calls if self.owner[i] >= 0 else []))
+            if found:
+                holding.append((i, found))
+        self.holding, self.holding_from = holding, self.n
+        return holding
 
     def facts_to_bring_back(self, active: bytearray) -> list[tuple[int, list[int]]]:
         """The messages to give back so that every fact keeps a copy, each with the facts it serves.
@@ -391,9 +431,8 @@ class Transcript:
         holders: list[list[int]] = [[] for _ in facts.facts]
         served: set[int] = set()  # by a message that stays
         looked_for = set(wanted)
-        for i, text in self._fact_texts():
-            # All the facts a text holds are kept by the text (a replay looks at the same texts again).
-            for f in facts.found_in(text):
+        for i, found in self._holding():
+            for f in found:
                 if f not in looked_for:
                     continue
                 if active[i]:
@@ -408,6 +447,39 @@ class Transcript:
         # Stubs keep their annotations; dropped messages take theirs with them (see ``keepers``).
         chosen = keepers(holders, lambda i: False, () if self.stub_mode else self.declarers)
         return [(i, [f for f in wanted if i in holders[f]]) for i in chosen]
+
+
+_KEPT = "prune transcripts"  # a replay's last transcripts (``message_memo.replay_state``)
+KEEP_TRANSCRIPTS = 6  # a few settings compact in turn, each on what its last compaction left
+# The columns a transcript takes from an earlier one up to where they share messages.
+_COLUMNS = ("length", "filled", "stub", "tool", "calls", "candidate", "observation", "digest_high", "digest_low")
+
+
+def _earlier(messages: list[Message], kept: dict[Any, Any]) -> tuple[Transcript | None, int]:
+    """The kept transcript sharing the longest run of leading messages (the same objects) with
+    ``messages``, and where this transcript's own walk starts: before that run ends, at a message
+    that is not a tool result (a tool result's owner and key are the messages' before it)."""
+    best, shared = None, 0
+    for before, transcript in kept.get("recent", ()):
+        if not before or before[0] is not messages[0]:
+            continue
+        same = 0
+        for a, b in zip(messages, before):  # noqa: B905 (either may be the longer)
+            if a is not b:
+                break
+            same += 1
+        if same > shared:
+            best, shared = transcript, same
+    start = shared
+    while start > 0 and start < len(messages) and messages[start].get("role") == "tool":
+        start -= 1
+    return (best, start) if start else (None, 0)
+
+
+def _remember(kept: dict[Any, Any], messages: list[Message], transcript: Transcript) -> None:
+    recent = kept.setdefault("recent", [])
+    recent.insert(0, (messages, transcript))
+    del recent[KEEP_TRANSCRIPTS:]
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,10 @@ CHUNK = "a retrieved section of the manual, long enough to be worth a stub of it
 
 
 def _columns(t: Transcript) -> dict[str, Any]:
-    return {name: value for name, value in vars(t).items() if name not in ("walk", "facts", "memo")}
+    """Every column, and the facts each message's fact text holds (partly an earlier transcript's)."""
+    columns = {name: value for name, value in vars(t).items() if name not in ("walk", "facts", "memo", "holding")}
+    del columns["holding_from"]
+    return {**columns, "holding": t._holding()}
 
 
 def _plan(messages: list[dict[str, Any]], options: PruneOptions) -> tuple[Any, ...]:
@@ -51,8 +54,8 @@ def growths(draw: st.DrawFn) -> list[tuple[str, Any]]:
 
 
 def _grown(history: list[dict[str, Any]], kind: str, value: Any, call_ids: list[int]) -> list[dict[str, Any]]:
-    if kind == "turns":  # fresh call ids, so a result answers the call beside it
-        turns = copy.deepcopy(value)
+    if kind in ("turns", "copies"):  # fresh call ids, so a result answers the call beside it
+        turns = copy.deepcopy(value if kind == "turns" else history[-value:])
         for message in turns:
             for c in message.get("tool_calls") or ():
                 c["id"] = f"{c['id']}-{len(call_ids)}"
@@ -60,8 +63,6 @@ def _grown(history: list[dict[str, Any]], kind: str, value: Any, call_ids: list[
                 message["tool_call_id"] = f"{message['tool_call_id']}-{len(call_ids)}"
         call_ids.append(0)
         return history + turns
-    if kind == "copies":
-        return history + [copy.deepcopy(message) for message in history[-value:]]
     call_id = f"q{len(call_ids)}"
     call_ids.append(0)
     if value is None:  # a chunk fetched by a call of its own
@@ -85,7 +86,6 @@ def test_a_replayed_prune_is_a_fresh_prune_at_every_compaction(start, steps, mod
             matcher = FactMatcher(declared_facts(history))
             kept = Transcript(history, lambda h=history: h, matcher, KeyMemo({}), mode == "stub")
             with_memo = _plan(history, options)
-            fresh_rows = {}
             # Outside the memo: every row worked out again, from copies nothing was kept for.
             copies = copy.deepcopy(history)
             fresh_rows = _columns(Transcript(copies, lambda: copies, matcher, KeyMemo({}), mode == "stub"))
@@ -108,3 +108,14 @@ def test_a_row_follows_its_message_not_its_position():
         orphan = Transcript([result], lambda: [result], FactMatcher([]), KeyMemo({}), True)
     assert a.keys[1] != b.keys[1] and a.keys[1] is not None and a.owner[1] == b.owner[1] == 0
     assert orphan.keys == [None] and list(orphan.owner) == [-1]
+
+
+def test_a_second_result_of_a_dropped_call_is_walked_not_a_crash():
+    """Two results answer one call; the first is superseded by the second and goes with its call:
+    the second's owner is gone, so the round's output is walked again (a KeyError before)."""
+    from compactctl.strategies.prune import prune
+
+    reading = {"role": "assistant", "content": None, "tool_calls": [call("c1", "read", '{"p": 1}')]}
+    result = {"role": "tool", "tool_call_id": "c1", "content": "", "compactctl": {"key": "k1"}}
+    messages = [{"role": "user", "content": "go"}, reading, result, dict(result)]
+    assert prune(messages, PruneOptions(mode="drop"), None).messages == [messages[0], messages[3]]  # type: ignore[arg-type]
