@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,7 +44,7 @@ from compactctl.replay.triggers import BASELINE, Scenario, Trigger, stage_patter
 from compactctl.strategies import STRATEGIES, ClientView, StepContext, StrategyOptions
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import REPLY_PRIMING_TOKENS, KnownCounter, TokenCounter, counter_for
-from compactctl.transcript import Message, annotations_of, facts_of, message_text, resumed_compaction
+from compactctl.transcript import Message, annotations_of, facts_of, message_text, resumed_compaction, shared_prefix
 from compactctl.usage import SummarizerUsage
 
 
@@ -189,12 +189,28 @@ class Context:
         self.keys: Counter[str] = Counter()  # dependency keys defined by messages present
 
     @classmethod
-    def rebuilt(cls, messages: Iterable[Message], old: Context, counts: FigureCounter) -> Context:
-        """The context a compaction left: a message it kept keeps its figures, a new one is worked out."""
-        known = {id(message): figures for message, figures in zip(old.messages, old.figures, strict=True)}
+    def rebuilt(cls, messages: Sequence[Message], old: Context, counts: FigureCounter) -> Context:
+        """The context a compaction left: a message it kept keeps its figures, a new one is worked out.
+
+        Its leading messages that are ``old``'s, in place (most of a context a compaction
+        stubbed here and there), keep their sums and counts as they are: only the rest is appended.
+        """
+        before = old.messages
+        shared = shared_prefix(messages, before)  # an equal message has the same figures
         context = cls()
-        for message in messages:
-            figures = known.get(id(message))  # ``old`` holds its messages, so an id is still theirs
+        context.messages, context.figures = list(messages[:shared]), old.figures[:shared]  # the new ones
+        context.length, context.prefix = shared, old.prefix[: shared + 1]
+        context.facts, context.keys = Counter(old.facts), Counter(old.keys)
+        for gone in old.figures[shared:]:  # what the messages no longer there held (counts are read by key)
+            if gone.facts:
+                context.facts.subtract(gone.facts)
+            if gone.defines:
+                context.keys.subtract(gone.defines)
+        known = {id(message): figures for message, figures in zip(before[shared:], old.figures[shared:], strict=True)}
+        for message in messages[shared:]:
+            # ``old`` holds its messages, so an id is still theirs (one of its leading messages again
+            # further on is worked out again: the same figures).
+            figures = known.get(id(message))
             context.append(message, figures if figures is not None else counts.figures(message))
         return context
 
@@ -218,13 +234,34 @@ class Context:
         if previous is self:  # nothing was compacted: the whole previous context is a prefix
             return self.prefix[previous_length]
         limit = min(previous_length, self.length)
-        shared = 0
-        while shared < limit:
-            a, b = self.messages[shared], previous.messages[shared]
-            if a is not b and a != b:
-                break
-            shared += 1
-        return self.prefix[shared]
+        return self.prefix[shared_prefix(self.messages[:limit], previous.messages[:limit])]
+
+
+class KnownTokens(Mapping[int, int]):
+    """``id(message)`` -> its tokens, for a context's messages: the table is made when a step first
+    counts a message (``prune`` counts none, and a context is thousands of messages)."""
+
+    def __init__(self, context: Context) -> None:
+        self.context = context
+        self.table: dict[int, int] | None = None
+
+    def _table(self) -> dict[int, int]:
+        if self.table is None:
+            pairs = zip(self.context.messages, self.context.figures, strict=True)
+            self.table = {id(message): figures.tokens for message, figures in pairs}
+        return self.table
+
+    def __getitem__(self, key: int) -> int:
+        return self._table()[key]
+
+    def get(self, key: int, default: Any = None) -> Any:  # what ``KnownCounter`` asks, as fast as a dict's
+        return self._table().get(key, default)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(self._table())
 
 
 def triggered(strategies: StrategyOptions, trigger: Trigger) -> StrategyOptions:
@@ -295,14 +332,15 @@ class ScenarioRun:
     def _compact(self) -> None:
         current = list(self.context.messages)
         # What the context's messages cost is known already: the steps count them again and again.
-        known = {id(message): figures.tokens for message, figures in zip(current, self.context.figures, strict=True)}
+        known = KnownTokens(self.context)
         client = self.step_context.client
         context = StepContext(KnownCounter(self.counts.counter, known), self.step_context.summarizer, client)
         for strategy, step_options in self.steps:
             result = strategy.run(current, step_options, context)
             current = result.messages
             self.usage = self.usage + result.usage
-        current = resumed_compaction(self.context.messages, current, client.owned)  # the client sends it again
+        if client.owns_any:  # the client sends its own context again
+            current = resumed_compaction(self.context.messages, current, client.owned)
         self.context = Context.rebuilt(current, self.context, self.counts)
 
     def _call(self, figures: Figures) -> None:

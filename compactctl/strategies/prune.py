@@ -105,7 +105,14 @@ class PrunePlan:
         return message
 
     def applied(self, messages: Sequence[Message]) -> list[Message]:
-        return [self.edited(i, messages[i]) for i in self.origins]
+        # The kept messages taken as they are, then the few edited ones replaced (origins ascend).
+        origins = self.origins
+        output = list(messages) if len(origins) == len(messages) else list(map(messages.__getitem__, origins))
+        for index in self.stubs.keys() | self.calls.keys():
+            at = bisect_left(origins, index)
+            if at < len(origins) and origins[at] == index:
+                output[at] = self.edited(index, messages[index])
+        return output
 
     def walked(self, items: Iterable[tuple[Message, Tag]]) -> Iterator[tuple[int, Message, Tag]]:
         """The output one message at a time, from the input messages given in order (each with

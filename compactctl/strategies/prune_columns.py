@@ -28,6 +28,7 @@ from compactctl.transcript import (
     content_text,
     facts_of,
     message_text,
+    shared_prefix,
     tool_calls_of,
 )
 
@@ -206,8 +207,8 @@ class Transcript:
         self.memo = memo
         self.stub_mode = stub_mode
         # Inside a replay, the columns of the longest run of leading messages this transcript shares
-        # with one of the last ones are taken as they are (``_earlier``): they are worked out from
-        # those messages and the ones before them only.
+        # with one of the last ones are taken as they are (``_earlier``): each is worked out from
+        # its message and the ones before it only.
         kept = replay_state(_KEPT)
         earlier, start = None, 0
         listed: list[Message] = []
@@ -456,18 +457,12 @@ _COLUMNS = ("length", "filled", "stub", "tool", "calls", "candidate", "observati
 
 
 def _earlier(messages: list[Message], kept: dict[Any, Any]) -> tuple[Transcript | None, int]:
-    """The kept transcript sharing the longest run of leading messages (the same objects) with
-    ``messages``, and where this transcript's own walk starts: before that run ends, at a message
-    that is not a tool result (a tool result's owner and key are the messages' before it)."""
+    """The kept transcript sharing the longest run of leading messages with ``messages`` (equal
+    messages have equal rows), and where this transcript's own walk starts: before that run ends,
+    at a message that is not a tool result (a tool result's owner and key are the messages' before it)."""
     best, shared = None, 0
     for before, transcript in kept.get("recent", ()):
-        if not before or before[0] is not messages[0]:
-            continue
-        same = 0
-        for a, b in zip(messages, before):  # noqa: B905 (either may be the longer)
-            if a is not b:
-                break
-            same += 1
+        same = shared_prefix(messages, before)
         if same > shared:
             best, shared = transcript, same
     start = shared
