@@ -36,7 +36,7 @@ from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, compress
 from typing import Any, TypeVar
 
 from compactctl.facts import FactMatcher
@@ -50,6 +50,7 @@ from compactctl.transcript import (
 )
 
 MODES = ("stub", "drop")
+_LIVE = bytes([1, 0]).ljust(256, b"\0")  # a stub column translated: 1 where there is no stub
 Tag = TypeVar("Tag")
 
 
@@ -223,11 +224,8 @@ def _once(t: Transcript, stub_mode: bool, labels: Sequence[int], reasons: bool =
         return not t.protected(i)
 
     # 1. Expired: only the latest message of each key stays current.
-    keys = t.keys
-    latest: dict[tuple[str, ...], int] = {}
-    for i, key in enumerate(keys):
-        if key is not None:
-            latest[key] = i
+    keys, stub = t.keys, t.stub
+    latest = dict(zip(keys, range(n), strict=True))  # each key's latest position (None's too: never read)
     pruned: dict[int, tuple[str, int]] = {}  # index -> (kind, the message it defers to)
     marks: dict[tuple[str, int], tuple[str, int]] = {}  # one tuple for all that defer to one message
 
@@ -235,8 +233,11 @@ def _once(t: Transcript, stub_mode: bool, labels: Sequence[int], reasons: bool =
         return marks.setdefault((kind, target), (kind, target))
 
     for i, key in enumerate(keys):
-        if key is not None and latest[key] != i and worth_pruning(i, "superseded", latest[key]):
-            pruned[i] = mark("superseded", latest[key])
+        if key is None or stub[i]:  # a stub is never pruned again
+            continue
+        target = latest[key]
+        if target != i and worth_pruning(i, "superseded", target):
+            pruned[i] = mark("superseded", target)
 
     # 2. Duplicates: one copy of each folded text among the tool results and retrieved chunks
     # pass 1 left, whatever call fetched it (ten queries answered by one manual section keep one
@@ -245,8 +246,8 @@ def _once(t: Transcript, stub_mode: bool, labels: Sequence[int], reasons: bool =
     # prompt cache's prefix holds.
     first: dict[tuple[int, int], int] = {}  # digest of a folded text -> the first message holding it
     duplicates = False
-    for i in range(n):
-        if not t.candidate[i] or i in pruned or t.stub[i]:
+    for i in compress(range(n), t.candidate):
+        if i in pruned or stub[i]:
             continue
         digest = t.digest(i)
         if digest is None:
@@ -286,12 +287,13 @@ def _restore(
     """
     n = t.n
     stub = t.stub
-    if stub_mode:
-        active = bytearray(not stub[i] and i not in pruned for i in range(n))
-    else:
-        active = bytearray(
-            not stub[i] and i not in pruned and (not t.calls[i] or _assistant_live(t, i, pruned)) for i in range(n)
-        )
+    active = stub.translate(_LIVE)  # not a stub, and not pruned by the first two passes
+    for i in pruned:
+        active[i] = False
+    if not stub_mode:  # nor an assistant with calls whose every answer goes and nothing else to say
+        for i in compress(range(n), t.calls):
+            if active[i] and not _assistant_live(t, i, pruned):
+                active[i] = False
     definers: dict[str, list[int]] = {}
     for i, note in t.notes.items():
         for key in note.defines:
