@@ -19,7 +19,7 @@ import orjson
 
 from compactctl import jsonbytes, lazyre
 from compactctl.facts import FactMatcher, fold, keepers, unique_facts
-from compactctl.message_memo import replay_state, values_of
+from compactctl.message_memo import by_message, replay_state, values_of
 from compactctl.strategies.base import Fate
 from compactctl.transcript import (
     ANNOTATION_KEY,
@@ -88,7 +88,6 @@ class Row(NamedTuple):
     calls: int  # an assistant's number of tool calls
     tool_calls: list[dict[str, Any]]  # an assistant's tool calls ([] for any other message)
     ids: dict[Any, int]  # an assistant's call ids -> the first position holding each
-    call_keys: tuple[tuple[str, ...] | None, ...]  # per call, its key (``call_key``)
     key: tuple[str, ...] | None  # its annotated key (an assistant with calls has none)
     tool_call_id: Any  # a tool result's
     candidate: bool  # a tool result or a retrieved chunk: may be a duplicate
@@ -118,7 +117,6 @@ def message_row(message: Message) -> Row:
     role = message.get("role")
     calls = tool_calls_of(message) if role == "assistant" else []
     key, ids, keyed_caller = None, dict[Any, int](), False
-    keys: tuple[tuple[str, ...] | None, ...] = ()
     candidate = observation = False
     if role == "tool":
         candidate = True
@@ -131,7 +129,6 @@ def message_row(message: Message) -> Row:
         for at, call in enumerate(calls):
             if isinstance(call, dict) and isinstance(call.get("id"), str):
                 ids.setdefault(call["id"], at)
-        keys = tuple(map(call_key, calls))
     elif note:
         if note.get("key") is not None:
             key = annotated_key(note["key"])
@@ -149,7 +146,6 @@ def message_row(message: Message) -> Row:
         len(calls),
         calls,
         ids,
-        keys,
         key,
         message.get("tool_call_id") if role == "tool" else None,
         candidate,
@@ -235,7 +231,7 @@ class Transcript:
             self.keyed_callers = {i for i in earlier.keyed_callers if i < start}
             self.declaring = [declared for declared in earlier.declaring if declared[0] < start]
         rows: list[Row] = []
-        current, ids, calls_there, call_keys = -1, dict[Any, int](), list[dict[str, Any]](), tuple[Any, ...]()
+        current, ids, calls_there = -1, dict[Any, int](), list[dict[str, Any]]()
         tail = messages if not start else itertools.islice(messages, start, None)
         # A replay's contexts are mostly the messages of the previous compaction: their rows are kept.
         for i, (message, row) in enumerate(values_of(message_row, tail), start):
@@ -249,13 +245,13 @@ class Transcript:
                 if found is not None:
                     owner, position = current, found
                     if key is None:
-                        key = call_keys[found]
+                        key = by_message(call_key, calls_there[found])  # only for a call answered
                         if key is not None:
                             key = self.memo.keys.setdefault(key, key)  # one tuple per distinct call
             else:
                 current = i if row.calls else -1
                 if row.calls:
-                    ids, calls_there, call_keys = row.ids, row.tool_calls, row.call_keys
+                    ids, calls_there = row.ids, row.tool_calls
                     if row.keyed_caller:
                         self.keyed_callers.add(i)
             self.keys.append(key)
@@ -266,7 +262,7 @@ class Transcript:
         # The other columns are the rows' own fields, one entry per message: machine integers and
         # bytes, not Python objects (turned into columns at C speed).
         fields = zip(*rows, strict=True) if rows else [()] * len(Row._fields)
-        length, filled, stub, tool, calls, _, _, _, _, _, candidate, observation, high, low, *_ = fields
+        length, filled, stub, tool, calls, _, _, _, _, candidate, observation, high, low, *_ = fields
         self.length = array("i", length)  # characters of its content text
         self.filled = bytearray(filled)  # has content (not None, "" or [])
         self.stub = bytearray(stub)
