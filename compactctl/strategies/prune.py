@@ -83,14 +83,14 @@ class PrunePlan:
     read once more, for a transcript that is not held).
     """
 
-    origins: array[int]  # per output message, the input message it is
+    origins: Sequence[int]  # per output message, the input message it is (a range: each in place)
     stubs: dict[int, tuple[str, int]]  # input index -> its stub's kind and the input index it names
     calls: dict[int, tuple[int, ...]]  # assistant -> positions (in its input tool_calls) it keeps
     fates: dict[int, Fate]
 
     @classmethod
     def identity(cls, n: int) -> PrunePlan:
-        return cls(array("i", range(n)), {}, {}, {})
+        return cls(range(n), {}, {}, {})
 
     def edited(self, index: int, message: Message) -> Message:
         """Input message ``index`` as the output holds it (the same object when unchanged)."""
@@ -129,7 +129,8 @@ class PrunePlan:
         origins = self.origins
         if not self.stubs and not self.calls and (not origins or origins[-1] == len(origins) - 1):
             # The first round: positions are input indices already.
-            return PrunePlan(array("i", step.origins), step.stubs, step.calls, self.fates)
+            first = step.origins if isinstance(step.origins, range) else array("i", step.origins)
+            return PrunePlan(first, step.stubs, step.calls, self.fates)
         stubs, calls = dict(self.stubs), dict(self.calls)
         for position, stub in step.stubs.items():
             stubs[origins[position]] = stub
@@ -232,11 +233,23 @@ def _once(t: Transcript, stub_mode: bool, labels: Sequence[int], reasons: bool =
     def mark(kind: str, target: int) -> tuple[str, int]:
         return marks.setdefault((kind, target), (kind, target))
 
+    # ``worth_pruning`` written out: this loop meets every message, at every compaction of a replay.
+    length, notes = t.length, t.notes
+    bars: dict[int, int] = {}  # the length of a stub naming each latest message
     for i, key in enumerate(keys):
         if key is None or stub[i]:  # a stub is never pruned again
             continue
         target = latest[key]
-        if target != i and worth_pruning(i, "superseded", target):
+        if target == i:
+            continue
+        if stub_mode:
+            bar = bars.get(target)
+            if bar is None:
+                bar = bars[target] = len(stub_text("superseded", labels[target]))
+            if bar >= length[i]:
+                continue
+        note = notes.get(i)
+        if note is None or not note.pin:
             pruned[i] = mark("superseded", target)
 
     # 2. Duplicates: one copy of each folded text among the tool results and retrieved chunks
@@ -246,13 +259,11 @@ def _once(t: Transcript, stub_mode: bool, labels: Sequence[int], reasons: bool =
     # prompt cache's prefix holds.
     first: dict[tuple[int, int], int] = {}  # digest of a folded text -> the first message holding it
     duplicates = False
+    high, low = t.digest_high, t.digest_low
     for i in compress(range(n), t.candidate):
-        if i in pruned or stub[i]:
+        if i in pruned or stub[i] or not (high[i] or low[i]):  # (0, 0): no text to compare
             continue
-        digest = t.digest(i)
-        if digest is None:
-            continue
-        original = first.setdefault(digest, i)
+        original = first.setdefault((high[i], low[i]), i)
         if original != i and worth_pruning(i, "duplicate", original):
             pruned[i] = mark("duplicate", original)
             duplicates = True
