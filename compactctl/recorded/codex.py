@@ -129,9 +129,14 @@ class _Rollout:
             self.open_estimate = 0
         self.open_call = None
 
-    def item(self, item: dict[str, Any], timestamp: float | None, line: int) -> None:
+    def item(self, item: dict[str, Any], timestamp: float | None, line: int, metadata: Any = None) -> None:
         kind = item.get("type", "message" if "role" in item else None)
-        if kind == "message" and item.get("role") == "assistant":
+        if kind == "message" and item.get("role") == "assistant" and _not_sampled(metadata):
+            # Codex's own words in the thread (a review's findings relayed into it): context, no model call.
+            self._end_call()
+            content = content_to_canonical(item.get("content"))
+            self.messages.append({"role": "assistant", "content": content, "compactctl": {"kind": "harness"}})
+        elif kind == "message" and item.get("role") == "assistant":
             message = self._call_message(timestamp)
             text = content_to_canonical(item.get("content"))
             message["content"] = _joined(message.get("content"), text)
@@ -269,6 +274,14 @@ class _Rollout:
         )
 
 
+def _not_sampled(metadata: Any) -> bool:
+    """An item the model did not sample: 0.171 writes each item's ``metadata``, whose
+    ``sampled_through_sequence`` is the history the model had read when it wrote the item (the one
+    before it) and 0 for what the client wrote itself, as the message relaying ``codex review``'s
+    findings into the thread that asked for it (tests/fakes/record_fixtures.py)."""
+    return isinstance(metadata, dict) and metadata.get("sampled_through_sequence") == 0
+
+
 def _joined(before: Any, text: Any) -> Any:
     if not before:
         return text
@@ -309,7 +322,7 @@ def read(records: list[Record], path: str) -> RecordedSession:
             model = settings.get("model") if isinstance(settings, dict) else None
             rollout.next_model = model if isinstance(model, str) else rollout.next_model
         elif kind == "response_item":
-            rollout.item(payload, timestamp, record.line)
+            rollout.item(payload, timestamp, record.line, value.get("metadata"))
         elif kind == "compacted":
             rollout.compacted(payload)
         elif kind == "event_msg" and payload.get("type") == "token_count":
