@@ -66,11 +66,12 @@ def _grown(history: list[dict[str, Any]], kind: str, value: Any, call_ids: list[
     call_id = f"q{len(call_ids)}"
     call_ids.append(0)
     if value is None:  # a chunk fetched by a call of its own
-        return history + [
+        return [
+            *history,
             {"role": "assistant", "content": None, "tool_calls": [call(call_id, "search", f'{{"q": "{call_id}"}}')]},
             {"role": "tool", "tool_call_id": call_id, "content": CHUNK.upper() if len(call_ids) % 2 else CHUNK},
         ]
-    return history + [{"role": "user", "content": CHUNK, "compactctl": {"kind": value}}]
+    return [*history, {"role": "user", "content": CHUNK, "compactctl": {"kind": value}}]
 
 
 @PROPERTY
@@ -88,7 +89,7 @@ def test_a_replayed_prune_is_a_fresh_prune_at_every_compaction(start, steps, mod
             with_memo = _plan(history, options)
             # Outside the memo: every row worked out again, from copies nothing was kept for.
             copies = copy.deepcopy(history)
-            fresh_rows = _columns(Transcript(copies, lambda: copies, matcher, KeyMemo({}), mode == "stub"))
+            fresh_rows = _columns(Transcript(copies, lambda c=copies: c, matcher, KeyMemo({}), mode == "stub"))
             assert _columns(kept) == fresh_rows
             assert with_memo == _plan(copies, options)
             output = with_memo[0]
