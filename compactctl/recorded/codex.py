@@ -37,7 +37,7 @@ from typing import Any
 
 from compactctl import jsonbytes
 from compactctl.errors import InputError
-from compactctl.formats.codex import ROLLOUT_FIELDS
+from compactctl.formats.codex import ROLLOUT_FIELDS, not_sampled
 from compactctl.formats.records import Record, check_fields
 from compactctl.formats.responses import content_to_canonical, is_harness
 from compactctl.recorded import (
@@ -131,7 +131,7 @@ class _Rollout:
 
     def item(self, item: dict[str, Any], timestamp: float | None, line: int, metadata: Any = None) -> None:
         kind = item.get("type", "message" if "role" in item else None)
-        if kind == "message" and item.get("role") == "assistant" and _not_sampled(metadata):
+        if kind == "message" and item.get("role") == "assistant" and not_sampled(metadata):
             # Codex's own words in the thread (a review's findings relayed into it): context, no model call.
             self._end_call()
             content = content_to_canonical(item.get("content"))
@@ -272,14 +272,6 @@ class _Rollout:
         self.compactions.append(
             RecordedCompaction(position=len(self.messages), before_call=len(self.calls), replacement=replacement)
         )
-
-
-def _not_sampled(metadata: Any) -> bool:
-    """An item the model did not sample: 0.171 writes each item's ``metadata``, whose
-    ``sampled_through_sequence`` is the history the model had read when it wrote the item (the one
-    before it) and 0 for what the client wrote itself, as the message relaying ``codex review``'s
-    findings into the thread that asked for it (tests/fakes/record_fixtures.py)."""
-    return isinstance(metadata, dict) and metadata.get("sampled_through_sequence") == 0
 
 
 def _joined(before: Any, text: Any) -> Any:
