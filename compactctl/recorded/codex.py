@@ -37,7 +37,7 @@ from typing import Any
 
 from compactctl import jsonbytes
 from compactctl.errors import InputError
-from compactctl.formats.codex import ROLLOUT_FIELDS
+from compactctl.formats.codex import ROLLOUT_FIELDS, not_sampled
 from compactctl.formats.records import Record, check_fields
 from compactctl.formats.responses import content_to_canonical, is_harness
 from compactctl.recorded import (
@@ -129,9 +129,14 @@ class _Rollout:
             self.open_estimate = 0
         self.open_call = None
 
-    def item(self, item: dict[str, Any], timestamp: float | None, line: int) -> None:
+    def item(self, item: dict[str, Any], timestamp: float | None, line: int, metadata: Any = None) -> None:
         kind = item.get("type", "message" if "role" in item else None)
-        if kind == "message" and item.get("role") == "assistant":
+        if kind == "message" and item.get("role") == "assistant" and not_sampled(metadata):
+            # Codex's own words in the thread (a review's findings relayed into it): context, no model call.
+            self._end_call()
+            content = content_to_canonical(item.get("content"))
+            self.messages.append({"role": "assistant", "content": content, "compactctl": {"kind": "harness"}})
+        elif kind == "message" and item.get("role") == "assistant":
             message = self._call_message(timestamp)
             text = content_to_canonical(item.get("content"))
             message["content"] = _joined(message.get("content"), text)
@@ -309,7 +314,7 @@ def read(records: list[Record], path: str) -> RecordedSession:
             model = settings.get("model") if isinstance(settings, dict) else None
             rollout.next_model = model if isinstance(model, str) else rollout.next_model
         elif kind == "response_item":
-            rollout.item(payload, timestamp, record.line)
+            rollout.item(payload, timestamp, record.line, value.get("metadata"))
         elif kind == "compacted":
             rollout.compacted(payload)
         elif kind == "event_msg" and payload.get("type") == "token_count":

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import hashlib
 import json
 import os
 from datetime import UTC, date, datetime
@@ -20,6 +19,7 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
+from compactctl.digests import blake2b
 from compactctl.replay.prices import Prices
 
 PRICES_CACHE_ENV = "COMPACTCTL_PRICES_CACHE"
@@ -43,7 +43,7 @@ def cache_path() -> Path | None:
 
     named = os.environ.get(PRICES_CACHE_ENV)
     folder = Path(named) if named else user_cache_dir() / "prices"
-    return folder / f"genai-prices-{hashlib.blake2b(stamp.encode(), digest_size=8).hexdigest()}.json"
+    return folder / f"genai-prices-{blake2b(stamp.encode(), digest_size=8).hexdigest()}.json"
 
 
 def key(model: str, provider: str | None, day: date | None) -> str:

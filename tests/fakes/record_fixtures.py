@@ -398,6 +398,40 @@ def codex_cache_writes_fixture(root: Path) -> Path:
     return _written(root, data, f"codex-{_version(client.version)}-cache-writes.jsonl")
 
 
+def codex_review_fixture(root: Path) -> list[Path]:
+    """``codex exec review --uncommitted`` (a review subagent's thread, and the thread that asked for it, into
+    which Codex relays the findings as an assistant message of its own), then that thread resumed to fix it."""
+    import json
+    import subprocess
+
+    from tests.fakes.clients import _run
+
+    client = require_client("codex")
+    with FakeResponses() as fake:
+        codex = Codex(client, root, project(root), fake)
+        codex.configure()
+        git = ["git", "-c", "user.email=a@b.c", "-c", "user.name=a"]
+        for args in (["init", "-q"], ["add", "."], ["commit", "-qm", "start"]):
+            subprocess.run([*git, *args], cwd=codex.cwd, env=codex.env(), check=True)
+        (codex.cwd / "app.py").write_text("def add(a, b):\n    return a * b\n")
+        where = {"absolute_file_path": str(codex.cwd / "app.py"), "line_range": {"start": 2, "end": 2}}
+        finding = {"title": "add multiplies", "body": "add() returns a * b.", "confidence_score": 0.9, "priority": 1}
+        review = {"findings": [{**finding, "code_location": where}], "overall_correctness": "patch is incorrect"}
+        review |= {"overall_explanation": "add multiplies.", "overall_confidence_score": 0.9}
+        fake.enqueue(Reply(tool_calls=(ToolCall("exec_command", {"cmd": "git diff"}),)), json.dumps(review))
+        args = [str(client.binary), "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"]
+        _run([*args, "review", "--uncommitted"], codex.cwd, codex.env())
+        (host,) = [p for p in codex.rollouts() if b'"subagent"' not in p.read_bytes().splitlines()[0]]
+        (reviewer,) = [p for p in codex.rollouts() if p != host]
+        thread = re.search(r"([0-9a-f-]{36})\.jsonl$", host.name)
+        assert thread
+        fix = ToolCall("exec_command", {"cmd": "sed -i 's/a [*] b/a + b/' app.py"})
+        fake.enqueue(Reply(tool_calls=(fix,)), "Fixed.")
+        codex.run("Fix the finding.", resume=thread.group(1))
+        assert not fake.errors and not fake.script
+        return _fixture_folder(f"codex-{_version(client.version)}-review", {"host": host, "review": reviewer}, root)
+
+
 def codex_killed_mid_call_fixture(root: Path) -> Path:
     """A Codex run killed while its tool call runs (``sleep 60``): the rollout ends on an open call whose
     response was written but whose ``token_count`` never was."""
@@ -435,6 +469,7 @@ if __name__ == "__main__":
         claude_code_model_switch_fixture,
         codex_model_switch_fixture,
         codex_cache_writes_fixture,
+        codex_review_fixture,
         gemini_usage_fixture,
         claude_code_1_0_fixture,  # needs $CLAUDE_1_0
         claude_code_1_0_formatter_fixture,  # needs $CLAUDE_1_0 (1.0.69) and $PRETTIER

@@ -227,3 +227,40 @@ def test_codex_cache_writes_are_billed_at_the_write_price_of_a_model_that_lists_
         for r in _records(CODEX_WRITES)
         if r["type"] == "token_usage_record"
     )
+
+
+CODEX_REVIEW = REAL_CLIENTS / "codex-0.171.0-review"
+
+
+def test_the_findings_codex_relays_from_a_review_are_no_model_call():
+    """``codex exec review`` by the real 0.171, then the asking thread resumed to fix the finding: Codex writes
+    the review's findings into that thread as an assistant message of its own (its metadata says the model
+    sampled nothing for it). Read as a call, it was a call with no usage and no model: the thread's every row
+    unpriced (cost null), with a note that a response's usage was never written."""
+    from tests.recorded.test_codex_calls import _each_response_at_its_model
+
+    host = CODEX_REVIEW / "host.jsonl"
+    expected, calls = _each_response_at_its_model(host)
+    assert calls == 2  # the resumed turn's command and answer; the relayed findings are none
+    bill = _bill_row(host)
+    assert bill["calls"] == 2 and bill["cost"] == pytest.approx(expected, rel=1e-6)
+    result = CliRunner().invoke(app, ["replay", str(CODEX_REVIEW), "-t", "100000", "--json", "-q"])
+    document = orjson.loads(result.stdout)
+    assert result.exit_code == 0 and not document["failed"], result.output
+    folder = sum(_each_response_at_its_model(path)[0] for path in CODEX_REVIEW.glob("*.jsonl"))
+    assert document["total"]["settings"][0]["cost"] == pytest.approx(folder, rel=1e-6)
+    assert all(not (entry["api"] or {}).get("notes") for entry in document["files"])
+
+
+def test_a_review_s_thread_before_it_goes_on_bills_no_call(tmp_path):
+    """The asking thread as it was when the review ended (the fixture's lines up to its first turn's end): the
+    relayed findings are its only assistant message, and no response was billed. Replay counted it as a call
+    and priced it at the default model (gpt-4o: $0.0118), a fifth over the review's own $0.05576."""
+    lines = (CODEX_REVIEW / "host.jsonl").read_bytes().splitlines(keepends=True)
+    end = next(n for n, line in enumerate(lines) if b'"task_complete"' in line)
+    before = tmp_path / "host.jsonl"
+    before.write_bytes(b"".join(lines[: end + 1]))
+    result = CliRunner().invoke(app, ["replay", str(before), "-t", "100000", "--json", "-q"])
+    assert result.exit_code == 0, result.output
+    (entry,) = orjson.loads(result.stdout)["files"]
+    assert [(row["calls"], row["cost"]) for row in entry["settings"]] == [(0, 0.0), (0, 0.0)]
