@@ -76,17 +76,15 @@ def served_cost(served: list[tuple[str, str, dict[str, Any], bool]]) -> float:
     total = 0.0
     for provider, model, usage, _ in served:
         if provider == "anthropic":
-            read, written = usage.get("cache_read_input_tokens") or 0, usage.get("cache_creation_input_tokens") or 0
-            counts = Usage(
-                input_tokens=usage["input_tokens"] + read + written,
-                cache_read_tokens=read,
-                cache_write_tokens=written,
-                output_tokens=usage["output_tokens"],
-            )
+            from tests.replay.test_bill import anthropic_counts
+
+            counts = Usage(**anthropic_counts(usage))
         else:
+            details = usage["input_tokens_details"]
             counts = Usage(
                 input_tokens=usage["input_tokens"],
-                cache_read_tokens=usage["input_tokens_details"]["cached_tokens"],
+                cache_read_tokens=details["cached_tokens"],
+                cache_write_tokens=details.get("cache_write_tokens") or None,
                 output_tokens=usage["output_tokens"],
             )
         total += float(calc_price(counts, model, provider_id=provider).total_price)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import statistics
 import struct
 import zlib
+from pathlib import Path
 
 import pytest
 
@@ -482,3 +483,41 @@ def test_a_real_claude_code_session_with_a_subagent_and_a_rewind_calibrates_with
     assert calibration.held_out.median < 0.01 and calibration.held_out.p90 < 0.01
     assert calibration.ratio == pytest.approx(1.0, abs=0.03)
     assert calibration.unlogged == {}  # nothing the client sent is missing from its log
+
+
+REAL_CLIENTS = Path(__file__).parent / "formats" / "data" / "real-clients"
+
+
+def _switched(name: str, producer: str, models: list[str]):
+    """The calibration of a real client's file whose one context ran six calls on each of ``models``."""
+    from compactctl.formats.records import parse_records
+    from compactctl.recorded import read_recorded
+
+    path = REAL_CLIENTS / name
+    session = read_recorded(producer, parse_records(path.read_bytes(), str(path))[0], str(path))
+    assert session is not None
+    (context,) = session.contexts
+    assert [c.model for c in context.calls] == [models[0]] * 6 + [models[1]] * 6
+    assert context.segment_starts() == [0, 6]
+    calibration = calibrate(session, producer)
+    assert calibration.held_out.median < 0.02 and calibration.held_out.p90 < 0.05
+    assert calibration.warnings == ()
+    return calibration
+
+
+def test_a_switch_of_model_starts_a_hidden_prefix_of_its_own():
+    """The real Claude Code 2.1.332 ran three turns on claude-opus-4-7 and three on claude-sonnet-4-6 against a
+    fake counting Opus 4.7's tokenizer at 1.35x (tests/fakes/record_fixtures.py): the system prompt and tools
+    cost another number of tokens on the other model. With one prefix for the whole context, the held-out half
+    (all Sonnet) was predicted from Opus's prefix: 34.3 % / 34.5 % (median / p90)."""
+    models = ["claude-opus-4-7", "claude-sonnet-4-6"]
+    calibration = _switched("claude-code-2.1.332-model-switch.jsonl", "claude-code", models)
+    opus, sonnet = calibration.prefix["main"], calibration.prefix["main@6"]
+    assert opus / sonnet == pytest.approx(1.35, rel=0.1)
+
+
+def test_a_codex_thread_resumed_on_another_model_calibrates_each_model_s_instructions_apart():
+    """The real Codex 0.171 ran three turns on gpt-5.5 and three resumed on gpt-5.4 (no compaction): each model
+    sends its own base instructions. One prefix for both predicted the gpt-5.4 half at 7.3 % / 8.5 %."""
+    calibration = _switched("codex-0.171.0-model-switch.jsonl", "codex", ["gpt-5.5", "gpt-5.4"])
+    assert calibration.prefix["main@6"] > calibration.prefix["main"]  # gpt-5.4's instructions are the longer

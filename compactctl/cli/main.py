@@ -6,7 +6,8 @@ them, so neither the strategies, the formats, the tokenizer nor ``openai`` (whic
 about half a second, and only the LLM summarizer needs).
 
 ``main`` hands a plain ``compact`` or ``prune`` line to ``cli.direct``, which runs it without
-importing Typer; any other line goes to the Typer app (``cli.app``), built on first use.
+importing Typer; any other line goes to the Typer app (``cli.app``), built on first use. Such a
+line, run as the program itself, ends without the interpreter's tear-down (``cli.quick_exit``).
 """
 
 from __future__ import annotations
@@ -52,7 +53,14 @@ def main() -> None:
     dataclass_code.install()  # before the first dataclass: their methods compiled once per machine
     from compactctl.cli import direct
 
-    direct.run(sys.argv[1:])  # returns when the line is not one it reads plainly: Click reads it
+    try:
+        direct.run(sys.argv[1:])  # returns when the line is not one it reads plainly: Click reads it
+    except SystemExit as done:
+        from compactctl.cli import quick_exit
+
+        if quick_exit.runs_the_process(main):  # the program itself: it ends now, its work done and written
+            quick_exit.end_now(done.code)  # returns where the interpreter's own end could differ
+        raise
     from compactctl.cli.app import app
 
     app()

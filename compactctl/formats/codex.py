@@ -133,6 +133,13 @@ class _Rollout:
         self.system = 0 if kept else None
         self.call_start = len(self.items.messages)
 
+    def relayed(self) -> None:
+        """The assistant message just read is Codex's own words (a review's findings relayed): context the
+        model is sent, but no response of its."""
+        message = self.items.messages[-1]
+        message["compactctl"] = {**(message.get("compactctl") or {}), "kind": "harness"}
+        self.items.open_assistant = None
+
     def token_count(self, payload: dict[str, Any]) -> None:
         info = payload.get("info")
         usage = info.get("last_token_usage") if isinstance(info, dict) else None
@@ -167,6 +174,14 @@ def client_context(message: Message) -> bool:
     """Codex's own initial context: written again on resume when a compacted line left it out, and
     needed as Codex wrote it when one kept it; a summary never folds it (``ClientView.owned``)."""
     return message.get("role") in ("user", "developer") and content_text(message).lstrip().startswith(INITIAL_CONTEXT)
+
+
+def not_sampled(metadata: Any) -> bool:
+    """An item the model did not sample: 0.171 writes each item's ``metadata``, whose
+    ``sampled_through_sequence`` is the history the model had read when it wrote the item (the one
+    before it) and 0 for what the client wrote itself, as the message relaying ``codex review``'s
+    findings into the thread that asked for it (tests/fakes/record_fixtures.py)."""
+    return isinstance(metadata, dict) and metadata.get("sampled_through_sequence") == 0
 
 
 def written_summary(message: Message) -> Message:
@@ -213,6 +228,8 @@ def read(records: list[Record], path: str) -> list[Transcript]:
             rollout.session_meta(payload)
         elif kind == "response_item":
             rollout.items.feed(payload, None, record.line)
+            if payload.get("role") == "assistant" and not_sampled(value.get("metadata")):
+                rollout.relayed()
         elif kind == "compacted":
             rollout.compacted(payload, record.line)
         elif kind == "world_state":

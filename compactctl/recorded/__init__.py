@@ -93,8 +93,15 @@ class RecordedContext:
     resumes: list[int] = field(default_factory=list)
 
     def segment_starts(self) -> list[int]:
-        """Calls that start a stretch with one hidden prefix: the first, each resume and each compaction."""
-        return sorted({0, *self.resumes, *(c.before_call for c in self.compactions)})
+        """Calls that start a stretch with one hidden prefix: the first, each resume, each compaction and
+        each switch of model (``/model``, a fallback): the system prompt names the model, and a model
+        of another tokenizer counts the same prefix in other tokens (Opus 4.7's in up to 1.35x)."""
+        switches, model = [], None
+        for n, call in enumerate(self.calls):
+            if call.model and model and call.model != model:
+                switches.append(n)
+            model = call.model or model
+        return sorted({0, *self.resumes, *(c.before_call for c in self.compactions), *switches})
 
     @property
     def has_usage(self) -> bool:

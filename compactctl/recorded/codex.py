@@ -37,7 +37,7 @@ from typing import Any
 
 from compactctl import jsonbytes
 from compactctl.errors import InputError
-from compactctl.formats.codex import ROLLOUT_FIELDS
+from compactctl.formats.codex import ROLLOUT_FIELDS, not_sampled
 from compactctl.formats.records import Record, check_fields
 from compactctl.formats.responses import content_to_canonical, is_harness
 from compactctl.recorded import (
@@ -69,6 +69,9 @@ def usage_of(raw: Any) -> ApiUsage | None:
     usage = ApiUsage(
         input_tokens=integer(raw.get("input_tokens")),
         cached_tokens=integer(raw.get("cached_input_tokens")),
+        # 0.171 and later: the writes the API reported (``input_tokens_details.cache_write_tokens``), billed as
+        # writes where the model lists a write price (the gpt-5.6 family), as plain input elsewhere.
+        cache_write_tokens=integer(raw.get("cache_write_input_tokens")),
         output_tokens=integer(raw.get("output_tokens")),
         reasoning_tokens=integer(raw.get("reasoning_output_tokens")),
     )
@@ -126,9 +129,14 @@ class _Rollout:
             self.open_estimate = 0
         self.open_call = None
 
-    def item(self, item: dict[str, Any], timestamp: float | None, line: int) -> None:
+    def item(self, item: dict[str, Any], timestamp: float | None, line: int, metadata: Any = None) -> None:
         kind = item.get("type", "message" if "role" in item else None)
-        if kind == "message" and item.get("role") == "assistant":
+        if kind == "message" and item.get("role") == "assistant" and not_sampled(metadata):
+            # Codex's own words in the thread (a review's findings relayed into it): context, no model call.
+            self._end_call()
+            content = content_to_canonical(item.get("content"))
+            self.messages.append({"role": "assistant", "content": content, "compactctl": {"kind": "harness"}})
+        elif kind == "message" and item.get("role") == "assistant":
             message = self._call_message(timestamp)
             text = content_to_canonical(item.get("content"))
             message["content"] = _joined(message.get("content"), text)
@@ -188,7 +196,9 @@ class _Rollout:
         """A ``token_usage_record``: one response's usage; one with no output since the last is the producer's."""
         usage = usage_of(payload.get("usage"))
         self.recorded_thread_total = usage_of(payload.get("thread_token_usage")) or self.recorded_thread_total
-        if usage is not None and self.records_begun is not None and self.records_begun == len(self.calls):
+        # A record is written after its response's items, so one with no call since the last record (or, in
+        # a fork that compacts before its first turn, with no call in the file yet) is the compaction's.
+        if usage is not None and len(self.calls) == (self.records_begun or 0):
             self.compaction_usage.append(usage)  # wrote no response item: the compaction's summarizing call
             self.compaction_models.append((self.next_model or self.model, usage))
         elif usage is not None and self.calls:
@@ -304,7 +314,7 @@ def read(records: list[Record], path: str) -> RecordedSession:
             model = settings.get("model") if isinstance(settings, dict) else None
             rollout.next_model = model if isinstance(model, str) else rollout.next_model
         elif kind == "response_item":
-            rollout.item(payload, timestamp, record.line)
+            rollout.item(payload, timestamp, record.line, value.get("metadata"))
         elif kind == "compacted":
             rollout.compacted(payload)
         elif kind == "event_msg" and payload.get("type") == "token_count":

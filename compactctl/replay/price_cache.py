@@ -23,7 +23,9 @@ from typing import Any
 from compactctl.replay.prices import Prices
 
 PRICES_CACHE_ENV = "COMPACTCTL_PRICES_CACHE"
-FORMAT = 2  # bumped when the file's layout, Prices' fields or the look-up change (2: Bedrock and Vertex ids)
+# Bumped when the file's layout, Prices' fields or the look-up change (2: Bedrock and Vertex ids; 3: OpenAI's
+# write prices where a model lists one).
+FORMAT = 3
 
 
 def cache_path() -> Path | None:

@@ -153,8 +153,9 @@ def _looked_up(model: str, provider: str | None, day: date | None) -> Prices | N
             figures[key] = None if value is None else float(value)
         if figures["cached_input"] is None:
             figures["cached_input"] = figures["input"]
-        if figures["cache_write"] is None or openai:
-            # OpenAI caches automatically and its usage reports no writes: a write is plain input.
+        if figures["cache_write"] is None:
+            # OpenAI caches automatically and, but for the models that list a write price (the gpt-5.6
+            # family, whose usage reports the writes), bills no write: a write is plain input.
             figures["cache_write"] = figures["input"]
         return figures
 

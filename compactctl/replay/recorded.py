@@ -114,14 +114,15 @@ def _share_1h(session: RecordedSession) -> float:
 
 
 def _bill_cost(usage: ApiUsage, prices: Prices, provider: str) -> float:
-    if provider == "anthropic":
-        plain = usage.input_tokens - usage.cached_tokens - usage.cache_write_tokens
-        return prices.call_cost(
-            usage.input_tokens, usage.cached_tokens, usage.cache_write_tokens, usage.output_tokens,
-            usage.cache_write_1h_tokens,
-        ) if plain >= 0 else 0.0  # fmt: skip
-    # OpenAI bills writes as plain input: only the cached part is discounted.
-    return prices.call_cost(usage.input_tokens, usage.cached_tokens, 0, usage.output_tokens)
+    plain = usage.input_tokens - usage.cached_tokens - usage.cache_write_tokens
+    if provider == "anthropic" and plain < 0:
+        return 0.0
+    # The writes the usage reports at the write price (OpenAI's where the model lists one, else the input
+    # price: price_source); an OpenAI usage that reports none bills its uncached input as plain input.
+    return prices.call_cost(
+        usage.input_tokens, usage.cached_tokens, usage.cache_write_tokens if plain >= 0 else 0, usage.output_tokens,
+        usage.cache_write_1h_tokens,
+    )  # fmt: skip
 
 
 def copied_prefix(context: RecordedContext) -> int:
@@ -153,7 +154,7 @@ def _usage_row(
         mean_context=round(sum(per_call) / len(per_call), 1) if per_call else 0.0,
         input_tokens=sum(u.input_tokens for u in usages),
         cached_tokens=sum(u.cached_tokens for u in usages),
-        cache_write_tokens=sum(u.cache_write_tokens for u in usages) if provider == "anthropic" else 0,
+        cache_write_tokens=sum(u.cache_write_tokens for u in usages),
         output_tokens=sum(u.output_tokens for u in usages),
         summarizer_calls=0,
         summarizer_tokens=0,
@@ -490,7 +491,7 @@ def _with_extra(
         calls=row.calls + calls,
         input_tokens=row.input_tokens + usage.input_tokens,
         cached_tokens=row.cached_tokens + usage.cached_tokens,
-        cache_write_tokens=row.cache_write_tokens + (usage.cache_write_tokens if provider == "anthropic" else 0),
+        cache_write_tokens=row.cache_write_tokens + usage.cache_write_tokens,
         output_tokens=row.output_tokens + usage.output_tokens,
         cost=sum_costs([row.cost, cost]),
     )

@@ -73,10 +73,10 @@ _SHA = lazyre.compile(r"(?<![\w#-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,4
 # with a look-behind or \b, tried at every character): no gate match, no match (tests/summarizers/test_prefilters.py).
 _UUID_GATE = lazyre.compile(r"-[0-9a-f]{4}-[0-9a-f]{4}-", re.I)  # a UUID's second and third groups
 _SHA_GATE = lazyre.compile(r"[0-9a-f]{7}")
-# PROJ-123's "J-1"; a booking code's digit and capital side by side in its run ("O6", "6A": a run of
-# capitals and digits holding both has a digit beside a capital, so the gate looks for just the pair,
-# not for a run it would try again from each of its characters).
-_ID_GATES = (lazyre.compile(r"-(?<=[A-Z0-9]-)\d"), lazyre.compile(r"\d[A-Z]|[A-Z]\d"), None, None)
+# PROJ-123's "J-1"; a booking code's digit and capital side by side in its run ("O6", "6A": a line
+# holding such a run has such a pair, which is looked for, not the run from each of its characters);
+# a user id's "_3"; an address's "@": each pattern is tried on the lines holding its gate (_lines_holding).
+_ID_GATES = tuple(map(lazyre.compile, (r"-(?<=[A-Z0-9]-)\d", r"\d[A-Z]|[A-Z]\d", r"_\d", "@")))
 _HUNK = lazyre.compile(r"^\d+(?:,\d+)?[acd]\d+(?:,\d+)?$")  # diff's "178d167", "333a310"
 # An error line as a tool prints it, not a source line that names an exception.
 _ERROR_LINE = lazyre.compile(
@@ -325,14 +325,30 @@ def _ids(text: str, prose: bool = True) -> Iterator[str]:
     for match in _ISSUE_REF.finditer(text) if prose and digits else ():
         yield match.group(0)
     for pattern, needed, gate in zip(_ID_PATTERNS, _ID_NEEDS, _ID_GATES, strict=True):
-        tried = needed in text and (digits or needed == "@") and (gate is None or gate.search(text) is not None)
-        for match in pattern.finditer(text) if tried else ():
-            yield match.group(0)
-    for match in _SHA.finditer(text) if digits and _SHA_GATE.search(text) else ():
-        sha = match.group(0)
-        # A hunk marker (178d167) is digits around one letter; a real sha has letters spread out.
-        if not _HUNK.match(sha) and sum(c.isalpha() for c in sha) >= 2:
-            yield sha
+        for start, end in _lines_holding(gate, text) if needed in text and (digits or needed == "@") else ():
+            for match in pattern.finditer(text, start, end):
+                yield match.group(0)
+    for start, end in _lines_holding(_SHA_GATE, text) if digits else ():
+        for match in _SHA.finditer(text, start, end):
+            sha = match.group(0)
+            # A hunk marker (178d167) is digits around one letter; a real sha has letters spread out.
+            if not _HUNK.match(sha) and sum(c.isalpha() for c in sha) >= 2:
+                yield sha
+
+
+def _lines_holding(gate: re.Pattern[str], text: str) -> Iterator[tuple[int, int]]:
+    """Where each line of ``text`` (cut at line feeds) holding a match of ``gate`` starts and ends, in order.
+
+    Most lines of tool output hold no gate's match. No match of an id pattern (or of a gate) holds a
+    line break, nor do their look-arounds tell one from the text's end, so each finds in a line searched
+    in place what it finds there in the whole text (tests/summarizers/test_prefilters.py)."""
+    at = 0
+    while (hit := gate.search(text, at)) is not None:
+        start = text.rfind("\n", 0, hit.start()) + 1
+        end = text.find("\n", hit.end())
+        end = len(text) if end < 0 else end
+        yield start, end
+        at = end + 1
 
 
 def _numbers(text: str) -> Iterator[str]:

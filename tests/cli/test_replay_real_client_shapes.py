@@ -14,6 +14,7 @@ from genai_prices import Usage, calc_price
 from typer.testing import CliRunner
 
 from compactctl.cli.main import app
+from tests.replay.test_bill import anthropic_counts
 
 BRANCHES = Path(__file__).parents[1] / "formats" / "data" / "real-clients" / "claude-code-2.1.332-branches"
 
@@ -30,14 +31,7 @@ def _bill(folder: Path) -> tuple[int, float]:
                 responses[message["id"]] = message
     cost = 0.0
     for message in responses.values():
-        usage = message["usage"]
-        read, write = usage.get("cache_read_input_tokens", 0), usage.get("cache_creation_input_tokens", 0)
-        tokens = Usage(
-            input_tokens=usage["input_tokens"] + read + write,
-            cache_read_tokens=read,
-            cache_write_tokens=write,
-            output_tokens=usage["output_tokens"],
-        )
+        tokens = Usage(**anthropic_counts(message["usage"]))
         cost += float(calc_price(tokens, model_ref=message["model"], provider_id="anthropic").total_price)
     return len(responses), cost
 
@@ -60,30 +54,21 @@ CODEX_FORK = Path(__file__).parents[1] / "formats" / "data" / "real-clients" / "
 
 
 def test_a_codex_fork_that_compacted_first_is_billed_from_its_own_usage(tmp_path):
-    """The fork's opening ``token_count`` (the parent's totals, ``last_token_usage`` all zeros) is no call's."""
-    model, calls, bill = None, 0, 0.0
-    for line in (CODEX_FORK / "fork.jsonl").read_bytes().splitlines():
-        record = orjson.loads(line)
-        payload = record.get("payload") or {}
-        if record.get("type") == "turn_context":
-            model = payload["model"]
-        info = payload.get("info") if payload.get("type") == "token_count" else None
-        if info and info["last_token_usage"]["input_tokens"]:
-            last = info["last_token_usage"]
-            usage = Usage(
-                input_tokens=last["input_tokens"],
-                cache_read_tokens=last["cached_input_tokens"],
-                output_tokens=last["output_tokens"],
-            )
-            bill += float(calc_price(usage, model_ref=model, provider_id="openai").total_price)
-            calls += 1
+    """The fork's opening ``token_count`` (the parent's totals, ``last_token_usage`` all zeros) is no call's;
+    the compaction the fork began with (its first ``token_usage_record``, before any call of the file: the
+    fake served it as resp_fake000008, 9,573 tokens in) is, and was left out of the bill before."""
+    from tests.recorded.test_codex_calls import _each_response_at_its_model
+
+    bill, responses = _each_response_at_its_model(CODEX_FORK / "fork.jsonl")
+    assert responses == 2  # the fork's own compaction and its one call
     result = CliRunner().invoke(app, ["replay", str(CODEX_FORK / "fork.jsonl"), "-t", "50000", "--json", "-q"])
     assert result.exit_code == 0, result.stderr
     (replayed,) = orjson.loads(result.stdout)["files"]
     # The fork compacted, so its recorded row is the bill (and none the estimate without that compaction).
     billed = next(row for row in replayed["settings"] if row["basis"] == "bill")
-    assert (billed["trigger"], billed["calls"]) == ("recorded", calls)
-    assert abs(billed["cost"] - bill) <= 0.03 * bill, (billed["cost"], bill)
+    assert (billed["trigger"], billed["calls"], billed["compactions"]) == ("recorded", 1, 1)
+    assert replayed["api"]["producer_compactions"] == 1
+    assert billed["cost"] == pytest.approx(bill, rel=1e-6), (billed["cost"], bill)
 
 
 CODEX_KILLED = Path(__file__).parents[1] / "formats" / "data" / "real-clients" / "codex-0.171.0-killed-mid-call.jsonl"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
@@ -197,8 +198,31 @@ def _file_paths(text: str) -> Reply:
     )
 
 
+@dataclass
 class FakeAnthropic(FakeModelServer):
     """``ANTHROPIC_BASE_URL=fake.url`` points Claude Code (or the ``anthropic`` SDK) here."""
+
+    # Report prompt caching as the real API does for Claude Code's cache breakpoints: what the previous
+    # call of the model sent is read from the cache, the rest written with this TTL ("5m" or "1h", split
+    # in ``cache_creation``), a few tokens plain. None: no cache, every input token plain.
+    cache_writes: str | None = None
+    # A model's tokens per token of ``count``: a model of another tokenizer counts the same request in
+    # other tokens (Anthropic: Opus 4.7's tokenizer uses up to 1.35x the tokens of earlier models).
+    tokenizer: dict[str, float] = field(default_factory=dict)
+    _cached: dict[str, int] = field(default_factory=dict)
+
+    def _cache_usage(self, model: str, input_tokens: int) -> dict[str, Any]:
+        with self.lock:
+            read = min(self._cached.get(model, 0), max(0, input_tokens - 3))
+            self._cached[model] = input_tokens
+        written = max(0, input_tokens - 3 - read)
+        split = {f"ephemeral_{ttl}_input_tokens": written if ttl == self.cache_writes else 0 for ttl in ("5m", "1h")}
+        return {
+            "input_tokens": input_tokens - read - written,
+            "cache_creation_input_tokens": written,
+            "cache_read_input_tokens": read,
+            "cache_creation": split,
+        }
 
     def model_calls(self) -> list[dict[str, Any]]:
         """The accepted requests that carried tools: the client's turns, not its side queries."""
@@ -242,6 +266,7 @@ class FakeAnthropic(FakeModelServer):
         reply = self.next_reply() if body.get("tools") and not _asks_for_summary(body) else _side_reply(body)
         blocks = reply_blocks(reply)
         input_tokens = self.count([body.get("system"), body.get("messages"), body.get("tools")])
+        input_tokens = round(input_tokens * self.tokenizer.get(str(body.get("model")), 1.0))
         output_tokens = reply.output_tokens or self.count(blocks)
         message = {
             "id": f"msg_fake{next(_ids):06d}",
@@ -259,6 +284,8 @@ class FakeAnthropic(FakeModelServer):
                 "service_tier": "standard",
             },
         }
+        if self.cache_writes and body.get("tools"):
+            message["usage"].update(self._cache_usage(message["model"], input_tokens))
         if body.get("stream"):
             send_sse(handler, _sse_events(message), {"message_delta": reply.usage_after})
         else:

@@ -58,19 +58,30 @@ def codex_fixture(root: Path) -> Path:
     client = require_client("codex")
     with FakeResponses() as fake:
         codex = Codex(client, root, project(root), fake)
-        fake.enqueue(
-            Reply(thinking="Read the notes.", tool_calls=(ToolCall("exec_command", {"cmd": "cat notes.txt"}),)), ANSWER
-        )
-        codex.run("What do the notes say?")
-        (rollout,) = codex.rollouts()
-        thread = re.search(r"([0-9a-f-]{36})\.jsonl$", rollout.name)
-        assert thread
-        codex.extra_config = "model_auto_compact_token_limit = 1000\n"
-        fake.enqueue("Nothing else.")
-        codex.run("Anything else?", resume=thread.group(1))
-        assert not fake.errors and not fake.script
-        data = rollout.read_bytes()
-    target = OUT / f"codex-{_version(client.version)}-compacted.jsonl"
+        first = Reply(thinking="Read the notes.", tool_calls=(ToolCall("exec_command", {"cmd": "cat notes.txt"}),))
+        limit = "model_auto_compact_token_limit = 1000\n"
+        data = _codex_two_turns(codex, first, limit, "Nothing else.", "Anything else?")
+    return _written(root, data, f"codex-{_version(client.version)}-compacted.jsonl")
+
+
+def _codex_two_turns(codex: Codex, first: Reply, config: str, answer: str, prompt: str) -> bytes:
+    """The rollout of ``first`` and ANSWER to "What do the notes say?", then ``prompt`` resumed (with
+    ``config`` lines added) and ``answer``."""
+    codex.fake.enqueue(first, ANSWER)
+    codex.run("What do the notes say?")
+    (rollout,) = codex.rollouts()
+    thread = re.search(r"([0-9a-f-]{36})\.jsonl$", rollout.name)
+    assert thread
+    codex.extra_config = config
+    codex.fake.enqueue(answer)
+    codex.run(prompt, resume=thread.group(1))
+    assert not codex.fake.errors and not codex.fake.script
+    return rollout.read_bytes()
+
+
+def _written(root: Path, data: bytes, name: str) -> Path:
+    """``data`` written as the fixture ``name``, the run's root as /home/user."""
+    target = OUT / name
     target.write_bytes(data.replace(str(root).encode(), b"/home/user"))
     return target
 
@@ -306,6 +317,121 @@ def codex_fork_after_compaction_fixture(root: Path) -> list[Path]:
         return _fixture_folder(name, {"parent": parent, "fork": fork}, root)
 
 
+def claude_code_cache_fixture(root: Path) -> Path:
+    """Claude Code's usage as the API reports it with prompt caching: each call reads the previous call's
+    prefix from the cache and writes the rest for one hour (``cache_creation.ephemeral_1h_input_tokens``),
+    two turns on claude-sonnet-4-5 over 200k input (its long-context prices), one on claude-opus-4-7."""
+    from tests.fakes.server import estimate_tokens
+
+    client = require_client("claude")
+    with FakeAnthropic(cache_writes="1h", count=lambda value: 12 * estimate_tokens(value)) as fake:
+        claude = ClaudeCode(client, root, project(root), fake)
+        notes = str(claude.cwd / "notes.txt")
+        fake.enqueue(Reply(text="Reading.", tool_calls=(ToolCall("Read", {"file_path": notes}),)), ANSWER, "Yes.")
+        session = _claude_print(claude, "What do the notes say?", "--model", "claude-sonnet-4-5")
+        _claude_print(claude, "Sure?", "--model", "claude-sonnet-4-5", "--resume", session)
+        fake.enqueue("CSV.")
+        _claude_print(claude, "Once more?", "--model", "claude-opus-4-7", "--resume", session)
+        assert not fake.errors and not fake.script
+        data = claude.session_file(session).read_bytes()
+    target = OUT / f"claude-code-{_version(client.version)}-cache-1h-long-context.jsonl"
+    target.write_bytes(data.replace(str(root).encode(), b"/home/user"))
+    return target
+
+
+def claude_code_model_switch_fixture(root: Path) -> Path:
+    """Three turns on claude-opus-4-7, then three on claude-sonnet-4-6 (as ``/model`` switches), each a
+    Bash call and an answer, usage counted as an API does (``text_tokens``) with Opus 4.7's tokenizer
+    counting 1.35x: the hidden prefix changes with the model."""
+    from tests.fakes.server import text_tokens
+
+    client = require_client("claude")
+    with FakeAnthropic(count=text_tokens, tokenizer={"claude-opus-4-7": 1.35}) as fake:
+        claude = ClaudeCode(client, root, project(root), fake)
+        session = None
+        for n, model in enumerate(["claude-opus-4-7"] * 3 + ["claude-sonnet-4-6"] * 3):
+            command = ToolCall("Bash", {"command": f"seq 1 {200 + 150 * n}", "description": "count"})
+            fake.enqueue(Reply(text=f"Counting {n}.", tool_calls=(command,)), f"Step {n} counted: " + "ok " * 40)
+            resume = ("--resume", session) if session else ()
+            session = _claude_print(claude, f"Step {n}: count.", "--allowedTools", "Bash", "--model", model, *resume)
+        assert session and not fake.errors and not fake.script
+        data = claude.session_file(session).read_bytes()
+    target = OUT / f"claude-code-{_version(client.version)}-model-switch.jsonl"
+    target.write_bytes(data.replace(str(root).encode(), b"/home/user"))
+    return target
+
+
+def codex_model_switch_fixture(root: Path) -> Path:
+    """Three turns on gpt-5.5, then three resumed on gpt-5.4 (no compaction), each a command and an answer,
+    usage counted as an API does (``text_tokens``): each model has its own base instructions."""
+    from tests.fakes.server import text_tokens
+
+    client = require_client("codex")
+    with FakeResponses(count=text_tokens) as fake:
+        codex = Codex(client, root, project(root), fake)
+        thread = None
+        for n, model in enumerate(["gpt-5.5"] * 3 + ["gpt-5.4"] * 3):
+            codex.model = model
+            command = ToolCall("exec_command", {"cmd": f"seq 1 {200 + 150 * n}"})
+            fake.enqueue(Reply(tool_calls=(command,)), f"Step {n} counted: " + "ok " * 40)
+            codex.run(f"Step {n}: count.", resume=thread)
+            if thread is None:
+                (rollout,) = codex.rollouts()
+                found = re.search(r"([0-9a-f-]{36})\.jsonl$", rollout.name)
+                assert found
+                thread = found.group(1)
+        assert not fake.errors and not fake.script
+        data = rollout.read_bytes()
+    target = OUT / f"codex-{_version(client.version)}-model-switch.jsonl"
+    target.write_bytes(data.replace(str(root).encode(), b"/home/user"))
+    return target
+
+
+def codex_cache_writes_fixture(root: Path) -> Path:
+    """Two turns on gpt-5.6-terra (a model OpenAI bills cache writes for) from a fake that reports caching with
+    writes: 0.171 records them as ``cache_write_input_tokens``."""
+    client = require_client("codex")
+    with FakeResponses(cache_writes=True) as fake:
+        codex = Codex(client, root, project(root), fake, model="gpt-5.6-terra")
+        first = Reply(tool_calls=(ToolCall("exec_command", {"cmd": "cat notes.txt"}),))
+        data = _codex_two_turns(codex, first, "", "Keep the public interface.", "And the second line?")
+    return _written(root, data, f"codex-{_version(client.version)}-cache-writes.jsonl")
+
+
+def codex_review_fixture(root: Path) -> list[Path]:
+    """``codex exec review --uncommitted`` (a review subagent's thread, and the thread that asked for it, into
+    which Codex relays the findings as an assistant message of its own), then that thread resumed to fix it."""
+    import json
+    import subprocess
+
+    from tests.fakes.clients import _run
+
+    client = require_client("codex")
+    with FakeResponses() as fake:
+        codex = Codex(client, root, project(root), fake)
+        codex.configure()
+        git = ["git", "-c", "user.email=a@b.c", "-c", "user.name=a"]
+        for args in (["init", "-q"], ["add", "."], ["commit", "-qm", "start"]):
+            subprocess.run([*git, *args], cwd=codex.cwd, env=codex.env(), check=True)
+        (codex.cwd / "app.py").write_text("def add(a, b):\n    return a * b\n")
+        where = {"absolute_file_path": str(codex.cwd / "app.py"), "line_range": {"start": 2, "end": 2}}
+        finding = {"title": "add multiplies", "body": "add() returns a * b.", "confidence_score": 0.9, "priority": 1}
+        review = {"findings": [{**finding, "code_location": where}], "overall_correctness": "patch is incorrect"}
+        review |= {"overall_explanation": "add multiplies.", "overall_confidence_score": 0.9}
+        fake.enqueue(Reply(tool_calls=(ToolCall("exec_command", {"cmd": "git diff"}),)), json.dumps(review))
+        args = [str(client.binary), "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"]
+        _run([*args, "review", "--uncommitted"], codex.cwd, codex.env())
+        (host,) = [p for p in codex.rollouts() if b'"subagent"' not in p.read_bytes().splitlines()[0]]
+        (reviewer,) = [p for p in codex.rollouts() if p != host]
+        thread = re.search(r"([0-9a-f-]{36})\.jsonl$", host.name)
+        assert thread
+        fix = ToolCall("exec_command", {"cmd": "sed -i 's/a [*] b/a + b/' app.py"})
+        fake.enqueue(Reply(tool_calls=(fix,)), "Fixed.")
+        codex.run("Fix the finding.", resume=thread.group(1))
+        assert not fake.errors and not fake.script
+        return _fixture_folder(f"codex-{_version(client.version)}-review", {"host": host, "review": reviewer}, root)
+
+
 def codex_killed_mid_call_fixture(root: Path) -> Path:
     """A Codex run killed while its tool call runs (``sleep 60``): the rollout ends on an open call whose
     response was written but whose ``token_count`` never was."""
@@ -339,6 +465,11 @@ if __name__ == "__main__":
         codex_fork_fixture,
         codex_fork_after_compaction_fixture,
         codex_killed_mid_call_fixture,
+        claude_code_cache_fixture,
+        claude_code_model_switch_fixture,
+        codex_model_switch_fixture,
+        codex_cache_writes_fixture,
+        codex_review_fixture,
         gemini_usage_fixture,
         claude_code_1_0_fixture,  # needs $CLAUDE_1_0
         claude_code_1_0_formatter_fixture,  # needs $CLAUDE_1_0 (1.0.69) and $PRETTIER

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
@@ -137,8 +138,20 @@ def _asks_for_compaction(body: dict[str, Any]) -> bool:
     return isinstance(items, list) and bool(items) and items[-1].get("type") == "compaction_trigger"
 
 
+@dataclass
 class FakeResponses(FakeModelServer):
     """``openai_base_url = fake.url + "/v1"`` in Codex's config.toml points Codex here."""
+
+    # Report prompt caching with writes, as OpenAI's gpt-5.6 family bills them: what the previous response of
+    # the model took in is read (``input_tokens_details.cached_tokens``), the rest written (``cache_write_tokens``).
+    cache_writes: bool = False
+    _cached: dict[str, int] = field(default_factory=dict)
+
+    def _cache_details(self, model: str, input_tokens: int) -> dict[str, int]:
+        with self.lock:
+            read = min(self._cached.get(model, 0), input_tokens)
+            self._cached[model] = input_tokens
+        return {"cached_tokens": read, "cache_write_tokens": input_tokens - read}
 
     def model_calls(self) -> list[dict[str, Any]]:
         return [
@@ -227,7 +240,9 @@ class FakeResponses(FakeModelServer):
             )
         usage = {
             "input_tokens": input_tokens,
-            "input_tokens_details": {"cached_tokens": 0},
+            "input_tokens_details": self._cache_details(base["model"], input_tokens)
+            if self.cache_writes
+            else {"cached_tokens": 0},
             "output_tokens": output_tokens,
             "output_tokens_details": {"reasoning_tokens": reasoning_tokens},
             "total_tokens": input_tokens + output_tokens,

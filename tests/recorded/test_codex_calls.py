@@ -220,6 +220,8 @@ def _each_response_at_its_model(path: Path) -> tuple[float, int]:
     turn starts and by its ``turn_context``."""
     from genai_prices import Usage, calc_price
 
+    from tests.replay.test_bill import openai_counts
+
     model, cost, calls = None, 0.0, 0
     for line in path.read_bytes().splitlines():
         record = orjson.loads(line)
@@ -229,12 +231,7 @@ def _each_response_at_its_model(path: Path) -> tuple[float, int]:
         elif payload.get("type") == "thread_settings_applied":
             model = payload["thread_settings"].get("model") or model
         elif record.get("type") == "token_usage_record":
-            usage = payload["usage"]
-            counts = Usage(
-                input_tokens=usage["input_tokens"],
-                cache_read_tokens=usage["cached_input_tokens"],
-                output_tokens=usage["output_tokens"],
-            )
+            counts = Usage(**openai_counts(payload["usage"]))
             cost += float(calc_price(counts, model, provider_id="openai").total_price)
             calls += 1
     return cost, calls

@@ -44,6 +44,38 @@ def _price(model: str, provider: str, when: dt.datetime | None, **usage: int) ->
     return float(calc_price(Usage(**usage), model, provider_id=provider, genai_request_timestamp=when).total_price)
 
 
+def anthropic_counts(usage: dict[str, Any]) -> dict[str, int]:
+    """genai-prices' usage of one Anthropic response: the cache writes split into 5-minute and 1-hour
+    ones as ``cache_creation`` reports them (Claude Code asks for 1-hour writes; they cost 2x input,
+    the 5-minute ones 1.25x)."""
+    read = usage.get("cache_read_input_tokens") or 0
+    written = usage.get("cache_creation_input_tokens") or 0
+    counts = {
+        "input_tokens": (usage.get("input_tokens") or 0) + read + written,
+        "cache_read_tokens": read,
+        "cache_write_tokens": written,
+        "output_tokens": usage.get("output_tokens") or 0,
+    }
+    split = usage.get("cache_creation") or {}
+    hour = split.get("ephemeral_1h_input_tokens") or 0
+    if hour:
+        counts.update(cache_write_1h_tokens=hour, cache_write_5m_tokens=written - hour)
+    return counts
+
+
+def openai_counts(usage: dict[str, Any]) -> dict[str, int]:
+    """genai-prices' usage of one Codex response: its cache writes too where it reports them (0.171's
+    ``cache_write_input_tokens``, part of the input like the cached tokens; gpt-5.6's are billed 1.25x)."""
+    counts = {
+        "input_tokens": usage["input_tokens"],
+        "cache_read_tokens": usage.get("cached_input_tokens") or 0,
+        "output_tokens": usage["output_tokens"],
+    }
+    if usage.get("cache_write_input_tokens"):
+        counts["cache_write_tokens"] = usage["cache_write_input_tokens"]
+    return counts
+
+
 def _records(path: Path) -> list[dict[str, Any]]:
     data = path.read_bytes()
     if data.lstrip().startswith(b"["):
@@ -67,14 +99,7 @@ def _claude_code_bill(path: Path) -> tuple[float, int]:
     cost = 0.0
     for record in best.values():
         usage, model = record["message"]["usage"], record["message"]["model"]
-        read = usage.get("cache_read_input_tokens") or 0
-        written = usage.get("cache_creation_input_tokens") or 0
-        total = (usage.get("input_tokens") or 0) + read + written
-        cost += _price(
-            model, "anthropic", _when(record.get("timestamp")),
-            input_tokens=total, cache_read_tokens=read, cache_write_tokens=written,
-            output_tokens=usage.get("output_tokens") or 0,
-        )  # fmt: skip
+        cost += _price(model, "anthropic", _when(record.get("timestamp")), **anthropic_counts(usage))
     return cost, len(best)
 
 
@@ -90,11 +115,7 @@ def _codex_bill(path: Path) -> tuple[float, int]:
         last_total = info.get("total_token_usage")
         usage = info["last_token_usage"]
         calls += 1
-        cost += _price(
-            model, "openai", _when(line.get("timestamp")),
-            input_tokens=usage["input_tokens"], cache_read_tokens=usage.get("cached_input_tokens") or 0,
-            output_tokens=usage["output_tokens"],
-        )  # fmt: skip
+        cost += _price(model, "openai", _when(line.get("timestamp")), **openai_counts(usage))
     return cost, calls
 
 
@@ -150,3 +171,96 @@ def test_every_model_the_real_clients_wrote_is_priced():
         seen.update((str(c.model), provider) for c in calls if c.model)
     assert {provider for _, provider in seen} == {"anthropic", "openai"}
     assert sorted(m for m, p in seen if PriceTable({}).find(m, p) is None) == []
+
+
+CACHED = REAL_CLIENTS / "claude-code-2.1.332-cache-1h-long-context.jsonl"
+
+
+def _bill_row(path: Path) -> dict[str, Any]:
+    """The row of ``replay --json`` that stands for what the session was billed."""
+    result = CliRunner().invoke(app, ["replay", str(path), "-t", "100000", "--json", "-q"])
+    assert result.exit_code == 0, result.output
+    (entry,) = orjson.loads(result.stdout)["files"]
+    return dict(next(row for row in entry["settings"] if row["basis"] == "bill"))
+
+
+def test_one_hour_cache_writes_and_long_context_calls_are_billed_at_their_own_prices():
+    """The real Claude Code 2.1.332 wrote this session from a fake that reports caching as the API does
+    (tests/fakes/record_fixtures.py claude_code_cache_fixture): every write kept one hour, three calls on
+    claude-sonnet-4-5 over 200k input, one on claude-opus-4-7. The reference bill prices the 1-hour writes
+    at their own rate (2x input, not the 5-minute 1.25x) and each call at its tier; replay's bill is it.
+    Priced as 5-minute writes, the same usage would be a third lower: the reference used to do that."""
+    from genai_prices import Usage, calc_price
+
+    expected, calls = _claude_code_bill(CACHED)
+    assert calls == 4
+    bill = _bill_row(CACHED)
+    assert bill["calls"] == 4
+    assert bill["cost"] == pytest.approx(expected, rel=1e-6)
+    responses = {
+        record["message"]["id"]: record["message"]
+        for record in _records(CACHED)
+        if record.get("type") == "assistant" and (record.get("message") or {}).get("usage")
+    }
+    five_minutes = 0.0
+    for message in responses.values():
+        counts = {k: v for k, v in anthropic_counts(message["usage"]).items() if "_1h" not in k and "_5m" not in k}
+        five_minutes += float(calc_price(Usage(**counts), message["model"], provider_id="anthropic").total_price)
+    assert five_minutes < 0.8 * expected, (five_minutes, expected)
+
+
+CODEX_WRITES = REAL_CLIENTS / "codex-0.171.0-cache-writes.jsonl"
+
+
+def test_codex_cache_writes_are_billed_at_the_write_price_of_a_model_that_lists_one():
+    """The real Codex 0.171 on gpt-5.6-terra against a fake that reports cache writes as OpenAI bills them for
+    that family (``input_tokens_details.cache_write_tokens``): the rollout records ``cache_write_input_tokens``,
+    which replay read as plain input ($0.038173 against $0.045842 at genai-prices' write price, -16.7 %)."""
+    from tests.recorded.test_codex_calls import _each_response_at_its_model
+
+    expected, calls = _each_response_at_its_model(CODEX_WRITES)
+    assert calls == 3
+    bill = _bill_row(CODEX_WRITES)
+    assert bill["cost"] == pytest.approx(expected, rel=1e-6)
+    assert bill["cache_write_tokens"] == sum(
+        r["payload"]["usage"]["cache_write_input_tokens"]
+        for r in _records(CODEX_WRITES)
+        if r["type"] == "token_usage_record"
+    )
+
+
+CODEX_REVIEW = REAL_CLIENTS / "codex-0.171.0-review"
+
+
+def test_the_findings_codex_relays_from_a_review_are_no_model_call():
+    """``codex exec review`` by the real 0.171, then the asking thread resumed to fix the finding: Codex writes
+    the review's findings into that thread as an assistant message of its own (its metadata says the model
+    sampled nothing for it). Read as a call, it was a call with no usage and no model: the thread's every row
+    unpriced (cost null), with a note that a response's usage was never written."""
+    from tests.recorded.test_codex_calls import _each_response_at_its_model
+
+    host = CODEX_REVIEW / "host.jsonl"
+    expected, calls = _each_response_at_its_model(host)
+    assert calls == 2  # the resumed turn's command and answer; the relayed findings are none
+    bill = _bill_row(host)
+    assert bill["calls"] == 2 and bill["cost"] == pytest.approx(expected, rel=1e-6)
+    result = CliRunner().invoke(app, ["replay", str(CODEX_REVIEW), "-t", "100000", "--json", "-q"])
+    document = orjson.loads(result.stdout)
+    assert result.exit_code == 0 and not document["failed"], result.output
+    folder = sum(_each_response_at_its_model(path)[0] for path in CODEX_REVIEW.glob("*.jsonl"))
+    assert document["total"]["settings"][0]["cost"] == pytest.approx(folder, rel=1e-6)
+    assert all(not (entry["api"] or {}).get("notes") for entry in document["files"])
+
+
+def test_a_review_s_thread_before_it_goes_on_bills_no_call(tmp_path):
+    """The asking thread as it was when the review ended (the fixture's lines up to its first turn's end): the
+    relayed findings are its only assistant message, and no response was billed. Replay counted it as a call
+    and priced it at the default model (gpt-4o: $0.0118), a fifth over the review's own $0.05576."""
+    lines = (CODEX_REVIEW / "host.jsonl").read_bytes().splitlines(keepends=True)
+    end = next(n for n, line in enumerate(lines) if b'"task_complete"' in line)
+    before = tmp_path / "host.jsonl"
+    before.write_bytes(b"".join(lines[: end + 1]))
+    result = CliRunner().invoke(app, ["replay", str(before), "-t", "100000", "--json", "-q"])
+    assert result.exit_code == 0, result.output
+    (entry,) = orjson.loads(result.stdout)["files"]
+    assert [(row["calls"], row["cost"]) for row in entry["settings"]] == [(0, 0.0), (0, 0.0)]

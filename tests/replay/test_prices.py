@@ -55,6 +55,13 @@ def test_openai_writes_are_plain_input_because_its_usage_reports_none():
     assert prices.cache_write == prices.input and prices.cache_write_1h is None
 
 
+def test_an_openai_model_that_lists_a_write_price_bills_writes_at_it():
+    """genai-prices lists cache writes for the gpt-5.6 family (1.25x input), and Codex 0.171 records them."""
+    prices = listed_prices("gpt-5.6-terra", "openai")
+    assert prices is not None
+    assert prices.cache_write == pytest.approx(1.25 * prices.input) and prices.cache_write_1h is None
+
+
 def test_a_call_over_the_long_context_tier_is_billed_whole_at_the_tier_price():
     prices = listed_prices("claude-sonnet-4-5", "anthropic")
     assert prices is not None and prices.tiers

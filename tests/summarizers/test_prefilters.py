@@ -122,3 +122,15 @@ def test_each_id_gate_matches_wherever_its_pattern_does(pieces):
     for pattern, gate in gated:
         if pattern.search(text):
             assert gate.search(text), (pattern.pattern, text)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(ID_PIECES), st.text("aF9Z0_-@.:/#\n\r ", max_size=4)), max_size=10))
+def test_an_id_pattern_finds_on_the_lines_holding_its_gate_what_it_finds_in_the_whole_text(pieces):
+    text = "".join(pieces)
+    gated = [*zip(ledger._ID_PATTERNS, ledger._ID_GATES, strict=True), (ledger._SHA, ledger._SHA_GATE)]
+    for pattern, gate in gated:
+        lines = list(ledger._lines_holding(gate, text))
+        found = [m.group(0) for start, end in lines for m in pattern.finditer(text, start, end)]
+        assert found == [m.group(0) for m in pattern.finditer(text)], (pattern.pattern, text)
+        assert all(text[start:end].count("\n") == 0 for start, end in lines)

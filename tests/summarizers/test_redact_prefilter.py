@@ -208,7 +208,8 @@ def test_the_booking_code_gate_says_what_the_run_gate_said():
 
 
 @settings(max_examples=500, deadline=None)
-@given(st.text("AZ09a -_", max_size=20))
-def test_the_booking_code_gate_matches_where_the_run_gate_did(text):
+@given(st.text("AZ09a -_\n", max_size=30))
+def test_the_booking_code_gate_finds_the_lines_the_run_gate_found(text):
     old = re.compile(r"\d[A-Z0-9]*[A-Z]|[A-Z][A-Z0-9]*\d")
     assert (ledger._ID_GATES[1].search(text) is None) == (old.search(text) is None)
+    assert list(ledger._lines_holding(ledger._ID_GATES[1], text)) == list(ledger._lines_holding(old, text))
