@@ -16,8 +16,10 @@ figures (every field of every row), and the load average before and after. ``--s
 Prints the median wall time of one replay (all five thresholds plus the baseline,
 tokenization included: a fresh counter each run) at 500 and 2000 turns, and their
 ratio: about 4 means time grows linearly with length; 16 would be quadratic. It runs
-``window`` (replay's own cost: no summarizer) and, when registered, ``structured`` with
-the extractive summarizer, saying how much of the time the summarizer took.
+``window`` (replay's own cost: no summarizer), ``prune`` (run at nearly every call over a
+threshold, on the whole context: the history after a compaction is its output plus new turns)
+and, when registered, ``structured`` with the extractive summarizer, saying how much of the time
+the summarizer took.
 """
 
 from __future__ import annotations
@@ -130,10 +132,12 @@ class TimedSummarizer:
 
 
 def setups(asked: list[str] | None) -> list[tuple[list[str], dict[str, Any], bool]]:
-    """(steps, options, with the extractive summarizer): window always; structured when registered."""
+    """(steps, options, with the extractive summarizer): window and prune always; structured when registered."""
     if asked:
         return [(asked, {"keep_recent": 10}, "structured" in asked or "summary" in asked)]
     runs: list[tuple[list[str], dict[str, Any], bool]] = [(["window"], {"keep_recent": 10}, False)]
+    # prune runs at nearly every call over a threshold (it cannot get under one), on the whole context.
+    runs.append((["prune"], {"keep_recent": 10}, False))
     if "structured" in STRATEGIES:
         runs.append((["structured"], {"keep_recent": 10}, True))
     return runs

@@ -15,7 +15,7 @@ value worked out from a message object still right later in the same replay.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, TypeVar
@@ -54,3 +54,37 @@ def by_message(function: Callable[[Any], Value], message: Any) -> Value:
     value = function(message)
     memo[key] = (message, value)
     return value
+
+
+def values_of(function: Callable[[Any], Value], messages: Iterable[Any]) -> Iterator[tuple[Any, Value]]:
+    """``(message, by_message(function, message))`` for each message in order, the memo looked up once."""
+    memo = _MEMO.get()
+    if memo is None:
+        for message in messages:
+            yield message, function(message)
+        return
+    for message in messages:
+        key = (function, id(message))
+        found = memo.get(key)
+        if found is not None and found[0] is message:
+            yield message, found[1]
+            continue
+        if len(memo) >= LIMIT:
+            memo.clear()
+        value = function(message)
+        memo[key] = (message, value)
+        yield message, value
+
+
+def replay_state(owner: str) -> dict[Any, Any] | None:
+    """A dict ``owner`` keeps its own things in while the replay runs; None outside ``remembering()``
+    (it goes when the memo starts afresh, like every value in it)."""
+    memo = _MEMO.get()
+    if memo is None:
+        return None
+    key = (owner, -1)  # no message's id is negative
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = (None, {})
+    state: dict[Any, Any] = found[1]
+    return state

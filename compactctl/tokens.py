@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from compactctl import lazyre
@@ -122,7 +122,7 @@ class KnownCounter(TokenCounter):
     this counter is used (so an id is still theirs). Every other count goes to ``inner``.
     """
 
-    def __init__(self, inner: TokenCounter, known: dict[int, int]) -> None:
+    def __init__(self, inner: TokenCounter, known: Mapping[int, int]) -> None:
         self.encoding, self.provider = inner.encoding, inner.provider
         self.inner = inner
         self.known = known

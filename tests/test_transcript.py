@@ -1,4 +1,6 @@
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from compactctl.transcript import KEPT_VIOLATIONS, Validator, find_violation, is_valid, tool_units, unit_start
 from tests.helpers import call
@@ -141,3 +143,13 @@ def test_a_server_tool_call_needs_no_tool_message():
         {"role": "user", "content": "thanks"},
     ]
     assert find_violation(messages) is None
+
+
+@given(st.lists(st.sampled_from([0, 1, 2])), st.lists(st.sampled_from([0, 1, 2])))
+def test_shared_prefix_is_the_run_of_leading_equal_items(a, b):
+    from compactctl.transcript import shared_prefix
+
+    shared = 0
+    while shared < min(len(a), len(b)) and a[shared] == b[shared]:
+        shared += 1
+    assert shared_prefix(a, b) == shared_prefix(b, a) == shared

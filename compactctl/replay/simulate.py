@@ -29,8 +29,6 @@ left), so ``replay_streamed`` replays a file read a line at a time in memory bou
 from __future__ import annotations
 
 import re
-from array import array
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,12 +37,13 @@ from compactctl.calibration.features import is_attachment
 from compactctl.errors import InputError
 from compactctl.facts import fold
 from compactctl.message_memo import remembering
+from compactctl.replay.context import Context, FigureCounter, Figures, KnownTokens, keys_of
 from compactctl.replay.prices import Prices, prices_for, shipped_prices
 from compactctl.replay.triggers import BASELINE, Scenario, Trigger, stage_pattern
 from compactctl.strategies import STRATEGIES, ClientView, StepContext, StrategyOptions
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import REPLY_PRIMING_TOKENS, KnownCounter, TokenCounter, counter_for
-from compactctl.transcript import Message, annotations_of, facts_of, message_text, resumed_compaction
+from compactctl.transcript import Message, annotations_of, facts_of, resumed_compaction
 from compactctl.usage import SummarizerUsage
 
 
@@ -136,97 +135,6 @@ class ApiCall:
     output_cached: bool = False  # the previous response is cached with its input (OpenAI)
 
 
-@dataclass(frozen=True)
-class Figures:
-    """What one message costs and holds, worked out once per replay and shared by every setting."""
-
-    tokens: int
-    facts: tuple[str, ...]  # the run's tracked facts found in its text (folded)
-    defines: tuple[str, ...]  # dependency keys it defines
-    references: tuple[str, ...]  # dependency keys it references
-    ends_stage: bool
-
-
-class FigureCounter:
-    """How a replay works out a message's ``Figures``: its counter, the run's facts and the stage marker."""
-
-    def __init__(self, counter: TokenCounter, facts: Iterable[str], marker: re.Pattern[str] | None) -> None:
-        self.counter = counter
-        self.facts = tuple(dict.fromkeys(folded for folded in map(fold, facts) if folded))  # matched folded
-        self.marker = marker
-
-    def figures(self, message: Message) -> Figures:
-        marks = annotations_of(message)
-        text = message_text(message) if self.facts or self.marker is not None else ""
-        found: tuple[str, ...] = ()
-        if self.facts:
-            folded = fold(text)
-            found = tuple([f for f in self.facts if f in folded])
-        ends = marks.get("stage_end") is True or (self.marker is not None and self.marker.search(text) is not None)
-        return Figures(
-            self.counter.message(message),
-            found,
-            tuple(_keys(marks.get("defines"))),
-            tuple(_keys(marks.get("references"))),
-            ends,
-        )
-
-
-class Context:
-    """The messages a call would send, with running token prefix sums and what they hold.
-
-    ``keep_messages=False`` (a setting that never compacts) keeps only the sums and counts:
-    such a context only grows, so nothing ever needs its messages again.
-    """
-
-    def __init__(self, keep_messages: bool = True) -> None:
-        self.keep_messages = keep_messages
-        self.messages: list[Message] = []
-        self.figures: list[Figures] = []  # beside ``messages``: what each costs and holds
-        self.length = 0
-        self.prefix = array("q", [0])  # prefix[k] = tokens of the first k messages (8 bytes each, not an int object)
-        self.facts: Counter[str] = Counter()  # tracked facts found in the text, with multiplicity
-        self.keys: Counter[str] = Counter()  # dependency keys defined by messages present
-
-    @classmethod
-    def rebuilt(cls, messages: Iterable[Message], old: Context, counts: FigureCounter) -> Context:
-        """The context a compaction left: a message it kept keeps its figures, a new one is worked out."""
-        known = {id(message): figures for message, figures in zip(old.messages, old.figures, strict=True)}
-        context = cls()
-        for message in messages:
-            figures = known.get(id(message))  # ``old`` holds its messages, so an id is still theirs
-            context.append(message, figures if figures is not None else counts.figures(message))
-        return context
-
-    @property
-    def tokens(self) -> int:
-        return self.prefix[-1]
-
-    def append(self, message: Message, figures: Figures) -> None:
-        if self.keep_messages:
-            self.messages.append(message)
-            self.figures.append(figures)
-        self.length += 1
-        self.prefix.append(self.prefix[-1] + figures.tokens)
-        if figures.facts:  # most messages hold none: Counter.update is a Python call even for nothing
-            self.facts.update(figures.facts)
-        if figures.defines:
-            self.keys.update(figures.defines)
-
-    def shared_prefix_tokens(self, previous: Context, previous_length: int) -> int:
-        """Tokens of the leading messages this context shares with ``previous``'s first messages."""
-        if previous is self:  # nothing was compacted: the whole previous context is a prefix
-            return self.prefix[previous_length]
-        limit = min(previous_length, self.length)
-        shared = 0
-        while shared < limit:
-            a, b = self.messages[shared], previous.messages[shared]
-            if a is not b and a != b:
-                break
-            shared += 1
-        return self.prefix[shared]
-
-
 def triggered(strategies: StrategyOptions, trigger: Trigger) -> StrategyOptions:
     """The options a strategy step runs with: the trigger has already decided *when*.
 
@@ -296,14 +204,15 @@ class ScenarioRun:
     def _compact(self) -> None:
         current = list(self.context.messages)
         # What the context's messages cost is known already: the steps count them again and again.
-        known = {id(message): figures.tokens for message, figures in zip(current, self.context.figures, strict=True)}
+        known = KnownTokens(self.context)
         client = self.step_context.client
         context = StepContext(KnownCounter(self.counts.counter, known), self.step_context.summarizer, client)
         for strategy, step_options in self.steps:
             result = strategy.run(current, step_options, context)
             current = result.messages
             self.usage = self.usage + result.usage
-        current = resumed_compaction(self.context.messages, current, client.owned)  # the client sends it again
+        if client.owns_any:  # the client sends its own context again
+            current = resumed_compaction(self.context.messages, current, client.owned)
         self.context = Context.rebuilt(current, self.context, self.counts)
 
     def _call(self, figures: Figures) -> None:
@@ -424,18 +333,12 @@ def walk_in_step(
 Walker = Callable[[Iterable[Message], Sequence[ScenarioRun], FigureCounter], list[ScenarioResult]]
 
 
-def _keys(value: Any) -> list[str]:
-    if isinstance(value, str):  # one key written without its list, as prune reads it too
-        return [value]
-    return [key for key in value if isinstance(key, str)] if isinstance(value, list) else []
-
-
 def _still_known(definer: Message, context: Context) -> bool:
     """A reference is served when its definer's facts are all in the context (or, with no facts, the definer is)."""
     facts = facts_of(definer)
     if facts:
         return all(context.facts[fold(fact)] > 0 for fact in facts if fold(fact))
-    return any(context.keys[key] > 0 for key in _keys(annotations_of(definer).get("defines")))
+    return any(context.keys[key] > 0 for key in keys_of(annotations_of(definer).get("defines")))
 
 
 def replay(

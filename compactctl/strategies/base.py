@@ -55,6 +55,11 @@ class ClientView:
     owned: Callable[[Message], bool] = _not_owned
     summary: Callable[[Message], Message] = _as_is
 
+    @property
+    def owns_any(self) -> bool:
+        """Whether the client may own some message at all (most clients own none)."""
+        return self.owned is not _not_owned
+
 
 @dataclass(frozen=True)
 class StepContext:

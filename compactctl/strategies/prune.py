@@ -36,10 +36,10 @@ from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, compress
 from typing import Any, TypeVar
 
-from compactctl.facts import FactMatcher, declared_facts
+from compactctl.facts import FactMatcher
 from compactctl.settings import Options, setting
 from compactctl.strategies.base import Fate, StepContext, StepResult
 from compactctl.strategies.prune_columns import STUB_PREFIX, KeyMemo, Round, Transcript
@@ -50,6 +50,7 @@ from compactctl.transcript import (
 )
 
 MODES = ("stub", "drop")
+_LIVE = bytes([1, 0]).ljust(256, b"\0")  # a stub column translated: 1 where there is no stub
 Tag = TypeVar("Tag")
 
 
@@ -82,14 +83,14 @@ class PrunePlan:
     read once more, for a transcript that is not held).
     """
 
-    origins: array[int]  # per output message, the input message it is
+    origins: Sequence[int]  # per output message, the input message it is (a range: each in place)
     stubs: dict[int, tuple[str, int]]  # input index -> its stub's kind and the input index it names
     calls: dict[int, tuple[int, ...]]  # assistant -> positions (in its input tool_calls) it keeps
     fates: dict[int, Fate]
 
     @classmethod
     def identity(cls, n: int) -> PrunePlan:
-        return cls(array("i", range(n)), {}, {}, {})
+        return cls(range(n), {}, {}, {})
 
     def edited(self, index: int, message: Message) -> Message:
         """Input message ``index`` as the output holds it (the same object when unchanged)."""
@@ -105,7 +106,14 @@ class PrunePlan:
         return message
 
     def applied(self, messages: Sequence[Message]) -> list[Message]:
-        return [self.edited(i, messages[i]) for i in self.origins]
+        # The kept messages taken as they are, then the few edited ones replaced (origins ascend).
+        origins = self.origins
+        output = list(messages) if len(origins) == len(messages) else list(map(messages.__getitem__, origins))
+        for index in self.stubs.keys() | self.calls.keys():
+            at = bisect_left(origins, index)
+            if at < len(origins) and origins[at] == index:
+                output[at] = self.edited(index, messages[index])
+        return output
 
     def walked(self, items: Iterable[tuple[Message, Tag]]) -> Iterator[tuple[int, Message, Tag]]:
         """The output one message at a time, from the input messages given in order (each with
@@ -121,7 +129,8 @@ class PrunePlan:
         origins = self.origins
         if not self.stubs and not self.calls and (not origins or origins[-1] == len(origins) - 1):
             # The first round: positions are input indices already.
-            return PrunePlan(array("i", step.origins), step.stubs, step.calls, self.fates)
+            first = step.origins if isinstance(step.origins, range) else array("i", step.origins)
+            return PrunePlan(first, step.stubs, step.calls, self.fates)
         stubs, calls = dict(self.stubs), dict(self.calls)
         for position, stub in step.stubs.items():
             stubs[origins[position]] = stub
@@ -160,9 +169,11 @@ def prune_plan(
     ``declared_facts(messages, options.require)`` gives (a caller that has them saves a walk).
     """
     stub_mode = options.mode == "stub"
-    matcher = FactMatcher(declared_facts(walk(), options.require) if facts is None else facts)
     memo = KeyMemo({})
-    first = current = Transcript(walk(), walk, matcher, memo, stub_mode)
+    # Without ``facts``, the first walk finds the facts the messages declare too.
+    given = None if facts is None else FactMatcher(facts)
+    first = current = Transcript(walk(), walk, given, memo, stub_mode, options.require)
+    matcher = first.facts
     plan = PrunePlan.identity(first.n)
     # Every round that changes something drops at least one more message or call, so this ends.
     for _ in range(first.n + 1):
@@ -214,20 +225,32 @@ def _once(t: Transcript, stub_mode: bool, labels: Sequence[int], reasons: bool =
         return not t.protected(i)
 
     # 1. Expired: only the latest message of each key stays current.
-    keys = t.keys
-    latest: dict[tuple[str, ...], int] = {}
-    for i, key in enumerate(keys):
-        if key is not None:
-            latest[key] = i
+    keys, stub = t.keys, t.stub
+    latest = dict(zip(keys, range(n), strict=True))  # each key's latest position (None's too: never read)
     pruned: dict[int, tuple[str, int]] = {}  # index -> (kind, the message it defers to)
     marks: dict[tuple[str, int], tuple[str, int]] = {}  # one tuple for all that defer to one message
 
     def mark(kind: str, target: int) -> tuple[str, int]:
         return marks.setdefault((kind, target), (kind, target))
 
+    # ``worth_pruning`` written out: this loop meets every message, at every compaction of a replay.
+    length, notes = t.length, t.notes
+    bars: dict[int, int] = {}  # the length of a stub naming each latest message
     for i, key in enumerate(keys):
-        if key is not None and latest[key] != i and worth_pruning(i, "superseded", latest[key]):
-            pruned[i] = mark("superseded", latest[key])
+        if key is None or stub[i]:  # a stub is never pruned again
+            continue
+        target = latest[key]
+        if target == i:
+            continue
+        if stub_mode:
+            bar = bars.get(target)
+            if bar is None:
+                bar = bars[target] = len(stub_text("superseded", labels[target]))
+            if bar >= length[i]:
+                continue
+        note = notes.get(i)
+        if note is None or not note.pin:
+            pruned[i] = mark("superseded", target)
 
     # 2. Duplicates: one copy of each folded text among the tool results and retrieved chunks
     # pass 1 left, whatever call fetched it (ten queries answered by one manual section keep one
@@ -236,13 +259,11 @@ def _once(t: Transcript, stub_mode: bool, labels: Sequence[int], reasons: bool =
     # prompt cache's prefix holds.
     first: dict[tuple[int, int], int] = {}  # digest of a folded text -> the first message holding it
     duplicates = False
-    for i in range(n):
-        if not t.candidate[i] or i in pruned or t.stub[i]:
+    high, low = t.digest_high, t.digest_low
+    for i in compress(range(n), t.candidate):
+        if i in pruned or stub[i] or not (high[i] or low[i]):  # (0, 0): no text to compare
             continue
-        digest = t.digest(i)
-        if digest is None:
-            continue
-        original = first.setdefault(digest, i)
+        original = first.setdefault((high[i], low[i]), i)
         if original != i and worth_pruning(i, "duplicate", original):
             pruned[i] = mark("duplicate", original)
             duplicates = True
@@ -277,12 +298,13 @@ def _restore(
     """
     n = t.n
     stub = t.stub
-    if stub_mode:
-        active = bytearray(not stub[i] and i not in pruned for i in range(n))
-    else:
-        active = bytearray(
-            not stub[i] and i not in pruned and (not t.calls[i] or _assistant_live(t, i, pruned)) for i in range(n)
-        )
+    active = stub.translate(_LIVE)  # not a stub, and not pruned by the first two passes
+    for i in pruned:
+        active[i] = False
+    if not stub_mode:  # nor an assistant with calls whose every answer goes and nothing else to say
+        for i in compress(range(n), t.calls):
+            if active[i] and not _assistant_live(t, i, pruned):
+                active[i] = False
     definers: dict[str, list[int]] = {}
     for i, note in t.notes.items():
         for key in note.defines:

@@ -9,17 +9,28 @@ themselves, and what they make of these columns, are ``prune.py``'s.
 from __future__ import annotations
 
 import hashlib
+import itertools
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import orjson
 
 from compactctl import jsonbytes, lazyre
-from compactctl.facts import FactMatcher, fold, keepers
+from compactctl.facts import FactMatcher, fold, keepers, unique_facts
+from compactctl.message_memo import by_message, replay_state, values_of
 from compactctl.strategies.base import Fate
-from compactctl.transcript import ANNOTATION_KEY, OBSERVATION_KIND, Message, content_text, message_text, tool_calls_of
+from compactctl.transcript import (
+    ANNOTATION_KEY,
+    OBSERVATION_KIND,
+    Message,
+    content_text,
+    facts_of,
+    message_text,
+    shared_prefix,
+    tool_calls_of,
+)
 
 STUB_PREFIX = "[compactctl: "
 
@@ -64,6 +75,103 @@ class Note(NamedTuple):
     cites: bool  # it references something (a kept one is checked from the start)
 
 
+class Row(NamedTuple):
+    """What one message says to the passes by itself, whatever comes before it: worked out once
+    per message object while a replay runs (``message_memo``), as its contexts are mostly the
+    messages of the previous compaction. What depends on the messages before it (the call a tool
+    result answers, so its owner and key) is ``Transcript``'s."""
+
+    length: int  # characters of its content text
+    filled: bool  # has content (not None, "" or [])
+    stub: bool
+    tool: bool  # a tool result
+    calls: int  # an assistant's number of tool calls
+    tool_calls: list[dict[str, Any]]  # an assistant's tool calls ([] for any other message)
+    ids: dict[Any, int]  # an assistant's call ids -> the first position holding each
+    key: tuple[str, ...] | None  # its annotated key (an assistant with calls has none)
+    tool_call_id: Any  # a tool result's
+    candidate: bool  # a tool result or a retrieved chunk: may be a duplicate
+    observation: bool  # tool output read as a user message (no call to go with it)
+    digest_high: int  # a candidate's folded text, digested in two halves (0, 0: no text to compare)
+    digest_low: int
+    note: Note | None  # where its annotations say something to the passes
+    keyed_caller: bool  # an assistant with calls that has a key or is a chunk once it has no call left
+    declares: bool  # its annotations declare facts
+
+
+def message_row(message: Message) -> Row:
+    """``message``'s ``Row``: a pure function of the message."""
+    note = message.get(ANNOTATION_KEY)
+    if not isinstance(note, dict):
+        note = {}
+    pin, defines, references = note.get("pin") is True, note.get("defines"), note.get("references")
+    summary = None
+    if pin or defines is not None or references is not None:
+        summary = Note(pin, tuple(_key_list(defines)), tuple(_key_list(references)), bool(references))
+    content = message.get("content")
+    text = content_text(message)
+    if isinstance(content, str):
+        stub = content.startswith(STUB_PREFIX) and _STUB.fullmatch(content) is not None
+    else:
+        stub = isinstance(content, list) and is_stub(message)
+    role = message.get("role")
+    calls = tool_calls_of(message) if role == "assistant" else []
+    key, ids, keyed_caller = None, dict[Any, int](), False
+    candidate = observation = False
+    if role == "tool":
+        candidate = True
+        if note.get("key") is not None:
+            key = annotated_key(note["key"])
+        calls = []
+    elif calls:
+        # An assistant carrying calls has no key of its own: its calls expire through their results.
+        keyed_caller = note.get("key") is not None or note.get("kind") == "retrieval"
+        for at, call in enumerate(calls):
+            if isinstance(call, dict) and isinstance(call.get("id"), str):
+                ids.setdefault(call["id"], at)
+    elif note:
+        if note.get("key") is not None:
+            key = annotated_key(note["key"])
+        # An observation a text-mode agent got as a user message is tool output: a
+        # duplicate candidate. It has no key: "scroll_down" twice is two different views.
+        observation = role == "user" and note.get("kind") == OBSERVATION_KIND
+        candidate = note.get("kind") == "retrieval" or observation
+    folded = fold(text) if candidate and text and not stub else ""
+    digest = hashlib.blake2b(folded.encode("utf-8", "surrogatepass"), digest_size=16).digest() if folded else b""
+    return Row(
+        len(text),
+        content not in (None, "", []),
+        stub,
+        role == "tool",
+        len(calls),
+        calls,
+        ids,
+        key,
+        message.get("tool_call_id") if role == "tool" else None,
+        candidate,
+        observation,
+        int.from_bytes(digest[:8]) if digest else 0,
+        int.from_bytes(digest[8:]) if digest else 0,
+        summary,
+        keyed_caller,
+        bool(note.get("facts")),
+    )
+
+
+def annotated_key(key: Any) -> tuple[str, ...]:
+    return ("key", key if isinstance(key, str) else canonical(key))
+
+
+def call_key(call: Any) -> tuple[str, ...] | None:
+    """A call's key: its tool's name and its arguments, canonical and digested."""
+    function = call.get("function") if isinstance(call, dict) else None
+    if not isinstance(function, dict):
+        return None
+    # The arguments digested: an edit's arguments hold a whole file, and the key outlives the message.
+    spelled = canonical(function.get("arguments", "")).encode("utf-8", "surrogatepass")
+    return ("call", str(function.get("name", "")), hashlib.blake2b(spelled, digest_size=16).hexdigest())
+
+
 @dataclass(frozen=True)
 class KeyMemo:
     """Each distinct call key held once, shared by the messages that make it."""
@@ -86,100 +194,106 @@ class Transcript:
         self,
         messages: Iterable[Message],
         walk: Callable[[], Iterable[Message]],
-        facts: FactMatcher,
+        facts: FactMatcher | None,
         memo: KeyMemo,
         stub_mode: bool,
+        required: Sequence[str] = (),
     ) -> None:
         self.walk = walk
-        self.facts = facts
         self.memo = memo
         self.stub_mode = stub_mode
+        # Inside a replay, the columns of the longest run of leading messages this transcript shares
+        # with one of the last ones are taken as they are (``_earlier``): each is worked out from
+        # its message and the ones before it only.
+        kept = replay_state(_KEPT)
+        earlier, start = None, 0
+        listed: list[Message] = []
+        if kept is not None:
+            messages = listed = list(messages)
+            earlier, start = _earlier(listed, kept)
         self.notes: dict[int, Note] = {}  # only for messages whose annotations say something to the passes
-        # Columns, one entry per message: machine integers and bytes, not Python objects.
-        self.calls = array("i")  # an assistant's number of tool calls (0: none)
+        self.keys: list[tuple[str, ...] | None] = []
         self.owner = array("i")  # tool result -> the assistant message holding its call
         self.call_at = array("i")  # tool result -> the position of its call in that message
-        self.tool = bytearray()  # a tool result (an assistant's results follow it: ``results``)
-        self.stub = bytearray()
-        self.filled = bytearray()  # has content (not None, "" or [])
-        self.length = array("i")  # characters of its content text
-        self.keys: list[tuple[str, ...] | None] = []
-        self.candidate = bytearray()  # a tool result or a retrieved chunk: may be a duplicate
-        self.observation = bytearray()  # tool output read as a user message (no call to go with it)
-        # A candidate's folded text, as a 128-bit digest in two halves (0, 0: no text to compare).
-        self.digest_high, self.digest_low = array("Q"), array("Q")
-        self.declarers: list[list[int]] = [[] for _ in facts.facts]  # per fact, the messages declaring it
         self.held: dict[int, list[int]] = {}  # a declaring message -> the facts its text holds
         # Assistants with calls whose annotations would give them a key or make them a chunk once
         # they have no call left (with calls, they have neither).
         self.keyed_callers: set[int] = set()
+        # The messages declaring facts, each with the calls of the assistant it answers.
+        self.declaring: list[tuple[int, Message, list[dict[str, Any]]]] = []
+        # Each message's fact text's facts, where it holds any (worked out when first needed).
+        self.holding: list[tuple[int, list[int]]] | None = None
+        self.holding_from = 0  # ``holding`` below this position is ``earlier``'s
+        if earlier is not None:
+            self.notes = {i: note for i, note in earlier.notes.items() if i < start}
+            self.keys = earlier.keys[:start]
+            self.owner, self.call_at = earlier.owner[:start], earlier.call_at[:start]
+            self.keyed_callers = {i for i in earlier.keyed_callers if i < start}
+            self.declaring = [declared for declared in earlier.declaring if declared[0] < start]
+        rows: list[Row] = []
         current, ids, calls_there = -1, dict[Any, int](), list[dict[str, Any]]()
-        for i, message in enumerate(messages):
-            note = message.get(ANNOTATION_KEY)
-            if not isinstance(note, dict):
-                note = {}
-            pin, defines, references = note.get("pin") is True, note.get("defines"), note.get("references")
-            if pin or defines is not None or references is not None:
-                self.notes[i] = Note(pin, tuple(_key_list(defines)), tuple(_key_list(references)), bool(references))
-            content = message.get("content")
-            text = content_text(message)
-            self.length.append(len(text))
-            self.filled.append(content not in (None, "", []))
-            if isinstance(content, str):
-                self.stub.append(content.startswith(STUB_PREFIX) and _STUB.fullmatch(content) is not None)
-            else:
-                self.stub.append(isinstance(content, list) and is_stub(message))
-            role = message.get("role")
-            owner, position, key = -1, -1, None
-            calls = tool_calls_of(message) if role == "assistant" else []
-            candidate = observation = False
-            if role == "tool":
-                candidate = True
-                call_id = message.get("tool_call_id")
+        tail = messages if not start else itertools.islice(messages, start, None)
+        # A replay's contexts are mostly the messages of the previous compaction: their rows are kept.
+        for i, (message, row) in enumerate(values_of(message_row, tail), start):
+            rows.append(row)
+            if row.note is not None:
+                self.notes[i] = row.note
+            key, owner, position = row.key, -1, -1
+            if row.tool:
+                call_id = row.tool_call_id
                 found = ids.get(call_id) if current >= 0 and isinstance(call_id, str) else None
                 if found is not None:
                     owner, position = current, found
-                if note.get("key") is not None:
-                    key = self._annotated_key(note["key"])
-                elif found is not None:
-                    key = self._call_key(calls_there[found])
-                calls = []
+                    if key is None:
+                        key = by_message(call_key, calls_there[found])  # only for a call answered
+                        if key is not None:
+                            key = self.memo.keys.setdefault(key, key)  # one tuple per distinct call
             else:
-                current = i if calls else -1
-                if calls:
-                    # An assistant carrying calls has no key of its own: its calls expire through their results.
-                    ids, calls_there = {}, calls
-                    if note.get("key") is not None or note.get("kind") == "retrieval":
+                current = i if row.calls else -1
+                if row.calls:
+                    ids, calls_there = row.ids, row.tool_calls
+                    if row.keyed_caller:
                         self.keyed_callers.add(i)
-                    for at, call in enumerate(calls):
-                        if isinstance(call, dict) and isinstance(call.get("id"), str):
-                            ids.setdefault(call["id"], at)
-                elif note:
-                    if note.get("key") is not None:
-                        key = self._annotated_key(note["key"])
-                    # An observation a text-mode agent got as a user message is tool output: a
-                    # duplicate candidate. It has no key: "scroll_down" twice is two different views.
-                    observation = role == "user" and note.get("kind") == OBSERVATION_KIND
-                    candidate = note.get("kind") == "retrieval" or observation
-            self.calls.append(len(calls))
-            self.tool.append(role == "tool")
+            self.keys.append(key)
             self.owner.append(owner)
             self.call_at.append(position)
-            self.keys.append(key)
-            self.candidate.append(candidate)
-            self.observation.append(observation)
-            folded = fold(text) if candidate and text and not self.stub[i] else ""
-            digest = (
-                hashlib.blake2b(folded.encode("utf-8", "surrogatepass"), digest_size=16).digest() if folded else b""
-            )
-            self.digest_high.append(int.from_bytes(digest[:8]) if digest else 0)
-            self.digest_low.append(int.from_bytes(digest[8:]) if digest else 0)
-            declared = facts.declared_in(message) if note.get("facts") else []
-            for f in declared:
+            if row.declares:
+                self.declaring.append((i, message, calls_there if owner >= 0 else []))
+        # The other columns are the rows' own fields, one entry per message: machine integers and
+        # bytes, not Python objects (turned into columns at C speed).
+        fields = zip(*rows, strict=True) if rows else [()] * len(Row._fields)
+        length, filled, stub, tool, calls, _, _, _, _, candidate, observation, high, low, *_ = fields
+        self.length = array("i", length)  # characters of its content text
+        self.filled = bytearray(filled)  # has content (not None, "" or [])
+        self.stub = bytearray(stub)
+        self.tool = bytearray(tool)  # a tool result (an assistant's results follow it: ``results``)
+        self.calls = array("i", calls)  # an assistant's number of tool calls (0: none)
+        self.candidate = bytearray(candidate)  # a tool result or a retrieved chunk: may be a duplicate
+        self.observation = bytearray(observation)  # tool output read as a user message (no call to go with it)
+        # A candidate's folded text, as a 128-bit digest in two halves (0, 0: no text to compare).
+        self.digest_high, self.digest_low = array("Q", high), array("Q", low)
+        if earlier is not None:
+            for column in _COLUMNS:
+                setattr(self, column, getattr(earlier, column)[:start] + getattr(self, column))
+        if facts is None:  # the facts to keep: ``required``, then those the messages declare (``declared_facts``)
+            declared = (f for _, message, _ in self.declaring for f in facts_of(message))
+            facts = FactMatcher(unique_facts([*required, *declared]))
+        self.facts = facts
+        self.declarers: list[list[int]] = [[] for _ in facts.facts]  # per fact, the messages declaring it
+        for i, message, owner_calls in self.declaring:
+            declared_here = facts.declared_in(message)
+            for f in declared_here:
                 self.declarers[f].append(i)
-            if declared:
-                self.held[i] = facts.found_in(self._fact_text(i, message, calls_there if owner >= 0 else []))
+            if declared_here:
+                self.held[i] = facts.found_in(self._fact_text(i, message, owner_calls))
         self.n = len(self.stub)
+        # The same fact texts (the mode) and the same facts: ``earlier``'s holders stand where they were.
+        same_facts = earlier is not None and earlier.stub_mode == stub_mode and earlier.facts.folded == facts.folded
+        if earlier is not None and earlier.holding is not None and same_facts:
+            self.holding_from = min(start, earlier.holding_from)  # never a tool result
+            self.holding = [(i, held) for i, held in earlier.holding if i < self.holding_from]
+        if kept is not None:
+            _remember(kept, listed, self)
 
     @classmethod
     def after(cls, t: Transcript, step: Round, walk: Callable[[], Iterable[Message]]) -> Transcript | None:
@@ -222,6 +336,8 @@ class Transcript:
                 if before >= 0 and before not in at:
                     return None
                 continue
+            if owner not in at:  # a second result of one call, whose assistant went with the first
+                return None
             new.owner[j] = at[owner]
             moved = kept_calls.get(owner)
             if moved is not None:
@@ -233,20 +349,9 @@ class Transcript:
         new.declarers = [[at[p] for p in found if p in at] for found in t.declarers]
         new.held = {at[p]: held for p, held in t.held.items() if p in at}
         new.keyed_callers = {at[p] for p in t.keyed_callers if p in at and new.calls[at[p]]}
+        new.declaring, new.holding, new.holding_from = [], None, 0  # never an earlier transcript of another
         new.n = len(origins)
         return new
-
-    def _annotated_key(self, key: Any) -> tuple[str, ...]:
-        return ("key", key if isinstance(key, str) else canonical(key))
-
-    def _call_key(self, call: Any) -> tuple[str, ...] | None:
-        function = call.get("function") if isinstance(call, dict) else None
-        if not isinstance(function, dict):
-            return None
-        # The arguments digested: an edit's arguments hold a whole file, and the key outlives the message.
-        spelled = canonical(function.get("arguments", "")).encode("utf-8", "surrogatepass")
-        key = ("call", str(function.get("name", "")), hashlib.blake2b(spelled, digest_size=16).hexdigest())
-        return self.memo.keys.setdefault(key, key)  # one tuple per distinct call
 
     def results(self, a: int) -> list[int]:
         """The tool results answering assistant ``a``'s calls (they follow it, before any other message)."""
@@ -285,13 +390,25 @@ class Transcript:
                 return f"{content_text(message)}\n{function.get('name', '')}\n{function.get('arguments', '')}"
         return content_text(message)
 
-    def _fact_texts(self) -> Iterator[tuple[int, str]]:
-        """Each message's fact text, walking the messages once more."""
+    def _holding(self) -> list[tuple[int, list[int]]]:
+        """Each message holding facts in its fact text, with those facts, in order; the messages
+        walked once more (from ``holding_from``: the columns before it are an earlier transcript's)."""
+        if self.holding is not None and self.holding_from >= self.n:
+            return self.holding
+        holding = self.holding if self.holding is not None else []
+        start = self.holding_from if self.holding is not None else 0
         owner_calls: list[dict[str, Any]] = []
-        for i, message in enumerate(self.walk()):
+        walked = self.walk()
+        # The start is never a tool result (``_earlier``): no owner's calls are needed from before it.
+        for i, message in enumerate(itertools.islice(walked, start, None) if start else walked, start):
             if self.calls[i]:
                 owner_calls = tool_calls_of(message)
-            yield i, self._fact_text(i, message, owner_calls if self.owner[i] >= 0 else [])
+            # All the facts a text holds are kept by the text (a replay looks at the same texts again).
+            found = self.facts.found_in(self._fact_text(i, message, owner_calls if self.owner[i] >= 0 else []))
+            if found:
+                holding.append((i, found))
+        self.holding, self.holding_from = holding, self.n
+        return holding
 
     def facts_to_bring_back(self, active: bytearray) -> list[tuple[int, list[int]]]:
         """The messages to give back so that every fact keeps a copy, each with the facts it serves.
@@ -310,8 +427,11 @@ class Transcript:
             return []
         holders: list[list[int]] = [[] for _ in facts.facts]
         served: set[int] = set()  # by a message that stays
-        for i, text in self._fact_texts():
-            for f in facts.found_in(text, wanted):
+        looked_for = set(wanted)
+        for i, found in self._holding():
+            for f in found:
+                if f not in looked_for:
+                    continue
                 if active[i]:
                     served.add(f)
                 else:
@@ -324,6 +444,33 @@ class Transcript:
         # Stubs keep their annotations; dropped messages take theirs with them (see ``keepers``).
         chosen = keepers(holders, lambda i: False, () if self.stub_mode else self.declarers)
         return [(i, [f for f in wanted if i in holders[f]]) for i in chosen]
+
+
+_KEPT = "prune transcripts"  # a replay's last transcripts (``message_memo.replay_state``)
+KEEP_TRANSCRIPTS = 6  # a few settings compact in turn, each on what its last compaction left
+# The columns a transcript takes from an earlier one up to where they share messages.
+_COLUMNS = ("length", "filled", "stub", "tool", "calls", "candidate", "observation", "digest_high", "digest_low")
+
+
+def _earlier(messages: list[Message], kept: dict[Any, Any]) -> tuple[Transcript | None, int]:
+    """The kept transcript sharing the longest run of leading messages with ``messages`` (equal
+    messages have equal rows), and where this transcript's own walk starts: before that run ends,
+    at a message that is not a tool result (a tool result's owner and key are the messages' before it)."""
+    best, shared = None, 0
+    for before, transcript in kept.get("recent", ()):
+        same = shared_prefix(messages, before)
+        if same > shared:
+            best, shared = transcript, same
+    start = shared
+    while start > 0 and start < len(messages) and messages[start].get("role") == "tool":
+        start -= 1
+    return (best, start) if start else (None, 0)
+
+
+def _remember(kept: dict[Any, Any], messages: list[Message], transcript: Transcript) -> None:
+    recent = kept.setdefault("recent", [])
+    recent.insert(0, (messages, transcript))
+    del recent[KEEP_TRANSCRIPTS:]
 
 
 @dataclass(frozen=True)
