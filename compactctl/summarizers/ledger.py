@@ -73,9 +73,10 @@ _SHA = lazyre.compile(r"(?<![\w#-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,4
 # with a look-behind or \b, tried at every character): no gate match, no match (tests/summarizers/test_prefilters.py).
 _UUID_GATE = lazyre.compile(r"-[0-9a-f]{4}-[0-9a-f]{4}-", re.I)  # a UUID's second and third groups
 _SHA_GATE = lazyre.compile(r"[0-9a-f]{7}")
-# PROJ-123's "J-1"; a booking code's digit and capital side by side in its run ("O6", "6A"); a user
-# id's "_3"; an address's "@": each pattern is tried on the lines holding its gate only (_lines_holding).
-_ID_GATES = tuple(map(lazyre.compile, (r"-(?<=[A-Z0-9]-)\d", r"\d[A-Z0-9]*[A-Z]|[A-Z][A-Z0-9]*\d", r"_\d", "@")))
+# PROJ-123's "J-1"; a booking code's digit and capital side by side in its run ("O6", "6A": a line
+# holding such a run has such a pair, which is looked for, not the run from each of its characters);
+# a user id's "_3"; an address's "@": each pattern is tried on the lines holding its gate (_lines_holding).
+_ID_GATES = tuple(map(lazyre.compile, (r"-(?<=[A-Z0-9]-)\d", r"\d[A-Z]|[A-Z]\d", r"_\d", "@")))
 _HUNK = lazyre.compile(r"^\d+(?:,\d+)?[acd]\d+(?:,\d+)?$")  # diff's "178d167", "333a310"
 # An error line as a tool prints it, not a source line that names an exception.
 _ERROR_LINE = lazyre.compile(

@@ -91,12 +91,19 @@ def _redact_joins(text: str) -> tuple[str, int]:
         found = None if start is None else _BREAK.search(text, start.start())
         if found is None:
             return text, total
+        position = found.end()
+        lead = _LEADING_TOKEN.match(text, found.end(), found.end() + _JOIN_CONTEXT)
+        lead_length = len(lead.group()) if lead else 0
+        # Most breaks end a short word: the token before one is first read in the _JOIN_MIN characters
+        # before it (a token shorter than that is all there; a longer one is long enough), so the
+        # context is not cut out and turned round at every break of a long text.
+        near = text[max(0, found.start() - _JOIN_MIN) : found.start()]
+        if lead_length + _TOKEN_REVERSED.match(near[::-1]).end() < _JOIN_MIN:  # type: ignore[union-attr]
+            continue
         left_start = _context_start(text, found.start())
         left = text[left_start : found.start()]
-        lead = _LEADING_TOKEN.match(text, found.end(), found.end() + _JOIN_CONTEXT)
         tail_length = _TOKEN_REVERSED.match(left[::-1]).end()  # type: ignore[union-attr]  # * matches empty
-        position = found.end()
-        if (len(lead.group()) if lead else 0) + tail_length < _JOIN_MIN or _NEXT_LABEL.match(text, found.end()):
+        if lead_length + tail_length < _JOIN_MIN or _NEXT_LABEL.match(text, found.end()):
             continue
         # The rest of the line comes too: a row may look past the value (echo 'PW' | docker login).
         right = text[found.end() : _line_end(text, found.end())]

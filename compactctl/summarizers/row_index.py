@@ -1,11 +1,65 @@
-"""The redaction table's rows indexed by their keys (``secret_rows.redact_rows``): which rows run on
-a text is a union of a few lists read off the keys it holds, not 70-odd rows tried one by one."""
+"""The redaction table's rows (``Row``), indexed by their keys (``secret_rows.redact_rows``): which rows
+run on a text is a union of a few lists read off the keys it holds, not 70-odd rows tried one by one.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+
+@dataclass(frozen=True)
+class Row:
+    """One kind of secret: its pattern, what replaces it, and when it is tried at all."""
+
+    kind: str
+    pattern: re.Pattern[str]
+    replacement: str
+    # Strings one of which a match must contain (lower-case, and looked for in the lower-cased
+    # text, when the row ignores case): a row whose keys are all absent from the text is
+    # skipped, which is most rows on most texts, since a substring test costs little.
+    keys: tuple[str, ...] = ()
+    folded: bool = False
+    # Where a match may start, for a row whose pattern would otherwise be tried at every
+    # character (a long alternation of words, ignoring case): at each of these strings, looked
+    # for in the lower-cased text (or just after it, with ``after``, and at the text's start).
+    starts: tuple[str, ...] = ()
+    after: bool = False
+    # A quick pattern a text must hold for the row to be tried at all (fast where the row's is not).
+    gate: re.Pattern[str] | None = None
+    # No match is shorter (tests/summarizers/test_redact_prefilter.py checks it against re's parser):
+    # the row is not run on a shorter text.
+    shortest: int = 0
+
+    def sub(self, text: str, lowered: str | None = None) -> tuple[str, int]:
+        """The row over ``text``; ``lowered``, when given, is ``text.lower()`` (rows share it)."""
+        if self.gate is not None and self.gate.search(text) is None:
+            return text, 0
+        if not self.starts:
+            return self.pattern.subn(self.replacement, text)
+        lowered = text.lower() if lowered is None else lowered
+        if len(lowered) != len(text):  # a character whose lower case is longer: positions would drift
+            return self.pattern.subn(self.replacement, text)
+        positions = {0} if self.after else set()
+        for start in self.starts:
+            at = lowered.find(start)
+            while at >= 0:
+                positions.add(at + len(start) if self.after else at)
+                at = lowered.find(start, at + 1)
+        pieces: list[str] = []
+        last = count = 0
+        for at in sorted(positions):
+            if at < last:
+                continue
+            found = self.pattern.match(text, at)
+            if found is None:
+                continue
+            pieces += [text[last:at], found.expand(self.replacement)]
+            last = found.end()
+            count += 1
+        return ("".join(pieces) + text[last:], count) if count else (text, 0)
 
 
 @dataclass(frozen=True)
@@ -18,7 +72,7 @@ class RowIndex:
     by_folded: dict[str, tuple[int, ...]]  # key -> the case-blind rows holding it
     by_exact: dict[str, tuple[int, ...]]
 
-    def to_run(self, folded: list[str], exact: list[str]) -> list[int]:
+    def to_run(self, folded: Iterable[str], exact: Iterable[str]) -> list[int]:
         chosen = set(self.always)
         for key in folded:
             chosen.update(self.by_folded[key])

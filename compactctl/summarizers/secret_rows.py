@@ -20,10 +20,9 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from compactctl import lazyre
-from compactctl.summarizers.row_index import row_index
+from compactctl.summarizers.row_index import Row, row_index
 
 MARKER = "[REDACTED:{}]"
 _M = MARKER
@@ -56,55 +55,6 @@ _SECRET_WORD_STARTS = (
     "pass", "pwd", "secret", "token", "api", "access", "private", "client", "credential", "auth", "salt", "app",
     "master", "encryption", "signing", "jwt", "session", "cookie", "hmac", "storage", "account", "pat",
 )  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Row:
-    """One kind of secret: its pattern, what replaces it, and when it is tried at all."""
-
-    kind: str
-    pattern: re.Pattern[str]
-    replacement: str
-    # Strings one of which a match must contain (lower-case, and looked for in the lower-cased
-    # text, when the row ignores case): a row whose keys are all absent from the text is
-    # skipped, which is most rows on most texts, since a substring test costs little.
-    keys: tuple[str, ...] = ()
-    folded: bool = False
-    # Where a match may start, for a row whose pattern would otherwise be tried at every
-    # character (a long alternation of words, ignoring case): at each of these strings, looked
-    # for in the lower-cased text (or just after it, with ``after``, and at the text's start).
-    starts: tuple[str, ...] = ()
-    after: bool = False
-    # A quick pattern a text must hold for the row to be tried at all (fast where the row's is not).
-    gate: re.Pattern[str] | None = None
-
-    def sub(self, text: str, lowered: str | None = None) -> tuple[str, int]:
-        """The row over ``text``; ``lowered``, when given, is ``text.lower()`` (rows share it)."""
-        if self.gate is not None and self.gate.search(text) is None:
-            return text, 0
-        if not self.starts:
-            return self.pattern.subn(self.replacement, text)
-        lowered = text.lower() if lowered is None else lowered
-        if len(lowered) != len(text):  # a character whose lower case is longer: positions would drift
-            return self.pattern.subn(self.replacement, text)
-        positions = {0} if self.after else set()
-        for start in self.starts:
-            at = lowered.find(start)
-            while at >= 0:
-                positions.add(at + len(start) if self.after else at)
-                at = lowered.find(start, at + 1)
-        pieces: list[str] = []
-        last = count = 0
-        for at in sorted(positions):
-            if at < last:
-                continue
-            found = self.pattern.match(text, at)
-            if found is None:
-                continue
-            pieces += [text[last:at], found.expand(self.replacement)]
-            last = found.end()
-            count += 1
-        return ("".join(pieces) + text[last:], count) if count else (text, 0)
 
 
 def _row(
@@ -163,8 +113,18 @@ PATTERNS: tuple[Row, ...] = (
         r"\1" + _M,
         keys=("Private-Lines",),
     ),
-    # A run of base64 lines of PEM width with no header: the middle of a key cut elsewhere.
-    _row("key-body", r"(?m)(?:^[A-Za-z0-9+/]{60,76}(?:\r?\n|\\n)){3,}(?:[A-Za-z0-9+/]{0,76}={0,2}(?=\r?\n|\\n|$))?"),
+    # A run of base64 lines of PEM width with no header: the middle of a key cut elsewhere. It starts
+    # where a line does (``^``): tried there only (after each "\n", and at the text's start), not at
+    # every character of a long text.
+    dataclasses.replace(
+        _row(
+            "key-body",
+            r"(?m)(?:^[A-Za-z0-9+/]{60,76}(?:\r?\n|\\n)){3,}(?:[A-Za-z0-9+/]{0,76}={0,2}(?=\r?\n|\\n|$))?",
+        ),
+        starts=("\n",),
+        after=True,
+        shortest=183,  # three lines of 60 characters and their breaks
+    ),
     # 1: issuers' shapes.
     _row("anthropic-key", r"\bsk-ant-[A-Za-z0-9_-]{20,}", keys=("sk-ant-",)),
     _row("openai-key", r"\bsk-(?:proj-|svcacct-|admin-|or-v1-|None-)?[A-Za-z0-9_-]{20,}", keys=("sk-",)),
@@ -488,6 +448,8 @@ def redact_rows(text: str, rows: Sequence[Row] = PATTERNS) -> tuple[str, int]:
     while todo:
         index = todo.pop(0)
         row = rows[index]
+        if len(text) < row.shortest:
+            continue
         if row.starts and current is None:
             current = text.lower()
         text, count = row.sub(text, current)
