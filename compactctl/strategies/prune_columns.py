@@ -99,6 +99,10 @@ class Row(NamedTuple):
     declares: bool  # its annotations declare facts
 
 
+_NO_IDS: dict[Any, int] = {}  # the call ids of a message without calls (never written to)
+_NO_CALLS: list[dict[str, Any]] = []  # its calls (never written to either)
+
+
 def message_row(message: Message) -> Row:
     """``message``'s ``Row``: a pure function of the message."""
     note = message.get(ANNOTATION_KEY)
@@ -115,17 +119,19 @@ def message_row(message: Message) -> Row:
     else:
         stub = isinstance(content, list) and is_stub(message)
     role = message.get("role")
-    calls = tool_calls_of(message) if role == "assistant" else []
-    key, ids, keyed_caller = None, dict[Any, int](), False
+    calls = tool_calls_of(message) if role == "assistant" else _NO_CALLS
+    key, keyed_caller = None, False
+    ids: dict[Any, int] = _NO_IDS
     candidate = observation = False
     if role == "tool":
         candidate = True
         if note.get("key") is not None:
             key = annotated_key(note["key"])
-        calls = []
+        calls = _NO_CALLS
     elif calls:
         # An assistant carrying calls has no key of its own: its calls expire through their results.
         keyed_caller = note.get("key") is not None or note.get("kind") == "retrieval"
+        ids = {}
         for at, call in enumerate(calls):
             if isinstance(call, dict) and isinstance(call.get("id"), str):
                 ids.setdefault(call["id"], at)
@@ -138,23 +144,26 @@ def message_row(message: Message) -> Row:
         candidate = note.get("kind") == "retrieval" or observation
     folded = fold(text) if candidate and text and not stub else ""
     digest = blake2b(folded.encode("utf-8", "surrogatepass"), digest_size=16).digest() if folded else b""
-    return Row(
-        len(text),
-        content not in (None, "", []),
-        stub,
-        role == "tool",
-        len(calls),
-        calls,
-        ids,
-        key,
-        message.get("tool_call_id") if role == "tool" else None,
-        candidate,
-        observation,
-        int.from_bytes(digest[:8]) if digest else 0,
-        int.from_bytes(digest[8:]) if digest else 0,
-        summary,
-        keyed_caller,
-        bool(note.get("facts")),
+    return tuple.__new__(  # Row's own constructor is a Python function: this is the same tuple, at C speed
+        Row,
+        (
+            len(text),
+            content not in (None, "", []),
+            stub,
+            role == "tool",
+            len(calls),
+            calls,
+            ids,
+            key,
+            message.get("tool_call_id") if role == "tool" else None,
+            candidate,
+            observation,
+            int.from_bytes(digest[:8]) if digest else 0,
+            int.from_bytes(digest[8:]) if digest else 0,
+            summary,
+            keyed_caller,
+            bool(note.get("facts")),
+        ),
     )
 
 
@@ -234,13 +243,14 @@ class Transcript:
         current, ids, calls_there = -1, dict[Any, int](), list[dict[str, Any]]()
         tail = messages if not start else itertools.islice(messages, start, None)
         # A replay's contexts are mostly the messages of the previous compaction: their rows are kept.
+        keys, owners, positions, notes = self.keys, self.owner, self.call_at, self.notes
         for i, (message, row) in enumerate(values_of(message_row, tail), start):
             rows.append(row)
-            if row.note is not None:
-                self.notes[i] = row.note
-            key, owner, position = row.key, -1, -1
-            if row.tool:
-                call_id = row.tool_call_id
+            _, _, _, answers, calling, tool_calls, row_ids, key, call_id, _, _, _, _, note, keyed_caller, declares = row
+            if note is not None:
+                notes[i] = note
+            owner, position = -1, -1
+            if answers:
                 found = ids.get(call_id) if current >= 0 and isinstance(call_id, str) else None
                 if found is not None:
                     owner, position = current, found
@@ -249,15 +259,15 @@ class Transcript:
                         if key is not None:
                             key = self.memo.keys.setdefault(key, key)  # one tuple per distinct call
             else:
-                current = i if row.calls else -1
-                if row.calls:
-                    ids, calls_there = row.ids, row.tool_calls
-                    if row.keyed_caller:
+                current = i if calling else -1
+                if calling:
+                    ids, calls_there = row_ids, tool_calls
+                    if keyed_caller:
                         self.keyed_callers.add(i)
-            self.keys.append(key)
-            self.owner.append(owner)
-            self.call_at.append(position)
-            if row.declares:
+            keys.append(key)
+            owners.append(owner)
+            positions.append(position)
+            if declares:
                 self.declaring.append((i, message, calls_there if owner >= 0 else []))
         # The other columns are the rows' own fields, one entry per message: machine integers and
         # bytes, not Python objects (turned into columns at C speed).
