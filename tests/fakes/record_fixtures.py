@@ -49,9 +49,7 @@ def claude_code_fixture(root: Path) -> Path:
         claude.run("/compact", resume=session)
         assert not fake.errors and not fake.script
         data = claude.session_file(session).read_bytes()
-    target = OUT / f"claude-code-{_version(client.version)}-compacted.jsonl"
-    target.write_bytes(data.replace(str(root).encode(), b"/home/user"))
-    return target
+    return _written(root, data, f"claude-code-{_version(client.version)}-compacted.jsonl")
 
 
 def codex_fixture(root: Path) -> Path:
@@ -99,9 +97,7 @@ def gemini_fixture(root: Path) -> Path:
         assert not fake.errors and not fake.script
         chat = gemini.chat(session)
         data = chat.read_bytes()
-    target = OUT / f"gemini-cli-{_version(client.version)}.jsonl"
-    target.write_bytes(data.replace(str(root).encode(), b"/home/user"))
-    return target
+    return _written(root, data, f"gemini-cli-{_version(client.version)}.jsonl")
 
 
 # Where Gemini CLI compresses its history: this share of the model's window (``model.compressionThreshold``;
@@ -152,9 +148,7 @@ def gemini_usage_fixture(root: Path) -> Path:
         gemini = Gemini(client, root, project(root), fake, GEMINI_COMPRESSING)
         chat = gemini.chat(gemini_usage_session(gemini))
         data = chat.read_bytes()
-    target = OUT / f"gemini-cli-{_version(client.version)}-usage.jsonl"
-    target.write_bytes(data.replace(str(root).encode(), b"/home/user"))
-    return target
+    return _written(root, data, f"gemini-cli-{_version(client.version)}-usage.jsonl")
 
 
 def _fixture_folder(name: str, files: dict[str, Path], root: Path) -> list[Path]:
@@ -334,9 +328,7 @@ def claude_code_cache_fixture(root: Path) -> Path:
         _claude_print(claude, "Once more?", "--model", "claude-opus-4-7", "--resume", session)
         assert not fake.errors and not fake.script
         data = claude.session_file(session).read_bytes()
-    target = OUT / f"claude-code-{_version(client.version)}-cache-1h-long-context.jsonl"
-    target.write_bytes(data.replace(str(root).encode(), b"/home/user"))
-    return target
+    return _written(root, data, f"claude-code-{_version(client.version)}-cache-1h-long-context.jsonl")
 
 
 def claude_code_model_switch_fixture(root: Path) -> Path:
@@ -356,9 +348,7 @@ def claude_code_model_switch_fixture(root: Path) -> Path:
             session = _claude_print(claude, f"Step {n}: count.", "--allowedTools", "Bash", "--model", model, *resume)
         assert session and not fake.errors and not fake.script
         data = claude.session_file(session).read_bytes()
-    target = OUT / f"claude-code-{_version(client.version)}-model-switch.jsonl"
-    target.write_bytes(data.replace(str(root).encode(), b"/home/user"))
-    return target
+    return _written(root, data, f"claude-code-{_version(client.version)}-model-switch.jsonl")
 
 
 def codex_model_switch_fixture(root: Path) -> Path:
@@ -382,9 +372,7 @@ def codex_model_switch_fixture(root: Path) -> Path:
                 thread = found.group(1)
         assert not fake.errors and not fake.script
         data = rollout.read_bytes()
-    target = OUT / f"codex-{_version(client.version)}-model-switch.jsonl"
-    target.write_bytes(data.replace(str(root).encode(), b"/home/user"))
-    return target
+    return _written(root, data, f"codex-{_version(client.version)}-model-switch.jsonl")
 
 
 def codex_cache_writes_fixture(root: Path) -> Path:
@@ -447,9 +435,7 @@ def codex_killed_mid_call_fixture(root: Path) -> Path:
         args.append("Read the notes, then wait.")
         rollout = killed_while(args, codex.cwd, codex.env(), codex.rollouts, b"sleep 60", settle=2)
         data = rollout.read_bytes()
-    target = OUT / f"codex-{_version(client.version)}-killed-mid-call.jsonl"
-    target.write_bytes(data.replace(str(root).encode(), b"/home/user"))
-    return target
+    return _written(root, data, f"codex-{_version(client.version)}-killed-mid-call.jsonl")
 
 
 if __name__ == "__main__":
