@@ -32,7 +32,9 @@ simulated compactions dropped or folded Codex's initial context, when replay cam
 (never folded, sent again on resume: ``model_input.resumed_compaction``; only the compacting rows' figures differ,
 e.g. kcosr's codex.jsonl under ``window`` peak 24,000 -> 27,163 tokens, checked against fef1d7d); the 7 of
 bastion's claude-session, whose usage is zeroed, when a file replayed by its messages came to be priced at the model
-it names (glm-4.7, not gpt-4o: only the cost figures differ, e.g. none $0.1598 -> $0.0111);
+it names (glm-4.7, not gpt-4o: only the cost figures differ, e.g. none $0.1598 -> $0.0111); the 7 of kcosr's
+codex.jsonl when a response counted and cut off before it was written came to be counted among the bill's calls
+(the none row's calls 65 -> 66, and a note that says so; nothing else differs: bench/commands_golden.py check);
 ``bench/replay_golden.py check`` shows the first differing key.
 The generated memory-benchmark file is checked by the script only (a minute of strategies).
 """

@@ -114,6 +114,9 @@ class RecordedSession:
     contexts: list[RecordedContext]
     reported_total: ApiUsage | None = None  # the session total the producer wrote itself, where it does
     unpaired: ApiUsage | None = None  # usage counted for responses the log does not hold (a cut-off session)
+    # How many of those are responses beyond the producer's compactions (``compaction_calls``): a
+    # response counted and cut off before it was written, a response the client kept nothing of.
+    unheld_calls: int = 0
     # Billed calls off the live thread: on branches a rewind or an edited prompt abandoned (Claude
     # Code keeps their records, with the usage that was billed), never part of a context replayed.
     off_thread: tuple[RecordedCall, ...] = ()

@@ -99,6 +99,7 @@ class _Rollout:
         self.last_total: dict[str, Any] | None = None
         self.reported_total: ApiUsage | None = None
         self.unpaired: ApiUsage | None = None
+        self.unheld_calls = 0  # the responses in ``unpaired``
         self.resumes: list[int] = []
         # token_usage_record (0.171+): calls begun at the last one, the compaction calls it showed.
         self.records_begun: int | None = None
@@ -243,6 +244,7 @@ class _Rollout:
             elif usage is not None:
                 # A count whose response was never written (the session was cut after it).
                 self.unpaired = usage if self.unpaired is None else self.unpaired + usage
+                self.unheld_calls += 1
         for index, usage in self.recorded_usage.items():
             call = self.calls[index]
             if call.usage is None:  # no token_count for it: the run stopped first
@@ -334,6 +336,7 @@ def read(records: list[Record], path: str) -> RecordedSession:
         # The records' thread total holds the compaction calls; token_count's total leaves them out.
         reported_total=None if rollout.forked_from else rollout.recorded_thread_total or rollout.reported_total,
         unpaired=unpaired,
+        unheld_calls=rollout.unheld_calls,
         compaction_calls=len(rollout.compaction_usage) + len(rollout.compaction_estimates),
         compaction_estimate=sum(rollout.compaction_estimates, ApiUsage(0)) if rollout.compaction_estimates else None,
         compaction_calls_estimated=len(rollout.compaction_estimates),

@@ -179,6 +179,7 @@ def read(records: list[Record], path: str) -> RecordedSession:
         first_at.setdefault(unit.record["id"], n)
     calls: list[RecordedCall] = []
     unpaired: ApiUsage | None = None
+    unheld = 0  # the responses in ``unpaired``
     for n, (message, unit) in enumerate(zip(messages, units, strict=True)):
         call = chat.calls.get(unit.record["id"])
         if message.get("role") == "assistant" and call is not None and first_at[unit.record["id"]] == n:
@@ -189,6 +190,7 @@ def read(records: list[Record], path: str) -> RecordedSession:
             # A billed response the client sends nothing of (thoughts only): no message to hold it.
             usage = chat.calls[identifier].usage
             unpaired = usage if unpaired is None else unpaired + usage
+            unheld += 1
 
     def position(thread_length: int) -> int:
         """The message index where the thread's record number ``thread_length`` starts."""
@@ -218,6 +220,7 @@ def read(records: list[Record], path: str) -> RecordedSession:
         NAME,
         [context],
         unpaired=unpaired,
+        unheld_calls=unheld,
         off_thread=off_thread,
         compaction_calls=len(estimates),
         compaction_estimate=sum(estimates, ApiUsage(0)) if estimates else None,

@@ -348,8 +348,9 @@ def replay_recorded(
                 extra_cost += _bill_cost(usage, own, calibration.provider) - _bill_cost(
                     usage, main, calibration.provider
                 )
-        bills[0] = _with_extra(bills[0], extra, extra_cost)
-        recorded_rows[0] = _with_extra(recorded_rows[0], extra, extra_cost)
+        # The responses among them that were no compaction are billed calls: counted in the bill's calls.
+        bills[0] = _with_extra(bills[0], extra, extra_cost, session.unheld_calls)
+        recorded_rows[0] = _with_extra(recorded_rows[0], extra, extra_cost, session.unheld_calls)
         if not estimated:
             rows_per_context[0][0] = bills[0]
     rows = aggregate(rows_per_context)
@@ -378,6 +379,11 @@ def replay_recorded(
         notes.append(
             f"{off.calls} of {total_calls} billed calls{share} were off the live thread (branches a rewind or "
             "an edited prompt left): every row carries them as billed; the rows simulate the live thread"
+        )
+    if session.unheld_calls:
+        notes.append(
+            f"{session.unheld_calls} billed response(s) the log holds no message for (cut off before it was "
+            "written, or kept nothing of) are in the bill and its calls; the other rows simulate what the log holds"
         )
     if unbilled and not compacted:
         notes.append(

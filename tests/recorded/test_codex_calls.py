@@ -79,6 +79,27 @@ def test_a_count_whose_response_was_never_written_is_kept_apart():
     assert [c.usage.input_tokens for c in recorded.contexts[0].calls] == [1000]
     assert recorded.unpaired.input_tokens == 1100
     assert recorded.usage_total().input_tokens + recorded.unpaired.input_tokens == recorded.reported_total.input_tokens
+    assert (recorded.unheld_calls, recorded.compaction_calls) == (1, 0)
+
+
+@needs_transcripts
+def test_replay_counts_a_response_cut_off_before_it_was_written_among_the_bills_calls():
+    # kcosr's real rollout (Codex 0.63) ends on a token count whose response was never written:
+    # 65 responses in the log, 66 billed. The bill's calls and cost hold it, and a note says so.
+    from typer.testing import CliRunner
+
+    from compactctl.cli.main import app
+
+    path = SHARED_TRANSCRIPTS / "codex" / "kcosr__chat-to-html" / "codex.jsonl"
+    recorded = codex.read(parse_records(path.read_bytes(), str(path))[0], str(path))
+    assert recorded.unheld_calls == 1 and sum(len(c.calls) for c in recorded.contexts) == 65
+    result = CliRunner().invoke(app, ["replay", str(path), "-t", "100000", "--json"])
+    assert result.exit_code == 0, result.output
+    (entry,) = orjson.loads(result.stdout)["files"]
+    none, simulated = entry["settings"][0], entry["settings"][1]
+    assert (none["calls"], simulated["calls"]) == (66, 65)
+    assert entry["api"]["unpaired_cost"] > 0
+    assert any("1 billed response(s) the log holds no message for" in note for note in entry["api"]["notes"])
 
 
 def test_a_compacted_line_is_a_recorded_compaction_and_the_history_goes_on():
