@@ -189,7 +189,7 @@ def render(results: list[FileReplay], label: str, prices: Prices) -> None:
     table = settings_table(rows, f"{where}, {transcripts} transcript(s))", shown, console.width)
     unpriced = sorted({m for r in results if r.api is not None for m in r.api.unpriced_models})
     if unpriced:  # before the table, where it is read: why the cost cells say "unpriced"
-        from compactctl.replay.recorded import unpriced_note
+        from compactctl.replay.price_source import unpriced_note
 
         console.print(f"[yellow]note:[/] {escape(unpriced_note(unpriced, None))}", soft_wrap=True)
     api = results[0].api if len(results) == 1 else None

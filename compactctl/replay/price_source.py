@@ -16,6 +16,7 @@ and how long an unused prefix lives; ``CACHE_RULES`` keeps those, per provider a
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -62,6 +63,17 @@ def source_version() -> str:
 
 def source_label() -> str:
     return f"{PACKAGE} {source_version()}"
+
+
+def unpriced_note(models: Sequence[str], fallback: Prices | None) -> str:
+    """What a reader is told (before the table) when a model is in no price source."""
+    names = ", ".join(models)
+    if fallback is not None:
+        return f"model {names} is not in {source_label()}: its calls are priced as {fallback.model} (--model-pricing)"
+    return (
+        f"model {names} is not in {source_label()}: its calls are unpriced, so cost is unknown; "
+        "pass --model-pricing NAME (or --prices FILE) to price them"
+    )
 
 
 @functools.cache

@@ -25,7 +25,7 @@ from compactctl.calibration.features import dropped_thinking
 from compactctl.model_input import owned_view
 from compactctl.recorded import ApiUsage, RecordedContext, RecordedSession
 from compactctl.recorded import producer as producer_named  # ``producer`` is the name below
-from compactctl.replay.price_source import day_of
+from compactctl.replay.price_source import day_of, unpriced_note
 from compactctl.replay.prices import Prices, PriceTable
 from compactctl.replay.simulate import (
     ApiCall,
@@ -473,19 +473,6 @@ def _off_thread_bill(
         else:
             cost += _bill_cost(call.usage, prices, priced_as)
     return OffThreadBill(len(billed), usage, None if unpriced else round(cost, 9), frozenset(unpriced))
-
-
-def unpriced_note(models: Sequence[str], fallback: Prices | None) -> str:
-    """What a reader is told (before the table) when a model is in no price source."""
-    from compactctl.replay.price_source import source_label
-
-    names = ", ".join(models)
-    if fallback is not None:
-        return f"model {names} is not in {source_label()}: its calls are priced as {fallback.model} (--model-pricing)"
-    return (
-        f"model {names} is not in {source_label()}: its calls are unpriced, so cost is unknown; "
-        "pass --model-pricing NAME (or --prices FILE) to price them"
-    )
 
 
 def _with_extra(
