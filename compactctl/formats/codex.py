@@ -29,7 +29,7 @@ from compactctl import jsonbytes
 from compactctl.errors import InputError
 from compactctl.formats.api_rules import RESPONSES_CARRIED
 from compactctl.formats.base import AutoCompact, Native, Signature, Transcript, is_unchanged, native_of, sources
-from compactctl.formats.records import Record, check_fields, raw_line
+from compactctl.formats.records import Record, annotate, check_fields, raw_line
 from compactctl.formats.responses import ITEM_TYPES, Item, ItemReader, Unit, message_items
 from compactctl.transcript import Message, content_text, one_of, resumed_compaction
 
@@ -136,8 +136,7 @@ class _Rollout:
     def relayed(self) -> None:
         """The assistant message just read is Codex's own words (a review's findings relayed): context the
         model is sent, but no response of its."""
-        message = self.items.messages[-1]
-        message["compactctl"] = {**(message.get("compactctl") or {}), "kind": "harness"}
+        annotate(self.items.messages[-1], kind="harness")
         self.items.open_assistant = None
 
     def token_count(self, payload: dict[str, Any]) -> None:

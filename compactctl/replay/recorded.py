@@ -358,12 +358,11 @@ def replay_recorded(
     # carries them as billed; the rows simulate only the live thread.
     off = _off_thread_bill(session, table, provider, fallback, calibration.provider)
     if off.calls:
-        rows = [_with_extra(row, off.usage, off.cost, off.calls, calibration.provider) for row in rows]
+        rows = [_with_extra(row, off.usage, off.cost, off.calls) for row in rows]
         recorded_rows = [
-            _with_extra(row, off.usage, off.cost, off.calls, calibration.provider) if n == 0 else row
-            for n, row in enumerate(recorded_rows)
+            _with_extra(row, off.usage, off.cost, off.calls) if n == 0 else row for n, row in enumerate(recorded_rows)
         ]
-        bills[0] = _with_extra(bills[0], off.usage, off.cost, off.calls, calibration.provider)
+        bills[0] = _with_extra(bills[0], off.usage, off.cost, off.calls)
         unknown |= off.unpriced
     basis = [ESTIMATE if estimated else BILL, *(ESTIMATE for _ in grid)]
     if compacted:
@@ -475,9 +474,7 @@ def _off_thread_bill(
     return OffThreadBill(len(billed), usage, None if unpriced else round(cost, 9), frozenset(unpriced))
 
 
-def _with_extra(
-    row: ScenarioResult, usage: ApiUsage, cost: float | None, calls: int = 0, provider: str = ""
-) -> ScenarioResult:
+def _with_extra(row: ScenarioResult, usage: ApiUsage, cost: float | None, calls: int = 0) -> ScenarioResult:
     """A row with billed calls it does not simulate added as billed (``calls`` of them counted)."""
     return dataclasses.replace(
         row,

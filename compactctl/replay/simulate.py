@@ -193,7 +193,7 @@ class ScenarioRun:
         if message.get("role") == "user" and not is_attachment(message):  # a harness reminder ends no turn
             self.turn_reasoning = 0
         # An assistant message the client wrote itself (Codex relaying a review's findings) is no model call.
-        if message.get("role") == "assistant" and (message.get("compactctl") or {}).get("kind") != "harness":
+        if message.get("role") == "assistant" and annotations_of(message).get("kind") != "harness":
             self._call(figures)
         self.context.append(message, figures)
         for key in figures.defines:
