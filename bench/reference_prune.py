@@ -23,7 +23,7 @@ from typing import Any
 
 from compactctl.facts import declared_facts, fold
 from compactctl.strategies.prune import stub_text
-from compactctl.strategies.prune_columns import canonical
+from compactctl.strategies.prune_rows import canonical
 from compactctl.transcript import annotations_of, content_text, message_text, tool_calls_of, with_text
 
 

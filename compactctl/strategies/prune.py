@@ -42,7 +42,8 @@ from typing import Any, TypeVar
 from compactctl.facts import FactMatcher
 from compactctl.settings import Options, setting
 from compactctl.strategies.base import Fate, StepContext, StepResult
-from compactctl.strategies.prune_columns import STUB_PREFIX, KeyMemo, Round, Transcript
+from compactctl.strategies.prune_columns import KeyMemo, Round, Transcript
+from compactctl.strategies.prune_rows import STUB_PREFIX
 from compactctl.transcript import (
     Message,
     tool_calls_of,
@@ -138,7 +139,7 @@ class PrunePlan:
             index = origins[position]
             before = calls.get(index)
             calls[index] = kept if before is None else tuple(before[p] for p in kept)
-        return PrunePlan(array("i", (origins[p] for p in step.origins)), stubs, calls, self.fates)
+        return PrunePlan(array("i", map(origins.__getitem__, step.origins)), stubs, calls, self.fates)
 
 
 def prune(messages: list[Message], options: PruneOptions, context: StepContext) -> StepResult:
@@ -398,27 +399,32 @@ def _build(
     if stub_mode:
         stubs = gone if labelled else {i: (kind, labels[target]) for i, (kind, target) in gone.items()}
         return Round(range(t.n), stubs, {}, fates)
-    origins: list[int] = []
+    # Only what goes is looked at: a dropped result takes its call from its assistant.
+    keep = bytearray(b"\1") * t.n
+    observed: list[int] = []
+    dropped: dict[int, set[int]] = {}  # assistant -> the positions of the calls that go
+    for i in gone:
+        if t.observation[i]:
+            observed.append(i)
+            continue
+        keep[i] = 0
+        owner = t.owner[i]
+        if owner >= 0:
+            dropped.setdefault(owner, set()).add(t.call_at[i])
     stubs = {}
+    for i in sorted(observed):
+        # No call goes with it, and dropping it would leave its action unanswered: a stub.
+        kind, target = gone[i]
+        stubs[i] = (kind, labels[target])
+        if reasons:
+            fates[i] = Fate("elided", fates[i].reason)
     calls: dict[int, tuple[int, ...]] = {}
-    for i in range(t.n):
-        if i in gone and t.observation[i]:
-            # No call goes with it, and dropping it would leave its action unanswered: a stub.
-            kind, target = gone[i]
-            stubs[i] = (kind, labels[target])
-            origins.append(i)
-            if reasons:
-                fates[i] = Fate("elided", fates[i].reason)
+    for a in sorted(dropped):
+        kept = tuple(position for position in range(t.calls[a]) if position not in dropped[a])
+        if not kept and not t.filled[a]:
+            fates[a] = Fate("removed", "no content and no calls left")
+            keep[a] = 0
             continue
-        if i in gone:
-            continue
-        if t.calls[i]:
-            dropped = {t.call_at[r] for r in t.results(i) if r in gone}
-            if dropped:
-                kept = tuple(position for position in range(t.calls[i]) if position not in dropped)
-                if not kept and not t.filled[i]:
-                    fates[i] = Fate("removed", "no content and no calls left")
-                    continue
-                calls[i] = kept
-        origins.append(i)
+        calls[a] = kept
+    origins = list(compress(range(t.n), keep))
     return Round(origins, stubs, calls, fates)

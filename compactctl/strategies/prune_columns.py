@@ -12,18 +12,13 @@ import itertools
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
-import orjson
-
-from compactctl import jsonbytes, lazyre
-from compactctl.digests import blake2b
-from compactctl.facts import FactMatcher, fold, keepers, unique_facts
-from compactctl.message_memo import by_message, replay_state, values_of
+from compactctl.facts import FactMatcher, keepers, unique_facts
+from compactctl.message_memo import replay_state
 from compactctl.strategies.base import Fate
+from compactctl.strategies.prune_rows import Columns, remembered_columns, walked_columns
 from compactctl.transcript import (
-    ANNOTATION_KEY,
-    OBSERVATION_KIND,
     Message,
     content_text,
     facts_of,
@@ -31,154 +26,6 @@ from compactctl.transcript import (
     shared_prefix,
     tool_calls_of,
 )
-
-STUB_PREFIX = "[compactctl: "
-
-
-_STUB = lazyre.compile(r"\[compactctl: (?:superseded by|duplicate of) message #\d+\]")
-
-
-def is_stub(message: Message) -> bool:
-    """True for a message an earlier prune already elided."""
-    content = message.get("content")
-    text = content if isinstance(content, str) else content_text(message) if isinstance(content, list) else ""
-    return text.startswith(STUB_PREFIX) and _STUB.fullmatch(text) is not None
-
-
-def canonical(value: Any) -> str:
-    """A stable spelling of a key or of call arguments (sorted keys; unparsable text as it is)."""
-    if isinstance(value, str):
-        text = value
-        try:
-            value = orjson.loads(text)
-        except orjson.JSONDecodeError:
-            return text
-    try:
-        return jsonbytes.dumps(value, sort_keys=True).decode()
-    except TypeError:
-        return repr(value)
-
-
-def _key_list(value: Any) -> list[str]:
-    if value is None:
-        return []
-    items = value if isinstance(value, list) else [value]
-    return [item if isinstance(item, str) else canonical(item) for item in items]
-
-
-class Note(NamedTuple):
-    """What the passes read of a message's annotations (kept small: one per annotated message)."""
-
-    pin: bool
-    defines: tuple[str, ...]
-    references: tuple[str, ...]
-    cites: bool  # it references something (a kept one is checked from the start)
-
-
-class Row(NamedTuple):
-    """What one message says to the passes by itself, whatever comes before it: worked out once
-    per message object while a replay runs (``message_memo``), as its contexts are mostly the
-    messages of the previous compaction. What depends on the messages before it (the call a tool
-    result answers, so its owner and key) is ``Transcript``'s."""
-
-    length: int  # characters of its content text
-    filled: bool  # has content (not None, "" or [])
-    stub: bool
-    tool: bool  # a tool result
-    calls: int  # an assistant's number of tool calls
-    tool_calls: list[dict[str, Any]]  # an assistant's tool calls ([] for any other message)
-    ids: dict[Any, int]  # an assistant's call ids -> the first position holding each
-    key: tuple[str, ...] | None  # its annotated key (an assistant with calls has none)
-    tool_call_id: Any  # a tool result's
-    candidate: bool  # a tool result or a retrieved chunk: may be a duplicate
-    observation: bool  # tool output read as a user message (no call to go with it)
-    digest_high: int  # a candidate's folded text, digested in two halves (0, 0: no text to compare)
-    digest_low: int
-    note: Note | None  # where its annotations say something to the passes
-    keyed_caller: bool  # an assistant with calls that has a key or is a chunk once it has no call left
-    declares: bool  # its annotations declare facts
-
-
-_NO_IDS: dict[Any, int] = {}  # the call ids of a message without calls (never written to)
-_NO_CALLS: list[dict[str, Any]] = []  # its calls (never written to either)
-
-
-def message_row(message: Message) -> Row:
-    """``message``'s ``Row``: a pure function of the message."""
-    note = message.get(ANNOTATION_KEY)
-    if not isinstance(note, dict):
-        note = {}
-    pin, defines, references = note.get("pin") is True, note.get("defines"), note.get("references")
-    summary = None
-    if pin or defines is not None or references is not None:
-        summary = Note(pin, tuple(_key_list(defines)), tuple(_key_list(references)), bool(references))
-    content = message.get("content")
-    text = content_text(message)
-    if isinstance(content, str):
-        stub = content.startswith(STUB_PREFIX) and _STUB.fullmatch(content) is not None
-    else:
-        stub = isinstance(content, list) and is_stub(message)
-    role = message.get("role")
-    calls = tool_calls_of(message) if role == "assistant" else _NO_CALLS
-    key, keyed_caller = None, False
-    ids: dict[Any, int] = _NO_IDS
-    candidate = observation = False
-    if role == "tool":
-        candidate = True
-        if note.get("key") is not None:
-            key = annotated_key(note["key"])
-        calls = _NO_CALLS
-    elif calls:
-        # An assistant carrying calls has no key of its own: its calls expire through their results.
-        keyed_caller = note.get("key") is not None or note.get("kind") == "retrieval"
-        ids = {}
-        for at, call in enumerate(calls):
-            if isinstance(call, dict) and isinstance(call.get("id"), str):
-                ids.setdefault(call["id"], at)
-    elif note:
-        if note.get("key") is not None:
-            key = annotated_key(note["key"])
-        # An observation a text-mode agent got as a user message is tool output: a
-        # duplicate candidate. It has no key: "scroll_down" twice is two different views.
-        observation = role == "user" and note.get("kind") == OBSERVATION_KIND
-        candidate = note.get("kind") == "retrieval" or observation
-    folded = fold(text) if candidate and text and not stub else ""
-    digest = blake2b(folded.encode("utf-8", "surrogatepass"), digest_size=16).digest() if folded else b""
-    return tuple.__new__(  # Row's own constructor is a Python function: this is the same tuple, at C speed
-        Row,
-        (
-            len(text),
-            content not in (None, "", []),
-            stub,
-            role == "tool",
-            len(calls),
-            calls,
-            ids,
-            key,
-            message.get("tool_call_id") if role == "tool" else None,
-            candidate,
-            observation,
-            int.from_bytes(digest[:8]) if digest else 0,
-            int.from_bytes(digest[8:]) if digest else 0,
-            summary,
-            keyed_caller,
-            bool(note.get("facts")),
-        ),
-    )
-
-
-def annotated_key(key: Any) -> tuple[str, ...]:
-    return ("key", key if isinstance(key, str) else canonical(key))
-
-
-def call_key(call: Any) -> tuple[str, ...] | None:
-    """A call's key: its tool's name and its arguments, canonical and digested."""
-    function = call.get("function") if isinstance(call, dict) else None
-    if not isinstance(function, dict):
-        return None
-    # The arguments digested: an edit's arguments hold a whole file, and the key outlives the message.
-    spelled = canonical(function.get("arguments", "")).encode("utf-8", "surrogatepass")
-    return ("call", str(function.get("name", "")), blake2b(spelled, digest_size=16).hexdigest())
 
 
 @dataclass(frozen=True)
@@ -220,71 +67,42 @@ class Transcript:
         if kept is not None:
             messages = listed = list(messages)
             earlier, start = _earlier(listed, kept)
-        self.notes: dict[int, Note] = {}  # only for messages whose annotations say something to the passes
-        self.keys: list[tuple[str, ...] | None] = []
-        self.owner = array("i")  # tool result -> the assistant message holding its call
-        self.call_at = array("i")  # tool result -> the position of its call in that message
         self.held: dict[int, list[int]] = {}  # a declaring message -> the facts its text holds
-        # Assistants with calls whose annotations would give them a key or make them a chunk once
-        # they have no call left (with calls, they have neither).
-        self.keyed_callers: set[int] = set()
-        # The messages declaring facts, each with the calls of the assistant it answers.
-        self.declaring: list[tuple[int, Message, list[dict[str, Any]]]] = []
         # Each message's fact text's facts, where it holds any (worked out when first needed).
         self.holding: list[tuple[int, list[int]]] | None = None
         self.holding_from = 0  # ``holding`` below this position is ``earlier``'s
-        if earlier is not None:
-            self.notes = {i: note for i, note in earlier.notes.items() if i < start}
-            self.keys = earlier.keys[:start]
-            self.owner, self.call_at = earlier.owner[:start], earlier.call_at[:start]
-            self.keyed_callers = {i for i in earlier.keyed_callers if i < start}
-            self.declaring = [declared for declared in earlier.declaring if declared[0] < start]
-        rows: list[Row] = []
-        current, ids, calls_there = -1, dict[Any, int](), list[dict[str, Any]]()
-        tail = messages if not start else itertools.islice(messages, start, None)
-        # A replay's contexts are mostly the messages of the previous compaction: their rows are kept.
-        keys, owners, positions, notes = self.keys, self.owner, self.call_at, self.notes
-        for i, (message, row) in enumerate(values_of(message_row, tail), start):
-            rows.append(row)
-            _, _, _, answers, calling, tool_calls, row_ids, key, call_id, _, _, _, _, note, keyed_caller, declares = row
-            if note is not None:
-                notes[i] = note
-            owner, position = -1, -1
-            if answers:
-                found = ids.get(call_id) if current >= 0 and isinstance(call_id, str) else None
-                if found is not None:
-                    owner, position = current, found
-                    if key is None:
-                        key = by_message(call_key, calls_there[found])  # only for a call answered
-                        if key is not None:
-                            key = self.memo.keys.setdefault(key, key)  # one tuple per distinct call
-            else:
-                current = i if calling else -1
-                if calling:
-                    ids, calls_there = row_ids, tool_calls
-                    if keyed_caller:
-                        self.keyed_callers.add(i)
-            keys.append(key)
-            owners.append(owner)
-            positions.append(position)
-            if declares:
-                self.declaring.append((i, message, calls_there if owner >= 0 else []))
-        # The other columns are the rows' own fields, one entry per message: machine integers and
-        # bytes, not Python objects (turned into columns at C speed).
-        fields = zip(*rows, strict=True) if rows else [()] * len(Row._fields)
-        length, filled, stub, tool, calls, _, _, _, _, candidate, observation, high, low, *_ = fields
-        self.length = array("i", length)  # characters of its content text
-        self.filled = bytearray(filled)  # has content (not None, "" or [])
-        self.stub = bytearray(stub)
-        self.tool = bytearray(tool)  # a tool result (an assistant's results follow it: ``results``)
-        self.calls = array("i", calls)  # an assistant's number of tool calls (0: none)
-        self.candidate = bytearray(candidate)  # a tool result or a retrieved chunk: may be a duplicate
-        self.observation = bytearray(observation)  # tool output read as a user message (no call to go with it)
-        # A candidate's folded text, as a 128-bit digest in two halves (0, 0: no text to compare).
-        self.digest_high, self.digest_low = array("Q", high), array("Q", low)
-        if earlier is not None:
-            for column in _COLUMNS:
-                setattr(self, column, getattr(earlier, column)[:start] + getattr(self, column))
+        if kept is None:  # a prune on its own: nothing to keep rows for (``prune_rows``)
+            columns = walked_columns(messages, memo.keys)
+        else:
+            before = None if earlier is None else Columns(*map(earlier.__getattribute__, Columns._fields))
+            columns = remembered_columns(listed, before, start, memo.keys)
+        # Per message: its annotations where they say something to the passes (``notes``), its key,
+        # a tool result's assistant (``owner``) and its call's position there (``call_at``);
+        # assistants with calls whose annotations would give them a key or make them a chunk once
+        # they have no call left (``keyed_callers``); the messages declaring facts, each with the
+        # calls of the assistant it answers (``declaring``); characters of its content text
+        # (``length``); has content (``filled``: not None, "" or []); a stub; a tool result (an
+        # assistant's results follow it: ``results``); an assistant's number of calls (0: none);
+        # a tool result or a retrieved chunk (``candidate``: may be a duplicate); tool output read
+        # as a user message (``observation``: no call to go with it); a candidate's folded text
+        # as a 128-bit digest in two halves (0, 0: no text to compare).
+        (
+            self.notes,
+            self.keys,
+            self.owner,
+            self.call_at,
+            self.keyed_callers,
+            self.declaring,
+            self.length,
+            self.filled,
+            self.stub,
+            self.tool,
+            self.calls,
+            self.candidate,
+            self.observation,
+            self.digest_high,
+            self.digest_low,
+        ) = columns
         if facts is None:  # the facts to keep: ``required``, then those the messages declare (``declared_facts``)
             declared = (f for _, message, _ in self.declaring for f in facts_of(message))
             facts = FactMatcher(unique_facts([*required, *declared]))
@@ -322,7 +140,7 @@ class Transcript:
         new = cls.__new__(cls)
         new.walk, new.facts, new.memo, new.stub_mode = walk, t.facts, t.memo, t.stub_mode
         origins = step.origins
-        at = {p: j for j, p in enumerate(origins)}
+        at = dict(zip(origins, range(len(origins)), strict=True))
         for column in ("tool", "stub", "filled", "candidate", "observation"):
             setattr(new, column, bytearray(map(getattr(t, column).__getitem__, origins)))
         for column in ("calls", "owner", "call_at", "length", "digest_high", "digest_low"):
@@ -335,9 +153,8 @@ class Transcript:
                 return None
             kept_calls[p] = {old: j for j, old in enumerate(kept)}
             new.calls[at[p]] = len(kept)
-        for j, p in enumerate(origins):
-            if not t.tool[p]:
-                continue
+        for j in itertools.compress(range(len(origins)), new.tool):  # the kept tool results
+            p = origins[j]
             owner = t.owner[p]
             if owner < 0:
                 before = p - 1
@@ -458,8 +275,6 @@ class Transcript:
 
 _KEPT = "prune transcripts"  # a replay's last transcripts (``message_memo.replay_state``)
 KEEP_TRANSCRIPTS = 6  # a few settings compact in turn, each on what its last compaction left
-# The columns a transcript takes from an earlier one up to where they share messages.
-_COLUMNS = ("length", "filled", "stub", "tool", "calls", "candidate", "observation", "digest_high", "digest_low")
 
 
 def _earlier(messages: list[Message], kept: dict[Any, Any]) -> tuple[Transcript | None, int]:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import compactctl
 from compactctl.compaction import compact
 from compactctl.errors import InputError
-from compactctl.strategies.prune_columns import is_stub
+from compactctl.strategies.prune_rows import is_stub
 from compactctl.transcript import is_observation, is_pinned, is_valid, message_text
 from tests.conftest import unchanged
 from tests.helpers import agent_transcripts as transcripts
