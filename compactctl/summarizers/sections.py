@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from compactctl import lazyre
-from compactctl.message_memo import by_message
+from compactctl.message_memo import by_message, values_of
 from compactctl.summarizers import SECTIONS
 from compactctl.summarizers.ledger import Fact, command_of, error_lines_of, facts, output_text, paths_of, read_arguments
 from compactctl.summarizers.memo import remembered
@@ -237,8 +237,7 @@ def artifacts(messages: list[Message]) -> tuple[list[Artifact], list[Artifact], 
     files: dict[str, tuple[int, set[str], dict[str, int]]] = {}  # path -> (last at, verbs, tool -> uses)
     commands: list[Artifact] = []
     tests: list[str] = []
-    for at, message in enumerate(messages):
-        acts = by_message(_acts, message)
+    for at, (_, acts) in enumerate(values_of(_acts, messages)):
         tests += acts.tests
         for call_id, ran, name, touched in acts.calls:
             if ran is not None:
