@@ -71,6 +71,20 @@ class RowIndex:
     always: tuple[int, ...]  # rows without keys
     by_folded: dict[str, tuple[int, ...]]  # key -> the case-blind rows holding it
     by_exact: dict[str, tuple[int, ...]]
+    # The keys again, for ``held``: those sharing their first two characters with another key behind
+    # that prefix (a text without "gl" holds none of the thirteen GitLab keys), the rest one by one.
+    folded_groups: tuple[tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]] = ((), ())
+    exact_groups: tuple[tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]] = ((), ())
+
+    def held(self, text: str, folded: bool) -> list[str]:
+        """The keys (case-blind rows' with ``folded``, in ``text`` lower-cased) that ``text`` holds:
+        ``[key for key in keys if key in text]``, as a set, with a key behind an absent prefix not looked for."""
+        alone, gated = self.folded_groups if folded else self.exact_groups
+        found = [key for key in alone if key in text]
+        for prefix, keys in gated:
+            if prefix in text:
+                found += [key for key in keys if key in text]
+        return found
 
     def to_run(self, folded: Iterable[str], exact: Iterable[str]) -> list[int]:
         chosen = set(self.always)
@@ -82,6 +96,18 @@ class RowIndex:
 
 
 _TABLES: dict[int, tuple[Sequence[Any], RowIndex]] = {}  # id(rows) -> their index
+
+
+def _grouped(keys: Iterable[str]) -> tuple[tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]]:
+    """(keys looked for one by one, (prefix, the keys starting with it)...): a key is behind a prefix of
+    two characters when another key starts with it too (each key holds its prefix, so a text without
+    the prefix holds none of them)."""
+    by_prefix: dict[str, list[str]] = {}
+    for key in sorted(keys):
+        by_prefix.setdefault(key[:2], []).append(key)
+    alone = tuple(key for group in by_prefix.values() if len(group) == 1 for key in group)
+    gated = tuple((prefix, tuple(group)) for prefix, group in by_prefix.items() if len(group) > 1)
+    return alone, gated
 
 
 def row_index(rows: Sequence[Any]) -> RowIndex:
@@ -99,6 +125,8 @@ def row_index(rows: Sequence[Any]) -> RowIndex:
         tuple(index for index, row in enumerate(rows) if not row.keys),
         {key: tuple(indices) for key, indices in by[True].items()},
         {key: tuple(indices) for key, indices in by[False].items()},
+        _grouped(by[True]),
+        _grouped(by[False]),
     )
     if len(_TABLES) > 16:  # a caller's own groups of rows: never more than a few
         _TABLES.clear()

@@ -438,8 +438,8 @@ def redact_rows(text: str, rows: Sequence[Row] = PATTERNS) -> tuple[str, int]:
     """
     table = row_index(rows)
     lowered = text.lower() if table.folded_keys else text
-    folded = [key for key in table.folded_keys if key in lowered]
-    exact = [key for key in table.exact_keys if key in text]
+    folded = table.held(lowered, folded=True)
+    exact = table.held(text, folded=False)
     total = 0
     done = -1
     todo = table.to_run(folded, exact)
@@ -457,6 +457,6 @@ def redact_rows(text: str, rows: Sequence[Row] = PATTERNS) -> tuple[str, int]:
         done = index
         if count:
             current = None
-            exact = [key for key in table.exact_keys if key in text]
+            exact = table.held(text, folded=False)
             todo = [later for later in table.to_run(folded, exact) if later > done]
     return text, total
