@@ -33,6 +33,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from compactctl import jsonbytes
@@ -113,6 +114,9 @@ class _Rollout:
         self.compaction_estimates: list[ApiUsage] = []  # not recorded: estimated
         self.context_window: int | None = None  # the window Codex says it works with (token_count info)
         self.forked_from: str | None = None
+        # call index -> its web_search_call items: the hosted search is billed per call beside the tokens
+        # (the Responses usage counts none of them).
+        self.searches: dict[int, int] = {}
 
     # -- model output ----------------------------------------------------------------
     def _call_message(self, timestamp: float | None) -> Message:
@@ -146,6 +150,8 @@ class _Rollout:
             if kind == "reasoning":
                 self.open_estimate += encrypted_estimate(item)
                 return
+            if kind == "web_search_call":
+                self.searches[len(self.calls) - 1] = self.searches.get(len(self.calls) - 1, 0) + 1
             arguments = item.get(ARGUMENTS.get(str(kind), "arguments"), item.get("action"))
             message.setdefault("tool_calls", []).append(
                 {
@@ -250,6 +256,12 @@ class _Rollout:
             if call.usage is None:  # no token_count for it: the run stopped first
                 self.calls[index] = RecordedCall(
                     call.position, call.model, call.timestamp, usage, call.hidden_output_estimate
+                )
+        for index, searches in self.searches.items():
+            call = self.calls[index]
+            if call.usage is not None:
+                self.calls[index] = dataclasses.replace(
+                    call, usage=dataclasses.replace(call.usage, web_searches=searches)
                 )
 
     def compacted(self, payload: dict[str, Any]) -> None:

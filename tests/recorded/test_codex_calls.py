@@ -243,7 +243,7 @@ def _each_response_at_its_model(path: Path) -> tuple[float, int]:
 
     from tests.replay.test_bill import openai_counts
 
-    model, cost, calls = None, 0.0, 0
+    model, cost, calls, searches = None, 0.0, 0, 0
     for line in path.read_bytes().splitlines():
         record = orjson.loads(line)
         payload = record.get("payload") or {}
@@ -251,10 +251,12 @@ def _each_response_at_its_model(path: Path) -> tuple[float, int]:
             model = payload.get("model") or model
         elif payload.get("type") == "thread_settings_applied":
             model = payload["thread_settings"].get("model") or model
+        elif record.get("type") == "response_item" and payload.get("type") == "web_search_call":
+            searches += 1  # the hosted search, billed per call beside the response's tokens
         elif record.get("type") == "token_usage_record":
-            counts = Usage(**openai_counts(payload["usage"]))
+            counts = Usage(**openai_counts(payload["usage"]), **({"web_searches": searches} if searches else {}))
             cost += float(calc_price(counts, model, provider_id="openai").total_price)
-            calls += 1
+            calls, searches = calls + 1, 0
     return cost, calls
 
 
