@@ -64,3 +64,30 @@ def codex_web_search_fixture(root: Path) -> Path:
 
 def _thread_of(rollout: Path) -> str:
     return rollout.stem[-36:]
+
+
+def codex_switch_compaction_fixture(root: Path) -> Path:
+    """Two turns on gpt-5.5, then one resumed on gpt-5.6-terra: a model of another compaction family (the
+    turn_context's ``comp_hash`` 2911, then 3000), so Codex 0.171 compacts first, on gpt-5.5 (the loopback
+    fake served that compaction request on it), with no auto-compact limit reached."""
+    from tests.fakes.record_fixtures import _version, _written
+    from tests.fakes.responses import FakeResponses, _asks_for_compaction
+
+    client = require_client("codex")
+    with FakeResponses() as fake:
+        codex = Codex(client, root, project(root), fake, model="gpt-5.5")
+        fake.enqueue(Reply(thinking="Read it.", tool_calls=(ToolCall("exec_command", {"cmd": "cat notes.txt"}),)),
+                     "The notes say results must stay in CSV.")  # fmt: skip
+        codex.run("What do the notes say?")
+        (rollout,) = codex.rollouts()
+        fake.enqueue("The second line keeps the interface.")
+        codex.run("And the second line?", resume=_thread_of(rollout))
+        codex.model = "gpt-5.6-terra"
+        fake.enqueue("Nothing else.")
+        codex.run("Anything else?", resume=_thread_of(rollout))
+        bodies = [r.body for r in fake.requests if isinstance(r.body, dict) and r.method == "POST"]
+        compactions = [body.get("model") for body in bodies if _asks_for_compaction(body)]
+        assert compactions == ["gpt-5.5"] and bodies[-1].get("model") == "gpt-5.6-terra", compactions
+        assert not fake.errors and not fake.script
+        data = rollout.read_bytes()
+    return _written(root, data, f"codex-{_version(client.version)}-switch-compaction.jsonl")
