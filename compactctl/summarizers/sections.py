@@ -17,7 +17,7 @@ from compactctl.message_memo import by_message, values_of
 from compactctl.summarizers import SECTIONS
 from compactctl.summarizers.ledger import Fact, command_of, error_lines_of, facts, output_text, paths_of, read_arguments
 from compactctl.summarizers.memo import remembered
-from compactctl.summarizers.writings import CaseBlind, constraints, is_demonstration, sentences, writings
+from compactctl.summarizers.writings import CaseBlind, constraints_written, is_demonstration, sentences, writings
 from compactctl.transcript import Message, content_text, function_of, tool_calls_of
 
 _PROGRESS = CaseBlind(
@@ -355,7 +355,7 @@ def extract(messages: list[Message]) -> Sections:
             found.add("Goal", item)
     else:
         latest_at = -1
-    for constraint in constraints(plain):
+    for constraint in constraints_written(written):
         found.add("Constraints", constraint)
     for fact in facts(plain):
         found.add_fact(fact)
