@@ -245,8 +245,18 @@ def _redacted_value(value: object) -> object:
         out = redacted_text(value)
         return value if out == value else out
     if isinstance(value, dict):
-        copied = {key: _redacted_value(item) for key, item in value.items()}
-        return value if all(copied[key] is item for key, item in value.items()) else copied
+        # One pass, a message's strings redacted without a call each (a replay copies every message).
+        copied = {}
+        same = True
+        for key, item in value.items():
+            if type(item) is str:
+                new = redacted_text(item)
+                new = item if new == item else new
+            else:
+                new = _redacted_value(item)
+            copied[key] = new
+            same = same and new is item
+        return value if same else copied
     if isinstance(value, list):
         items = [_redacted_value(item) for item in value]
         return value if all(new is old for new, old in zip(items, value, strict=True)) else items
