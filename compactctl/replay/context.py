@@ -133,7 +133,7 @@ class KnownTokens(Mapping[int, int]):
             self.table = {id(message): figures.tokens for message, figures in pairs}
             # From now on ``get`` is the table's own (an instance attribute wins over the method):
             # a compaction's steps count each message of the context several times.
-            self.get = self.table.get  # type: ignore[method-assign]
+            self.get = self.table.get  # type: ignore[method-assign, assignment]
         return self.table
 
     def __getitem__(self, key: int) -> int:

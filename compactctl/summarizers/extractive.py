@@ -246,12 +246,13 @@ def _redacted_value(value: object) -> object:
         return value if out == value else out
     if isinstance(value, dict):
         # One pass, a message's strings redacted without a call each (a replay copies every message).
-        copied = {}
+        copied: dict[Any, object] = {}
         same = True
         for key, item in value.items():
+            new: object
             if type(item) is str:
-                new = redacted_text(item)
-                new = item if new == item else new
+                out = redacted_text(item)
+                new = item if out == item else out
             else:
                 new = _redacted_value(item)
             copied[key] = new
