@@ -364,6 +364,10 @@ def read(records: list[Record], path: str) -> RecordedSession:
             # searches are in the cost-state alone, billed per search.
             web_searches=max(0, reported.web_searches - paired.web_searches),
         )
+    # A model the cost-state bills that no call here names made only side requests (WebFetch's page summary on
+    # the small fast model, claude-haiku-4-5): its whole usage is in ``unpaired``, billed at its own price.
+    named = {c.model for x in contexts for c in x.calls} | {c.model for c in off_thread}
+    side = tuple((m, u) for m, u in usage_by_model(values).items() if m not in named) if unpaired else ()
     compactions = [(c, x) for x in contexts if not x.label.startswith("subagent") for c in x.compactions]
     own = [(c, x) for c, x in compactions if not any(call.copied for call in x.calls[c.before_call :][:1])]
     estimates = [] if reported is not None else [e for c, x in own if (e := compaction_estimate(c, x)) is not None]
@@ -377,6 +381,7 @@ def read(records: list[Record], path: str) -> RecordedSession:
         compaction_estimate=sum(estimates, ApiUsage(0)) if estimates else None,
         compaction_calls_estimated=len(estimates),
         copied_from=tuple(sorted(set(copied.values()))),
+        priced_apart=side,
     )
 
 
@@ -440,16 +445,20 @@ def _subagent_sessions(path: str) -> list[tuple[str, RecordedSession]]:
 
 def session_total(values: list[dict[str, Any]]) -> ApiUsage | None:
     """The session's own running total (``cost-state`` records, Claude Code 2.1+): its last one."""
+    models = usage_by_model(values)
+    return sum(models.values(), ApiUsage(0)) if models else None
+
+
+def usage_by_model(values: list[dict[str, Any]]) -> dict[str, ApiUsage]:
+    """The last ``cost-state``'s total per model (its ``modelUsage``)."""
     state = next((v for v in reversed(values) if v.get("type") == "cost-state"), None)
     models = state.get("modelUsage") if state is not None else None
-    if not isinstance(models, dict) or not models:
-        return None
-    total = ApiUsage(0)
-    for figures in models.values():
+    found: dict[str, ApiUsage] = {}
+    for model, figures in (models if isinstance(models, dict) else {}).items():
         if isinstance(figures, dict):
             read = integer(figures.get("cacheReadInputTokens"))
             written = integer(figures.get("cacheCreationInputTokens"))
-            total = total + ApiUsage(
+            found[str(model)] = ApiUsage(
                 integer(figures.get("inputTokens")) + read + written,
                 read,
                 written,
@@ -457,4 +466,4 @@ def session_total(values: list[dict[str, Any]]) -> ApiUsage | None:
                 integer(figures.get("outputTokens")),
                 web_searches=integer(figures.get("webSearchRequests")),
             )
-    return total
+    return found
