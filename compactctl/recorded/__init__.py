@@ -36,6 +36,7 @@ class ApiUsage:
     cache_write_1h_tokens: int = 0  # the part of the writes kept one hour (billed 2x input, not 1.25x)
     output_tokens: int = 0  # thinking/reasoning included
     reasoning_tokens: int = 0
+    web_searches: int = 0  # the server tool's searches, billed per search beside the tokens
 
     def __add__(self, other: ApiUsage) -> ApiUsage:
         return ApiUsage(
@@ -45,6 +46,7 @@ class ApiUsage:
             self.cache_write_1h_tokens + other.cache_write_1h_tokens,
             self.output_tokens + other.output_tokens,
             self.reasoning_tokens + other.reasoning_tokens,
+            self.web_searches + other.web_searches,
         )
 
     @property

@@ -74,12 +74,14 @@ def usage_of(raw: Any) -> ApiUsage | None:
     read = integer(raw.get("cache_read_input_tokens"))
     written = integer(raw.get("cache_creation_input_tokens"))
     split: dict[str, Any] = raw["cache_creation"] if isinstance(raw.get("cache_creation"), dict) else {}
+    server: dict[str, Any] = raw["server_tool_use"] if isinstance(raw.get("server_tool_use"), dict) else {}
     usage = ApiUsage(
         input_tokens=uncached + read + written,
         cached_tokens=read,
         cache_write_tokens=written,
         cache_write_1h_tokens=integer(split.get("ephemeral_1h_input_tokens")),
         output_tokens=integer(raw.get("output_tokens")),
+        web_searches=integer(server.get("web_search_requests")),
     )
     return None if usage.is_empty else usage
 
@@ -349,7 +351,9 @@ def read(records: list[Record], path: str) -> RecordedSession:
     if copied:
         # A fork's cost-state goes on from its parent's total: it says nothing of calls missing here.
         reported = None
-    if reported is not None and reported.input_tokens > paired.input_tokens:
+    if reported is not None and (
+        reported.input_tokens > paired.input_tokens or reported.web_searches > paired.web_searches
+    ):
         # Calls the producer made that wrote no message: its compaction summaries.
         unpaired = ApiUsage(
             reported.input_tokens - paired.input_tokens,
@@ -357,6 +361,9 @@ def read(records: list[Record], path: str) -> RecordedSession:
             max(0, reported.cache_write_tokens - paired.cache_write_tokens),
             max(0, reported.cache_write_1h_tokens - paired.cache_write_1h_tokens),
             max(0, reported.output_tokens - paired.output_tokens),
+            # The WebSearch tool's own request (a side call with the server tool) writes no message: its
+            # searches are in the cost-state alone, billed per search.
+            web_searches=max(0, reported.web_searches - paired.web_searches),
         )
     compactions = [(c, x) for x in contexts if not x.label.startswith("subagent") for c in x.compactions]
     own = [(c, x) for c, x in compactions if not any(call.copied for call in x.calls[c.before_call :][:1])]
@@ -463,5 +470,6 @@ def session_total(values: list[dict[str, Any]]) -> ApiUsage | None:
                 written,
                 integer(figures.get("cacheCreationEphemeral1hInputTokens")),
                 integer(figures.get("outputTokens")),
+                web_searches=integer(figures.get("webSearchRequests")),
             )
     return total

@@ -35,7 +35,7 @@ def bill_cost(usage: ApiUsage, prices: Prices, provider: str) -> float:
     return prices.call_cost(
         usage.input_tokens, usage.cached_tokens, usage.cache_write_tokens if plain >= 0 else 0, usage.output_tokens,
         usage.cache_write_1h_tokens,
-    )  # fmt: skip
+    ) + usage.web_searches * prices.web_search  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -350,12 +350,19 @@ def replay_recorded(
         bills[0] = with_extra(bills[0], off.usage, off.cost, off.calls)
         unknown |= off.unpriced
     basis = [ESTIMATE if estimated else BILL, *(ESTIMATE for _ in grid)]
+    # Web searches are made whatever the setting: a simulated row bills the live thread's searches as the bill does.
+    searches = sum(c.usage.web_searches for x in session.contexts for c in x.calls[copied_prefix(x) :] if c.usage)
+    searches += session.unpaired.web_searches if session.unpaired else 0
+    fee = searches * getattr(main, "web_search", 0.0)  # at the session's first priced model, as unpaired calls
+    rows = [with_extra(r, ApiUsage(0), fee) if b == ESTIMATE and fee else r for r, b in zip(rows, basis, strict=True)]
     if compacted:
         rows.insert(1, aggregate([[row] for row in recorded_rows])[0])
         basis.insert(1, BILL)
     notes = []
     if unknown:
         notes.append(unpriced_note(sorted(unknown), fallback))
+    if searches:
+        notes.append(f"{searches} web search(es) (${fee:.4f}, billed per search) are in every row as billed")
     if off.calls:
         total_calls = sum(len(c.calls) for c in session.contexts) + off.calls
         bill_cost = aggregate([[row] for row in bills])[0].cost
