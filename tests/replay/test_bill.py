@@ -4,8 +4,8 @@ The bill here is worked out apart from replay's code: straight from the file's r
 Claude Code response id once, each changed Codex ``token_count`` once), each call priced by
 ``genai_prices.calc_price`` for the model it names on its day. Replay's row that stands for what
 the session did (``none`` where the producer never compacted, ``recorded`` where it did) must
-cost within 3 % of it; the 3 % is room for what replay adds that the file reports no usage for
-(an older Codex's remote compaction, estimated).
+cost within 3 % of it (a producer's compaction call the file reports no usage for is estimated apart,
+in no row: ``api.compaction_estimate``).
 """
 
 from __future__ import annotations
