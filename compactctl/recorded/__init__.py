@@ -135,9 +135,10 @@ class RecordedSession:
     forked_from: str | None = None
     # The sessions that made (and billed) the calls marked ``copied``: a fork's parent.
     copied_from: tuple[str, ...] = ()
-    # Calls inside ``unpaired`` or ``compaction_estimate`` whose model the log names (Codex's compactions):
-    # priced at that model, the rest of those at the session's first.
+    # Calls inside ``unpaired`` whose model the log names (Codex's compactions): priced at that model, the
+    # rest of those at the session's first; ``estimated_apart`` the same for ``compaction_estimate``.
     priced_apart: tuple[tuple[str | None, ApiUsage], ...] = ()
+    estimated_apart: tuple[tuple[str | None, ApiUsage], ...] = ()
     # Billed calls the file holds nothing of to count (a client's side calls), said in replay's notes.
     not_in_bill: tuple[str, ...] = ()
 

@@ -109,7 +109,8 @@ class _Rollout:
         # The model a turn's settings name before its turn_context (Codex 0.171's thread_settings_applied):
         # a compaction at the turn's start runs on it, as a model switched for the turn does.
         self.next_model: str | None = None
-        self.compaction_models: list[tuple[str | None, ApiUsage]] = []  # each compaction call, on its model
+        self.compaction_models: list[tuple[str | None, ApiUsage]] = []  # each recorded compaction call, on its model
+        self.estimated_models: list[tuple[str | None, ApiUsage]] = []  # each estimated one
         self.recorded_usage: dict[int, ApiUsage] = {}  # call index -> its token_usage_record's usage
         self.compaction_estimates: list[ApiUsage] = []  # not recorded: estimated
         self.context_window: int | None = None  # the window Codex says it works with (token_count info)
@@ -241,10 +242,13 @@ class _Rollout:
             for item in items
             if isinstance(item, dict) and item.get("type") in ("compaction", "compaction_summary")
         )
-        # The whole history went out again: the last call's input (its cache still warm) and its output.
-        estimate = ApiUsage(last.input_tokens + last.output_tokens, last.input_tokens, output_tokens=summary)
+        # The whole history went out again: the last call's input (its cache still warm, where the provider
+        # caches at all: some count read from it) and its output.
+        caches = any(usage is not None and usage.cached_tokens for _, usage in self.counts)
+        cached = last.input_tokens if caches else 0
+        estimate = ApiUsage(last.input_tokens + last.output_tokens, cached, output_tokens=summary)
         self.compaction_estimates.append(estimate)
-        self.compaction_models.append((self.next_model or self.model, estimate))
+        self.estimated_models.append((self.next_model or self.model, estimate))
 
     def pair(self) -> None:
         """Give each response the one changed count written beside it.
@@ -368,6 +372,7 @@ def read(records: list[Record], path: str) -> RecordedSession:
         compaction_estimate=sum(rollout.compaction_estimates, ApiUsage(0)) if rollout.compaction_estimates else None,
         compaction_calls_estimated=len(rollout.compaction_estimates),
         priced_apart=tuple(rollout.compaction_models),
+        estimated_apart=tuple(rollout.estimated_models),
         context_window=rollout.context_window,
         forked_from=rollout.forked_from,
     )

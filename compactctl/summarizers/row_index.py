@@ -32,11 +32,18 @@ class Row:
     # No match is shorter (tests/summarizers/test_redact_prefilter.py checks it against re's parser):
     # the row is not run on a shorter text.
     shortest: int = 0
+    # A match starts at most this many characters before a match of the gate starts (and holds it):
+    # the row is tried there only, not over the whole text, when its pattern has no class the engine
+    # skips to (tests/summarizers/test_redact_gates.py).
+    lead: int | None = None
 
     def sub(self, text: str, lowered: str | None = None) -> tuple[str, int]:
         """The row over ``text``; ``lowered``, when given, is ``text.lower()`` (rows share it)."""
-        if self.gate is not None and self.gate.search(text) is None:
+        first = None if self.gate is None else self.gate.search(text)
+        if self.gate is not None and first is None:
             return text, 0
+        if self.lead is not None and first is not None:
+            return self._near_gate(text, first.start())
         if not self.starts:
             return self.pattern.subn(self.replacement, text)
         lowered = text.lower() if lowered is None else lowered
@@ -57,6 +64,29 @@ class Row:
             if found is None:
                 continue
             pieces += [text[last:at], found.expand(self.replacement)]
+            last = found.end()
+            count += 1
+        return ("".join(pieces) + text[last:], count) if count else (text, 0)
+
+    def _near_gate(self, text: str, first: int) -> tuple[str, int]:
+        """``pattern.subn`` over ``text``, the pattern tried only at the ``lead`` characters before each
+        place its gate matches (from ``first`` on): the first match from where the last one ended, as subn."""
+        assert self.gate is not None and self.lead is not None
+        starts: set[int] = set()
+        at: int | None = first
+        while at is not None:
+            starts.update(range(max(0, at - self.lead), at + 1))
+            found = self.gate.search(text, at + 1)
+            at = None if found is None else found.start()
+        pieces: list[str] = []
+        last = count = 0
+        for start in sorted(starts):
+            if start < last:
+                continue
+            found = self.pattern.match(text, start)
+            if found is None:
+                continue
+            pieces += [text[last:start], found.expand(self.replacement)]
             last = found.end()
             count += 1
         return ("".join(pieces) + text[last:], count) if count else (text, 0)

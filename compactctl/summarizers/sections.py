@@ -74,6 +74,9 @@ _TEST_RESULT_WORDS += ("Ran ",)
 
 
 _EXIT_CODE = lazyre.compile(r"(?:Process exited with code|Exit code:?|exit code|exited with)\s*(-?\d+)", re.I)
+# "xit", in every spelling _EXIT_CODE's re.I takes (İ and ı match its i): looked for first, and fast (case
+# blind, the alternation is tried at every character; tests/summarizers/test_redact_gates.py).
+_EXIT_GATE = lazyre.compile("[xX][iIİı][tT]")
 
 
 _CREATES = ("write", "create", "add")
@@ -193,7 +196,7 @@ def _outcome(result: Message | None) -> str:
 
 
 def _outcome_of(text: str) -> str:
-    code = _EXIT_CODE.search(text)
+    code = _EXIT_CODE.search(text) if _EXIT_GATE.search(text) else None
     errors = error_lines_of(text)
     tests = _test_lines(text)
     status = f"exit {code.group(1)}" if code else ""

@@ -91,3 +91,58 @@ def codex_switch_compaction_fixture(root: Path) -> Path:
         assert not fake.errors and not fake.script
         data = rollout.read_bytes()
     return _written(root, data, f"codex-{_version(client.version)}-switch-compaction.jsonl")
+
+
+def claude_code_web_fetch_fixture(root: Path) -> Path:
+    """A WebFetch on claude-opus-4-7 of a page served over HTTPS on the loopback (a self-signed certificate;
+    ``skipWebFetchPreflight`` leaves out the domain check against claude.ai): Claude Code fetches it and has the
+    small fast model (claude-haiku-4-5, as on Anthropic's API) summarize it, a request that writes no message;
+    the session's ``cost-state`` bills it under its own model."""
+    import functools
+    import json
+    import ssl
+    import subprocess
+    import threading
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    from tests.fakes.record_fixtures import _claude_print, _version, _written
+
+    site = root / "site"
+    site.mkdir(parents=True)
+    (site / "spec.html").write_text("<html><body><h1>CSV</h1><p>Results must stay in CSV.</p></body></html>")
+    key, cert = root / "key.pem", root / "cert.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+         "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    quiet = type("Quiet", (SimpleHTTPRequestHandler,), {"log_message": lambda *a: None})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(quiet, directory=str(site)))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(str(cert), str(key))
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"https://127.0.0.1:{server.server_address[1]}/spec.html"
+
+    class Fetching(ClaudeCode):
+        def env(self) -> dict[str, str]:
+            trusted = {"NODE_EXTRA_CA_CERTS": str(cert), "NODE_TLS_REJECT_UNAUTHORIZED": "0"}
+            return {**super().env(), **trusted, "ANTHROPIC_SMALL_FAST_MODEL": "claude-haiku-4-5"}
+
+    client = require_client("claude")
+    try:
+        with FakeAnthropic() as fake:
+            claude = Fetching(client, root, project(root), fake)
+            (root / ".claude").mkdir(parents=True, exist_ok=True)
+            (root / ".claude" / "settings.json").write_text(json.dumps({"skipWebFetchPreflight": True}))
+            fetch = ToolCall("WebFetch", {"url": url, "prompt": "What format must results stay in?"})
+            fake.enqueue(Reply(text="Fetching.", tool_calls=(fetch,)), "The page says CSV.")
+            session = _claude_print(claude, f"What does {url} say?", "--allowedTools", "WebFetch", "--model",
+                                    "claude-opus-4-7")  # fmt: skip
+            models = [r.body.get("model") for r in fake.requests if isinstance(r.body, dict)]
+            assert models == ["claude-opus-4-7", "claude-haiku-4-5", "claude-opus-4-7"], models
+            assert not fake.errors and not fake.script
+            data = claude.session_file(session).read_bytes()
+    finally:
+        server.shutdown()
+    return _written(root, data, f"claude-code-{_version(client.version)}-web-fetch.jsonl")

@@ -4,8 +4,8 @@ The bill here is worked out apart from replay's code: straight from the file's r
 Claude Code response id once, each changed Codex ``token_count`` once), each call priced by
 ``genai_prices.calc_price`` for the model it names on its day. Replay's row that stands for what
 the session did (``none`` where the producer never compacted, ``recorded`` where it did) must
-cost within 3 % of it; the 3 % is room for what replay adds that the file reports no usage for
-(an older Codex's remote compaction, estimated).
+cost within 3 % of it (a producer's compaction call the file reports no usage for is estimated apart,
+in no row: ``api.compaction_estimate``).
 """
 
 from __future__ import annotations
@@ -238,6 +238,33 @@ def test_claude_codes_web_searches_are_billed_per_search():
     bill = next(row for row in entry["settings"] if row["basis"] == "bill")
     assert bill["cost"] == pytest.approx(expected, rel=1e-6)
     assert "2 web search(es) ($0.0200, billed per search) are in every row as billed" in entry["api"]["notes"]
+
+
+WEB_FETCH = REAL_CLIENTS / "claude-code-2.1.332-web-fetch.jsonl"
+
+
+def test_a_side_request_on_another_model_is_billed_at_that_models_price():
+    """The real Claude Code 2.1.332, a WebFetch on claude-opus-4-7 (tests/fakes/record_server_tools.py): the page
+    is summarized by a request of its own on claude-haiku-4-5, which writes no message; the cost-state bills it
+    under that model. Replay priced that remainder at Opus 4.7's prices: unpaired $0.001340 for $0.000268, the
+    bill $0.221695 against the client's own $0.220623 (+0.49 %)."""
+    from genai_prices import Usage, calc_price
+
+    state = [r for r in _records(WEB_FETCH) if r["type"] == "cost-state"][-1]
+    assert set(state["modelUsage"]) == {"claude-opus-4-7", "claude-haiku-4-5"}
+    side = state["modelUsage"]["claude-haiku-4-5"]
+    side_cost = float(
+        calc_price(Usage(input_tokens=side["inputTokens"], output_tokens=side["outputTokens"]), "claude-haiku-4-5",
+                   provider_id="anthropic").total_price
+    )  # fmt: skip
+    expected, calls = _claude_code_bill(WEB_FETCH)
+    assert calls == 2
+    result = CliRunner().invoke(app, ["replay", str(WEB_FETCH), "-t", "100000", "--json", "-q"])
+    (entry,) = orjson.loads(result.stdout)["files"]
+    assert entry["api"]["unpaired_cost"] == pytest.approx(side_cost, rel=1e-6)
+    bill = next(row for row in entry["settings"] if row["basis"] == "bill")
+    assert bill["cost"] == pytest.approx(expected + side_cost, rel=1e-6)
+    assert bill["cost"] == pytest.approx(state["totalCostUSD"], rel=1e-6)
 
 
 CODEX_SEARCH = REAL_CLIENTS / "codex-0.171.0-web-search.jsonl"
