@@ -62,8 +62,9 @@ def _serving() -> None:
 
     def responses_send(handler: Any, sent: list[tuple[str, dict[str, Any]]], *rest: Any) -> Any:
         done = next((e["response"] for kind, e in sent if kind == "response.completed"), None)
-        if done is not None:
-            SERVED.append(("openai", done["model"], done["usage"], True))
+        if done is not None:  # the hosted searches it made, billed per call (the usage counts none)
+            searches = sum(1 for item in done.get("output") or [] if item.get("type") == "web_search_call")
+            SERVED.append(("openai", done["model"], {**done["usage"], "web_searches": searches}, True))
         return send(handler, sent, *rest)
 
     anthropic._sse_events = anthropic_events  # type: ignore[assignment]
@@ -86,6 +87,7 @@ def served_cost(served: list[tuple[str, str, dict[str, Any], bool]]) -> float:
                 cache_read_tokens=details["cached_tokens"],
                 cache_write_tokens=details.get("cache_write_tokens") or None,
                 output_tokens=usage["output_tokens"],
+                web_searches=usage.get("web_searches") or None,
             )
         total += float(calc_price(counts, model, provider_id=provider).total_price)
     return total

@@ -35,6 +35,13 @@ bastion's claude-session, whose usage is zeroed, when a file replayed by its mes
 it names (glm-4.7, not gpt-4o: only the cost figures differ, e.g. none $0.1598 -> $0.0111); the 7 of kcosr's
 codex.jsonl when a response counted and cut off before it was written came to be counted among the bill's calls
 (the none row's calls 65 -> 66, and a note that says so; nothing else differs: bench/commands_golden.py check);
+the 49 of the seven files whose usage reports no cache write (formats/codex.jsonl, formats/claude-code-rewind.jsonl
+and the four real Codex rollouts) or whose producer compaction the file records no usage for (kesslerio's chat.json,
+qiushiyan__duet), when replay's estimates came to bill what no call reads as plain input where the usage reports no
+write, as the bill does (only the estimate rows' cache_write_tokens differ, their cost at OpenAI's equal write price
+unchanged), and such a compaction call came to be estimated apart (``api.compaction_estimate``, an added key) and
+no longer added into the bill (the recorded row: kesslerio $37.8613 -> $37.4750, duet $8.3863 -> $8.1822, the
+files' own usage; checked with bench/commands_golden.py against 5769048);
 ``bench/replay_golden.py check`` shows the first differing key.
 The generated memory-benchmark file is checked by the script only (a minute of strategies).
 """

@@ -36,6 +36,7 @@ class ApiUsage:
     cache_write_1h_tokens: int = 0  # the part of the writes kept one hour (billed 2x input, not 1.25x)
     output_tokens: int = 0  # thinking/reasoning included
     reasoning_tokens: int = 0
+    web_searches: int = 0  # the server tool's searches, billed per search beside the tokens
 
     def __add__(self, other: ApiUsage) -> ApiUsage:
         return ApiUsage(
@@ -45,6 +46,7 @@ class ApiUsage:
             self.cache_write_1h_tokens + other.cache_write_1h_tokens,
             self.output_tokens + other.output_tokens,
             self.reasoning_tokens + other.reasoning_tokens,
+            self.web_searches + other.web_searches,
         )
 
     @property
@@ -133,9 +135,10 @@ class RecordedSession:
     forked_from: str | None = None
     # The sessions that made (and billed) the calls marked ``copied``: a fork's parent.
     copied_from: tuple[str, ...] = ()
-    # Calls inside ``unpaired`` or ``compaction_estimate`` whose model the log names (Codex's compactions):
-    # priced at that model, the rest of those at the session's first.
+    # Calls inside ``unpaired`` whose model the log names (Codex's compactions): priced at that model, the
+    # rest of those at the session's first; ``estimated_apart`` the same for ``compaction_estimate``.
     priced_apart: tuple[tuple[str | None, ApiUsage], ...] = ()
+    estimated_apart: tuple[tuple[str | None, ApiUsage], ...] = ()
     # Billed calls the file holds nothing of to count (a client's side calls), said in replay's notes.
     not_in_bill: tuple[str, ...] = ()
 

@@ -29,10 +29,11 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterable
 from typing import Any
 
-from compactctl import jsonbytes
+from compactctl import jsonbytes, lazyre
 from compactctl.errors import InputError
 from compactctl.formats.anthropic import assistant_message, user_messages
 from compactctl.formats.claude_code import RECORD_FIELDS
@@ -73,12 +74,14 @@ def usage_of(raw: Any) -> ApiUsage | None:
     read = integer(raw.get("cache_read_input_tokens"))
     written = integer(raw.get("cache_creation_input_tokens"))
     split: dict[str, Any] = raw["cache_creation"] if isinstance(raw.get("cache_creation"), dict) else {}
+    server: dict[str, Any] = raw["server_tool_use"] if isinstance(raw.get("server_tool_use"), dict) else {}
     usage = ApiUsage(
         input_tokens=uncached + read + written,
         cached_tokens=read,
         cache_write_tokens=written,
         cache_write_1h_tokens=integer(split.get("ephemeral_1h_input_tokens")),
         output_tokens=integer(raw.get("output_tokens")),
+        web_searches=integer(server.get("web_search_requests")),
     )
     return None if usage.is_empty else usage
 
@@ -348,7 +351,9 @@ def read(records: list[Record], path: str) -> RecordedSession:
     if copied:
         # A fork's cost-state goes on from its parent's total: it says nothing of calls missing here.
         reported = None
-    if reported is not None and reported.input_tokens > paired.input_tokens:
+    if reported is not None and (
+        reported.input_tokens > paired.input_tokens or reported.web_searches > paired.web_searches
+    ):
         # Calls the producer made that wrote no message: its compaction summaries.
         unpaired = ApiUsage(
             reported.input_tokens - paired.input_tokens,
@@ -356,7 +361,14 @@ def read(records: list[Record], path: str) -> RecordedSession:
             max(0, reported.cache_write_tokens - paired.cache_write_tokens),
             max(0, reported.cache_write_1h_tokens - paired.cache_write_1h_tokens),
             max(0, reported.output_tokens - paired.output_tokens),
+            # The WebSearch tool's own request (a side call with the server tool) writes no message: its
+            # searches are in the cost-state alone, billed per search.
+            web_searches=max(0, reported.web_searches - paired.web_searches),
         )
+    # A model the cost-state bills that no call here names made only side requests (WebFetch's page summary on
+    # the small fast model, claude-haiku-4-5): its whole usage is in ``unpaired``, billed at its own price.
+    named = {c.model for x in contexts for c in x.calls} | {c.model for c in off_thread}
+    side = tuple((m, u) for m, u in usage_by_model(values).items() if m not in named) if unpaired else ()
     compactions = [(c, x) for x in contexts if not x.label.startswith("subagent") for c in x.compactions]
     own = [(c, x) for c, x in compactions if not any(call.copied for call in x.calls[c.before_call :][:1])]
     estimates = [] if reported is not None else [e for c, x in own if (e := compaction_estimate(c, x)) is not None]
@@ -370,6 +382,7 @@ def read(records: list[Record], path: str) -> RecordedSession:
         compaction_estimate=sum(estimates, ApiUsage(0)) if estimates else None,
         compaction_calls_estimated=len(estimates),
         copied_from=tuple(sorted(set(copied.values()))),
+        priced_apart=side,
     )
 
 
@@ -377,21 +390,35 @@ def read(records: list[Record], path: str) -> RecordedSession:
 # measured on 2.1.332 against the loopback fake, where cost-state holds the call: 1,612 tokens over
 # preTokens on a 179,521-token auto-compaction (1,608 on a 12,404-token /compact).
 SUMMARY_REQUEST_TOKENS = 1_612
+# The client's own words around the summary the model wrote (1.0.x and 2.1's openings, the reminder 2.1
+# adds of the tools used, and their closing instructions): in the summary message, not in the output.
+_SUMMARY_WRAPPER = lazyre.compile(
+    r"\AThis session is being continued from a previous conversation[^\n]*\n+"
+    r"(?:<system-reminder>.*?</system-reminder>\n)?"
+    r"|\n+(?:If you need specific details from before compaction|Please continue the conversation from where"
+    r"|Continue the conversation from where).*\Z",
+    re.DOTALL,
+)
 
 
 def compaction_estimate(compaction: RecordedCompaction, context: RecordedContext) -> ApiUsage | None:
     """The producer's summarizing call of a compaction no usage records (no ``cost-state``), estimated:
     the history it summarized (``preTokens``, else the last call's input and output), read from the
-    cache the last call wrote, plus its instructions; the summary it wrote as output."""
+    cache as far as the last call left it there (what it read and wrote: nothing where the provider
+    caches nothing), plus its instructions; the summary it wrote as output, without the client's words
+    around it. Measured on 2.1.332 against the fake, the cost-state of which holds the call: 14,016
+    input tokens estimated for 14,012."""
     from compactctl.tokens import counter_for
 
     last = next((c.usage for c in reversed(context.calls[: compaction.before_call]) if c.usage is not None), None)
     if last is None:
         return None
     history = compaction.pre_tokens or last.input_tokens + last.output_tokens
-    summary = [m for m in compaction.replacement if m.get("role") == "user"][:1]
-    output = counter_for().messages(summary) if summary else 0
-    return ApiUsage(history + SUMMARY_REQUEST_TOKENS, min(last.input_tokens, history), output_tokens=output)
+    summary = next((m for m in compaction.replacement if m.get("role") == "user"), None)
+    text = _SUMMARY_WRAPPER.sub("", str(summary.get("content") or "")) if summary is not None else ""
+    output = counter_for()(text.strip()) if text.strip() else 0
+    cached = min(last.cached_tokens + last.cache_write_tokens, history)
+    return ApiUsage(history + SUMMARY_REQUEST_TOKENS, cached, output_tokens=output)
 
 
 def _off_thread_calls(index: Index, walked: set[str]) -> list[RecordedCall]:
@@ -433,20 +460,25 @@ def _subagent_sessions(path: str) -> list[tuple[str, RecordedSession]]:
 
 def session_total(values: list[dict[str, Any]]) -> ApiUsage | None:
     """The session's own running total (``cost-state`` records, Claude Code 2.1+): its last one."""
+    models = usage_by_model(values)
+    return sum(models.values(), ApiUsage(0)) if models else None
+
+
+def usage_by_model(values: list[dict[str, Any]]) -> dict[str, ApiUsage]:
+    """The last ``cost-state``'s total per model (its ``modelUsage``)."""
     state = next((v for v in reversed(values) if v.get("type") == "cost-state"), None)
     models = state.get("modelUsage") if state is not None else None
-    if not isinstance(models, dict) or not models:
-        return None
-    total = ApiUsage(0)
-    for figures in models.values():
+    found: dict[str, ApiUsage] = {}
+    for model, figures in (models if isinstance(models, dict) else {}).items():
         if isinstance(figures, dict):
             read = integer(figures.get("cacheReadInputTokens"))
             written = integer(figures.get("cacheCreationInputTokens"))
-            total = total + ApiUsage(
+            found[str(model)] = ApiUsage(
                 integer(figures.get("inputTokens")) + read + written,
                 read,
                 written,
                 integer(figures.get("cacheCreationEphemeral1hInputTokens")),
                 integer(figures.get("outputTokens")),
+                web_searches=integer(figures.get("webSearchRequests")),
             )
-    return total
+    return found

@@ -33,6 +33,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from compactctl import jsonbytes
@@ -108,11 +109,20 @@ class _Rollout:
         # The model a turn's settings name before its turn_context (Codex 0.171's thread_settings_applied):
         # a compaction at the turn's start runs on it, as a model switched for the turn does.
         self.next_model: str | None = None
-        self.compaction_models: list[tuple[str | None, ApiUsage]] = []  # each compaction call, on its model
+        self.compaction_models: list[tuple[str | None, ApiUsage]] = []  # each recorded compaction call, on its model
+        self.estimated_models: list[tuple[str | None, ApiUsage]] = []  # each estimated one
         self.recorded_usage: dict[int, ApiUsage] = {}  # call index -> its token_usage_record's usage
         self.compaction_estimates: list[ApiUsage] = []  # not recorded: estimated
         self.context_window: int | None = None  # the window Codex says it works with (token_count info)
         self.forked_from: str | None = None
+        # call index -> its web_search_call items: the hosted search is billed per call beside the tokens
+        # (the Responses usage counts none of them).
+        self.searches: dict[int, int] = {}
+        # A switch to a model of another compaction family (turn_context's ``comp_hash``, both named and
+        # different) compacts first on the model switched from: measured on 0.171, gpt-5.5 (2911) to
+        # gpt-5.6-terra (3000) and back. A compaction at a turn's start waits for that turn's context.
+        self.comp_hash: str | None = None
+        self.turn_start_compactions: list[tuple[int, str | None, str | None]] = []  # (index, model, comp_hash)
 
     # -- model output ----------------------------------------------------------------
     def _call_message(self, timestamp: float | None) -> Message:
@@ -146,6 +156,8 @@ class _Rollout:
             if kind == "reasoning":
                 self.open_estimate += encrypted_estimate(item)
                 return
+            if kind == "web_search_call":
+                self.searches[len(self.calls) - 1] = self.searches.get(len(self.calls) - 1, 0) + 1
             arguments = item.get(ARGUMENTS.get(str(kind), "arguments"), item.get("action"))
             message.setdefault("tool_calls", []).append(
                 {
@@ -201,12 +213,22 @@ class _Rollout:
         # a fork that compacts before its first turn, with no call in the file yet) is the compaction's.
         if usage is not None and len(self.calls) == (self.records_begun or 0):
             self.compaction_usage.append(usage)  # wrote no response item: the compaction's summarizing call
+            if self.next_model is not None:
+                self.turn_start_compactions.append((len(self.compaction_models), self.model, self.comp_hash))
             self.compaction_models.append((self.next_model or self.model, usage))
         elif usage is not None and self.calls:
             # The last response's: written as it completes, before its token_count, which a run killed during
             # the response's tool call never writes (``pair`` gives it to a call no count was paired with).
             self.recorded_usage[len(self.calls) - 1] = usage
         self.records_begun = len(self.calls)
+
+    def turn_context(self, payload: dict[str, Any]) -> None:
+        comp_hash = payload.get("comp_hash") if isinstance(payload.get("comp_hash"), str) else None
+        for index, model, before in self.turn_start_compactions:
+            if before and comp_hash and before != comp_hash:  # the switch's own compaction, on the model before it
+                self.compaction_models[index] = (model, self.compaction_models[index][1])
+        self.turn_start_compactions = []
+        self.model, self.next_model, self.comp_hash = payload["model"], None, comp_hash
 
     def estimate_compaction(self, payload: dict[str, Any]) -> None:
         """A remote compaction the rollout recorded no usage for: the request it was, estimated."""
@@ -220,10 +242,13 @@ class _Rollout:
             for item in items
             if isinstance(item, dict) and item.get("type") in ("compaction", "compaction_summary")
         )
-        # The whole history went out again: the last call's input (its cache still warm) and its output.
-        estimate = ApiUsage(last.input_tokens + last.output_tokens, last.input_tokens, output_tokens=summary)
+        # The whole history went out again: the last call's input (its cache still warm, where the provider
+        # caches at all: some count read from it) and its output.
+        caches = any(usage is not None and usage.cached_tokens for _, usage in self.counts)
+        cached = last.input_tokens if caches else 0
+        estimate = ApiUsage(last.input_tokens + last.output_tokens, cached, output_tokens=summary)
         self.compaction_estimates.append(estimate)
-        self.compaction_models.append((self.next_model or self.model, estimate))
+        self.estimated_models.append((self.next_model or self.model, estimate))
 
     def pair(self) -> None:
         """Give each response the one changed count written beside it.
@@ -250,6 +275,12 @@ class _Rollout:
             if call.usage is None:  # no token_count for it: the run stopped first
                 self.calls[index] = RecordedCall(
                     call.position, call.model, call.timestamp, usage, call.hidden_output_estimate
+                )
+        for index, searches in self.searches.items():
+            call = self.calls[index]
+            if call.usage is not None:
+                self.calls[index] = dataclasses.replace(
+                    call, usage=dataclasses.replace(call.usage, web_searches=searches)
                 )
 
     def compacted(self, payload: dict[str, Any]) -> None:
@@ -310,7 +341,7 @@ def read(records: list[Record], path: str) -> RecordedSession:
                 rollout.messages.append({"role": "system", "content": instructions})
                 rollout.system_seen = True
         elif kind == "turn_context" and isinstance(payload.get("model"), str):
-            rollout.model, rollout.next_model = payload["model"], None
+            rollout.turn_context(payload)
         elif kind == "event_msg" and payload.get("type") == "thread_settings_applied":
             settings = payload.get("thread_settings")
             model = settings.get("model") if isinstance(settings, dict) else None
@@ -341,6 +372,7 @@ def read(records: list[Record], path: str) -> RecordedSession:
         compaction_estimate=sum(rollout.compaction_estimates, ApiUsage(0)) if rollout.compaction_estimates else None,
         compaction_calls_estimated=len(rollout.compaction_estimates),
         priced_apart=tuple(rollout.compaction_models),
+        estimated_apart=tuple(rollout.estimated_models),
         context_window=rollout.context_window,
         forked_from=rollout.forked_from,
     )

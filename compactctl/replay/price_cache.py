@@ -25,7 +25,7 @@ from compactctl.replay.prices import Prices
 PRICES_CACHE_ENV = "COMPACTCTL_PRICES_CACHE"
 # Bumped when the file's layout, Prices' fields or the look-up change (2: Bedrock and Vertex ids; 3: OpenAI's
 # write prices where a model lists one).
-FORMAT = 3
+FORMAT = 4
 
 
 def cache_path() -> Path | None:

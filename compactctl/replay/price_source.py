@@ -184,6 +184,7 @@ def _looked_up(model: str, provider: str | None, day: date | None) -> Prices | N
             cache_ttl=CACHE_TTL_SECONDS,
             source=f"{source_label()} ({listing.id}/{info.id})",
             tiers=tiers,
+            web_search=float(getattr(price, "web_searches_kcount", None) or 0) / 1000,
         )
 
     tiers = tuple((start, prices(at(start))) for start in starts)

@@ -42,6 +42,7 @@ class Prices:
     # Long-context prices: above ``start`` input tokens the whole call is billed at that tier's
     # prices (Anthropic over 200k, OpenAI's gpt-5.4 and later over 272k), highest start last.
     tiers: tuple[tuple[int, Prices], ...] = ()
+    web_search: float = 0.0  # USD per web search the server tool made (Anthropic, OpenAI: $10 per 1,000)
 
     def at(self, input_tokens: int) -> Prices:
         """The prices a call of ``input_tokens`` is billed at (its long-context tier, if it reached one)."""

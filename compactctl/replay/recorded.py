@@ -25,7 +25,8 @@ from compactctl.calibration.features import dropped_thinking
 from compactctl.model_input import owned_view
 from compactctl.recorded import ApiUsage, RecordedContext, RecordedSession
 from compactctl.recorded import producer as producer_named  # ``producer`` is the name below
-from compactctl.replay.price_source import day_of, unpriced_note
+from compactctl.replay.billed_apart import CallsApart, bill_cost, calls_apart, price_model, usage_cost, with_extra
+from compactctl.replay.price_source import unpriced_note
 from compactctl.replay.prices import Prices, PriceTable
 from compactctl.replay.simulate import (
     ApiCall,
@@ -34,7 +35,6 @@ from compactctl.replay.simulate import (
     ScenarioRun,
     Walker,
     aggregate,
-    sum_costs,
     walk_in_step,
 )
 from compactctl.replay.triggers import BASELINE, Scenario
@@ -44,13 +44,6 @@ from compactctl.tokens import DEFAULT_ENCODING, TokenCounter, counter_for
 from compactctl.transcript import Message, facts_of
 
 RECORDED, BILL, ESTIMATE = "recorded", "bill", "estimate"  # the trigger of the recorded row, and the rows' bases
-
-
-def price_model(
-    table: PriceTable, model: str | None, provider: str | None = None, timestamp: float | None = None
-) -> Prices | None:
-    """The prices of a model as a transcript names it, on the call's day; None: unpriced."""
-    return table.find(model, provider, day_of(timestamp))
 
 
 class CalibratedCounter:
@@ -104,25 +97,15 @@ class RecordedReplay:
     pre_tokens_check: list[tuple[int, int, int]]  # (call, recorded preTokens, the recorded row's context there)
     unpaired_cost: float | None = 0.0  # of the bill: calls the log holds no message for (summarizing, cut off)
     unpriced_models: tuple[str, ...] = ()  # models no price source knows (and no --model-pricing)
-    off_thread: OffThreadBill | None = None  # billed calls on abandoned branches, in every row as billed
+    off_thread: CallsApart | None = None  # billed calls on abandoned branches, in every row as billed
+    # The producer's compaction calls the log records no usage for, estimated: in no row (not the file's usage).
+    compaction_estimate: CallsApart | None = None
 
 
 def _share_1h(session: RecordedSession) -> float:
     written = sum(c.usage.cache_write_tokens for x in session.contexts for c in x.calls if c.usage)
     long = sum(c.usage.cache_write_1h_tokens for x in session.contexts for c in x.calls if c.usage)
     return long / written if written else 0.0
-
-
-def _bill_cost(usage: ApiUsage, prices: Prices, provider: str) -> float:
-    plain = usage.input_tokens - usage.cached_tokens - usage.cache_write_tokens
-    if provider == "anthropic" and plain < 0:
-        return 0.0
-    # The writes the usage reports at the write price (OpenAI's where the model lists one, else the input
-    # price: price_source); an OpenAI usage that reports none bills its uncached input as plain input.
-    return prices.call_cost(
-        usage.input_tokens, usage.cached_tokens, usage.cache_write_tokens if plain >= 0 else 0, usage.output_tokens,
-        usage.cache_write_1h_tokens,
-    )  # fmt: skip
 
 
 def copied_prefix(context: RecordedContext) -> int:
@@ -142,7 +125,7 @@ def _usage_row(
     usages = [c.usage for c in own if c.usage is not None]
     billed = [(c.usage, p) for c, p in zip(own, prices_of, strict=True) if c.usage]
     unpriced = sum(1 for _, p in billed if p is None)
-    cost = sum(_bill_cost(u, p, provider) for u, p in billed if p is not None)
+    cost = sum(bill_cost(u, p, provider) for u, p in billed if p is not None)
     return ScenarioResult(
         trigger=trigger,
         threshold=None,
@@ -171,6 +154,7 @@ def _api_calls(
     prices_of: list[Prices | None],
     share_1h: float,
     as_recorded: bool = False,
+    cache_writes: bool = True,
 ) -> list[ApiCall]:
     """Per call, what replay adds beside the context: hidden prefix, output, reasoning, model, time."""
     starts = set(context.segment_starts())
@@ -212,6 +196,7 @@ def _api_calls(
                     1.0, usage.cached_tokens / (previous.input_tokens + (previous.output_tokens if openai else 0))
                 ),
                 output_cached=openai,
+                cache_writes=cache_writes,
             )
         )
         previous = usage
@@ -257,7 +242,10 @@ def replay_recorded(
     ``fallback`` prices the calls whose model is not in the table (``--model-pricing``); None leaves them unpriced,
     with a note."""
     calibration = calibration or calibrate(session, producer, claude_tokens)
+    by = calibration.provider  # whose billing rules the usage follows
     share_1h = _share_1h(session)
+    # A usage that never reports a cache write bills what no call reads as plain input: so does the estimate.
+    writes = any(c.usage.cache_write_tokens for x in session.contexts for c in x.calls if c.usage)
     counter = counter_for(calibration.encoding, calibration.provider)
     rows_per_context: list[list[ScenarioResult]] = []
     estimates: list[ScenarioResult] = []
@@ -287,11 +275,11 @@ def replay_recorded(
         calibrated = CalibratedCounter(counter, calibration.ratio, known, round(calibration.per_message))
         facts = [fact for message in context.messages for fact in facts_of(message)]
         counts = FigureCounter(calibrated, facts, stage_marker)  # type: ignore[arg-type]
-        api_calls = _api_calls(context, calibration, prices_of, share_1h)
+        api_calls = _api_calls(context, calibration, prices_of, share_1h, cache_writes=writes)
         fallback_prices = fallback or next((p for p in prices_of if p is not None), None) or _FREE
 
         replacements = {c.before_call: c.replacement for c in context.compactions}
-        as_recorded = _api_calls(context, calibration, prices_of, share_1h, as_recorded=True)
+        as_recorded = _api_calls(context, calibration, prices_of, share_1h, True, writes)
         runs = [
             ScenarioRun(row, counts, strategies, fallback_prices, summarizer, calls, replaced, view)
             for row, calls, replaced in [
@@ -332,45 +320,49 @@ def replay_recorded(
                 usage = context.calls[at].usage
                 if usage is not None:
                     checks.append((at, compaction.pre_tokens, usage.input_tokens + usage.output_tokens))
+    named = (price_model(table, c.model, provider, c.timestamp) for x in session.contexts for c in x.calls)
+    main = next((p for p in named if p), fallback)
     extra = session.unpaired
-    if session.compaction_estimate is not None:  # the producer's compaction calls the log has no usage for
-        extra = session.compaction_estimate if extra is None else extra + session.compaction_estimate
     extra_cost: float | None = 0.0
     if extra is not None:
-        # Billed calls the log holds no message for (a producer's compaction summaries, a response cut off before it
-        # was written) are part of the bill.
-        priced = (price_model(table, c.model, provider, c.timestamp) for x in session.contexts for c in x.calls)
-        main, extra_cost = next((p for p in priced if p), fallback), None
-        if main is not None:
-            extra_cost = _bill_cost(extra, main, calibration.provider)
-            for model, usage in session.priced_apart:  # a call whose model the log names: at its own price
-                own = price_model(table, model, provider) or main
-                extra_cost += _bill_cost(usage, own, calibration.provider) - _bill_cost(
-                    usage, main, calibration.provider
-                )
+        # Billed calls the log holds no message for but records the usage of (a producer's compaction summaries, a
+        # response cut off before it was written) are part of the bill.
+        extra_cost = None if main is None else usage_cost(extra, session.priced_apart, main, table, provider, by)
         # The responses among them that were no compaction are billed calls: counted in the bill's calls.
-        bills[0] = _with_extra(bills[0], extra, extra_cost, session.unheld_calls)
-        recorded_rows[0] = _with_extra(recorded_rows[0], extra, extra_cost, session.unheld_calls)
+        bills[0] = with_extra(bills[0], extra, extra_cost, session.unheld_calls)
+        recorded_rows[0] = with_extra(recorded_rows[0], extra, extra_cost, session.unheld_calls)
         if not estimated:
             rows_per_context[0][0] = bills[0]
+    guessed = session.compaction_estimate  # the producer's compaction calls the log records no usage for
+    apart = None
+    if guessed is not None:  # estimated from the request each was, and kept out of every row: not the file's usage
+        guess = None if main is None else usage_cost(guessed, session.estimated_apart, main, table, provider, by)
+        apart = CallsApart(session.compaction_calls_estimated, guessed, None if guess is None else round(guess, 9))
     rows = aggregate(rows_per_context)
     # Calls off the live thread (a rewound branch) were billed whatever the setting: every row
     # carries them as billed; the rows simulate only the live thread.
-    off = _off_thread_bill(session, table, provider, fallback, calibration.provider)
+    off = calls_apart(session.off_thread, table, provider, fallback, by)
     if off.calls:
-        rows = [_with_extra(row, off.usage, off.cost, off.calls) for row in rows]
+        rows = [with_extra(row, off.usage, off.cost, off.calls) for row in rows]
         recorded_rows = [
-            _with_extra(row, off.usage, off.cost, off.calls) if n == 0 else row for n, row in enumerate(recorded_rows)
+            with_extra(row, off.usage, off.cost, off.calls) if n == 0 else row for n, row in enumerate(recorded_rows)
         ]
-        bills[0] = _with_extra(bills[0], off.usage, off.cost, off.calls)
+        bills[0] = with_extra(bills[0], off.usage, off.cost, off.calls)
         unknown |= off.unpriced
     basis = [ESTIMATE if estimated else BILL, *(ESTIMATE for _ in grid)]
+    # Web searches are made whatever the setting: a simulated row bills the live thread's searches as the bill does.
+    searches = sum(c.usage.web_searches for x in session.contexts for c in x.calls[copied_prefix(x) :] if c.usage)
+    searches += session.unpaired.web_searches if session.unpaired else 0
+    fee = searches * getattr(main, "web_search", 0.0)  # at the session's first priced model, as unpaired calls
+    rows = [with_extra(r, ApiUsage(0), fee) if b == ESTIMATE and fee else r for r, b in zip(rows, basis, strict=True)]
     if compacted:
         rows.insert(1, aggregate([[row] for row in recorded_rows])[0])
         basis.insert(1, BILL)
     notes = []
     if unknown:
         notes.append(unpriced_note(sorted(unknown), fallback))
+    if searches:
+        notes.append(f"{searches} web search(es) (${fee:.4f}, billed per search) are in every row as billed")
     if off.calls:
         total_calls = sum(len(c.calls) for c in session.contexts) + off.calls
         bill_cost = aggregate([[row] for row in bills])[0].cost
@@ -389,12 +381,18 @@ def replay_recorded(
             f"{unbilled} response(s) have no usage in the log (the run stopped before it was written): the none "
             "row is the calibrated estimate, which counts them; the usage's own sum is bill_cost in --json"
         )
-    if session.compaction_calls:
-        guessed = session.compaction_calls_estimated
-        how = f" ({guessed} estimated: the log records no usage for them)" if guessed else ""
+    recorded_calls = session.compaction_calls - session.compaction_calls_estimated
+    if recorded_calls:
         notes.append(
-            f"the producer's own {session.compaction_calls} compaction call(s){how} are in the bill "
-            "(the recorded row); the compaction rows bill their own summarizer instead"
+            f"the producer's own {recorded_calls} compaction call(s) are in the bill (the recorded row); the "
+            "compaction rows bill their own summarizer instead"
+        )
+    if apart is not None:
+        priced = "unpriced" if apart.cost is None else f"${apart.cost:.4f}"
+        notes.append(
+            f"the producer's own {apart.calls} compaction call(s) record no usage in the log: estimated {priced} "
+            f"({apart.usage.input_tokens:,} input, {apart.usage.output_tokens:,} output tokens), in no row, as the "
+            "bill is the file's own usage (compaction_estimate in --json)"
         )
     if session.forked_from:
         notes.append(
@@ -422,6 +420,7 @@ def replay_recorded(
         None if extra_cost is None else round(extra_cost, 9),
         tuple(sorted(unknown)) if fallback is None else (),
         off,
+        apart,
     )
 
 
@@ -445,45 +444,6 @@ def less(row: ScenarioResult, part: ScenarioResult) -> ScenarioResult:
         context_per_call=own,
         unpriced_calls=row.unpriced_calls - part.unpriced_calls,
         calls_over_threshold=row.calls_over_threshold - part.calls_over_threshold,
-    )
-
-
-@dataclass(frozen=True)
-class OffThreadBill:
-    """The billed calls off the live thread (abandoned branches): how many, their usage and cost."""
-
-    calls: int = 0
-    usage: ApiUsage = ApiUsage(0)
-    cost: float | None = 0.0
-    unpriced: frozenset[str] = frozenset()
-
-
-def _off_thread_bill(
-    session: RecordedSession, table: PriceTable, provider: str | None, fallback: Prices | None, priced_as: str
-) -> OffThreadBill:
-    usage, cost, unpriced = ApiUsage(0), 0.0, set()
-    billed = [call for call in session.off_thread if call.usage is not None]
-    for call in billed:
-        assert call.usage is not None
-        usage = usage + call.usage
-        prices = price_model(table, call.model, provider, call.timestamp) or fallback
-        if prices is None:
-            unpriced.add(str(call.model))
-        else:
-            cost += _bill_cost(call.usage, prices, priced_as)
-    return OffThreadBill(len(billed), usage, None if unpriced else round(cost, 9), frozenset(unpriced))
-
-
-def _with_extra(row: ScenarioResult, usage: ApiUsage, cost: float | None, calls: int = 0) -> ScenarioResult:
-    """A row with billed calls it does not simulate added as billed (``calls`` of them counted)."""
-    return dataclasses.replace(
-        row,
-        calls=row.calls + calls,
-        input_tokens=row.input_tokens + usage.input_tokens,
-        cached_tokens=row.cached_tokens + usage.cached_tokens,
-        cache_write_tokens=row.cache_write_tokens + usage.cache_write_tokens,
-        output_tokens=row.output_tokens + usage.output_tokens,
-        cost=sum_costs([row.cost, cost]),
     )
 
 

@@ -79,6 +79,17 @@ def api_json(api: RecordedReplay) -> dict[str, Any]:
             "output_tokens": api.off_thread.usage.output_tokens,
             "cost": api.off_thread.cost,
         },
+        # The producer's own compaction calls the log records no usage for (an older Codex's remote compaction,
+        # Claude Code's summarizing request, Gemini CLI's compression), estimated: in no row, not in bill_cost.
+        "compaction_estimate": None
+        if api.compaction_estimate is None
+        else {
+            "calls": api.compaction_estimate.calls,
+            "input_tokens": api.compaction_estimate.usage.input_tokens,
+            "cached_tokens": api.compaction_estimate.usage.cached_tokens,
+            "output_tokens": api.compaction_estimate.usage.output_tokens,
+            "cost": api.compaction_estimate.cost,
+        },
     }
 
 

@@ -133,6 +133,10 @@ class ApiCall:
     # None: decided by the model's cache_ttl and the pause before the call.
     cache_hit: float | None = None
     output_cached: bool = False  # the previous response is cached with its input (OpenAI)
+    # Whether the producer's usage reports cache writes at all: False where it reports none (a provider or
+    # proxy that never caches, an OpenAI usage that counts no writes): what no call reads is then billed
+    # as plain input, as the bill bills it, not as a write.
+    cache_writes: bool = True
 
 
 def triggered(strategies: StrategyOptions, trigger: Trigger) -> StrategyOptions:
@@ -190,10 +194,11 @@ class ScenarioRun:
     def add(self, message: Message, figures: Figures) -> None:
         for key in figures.references:
             self.unchecked.append(self.definers.get(key))
-        if message.get("role") == "user" and not is_attachment(message):  # a harness reminder ends no turn
+        role = message.get("role")  # read once: every setting adds every message
+        if role == "user" and not is_attachment(message):  # a harness reminder ends no turn
             self.turn_reasoning = 0
         # An assistant message the client wrote itself (Codex relaying a review's findings) is no model call.
-        if message.get("role") == "assistant" and annotations_of(message).get("kind") != "harness":
+        elif role == "assistant" and annotations_of(message).get("kind") != "harness":
             self._call(figures)
         self.context.append(message, figures)
         for key in figures.defines:
@@ -272,7 +277,7 @@ class ScenarioRun:
             shared = 0  # the cache lapsed during the pause: a cold write
         cacheable = input_tokens >= call_prices.min_cached_tokens
         cached = shared if cacheable and shared >= call_prices.min_cached_tokens else 0
-        written = input_tokens - cached if cacheable else 0
+        written = input_tokens - cached if cacheable and (call is None or call.cache_writes) else 0
         written_1h = round(written * call.long_cache_share) if call is not None else 0
         if call is None or call.prices is not None:
             self.cost += call_prices.call_cost(input_tokens, cached, written, output, written_1h)

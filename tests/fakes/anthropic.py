@@ -114,6 +114,7 @@ def reply_blocks(reply: Reply) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     if reply.thinking:
         blocks.append({"type": "thinking", "thinking": reply.thinking, "signature": f"sig-{next(_ids)}"})
+    blocks.extend(reply.blocks)
     if reply.text:
         blocks.append({"type": "text", "text": reply.text})
     for call in reply.tool_calls:
@@ -138,9 +139,11 @@ def _sse_events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
             )
         elif kind == "text":
             opening, deltas = {"type": "text", "text": ""}, [{"type": "text_delta", "text": block["text"]}]
-        else:
-            opening = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+        elif kind in ("tool_use", "server_tool_use"):
+            opening = {"type": kind, "id": block["id"], "name": block["name"], "input": {}}
             deltas = [{"type": "input_json_delta", "partial_json": json.dumps(block["input"])}]
+        else:  # a server tool's result, redacted thinking: the API sends these whole in their start
+            opening, deltas = block, []
         events.append(
             ("content_block_start", {"type": "content_block_start", "index": index, "content_block": opening})
         )
@@ -152,11 +155,19 @@ def _sse_events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     events.append(
         (
             "message_delta",
-            {"type": "message_delta", "delta": delta, "usage": {"output_tokens": message["usage"]["output_tokens"]}},
+            {"type": "message_delta", "delta": delta, "usage": _delta_usage(message["usage"])},
         )
     )
     events.append(("message_stop", {"type": "message_stop"}))
     return events
+
+
+def _delta_usage(usage: dict[str, Any]) -> dict[str, Any]:
+    """The final usage of a stream: the output, and the server tools' requests where there were any."""
+    return {
+        "output_tokens": usage["output_tokens"],
+        **({"server_tool_use": usage["server_tool_use"]} if "server_tool_use" in usage else {}),
+    }
 
 
 COMPACT_SUMMARY = (
@@ -282,6 +293,7 @@ class FakeAnthropic(FakeModelServer):
                 "cache_read_input_tokens": 0,
                 "output_tokens": output_tokens,
                 "service_tier": "standard",
+                **dict(reply.usage),
             },
         }
         if self.cache_writes and body.get("tools"):
@@ -290,3 +302,25 @@ class FakeAnthropic(FakeModelServer):
             send_sse(handler, _sse_events(message), {"message_delta": reply.usage_after})
         else:
             send_json(handler, 200, message, {"request-id": f"req_fake{next(_ids)}"})
+
+
+def web_search_reply(query: str, text: str, n: int) -> Reply:
+    """The server tool's answer to Claude Code's WebSearch request (a request whose only tool is
+    ``web_search``): a ``server_tool_use``, its ``web_search_tool_result``, the model's text, and the
+    search counted in ``usage.server_tool_use`` as the API bills it (per search, beside the tokens)."""
+    called = f"srvtoolu_fake{n:04d}"
+    result = {
+        "type": "web_search_result",
+        "url": f"https://example.org/{n}",
+        "title": f"Result {n}",
+        "encrypted_content": f"EqgfCioIARgBIiQ{n:04d}",
+        "page_age": "2026",
+    }
+    return Reply(
+        text=text,
+        blocks=(
+            {"type": "server_tool_use", "id": called, "name": "web_search", "input": {"query": query}},
+            {"type": "web_search_tool_result", "tool_use_id": called, "content": [result]},
+        ),
+        usage=(("server_tool_use", {"web_search_requests": 1, "web_fetch_requests": 0}),),
+    )

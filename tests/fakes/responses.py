@@ -96,6 +96,7 @@ def output_items(reply: Reply) -> list[dict[str, Any]]:
                 "encrypted_content": f"enc-{next(_ids)}",
             }
         )
+    items.extend(reply.blocks)  # hosted tools' items (web_search_call), sent as given
     if reply.text:
         items.append(
             {
@@ -250,3 +251,10 @@ class FakeResponses(FakeModelServer):
         completed = {**base, "status": "completed", "output": items, "usage": usage}
         events.append(("response.completed", {"type": "response.completed", "response": completed}))
         send_sse(handler, events)
+
+
+def web_search_call(query: str, n: int) -> dict[str, Any]:
+    """A hosted ``web_search`` call as the Responses API returns it (an output item; OpenAI bills each one
+    beside the tokens, and the usage counts none)."""
+    action = {"type": "search", "query": query, "sources": [{"type": "url", "url": f"https://example.org/{n}"}]}
+    return {"type": "web_search_call", "id": f"ws_fake{n:04d}", "status": "completed", "action": action}

@@ -37,6 +37,10 @@ class Reply:
     # Seconds the stream waits before its final usage (``message_delta``), as a real one may after its
     # last block: a client that writes each block as it stops writes the usage of the stream's start.
     usage_after: float = 0.0
+    # Blocks sent as given before the text (server tools' server_tool_use / *_tool_result, redacted_thinking),
+    # and more usage keys (``server_tool_use``: the searches and fetches the API bills apart).
+    blocks: tuple[dict[str, Any], ...] = ()
+    usage: tuple[tuple[str, Any], ...] = ()
 
 
 @dataclass

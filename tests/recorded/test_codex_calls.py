@@ -243,19 +243,34 @@ def _each_response_at_its_model(path: Path) -> tuple[float, int]:
 
     from tests.replay.test_bill import openai_counts
 
-    model, cost, calls = None, 0.0, 0
+    def price(counts: Any, at: str | None) -> float:
+        return float(calc_price(counts, at, provider_id="openai").total_price)
+
+    model, cost, calls, searches = None, 0.0, 0, 0
+    # A compaction right after a turn's settings (before its turn_context) runs on the turn's model, but on the
+    # model before it where the turn_context names another compaction family (comp_hash): priced at that context.
+    turn_model, comp_hash, at_turn_start, waiting = None, None, False, []
     for line in path.read_bytes().splitlines():
         record = orjson.loads(line)
         payload = record.get("payload") or {}
         if record.get("type") == "turn_context":
+            switched = bool(comp_hash and payload.get("comp_hash") and comp_hash != payload["comp_hash"])
             model = payload.get("model") or model
+            cost += sum(price(counts, turn_model if switched else model) for counts in waiting)
+            turn_model, comp_hash, at_turn_start, waiting = model, payload.get("comp_hash"), False, []
         elif payload.get("type") == "thread_settings_applied":
-            model = payload["thread_settings"].get("model") or model
+            model, at_turn_start = payload["thread_settings"].get("model") or model, True
+        elif record.get("type") == "response_item":
+            at_turn_start = False
+            searches += payload.get("type") == "web_search_call"  # billed per call beside the response's tokens
         elif record.get("type") == "token_usage_record":
-            counts = Usage(**openai_counts(payload["usage"]))
-            cost += float(calc_price(counts, model, provider_id="openai").total_price)
-            calls += 1
-    return cost, calls
+            counts = Usage(**openai_counts(payload["usage"]), **({"web_searches": searches} if searches else {}))
+            if at_turn_start and turn_model is not None:
+                waiting.append(counts)
+            else:
+                cost += price(counts, model)
+            calls, searches = calls + 1, 0
+    return cost + sum(price(counts, model) for counts in waiting), calls
 
 
 def test_a_compaction_at_the_start_of_a_turn_on_another_model_is_billed_at_that_model():
@@ -275,3 +290,40 @@ def test_a_compaction_at_the_start_of_a_turn_on_another_model_is_billed_at_that_
     assert calls == 5  # 3 on gpt-5.6-terra, the compaction and 1 on gpt-5.4
     bill = next(row for row in entry["settings"] if row["basis"] == "bill")
     assert bill["cost"] == pytest.approx(expected, rel=1e-6)
+
+
+SWITCH_COMPACTION = Path(__file__).resolve().parents[1] / "formats" / "data" / "real-clients"
+SWITCH_COMPACTION = SWITCH_COMPACTION / "codex-0.171.0-switch-compaction.jsonl"
+
+
+def test_a_switch_to_a_model_of_another_compaction_family_compacts_on_the_model_before_it():
+    """The real 0.171 client: two turns on gpt-5.5, then one resumed on gpt-5.6-terra, whose turn_context names
+    another ``comp_hash`` (2911, then 3000). Codex compacts before the switch, with no limit reached, on gpt-5.5:
+    the loopback fake served that request on it (tests/fakes/record_server_tools.py asserts it). Its usage is
+    written after the thread_settings_applied naming gpt-5.6-terra, as an auto-compaction at a turn's start is
+    (which does run on the new model: the test above); replay priced it at gpt-5.6-terra, $0.030099 under."""
+    from genai_prices import Usage, calc_price
+    from typer.testing import CliRunner
+
+    from compactctl.cli.main import app
+
+    usages = [
+        orjson.loads(line)["payload"]["usage"]
+        for line in SWITCH_COMPACTION.read_bytes().splitlines()
+        if b'"token_usage_record"' in line
+    ]
+    models = ["gpt-5.5"] * 4 + ["gpt-5.6-terra"]  # three calls, the compaction, the call after the switch
+    assert len(usages) == len(models)
+    expected = sum(
+        float(calc_price(Usage(input_tokens=u["input_tokens"], output_tokens=u["output_tokens"]), m,
+                         provider_id="openai").total_price)
+        for u, m in zip(usages, models, strict=True)
+    )  # fmt: skip
+    result = CliRunner().invoke(app, ["replay", str(SWITCH_COMPACTION), "-t", "100000", "--json", "-q"])
+    (entry,) = orjson.loads(result.stdout)["files"]
+    bill = next(row for row in entry["settings"] if row["basis"] == "bill")
+    assert bill["cost"] == pytest.approx(expected, rel=1e-6)
+    compaction = Usage(input_tokens=usages[3]["input_tokens"], output_tokens=usages[3]["output_tokens"])
+    assert entry["api"]["unpaired_cost"] == pytest.approx(
+        float(calc_price(compaction, "gpt-5.5", provider_id="openai").total_price)
+    )

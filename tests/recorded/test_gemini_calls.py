@@ -128,12 +128,16 @@ def test_the_clients_compression_is_a_compaction_and_the_recorded_row_is_its_bil
     assert recorded.trigger == "recorded" and recorded.calls == 9
     estimate = session.compaction_estimate
     assert estimate is not None
-    # The bill: every response's own tokens, and the compression's two calls as estimated.
+    # The bill: every response's own tokens, what the file records; the compression's two calls, which it
+    # records nothing of, estimated apart and said in a note, in no row.
+    assert recorded.cost == pytest.approx(sum(map(_bill, responses)), rel=1e-6)
     compression = Usage(input_tokens=estimate.input_tokens, cache_read_tokens=estimate.cached_tokens,
                         output_tokens=estimate.output_tokens)  # fmt: skip
     model = responses[0]["model"]
     extra = float(calc_price(compression, model_ref=model, provider_id="google").total_price)
-    assert recorded.cost == pytest.approx(sum(map(_bill, responses)) + extra, rel=1e-6)
+    apart = replayed.compaction_estimate
+    assert apart is not None and apart.calls == 2 and apart.cost == pytest.approx(extra, rel=1e-6)
+    assert any("2 compaction call(s) record no usage" in note for note in replayed.notes)
     # What the producer did, estimated from the log by the calibration, against that bill.
     paid = (replayed.bill.cost or 0) - (replayed.unpaired_cost or 0)
     assert abs((replayed.recorded_estimate.cost or 0) / paid - 1) <= 0.03

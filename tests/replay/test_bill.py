@@ -4,8 +4,8 @@ The bill here is worked out apart from replay's code: straight from the file's r
 Claude Code response id once, each changed Codex ``token_count`` once), each call priced by
 ``genai_prices.calc_price`` for the model it names on its day. Replay's row that stands for what
 the session did (``none`` where the producer never compacted, ``recorded`` where it did) must
-cost within 3 % of it; the 3 % is room for what replay adds that the file reports no usage for
-(an older Codex's remote compaction, estimated).
+cost within 3 % of it (a producer's compaction call the file reports no usage for is estimated apart,
+in no row: ``api.compaction_estimate``).
 """
 
 from __future__ import annotations
@@ -56,6 +56,9 @@ def anthropic_counts(usage: dict[str, Any]) -> dict[str, int]:
         "cache_write_tokens": written,
         "output_tokens": usage.get("output_tokens") or 0,
     }
+    searches = (usage.get("server_tool_use") or {}).get("web_search_requests") or 0
+    if searches:  # billed per search beside the tokens ($10 per 1,000)
+        counts["web_searches"] = searches
     split = usage.get("cache_creation") or {}
     hour = split.get("ephemeral_1h_input_tokens") or 0
     if hour:
@@ -207,6 +210,79 @@ def test_one_hour_cache_writes_and_long_context_calls_are_billed_at_their_own_pr
         counts = {k: v for k, v in anthropic_counts(message["usage"]).items() if "_1h" not in k and "_5m" not in k}
         five_minutes += float(calc_price(Usage(**counts), message["model"], provider_id="anthropic").total_price)
     assert five_minutes < 0.8 * expected, (five_minutes, expected)
+
+
+WEB_SEARCH = REAL_CLIENTS / "claude-code-2.1.332-web-search.jsonl"
+
+
+def test_claude_codes_web_searches_are_billed_per_search():
+    """The real Claude Code 2.1.332, two turns each a WebSearch (tests/fakes/record_server_tools.py): the tool
+    is a request of Claude Code's own with the API's ``web_search`` server tool, which writes no message; the
+    session's ``cost-state`` counts its tokens and its searches (``webSearchRequests``), billed $10 per 1,000.
+    Replay billed the tokens and not the searches: $0.269751 against the client's own $0.289751 (-6.9 %)."""
+    from genai_prices import Usage, calc_price
+
+    state = [r for r in _records(WEB_SEARCH) if r["type"] == "cost-state"][-1]
+    expected = 0.0
+    for model, figures in state["modelUsage"].items():
+        counts = Usage(
+            input_tokens=figures["inputTokens"],
+            output_tokens=figures["outputTokens"],
+            web_searches=figures["webSearchRequests"],
+        )
+        expected += float(calc_price(counts, model, provider_id="anthropic").total_price)
+    assert state["modelUsage"]["claude-sonnet-4-6"]["webSearchRequests"] == 2
+    assert expected == pytest.approx(state["totalCostUSD"], rel=1e-6)
+    result = CliRunner().invoke(app, ["replay", str(WEB_SEARCH), "-t", "100000", "--json", "-q"])
+    (entry,) = orjson.loads(result.stdout)["files"]
+    bill = next(row for row in entry["settings"] if row["basis"] == "bill")
+    assert bill["cost"] == pytest.approx(expected, rel=1e-6)
+    assert "2 web search(es) ($0.0200, billed per search) are in every row as billed" in entry["api"]["notes"]
+
+
+WEB_FETCH = REAL_CLIENTS / "claude-code-2.1.332-web-fetch.jsonl"
+
+
+def test_a_side_request_on_another_model_is_billed_at_that_models_price():
+    """The real Claude Code 2.1.332, a WebFetch on claude-opus-4-7 (tests/fakes/record_server_tools.py): the page
+    is summarized by a request of its own on claude-haiku-4-5, which writes no message; the cost-state bills it
+    under that model. Replay priced that remainder at Opus 4.7's prices: unpaired $0.001340 for $0.000268, the
+    bill $0.221695 against the client's own $0.220623 (+0.49 %)."""
+    from genai_prices import Usage, calc_price
+
+    state = [r for r in _records(WEB_FETCH) if r["type"] == "cost-state"][-1]
+    assert set(state["modelUsage"]) == {"claude-opus-4-7", "claude-haiku-4-5"}
+    side = state["modelUsage"]["claude-haiku-4-5"]
+    side_cost = float(
+        calc_price(Usage(input_tokens=side["inputTokens"], output_tokens=side["outputTokens"]), "claude-haiku-4-5",
+                   provider_id="anthropic").total_price
+    )  # fmt: skip
+    expected, calls = _claude_code_bill(WEB_FETCH)
+    assert calls == 2
+    result = CliRunner().invoke(app, ["replay", str(WEB_FETCH), "-t", "100000", "--json", "-q"])
+    (entry,) = orjson.loads(result.stdout)["files"]
+    assert entry["api"]["unpaired_cost"] == pytest.approx(side_cost, rel=1e-6)
+    bill = next(row for row in entry["settings"] if row["basis"] == "bill")
+    assert bill["cost"] == pytest.approx(expected + side_cost, rel=1e-6)
+    assert bill["cost"] == pytest.approx(state["totalCostUSD"], rel=1e-6)
+
+
+CODEX_SEARCH = REAL_CLIENTS / "codex-0.171.0-web-search.jsonl"
+
+
+def test_codexs_hosted_web_searches_are_billed_per_call():
+    """The real Codex 0.171 with ``web_search = "live"`` on gpt-5.5 (tests/fakes/record_server_tools.py): a
+    response that searched twice, a resumed one that searched once. Each search is a ``web_search_call`` item
+    of the rollout, billed $10 per 1,000 beside the tokens, and counted in no usage; replay billed the tokens
+    alone ($0.03 under the reference, which prices each search at genai-prices' rate)."""
+    from tests.recorded.test_codex_calls import _each_response_at_its_model
+
+    expected, calls = _each_response_at_its_model(CODEX_SEARCH)
+    assert calls == 2
+    bill = _bill_row(CODEX_SEARCH)
+    assert bill["cost"] == pytest.approx(expected, rel=1e-6)
+    tokens_alone = expected - 0.03
+    assert bill["cost"] - tokens_alone == pytest.approx(0.03, rel=1e-6)
 
 
 CODEX_WRITES = REAL_CLIENTS / "codex-0.171.0-cache-writes.jsonl"

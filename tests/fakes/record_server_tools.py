@@ -1,0 +1,148 @@
+"""Fixtures of the real Claude Code's and Codex's server tools and other shapes of issue 20's second sweep.
+
+    python -m tests.fakes.record_fixtures claude_code_web_search_fixture
+
+Kept apart from record_fixtures.py, which calls these like its own.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.fakes.anthropic import FakeAnthropic, web_search_reply
+from tests.fakes.clients import ClaudeCode, Codex, require_client
+from tests.fakes.scenarios import project
+from tests.fakes.server import Reply, ToolCall
+
+
+def claude_code_web_search_fixture(root: Path) -> Path:
+    """Two turns on claude-sonnet-4-6, each a WebSearch: Claude Code runs the tool as a request of its own
+    whose only tool is the API's ``web_search`` (billed $10 per 1,000 searches beside its tokens); that
+    request writes no message, only the session's ``cost-state`` (``webSearchRequests``) and the tool
+    result's ``searchCount`` hold it."""
+    from tests.fakes.record_fixtures import _claude_print, _version, _written
+
+    client = require_client("claude")
+    with FakeAnthropic() as fake:
+        claude = ClaudeCode(client, root, project(root), fake)
+        session = None
+        for n, query in enumerate(["csv rfc", "csv quoting rules"], start=1):
+            fake.enqueue(
+                Reply(text="Searching.", tool_calls=(ToolCall("WebSearch", {"query": query}),)),
+                web_search_reply(query, f"Result {n} says CSV is RFC 4180.", n),
+                f"CSV is RFC 4180 [Result {n}](https://example.org/{n}).",
+            )
+            resume = ("--resume", session) if session else ()
+            session = _claude_print(
+                claude, f"Search the web: {query}.", "--allowedTools", "WebSearch", "--model", "claude-sonnet-4-6",
+                *resume,
+            )  # fmt: skip
+        assert session and not fake.errors and not fake.script
+        data = claude.session_file(session).read_bytes()
+    return _written(root, data, f"claude-code-{_version(client.version)}-web-search.jsonl")
+
+
+def codex_web_search_fixture(root: Path) -> Path:
+    """Codex 0.171 with ``web_search = "live"`` on gpt-5.5: a first turn whose response searches twice, then a
+    resumed turn that searches once. The rollout keeps each ``web_search_call`` item; no usage counts them."""
+    from tests.fakes.record_fixtures import _version, _written
+    from tests.fakes.responses import FakeResponses, web_search_call
+
+    client = require_client("codex")
+    with FakeResponses() as fake:
+        codex = Codex(client, root, project(root), fake, model="gpt-5.5", extra_config='web_search = "live"\n')
+        searched = (web_search_call("csv rfc", 1), web_search_call("csv rfc 4180 quoting", 2))
+        fake.enqueue(Reply(text="RFC 4180 defines CSV.", blocks=searched))
+        codex.run("Search the web for the CSV RFC.")
+        (rollout,) = codex.rollouts()
+        fake.enqueue(Reply(text="Fields with commas are quoted.", blocks=(web_search_call("csv quoting", 3),)))
+        codex.run("And its quoting rules?", resume=_thread_of(rollout))
+        assert not fake.errors and not fake.script
+        data = rollout.read_bytes()
+    return _written(root, data, f"codex-{_version(client.version)}-web-search.jsonl")
+
+
+def _thread_of(rollout: Path) -> str:
+    return rollout.stem[-36:]
+
+
+def codex_switch_compaction_fixture(root: Path) -> Path:
+    """Two turns on gpt-5.5, then one resumed on gpt-5.6-terra: a model of another compaction family (the
+    turn_context's ``comp_hash`` 2911, then 3000), so Codex 0.171 compacts first, on gpt-5.5 (the loopback
+    fake served that compaction request on it), with no auto-compact limit reached."""
+    from tests.fakes.record_fixtures import _version, _written
+    from tests.fakes.responses import FakeResponses, _asks_for_compaction
+
+    client = require_client("codex")
+    with FakeResponses() as fake:
+        codex = Codex(client, root, project(root), fake, model="gpt-5.5")
+        fake.enqueue(Reply(thinking="Read it.", tool_calls=(ToolCall("exec_command", {"cmd": "cat notes.txt"}),)),
+                     "The notes say results must stay in CSV.")  # fmt: skip
+        codex.run("What do the notes say?")
+        (rollout,) = codex.rollouts()
+        fake.enqueue("The second line keeps the interface.")
+        codex.run("And the second line?", resume=_thread_of(rollout))
+        codex.model = "gpt-5.6-terra"
+        fake.enqueue("Nothing else.")
+        codex.run("Anything else?", resume=_thread_of(rollout))
+        bodies = [r.body for r in fake.requests if isinstance(r.body, dict) and r.method == "POST"]
+        compactions = [body.get("model") for body in bodies if _asks_for_compaction(body)]
+        assert compactions == ["gpt-5.5"] and bodies[-1].get("model") == "gpt-5.6-terra", compactions
+        assert not fake.errors and not fake.script
+        data = rollout.read_bytes()
+    return _written(root, data, f"codex-{_version(client.version)}-switch-compaction.jsonl")
+
+
+def claude_code_web_fetch_fixture(root: Path) -> Path:
+    """A WebFetch on claude-opus-4-7 of a page served over HTTPS on the loopback (a self-signed certificate;
+    ``skipWebFetchPreflight`` leaves out the domain check against claude.ai): Claude Code fetches it and has the
+    small fast model (claude-haiku-4-5, as on Anthropic's API) summarize it, a request that writes no message;
+    the session's ``cost-state`` bills it under its own model."""
+    import functools
+    import json
+    import ssl
+    import subprocess
+    import threading
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    from tests.fakes.record_fixtures import _claude_print, _version, _written
+
+    site = root / "site"
+    site.mkdir(parents=True)
+    (site / "spec.html").write_text("<html><body><h1>CSV</h1><p>Results must stay in CSV.</p></body></html>")
+    key, cert = root / "key.pem", root / "cert.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+         "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    quiet = type("Quiet", (SimpleHTTPRequestHandler,), {"log_message": lambda *a: None})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(quiet, directory=str(site)))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(str(cert), str(key))
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"https://127.0.0.1:{server.server_address[1]}/spec.html"
+
+    class Fetching(ClaudeCode):
+        def env(self) -> dict[str, str]:
+            trusted = {"NODE_EXTRA_CA_CERTS": str(cert), "NODE_TLS_REJECT_UNAUTHORIZED": "0"}
+            return {**super().env(), **trusted, "ANTHROPIC_SMALL_FAST_MODEL": "claude-haiku-4-5"}
+
+    client = require_client("claude")
+    try:
+        with FakeAnthropic() as fake:
+            claude = Fetching(client, root, project(root), fake)
+            (root / ".claude").mkdir(parents=True, exist_ok=True)
+            (root / ".claude" / "settings.json").write_text(json.dumps({"skipWebFetchPreflight": True}))
+            fetch = ToolCall("WebFetch", {"url": url, "prompt": "What format must results stay in?"})
+            fake.enqueue(Reply(text="Fetching.", tool_calls=(fetch,)), "The page says CSV.")
+            session = _claude_print(claude, f"What does {url} say?", "--allowedTools", "WebFetch", "--model",
+                                    "claude-opus-4-7")  # fmt: skip
+            models = [r.body.get("model") for r in fake.requests if isinstance(r.body, dict)]
+            assert models == ["claude-opus-4-7", "claude-haiku-4-5", "claude-opus-4-7"], models
+            assert not fake.errors and not fake.script
+            data = claude.session_file(session).read_bytes()
+    finally:
+        server.shutdown()
+    return _written(root, data, f"claude-code-{_version(client.version)}-web-fetch.jsonl")

@@ -1,0 +1,56 @@
+"""A session whose usage reports no prompt caching is estimated as billed: no cache writes.
+
+The real Claude Code 2.1.332 wrote these sessions against the loopback fake with its caching off
+(tests/fakes/anthropic.py, ``cache_writes=None``): every call's usage is plain ``input_tokens``, no
+``cache_read_input_tokens`` or ``cache_creation_input_tokens``, as a proxy or a provider that never
+caches reports it. The bill prices every input token plain. Replay's estimates used to bill what no
+call read from the cache as a cache write (1.25x input at Anthropic), which no call of such a
+session pays: its calibrated estimate of what the session did was +24.7 % over the bill.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from compactctl.cli.main import app
+
+REAL_CLIENTS = Path(__file__).resolve().parents[1] / "formats" / "data" / "real-clients"
+NO_CACHE = REAL_CLIENTS / "claude-code-2.1.332-model-switch.jsonl"  # 12 calls, no cache fields used
+CACHED = REAL_CLIENTS / "claude-code-2.1.332-cache-1h-long-context.jsonl"  # every write kept one hour
+
+
+def _replay(path: Path, *options: str) -> dict[str, Any]:
+    result = CliRunner().invoke(app, ["replay", str(path), *options, "--json", "-q"])
+    assert result.exit_code == 0, result.output
+    (entry,) = orjson.loads(result.stdout)["files"]
+    return dict(entry)
+
+
+def _usages(path: Path) -> list[dict[str, Any]]:
+    records = [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+    return [r["message"]["usage"] for r in records if r.get("type") == "assistant" and r["message"].get("usage")]
+
+
+def test_a_session_with_no_cache_reported_is_estimated_with_no_cache_writes():
+    usages = _usages(NO_CACHE)
+    assert usages and not any(u.get("cache_read_input_tokens") or u.get("cache_creation_input_tokens") for u in usages)
+    entry = _replay(NO_CACHE, "-t", "20000")
+    api = entry["api"]
+    # The calibrated replay of what the session did, against what its usage says it cost.
+    assert api["recorded_estimate_cost"] == pytest.approx(api["bill_cost"], rel=0.01)
+    assert api["baseline_estimate_cost"] == pytest.approx(api["bill_cost"], rel=0.01)
+    compacted = [row for row in entry["settings"] if row["compactions"]]
+    assert compacted  # a setting that compacts: still no writes, every input token plain
+    assert all(row["cache_write_tokens"] == 0 for row in entry["settings"])
+
+
+def test_a_session_whose_usage_reports_writes_is_still_estimated_with_them():
+    entry = _replay(CACHED, "-t", "300000")
+    api = entry["api"]
+    assert api["recorded_estimate_cost"] == pytest.approx(api["bill_cost"], rel=0.01)
+    assert all(row["cache_write_tokens"] > 0 for row in entry["settings"])
