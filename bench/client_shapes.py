@@ -4,9 +4,10 @@
 
 Claude Code 2.1.332: stream-json input with an image and a PDF in the user message, --append-system-prompt,
 thinking and redacted_thinking; a tool of a stdio MCP server; plan mode (ExitPlanMode); /compact then
---fork-session and a resume from a message before the compaction. Codex 0.171.0: a tool of a stdio MCP
-server, reasoning with encrypted content, turn_context changes between resumes (effort, approval, sandbox),
-``codex exec resume --last``. Each gets client_audit's checks, then ``review`` and ``eval`` on a compaction.
+--fork-session and a resume from a message before the compaction; a background Bash. Codex 0.171.0: a
+tool of a stdio MCP server, reasoning with encrypted content, turn_context changes between resumes
+(effort, approval, sandbox, model), ``codex exec resume --last``, a tool_search and a hosted web search.
+Each gets client_audit's checks, then ``review`` and ``eval`` on a compaction.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 import bench.client_audit as ca  # noqa: E402
 from tests.fakes.anthropic import FakeAnthropic  # noqa: E402
 from tests.fakes.clients import ClaudeCode, Codex, _run, require_client  # noqa: E402
-from tests.fakes.responses import FakeResponses  # noqa: E402
+from tests.fakes.responses import FakeResponses, web_search_call  # noqa: E402
 from tests.fakes.scenarios import project  # noqa: E402
 from tests.fakes.server import Reply, ToolCall  # noqa: E402
 
@@ -142,6 +143,18 @@ def claude_sessions(root: Path, out: Path) -> list[ca.Made]:
                    "--resume-session-at", early)  # fmt: skip
         made.append(_made("compact, fork after it, resume from before it", claude, fake, [fourth, fork], out, mark,
                           before))  # fmt: skip
+
+        # 5. A background Bash: its output file, the task notification as a turn, TaskStop loaded by ToolSearch.
+        mark, before = len(ca.SERVED), ca._fake_calls(fake)
+        ticks = {"command": "for i in 1 2 3; do echo tick $i; sleep 1; done", "description": "ticks"}
+        fake.enqueue(
+            Reply(text="Starting it.", tool_calls=(ToolCall("Bash", {**ticks, "run_in_background": True}),)),
+            Reply(text="Loading.", tool_calls=(ToolCall("ToolSearch", {"query": "select:TaskStop"}),)),
+            "Started.",
+            "It ticked three times.",
+        )
+        fifth = ca._claude(claude, "Run the ticks in the background.", "--model", "claude-sonnet-4-6")
+        made.append(_made("background Bash, task notification, TaskStop", claude, fake, [fifth], out, mark, before))
         assert not fake.errors, fake.errors
         for m in made:
             m.notes.append(str(m.resume()))
@@ -186,6 +199,32 @@ def codex_sessions(root: Path, out: Path) -> list[ca.Made]:
                 main_calls,
                 side,
                 resume=ca._codex_resumer(codex, fake, [thread]),
+                served=ca.SERVED[mark:],
+            )
+        )
+
+        # A tool_search (MCP tools are deferred in 0.171: the output lists their namespace) and a hosted web search.
+        codex.model, codex.extra_config = "gpt-5.5", mcp + 'web_search = "live"\n'
+        search = {"type": "tool_search_call", "id": "tsc_fake0001", "call_id": "call_ts0001", "status": "completed",
+                  "execution": "client", "arguments": {"query": "notes read_note"}}  # fmt: skip
+        fake.enqueue(
+            Reply(thinking="Find the tool.", blocks=(search,)),
+            Reply(text="CSV, and the web agrees.", blocks=(web_search_call("csv rfc", 1),)),
+        )
+        before, mark, known = ca._fake_calls(fake), len(ca.SERVED), set(codex.rollouts())
+        codex.run("What does the notes server say, and the web?")
+        (searched,) = set(codex.rollouts()) - known
+        after = ca._fake_calls(fake)
+        target = out / "codex-tool-search-web-search.jsonl"
+        shutil.copy(searched, target)
+        made.append(
+            ca.Made(
+                "codex: tool_search of MCP tools, hosted web search",
+                "codex",
+                [target],
+                after[0] - before[0],
+                after[1] - before[1],
+                resume=ca._codex_resumer(codex, fake, [ca._thread(searched)]),
                 served=ca.SERVED[mark:],
             )
         )

@@ -16,7 +16,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
 from compactctl.message_memo import by_message
-from compactctl.transcript import Message, annotations_of, facts_of, message_text
+from compactctl.transcript import ANNOTATION_KEY, Message, annotations_of, facts_of, message_text, message_texts
 
 
 def fold(text: str) -> str:
@@ -36,8 +36,9 @@ def unique_facts(facts: Iterable[str]) -> list[str]:
 
 def declared_facts(messages: Iterable[Message], required: Iterable[str] = ()) -> list[str]:
     """The facts to keep: ``required`` ones, then those the messages' annotations declare."""
+    # ``annotations_of`` inline: most messages have none, and a compaction reads every message of its context.
     return unique_facts(
-        [*required, *(fact for message in messages if annotations_of(message) for fact in facts_of(message))]
+        [*required, *(fact for message in messages if message.get(ANNOTATION_KEY) for fact in facts_of(message))]
     )
 
 
@@ -121,8 +122,10 @@ class FactMatcher:
         found: list[list[int]] = [[] for _ in self.facts]
         if not self.facts:
             return found
-        for i, message in enumerate(messages):
-            for n in self.found_in(text(message)):
+        # The texts of a context's messages, the memo looked up once (a compaction reads them all).
+        texts = message_texts(messages) if text is message_text else map(text, messages)
+        for i, held in enumerate(texts):
+            for n in self.found_in(held):
                 found[n].append(i)
         return found
 

@@ -134,6 +134,15 @@ class KnownCounter(TokenCounter):
         count = self.known.get(id(message))
         return self.inner.message(message) if count is None else count
 
+    def messages(self, messages: Iterable[Message]) -> int:
+        # ``message`` inline: a compaction's steps count the whole context again and again.
+        known, inner = self.known.get, self.inner
+        total = 0
+        for message in messages:
+            count = known(id(message))
+            total += inner.message(message) if count is None else count
+        return total
+
 
 _COUNTERS: dict[tuple[str, str], TokenCounter] = {}
 

@@ -7,12 +7,12 @@ A message is a plain ``dict``. Everything compactctl adds lives under one key,
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from compactctl import lazyre
-from compactctl.message_memo import by_message
+from compactctl.message_memo import by_message, values_of
 
 Message = dict[str, Any]
 
@@ -153,6 +153,11 @@ def message_text(message: Message) -> str:
     return by_message(_message_text, message)
 
 
+def message_texts(messages: Iterable[Message]) -> Iterator[str]:
+    """``message_text`` of each message in order, the replay's memo looked up once (not once per message)."""
+    return (text for _, text in values_of(_message_text, messages))
+
+
 def _message_text(message: Message) -> str:
     pieces = [content_text(message)]
     for call in tool_calls_of(message):
@@ -172,11 +177,16 @@ def tool_units(messages: list[Message]) -> list[range]:
     """
     units: list[range] = []
     start = 0
-    while start < len(messages):
+    count = len(messages)
+    while start < count:
         end = start + 1
-        if tool_calls_of(messages[start]):
-            while end < len(messages) and messages[end].get("role") == "tool":
-                end += 1
+        message = messages[start]
+        # ``tool_calls_of`` inline (a compaction splits its whole context): a non-empty list of calls.
+        if message.get("role") == "assistant":
+            calls = message.get("tool_calls")
+            if isinstance(calls, list) and calls:
+                while end < count and messages[end].get("role") == "tool":
+                    end += 1
         units.append(range(start, end))
         start = end
     return units

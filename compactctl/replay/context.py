@@ -131,6 +131,9 @@ class KnownTokens(Mapping[int, int]):
         if self.table is None:
             pairs = zip(self.context.messages, self.context.figures, strict=True)
             self.table = {id(message): figures.tokens for message, figures in pairs}
+            # From now on ``get`` is the table's own (an instance attribute wins over the method):
+            # a compaction's steps count each message of the context several times.
+            self.get = self.table.get  # type: ignore[method-assign, assignment]
         return self.table
 
     def __getitem__(self, key: int) -> int:

@@ -197,10 +197,11 @@ class ScenarioRun:
     def add(self, message: Message, figures: Figures) -> None:
         for key in figures.references:
             self.unchecked.append(self.definers.get(key))
-        if message.get("role") == "user" and not is_attachment(message):  # a harness reminder ends no turn
+        role = message.get("role")  # read once: every setting adds every message
+        if role == "user" and not is_attachment(message):  # a harness reminder ends no turn
             self.turn_reasoning = 0
         # An assistant message the client wrote itself (Codex relaying a review's findings) is no model call.
-        if message.get("role") == "assistant" and annotations_of(message).get("kind") != "harness":
+        elif role == "assistant" and annotations_of(message).get("kind") != "harness":
             self._call(figures)
         self.context.append(message, figures)
         for key in figures.defines:

@@ -29,7 +29,7 @@ from compactctl.strategies.settings import SUMMARY_ROLES
 from compactctl.summarizers import ContextExceeded, PromptedSummarizer, Summarizer, SummaryRequest
 from compactctl.summarizers.redact import redacted_text
 from compactctl.summarizers.render import render_message
-from compactctl.summarizers.writings import constraints, latest_request
+from compactctl.summarizers.writings import constraints_written, latest_request, writings
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import Message, is_pinned, is_protected, tool_units, unit_start
 from compactctl.usage import SummarizerUsage
@@ -121,7 +121,11 @@ def summary_budget(span_tokens: int, max_tokens: int, ratio: float, quoted: int 
 
 def with_latest_request(text: str, messages: list[Message], summarized: set[int]) -> str:
     """The summary, with the user's latest request appended verbatim if it was summarized and the summary lost it."""
-    latest = latest_request(messages)
+    return _with_request(text, latest_request(messages), summarized)
+
+
+def _with_request(text: str, latest: tuple[int, str] | None, summarized: set[int]) -> str:
+    """``with_latest_request`` of the messages whose ``latest_request`` is ``latest``."""
     if latest is None or latest[0] not in summarized or fold(latest[1]) in fold(text):
         return text
     return f"{text}\n\n{LATEST_REQUEST_HEADING}\n{latest[1]}"
@@ -326,7 +330,7 @@ def summarize_units(
     summarized: list[int] = []
     kept: list[int] = []
     # A latest request too large to quote in the summary (a pasted log) stays in place instead.
-    latest = latest_request(messages)
+    latest_of_all = latest = latest_request(messages)
     in_place = latest[0] if latest is not None and context.counter(latest[1]) > max_tokens // 2 else -1
     units = tool_units(messages)
     stays = units_kept(
@@ -352,13 +356,14 @@ def summarize_units(
     previous = "\n\n".join(text for text, _ in earlier.values()) or None
     # The user's own words are carried on top of the share of the span: the latest request whole
     # and every constraint sentence; what they weigh is bounded by what the user typed.
-    latest = latest_request(span)
+    written = writings(span)  # the span's latest request and constraints, read once
+    latest = written[-1] if written else None
     quoted = context.counter(latest[1]) + 8 if latest is not None and ratio > 0 else 0
-    quoted += sum(context.counter(sentence) + 3 for sentence in constraints(span)) if ratio > 0 else 0
+    quoted += sum(context.counter(sentence) + 3 for sentence in constraints_written(written)) if ratio > 0 else 0
     bound = summary_budget(context.counter.messages(span), max_tokens, ratio, quoted)
     spoken = summarize_span(span, strategy, bound, input_max_tokens, context, previous)
     count = len(new) + sum(count for _, count in earlier.values())
-    text = with_latest_request(spoken.text, messages, set(new))
+    text = _with_request(spoken.text, latest_of_all, set(new))  # ``messages`` are as they were
     if getattr(summarizer_of(context), "redacts", False):
         # The latest request is quoted from the input: it is redacted as the summary was.
         text = redacted_text(text)

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import IO, Any
 
-from compactctl.message_memo import by_message
+from compactctl.message_memo import values_of
 from compactctl.summarizers import SECTIONS, Summary, SummaryRequest
 from compactctl.summarizers.ledger import Fact, facts
 from compactctl.summarizers.memo import MEMO_ENTRIES, Memo, message_key
@@ -230,7 +230,7 @@ def redacted(span: list[Message]) -> list[Message]:
     """``redact_messages``, each message redacted once and remembered (a replay summarizes a message
     under every setting): the copies are shared, so they are read, never changed. A message with
     nothing to redact is its own copy, so what was worked out from it is not worked out again."""
-    return [by_message(_redacted_message, message) for message in span]
+    return [copy for _, copy in values_of(_redacted_message, span)]
 
 
 def _redacted_message(message: Message) -> Any:
@@ -245,8 +245,19 @@ def _redacted_value(value: object) -> object:
         out = redacted_text(value)
         return value if out == value else out
     if isinstance(value, dict):
-        copied = {key: _redacted_value(item) for key, item in value.items()}
-        return value if all(copied[key] is item for key, item in value.items()) else copied
+        # One pass, a message's strings redacted without a call each (a replay copies every message).
+        copied: dict[Any, object] = {}
+        same = True
+        for key, item in value.items():
+            new: object
+            if type(item) is str:
+                out = redacted_text(item)
+                new = item if out == item else out
+            else:
+                new = _redacted_value(item)
+            copied[key] = new
+            same = same and new is item
+        return value if same else copied
     if isinstance(value, list):
         items = [_redacted_value(item) for item in value]
         return value if all(new is old for new, old in zip(items, value, strict=True)) else items

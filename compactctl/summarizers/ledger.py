@@ -76,7 +76,9 @@ _SHA_GATE = lazyre.compile(r"[0-9a-f]{7}")
 # PROJ-123's "J-1"; a booking code's digit and capital side by side in its run ("O6", "6A": a line
 # holding such a run has such a pair, which is looked for, not the run from each of its characters);
 # a user id's "_3"; an address's "@": each pattern is tried on the lines holding its gate (_lines_holding).
-_ID_GATES = tuple(map(lazyre.compile, (r"-(?<=[A-Z0-9]-)\d", r"\d[A-Z]|[A-Z]\d", r"_\d", "@")))
+# (The pair is led by a class, its other half read behind it: two alternatives led by classes are tried at
+# every character.)
+_ID_GATES = tuple(map(lazyre.compile, (r"-(?<=[A-Z0-9]-)\d", r"[\dA-Z](?:(?<=\d)[A-Z]|(?<=[A-Z])\d)", r"_\d", "@")))
 _HUNK = lazyre.compile(r"^\d+(?:,\d+)?[acd]\d+(?:,\d+)?$")  # diff's "178d167", "333a310"
 # An error line as a tool prints it, not a source line that names an exception.
 _ERROR_LINE = lazyre.compile(

@@ -36,7 +36,9 @@ __all__ = [
 # A terminal or an editor wraps a long token; a JSON string holds the break as \n. A break
 # between two characters that are not spaces is tried joined: when a row then matches across it, both
 # sides of the break are replaced (the break is kept, after the marker).
-_BREAK = lazyre.compile(r"(?<=[^\s\\])(?:\r?\n|\\r\\n|\\n)(?=[^\s\\])")
+# It is led by the break's first character, a class the engine skips to, and the character before that
+# is read from there: led by the look-behind, the pattern was tried at every character of the text.
+_BREAK = lazyre.compile(r"[\r\n\\](?<=[^\s\\][\r\n\\])(?:(?<=\r)\n|(?<=\n)|(?<=\\)r\\n|(?<=\\)n)(?=[^\s\\])")
 # The token a text ends on, matched on the text reversed: searched for forwards, a pattern ending
 # in \Z is tried from every position of the three lines before each break.
 _TOKEN_REVERSED = lazyre.compile(r"[^\s\"'`]*")
@@ -141,7 +143,11 @@ def _common_prefix(a: str, b: str) -> int:
 # An encoded run is decoded and the decoded text redacted; when anything is found, the whole
 # run is replaced. The cost is bounded: runs longer than _MAX_ENCODED (images) are not tried,
 # nor more than _MAX_DECODED characters in all per text.
-_BASE64_RUN = lazyre.compile(r"(?<![A-Za-z0-9+/_-])(?=[A-Za-z0-9+/_-]*[0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}")
+# A run is all of a run of the class (found from its first character on, it is never entered in the
+# middle), holding a character that is not a letter (_BASE64_NEEDS, checked on each run found: a
+# look-ahead before it, and a look-behind, were tried at every character of the text).
+_BASE64_RUN = lazyre.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
+_BASE64_NEEDS = lazyre.compile(r"[0-9+/_-]")
 # Base64 wrapped over lines (the base64 tool's 76 columns, a terminal's wrap): the lines joined.
 _BASE64_LINES = lazyre.compile(
     r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}(?:(?:\r?\n|\\n)[ \t]*[A-Za-z0-9+/_-]{4,})+={0,2}"
@@ -217,6 +223,8 @@ def _redact_encoded(text: str, depth: int) -> tuple[str, int]:
         pieces: list[str] = []
         last = 0
         for run in pattern.finditer(text):
+            if pattern is _BASE64_RUN and _BASE64_NEEDS.search(text, run.start(), run.end()) is None:
+                continue  # letters only: a word, not an encoding
             value = run.group()
             if len(value) > _MAX_ENCODED or budget <= 0 or "[REDACTED" in value:
                 continue

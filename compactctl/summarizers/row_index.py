@@ -32,11 +32,18 @@ class Row:
     # No match is shorter (tests/summarizers/test_redact_prefilter.py checks it against re's parser):
     # the row is not run on a shorter text.
     shortest: int = 0
+    # A match starts at most this many characters before a match of the gate starts (and holds it):
+    # the row is tried there only, not over the whole text, when its pattern has no class the engine
+    # skips to (tests/summarizers/test_redact_gates.py).
+    lead: int | None = None
 
     def sub(self, text: str, lowered: str | None = None) -> tuple[str, int]:
         """The row over ``text``; ``lowered``, when given, is ``text.lower()`` (rows share it)."""
-        if self.gate is not None and self.gate.search(text) is None:
+        first = None if self.gate is None else self.gate.search(text)
+        if self.gate is not None and first is None:
             return text, 0
+        if self.lead is not None and first is not None:
+            return self._near_gate(text, first.start())
         if not self.starts:
             return self.pattern.subn(self.replacement, text)
         lowered = text.lower() if lowered is None else lowered
@@ -61,6 +68,29 @@ class Row:
             count += 1
         return ("".join(pieces) + text[last:], count) if count else (text, 0)
 
+    def _near_gate(self, text: str, first: int) -> tuple[str, int]:
+        """``pattern.subn`` over ``text``, the pattern tried only at the ``lead`` characters before each
+        place its gate matches (from ``first`` on): the first match from where the last one ended, as subn."""
+        assert self.gate is not None and self.lead is not None
+        starts: set[int] = set()
+        at: int | None = first
+        while at is not None:
+            starts.update(range(max(0, at - self.lead), at + 1))
+            found = self.gate.search(text, at + 1)
+            at = None if found is None else found.start()
+        pieces: list[str] = []
+        last = count = 0
+        for start in sorted(starts):
+            if start < last:
+                continue
+            found = self.pattern.match(text, start)
+            if found is None:
+                continue
+            pieces += [text[last:start], found.expand(self.replacement)]
+            last = found.end()
+            count += 1
+        return ("".join(pieces) + text[last:], count) if count else (text, 0)
+
 
 @dataclass(frozen=True)
 class RowIndex:
@@ -71,6 +101,20 @@ class RowIndex:
     always: tuple[int, ...]  # rows without keys
     by_folded: dict[str, tuple[int, ...]]  # key -> the case-blind rows holding it
     by_exact: dict[str, tuple[int, ...]]
+    # The keys again, for ``held``: those sharing their first two characters with another key behind
+    # that prefix (a text without "gl" holds none of the thirteen GitLab keys), the rest one by one.
+    folded_groups: tuple[tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]] = ((), ())
+    exact_groups: tuple[tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]] = ((), ())
+
+    def held(self, text: str, folded: bool) -> list[str]:
+        """The keys (case-blind rows' with ``folded``, in ``text`` lower-cased) that ``text`` holds:
+        ``[key for key in keys if key in text]``, as a set, with a key behind an absent prefix not looked for."""
+        alone, gated = self.folded_groups if folded else self.exact_groups
+        found = [key for key in alone if key in text]
+        for prefix, keys in gated:
+            if prefix in text:
+                found += [key for key in keys if key in text]
+        return found
 
     def to_run(self, folded: Iterable[str], exact: Iterable[str]) -> list[int]:
         chosen = set(self.always)
@@ -82,6 +126,18 @@ class RowIndex:
 
 
 _TABLES: dict[int, tuple[Sequence[Any], RowIndex]] = {}  # id(rows) -> their index
+
+
+def _grouped(keys: Iterable[str]) -> tuple[tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]]:
+    """(keys looked for one by one, (prefix, the keys starting with it)...): a key is behind a prefix of
+    two characters when another key starts with it too (each key holds its prefix, so a text without
+    the prefix holds none of them)."""
+    by_prefix: dict[str, list[str]] = {}
+    for key in sorted(keys):
+        by_prefix.setdefault(key[:2], []).append(key)
+    alone = tuple(key for group in by_prefix.values() if len(group) == 1 for key in group)
+    gated = tuple((prefix, tuple(group)) for prefix, group in by_prefix.items() if len(group) > 1)
+    return alone, gated
 
 
 def row_index(rows: Sequence[Any]) -> RowIndex:
@@ -99,6 +155,8 @@ def row_index(rows: Sequence[Any]) -> RowIndex:
         tuple(index for index, row in enumerate(rows) if not row.keys),
         {key: tuple(indices) for key, indices in by[True].items()},
         {key: tuple(indices) for key, indices in by[False].items()},
+        _grouped(by[True]),
+        _grouped(by[False]),
     )
     if len(_TABLES) > 16:  # a caller's own groups of rows: never more than a few
         _TABLES.clear()

@@ -45,6 +45,8 @@ _SECRET_WORD = (
     r"|(?:(?<![A-Za-z])|(?<=\\[nrt]))pa(?:ss|t)"
     r"|(?:app|master|encryption|signing|jwt|session|cookie|hmac|storage|account)[_-]?key)"
 )
+# What [A-Za-z] matches under re.I beside its own letters (İ and ı fold to i, ſ to s, the Kelvin sign to k).
+_CASE_BLIND_EXTRA = "\u0130\u0131\u017f\u212a"
 # What may follow the word in a label: SECRET_KEY, secret_key_base, DB_PASSWORD_HASH.
 _LABEL_TAIL = r"(?:[_-]?key)?(?:[_-]?base)?s?\b"
 
@@ -120,6 +122,9 @@ PATTERNS: tuple[Row, ...] = (
         _row(
             "key-body",
             r"(?m)(?:^[A-Za-z0-9+/]{60,76}(?:\r?\n|\\n)){3,}(?:[A-Za-z0-9+/]{0,76}={0,2}(?=\r?\n|\\n|$))?",
+            # A line's sixty characters, looked for once (a class the engine skips to): most texts have no
+            # such run, and the row is then not tried after each of their line breaks.
+            gate=r"[A-Za-z0-9+/]{60}",
         ),
         starts=("\n",),
         after=True,
@@ -183,11 +188,16 @@ PATTERNS: tuple[Row, ...] = (
     ),
     # Its key, ".", is in most texts, and the pattern has no literal start: the gate, a piece of it that
     # starts with one, is found by a fast scan.
-    _row(
-        "discord-token",
-        r"\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}\b",
-        keys=(".",),
-        gate=r"\.[A-Za-z0-9_-]{6}\.",
+    # Its gate starts at the token's first ".", 24 to 28 characters in ([MNO] and 23 to 27 more): the row
+    # is tried at the 28 characters before each place the gate matches, not over the whole text.
+    dataclasses.replace(
+        _row(
+            "discord-token",
+            r"\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}\b",
+            keys=(".",),
+            gate=r"\.[A-Za-z0-9_-]{6}\.",
+        ),
+        lead=28,
     ),
     _row("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b", keys=("npm_",)),
     _row("pypi-token", r"\bpypi-Ag[A-Za-z0-9_-]{50,}", keys=("pypi-Ag",)),
@@ -261,6 +271,11 @@ PATTERNS: tuple[Row, ...] = (
         rf"\b(?:aws_?)?(?:secret_?access_?key|secret_?key|session_?token){_ASSIGN}",
         r"[A-Za-z0-9/+=]{40,}",
         keys=("secret", "session"),
+        # The label's last letter (key's y, token's n), its = or :, and the value's first 40 characters,
+        # looked for first and case-sensitively, led by a class the engine skips to (under re.I the
+        # label's words are tried at every character); the letters re.I adds to [A-Za-z] are spelled
+        # out (İ ı ſ K; y and n have none: tests/summarizers/test_redact_gates.py), so no match is missed.
+        gate=rf"(?-i:[yYnN]{_ASSIGN}[A-Za-z0-9/+={_CASE_BLIND_EXTRA}]{{40}})",
     ),
     _labelled(
         "azure-key",
@@ -438,8 +453,8 @@ def redact_rows(text: str, rows: Sequence[Row] = PATTERNS) -> tuple[str, int]:
     """
     table = row_index(rows)
     lowered = text.lower() if table.folded_keys else text
-    folded = [key for key in table.folded_keys if key in lowered]
-    exact = [key for key in table.exact_keys if key in text]
+    folded = table.held(lowered, folded=True)
+    exact = table.held(text, folded=False)
     total = 0
     done = -1
     todo = table.to_run(folded, exact)
@@ -457,6 +472,6 @@ def redact_rows(text: str, rows: Sequence[Row] = PATTERNS) -> tuple[str, int]:
         done = index
         if count:
             current = None
-            exact = [key for key in table.exact_keys if key in text]
+            exact = table.held(text, folded=False)
             todo = [later for later in table.to_run(folded, exact) if later > done]
     return text, total

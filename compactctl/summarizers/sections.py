@@ -13,11 +13,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from compactctl import lazyre
-from compactctl.message_memo import by_message
+from compactctl.message_memo import by_message, values_of
 from compactctl.summarizers import SECTIONS
 from compactctl.summarizers.ledger import Fact, command_of, error_lines_of, facts, output_text, paths_of, read_arguments
 from compactctl.summarizers.memo import remembered
-from compactctl.summarizers.writings import CaseBlind, constraints, is_demonstration, sentences, writings
+from compactctl.summarizers.writings import CaseBlind, constraints_written, is_demonstration, sentences, writings
 from compactctl.transcript import Message, content_text, function_of, tool_calls_of
 
 _PROGRESS = CaseBlind(
@@ -74,6 +74,9 @@ _TEST_RESULT_WORDS += ("Ran ",)
 
 
 _EXIT_CODE = lazyre.compile(r"(?:Process exited with code|Exit code:?|exit code|exited with)\s*(-?\d+)", re.I)
+# "xit", in every spelling _EXIT_CODE's re.I takes (İ and ı match its i): looked for first, and fast (case
+# blind, the alternation is tried at every character; tests/summarizers/test_redact_gates.py).
+_EXIT_GATE = lazyre.compile("[xX][iIİı][tT]")
 
 
 _CREATES = ("write", "create", "add")
@@ -193,7 +196,7 @@ def _outcome(result: Message | None) -> str:
 
 
 def _outcome_of(text: str) -> str:
-    code = _EXIT_CODE.search(text)
+    code = _EXIT_CODE.search(text) if _EXIT_GATE.search(text) else None
     errors = error_lines_of(text)
     tests = _test_lines(text)
     status = f"exit {code.group(1)}" if code else ""
@@ -237,8 +240,7 @@ def artifacts(messages: list[Message]) -> tuple[list[Artifact], list[Artifact], 
     files: dict[str, tuple[int, set[str], dict[str, int]]] = {}  # path -> (last at, verbs, tool -> uses)
     commands: list[Artifact] = []
     tests: list[str] = []
-    for at, message in enumerate(messages):
-        acts = by_message(_acts, message)
+    for at, (_, acts) in enumerate(values_of(_acts, messages)):
         tests += acts.tests
         for call_id, ran, name, touched in acts.calls:
             if ran is not None:
@@ -356,7 +358,7 @@ def extract(messages: list[Message]) -> Sections:
             found.add("Goal", item)
     else:
         latest_at = -1
-    for constraint in constraints(plain):
+    for constraint in constraints_written(written):
         found.add("Constraints", constraint)
     for fact in facts(plain):
         found.add_fact(fact)

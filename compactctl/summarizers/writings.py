@@ -255,8 +255,13 @@ def _long_enough(sentence: str) -> bool:
 
 def constraints(messages: list[Message]) -> list[str]:
     """The user's explicit constraints, whole sentences, verbatim, deduplicated, in order."""
+    return constraints_written(writings(messages))
+
+
+def constraints_written(written: list[tuple[int, str]]) -> list[str]:
+    """``constraints`` of the messages whose ``writings`` are ``written`` (a caller that has them)."""
     found: dict[str, None] = {}
-    for _, text in writings(messages):
+    for _, text in written:
         found.update(dict.fromkeys(remembered(_constraints_in, text)))
     return list(found)
 

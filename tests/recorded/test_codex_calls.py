@@ -243,21 +243,34 @@ def _each_response_at_its_model(path: Path) -> tuple[float, int]:
 
     from tests.replay.test_bill import openai_counts
 
+    def price(counts: Any, at: str | None) -> float:
+        return float(calc_price(counts, at, provider_id="openai").total_price)
+
     model, cost, calls, searches = None, 0.0, 0, 0
+    # A compaction right after a turn's settings (before its turn_context) runs on the turn's model, but on the
+    # model before it where the turn_context names another compaction family (comp_hash): priced at that context.
+    turn_model, comp_hash, at_turn_start, waiting = None, None, False, []
     for line in path.read_bytes().splitlines():
         record = orjson.loads(line)
         payload = record.get("payload") or {}
         if record.get("type") == "turn_context":
+            switched = bool(comp_hash and payload.get("comp_hash") and comp_hash != payload["comp_hash"])
             model = payload.get("model") or model
+            cost += sum(price(counts, turn_model if switched else model) for counts in waiting)
+            turn_model, comp_hash, at_turn_start, waiting = model, payload.get("comp_hash"), False, []
         elif payload.get("type") == "thread_settings_applied":
-            model = payload["thread_settings"].get("model") or model
-        elif record.get("type") == "response_item" and payload.get("type") == "web_search_call":
-            searches += 1  # the hosted search, billed per call beside the response's tokens
+            model, at_turn_start = payload["thread_settings"].get("model") or model, True
+        elif record.get("type") == "response_item":
+            at_turn_start = False
+            searches += payload.get("type") == "web_search_call"  # billed per call beside the response's tokens
         elif record.get("type") == "token_usage_record":
             counts = Usage(**openai_counts(payload["usage"]), **({"web_searches": searches} if searches else {}))
-            cost += float(calc_price(counts, model, provider_id="openai").total_price)
+            if at_turn_start and turn_model is not None:
+                waiting.append(counts)
+            else:
+                cost += price(counts, model)
             calls, searches = calls + 1, 0
-    return cost, calls
+    return cost + sum(price(counts, model) for counts in waiting), calls
 
 
 def test_a_compaction_at_the_start_of_a_turn_on_another_model_is_billed_at_that_model():

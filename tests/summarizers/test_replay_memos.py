@@ -442,3 +442,42 @@ def test_encoded_secrets_are_found_as_when_every_text_is_tried(pieces):
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(redact, "_BASE64_16", re.compile(""))  # the plain computation: every text tried
         assert found == redact._redact_encoded(text, 2)
+
+
+def _redacted_value_as_it_was(value: object) -> object:
+    """``extractive._redacted_value`` before a dict's strings were redacted inline, in one pass."""
+    from compactctl.summarizers.redact import redacted_text
+
+    if isinstance(value, str):
+        out = redacted_text(value)
+        return value if out == value else out
+    if isinstance(value, dict):
+        copied = {key: _redacted_value_as_it_was(item) for key, item in value.items()}
+        return value if all(copied[key] is item for key, item in value.items()) else copied
+    if isinstance(value, list):
+        items = [_redacted_value_as_it_was(item) for item in value]
+        return value if all(new is old for new, old in zip(items, value, strict=True)) else items
+    return value
+
+
+_SECRETISH = st.sampled_from(
+    ["sk-" + "a1B2" * 8, "password: hunter2hunter2", "ghp_" + "x9" * 18, "ok", "", "path/a.py"]
+)
+_LEAVES = st.one_of(_SECRETISH, st.text(max_size=12), st.integers(), st.none(), st.booleans())
+_VALUES = st.recursive(
+    _LEAVES,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_VALUES)
+def test_a_value_is_redacted_as_before_and_shared_where_unchanged(value: object) -> None:
+    from compactctl.summarizers.extractive import _redacted_value
+
+    new, old = _redacted_value(value), _redacted_value_as_it_was(value)
+    assert new == old
+    assert (new is value) == (old is value)  # a copy exactly where the old code made one
+    if isinstance(value, dict):
+        assert all((new[key] is item) == (old[key] is item) for key, item in value.items())  # type: ignore[index]
