@@ -41,7 +41,12 @@ qiushiyan__duet), when replay's estimates came to bill what no call reads as pla
 write, as the bill does (only the estimate rows' cache_write_tokens differ, their cost at OpenAI's equal write price
 unchanged), and such a compaction call came to be estimated apart (``api.compaction_estimate``, an added key) and
 no longer added into the bill (the recorded row: kesslerio $37.8613 -> $37.4750, duet $8.3863 -> $8.1822, the
-files' own usage; checked with bench/commands_golden.py against 5769048);
+files' own usage; checked with bench/commands_golden.py against 5769048); the 14 of the two real files the producer
+compacted (kesslerio's chat.json, qiushiyan__duet) when the estimate of what the producer did came to read, at the call
+after its compaction, the cache reads that call's usage reports (not the prefix the simulation shares with the call
+before, which a new history does not) and to send what the log holds between the boundary and that call with the
+summary (only ``api.recorded_estimate_cost`` differs: kesslerio $36.9796 -> $37.4707 of a $37.4750 bill, duet
+$8.1934 -> $8.1960 of $8.1822; checked with bench/commands_golden.py against e3da74a);
 ``bench/replay_golden.py check`` shows the first differing key.
 The generated memory-benchmark file is checked by the script only (a minute of strategies).
 """

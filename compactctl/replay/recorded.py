@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from compactctl.calibration import Calibration, calibrate, message_costs, segment_key
 from compactctl.calibration.features import dropped_thinking
 from compactctl.model_input import owned_view
-from compactctl.recorded import ApiUsage, RecordedContext, RecordedSession
+from compactctl.recorded import ApiUsage, RecordedCompaction, RecordedContext, RecordedSession
 from compactctl.recorded import producer as producer_named  # ``producer`` is the name below
 from compactctl.replay.billed_apart import CallsApart, bill_cost, calls_apart, price_model, usage_cost, with_extra
 from compactctl.replay.price_source import unpriced_note
@@ -197,10 +197,21 @@ def _api_calls(
                 ),
                 output_cached=openai,
                 cache_writes=cache_writes,
+                # Replayed as the producer ran it, the call after its compaction read what its usage says.
+                reads_observed=as_recorded and n in compaction_starts,
             )
         )
         previous = usage
     return calls
+
+
+def sent_after(context: RecordedContext, compaction: RecordedCompaction) -> list[Message]:
+    """The context the first call after a producer's compaction sent: the new context, then what the log
+    holds between the boundary and that call (Claude Code's re-attached files, tool, agent and skill
+    listings, the next prompt), which the walk had appended and the rebuild at the call would drop."""
+    calls = context.calls
+    end = calls[compaction.before_call].position if compaction.before_call < len(calls) else len(context.messages)
+    return [*compaction.replacement, *context.messages[compaction.position : end]]
 
 
 def _known_costs(
@@ -278,7 +289,7 @@ def replay_recorded(
         api_calls = _api_calls(context, calibration, prices_of, share_1h, cache_writes=writes)
         fallback_prices = fallback or next((p for p in prices_of if p is not None), None) or _FREE
 
-        replacements = {c.before_call: c.replacement for c in context.compactions}
+        replacements = {c.before_call: sent_after(context, c) for c in context.compactions}
         as_recorded = _api_calls(context, calibration, prices_of, share_1h, True, writes)
         runs = [
             ScenarioRun(row, counts, strategies, fallback_prices, summarizer, calls, replaced, view)

@@ -137,6 +137,9 @@ class ApiCall:
     # proxy that never caches, an OpenAI usage that counts no writes): what no call reads is then billed
     # as plain input, as the bill bills it, not as a write.
     cache_writes: bool = True
+    # The reads are the usage's own, up to what the call shares with the one before: the producer's own
+    # compaction replayed as it ran, whose new history no earlier call's hit rate describes.
+    reads_observed: bool = False
 
 
 def triggered(strategies: StrategyOptions, trigger: Trigger) -> StrategyOptions:
@@ -273,6 +276,8 @@ class ScenarioRun:
         elif call is not None and first_call and call.observed_cached is not None:
             # A first call may read the harness's prefix another session cached.
             shared = min(call.observed_cached, hidden)
+        elif call is not None and call.reads_observed and call.observed_cached is not None:
+            shared = min(call.observed_cached, shared)
         elif expired:
             shared = 0  # the cache lapsed during the pause: a cold write
         cacheable = input_tokens >= call_prices.min_cached_tokens

@@ -54,3 +54,26 @@ def test_a_session_whose_usage_reports_writes_is_still_estimated_with_them():
     api = entry["api"]
     assert api["recorded_estimate_cost"] == pytest.approx(api["bill_cost"], rel=0.01)
     assert all(row["cache_write_tokens"] > 0 for row in entry["settings"])
+
+
+# Sessions the producer compacted against a fake that never caches: Codex's remote compaction on a low limit,
+# the same across a model switch, and the parent a fork was made from after its compaction.
+COMPACTED = [
+    REAL_CLIENTS / "codex-0.171.0-compacted.jsonl",
+    REAL_CLIENTS / "codex-0.171.0-model-switch-compacted.jsonl",
+    REAL_CLIENTS / "codex-0.171.0-fork-after-compaction" / "parent.jsonl",
+    REAL_CLIENTS / "claude-code-2.1.332-compacted.jsonl",
+]
+
+
+@pytest.mark.parametrize("path", COMPACTED, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_the_call_after_a_producer_compaction_reads_what_its_usage_says(path: Path):
+    # The estimate of what the producer did replays its compaction; the call after it sends a new history, whose
+    # cache reads no earlier call's hit rate describes. It read what its usage says (here nothing), not the
+    # prefix the simulation shares with the call before: that priced 9,633 tokens as cached on
+    # codex-0.171.0-compacted, -28.6 % under the bill (the fork's parent -43.4 %, the model switch -16.0 %).
+    api = _replay(path, "-t", "300000")["api"]
+    assert api["producer_compactions"] >= 1
+    # The producer's own compaction calls are in the bill but no message of the log: not estimated.
+    billed = api["bill_cost"] - api["unpaired_cost"]
+    assert api["recorded_estimate_cost"] == pytest.approx(billed, rel=0.01)
