@@ -12,6 +12,7 @@ from compactctl.replay.prices import Prices
 from compactctl.replay.simulate import ScenarioResult, aggregate
 
 if TYPE_CHECKING:
+    from compactctl.replay.billed_apart import CallsApart
     from compactctl.replay.recorded import RecordedReplay
 
 
@@ -71,26 +72,20 @@ def api_json(api: RecordedReplay) -> dict[str, Any]:
         "notes": list(api.notes),
         "unpriced_models": list(api.unpriced_models),
         # Billed calls on abandoned branches (rewinds, edited prompts): in every row as billed.
-        "off_thread": None
-        if api.off_thread is None
-        else {
-            "calls": api.off_thread.calls,
-            "input_tokens": api.off_thread.usage.input_tokens,
-            "output_tokens": api.off_thread.usage.output_tokens,
-            "cost": api.off_thread.cost,
-        },
+        "off_thread": _calls_apart_json(api.off_thread, "input_tokens", "output_tokens"),
         # The producer's own compaction calls the log records no usage for (an older Codex's remote compaction,
         # Claude Code's summarizing request, Gemini CLI's compression), estimated: in no row, not in bill_cost.
-        "compaction_estimate": None
-        if api.compaction_estimate is None
-        else {
-            "calls": api.compaction_estimate.calls,
-            "input_tokens": api.compaction_estimate.usage.input_tokens,
-            "cached_tokens": api.compaction_estimate.usage.cached_tokens,
-            "output_tokens": api.compaction_estimate.usage.output_tokens,
-            "cost": api.compaction_estimate.cost,
-        },
+        "compaction_estimate": _calls_apart_json(
+            api.compaction_estimate, "input_tokens", "cached_tokens", "output_tokens"
+        ),
     }
+
+
+def _calls_apart_json(part: CallsApart | None, *usage_fields: str) -> dict[str, Any] | None:
+    """Billed calls kept apart from the replayed thread: how many, the usage fields named, their cost."""
+    if part is None:
+        return None
+    return {"calls": part.calls, **{name: getattr(part.usage, name) for name in usage_fields}, "cost": part.cost}
 
 
 def _file_replay_json(f: FileReplay) -> dict[str, Any]:
