@@ -345,7 +345,8 @@ def read(records: list[Record], path: str) -> RecordedSession:
     for name, subagent in _subagent_sessions(path):
         contexts += [dataclasses.replace(c, label=f"subagent {name}") for c in subagent.contexts if c.calls]
         off_thread += subagent.off_thread
-    reported = session_total(values)
+    by_model = usage_by_model(values)  # the last cost-state, read once: the total and the side requests' models
+    reported = sum(by_model.values(), ApiUsage(0)) if by_model else None
     paired = RecordedSession(NAME, contexts, off_thread=off_thread).usage_total()
     unpaired = None
     if copied:
@@ -368,7 +369,7 @@ def read(records: list[Record], path: str) -> RecordedSession:
     # A model the cost-state bills that no call here names made only side requests (WebFetch's page summary on
     # the small fast model, claude-haiku-4-5): its whole usage is in ``unpaired``, billed at its own price.
     named = {c.model for x in contexts for c in x.calls} | {c.model for c in off_thread}
-    side = tuple((m, u) for m, u in usage_by_model(values).items() if m not in named) if unpaired else ()
+    side = tuple((m, u) for m, u in by_model.items() if m not in named) if unpaired else ()
     compactions = [(c, x) for x in contexts if not x.label.startswith("subagent") for c in x.compactions]
     own = [(c, x) for c, x in compactions if not any(call.copied for call in x.calls[c.before_call :][:1])]
     estimates = [] if reported is not None else [e for c, x in own if (e := compaction_estimate(c, x)) is not None]
@@ -458,14 +459,8 @@ def _subagent_sessions(path: str) -> list[tuple[str, RecordedSession]]:
     return found
 
 
-def session_total(values: list[dict[str, Any]]) -> ApiUsage | None:
-    """The session's own running total (``cost-state`` records, Claude Code 2.1+): its last one."""
-    models = usage_by_model(values)
-    return sum(models.values(), ApiUsage(0)) if models else None
-
-
 def usage_by_model(values: list[dict[str, Any]]) -> dict[str, ApiUsage]:
-    """The last ``cost-state``'s total per model (its ``modelUsage``)."""
+    """The session's own running total per model (its last ``cost-state``'s ``modelUsage``, Claude Code 2.1+)."""
     state = next((v for v in reversed(values) if v.get("type") == "cost-state"), None)
     models = state.get("modelUsage") if state is not None else None
     found: dict[str, ApiUsage] = {}

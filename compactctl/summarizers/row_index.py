@@ -55,18 +55,7 @@ class Row:
             while at >= 0:
                 positions.add(at + len(start) if self.after else at)
                 at = lowered.find(start, at + 1)
-        pieces: list[str] = []
-        last = count = 0
-        for at in sorted(positions):
-            if at < last:
-                continue
-            found = self.pattern.match(text, at)
-            if found is None:
-                continue
-            pieces += [text[last:at], found.expand(self.replacement)]
-            last = found.end()
-            count += 1
-        return ("".join(pieces) + text[last:], count) if count else (text, 0)
+        return self._sub_at(text, positions)
 
     def _near_gate(self, text: str, first: int) -> tuple[str, int]:
         """``pattern.subn`` over ``text``, the pattern tried only at the ``lead`` characters before each
@@ -78,15 +67,20 @@ class Row:
             starts.update(range(max(0, at - self.lead), at + 1))
             found = self.gate.search(text, at + 1)
             at = None if found is None else found.start()
+        return self._sub_at(text, starts)
+
+    def _sub_at(self, text: str, positions: set[int]) -> tuple[str, int]:
+        """``pattern.subn`` over ``text`` with the pattern tried only at ``positions`` (every place a match
+        can start): the first match from where the last one ended, as subn."""
         pieces: list[str] = []
         last = count = 0
-        for start in sorted(starts):
-            if start < last:
+        for at in sorted(positions):
+            if at < last:
                 continue
-            found = self.pattern.match(text, start)
+            found = self.pattern.match(text, at)
             if found is None:
                 continue
-            pieces += [text[last:start], found.expand(self.replacement)]
+            pieces += [text[last:at], found.expand(self.replacement)]
             last = found.end()
             count += 1
         return ("".join(pieces) + text[last:], count) if count else (text, 0)
