@@ -52,7 +52,12 @@ _UNITS = (
     r"passed|failed|errors?|warnings?|tests?|files?|lines?|items?|bags?|passengers?|nights?|rows?|calls?|x|"
     r"seats?|users?|requests?|commits?|records?"
 )
-_NUMBER = lazyre.compile(rf"(?:[$€£]\s?\d[\d,]*(?:\.\d+)?|(?<![\w.#/-])\d[\d,]*(?:\.\d+)?\s?(?:{_UNITS}))(?![\w/])")
+# An amount ($12.50) or a number with its unit (412 ms, 13 passed), not inside a word, version or path.
+# Led by its first character's class, which the engine skips to, and that character told apart by
+# looking behind: led by the two branches (the second by a look-behind), it was tried at every character.
+_NUMBER = lazyre.compile(
+    rf"[$€£\d](?:(?<=[$€£])\s?\d[\d,]*(?:\.\d+)?|(?<=\d)(?<![\w.#/-]\d)[\d,]*(?:\.\d+)?\s?(?:{_UNITS}))(?![\w/])"
+)
 # A few words before a number say what it measures: "p99 latency 412 ms", "13 tests passed".
 _NUMBER_LABEL = lazyre.compile(r"(?<![\w'’-])(?:[A-Za-z][\w'’-]*[ :=]+){0,3}$")
 _UUID = lazyre.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
