@@ -267,6 +267,30 @@ def test_a_side_request_on_another_model_is_billed_at_that_models_price():
     assert bill["cost"] == pytest.approx(state["totalCostUSD"], rel=1e-6)
 
 
+@pytest.mark.parametrize(
+    ("path", "messages", "served"),
+    [
+        # Two turns, each: the call that asks for WebSearch, the search's own request, the answer.
+        (WEB_SEARCH, 4, 6),
+        # The call that asks for WebFetch, the page summary on claude-haiku-4-5, the answer (the fake served the
+        # models [opus, haiku, opus]: tests/fakes/record_server_tools.claude_code_web_fetch_fixture).
+        (WEB_FETCH, 2, 3),
+    ],
+)
+def test_the_bill_counts_the_side_requests_it_bills(path: Path, messages: int, served: int):
+    """Every billed call: WebSearch's and WebFetch's requests write no message, and the cost-state's remainder
+    bills them, so the bill's calls count them and say so. Before, the bill row held their cost and counted
+    only the calls the log has a message for (4 of 6, 2 of 3)."""
+    _, calls = _claude_code_bill(path)
+    assert calls == messages
+    result = CliRunner().invoke(app, ["replay", str(path), "-t", "100000", "--json", "-q"])
+    (entry,) = orjson.loads(result.stdout)["files"]
+    bill = next(row for row in entry["settings"] if row["basis"] == "bill")
+    assert bill["calls"] == served
+    assert entry["api"]["side_requests"] == served - messages
+    assert any(f"{served - messages} side request(s)" in note for note in entry["api"]["notes"])
+
+
 CODEX_SEARCH = REAL_CLIENTS / "codex-0.171.0-web-search.jsonl"
 
 
