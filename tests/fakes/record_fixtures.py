@@ -30,6 +30,7 @@ from tests.fakes.record_server_tools import (
     claude_code_web_fetch_fixture,
     claude_code_web_search_fixture,
     codex_switch_compaction_fixture,
+    codex_tool_search_fixture,
     codex_web_search_fixture,
 )
 from tests.fakes.responses import FakeResponses
@@ -467,6 +468,7 @@ if __name__ == "__main__":
         claude_code_web_fetch_fixture,
         codex_web_search_fixture,
         codex_switch_compaction_fixture,
+        codex_tool_search_fixture,
         claude_code_1_0_fixture,  # needs $CLAUDE_1_0
         claude_code_1_0_formatter_fixture,  # needs $CLAUDE_1_0 (1.0.69) and $PRETTIER
         claude_code_1_0_prompt_log_fixture,  # needs $CLAUDE_1_0 (1.0.69)
