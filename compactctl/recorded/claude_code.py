@@ -375,6 +375,12 @@ def read(records: list[Record], path: str) -> RecordedSession:
     # are billed calls, counted with the bill's (their usage is in ``unpaired``).
     requests = side_requests(values)
     side_calls = requests.calls if unpaired is not None else 0
+    stood_in = 0
+    if not by_model and not copied and requests.searches:
+        # No cost-state (versions before it): nothing in the file bills WebSearch's requests. Their searches, as
+        # the tool results count them, stand in for the fee; their tokens are in no record.
+        stood_in, side_calls = requests.searches, requests.calls
+        unpaired = ApiUsage(0, web_searches=stood_in)
     compactions = [(c, x) for x in contexts if not x.label.startswith("subagent") for c in x.compactions]
     own = [(c, x) for c, x in compactions if not any(call.copied for call in x.calls[c.before_call :][:1])]
     estimates = [] if reported is not None else [e for c, x in own if (e := compaction_estimate(c, x)) is not None]
@@ -390,6 +396,7 @@ def read(records: list[Record], path: str) -> RecordedSession:
         copied_from=tuple(sorted(set(copied.values()))),
         priced_apart=side,
         side_calls=side_calls,
+        searches_stood_in=stood_in,
     )
 
 

@@ -28,7 +28,7 @@ class SideRequests:
 
 def side_requests(values: list[dict[str, Any]]) -> SideRequests:
     """One side request per WebSearch or WebFetch tool result with a ``toolUseResult`` (the tool ran), on any
-    branch of the file; a WebSearch's searches as its result counts them (``searchCount``, else one)."""
+    branch of the file, and a WebSearch's searches (``searches_of``)."""
     tools: dict[str, str] = {}  # tool_use id -> its tool's name
     calls = searches = 0
     for value in values:
@@ -44,5 +44,16 @@ def side_requests(values: list[dict[str, Any]]) -> SideRequests:
                 if name is not None:
                     calls += 1
                     if name == "WebSearch":
-                        searches += integer(value["toolUseResult"].get("searchCount", 1))
+                        searches += searches_of(value["toolUseResult"])
     return SideRequests(calls, searches)
+
+
+def searches_of(result: dict[str, Any]) -> int:
+    """The searches a WebSearch result says its request made: ``searchCount`` (2.1), else one per server tool result
+    among its ``results`` (1.0.x writes no count: ``{tool_use_id, content}`` per search, the model's text beside),
+    else one."""
+    if "searchCount" in result:
+        return integer(result.get("searchCount"))
+    results = result.get("results")
+    found = sum(isinstance(r, dict) and "tool_use_id" in r for r in results) if isinstance(results, list) else 0
+    return found or 1

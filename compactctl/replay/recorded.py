@@ -390,7 +390,14 @@ def replay_recorded(
             f"{session.unheld_calls} billed response(s) the log holds no message for (cut off before it was "
             "written, or kept nothing of) are in the bill and its calls; the other rows simulate what the log holds"
         )
-    if session.side_calls:
+    if session.side_calls and session.searches_stood_in:
+        notes.append(
+            f"{session.side_calls} side request(s) the client made for WebSearch or WebFetch write no message, and "
+            f"this log has no cost-state to bill them: their {session.searches_stood_in} search(es), as the tool "
+            "results count them, stand in for the fee, counted in the bill's calls; their tokens are "
+            "in no row (side_requests in --json)"
+        )
+    elif session.side_calls:
         notes.append(
             f"{session.side_calls} side request(s) the client made for WebSearch or WebFetch write no message: their "
             "usage (the cost-state's) is in the bill and they are counted in its calls; the other rows bill their "
