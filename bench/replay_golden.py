@@ -113,6 +113,7 @@ ADDED_KEYS = frozenset(
         "thresholds_from",
         "unlogged",
         "compaction_estimate",
+        "side_requests",
     }
 )
 

@@ -100,6 +100,7 @@ class RecordedReplay:
     off_thread: CallsApart | None = None  # billed calls on abandoned branches, in every row as billed
     # The producer's compaction calls the log records no usage for, estimated: in no row (not the file's usage).
     compaction_estimate: CallsApart | None = None
+    side_requests: int = 0  # a client's side requests (WebSearch's, WebFetch's): in the bill and its calls
 
 
 def _share_1h(session: RecordedSession) -> float:
@@ -339,9 +340,11 @@ def replay_recorded(
         # Billed calls the log holds no message for but records the usage of (a producer's compaction summaries, a
         # response cut off before it was written) are part of the bill.
         extra_cost = None if main is None else usage_cost(extra, session.priced_apart, main, table, provider, by)
-        # The responses among them that were no compaction are billed calls: counted in the bill's calls.
-        bills[0] = with_extra(bills[0], extra, extra_cost, session.unheld_calls)
-        recorded_rows[0] = with_extra(recorded_rows[0], extra, extra_cost, session.unheld_calls)
+        # The responses among them that were no compaction, and a client's side requests, are billed calls: counted
+        # in the bill's calls.
+        unheld = session.unheld_calls + session.side_calls
+        bills[0] = with_extra(bills[0], extra, extra_cost, unheld)
+        recorded_rows[0] = with_extra(recorded_rows[0], extra, extra_cost, unheld)
         if not estimated:
             rows_per_context[0][0] = bills[0]
     guessed = session.compaction_estimate  # the producer's compaction calls the log records no usage for
@@ -386,6 +389,19 @@ def replay_recorded(
         notes.append(
             f"{session.unheld_calls} billed response(s) the log holds no message for (cut off before it was "
             "written, or kept nothing of) are in the bill and its calls; the other rows simulate what the log holds"
+        )
+    if session.side_calls and session.searches_stood_in:
+        notes.append(
+            f"{session.side_calls} side request(s) the client made for WebSearch or WebFetch write no message, and "
+            f"this log has no cost-state to bill them: their {session.searches_stood_in} search(es), as the tool "
+            "results count them, stand in for the fee, counted in the bill's calls; their tokens are "
+            "in no row (side_requests in --json)"
+        )
+    elif session.side_calls:
+        notes.append(
+            f"{session.side_calls} side request(s) the client made for WebSearch or WebFetch write no message: their "
+            "usage (the cost-state's) is in the bill and they are counted in its calls; the other rows bill their "
+            "searches, not their tokens (side_requests in --json)"
         )
     if unbilled and not compacted:
         notes.append(
@@ -432,6 +448,7 @@ def replay_recorded(
         tuple(sorted(unknown)) if fallback is None else (),
         off,
         apart,
+        session.side_calls,
     )
 
 

@@ -71,6 +71,8 @@ def api_json(api: RecordedReplay) -> dict[str, Any]:
         ],
         "notes": list(api.notes),
         "unpriced_models": list(api.unpriced_models),
+        # A client's side requests that write no message (Claude Code's WebSearch, WebFetch): in the bill's calls.
+        "side_requests": api.side_requests,
         # Billed calls on abandoned branches (rewinds, edited prompts): in every row as billed.
         "off_thread": _calls_apart_json(api.off_thread, "input_tokens", "output_tokens"),
         # The producer's own compaction calls the log records no usage for (an older Codex's remote compaction,

@@ -311,3 +311,34 @@ def _reminders_sent(fake: FakeAnthropic) -> list[object]:
         and block.get("type") == "tool_result"
         and "was modified, either by the user or by a linter" in str(block.get("content"))
     ]
+
+
+def claude_code_1_0_web_search_fixture(root: Path) -> Path:
+    """Claude Code 1.0.69 (``$CLAUDE_1_0``), one prompt and two WebSearch calls on claude-sonnet-4-5: the tool runs
+    as a request of the client's own whose only tool is the API's ``web_search`` (billed per search beside its
+    tokens), which writes no message; 1.0.x writes no ``cost-state`` either, so only the tool results hold the
+    searches (``results``: one ``tool_use_id`` entry per search)."""
+    import os
+
+    from tests.fakes.anthropic import web_search_reply
+    from tests.fakes.clients import Client
+    from tests.fakes.record_fixtures import _claude_print
+
+    client = Client("claude", Path(os.environ["CLAUDE_1_0"]), "1.0.69")
+    with FakeAnthropic() as fake:
+        claude = ClaudeCode(client, root, project(root), fake)
+        searches = [
+            (n, query, ToolCall("WebSearch", {"query": query})) for n, query in ((1, "csv rfc"), (2, "csv quoting"))
+        ]
+        fake.enqueue(
+            *(r for n, q, call in searches for r in (Reply(text="Searching.", tool_calls=(call,)),
+                                                     web_search_reply(q, f"Result {n} says CSV is RFC 4180.", n))),
+            "CSV is RFC 4180 [Result 1](https://example.org/1); fields with commas are quoted.",
+        )  # fmt: skip
+        prompt = "Search the web for the CSV RFC, then for its quoting rules."
+        session = _claude_print(claude, prompt, "--allowedTools", "WebSearch", "--model", "claude-sonnet-4-5")
+        assert session and not fake.errors and not fake.script, (fake.errors, fake.script)
+        data = claude.session_file(session).read_bytes()
+    target = RECORDED / "claude-code-1.0.69-web-search.jsonl"
+    target.write_bytes(data.replace(str(root).encode(), b"/home/user"))
+    return target
