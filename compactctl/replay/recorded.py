@@ -102,6 +102,15 @@ class RecordedReplay:
     compaction_estimate: CallsApart | None = None
     side_requests: int = 0  # a client's side requests (WebSearch's, WebFetch's): in the bill and its calls
 
+    @property
+    def live_thread_bill_cost(self) -> float | None:
+        """The bill of the calls ``recorded_estimate`` simulates: the bill less what no row simulates (the calls
+        off the live thread and those the log holds no message for). None: unpriced."""
+        off = self.off_thread.cost if self.off_thread is not None else 0.0
+        if self.bill.cost is None or self.unpaired_cost is None or off is None:
+            return None
+        return round(self.bill.cost - self.unpaired_cost - off, 9)
+
 
 def _share_1h(session: RecordedSession) -> float:
     written = sum(c.usage.cache_write_tokens for x in session.contexts for c in x.calls if c.usage)
