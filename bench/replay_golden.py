@@ -114,6 +114,7 @@ ADDED_KEYS = frozenset(
         "unlogged",
         "compaction_estimate",
         "side_requests",
+        "live_thread_bill_cost",
     }
 )
 

@@ -102,6 +102,15 @@ class RecordedReplay:
     compaction_estimate: CallsApart | None = None
     side_requests: int = 0  # a client's side requests (WebSearch's, WebFetch's): in the bill and its calls
 
+    @property
+    def live_thread_bill_cost(self) -> float | None:
+        """The bill of the calls ``recorded_estimate`` simulates: the bill less what no row simulates (the calls
+        off the live thread and those the log holds no message for). None: unpriced."""
+        off = self.off_thread.cost if self.off_thread is not None else 0.0
+        if self.bill.cost is None or self.unpaired_cost is None or off is None:
+            return None
+        return round(self.bill.cost - self.unpaired_cost - off, 9)
+
 
 def _share_1h(session: RecordedSession) -> float:
     written = sum(c.usage.cache_write_tokens for x in session.contexts for c in x.calls if c.usage)
@@ -367,7 +376,10 @@ def replay_recorded(
     # Web searches are made whatever the setting: a simulated row bills the live thread's searches as the bill does.
     searches = sum(c.usage.web_searches for x in session.contexts for c in x.calls[copied_prefix(x) :] if c.usage)
     searches += session.unpaired.web_searches if session.unpaired else 0
-    fee = searches * getattr(main, "web_search", 0.0)  # at the session's first priced model, as unpaired calls
+    # At the session's first priced model, as unpaired calls; a price no source lists (an unpriced model, a team row
+    # with no per-search price) is unknown, never a computed $0.
+    search_price = main.web_search if main is not None and main.web_search > 0 else None
+    fee = searches * search_price if search_price is not None else 0.0
     rows = [with_extra(r, ApiUsage(0), fee) if b == ESTIMATE and fee else r for r, b in zip(rows, basis, strict=True)]
     if compacted:
         rows.insert(1, aggregate([[row] for row in recorded_rows])[0])
@@ -375,7 +387,13 @@ def replay_recorded(
     notes = []
     if unknown:
         notes.append(unpriced_note(sorted(unknown), fallback))
-    if searches:
+    if searches and search_price is None:
+        model = main.model if main is not None else ", ".join(sorted(unknown)) or "the session's model"
+        notes.append(
+            f"{searches} web search(es) are unpriced: no price source lists a per-search price for {model} (a "
+            "--prices row takes web_search, USD per search); no row's cost holds them"
+        )
+    elif searches:
         notes.append(f"{searches} web search(es) (${fee:.4f}, billed per search) are in every row as billed")
     if off.calls:
         total_calls = sum(len(c.calls) for c in session.contexts) + off.calls

@@ -58,9 +58,11 @@ def api_json(api: RecordedReplay) -> dict[str, Any]:
         "bill_cost": api.bill.cost,
         "unpaired_cost": api.unpaired_cost,  # of the bill: calls the log holds no message for
         "bill_input_tokens": api.bill.input_tokens,
-        # What the producer did (its own compactions, or none) replayed with calibrated counts:
-        # how far the estimates are from the bill.
+        # What the producer did (its own compactions, or none) replayed with calibrated counts, on the live thread:
+        # how far the estimates are from the bill of the same calls (live_thread_bill_cost; bill_cost holds every
+        # billed call, the off-thread and unpaired ones too).
         "recorded_estimate_cost": api.recorded_estimate.cost,
+        "live_thread_bill_cost": api.live_thread_bill_cost,
         "recorded_estimate_input_tokens": api.recorded_estimate.input_tokens,
         "baseline_estimate_cost": api.baseline_estimate.cost,
         "baseline_estimate_input_tokens": api.baseline_estimate.input_tokens,

@@ -291,6 +291,32 @@ def test_the_bill_counts_the_side_requests_it_bills(path: Path, messages: int, s
     assert any(f"{served - messages} side request(s)" in note for note in entry["api"]["notes"])
 
 
+def _search_notes(path: Path, *flags: str) -> list[str]:
+    result = CliRunner().invoke(app, ["replay", str(path), "-t", "100000", "--json", "-q", *flags])
+    assert result.exit_code == 0, result.output
+    (entry,) = orjson.loads(result.stdout)["files"]
+    return [note for note in entry["api"]["notes"] if "web search" in note]
+
+
+def test_a_web_search_fee_with_no_known_price_is_unpriced_never_a_computed_zero(tmp_path: Path):
+    """The real 2.1.332 web-search session priced by a team row that lists no per-search price, and the same file
+    with its model renamed to one no source knows: the note said "2 web search(es) ($0.0000, billed per search) are
+    in every row as billed", a computed $0 for a price nobody gave. It says unpriced, and a row that names
+    ``web_search`` prices them."""
+    team = tmp_path / "team.toml"
+    team.write_text("[models.claude-sonnet-4-6]\ninput = 3.0\noutput = 15.0\n")
+    (note,) = _search_notes(WEB_SEARCH, "--prices", str(team))
+    assert "2 web search(es) are unpriced" in note and "claude-sonnet-4-6" in note and "$0" not in note
+    renamed = tmp_path / "house.jsonl"
+    renamed.write_bytes(WEB_SEARCH.read_bytes().replace(b"claude-sonnet-4-6", b"house-model-9"))
+    (note,) = _search_notes(renamed)
+    assert "2 web search(es) are unpriced" in note and "house-model-9" in note and "$0" not in note
+    team.write_text("[models.claude-sonnet-4-6]\ninput = 3.0\noutput = 15.0\nweb_search = 0.01\n")
+    assert _search_notes(WEB_SEARCH, "--prices", str(team)) == [
+        "2 web search(es) ($0.0200, billed per search) are in every row as billed"
+    ]
+
+
 OLD_SEARCH = Path(__file__).parents[1] / "recorded" / "data" / "claude-code-1.0.69-web-search.jsonl"
 
 
