@@ -104,8 +104,7 @@ class RecordedReplay:
 
     @property
     def live_thread_bill_cost(self) -> float | None:
-        """The bill of the calls ``recorded_estimate`` simulates: the bill less what no row simulates (the calls
-        off the live thread and those the log holds no message for). None: unpriced."""
+        """The bill of the calls ``recorded_estimate`` simulates (no off-thread, no unpaired ones); None: unpriced."""
         off = self.off_thread.cost if self.off_thread is not None else 0.0
         if self.bill.cost is None or self.unpaired_cost is None or off is None:
             return None
@@ -165,6 +164,7 @@ def _api_calls(
     share_1h: float,
     as_recorded: bool = False,
     cache_writes: bool = True,
+    cache_reads: bool = True,
 ) -> list[ApiCall]:
     """Per call, what replay adds beside the context: hidden prefix, output, reasoning, model, time."""
     starts = set(context.segment_starts())
@@ -200,7 +200,9 @@ def _api_calls(
                 # How much of what the previous call sent the cache still held is a fact of the
                 # timeline (pauses, the provider's routing), the same in every setting; at the
                 # producer's own compaction it says nothing about an uncompacted history.
-                cache_hit=None
+                cache_hit=0.0
+                if not cache_reads
+                else None
                 if usage is None or previous is None or n in compaction_starts or not previous.input_tokens
                 else min(
                     1.0, usage.cached_tokens / (previous.input_tokens + (previous.output_tokens if openai else 0))
@@ -267,6 +269,8 @@ def replay_recorded(
     share_1h = _share_1h(session)
     # A usage that never reports a cache write bills what no call reads as plain input: so does the estimate.
     writes = any(c.usage.cache_write_tokens for x in session.contexts for c in x.calls if c.usage)
+    # A session no call of which read the cache (it never caches) reads nothing after a compaction either, in any row.
+    reads = any(c.usage.cached_tokens for x in session.contexts for c in x.calls if c.usage)
     counter = counter_for(calibration.encoding, calibration.provider)
     rows_per_context: list[list[ScenarioResult]] = []
     estimates: list[ScenarioResult] = []
@@ -296,11 +300,11 @@ def replay_recorded(
         calibrated = CalibratedCounter(counter, calibration.ratio, known, round(calibration.per_message))
         facts = [fact for message in context.messages for fact in facts_of(message)]
         counts = FigureCounter(calibrated, facts, stage_marker)  # type: ignore[arg-type]
-        api_calls = _api_calls(context, calibration, prices_of, share_1h, cache_writes=writes)
+        api_calls = _api_calls(context, calibration, prices_of, share_1h, cache_writes=writes, cache_reads=reads)
         fallback_prices = fallback or next((p for p in prices_of if p is not None), None) or _FREE
 
         replacements = {c.before_call: sent_after(context, c) for c in context.compactions}
-        as_recorded = _api_calls(context, calibration, prices_of, share_1h, True, writes)
+        as_recorded = _api_calls(context, calibration, prices_of, share_1h, True, writes, reads)
         runs = [
             ScenarioRun(row, counts, strategies, fallback_prices, summarizer, calls, replaced, view)
             for row, calls, replaced in [
