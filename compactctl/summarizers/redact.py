@@ -242,13 +242,15 @@ def _wrapped_base64(text: str, depth: int, budget: int) -> tuple[str, int, int]:
 
 
 # Sixteen characters of a base64 run in a row: every match of _BASE64_RUN and _BASE64_LINES holds them.
-# Searched for first (a class the engine skips to), as those two start with a look-behind tried everywhere.
-_BASE64_16 = lazyre.compile(r"[A-Za-z0-9+/_-]{16}")
+# Looked for first, where a run starts: at the text's start, or after another character (a class the
+# engine skips to). Led by the run's own class, the search was tried at every character of every shorter run.
+_BASE64_16_FIRST = lazyre.compile(r"[A-Za-z0-9+/_-]{16}")
+_BASE64_16 = lazyre.compile(r"[^A-Za-z0-9+/_-][A-Za-z0-9+/_-]{16}")
 
 
 def _redact_encoded(text: str, depth: int) -> tuple[str, int]:
     budget = _MAX_DECODED
-    runs = _BASE64_16.search(text) is not None
+    runs = _BASE64_16_FIRST.match(text) is not None or _BASE64_16.search(text) is not None
     text, total, budget = _wrapped_base64(text, depth, budget) if runs else (text, 0, budget)
     for base64 in (True, False):
         if (not base64 and "%" not in text) or (base64 and not runs):

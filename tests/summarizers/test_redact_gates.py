@@ -54,6 +54,8 @@ def assert_alike(text: str) -> None:
     assert _runs_now(text) == [run.span() for run in OLD_BASE64_RUN.finditer(text)], text
     assert list(redact.base64_runs(text)) == [run.span() for run in redact._BASE64_RUN.finditer(text)], text
     assert list(redact.wrapped_base64_runs(text)) == [run.span() for run in OLD_BASE64_LINES.finditer(text)], text
+    has_16 = redact._BASE64_16_FIRST.match(text) is not None or redact._BASE64_16.search(text) is not None
+    assert has_16 == (re.search("[A-Za-z0-9+/_-]{16}", text) is not None), text
     assert list(ledger._lines_holding(ledger._ID_GATES[1], text)) == list(ledger._lines_holding(OLD_PAIR_GATE, text))
     assert _starts(ledger._ID_GATES[1], text) == _starts(OLD_PAIR_GATE, text), text
     for row in GATED_ROWS:
