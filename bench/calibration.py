@@ -149,8 +149,7 @@ def main() -> None:
         # are in the bill but cannot be estimated: they are left out of both sides here. So are the
         # calls off the live thread (a rewound branch): the bill holds them, the estimate simulates
         # the live thread only (the rows add them back as billed).
-        off = result.off_thread.cost if result.off_thread is not None else 0.0
-        bill = (result.bill.cost or 0.0) - (result.unpaired_cost or 0.0) - (off or 0.0)
+        bill = result.live_thread_bill_cost or 0.0
         estimate = result.recorded_estimate.cost or 0.0
         versus = f"{(estimate / bill - 1):+.1%}" if bill else "unpriced"
         print(

@@ -113,6 +113,8 @@ ADDED_KEYS = frozenset(
         "thresholds_from",
         "unlogged",
         "compaction_estimate",
+        "side_requests",
+        "live_thread_bill_cost",
     }
 )
 

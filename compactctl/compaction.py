@@ -56,10 +56,13 @@ def compact(
     counter: TokenCounter | None = None,
     summarizer: Summarizer | None = None,
     client: ClientView | None = None,
+    hashed: bool = True,
 ) -> Compaction:
     """Apply ``steps`` (strategy names) in order, each with its options from ``options``: built ones, or
     flat values (``{"keep_recent": 8}``) each strategy takes the fields it has from. ``client`` is how
-    the output's client sees the result on resume, for the steps' own checks (``ClientView``)."""
+    the output's client sees the result on resume, for the steps' own checks (``ClientView``). Without
+    ``hashed`` the manifest's ``sha256`` is left empty: a caller that writes no manifest spares hashing
+    every message (the whole input serialized with sorted keys)."""
     check_steps(steps)
     strategies = options if isinstance(options, StrategyOptions) else StrategyOptions.from_values(options)
     context = StepContext(counter or counter_for(), summarizer, client or ClientView())
@@ -85,7 +88,7 @@ def compact(
             index,
             str(message.get("role")),
             *_final_fate(fates.get(index), index in present),
-            message_hash(message),
+            message_hash(message) if hashed else "",
         )
         for index, message in enumerate(messages)
     ]

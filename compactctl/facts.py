@@ -65,7 +65,9 @@ def _remember(memo: dict[Any, Any], key: Any, value: Any, chars: int) -> Any:
     return value
 
 
-def _remembered_fold(text: str) -> str:
+def remembered_fold(text: str) -> str:
+    """``fold(text)``, kept by the text in the matchers' memo: a replay folds each message's text
+    for its figures and again when a compaction looks for the facts it holds."""
     found = _FOLDED.get(text)
     return _remember(_FOLDED, text, fold(text), len(text)) if found is None else found
 
@@ -84,7 +86,7 @@ class FactMatcher:
         return bool(self.facts)
 
     def fold(self, text: str) -> str:
-        return _remembered_fold(text)
+        return remembered_fold(text)
 
     def found_in(self, text: str, among: Iterable[int] | None = None) -> list[int]:
         """Indices (into ``facts``) of the facts ``text`` holds (of those ``among``, if given)."""
@@ -113,6 +115,10 @@ class FactMatcher:
         """Per fact, the indices of the messages whose ``compactctl.facts`` declare it."""
         found: list[list[int]] = [[] for _ in self.facts]
         for i, message in enumerate(messages):
+            # ``declared_in``'s own test, inline: most messages carry no annotations, and a
+            # compaction asks this of every message of its context.
+            if not message.get(ANNOTATION_KEY):
+                continue
             for n in self.declared_in(message):
                 found[n].append(i)
         return found
@@ -124,8 +130,11 @@ class FactMatcher:
             return found
         # The texts of a context's messages, the memo looked up once (a compaction reads them all).
         texts = message_texts(messages) if text is message_text else map(text, messages)
+        memo = self._found
         for i, held in enumerate(texts):
-            for n in self.found_in(held):
+            # ``found_in``'s memo read in place, not copied: a compaction asks this of every message.
+            facts = memo.get(held) if held else ()
+            for n in self.found_in(held) if facts is None else facts:
                 found[n].append(i)
         return found
 

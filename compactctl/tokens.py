@@ -174,12 +174,21 @@ _O200K_MODELS = ("gpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4", "cha
 # (``claude-3-7-sonnet@20250219``). Read as Anthropic's own id, ``claude-sonnet-4-20250514``.
 _BEDROCK_CLAUDE = lazyre.compile(r"(?:[a-z-]{2,12}\.)?anthropic\.(claude-[a-z0-9.-]+?)(?:-v\d+(?::\d+)?)?")
 _VERTEX_CLAUDE = lazyre.compile(r"(claude-[a-z0-9.-]+)@(\d{8})?[a-z-]*")
+_VERSION_DOT = lazyre.compile(r"(?<=-)(\d)\.(\d)(?=$|-|@|\[)")
+
+
+def bare_model(model: str | None) -> str:
+    """A model id without the gateway's prefix, lower-cased: ``anthropic/claude-sonnet-4.6``
+    (OpenRouter, the Vercel AI Gateway), ``litellm/openai/gpt-5.5`` (the Agents SDK over LiteLLM),
+    ``google/gemini-3.5-flash`` and a Bedrock ARN name the model after their last slash."""
+    return (model or "").lower().rpartition("/")[2]
 
 
 def claude_model(model: str | None) -> str | None:
     """Anthropic's own id of a Claude model however a log spells it (Anthropic's API, Bedrock,
-    Vertex), lower-cased; None for a model that is not Claude's."""
-    name = (model or "").lower().rpartition("/")[2] if (model or "").startswith("arn:") else (model or "").lower()
+    Vertex, a gateway), lower-cased; None for a model that is not Claude's."""
+    # A gateway writes the version with a dot (OpenRouter's ``claude-sonnet-4.5``); Anthropic's id has a dash.
+    name = _VERSION_DOT.sub(r"\1-\2", bare_model(model))
     if name.startswith("claude"):
         vertex = _VERTEX_CLAUDE.fullmatch(name)
         if vertex is None:
@@ -191,15 +200,16 @@ def claude_model(model: str | None) -> str | None:
 
 def served_by(model: str | None) -> str | None:
     """The cloud a model id names, where it is not the maker's own API: ``aws`` (Bedrock), ``google``
-    (Vertex), as genai-prices lists their prices; None for the maker's own spelling."""
-    name = (model or "").lower()
+    (Vertex), as genai-prices lists their prices; None for the maker's own spelling (behind a
+    gateway's prefix too: a gateway's listing is the maker's list price)."""
+    name = bare_model(model)
     if claude_model(model) is None or (name.startswith("claude") and "@" not in name):
         return None
     return "google" if "@" in name else "aws"
 
 
 def provider_of(model: str | None) -> str:
-    name = (model or "").lower()
+    name = bare_model(model)
     if claude_model(model) is not None:
         return "anthropic"
     return "google" if name.startswith("gemini") else "openai"
@@ -212,7 +222,7 @@ def encoding_for_model(model: str | None) -> str:
     file's usage; ctok's families (``claude-v3``, ``claude-v4.7``) are fitted beside it on
     request (``--claude-tokens ctok``): two sessions naming one model used different ones.
     """
-    name = (model or "").lower()
+    name = bare_model(model)
     if name.startswith(_O200K_MODELS) or "codex" in name:
         return "o200k_base"
     return DEFAULT_ENCODING

@@ -7,8 +7,9 @@ shared/transcripts: Claude Code 1.0.x's reminder that a file it watched changed 
 (kesslerio/attio-mcp-server: +13k in its sidechain after ``npm run format``, the files prettier
 lists, and +0.6k after each of its prompts, its hooks' prompt log; both are now rebuilt,
 ``recorded.claude_code_files`` and ``recorded.claude_code_hooks``). What stays a step there:
-five rises of +0.9k to +2.3k in its main thread after test runs, builds and Reads, which no record
-of the file explains (its hooks' logs written by another process in that folder would). (The
+five rises of +0.9k to +2.3k in its main thread after test runs, builds, Reads and a Grep, which no
+record of the file explains (docs/calibration.md says what cli.js 1.0.69 and the project's own
+history rule out: IDE diagnostics for two of them, typed-ahead prompts, other sessions' hook logs). (The
 +2.7k in d-kimuson 5c0375b4 at call 8 was a MultiEdit whose record holds the stream's start
 usage, 26 output tokens for 1.3k of blocks: ``features.stale_output``.)
 Such content stays in the context until a compaction

@@ -93,6 +93,7 @@ def compact_file(
     # Every fact is looked for from the first message on, wherever it is declared.
     messages = (m for t in transcripts for m in t.messages)
     tally = _Tally(job, strategies, gates, counter, messages, archive, fmt.name, to, written.write_unchanged)
+    tally.keep_manifest = keep_manifest
     # The after-figures are those of the file as written, read back (model_input): what the
     # producer's client sends on resume, and what ``report IN OUT`` gives on the output.
     tally.after_from_written = not database.in_place and written_as.replace_sessions is None
@@ -161,6 +162,7 @@ class _Tally:
         self.usage = SummarizerUsage()
         self.notes: list[str] = []
         self.after_from_written = False  # measure the output as written and read back, not in memory
+        self.keep_manifest = True  # False: nobody reads the manifest, so its entries are not made
         self.unchanged: str | None = None  # why no step changed anything
 
     def read_written(self, data: bytes, format_name: str, compacted: list[Transcript]) -> list[Transcript]:
@@ -203,14 +205,22 @@ class _Tally:
 
     def _kept_as_it_came(self, n: int, transcript: Transcript) -> None:
         """The manifest of transcript ``n`` says every message was kept; nothing of it is archived."""
+        self.archives[n] = []
+        if not self.keep_manifest:
+            return
         where = {"file": self.job.name, "transcript": transcript.label}
         kept = compact(transcript.messages, [], counter=self.counter).manifest
         self.manifests[n] = [{**where, **dataclasses.asdict(entry)} for entry in kept]
-        self.archives[n] = []
 
     def compact(self, transcript: Transcript, steps: Sequence[str], summarizer: Summarizer | None) -> Transcript:
         result = compact(
-            transcript.messages, steps, self.strategies, counter=self.counter, summarizer=summarizer, client=self.client
+            transcript.messages,
+            steps,
+            self.strategies,
+            counter=self.counter,
+            summarizer=summarizer,
+            client=self.client,
+            hashed=self.keep_manifest,
         )
         compacted = transcript.rewritten(result.messages, result.origins)
         # Transcripts, not bare messages: a Responses or Anthropic file is also held to its own API's rules.
@@ -218,7 +228,9 @@ class _Tally:
         self.usage = self.usage + result.usage
         self.notes.extend(result.notes)
         where = {"file": self.job.name, "transcript": transcript.label}
-        self.manifests.append([{**where, **dataclasses.asdict(entry)} for entry in result.manifest])
+        self.manifests.append(
+            [{**where, **dataclasses.asdict(entry)} for entry in result.manifest] if self.keep_manifest else []
+        )
         self.archives.append([])
         if self.archive:
             self.archives[-1].extend(

@@ -44,6 +44,8 @@ INPUT_ITEMS = frozenset(
         "mcp_approval_request",
         "mcp_approval_response",
         "mcp_call",
+        "tool_search_call",
+        "tool_search_output",
         "item_reference",
     }
 )

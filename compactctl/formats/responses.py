@@ -39,8 +39,18 @@ SIGNATURE = Signature((("type",), ("role", "call_id", "output")), "Responses ite
 CARRIED_PARTS = RESPONSES_CARRIED
 violations = responses_violations  # its API's rules, held to what it writes
 
-CALLS = {"function_call": "arguments", "custom_tool_call": "input"}
-OUTPUTS = {"function_call_output": "function_call", "custom_tool_call_output": "custom_tool_call"}
+CALLS = {"function_call": "arguments", "custom_tool_call": "input", "tool_search_call": "arguments"}
+OUTPUTS = {
+    "function_call_output": "function_call",
+    "custom_tool_call_output": "custom_tool_call",
+    "tool_search_output": "tool_search_call",
+}
+# A tool search (gpt-5.4+; Codex 0.171 defers MCP tools behind it): the call's ``arguments`` is an object, and
+# its output's ``tools`` are the schemas of the tools it loaded, sent to the model on every later call. They are
+# read as a tool call and its tool message (the schemas as JSON text), so every count of the model's input
+# counts them, and written back as the items they were.
+TOOL_SEARCH = "tool_search_call"
+TOOL_SEARCH_NAME = "tool_search"
 ITEM_TYPES = frozenset(
     {
         "message",
@@ -219,7 +229,7 @@ class ItemReader:
             self._call(item, native, str(kind))
         elif one_of(kind, OUTPUTS):
             self.open_assistant = None
-            content = content_to_canonical(item.get("output"))
+            content = content_to_canonical(item.get("output")) if kind != "tool_search_output" else tools_text(item)
             if content is not None and not isinstance(content, (str, list)):
                 content = jsonbytes.dumps(content).decode()
             self.add({"role": "tool", "tool_call_id": item.get("call_id"), "content": content}, [native])
@@ -248,7 +258,7 @@ class ItemReader:
             "id": item.get("call_id"),
             "type": "function",
             "function": {
-                "name": item.get("name", ""),
+                "name": item.get("name", TOOL_SEARCH_NAME if kind == TOOL_SEARCH else ""),
                 "arguments": arguments if isinstance(arguments, str) else jsonbytes.dumps(arguments).decode(),
             },
         }
@@ -314,6 +324,8 @@ def message_items(message: Message, unit: Unit | None, system_role: str = "syste
     opaque = [item for item in values if item.get("type") not in ("message", *CALLS, *OUTPUTS)]
     if role == "tool":
         output = next((item for item in values if one_of(item.get("type"), OUTPUTS)), {"type": "function_call_output"})
+        if output.get("type") == "tool_search_output":
+            return [*opaque, {**output, "call_id": message.get("tool_call_id"), "tools": _tools(message, output)}]
         return [
             *opaque,
             {**output, "call_id": message.get("tool_call_id"), "output": output_to_native(message.get("content"))},
@@ -354,7 +366,9 @@ def _assistant_items(message: Message, unit: list[dict[str, Any]]) -> list[dict[
             wrote_text = True
         elif one_of(kind, CALLS):
             call = calls.pop(item.get("call_id"), None)
-            if call is not None:
+            if call is not None and kind == TOOL_SEARCH:
+                items.append({**item, "arguments": _object(function_of(call).get("arguments"), item.get("arguments"))})
+            elif call is not None:
                 function = function_of(call)
                 items.append({**item, "name": function.get("name", ""), CALLS[kind]: function.get("arguments", "")})
         elif kind not in OUTPUTS:
@@ -374,6 +388,25 @@ def _assistant_items(message: Message, unit: list[dict[str, Any]]) -> list[dict[
             }
         )
     return items
+
+
+def tools_text(output: dict[str, Any]) -> str:
+    """A tool search output's tools, as the JSON text the model is sent them in."""
+    return jsonbytes.dumps_text(output.get("tools"))
+
+
+def _object(text: Any, original: Any) -> Any:
+    """A tool search's JSON (its arguments, its tools) as the object it was; the original where a step left
+    text that is no JSON (the API takes only the object)."""
+    try:
+        return orjson.loads(text) if isinstance(text, str) else original
+    except orjson.JSONDecodeError:
+        return original
+
+
+def _tools(message: Message, output: dict[str, Any]) -> Any:
+    tools = _object(message.get("content"), output.get("tools"))
+    return tools if isinstance(tools, list) else output.get("tools")
 
 
 def transcript_items(transcript: Transcript, system_role: str = "system") -> list[Item]:

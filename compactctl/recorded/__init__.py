@@ -119,6 +119,12 @@ class RecordedSession:
     # How many of those are responses beyond the producer's compactions (``compaction_calls``): a
     # response counted and cut off before it was written, a response the client kept nothing of.
     unheld_calls: int = 0
+    # A client's side requests that write no message (Claude Code's WebSearch and WebFetch requests), billed in
+    # ``unpaired``: counted with the bill's calls.
+    side_calls: int = 0
+    # Where no cost-state bills them (Claude Code before it wrote one), the side requests' web searches as the tool
+    # results count them (``searchCount``), in ``unpaired``: the fee stands in, their tokens are unknown.
+    searches_stood_in: int = 0
     # Billed calls off the live thread: on branches a rewind or an edited prompt abandoned (Claude
     # Code keeps their records, with the usage that was billed), never part of a context replayed.
     off_thread: tuple[RecordedCall, ...] = ()

@@ -59,6 +59,7 @@ from compactctl.recorded.claude_code_chain import (
     uuid_of,
 )
 from compactctl.recorded.claude_code_files import changed_file_reminders, logs_own_attachments
+from compactctl.recorded.claude_code_side import side_requests
 from compactctl.transcript import Message
 
 NAME = "claude-code"
@@ -370,6 +371,16 @@ def read(records: list[Record], path: str) -> RecordedSession:
     # the small fast model, claude-haiku-4-5): its whole usage is in ``unpaired``, billed at its own price.
     named = {c.model for x in contexts for c in x.calls} | {c.model for c in off_thread}
     side = tuple((m, u) for m, u in by_model.items() if m not in named) if unpaired else ()
+    # WebSearch's and WebFetch's own requests write no message; where the cost-state's remainder bills them they
+    # are billed calls, counted with the bill's (their usage is in ``unpaired``).
+    requests = side_requests(values)
+    side_calls = requests.calls if unpaired is not None else 0
+    stood_in = 0
+    if not by_model and not copied and requests.searches:
+        # No cost-state (versions before it): nothing in the file bills WebSearch's requests. Their searches, as
+        # the tool results count them, stand in for the fee; their tokens are in no record.
+        stood_in, side_calls = requests.searches, requests.calls
+        unpaired = ApiUsage(0, web_searches=stood_in)
     compactions = [(c, x) for x in contexts if not x.label.startswith("subagent") for c in x.compactions]
     own = [(c, x) for c, x in compactions if not any(call.copied for call in x.calls[c.before_call :][:1])]
     estimates = [] if reported is not None else [e for c, x in own if (e := compaction_estimate(c, x)) is not None]
@@ -384,6 +395,8 @@ def read(records: list[Record], path: str) -> RecordedSession:
         compaction_calls_estimated=len(estimates),
         copied_from=tuple(sorted(set(copied.values()))),
         priced_apart=side,
+        side_calls=side_calls,
+        searches_stood_in=stood_in,
     )
 
 

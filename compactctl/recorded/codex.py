@@ -40,7 +40,7 @@ from compactctl import jsonbytes
 from compactctl.errors import InputError
 from compactctl.formats.codex import ROLLOUT_FIELDS, not_sampled
 from compactctl.formats.records import Record, check_fields
-from compactctl.formats.responses import content_to_canonical, is_harness
+from compactctl.formats.responses import TOOL_SEARCH, TOOL_SEARCH_NAME, content_to_canonical, is_harness, tools_text
 from compactctl.recorded import (
     ApiUsage,
     RecordedCall,
@@ -54,10 +54,21 @@ from compactctl.transcript import Message
 
 NAME = "codex"
 OUTPUT_ITEMS = frozenset(
-    {"reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call", "image_generation_call"}
+    {
+        "reasoning",
+        "function_call",
+        "custom_tool_call",
+        "local_shell_call",
+        "web_search_call",
+        "image_generation_call",
+        "tool_search_call",
+    }
 )
 ARGUMENTS = {"function_call": "arguments", "custom_tool_call": "input", "local_shell_call": "action"}
-RESULT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output"})
+# A tool_search_output's ``tools`` (the schemas it loaded) are model input from there on, as the reader counts them.
+RESULT_ITEMS = frozenset(
+    {"function_call_output", "custom_tool_call_output", "local_shell_call_output", "tool_search_output"}
+)
 # Measured on real rollouts with usage: a reasoning item's billed tokens are about
 # 0.14 per character of its encrypted content past a fixed envelope of about 870 characters.
 REASONING_TOKENS_PER_ENCRYPTED_CHAR = 0.14
@@ -164,14 +175,14 @@ class _Rollout:
                     "id": item.get("call_id") or item.get("id"),
                     "type": "function",
                     "function": {
-                        "name": str(item.get("name") or kind),
+                        "name": str(item.get("name") or (TOOL_SEARCH_NAME if kind == TOOL_SEARCH else kind)),
                         "arguments": arguments if isinstance(arguments, str) else jsonbytes.dumps_text(arguments),
                     },
                 }
             )
         elif kind in RESULT_ITEMS:
             self._end_call()
-            content = content_to_canonical(item.get("output"))
+            content = content_to_canonical(item.get("output")) if kind != "tool_search_output" else tools_text(item)
             if content is not None and not isinstance(content, (str, list)):
                 content = jsonbytes.dumps_text(content)
             self.messages.append({"role": "tool", "tool_call_id": item.get("call_id"), "content": content})

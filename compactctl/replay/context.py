@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from compactctl.facts import fold
+from compactctl.facts import fold, remembered_fold
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import Message, annotations_of, message_text, shared_prefix
 
@@ -42,7 +42,7 @@ class FigureCounter:
         text = message_text(message) if self.facts or self.marker is not None else ""
         found: tuple[str, ...] = ()
         if self.facts:
-            folded = fold(text)
+            folded = remembered_fold(text)  # the compactions' fact matchers fold the same texts
             found = tuple([f for f in self.facts if f in folded])
         ends = marks.get("stage_end") is True or (self.marker is not None and self.marker.search(text) is not None)
         return Figures(

@@ -24,8 +24,8 @@ from compactctl.replay.prices import Prices
 
 PRICES_CACHE_ENV = "COMPACTCTL_PRICES_CACHE"
 # Bumped when the file's layout, Prices' fields or the look-up change (2: Bedrock and Vertex ids; 3: OpenAI's
-# write prices where a model lists one).
-FORMAT = 4
+# write prices where a model lists one; 5: a gateway's spelling at the maker's list price).
+FORMAT = 5
 
 
 def cache_path() -> Path | None:

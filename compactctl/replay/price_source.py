@@ -88,14 +88,17 @@ def _snapshot() -> Any:
 
 
 def _find(model: str, provider: str | None) -> tuple[Any, Any] | None:
-    from compactctl.tokens import claude_model, served_by
+    from compactctl.tokens import bare_model, claude_model, provider_of, served_by
 
     snapshot = _snapshot()
     # A Bedrock or Vertex spelling is that cloud's listing first (its own prices: Bedrock's regional
     # endpoints cost more than its global ones), then, failing it, Anthropic's list price of the model.
-    served, own = served_by(model), claude_model(model)
+    # A gateway's spelling (``anthropic/claude-sonnet-4.6``) is the maker's list price of the model
+    # after its prefix, which genai-prices does not match with the prefix on.
+    served, own, bare = served_by(model), claude_model(model), bare_model(model)
     tries = [(model, hint) for hint in dict.fromkeys((served, provider, None))]
     tries += [(own, "anthropic")] if served is not None and own is not None else []
+    tries += [(bare, provider_of(bare)), (bare, None)] if bare != model.lower() and served is None else []
     for name, hint in tries:
         try:
             return snapshot.find_provider_model(name, None, hint, None)  # type: ignore[no-any-return]

@@ -42,7 +42,7 @@ class Prices:
     # Long-context prices: above ``start`` input tokens the whole call is billed at that tier's
     # prices (Anthropic over 200k, OpenAI's gpt-5.4 and later over 272k), highest start last.
     tiers: tuple[tuple[int, Prices], ...] = ()
-    web_search: float = 0.0  # USD per web search the server tool made (Anthropic, OpenAI: $10 per 1,000)
+    web_search: float = 0.0  # USD per web search the server tool made (Anthropic, OpenAI: $10 per 1,000); 0: unlisted
 
     def at(self, input_tokens: int) -> Prices:
         """The prices a call of ``input_tokens`` is billed at (its long-context tier, if it reached one)."""
@@ -130,7 +130,7 @@ def parse_price_table(raw: Any, source: str) -> PriceTable:
         if isinstance(minimum, bool) or not isinstance(minimum, int) or minimum < 0:
             raise InputError(f"bad price file: model {name!r}: min_cached_tokens must be an integer >= 0", source)
         optional: dict[str, float | None] = {}
-        for key in ("cache_write_1h", "cache_ttl"):
+        for key in ("cache_write_1h", "cache_ttl", "web_search"):
             value = entry.get(key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int | float) or value < 0):
                 raise InputError(f"bad price file: model {name!r}: {key} must be a number >= 0, got {value!r}", source)
@@ -147,6 +147,7 @@ def parse_price_table(raw: Any, source: str) -> PriceTable:
             cache_write_1h=optional["cache_write_1h"],
             cache_ttl=optional["cache_ttl"],
             source=where,
+            web_search=optional["web_search"] or 0.0,
         )
         aliases = entry.get("aliases", [])
         if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):

@@ -100,6 +100,15 @@ class RecordedReplay:
     off_thread: CallsApart | None = None  # billed calls on abandoned branches, in every row as billed
     # The producer's compaction calls the log records no usage for, estimated: in no row (not the file's usage).
     compaction_estimate: CallsApart | None = None
+    side_requests: int = 0  # a client's side requests (WebSearch's, WebFetch's): in the bill and its calls
+
+    @property
+    def live_thread_bill_cost(self) -> float | None:
+        """The bill of the calls ``recorded_estimate`` simulates (no off-thread, no unpaired ones); None: unpriced."""
+        off = self.off_thread.cost if self.off_thread is not None else 0.0
+        if self.bill.cost is None or self.unpaired_cost is None or off is None:
+            return None
+        return round(self.bill.cost - self.unpaired_cost - off, 9)
 
 
 def _share_1h(session: RecordedSession) -> float:
@@ -155,6 +164,7 @@ def _api_calls(
     share_1h: float,
     as_recorded: bool = False,
     cache_writes: bool = True,
+    cache_reads: bool = True,
 ) -> list[ApiCall]:
     """Per call, what replay adds beside the context: hidden prefix, output, reasoning, model, time."""
     starts = set(context.segment_starts())
@@ -190,7 +200,9 @@ def _api_calls(
                 # How much of what the previous call sent the cache still held is a fact of the
                 # timeline (pauses, the provider's routing), the same in every setting; at the
                 # producer's own compaction it says nothing about an uncompacted history.
-                cache_hit=None
+                cache_hit=0.0
+                if not cache_reads
+                else None
                 if usage is None or previous is None or n in compaction_starts or not previous.input_tokens
                 else min(
                     1.0, usage.cached_tokens / (previous.input_tokens + (previous.output_tokens if openai else 0))
@@ -257,6 +269,8 @@ def replay_recorded(
     share_1h = _share_1h(session)
     # A usage that never reports a cache write bills what no call reads as plain input: so does the estimate.
     writes = any(c.usage.cache_write_tokens for x in session.contexts for c in x.calls if c.usage)
+    # A session no call of which read the cache (it never caches) reads nothing after a compaction either, in any row.
+    reads = any(c.usage.cached_tokens for x in session.contexts for c in x.calls if c.usage)
     counter = counter_for(calibration.encoding, calibration.provider)
     rows_per_context: list[list[ScenarioResult]] = []
     estimates: list[ScenarioResult] = []
@@ -286,11 +300,11 @@ def replay_recorded(
         calibrated = CalibratedCounter(counter, calibration.ratio, known, round(calibration.per_message))
         facts = [fact for message in context.messages for fact in facts_of(message)]
         counts = FigureCounter(calibrated, facts, stage_marker)  # type: ignore[arg-type]
-        api_calls = _api_calls(context, calibration, prices_of, share_1h, cache_writes=writes)
+        api_calls = _api_calls(context, calibration, prices_of, share_1h, cache_writes=writes, cache_reads=reads)
         fallback_prices = fallback or next((p for p in prices_of if p is not None), None) or _FREE
 
         replacements = {c.before_call: sent_after(context, c) for c in context.compactions}
-        as_recorded = _api_calls(context, calibration, prices_of, share_1h, True, writes)
+        as_recorded = _api_calls(context, calibration, prices_of, share_1h, True, writes, reads)
         runs = [
             ScenarioRun(row, counts, strategies, fallback_prices, summarizer, calls, replaced, view)
             for row, calls, replaced in [
@@ -339,9 +353,11 @@ def replay_recorded(
         # Billed calls the log holds no message for but records the usage of (a producer's compaction summaries, a
         # response cut off before it was written) are part of the bill.
         extra_cost = None if main is None else usage_cost(extra, session.priced_apart, main, table, provider, by)
-        # The responses among them that were no compaction are billed calls: counted in the bill's calls.
-        bills[0] = with_extra(bills[0], extra, extra_cost, session.unheld_calls)
-        recorded_rows[0] = with_extra(recorded_rows[0], extra, extra_cost, session.unheld_calls)
+        # The responses among them that were no compaction, and a client's side requests, are billed calls: counted
+        # in the bill's calls.
+        unheld = session.unheld_calls + session.side_calls
+        bills[0] = with_extra(bills[0], extra, extra_cost, unheld)
+        recorded_rows[0] = with_extra(recorded_rows[0], extra, extra_cost, unheld)
         if not estimated:
             rows_per_context[0][0] = bills[0]
     guessed = session.compaction_estimate  # the producer's compaction calls the log records no usage for
@@ -364,7 +380,10 @@ def replay_recorded(
     # Web searches are made whatever the setting: a simulated row bills the live thread's searches as the bill does.
     searches = sum(c.usage.web_searches for x in session.contexts for c in x.calls[copied_prefix(x) :] if c.usage)
     searches += session.unpaired.web_searches if session.unpaired else 0
-    fee = searches * getattr(main, "web_search", 0.0)  # at the session's first priced model, as unpaired calls
+    # At the session's first priced model, as unpaired calls; a price no source lists (an unpriced model, a team row
+    # with no per-search price) is unknown, never a computed $0.
+    search_price = main.web_search if main is not None and main.web_search > 0 else None
+    fee = searches * search_price if search_price is not None else 0.0
     rows = [with_extra(r, ApiUsage(0), fee) if b == ESTIMATE and fee else r for r, b in zip(rows, basis, strict=True)]
     if compacted:
         rows.insert(1, aggregate([[row] for row in recorded_rows])[0])
@@ -372,7 +391,13 @@ def replay_recorded(
     notes = []
     if unknown:
         notes.append(unpriced_note(sorted(unknown), fallback))
-    if searches:
+    if searches and search_price is None:
+        model = main.model if main is not None else ", ".join(sorted(unknown)) or "the session's model"
+        notes.append(
+            f"{searches} web search(es) are unpriced: no price source lists a per-search price for {model} (a "
+            "--prices row takes web_search, USD per search); no row's cost holds them"
+        )
+    elif searches:
         notes.append(f"{searches} web search(es) (${fee:.4f}, billed per search) are in every row as billed")
     if off.calls:
         total_calls = sum(len(c.calls) for c in session.contexts) + off.calls
@@ -386,6 +411,19 @@ def replay_recorded(
         notes.append(
             f"{session.unheld_calls} billed response(s) the log holds no message for (cut off before it was "
             "written, or kept nothing of) are in the bill and its calls; the other rows simulate what the log holds"
+        )
+    if session.side_calls and session.searches_stood_in:
+        notes.append(
+            f"{session.side_calls} side request(s) the client made for WebSearch or WebFetch write no message, and "
+            f"this log has no cost-state to bill them: their {session.searches_stood_in} search(es), as the tool "
+            "results count them, stand in for the fee, counted in the bill's calls; their tokens are "
+            "in no row (side_requests in --json)"
+        )
+    elif session.side_calls:
+        notes.append(
+            f"{session.side_calls} side request(s) the client made for WebSearch or WebFetch write no message: their "
+            "usage (the cost-state's) is in the bill and they are counted in its calls; the other rows bill their "
+            "searches, not their tokens (side_requests in --json)"
         )
     if unbilled and not compacted:
         notes.append(
@@ -432,6 +470,7 @@ def replay_recorded(
         tuple(sorted(unknown)) if fallback is None else (),
         off,
         apart,
+        session.side_calls,
     )
 
 

@@ -58,9 +58,11 @@ def api_json(api: RecordedReplay) -> dict[str, Any]:
         "bill_cost": api.bill.cost,
         "unpaired_cost": api.unpaired_cost,  # of the bill: calls the log holds no message for
         "bill_input_tokens": api.bill.input_tokens,
-        # What the producer did (its own compactions, or none) replayed with calibrated counts:
-        # how far the estimates are from the bill.
+        # What the producer did (its own compactions, or none) replayed with calibrated counts, on the live thread:
+        # how far the estimates are from the bill of the same calls (live_thread_bill_cost; bill_cost holds every
+        # billed call, the off-thread and unpaired ones too).
         "recorded_estimate_cost": api.recorded_estimate.cost,
+        "live_thread_bill_cost": api.live_thread_bill_cost,
         "recorded_estimate_input_tokens": api.recorded_estimate.input_tokens,
         "baseline_estimate_cost": api.baseline_estimate.cost,
         "baseline_estimate_input_tokens": api.baseline_estimate.input_tokens,
@@ -71,6 +73,8 @@ def api_json(api: RecordedReplay) -> dict[str, Any]:
         ],
         "notes": list(api.notes),
         "unpriced_models": list(api.unpriced_models),
+        # A client's side requests that write no message (Claude Code's WebSearch, WebFetch): in the bill's calls.
+        "side_requests": api.side_requests,
         # Billed calls on abandoned branches (rewinds, edited prompts): in every row as billed.
         "off_thread": _calls_apart_json(api.off_thread, "input_tokens", "output_tokens"),
         # The producer's own compaction calls the log records no usage for (an older Codex's remote compaction,

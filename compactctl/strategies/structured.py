@@ -70,11 +70,22 @@ def turns_start(messages: list[Message], keep_turns: int, keep_recent: int) -> i
     """Where the kept tail starts: the last ``keep_turns`` turns, at most ``keep_recent`` messages."""
     if keep_turns <= 0:
         return len(messages)
-    users = [i for i, message in enumerate(messages) if message.get("role") == "user"]
-    start = users[-keep_turns] if len(users) >= keep_turns else 0
+    start = _last_users_start(messages, keep_turns)
     if keep_recent > 0 and len(messages) - start > keep_recent:
         start = max(start, tail_start_for(messages, keep_recent))
     return start
+
+
+def _last_users_start(messages: list[Message], count: int) -> int:
+    """Where the ``count``-th user message from the end is, else 0: read from the end, as a replay
+    asks this of a whole context at every compaction and the kept turns are near its end."""
+    seen = 0
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].get("role") == "user":
+            seen += 1
+            if seen == count:
+                return i
+    return 0
 
 
 def fact_copies_outside(messages: list[Message], tail_start: int) -> list[int]:

@@ -122,9 +122,11 @@ PATTERNS: tuple[Row, ...] = (
         _row(
             "key-body",
             r"(?m)(?:^[A-Za-z0-9+/]{60,76}(?:\r?\n|\\n)){3,}(?:[A-Za-z0-9+/]{0,76}={0,2}(?=\r?\n|\\n|$))?",
-            # A line's sixty characters, looked for once (a class the engine skips to): most texts have no
-            # such run, and the row is then not tried after each of their line breaks.
-            gate=r"[A-Za-z0-9+/]{60}",
+            # A line's sixty characters after a line break, looked for once: most texts have no such line,
+            # and the row is then not tried after each of their line breaks. A match's second line has
+            # them (each line starts where ``^`` does, after a "\n"); led by "\n", the engine skips to
+            # each line, where led by the class it tried every character of every shorter run.
+            gate=r"\n[A-Za-z0-9+/]{60}",
         ),
         starts=("\n",),
         after=True,

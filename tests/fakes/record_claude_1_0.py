@@ -4,6 +4,7 @@ leaves out of what the client sent. Run through ``python -m tests.fakes.record_f
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from tests.fakes.anthropic import FakeAnthropic
@@ -153,10 +154,6 @@ def claude_code_1_0_prompt_log_fixture(root: Path) -> list[Path]:
     reminders the client sent, as the fake got them."""
     import json
     import os
-    import pty
-    import select
-    import signal
-    import time
 
     from tests.fakes.clients import Client
     from tests.fakes.server import text_tokens
@@ -170,67 +167,138 @@ def claude_code_1_0_prompt_log_fixture(root: Path) -> list[Path]:
         (claude.home / ".claude").mkdir(parents=True, exist_ok=True)
         hooks = {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": f"python3 {hook}"}]}]}
         (claude.home / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}))
-        key = claude.env()["ANTHROPIC_API_KEY"]
-        state = {
-            "hasCompletedOnboarding": True,
-            "theme": "dark",
-            "customApiKeyResponses": {"approved": [key[-20:]], "rejected": []},
-            "projects": {str(claude.cwd): {"hasTrustDialogAccepted": True, "allowedTools": []}},
-        }
-        (claude.home / ".claude.json").write_text(json.dumps(state))
-
-        def bash(command: str) -> ToolCall:
-            return ToolCall("Bash", {"command": command, "description": command})
-
         turns = [
-            ("Show the prompt log.", [bash("cat logs/user_prompt_submit.json"), bash("seq 1 300")], "Shown."),
-            ("Now the year.", [bash("date +%Y"), bash("seq 1 200")], "2026."),
-            ("And a last count.", [bash("seq 1 120 | wc -l"), bash("seq 500 700")], "Counted."),
+            ("Show the prompt log.", [_bash("cat logs/user_prompt_submit.json"), _bash("seq 1 300")], "Shown."),
+            ("Now the year.", [_bash("date +%Y"), _bash("seq 1 200")], "2026."),
+            ("And a last count.", [_bash("seq 1 120 | wc -l"), _bash("seq 500 700")], "Counted."),
         ]
-        for _, calls, last in turns:
-            fake.enqueue(*(Reply(text="On it.", tool_calls=(call,)) for call in calls), last)
-        env = {**claude.env(), "TERM": "xterm-256color"}
-        args = [str(client.binary), "--permission-mode", "acceptEdits", "--allowedTools", "Bash Read Edit Write"]
-        pid, fd = pty.fork()
-        if pid == 0:  # the child: the client in its terminal interface
-            os.chdir(claude.cwd)
-            os.execve(args[0], args, env)
-
-        def pump(seconds: float) -> None:
-            end = time.monotonic() + seconds
-            while time.monotonic() < end:
-                if select.select([fd], [], [], 0.1)[0]:
-                    try:
-                        os.read(fd, 65536)
-                    except OSError:
-                        return
-
-        try:
-            pump(15)  # the interface starts
-            for n, (prompt, _calls, _) in enumerate(turns):
-                for character in prompt:  # typed: a paste arrives as one burst the interface may drop
-                    os.write(fd, character.encode())
-                    pump(0.05)
-                pump(1)
-                os.write(fd, b"\r")
-                left = sum(len(c) + 1 for _, c, _ in turns[n + 1 :])
-                deadline = time.monotonic() + 90
-                while len(fake.script) > left and time.monotonic() < deadline:
-                    pump(0.5)
-                pump(5)  # the turn's last records written
-        finally:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        assert not fake.errors and not fake.script
+        data = _in_the_terminal(claude, fake, turns)
         sent = _reminders_sent(fake)
-        (session,) = list(claude.projects.glob("*/*.jsonl"))
-        data = session.read_bytes()
+    return _written("claude-code-1.0.69-prompt-log", root, data, sent)
+
+
+def claude_code_1_0_ide_fixture(root: Path) -> list[Path]:
+    """Claude Code 1.0.69 (``$CLAUDE_1_0``) in its terminal interface with an IDE connected
+    (``tests.fakes.ide``: its linter warns at each ``any``). First prompt: the model reads
+    ``lib.ts`` and its Edit adds two lines at the top, which moves all 60 warnings; the client sends
+    them as new diagnostics inside the Edit's result and logs none. Second prompt: a partial Read, a
+    ``sed -i`` inserting a line (no edit of the client's own in that turn): no diagnostics are sent,
+    since the client keeps a baseline only for files it edited since the prompt; the changed-file
+    reminder of the partially read file follows the ``sed``. Also written: the diagnostics the client
+    sent, as the fake got them."""
+    import os
+
+    from tests.fakes.clients import Client
+    from tests.fakes.ide import FakeIde
+    from tests.fakes.server import text_tokens
+
+    client = Client("claude", Path(os.environ["CLAUDE_1_0"]), "1.0.69")
+    with FakeAnthropic() as fake:
+        fake.count = text_tokens
+        claude = ClaudeCode(client, root, project(root), fake)
+        lib = claude.cwd / "lib.ts"
+        lib.write_text("".join(f"export function f{n}(x: any): any {{\n  return x * {n}\n}}\n" for n in range(30)))
+        head = "export function f0("
+        edit = ToolCall("Edit", {"file_path": str(lib), "old_string": head, "new_string": f"// a\n// b\n{head}"})
+        part = ToolCall("Read", {"file_path": str(lib), "offset": 10, "limit": 10})
+        turns = [
+            ("Edit lib.ts then look.", [ToolCall("Read", {"file_path": str(lib)}), edit, _bash("date +%Y")], "Done."),
+            ("Now read a part.", [part, _bash("sed -i '1i // top' lib.ts"), _bash("seq 1 30")], "Read."),
+        ]
+        on = {"CLAUDE_CODE_AUTO_CONNECT_IDE": "1"}
+        with FakeIde(claude.home, claude.cwd) as ide:
+            data = _in_the_terminal(claude, fake, turns, {"autoConnectIde": True}, on)
+        assert ("getDiagnostics", {"uri": f"file://{lib}"}) in ide.calls  # the baseline taken before the edit
+        sent = [
+            str(block["content"])[str(block["content"]).index("<system-reminder>") :]
+            for body in fake.model_calls()
+            for block in body["messages"][-1]["content"]
+            if isinstance(block, dict) and "<new-diagnostics>" in str(block.get("content"))
+        ]
+    return _written("claude-code-1.0.69-ide-diagnostics", root, data, sent)
+
+
+def _written(name: str, root: Path, data: bytes, sent: Sequence[object]) -> list[Path]:
+    """The session file and what the client sent that it leaves out, under ``RECORDED``, with the
+    temporary folder written as ``/home/user``."""
+    import json
+
     RECORDED.mkdir(parents=True, exist_ok=True)
-    target = RECORDED / "claude-code-1.0.69-prompt-log.jsonl"
+    target = RECORDED / f"{name}.jsonl"
     target.write_bytes(data.replace(str(root).encode(), b"/home/user"))
-    reminder = RECORDED / "claude-code-1.0.69-prompt-log.reminder.json"
-    reminder.write_text(json.dumps([text.replace(str(root), "/home/user") for text in sent], indent=1) + "\n")
+    reminder = RECORDED / f"{name}.reminder.json"
+    reminder.write_text(json.dumps([str(text).replace(str(root), "/home/user") for text in sent], indent=1) + "\n")
     return [target, reminder]
+
+
+def _bash(command: str) -> ToolCall:
+    return ToolCall("Bash", {"command": command, "description": command})
+
+
+def _in_the_terminal(
+    claude: ClaudeCode,
+    fake: FakeAnthropic,
+    turns: list[tuple[str, list[ToolCall], str]],
+    state: dict[str, object] | None = None,
+    env: dict[str, str] | None = None,
+) -> bytes:
+    """The client in its terminal interface (a pseudo-terminal), each turn's prompt typed into one
+    process and answered by the fake with one tool call a response, then the turn's last text; the
+    session file it wrote. ``state`` is added to the client's ``~/.claude.json``, ``env`` to its
+    environment."""
+    import json
+    import os
+    import pty
+    import select
+    import signal
+    import time
+
+    key = claude.env()["ANTHROPIC_API_KEY"]
+    settings = {
+        "hasCompletedOnboarding": True,
+        "theme": "dark",
+        "customApiKeyResponses": {"approved": [key[-20:]], "rejected": []},
+        "projects": {str(claude.cwd): {"hasTrustDialogAccepted": True, "allowedTools": []}},
+        **(state or {}),
+    }
+    (claude.home / ".claude.json").write_text(json.dumps(settings))
+    for _, calls, last in turns:
+        fake.enqueue(*(Reply(text="On it.", tool_calls=(call,)) for call in calls), last)
+    environment = {**claude.env(), "TERM": "xterm-256color", **(env or {})}
+    args = [str(claude.client.binary), "--permission-mode", "acceptEdits", "--allowedTools", "Bash Read Edit Write"]
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the client in its terminal interface
+        os.chdir(claude.cwd)
+        os.execve(args[0], args, environment)
+
+    def pump(seconds: float) -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            if select.select([fd], [], [], 0.1)[0]:
+                try:
+                    os.read(fd, 65536)
+                except OSError:
+                    return
+
+    try:
+        pump(15)  # the interface starts
+        for n, (prompt, _calls, _) in enumerate(turns):
+            for character in prompt:  # typed: a paste arrives as one burst the interface may drop
+                os.write(fd, character.encode())
+                pump(0.05)
+            pump(1)
+            os.write(fd, b"\r")
+            left = sum(len(c) + 1 for _, c, _ in turns[n + 1 :])
+            deadline = time.monotonic() + 90
+            while len(fake.script) > left and time.monotonic() < deadline:
+                pump(0.5)
+            pump(5)  # the turn's last records written
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    assert not fake.errors and not fake.script
+    (session,) = list(claude.projects.glob("*/*.jsonl"))
+    return session.read_bytes()
 
 
 def _reminders_sent(fake: FakeAnthropic) -> list[object]:
@@ -243,3 +311,34 @@ def _reminders_sent(fake: FakeAnthropic) -> list[object]:
         and block.get("type") == "tool_result"
         and "was modified, either by the user or by a linter" in str(block.get("content"))
     ]
+
+
+def claude_code_1_0_web_search_fixture(root: Path) -> Path:
+    """Claude Code 1.0.69 (``$CLAUDE_1_0``), one prompt and two WebSearch calls on claude-sonnet-4-5: the tool runs
+    as a request of the client's own whose only tool is the API's ``web_search`` (billed per search beside its
+    tokens), which writes no message; 1.0.x writes no ``cost-state`` either, so only the tool results hold the
+    searches (``results``: one ``tool_use_id`` entry per search)."""
+    import os
+
+    from tests.fakes.anthropic import web_search_reply
+    from tests.fakes.clients import Client
+    from tests.fakes.record_fixtures import _claude_print
+
+    client = Client("claude", Path(os.environ["CLAUDE_1_0"]), "1.0.69")
+    with FakeAnthropic() as fake:
+        claude = ClaudeCode(client, root, project(root), fake)
+        searches = [
+            (n, query, ToolCall("WebSearch", {"query": query})) for n, query in ((1, "csv rfc"), (2, "csv quoting"))
+        ]
+        fake.enqueue(
+            *(r for n, q, call in searches for r in (Reply(text="Searching.", tool_calls=(call,)),
+                                                     web_search_reply(q, f"Result {n} says CSV is RFC 4180.", n))),
+            "CSV is RFC 4180 [Result 1](https://example.org/1); fields with commas are quoted.",
+        )  # fmt: skip
+        prompt = "Search the web for the CSV RFC, then for its quoting rules."
+        session = _claude_print(claude, prompt, "--allowedTools", "WebSearch", "--model", "claude-sonnet-4-5")
+        assert session and not fake.errors and not fake.script, (fake.errors, fake.script)
+        data = claude.session_file(session).read_bytes()
+    target = RECORDED / "claude-code-1.0.69-web-search.jsonl"
+    target.write_bytes(data.replace(str(root).encode(), b"/home/user"))
+    return target

@@ -146,3 +146,37 @@ def claude_code_web_fetch_fixture(root: Path) -> Path:
     finally:
         server.shutdown()
     return _written(root, data, f"claude-code-{_version(client.version)}-web-fetch.jsonl")
+
+
+def codex_tool_search_fixture(root: Path) -> Path:
+    """Codex 0.171 on gpt-5.5 with a stdio MCP server (bench/mcp_notes_server.py), whose tools 0.171 defers:
+    the model calls ``tool_search``, Codex answers with a ``tool_search_output`` item holding the tools'
+    schemas (sent to the model on every later call), the model calls the tool it found, then answers; a
+    resumed second turn answers again. The rollout keeps both search items."""
+    import sys
+
+    from tests.fakes.record_fixtures import _version, _written
+    from tests.fakes.responses import FakeResponses
+
+    server = Path(__file__).resolve().parents[2] / "bench" / "mcp_notes_server.py"
+    mcp = f'[mcp_servers.notes]\ncommand = "{sys.executable}"\nargs = ["{server}"]\n'
+    client = require_client("codex")
+    with FakeResponses() as fake:
+        codex = Codex(client, root, project(root), fake, model="gpt-5.5", extra_config=mcp)
+        search = {"type": "tool_search_call", "id": "tsc_fake0001", "call_id": "call_ts0001", "status": "completed",
+                  "execution": "client", "arguments": {"query": "notes read_note"}}  # fmt: skip
+        # The tool it found, called in its namespace as the model calls a loaded deferred tool.
+        found = {"type": "function_call", "id": "fc_fake0002", "call_id": "call_rn0001", "status": "completed",
+                 "namespace": "mcp__notes", "name": "read_note", "arguments": '{"topic": "format"}'}  # fmt: skip
+        fake.enqueue(
+            Reply(thinking="Find the tool.", blocks=(search,)),
+            Reply(thinking="Read it.", blocks=(found,)),
+            "The notes server says results stay in CSV.",
+        )
+        codex.run("What does the notes server say about the format?")
+        (rollout,) = codex.rollouts()
+        fake.enqueue("Nothing else.")
+        codex.run("Anything else?", resume=_thread_of(rollout))
+        assert not fake.errors and not fake.script, (fake.errors, fake.script)
+        data = rollout.read_bytes()
+    return _written(root, data, f"codex-{_version(client.version)}-tool-search.jsonl")

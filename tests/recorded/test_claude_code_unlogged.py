@@ -256,3 +256,23 @@ def test_kesslerios_steps_after_its_prompts_are_its_hooks_prompt_log(monkeypatch
     with_log = unlogged()
     monkeypatch.setattr(claude_code_hooks, "prompt_log_reminders", lambda values: {})
     assert unlogged() - with_log > 1_000
+
+
+IDE_DIAGNOSTICS = DATA / "claude-code-1.0.69-ide-diagnostics.jsonl"
+
+
+def test_ide_diagnostics_claude_code_1_0_sent_unlogged_are_measured_as_a_step_of_their_size():
+    """The real 1.0.69 with an IDE connected: its Edit moved the 60 lines the IDE warns on, and the
+    client sent them as new diagnostics inside the Edit's result, which the session file holds
+    without them; after the next prompt, with no edit of its own, it sent none (the baseline is
+    kept only for files the client edited since the prompt). What the log cannot show is measured
+    where the usage shows it: a step after the Edit's result, of the diagnostics' size."""
+    (sent,) = json.loads((DATA / "claude-code-1.0.69-ide-diagnostics.reminder.json").read_text())
+    assert sent.count("⚠ [Line ") == 60 and "new-diagnostics" not in IDE_DIAGNOSTICS.read_text()
+    session = claude_code.read(parse_records(IDE_DIAGNOSTICS.read_bytes(), str(IDE_DIAGNOSTICS))[0], "ide.jsonl")
+    (context,) = session.contexts
+    edited = next(n for n, m in enumerate(context.messages) if "lib.ts has been updated" in str(m.get("content")))
+    steps = calibrate(session, "claude-code").unlogged_of("main")
+    tokens = counter_for("cl100k_base", "anthropic")(sent)  # the fake counts each request in cl100k
+    assert steps[edited] == pytest.approx(tokens, rel=0.03)  # about 29 tokens a diagnostic
+    assert min(steps) == edited  # nothing unlogged before it

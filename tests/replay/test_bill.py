@@ -267,6 +267,80 @@ def test_a_side_request_on_another_model_is_billed_at_that_models_price():
     assert bill["cost"] == pytest.approx(state["totalCostUSD"], rel=1e-6)
 
 
+@pytest.mark.parametrize(
+    ("path", "messages", "served"),
+    [
+        # Two turns, each: the call that asks for WebSearch, the search's own request, the answer.
+        (WEB_SEARCH, 4, 6),
+        # The call that asks for WebFetch, the page summary on claude-haiku-4-5, the answer (the fake served the
+        # models [opus, haiku, opus]: tests/fakes/record_server_tools.claude_code_web_fetch_fixture).
+        (WEB_FETCH, 2, 3),
+    ],
+)
+def test_the_bill_counts_the_side_requests_it_bills(path: Path, messages: int, served: int):
+    """Every billed call: WebSearch's and WebFetch's requests write no message, and the cost-state's remainder
+    bills them, so the bill's calls count them and say so. Before, the bill row held their cost and counted
+    only the calls the log has a message for (4 of 6, 2 of 3)."""
+    _, calls = _claude_code_bill(path)
+    assert calls == messages
+    result = CliRunner().invoke(app, ["replay", str(path), "-t", "100000", "--json", "-q"])
+    (entry,) = orjson.loads(result.stdout)["files"]
+    bill = next(row for row in entry["settings"] if row["basis"] == "bill")
+    assert bill["calls"] == served
+    assert entry["api"]["side_requests"] == served - messages
+    assert any(f"{served - messages} side request(s)" in note for note in entry["api"]["notes"])
+
+
+def _search_notes(path: Path, *flags: str) -> list[str]:
+    result = CliRunner().invoke(app, ["replay", str(path), "-t", "100000", "--json", "-q", *flags])
+    assert result.exit_code == 0, result.output
+    (entry,) = orjson.loads(result.stdout)["files"]
+    return [note for note in entry["api"]["notes"] if "web search" in note]
+
+
+def test_a_web_search_fee_with_no_known_price_is_unpriced_never_a_computed_zero(tmp_path: Path):
+    """The real 2.1.332 web-search session priced by a team row that lists no per-search price, and the same file
+    with its model renamed to one no source knows: the note said "2 web search(es) ($0.0000, billed per search) are
+    in every row as billed", a computed $0 for a price nobody gave. It says unpriced, and a row that names
+    ``web_search`` prices them."""
+    team = tmp_path / "team.toml"
+    team.write_text("[models.claude-sonnet-4-6]\ninput = 3.0\noutput = 15.0\n")
+    (note,) = _search_notes(WEB_SEARCH, "--prices", str(team))
+    assert "2 web search(es) are unpriced" in note and "claude-sonnet-4-6" in note and "$0" not in note
+    renamed = tmp_path / "house.jsonl"
+    renamed.write_bytes(WEB_SEARCH.read_bytes().replace(b"claude-sonnet-4-6", b"house-model-9"))
+    (note,) = _search_notes(renamed)
+    assert "2 web search(es) are unpriced" in note and "house-model-9" in note and "$0" not in note
+    team.write_text("[models.claude-sonnet-4-6]\ninput = 3.0\noutput = 15.0\nweb_search = 0.01\n")
+    assert _search_notes(WEB_SEARCH, "--prices", str(team)) == [
+        "2 web search(es) ($0.0200, billed per search) are in every row as billed"
+    ]
+
+
+OLD_SEARCH = Path(__file__).parents[1] / "recorded" / "data" / "claude-code-1.0.69-web-search.jsonl"
+
+
+def test_a_log_with_no_cost_state_bills_the_searches_its_tool_results_show():
+    """The real Claude Code 1.0.69, one prompt and two WebSearch calls (tests/fakes/record_claude_1_0.py
+    claude_code_1_0_web_search_fixture): each search is a request of the client's own that writes no message, and
+    1.0.x writes no cost-state, so the search fee ($10 per 1,000) stood nowhere: the bill was the messages' usage
+    alone, $0.127254. Each tool result holds its search (``results``: one ``tool_use_id`` entry per search; 2.1
+    writes ``searchCount``): the fee stands in, with a note. (With a cost-state it bills them, once:
+    test_claude_codes_web_searches_are_billed_per_search.)"""
+    assert not [r for r in _records(OLD_SEARCH) if r["type"] == "cost-state"]
+    expected, calls = _claude_code_bill(OLD_SEARCH)
+    assert calls == 3
+    result = CliRunner().invoke(app, ["replay", str(OLD_SEARCH), "-t", "100000", "--json", "-q"])
+    (entry,) = orjson.loads(result.stdout)["files"]
+    bill = next(row for row in entry["settings"] if row["basis"] == "bill")
+    assert expected == pytest.approx(0.127254, rel=1e-6)
+    assert bill["cost"] == pytest.approx(expected + 2 * 10 / 1000, rel=1e-6)
+    assert bill["calls"] == 5 and entry["api"]["side_requests"] == 2
+    assert any("no cost-state to bill them: their 2 search(es)" in note for note in entry["api"]["notes"])
+    estimate = next(row for row in entry["settings"] if row["basis"] == "estimate")
+    assert estimate["cost"] == pytest.approx(bill["cost"], rel=0.01)  # every row makes the searches
+
+
 CODEX_SEARCH = REAL_CLIENTS / "codex-0.171.0-web-search.jsonl"
 
 

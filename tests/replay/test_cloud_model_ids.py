@@ -1,4 +1,4 @@
-"""Claude as Bedrock and Vertex name it, and the current model names, are priced and read as Claude.
+"""Claude as Bedrock, Vertex and the gateways name it, and the current model names, are priced and read as Claude.
 
 A Claude Code session on Bedrock names ``us.anthropic.claude-sonnet-4-20250514-v1:0``; on Vertex,
 ``claude-3-7-sonnet@20250219``. Each is the same model as Anthropic's id: the same thinking rule, the
@@ -8,6 +8,8 @@ endpoints list above its global ones), never $0 and never "unpriced" for a model
 
 from __future__ import annotations
 
+import dataclasses
+
 import orjson
 import pytest
 from typer.testing import CliRunner
@@ -15,7 +17,7 @@ from typer.testing import CliRunner
 from compactctl.calibration import features
 from compactctl.cli.main import app
 from compactctl.replay.prices import shipped_prices
-from compactctl.tokens import claude_model, provider_of
+from compactctl.tokens import claude_model, encoding_for_model, provider_of
 from tests.replay.test_bill import CURRENT_MODELS
 from tests.replay.test_prices import _session_file
 
@@ -99,3 +101,46 @@ def test_a_session_on_bedrock_or_vertex_is_priced_as_the_same_session_on_anthrop
     on_cloud, on_api = costs(spelled), costs("claude-sonnet-4-20250514")
     assert all(cost is not None and cost > 0 for cost in on_cloud)
     assert on_cloud == pytest.approx(on_api)  # Sonnet 4 lists the same on all three
+
+
+GATEWAY_SPELLINGS = [  # (as a gateway or a framework names it, the maker's id, the provider)
+    ("anthropic/claude-sonnet-4.6", "claude-sonnet-4-6", "anthropic"),  # OpenRouter, the Vercel AI Gateway
+    ("anthropic/claude-sonnet-4.5", "claude-sonnet-4-5", "anthropic"),
+    ("openrouter/anthropic/claude-opus-4.7", "claude-opus-4-7", "anthropic"),
+    ("litellm/anthropic/claude-opus-4-7", "claude-opus-4-7", "anthropic"),  # the Agents SDK over LiteLLM
+    ("openai/gpt-5.5", "gpt-5.5", "openai"),
+    ("litellm/openai/gpt-5.4", "gpt-5.4", "openai"),
+    ("google/gemini-3.5-flash", "gemini-3.5-flash", "google"),
+]
+
+
+@pytest.mark.parametrize(("spelled", "own", "provider"), GATEWAY_SPELLINGS)
+def test_a_gateway_s_spelling_is_the_maker_s_model_at_its_list_price(spelled, own, provider):
+    assert provider_of(spelled) == provider and encoding_for_model(spelled) == encoding_for_model(own)
+    assert claude_model(spelled) == (own if provider == "anthropic" else None)
+    assert features.strips_thinking(spelled) is features.strips_thinking(own)
+    table = shipped_prices()
+    through_gateway, listed = table.find(spelled, provider), table.find(own, provider)
+    assert through_gateway is not None and listed is not None, spelled
+    assert through_gateway.source == listed.source  # the same listing: the maker's
+    assert _figures(through_gateway) == _figures(listed)
+
+
+def _figures(prices):
+    """A price row's figures, and its tiers', without the model name it was asked by."""
+    tiers = tuple((start, _figures(tier)) for start, tier in prices.tiers)
+    return dataclasses.replace(prices, model="", tiers=()), tiers
+
+
+def test_a_session_through_a_gateway_is_priced_as_on_the_maker_s_api(tmp_path):
+    def costs(model: str) -> list[float | None]:
+        folder = tmp_path / model.replace("/", "_")
+        folder.mkdir()
+        result = CliRunner().invoke(app, ["replay", str(_session_file(folder, model)), "-t", "50000", "--json"])
+        (entry,) = orjson.loads(result.stdout)["files"]
+        assert entry["api"]["unpriced_models"] == []
+        return [row["cost"] for row in entry["settings"]]
+
+    through_gateway, on_api = costs("anthropic/claude-sonnet-4.6"), costs("claude-sonnet-4-6")
+    assert all(cost is not None and cost > 0 for cost in through_gateway)
+    assert through_gateway == pytest.approx(on_api)

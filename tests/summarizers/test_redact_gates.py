@@ -2,7 +2,8 @@
 written out here as it was, byte for byte: on generated text and on every string of the real transcripts.
 
 The line break between two token characters (``redact._BREAK``), a base64 run (``_BASE64_RUN`` and the
-check beside it), the booking-code pair gate of the ledger, the gates of the AWS secret row and of the
+check beside it) and a wrapped one (``_BASE64_LINES``), each found a token at a time (``redact.base64_runs``,
+``redact.wrapped_base64_runs``), the booking-code pair gate of the ledger, the gates of the AWS secret row and of the
 key-body row, the Discord row tried near its gate only (``Row.lead``), and the exit-code gate of the sections.
 """
 
@@ -21,6 +22,9 @@ from tests.summarizers.test_redact_prefilter import real_strings
 
 OLD_BREAK = re.compile(r"(?<=[^\s\\])(?:\r?\n|\\r\\n|\\n)(?=[^\s\\])")
 OLD_BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/_-])(?=[A-Za-z0-9+/_-]*[0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}")
+OLD_BASE64_LINES = re.compile(
+    r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}(?:(?:\r?\n|\\n)[ \t]*[A-Za-z0-9+/_-]{4,})+={0,2}"
+)
 OLD_PAIR_GATE = re.compile(r"\d[A-Z]|[A-Z]\d")
 GATED_ROWS = tuple(row for row in PATTERNS if row.kind in ("aws-secret-key", "key-body", "discord-token"))
 UNGATED = tuple(dataclasses.replace(row, gate=None, lead=None) if row in GATED_ROWS else row for row in PATTERNS)
@@ -36,8 +40,8 @@ def _starts(pattern: re.Pattern[str], text: str) -> list[tuple[int, int]]:
 
 
 def _runs_now(text: str) -> list[tuple[int, int]]:
-    runs = redact._BASE64_RUN.finditer(text)
-    return [run.span() for run in runs if redact._BASE64_NEEDS.search(text, run.start(), run.end()) is not None]
+    runs = redact.base64_runs(text)
+    return [(start, end) for start, end in runs if redact._BASE64_NEEDS.search(text, start, end) is not None]
 
 
 def _exit_code(text: str) -> tuple[int, int] | None:
@@ -48,6 +52,10 @@ def _exit_code(text: str) -> tuple[int, int] | None:
 def assert_alike(text: str) -> None:
     assert _starts(redact._BREAK, text) == _starts(OLD_BREAK, text), text
     assert _runs_now(text) == [run.span() for run in OLD_BASE64_RUN.finditer(text)], text
+    assert list(redact.base64_runs(text)) == [run.span() for run in redact._BASE64_RUN.finditer(text)], text
+    assert list(redact.wrapped_base64_runs(text)) == [run.span() for run in OLD_BASE64_LINES.finditer(text)], text
+    has_16 = redact._BASE64_16_FIRST.match(text) is not None or redact._BASE64_16.search(text) is not None
+    assert has_16 == (re.search("[A-Za-z0-9+/_-]{16}", text) is not None), text
     assert list(ledger._lines_holding(ledger._ID_GATES[1], text)) == list(ledger._lines_holding(OLD_PAIR_GATE, text))
     assert _starts(ledger._ID_GATES[1], text) == _starts(OLD_PAIR_GATE, text), text
     for row in GATED_ROWS:
@@ -116,6 +124,10 @@ _PIECES = [
     ".a1B2c3.",
     "y" * 27,
     "K" * 40,
+    "A" * 15,
+    "b" * 17 + "\\n  cdef",
+    "\\n\t",
+    "==x",
 ]
 
 

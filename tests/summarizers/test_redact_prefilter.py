@@ -229,3 +229,26 @@ def test_keys_held_are_the_keys_looked_for_one_by_one(text: str) -> None:
         lowered = text.lower()
         assert sorted(table.held(lowered, folded=True)) == sorted(k for k in table.folded_keys if k in lowered)
         assert sorted(table.held(text, folded=False)) == sorted(k for k in table.exact_keys if k in text)
+
+
+# The ledger's numbers, led by their first character's class: the matches of the pattern as it was.
+_NUMBER_AS_IT_WAS = re.compile(
+    rf"(?:[$€£]\s?\d[\d,]*(?:\.\d+)?|(?<![\w.#/-])\d[\d,]*(?:\.\d+)?\s?(?:{ledger._UNITS}))(?![\w/])"
+)
+
+
+_NUMBER_PIECES = ["12", "3.5", "1,000", "$", "€ ", "£", " ms", "s", " passed", "x", ".", "#", "/", "-", "a", " ", "\n"]
+_NUMBER_PIECES.append("٣")  # an Arabic-Indic digit: \d is any decimal digit
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.sampled_from(_NUMBER_PIECES), max_size=14).map("".join))
+def test_numbers_are_the_matches_of_the_pattern_as_it_was(text):
+    spans = [(match.span(), match.group()) for match in ledger._NUMBER.finditer(text)]
+    assert spans == [(match.span(), match.group()) for match in _NUMBER_AS_IT_WAS.finditer(text)], text
+
+
+@needs_transcripts
+def test_numbers_in_the_real_transcripts_are_found_as_before():
+    for text in real_strings():
+        assert [m.span() for m in ledger._NUMBER.finditer(text)] == [m.span() for m in _NUMBER_AS_IT_WAS.finditer(text)]

@@ -1,0 +1,59 @@
+"""Claude Code's side requests: the tools it runs as a request of their own, which writes no message.
+
+WebSearch is a request whose only tool is the API's ``web_search`` (billed per search beside its tokens), WebFetch
+has the small fast model summarize the page (claude-haiku-4-5 on Anthropic's API). Measured on the real 2.1.332
+against the loopback fake (tests/fakes/record_server_tools.py): one request per tool result; the session's
+``cost-state`` bills their tokens and searches, and nothing else in the file does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from compactctl.recorded import integer
+
+# The tools Claude Code runs as a request of their own, which writes no message: WebSearch (a request whose only
+# tool is the API's web_search) and WebFetch (the small fast model summarizing the page).
+SIDE_REQUEST_TOOLS = frozenset({"WebSearch", "WebFetch"})
+
+
+@dataclasses.dataclass(frozen=True)
+class SideRequests:
+    """The side requests a session's tool results show: how many, and the searches they made."""
+
+    calls: int = 0
+    searches: int = 0  # WebSearch's ``toolUseResult.searchCount``, each billed per search
+
+
+def side_requests(values: list[dict[str, Any]]) -> SideRequests:
+    """One side request per WebSearch or WebFetch tool result with a ``toolUseResult`` (the tool ran), on any
+    branch of the file, and a WebSearch's searches (``searches_of``)."""
+    tools: dict[str, str] = {}  # tool_use id -> its tool's name
+    calls = searches = 0
+    for value in values:
+        message = value.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else ():
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "tool_use" and block.get("name") in SIDE_REQUEST_TOOLS:
+                tools[str(block.get("id"))] = str(block["name"])
+            elif block.get("type") == "tool_result" and isinstance(value.get("toolUseResult"), dict):
+                name = tools.get(str(block.get("tool_use_id")))
+                if name is not None:
+                    calls += 1
+                    if name == "WebSearch":
+                        searches += searches_of(value["toolUseResult"])
+    return SideRequests(calls, searches)
+
+
+def searches_of(result: dict[str, Any]) -> int:
+    """The searches a WebSearch result says its request made: ``searchCount`` (2.1), else one per server tool result
+    among its ``results`` (1.0.x writes no count: ``{tool_use_id, content}`` per search, the model's text beside),
+    else one."""
+    if "searchCount" in result:
+        return integer(result.get("searchCount"))
+    results = result.get("results")
+    found = sum(isinstance(r, dict) and "tool_use_id" in r for r in results) if isinstance(results, list) else 0
+    return found or 1
