@@ -54,7 +54,8 @@ def plain_value(annotation: Any, minimum: float | None, maximum: float | None, v
     if annotation is str:
         return value if isinstance(value, str) else NOT_PLAIN
     if annotation is Path:
-        return Path(value) if isinstance(value, str) else NOT_PLAIN
+        # A NUL is no path (Typer says "embedded null byte"; a plain Path would fail later, at open).
+        return Path(value) if isinstance(value, str) and "\x00" not in value else NOT_PLAIN
     if annotation is int or annotation is float:
         if not isinstance(value, str) or not (_INT if annotation is int else _FLOAT).fullmatch(value):
             return NOT_PLAIN

@@ -52,7 +52,15 @@ def test_a_value_read_plainly_is_the_value_typer_gives(which, value):
 
 @pytest.mark.parametrize(
     ("annotation", "minimum", "value"),
-    [(int, 0, "-1"), (int, 0, "x"), (int, 0, " 3"), (float, 0.001, "0"), (float, 0, "1e3"), (str, None, b"x")],
+    [
+        (int, 0, "-1"),
+        (int, 0, "x"),
+        (int, 0, " 3"),
+        (float, 0.001, "0"),
+        (float, 0, "1e3"),
+        (str, None, b"x"),
+        (Path, None, "a\x00b"),  # Typer: "embedded null byte" (found by the property test above)
+    ],
 )
 def test_what_is_not_plain_goes_to_typer(annotation, minimum, value):
     assert plain_value(annotation, minimum, None, value) is NOT_PLAIN
