@@ -80,6 +80,12 @@ def served_cost(served: list[tuple[str, str, dict[str, Any], bool]]) -> float:
             from tests.replay.test_bill import anthropic_counts
 
             counts = Usage(**anthropic_counts(usage))
+        elif provider == "google":
+            counts = Usage(
+                input_tokens=usage["promptTokenCount"],
+                cache_read_tokens=usage.get("cachedContentTokenCount") or None,
+                output_tokens=usage["candidatesTokenCount"] + usage.get("thoughtsTokenCount", 0),
+            )
         else:
             details = usage["input_tokens_details"]
             counts = Usage(
@@ -143,7 +149,8 @@ def _uuid_answering(path: Path, text: str) -> str:
 
 
 def _fake_calls(fake: Any) -> tuple[int, int]:
-    accepted = [r for r in fake.requests if r.error is None and isinstance(r.body, dict) and r.method == "POST"]
+    answered = [r for r in fake.requests if r.error is None and r.status == 200]  # not refused, not a scripted failure
+    accepted = [r for r in answered if isinstance(r.body, dict) and r.method == "POST"]
     main = [r for r in accepted if r.body.get("tools")]
     return len(main), len(accepted) - len(main)
 
@@ -251,19 +258,65 @@ def claude_sessions(root: Path, out: Path) -> list[Made]:
 
 
 def _claude_resumer(claude: ClaudeCode, fake: FakeAnthropic, sessions: list[str]) -> Any:
+    def once(session: str) -> list[str]:
+        return _resumed_once(
+            fake, session, lambda: _claude(claude, "Still there?", "--model", "claude-sonnet-4-6", "--resume", session)
+        )
+
+    return _resumer(sessions, once, claude.session_file)
+
+
+def _resumed_once(fake: Any, session: str, run: Any) -> list[str]:
+    """One resume (``run``) answered "Resumed.": the run's failure and the requests the fake refused."""
+    fake.script.clear()
+    fake.enqueue("Resumed.")
+    start = len(fake.requests)
+    refused = []
+    try:
+        run()
+    except AssertionError as error:
+        refused.append(f"{session}: {str(error)[:200]}")
+    return refused + [str(r.error) for r in fake.requests[start:] if r.error]
+
+
+def _resumer(sessions: list[str], once: Any, path_of: Any) -> Any:
+    """Resumes each session as the client wrote it, then as compactctl's ``compact`` and ``prune`` wrote it
+    (swapped into the client's own folder, put back after): the refused requests and failed runs of each."""
+
     def resume() -> str:
         refused = []
         for session in sessions:
-            fake.enqueue("Resumed.")
-            start = len(fake.requests)
-            try:
-                _claude(claude, "Still there?", "--model", "claude-sonnet-4-6", "--resume", session)
-            except AssertionError as error:
-                refused.append(f"{session}: {str(error)[:200]}")
-            refused += [r.error for r in fake.requests[start:] if r.error]
-        return f"resumed by the real client: {len(sessions)} session(s), refused: {refused or 'none'}"
+            refused += once(session)
+            path = path_of(session)
+            for case in RESUMED_AFTER:
+                with tempfile.TemporaryDirectory() as folder:
+                    written = Path(folder) / path.name
+                    code, _, err = cli(*case, str(path), "-o", str(written), "--write-unchanged")
+                    if code != 0:
+                        refused.append(f"{' '.join(case)}: exit {code} {err.strip()[-200:]}")
+                        continue
+                    saved = path.read_bytes()
+                    path.write_bytes(written.read_bytes())
+                    try:
+                        refused += [f"after {' '.join(case)}: {r}" for r in once(session)]
+                    finally:
+                        path.write_bytes(saved)
+        cases = ", ".join(" ".join(c) for c in RESUMED_AFTER)
+        return (
+            f"resumed by the real client: {len(sessions)} session(s) as written and after {cases}, "
+            f"refused: {refused or 'none'}"
+        )
 
     return resume
+
+
+# The default compaction, a window that cuts the head with no summary, and prune in both modes.
+RESUMED_AFTER = (
+    ("compact",),
+    ("compact", "-s", "window", "--keep-recent", "2"),
+    ("prune", "--mode", "stub"),
+    ("prune", "--mode", "drop"),
+)
 
 
 def codex_sessions(root: Path, out: Path) -> list[Made]:
@@ -344,19 +397,14 @@ def _thread(rollout: Path) -> str:
 
 
 def _codex_resumer(codex: Codex, fake: FakeResponses, threads: list[str]) -> Any:
-    def resume() -> str:
-        refused = []
-        for thread in threads:
-            fake.enqueue("Resumed.")
-            start = len(fake.requests)
-            try:
-                codex.run("Still there?", resume=thread)
-            except AssertionError as error:
-                refused.append(f"{thread}: {str(error)[:200]}")
-            refused += [r.error for r in fake.requests[start:] if r.error]
-        return f"resumed by the real client: {len(threads)} thread(s), refused: {refused or 'none'}"
+    def once(thread: str) -> list[str]:
+        return _resumed_once(fake, thread, lambda: codex.run("Still there?", resume=thread))
 
-    return resume
+    def path_of(thread: str) -> Path:
+        (path,) = [p for p in codex.rollouts() if p.name.endswith(f"{thread}.jsonl")]
+        return path
+
+    return _resumer(threads, once, path_of)
 
 
 def cli(*args: str) -> tuple[int, str, str]:
@@ -381,6 +429,13 @@ def bill_of(made: Made) -> tuple[float, int]:
             for p in made.paths
         ]
         return sum(c for c, _ in totals), sum(n for _, n in totals)
+    if made.producer == "gemini":
+        from tests.fakes.clients import _responses
+        from tests.recorded.test_gemini_calls import _bill
+
+        # The last copy of each message id holds its tokens (the chat's $set records rewrite messages).
+        last = {r["id"]: r for p in made.paths for r in _responses(p) if r.get("tokens")}
+        return sum(_bill(r) for r in last.values()), len(last)
     # Each response id once over the folder: a fork's file copies its parent's responses.
     joined = Path(tempfile.mkdtemp()) / "all.jsonl"
     joined.write_bytes(b"".join(p.read_bytes() for p in made.paths))

@@ -8,6 +8,15 @@ thinking and redacted_thinking; a tool of a stdio MCP server; plan mode (ExitPla
 tool of a stdio MCP server, reasoning with encrypted content, turn_context changes between resumes
 (effort, approval, sandbox, model), ``codex exec resume --last``, a tool_search and a hosted web search.
 Each gets client_audit's checks, then ``review`` and ``eval`` on a compaction.
+
+The third sweep (``--only claude3|codex3|gemini3``): Claude Code 529s and a 500 retried, ``--fallback-model``
+after 529s, parallel subagents on their agents' own models (``model:`` in .claude/agents), nested subagents,
+SessionStart/UserPromptSubmit hooks' additionalContext with a custom slash command and ``--continue`` twice,
+a ``--max-turns`` cut, an auto-compaction from a large reported usage, a refusal for a prompt too long (the
+client compacts and goes on), a run killed during a subagent's Bash; Codex 500/503 retried around an
+apply_patch, a long context over the 272k tier and the auto-compaction after it; Gemini CLI three calls in
+one turn and an edit, and a long reported context. Every session is also resumed by the real client after
+compactctl's compact and prune (client_audit's resumers).
 """
 
 from __future__ import annotations
@@ -15,6 +24,7 @@ from __future__ import annotations
 import argparse
 import base64
 import json
+import shlex
 import shutil
 import subprocess
 import sys
@@ -26,7 +36,8 @@ sys.path.insert(0, str(ROOT))
 
 import bench.client_audit as ca  # noqa: E402
 from tests.fakes.anthropic import FakeAnthropic  # noqa: E402
-from tests.fakes.clients import ClaudeCode, Codex, _run, require_client  # noqa: E402
+from tests.fakes.clients import ClaudeCode, Codex, Gemini, _run, killed_while, require_client  # noqa: E402
+from tests.fakes.gemini import FakeGemini  # noqa: E402
 from tests.fakes.responses import FakeResponses, web_search_call  # noqa: E402
 from tests.fakes.scenarios import project  # noqa: E402
 from tests.fakes.server import Reply, ToolCall  # noqa: E402
@@ -63,6 +74,9 @@ def _made(name: str, claude: ClaudeCode, fake: FakeAnthropic, sessions: list[str
     for path in folder.glob("*.jsonl"):
         if path.name not in wanted:
             path.unlink()
+    for other in folder.iterdir():  # another session's subagents and tool results: billed with that session
+        if other.is_dir() and other.name not in sessions and (other / "subagents").is_dir():
+            shutil.rmtree(other)
     paths = sorted(p for p in folder.rglob("*.jsonl"))
     return ca.Made(
         f"claude-code: {name}", "claude-code", paths, after[0] - before[0], after[1] - before[1],
@@ -233,6 +247,260 @@ def codex_sessions(root: Path, out: Path) -> list[ca.Made]:
     return made
 
 
+def _hook(event: str, text: str) -> list[dict[str, object]]:
+    """A command hook whose output adds ``text`` to the model's context (hookSpecificOutput.additionalContext)."""
+    said = json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
+    return [{"hooks": [{"type": "command", "command": f"echo {shlex.quote(said)}"}]}]
+
+
+def claude_third_sweep(root: Path, out: Path) -> list[ca.Made]:
+    client = require_client("claude")
+    made: list[ca.Made] = []
+    with FakeAnthropic() as fake:
+        claude = ClaudeCode(client, root, project(root), fake)
+        notes, app = str(claude.cwd / "notes.txt"), str(claude.cwd / "app.py")
+        model, sonnet = ("--model", "claude-opus-4-7"), ("--model", "claude-sonnet-4-6")
+
+        # 1. Two 529s before a turn's first call, a 500 before the next turn's: retried calls bill nothing.
+        mark, before = len(ca.SERVED), ca._fake_calls(fake)
+        fake.failures.extend([529, 529])
+        fake.enqueue(Reply(text="Reading.", tool_calls=(ToolCall("Read", {"file_path": notes}),)), ca.ANSWER)
+        first = ca._claude(claude, "What do the notes say?", *model)
+        fake.enqueue(Reply(text="Again.", tool_calls=(ToolCall("Read", {"file_path": notes}),)), "Still CSV.")
+        fake.failures.append(500)
+        ca._claude(claude, "Check again.", *model, "--resume", first)
+        made.append(_made("529 and 500 retried", claude, fake, [first], out, mark, before))
+
+        # 2. 529s until the client falls back to --fallback-model.
+        mark, before = len(ca.SERVED), ca._fake_calls(fake)
+        fake.failures.extend([529] * 12)
+        fake.enqueue(Reply(text="Reading.", tool_calls=(ToolCall("Read", {"file_path": notes}),)), ca.ANSWER)
+        second = ca._claude(claude, "What do the notes say?", *model, "--fallback-model", "claude-sonnet-4-6")
+        fake.failures.clear()
+        made.append(_made("529s then --fallback-model", claude, fake, [second], out, mark, before))
+
+        # 3. Two subagents in parallel, each on its agent's own model (haiku, sonnet: claude-haiku-5-5 and
+        # claude-sonnet-5-5 in 2.1.332), and a subagent that starts another.
+        agents = claude.cwd / ".claude" / "agents"
+        agents.mkdir(parents=True)
+        (agents / "checker.md").write_text(
+            "---\nname: checker\ndescription: Checks notes.\nmodel: haiku\ntools: Read\n---\nYou check notes.\n"
+        )
+        (agents / "reader.md").write_text(
+            "---\nname: reader\ndescription: Reads files.\nmodel: sonnet\ntools: Read, Bash\n---\nYou read.\n"
+        )
+        mark, before = len(ca.SERVED), ca._fake_calls(fake)
+        check = {"description": "Check notes", "prompt": "Read notes.txt.", "subagent_type": "checker"}
+        read = {"description": "Read app", "prompt": "Read app.py.", "subagent_type": "reader"}
+        fake.enqueue(
+            Reply(text="Two subagents.", tool_calls=(ToolCall("Agent", check), ToolCall("Agent", read))),
+            "A subagent's answer: CSV.",
+            "Another subagent's answer: add subtracts.",
+            "Both done: CSV, and add subtracts.",
+        )
+        third = ca._claude(claude, "Ask two subagents: one for the notes, one for app.py.", *model)
+        outer = {
+            "description": "Delegate",
+            "prompt": "Have a subagent read notes.txt.",
+            "subagent_type": "general-purpose",
+        }
+        inner = {"description": "Read notes", "prompt": "Read notes.txt.", "subagent_type": "general-purpose"}
+        fake.enqueue(
+            Reply(text="Delegating.", tool_calls=(ToolCall("Agent", outer),)),
+            Reply(text="Delegating again.", tool_calls=(ToolCall("Agent", inner),)),
+            Reply(tool_calls=(ToolCall("Read", {"file_path": notes}),)),
+            "Inner: CSV.",
+            "Outer: the inner agent says CSV.",
+            "Nested agents say CSV.",
+        )
+        ca._claude(claude, "Use a subagent that uses a subagent to check the notes.", *model, "--resume", third)
+        made.append(_made("parallel subagents on haiku and sonnet, nested subagents", claude, fake, [third], out, mark,
+                          before))  # fmt: skip
+
+        # 4. Hooks that add context (SessionStart, UserPromptSubmit), a custom slash command, --continue twice.
+        settings = claude.home / ".claude" / "settings.json"
+        settings.parent.mkdir(parents=True, exist_ok=True)
+        hooks = {
+            "SessionStart": _hook("SessionStart", "Team rule: answers cite the notes file. " * 20),
+            "UserPromptSubmit": _hook("UserPromptSubmit", "The prompt hook says: results stay CSV. " * 10),
+        }
+        settings.write_text(json.dumps({"hooks": hooks}))
+        commands = claude.cwd / ".claude" / "commands"
+        commands.mkdir(parents=True)
+        (commands / "check.md").write_text("---\ndescription: Check the notes\n---\nRead notes.txt about $ARGUMENTS.\n")
+        mark, before = len(ca.SERVED), ca._fake_calls(fake)
+        fake.enqueue(Reply(text="Reading.", tool_calls=(ToolCall("Read", {"file_path": notes}),)), ca.ANSWER)
+        fourth = ca._claude(claude, "/check format", *model)
+        fake.enqueue("Continued once.")
+        ca._claude(claude, "And the interface?", *model, "--continue")
+        fake.enqueue("Continued twice.")
+        ca._claude(claude, "Anything else?", *model, "--continue")
+        settings.unlink()
+        made.append(_made("hooks' additionalContext, a custom command, --continue twice", claude, fake, [fourth], out,
+                          mark, before))  # fmt: skip
+
+        # 5. --max-turns 2 cuts a run that wants a third call.
+        mark, before = len(ca.SERVED), ca._fake_calls(fake)
+        fake.enqueue(
+            Reply(text="Reading.", tool_calls=(ToolCall("Read", {"file_path": notes}),)),
+            Reply(text="More.", tool_calls=(ToolCall("Read", {"file_path": app}),)),
+        )
+        args = [str(client.binary), "-p", "Read the notes and app.py.", "--output-format", "json", "--max-turns", "2"]
+        done = subprocess.run(
+            [*args, *model, "--allowedTools", ca.TOOLS], cwd=claude.cwd, env=claude.env(), capture_output=True,
+            text=True, timeout=180,
+        )  # fmt: skip
+        assert '"error_max_turns"' in done.stdout, done.stdout[-500:]
+        fifth = str(json.loads(done.stdout.strip().splitlines()[-1])["session_id"])
+        made.append(_made("--max-turns cut", claude, fake, [fifth], out, mark, before))
+
+        # 6. A usage near the window (185k on claude-sonnet-4-6): the client auto-compacts before its next call.
+        mark, before = len(ca.SERVED), ca._fake_calls(fake)
+        fake.enqueue(
+            Reply(
+                text="Reading.", tool_calls=(ToolCall("Read", {"file_path": notes}),), usage=(("input_tokens", 150000),)
+            ),
+            Reply(text="Big.", tool_calls=(ToolCall("Read", {"file_path": app}),), usage=(("input_tokens", 185000),)),
+            "After the auto-compaction: CSV.",
+        )
+        sixth = ca._claude(claude, "Read the notes and app.py.", *sonnet)
+        fake.enqueue("Next turn after it.")
+        ca._claude(claude, "And now?", *sonnet, "--resume", sixth)
+        made.append(_made("auto-compaction from a large reported usage", claude, fake, [sixth], out, mark, before))
+
+        # 7. A request over the window refused ("prompt is too long"): the client compacts and goes on.
+        mark, before = len(ca.SERVED), ca._fake_calls(fake)
+        seq = {"command": "seq 1 20000", "description": "long"}
+        fake.enqueue(Reply(text="Listing.", tool_calls=(ToolCall("Bash", seq),)), "A long list.")
+        seventh = ca._claude(claude, "Print a long list.", *model)
+        last = fake.model_calls()[-1]
+        fake.window = fake.count([last.get("system"), last.get("messages"), last.get("tools")]) + 50
+        fake.enqueue("After the refusal.")
+        ca._claude(claude, "What was the last number?", *model, "--resume", seventh)
+        refused = [r for r in fake.requests if r.error]
+        assert refused, "no request was over the window"
+        fake.window = None
+        fake.requests[:] = [r for r in fake.requests if not r.error]  # refusals the audit would count as faults
+        made.append(_made("prompt too long, then the client's compaction", claude, fake, [seventh], out, mark,
+                          before))  # fmt: skip
+
+        # 8. A run killed while its subagent's Bash runs: both files end on an open call.
+        mark, before = len(ca.SERVED), ca._fake_calls(fake)
+        task = {"description": "Slow job", "prompt": "Run the slow job.", "subagent_type": "general-purpose"}
+        fake.enqueue(
+            Reply(text="Delegating.", tool_calls=(ToolCall("Agent", task),)),
+            Reply(text="Running.", tool_calls=(ToolCall("Bash", {"command": ca.SLOW_COMMAND, "description": "slow"}),)),
+        )
+        args = [str(client.binary), "-p", "Have a subagent run the slow job.", "--output-format", "json"]
+        args += ["--permission-mode", "acceptEdits", "--allowedTools", ca.TOOLS, *model]
+        subagent = killed_while(
+            args, claude.cwd, claude.env(), lambda: claude.projects.glob("*/*/subagents/*.jsonl"), b"slow-job", 3
+        )
+        made.append(_made("killed during a subagent's Bash", claude, fake, [subagent.parent.parent.name], out, mark,
+                          before))  # fmt: skip
+        assert not fake.errors, fake.errors
+        for m in made:
+            m.notes.append(str(m.resume()))
+    return made
+
+
+PATCH = "*** Begin Patch\n*** Update File: app.py\n@@\n-    return a - b\n+    return a + b\n*** End Patch\n"
+
+
+def _codex_made(name: str, codex: Codex, fake: FakeResponses, rollout: Path, out: Path, mark: int,
+                before: tuple[int, int]) -> ca.Made:  # fmt: skip
+    after = ca._fake_calls(fake)
+    target = out / f"codex-{name.split(',')[0].replace(' ', '-')}.jsonl"
+    shutil.copy(rollout, target)
+    return ca.Made(
+        f"codex: {name}", "codex", [target], after[0] - before[0], after[1] - before[1],
+        resume=ca._codex_resumer(codex, fake, [ca._thread(rollout)]), served=ca.SERVED[mark:],
+    )  # fmt: skip
+
+
+def codex_third_sweep(root: Path, out: Path) -> list[ca.Made]:
+    client = require_client("codex")
+    made: list[ca.Made] = []
+    with FakeResponses() as fake:
+        codex = Codex(client, root, project(root), fake, model="gpt-5.5")
+
+        # 1. A 500 before an apply_patch's turn, a 503 and a 500 before the next: retried calls bill nothing.
+        known, mark, before = set(codex.rollouts()), len(ca.SERVED), ca._fake_calls(fake)
+        fake.failures.append(500)
+        fake.enqueue(Reply(thinking="Patch it.", tool_calls=(ToolCall("apply_patch", PATCH),)), "Patched.")
+        codex.run("Fix add in app.py with a patch.")
+        (rollout,) = set(codex.rollouts()) - known
+        assert "a + b" in (codex.cwd / "app.py").read_text()
+        fake.enqueue(Reply(tool_calls=(ToolCall("exec_command", {"cmd": "python3 app.py"}),)), "It prints 5.")
+        fake.failures.extend([503, 500])
+        codex.run("Run it.", resume=ca._thread(rollout))
+        made.append(_codex_made("retries, apply_patch", codex, fake, rollout, out, mark, before))
+
+        # 2. A long context: 240k, then 290k (over gpt-5.5's 272k tier), and the auto-compaction after it.
+        known, mark, before = set(codex.rollouts()), len(ca.SERVED), ca._fake_calls(fake)
+        fake.enqueue(Reply(thinking="Big.", text="A long context answer.", usage=(("input_tokens", 240000),)))
+        codex.run("Summarize the whole repository history.")
+        (rollout,) = set(codex.rollouts()) - known
+        fake.enqueue(Reply(text="Over the tier.", usage=(("input_tokens", 290000),)))
+        codex.run("Go on.", resume=ca._thread(rollout))
+        fake.enqueue("After the compaction.")
+        codex.run("And now?", resume=ca._thread(rollout))
+        assert b'"type":"compacted"' in rollout.read_bytes().replace(b" ", b"")
+        made.append(_codex_made("long context over the 272k tier, auto-compaction", codex, fake, rollout, out, mark,
+                                before))  # fmt: skip
+        assert not fake.errors, fake.errors
+        for m in made:
+            m.notes.append(str(m.resume()))
+    return made
+
+
+def gemini_third_sweep(root: Path, out: Path) -> list[ca.Made]:
+    """Gemini CLI 0.61 on gemini-3.1-pro-preview; not resumed (0.61 sends its own chat's tool responses twice,
+    google-gemini/gemini-cli#29365: tests/formats/test_resume.py pins it)."""
+    client = require_client("gemini")
+    made: list[ca.Made] = []
+    model = "gemini-3.1-pro-preview"
+    with FakeGemini() as fake:
+        gemini = Gemini(client, root, project(root), fake, {"model": {"name": model}})
+
+        def chat_of(session: str, name: str, served: int) -> ca.Made:
+            target = out / f"gemini-{name.split(',')[0].replace(' ', '-')}.jsonl"
+            shutil.copy(gemini.chat(session), target)
+            given = [("google", m, usage, tools) for m, usage, tools in fake.served[served:]]
+            calls = sum(1 for g in given if g[3])
+            return ca.Made(f"gemini-cli: {name}", "gemini", [target], calls, len(given) - calls, served=given)
+
+        # 1. Three calls in one turn, then an edit.
+        start = len(fake.served)
+        calls = (
+            ToolCall("read_file", {"file_path": "app.py"}),
+            ToolCall("read_file", {"file_path": "notes.txt"}),
+            ToolCall("run_shell_command", {"command": "python3 app.py"}),
+        )
+        fix = {"file_path": str(gemini.cwd / "app.py"), "old_string": "return a - b", "new_string": "return a + b",
+               "instruction": "fix add"}  # fmt: skip
+        fake.enqueue(
+            Reply(thinking="Three at once.", text="Reading.", tool_calls=calls),
+            Reply(text="Fixing.", tool_calls=(ToolCall("replace", fix),)),
+            Reply(text=f"Fixed. {ca.ANSWER}"),
+        )
+        made.append(chat_of(gemini.run("Fix app.py; read it and the notes first."), "three calls in a turn, an edit",
+                            start))  # fmt: skip
+
+        # 2. A long context reported (600k), resumed twice.
+        start = len(fake.served)
+        fake.enqueue(Reply(text="A long answer.", usage=(("promptTokenCount", 600000),)))
+        session = gemini.run("Summarize everything.")
+        fake.enqueue("After.", "After again.")
+        gemini.run("Go on.", resume=session)
+        gemini.run("And?", resume=session)
+        made.append(chat_of(session, "long reported context, resumed twice", start))
+        assert not fake.errors, fake.errors
+    for m in made:
+        m.notes.append("not resumed (gemini-cli#29365)")
+    return made
+
+
 def review_and_eval(made: ca.Made) -> list[str]:
     lines = []
     with tempfile.TemporaryDirectory() as folder:
@@ -249,7 +517,7 @@ def review_and_eval(made: ca.Made) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--keep", type=Path)
-    parser.add_argument("--only", choices=("claude", "codex"))
+    parser.add_argument("--only", choices=("claude", "codex", "claude3", "codex3", "gemini3"))
     args = parser.parse_args()
     from compactctl.strategies import STRATEGIES
 
@@ -262,6 +530,12 @@ def main() -> None:
             made += claude_sessions(Path(homes) / "claude", out)
         if args.only in (None, "codex"):
             made += codex_sessions(Path(homes) / "codex", out)
+        if args.only in (None, "claude3"):
+            made += claude_third_sweep(Path(homes) / "claude3", out)
+        if args.only in (None, "codex3"):
+            made += codex_third_sweep(Path(homes) / "codex3", out)
+        if args.only in (None, "gemini3"):
+            made += gemini_third_sweep(Path(homes) / "gemini3", out)
     for session in made:
         print("\n".join(ca.audit(session, sorted(STRATEGIES)) + review_and_eval(session)), flush=True)
 

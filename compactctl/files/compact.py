@@ -86,7 +86,10 @@ def compact_file(
         transcripts = fmt.selected(transcripts, database.session, job.source)
     written_as = fmt if to is None else get_format(to)
     if written_as.opens_on_user:
-        strategies = strategies.replaced(open_on_user=True)
+        # A writer that writes every new summary as the user's turn (Claude Code's isCompactSummary) opens
+        # the conversation with it: there only a cut with no summary (window) keeps the request before its tail.
+        summarizing = "summary_role" if written_as.summary_opens_on_user else None
+        strategies = strategies.replaced_unless(summarizing, {"open_on_user": True})
     # Every fact is looked for from the first message on, wherever it is declared.
     messages = (m for t in transcripts for m in t.messages)
     tally = _Tally(job, strategies, gates, counter, messages, archive, fmt.name, to, written.write_unchanged)

@@ -105,6 +105,13 @@ class Format:
     # A new summary message as its writer writes it (behind its producer's summary preamble).
     written_summary: Callable[[Message], Message] | None = None
 
+    @property
+    def summary_opens_on_user(self) -> bool:
+        """Its writer writes every new summary as the user's turn (Claude Code's ``isCompactSummary``)."""
+        if self.written_summary is None:
+            return False
+        return self.written_summary({"role": "system", "content": ""}).get("role") == "user"
+
     @classmethod
     def of(cls, module: ModuleType) -> Format:
         given = {name: getattr(module, name.upper()) for name in _DECLARED if hasattr(module, name.upper())}

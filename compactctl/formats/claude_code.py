@@ -57,6 +57,10 @@ SIGNATURE = Signature(
     "records with a 'type' and a 'sessionId' or 'uuid'",
 )
 LINE_RECORDS = True
+# Claude Code sends the messages after the last compact boundary to the Messages API as they are: one
+# that opens on the model's turn is refused ("first message must use the user role"; 2.1.332, resuming
+# a window that kept a tail opening on the assistant), so a cut keeps the request before it.
+OPENS_ON_USER = True
 CARRIED_PARTS = ANTHROPIC_CARRIED
 CARRIES_USAGE = True  # each assistant line records its API usage (``compactctl.recorded``)
 RESUMABLE = True  # ``claude --resume`` (``compactctl.sessions.claude_code``)

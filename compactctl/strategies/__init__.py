@@ -129,10 +129,14 @@ class StrategyOptions:
     def replaced(self, **changes: Any) -> StrategyOptions:
         """Every strategy whose options have one of these fields, with it changed (the run's facts, a
         replay's threshold, an output that must open on the user's turn)."""
+        return self.replaced_unless(None, changes)
+
+    def replaced_unless(self, unless: str | None, changes: Mapping[str, Any]) -> StrategyOptions:
+        """:meth:`replaced`, leaving alone every strategy whose options have the field ``unless``."""
         rebuilt = {}
         for name, strategy in STRATEGIES.items():
             names = {f.name for f in dataclasses.fields(strategy.options)}
-            mine = {key: value for key, value in changes.items() if key in names}
+            mine = {key: value for key, value in changes.items() if key in names and unless not in names}
             rebuilt[name] = dataclasses.replace(self.of(name), **mine) if mine else self.of(name)
         return StrategyOptions(rebuilt)
 

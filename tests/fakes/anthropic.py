@@ -242,6 +242,7 @@ class FakeAnthropic(FakeModelServer):
             for r in self.requests
             if r.path.split("?")[0] == "/v1/messages"
             and r.error is None
+            and r.status == 200
             and isinstance(r.body, dict)
             and r.body.get("tools")
         ]
@@ -273,6 +274,12 @@ class FakeAnthropic(FakeModelServer):
             send_json(
                 handler, 400, {"type": "error", "error": {"type": "invalid_request_error", "message": str(error)}}
             )
+            return
+        failure = self.next_failure() if body.get("tools") and not _asks_for_summary(body) else None
+        if failure is not None:
+            entry.status = failure
+            kind = {529: "overloaded_error", 429: "rate_limit_error"}.get(failure, "api_error")
+            send_json(handler, failure, {"type": "error", "error": {"type": kind, "message": kind.replace("_", " ")}})
             return
         reply = self.next_reply() if body.get("tools") and not _asks_for_summary(body) else _side_reply(body)
         blocks = reply_blocks(reply)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
@@ -122,6 +123,7 @@ def _router_answer(body: dict[str, Any]) -> str:
     return "Loopback."
 
 
+@dataclass
 class FakeGemini(FakeModelServer):
     """``GOOGLE_GEMINI_BASE_URL=fake.url`` points Gemini CLI here.
 
@@ -131,6 +133,7 @@ class FakeGemini(FakeModelServer):
     """
 
     implicit_cache: bool = False
+    served: list[tuple[str, dict[str, Any], bool]] = field(default_factory=list)
     _last_main: tuple[Any, Any, list[Any]] | None = None  # (system, tools, contents) of the last main request
 
     def model_calls(self, rejected: bool = False) -> list[dict[str, Any]]:
@@ -189,6 +192,7 @@ class FakeGemini(FakeModelServer):
             reply = Reply(text=_router_answer(body))
             parts = [{"text": reply.text}]
         prompt = self.count([body.get("systemInstruction"), body.get("contents"), body.get("tools")])
+        prompt = int(dict(reply.usage).get("promptTokenCount", prompt))  # a long context reported, not sent
         thoughts = estimate_tokens(reply.thinking) if reply.thinking else 0
         output = reply.output_tokens or self.count(parts)
         usage = {
@@ -200,6 +204,8 @@ class FakeGemini(FakeModelServer):
         cached = self._cached(body, prompt) if self.implicit_cache and body.get("tools") else 0
         if cached:
             usage["cachedContentTokenCount"] = cached
+        with self.lock:  # (the model the request named, its usage, whether it carried tools): every call billed
+            self.served.append((path.rsplit("/", 1)[-1].split(":")[0], usage, bool(body.get("tools"))))
         response_id = f"fake-{next(_ids):06d}"
         if action == "generateContent":
             candidate = {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}

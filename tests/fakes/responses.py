@@ -161,6 +161,7 @@ class FakeResponses(FakeModelServer):
             if r.path.split("?")[0] == "/v1/responses"
             and r.method == "POST"
             and r.error is None
+            and r.status == 200
             and isinstance(r.body, dict)
         ]
 
@@ -196,6 +197,11 @@ class FakeResponses(FakeModelServer):
                 {"error": {"message": str(error), "type": "invalid_request_error", "param": "input", "code": code}},
             )
             return
+        failure = None if _asks_for_compaction(body) else self.next_failure()
+        if failure is not None:
+            entry.status = failure
+            send_json(handler, failure, {"error": {"message": "The server is overloaded.", "type": "server_error"}})
+            return
         if _asks_for_compaction(body):
             # Codex's remote compaction: one opaque compaction item replaces the history.
             reply = Reply()
@@ -205,7 +211,9 @@ class FakeResponses(FakeModelServer):
         else:
             reply = self.next_reply()
             items = output_items(reply)
-        input_tokens = self.count([body.get("instructions"), body.get("input"), body.get("tools")])
+        # A reply may report more input than the fake counts (``Reply.usage``'s ``input_tokens``): a long context.
+        counted = self.count([body.get("instructions"), body.get("input"), body.get("tools")])
+        input_tokens = int(dict(reply.usage).get("input_tokens", counted))
         output_tokens = reply.output_tokens or self.count(items)
         reasoning_tokens = estimate_tokens(reply.thinking) if reply.thinking else 0
         response_id = f"resp_fake{next(_ids):06d}"

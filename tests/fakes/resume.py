@@ -223,6 +223,8 @@ CASES = {
     "rolling": ["compact", "-s", "rolling", "--threshold", "1000", "--window", "6"],
     "selective": ["compact", "-s", "selective", "--threshold", "1000", "--keep-recent", "6"],
     "trim-tools": ["compact", "-s", "trim-tools"],
+    # A window that drops the head without a summary: what it keeps may open on the model's turn.
+    "window": ["compact", "-s", "window", "--keep-recent", "2"],
     "prune-stub": ["prune", "--mode", "stub"],
     "prune-drop": ["prune", "--mode", "drop"],
 }

@@ -50,6 +50,7 @@ class Recorded:
     headers: dict[str, str]
     body: Any
     error: str | None = None  # what the fake rejected the request for, as the real API would
+    status: int = 200  # the HTTP status answered: a scripted failure (529 overloaded, 500) is not a refusal
 
 
 class RejectedRequest(ValueError):
@@ -76,6 +77,9 @@ class FakeModelServer:
 
     requests: list[Recorded] = field(default_factory=list)
     script: deque[Reply] = field(default_factory=deque)
+    # HTTP statuses to answer the next main calls with before the script goes on (529 overloaded, 500, 429):
+    # the real API bills no tokens for them, and the client retries.
+    failures: deque[int] = field(default_factory=deque)
     default: Reply = field(default_factory=lambda: Reply(text="Done."))
     # The model's context window in the fake's tokens (:func:`estimate_tokens` of the request): a
     # request over it is refused with the API's own error, as a real one over the model's window is.
@@ -95,6 +99,10 @@ class FakeModelServer:
     def next_reply(self) -> Reply:
         with self.lock:
             return self.script.popleft() if self.script else self.default
+
+    def next_failure(self) -> int | None:
+        with self.lock:
+            return self.failures.popleft() if self.failures else None
 
     def record(self, entry: Recorded) -> None:
         with self.lock:

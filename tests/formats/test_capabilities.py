@@ -57,7 +57,8 @@ def test_the_registered_formats_say_what_they_can_do():
     assert SUFFIXES == (".jsonl", ".json", ".traj", ".ndjson")  # a folder input's files, as before
     assert [name for name, fmt in FORMATS.items() if fmt.walk is not None] == ["chat"]
     assert [name for name, fmt in FORMATS.items() if fmt.one_per_line] == ["dataset"]
-    assert [name for name, fmt in FORMATS.items() if fmt.opens_on_user] == ["anthropic"]
+    assert [name for name, fmt in FORMATS.items() if fmt.opens_on_user] == ["claude-code", "anthropic"]
+    assert [name for name, fmt in FORMATS.items() if fmt.summary_opens_on_user] == ["codex", "claude-code"]
     assert sorted(name for name, fmt in FORMATS.items() if fmt.violations) == ["anthropic", "responses"]
 
 

@@ -37,7 +37,8 @@ def test_claude_code_reads_the_messages_its_compaction_kept_after_the_summary() 
 @pytest.mark.parametrize(
     ("session", "args"),
     [
-        (CLAUDE_CODE, ["compact", "-s", "window", "--keep-recent", "4"]),
+        # (A window of its last 4 now keeps it whole: the summary is the request its tail answers.)
+        (CLAUDE_CODE, ["compact", "-s", "summary", "--threshold", "0", "--keep-recent", "4"]),
         (HAND_WRITTEN, ["compact"]),
         (HAND_WRITTEN, ["compact", "-s", "window", "--keep-recent", "3"]),
         (HAND_WRITTEN, ["compact", "-s", "trim-tools", "--tool-max-tokens", "5"]),
@@ -90,3 +91,25 @@ def test_a_window_compaction_of_a_world_state_rollout_keeps_the_context_replay_c
     sent = [(m["role"], content_text(m)) for m in model_input(again)]
     assert sent == [(m["role"], content_text(m)) for m in replayed]
     assert sum(text.startswith("<environment_context>") for _, text in sent) == 1
+
+
+@pytest.mark.parametrize("keep", [1, 2, 3])
+def test_a_window_of_a_claude_code_session_opens_on_the_users_turn_after_its_boundary(
+    keep: int, tmp_path: Path
+) -> None:
+    # Claude Code 2.1.332 sends what follows the last compact boundary as it is: a window whose tail
+    # opened on the assistant's turn was refused on resume ("first message must use the user role").
+    from typer.testing import CliRunner
+
+    from compactctl.cli.main import app
+
+    source = DATA / "claude-code-2.1.332-model-switch.jsonl"
+    out = tmp_path / "out.jsonl"
+    args = ["compact", str(source), "-s", "window", "--keep-recent", str(keep), "-o", str(out)]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    records = _lines(out.read_bytes())
+    last = max(n for n, r in enumerate(records) if r.get("subtype") == "compact_boundary")
+    sent = [r for r in records[last:] if r.get("type") in ("user", "assistant")]
+    assert sent[0]["type"] == "user" and sent[-1]["type"] == "assistant"
+    _, transcripts = compactctl.load(out.read_bytes(), str(out))
+    assert transcripts[0].messages[0]["role"] == "user"
