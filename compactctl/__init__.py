@@ -54,7 +54,7 @@ _LAZY = {
     "Measure": "compactctl.reporting",
     "measure": "compactctl.reporting",
     "file_report": "compactctl.reporting",
-    "PruneOptions": "compactctl.strategies.prune",
+    "PruneOptions": "compactctl.strategies.settings",
     "counter_for": "compactctl.tokens",
     "Fate": "compactctl.strategies.base",
     "StepContext": "compactctl.strategies.base",
@@ -113,8 +113,8 @@ def prune(messages: list[Message], *, mode: str = "stub", require: tuple[str, ..
     output message) and ``fates`` (input index -> what became of it and why).
     """
     from compactctl.strategies.base import StepContext
-    from compactctl.strategies.prune import PruneOptions
     from compactctl.strategies.prune import prune as _prune
+    from compactctl.strategies.settings import PruneOptions
     from compactctl.tokens import TokenCounter
 
     # The prune step counts no tokens, so the cheap estimate spares loading an encoding.

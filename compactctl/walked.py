@@ -19,7 +19,6 @@ from typing import TypeVar
 
 from compactctl.reporting import Measure, MeasureSum
 from compactctl.strategies import STRATEGIES, StepContext, StrategyOptions
-from compactctl.strategies.prune import prune_plan
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import Message
 
@@ -56,6 +55,8 @@ def compact_walked(
     context = StepContext(counter)
     plan = None
     if steps[0] == "prune":
+        from compactctl.strategies.prune import prune_plan  # here: a run that prunes nothing never loads it
+
         plan = prune_plan(
             lambda: (message for message, _ in walk()), strategies.of("prune"), reasons=False, facts=facts
         )

@@ -37,7 +37,7 @@ from compactctl.errors import InputError
 from compactctl.files.compact import FileCompaction
 from compactctl.files.io import PRUNED_MARK, check_side_files, plan
 from compactctl.settings import SettingDecl
-from compactctl.strategies.prune import PruneOptions
+from compactctl.strategies.settings import PruneOptions
 from compactctl.tokens import APPROX, TokenCounter, counter_for
 
 PRUNE_PANEL = "Pruning"

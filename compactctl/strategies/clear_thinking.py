@@ -15,24 +15,9 @@ Idempotent: clearing changes no message's role or calls, so the same turns are t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from compactctl.settings import Options, setting
 from compactctl.strategies.base import Fate, StepContext, StepResult, unchanged
-from compactctl.strategies.settings import STRATEGY_PANEL
+from compactctl.strategies.settings import ClearThinkingOptions
 from compactctl.transcript import Message, is_observation, is_pinned, is_thinking, tool_calls_of
-
-
-@dataclass(frozen=True)
-class ClearThinkingOptions(Options):
-    """clear-thinking's settings."""
-
-    keep_thinking_turns: int = setting(
-        1,
-        help="clear-thinking: the last N assistant turns carrying thinking keep it.",
-        min=0,
-        panel=STRATEGY_PANEL,
-    )
 
 
 def clear_thinking(messages: list[Message], options: ClearThinkingOptions, context: StepContext) -> StepResult:

@@ -32,9 +32,8 @@ import orjson
 
 from compactctl import jsonbytes, lazyre
 from compactctl.facts import FactMatcher, declared_facts
-from compactctl.settings import Options, setting
 from compactctl.strategies.base import Fate, StepContext, StepResult, unchanged
-from compactctl.strategies.settings import STRATEGY_PANEL
+from compactctl.strategies.settings import MaskOptions
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import (
     Message,
@@ -51,37 +50,6 @@ PLACEHOLDER_PREFIX = "[compactctl: masked "
 _PLACEHOLDER = lazyre.compile(r"\[compactctl: masked .*: \d+ lines?, \d+ tokens cut\]", re.DOTALL)
 MASKED_INPUT_KEY = "compactctl_masked_input"
 PREVIEW_CHARS = 60
-
-
-@dataclass(frozen=True)
-class MaskOptions(Options):
-    """mask-observations' settings."""
-
-    keep_tool_uses: int = setting(
-        3, help="mask-observations: the results of the last N tool uses stay.", min=0, panel=STRATEGY_PANEL
-    )
-    mask_keep_turns: int = setting(
-        0,
-        help="mask-observations: keep the results of the last N tool-using assistant turns instead (0: count uses).",
-        min=0,
-        panel=STRATEGY_PANEL,
-    )
-    never_mask: tuple[str, ...] = setting(
-        (),
-        help="mask-observations: a tool whose results are never masked (repeatable).",
-        metavar="TOOL",
-        panel=STRATEGY_PANEL,
-    )
-    mask_inputs: bool = setting(
-        False,
-        help="mask-observations: replace the masked calls' arguments too.",
-        flags=("--mask-inputs",),
-        panel=STRATEGY_PANEL,
-    )
-    mask_min_tokens: int = setting(
-        0, help="mask-observations: mask nothing unless at least this many tokens go.", min=0, panel=STRATEGY_PANEL
-    )
-    require: tuple[str, ...] = ()  # the run's --require facts: one copy of each stays
 
 
 @dataclass(frozen=True)

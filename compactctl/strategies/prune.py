@@ -40,33 +40,18 @@ from itertools import accumulate, compress
 from typing import Any, TypeVar
 
 from compactctl.facts import FactMatcher
-from compactctl.settings import Options, setting
 from compactctl.strategies.base import Fate, StepContext, StepResult
 from compactctl.strategies.prune_columns import KeyMemo, Round, Transcript
 from compactctl.strategies.prune_rows import STUB_PREFIX
+from compactctl.strategies.settings import PruneOptions
 from compactctl.transcript import (
     Message,
     tool_calls_of,
     with_text,
 )
 
-MODES = ("stub", "drop")
 _LIVE = bytes([1, 0]).ljust(256, b"\0")  # a stub column translated: 1 where there is no stub
 Tag = TypeVar("Tag")
-
-
-@dataclass(frozen=True)
-class PruneOptions(Options):
-    """prune's settings."""
-
-    mode: str = setting(
-        "stub",
-        help="stub: a pruned tool result keeps its place as a short stub; drop: the call and its result go.",
-        choices=MODES,
-        metavar="stub|drop",
-        panel="Pruning",
-    )
-    require: tuple[str, ...] = ()  # the run's --require facts: one copy of each stays
 
 
 def stub_text(kind: str, target: int) -> str:

@@ -8,17 +8,9 @@ context the agent would hold at the end.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from compactctl.settings import Options, setting
 from compactctl.strategies.base import Fate, StepContext, StepResult, unchanged
 from compactctl.strategies.settings import (
-    DEFAULT_INPUT_MAX_TOKENS,
-    SUMMARY_INPUT_MAX_TOKENS,
-    SUMMARY_MAX_TOKENS,
-    SUMMARY_PANEL,
-    SUMMARY_ROLE,
-    THRESHOLD,
+    RollingOptions,
 )
 from compactctl.strategies.summarizing import (
     earlier_summary,
@@ -33,18 +25,6 @@ from compactctl.strategies.summarizing import (
 )
 from compactctl.transcript import Message, tool_units, unit_start
 from compactctl.usage import SummarizerUsage
-
-
-@dataclass(frozen=True)
-class RollingOptions(Options):
-    """rolling's settings."""
-
-    threshold: int = THRESHOLD(8000)
-    window: int = setting(8, help="rolling: messages kept after each fold.", min=0, panel=SUMMARY_PANEL)
-    summary_max_tokens: int = SUMMARY_MAX_TOKENS(400)
-    summary_input_max_tokens: int = SUMMARY_INPUT_MAX_TOKENS(DEFAULT_INPUT_MAX_TOKENS)
-    summary_role: str = SUMMARY_ROLE("system")
-    open_on_user: bool = False  # set by the caller for Anthropic output: see the end of rolling()
 
 
 def rolling(messages: list[Message], options: RollingOptions, context: StepContext) -> StepResult:

@@ -5,20 +5,12 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 
 from compactctl import lazyre
 from compactctl.errors import InputError
-from compactctl.settings import Options, setting
 from compactctl.strategies.base import StepContext, StepResult, unchanged
 from compactctl.strategies.settings import (
-    DEFAULT_INPUT_MAX_TOKENS,
-    KEEP_RECENT,
-    SUMMARY_INPUT_MAX_TOKENS,
-    SUMMARY_MAX_TOKENS,
-    SUMMARY_PANEL,
-    SUMMARY_ROLE,
-    THRESHOLD,
+    SelectiveOptions,
 )
 from compactctl.strategies.summarizing import (
     noted_if_over,
@@ -30,24 +22,6 @@ from compactctl.transcript import Message, content_text, message_text
 _TABLE_ROW = lazyre.compile(r"^\s*\|.*\|\s*$")
 _MARKUP = lazyre.compile(r"<([A-Za-z][\w:-]*)[^>]*>.*?</\1>", re.S)
 _KEY_VALUE = lazyre.compile(r"^\s*[\w.-]+\s*[:=]\s*\S", re.M)
-
-
-@dataclass(frozen=True)
-class SelectiveOptions(Options):
-    """selective's settings."""
-
-    threshold: int = THRESHOLD(10000)
-    keep_recent: int = KEEP_RECENT(6)
-    summary_max_tokens: int = SUMMARY_MAX_TOKENS(200)
-    summary_input_max_tokens: int = SUMMARY_INPUT_MAX_TOKENS(DEFAULT_INPUT_MAX_TOKENS)
-    summary_role: str = SUMMARY_ROLE("system")
-    open_on_user: bool = False  # set by the caller for Anthropic output (strategies.base.keep_opening_request)
-    keep_pattern: tuple[str, ...] = setting(
-        (),
-        help="selective: messages matching REGEX stay verbatim (repeatable).",
-        metavar="REGEX",
-        panel=SUMMARY_PANEL,
-    )
 
 
 def is_structured(text: str) -> bool:

@@ -3,17 +3,9 @@ becomes one summary message, placed after the system messages."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from compactctl.settings import Options
 from compactctl.strategies.base import StepContext, StepResult, unchanged
 from compactctl.strategies.settings import (
-    DEFAULT_INPUT_MAX_TOKENS,
-    KEEP_RECENT,
-    SUMMARY_INPUT_MAX_TOKENS,
-    SUMMARY_MAX_TOKENS,
-    SUMMARY_ROLE,
-    THRESHOLD,
+    SummaryOptions,
 )
 from compactctl.strategies.summarizing import (
     noted_if_over,
@@ -21,18 +13,6 @@ from compactctl.strategies.summarizing import (
     tail_start_for,
 )
 from compactctl.transcript import Message
-
-
-@dataclass(frozen=True)
-class SummaryOptions(Options):
-    """summary's settings."""
-
-    threshold: int = THRESHOLD(10000)
-    keep_recent: int = KEEP_RECENT(6)
-    summary_max_tokens: int = SUMMARY_MAX_TOKENS(500)
-    summary_input_max_tokens: int = SUMMARY_INPUT_MAX_TOKENS(DEFAULT_INPUT_MAX_TOKENS)
-    summary_role: str = SUMMARY_ROLE("system")
-    open_on_user: bool = False  # set by the caller for Anthropic output (strategies.base.keep_opening_request)
 
 
 def summary(messages: list[Message], options: SummaryOptions, context: StepContext) -> StepResult:

@@ -7,26 +7,12 @@ latest copy: one copy suffices.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from compactctl.facts import keep_fact_units
-from compactctl.settings import Options
 from compactctl.strategies.base import Fate, StepContext, StepResult, keep_indices, keep_opening_request
-from compactctl.strategies.settings import KEEP_RECENT
+from compactctl.strategies.settings import WindowOptions
 from compactctl.transcript import Message, is_pinned, tool_units, unit_start
 
 ALWAYS_KEPT_ROLES = frozenset({"system", "developer"})
-
-
-@dataclass(frozen=True)
-class WindowOptions(Options):
-    """window's settings."""
-
-    keep_recent: int = KEEP_RECENT(6)
-    require: tuple[str, ...] = ()  # the run's --require facts: one copy of each stays
-    # Set by the caller for a format whose API wants the user's turn first (Anthropic Messages):
-    # where what is kept would open on the model's turn, the latest user message before it stays too.
-    open_on_user: bool = False
 
 
 def window(messages: list[Message], options: WindowOptions, context: StepContext) -> StepResult:
