@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compactctl import jsonbytes
+from compactctl.files import compact as files_compact
 from compactctl.files.io import Job
 from compactctl.formats import FORMATS, dump, load
 from compactctl.formats.base import Transcript
@@ -126,16 +127,22 @@ def test_a_python_spaced_file_with_observations_and_a_bom_comes_back_the_same(tm
     check_same(source, tmp_path)
 
 
-def test_a_file_the_walk_cannot_take_is_held(tmp_path):
-    """A bare JSON array of messages, and stdin, are not walked: the manifest is kept, the output the same."""
+def test_a_file_the_walk_cannot_take_is_held(tmp_path, monkeypatch):
+    """A bare JSON array of messages is not walked: held, with the output the same, and no manifest
+    made where nobody asked for one."""
     source = tmp_path / "array.json"
     source.write_bytes(jsonbytes.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]))
     always = {"write_unchanged": True}
     result = compact_file_with(Job(str(source), str(tmp_path / "out.json"), "array.json"), ["prune"], always, counter)
-    walked = compact_file_with(
+
+    def no_walk(*args, **kwargs):
+        raise AssertionError("a bare JSON array was walked")
+
+    monkeypatch.setattr(files_compact, "_compact_walked", no_walk)
+    held = compact_file_with(
         Job(str(source), str(tmp_path / "out2.json"), "array.json"), ["prune"], always, counter, keep_manifest=False
     )
-    assert walked.manifest == result.manifest != []
+    assert result.manifest != [] and held.manifest == []
     assert (tmp_path / "out.json").read_bytes() == (tmp_path / "out2.json").read_bytes()
 
 
