@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
 import tests.needs
 from tests.conftest import HEAVY
 from tests.needs import NEEDS, Need, needs, transcripts_named
-from tests.properties import examples, load_profile, profile_name
+from tests.properties import PROFILES, examples, load_profile, profile_name
 
 NOTHING = Need(lambda: None, "nothing is installed: apt-get install nothing")
 
@@ -94,3 +94,8 @@ def test_what_drives_the_outside_world_is_slow(request):
     ]
     if len(items) > 500 and not request.config.getoption("markexpr"):  # a whole run: the clients tests are there
         assert any(item.get_closest_marker("clients") for item in heavy)
+
+
+def test_no_profile_fails_a_test_for_slow_generation_on_a_busy_machine():
+    for name in PROFILES:
+        assert HealthCheck.too_slow in settings.get_profile(name).suppress_health_check, name
