@@ -37,8 +37,9 @@ def side_requests(values: list[dict[str, Any]]) -> SideRequests:
         for block in content if isinstance(content, list) else ():
             if not isinstance(block, dict):
                 continue
-            if block.get("type") == "tool_use" and block.get("name") in SIDE_REQUEST_TOOLS:
-                tools[str(block.get("id"))] = str(block["name"])
+            name = block.get("name")
+            if block.get("type") == "tool_use" and isinstance(name, str) and name in SIDE_REQUEST_TOOLS:
+                tools[str(block.get("id"))] = name
             elif block.get("type") == "tool_result" and isinstance(value.get("toolUseResult"), dict):
                 name = tools.get(str(block.get("tool_use_id")))
                 if name is not None:

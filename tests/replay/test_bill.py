@@ -414,3 +414,15 @@ def test_a_review_s_thread_before_it_goes_on_bills_no_call(tmp_path):
     assert result.exit_code == 0, result.output
     (entry,) = orjson.loads(result.stdout)["files"]
     assert [(row["calls"], row["cost"]) for row in entry["settings"]] == [(0, 0.0), (0, 0.0)]
+
+
+def test_a_tool_use_with_a_name_that_is_no_text_is_no_side_request():
+    """A damaged record's tool name (a list, found by tests/test_fuzz.py) is read past, not a TypeError."""
+    from compactctl.recorded.claude_code_side import SideRequests, side_requests
+
+    use = {"message": {"content": [{"type": "tool_use", "id": "t1", "name": ["WebSearch"]}]}}
+    answer = {"type": "tool_result", "tool_use_id": "t1"}
+    result = {"message": {"content": [answer]}, "toolUseResult": {"searchCount": 2}}
+    assert side_requests([use, result]) == SideRequests(0, 0)
+    use["message"]["content"][0]["name"] = "WebSearch"
+    assert side_requests([use, result]) == SideRequests(1, 2)
