@@ -229,10 +229,7 @@ class ItemReader:
             self._call(item, native, str(kind))
         elif one_of(kind, OUTPUTS):
             self.open_assistant = None
-            content = content_to_canonical(item.get("output")) if kind != "tool_search_output" else tools_text(item)
-            if content is not None and not isinstance(content, (str, list)):
-                content = jsonbytes.dumps(content).decode()
-            self.add({"role": "tool", "tool_call_id": item.get("call_id"), "content": content}, [native])
+            self.add({"role": "tool", "tool_call_id": item.get("call_id"), "content": output_content(item)}, [native])
         else:
             if kind == "reasoning":
                 self.open_assistant = None  # a new model call starts
@@ -390,9 +387,15 @@ def _assistant_items(message: Message, unit: list[dict[str, Any]]) -> list[dict[
     return items
 
 
-def tools_text(output: dict[str, Any]) -> str:
-    """A tool search output's tools, as the JSON text the model is sent them in."""
-    return jsonbytes.dumps_text(output.get("tools"))
+def output_content(item: dict[str, Any]) -> Any:
+    """A result item's tool message content: its output as canonical content (JSON text where it is
+    neither text nor parts), or a tool search's tools as the JSON text the model is sent them in."""
+    if item.get("type") == "tool_search_output":
+        return jsonbytes.dumps_text(item.get("tools"))
+    content = content_to_canonical(item.get("output"))
+    if content is not None and not isinstance(content, (str, list)):
+        content = jsonbytes.dumps_text(content)
+    return content
 
 
 def _object(text: Any, original: Any) -> Any:

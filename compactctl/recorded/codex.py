@@ -40,7 +40,7 @@ from compactctl import jsonbytes
 from compactctl.errors import InputError
 from compactctl.formats.codex import ROLLOUT_FIELDS, not_sampled
 from compactctl.formats.records import Record, check_fields
-from compactctl.formats.responses import TOOL_SEARCH, TOOL_SEARCH_NAME, content_to_canonical, is_harness, tools_text
+from compactctl.formats.responses import TOOL_SEARCH, TOOL_SEARCH_NAME, content_to_canonical, is_harness, output_content
 from compactctl.recorded import (
     ApiUsage,
     RecordedCall,
@@ -182,10 +182,7 @@ class _Rollout:
             )
         elif kind in RESULT_ITEMS:
             self._end_call()
-            content = content_to_canonical(item.get("output")) if kind != "tool_search_output" else tools_text(item)
-            if content is not None and not isinstance(content, (str, list)):
-                content = jsonbytes.dumps_text(content)
-            self.messages.append({"role": "tool", "tool_call_id": item.get("call_id"), "content": content})
+            self.messages.append({"role": "tool", "tool_call_id": item.get("call_id"), "content": output_content(item)})
         elif kind == "message":
             self._end_call()
             role = item.get("role")

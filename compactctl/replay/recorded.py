@@ -186,6 +186,15 @@ def _api_calls(
         reasoning = usage.reasoning_tokens if usage else call.hidden_output_estimate
         if calibration.provider == "anthropic":  # the thinking the API strips at the next prompt, else 0
             reasoning = dropped_thinking(call, context.messages[call.position], counter)
+        # How much of what the previous call sent the cache still held is a fact of the timeline (pauses,
+        # the provider's routing), the same in every setting; at the producer's own compaction it says
+        # nothing about an uncompacted history. A session that never caches reads nothing, in any row.
+        cache_hit: float | None = None
+        if not cache_reads:
+            cache_hit = 0.0
+        elif usage is not None and previous is not None and n not in compaction_starts and previous.input_tokens:
+            sent = previous.input_tokens + (previous.output_tokens if openai else 0)
+            cache_hit = min(1.0, usage.cached_tokens / sent)
         calls.append(
             ApiCall(
                 prefix=prefix,
@@ -197,16 +206,7 @@ def _api_calls(
                 timestamp=call.timestamp,
                 long_cache_share=share_1h,
                 observed_cached=usage.cached_tokens if usage else None,
-                # How much of what the previous call sent the cache still held is a fact of the
-                # timeline (pauses, the provider's routing), the same in every setting; at the
-                # producer's own compaction it says nothing about an uncompacted history.
-                cache_hit=0.0
-                if not cache_reads
-                else None
-                if usage is None or previous is None or n in compaction_starts or not previous.input_tokens
-                else min(
-                    1.0, usage.cached_tokens / (previous.input_tokens + (previous.output_tokens if openai else 0))
-                ),
+                cache_hit=cache_hit,
                 output_cached=openai,
                 cache_writes=cache_writes,
                 # Replayed as the producer ran it, the call after its compaction read what its usage says.
