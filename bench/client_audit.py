@@ -95,7 +95,8 @@ def served_cost(served: list[tuple[str, str, dict[str, Any], bool]]) -> float:
                 output_tokens=usage["output_tokens"],
                 web_searches=usage.get("web_searches") or None,
             )
-        total += float(calc_price(counts, model, provider_id=provider).total_price)
+        # A gateway's spelling (``openai/gpt-5.5``) is the maker's model, which genai-prices lists without the prefix.
+        total += float(calc_price(counts, model.rsplit("/", 1)[-1], provider_id=provider).total_price)
     return total
 
 

@@ -17,6 +17,15 @@ client compacts and goes on), a run killed during a subagent's Bash; Codex 500/5
 apply_patch, a long context over the 272k tier and the auto-compaction after it; Gemini CLI three calls in
 one turn and an edit, and a long reported context. Every session is also resumed by the real client after
 compactctl's compact and prune (client_audit's resumers).
+
+The fourth sweep (``--only claude4|codex4``): Claude Code ``--model`` aliases (haiku, sonnet, opus, opusplan in
+plan mode) with the API answering dated names (claude-haiku-4-5-20251001, claude-opus-4-7-20261015); ``/compact``
+with custom instructions, then ``--resume-session-at`` the answer it kept (preservedSegment: the client sends the
+summary, not the history before it); an older session resumed after a newer one, two branches off one message;
+a subagent's WebSearch; ``--output-format stream-json --include-partial-messages`` with 1-hour cache writes over
+200k on claude-sonnet-4-6 (the client auto-compacts). Codex a manual compaction (the TUI's /compact, through
+``codex app-server``'s ``thread/compact/start``) between effort changes and a switch to gpt-5.4-mini; images with
+``-i`` and ``view_image``; a custom provider (a gateway) naming ``openai/gpt-5.5``.
 """
 
 from __future__ import annotations
@@ -35,7 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import bench.client_audit as ca  # noqa: E402
-from tests.fakes.anthropic import FakeAnthropic  # noqa: E402
+from tests.fakes.anthropic import FakeAnthropic, web_search_reply  # noqa: E402
 from tests.fakes.clients import ClaudeCode, Codex, Gemini, _run, killed_while, require_client  # noqa: E402
 from tests.fakes.gemini import FakeGemini  # noqa: E402
 from tests.fakes.responses import FakeResponses, web_search_call  # noqa: E402
@@ -501,6 +510,202 @@ def gemini_third_sweep(root: Path, out: Path) -> list[ca.Made]:
     return made
 
 
+def claude_fourth_sweep(root: Path, out: Path) -> list[ca.Made]:
+    client = require_client("claude")
+    made: list[ca.Made] = []
+    # The API names the dated model it serves for an alias request, as it does for claude-haiku-4-5.
+    served = {"claude-haiku-4-5": "claude-haiku-4-5-20251001", "claude-opus-4-7": "claude-opus-4-7-20261015"}
+    with FakeAnthropic(served_names=served) as fake:
+        claude = ClaudeCode(client, root, project(root), fake)
+        notes = str(claude.cwd / "notes.txt")
+
+        # 1. --model aliases (haiku, sonnet, opus, opusplan in plan mode) and explicit names the API answers with
+        # dated ones; the same session resumed under each.
+        mark, before = len(ca.SERVED), ca._fake_calls(fake)
+        fake.enqueue(Reply(text="Reading.", tool_calls=(ToolCall("Read", {"file_path": notes}),)), ca.ANSWER)
+        first = ca._claude(claude, "What do the notes say?", "--model", "haiku")
+        for alias in ("sonnet", "opus", "claude-haiku-4-5", "claude-opus-4-7"):
+            fake.enqueue(f"Still CSV ({alias}).")
+            ca._claude(claude, f"Again ({alias})?", "--model", alias, "--resume", first)
+        plan = "1. Fix add() to return a + b."
+        fake.enqueue(Reply(text="The plan.", tool_calls=(ToolCall("ExitPlanMode", {"plan": plan}),)), "Planned.")
+        args = [str(client.binary), "-p", "Plan the fix.", "--output-format", "json", "--model", "opusplan"]
+        _run([*args, "--permission-mode", "plan", "--resume", first], claude.cwd, claude.env())
+        made.append(_made("model aliases and dated served names", claude, fake, [first], out, mark, before))
+
+        # 2. /compact with custom instructions, then a rewind to before it, and a resume of the leaf after that.
+        mark, before = len(ca.SERVED), ca._fake_calls(fake)
+        fake.enqueue(Reply(text="Reading.", tool_calls=(ToolCall("Read", {"file_path": notes}),)), ca.ANSWER)
+        second = ca._claude(claude, "What do the notes say?", "--model", "claude-sonnet-4-6")
+        early = ca._uuid_answering(claude.session_file(second), ca.ANSWER)
+        ca._claude(claude, "/compact Keep only the CSV rule and file names.", "--model", "claude-sonnet-4-6",
+                   "--resume", second)  # fmt: skip
+        fake.enqueue("After the custom compaction.")
+        ca._claude(claude, "What is kept?", "--model", "claude-sonnet-4-6", "--resume", second)
+        fake.enqueue("Rewound to before the compaction.")
+        ca._claude(claude, "Before it, then?", "--model", "claude-sonnet-4-6", "--resume", second,
+                   "--resume-session-at", early)  # fmt: skip
+        fake.enqueue("Going on from the rewind.")
+        ca._claude(claude, "And after the rewind?", "--model", "claude-sonnet-4-6", "--resume", second)
+        made.append(_made("compact with instructions, rewind before it", claude, fake, [second], out, mark, before))
+
+        # 3. Two sessions; the older one resumed after the newer was made, rewound twice to the same message
+        # (two branches off one point), then its leaf resumed.
+        mark, before = len(ca.SERVED), ca._fake_calls(fake)
+        fake.enqueue(ca.ANSWER, "The interface stays.")
+        older = ca._claude(claude, "What do the notes say? Answer from memory.", "--model", "claude-opus-4-7")
+        ca._claude(claude, "And the interface?", "--model", "claude-opus-4-7", "--resume", older)
+        fake.enqueue("A newer session.")
+        newer = ca._claude(claude, "Something else.", "--model", "claude-opus-4-7")
+        point = ca._uuid_answering(claude.session_file(older), ca.ANSWER)
+        for n in (1, 2):
+            fake.enqueue(f"Branch {n}.", f"Branch {n}, second turn.")
+            ca._claude(claude, f"Edit {n}: in French?", "--model", "claude-opus-4-7", "--resume", older,
+                       "--resume-session-at", point)  # fmt: skip
+            ca._claude(claude, f"Edit {n} goes on.", "--model", "claude-opus-4-7", "--resume", older)
+        made.append(_made("older session resumed, two branches off one message", claude, fake, [older, newer], out,
+                          mark, before))  # fmt: skip
+
+        # 4. A subagent that searches the web (the server tool's request of its own, inside the subagent).
+        mark, before = len(ca.SERVED), ca._fake_calls(fake)
+        task = {"description": "Search", "prompt": "Search the web for the CSV RFC.",
+                "subagent_type": "general-purpose"}  # fmt: skip
+        fake.enqueue(
+            Reply(text="Delegating.", tool_calls=(ToolCall("Agent", task),)),
+            Reply(text="Searching.", tool_calls=(ToolCall("WebSearch", {"query": "csv rfc"}),)),
+            web_search_reply("csv rfc", "Result 1 says CSV is RFC 4180.", 1),
+            "The subagent found RFC 4180.",
+            "CSV is RFC 4180, says the subagent.",
+        )
+        fourth = ca._claude(claude, "Have a subagent search the web for the CSV RFC.", "--model", "claude-opus-4-7",
+                            "--allowedTools", "Agent Task WebSearch")  # fmt: skip
+        made.append(_made("subagent's WebSearch", claude, fake, [fourth], out, mark, before))
+
+        # 5. stream-json output with partial messages, 1-hour cache writes, over 200k input on claude-sonnet-4-6.
+        mark, before = len(ca.SERVED), ca._fake_calls(fake)
+        fake.cache_writes, fake.tokenizer = "1h", {"claude-sonnet-4-6": 12.0}
+        fake.enqueue(Reply(text="Reading.", tool_calls=(ToolCall("Read", {"file_path": notes}),)), ca.ANSWER)
+        args = [str(client.binary), "-p", "What do the notes say?", "--output-format", "stream-json", "--verbose"]
+        args += ["--include-partial-messages", "--model", "claude-sonnet-4-6", "--allowedTools", ca.TOOLS]
+        done = _run(args, claude.cwd, claude.env())
+        events = [json.loads(x) for x in done.stdout.splitlines() if x.strip().startswith("{")]
+        assert any(e.get("type") == "stream_event" for e in events), done.stdout[-500:]
+        fifth = str(next(e["session_id"] for e in events if e.get("session_id")))
+        fake.enqueue("Still CSV, from the cache.")
+        ca._claude(claude, "Sure?", "--model", "claude-sonnet-4-6", "--resume", fifth)
+        fake.cache_writes, fake.tokenizer = None, {}
+        made.append(_made("stream-json partial messages, 1h cache writes, over 200k", claude, fake, [fifth], out, mark,
+                          before))  # fmt: skip
+        assert not fake.errors, fake.errors
+        for m in made:
+            m.notes.append(str(m.resume()))
+    return made
+
+
+def _compact_by_app_server(codex: Codex, thread: str) -> None:
+    """The manual compaction of ``thread`` (the TUI's /compact): ``thread/compact/start`` to ``codex app-server``
+    on stdio, waited for until its contextCompaction item completes."""
+    import select
+    import time
+
+    codex.configure()
+    server = subprocess.Popen(
+        [str(codex.client.binary), "app-server"], cwd=codex.cwd, env=codex.env(), stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    assert server.stdin and server.stdout
+
+    def send(message: dict[str, object]) -> None:
+        assert server.stdin
+        server.stdin.write(json.dumps(message) + "\n")
+        server.stdin.flush()
+
+    def until(done: object) -> None:
+        assert server.stdout and callable(done)
+        end = time.time() + 120
+        while time.time() < end:
+            if select.select([server.stdout], [], [], 1)[0]:
+                line = server.stdout.readline()
+                assert line, "app-server closed its output"
+                if done(json.loads(line)):
+                    return
+        raise TimeoutError("app-server")
+
+    try:
+        send({"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "client-shapes", "version": "0"}}})
+        until(lambda m: m.get("id") == 1)
+        send({"method": "initialized"})
+        send({"id": 2, "method": "thread/resume", "params": {"threadId": thread}})
+        until(lambda m: m.get("id") == 2)
+        send({"id": 3, "method": "thread/compact/start", "params": {"threadId": thread}})
+        until(lambda m: m.get("method") == "item/completed" and m["params"]["item"]["type"] == "contextCompaction")
+        time.sleep(1)  # its rollout lines written
+    finally:
+        server.terminate()
+        server.wait()
+
+
+def codex_fourth_sweep(root: Path, out: Path) -> list[ca.Made]:
+    client = require_client("codex")
+    made: list[ca.Made] = []
+    with FakeResponses() as fake:
+        codex = Codex(client, root, project(root), fake, model="gpt-5.5")
+        (codex.cwd / "diagram.png").write_bytes(ca.png())
+
+        # 1. The manual compaction (/compact) between turns, effort changes, and a switch to gpt-5.4-mini.
+        known, mark, before = set(codex.rollouts()), len(ca.SERVED), ca._fake_calls(fake)
+        fake.enqueue(Reply(thinking="Read it.", tool_calls=(ToolCall("exec_command", {"cmd": "cat notes.txt"}),)),
+                     ca.ANSWER)  # fmt: skip
+        codex.extra_config = 'model_reasoning_effort = "minimal"\n'
+        codex.run("What do the notes say?")
+        (rollout,) = set(codex.rollouts()) - known
+        thread = ca._thread(rollout)
+        _compact_by_app_server(codex, thread)
+        codex.extra_config = 'model_reasoning_effort = "xhigh"\n'
+        fake.enqueue(Reply(thinking="From the summary.", text="After /compact: CSV."))
+        codex.run("Still CSV?", resume=thread)
+        codex.model, codex.extra_config = "gpt-5.4-mini", 'model_reasoning_effort = "low"\n'
+        fake.enqueue("On the mini model: CSV.")
+        codex.run("And on the small model?", resume=thread)
+        assert b"compacted" in rollout.read_bytes()
+        made.append(_codex_made("manual compact, effort changes, gpt-5.4-mini", codex, fake, rollout, out, mark,
+                                before))  # fmt: skip
+
+        # 2. Images: two given with -i, and one the model looks at with view_image (an image in a tool output).
+        codex.model, codex.extra_config = "gpt-5.5", ""
+        known, mark, before = set(codex.rollouts()), len(ca.SERVED), ca._fake_calls(fake)
+        (codex.cwd / "second.png").write_bytes(ca.png(32, 32))
+        fake.enqueue(Reply(text="Looking.", tool_calls=(ToolCall("view_image", {"path": "diagram.png"}),)),
+                     "Three grey gradients.")  # fmt: skip
+        codex.configure()
+        args = [str(client.binary), "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"]
+        _run([*args, "Compare the images, and look at diagram.png yourself.", "-i", "diagram.png", "-i", "second.png"],
+             codex.cwd, codex.env())  # fmt: skip
+        (rollout,) = set(codex.rollouts()) - known
+        fake.enqueue("Still grey.")
+        codex.run("And now?", resume=ca._thread(rollout))
+        made.append(_codex_made("images with -i and view_image", codex, fake, rollout, out, mark, before))
+        for m in made:  # resumed under the built-in provider they were written with
+            m.notes.append(str(m.resume()))
+
+        # 3. A custom provider (a gateway) with a provider-prefixed model name.
+        gateway = (
+            'model_provider = "gateway"\n[model_providers.gateway]\nname = "Gateway"\n'
+            f'base_url = "{fake.url}/v1"\nenv_key = "OPENAI_API_KEY"\nwire_api = "responses"\n'
+        )
+        codex.model, codex.extra_config = "openai/gpt-5.5", gateway
+        known, mark, before = set(codex.rollouts()), len(ca.SERVED), ca._fake_calls(fake)
+        fake.enqueue(Reply(tool_calls=(ToolCall("exec_command", {"cmd": "cat notes.txt"}),)), ca.ANSWER)
+        codex.run("What do the notes say?")
+        (rollout,) = set(codex.rollouts()) - known
+        fake.enqueue("Through the gateway: CSV.")
+        codex.run("Sure?", resume=ca._thread(rollout))
+        made.append(_codex_made("gateway provider, openai/gpt-5.5", codex, fake, rollout, out, mark, before))
+        made[-1].notes.append(str(made[-1].resume()))
+        assert not fake.errors, fake.errors
+    return made
+
+
 def review_and_eval(made: ca.Made) -> list[str]:
     lines = []
     with tempfile.TemporaryDirectory() as folder:
@@ -517,7 +722,7 @@ def review_and_eval(made: ca.Made) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--keep", type=Path)
-    parser.add_argument("--only", choices=("claude", "codex", "claude3", "codex3", "gemini3"))
+    parser.add_argument("--only", choices=("claude", "codex", "claude3", "codex3", "gemini3", "claude4", "codex4"))
     args = parser.parse_args()
     from compactctl.strategies import STRATEGIES
 
@@ -536,6 +741,10 @@ def main() -> None:
             made += codex_third_sweep(Path(homes) / "codex3", out)
         if args.only in (None, "gemini3"):
             made += gemini_third_sweep(Path(homes) / "gemini3", out)
+        if args.only in (None, "claude4"):
+            made += claude_fourth_sweep(Path(homes) / "claude4", out)
+        if args.only in (None, "codex4"):
+            made += codex_fourth_sweep(Path(homes) / "codex4", out)
     for session in made:
         print("\n".join(ca.audit(session, sorted(STRATEGIES)) + review_and_eval(session)), flush=True)
 

@@ -220,6 +220,9 @@ class FakeAnthropic(FakeModelServer):
     # A model's tokens per token of ``count``: a model of another tokenizer counts the same request in
     # other tokens (Anthropic: Opus 4.7's tokenizer uses up to 1.35x the tokens of earlier models).
     tokenizer: dict[str, float] = field(default_factory=dict)
+    # The model a response names for the model requested: the API answers an alias (``claude-haiku-4-5``)
+    # with the dated model it serves (``claude-haiku-4-5-20251001``); a model not here is named as asked.
+    served_names: dict[str, str] = field(default_factory=dict)
     _cached: dict[str, int] = field(default_factory=dict)
 
     def _cache_usage(self, model: str, input_tokens: int) -> dict[str, Any]:
@@ -290,7 +293,7 @@ class FakeAnthropic(FakeModelServer):
             "id": f"msg_fake{next(_ids):06d}",
             "type": "message",
             "role": "assistant",
-            "model": body.get("model", "claude-fake"),
+            "model": self.served_names.get(str(body.get("model")), body.get("model", "claude-fake")),
             "content": blocks,
             "stop_reason": "tool_use" if reply.tool_calls else "end_turn",
             "stop_sequence": None,
