@@ -229,14 +229,63 @@ def _active_chain(records: list[Record], sidechain: bool, path: str = "<input>")
             )
     chain: list[int] = []
     seen: set[int] = set()
+    values = [r.value for r in records]
+    relinks = preserved_relinks(values, by_uuid)
     index: int | None = _leaf(records, by_uuid, sidechain)
     while index is not None and index not in seen:  # a cycle ends the chain instead of looping
         chain.append(index)
         seen.add(index)
         if _is_boundary(records[index].value):
             break
-        index = by_uuid.get(_uuid(records[index].value, "parentUuid") or "")
+        index = relinked_parent(values, by_uuid, relinks, index)
     return _with_preserved(records, by_uuid, chain[::-1])
+
+
+def preserved_relinks(values: list[dict[str, Any]], by_uuid: dict[str, int]) -> dict[int, tuple[int, int]]:
+    """Per record a partial compaction kept verbatim: that compaction's boundary and summary (its anchor).
+
+    Claude Code 2.1 leaves the kept records where they were, before the boundary, with their old
+    ``parentUuid``; on resume it reads them after the summary. A prompt written after the boundary that
+    hangs off one of them (``--resume-session-at`` a kept message: a rewind that looks to be to before
+    the compaction) is sent after the summary too, not after the whole history (seen on 2.1.332)."""
+    relinks: dict[int, tuple[int, int]] = {}
+    for position, value in enumerate(values):
+        metadata = value.get("compactMetadata") if _is_boundary(value) else None
+        if not isinstance(metadata, dict):
+            continue
+        anchor, kept = _kept(metadata, by_uuid, values)
+        summary = by_uuid.get(anchor) if isinstance(anchor, str) else None
+        for record in kept if summary is not None else []:
+            relinks[record] = (position, summary)  # type: ignore[assignment]
+    return relinks
+
+
+def _kept(metadata: dict[str, Any], by_uuid: dict[str, int], values: list[dict[str, Any]]) -> tuple[Any, list[int]]:
+    """A partial compaction's summary uuid (``anchorUuid``) and the records it kept, in order: its
+    ``preservedMessages`` list, else its ``preservedSegment`` walked from ``tailUuid`` back to ``headUuid``."""
+    segment, listed = metadata.get("preservedSegment"), metadata.get("preservedMessages")
+    if isinstance(listed, dict) and isinstance(listed.get("uuids"), list):
+        return listed.get("anchorUuid"), [by_uuid[u] for u in listed["uuids"] if isinstance(u, str) and u in by_uuid]
+    if not isinstance(segment, dict):
+        return None, []
+    walked: list[int] = []
+    current = segment.get("tailUuid")
+    while isinstance(current, str) and current in by_uuid and by_uuid[current] not in walked:
+        walked.append(by_uuid[current])
+        if current == segment.get("headUuid"):
+            return segment.get("anchorUuid"), walked[::-1]
+        current = _uuid(values[by_uuid[current]], "parentUuid")
+    return segment.get("anchorUuid"), []
+
+
+def relinked_parent(
+    values: list[dict[str, Any]], by_uuid: dict[str, int], relinks: dict[int, tuple[int, int]], at: int
+) -> int | None:
+    """The record before ``at`` on the chain the client sends: its parent, or, where ``at`` was written after a
+    partial compaction and hangs off a record that compaction kept, the compaction's summary."""
+    parent = by_uuid.get(_uuid(values[at], "parentUuid") or "")
+    boundary, summary = relinks.get(parent, (None, None)) if parent is not None else (None, None)
+    return summary if boundary is not None and boundary < at else parent
 
 
 def _with_preserved(records: list[Record], by_uuid: dict[str, int], chain: list[int]) -> list[int]:
@@ -251,21 +300,7 @@ def _with_preserved(records: list[Record], by_uuid: dict[str, int], chain: list[
     metadata = boundary.get("compactMetadata") if _is_boundary(boundary) else None
     if not isinstance(metadata, dict):
         return chain
-    segment, listed = metadata.get("preservedSegment"), metadata.get("preservedMessages")
-    preserved: list[int] = []
-    if isinstance(listed, dict) and isinstance(listed.get("uuids"), list):
-        preserved = [by_uuid[u] for u in listed["uuids"] if isinstance(u, str) and u in by_uuid]
-        anchor = listed.get("anchorUuid")
-    elif isinstance(segment, dict):
-        anchor, walked, current = segment.get("anchorUuid"), [], segment.get("tailUuid")
-        while isinstance(current, str) and current in by_uuid and by_uuid[current] not in walked:
-            walked.append(by_uuid[current])
-            if current == segment.get("headUuid"):
-                preserved = walked[::-1]
-                break
-            current = _uuid(records[by_uuid[current]].value, "parentUuid")
-    else:
-        return chain
+    anchor, preserved = _kept(metadata, by_uuid, [r.value for r in records])
     at = next((n for n, i in enumerate(chain) if _uuid(records[i].value) == anchor), None)
     if at is None or not preserved:
         return chain

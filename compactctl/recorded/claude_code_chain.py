@@ -70,6 +70,7 @@ class Index:
     # Claude Code 2.1+ writes, with each attachment it sends, the text it sent (``rendered``); in a
     # file that has it, an attachment without it (``prompt_snapshot``, ``session_context``) is never sent.
     renders_attachments: bool = False
+    relinks: dict[int, tuple[int, int]] | None = None  # built at the first parent() asked
 
     def __post_init__(self) -> None:
         self.renders_attachments = any(v.get("type") == "attachment" and "rendered" in v for v in self.values)
@@ -88,7 +89,13 @@ class Index:
         return made_by if isinstance(made_by, str) and made_by and made_by != self.session_id else None
 
     def parent(self, index: int) -> int | None:
-        return self.by_uuid.get(uuid_of(self.values[index], "parentUuid") or "")
+        """The record before ``index`` as the client sends it (after a partial compaction's summary where
+        ``index`` hangs off a record that compaction kept: ``formats.claude_code.preserved_relinks``)."""
+        from compactctl.formats.claude_code import preserved_relinks, relinked_parent
+
+        if self.relinks is None:
+            self.relinks = preserved_relinks(self.values, self.by_uuid)
+        return relinked_parent(self.values, self.by_uuid, self.relinks, index)
 
 
 def chain_to(index: Index, leaf: int, sidechain: bool) -> list[int]:

@@ -113,3 +113,37 @@ def test_a_window_of_a_claude_code_session_opens_on_the_users_turn_after_its_bou
     assert sent[0]["type"] == "user" and sent[-1]["type"] == "assistant"
     _, transcripts = compactctl.load(out.read_bytes(), str(out))
     assert transcripts[0].messages[0]["role"] == "user"
+
+
+REWIND_INTO_KEPT = DATA / "claude-code-2.1.332-rewind-into-kept.jsonl"
+
+
+def test_a_prompt_off_a_message_the_compaction_kept_follows_the_summary() -> None:
+    """`/compact` keeps the last answer verbatim (preservedSegment); `--resume-session-at` that answer then
+    looks like a rewind to before the compaction, but Claude Code 2.1.332 sent the summary, the kept answer
+    and the new prompt (the loopback fake's request), not the whole history before the compaction."""
+    _, (transcript,) = compactctl.load(REWIND_INTO_KEPT.read_bytes(), str(REWIND_INTO_KEPT))
+    texts = [content_text(m) for m in transcript.messages]
+    assert texts[0].startswith("This session is being continued from a previous conversation")
+    assert texts[1] == ANSWER
+    assert "Before it, then?" in texts and "What do the notes say?" not in texts
+
+
+def test_replay_calibrates_a_rewind_into_the_kept_messages_on_what_was_sent() -> None:
+    """The call after that rewind was fitted on the whole history: held-out per-call error 12.3 %, and the
+    compaction was not on the live thread (producer_compactions 0)."""
+    from compactctl.formats import records_of
+    from compactctl.recorded import read_recorded
+
+    session = read_recorded("claude-code", records_of(REWIND_INTO_KEPT.read_bytes(), str(REWIND_INTO_KEPT)),
+                            str(REWIND_INTO_KEPT))  # fmt: skip
+    assert session is not None
+    (context,) = session.contexts
+    assert len(context.compactions) == 1 and context.compactions[0].before_call == 2
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "compactctl", "replay", str(REWIND_INTO_KEPT), "-t", "100000", "--json"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=True)
+    held_out = orjson.loads(done.stdout)["files"][0]["api"]["calibration"]["error"]["held_out"]
+    assert held_out["calls"] == 2 and held_out["p90"] < 0.02
