@@ -122,8 +122,8 @@ def review_written(
     form = read.format
     skipped = skip_list(read.on_error)
     fmt, transcripts = load(read_source(job.source), job.source, form, skipped)
-    if fmt.selected is not None:
-        transcripts = fmt.selected(transcripts, database.session, job.source)
+    database.check_session(fmt, job.source)
+    transcripts = fmt.session_of(transcripts, database.session, job.source)
     read_back = []
     for side in sides:
         data = read_source(side.after)
