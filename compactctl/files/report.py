@@ -53,13 +53,7 @@ def open_transcripts(
     records = records_of(read_source(source), source, skipped)
     fmt, transcripts = load_records(records, source, format, skipped, known)
     database.check_session(fmt, source)
-    session = database.session
-    if compacted and session is not None and fmt.selected is not None:
-        from compactctl.formats.agents_sqlite import COMPACTED_SUFFIX  # the one format with sessions (read already)
-
-        copy = f"session {session}{COMPACTED_SUFFIX}"
-        session = session + COMPACTED_SUFFIX if any(t.label == copy for t in transcripts) else session
-    transcripts = fmt.session_of(transcripts, session, source)
+    transcripts = fmt.session_of(transcripts, database.session, source, compacted)
     # What the transcripts were read from (the lines --on-error skip left out, out), for the recorded usage too.
     return Opened(fmt, lambda: iter(transcripts), kept_records(records, skipped))
 

@@ -122,9 +122,20 @@ class Format:
                 source,
             )
 
-    def session_of(self, transcripts: list[Transcript], session: str | None, source: str) -> list[Transcript]:
-        """The transcripts ``--session`` names in a database (all of them with none named, or in any other file)."""
-        return transcripts if self.selected is None else self.selected(transcripts, session, source)
+    def session_of(
+        self, transcripts: list[Transcript], session: str | None, source: str, compacted: bool = False
+    ) -> list[Transcript]:
+        """The transcripts ``--session`` names in a database (all of them with none named, or in any other
+        file); ``compacted``: in a database ``compact -o`` wrote, the session's compacted copy (``ID-compacted``,
+        beside the original it copies) where there is one."""
+        if self.selected is None:
+            return transcripts
+        if compacted and session is not None:
+            from compactctl.formats.agents_sqlite import COMPACTED_SUFFIX  # the one format with sessions
+
+            copy = session + COMPACTED_SUFFIX
+            session = copy if any(t.label == f"session {copy}" for t in transcripts) else session
+        return self.selected(transcripts, session, source)
 
     @classmethod
     def of(cls, module: ModuleType) -> Format:

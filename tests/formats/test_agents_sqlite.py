@@ -109,6 +109,21 @@ def test_report_with_session_reports_that_session_and_agrees_with_compact(app_db
     assert missing.exit_code == EXIT_INPUT and "no session 'nope' in this database" in missing.stderr
 
 
+def test_review_of_a_session_reads_its_compacted_copy_not_the_original_beside_it(app_db: Path, tmp_path: Path):
+    """review --session used to read back the original session from the database compact wrote (the copy
+    sits beside it as ID-compacted): 2,634 -> 2,634 tokens, 0 % reduction, every probe passed."""
+    out, cli = tmp_path / "out.db", Cli()
+    steps = ["--session", "support-1", "--strategy", "window", "--keep-recent", "4"]
+    compacted = orjson.loads(cli("compact", app_db, "-o", out, *steps, "--json", "-q").stdout)["total"]
+    written = cli("review", app_db, "--session", "support-1", "--compacted", out, "-o", tmp_path / "a.html", "--json")
+    made = cli("review", app_db, *steps, "-o", tmp_path / "b.html", "--json", "-q")
+    sides = [orjson.loads(done.stdout)["total"]["A"] for done in (written, made)]
+    names = ("tokens_before", "tokens_after", "messages_before", "messages_after", "reduction")
+    assert [{k: side[k] for k in names} for side in sides] == [{k: compacted[k] for k in names}] * 2
+    assert sides[0]["own_text"] == sides[1]["own_text"]
+    assert sides[0]["own_text"]["probes"]["passed"] < sides[0]["own_text"]["probes"]["total"]  # the turns cut
+
+
 def test_in_place_replaces_the_session_in_one_transaction_keeping_a_backup(app_db: Path):
     before = session_items(app_db, "support-1")
     cli = Cli()
