@@ -19,6 +19,7 @@ that; the original's request, counted with each response once, is the baseline o
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,6 +60,7 @@ from tests.fakes.scenarios import (
     gemini_session,
     project,
 )
+from tests.helpers import SAMPLES_FOLDER
 
 pytestmark = pytest.mark.clients
 
@@ -490,3 +492,37 @@ def test_clearing_the_thoughts_makes_gemini_clis_own_chat_resumable(
         return [[{k: v for k, v in p.items() if k != "thoughtSignature"} for p in c["parts"]] for c in contents]
 
     assert unsigned(history(resumed.conversation)) == unsigned(history(original.conversation))
+
+
+SAMPLE_CHAT = SAMPLES_FOLDER / "coding-agent.jsonl"
+
+
+# --- another format converted: the client resumes it with the whole history ----------------------
+
+
+def test_codex_resumes_a_chat_converted_to_codex_with_every_item(tmp_path: Path) -> None:
+    # Codex 0.171 called a rollout with ``"id": ""`` empty, and resumed lines without an ordinal and a
+    # timestamp silently as nothing: the model got the new prompt alone.
+    client = require_client("codex")
+    out = tmp_path / "converted.jsonl"
+    compacted = run_compactctl(SAMPLE_CHAT, out, ["compact", "-s", "window", "--keep-recent", "4", "--to", "codex"])
+    meta = json.loads(compacted.data.splitlines()[0])["payload"]
+    sessions = tmp_path / "home" / ".codex" / "sessions" / "1970" / "01" / "01"
+    sessions.mkdir(parents=True)
+    (sessions / f"rollout-1970-01-01T00-00-00-{meta['id']}.jsonl").write_bytes(compacted.data)
+    (tmp_path / "work").mkdir()
+    with FakeResponses() as fake:
+        fake.enqueue("Resumed.")
+        Codex(client, tmp_path / "home", tmp_path / "work", fake).run("go on", resume=meta["id"])
+        (sent,) = fake.model_calls()
+    assert not fake.errors
+    written = [json.loads(line)["payload"] for line in compacted.data.splitlines()[1:]]
+    resumed = [item for item in sent["input"] if _same_item(item, written)]
+    assert len(resumed) == len(written) >= 4
+    instructions = sent["input"][0]
+    assert instructions["role"] == "developer" and content_text(instructions) == meta["base_instructions"]["text"]
+
+
+def _same_item(sent: dict[str, Any], written: list[dict[str, Any]]) -> bool:
+    """Codex adds ids and metadata to the items it sends; every key the rollout wrote is sent as written."""
+    return any(all(sent.get(key) == value for key, value in item.items()) for item in written)
