@@ -233,7 +233,8 @@ class Validator:
     ``tool_reference``, documents, images in tool results; see ``formats.carried_parts``).
     ``opens_on_user``: the producer's API refuses a conversation whose first turn is the model's, and its client
     sends the messages as they are (Claude Code after a compact boundary: "first message must use the "user"
-    role"), so a first assistant message is a violation there. Bounded memory: it remembers only the calls still waiting for an answer.
+    role"), so a first assistant message is a violation there. Bounded memory: it remembers only the calls
+    still waiting for an answer.
     """
 
     def __init__(self, carried: Mapping[str, frozenset[str]] | None = None, opens_on_user: bool = False) -> None:
