@@ -113,6 +113,31 @@ class Format:
             return False
         return self.written_summary({"role": "system", "content": ""}).get("role") == "user"
 
+    def check_session(self, session: str | None, source: str) -> None:
+        """``--session`` with an input file picks a session inside a database: on any other file it
+        would be silently ignored (every conversation of the file compacted or reported), so it is refused."""
+        if session is not None and self.selected is None:
+            raise InputError(
+                f"`session` picks a session inside an Agents SDK database; this file reads as {self.name} "
+                "(for a Claude Code, Codex or Gemini CLI session, give `session` and no input files)",
+                source,
+            )
+
+    def session_of(
+        self, transcripts: list[Transcript], session: str | None, source: str, compacted: bool = False
+    ) -> list[Transcript]:
+        """The transcripts ``--session`` names in a database (all of them with none named, or in any other
+        file); ``compacted``: in a database ``compact -o`` wrote, the session's compacted copy (``ID-compacted``,
+        beside the original it copies) where there is one."""
+        if self.selected is None:
+            return transcripts
+        if compacted and session is not None:
+            from compactctl.formats.agents_sqlite import COMPACTED_SUFFIX  # the one format with sessions
+
+            copy = session + COMPACTED_SUFFIX
+            session = copy if any(t.label == f"session {copy}" for t in transcripts) else session
+        return self.selected(transcripts, session, source)
+
     @classmethod
     def of(cls, module: ModuleType) -> Format:
         given = {name: getattr(module, name.upper()) for name in _DECLARED if hasattr(module, name.upper())}
