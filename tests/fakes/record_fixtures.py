@@ -31,6 +31,7 @@ from tests.fakes.record_claude_1_0 import (  # the Claude Code 1.0.x fixtures, k
 )
 from tests.fakes.record_server_tools import (
     claude_code_web_fetch_fixture,
+    claude_code_web_fetch_outcomes_fixture,
     claude_code_web_search_fixture,
     codex_switch_compaction_fixture,
     codex_tool_search_fixture,
@@ -469,6 +470,7 @@ if __name__ == "__main__":
         gemini_usage_fixture,
         claude_code_web_search_fixture,
         claude_code_web_fetch_fixture,
+        claude_code_web_fetch_outcomes_fixture,
         codex_web_search_fixture,
         codex_switch_compaction_fixture,
         codex_tool_search_fixture,
