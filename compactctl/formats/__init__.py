@@ -127,15 +127,23 @@ class Format:
         self, transcripts: list[Transcript], session: str | None, source: str, compacted: bool = False
     ) -> list[Transcript]:
         """The transcripts ``--session`` names in a database (all of them with none named, or in any other
-        file); ``compacted``: in a database ``compact -o`` wrote, the session's compacted copy (``ID-compacted``,
-        beside the original it copies) where there is one."""
+        file); ``compacted``: in a database ``compact -o`` wrote, each session's compacted copy (``ID-compacted``,
+        beside the original it copies) in the original's place where there is one, as compact measured it."""
         if self.selected is None:
             return transcripts
-        if compacted and session is not None:
+        if compacted:
             from compactctl.formats.agents_sqlite import COMPACTED_SUFFIX  # the one format with sessions
 
-            copy = session + COMPACTED_SUFFIX
-            session = copy if any(t.label == f"session {copy}" for t in transcripts) else session
+            by_label = {t.label: t for t in transcripts}
+            if session is not None:
+                copy = session + COMPACTED_SUFFIX
+                session = copy if f"session {copy}" in by_label else session
+            else:
+
+                def is_copy(label: str) -> bool:
+                    return label.endswith(COMPACTED_SUFFIX) and label.removesuffix(COMPACTED_SUFFIX) in by_label
+
+                transcripts = [by_label.get(t.label + COMPACTED_SUFFIX, t) for t in transcripts if not is_copy(t.label)]
         return self.selected(transcripts, session, source)
 
     @classmethod

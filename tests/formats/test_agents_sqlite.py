@@ -124,6 +124,23 @@ def test_review_of_a_session_reads_its_compacted_copy_not_the_original_beside_it
     assert sides[0]["own_text"]["probes"]["passed"] < sides[0]["own_text"]["probes"]["total"]  # the turns cut
 
 
+def test_report_and_review_of_a_whole_database_read_each_compacted_copy_in_its_original_s_place(
+    app_db: Path, tmp_path: Path
+):
+    """report IN OUT on a database compact -o wrote used to count the originals and their copies:
+    3,073 -> 3,512 tokens (-14.3 %) where compact said 3,073 -> 878 (71.4 %)."""
+    out, cli = tmp_path / "out.db", Cli()
+    compacted = orjson.loads(cli("compact", app_db, "-o", out, "-s", "window", "--keep-recent", "4", "--json").stdout)
+    reported = orjson.loads(cli("report", app_db, out, "--json", "-q").stdout)["total"]
+    reviewed = cli("review", app_db, "--compacted", out, "-o", tmp_path / "r.html", "--json", "-q")
+    assert reviewed.exit_code == EXIT_OK, reviewed.output
+    names = ("tokens_before", "tokens_after", "messages_before", "messages_after", "reduction")
+    expected = {k: compacted["total"][k] for k in names}
+    assert expected["messages_after"] == 8  # support-1's last turn, support-2 as it was
+    assert {k: reported[k] for k in names} == expected
+    assert {k: orjson.loads(reviewed.stdout)["total"]["A"][k] for k in names} == expected
+
+
 def test_in_place_replaces_the_session_in_one_transaction_keeping_a_backup(app_db: Path):
     before = session_items(app_db, "support-1")
     cli = Cli()
