@@ -41,6 +41,7 @@ __all__ = [
     "load",
     "native_violation",
     "native_violations",
+    "opens_on_user",
 ]
 
 
@@ -268,6 +269,12 @@ def carried_parts(format_name: str | None) -> Mapping[str, frozenset[str]]:
     """The part types a file read as ``format_name`` may hold beyond Chat Completions', by role."""
     fmt = FORMATS.get(format_name or "")
     return fmt.carried_parts if fmt is not None else {}
+
+
+def opens_on_user(format_name: str | None) -> bool:
+    """Whether a file read as ``format_name`` is refused by its API when it opens on the model's turn."""
+    fmt = FORMATS.get(format_name or "")
+    return fmt.opens_on_user if fmt is not None else False
 
 
 def detect(records: list[Record], path: str = "<input>") -> Format:
