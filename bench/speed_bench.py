@@ -6,7 +6,8 @@ Every figure is a median of whole processes run in turn (A B A B ...), CPU time 
 the OS's accounting of the child and its children) beside wall time, each against its baseline
 in the same run: ``python -c pass``; the previous main (a checkout at ``--old``, run with
 PYTHONPATH); ``cozempic treat`` (its dry run: what it computes, nothing written) on the real
-Claude Code sessions in ``--claude``; ``--jobs 1``; tiktoken's own loader
+Claude Code sessions in ``--claude`` (and on a session's first 4 lines: the floor every file
+pays, start-up and the tokenizer table); ``--jobs 1``; tiktoken's own loader
 (``COMPACTCTL_TOKENIZER=tiktoken``) against bpe-openai's counter. ``--folder`` holds the real
 sessions for --jobs (the shared Claude Code and Codex transcripts copied to make 40). Both
 checkouts are byte-compiled first, as an installed package is.
@@ -118,6 +119,19 @@ def main() -> None:
             print(line("compactctl prune -q, 500-turn agent", a, b, r, "previous main"))
         if "compact" in args.only and args.claude.is_dir():
             sessions = sorted(p for p in args.claude.rglob("*.json*") if _is_claude(p))
+            # The floor: a session's first 4 lines, where compacting is next to nothing, so what is
+            # left is start-up (interpreter, imports) and the tokenizer table, paid by every file.
+            smallest = min((p for p in sessions if p.suffix == ".jsonl"), key=lambda p: p.stat().st_size, default=None)
+            if smallest is not None:
+                head = Path(folder) / "head-4.jsonl"
+                head.write_bytes(b"".join(smallest.read_bytes().splitlines(keepends=True)[:4]))
+                ours = [script, "compact", str(head), "-o", f"{folder}/head-4.out.jsonl", "-q"]
+                a, b, r = paired(ours, python_pass, args.runs, here, here)
+                print(line("compact, 4 lines (start-up + table)", a, b, r, "python -c pass"))
+                if args.cozempic:
+                    theirs = [args.cozempic, "treat", str(head), "-rx", "standard"]
+                    a, b, r = paired(ours, theirs, args.runs, here, here)
+                    print(line("compact, 4 lines (start-up + table)", a, b, r, "cozempic treat"))
             for session in sessions:
                 ours = [script, "compact", str(session), "-o", f"{folder}/{session.name}", "-q"]
                 label = f"compact {session.parent.name[:20]}/{session.name[:8]}"

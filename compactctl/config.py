@@ -14,10 +14,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from compactctl.errors import InputError
 from compactctl.settings import Options, SettingDecl, check_values, declared, defaults_of, setting
+
+if TYPE_CHECKING:
+    from compactctl.formats import Format
 
 # The other commands' groups (replay's, eval's, review's), the strategies' and the summarizer's
 # are imported when asked for, not here: every command imports this module, and those modules
@@ -114,6 +117,14 @@ class DatabaseOptions(Options):
         "a new session (a new id in -o; beside a client's).",
         panel=IO_PANEL,
     )
+    # --session was given as a flag: on a file that holds no sessions it is refused, not dropped. From a
+    # config file (which serves every command and file) it picks a session where there are sessions only.
+    session_flagged: bool = False
+
+    def check_session(self, fmt: Format, source: str) -> None:
+        """A --session flag on a file of a format with no sessions in it is bad usage."""
+        if self.session_flagged:
+            fmt.check_session(self.session, source)
 
 
 @dataclass(frozen=True)

@@ -231,11 +231,16 @@ class Validator:
     would carry the results; ``open_call`` names it. ``carried`` adds, per role, the content part
     types the transcript's producer writes and its own API accepts (Claude Code's
     ``tool_reference``, documents, images in tool results; see ``formats.carried_parts``).
-    Bounded memory: it remembers only the calls still waiting for an answer.
+    ``opens_on_user``: the producer's API refuses a conversation whose first turn is the model's, and its client
+    sends the messages as they are (Claude Code after a compact boundary: "first message must use the "user"
+    role"), so a first assistant message is a violation there. Bounded memory: it remembers only the calls
+    still waiting for an answer.
     """
 
-    def __init__(self, carried: Mapping[str, frozenset[str]] | None = None) -> None:
+    def __init__(self, carried: Mapping[str, frozenset[str]] | None = None, opens_on_user: bool = False) -> None:
         self.violations: list[Violation] = []
+        self.opens_on_user = opens_on_user
+        self._opened = False  # a message past the system prompt has been seen
         self.count = 0
         self.open_call: str | None = None
         self.carried = carried or {}
@@ -267,9 +272,14 @@ class Validator:
         if not isinstance(role, str) or role not in ROLES:
             return f"unknown role {shown(role)}" if role is not None else "missing role"
         shape = _shape_problem(message, role, self.carried.get(role, frozenset()))
+        opening = None
+        if not self._opened and role not in ("system", "developer"):
+            self._opened = True
+            if self.opens_on_user and role == "assistant":
+                opening = 'the first message must use the "user" role'
         # Pairing is followed on past a bad shape, so one fault is reported once, not again at every later message.
         pairing = self._pairing_problem(message, role)
-        return shape or pairing
+        return shape or opening or pairing
 
     def _pairing_problem(self, message: Message, role: str) -> str | None:
         if role == "tool":

@@ -153,3 +153,24 @@ def test_shared_prefix_is_the_run_of_leading_equal_items(a, b):
     while shared < min(len(a), len(b)) and a[shared] == b[shared]:
         shared += 1
     assert shared_prefix(a, b) == shared_prefix(b, a) == shared
+
+
+def test_a_first_assistant_message_breaks_only_a_format_that_opens_on_the_user():
+    # Claude Code sends what follows its last compact boundary as it is; the Messages API refuses a first
+    # assistant turn. Chat Completions takes one.
+    messages = [
+        {"role": "system", "content": "You help."},
+        {"role": "assistant", "content": None, "tool_calls": [call("c1", "ls")]},
+        {"role": "tool", "tool_call_id": "c1", "content": "a.txt"},
+        {"role": "user", "content": "Go on."},
+    ]
+    opening = Validator(opens_on_user=True)
+    for message in messages:
+        opening.feed(message)
+    assert opening.finish() is not None and opening.count == 1  # the calls' pairing is followed on past it
+    assert opening.violation.index == 1 and '"user" role' in opening.violation.problem
+    assert find_violation(messages) is None
+    after_a_prompt = Validator(opens_on_user=True)
+    for message in [messages[0], {"role": "user", "content": "Hi."}, *messages[1:]]:
+        after_a_prompt.feed(message)
+    assert after_a_prompt.finish() is None

@@ -15,7 +15,6 @@ from compactctl.cli.outcome import document, error_document, exit_code, file_ent
 from compactctl.cli.render import emit, progress_wanted, say_skipped, stderr, write_json
 from compactctl.config import (
     BatchOptions,
-    DatabaseOptions,
     EngineOptions,
     GateOptions,
     InputOptions,
@@ -238,7 +237,7 @@ def compact_and_finish(
                 summarizer,
                 read=settings.of(InputOptions),
                 gates=gates,
-                database=settings.of(DatabaseOptions),
+                database=settings.database(),
                 written=written,
                 to=to,
                 archive=archive is not None,

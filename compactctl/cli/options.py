@@ -16,6 +16,7 @@ would have no effect with the other settings given (``Needs``), and gives the co
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import inspect
 import re
@@ -29,7 +30,7 @@ from typing import Annotated, Any, TypeVar
 from compactctl import lazyre
 from compactctl.cli.markup import escape
 from compactctl.cli.params import Param, argument, option, to_typer
-from compactctl.config import GATE_PANEL, IO_PANEL, all_settings, load_config, merge
+from compactctl.config import GATE_PANEL, IO_PANEL, DatabaseOptions, all_settings, load_config, merge
 from compactctl.errors import InputError
 from compactctl.formats import writing_formats
 from compactctl.settings import SPEC_KEY, Needs, Options, SettingDecl, SettingSpec, declared, fields_of, problem
@@ -112,9 +113,14 @@ class Given:
     """A command's settings once merged (flags over config over defaults) and checked: build its groups here."""
 
     values: Mapping[str, Any]
+    flagged: frozenset[str] = frozenset()  # the settings given as flags, not from a config file
 
     def of(self, group: type[G]) -> G:
         return group.from_values(self.values)
+
+    def database(self) -> DatabaseOptions:
+        """The database settings, knowing whether --session was typed (a config file's only picks in a database)."""
+        return dataclasses.replace(self.of(DatabaseOptions), session_flagged="session" in self.flagged)
 
     def strategies(self) -> StrategyOptions:
         return StrategyOptions.from_values(self.values)
@@ -251,7 +257,7 @@ def settings_for(
     values = merge(given, load_config(config), [t.group for t in takes] if takes else None)
     check_needs(takes, [name for name, value in given.items() if value is not None and value != []],
                 sides(values) if sides else [values])  # fmt: skip
-    return Given(values)
+    return Given(values, frozenset(name for name, value in given.items() if value is not None))
 
 
 def check_needs(takes: Sequence[Takes], names: Iterable[str], sides: Sequence[Mapping[str, Any]]) -> None:

@@ -71,7 +71,8 @@ def report(
     settings = settings_for(config, given, takes())
     read, gates, recorded = settings.of(InputOptions), settings.of(GateOptions), settings.of(RecordedOptions)
     counter = counter_for(settings.of(CountOptions).encoding)
-    session = settings.of(DatabaseOptions).session
+    database = settings.database()
+    session = database.session
     if session_inputs([before] if before else None, session, client=client):
         assert session is not None  # session_inputs says so
         from compactctl.sessions import find_session
@@ -79,11 +80,14 @@ def report(
         if after is not None:
             raise InputError("--session names BEFORE: give no files")
         before = str(find_session(session, client).path)
+        database = DatabaseOptions()  # found: the whole file is that session
     assert before is not None
     pairs = [Job(source, counterpart(after, name, before), name) for source, name, _ in expand_inputs([before])]
     reports, failures = run_jobs(
         pairs,
-        lambda job: report_pair(job.name, job.source, job.target, counter, read=read, gates=gates, recorded=recorded),
+        lambda job: report_pair(
+            job.name, job.source, job.target, counter, read=read, gates=gates, recorded=recorded, database=database
+        ),
         settings.of(BatchOptions).jobs,
         progress_wanted(quiet),
         settings.of(EngineOptions).engine,

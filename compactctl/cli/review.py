@@ -253,7 +253,8 @@ def _reviewer(
     """The per-file review: of the compactions written, or of the ones compact's own job writes now."""
     judge = _judge(settings.of(EvalOptions), settings.of(SummarizerOptions))
     # The session only: review writes its compactions into a temporary folder, never into the input.
-    read, database = settings.of(InputOptions), DatabaseOptions(session=settings.of(DatabaseOptions).session)
+    read, given = settings.of(InputOptions), settings.database()
+    database = DatabaseOptions(session=given.session, session_flagged=given.session_flagged)
     redact_secrets = settings.of(SummarizerOptions).redact
     if compacted is None:
         if vs_compacted or manifest or vs_manifest:

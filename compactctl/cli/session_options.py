@@ -115,7 +115,8 @@ def compactor(
     """The command's compaction of one file, as tighter pass ``round`` has its settings."""
     read, gates = settings.of(InputOptions), settings.of(GateOptions)
     # In place or not is the session writer's to do (a backup beside the session), not the database's.
-    database = dataclasses.replace(settings.of(DatabaseOptions), in_place=False)
+    # The session is the whole file found (no database to pick it from).
+    database = dataclasses.replace(settings.of(DatabaseOptions), in_place=False, session=None)
     # The session's copy is what it places for its client: written here even when unchanged.
     written = dataclasses.replace(settings.of(WriteOptions), write_unchanged=True)
 

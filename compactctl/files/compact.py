@@ -73,6 +73,8 @@ def compact_file(
     (``walked.walkable``) is walked rather than held, and the manifest left empty.
     """
     known = sniffed(job.source, read.format)  # sniffed once: the way through and the whole read both take it
+    if known is not None:
+        database.check_session(known, job.source)
     if known is not None and to in (None, known.name):
         if known.walk is not None and not archive and not keep_manifest and walkable(steps) and not database.in_place:
             return _compact_walked(job, known, steps, strategies, counter, read, gates, written.write_unchanged)
@@ -82,8 +84,8 @@ def compact_file(
             )
     skipped = skip_list(read.on_error)
     fmt, transcripts = load(read_source(job.source), job.source, read.format, skipped, known)
-    if fmt.selected is not None:
-        transcripts = fmt.selected(transcripts, database.session, job.source)
+    database.check_session(fmt, job.source)
+    transcripts = fmt.session_of(transcripts, database.session, job.source)
     written_as = fmt if to is None else get_format(to)
     if written_as.opens_on_user:
         # A writer that writes every new summary as the user's turn (Claude Code's isCompactSummary) opens

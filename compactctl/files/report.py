@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from compactctl.config import GateOptions, InputOptions, RecordedOptions
+from compactctl.config import DatabaseOptions, GateOptions, InputOptions, RecordedOptions
 from compactctl.errors import InputError
 from compactctl.facts import fold
 from compactctl.files.io import STDIO, UNWRITTEN, read_source, sniffed
@@ -26,12 +26,22 @@ class Opened(NamedTuple):
     records: list[Record] | None
 
 
-def open_transcripts(source: str, format: str = "auto", skipped: list[SkippedLine] | None = None) -> Opened:
+def open_transcripts(
+    source: str,
+    format: str = "auto",
+    skipped: list[SkippedLine] | None = None,
+    database: DatabaseOptions = DatabaseOptions(),
+    compacted: bool = False,
+) -> Opened:
     """The file sniffed once and read once: a file its format streams (chat JSON Lines) a line at
     a time, so memory stays bounded by the largest line; other layouts whole. With a ``skipped``
-    list, unreadable lines are left out and listed there.
+    list, unreadable lines are left out and listed there. With a ``database.session``, only that session
+    of a database (``compacted``: its compacted copy where the database holds one, as ``compact
+    -o`` writes it beside the original).
     """
     known = sniffed(source, format)
+    if known is not None:
+        database.check_session(known, source)
     stream = known.stream if known is not None else None
     if known is not None and stream is not None:
 
@@ -42,6 +52,8 @@ def open_transcripts(source: str, format: str = "auto", skipped: list[SkippedLin
         return Opened(known, streamed, None)
     records = records_of(read_source(source), source, skipped)
     fmt, transcripts = load_records(records, source, format, skipped, known)
+    database.check_session(fmt, source)
+    transcripts = fmt.session_of(transcripts, database.session, source, compacted)
     # What the transcripts were read from (the lines --on-error skip left out, out), for the recorded usage too.
     return Opened(fmt, lambda: iter(transcripts), kept_records(records, skipped))
 
@@ -55,11 +67,12 @@ def report_pair(
     read: InputOptions = InputOptions(),
     gates: GateOptions = GateOptions(),
     recorded: RecordedOptions = RecordedOptions(),
+    database: DatabaseOptions = DatabaseOptions(),
 ) -> FileReport:
-    """Report one existing file, or a before/after pair of files."""
+    """Report one existing file, or a before/after pair of files (of a database, the session named)."""
     required, format = list(gates.require), read.format
     skipped = skip_list(read.on_error)
-    opened = open_transcripts(before, format, skipped)
+    opened = open_transcripts(before, format, skipped, database)
     format_name, walk_before = opened.format.name, opened.walk
     measured_before = measure(walk_before(), counter, required)
     skipped_before = list(skipped or ())
@@ -73,7 +86,9 @@ def report_pair(
         if after != STDIO and not Path(after).exists():
             raise InputError(f"no such file ({UNWRITTEN})", after)
         skipped_after = skip_list(read.on_error)
-        measured_after = measure(open_transcripts(after, format, skipped_after).walk(), counter, facts)
+        measured_after = measure(
+            open_transcripts(after, format, skipped_after, database, compacted=True).walk(), counter, facts
+        )
         skipped_before += [dataclasses.replace(s, file=after) for s in skipped_after or ()]
     report = file_report(name, format_name, measured_before, measured_after, required, skipped_lines=skipped_before)
     if gates.strict_facts:

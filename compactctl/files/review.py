@@ -122,8 +122,8 @@ def review_written(
     form = read.format
     skipped = skip_list(read.on_error)
     fmt, transcripts = load(read_source(job.source), job.source, form, skipped)
-    if fmt.selected is not None:
-        transcripts = fmt.selected(transcripts, database.session, job.source)
+    database.check_session(fmt, job.source)
+    transcripts = fmt.session_of(transcripts, database.session, job.source)
     read_back = []
     for side in sides:
         data = read_source(side.after)
@@ -131,8 +131,7 @@ def review_written(
         _, after = load(data, side.after, form, skipped_after)
         if skipped is not None:
             skipped += [dataclasses.replace(s, file=side.after) for s in skipped_after or ()]
-        if fmt.selected is not None:
-            after = fmt.selected(after, database.session, side.after)
+        after = fmt.session_of(after, database.session, side.after, compacted=True)
         if len(after) != len(transcripts):
             raise InputError(f"holds {len(after)} transcript(s), the input holds {len(transcripts)}", side.after)
         read_back.append((after, hashlib.sha256(data).hexdigest()))

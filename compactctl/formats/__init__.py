@@ -41,6 +41,7 @@ __all__ = [
     "load",
     "native_violation",
     "native_violations",
+    "opens_on_user",
 ]
 
 
@@ -111,6 +112,39 @@ class Format:
         if self.written_summary is None:
             return False
         return self.written_summary({"role": "system", "content": ""}).get("role") == "user"
+
+    def check_session(self, session: str | None, source: str) -> None:
+        """``--session`` with an input file picks a session inside a database: on any other file it
+        would be silently ignored (every conversation of the file compacted or reported), so it is refused."""
+        if session is not None and self.selected is None:
+            raise InputError(
+                f"`session` picks a session inside an Agents SDK database; this file reads as {self.name} "
+                "(for a Claude Code, Codex or Gemini CLI session, give `session` and no input files)",
+                source,
+            )
+
+    def session_of(
+        self, transcripts: list[Transcript], session: str | None, source: str, compacted: bool = False
+    ) -> list[Transcript]:
+        """The transcripts ``--session`` names in a database (all of them with none named, or in any other
+        file); ``compacted``: in a database ``compact -o`` wrote, each session's compacted copy (``ID-compacted``,
+        beside the original it copies) in the original's place where there is one, as compact measured it."""
+        if self.selected is None:
+            return transcripts
+        if compacted:
+            from compactctl.formats.agents_sqlite import COMPACTED_SUFFIX  # the one format with sessions
+
+            by_label = {t.label: t for t in transcripts}
+            if session is not None:
+                copy = session + COMPACTED_SUFFIX
+                session = copy if f"session {copy}" in by_label else session
+            else:
+
+                def is_copy(label: str) -> bool:
+                    return label.endswith(COMPACTED_SUFFIX) and label.removesuffix(COMPACTED_SUFFIX) in by_label
+
+                transcripts = [by_label.get(t.label + COMPACTED_SUFFIX, t) for t in transcripts if not is_copy(t.label)]
+        return self.selected(transcripts, session, source)
 
     @classmethod
     def of(cls, module: ModuleType) -> Format:
@@ -235,6 +269,12 @@ def carried_parts(format_name: str | None) -> Mapping[str, frozenset[str]]:
     """The part types a file read as ``format_name`` may hold beyond Chat Completions', by role."""
     fmt = FORMATS.get(format_name or "")
     return fmt.carried_parts if fmt is not None else {}
+
+
+def opens_on_user(format_name: str | None) -> bool:
+    """Whether a file read as ``format_name`` is refused by its API when it opens on the model's turn."""
+    fmt = FORMATS.get(format_name or "")
+    return fmt.opens_on_user if fmt is not None else False
 
 
 def detect(records: list[Record], path: str = "<input>") -> Format:

@@ -22,10 +22,12 @@ as summaries when it compacts again.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
 from compactctl import jsonbytes
+from compactctl.digests import uuid5
 from compactctl.errors import InputError
 from compactctl.formats.api_rules import RESPONSES_CARRIED
 from compactctl.formats.base import AutoCompact, Native, Signature, Transcript, is_unchanged, native_of, sources
@@ -283,14 +285,31 @@ def context_after(native: CodexNative, compacted: dict[str, Any]) -> list[dict[s
     return lines
 
 
+_NAMESPACE = uuid.UUID("2c4f7a5e-9b1d-4e3a-8f60-1d2c3b4a5e6f")
+NEW_ROLLOUT_TIME = "1970-01-01T00:00:00.000Z"  # no time to take from another format; the same bytes each run
+
+
 def new_rollout(messages: list[Message]) -> list[dict[str, Any]]:
-    """A rollout for messages from another format: session_meta with the system prompt, then the items."""
+    """A rollout for messages from another format: session_meta with the system prompt, then the items.
+
+    Codex 0.171 reads a rollout's session_meta only with a thread id and a timestamp (with ``"id": ""``
+    it calls the rollout empty), and resumes without a word none of the items of lines that carry no
+    ``ordinal`` and ``timestamp``: so every line has both, as Codex writes them.
+    """
     system = next((m for m in messages if m.get("role") == "system"), None)
-    meta: dict[str, Any] = {"id": "", "originator": "compactctl", "source": "exec"}
+    meta: dict[str, Any] = {
+        "id": str(uuid5(_NAMESPACE, "session")),
+        "timestamp": NEW_ROLLOUT_TIME,
+        "cwd": "",
+        "originator": "compactctl",
+        "cli_version": "",
+        "source": "exec",
+    }
     meta["base_instructions"] = {"text": content_text(system)} if system is not None else None
     rest = [m for m in messages if m is not system]
     items = [item for m in rest for item in message_items(m, None, system_role="developer")]
-    return [{"type": "session_meta", "payload": meta}, *({"type": "response_item", "payload": i} for i in items)]
+    lines = [{"type": "session_meta", "payload": meta}, *({"type": "response_item", "payload": i} for i in items)]
+    return [{"timestamp": NEW_ROLLOUT_TIME, "ordinal": n, **line} for n, line in enumerate(lines)]
 
 
 def _holding_initial_context(history: list[dict[str, Any]], native: CodexNative) -> list[dict[str, Any]]:

@@ -2,7 +2,8 @@
 
 WebSearch is a request whose only tool is the API's ``web_search`` (billed per search beside its tokens), WebFetch
 has the small fast model summarize the page (claude-haiku-4-5 on Anthropic's API). Measured on the real 2.1.332
-against the loopback fake (tests/fakes/record_server_tools.py): one request per tool result; the session's
+against the loopback fake (tests/fakes/record_server_tools.py): one request per WebSearch result and per WebFetch
+of a page it got (none for an HTTP error, a redirect to another host, a refused URL); the session's
 ``cost-state`` bills their tokens and searches, and nothing else in the file does.
 """
 
@@ -27,8 +28,9 @@ class SideRequests:
 
 
 def side_requests(values: list[dict[str, Any]]) -> SideRequests:
-    """One side request per WebSearch or WebFetch tool result with a ``toolUseResult`` (the tool ran), on any
-    branch of the file, and a WebSearch's searches (``searches_of``)."""
+    """One side request per WebSearch tool result with a ``toolUseResult`` (the tool ran) and per WebFetch result
+    whose page was summarized (``summarized``), on any branch of the file, and a WebSearch's searches
+    (``searches_of``)."""
     tools: dict[str, str] = {}  # tool_use id -> its tool's name
     calls = searches = 0
     for value in values:
@@ -42,11 +44,21 @@ def side_requests(values: list[dict[str, Any]]) -> SideRequests:
                 tools[str(block.get("id"))] = name
             elif block.get("type") == "tool_result" and isinstance(value.get("toolUseResult"), dict):
                 name = tools.get(str(block.get("tool_use_id")))
-                if name is not None:
+                if name is not None and (name != "WebFetch" or summarized(value["toolUseResult"])):
                     calls += 1
                     if name == "WebSearch":
                         searches += searches_of(value["toolUseResult"])
     return SideRequests(calls, searches)
+
+
+def summarized(fetched: dict[str, Any]) -> bool:
+    """Whether a WebFetch had the small model summarize the page: only a page it got (``code`` 2xx, a redirect on
+    the same host followed). Measured on 2.1.332 against the loopback fake: one summary request for a 200 (a 2.4 MB
+    page too, one per fetch, the same page fetched twice summarized twice), none for a 302 to another host (the
+    result says to fetch that), a 404, a 500, or a URL it refuses (``Error: Invalid URL``, a text result). A
+    result with no code (not seen) counts, as before."""
+    code = fetched.get("code")
+    return not isinstance(code, int) or 200 <= code < 300
 
 
 def searches_of(result: dict[str, Any]) -> int:

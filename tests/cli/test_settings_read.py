@@ -239,3 +239,17 @@ def test_every_option_a_command_declares_itself_is_read_by_it(command):
                     if isinstance(node, ast.FunctionDef) and node.name == command)  # fmt: skip
     used = {node.id for node in ast.walk(function) if isinstance(node, ast.Name)}
     assert [a.arg for a in [*function.args.args, *function.args.kwonlyargs] if a.arg not in used] == []
+
+
+@pytest.mark.parametrize(
+    "command, args",
+    [("compact", ["-s", "window"]), ("compact", []), ("prune", []), ("report", []), ("review", [])],
+)
+def test_session_on_a_file_that_holds_no_sessions_is_a_usage_error_not_ignored(command, args, tmp_path):
+    """--session with input files picks a session inside an Agents SDK database; on a chat file it
+    used to be dropped silently (every message compacted or reported, exit 0)."""
+    output = {"report": [], "review": ["-o", str(tmp_path / "r.html")]}.get(command, ["-o", str(tmp_path / "o.jsonl")])
+    result = runner.invoke(app, [command, str(SAMPLE), *output, "--session", "support-1", "-q", *args])
+    assert result.exit_code == EXIT_INPUT, result.output
+    assert "--session picks a session inside an Agents SDK database; this file reads as chat" in result.stderr
+    assert not (tmp_path / "o.jsonl").exists() and not (tmp_path / "r.html").exists()

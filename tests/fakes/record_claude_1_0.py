@@ -342,3 +342,32 @@ def claude_code_1_0_web_search_fixture(root: Path) -> Path:
     target = RECORDED / "claude-code-1.0.69-web-search.jsonl"
     target.write_bytes(data.replace(str(root).encode(), b"/home/user"))
     return target
+
+
+def claude_code_1_0_resume_fixture(root: Path) -> list[Path]:
+    """Claude Code 1.0.69 (``$CLAUDE_1_0``), one prompt (a Bash call, then an answer), then ``--resume`` with one
+    more: 1.0.x writes the resumed session to a NEW file under a new session id, which begins with a copy of the
+    first session's records (new uuids and sessionId, the same ``message.id``s and usage) and goes on. Three
+    requests were served; the two files hold five responses. (2.1.332's ``--resume`` appends to the same file.)"""
+    import os
+
+    from tests.fakes.clients import Client
+
+    client = Client("claude", Path(os.environ["CLAUDE_1_0"]), "1.0.69")
+    with FakeAnthropic() as fake:
+        claude = ClaudeCode(client, root, project(root), fake)
+        fake.enqueue(Reply(text="Reading.", tool_calls=(_bash("ls"),)), "Listed.")
+        first = claude.run("List the files.")
+        fake.enqueue("Nothing else.")
+        resumed = claude.run("Anything else?", resume=first)
+        assert resumed != first and not fake.errors and not fake.script, (resumed, fake.errors)
+        assert len(fake.model_calls()) == 3
+        files = [claude.session_file(first), claude.session_file(resumed)]
+        folder = RECORDED / "claude-code-1.0.69-resume"
+        folder.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name, path in zip(("first", "resumed"), files, strict=True):
+            target = folder / f"{name}.jsonl"
+            target.write_bytes(path.read_bytes().replace(str(root).encode(), b"/home/user"))
+            written.append(target)
+    return written

@@ -8,6 +8,7 @@ Kept apart from record_fixtures.py, which calls these like its own.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from tests.fakes.anthropic import FakeAnthropic, web_search_reply
 from tests.fakes.clients import ClaudeCode, Codex, require_client
@@ -98,43 +99,18 @@ def claude_code_web_fetch_fixture(root: Path) -> Path:
     ``skipWebFetchPreflight`` leaves out the domain check against claude.ai): Claude Code fetches it and has the
     small fast model (claude-haiku-4-5, as on Anthropic's API) summarize it, a request that writes no message;
     the session's ``cost-state`` bills it under its own model."""
-    import functools
-    import json
-    import ssl
-    import subprocess
-    import threading
-    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
-
     from tests.fakes.record_fixtures import _claude_print, _version, _written
 
     site = root / "site"
     site.mkdir(parents=True)
     (site / "spec.html").write_text("<html><body><h1>CSV</h1><p>Results must stay in CSV.</p></body></html>")
-    key, cert = root / "key.pem", root / "cert.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
-         "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
-        check=True, capture_output=True,
-    )  # fmt: skip
-    quiet = type("Quiet", (SimpleHTTPRequestHandler,), {"log_message": lambda *a: None})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(quiet, directory=str(site)))
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(str(cert), str(key))
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server, cert = _https_site(root, site)
     url = f"https://127.0.0.1:{server.server_address[1]}/spec.html"
-
-    class Fetching(ClaudeCode):
-        def env(self) -> dict[str, str]:
-            trusted = {"NODE_EXTRA_CA_CERTS": str(cert), "NODE_TLS_REJECT_UNAUTHORIZED": "0"}
-            return {**super().env(), **trusted, "ANTHROPIC_SMALL_FAST_MODEL": "claude-haiku-4-5"}
 
     client = require_client("claude")
     try:
         with FakeAnthropic() as fake:
-            claude = Fetching(client, root, project(root), fake)
-            (root / ".claude").mkdir(parents=True, exist_ok=True)
-            (root / ".claude" / "settings.json").write_text(json.dumps({"skipWebFetchPreflight": True}))
+            claude = _fetching(client, root, fake, cert)
             fetch = ToolCall("WebFetch", {"url": url, "prompt": "What format must results stay in?"})
             fake.enqueue(Reply(text="Fetching.", tool_calls=(fetch,)), "The page says CSV.")
             session = _claude_print(claude, f"What does {url} say?", "--allowedTools", "WebFetch", "--model",
@@ -180,3 +156,88 @@ def codex_tool_search_fixture(root: Path) -> Path:
         assert not fake.errors and not fake.script, (fake.errors, fake.script)
         data = rollout.read_bytes()
     return _written(root, data, f"codex-{_version(client.version)}-tool-search.jsonl")
+
+
+def _https_site(root: Path, site: Path, handler: type | None = None) -> tuple[Any, Path]:
+    """``site`` served over HTTPS on the loopback (a self-signed certificate for 127.0.0.1), in a thread: the
+    server (``shutdown()`` it) and the certificate."""
+    import functools
+    import ssl
+    import subprocess
+    import threading
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    key, cert = root / "key.pem", root / "cert.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+         "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    base = handler or SimpleHTTPRequestHandler
+    quiet = type("Quiet", (base,), {"log_message": lambda *a: None})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(quiet, directory=str(site)))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(str(cert), str(key))
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, cert
+
+
+def _fetching(client: Any, root: Path, fake: FakeAnthropic, cert: Path) -> ClaudeCode:
+    """Claude Code trusting the site's certificate, its small fast model claude-haiku-4-5 (as on Anthropic's API),
+    the WebFetch domain check against claude.ai left out (``skipWebFetchPreflight``)."""
+    import json
+
+    class Fetching(ClaudeCode):
+        def env(self) -> dict[str, str]:
+            trusted = {"NODE_EXTRA_CA_CERTS": str(cert), "NODE_TLS_REJECT_UNAUTHORIZED": "0"}
+            return {**super().env(), **trusted, "ANTHROPIC_SMALL_FAST_MODEL": "claude-haiku-4-5"}
+
+    (root / ".claude").mkdir(parents=True, exist_ok=True)
+    (root / ".claude" / "settings.json").write_text(json.dumps({"skipWebFetchPreflight": True}))
+    return Fetching(client, root, project(root), fake)
+
+
+def claude_code_web_fetch_outcomes_fixture(root: Path) -> Path:
+    """Four WebFetch calls in one turn on claude-opus-4-7: a page it gets (200), a 404, a redirect to another host
+    (302: the client hands the model the new URL) and a URL it refuses (``Error: Invalid URL``). Only the page it
+    got is summarized by the small fast model: one side request for four tool results (the fake served exactly
+    one claude-haiku-4-5 request)."""
+    from http.server import SimpleHTTPRequestHandler
+
+    from tests.fakes.record_fixtures import _claude_print, _version, _written
+
+    site = root / "site"
+    site.mkdir(parents=True)
+    (site / "spec.html").write_text("<html><body><p>Results must stay in CSV.</p></body></html>")
+
+    class Redirecting(SimpleHTTPRequestHandler):
+        def do_GET(self) -> None:
+            if self.path == "/moved":
+                self.send_response(302)
+                self.send_header("Location", f"https://localhost:{self.server.server_address[1]}/spec.html")
+                self.end_headers()
+                return
+            super().do_GET()
+
+    server, cert = _https_site(root, site, Redirecting)
+    base = f"https://127.0.0.1:{server.server_address[1]}"
+    client = require_client("claude")
+    try:
+        with FakeAnthropic() as fake:
+            claude = _fetching(client, root, fake, cert)
+            urls = [f"{base}/spec.html", f"{base}/missing.html", f"{base}/moved", "file:///etc/hostname"]
+            fake.enqueue(
+                *(Reply(text="Fetching.", tool_calls=(ToolCall("WebFetch", {"url": u, "prompt": "Format?"}),))
+                  for u in urls),
+                "The page says CSV; the others gave nothing.",
+            )  # fmt: skip
+            session = _claude_print(claude, "What do these pages say?", "--allowedTools", "WebFetch", "--model",
+                                    "claude-opus-4-7")  # fmt: skip
+            models = [r.body.get("model") for r in fake.requests if isinstance(r.body, dict)]
+            assert models.count("claude-haiku-4-5") == 1 and models.count("claude-opus-4-7") == 5, models
+            assert not fake.errors and not fake.script
+            data = claude.session_file(session).read_bytes()
+    finally:
+        server.shutdown()
+    return _written(root, data, f"claude-code-{_version(client.version)}-web-fetch-outcomes.jsonl")

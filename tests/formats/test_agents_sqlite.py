@@ -94,6 +94,53 @@ def test_compacted_session_is_added_under_a_new_id_and_the_sdk_reads_it(app_db: 
     assert session_items(out, "support-2-compacted") == []  # not named, not copied
 
 
+def test_report_with_session_reports_that_session_and_agrees_with_compact(app_db: Path, tmp_path: Path):
+    """report --session used to report every session of the database (and exit 0 on a name not there)."""
+    out, cli = tmp_path / "out.db", Cli()
+    args = ["--session", "support-1", "--strategy", "window", "--keep-recent", "4", "--json", "-q"]
+    compacted = orjson.loads(cli("compact", app_db, "-o", out, *args).stdout)["total"]
+    one = orjson.loads(cli("report", app_db, "--session", "support-2", "--json", "-q").stdout)["total"]
+    assert one["messages_before"] == 4  # support-2's one turn, not both sessions' 28 messages
+    pair = orjson.loads(cli("report", app_db, out, "--session", "support-1", "--json", "-q").stdout)["total"]
+    names = ("tokens_before", "tokens_after", "messages_before", "messages_after", "reduction")
+    assert {k: pair[k] for k in names} == {k: compacted[k] for k in names}  # the compacted copy, as compact said
+    assert compacted["messages_after"] == 4
+    missing = cli("report", app_db, "--session", "nope")
+    assert missing.exit_code == EXIT_INPUT and "no session 'nope' in this database" in missing.stderr
+
+
+def test_review_of_a_session_reads_its_compacted_copy_not_the_original_beside_it(app_db: Path, tmp_path: Path):
+    """review --session used to read back the original session from the database compact wrote (the copy
+    sits beside it as ID-compacted): 2,634 -> 2,634 tokens, 0 % reduction, every probe passed."""
+    out, cli = tmp_path / "out.db", Cli()
+    steps = ["--session", "support-1", "--strategy", "window", "--keep-recent", "4"]
+    compacted = orjson.loads(cli("compact", app_db, "-o", out, *steps, "--json", "-q").stdout)["total"]
+    written = cli("review", app_db, "--session", "support-1", "--compacted", out, "-o", tmp_path / "a.html", "--json")
+    made = cli("review", app_db, *steps, "-o", tmp_path / "b.html", "--json", "-q")
+    sides = [orjson.loads(done.stdout)["total"]["A"] for done in (written, made)]
+    names = ("tokens_before", "tokens_after", "messages_before", "messages_after", "reduction")
+    assert [{k: side[k] for k in names} for side in sides] == [{k: compacted[k] for k in names}] * 2
+    assert sides[0]["own_text"] == sides[1]["own_text"]
+    assert sides[0]["own_text"]["probes"]["passed"] < sides[0]["own_text"]["probes"]["total"]  # the turns cut
+
+
+def test_report_and_review_of_a_whole_database_read_each_compacted_copy_in_its_original_s_place(
+    app_db: Path, tmp_path: Path
+):
+    """report IN OUT on a database compact -o wrote used to count the originals and their copies:
+    3,073 -> 3,512 tokens (-14.3 %) where compact said 3,073 -> 878 (71.4 %)."""
+    out, cli = tmp_path / "out.db", Cli()
+    compacted = orjson.loads(cli("compact", app_db, "-o", out, "-s", "window", "--keep-recent", "4", "--json").stdout)
+    reported = orjson.loads(cli("report", app_db, out, "--json", "-q").stdout)["total"]
+    reviewed = cli("review", app_db, "--compacted", out, "-o", tmp_path / "r.html", "--json", "-q")
+    assert reviewed.exit_code == EXIT_OK, reviewed.output
+    names = ("tokens_before", "tokens_after", "messages_before", "messages_after", "reduction")
+    expected = {k: compacted["total"][k] for k in names}
+    assert expected["messages_after"] == 8  # support-1's last turn, support-2 as it was
+    assert {k: reported[k] for k in names} == expected
+    assert {k: orjson.loads(reviewed.stdout)["total"]["A"][k] for k in names} == expected
+
+
 def test_in_place_replaces_the_session_in_one_transaction_keeping_a_backup(app_db: Path):
     before = session_items(app_db, "support-1")
     cli = Cli()

@@ -147,3 +147,56 @@ def test_replay_calibrates_a_rewind_into_the_kept_messages_on_what_was_sent() ->
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=True)
     held_out = orjson.loads(done.stdout)["files"][0]["api"]["calibration"]["error"]["held_out"]
     assert held_out["calls"] == 2 and held_out["p90"] < 0.02
+
+
+# compactctl 75a24d0's `compact -s window --keep-recent 2` of the real 2.1.332 model-switch session: the records
+# after its last compact boundary open on the assistant's turn. The real 2.1.332 resuming it answers "API Error: 400
+# messages: first message must use the "user" role" (the loopback fake refuses it as the API does); report said
+# API-valid: yes.
+OPENS_ON_ASSISTANT = DATA / "claude-code-2.1.332-window-opens-on-assistant.jsonl"
+OPENING_RULE = 'the first message must use the "user" role'
+
+
+def _report_json(path: Path) -> dict:
+    from typer.testing import CliRunner
+
+    from compactctl.cli.main import app
+
+    done = CliRunner().invoke(app, ["report", str(path), "--json"])
+    return orjson.loads(done.stdout)
+
+
+def test_report_calls_a_claude_code_file_its_client_refuses_for_opening_on_the_assistant_invalid() -> None:
+    (file,) = _report_json(OPENS_ON_ASSISTANT)["files"]
+    assert file["valid_before"] is False
+    assert any(OPENING_RULE in v for v in file["violations_before"]), file["violations_before"]
+
+
+def _claude_code_files() -> list[Path]:
+    """Every Claude Code session file the real clients wrote that the tests hold, and the real transcripts."""
+    import os
+
+    from compactctl.formats import detect
+    from compactctl.formats.records import parse_records
+
+    roots = [DATA, Path(__file__).parents[1] / "recorded" / "data"]
+    if os.environ.get("COMPACTCTL_TRANSCRIPTS"):
+        roots.append(Path(os.environ["COMPACTCTL_TRANSCRIPTS"]))
+    found = []
+    for path in sorted(p for root in roots for p in root.rglob("*.json*") if p.is_file() and p != OPENS_ON_ASSISTANT):
+        try:
+            records = parse_records(path.read_bytes(), str(path))[0]
+            if records and detect(records, str(path)).name == "claude-code":
+                found.append(path)
+        except compactctl.CompactctlError:
+            continue
+    return found
+
+
+def test_no_claude_code_session_its_client_accepted_opens_on_the_assistant() -> None:
+    # Each was written (and resumed) by its own client: the opening rule must call none of them invalid.
+    files = _claude_code_files()
+    assert len(files) >= 10
+    for path in files:
+        for file in _report_json(path)["files"]:
+            assert not any(OPENING_RULE in v for v in file["violations_before"]), (path, file["violations_before"])

@@ -19,6 +19,8 @@ that; the original's request, counted with each response once, is the baseline o
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,6 +61,7 @@ from tests.fakes.scenarios import (
     gemini_session,
     project,
 )
+from tests.helpers import SAMPLES_FOLDER
 
 pytestmark = pytest.mark.clients
 
@@ -490,3 +493,103 @@ def test_clearing_the_thoughts_makes_gemini_clis_own_chat_resumable(
         return [[{k: v for k, v in p.items() if k != "thoughtSignature"} for p in c["parts"]] for c in contents]
 
     assert unsigned(history(resumed.conversation)) == unsigned(history(original.conversation))
+
+
+SAMPLE_CHAT = SAMPLES_FOLDER / "coding-agent.jsonl"
+
+
+# --- another format converted: the client resumes it with the whole history ----------------------
+
+
+def test_codex_resumes_a_chat_converted_to_codex_with_every_item(tmp_path: Path) -> None:
+    # Codex 0.171 called a rollout with ``"id": ""`` empty, and resumed lines without an ordinal and a
+    # timestamp silently as nothing: the model got the new prompt alone.
+    client = require_client("codex")
+    out = tmp_path / "converted.jsonl"
+    compacted = run_compactctl(SAMPLE_CHAT, out, ["compact", "-s", "window", "--keep-recent", "4", "--to", "codex"])
+    meta = json.loads(compacted.data.splitlines()[0])["payload"]
+    sessions = tmp_path / "home" / ".codex" / "sessions" / "1970" / "01" / "01"
+    sessions.mkdir(parents=True)
+    (sessions / f"rollout-1970-01-01T00-00-00-{meta['id']}.jsonl").write_bytes(compacted.data)
+    (tmp_path / "work").mkdir()
+    with FakeResponses() as fake:
+        fake.enqueue("Resumed.")
+        Codex(client, tmp_path / "home", tmp_path / "work", fake).run("go on", resume=meta["id"])
+        (sent,) = fake.model_calls()
+    assert not fake.errors
+    written = [json.loads(line)["payload"] for line in compacted.data.splitlines()[1:]]
+    resumed = [item for item in sent["input"] if _same_item(item, written)]
+    assert len(resumed) == len(written) >= 4
+    instructions = sent["input"][0]
+    assert instructions["role"] == "developer" and content_text(instructions) == meta["base_instructions"]["text"]
+
+
+def _sent_texts(conversation: list[dict[str, Any]]) -> list[str]:
+    """Every text the request carries (Anthropic blocks or Gemini parts), stripped: Claude Code joins a
+    run of user messages into one, each text but the last with a line break added."""
+    found = []
+    for entry in conversation:
+        for part in entry.get("content") or entry.get("parts") or []:
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                found.append(part["text"].strip())
+    return found
+
+
+def test_claude_code_resumes_a_chat_converted_to_claude_code_with_every_message(tmp_path: Path) -> None:
+    client = require_client("claude")
+    work = tmp_path / "work"
+    work.mkdir()
+    compacted = run_compactctl(
+        SAMPLE_CHAT, tmp_path / "c.jsonl", ["compact", "-s", "window", "--keep-recent", "4", "--to", "claude-code"]
+    )
+    records = [json.loads(line) for line in compacted.data.splitlines()]
+    session = records[0]["sessionId"]
+    project = tmp_path / "home" / ".claude" / "projects" / re.sub(r"[^a-zA-Z0-9]", "-", str(work))
+    project.mkdir(parents=True)
+    (project / f"{session}.jsonl").write_bytes(compacted.data)
+    with FakeAnthropic() as fake:
+        fake.enqueue("Resumed.")
+        ClaudeCode(client, tmp_path / "home", work, fake).run("go on", resume=session)
+        (sent,) = fake.model_calls()
+    assert not fake.errors
+    messages = [r["message"] for r in records if isinstance(r.get("message"), dict)]
+    written = [part["text"] for message in messages for part in _parts(message) if isinstance(part.get("text"), str)]
+    missing = [text for text in written if text.strip() not in _sent_texts(sent["messages"])]
+    assert written and not missing, missing
+
+
+def test_gemini_cli_resumes_a_chat_converted_to_gemini_with_every_message(tmp_path: Path) -> None:
+    client = require_client("gemini")
+    work = tmp_path / "work"
+    work.mkdir()
+    compacted = run_compactctl(
+        SAMPLE_CHAT, tmp_path / "g.jsonl", ["compact", "-s", "window", "--keep-recent", "4", "--to", "gemini"]
+    )
+    lines = [json.loads(line) for line in compacted.data.splitlines()]
+    session = lines[0]["sessionId"]
+    with FakeGemini() as fake:
+        fake.enqueue("first")
+        gemini = Gemini(client, tmp_path / "home", work, fake)
+        gemini.run("hello")  # the client makes the project's chats folder
+        chats = gemini.chats()[0].parent
+        (chats / f"session-1970-01-01T00-00-{session[:8]}.jsonl").write_bytes(compacted.data)
+        fake.enqueue("Resumed.")
+        gemini.run("go on", resume=session)
+        sent = fake.model_calls()[-1]
+    assert not fake.errors
+    written = [part["text"] for line in lines[1:] for part in _parts(line) if isinstance(part.get("text"), str)]
+    missing = [text for text in written if text.strip() not in _sent_texts(sent["contents"])]
+    assert written and not missing, missing
+
+
+def _parts(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """A written record's content as parts: Claude Code's and Gemini CLI's records hold a text or a list."""
+    content = record.get("content")
+    if isinstance(content, str):
+        return [{"text": content}]
+    return [part for part in content or [] if isinstance(part, dict)]
+
+
+def _same_item(sent: dict[str, Any], written: list[dict[str, Any]]) -> bool:
+    """Codex adds ids and metadata to the items it sends; every key the rollout wrote is sent as written."""
+    return any(all(sent.get(key) == value for key, value in item.items()) for item in written)

@@ -241,6 +241,10 @@ def test_claude_codes_web_searches_are_billed_per_search():
 
 
 WEB_FETCH = REAL_CLIENTS / "claude-code-2.1.332-web-fetch.jsonl"
+# Four WebFetch results in one turn: a page it got (200), a 404, a redirect to another host, a refused URL; the fake
+# served five calls on claude-opus-4-7 and one page summary on claude-haiku-4-5
+# (record_server_tools.claude_code_web_fetch_outcomes_fixture).
+WEB_FETCH_OUTCOMES = REAL_CLIENTS / "claude-code-2.1.332-web-fetch-outcomes.jsonl"
 
 
 def test_a_side_request_on_another_model_is_billed_at_that_models_price():
@@ -275,6 +279,8 @@ def test_a_side_request_on_another_model_is_billed_at_that_models_price():
         # The call that asks for WebFetch, the page summary on claude-haiku-4-5, the answer (the fake served the
         # models [opus, haiku, opus]: tests/fakes/record_server_tools.claude_code_web_fetch_fixture).
         (WEB_FETCH, 2, 3),
+        # Only the page it got was summarized: 1 side request, not one per WebFetch result (4 before).
+        (WEB_FETCH_OUTCOMES, 5, 6),
     ],
 )
 def test_the_bill_counts_the_side_requests_it_bills(path: Path, messages: int, served: int):
