@@ -365,6 +365,17 @@ def test_codexs_hosted_web_searches_are_billed_per_call():
     assert bill["cost"] - tokens_alone == pytest.approx(0.03, rel=1e-6)
 
 
+def test_the_estimates_json_compares_with_the_bill_make_the_same_searches():
+    """--json's ``recorded_estimate_cost`` and ``baseline_estimate_cost`` are what ``live_thread_bill_cost`` is
+    compared with (bench/calibration.py); they billed the tokens alone, 22.7 % under that bill on this rollout,
+    all of it the three searches' fee."""
+    result = CliRunner().invoke(app, ["replay", str(CODEX_SEARCH), "-t", "100000", "--json", "-q"])
+    (entry,) = orjson.loads(result.stdout)["files"]
+    api = entry["api"]
+    for estimate in ("recorded_estimate_cost", "baseline_estimate_cost"):
+        assert api[estimate] == pytest.approx(api["live_thread_bill_cost"], rel=0.01), estimate
+
+
 CODEX_WRITES = REAL_CLIENTS / "codex-0.171.0-cache-writes.jsonl"
 
 
