@@ -377,20 +377,14 @@ def replay_recorded(
         bills[0] = with_extra(bills[0], off.usage, off.cost, off.calls)
         unknown |= off.unpriced
     basis = [ESTIMATE if estimated else BILL, *(ESTIMATE for _ in grid)]
-    # Web searches are made whatever the setting: a simulated row bills the live thread's searches as the bill does.
+    # Web searches are made whatever the setting: simulated rows and --json's estimates bill them as the bill does.
     searches = sum(c.usage.web_searches for x in session.contexts for c in x.calls[copied_prefix(x) :] if c.usage)
     searches += session.unpaired.web_searches if session.unpaired else 0
-    # At the session's first priced model, as unpaired calls; a price no source lists (an unpriced model, a team row
-    # with no per-search price) is unknown, never a computed $0.
+    # At the session's first priced model, as unpaired calls; a per-search price no source lists is unknown, not $0.
     search_price = main.web_search if main is not None and main.web_search > 0 else None
     fee = searches * search_price if search_price is not None else 0.0
     rows = [with_extra(r, ApiUsage(0), fee) if b == ESTIMATE and fee else r for r, b in zip(rows, basis, strict=True)]
-    # The estimates --json compares with the bill bill those searches too (without, a Codex rollout with three
-    # searches was estimated 22.7 % under its bill, all of it the fee).
-    baseline_estimate, recorded_estimate = (
-        with_extra(row, ApiUsage(0), fee) if fee else row
-        for row in (aggregate([[row] for row in estimates])[0], aggregate([[row] for row in recorded_estimates])[0])
-    )
+    sums = [with_extra(aggregate([[r] for r in rs])[0], ApiUsage(0), fee) for rs in (estimates, recorded_estimates)]
     if compacted:
         rows.insert(1, aggregate([[row] for row in recorded_rows])[0])
         basis.insert(1, BILL)
@@ -465,8 +459,8 @@ def replay_recorded(
         rows,
         basis,
         calibration,
-        baseline_estimate,
-        recorded_estimate,
+        sums[0],  # baseline_estimate
+        sums[1],  # recorded_estimate
         aggregate([[row] for row in bills])[0],
         tuple(notes),
         sum(len(context.compactions) for context in session.contexts),
