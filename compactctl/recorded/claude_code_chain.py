@@ -19,6 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from compactctl.formats.claude_code import preserved_relinks, relinked_parent
+
 SYNTHETIC_MODEL = "<synthetic>"
 
 
@@ -70,7 +72,8 @@ class Index:
     # Claude Code 2.1+ writes, with each attachment it sends, the text it sent (``rendered``); in a
     # file that has it, an attachment without it (``prompt_snapshot``, ``session_context``) is never sent.
     renders_attachments: bool = False
-    relinks: dict[int, tuple[int, int]] | None = None  # built at the first parent() asked
+    # Per record a partial compaction kept: that compaction's boundary and summary (``preserved_relinks``).
+    relinks: dict[int, tuple[int, int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.renders_attachments = any(v.get("type") == "attachment" and "rendered" in v for v in self.values)
@@ -82,6 +85,7 @@ class Index:
             for call_id in result_ids(value):
                 if isinstance(call_id, str):  # a tool_use_id of another type answers no call
                     self.results.setdefault(call_id, position)
+        self.relinks = preserved_relinks(self.values, self.by_uuid)
 
     def copied_from(self, message_id: str) -> str | None:
         """The session that made this response, where it is not this file's own (a fork's copy)."""
@@ -91,10 +95,6 @@ class Index:
     def parent(self, index: int) -> int | None:
         """The record before ``index`` as the client sends it (after a partial compaction's summary where
         ``index`` hangs off a record that compaction kept: ``formats.claude_code.preserved_relinks``)."""
-        from compactctl.formats.claude_code import preserved_relinks, relinked_parent
-
-        if self.relinks is None:
-            self.relinks = preserved_relinks(self.values, self.by_uuid)
         return relinked_parent(self.values, self.by_uuid, self.relinks, index)
 
 

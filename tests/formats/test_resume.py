@@ -505,16 +505,14 @@ def test_codex_resumes_a_chat_converted_to_codex_with_every_item(tmp_path: Path)
     # Codex 0.171 called a rollout with ``"id": ""`` empty, and resumed lines without an ordinal and a
     # timestamp silently as nothing: the model got the new prompt alone.
     client = require_client("codex")
-    out = tmp_path / "converted.jsonl"
-    compacted = run_compactctl(SAMPLE_CHAT, out, ["compact", "-s", "window", "--keep-recent", "4", "--to", "codex"])
+    work, compacted = _converted(tmp_path, "codex")
     meta = json.loads(compacted.data.splitlines()[0])["payload"]
     sessions = tmp_path / "home" / ".codex" / "sessions" / "1970" / "01" / "01"
     sessions.mkdir(parents=True)
     (sessions / f"rollout-1970-01-01T00-00-00-{meta['id']}.jsonl").write_bytes(compacted.data)
-    (tmp_path / "work").mkdir()
     with FakeResponses() as fake:
         fake.enqueue("Resumed.")
-        Codex(client, tmp_path / "home", tmp_path / "work", fake).run("go on", resume=meta["id"])
+        Codex(client, tmp_path / "home", work, fake).run("go on", resume=meta["id"])
         (sent,) = fake.model_calls()
     assert not fake.errors
     written = [json.loads(line)["payload"] for line in compacted.data.splitlines()[1:]]
@@ -522,6 +520,14 @@ def test_codex_resumes_a_chat_converted_to_codex_with_every_item(tmp_path: Path)
     assert len(resumed) == len(written) >= 4
     instructions = sent["input"][0]
     assert instructions["role"] == "developer" and content_text(instructions) == meta["base_instructions"]["text"]
+
+
+def _converted(tmp_path: Path, to: str) -> tuple[Path, Compacted]:
+    """The sample chat's window converted to a client's format, and the folder the client runs in."""
+    work = tmp_path / "work"
+    work.mkdir()
+    args = ["compact", "-s", "window", "--keep-recent", "4", "--to", to]
+    return work, run_compactctl(SAMPLE_CHAT, tmp_path / f"converted-{to}.jsonl", args)
 
 
 def _sent_texts(conversation: list[dict[str, Any]]) -> list[str]:
@@ -537,11 +543,7 @@ def _sent_texts(conversation: list[dict[str, Any]]) -> list[str]:
 
 def test_claude_code_resumes_a_chat_converted_to_claude_code_with_every_message(tmp_path: Path) -> None:
     client = require_client("claude")
-    work = tmp_path / "work"
-    work.mkdir()
-    compacted = run_compactctl(
-        SAMPLE_CHAT, tmp_path / "c.jsonl", ["compact", "-s", "window", "--keep-recent", "4", "--to", "claude-code"]
-    )
+    work, compacted = _converted(tmp_path, "claude-code")
     records = [json.loads(line) for line in compacted.data.splitlines()]
     session = records[0]["sessionId"]
     project = tmp_path / "home" / ".claude" / "projects" / re.sub(r"[^a-zA-Z0-9]", "-", str(work))
@@ -560,11 +562,7 @@ def test_claude_code_resumes_a_chat_converted_to_claude_code_with_every_message(
 
 def test_gemini_cli_resumes_a_chat_converted_to_gemini_with_every_message(tmp_path: Path) -> None:
     client = require_client("gemini")
-    work = tmp_path / "work"
-    work.mkdir()
-    compacted = run_compactctl(
-        SAMPLE_CHAT, tmp_path / "g.jsonl", ["compact", "-s", "window", "--keep-recent", "4", "--to", "gemini"]
-    )
+    work, compacted = _converted(tmp_path, "gemini")
     lines = [json.loads(line) for line in compacted.data.splitlines()]
     session = lines[0]["sessionId"]
     with FakeGemini() as fake:
