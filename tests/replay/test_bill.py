@@ -41,7 +41,11 @@ def _when(value: Any) -> dt.datetime | None:
 def _price(model: str, provider: str, when: dt.datetime | None, **usage: int) -> float:
     from genai_prices import Usage, calc_price
 
-    return float(calc_price(Usage(**usage), model, provider_id=provider, genai_request_timestamp=when).total_price)
+    from compactctl.tokens import bare_model
+
+    # A gateway's spelling (``openai/gpt-5.5``) is the maker's list price, which genai-prices lists without the prefix.
+    counts = Usage(**usage)
+    return float(calc_price(counts, bare_model(model), provider_id=provider, genai_request_timestamp=when).total_price)
 
 
 def anthropic_counts(usage: dict[str, Any]) -> dict[str, int]:
