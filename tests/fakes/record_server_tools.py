@@ -241,3 +241,112 @@ def claude_code_web_fetch_outcomes_fixture(root: Path) -> Path:
     finally:
         server.shutdown()
     return _written(root, data, f"claude-code-{_version(client.version)}-web-fetch-outcomes.jsonl")
+
+
+def gemini_compress_and_saved_chat(gemini: Any, fake: Any) -> str:
+    """The interactive Gemini CLI (on a pseudo-terminal): a turn that reads a file, ``/compress`` (its two
+    compressor calls, recorded nowhere), ``/chat save snap``, a turn, ``/chat resume snap`` (the saved, compressed
+    history loaded in place of the chat's), a turn; the session id."""
+    from tests.fakes.terminal import Terminal
+
+    gemini.configure()
+    known = set(gemini.chats())
+    screen = Terminal([str(gemini.client.binary), "--yolo"], gemini.cwd, gemini.env())
+    try:
+        screen.wait_for(lambda: b"Type your message" in screen.screen)
+        served = len(fake.served)
+
+        def turn(line: str, calls: int) -> None:
+            screen.type(line)
+            screen.wait_for(lambda: len(fake.served) >= served + calls)
+
+        fake.enqueue(Reply(text="Reading.", tool_calls=(ToolCall("read_file", {"file_path": "notes.txt"}),)),
+                     "The notes say results must stay in CSV.")  # fmt: skip
+        turn("What do the notes say?", 2)
+        turn("/compress", 4)  # the summary and its check
+        screen.type("/chat save snap")
+        screen.wait_for(lambda: any(gemini.home.glob(".gemini/tmp/*/checkpoint-snap.json")))
+        fake.enqueue("After the compression: CSV.")
+        turn("Anything else?", 5)
+        chat = next(iter(set(gemini.chats()) - known))
+
+        def lists() -> int:  # the chat's message lists set whole: the load writes one
+            return chat.read_bytes().count(b'{"$set":{"messages"')
+
+        loaded = lists() + 1
+        screen.type("/chat resume snap")
+        screen.wait_for(lambda: lists() >= loaded, 30)
+        fake.enqueue("From the saved chat: CSV.")
+        turn("And now?", 6)
+        screen.type("/quit")
+        screen.wait_for(lambda: screen.process.poll() is not None, 30)
+    finally:
+        screen.close()
+    (chat,) = set(gemini.chats()) - known
+    return str(__import__("json").loads(chat.read_bytes().splitlines()[0])["sessionId"])
+
+
+def gemini_compress_chat_resume_fixture(root: Path) -> Path:
+    """Gemini CLI 0.61 on gemini-3.1-pro-preview, interactive: ``/compress``, ``/chat save``, ``/chat resume``."""
+    from tests.fakes.clients import Gemini
+    from tests.fakes.gemini import FakeGemini
+    from tests.fakes.record_fixtures import _version, _written
+
+    client = require_client("gemini")
+    with FakeGemini() as fake:
+        gemini = Gemini(client, root, project(root), fake, {"model": {"name": "gemini-3.1-pro-preview"}})
+        session = gemini_compress_and_saved_chat(gemini, fake)
+        assert not fake.errors and not fake.script, (fake.errors, fake.script)
+        data = gemini.chat(session).read_bytes()
+    return _written(root, data, f"gemini-cli-{_version(client.version)}-compress-chat-resume.jsonl")
+
+
+def claude_code_subagent_web_fetch_fixture(root: Path) -> Path:
+    """A subagent (the Agent tool, ``run_in_background`` false) on claude-opus-4-7 fetches a page it gets (200:
+    the small model's summary, a side request of its own) and one it does not (404): the subagent's file writes
+    its tool results with no ``toolUseResult``; the session's cost-state bills the summary (the fake served 5 opus
+    calls and 1 claude-haiku-4-5)."""
+    import shutil
+
+    from tests.fakes.record_fixtures import OUT, _claude_print, _version
+
+    site = root / "site"
+    site.mkdir(parents=True)
+    (site / "spec.html").write_text("<html><body><p>Results must stay in CSV.</p></body></html>")
+    server, cert = _https_site(root, site)
+    base = f"https://127.0.0.1:{server.server_address[1]}"
+    client = require_client("claude")
+    try:
+        with FakeAnthropic() as fake:
+            claude = _fetching(client, root, fake, cert)
+            fake.enqueue(*subagent_fetches(base), "The subagent says the page asks for CSV.")
+            session = _claude_print(claude, "Have a subagent fetch the two pages.", "--allowedTools",
+                                    "Agent WebFetch", "--model", "claude-opus-4-7")  # fmt: skip
+            models = [r.body.get("model") for r in fake.requests if isinstance(r.body, dict)]
+            assert models.count("claude-haiku-4-5") == 1 and models.count("claude-opus-4-7") == 5, models
+            assert not fake.errors and not fake.script
+            main_file = claude.session_file(session)
+            out = OUT / f"claude-code-{_version(client.version)}-subagent-web-fetch"
+            shutil.rmtree(out, ignore_errors=True)
+            (out / session / "subagents").mkdir(parents=True)
+            for source in [main_file, *sorted((main_file.with_suffix("") / "subagents").glob("*.jsonl"))]:
+                target = out / source.relative_to(main_file.parent)
+                target.write_bytes(source.read_bytes().replace(str(root).encode(), b"/home/user"))
+    finally:
+        server.shutdown()
+    return out
+
+
+def subagent_fetches(base: str) -> tuple[Reply, ...]:
+    """A subagent that fetches ``base``/spec.html (200) and ``base``/missing.html (404), then answers: the main
+    thread waits for it (``run_in_background`` false), so the replies go in this order."""
+    task = {"description": "Fetch", "prompt": f"Fetch {base}/spec.html and {base}/missing.html.",
+            "subagent_type": "general-purpose", "run_in_background": False}  # fmt: skip
+    pages = ("spec.html", "missing.html")
+    fetch = [ToolCall("WebFetch", {"url": f"{base}/{page}", "prompt": "Format?"}) for page in pages]
+    return (
+        Reply(text="Delegating.", tool_calls=(ToolCall("Agent", task),)),
+        Reply(text="Fetching.", tool_calls=(fetch[0],)),
+        Reply(text="And the other.", tool_calls=(fetch[1],)),
+        Reply(text="The first page says CSV; the second is missing."),
+    )
