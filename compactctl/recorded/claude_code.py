@@ -59,7 +59,7 @@ from compactctl.recorded.claude_code_chain import (
     uuid_of,
 )
 from compactctl.recorded.claude_code_files import changed_file_reminders, logs_own_attachments
-from compactctl.recorded.claude_code_side import side_requests
+from compactctl.recorded.claude_code_side import SideRequests, side_requests
 from compactctl.transcript import Message
 
 NAME = "claude-code"
@@ -343,9 +343,12 @@ def read(records: list[Record], path: str) -> RecordedSession:
     walked |= {m for m in index.responses if index.copied_from(m) is not None}
     contexts = [c for c in contexts if c.calls or c.messages]
     off_thread = tuple(_off_thread_calls(index, walked))
-    for name, subagent in _subagent_sessions(path):
+    requests = side_requests(values)
+    for name, subagent, asked in _subagent_sessions(path):
         contexts += [dataclasses.replace(c, label=f"subagent {name}") for c in subagent.contexts if c.calls]
         off_thread += subagent.off_thread
+        # A subagent's WebFetch and WebSearch requests are billed in the session's cost-state, as its own are.
+        requests = SideRequests(requests.calls + asked.calls, requests.searches + asked.searches)
     by_model = usage_by_model(values)  # the last cost-state, read once: the total and the side requests' models
     reported = sum(by_model.values(), ApiUsage(0)) if by_model else None
     paired = RecordedSession(NAME, contexts, off_thread=off_thread).usage_total()
@@ -373,7 +376,6 @@ def read(records: list[Record], path: str) -> RecordedSession:
     side = tuple((m, u) for m, u in by_model.items() if m not in named) if unpaired else ()
     # WebSearch's and WebFetch's own requests write no message; where the cost-state's remainder bills them they
     # are billed calls, counted with the bill's (their usage is in ``unpaired``).
-    requests = side_requests(values)
     side_calls = requests.calls if unpaired is not None else 0
     stood_in = 0
     if not by_model and not copied and requests.searches:
@@ -453,8 +455,9 @@ def _off_thread_calls(index: Index, walked: set[str]) -> list[RecordedCall]:
     return calls
 
 
-def _subagent_sessions(path: str) -> list[tuple[str, RecordedSession]]:
-    """The subagents' own files (``<session>/subagents/agent-*.jsonl``) beside a session file, read."""
+def _subagent_sessions(path: str) -> list[tuple[str, RecordedSession, SideRequests]]:
+    """The subagents' own files (``<session>/subagents/agent-*.jsonl``) beside a session file, read, with the side
+    requests their tool results show."""
     from pathlib import Path
 
     from compactctl.formats.records import parse_records
@@ -468,7 +471,8 @@ def _subagent_sessions(path: str) -> list[tuple[str, RecordedSession]]:
             records = parse_records(file.read_bytes(), str(file))[0]
         except (OSError, InputError):
             continue  # a subagent file that does not read is left out, not the session
-        found.append((file.stem.removeprefix("agent-"), read(records, str(file))))
+        asked = side_requests([r.value for r in records if isinstance(r.value, dict)])
+        found.append((file.stem.removeprefix("agent-"), read(records, str(file)), asked))
     return found
 
 

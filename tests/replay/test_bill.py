@@ -301,6 +301,27 @@ def test_the_bill_counts_the_side_requests_it_bills(path: Path, messages: int, s
     assert any(f"{served - messages} side request(s)" in note for note in entry["api"]["notes"])
 
 
+# A subagent (run_in_background false) fetches a page it gets (200) and a 404; the fake served five calls on
+# claude-opus-4-7 (two of the main thread, three of the subagent) and one page summary on claude-haiku-4-5
+# (record_server_tools.claude_code_subagent_web_fetch_fixture).
+SUBAGENT_WEB_FETCH = REAL_CLIENTS / "claude-code-2.1.332-subagent-web-fetch"
+
+
+def test_a_subagents_web_fetch_is_a_side_request_of_the_bill():
+    """The subagent's file writes its tool results with no toolUseResult (no ``code``): its WebFetch of a page it
+    got is told by the result's text. The cost-state billed the summary all along; the bill counted 5 of its 6
+    calls (side_requests 0) before."""
+    (main,) = SUBAGENT_WEB_FETCH.glob("*.jsonl")
+    (agent,) = SUBAGENT_WEB_FETCH.glob("*/subagents/agent-*.jsonl")
+    assert not any("toolUseResult" in r for r in _records(agent))
+    state = [r for r in _records(main) if r["type"] == "cost-state"][-1]
+    result = CliRunner().invoke(app, ["replay", str(main), "-t", "100000", "--json", "-q"])
+    (entry,) = orjson.loads(result.stdout)["files"]
+    bill = next(row for row in entry["settings"] if row["basis"] == "bill")
+    assert (bill["calls"], entry["api"]["side_requests"]) == (6, 1)
+    assert bill["cost"] == pytest.approx(state["totalCostUSD"], rel=1e-6)
+
+
 def _search_notes(path: Path, *flags: str) -> list[str]:
     result = CliRunner().invoke(app, ["replay", str(path), "-t", "100000", "--json", "-q", *flags])
     assert result.exit_code == 0, result.output
