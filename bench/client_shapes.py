@@ -26,6 +26,8 @@ a subagent's WebSearch; ``--output-format stream-json --include-partial-messages
 200k on claude-sonnet-4-6 (the client auto-compacts). Codex a manual compaction (the TUI's /compact, through
 ``codex app-server``'s ``thread/compact/start``) between effort changes and a switch to gpt-5.4-mini; images with
 ``-i`` and ``view_image``; a custom provider (a gateway) naming ``openai/gpt-5.5``.
+
+The fifth sweep (``--only claude5|codex5|gemini5``): bench/client_shapes_fifth.py.
 """
 
 from __future__ import annotations
@@ -722,7 +724,8 @@ def review_and_eval(made: ca.Made) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--keep", type=Path)
-    parser.add_argument("--only", choices=("claude", "codex", "claude3", "codex3", "gemini3", "claude4", "codex4"))
+    sweeps = ("claude", "codex", "claude3", "codex3", "gemini3", "claude4", "codex4", "claude5", "codex5", "gemini5")
+    parser.add_argument("--only", choices=sweeps)
     args = parser.parse_args()
     from compactctl.strategies import STRATEGIES
 
@@ -745,6 +748,14 @@ def main() -> None:
             made += claude_fourth_sweep(Path(homes) / "claude4", out)
         if args.only in (None, "codex4"):
             made += codex_fourth_sweep(Path(homes) / "codex4", out)
+        from bench import client_shapes_fifth as sweep5
+
+        if args.only in (None, "claude5"):
+            made += sweep5.claude_fifth_sweep(Path(homes) / "claude5", out)
+        if args.only in (None, "codex5"):
+            made += sweep5.codex_fifth_sweep(Path(homes) / "codex5", out)
+        if args.only in (None, "gemini5"):
+            made += sweep5.gemini_fifth_sweep(Path(homes) / "gemini5", out)
     for session in made:
         print("\n".join(ca.audit(session, sorted(STRATEGIES)) + review_and_eval(session)), flush=True)
 
