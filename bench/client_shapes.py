@@ -41,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -605,8 +606,18 @@ def claude_fourth_sweep(root: Path, out: Path) -> list[ca.Made]:
 
 
 def _compact_by_app_server(codex: Codex, thread: str) -> None:
-    """The manual compaction of ``thread`` (the TUI's /compact): ``thread/compact/start`` to ``codex app-server``
-    on stdio, waited for until its contextCompaction item completes."""
+    """The manual compaction of ``thread`` (the TUI's /compact): ``thread/compact/start`` to ``codex app-server``,
+    waited for until its contextCompaction item completes."""
+
+    def compacted(m: dict[str, Any]) -> bool:
+        return m.get("method") == "item/completed" and m["params"]["item"]["type"] == "contextCompaction"
+
+    app_server(codex, thread, "thread/compact/start", {}, compacted)
+
+
+def app_server(codex: Codex, thread: str, method: str, params: dict[str, Any], done: Any = None) -> dict[str, Any]:
+    """One request of ``codex app-server`` on stdio about ``thread`` (resumed first): its answer, after the
+    message ``done`` accepts where given (a notification of the work it started)."""
     import select
     import time
 
@@ -622,26 +633,33 @@ def _compact_by_app_server(codex: Codex, thread: str) -> None:
         server.stdin.write(json.dumps(message) + "\n")
         server.stdin.flush()
 
-    def until(done: object) -> None:
-        assert server.stdout and callable(done)
-        end = time.time() + 120
-        while time.time() < end:
+    def until(n: int, then: Any = None) -> dict[str, Any]:
+        """The answer to request ``n``, once ``then`` (if given) accepted a message, whichever comes first."""
+        assert server.stdout
+        answer, waiting, end = None, then is not None, time.time() + 120
+        while time.time() < end and (answer is None or waiting):
             if select.select([server.stdout], [], [], 1)[0]:
                 line = server.stdout.readline()
                 assert line, "app-server closed its output"
-                if done(json.loads(line)):
-                    return
-        raise TimeoutError("app-server")
+                message = json.loads(line)
+                if message.get("id") == n:
+                    assert "error" not in message, message
+                    answer = dict(message)
+                waiting = waiting and not then(message)
+        if answer is None or waiting:
+            raise TimeoutError("app-server")
+        return answer
 
     try:
         send({"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "client-shapes", "version": "0"}}})
-        until(lambda m: m.get("id") == 1)
+        until(1)
         send({"method": "initialized"})
         send({"id": 2, "method": "thread/resume", "params": {"threadId": thread}})
-        until(lambda m: m.get("id") == 2)
-        send({"id": 3, "method": "thread/compact/start", "params": {"threadId": thread}})
-        until(lambda m: m.get("method") == "item/completed" and m["params"]["item"]["type"] == "contextCompaction")
+        until(2)
+        send({"id": 3, "method": method, "params": {"threadId": thread, **params}})
+        answer = until(3, done)
         time.sleep(1)  # its rollout lines written
+        return answer
     finally:
         server.terminate()
         server.wait()

@@ -10,16 +10,11 @@ client (driven on a pseudo-terminal).
 
 from __future__ import annotations
 
-import json
-import select
 import shutil
-import subprocess
-import time
 from pathlib import Path
-from typing import Any
 
 import bench.client_audit as ca
-from bench.client_shapes import _compact_by_app_server, _made
+from bench.client_shapes import _compact_by_app_server, _made, app_server
 from tests.fakes.anthropic import FakeAnthropic
 from tests.fakes.clients import Codex, Gemini, _run, require_client
 from tests.fakes.gemini import FakeGemini
@@ -88,40 +83,6 @@ def claude_fifth_sweep(root: Path, out: Path) -> list[ca.Made]:
     return made
 
 
-def _app_server(codex: Codex, thread: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
-    """One request of ``codex app-server`` on stdio about ``thread`` (resumed first): its answer."""
-    codex.configure()
-    server = subprocess.Popen(
-        [str(codex.client.binary), "app-server"], cwd=codex.cwd, env=codex.env(), stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-    )  # fmt: skip
-    assert server.stdin and server.stdout
-
-    def ask(n: int, name: str, given: dict[str, Any]) -> dict[str, Any]:
-        assert server.stdin and server.stdout
-        server.stdin.write(json.dumps({"id": n, "method": name, "params": given}) + "\n")
-        server.stdin.flush()
-        end = time.time() + 60
-        while time.time() < end:
-            if select.select([server.stdout], [], [], 1)[0]:
-                answer = json.loads(server.stdout.readline())
-                if answer.get("id") == n:
-                    assert "error" not in answer, answer
-                    return dict(answer)
-        raise TimeoutError(name)
-
-    try:
-        ask(1, "initialize", {"clientInfo": {"name": "client-shapes", "version": "0"}})
-        server.stdin.write(json.dumps({"method": "initialized"}) + "\n")
-        ask(2, "thread/resume", {"threadId": thread})
-        answer = ask(3, method, {"threadId": thread, **params})
-        time.sleep(1)  # its rollout written
-        return answer
-    finally:
-        server.terminate()
-        server.wait()
-
-
 def codex_fifth_sweep(root: Path, out: Path) -> list[ca.Made]:
     client = require_client("codex")
     made: list[ca.Made] = []
@@ -141,7 +102,7 @@ def codex_fifth_sweep(root: Path, out: Path) -> list[ca.Made]:
         fake.enqueue(Reply(thinking="From the summary.", text="After /compact: CSV."))
         codex.run("Still CSV?", resume=thread)
         turns = [r["payload"]["turn_id"] for r in ca._records(rollout) if r.get("type") == "turn_context"]
-        _app_server(codex, thread, "thread/revert", {"beforeTurnId": turns[-1]})
+        app_server(codex, thread, "thread/revert", {"beforeTurnId": turns[-1]})
         fake.enqueue("After the revert: CSV.")
         codex.configure()
         _run([str(client.binary), "exec", "--skip-git-repo-check", "resume", "--last", "And after the revert?"],
