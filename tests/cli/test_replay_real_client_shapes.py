@@ -291,3 +291,29 @@ def test_two_claude_code_2_sessions_of_one_fake_script_are_two_bills(tmp_path):
     together = _replayed(tmp_path)["total"]["settings"][0]
     assert together["calls"] == sum(row["calls"] for row in alone)
     assert together["cost"] == pytest.approx(sum(row["cost"] for row in alone))
+
+
+RESUME_CHAIN_1_0 = Path(__file__).parents[1] / "recorded" / "data" / "claude-code-1.0.69-resume-chain"
+SERVED_IN_THE_CHAIN = 0.212121  # the five responses the fake served
+
+
+def test_a_resume_of_a_resume_bills_each_call_in_the_file_that_made_it():
+    """1.0.69 resumed twice: the second file copies the first's 2 calls, the third the first's and the second's
+    own (4): 11 responses in the folder for the 5 served (11 calls, $0.465618 before)."""
+    assert _bill(RESUME_CHAIN_1_0) == (5, pytest.approx(SERVED_IN_THE_CHAIN))
+    report = _replayed(RESUME_CHAIN_1_0)
+    none, threshold = report["total"]["settings"]
+    assert (none["calls"], threshold["calls"]) == (5, 5)
+    assert none["cost"] == pytest.approx(SERVED_IN_THE_CHAIN)
+    files = {Path(f["file"]).name: f for f in report["files"]}
+    assert {name: f["settings"][0]["calls"] for name, f in files.items()} == {
+        "first.jsonl": 2,
+        "second.jsonl": 2,
+        "third.jsonl": 1,
+    }
+    (copies,) = [note for note in files["third.jsonl"]["api"]["notes"] if "copies" in note]
+    assert copies.startswith("4 calls are copies of calls first.jsonl, second.jsonl made")
+    # Without the first file, the second's copies are its to bill, and the third's copies the second's.
+    alone = _replayed(RESUME_CHAIN_1_0 / "second.jsonl", RESUME_CHAIN_1_0 / "third.jsonl")
+    assert [f["settings"][0]["calls"] for f in alone["files"]] == [4, 1]
+    assert alone["total"]["settings"][0]["cost"] == pytest.approx(SERVED_IN_THE_CHAIN)

@@ -371,3 +371,35 @@ def claude_code_1_0_resume_fixture(root: Path) -> list[Path]:
             target.write_bytes(path.read_bytes().replace(str(root).encode(), b"/home/user"))
             written.append(target)
     return written
+
+
+def claude_code_1_0_resume_chain_fixture(root: Path) -> list[Path]:
+    """Claude Code 1.0.69 (``$CLAUDE_1_0``), a resume of a resume: one prompt (a Bash call, an answer), ``--resume``
+    it with a second (a Read, an answer), then ``--resume`` that with a third. Each resume writes a new file that
+    copies the one it resumed (the third copies the first's calls and the second's own): five requests served,
+    the three files hold 2 + 4 + 5 = 11 responses."""
+    import os
+
+    from tests.fakes.clients import Client
+
+    client = Client("claude", Path(os.environ["CLAUDE_1_0"]), "1.0.69")
+    with FakeAnthropic() as fake:
+        claude = ClaudeCode(client, root, project(root), fake)
+        fake.enqueue(Reply(text="Reading.", tool_calls=(_bash("ls"),)), "Listed.")
+        first = claude.run("List the files.")
+        notes = ToolCall("Read", {"file_path": str(claude.cwd / "notes.txt")})
+        fake.enqueue(Reply(text="The notes.", tool_calls=(notes,)), "They say CSV.")
+        second = claude.run("What do the notes say?", resume=first)
+        fake.enqueue("Nothing else.")
+        third = claude.run("Anything else?", resume=second)
+        assert len({first, second, third}) == 3 and not fake.errors and not fake.script, fake.errors
+        assert len(fake.model_calls()) == 5
+        folder = RECORDED / "claude-code-1.0.69-resume-chain"
+        folder.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name, session in zip(("first", "second", "third"), (first, second, third), strict=True):
+            target = folder / f"{name}.jsonl"
+            data = claude.session_file(session).read_bytes()
+            target.write_bytes(data.replace(str(root).encode(), b"/home/user"))
+            written.append(target)
+    return written
