@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -128,7 +129,11 @@ def replay(
     counter = counter_for(settings.of(CountOptions).encoding)
     summarizing = make_summarizer(summarizer, counter)
     recorded, strategies = settings.of(RecordedOptions), settings.strategies()
-    expanded = [(source, name) for source, name, _ in expand_inputs(inputs)]
+    # A file named twice (a folder and a file in it, or twice on the line) is replayed, and billed, once.
+    distinct: dict[str, tuple[str, str]] = {}
+    for source, name, _ in expand_inputs(inputs):
+        distinct.setdefault(source if source == STDIO else os.path.realpath(source), (source, name))
+    expanded = list(distinct.values())
     sources = {source for source, _ in expanded}
     # A subagent's calls are billed and replayed with its session (recorded/claude_code.py): not twice.
     found = [Job(source, None, name) for source, name in expanded if not read_with_its_session(source, sources)]

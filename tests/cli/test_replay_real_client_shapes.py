@@ -317,3 +317,14 @@ def test_a_resume_of_a_resume_bills_each_call_in_the_file_that_made_it():
     alone = _replayed(RESUME_CHAIN_1_0 / "second.jsonl", RESUME_CHAIN_1_0 / "third.jsonl")
     assert [f["settings"][0]["calls"] for f in alone["files"]] == [4, 1]
     assert alone["total"]["settings"][0]["cost"] == pytest.approx(SERVED_IN_THE_CHAIN)
+
+
+def test_a_file_named_twice_is_replayed_and_billed_once():
+    session = REAL / "claude-code-2.1.332-model-switch.jsonl"
+    once = _replayed(session)
+    twice = _replayed(session, session)
+    assert len(twice["files"]) == 1 and twice["total"]["settings"] == once["total"]["settings"]
+    # A folder and a file in it: the file once, under the name it was first given.
+    both = _replayed(RESUME_1_0 / "resumed.jsonl", RESUME_1_0)
+    assert [Path(f["file"]).name for f in both["files"]] == ["resumed.jsonl", "first.jsonl"]
+    assert both["total"]["settings"][0]["calls"] == 3
