@@ -328,3 +328,19 @@ def test_a_file_named_twice_is_replayed_and_billed_once():
     both = _replayed(RESUME_1_0 / "resumed.jsonl", RESUME_1_0)
     assert [Path(f["file"]).name for f in both["files"]] == ["resumed.jsonl", "first.jsonl"]
     assert both["total"]["settings"][0]["calls"] == 3
+
+
+RESUME_SEARCH_1_0 = Path(__file__).parents[1] / "recorded" / "data" / "claude-code-1.0.69-resume-web-search"
+
+
+def test_a_resumed_copy_of_a_web_search_bills_the_search_once():
+    """1.0.69 resumed a session that made a WebSearch: the fake served 4 requests (two responses, the search's own
+    request, the resumed answer). The copy keeps the search's tool result without its ``toolUseResult``, so only
+    the first file shows the request: 4 calls, one search's fee ($10 per 1,000 at genai-prices)."""
+    calls, responses = _bill(RESUME_SEARCH_1_0)
+    assert calls == 3  # the responses, each message.id once; the search's request wrote no message
+    report = _replayed(RESUME_SEARCH_1_0)
+    none = report["total"]["settings"][0]
+    assert none["calls"] == 4
+    assert none["cost"] == pytest.approx(responses + 0.01)
+    assert [f["api"]["side_requests"] for f in report["files"]] == [1, 0]
