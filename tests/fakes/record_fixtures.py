@@ -27,8 +27,8 @@ from tests.fakes.record_claude_1_0 import (  # the Claude Code 1.0.x fixtures, k
     claude_code_1_0_ide_fixture,
     claude_code_1_0_prompt_log_fixture,
     claude_code_1_0_resume_chain_fixture,
-    claude_code_1_0_resume_web_search_fixture,
     claude_code_1_0_resume_fixture,
+    claude_code_1_0_resume_web_search_fixture,
     claude_code_1_0_web_search_fixture,
 )
 from tests.fakes.record_server_tools import (
