@@ -169,6 +169,8 @@ def replay(
     outcome = settings.of(OutcomeOptions)
     doc = build_document("replay", found, body["files"], failures, outcome, total=body["total"])
     say_failures(entry for entry in doc["files"] if entry["status"] == "failed")
+    for note in unused_flags(results, replaying, settings.of(CountOptions).encoding, "encoding" in settings.flagged):
+        stderr.print(f"[yellow]note:[/] {escape(note)}", soft_wrap=True)
     if as_json:
         write_json(doc)
     else:
@@ -181,6 +183,46 @@ def replay(
         if not as_json:
             stderr.print(f"chart written to {plot}")
     finish(doc, outcome)
+
+
+# The price figures a run overrides: read where a file's calls are priced at the run's model, not at their own.
+PRICE_FLAGS = {
+    "price_in": "--price-in", "price_cached": "--price-cached", "price_write": "--price-write",
+    "price_out": "--price-out", "cache_min_tokens": "--cache-min-tokens",
+}  # fmt: skip
+
+
+def unused_flags(results: list[FileReplay], replaying: ReplayOptions, encoding: str, encoding_given: bool) -> list[str]:
+    """Flags given that no file of the run read, said rather than ignored: a file that records its usage prices
+    each call by the model it names (the price figures are for files that record none, --model-pricing for a model
+    no source knows) and counts in the API's units (its own calibrated encoding, not --encoding)."""
+    recorded = [r for r in results if r.api is not None]
+    apis = [r.api for r in recorded if r.api is not None]
+    if not recorded or len(recorded) < len(results):
+        return []  # a file that records no usage reads them all
+    notes = []
+    # A recorded file reads --model-pricing (and the figures over it) only for a model no price source knows.
+    fallback_used = replaying.model_pricing is not None and any(
+        "(--model-pricing)" in note for api in apis for note in api.notes
+    )
+    flags = [flag for name, flag in PRICE_FLAGS.items() if getattr(replaying, name) is not None]
+    if replaying.model_pricing is not None:
+        flags.insert(0, "--model-pricing")
+    if flags and not fallback_used:
+        which = recorded[0].file if len(recorded) == 1 else f"each of the {len(recorded)} files"
+        flags_said = ", ".join(flags)
+        notes.append(
+            f"{flags_said} not used: {which} records its usage, and each call is priced by the model it names "
+            f"({source_label()}); --model-pricing prices only a model no source knows, and --prices FILE lays "
+            "your own row over a listed one"
+        )
+    encodings = sorted({api.calibration.encoding for api in apis})
+    if encoding_given and encoding not in encodings:
+        notes.append(
+            f"--encoding {encoding} not used: a file that records its usage is counted in the API's units, "
+            f"calibrated on {', '.join(encodings)}"
+        )
+    return notes
 
 
 def _chart_source(results: list[FileReplay]) -> FileReplay:

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from compactctl.calibration import Calibration, calibrate, message_costs, segment_key
-from compactctl.calibration.features import dropped_thinking
+from compactctl.calibration.features import dropped_thinking, sent_tokens
 from compactctl.model_input import owned_view
 from compactctl.recorded import ApiUsage, RecordedCompaction, RecordedContext, RecordedSession
 from compactctl.recorded import producer as producer_named  # ``producer`` is the name below
@@ -76,7 +76,7 @@ class CalibratedCounter:
         content = message.get("content")
         parts = content if isinstance(content, list) else []
         images = sum(self.base.part(p) for p in parts if isinstance(p, dict) and p.get("type") == "image_url")
-        return round(self.ratio * (self.base.message(message) - images)) + images + self.per_message
+        return round(self.ratio * (sent_tokens(message, self.base) - images)) + images + self.per_message
 
     def messages(self, messages: Iterable[Message]) -> int:
         return sum(self.message(message) for message in messages)
