@@ -185,6 +185,10 @@ class OutcomeOptions(Options):
         None, help="Write a JUnit XML report: a test case per file and per gate.", metavar="FILE", panel=GATE_PANEL
     )
 
+    def junit_path(self) -> Path | None:
+        """The --junit file, checked with the other files a run writes (never an input or an output)."""
+        return Path(self.junit) if self.junit else None
+
 
 @dataclass(frozen=True)
 class GateOptions(Options):
