@@ -303,9 +303,9 @@ def gemini_compress_chat_resume_fixture(root: Path) -> Path:
 
 def claude_code_subagent_web_fetch_fixture(root: Path) -> Path:
     """A subagent (the Agent tool, ``run_in_background`` false) on claude-opus-4-7 fetches a page it gets (200:
-    the small model's summary, a side request of its own) and one it does not (404): the subagent's file writes
-    its tool results with no ``toolUseResult``; the session's cost-state bills the summary (the fake served 5 opus
-    calls and 1 claude-haiku-4-5)."""
+    the small model's summary, a side request of its own) and one it does not (404), and searches the web (the
+    search's own request): the subagent's file writes its tool results with no ``toolUseResult``; the session's
+    cost-state bills both side requests (the fake served 7 opus calls and 1 claude-haiku-4-5)."""
     import shutil
 
     from tests.fakes.record_fixtures import OUT, _claude_print, _version
@@ -320,10 +320,10 @@ def claude_code_subagent_web_fetch_fixture(root: Path) -> Path:
         with FakeAnthropic() as fake:
             claude = _fetching(client, root, fake, cert)
             fake.enqueue(*subagent_fetches(base), "The subagent says the page asks for CSV.")
-            session = _claude_print(claude, "Have a subagent fetch the two pages.", "--allowedTools",
-                                    "Agent WebFetch", "--model", "claude-opus-4-7")  # fmt: skip
+            tools = ("--allowedTools", "Agent WebFetch WebSearch", "--model", "claude-opus-4-7")
+            session = _claude_print(claude, "Have a subagent fetch the two pages and search the web.", *tools)
             models = [r.body.get("model") for r in fake.requests if isinstance(r.body, dict)]
-            assert models.count("claude-haiku-4-5") == 1 and models.count("claude-opus-4-7") == 5, models
+            assert models.count("claude-haiku-4-5") == 1 and models.count("claude-opus-4-7") == 7, models
             assert not fake.errors and not fake.script
             main_file = claude.session_file(session)
             out = OUT / f"claude-code-{_version(client.version)}-subagent-web-fetch"
@@ -338,8 +338,9 @@ def claude_code_subagent_web_fetch_fixture(root: Path) -> Path:
 
 
 def subagent_fetches(base: str) -> tuple[Reply, ...]:
-    """A subagent that fetches ``base``/spec.html (200) and ``base``/missing.html (404), then answers: the main
-    thread waits for it (``run_in_background`` false), so the replies go in this order."""
+    """A subagent that fetches ``base``/spec.html (200) and ``base``/missing.html (404), searches the web, then
+    answers: the main thread waits for it (``run_in_background`` false), so the replies go in this order (with the
+    agent in the background, the default, the main thread takes the next reply while it runs)."""
     task = {"description": "Fetch", "prompt": f"Fetch {base}/spec.html and {base}/missing.html.",
             "subagent_type": "general-purpose", "run_in_background": False}  # fmt: skip
     pages = ("spec.html", "missing.html")
@@ -348,5 +349,7 @@ def subagent_fetches(base: str) -> tuple[Reply, ...]:
         Reply(text="Delegating.", tool_calls=(ToolCall("Agent", task),)),
         Reply(text="Fetching.", tool_calls=(fetch[0],)),
         Reply(text="And the other.", tool_calls=(fetch[1],)),
-        Reply(text="The first page says CSV; the second is missing."),
+        Reply(text="Searching too.", tool_calls=(ToolCall("WebSearch", {"query": "csv rfc"}),)),
+        web_search_reply("csv rfc", "Result 1 says CSV is RFC 4180.", 1),  # the search's own request
+        Reply(text="The first page says CSV; the second is missing; the web says RFC 4180."),
     )
