@@ -1,7 +1,7 @@
 """Issue 20's fifth sweep of shapes the real clients write (bench/client_shapes.py ``--only claude5|codex5|gemini5``).
 
 Claude Code 2.1.332: a WebFetch inside a subagent (the Agent tool), one page it gets (200: the small model's
-summary, a side request billed in no message) and one it does not (404: no summary); three subagents in
+summary, a side request billed in no message) and one it does not (404: no summary), and a WebSearch; three subagents in
 parallel, each reading a file; ``--continue`` after a ``/compact``. Codex 0.171.0: a turn dropped with
 ``codex app-server``'s ``thread/revert`` (the TUI's backtrack) after a manual compaction, then ``codex exec
 resume --last``. Gemini CLI 0.61.0: ``/compress`` and ``/chat save`` / ``/chat resume`` in the interactive
@@ -38,13 +38,15 @@ def claude_fifth_sweep(root: Path, out: Path) -> list[ca.Made]:
             claude = _fetching(client, root, fake, cert)
             notes, app = str(claude.cwd / "notes.txt"), str(claude.cwd / "app.py")
 
-            # 1. A subagent fetches a page it gets (200: summarized by claude-haiku-4-5) and one it does not (404).
+            # 1. A subagent fetches a page it gets (200: summarized by claude-haiku-4-5) and one it does not (404), and
+            # searches the web.
             mark, before, start = len(ca.SERVED), ca._fake_calls(fake), len(fake.requests)
             fake.enqueue(*subagent_fetches(base), "The subagent says the page asks for CSV.")
-            first = ca._claude(claude, "Have a subagent fetch the two pages.", *opus)
+            first = ca._claude(claude, "Have a subagent fetch the two pages and search the web.", *opus,
+                               "--allowedTools", "Agent WebFetch WebSearch")  # fmt: skip
             haiku = [r for r in fake.requests[start:] if isinstance(r.body, dict)
                      and r.body.get("model") == "claude-haiku-4-5"]  # fmt: skip
-            made.append(_made("subagent's WebFetch, a 200 and a 404", claude, fake, [first], out, mark, before))
+            made.append(_made("subagent's WebFetch (a 200, a 404) and WebSearch", claude, fake, [first], out, mark, before))
             made[-1].notes.append(f"haiku requests while it ran: {len(haiku)}")
 
             # 2. Three subagents in parallel, each reading a file (their requests interleave on the fake).

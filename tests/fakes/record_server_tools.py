@@ -303,9 +303,10 @@ def gemini_compress_chat_resume_fixture(root: Path) -> Path:
 
 def claude_code_subagent_web_fetch_fixture(root: Path) -> Path:
     """A subagent (the Agent tool, ``run_in_background`` false) on claude-opus-4-7 fetches a page it gets (200:
-    the small model's summary, a side request of its own) and one it does not (404), and searches the web (the
-    search's own request): the subagent's file writes its tool results with no ``toolUseResult``; the session's
-    cost-state bills both side requests (the fake served 7 opus calls and 1 claude-haiku-4-5)."""
+    the small model's summary, a side request of its own), one it does not (404) and one it may not (localhost: the
+    tool refused), and searches the web (the search's own request): the subagent's file writes its tool results
+    with no ``toolUseResult``; the session's cost-state bills both side requests (the fake served 8 opus calls and 1
+    claude-haiku-4-5)."""
     import shutil
 
     from tests.fakes.record_fixtures import OUT, _claude_print, _version
@@ -319,11 +320,16 @@ def claude_code_subagent_web_fetch_fixture(root: Path) -> Path:
     try:
         with FakeAnthropic() as fake:
             claude = _fetching(client, root, fake, cert)
-            fake.enqueue(*subagent_fetches(base), "The subagent says the page asks for CSV.")
-            tools = ("--allowedTools", "Agent WebFetch WebSearch", "--model", "claude-opus-4-7")
+            # A third fetch, of localhost, is not allowed (only 127.0.0.1 is): the tool is refused, no request made.
+            denied = ToolCall("WebFetch", {"url": base.replace("127.0.0.1", "localhost") + "/spec.html", "prompt": "?"})
+            replies = list(subagent_fetches(base))
+            replies.insert(3, Reply(text="And by name.", tool_calls=(denied,)))
+            fake.enqueue(*replies, "The subagent says the page asks for CSV.")
+            allowed = "Agent WebSearch WebFetch(domain:127.0.0.1)"
+            tools = ("--allowedTools", allowed, "--model", "claude-opus-4-7")
             session = _claude_print(claude, "Have a subagent fetch the two pages and search the web.", *tools)
             models = [r.body.get("model") for r in fake.requests if isinstance(r.body, dict)]
-            assert models.count("claude-haiku-4-5") == 1 and models.count("claude-opus-4-7") == 7, models
+            assert models.count("claude-haiku-4-5") == 1 and models.count("claude-opus-4-7") == 8, models
             assert not fake.errors and not fake.script
             main_file = claude.session_file(session)
             out = OUT / f"claude-code-{_version(client.version)}-subagent-web-fetch"
