@@ -46,7 +46,8 @@ def claude_fifth_sweep(root: Path, out: Path) -> list[ca.Made]:
                                "--allowedTools", "Agent WebFetch WebSearch")  # fmt: skip
             haiku = [r for r in fake.requests[start:] if isinstance(r.body, dict)
                      and r.body.get("model") == "claude-haiku-4-5"]  # fmt: skip
-            made.append(_made("subagent's WebFetch (a 200, a 404) and WebSearch", claude, fake, [first], out, mark, before))
+            name = "subagent's WebFetch (a 200, a 404) and WebSearch"
+            made.append(_made(name, claude, fake, [first], out, mark, before))
             made[-1].notes.append(f"haiku requests while it ran: {len(haiku)}")
 
             # 2. Three subagents in parallel, each reading a file (their requests interleave on the fake).
