@@ -82,6 +82,8 @@ def report(
         before = str(find_session(session, client).path)
         database = DatabaseOptions()  # found: the whole file is that session
     assert before is not None
+    if after is None and gates.fail_under is not None:  # nothing to measure a reduction of: bad usage, not a gate
+        raise InputError("--fail-under has no effect here: it is read with AFTER, the compacted counterpart")
     pairs = [Job(source, counterpart(after, name, before), name) for source, name, _ in expand_inputs([before])]
     reports, failures = run_jobs(
         pairs,

@@ -133,3 +133,14 @@ def test_a_session_saved_while_a_tool_ran_is_valid_and_says_it_ends_on_an_open_c
     (entry,) = orjson.loads(result.stdout)["files"]
     assert entry["valid_before"] is True and entry["open_calls_before"] == ["c1"]
     assert "ends on an open call" in cli("report", path).stdout
+
+
+def test_fail_under_with_no_after_is_a_usage_error_not_a_failed_gate(cli, chat_file):
+    """No AFTER, no reduction to measure: exit 2 before any file is read (SPEC: bad usage), not exit 1."""
+    result = cli("report", chat_file, "--fail-under", "10", "--json")
+    assert result.exit_code == EXIT_INPUT, result.output
+    document = orjson.loads(result.stdout)
+    assert document["exit_code"] == EXIT_INPUT and document["gates"] == [] and document["files"] == []
+    assert "--fail-under has no effect here: it is read with AFTER" in document["error"]["message"]
+    compared = cli("report", chat_file, chat_file, "--fail-under", "10")
+    assert compared.exit_code == EXIT_GATE and "is under --fail-under 10%" in compared.stderr
