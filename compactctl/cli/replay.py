@@ -161,7 +161,9 @@ def replay(
     outcome = settings.of(OutcomeOptions)
     doc = build_document("replay", found, body["files"], failures, outcome, total=body["total"])
     say_failures(entry for entry in doc["files"] if entry["status"] == "failed")
-    for note in unused_flags(results, replaying, settings.of(CountOptions).encoding, "encoding" in settings.flagged):
+    unread = recorded.unread_note((r.format, r.api is not None) for r in results)
+    for note in [*unused_flags(results, replaying, settings.of(CountOptions).encoding, "encoding" in settings.flagged),
+                 *([unread] if unread and results else [])]:  # fmt: skip
         stderr.print(f"[yellow]note:[/] {escape(note)}", soft_wrap=True)
     if as_json:
         write_json(doc)
