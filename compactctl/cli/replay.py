@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +38,7 @@ from compactctl.config import (
 )
 from compactctl.files.io import STDIO, Job, expand_inputs, read_with_its_session
 from compactctl.files.jobs import cores, run_jobs
-from compactctl.files.replay import Opened, fitted_to, read_ahead, replay_file
+from compactctl.files.replay import Opened, each_call_once, fitted_to, read_ahead, replay_file
 from compactctl.files.replay_apart import walker_for
 from compactctl.replay.options import DEFAULT_THRESHOLDS, ReplayOptions
 from compactctl.replay.price_source import source_label
@@ -127,16 +129,20 @@ def replay(
     counter = counter_for(settings.of(CountOptions).encoding)
     summarizing = make_summarizer(summarizer, counter)
     recorded, strategies = settings.of(RecordedOptions), settings.strategies()
-    expanded = [(source, name) for source, name, _ in expand_inputs(inputs)]
+    # A file named twice (a folder and a file in it, or twice on the line) is replayed, and billed, once.
+    distinct: dict[str, tuple[str, str]] = {}
+    for source, name, _ in expand_inputs(inputs):
+        distinct.setdefault(source if source == STDIO else os.path.realpath(source), (source, name))
+    expanded = list(distinct.values())
     sources = {source for source, _ in expanded}
     # A subagent's calls are billed and replayed with its session (recorded/claude_code.py): not twice.
     found = [Job(source, None, name) for source, name in expanded if not read_with_its_session(source, sources)]
     # --jobs runs files at once; a single file's settings are walked in that many processes instead
     # (0: one per core). Several files at once each walk theirs in one: the two are never nested.
     jobs = settings.of(BatchOptions).jobs
-    results, failures = run_jobs(
-        found,
-        lambda job: replay_file(
+
+    def replayed(job: Job, billed_elsewhere: Mapping[str, str] | None = None) -> FileReplay:
+        return replay_file(
             job.source,
             job.name,
             grid,
@@ -151,10 +157,12 @@ def replay(
             recorded_options=recorded,
             opened=read_first.pop(job.source, None),
             walker=walker_for((jobs or cores()) if len(found) == 1 else 1),
-        ),
-        jobs,
-        progress_wanted(quiet),
-    )
+            billed_elsewhere=billed_elsewhere,
+        )
+
+    done, failures = run_jobs(found, lambda job: (job, replayed(job)), jobs, progress_wanted(quiet))
+    # A call two files hold (a Claude Code 1.x resume copies the session it resumes) is billed in one of them.
+    results = each_call_once(done, replayed)
     label = inputs[0] if len(inputs) == 1 else ", ".join(inputs)
     body = replay_json(results)
     body["total"]["thresholds_from"] = fitted.said() if fitted is not None else None
@@ -259,6 +267,15 @@ def render(results: list[FileReplay], label: str, prices: Prices) -> None:
             f"also none; other rows are calibrated estimates); the others priced as {prices.model}. Per file: --json"
         )
     console.print(fitted(table, console))
+    shared = [r for r in results if r.shared_calls] if len(results) > 1 else []
+    if shared:  # said where it is known: the file that made the copied calls is in the run (replay.copies)
+        names = escape(", ".join(r.file for r in shared))
+        stderr.print(
+            f"[yellow]note:[/] {sum(r.shared_calls for r in shared)} billed call(s) of {names} are copies of another "
+            "file's (Claude Code 1.x's --resume copies the session into a new file): each is billed once, in the "
+            "file that made it; per file: --json",
+            soft_wrap=True,
+        )
     why = non_monotonic_note(rows)
     if why:
         console.print(f"note: {why}", soft_wrap=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from compactctl.recorded import integer
+from compactctl.recorded import ApiUsage, integer
 
 # The tools Claude Code runs as a request of their own, which writes no message: WebSearch (a request whose only
 # tool is the API's web_search) and WebFetch (the small fast model summarizing the page).
@@ -70,3 +70,23 @@ def searches_of(result: dict[str, Any]) -> int:
     results = result.get("results")
     found = sum(isinstance(r, dict) and "tool_use_id" in r for r in results) if isinstance(results, list) else 0
     return found or 1
+
+
+def usage_by_model(values: list[dict[str, Any]]) -> dict[str, ApiUsage]:
+    """The session's own running total per model (its last ``cost-state``'s ``modelUsage``, Claude Code 2.1+)."""
+    state = next((v for v in reversed(values) if v.get("type") == "cost-state"), None)
+    models = state.get("modelUsage") if state is not None else None
+    found: dict[str, ApiUsage] = {}
+    for model, figures in (models if isinstance(models, dict) else {}).items():
+        if isinstance(figures, dict):
+            read = integer(figures.get("cacheReadInputTokens"))
+            written = integer(figures.get("cacheCreationInputTokens"))
+            found[str(model)] = ApiUsage(
+                integer(figures.get("inputTokens")) + read + written,
+                read,
+                written,
+                integer(figures.get("cacheCreationEphemeral1hInputTokens")),
+                integer(figures.get("outputTokens")),
+                web_searches=integer(figures.get("webSearchRequests")),
+            )
+    return found

@@ -26,7 +26,9 @@ from tests.fakes.record_claude_1_0 import (  # the Claude Code 1.0.x fixtures, k
     claude_code_1_0_formatter_fixture,
     claude_code_1_0_ide_fixture,
     claude_code_1_0_prompt_log_fixture,
+    claude_code_1_0_resume_chain_fixture,
     claude_code_1_0_resume_fixture,
+    claude_code_1_0_resume_web_search_fixture,
     claude_code_1_0_web_search_fixture,
 )
 from tests.fakes.record_server_tools import (
@@ -480,6 +482,8 @@ if __name__ == "__main__":
         claude_code_1_0_ide_fixture,  # needs $CLAUDE_1_0 (1.0.69)
         claude_code_1_0_web_search_fixture,  # needs $CLAUDE_1_0 (1.0.69)
         claude_code_1_0_resume_fixture,  # needs $CLAUDE_1_0 (1.0.69)
+        claude_code_1_0_resume_chain_fixture,  # needs $CLAUDE_1_0 (1.0.69)
+        claude_code_1_0_resume_web_search_fixture,  # needs $CLAUDE_1_0 (1.0.69)
     )
     named = set(sys.argv[1:])  # python -m tests.fakes.record_fixtures [NAME...]: only those
     for record in [r for r in every if not named or r.__name__ in named]:
