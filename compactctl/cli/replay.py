@@ -105,9 +105,9 @@ def replay(
     read_first: dict[str, Opened] = {}
     if not thresholds and not use_stage:
         # Thresholds that fit the first file: its producer's own auto-compact point on the model's window.
-        # That file is read now, once: its job replays what was read (standard input is never read ahead).
+        # That file is read now, once: its job replays what was read (standard input too: it is read whole anyway).
         first = next(iter(expand_inputs(inputs)), None)
-        if first is not None and first[0] != STDIO:
+        if first is not None:
             read_first[first[0]] = read_ahead(first[0], read)
             fitted = fitted_to(read_first[first[0]])
         thresholds = fitted.thresholds if fitted is not None else list(DEFAULT_THRESHOLDS)
