@@ -140,6 +140,13 @@ class RecordedOptions(Options):
         panel=IO_PANEL,
     )
 
+    def unread_note(self, read_by: Iterable[tuple[str, bool]]) -> str | None:
+        """--claude-tokens ctok given where no file (its format, whether it records its usage) is a Claude Code
+        file that records its usage: the flag changes nothing there, and is said to, not ignored."""
+        if self.claude_tokens != "ctok" or any(fmt == "claude-code" and usage for fmt, usage in read_by):
+            return None
+        return "--claude-tokens ctok not used: it counts a Claude Code file that records its usage, and none here does"
+
 
 @dataclass(frozen=True)
 class BatchOptions(Options):

@@ -42,6 +42,8 @@ def handle_errors(command: F) -> F:
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
+            if kwargs.get("junit") == STDIO and kwargs.get("as_json"):  # two documents on one stream
+                raise InputError("--junit - and --json would both write to stdout; give --junit a file")
             return command(*args, **kwargs)
         except KeyboardInterrupt as interrupt:  # Ctrl-C, SIGTERM, SIGHUP: exit 128 + N at once
             interrupts.stop_now(interrupt)
@@ -52,10 +54,10 @@ def handle_errors(command: F) -> F:
             doc = error_document(command.__name__, error)
             if kwargs.get("as_json"):
                 write_json(doc)
-            # The run stopped, and CI is told so the way it asked (never over a path the command was given;
-            # where the error is that clash, it is said once).
+            # The run stopped, and CI is told so the way it asked (never over a path the command was given,
+            # nor where the error is that --junit's file cannot be written: it is said once).
             outcome = asked_by_flags(kwargs)
-            if outcome.junit and "--junit would overwrite" in said:
+            if outcome.junit and "--junit" in said:
                 outcome = OutcomeOptions(annotations=outcome.annotations)
             ci_reports(doc, outcome, given_paths(kwargs))
             raise SystemExit(error.exit_code) from None

@@ -105,9 +105,9 @@ def replay(
     read_first: dict[str, Opened] = {}
     if not thresholds and not use_stage:
         # Thresholds that fit the first file: its producer's own auto-compact point on the model's window.
-        # That file is read now, once: its job replays what was read (standard input is never read ahead).
+        # That file is read now, once: its job replays what was read (standard input too: it is read whole anyway).
         first = next(iter(expand_inputs(inputs)), None)
-        if first is not None and first[0] != STDIO:
+        if first is not None:
             read_first[first[0]] = read_ahead(first[0], read)
             fitted = fitted_to(read_first[first[0]])
         thresholds = fitted.thresholds if fitted is not None else list(DEFAULT_THRESHOLDS)
@@ -169,7 +169,9 @@ def replay(
     outcome = settings.of(OutcomeOptions)
     doc = build_document("replay", found, body["files"], failures, outcome, total=body["total"])
     say_failures(entry for entry in doc["files"] if entry["status"] == "failed")
-    for note in unused_flags(results, replaying, settings.of(CountOptions).encoding, "encoding" in settings.flagged):
+    unread = recorded.unread_note((r.format, r.api is not None) for r in results)
+    for note in [*unused_flags(results, replaying, settings.of(CountOptions).encoding, "encoding" in settings.flagged),
+                 *([unread] if unread and results else [])]:  # fmt: skip
         stderr.print(f"[yellow]note:[/] {escape(note)}", soft_wrap=True)
     if as_json:
         write_json(doc)

@@ -274,3 +274,24 @@ def test_junit_never_overwrites_an_input_or_an_output(cli, logs, command, junit)
     assert result.exit_code == 2, result.stderr
     assert f"{junit}: --junit would overwrite" in result.stderr
     assert Path(junit).read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["compact", "logs/coding-agent.jsonl", "-o", "-", "--manifest", "-"],
+        ["prune", "logs/coding-agent.jsonl", "-o", "-", "--archive", "-"],
+        ["prune", "logs/coding-agent.jsonl", "-o", "out.jsonl", "--archive", "-", "--manifest", "-"],
+        ["compact", "logs/coding-agent.jsonl", "-o", "-", "--junit", "-"],
+        ["report", "logs/coding-agent.jsonl", "--json", "--junit", "-"],
+        ["replay", "logs/coding-agent.jsonl", "-t", "4000", "--json", "--junit", "-"],
+    ],
+)
+def test_two_documents_are_never_written_to_stdout_together(cli, logs, command):
+    """-o -, --json, and a side file given as - each write stdout: two of them would interleave a transcript, a
+    manifest, a JSON report or JUnit XML into one stream no reader can split; a usage error, nothing written."""
+    result = cli(*command)
+    assert result.exit_code == 2, result.output
+    assert "would both write to stdout; give --" in result.stderr
+    assert "<testsuites" not in result.stdout and '"action"' not in result.stdout and '"role"' not in result.stdout
+    assert not Path("out.jsonl").exists()

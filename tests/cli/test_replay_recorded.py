@@ -114,6 +114,10 @@ def test_report_json_splits_the_gap_into_parts_that_add_up_to_the_reported_input
     assert gap["prefix"] > 0.5 * recorded["reported_input_tokens"]  # the 20k hidden prefix on every call
     assert set(recorded["calibration"]["error"]) == {"raw", "calibrated", "held_out"}
     assert recorded["calibration"]["error"]["held_out"]["median"] < 0.01
+    # The table's calibrated row says how many billed calls it sums, beside the row of the thread read.
+    table = CliRunner().invoke(app, ["report", str(_write(tmp_path, session))], env={"COLUMNS": "250"}).stdout
+    calibrated = next(line for line in table.splitlines() if "API input, calibrated" in line)
+    assert f"{recorded['calls']:,} billed calls: reported {recorded['reported_input_tokens']:,}," in calibrated
 
 
 def test_a_folder_mixing_compacted_sessions_and_plain_chats_lines_its_rows_up(tmp_path):
