@@ -80,7 +80,7 @@ class RecordedCompaction:
     position: int
     before_call: int  # index (in ``calls``) of the first call made after it
     replacement: list[Message]
-    trigger: str = ""  # "auto" | "manual" | "" (not recorded)
+    trigger: str = ""  # "auto" | "manual" | "load" (a saved chat loaded: no call) | "" (not recorded)
     pre_tokens: int | None = None  # the context size the producer recorded at the compaction
     partial: bool = False  # some messages were kept verbatim after the boundary
 

@@ -59,7 +59,7 @@ from compactctl.recorded.claude_code_chain import (
     uuid_of,
 )
 from compactctl.recorded.claude_code_files import changed_file_reminders, logs_own_attachments
-from compactctl.recorded.claude_code_side import side_requests, usage_by_model
+from compactctl.recorded.claude_code_side import SideRequests, side_requests, usage_by_model
 from compactctl.transcript import Message
 
 NAME = "claude-code"
@@ -358,12 +358,15 @@ def read(records: list[Record], path: str, billed_elsewhere: Mapping[str, str] |
     walked |= {m for m in index.responses if index.copied_from(m) is not None}
     contexts = [c for c in contexts if c.calls or c.messages]
     off_thread = tuple(_off_thread_calls(index, walked))
+    requests = side_requests(values)
     shared_calls, shared_with = len(shared), set(shared.values())
-    for name, subagent in _subagent_sessions(path, billed_elsewhere):
+    for name, subagent, asked in _subagent_sessions(path, billed_elsewhere):
         contexts += [dataclasses.replace(c, label=f"subagent {name}") for c in subagent.contexts if c.calls]
         off_thread += subagent.off_thread
         shared_calls += subagent.shared_calls
         shared_with |= set(subagent.shared_with)
+        # A subagent's WebFetch and WebSearch requests are billed in the session's cost-state, as its own are.
+        requests = SideRequests(requests.calls + asked.calls, requests.searches + asked.searches)
     by_model = usage_by_model(values)  # the last cost-state, read once: the total and the side requests' models
     reported = sum(by_model.values(), ApiUsage(0)) if by_model else None
     paired = RecordedSession(NAME, contexts, off_thread=off_thread).usage_total()
@@ -391,7 +394,6 @@ def read(records: list[Record], path: str, billed_elsewhere: Mapping[str, str] |
     side = tuple((m, u) for m, u in by_model.items() if m not in named) if unpaired else ()
     # WebSearch's and WebFetch's own requests write no message; where the cost-state's remainder bills them they
     # are billed calls, counted with the bill's (their usage is in ``unpaired``).
-    requests = side_requests(values)
     side_calls = requests.calls if unpaired is not None else 0
     stood_in = 0
     if not by_model and not copied and requests.searches:
@@ -475,8 +477,11 @@ def _off_thread_calls(index: Index, walked: set[str]) -> list[RecordedCall]:
     return calls
 
 
-def _subagent_sessions(path: str, billed_elsewhere: Mapping[str, str] | None) -> list[tuple[str, RecordedSession]]:
-    """The subagents' own files (``<session>/subagents/agent-*.jsonl``) beside a session file, read."""
+def _subagent_sessions(
+    path: str, billed_elsewhere: Mapping[str, str] | None
+) -> list[tuple[str, RecordedSession, SideRequests]]:
+    """The subagents' own files (``<session>/subagents/agent-*.jsonl``) beside a session file, read, with the side
+    requests their tool results show."""
     from pathlib import Path
 
     from compactctl.formats.records import parse_records
@@ -490,5 +495,6 @@ def _subagent_sessions(path: str, billed_elsewhere: Mapping[str, str] | None) ->
             records = parse_records(file.read_bytes(), str(file))[0]
         except (OSError, InputError):
             continue  # a subagent file that does not read is left out, not the session
-        found.append((file.stem.removeprefix("agent-"), read(records, str(file), billed_elsewhere)))
+        asked = side_requests([r.value for r in records if isinstance(r.value, dict)])
+        found.append((file.stem.removeprefix("agent-"), read(records, str(file), billed_elsewhere), asked))
     return found
