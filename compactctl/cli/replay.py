@@ -266,7 +266,12 @@ def render(results: list[FileReplay], label: str, prices: Prices) -> None:
             f"priced by the model it names (their recorded row is the bill, where the producer did not compact "
             f"also none; other rows are calibrated estimates); the others priced as {prices.model}. Per file: --json"
         )
+    # The caption (what the rows are in, how they are priced) is said under the table at the console's width,
+    # not wrapped inside the table's: a narrow table made a long footnote of short lines whatever COLUMNS was.
+    caption, table.caption = table.caption, None
     console.print(fitted(table, console))
+    if caption:
+        console.print(Text.from_markup(str(caption)))
     shared = [r for r in results if r.shared_calls] if len(results) > 1 else []
     if shared:  # said where it is known: the file that made the copied calls is in the run (replay.copies)
         names = escape(", ".join(r.file for r in shared))
