@@ -74,6 +74,8 @@ def _serving() -> None:
 def served_cost(served: list[tuple[str, str, dict[str, Any], bool]]) -> float:
     from genai_prices import Usage, calc_price
 
+    from compactctl.tokens import bare_model
+
     total = 0.0
     for provider, model, usage, _ in served:
         if provider == "anthropic":
@@ -96,7 +98,7 @@ def served_cost(served: list[tuple[str, str, dict[str, Any], bool]]) -> float:
                 web_searches=usage.get("web_searches") or None,
             )
         # A gateway's spelling (``openai/gpt-5.5``) is the maker's model, which genai-prices lists without the prefix.
-        total += float(calc_price(counts, model.rsplit("/", 1)[-1], provider_id=provider).total_price)
+        total += float(calc_price(counts, bare_model(model), provider_id=provider).total_price)
     return total
 
 

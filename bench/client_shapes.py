@@ -26,6 +26,8 @@ a subagent's WebSearch; ``--output-format stream-json --include-partial-messages
 200k on claude-sonnet-4-6 (the client auto-compacts). Codex a manual compaction (the TUI's /compact, through
 ``codex app-server``'s ``thread/compact/start``) between effort changes and a switch to gpt-5.4-mini; images with
 ``-i`` and ``view_image``; a custom provider (a gateway) naming ``openai/gpt-5.5``.
+
+The fifth sweep (``--only claude5|codex5|gemini5``): bench/client_shapes_fifth.py.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -603,8 +606,18 @@ def claude_fourth_sweep(root: Path, out: Path) -> list[ca.Made]:
 
 
 def _compact_by_app_server(codex: Codex, thread: str) -> None:
-    """The manual compaction of ``thread`` (the TUI's /compact): ``thread/compact/start`` to ``codex app-server``
-    on stdio, waited for until its contextCompaction item completes."""
+    """The manual compaction of ``thread`` (the TUI's /compact): ``thread/compact/start`` to ``codex app-server``,
+    waited for until its contextCompaction item completes."""
+
+    def compacted(m: dict[str, Any]) -> bool:
+        return m.get("method") == "item/completed" and m["params"]["item"]["type"] == "contextCompaction"
+
+    app_server(codex, thread, "thread/compact/start", {}, compacted)
+
+
+def app_server(codex: Codex, thread: str, method: str, params: dict[str, Any], done: Any = None) -> dict[str, Any]:
+    """One request of ``codex app-server`` on stdio about ``thread`` (resumed first): its answer, after the
+    message ``done`` accepts where given (a notification of the work it started)."""
     import select
     import time
 
@@ -620,26 +633,33 @@ def _compact_by_app_server(codex: Codex, thread: str) -> None:
         server.stdin.write(json.dumps(message) + "\n")
         server.stdin.flush()
 
-    def until(done: object) -> None:
-        assert server.stdout and callable(done)
-        end = time.time() + 120
-        while time.time() < end:
+    def until(n: int, then: Any = None) -> dict[str, Any]:
+        """The answer to request ``n``, once ``then`` (if given) accepted a message, whichever comes first."""
+        assert server.stdout
+        answer, waiting, end = None, then is not None, time.time() + 120
+        while time.time() < end and (answer is None or waiting):
             if select.select([server.stdout], [], [], 1)[0]:
                 line = server.stdout.readline()
                 assert line, "app-server closed its output"
-                if done(json.loads(line)):
-                    return
-        raise TimeoutError("app-server")
+                message = json.loads(line)
+                if message.get("id") == n:
+                    assert "error" not in message, message
+                    answer = dict(message)
+                waiting = waiting and not then(message)
+        if answer is None or waiting:
+            raise TimeoutError("app-server")
+        return answer
 
     try:
         send({"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "client-shapes", "version": "0"}}})
-        until(lambda m: m.get("id") == 1)
+        until(1)
         send({"method": "initialized"})
         send({"id": 2, "method": "thread/resume", "params": {"threadId": thread}})
-        until(lambda m: m.get("id") == 2)
-        send({"id": 3, "method": "thread/compact/start", "params": {"threadId": thread}})
-        until(lambda m: m.get("method") == "item/completed" and m["params"]["item"]["type"] == "contextCompaction")
+        until(2)
+        send({"id": 3, "method": method, "params": {"threadId": thread, **params}})
+        answer = until(3, done)
         time.sleep(1)  # its rollout lines written
+        return answer
     finally:
         server.terminate()
         server.wait()
@@ -722,7 +742,8 @@ def review_and_eval(made: ca.Made) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--keep", type=Path)
-    parser.add_argument("--only", choices=("claude", "codex", "claude3", "codex3", "gemini3", "claude4", "codex4"))
+    sweeps = ("claude", "codex", "claude3", "codex3", "gemini3", "claude4", "codex4", "claude5", "codex5", "gemini5")
+    parser.add_argument("--only", choices=sweeps)
     args = parser.parse_args()
     from compactctl.strategies import STRATEGIES
 
@@ -745,6 +766,14 @@ def main() -> None:
             made += claude_fourth_sweep(Path(homes) / "claude4", out)
         if args.only in (None, "codex4"):
             made += codex_fourth_sweep(Path(homes) / "codex4", out)
+        from bench import client_shapes_fifth as sweep5
+
+        if args.only in (None, "claude5"):
+            made += sweep5.claude_fifth_sweep(Path(homes) / "claude5", out)
+        if args.only in (None, "codex5"):
+            made += sweep5.codex_fifth_sweep(Path(homes) / "codex5", out)
+        if args.only in (None, "gemini5"):
+            made += sweep5.gemini_fifth_sweep(Path(homes) / "gemini5", out)
     for session in made:
         print("\n".join(ca.audit(session, sorted(STRATEGIES)) + review_and_eval(session)), flush=True)
 

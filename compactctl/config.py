@@ -140,6 +140,13 @@ class RecordedOptions(Options):
         panel=IO_PANEL,
     )
 
+    def unread_note(self, read_by: Iterable[tuple[str, bool]]) -> str | None:
+        """--claude-tokens ctok given where no file (its format, whether it records its usage) is a Claude Code
+        file that records its usage: the flag changes nothing there, and is said to, not ignored."""
+        if self.claude_tokens != "ctok" or any(fmt == "claude-code" and usage for fmt, usage in read_by):
+            return None
+        return "--claude-tokens ctok not used: it counts a Claude Code file that records its usage, and none here does"
+
 
 @dataclass(frozen=True)
 class BatchOptions(Options):
@@ -184,6 +191,10 @@ class OutcomeOptions(Options):
     junit: str | None = setting(
         None, help="Write a JUnit XML report: a test case per file and per gate.", metavar="FILE", panel=GATE_PANEL
     )
+
+    def junit_path(self) -> Path | None:
+        """The --junit file, checked with the other files a run writes (never an input or an output)."""
+        return Path(self.junit) if self.junit else None
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ import pytest
 from compactctl.calibration import Fit, calibrate, fit
 from compactctl.errors import InputError
 from compactctl.recorded import claude_code
+from tests.conftest import SHARED_TRANSCRIPTS, needs_transcripts
 from tests.recorded.sessions import ClaudeSession, Truth, prose, working_session
 
 
@@ -521,3 +522,42 @@ def test_a_codex_thread_resumed_on_another_model_calibrates_each_model_s_instruc
     sends its own base instructions. One prefix for both predicted the gpt-5.4 half at 7.3 % / 8.5 %."""
     calibration = _switched("codex-0.171.0-model-switch.jsonl", "codex", ["gpt-5.5", "gpt-5.4"])
     assert calibration.prefix["main@6"] > calibration.prefix["main"]  # gpt-5.4's instructions are the longer
+
+
+def test_an_openai_tool_result_that_is_json_is_counted_with_its_strings_unescaped():
+    from compactctl.calibration.features import json_unescaped, sent_tokens
+    from compactctl.tokens import TokenCounter
+
+    written = '{"output":"const a = 1;\\nconst b = \\"two\\";\\n","metadata":{"exit_code":0}}'
+    assert json_unescaped(written) == '{"output":"const a = 1;\nconst b = "two";\n","metadata":{"exit_code":0}}'
+    assert json_unescaped('{"output": "no escape"}') is None  # nothing to resolve
+    assert json_unescaped("C:\\temp is not JSON") is None
+    assert json_unescaped('{"cut": "off\\n') is None  # not a whole document: counted as written
+    lines = "".join(f"function f{n}() {{\\n  return {n};\\n}}\\n\\n" for n in range(40))  # code: escapes cost
+    result = {"role": "tool", "tool_call_id": "c1", "content": '{"output":"' + lines + '"}'}
+    openai = TokenCounter("o200k_base", "openai")
+    unescaped = openai.message({**result, "content": json_unescaped(result["content"])})
+    assert sent_tokens(result, openai) == unescaped < openai.message(result)
+    parts = {**result, "content": [{"type": "input_text", "text": result["content"]}]}
+    assert sent_tokens(parts, openai) == unescaped
+    # Anthropic's and Gemini's counts, and any message but a tool result, are counted as written.
+    assert sent_tokens(result, TokenCounter("cl100k_base", "anthropic")) == TokenCounter().message(result)
+    user = {**result, "role": "user"}
+    assert sent_tokens(user, openai) == openai.message(user)
+
+
+@needs_transcripts
+def test_the_real_codex_rollouts_fit_their_own_tokenizer_with_json_tool_results_unescaped():
+    """Codex 0.47 and 0.58 logged each exec result as ``{"output": ..., "metadata": ...}``; counted as written,
+    their fitted ratio to o200k was 0.887 and 0.884 (held-out per-call error 1.59 % / 2.37 % on the first),
+    against 1.001 and 1.002 on the rollouts of later versions, whose results are plain text."""
+    from compactctl.formats.records import parse_records
+    from compactctl.recorded import codex
+
+    paths = sorted((SHARED_TRANSCRIPTS / "codex").glob("*/*.jsonl"))
+    assert len(paths) >= 4
+    for path in paths:
+        calibration = calibrate(codex.read(parse_records(path.read_bytes(), str(path))[0], str(path)), "codex")
+        assert calibration.encoding == "o200k_base"
+        assert calibration.ratio == pytest.approx(1.0, abs=0.03), path.parent.name
+        assert calibration.held_out.median < 0.01 and calibration.held_out.p90 < 0.02, path.parent.name

@@ -134,7 +134,7 @@ def compact(
     note_left_out(inputs)
     if database.in_place:
         jobs_planned = [dataclasses.replace(job, target=job.source) for job in jobs_planned]
-    check_side_files(jobs_planned, manifest=manifest)
+    check_side_files(jobs_planned, manifest=manifest, junit=settings.of(OutcomeOptions).junit_path())
     summarizer = settings.of(SummarizerOptions)
     summarizer_used = make_summarizer(summarizer, counter, dry_run=dry_run)
     if dry_run:

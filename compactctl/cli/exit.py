@@ -42,6 +42,8 @@ def handle_errors(command: F) -> F:
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
+            if kwargs.get("junit") == STDIO and kwargs.get("as_json"):  # two documents on one stream
+                raise InputError("--junit - and --json would both write to stdout; give --junit a file")
             return command(*args, **kwargs)
         except KeyboardInterrupt as interrupt:  # Ctrl-C, SIGTERM, SIGHUP: exit 128 + N at once
             interrupts.stop_now(interrupt)
@@ -52,7 +54,12 @@ def handle_errors(command: F) -> F:
             doc = error_document(command.__name__, error)
             if kwargs.get("as_json"):
                 write_json(doc)
-            ci_reports(doc, asked_by_flags(kwargs))  # the run stopped, and CI is told so the way it asked
+            # The run stopped, and CI is told so the way it asked (never over a path the command was given,
+            # nor where the error is that --junit's file cannot be written: it is said once).
+            outcome = asked_by_flags(kwargs)
+            if outcome.junit and "--junit" in said:
+                outcome = OutcomeOptions(annotations=outcome.annotations)
+            ci_reports(doc, outcome, given_paths(kwargs))
             raise SystemExit(error.exit_code) from None
 
     return wrapper  # type: ignore[return-value]
@@ -62,6 +69,39 @@ def asked_by_flags(given: Mapping[str, Any]) -> OutcomeOptions:
     """The CI reports a run asked for by flag (``--annotations``, ``--junit``), for one that stopped
     before its settings were read: the command's own keyword arguments, as Typer gave them."""
     return OutcomeOptions(annotations=given.get("annotations"), junit=given.get("junit"))
+
+
+def given_paths(given: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The paths a command was given as its inputs and output (Typer's keyword arguments), each with what it
+    is: what a run that stopped early must not write a --junit report over, as its document lists no file."""
+    paths: list[tuple[str, str]] = []
+    for key in ("inputs", "before", "after", "compacted", "vs_compacted", "output"):
+        value = given.get(key)
+        what = "an output" if key == "output" else "an input"
+        for path in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(path, str) and path != STDIO:
+                paths.append((path, what))
+    return paths
+
+
+def junit_clash(junit: str, doc: Mapping[str, Any], given: Iterable[tuple[str, str]] = ()) -> str | None:
+    """What a --junit file would replace: an input or an output of the run (an input is never overwritten,
+    SPEC), or a transcript inside a folder given as an input; None where it replaces neither."""
+    from compactctl.files.io import same_file
+    from compactctl.formats import SUFFIXES
+
+    given = list(given)
+    named = [(entry.get(key), what) for entry in doc.get("files", []) for key, what in
+             (("file", "an input"), ("after", "an input"), ("output", "an output"))]  # fmt: skip
+    for path, what in [*named, *given]:
+        if isinstance(path, str) and path != STDIO and Path(path).is_file() and same_file(path, junit):
+            return what
+    target = Path(junit).resolve()
+    if target.suffix in SUFFIXES and target.is_file():
+        for folder in (Path(path) for path, what in given if what == "an input" and Path(path).is_dir()):
+            if target.is_relative_to(folder.resolve()):
+                return "a transcript of an input folder"
+    return None
 
 
 def build_document(
@@ -102,8 +142,9 @@ def finish(doc: Mapping[str, Any], outcome: OutcomeOptions) -> NoReturn:
     raise SystemExit(doc["exit_code"])
 
 
-def ci_reports(doc: Mapping[str, Any], outcome: OutcomeOptions) -> None:
-    """--annotations github (workflow commands on stderr) and --junit FILE, from the run document."""
+def ci_reports(doc: Mapping[str, Any], outcome: OutcomeOptions, given: Iterable[tuple[str, str]] = ()) -> None:
+    """--annotations github (workflow commands on stderr) and --junit FILE, from the run document; a --junit
+    file that is one of the run's inputs or outputs (``given``: the paths the command was given) is refused."""
     if outcome.annotations == "github":
         from compactctl.ci import github_annotations, repo_root
 
@@ -113,6 +154,11 @@ def ci_reports(doc: Mapping[str, Any], outcome: OutcomeOptions) -> None:
     if junit:
         from compactctl.ci import junit_xml
 
+        clash = junit_clash(str(junit), doc, given)
+        if clash is not None:
+            said = f"{junit}: --junit would overwrite {clash}; choose another file"
+            stderr.print(f"[bold red]error:[/] {escape(said)}", soft_wrap=True)
+            raise SystemExit(EXIT_INPUT)
         try:
             write_atomic(str(junit), junit_xml(doc))
         except InputError as error:  # write_atomic names the file and what went wrong

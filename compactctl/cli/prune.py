@@ -129,7 +129,7 @@ def prune(
     assert inputs is not None
     planned = plan(inputs, output, PRUNED_MARK)
     note_left_out(inputs)
-    check_side_files(planned, archive=archive, manifest=manifest)
+    check_side_files(planned, archive=archive, manifest=manifest, junit=settings.of(OutcomeOptions).junit_path())
     compact_and_finish(
         "prune",
         planned,

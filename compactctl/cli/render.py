@@ -262,7 +262,10 @@ def _calibration_rows(recorded: dict[str, Any]) -> list[tuple[str, str, str]]:
         rows.append(
             (
                 "API input, calibrated",
-                f"reported {recorded['reported_input_tokens']:,}, counted {recorded['counted_input_tokens']:,}, "
+                # Every billed call (a subagent's, a side request's), where the row above counts the thread read:
+                # its call count says why the two reported figures differ.
+                f"{recorded['calls']:,} billed calls: reported {recorded['reported_input_tokens']:,}, "
+                f"counted {recorded['counted_input_tokens']:,}, "
                 f"calibrated {recorded['calibrated_input_tokens']:,} "
                 f"({held_out_error(error['calls'], error['median'], error['p90'])})",
                 "",

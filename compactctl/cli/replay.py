@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +38,7 @@ from compactctl.config import (
 )
 from compactctl.files.io import STDIO, Job, expand_inputs, read_with_its_session
 from compactctl.files.jobs import cores, run_jobs
-from compactctl.files.replay import Opened, fitted_to, read_ahead, replay_file
+from compactctl.files.replay import Opened, each_call_once, fitted_to, read_ahead, replay_file
 from compactctl.files.replay_apart import walker_for
 from compactctl.replay.options import DEFAULT_THRESHOLDS, ReplayOptions
 from compactctl.replay.price_source import source_label
@@ -103,9 +105,9 @@ def replay(
     read_first: dict[str, Opened] = {}
     if not thresholds and not use_stage:
         # Thresholds that fit the first file: its producer's own auto-compact point on the model's window.
-        # That file is read now, once: its job replays what was read (standard input is never read ahead).
+        # That file is read now, once: its job replays what was read (standard input too: it is read whole anyway).
         first = next(iter(expand_inputs(inputs)), None)
-        if first is not None and first[0] != STDIO:
+        if first is not None:
             read_first[first[0]] = read_ahead(first[0], read)
             fitted = fitted_to(read_first[first[0]])
         thresholds = fitted.thresholds if fitted is not None else list(DEFAULT_THRESHOLDS)
@@ -127,16 +129,20 @@ def replay(
     counter = counter_for(settings.of(CountOptions).encoding)
     summarizing = make_summarizer(summarizer, counter)
     recorded, strategies = settings.of(RecordedOptions), settings.strategies()
-    expanded = [(source, name) for source, name, _ in expand_inputs(inputs)]
+    # A file named twice (a folder and a file in it, or twice on the line) is replayed, and billed, once.
+    distinct: dict[str, tuple[str, str]] = {}
+    for source, name, _ in expand_inputs(inputs):
+        distinct.setdefault(source if source == STDIO else os.path.realpath(source), (source, name))
+    expanded = list(distinct.values())
     sources = {source for source, _ in expanded}
     # A subagent's calls are billed and replayed with its session (recorded/claude_code.py): not twice.
     found = [Job(source, None, name) for source, name in expanded if not read_with_its_session(source, sources)]
     # --jobs runs files at once; a single file's settings are walked in that many processes instead
     # (0: one per core). Several files at once each walk theirs in one: the two are never nested.
     jobs = settings.of(BatchOptions).jobs
-    results, failures = run_jobs(
-        found,
-        lambda job: replay_file(
+
+    def replayed(job: Job, billed_elsewhere: Mapping[str, str] | None = None) -> FileReplay:
+        return replay_file(
             job.source,
             job.name,
             grid,
@@ -151,16 +157,22 @@ def replay(
             recorded_options=recorded,
             opened=read_first.pop(job.source, None),
             walker=walker_for((jobs or cores()) if len(found) == 1 else 1),
-        ),
-        jobs,
-        progress_wanted(quiet),
-    )
+            billed_elsewhere=billed_elsewhere,
+        )
+
+    done, failures = run_jobs(found, lambda job: (job, replayed(job)), jobs, progress_wanted(quiet))
+    # A call two files hold (a Claude Code 1.x resume copies the session it resumes) is billed in one of them.
+    results = each_call_once(done, replayed)
     label = inputs[0] if len(inputs) == 1 else ", ".join(inputs)
     body = replay_json(results)
     body["total"]["thresholds_from"] = fitted.said() if fitted is not None else None
     outcome = settings.of(OutcomeOptions)
     doc = build_document("replay", found, body["files"], failures, outcome, total=body["total"])
     say_failures(entry for entry in doc["files"] if entry["status"] == "failed")
+    unread = recorded.unread_note((r.format, r.api is not None) for r in results)
+    for note in [*unused_flags(results, replaying, settings.of(CountOptions).encoding, "encoding" in settings.flagged),
+                 *([unread] if unread and results else [])]:  # fmt: skip
+        stderr.print(f"[yellow]note:[/] {escape(note)}", soft_wrap=True)
     if as_json:
         write_json(doc)
     else:
@@ -173,6 +185,46 @@ def replay(
         if not as_json:
             stderr.print(f"chart written to {plot}")
     finish(doc, outcome)
+
+
+# The price figures a run overrides: read where a file's calls are priced at the run's model, not at their own.
+PRICE_FLAGS = {
+    "price_in": "--price-in", "price_cached": "--price-cached", "price_write": "--price-write",
+    "price_out": "--price-out", "cache_min_tokens": "--cache-min-tokens",
+}  # fmt: skip
+
+
+def unused_flags(results: list[FileReplay], replaying: ReplayOptions, encoding: str, encoding_given: bool) -> list[str]:
+    """Flags given that no file of the run read, said rather than ignored: a file that records its usage prices
+    each call by the model it names (the price figures are for files that record none, --model-pricing for a model
+    no source knows) and counts in the API's units (its own calibrated encoding, not --encoding)."""
+    recorded = [r for r in results if r.api is not None]
+    apis = [r.api for r in recorded if r.api is not None]
+    if not recorded or len(recorded) < len(results):
+        return []  # a file that records no usage reads them all
+    notes = []
+    # A recorded file reads --model-pricing (and the figures over it) only for a model no price source knows.
+    fallback_used = replaying.model_pricing is not None and any(
+        "(--model-pricing)" in note for api in apis for note in api.notes
+    )
+    flags = [flag for name, flag in PRICE_FLAGS.items() if getattr(replaying, name) is not None]
+    if replaying.model_pricing is not None:
+        flags.insert(0, "--model-pricing")
+    if flags and not fallback_used:
+        which = recorded[0].file if len(recorded) == 1 else f"each of the {len(recorded)} files"
+        flags_said = ", ".join(flags)
+        notes.append(
+            f"{flags_said} not used: {which} records its usage, and each call is priced by the model it names "
+            f"({source_label()}); --model-pricing prices only a model no source knows, and --prices FILE lays "
+            "your own row over a listed one"
+        )
+    encodings = sorted({api.calibration.encoding for api in apis})
+    if encoding_given and encoding not in encodings:
+        notes.append(
+            f"--encoding {encoding} not used: a file that records its usage is counted in the API's units, "
+            f"calibrated on {', '.join(encodings)}"
+        )
+    return notes
 
 
 def _chart_source(results: list[FileReplay]) -> FileReplay:
@@ -214,7 +266,21 @@ def render(results: list[FileReplay], label: str, prices: Prices) -> None:
             f"priced by the model it names (their recorded row is the bill, where the producer did not compact "
             f"also none; other rows are calibrated estimates); the others priced as {prices.model}. Per file: --json"
         )
+    # The caption (what the rows are in, how they are priced) is said under the table at the console's width,
+    # not wrapped inside the table's: a narrow table made a long footnote of short lines whatever COLUMNS was.
+    caption, table.caption = table.caption, None
     console.print(fitted(table, console))
+    if caption:
+        console.print(Text.from_markup(str(caption)))
+    shared = [r for r in results if r.shared_calls] if len(results) > 1 else []
+    if shared:  # said where it is known: the file that made the copied calls is in the run (replay.copies)
+        names = escape(", ".join(r.file for r in shared))
+        stderr.print(
+            f"[yellow]note:[/] {sum(r.shared_calls for r in shared)} billed call(s) of {names} are copies of another "
+            "file's (Claude Code 1.x's --resume copies the session into a new file): each is billed once, in the "
+            "file that made it; per file: --json",
+            soft_wrap=True,
+        )
     why = non_monotonic_note(rows)
     if why:
         console.print(f"note: {why}", soft_wrap=True)

@@ -8,8 +8,9 @@ from typing import Annotated, Any
 import typer
 
 from compactctl.cli.exit import finish_report, handle_errors
+from compactctl.cli.markup import escape
 from compactctl.cli.options import ConfigPath, JsonOut, Quiet, Takes, command_settings, settings_for
-from compactctl.cli.render import progress_wanted
+from compactctl.cli.render import progress_wanted, stderr
 from compactctl.cli.session_options import Client, session_inputs
 from compactctl.config import (
     BatchOptions,
@@ -82,6 +83,8 @@ def report(
         before = str(find_session(session, client).path)
         database = DatabaseOptions()  # found: the whole file is that session
     assert before is not None
+    if after is None and gates.fail_under is not None:  # nothing to measure a reduction of: bad usage, not a gate
+        raise InputError("--fail-under has no effect here: it is read with AFTER, the compacted counterpart")
     pairs = [Job(source, counterpart(after, name, before), name) for source, name, _ in expand_inputs([before])]
     reports, failures = run_jobs(
         pairs,
@@ -92,6 +95,9 @@ def report(
         progress_wanted(quiet),
         settings.of(EngineOptions).engine,
     )
+    unread = recorded.unread_note((r.format, r.api_calibration is not None) for r in reports)
+    if unread and reports:
+        stderr.print(f"[yellow]note:[/] {escape(unread)}", soft_wrap=True)
     outcome = settings.of(OutcomeOptions)
     finish_report(
         "report", pairs, reports, failures, outcome, fail_under=gates.fail_under, as_json=as_json, quiet=quiet

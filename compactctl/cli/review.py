@@ -205,6 +205,8 @@ def review(
     With --compacted AFTER, the compaction already written is reviewed instead of compacting again.
     """
     settings = settings_for(config, given, takes(), sides=both_sides)
+    if transcript and not terminal:  # a page shows every transcript of the file
+        raise InputError("--transcript has no effect here: it is read with --terminal")
     counter = counter_for(settings.of(CountOptions).encoding)
     jobs, index = review_targets(inputs, output)
     review_one = _reviewer(inputs, settings, counter, compacted, vs_compacted, manifest, vs_manifest)

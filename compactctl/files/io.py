@@ -156,8 +156,14 @@ def check_side_files(jobs: list[Job], **files: Path | None) -> None:
             taken[Path(job.source).resolve()] = "an input"
         if job.target not in (None, STDIO):
             taken[Path(job.target).resolve()] = "an output"
+    stdout = "-o -" if any(job.target == STDIO for job in jobs) else None
     for flag, path in files.items():
         if path is None:
+            continue
+        if str(path) == STDIO:
+            if stdout is not None:  # one stream, two JSON Lines documents interleaved: neither could be read back
+                raise InputError(f"--{flag} - and {stdout} would both write to stdout; give --{flag} a file", STDIO)
+            stdout = f"--{flag} -"
             continue
         key = path.resolve()
         if key in taken:

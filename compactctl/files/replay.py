@@ -5,16 +5,17 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from compactctl.config import InputOptions, RecordedOptions
 from compactctl.errors import InputError
-from compactctl.files.io import opener, read_source, sniffed
+from compactctl.files.io import Job, opener, read_source, sniffed
 from compactctl.formats import Format, Transcript, Walk, load_records, records_of
 from compactctl.formats.records import Record, SkippedLine, kept_records, skip_list
 from compactctl.model_input import model_input, owned_view
+from compactctl.replay.copies import BilledKeys, billed_elsewhere
 from compactctl.replay.prices import Prices, PriceTable
 from compactctl.replay.results import FileReplay
 from compactctl.replay.simulate import Walker, aggregate, replay_streamed, walk_in_step
@@ -51,15 +52,18 @@ class Opened:
     error: Exception | None = None
 
 
-def read_whole(source: str, read: InputOptions, known: Format | None) -> WholeFile:
-    """``source`` parsed once, read as its format, and its recorded usage read when its format carries it."""
+def read_whole(
+    source: str, read: InputOptions, known: Format | None, billed_elsewhere: Mapping[str, str] | None = None
+) -> WholeFile:
+    """``source`` parsed once, read as its format, and its recorded usage read when its format carries it
+    (``billed_elsewhere``: ``recorded.read_recorded``'s)."""
     from compactctl.recorded import read_recorded
 
     skipped = skip_list(read.on_error)
     records = records_of(read_source(source), source, skipped)
     fmt, transcripts = load_records(records, source, read.format, skipped, known)
     records = kept_records(records, skipped)
-    session = read_recorded(fmt.name, records, source) if fmt.carries_usage else None
+    session = read_recorded(fmt.name, records, source, billed_elsewhere) if fmt.carries_usage else None
     return WholeFile(fmt, transcripts, records, skipped, session)
 
 
@@ -105,6 +109,7 @@ def replay_file(
     recorded_options: RecordedOptions = RecordedOptions(),
     opened: Opened | None = None,
     walker: Walker | None = None,
+    billed_elsewhere: Mapping[str, str] | None = None,
 ) -> FileReplay:
     """Read one file and replay each transcript in it on its own (a tau-bench file holds 200 runs).
 
@@ -113,7 +118,8 @@ def replay_file(
     (``fallback_prices``, from ``--model-pricing``, for a model the table lacks). ``opened``: the
     file as ``read_ahead`` read it already (so it is sniffed and parsed once), else read here.
     ``walker``: how the settings of a file read whole walk its messages (``files.replay_apart``: in
-    forked workers, where it pays); a file walked a line at a time is walked in step.
+    forked workers, where it pays); a file walked a line at a time is walked in step. ``billed_elsewhere``: the
+    calls another file of the run made, replayed here as copies (``replay.copies``).
     """
     replay_of = functools.partial(
         replay_streamed, settings=grid, options=strategies, counter=counter, prices=prices,
@@ -137,15 +143,23 @@ def replay_file(
         else:
             chart = [row.context_per_call for row in rows]
             return FileReplay(name, known.name, 1, aggregate([rows]), "", chart, skipped_lines=tuple(skipped_lines))
-    whole = opened.whole if opened.whole is not None else read_whole(source, read, known)
+    if billed_elsewhere:
+        whole = read_whole(source, read, known, billed_elsewhere)
+    else:
+        whole = opened.whole if opened.whole is not None else read_whole(source, read, known)
     fmt, transcripts, skipped = whole.fmt, whole.transcripts, whole.skipped
     recorded = _recorded_replay(
         whole, grid, strategies, price_table, fallback_prices, summarizer, stage_marker, recorded_options.claude_tokens,
         walker,
     )  # fmt: skip
     if recorded is not None:
+        assert whole.session is not None
         chart = [row.context_per_call for row in recorded.settings]
-        return FileReplay(name, fmt.name, 1, recorded.settings, "", chart, recorded, tuple(skipped or ()))
+        billed = BilledKeys(name, whole.session.copy_keys(), whole.session.calls)
+        return FileReplay(
+            name, fmt.name, 1, recorded.settings, "", chart, recorded, tuple(skipped or ()), billed=billed,
+            shared_calls=whole.session.shared_calls,
+        )  # fmt: skip
     named = named_prices(whole, price_table, prices)
     if named is not prices:
         replay_of = functools.partial(replay_of, prices=named)
@@ -162,6 +176,19 @@ def replay_file(
         name, fmt.name, len(transcripts), aggregate(runs), label, chart, skipped_lines=tuple(skipped or ()),
         prices=named if named is not prices else None,
     )  # fmt: skip
+
+
+def each_call_once(
+    done: Sequence[tuple[Job, FileReplay]], again: Callable[[Job, Mapping[str, str]], FileReplay]
+) -> list[FileReplay]:
+    """The files' replays with each billed call in one of them: a file holding calls another file of the run
+    made (a Claude Code 1.x resume's copy, ``replay.copies``) replayed ``again`` with those as copies."""
+    billed = [(n, replayed.billed) for n, (_, replayed) in enumerate(done) if replayed.billed is not None]
+    results = [replayed for _, replayed in done]
+    for (n, _), elsewhere in zip(billed, billed_elsewhere([keys for _, keys in billed]), strict=True):
+        if elsewhere:
+            results[n] = again(done[n][0], elsewhere)
+    return results
 
 
 def named_prices(whole: WholeFile, table: PriceTable | None, prices: Prices) -> Prices:

@@ -165,9 +165,10 @@ def _document_records(document: Any, data: bytes | None = None) -> list[Record]:
 
 
 def iter_jsonl_bytes(data: bytes, path: str, skipped: list[SkippedLine] | None = None) -> Iterator[Record]:
-    for number, line in enumerate(data.split(b"\n"), start=1):
+    lines = data.split(b"\n")
+    for number, line in enumerate(lines, start=1):
         if line.strip():
-            value = _loads(line, path, number, skipped)
+            value = _loads(line, path, number, skipped, cut=number == len(lines))  # no newline after it
             if value is not _SKIPPED:
                 yield Record(number, value, line)
 
@@ -181,7 +182,7 @@ def iter_jsonl_stream(stream: IO[bytes], path: str, skipped: list[SkippedLine] |
                 raise InputError("binary file, not a JSON transcript", path)
             line = line.removeprefix(BOM)
         if line.strip():
-            value = _loads(line, path, number, skipped)
+            value = _loads(line, path, number, skipped, cut=not line.endswith(b"\n"))
             if value is not _SKIPPED:
                 seen_any = True
                 yield Record(number, value, line.removesuffix(b"\n"))
@@ -207,7 +208,11 @@ def _exact_numbers(line: bytes, value: Any) -> Any:
         return value
 
 
-def _loads(line: bytes, path: str, number: int, skipped: list[SkippedLine] | None = None) -> Any:
+# A last line cut short is what a client leaves while it writes (or when killed): say how to read the rest.
+CUT_LAST_LINE = "; the last line is cut short (a session still being written?): --on-error skip leaves it out"
+
+
+def _loads(line: bytes, path: str, number: int, skipped: list[SkippedLine] | None = None, cut: bool = False) -> Any:
     try:
         value = orjson.loads(line)
         if _LONG_NUMBER in line.translate(_DIGIT_MASK):
@@ -216,7 +221,10 @@ def _loads(line: bytes, path: str, number: int, skipped: list[SkippedLine] | Non
         if skipped is not None:
             skipped.append(SkippedLine(number, _decode_error(error, path, number, line).message))
             return _SKIPPED
-        raise _decode_error(error, path, number, line) from None
+        failed = _decode_error(error, path, number, line)
+        if cut and failed.message.endswith("unexpected end of data"):
+            failed = InputError(failed.message + CUT_LAST_LINE, path, number, failed.column)
+        raise failed from None
     check_depth(value, line, path, number)
     return value
 

@@ -13,7 +13,7 @@ format that says it carries usage (``Format.carries_usage``); ``read_recorded`` 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -68,6 +68,9 @@ class RecordedCall:
     hidden_output_estimate: int = 0
     # Made and billed by another session: a fork's copy of its parent's call (see claude_code).
     copied: bool = False
+    # What tells this response in another file where the producer marks no copy (Claude Code 1.x's ``--resume``
+    # copies the session it resumes into a new file): its id with a digest of what it said and its usage.
+    copy_key: str | None = None
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,7 @@ class RecordedCompaction:
     position: int
     before_call: int  # index (in ``calls``) of the first call made after it
     replacement: list[Message]
-    trigger: str = ""  # "auto" | "manual" | "" (not recorded)
+    trigger: str = ""  # "auto" | "manual" | "load" (a saved chat loaded: no call) | "" (not recorded)
     pre_tokens: int | None = None  # the context size the producer recorded at the compaction
     partial: bool = False  # some messages were kept verbatim after the boundary
 
@@ -147,6 +150,10 @@ class RecordedSession:
     estimated_apart: tuple[tuple[str | None, ApiUsage], ...] = ()
     # Billed calls the file holds nothing of to count (a client's side calls), said in replay's notes.
     not_in_bill: tuple[str, ...] = ()
+    # Of the calls marked ``copied``, those another file of the run made (``read_recorded``'s ``billed_elsewhere``):
+    # how many, and those files.
+    shared_calls: int = 0
+    shared_with: tuple[str, ...] = ()
 
     @property
     def copied_calls(self) -> int:
@@ -155,6 +162,14 @@ class RecordedSession:
     @property
     def calls(self) -> int:
         return sum(len(context.calls) for context in self.contexts)
+
+    def copy_keys(self) -> dict[str, float | None]:
+        """The ``copy_key`` of each call billed here (copied ones not), with when it was first written."""
+        keys: dict[str, float | None] = {}
+        for call in [*(c for context in self.contexts for c in context.calls), *self.off_thread]:
+            if call.copy_key is not None and not call.copied:
+                keys.setdefault(call.copy_key, call.timestamp)
+        return keys
 
     @property
     def has_usage(self) -> bool:
@@ -234,7 +249,16 @@ def producer(name: str) -> Producer | None:
     return producers().get(name)
 
 
-def read_recorded(format_name: str, records: list[Record], path: str) -> RecordedSession | None:
-    """The recorded calls of a file in a producer's format; None for formats that record no calls."""
+def read_recorded(
+    format_name: str, records: list[Record], path: str, billed_elsewhere: Mapping[str, str] | None = None
+) -> RecordedSession | None:
+    """The recorded calls of a file in a producer's format; None for formats that record no calls.
+
+    ``billed_elsewhere``: the ``copy_key``s of calls another file of the run made, each with that file's name: where
+    this file opens a context with them they are copies, marked ``copied`` (only Claude Code 1.x copies unmarked)."""
+    from compactctl.recorded import claude_code
+
+    if billed_elsewhere and format_name == claude_code.NAME:
+        return claude_code.read(records, path, billed_elsewhere)
     found = producer(format_name)
     return found.read(records, path) if found is not None else None

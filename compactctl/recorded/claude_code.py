@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from compactctl import jsonbytes, lazyre
@@ -59,7 +59,7 @@ from compactctl.recorded.claude_code_chain import (
     uuid_of,
 )
 from compactctl.recorded.claude_code_files import changed_file_reminders, logs_own_attachments
-from compactctl.recorded.claude_code_side import side_requests
+from compactctl.recorded.claude_code_side import SideRequests, side_requests, usage_by_model
 from compactctl.transcript import Message
 
 NAME = "claude-code"
@@ -117,6 +117,8 @@ class _Builder:
         self.done_records: set[int] = set()
         self.uuid_position: dict[str, int] = {}  # record uuid -> index of the first message read from it
         self.copied: dict[str, str] = {}  # message id -> the session that billed it (a fork's copied responses)
+        self.shared: dict[str, str] = {}  # message id -> the file of the run that billed it (a 1.x resume's copies)
+        self.billed_here = False  # a call of this context is billed here (the copies a resume opens with are over)
 
     def add(self, message: Message, record: int) -> None:
         key = uuid_of(self.index.values[record])
@@ -210,8 +212,16 @@ class _Builder:
             if isinstance(b, dict) and b.get("type") in ("thinking", "redacted_thinking")
         )
         made_by = self.index.copied_from(message_id) if isinstance(message_id, str) else None
+        copy_key = self.index.copy_key(message_id, best) if isinstance(message_id, str) else None
+        # Another file's call where it opens this context (a resume's copy comes before the resumed session's own).
+        elsewhere = (
+            self.index.billed_elsewhere.get(copy_key or "") if made_by is None and not self.billed_here else None
+        )
         if made_by is not None:
             self.copied[message_id] = made_by
+        elif elsewhere is not None:
+            made_by = self.shared[message_id] = elsewhere
+        self.billed_here = self.billed_here or made_by is None
         self.calls.append(
             RecordedCall(
                 position=len(self.messages),
@@ -220,6 +230,7 @@ class _Builder:
                 usage=usage_of(best),
                 hidden_output_estimate=round(signature_chars * THINKING_TOKENS_PER_SIGNATURE_CHAR),
                 copied=made_by is not None,
+                copy_key=copy_key,
             )
         )
         self.add(message, records[0])
@@ -308,7 +319,8 @@ def attachment_message(attachment: Any, rendered: Any = None, renders: bool = Fa
     }
 
 
-def read(records: list[Record], path: str) -> RecordedSession:
+def read(records: list[Record], path: str, billed_elsewhere: Mapping[str, str] | None = None) -> RecordedSession:
+    """``billed_elsewhere``: ``read_recorded``'s."""
     values: list[dict[str, Any]] = []
     for record in records:
         if not isinstance(record.value, dict):
@@ -318,39 +330,48 @@ def read(records: list[Record], path: str) -> RecordedSession:
         check_fields(record, path, RECORD_FIELDS)
         values.append(record.value)
     own = next((v["sessionId"] for v in reversed(values) if isinstance(v.get("sessionId"), str)), None)
-    index = Index(values, own)
+    index = Index(values, own, billed_elsewhere=billed_elsewhere or {})
     lines = [record.line for record in records]
     calls = [v for v in values if is_call_record(v)]
     only_sidechain = bool(calls) and all(v.get("isSidechain") for v in values if is_message(v))
     contexts: list[RecordedContext] = []
     walked: set[str] = set()  # message ids of the responses a context holds
     copied: dict[str, str] = {}  # message id -> the session that billed it
+    shared: dict[str, str] = {}  # message id -> the file of the run that billed it
     reminders = unlogged_reminders(values)
     for leaf in leaves(index, only_sidechain):
         builder = _Builder(index, "main", path, lines, reminders)
         contexts.append(builder.walk(chain_to(index, leaf, only_sidechain)))
         walked |= builder.done_responses
         copied |= builder.copied
+        shared |= builder.shared
     if not only_sidechain:
         for n, leaf in enumerate(leaves(index, True), start=1):
             builder = _Builder(index, f"sidechain {n}", path, lines, reminders)
             context = builder.walk(chain_to(index, leaf, True))
             walked |= builder.done_responses
             copied |= builder.copied
+            shared |= builder.shared
             if context.calls:
                 contexts.append(context)
     # A copied response off the fork's thread was billed where it was made, not here.
     walked |= {m for m in index.responses if index.copied_from(m) is not None}
     contexts = [c for c in contexts if c.calls or c.messages]
     off_thread = tuple(_off_thread_calls(index, walked))
-    for name, subagent in _subagent_sessions(path):
+    requests = side_requests(values)
+    shared_calls, shared_with = len(shared), set(shared.values())
+    for name, subagent, asked in _subagent_sessions(path, billed_elsewhere):
         contexts += [dataclasses.replace(c, label=f"subagent {name}") for c in subagent.contexts if c.calls]
         off_thread += subagent.off_thread
+        shared_calls += subagent.shared_calls
+        shared_with |= set(subagent.shared_with)
+        # A subagent's WebFetch and WebSearch requests are billed in the session's cost-state, as its own are.
+        requests = SideRequests(requests.calls + asked.calls, requests.searches + asked.searches)
     by_model = usage_by_model(values)  # the last cost-state, read once: the total and the side requests' models
     reported = sum(by_model.values(), ApiUsage(0)) if by_model else None
     paired = RecordedSession(NAME, contexts, off_thread=off_thread).usage_total()
     unpaired = None
-    if copied:
+    if copied or shared:
         # A fork's cost-state goes on from its parent's total: it says nothing of calls missing here.
         reported = None
     if reported is not None and (
@@ -373,7 +394,6 @@ def read(records: list[Record], path: str) -> RecordedSession:
     side = tuple((m, u) for m, u in by_model.items() if m not in named) if unpaired else ()
     # WebSearch's and WebFetch's own requests write no message; where the cost-state's remainder bills them they
     # are billed calls, counted with the bill's (their usage is in ``unpaired``).
-    requests = side_requests(values)
     side_calls = requests.calls if unpaired is not None else 0
     stood_in = 0
     if not by_model and not copied and requests.searches:
@@ -394,6 +414,8 @@ def read(records: list[Record], path: str) -> RecordedSession:
         compaction_estimate=sum(estimates, ApiUsage(0)) if estimates else None,
         compaction_calls_estimated=len(estimates),
         copied_from=tuple(sorted(set(copied.values()))),
+        shared_calls=shared_calls,
+        shared_with=tuple(sorted(shared_with)),
         priced_apart=side,
         side_calls=side_calls,
         searches_stood_in=stood_in,
@@ -446,15 +468,20 @@ def _off_thread_calls(index: Index, walked: set[str]) -> list[RecordedCall]:
             usage = index.values[record]["message"].get("usage")
             if isinstance(usage, dict) and integer(usage.get("output_tokens")) >= integer(best.get("output_tokens")):
                 best = usage
+        key = index.copy_key(message_id, best)
+        if key in index.billed_elsewhere:  # a copy of another file's call (a 1.x resume's), billed there
+            continue
         first = index.values[records[0]]
-        calls.append(
-            RecordedCall(-1, first["message"].get("model"), timestamp_of(first.get("timestamp")), usage_of(best))
-        )
+        model, written = first["message"].get("model"), timestamp_of(first.get("timestamp"))
+        calls.append(RecordedCall(-1, model, written, usage_of(best), copy_key=key))
     return calls
 
 
-def _subagent_sessions(path: str) -> list[tuple[str, RecordedSession]]:
-    """The subagents' own files (``<session>/subagents/agent-*.jsonl``) beside a session file, read."""
+def _subagent_sessions(
+    path: str, billed_elsewhere: Mapping[str, str] | None
+) -> list[tuple[str, RecordedSession, SideRequests]]:
+    """The subagents' own files (``<session>/subagents/agent-*.jsonl``) beside a session file, read, with the side
+    requests their tool results show."""
     from pathlib import Path
 
     from compactctl.formats.records import parse_records
@@ -468,25 +495,6 @@ def _subagent_sessions(path: str) -> list[tuple[str, RecordedSession]]:
             records = parse_records(file.read_bytes(), str(file))[0]
         except (OSError, InputError):
             continue  # a subagent file that does not read is left out, not the session
-        found.append((file.stem.removeprefix("agent-"), read(records, str(file))))
-    return found
-
-
-def usage_by_model(values: list[dict[str, Any]]) -> dict[str, ApiUsage]:
-    """The session's own running total per model (its last ``cost-state``'s ``modelUsage``, Claude Code 2.1+)."""
-    state = next((v for v in reversed(values) if v.get("type") == "cost-state"), None)
-    models = state.get("modelUsage") if state is not None else None
-    found: dict[str, ApiUsage] = {}
-    for model, figures in (models if isinstance(models, dict) else {}).items():
-        if isinstance(figures, dict):
-            read = integer(figures.get("cacheReadInputTokens"))
-            written = integer(figures.get("cacheCreationInputTokens"))
-            found[str(model)] = ApiUsage(
-                integer(figures.get("inputTokens")) + read + written,
-                read,
-                written,
-                integer(figures.get("cacheCreationEphemeral1hInputTokens")),
-                integer(figures.get("outputTokens")),
-                web_searches=integer(figures.get("webSearchRequests")),
-            )
+        asked = side_requests([r.value for r in records if isinstance(r.value, dict)])
+        found.append((file.stem.removeprefix("agent-"), read(records, str(file), billed_elsewhere), asked))
     return found

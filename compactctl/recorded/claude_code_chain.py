@@ -16,9 +16,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from compactctl import jsonbytes
+from compactctl.digests import blake2b
 from compactctl.formats.claude_code import preserved_relinks, relinked_parent
 
 SYNTHETIC_MODEL = "<synthetic>"
@@ -74,6 +77,8 @@ class Index:
     renders_attachments: bool = False
     # Per record a partial compaction kept: that compaction's boundary and summary (``preserved_relinks``).
     relinks: dict[int, tuple[int, int]] = field(default_factory=dict)
+    # The ``copy_key``s of responses another file of the run made and billed, each with that file (``read``'s).
+    billed_elsewhere: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.renders_attachments = any(v.get("type") == "attachment" and "rendered" in v for v in self.values)
@@ -91,6 +96,17 @@ class Index:
         """The session that made this response, where it is not this file's own (a fork's copy)."""
         made_by = self.values[self.responses[message_id][0]].get("requestSessionId")
         return made_by if isinstance(made_by, str) and made_by and made_by != self.session_id else None
+
+    def copy_key(self, message_id: str, usage: dict[str, Any]) -> str | None:
+        """``RecordedCall.copy_key`` of a response: its id, what its records said and its usage, for 1.x's records
+        only. 1.x's ``--resume`` copies the session's records into a new file with new uuids and nothing that
+        says so; 2.x's copies (``--fork-session``) name the session that made them (``copied_from``), and the
+        loopback fake's ids (``msg_fake000002``) repeat across 2.x runs of one script, which no copy is."""
+        records = [self.values[at] for at in self.responses[message_id]]
+        if not str(records[0].get("version") or "").startswith("1."):
+            return None
+        said = jsonbytes.dumps([[r["message"].get("model"), r["message"].get("content")] for r in records] + [usage])
+        return f"{message_id} {blake2b(said, digest_size=10).hexdigest()}"
 
     def parent(self, index: int) -> int | None:
         """The record before ``index`` as the client sends it (after a partial compaction's summary where

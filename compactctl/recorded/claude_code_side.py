@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from compactctl.recorded import integer
+from compactctl.recorded import ApiUsage, integer
 
 # The tools Claude Code runs as a request of their own, which writes no message: WebSearch (a request whose only
 # tool is the API's web_search) and WebFetch (the small fast model summarizing the page).
@@ -48,7 +48,27 @@ def side_requests(values: list[dict[str, Any]]) -> SideRequests:
                     calls += 1
                     if name == "WebSearch":
                         searches += searches_of(value["toolUseResult"])
+            elif block.get("type") == "tool_result" and value.get("isSidechain") is True and value["type"] == "user":
+                # A subagent's file (2.1.332) writes its tool results with no toolUseResult: an error (a tool it was
+                # not allowed) made no request; the result's text says whether a WebFetch got its page.
+                name = tools.get(str(block.get("tool_use_id")))
+                if name is not None and not block.get("is_error") and (name != "WebFetch" or fetched_page(block)):
+                    calls += 1
+                    searches += name == "WebSearch"
     return SideRequests(calls, searches)
+
+
+# How 2.1.332 words a WebFetch result it did not summarize: an HTTP error, a redirect to another host.
+_NOT_FETCHED = ("The server returned HTTP ", "REDIRECT DETECTED")
+
+
+def fetched_page(result: dict[str, Any]) -> bool:
+    """Whether a WebFetch ``tool_result`` block with no ``toolUseResult`` beside it (a subagent's, not an error)
+    holds the small model's summary of a page it got: not an HTTP error's or a redirect's text."""
+    content = result.get("content")
+    text = content if isinstance(content, str) else " ".join(str(b.get("text", "")) for b in content or ()
+                                                             if isinstance(b, dict))  # fmt: skip
+    return not text.startswith(_NOT_FETCHED)
 
 
 def summarized(fetched: dict[str, Any]) -> bool:
@@ -70,3 +90,23 @@ def searches_of(result: dict[str, Any]) -> int:
     results = result.get("results")
     found = sum(isinstance(r, dict) and "tool_use_id" in r for r in results) if isinstance(results, list) else 0
     return found or 1
+
+
+def usage_by_model(values: list[dict[str, Any]]) -> dict[str, ApiUsage]:
+    """The session's own running total per model (its last ``cost-state``'s ``modelUsage``, Claude Code 2.1+)."""
+    state = next((v for v in reversed(values) if v.get("type") == "cost-state"), None)
+    models = state.get("modelUsage") if state is not None else None
+    found: dict[str, ApiUsage] = {}
+    for model, figures in (models if isinstance(models, dict) else {}).items():
+        if isinstance(figures, dict):
+            read = integer(figures.get("cacheReadInputTokens"))
+            written = integer(figures.get("cacheCreationInputTokens"))
+            found[str(model)] = ApiUsage(
+                integer(figures.get("inputTokens")) + read + written,
+                read,
+                written,
+                integer(figures.get("cacheCreationEphemeral1hInputTokens")),
+                integer(figures.get("outputTokens")),
+                web_searches=integer(figures.get("webSearchRequests")),
+            )
+    return found

@@ -22,7 +22,10 @@ What Gemini CLI writes (0.61, ``packages/core/src/services/chatRecordingService.
   and brings new ones (its compression: a summary in place of the older history), the producer
   compacted there: the history goes on and the new list is the replacement. Where it only cuts
   the end (a turn rolled back when it failed or was cancelled), and at a ``$rewindTo``, the
-  messages cut are off the live thread, their calls billed (``off_thread``).
+  messages cut are off the live thread, their calls billed (``off_thread``). Where it sets the list to
+  the records it has just written (``/chat resume TAG`` loading a chat ``/chat save`` kept, measured
+  with the real 0.61 client: the saved history written as new records, then a ``$set`` of them
+  alone), the history is replaced as by a compression, but no call made the new list: no estimate.
 - **The compression's own calls** (``chatCompressionService.compress``): a summary of the
   history it folds, sent with its own system prompt, then a second call asking the model to check
   that summary (the history, the summary, and the request again); neither is recorded. Each is
@@ -93,6 +96,7 @@ class _Chat:
     cut: list[str] = field(default_factory=list)  # ids off the thread (rewound, rolled back)
     # (messages of the thread before it, ids of the new list) per compression
     compressions: list[tuple[int, list[str]]] = field(default_factory=list)
+    loads: set[int] = field(default_factory=set)  # the compressions that are a saved chat loaded (no call)
     resumes: list[int] = field(default_factory=list)  # thread lengths at which the client was started again
     headers: int = 0
 
@@ -126,6 +130,12 @@ class _Chat:
         fresh = [i for i in new if i not in self.live and i not in threaded]
         if removed and not fresh and new == old[: len(new)]:
             self._drop(removed)  # the end cut: a turn rolled back
+        elif removed and not fresh and new == old[-len(new) :]:
+            # A saved chat loaded (``/chat resume TAG``): its messages written as new records, then the list
+            # set to them alone. They replace the history, as a compression's do, but no call made them.
+            self.thread = self.thread[: len(self.thread) - len(new)]
+            self.compressions.append((len(self.thread), new))
+            self.loads.add(len(self.compressions) - 1)
         elif removed:
             self.compressions.append((len(self.thread), new))  # the history replaced: a compression
         else:
@@ -202,13 +212,16 @@ def read(records: list[Record], path: str) -> RecordedSession:
 
     compactions: list[RecordedCompaction] = []
     estimates: list[ApiUsage] = []
-    for length, new in chat.compressions:
+    for n, (length, new) in enumerate(chat.compressions):
         at = position(length)
-        replacement = _replacement([chat.latest[i] for i in new], messages, units)
+        loaded = [_sent_of_saved(chat.latest[i]) if n in chat.loads else chat.latest[i] for i in new]
+        replacement = _replacement(loaded, messages, units)
         before = compactions[-1] if compactions else None
         folded = [*(before.replacement if before else []), *messages[before.position if before else 0 : at]]
-        estimates += compression_estimate([m for m in folded if not any(m is k for k in replacement)], replacement)
-        compactions.append(RecordedCompaction(at, calls_before(at), replacement, trigger=""))
+        if n not in chat.loads:
+            estimates += compression_estimate([m for m in folded if not any(m is k for k in replacement)], replacement)
+        compactions.append(RecordedCompaction(at, calls_before(at), replacement, trigger="load" if n in chat.loads
+                                              else ""))  # fmt: skip
     resumes = sorted({calls_before(position(length)) for length in chat.resumes} - {0, len(calls)})
     off_thread = tuple(
         RecordedCall(-1, chat.calls[i].model, chat.calls[i].timestamp, chat.calls[i].usage)
@@ -261,6 +274,20 @@ def compression_estimate(folded: list[Message], replacement: list[Message]) -> l
     check = history + summary + COMPRESSION_CHECK_TOKENS
     # The check repeats the summary request's prefix: the API's implicit cache holds it.
     return [ApiUsage(history, output_tokens=summary), ApiUsage(check, history, output_tokens=summary)]
+
+
+def _sent_of_saved(record: dict[str, Any]) -> dict[str, Any]:
+    """A loaded chat's record as the client sent it: a saved chat's first user turn holds the
+    ``<session_context>`` and the compression's summary as two parts of one record (a compression
+    writes them as two), which the reader would skip whole as the client's own context. The summary was
+    sent (the real 0.61 client's next request had it); the context is the hidden prefix, as elsewhere."""
+    parts = record.get("content")
+    if record.get("type") != "user" or not isinstance(parts, list) or len(parts) < 2:
+        return record
+    first = parts[0]
+    if isinstance(first, dict) and str(first.get("text", "")).startswith("<session_context>"):
+        return {**record, "content": parts[1:]}
+    return record
 
 
 def _replacement(records: list[dict[str, Any]], history: list[Message], units: list[Any]) -> list[Message]:

@@ -20,7 +20,10 @@ class ReplayOptions(Options):
         "Several values (8000,16000,32000 or repeated) are compared side by side.",
         flags=("--threshold", "-t"),
         metavar="N[,N...]",
-        shown_default=f"{','.join(map(str, DEFAULT_THRESHOLDS))} when no stage trigger is given",
+        # As replay picks them (cli/replay.py, replay/fitted_thresholds.py): from the first file where it can.
+        shown_default="where the first file records its usage, its producer's auto-compact point on the model's "
+        f"window and half and a quarter of it; else {','.join(map(str, DEFAULT_THRESHOLDS))}; none with a stage "
+        "trigger alone",
         panel=TRIGGER_PANEL,
     )
     stage_marker: str | None = setting(

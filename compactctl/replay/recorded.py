@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from compactctl.calibration import Calibration, calibrate, message_costs, segment_key
-from compactctl.calibration.features import dropped_thinking
+from compactctl.calibration.features import dropped_thinking, sent_tokens
 from compactctl.model_input import owned_view
 from compactctl.recorded import ApiUsage, RecordedCompaction, RecordedContext, RecordedSession
 from compactctl.recorded import producer as producer_named  # ``producer`` is the name below
@@ -35,6 +35,7 @@ from compactctl.replay.simulate import (
     ScenarioRun,
     Walker,
     aggregate,
+    less,
     walk_in_step,
 )
 from compactctl.replay.triggers import BASELINE, Scenario
@@ -75,7 +76,7 @@ class CalibratedCounter:
         content = message.get("content")
         parts = content if isinstance(content, list) else []
         images = sum(self.base.part(p) for p in parts if isinstance(p, dict) and p.get("type") == "image_url")
-        return round(self.ratio * (self.base.message(message) - images)) + images + self.per_message
+        return round(self.ratio * (sent_tokens(message, self.base) - images)) + images + self.per_message
 
     def messages(self, messages: Iterable[Message]) -> int:
         return sum(self.message(message) for message in messages)
@@ -448,10 +449,17 @@ def replay_recorded(
             f"a fork of session {session.forked_from}: its history before the fork is in that file and billed "
             "there; the rows count the fork's own calls, replayed from the fork point"
         )
-    if session.copied_calls:
+    if session.copied_calls > session.shared_calls:
         notes.append(
-            f"{session.copied_calls} calls were copied from session {', '.join(session.copied_from)} (a fork): "
-            "billed there, so in no row here; the rows simulate the whole thread and count the fork's own calls"
+            f"{session.copied_calls - session.shared_calls} calls were copied from session "
+            f"{', '.join(session.copied_from)} (a fork): billed there, so in no row here; the rows simulate the whole "
+            "thread and count the fork's own calls"
+        )
+    if session.shared_calls:  # another file of the run holds them (replay.copies)
+        notes.append(
+            f"{session.shared_calls} calls are copies of calls {', '.join(session.shared_with)} made (Claude Code "
+            "1.x's --resume copies the session into a new file): billed there, so in no row here; the rows "
+            "simulate the whole thread and count this file's own calls"
         )
     notes += [*session.not_in_bill, *calibration.warnings]
     last = [c for context in session.contexts for c in context.compactions[-1:]]
@@ -471,29 +479,6 @@ def replay_recorded(
         off,
         apart,
         session.side_calls,
-    )
-
-
-def less(row: ScenarioResult, part: ScenarioResult) -> ScenarioResult:
-    """``row`` without the calls of ``part``, a run of the same setting over the first of them."""
-    own = row.context_per_call[len(part.context_per_call) :]
-    return dataclasses.replace(
-        row,
-        calls=row.calls - part.calls,
-        compactions=row.compactions - part.compactions,
-        over_threshold_after_compaction=row.over_threshold_after_compaction - part.over_threshold_after_compaction,
-        peak_context=max(own, default=0),
-        mean_context=round(sum(own) / len(own), 1) if own else 0.0,
-        input_tokens=row.input_tokens - part.input_tokens,
-        cached_tokens=row.cached_tokens - part.cached_tokens,
-        cache_write_tokens=row.cache_write_tokens - part.cache_write_tokens,
-        output_tokens=row.output_tokens - part.output_tokens,
-        summarizer_calls=row.summarizer_calls - part.summarizer_calls,
-        summarizer_tokens=row.summarizer_tokens - part.summarizer_tokens,
-        cost=None if row.cost is None or part.cost is None else round(row.cost - part.cost, 9),
-        context_per_call=own,
-        unpriced_calls=row.unpriced_calls - part.unpriced_calls,
-        calls_over_threshold=row.calls_over_threshold - part.calls_over_threshold,
     )
 
 

@@ -13,6 +13,7 @@ from compactctl.replay.simulate import ScenarioResult, aggregate
 
 if TYPE_CHECKING:
     from compactctl.replay.billed_apart import CallsApart
+    from compactctl.replay.copies import BilledKeys
     from compactctl.replay.recorded import RecordedReplay
 
 
@@ -29,6 +30,8 @@ class FileReplay:
     api: RecordedReplay | None = None  # the rows in API units, where the file records its usage
     skipped_lines: tuple[SkippedLine, ...] = ()  # lines left out by --on-error skip
     prices: Prices | None = None  # the model a file with no usage was priced as, where it names one
+    billed: BilledKeys | None = None  # the calls it bills that another file may hold a copy of (``replay.copies``)
+    shared_calls: int = 0  # its calls another file of the run made and bills (a resume's copies)
 
 
 def line_up(per_file: Sequence[Sequence[ScenarioResult]]) -> list[list[ScenarioResult]]:

@@ -28,6 +28,7 @@ left), so ``replay_streamed`` replays a file read a line at a time in memory bou
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -408,3 +409,26 @@ def replay_streamed(
     runs = [ScenarioRun(row, counts, options or StrategyOptions(), prices, summarizer, client=client) for row in rows]
     with remembering():  # the settings' steps work out each message's text and facts once (message_memo)
         return (walker or walk_in_step)(walk(), runs, counts)
+
+
+def less(row: ScenarioResult, part: ScenarioResult) -> ScenarioResult:
+    """``row`` without the calls of ``part``, a run of the same setting over the first of them."""
+    own = row.context_per_call[len(part.context_per_call) :]
+    return dataclasses.replace(
+        row,
+        calls=row.calls - part.calls,
+        compactions=row.compactions - part.compactions,
+        over_threshold_after_compaction=row.over_threshold_after_compaction - part.over_threshold_after_compaction,
+        peak_context=max(own, default=0),
+        mean_context=round(sum(own) / len(own), 1) if own else 0.0,
+        input_tokens=row.input_tokens - part.input_tokens,
+        cached_tokens=row.cached_tokens - part.cached_tokens,
+        cache_write_tokens=row.cache_write_tokens - part.cache_write_tokens,
+        output_tokens=row.output_tokens - part.output_tokens,
+        summarizer_calls=row.summarizer_calls - part.summarizer_calls,
+        summarizer_tokens=row.summarizer_tokens - part.summarizer_tokens,
+        cost=None if row.cost is None or part.cost is None else round(row.cost - part.cost, 9),
+        context_per_call=own,
+        unpriced_calls=row.unpriced_calls - part.unpriced_calls,
+        calls_over_threshold=row.calls_over_threshold - part.calls_over_threshold,
+    )

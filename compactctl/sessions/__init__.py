@@ -96,7 +96,10 @@ def find_session(
 ) -> SessionFile:
     """The session with id ``wanted``, or the one whose id starts with it, or ``latest``; a clear error otherwise."""
     sessions = session_files(env, home, client)
-    where = ", ".join(str(root) for roots in client_roots(env, home).values() for root in roots)
+    # Where it looked: the one client's folders with --client, as session_files searched.
+    where = ", ".join(
+        str(root) for name, roots in client_roots(env, home).items() if client in (None, name) for root in roots
+    )
     if not sessions:
         raise InputError(f"no sessions found (looked in {where})")
     if wanted == LATEST:

@@ -78,6 +78,7 @@ class OpenAIJudge:
             backoff=config.backoff,
             redact=config.redact,
             cache_dir=config.cache_dir,
+            role="judge",
         )
         self.transport = OpenAISummarizer(transport)
         self.transport.client()  # no key and no --base-url: the usage error now, not at the first probe

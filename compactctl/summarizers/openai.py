@@ -133,7 +133,9 @@ class OpenAISummarizer:
             if self._client is None:
                 # Checked on first use: a run whose steps summarize nothing needs no key.
                 if not self._key and self.config.base_url is None:
-                    raise InputError("the openai summarizer needs OPENAI_API_KEY (or `base_url` for a local server)")
+                    raise InputError(
+                        f"the openai {self.config.role} needs OPENAI_API_KEY (or `base_url` for a local server)"
+                    )
                 self._client = openai.OpenAI(
                     # A local server without auth still needs some key for the client to start.
                     api_key=self._key or "no-key",
@@ -288,8 +290,8 @@ class OpenAISummarizer:
         with self._lock:
             if self._failures_in_a_row >= self.config.fail_after:
                 raise SummarizerError(
-                    f"openai summarizer ({self.config.model} at {self.shown_url}): not called, the server failed "
-                    f"{self._failures_in_a_row} times in a row (last: {self._last_failure})"
+                    f"openai {self.config.role} ({self.config.model} at {self.shown_url}): not called, the server "
+                    f"failed {self._failures_in_a_row} times in a row (last: {self._last_failure})"
                 )
         try:
             summary = self._attempts(built, require_text)
@@ -404,7 +406,7 @@ class OpenAISummarizer:
         tries = f" after {attempts} attempt{'s' if attempts > 1 else ''}" if attempts else ""
         # Every error line passes here: whatever it quotes is redacted with the request's function.
         shown = redact_reply(what, (self._key,), limit=400)
-        return f"openai summarizer ({self.config.model} at {self.shown_url}): {shown}{tries}"
+        return f"openai {self.config.role} ({self.config.model} at {self.shown_url}): {shown}{tries}"
 
     def _send(self, built: Built, require_text: bool = True) -> Summary:
         try:
@@ -435,7 +437,7 @@ class OpenAISummarizer:
             reply = responses_reply(decode(raw.content, raw.headers.get("content-type")))
         if require_text and not reply.text.strip():
             why = " (cut off by the token limit)" if reply.truncated else ""
-            raise SummarizerError(f"openai summarizer ({self.config.model}): the model returned no text{why}")
+            raise SummarizerError(f"openai {self.config.role} ({self.config.model}): the model returned no text{why}")
         ours = self._counted(built)
         if reply.truncated and reply.prompt_tokens and ours > TRUNCATED_PROMPT * reply.prompt_tokens:
             # The server read a fraction of what was sent and answered anyway (Ollama truncates a prompt past

@@ -34,6 +34,7 @@ class OpenAIConfig:
     request_deadline: float = 60.0  # seconds for one summary's requests, its retries included
     fail_after: int = 3  # failed summaries in a row after which the server is not called again
     temperature: float | None = None  # sent with each request when set; else the server's default
+    role: str = "summarizer"  # what its errors call it: the summarizer, or the eval judge it carries
 
 
 def config_of(options: SummarizerOptions, dry_run: bool = False) -> OpenAIConfig:

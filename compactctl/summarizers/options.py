@@ -16,6 +16,8 @@ APIS = ("chat", "responses")
 # max_tokens); vLLM before 0.6, llama.cpp's server and Ollama read max_tokens.
 MAX_TOKENS_FIELDS = ("auto", "max_completion_tokens", "max_tokens")
 OPENAI = Needs("summarizer", ("openai",))
+# The summarizer itself is read only by a step that summarizes: with window, prune... alone it would write nothing.
+SUMMARIZING = Needs("strategy", ("summary", "rolling", "selective", "structured"))
 
 
 def _summarizers() -> list[str]:
@@ -34,6 +36,7 @@ class SummarizerOptions(Options):
         metavar="NAME",
         listed=lambda: _summarizers(),
         panel=SUMMARY_PANEL,
+        needs=SUMMARIZING,
     )
     model: str = setting("gpt-4o-mini", help="openai: model.", metavar="MODEL", panel=SUMMARY_PANEL, needs=OPENAI)
     base_url: str | None = setting(

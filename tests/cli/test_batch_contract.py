@@ -249,3 +249,49 @@ def test_an_unchanged_file_says_why_and_is_written_only_when_asked(cli, tmp_path
     doc = valid(cli("compact", "dataset.jsonl", "-s", "prune", "--json", "--write-unchanged").stdout)
     assert doc["files"][0]["output"] == "dataset.compacted.jsonl" and doc["total"]["written"] == 1
     assert Path("dataset.compacted.jsonl").is_file()
+
+
+@pytest.mark.parametrize(
+    ("command", "junit"),
+    [
+        (["compact", "logs/coding-agent.jsonl", "-o", "out.jsonl"], "logs/coding-agent.jsonl"),
+        (["compact", "logs/coding-agent.jsonl", "-o", "out.jsonl"], "out.jsonl"),
+        (["prune", "logs/coding-agent.jsonl", "-o", "out.jsonl"], "logs/coding-agent.jsonl"),
+        (["report", "logs/coding-agent.jsonl"], "logs/coding-agent.jsonl"),
+        (["report", "logs/coding-agent.jsonl", "logs/team/support-fr.jsonl"], "logs/team/support-fr.jsonl"),
+        (["report", "logs", "--on-error", "skip", "--max-failed-files", "9"], "logs/team/support-fr.jsonl"),
+        (["eval", "logs/coding-agent.jsonl", "logs/team/support-fr.jsonl"], "logs/team/support-fr.jsonl"),
+        (["replay", "logs/coding-agent.jsonl", "-t", "4000"], "logs/coding-agent.jsonl"),
+        (["report", "logs/coding-agent.jsonl", "--format", "nosuch"], "logs/coding-agent.jsonl"),  # stopped early
+    ],
+)
+def test_junit_never_overwrites_an_input_or_an_output(cli, logs, command, junit):
+    """--junit FILE is written last, over whatever is there: a transcript the run reads or writes is refused
+    (exit 2, said on stderr), as --manifest and --archive are, and stays as it was."""
+    Path("out.jsonl").write_bytes(b'{"role": "user", "content": "an earlier output"}\n')
+    before = Path(junit).read_bytes()
+    result = cli(*command, "--junit", junit)
+    assert result.exit_code == 2, result.stderr
+    assert f"{junit}: --junit would overwrite" in result.stderr
+    assert Path(junit).read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["compact", "logs/coding-agent.jsonl", "-o", "-", "--manifest", "-"],
+        ["prune", "logs/coding-agent.jsonl", "-o", "-", "--archive", "-"],
+        ["prune", "logs/coding-agent.jsonl", "-o", "out.jsonl", "--archive", "-", "--manifest", "-"],
+        ["compact", "logs/coding-agent.jsonl", "-o", "-", "--junit", "-"],
+        ["report", "logs/coding-agent.jsonl", "--json", "--junit", "-"],
+        ["replay", "logs/coding-agent.jsonl", "-t", "4000", "--json", "--junit", "-"],
+    ],
+)
+def test_two_documents_are_never_written_to_stdout_together(cli, logs, command):
+    """-o -, --json, and a side file given as - each write stdout: two of them would interleave a transcript, a
+    manifest, a JSON report or JUnit XML into one stream no reader can split; a usage error, nothing written."""
+    result = cli(*command)
+    assert result.exit_code == 2, result.output
+    assert "would both write to stdout; give --" in result.stderr
+    assert "<testsuites" not in result.stdout and '"action"' not in result.stdout and '"role"' not in result.stdout
+    assert not Path("out.jsonl").exists()

@@ -151,10 +151,19 @@ def test_no_request_is_larger_than_the_input_limit(openai_server, tmp_path):
 
 def test_a_key_is_needed_only_when_a_step_summarizes(agent_messages, tmp_path):
     source = write_chat(tmp_path / "run.jsonl", agent_messages)
+    settings = tmp_path / "compactctl.toml"
+    settings.write_text('summarizer = "openai"\n')  # a team's file: every run, whatever its steps
     window = runner.invoke(
-        app, ["compact", str(source), "-o", str(tmp_path / "w.jsonl"), "-s", "window", "--summarizer", "openai"]
+        app, ["compact", str(source), "-o", str(tmp_path / "w.jsonl"), "-s", "window", "--config", str(settings)]
     )
     assert window.exit_code == EXIT_OK, window.output
+    # Typed with no step that summarizes, the flag would change nothing: a usage error, as --model is there.
+    flagged = runner.invoke(
+        app, ["compact", str(source), "-o", str(tmp_path / "f.jsonl"), "-s", "window", "--summarizer", "openai"]
+    )
+    assert flagged.exit_code == EXIT_INPUT, flagged.output
+    assert "--summarizer has no effect here: it is read with --strategy summary or rolling" in flagged.stderr
+    assert not (tmp_path / "f.jsonl").exists()
     structured = runner.invoke(
         app, ["compact", str(source), "-o", str(tmp_path / "s.jsonl"), "--summarizer", "openai", "--keep-turns", "1"]
     )

@@ -72,3 +72,12 @@ def test_eval_of_a_missing_after_is_a_one_line_error(cli, tmp_path):
     before = write_jsonl(tmp_path / "s.jsonl", SESSION)
     result = cli("eval", before, tmp_path / "nope.jsonl")
     assert result.exit_code == EXIT_INPUT and "nope.jsonl" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_judge_with_no_key_is_called_the_judge_not_the_summarizer(cli, tmp_path, monkeypatch):
+    """eval has no summarizer: its errors name what the user asked for, --judge openai."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    before = write_jsonl(tmp_path / "s.jsonl", SESSION)
+    result = cli("eval", before, before, "--judge", "openai")
+    assert result.exit_code == EXIT_INPUT
+    assert "the openai judge needs OPENAI_API_KEY" in result.stderr and "summarizer" not in result.stderr

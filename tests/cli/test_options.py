@@ -99,7 +99,11 @@ def test_each_command_takes_only_its_settings():
     assert "--mode" in prune and "--keep-recent" not in prune and "--strategy" not in prune
     replay = one_line(runner.invoke(app, ["replay", "--help"], env=WIDE).stdout)
     assert "--price-in" in replay and "--dry-run" not in replay and "--fail-under" not in replay
-    assert "[default: 8000,16000,32000 when no stage trigger is given]" in replay
+    # The default as replay picks it: fitted to a file that records its usage (a Claude Code session), else fixed.
+    assert "[default: where the first file records its usage, its producer's auto-compact point on the model's " in (
+        replay
+    )
+    assert "else 8000,16000,32000; none with a stage trigger alone]" in replay
 
 
 def test_a_bad_flag_value_names_the_setting_and_the_flag(cli, chat_file):

@@ -78,6 +78,15 @@ def test_stdin_is_replayed_like_a_file(runner, chat_file):
     assert data["total"]["settings"][1]["context_per_call"] == [119, 154, 184, 130]
 
 
+def test_the_caption_is_wrapped_at_the_console_s_width_not_the_table_s(runner, chat_file):
+    """A table of two settings is some 60 columns wide: its pricing line is one line on a wide console."""
+    result = runner.invoke(app, ["replay", str(chat_file), "-t", "170"], env={"COLUMNS": "250"})
+    assert result.exit_code == EXIT_OK, result.output
+    width = max(len(line) for line in result.stdout.splitlines() if line.startswith("└"))
+    (caption,) = [line for line in result.stdout.splitlines() if line.startswith("priced as gpt-4o:")]
+    assert width < 80 < len(caption) and "$10/M out (genai-prices" in caption
+
+
 def test_table_and_chart_name_each_setting(runner, chat_file):
     result = runner.invoke(app, ["replay", str(chat_file), "-t", "170", *BASE], env={"COLUMNS": "120"})
     assert result.exit_code == EXIT_OK, result.output

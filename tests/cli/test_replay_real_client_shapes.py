@@ -16,7 +16,8 @@ from typer.testing import CliRunner
 from compactctl.cli.main import app
 from tests.replay.test_bill import anthropic_counts
 
-BRANCHES = Path(__file__).parents[1] / "formats" / "data" / "real-clients" / "claude-code-2.1.332-branches"
+REAL = Path(__file__).parents[1] / "formats" / "data" / "real-clients"
+BRANCHES = REAL / "claude-code-2.1.332-branches"
 
 
 def _bill(folder: Path) -> tuple[int, float]:
@@ -227,3 +228,119 @@ def test_a_session_of_current_models_in_every_shape_is_billed_what_its_client_co
     notes = [note for e in entries for note in e["api"]["notes"]]
     assert any(note.startswith("the producer's own 1 compaction call(s) are in the bill") for note in notes)
     assert sum(e["api"]["off_thread"]["calls"] for e in entries) == 5  # the branch the resume left, the subagent's
+
+
+RESUME_1_0 = Path(__file__).parents[1] / "recorded" / "data" / "claude-code-1.0.69-resume"
+SERVED_BY_THE_FAKE = 0.126255  # its three responses at list price (tests/recorded/data/README.md)
+
+
+def _replayed(*inputs: Path) -> dict:
+    result = CliRunner().invoke(app, ["replay", *map(str, inputs), "-t", "5000", "--json", "-q"])
+    assert result.exit_code == 0, result.stderr
+    return orjson.loads(result.stdout)
+
+
+def test_a_folder_with_a_claude_code_1_0_resume_bills_each_call_the_fake_served_once():
+    """1.0.69's --resume wrote a new file that opens with a copy of the first session's two responses: replayed
+    together, each is billed in the file that made it, in every row; the copy's file says so."""
+    assert _bill(RESUME_1_0) == (3, pytest.approx(SERVED_BY_THE_FAKE))  # each message.id once: what was served
+    report = _replayed(RESUME_1_0)
+    none, threshold = report["total"]["settings"]
+    assert (none["trigger"], none["calls"], threshold["calls"]) == ("none", 3, 3)
+    assert none["cost"] == pytest.approx(SERVED_BY_THE_FAKE)
+    assert abs(threshold["cost"] - none["cost"]) <= 0.03 * none["cost"], (threshold, none)
+    files = {Path(f["file"]).name: f for f in report["files"]}
+    first, resumed = files["first.jsonl"], files["resumed.jsonl"]
+    assert [row["calls"] for row in first["settings"]] == [2, 2]
+    assert [row["calls"] for row in resumed["settings"]] == [1, 1]  # its own call; the copies are history
+    assert len(resumed["settings"][0]["context_per_call"]) == 1
+    assert first["api"]["bill_cost"] + resumed["api"]["bill_cost"] == pytest.approx(SERVED_BY_THE_FAKE)
+    assert resumed["api"]["live_thread_bill_cost"] == pytest.approx(resumed["api"]["bill_cost"])
+    assert any(note.startswith("2 calls are copies of calls first.jsonl made") for note in resumed["api"]["notes"])
+    assert not any("copies" in note for note in first["api"]["notes"])
+    table = CliRunner().invoke(app, ["replay", str(RESUME_1_0), "-t", "5000"], terminal_width=400)
+    assert "2 billed call(s) of resumed.jsonl are copies of another file's" in table.stderr
+
+
+def test_a_resumed_copy_without_the_file_it_copied_bills_every_call_it_holds(tmp_path):
+    alone = _replayed(RESUME_1_0 / "resumed.jsonl")
+    (entry,) = alone["files"]
+    assert [row["calls"] for row in entry["settings"]] == [3, 3]
+    assert entry["settings"][0]["cost"] == pytest.approx(SERVED_BY_THE_FAKE)
+    assert not any("copies" in note for note in entry["api"]["notes"])
+    # In a folder beside another 1.0.69 session (whose fake ids repeat the copy's, msg_fake000002: its responses
+    # said other things), nothing is taken off either.
+    other = Path(__file__).parents[1] / "recorded" / "data" / "claude-code-1.0.69-web-search.jsonl"
+    shutil.copy(RESUME_1_0 / "resumed.jsonl", tmp_path / "resumed.jsonl")
+    shutil.copy(other, tmp_path / "other.jsonl")
+    by_name = {Path(f["file"]).name: f for f in _replayed(tmp_path)["files"]}
+    assert [row["calls"] for row in by_name["resumed.jsonl"]["settings"]] == [3, 3]
+    assert by_name["other.jsonl"]["settings"] == _replayed(other)["files"][0]["settings"]
+
+
+def test_two_claude_code_2_sessions_of_one_fake_script_are_two_bills(tmp_path):
+    """The fake's ids and counts repeat across runs of one script (model-switch and window-opens-on-assistant
+    share 18 responses, id, text and usage): 2.x marks its copies (requestSessionId), so these are no copies."""
+    twins = [
+        REAL / "claude-code-2.1.332-model-switch.jsonl",
+        REAL / "claude-code-2.1.332-window-opens-on-assistant.jsonl",
+    ]
+    for twin in twins:
+        shutil.copy(twin, tmp_path / twin.name)
+    alone = [_replayed(twin)["total"]["settings"][0] for twin in twins]
+    together = _replayed(tmp_path)["total"]["settings"][0]
+    assert together["calls"] == sum(row["calls"] for row in alone)
+    assert together["cost"] == pytest.approx(sum(row["cost"] for row in alone))
+
+
+RESUME_CHAIN_1_0 = Path(__file__).parents[1] / "recorded" / "data" / "claude-code-1.0.69-resume-chain"
+SERVED_IN_THE_CHAIN = 0.212121  # the five responses the fake served
+
+
+def test_a_resume_of_a_resume_bills_each_call_in_the_file_that_made_it():
+    """1.0.69 resumed twice: the second file copies the first's 2 calls, the third the first's and the second's
+    own (4): 11 responses in the folder for the 5 served (11 calls, $0.465618 before)."""
+    assert _bill(RESUME_CHAIN_1_0) == (5, pytest.approx(SERVED_IN_THE_CHAIN))
+    report = _replayed(RESUME_CHAIN_1_0)
+    none, threshold = report["total"]["settings"]
+    assert (none["calls"], threshold["calls"]) == (5, 5)
+    assert none["cost"] == pytest.approx(SERVED_IN_THE_CHAIN)
+    files = {Path(f["file"]).name: f for f in report["files"]}
+    assert {name: f["settings"][0]["calls"] for name, f in files.items()} == {
+        "first.jsonl": 2,
+        "second.jsonl": 2,
+        "third.jsonl": 1,
+    }
+    (copies,) = [note for note in files["third.jsonl"]["api"]["notes"] if "copies" in note]
+    assert copies.startswith("4 calls are copies of calls first.jsonl, second.jsonl made")
+    # Without the first file, the second's copies are its to bill, and the third's copies the second's.
+    alone = _replayed(RESUME_CHAIN_1_0 / "second.jsonl", RESUME_CHAIN_1_0 / "third.jsonl")
+    assert [f["settings"][0]["calls"] for f in alone["files"]] == [4, 1]
+    assert alone["total"]["settings"][0]["cost"] == pytest.approx(SERVED_IN_THE_CHAIN)
+
+
+def test_a_file_named_twice_is_replayed_and_billed_once():
+    session = REAL / "claude-code-2.1.332-model-switch.jsonl"
+    once = _replayed(session)
+    twice = _replayed(session, session)
+    assert len(twice["files"]) == 1 and twice["total"]["settings"] == once["total"]["settings"]
+    # A folder and a file in it: the file once, under the name it was first given.
+    both = _replayed(RESUME_1_0 / "resumed.jsonl", RESUME_1_0)
+    assert [Path(f["file"]).name for f in both["files"]] == ["resumed.jsonl", "first.jsonl"]
+    assert both["total"]["settings"][0]["calls"] == 3
+
+
+RESUME_SEARCH_1_0 = Path(__file__).parents[1] / "recorded" / "data" / "claude-code-1.0.69-resume-web-search"
+
+
+def test_a_resumed_copy_of_a_web_search_bills_the_search_once():
+    """1.0.69 resumed a session that made a WebSearch: the fake served 4 requests (two responses, the search's own
+    request, the resumed answer). The copy keeps the search's tool result without its ``toolUseResult``, so only
+    the first file shows the request: 4 calls, one search's fee ($10 per 1,000 at genai-prices)."""
+    calls, responses = _bill(RESUME_SEARCH_1_0)
+    assert calls == 3  # the responses, each message.id once; the search's request wrote no message
+    report = _replayed(RESUME_SEARCH_1_0)
+    none = report["total"]["settings"][0]
+    assert none["calls"] == 4
+    assert none["cost"] == pytest.approx(responses + 0.01)
+    assert [f["api"]["side_requests"] for f in report["files"]] == [1, 0]

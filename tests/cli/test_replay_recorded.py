@@ -67,6 +67,32 @@ def test_a_model_missing_from_the_price_table_is_a_note_naming_model_pricing(tmp
     assert "claude-future-9" in result.stdout and "--model-pricing" in result.stdout
 
 
+def test_price_and_encoding_flags_a_recorded_session_does_not_read_are_said_not_ignored(tmp_path):
+    """Each call of a file that records its usage is priced by the model it names and counted in API units: the
+    price figures, --model-pricing for a listed model and --encoding change nothing there, and a note says so."""
+    path = str(_write(tmp_path, working_session(calls=3)))
+    plain = CliRunner().invoke(app, ["replay", path, "-t", "50000", "--json"])
+    flags = ["--price-in", "100", "--model-pricing", "gpt-4o", "--cache-min-tokens", "5", "--encoding", "approx"]
+    given = CliRunner().invoke(app, ["replay", path, "-t", "50000", "--json", *flags])
+    assert given.exit_code == plain.exit_code == 0, given.stderr
+    assert orjson.loads(given.stdout)["files"][0]["settings"] == orjson.loads(plain.stdout)["files"][0]["settings"]
+    assert "note: --model-pricing, --price-in, --cache-min-tokens not used: session.jsonl records its usage" in (
+        given.stderr
+    )
+    assert "note: --encoding approx not used" in given.stderr
+    assert "not used" not in plain.stderr
+    # Where --model-pricing prices a model no source knows, it (and the figures over it) is read: no such note.
+    session = working_session(calls=3)
+    for record in session.records:
+        if record["type"] == "assistant":
+            record["message"]["model"] = "claude-future-9"
+    unknown = str(_write(tmp_path, session))
+    fallback = CliRunner().invoke(
+        app, ["replay", unknown, "-t", "50000", "--model-pricing", "gpt-4o", "--price-in", "1"]
+    )
+    assert fallback.exit_code == 0 and "not used" not in fallback.stderr, fallback.stderr
+
+
 def test_report_json_splits_the_gap_into_parts_that_add_up_to_the_reported_input(tmp_path):
     session = working_session(calls=10)
     result = CliRunner().invoke(app, ["report", str(_write(tmp_path, session)), "--json"])
@@ -88,6 +114,10 @@ def test_report_json_splits_the_gap_into_parts_that_add_up_to_the_reported_input
     assert gap["prefix"] > 0.5 * recorded["reported_input_tokens"]  # the 20k hidden prefix on every call
     assert set(recorded["calibration"]["error"]) == {"raw", "calibrated", "held_out"}
     assert recorded["calibration"]["error"]["held_out"]["median"] < 0.01
+    # The table's calibrated row says how many billed calls it sums, beside the row of the thread read.
+    table = CliRunner().invoke(app, ["report", str(_write(tmp_path, session))], env={"COLUMNS": "250"}).stdout
+    calibrated = next(line for line in table.splitlines() if "API input, calibrated" in line)
+    assert f"{recorded['calls']:,} billed calls: reported {recorded['reported_input_tokens']:,}," in calibrated
 
 
 def test_a_folder_mixing_compacted_sessions_and_plain_chats_lines_its_rows_up(tmp_path):

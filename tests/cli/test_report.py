@@ -133,3 +133,29 @@ def test_a_session_saved_while_a_tool_ran_is_valid_and_says_it_ends_on_an_open_c
     (entry,) = orjson.loads(result.stdout)["files"]
     assert entry["valid_before"] is True and entry["open_calls_before"] == ["c1"]
     assert "ends on an open call" in cli("report", path).stdout
+
+
+def test_fail_under_with_no_after_is_a_usage_error_not_a_failed_gate(cli, chat_file):
+    """No AFTER, no reduction to measure: exit 2 before any file is read (SPEC: bad usage), not exit 1."""
+    result = cli("report", chat_file, "--fail-under", "10", "--json")
+    assert result.exit_code == EXIT_INPUT, result.output
+    document = orjson.loads(result.stdout)
+    assert document["exit_code"] == EXIT_INPUT and document["gates"] == [] and document["files"] == []
+    assert "--fail-under has no effect here: it is read with AFTER" in document["error"]["message"]
+    compared = cli("report", chat_file, chat_file, "--fail-under", "10")
+    assert compared.exit_code == EXIT_GATE and "is under --fail-under 10%" in compared.stderr
+
+
+def test_claude_tokens_ctok_on_a_file_that_is_no_recorded_claude_code_session_is_said(cli, chat_file):
+    """--claude-tokens counts only a Claude Code file that records its usage: elsewhere it changes nothing, and a
+    note says so (report and replay), the figures as without it."""
+    plain = cli("report", chat_file, "--json")
+    for command in (["report", chat_file], ["replay", chat_file, "-t", "4000"]):
+        given = cli(*command, "--json", "--claude-tokens", "ctok")
+        assert given.exit_code == EXIT_OK, given.output
+        assert "note: --claude-tokens ctok not used: it counts a Claude Code file that records its usage" in (
+            given.stderr
+        )
+        assert "not used" not in cli(*command, "--json").stderr
+    alike = cli("report", chat_file, "--json", "--claude-tokens", "ctok")
+    assert orjson.loads(alike.stdout)["files"] == orjson.loads(plain.stdout)["files"]

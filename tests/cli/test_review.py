@@ -68,6 +68,10 @@ def test_bad_uses_are_one_line_errors(cli, tmp_path):
     assert missing.exit_code == 2 and "no such file" in missing.stderr
     stdin = cli("review", "-", input="{}")
     assert stdin.exit_code == 2 and "stdin" in stdin.stderr
+    # --transcript picks what --terminal shows; a page shows every transcript, so there it is a usage error.
+    page = cli("review", tmp_path / "in" / "a.jsonl", "--transcript", "1")
+    assert page.exit_code == 2 and "--transcript has no effect here: it is read with --terminal" in page.stderr
+    assert not (tmp_path / "in" / "a.jsonl.review.html").exists()
 
 
 def test_prompt_a_against_prompt_b_through_the_openai_client_and_a_loopback_server(cli, tmp_path, openai_server):

@@ -371,3 +371,71 @@ def claude_code_1_0_resume_fixture(root: Path) -> list[Path]:
             target.write_bytes(path.read_bytes().replace(str(root).encode(), b"/home/user"))
             written.append(target)
     return written
+
+
+def claude_code_1_0_resume_chain_fixture(root: Path) -> list[Path]:
+    """Claude Code 1.0.69 (``$CLAUDE_1_0``), a resume of a resume: one prompt (a Bash call, an answer), ``--resume``
+    it with a second (a Read, an answer), then ``--resume`` that with a third. Each resume writes a new file that
+    copies the one it resumed (the third copies the first's calls and the second's own): five requests served,
+    the three files hold 2 + 4 + 5 = 11 responses."""
+    import os
+
+    from tests.fakes.clients import Client
+
+    client = Client("claude", Path(os.environ["CLAUDE_1_0"]), "1.0.69")
+    with FakeAnthropic() as fake:
+        claude = ClaudeCode(client, root, project(root), fake)
+        fake.enqueue(Reply(text="Reading.", tool_calls=(_bash("ls"),)), "Listed.")
+        first = claude.run("List the files.")
+        notes = ToolCall("Read", {"file_path": str(claude.cwd / "notes.txt")})
+        fake.enqueue(Reply(text="The notes.", tool_calls=(notes,)), "They say CSV.")
+        second = claude.run("What do the notes say?", resume=first)
+        fake.enqueue("Nothing else.")
+        third = claude.run("Anything else?", resume=second)
+        assert len({first, second, third}) == 3 and not fake.errors and not fake.script, fake.errors
+        assert len(fake.model_calls()) == 5
+        folder = RECORDED / "claude-code-1.0.69-resume-chain"
+        folder.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name, session in zip(("first", "second", "third"), (first, second, third), strict=True):
+            target = folder / f"{name}.jsonl"
+            data = claude.session_file(session).read_bytes()
+            target.write_bytes(data.replace(str(root).encode(), b"/home/user"))
+            written.append(target)
+    return written
+
+
+def claude_code_1_0_resume_web_search_fixture(root: Path) -> list[Path]:
+    """Claude Code 1.0.69 (``$CLAUDE_1_0``), one prompt and a WebSearch on claude-sonnet-4-5 (its request of its own
+    writes no message, and 1.0.x no cost-state: the tool result's ``results`` is all that shows it), then
+    ``--resume`` with a prompt answered at once. The resumed file copies the search's tool result with the
+    rest: the search was made once, before the resume."""
+    import os
+
+    from tests.fakes.anthropic import web_search_reply
+    from tests.fakes.clients import Client
+    from tests.fakes.record_fixtures import _claude_print
+
+    client = Client("claude", Path(os.environ["CLAUDE_1_0"]), "1.0.69")
+    with FakeAnthropic() as fake:
+        claude = ClaudeCode(client, root, project(root), fake)
+        search = ToolCall("WebSearch", {"query": "csv rfc"})
+        fake.enqueue(
+            Reply(text="Searching.", tool_calls=(search,)),
+            web_search_reply("csv rfc", "Result 1 says CSV is RFC 4180.", 1),
+            "CSV is RFC 4180.",
+        )
+        model = ("--allowedTools", "WebSearch", "--model", "claude-sonnet-4-5")
+        first = _claude_print(claude, "Search the web for the CSV RFC.", *model)
+        fake.enqueue("Quote fields with commas.")
+        resumed = _claude_print(claude, "And its quoting rule?", "--resume", first, *model)
+        assert resumed != first and not fake.errors and not fake.script, (fake.errors, fake.script)
+        assert len(fake.model_calls()) == 4  # the first session's two, the search's own request, the resumed one
+        folder = RECORDED / "claude-code-1.0.69-resume-web-search"
+        folder.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name, session in (("first", first), ("resumed", resumed)):
+            target = folder / f"{name}.jsonl"
+            target.write_bytes(claude.session_file(session).read_bytes().replace(str(root).encode(), b"/home/user"))
+            written.append(target)
+    return written

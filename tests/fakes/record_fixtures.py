@@ -26,16 +26,20 @@ from tests.fakes.record_claude_1_0 import (  # the Claude Code 1.0.x fixtures, k
     claude_code_1_0_formatter_fixture,
     claude_code_1_0_ide_fixture,
     claude_code_1_0_prompt_log_fixture,
+    claude_code_1_0_resume_chain_fixture,
     claude_code_1_0_resume_fixture,
+    claude_code_1_0_resume_web_search_fixture,
     claude_code_1_0_web_search_fixture,
 )
 from tests.fakes.record_server_tools import (
+    claude_code_subagent_web_fetch_fixture,
     claude_code_web_fetch_fixture,
     claude_code_web_fetch_outcomes_fixture,
     claude_code_web_search_fixture,
     codex_switch_compaction_fixture,
     codex_tool_search_fixture,
     codex_web_search_fixture,
+    gemini_compress_chat_resume_fixture,
 )
 from tests.fakes.responses import FakeResponses
 from tests.fakes.scenarios import project
@@ -474,12 +478,16 @@ if __name__ == "__main__":
         codex_web_search_fixture,
         codex_switch_compaction_fixture,
         codex_tool_search_fixture,
+        gemini_compress_chat_resume_fixture,
+        claude_code_subagent_web_fetch_fixture,
         claude_code_1_0_fixture,  # needs $CLAUDE_1_0
         claude_code_1_0_formatter_fixture,  # needs $CLAUDE_1_0 (1.0.69) and $PRETTIER
         claude_code_1_0_prompt_log_fixture,  # needs $CLAUDE_1_0 (1.0.69)
         claude_code_1_0_ide_fixture,  # needs $CLAUDE_1_0 (1.0.69)
         claude_code_1_0_web_search_fixture,  # needs $CLAUDE_1_0 (1.0.69)
         claude_code_1_0_resume_fixture,  # needs $CLAUDE_1_0 (1.0.69)
+        claude_code_1_0_resume_chain_fixture,  # needs $CLAUDE_1_0 (1.0.69)
+        claude_code_1_0_resume_web_search_fixture,  # needs $CLAUDE_1_0 (1.0.69)
     )
     named = set(sys.argv[1:])  # python -m tests.fakes.record_fixtures [NAME...]: only those
     for record in [r for r in every if not named or r.__name__ in named]:

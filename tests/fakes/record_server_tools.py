@@ -241,3 +241,121 @@ def claude_code_web_fetch_outcomes_fixture(root: Path) -> Path:
     finally:
         server.shutdown()
     return _written(root, data, f"claude-code-{_version(client.version)}-web-fetch-outcomes.jsonl")
+
+
+def gemini_compress_and_saved_chat(gemini: Any, fake: Any) -> str:
+    """The interactive Gemini CLI (on a pseudo-terminal): a turn that reads a file, ``/compress`` (its two
+    compressor calls, recorded nowhere), ``/chat save snap``, a turn, ``/chat resume snap`` (the saved, compressed
+    history loaded in place of the chat's), a turn; the session id."""
+    from tests.fakes.terminal import Terminal
+
+    gemini.configure()
+    known = set(gemini.chats())
+    screen = Terminal([str(gemini.client.binary), "--yolo"], gemini.cwd, gemini.env())
+    try:
+        screen.wait_for(lambda: b"Type your message" in screen.screen)
+        served = len(fake.served)
+
+        def turn(line: str, calls: int) -> None:
+            screen.type(line)
+            screen.wait_for(lambda: len(fake.served) >= served + calls)
+
+        fake.enqueue(Reply(text="Reading.", tool_calls=(ToolCall("read_file", {"file_path": "notes.txt"}),)),
+                     "The notes say results must stay in CSV.")  # fmt: skip
+        turn("What do the notes say?", 2)
+        turn("/compress", 4)  # the summary and its check
+        screen.type("/chat save snap")
+        screen.wait_for(lambda: any(gemini.home.glob(".gemini/tmp/*/checkpoint-snap.json")))
+        fake.enqueue("After the compression: CSV.")
+        turn("Anything else?", 5)
+        chat = next(iter(set(gemini.chats()) - known))
+
+        def lists() -> int:  # the chat's message lists set whole: the load writes one
+            return chat.read_bytes().count(b'{"$set":{"messages"')
+
+        loaded = lists() + 1
+        screen.type("/chat resume snap")
+        screen.wait_for(lambda: lists() >= loaded, 30)
+        fake.enqueue("From the saved chat: CSV.")
+        turn("And now?", 6)
+        screen.type("/quit")
+        screen.wait_for(lambda: screen.process.poll() is not None, 30)
+    finally:
+        screen.close()
+    (chat,) = set(gemini.chats()) - known
+    return str(__import__("json").loads(chat.read_bytes().splitlines()[0])["sessionId"])
+
+
+def gemini_compress_chat_resume_fixture(root: Path) -> Path:
+    """Gemini CLI 0.61 on gemini-3.1-pro-preview, interactive: ``/compress``, ``/chat save``, ``/chat resume``."""
+    from tests.fakes.clients import Gemini
+    from tests.fakes.gemini import FakeGemini
+    from tests.fakes.record_fixtures import _version, _written
+
+    client = require_client("gemini")
+    with FakeGemini() as fake:
+        gemini = Gemini(client, root, project(root), fake, {"model": {"name": "gemini-3.1-pro-preview"}})
+        session = gemini_compress_and_saved_chat(gemini, fake)
+        assert not fake.errors and not fake.script, (fake.errors, fake.script)
+        data = gemini.chat(session).read_bytes()
+    return _written(root, data, f"gemini-cli-{_version(client.version)}-compress-chat-resume.jsonl")
+
+
+def claude_code_subagent_web_fetch_fixture(root: Path) -> Path:
+    """A subagent (the Agent tool, ``run_in_background`` false) on claude-opus-4-7 fetches a page it gets (200:
+    the small model's summary, a side request of its own), one it does not (404) and one it may not (localhost: the
+    tool refused), and searches the web (the search's own request): the subagent's file writes its tool results
+    with no ``toolUseResult``; the session's cost-state bills both side requests (the fake served 8 opus calls and 1
+    claude-haiku-4-5)."""
+    import shutil
+
+    from tests.fakes.record_fixtures import OUT, _claude_print, _version
+
+    site = root / "site"
+    site.mkdir(parents=True)
+    (site / "spec.html").write_text("<html><body><p>Results must stay in CSV.</p></body></html>")
+    server, cert = _https_site(root, site)
+    base = f"https://127.0.0.1:{server.server_address[1]}"
+    client = require_client("claude")
+    try:
+        with FakeAnthropic() as fake:
+            claude = _fetching(client, root, fake, cert)
+            # A third fetch, of localhost, is not allowed (only 127.0.0.1 is): the tool is refused, no request made.
+            denied = ToolCall("WebFetch", {"url": base.replace("127.0.0.1", "localhost") + "/spec.html", "prompt": "?"})
+            replies = list(subagent_fetches(base))
+            replies.insert(3, Reply(text="And by name.", tool_calls=(denied,)))
+            fake.enqueue(*replies, "The subagent says the page asks for CSV.")
+            allowed = "Agent WebSearch WebFetch(domain:127.0.0.1)"
+            tools = ("--allowedTools", allowed, "--model", "claude-opus-4-7")
+            session = _claude_print(claude, "Have a subagent fetch the two pages and search the web.", *tools)
+            models = [r.body.get("model") for r in fake.requests if isinstance(r.body, dict)]
+            assert models.count("claude-haiku-4-5") == 1 and models.count("claude-opus-4-7") == 8, models
+            assert not fake.errors and not fake.script
+            main_file = claude.session_file(session)
+            out = OUT / f"claude-code-{_version(client.version)}-subagent-web-fetch"
+            shutil.rmtree(out, ignore_errors=True)
+            (out / session / "subagents").mkdir(parents=True)
+            for source in [main_file, *sorted((main_file.with_suffix("") / "subagents").glob("*.jsonl"))]:
+                target = out / source.relative_to(main_file.parent)
+                target.write_bytes(source.read_bytes().replace(str(root).encode(), b"/home/user"))
+    finally:
+        server.shutdown()
+    return out
+
+
+def subagent_fetches(base: str) -> tuple[Reply, ...]:
+    """A subagent that fetches ``base``/spec.html (200) and ``base``/missing.html (404), searches the web, then
+    answers: the main thread waits for it (``run_in_background`` false), so the replies go in this order (with the
+    agent in the background, the default, the main thread takes the next reply while it runs)."""
+    task = {"description": "Fetch", "prompt": f"Fetch {base}/spec.html and {base}/missing.html.",
+            "subagent_type": "general-purpose", "run_in_background": False}  # fmt: skip
+    pages = ("spec.html", "missing.html")
+    fetch = [ToolCall("WebFetch", {"url": f"{base}/{page}", "prompt": "Format?"}) for page in pages]
+    return (
+        Reply(text="Delegating.", tool_calls=(ToolCall("Agent", task),)),
+        Reply(text="Fetching.", tool_calls=(fetch[0],)),
+        Reply(text="And the other.", tool_calls=(fetch[1],)),
+        Reply(text="Searching too.", tool_calls=(ToolCall("WebSearch", {"query": "csv rfc"}),)),
+        web_search_reply("csv rfc", "Result 1 says CSV is RFC 4180.", 1),  # the search's own request
+        Reply(text="The first page says CSV; the second is missing; the web says RFC 4180."),
+    )

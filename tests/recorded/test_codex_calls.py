@@ -241,10 +241,11 @@ def _each_response_at_its_model(path: Path) -> tuple[float, int]:
     turn starts and by its ``turn_context``."""
     from genai_prices import Usage, calc_price
 
+    from compactctl.tokens import bare_model
     from tests.replay.test_bill import openai_counts
 
-    def price(counts: Any, at: str | None) -> float:
-        return float(calc_price(counts, at, provider_id="openai").total_price)
+    def price(counts: Any, at: str | None) -> float:  # a gateway's ``openai/gpt-5.5`` at the maker's list price
+        return float(calc_price(counts, bare_model(at), provider_id="openai").total_price)
 
     model, cost, calls, searches = None, 0.0, 0, 0
     # A compaction right after a turn's settings (before its turn_context) runs on the turn's model, but on the

@@ -237,3 +237,32 @@ def test_replay_says_which_billed_side_calls_the_session_file_holds_nothing_of()
 def test_gemini_s_implicit_cache_holds_no_prompt_under_the_model_s_minimum(model, minimum):
     prices = shipped_prices().find(model, "google")
     assert prices is not None and prices.min_cached_tokens == minimum
+
+
+CHAT_RESUME = USAGE.parent / "gemini-cli-0.61.0-compress-chat-resume.jsonl"
+
+
+def test_a_saved_chat_loaded_replaces_the_history_with_no_call():
+    """The real interactive 0.61 client: a turn, ``/compress``, ``/chat save snap``, a turn, ``/chat resume snap``,
+    a turn. The load writes the saved (compressed) history as new records, then sets the list to them: a new
+    context as a compression's, but the fake served no call for it (two for the compression)."""
+    session = gemini.read(parse_records(CHAT_RESUME.read_bytes(), str(CHAT_RESUME))[0], str(CHAT_RESUME))
+    (context,) = session.contexts
+    assert [c.trigger for c in context.compactions] == ["", "load"]
+    compression, load = context.compactions
+    assert (compression.before_call, load.before_call) == (2, 3)
+    assert [m["role"] for m in load.replacement] == ["user", "assistant"]
+    assert "Loopback." in str(load.replacement[0]["content"])  # the saved chat is the compressed one
+    assert session.compaction_calls == 2  # the compression's summary and its check; the load made none
+    # No message of the loaded list is history a call was made on: every assistant message there is a call.
+    history = context.messages[: load.position]
+    assert sum(m["role"] == "assistant" for m in history) == load.before_call == 3
+    responses = {r["id"]: r for r in orjson_lines(CHAT_RESUME) if r.get("type") == "gemini" and r.get("tokens")}
+    replayed = _replay(session, [100_000])
+    recorded = replayed.settings[replayed.basis.index("bill")]
+    assert recorded.calls == len(responses) == 4
+    assert recorded.cost == pytest.approx(sum(map(_bill, responses.values())), rel=1e-6)
+
+
+def orjson_lines(path: Path) -> list[dict[str, Any]]:
+    return [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]

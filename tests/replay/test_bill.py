@@ -41,7 +41,11 @@ def _when(value: Any) -> dt.datetime | None:
 def _price(model: str, provider: str, when: dt.datetime | None, **usage: int) -> float:
     from genai_prices import Usage, calc_price
 
-    return float(calc_price(Usage(**usage), model, provider_id=provider, genai_request_timestamp=when).total_price)
+    from compactctl.tokens import bare_model
+
+    # A gateway's spelling (``openai/gpt-5.5``) is the maker's list price, which genai-prices lists without the prefix.
+    counts = Usage(**usage)
+    return float(calc_price(counts, bare_model(model), provider_id=provider, genai_request_timestamp=when).total_price)
 
 
 def anthropic_counts(usage: dict[str, Any]) -> dict[str, int]:
@@ -295,6 +299,28 @@ def test_the_bill_counts_the_side_requests_it_bills(path: Path, messages: int, s
     assert bill["calls"] == served
     assert entry["api"]["side_requests"] == served - messages
     assert any(f"{served - messages} side request(s)" in note for note in entry["api"]["notes"])
+
+
+# A subagent (run_in_background false) fetches a page it gets (200), a 404 and a URL it may not (localhost: refused),
+# and searches the web; the fake served eight calls on claude-opus-4-7 (two of the main thread, five of the subagent,
+# the search's own request) and one page summary on claude-haiku-4-5
+# (record_server_tools.claude_code_subagent_web_fetch_fixture).
+SUBAGENT_WEB_FETCH = REAL_CLIENTS / "claude-code-2.1.332-subagent-web-fetch"
+
+
+def test_a_subagents_web_fetch_and_web_search_are_side_requests_of_the_bill():
+    """The subagent's file writes its tool results with no toolUseResult object (no ``code``, no ``searchCount``): its
+    WebFetch of a page it got is told by the result's text, a refused one by ``is_error``. The cost-state billed
+    both side requests all along; the bill counted 7 of its 9 calls (side_requests 0) before."""
+    (main,) = SUBAGENT_WEB_FETCH.glob("*.jsonl")
+    (agent,) = SUBAGENT_WEB_FETCH.glob("*/subagents/agent-*.jsonl")
+    assert not any(isinstance(r.get("toolUseResult"), dict) for r in _records(agent))  # the refusal's is a string
+    state = [r for r in _records(main) if r["type"] == "cost-state"][-1]
+    result = CliRunner().invoke(app, ["replay", str(main), "-t", "100000", "--json", "-q"])
+    (entry,) = orjson.loads(result.stdout)["files"]
+    bill = next(row for row in entry["settings"] if row["basis"] == "bill")
+    assert (bill["calls"], entry["api"]["side_requests"]) == (9, 2)
+    assert bill["cost"] == pytest.approx(state["totalCostUSD"], rel=1e-6)
 
 
 def _search_notes(path: Path, *flags: str) -> list[str]:

@@ -215,6 +215,11 @@ def test_with_no_threshold_a_claude_code_session_is_replayed_at_its_producer_s_o
     assert "auto-compact point 167,000" in data["total"]["thresholds_from"]
     shown = CliRunner().invoke(app, ["replay", str(path)])
     assert shown.stdout.index("auto-compact point") < shown.stdout.index("┏")
+    # The same session piped in: fitted the same (it was replayed at 8,000/16,000/32,000, 39 of 41 calls compacting
+    # on the real pomodoro session), every figure as from the file.
+    piped = orjson.loads(CliRunner().invoke(app, ["replay", "-", "--json"], input=path.read_bytes()).stdout)
+    assert piped["files"][0]["settings"] == entry["settings"]
+    assert piped["total"]["thresholds_from"] == data["total"]["thresholds_from"]
 
 
 def test_calls_over_the_threshold_are_counted_per_row(tmp_path):

@@ -90,6 +90,10 @@ def test_a_session_is_named_by_its_id_a_unique_prefix_or_latest(home: Path) -> N
         find_session("ffff", env={}, home=home)
     with pytest.raises(InputError, match="unknown client"):
         find_session("latest", "cursor", env={}, home=home)
+    # With a client named, the error says where that client's sessions were looked for, not every client's.
+    with pytest.raises(InputError) as codex_only:
+        find_session("ffff", "codex", env={}, home=home)
+    assert str(home / ".codex") in str(codex_only.value) and ".claude" not in str(codex_only.value)
 
 
 def test_an_ambiguous_prefix_names_the_candidates(home: Path) -> None:

@@ -1,0 +1,37 @@
+"""Each billed call once across the files of one run, where a producer copies calls into another file unmarked.
+
+Claude Code 1.x's ``--resume`` writes a NEW session file that opens with a copy of the session it resumes (new
+uuids and session id, the same ``message.id``s and usage) and goes on; 2.1.332 appends to the same file, and its
+forks name the session a copied call is from (``requestSessionId``). Measured with the real 1.0.69 against the
+loopback fake (tests/recorded/data/claude-code-1.0.69-resume): 3 requests served, 5 responses in the two files.
+
+Each call held by several files of a run (its ``RecordedCall.copy_key``) belongs to one of them: the one that wrote
+it first (a resume writes its copy after the call was made), then the one holding fewer calls (the origin of a
+chain of resumes holds the fewest), then the one named first. The others replay it as a fork's copy: history
+their calls were sent with, billed in that file. A file replayed without the file that made its copies bills them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class BilledKeys:
+    """The calls one file of a run bills, as ``RecordedSession.copy_keys`` gives them."""
+
+    name: str
+    keys: Mapping[str, float | None]  # copy_key -> when the file first wrote it (None: no timestamp)
+    calls: int  # every call the file bills
+
+
+def billed_elsewhere(files: Sequence[BilledKeys]) -> list[dict[str, str]]:
+    """Per file, the keys of its calls another file of the run made, each with that file's name."""
+    owner: dict[str, tuple[tuple[bool, float, int, int], int]] = {}
+    for n, file in enumerate(files):
+        for key, written in file.keys.items():
+            rank = (written is None, written or 0.0, file.calls, n)
+            if key not in owner or rank < owner[key][0]:
+                owner[key] = (rank, n)
+    return [{key: files[owner[key][1]].name for key in file.keys if owner[key][1] != n} for n, file in enumerate(files)]
