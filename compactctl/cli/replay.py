@@ -179,7 +179,7 @@ def replay(
         if results and not quiet:
             if fitted is not None:
                 common_console().print(f"note: {escape(fitted.said())}", soft_wrap=True)
-            render(results, label, prices)
+            render(results, label, prices, replaying.prices)
     if plot is not None and results:
         write_plot(plot, _chart_source(results))
         if not as_json:
@@ -232,7 +232,8 @@ def _chart_source(results: list[FileReplay]) -> FileReplay:
     return max(results, key=lambda r: len(r.chart[0]) if r.chart else 0)
 
 
-def render(results: list[FileReplay], label: str, prices: Prices) -> None:
+def render(results: list[FileReplay], label: str, prices: Prices, own_table: str | None = None) -> None:
+    """The table, its caption, notes and chart; ``own_table``: the --prices FILE laid over the list prices."""
     console = common_console()
     rows = aggregate(line_up([r.settings for r in results]))
     transcripts = sum(r.transcripts for r in results)
@@ -251,7 +252,8 @@ def render(results: list[FileReplay], label: str, prices: Prices) -> None:
 
         calibration = api.calibration
         table.caption = (
-            f"in API input tokens; priced per call by the model it names ({source_label()}); {basis} "
+            f"in API input tokens; priced per call by the model it names ({source_label()}"
+            f"{f', your rows from --prices {own_table} over it' if own_table else ''}); {basis} "
             f"(bill: from the reported usage; estimate: calibrated: {calibration.encoding} "
             f"x{calibration.ratio:g}, hidden prefix, "
             f"{held_out_error(calibration.held_out.calls, calibration.held_out.median, calibration.held_out.p90)})"

@@ -146,7 +146,7 @@ def parse_price_table(raw: Any, source: str) -> PriceTable:
             provider=str(entry.get("provider", "")),
             cache_write_1h=optional["cache_write_1h"],
             cache_ttl=optional["cache_ttl"],
-            source=where,
+            source=where or f"--prices {source}",  # a caption names where a row came from, never the list prices
             web_search=optional["web_search"] or 0.0,
         )
         aliases = entry.get("aliases", [])

@@ -93,6 +93,29 @@ def test_price_and_encoding_flags_a_recorded_session_does_not_read_are_said_not_
     assert fallback.exit_code == 0 and "not used" not in fallback.stderr, fallback.stderr
 
 
+def test_a_team_price_table_is_named_in_the_caption_not_the_list_prices(tmp_path):
+    """Rows from --prices FILE priced the run: the caption says so, never that genai-prices did."""
+    table = tmp_path / "prices.toml"
+    table.write_text(
+        "[models.claude-sonnet-4-5]\ninput = 30.0\noutput = 150.0\n[models.house-llm]\ninput = 1.0\noutput = 2.0\n"
+    )
+    wide = {"COLUMNS": "300"}
+    session = str(_write(tmp_path, working_session(calls=3)))
+    recorded = CliRunner().invoke(app, ["replay", session, "-t", "50000", "--prices", str(table)], env=wide)
+    assert recorded.exit_code == 0, recorded.output
+    from compactctl.replay.price_source import source_label
+
+    assert f"by the model it names ({source_label()}, your rows from --prices {table} over it)" in recorded.stdout
+    chat = tmp_path / "chat.jsonl"
+    chat.write_bytes(b'{"role": "user", "content": "hi"}\n{"role": "assistant", "content": "hello"}\n')
+    own = CliRunner().invoke(
+        app, ["replay", str(chat), "-t", "50", "--prices", str(table), "--model-pricing", "house-llm"], env=wide
+    )
+    assert own.exit_code == 0, own.output
+    assert "priced as house-llm: $1/M in" in own.stdout and f"(--prices {table})" in own.stdout
+    assert "genai-prices" not in own.stdout.split("priced as house-llm")[1].splitlines()[0]
+
+
 def test_report_json_splits_the_gap_into_parts_that_add_up_to_the_reported_input(tmp_path):
     session = working_session(calls=10)
     result = CliRunner().invoke(app, ["report", str(_write(tmp_path, session)), "--json"])
