@@ -292,9 +292,52 @@ def shape_of(value: Any) -> str:
     return {"dict": "an object", "list": "a list"}.get(type(value).__name__, type(value).__name__)
 
 
+# A list of dotted fields as a tree of their steps: step -> (the checks of the field ending there, the
+# steps under it). "message.usage.input_tokens" and its neighbours look "message" up once a record.
+_FieldTree = dict[str, tuple[tuple[Callable[[Any], bool], ...], "_FieldTree"]]
+_TREES: dict[tuple[tuple[str, str], ...], _FieldTree] = {}
+
+
+def _field_tree(fields: tuple[tuple[str, str], ...]) -> _FieldTree:
+    tree = _TREES.get(fields)
+    if tree is None:
+        tree = {}
+        for dotted, kind in fields:
+            *parents, last = dotted.split(".")
+            node = tree
+            for step in parents:
+                node = node.setdefault(step, ((), {}))[1]
+            checks, under = node.get(last, ((), {}))
+            node[last] = ((*checks, FIELD_KINDS[kind][1]), under)
+        _TREES[fields] = tree
+    return tree
+
+
+def _fields_fit(value: dict[str, Any], tree: _FieldTree) -> bool:
+    """Whether every field of ``tree`` present and not null in ``value`` is of its kind, as ``_field``
+    finds each: walked once (a step under a value that is not an object is absent, as there)."""
+    for step, (checks, under) in tree.items():
+        if step not in value:
+            continue
+        found = value[step]
+        if found is None:
+            continue
+        for fits in checks:
+            if not fits(found):
+                return False
+        if under and isinstance(found, dict) and not _fields_fit(found, under):
+            return False
+    return True
+
+
 def check_fields(record: Record, path: str, fields: Iterable[tuple[str, str]]) -> None:
     """Each ``(dotted field, kind)`` present and not null in the record is of its kind, else InputError."""
-    for dotted, kind in fields:
+    listed_fields = tuple(fields)
+    # Every record of a reader's file is checked: the fields are walked as a tree, and only a record
+    # that fails is checked field by field, in order, so the error names the first field that fails.
+    if isinstance(record.value, dict) and _fields_fit(record.value, _field_tree(listed_fields)):
+        return
+    for dotted, kind in listed_fields:
         found = _field(record.value, dotted)
         if found is _ABSENT or found is None:
             continue

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from compactctl.errors import InputError
 from compactctl.formats import load
-from compactctl.formats.records import SkippedLine
+from compactctl.formats.claude_code import RECORD_FIELDS
+from compactctl.formats.records import _ABSENT, FIELD_KINDS, Record, SkippedLine, _field, check_fields, shape_of
 from tests.properties import examples
 
 DATA = Path(__file__).parent / "data"
@@ -70,3 +71,46 @@ def test_a_long_number_is_found_where_a_run_of_20_digits_is(line):
     from compactctl.formats.records import _DIGIT_MASK, _LONG_NUMBER
 
     assert (_LONG_NUMBER in line.translate(_DIGIT_MASK)) == bool(re.search(rb"\d{20}", line))
+
+
+def _first_misfit(value: object, fields: tuple[tuple[str, str], ...]) -> str | None:
+    """What check_fields says of a record holding ``value``: None when every field fits."""
+    try:
+        check_fields(Record(1, value), "x", fields)
+    except InputError as error:
+        assert (error.path, error.line) == ("x", 1)
+        return error.message
+    return None
+
+
+def _field_by_field(value: object, fields: tuple[tuple[str, str], ...]) -> str | None:
+    """The first field, in order, present and not null and not of its kind (check_fields before the tree)."""
+    for dotted, kind in fields:
+        found = _field(value, dotted)
+        expected, fits = FIELD_KINDS[kind]
+        if found is not _ABSENT and found is not None and not fits(found):
+            return f"{dotted} is {shape_of(found)}, expected {expected}"
+    return None
+
+
+_ANY_LEAF = st.none() | st.booleans() | st.integers(-3, 3) | st.text(max_size=3) | st.lists(st.none(), max_size=1)
+
+
+def _records(keys: list[str]) -> st.SearchStrategy[object]:
+    return st.recursive(
+        _ANY_LEAF, lambda inner: st.dictionaries(st.sampled_from(keys), inner, max_size=5), max_leaves=12
+    )
+
+
+@settings(max_examples=examples(400))
+@given(_records(["type", "uuid", "message", "usage", "role", "model", "id", "input_tokens", "output_tokens", "x"]))
+def test_check_fields_walked_as_a_tree_fails_where_field_by_field_fails_on_the_first_field(value):
+    fields = (
+        *RECORD_FIELDS,
+        ("usage.input_tokens", "count"),
+        ("message.usage.input_tokens.x", "text"),  # under a field of its own kind
+        ("message", "list"),  # a field listed twice, with another kind
+    )
+    for listed in (RECORD_FIELDS, fields):
+        said = _first_misfit(value, listed)
+        assert said == _field_by_field(value, listed)
