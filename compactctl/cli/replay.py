@@ -141,7 +141,9 @@ def replay(
     # (0: one per core). Several files at once each walk theirs in one: the two are never nested.
     jobs = settings.of(BatchOptions).jobs
 
-    def replayed(job: Job, billed_elsewhere: Mapping[str, str] | None = None) -> FileReplay:
+    def replayed(
+        job: Job, billed_elsewhere: Mapping[str, str] | None = None, reverted: int | None = None
+    ) -> FileReplay:
         return replay_file(
             job.source,
             job.name,
@@ -158,10 +160,12 @@ def replay(
             opened=read_first.pop(job.source, None),
             walker=walker_for((jobs or cores()) if len(found) == 1 else 1),
             billed_elsewhere=billed_elsewhere,
+            reverted=reverted,
         )
 
     done, failures = run_jobs(found, lambda job: (job, replayed(job)), jobs, progress_wanted(quiet))
-    # A call two files hold (a Claude Code 1.x resume copies the session it resumes) is billed in one of them.
+    # A call two files hold (a Claude Code 1.x resume copies the session it resumes) is billed in one of them; a turn
+    # a Codex revert dropped (a later rollout of the thread keeps its file only up to it) is off the live thread.
     results = each_call_once(done, replayed)
     label = inputs[0] if len(inputs) == 1 else ", ".join(inputs)
     body = replay_json(results)
@@ -283,11 +287,36 @@ def render(results: list[FileReplay], label: str, prices: Prices, own_table: str
             "file that made it; per file: --json",
             soft_wrap=True,
         )
+    off = [r.api for r in results if r.api is not None and r.api.off_thread is not None and r.api.off_thread.calls]
+    if len(results) > 1 and off:  # each file's note is in --json; the run's is said here
+        stderr.print(f"[yellow]note:[/] {escape(off_thread_note(results))}", soft_wrap=True)
     why = non_monotonic_note(rows)
     if why:
         console.print(f"note: {why}", soft_wrap=True)
     source = _chart_source(results)
     console.print(chart(source, console.width))
+
+
+def off_thread_note(results: list[FileReplay]) -> str:
+    """How many of a run's billed calls, and how much of its bill, were off the live thread, and in which files."""
+    apis = [r.api for r in results if r.api is not None]
+    off = [(r.file, r.api.off_thread) for r in results if r.api is not None and r.api.off_thread is not None]
+    off = [(file, apart) for file, apart in off if apart.calls]
+    calls, billed = sum(apart.calls for _, apart in off), sum(api.bill.calls for api in apis)
+    costs: list[float] = [apart.cost for _, apart in off if apart.cost is not None]
+    bills: list[float] = [api.bill.cost for api in apis if api.bill.cost is not None]
+    cost, bill = sum(costs, 0.0), sum(bills, 0.0)
+    # Any file unpriced: no share said.
+    share = (
+        f" (${cost:.4f}, {cost / bill:.1%} of the bill)"
+        if len(costs) == len(off) and len(bills) == len(apis) and bill
+        else ""
+    )
+    return (
+        f"{calls} of {billed} billed calls{share} were off the live thread, in {', '.join(f for f, _ in off)} "
+        "(branches a rewind, a revert or an edited prompt left): every row carries them as billed; the rows simulate "
+        "the live thread; per file: --json"
+    )
 
 
 def non_monotonic_note(rows: list[ScenarioResult]) -> str | None:

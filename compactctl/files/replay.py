@@ -15,7 +15,7 @@ from compactctl.files.io import Job, opener, read_source, sniffed
 from compactctl.formats import Format, Transcript, Walk, load_records, records_of
 from compactctl.formats.records import Record, SkippedLine, kept_records, skip_list
 from compactctl.model_input import model_input, owned_view
-from compactctl.replay.copies import BilledKeys, billed_elsewhere
+from compactctl.replay.copies import BilledKeys, billed_elsewhere, reverted_at
 from compactctl.replay.prices import Prices, PriceTable
 from compactctl.replay.results import FileReplay
 from compactctl.replay.simulate import Walker, aggregate, replay_streamed, walk_in_step
@@ -53,17 +53,21 @@ class Opened:
 
 
 def read_whole(
-    source: str, read: InputOptions, known: Format | None, billed_elsewhere: Mapping[str, str] | None = None
+    source: str,
+    read: InputOptions,
+    known: Format | None,
+    billed_elsewhere: Mapping[str, str] | None = None,
+    reverted: int | None = None,
 ) -> WholeFile:
     """``source`` parsed once, read as its format, and its recorded usage read when its format carries it
-    (``billed_elsewhere``: ``recorded.read_recorded``'s)."""
+    (``billed_elsewhere``, ``reverted``: ``recorded.read_recorded``'s ``billed_elsewhere`` and ``reverted_at``)."""
     from compactctl.recorded import read_recorded
 
     skipped = skip_list(read.on_error)
     records = records_of(read_source(source), source, skipped)
     fmt, transcripts = load_records(records, source, read.format, skipped, known)
     records = kept_records(records, skipped)
-    session = read_recorded(fmt.name, records, source, billed_elsewhere) if fmt.carries_usage else None
+    session = read_recorded(fmt.name, records, source, billed_elsewhere, reverted) if fmt.carries_usage else None
     return WholeFile(fmt, transcripts, records, skipped, session)
 
 
@@ -110,6 +114,7 @@ def replay_file(
     opened: Opened | None = None,
     walker: Walker | None = None,
     billed_elsewhere: Mapping[str, str] | None = None,
+    reverted: int | None = None,
 ) -> FileReplay:
     """Read one file and replay each transcript in it on its own (a tau-bench file holds 200 runs).
 
@@ -119,7 +124,8 @@ def replay_file(
     file as ``read_ahead`` read it already (so it is sniffed and parsed once), else read here.
     ``walker``: how the settings of a file read whole walk its messages (``files.replay_apart``: in
     forked workers, where it pays); a file walked a line at a time is walked in step. ``billed_elsewhere``: the
-    calls another file of the run made, replayed here as copies (``replay.copies``).
+    calls another file of the run made, replayed here as copies (``replay.copies``); ``reverted``: the line a later
+    rollout of the file's thread keeps it up to, the calls past it off the live thread (``replay.copies``).
     """
     replay_of = functools.partial(
         replay_streamed, settings=grid, options=strategies, counter=counter, prices=prices,
@@ -143,8 +149,8 @@ def replay_file(
         else:
             chart = [row.context_per_call for row in rows]
             return FileReplay(name, known.name, 1, aggregate([rows]), "", chart, skipped_lines=tuple(skipped_lines))
-    if billed_elsewhere:
-        whole = read_whole(source, read, known, billed_elsewhere)
+    if billed_elsewhere or reverted is not None:
+        whole = read_whole(source, read, known, billed_elsewhere, reverted)
     else:
         whole = opened.whole if opened.whole is not None else read_whole(source, read, known)
     fmt, transcripts, skipped = whole.fmt, whole.transcripts, whole.skipped
@@ -155,7 +161,8 @@ def replay_file(
     if recorded is not None:
         assert whole.session is not None
         chart = [row.context_per_call for row in recorded.settings]
-        billed = BilledKeys(name, whole.session.copy_keys(), whole.session.calls)
+        session = whole.session
+        billed = BilledKeys(name, session.copy_keys(), session.calls, session.thread, session.continues)
         return FileReplay(
             name, fmt.name, 1, recorded.settings, "", chart, recorded, tuple(skipped or ()), billed=billed,
             shared_calls=whole.session.shared_calls,
@@ -179,15 +186,17 @@ def replay_file(
 
 
 def each_call_once(
-    done: Sequence[tuple[Job, FileReplay]], again: Callable[[Job, Mapping[str, str]], FileReplay]
+    done: Sequence[tuple[Job, FileReplay]], again: Callable[[Job, Mapping[str, str], int | None], FileReplay]
 ) -> list[FileReplay]:
     """The files' replays with each billed call in one of them: a file holding calls another file of the run
-    made (a Claude Code 1.x resume's copy, ``replay.copies``) replayed ``again`` with those as copies."""
+    made (a Claude Code 1.x resume's copy, ``replay.copies``) replayed ``again`` with those as copies, and a rollout
+    a later one of its thread keeps only part of (a Codex revert) with the calls past that part off the live thread."""
     billed = [(n, replayed.billed) for n, (_, replayed) in enumerate(done) if replayed.billed is not None]
     results = [replayed for _, replayed in done]
-    for (n, _), elsewhere in zip(billed, billed_elsewhere([keys for _, keys in billed]), strict=True):
-        if elsewhere:
-            results[n] = again(done[n][0], elsewhere)
+    keys = [keys for _, keys in billed]
+    for (n, _), elsewhere, cut in zip(billed, billed_elsewhere(keys), reverted_at(keys), strict=True):
+        if elsewhere or cut is not None:
+            results[n] = again(done[n][0], elsewhere, cut)
     return results
 
 

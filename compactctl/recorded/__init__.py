@@ -131,6 +131,7 @@ class RecordedSession:
     # Billed calls off the live thread: on branches a rewind or an edited prompt abandoned (Claude
     # Code keeps their records, with the usage that was billed), never part of a context replayed.
     off_thread: tuple[RecordedCall, ...] = ()
+    off_thread_why: str = "branches a rewind or an edited prompt left"  # what left them, as replay's note says
     # The producer's own compaction calls (its summarizing request): how many are billed, those
     # with recorded usage inside ``unpaired``; the usage of those the log records none for,
     # estimated from the request they were (see codex), kept apart from what the log reports.
@@ -142,6 +143,10 @@ class RecordedSession:
     # The session this one was forked from where the file names it and copies none of its calls
     # (Codex's ``forked_from_id``: the history before the fork stays in the parent's file).
     forked_from: str | None = None
+    # The thread the file is of, and where it goes on from an earlier rollout of that same thread after a revert
+    # (Codex's ``history_base``): that thread and the 0-based line that rollout is kept up to (``replay.copies``).
+    thread: str | None = None
+    continues: tuple[str, int] | None = None
     # The sessions that made (and billed) the calls marked ``copied``: a fork's parent.
     copied_from: tuple[str, ...] = ()
     # Calls inside ``unpaired`` whose model the log names (Codex's compactions): priced at that model, the
@@ -250,15 +255,23 @@ def producer(name: str) -> Producer | None:
 
 
 def read_recorded(
-    format_name: str, records: list[Record], path: str, billed_elsewhere: Mapping[str, str] | None = None
+    format_name: str,
+    records: list[Record],
+    path: str,
+    billed_elsewhere: Mapping[str, str] | None = None,
+    reverted_at: int | None = None,
 ) -> RecordedSession | None:
     """The recorded calls of a file in a producer's format; None for formats that record no calls.
 
     ``billed_elsewhere``: the ``copy_key``s of calls another file of the run made, each with that file's name: where
-    this file opens a context with them they are copies, marked ``copied`` (only Claude Code 1.x copies unmarked)."""
-    from compactctl.recorded import claude_code
+    this file opens a context with them they are copies, marked ``copied`` (only Claude Code 1.x copies unmarked).
+    ``reverted_at``: the line another file of the run goes on from this one's thread after (a Codex revert): the
+    calls from there are off the live thread."""
+    from compactctl.recorded import claude_code, codex
 
     if billed_elsewhere and format_name == claude_code.NAME:
         return claude_code.read(records, path, billed_elsewhere)
+    if reverted_at is not None and format_name == codex.NAME:
+        return codex.read(records, path, reverted_at)
     found = producer(format_name)
     return found.read(records, path) if found is not None else None

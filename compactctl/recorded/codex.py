@@ -126,6 +126,9 @@ class _Rollout:
         self.compaction_estimates: list[ApiUsage] = []  # not recorded: estimated
         self.context_window: int | None = None  # the window Codex says it works with (token_count info)
         self.forked_from: str | None = None
+        self.thread: str | None = None  # session_meta's id
+        self.continues: tuple[str, int] | None = None  # (thread, end ordinal) of the rollout this one goes on from
+        self.live_end: tuple[int, int, int] | None = None  # (messages, calls, compactions) before ``reverted_at``
         # call index -> its web_search_call items: the hosted search is billed per call beside the tokens
         # (the Responses usage counts none of them).
         self.searches: dict[int, int] = {}
@@ -324,9 +327,13 @@ def _joined(before: Any, text: Any) -> Any:
     return [*parts(before), *parts(text)]
 
 
-def read(records: list[Record], path: str) -> RecordedSession:
+def read(records: list[Record], path: str, reverted_at: int | None = None) -> RecordedSession:
+    """``reverted_at``: the 0-based line a later rollout of the thread keeps this one up to (a revert)."""
     rollout = _Rollout(path)
     for record in records:
+        if reverted_at is not None and rollout.live_end is None and record.line - 1 >= reverted_at:
+            rollout._end_call()
+            rollout.live_end = (len(rollout.messages), len(rollout.calls), len(rollout.compactions))
         value = record.value
         if not isinstance(value, dict):
             raise InputError(f"expected a rollout line object, got {type(value).__name__}", path, record.line)
@@ -341,6 +348,9 @@ def read(records: list[Record], path: str) -> RecordedSession:
             rollout.resumes.append(len(rollout.calls))  # `codex resume` writes the metadata again
         if kind == "session_meta" and isinstance(payload.get("forked_from_id"), str) and not rollout.calls:
             rollout.forked_from = payload["forked_from_id"]
+        if kind == "session_meta" and not rollout.calls and rollout.thread is None:
+            rollout.thread = payload.get("id") if isinstance(payload.get("id"), str) else None
+            rollout.continues = _continued(payload)
         if kind == "session_meta" and not rollout.system_seen:
             instructions = payload.get("base_instructions", payload.get("instructions"))
             if isinstance(instructions, dict):
@@ -364,8 +374,14 @@ def read(records: list[Record], path: str) -> RecordedSession:
             rollout.usage_record(payload)
     rollout._end_call()
     rollout.pair()
-    resumes = sorted(set(rollout.resumes) - {len(rollout.calls)})
-    context = RecordedContext("main", rollout.messages, rollout.calls, rollout.compactions, resumes)
+    messages, calls, compactions = rollout.messages, rollout.calls, rollout.compactions
+    off_thread: tuple[RecordedCall, ...] = ()
+    if rollout.live_end is not None:  # the turns a revert dropped: billed, off the live thread
+        kept, live, compacted = rollout.live_end
+        messages, calls, off_thread = messages[:kept], calls[:live], tuple(calls[live:])
+        compactions = compactions[:compacted]
+    resumes = sorted(r for r in set(rollout.resumes) if r < len(calls))
+    context = RecordedContext("main", messages, calls, compactions, resumes)
     unpaired = rollout.unpaired
     for usage in rollout.compaction_usage:
         unpaired = usage if unpaired is None else unpaired + usage
@@ -373,7 +389,10 @@ def read(records: list[Record], path: str) -> RecordedSession:
         NAME,
         [context],
         # The records' thread total holds the compaction calls; token_count's total leaves them out.
-        reported_total=None if rollout.forked_from else rollout.recorded_thread_total or rollout.reported_total,
+        # A fork's and a revert's totals go on from the rollout they continue: no total of this file's calls.
+        reported_total=None
+        if rollout.forked_from or rollout.continues
+        else rollout.recorded_thread_total or rollout.reported_total,
         unpaired=unpaired,
         unheld_calls=rollout.unheld_calls,
         compaction_calls=len(rollout.compaction_usage) + len(rollout.compaction_estimates),
@@ -383,4 +402,21 @@ def read(records: list[Record], path: str) -> RecordedSession:
         estimated_apart=tuple(rollout.estimated_models),
         context_window=rollout.context_window,
         forked_from=rollout.forked_from,
+        off_thread=off_thread,
+        off_thread_why=f"the turns a thread/revert dropped: a later rollout of the thread keeps this one's first "
+        f"{reverted_at} lines",
+        thread=rollout.thread,
+        continues=rollout.continues,
     )
+
+
+def _continued(meta: dict[str, Any]) -> tuple[str, int] | None:
+    """The rollout of its own thread this one goes on from after a revert, and the line that one is kept up to
+    (``history_base``); a fork's base is its parent's thread, which goes on: None there."""
+    base = meta.get("history_base")
+    if not isinstance(base, dict) or isinstance(meta.get("forked_from_id"), str):
+        return None
+    thread, end = base.get("thread_id"), base.get("end_ordinal_exclusive")
+    if thread != meta.get("id") or not isinstance(thread, str) or not isinstance(end, int) or isinstance(end, bool):
+        return None
+    return thread, end

@@ -9,6 +9,10 @@ Each call held by several files of a run (its ``RecordedCall.copy_key``) belongs
 it first (a resume writes its copy after the call was made), then the one holding fewer calls (the origin of a
 chain of resumes holds the fewest), then the one named first. The others replay it as a fork's copy: history
 their calls were sent with, billed in that file. A file replayed without the file that made its copies bills them.
+
+Codex 0.171's ``thread/revert`` writes no copy: the turns it dropped stay in the rollout, and the thread's next
+rollout names how much of that one it keeps (``history_base``, recorded/codex.py). A run holding both replays the
+first with the calls past that point off the live thread; a rollout replayed alone cannot know, and is as it reads.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ class BilledKeys:
     name: str
     keys: Mapping[str, float | None]  # copy_key -> when the file first wrote it (None: no timestamp)
     calls: int  # every call the file bills
+    thread: str | None = None  # the thread it is of (Codex's session_meta id)
+    continues: tuple[str, int] | None = None  # the thread and the 0-based line of the rollout it goes on from
 
 
 def billed_elsewhere(files: Sequence[BilledKeys]) -> list[dict[str, str]]:
@@ -35,3 +41,14 @@ def billed_elsewhere(files: Sequence[BilledKeys]) -> list[dict[str, str]]:
             if key not in owner or rank < owner[key][0]:
                 owner[key] = (rank, n)
     return [{key: files[owner[key][1]].name for key in file.keys if owner[key][1] != n} for n, file in enumerate(files)]
+
+
+def reverted_at(files: Sequence[BilledKeys]) -> list[int | None]:
+    """Per file, the line from which another file of the run, a later rollout of the same thread, no longer keeps it
+    (a revert dropped the turns from there): the base is the thread's rollout that goes on from none; where several
+    rollouts go on from it, the last of the run (files are named by when they were written) is the live thread."""
+    cuts: dict[str, int] = {}
+    for file in files:
+        if file.continues is not None:
+            cuts[file.continues[0]] = file.continues[1]
+    return [cuts.get(file.thread) if file.thread and file.continues is None else None for file in files]

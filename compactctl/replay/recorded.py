@@ -405,8 +405,8 @@ def replay_recorded(
         bill_cost = aggregate([[row] for row in bills])[0].cost
         share = f", {off.cost / bill_cost:.1%} of the bill" if off.cost is not None and bill_cost else ""
         notes.append(
-            f"{off.calls} of {total_calls} billed calls{share} were off the live thread (branches a rewind or "
-            "an edited prompt left): every row carries them as billed; the rows simulate the live thread"
+            f"{off.calls} of {total_calls} billed calls{share} were off the live thread ({session.off_thread_why}): "
+            "every row carries them as billed; the rows simulate the live thread"
         )
     if session.unheld_calls:
         notes.append(

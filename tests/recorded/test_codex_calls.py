@@ -328,3 +328,47 @@ def test_a_switch_to_a_model_of_another_compaction_family_compacts_on_the_model_
     assert entry["api"]["unpaired_cost"] == pytest.approx(
         float(calc_price(compaction, "gpt-5.5", provider_id="openai").total_price)
     )
+
+
+REAL_REVERT = Path(__file__).resolve().parent / "data" / "codex-0.171.0-revert"
+
+
+def test_a_turn_a_real_codex_revert_dropped_is_billed_off_the_live_thread(tmp_path):
+    # The fifth sweep (bench/client_shapes_fifth.py): a /compact, a turn, that turn dropped by thread/revert, then
+    # `exec resume --last`. The second rollout of the thread keeps the first up to its history_base; the dropped
+    # turn's response stays in the first, billed, and is on no thread replay simulates.
+    from typer.testing import CliRunner
+
+    from compactctl.cli.main import app
+
+    first, after = sorted(REAL_REVERT.glob("*.jsonl"))
+    (base,) = [orjson.loads(line)["payload"]["history_base"] for line in after.read_bytes().splitlines()[:1]]
+    records = [orjson.loads(line) for line in first.read_bytes().splitlines()]
+    cut = base["end_ordinal_exclusive"]
+    dropped = [r["payload"]["usage"] for r in records[cut:] if r["type"] == "token_usage_record"]
+    assert len(dropped) == 1
+    bill = sum(_each_response_at_its_model(path)[0] for path in (first, after))
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    for path in (first, after):
+        (folder / path.name).write_bytes(path.read_bytes())
+    for inputs in ([str(folder)], [str(first), str(after)]):
+        result = CliRunner().invoke(app, ["replay", *inputs, "--json", "-q"])
+        assert result.exit_code == 0, result.output
+        doc = orjson.loads(result.stdout)
+        entry = next(e for e in doc["files"] if e["file"].endswith(first.name))
+        assert entry["api"]["off_thread"]["calls"] == 1
+        assert entry["api"]["off_thread"]["input_tokens"] == dropped[0]["input_tokens"]
+        assert any("were off the live thread" in note and "thread/revert" in note for note in entry["api"]["notes"])
+        # The rows simulate the live thread: the first file's two calls before the dropped turn.
+        none = entry["settings"][0]
+        assert none["trigger"] == "none" and len(none["context_per_call"]) == 2
+        recorded = next(row for row in doc["total"]["settings"] if row["trigger"] == "recorded")
+        assert recorded["cost"] == pytest.approx(bill, rel=1e-6), (recorded["cost"], bill)
+    shown = CliRunner().invoke(app, ["replay", str(folder)])
+    assert shown.exit_code == 0, shown.output
+    assert "1 of 4 billed calls" in " ".join(shown.stderr.split()), shown.stderr
+    # Alone, the first rollout cannot know a later one keeps only part of it: as it reads.
+    alone = orjson.loads(CliRunner().invoke(app, ["replay", str(first), "--json", "-q"]).stdout)["files"][0]
+    assert alone["api"]["off_thread"]["calls"] == 0
+    assert len(alone["settings"][0]["context_per_call"]) == 3
