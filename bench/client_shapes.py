@@ -571,8 +571,10 @@ def claude_fourth_sweep(root: Path, out: Path) -> list[ca.Made]:
 
         # 4. A subagent that searches the web (the server tool's request of its own, inside the subagent).
         mark, before = len(ca.SERVED), ca._fake_calls(fake)
+        # In the foreground: a background agent (2.1.332's default) lets the main thread take the next reply while it
+        # runs, and the main thread searched, not the subagent.
         task = {"description": "Search", "prompt": "Search the web for the CSV RFC.",
-                "subagent_type": "general-purpose"}  # fmt: skip
+                "subagent_type": "general-purpose", "run_in_background": False}  # fmt: skip
         fake.enqueue(
             Reply(text="Delegating.", tool_calls=(ToolCall("Agent", task),)),
             Reply(text="Searching.", tool_calls=(ToolCall("WebSearch", {"query": "csv rfc"}),)),

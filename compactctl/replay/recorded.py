@@ -436,6 +436,12 @@ def replay_recorded(
         notes.append(
             f"the producer's own {recorded_calls} compaction call(s) are in the bill (the recorded row); the "
             "compaction rows bill their own summarizer instead"
+            # A bill summed from the messages' usage alone misses them: by how much, to reconcile the two.
+            + (
+                f"; ${extra_cost:.4f} of the bill is calls no message records (unpaired_cost in --json)"
+                if extra_cost
+                else ""
+            )
         )
     if apart is not None:
         priced = "unpriced" if apart.cost is None else f"${apart.cost:.4f}"

@@ -230,6 +230,20 @@ def test_a_session_of_current_models_in_every_shape_is_billed_what_its_client_co
     assert sum(e["api"]["off_thread"]["calls"] for e in entries) == 5  # the branch the resume left, the subagent's
 
 
+def test_the_compaction_note_says_how_much_of_the_bill_no_message_records():
+    """The real 2.1.332's /compact: its summarizing call is in the session's cost-state alone, so a bill summed
+    from the messages' usage is short by it. The note says by how much, and the two reconcile: the live
+    thread's messages plus that amount are the bill."""
+    path = REAL / "claude-code-2.1.332-compacted.jsonl"
+    result = CliRunner().invoke(app, ["replay", str(path), "--json", "-q"])
+    assert result.exit_code == 0, result.stderr
+    api = orjson.loads(result.stdout)["files"][0]["api"]
+    assert api["unpaired_cost"] > 0
+    assert api["live_thread_bill_cost"] + api["unpaired_cost"] == pytest.approx(api["bill_cost"], abs=1e-6)
+    note = next(n for n in api["notes"] if n.startswith("the producer's own 1 compaction call(s) are in the bill"))
+    assert f"${api['unpaired_cost']:.4f} of the bill is calls no message records" in note
+
+
 RESUME_1_0 = Path(__file__).parents[1] / "recorded" / "data" / "claude-code-1.0.69-resume"
 SERVED_BY_THE_FAKE = 0.126255  # its three responses at list price (tests/recorded/data/README.md)
 
