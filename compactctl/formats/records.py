@@ -192,9 +192,10 @@ def iter_jsonl_stream(stream: IO[bytes], path: str, skipped: list[SkippedLine] |
 
 _SKIPPED = object()
 # Past 64 bits (20 digits in a row), orjson reads an integer as a float. A line is looked at with
-# its digits as 0 and every other byte a space: two passes in C, where a search for \d{20} tries
-# every position of the line (and most lines of a session hold 20 digits in all: ids, times).
-_DIGIT_MASK = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
+# its digits as 0, its brackets and braces as [ (what check_depth counts) and every other byte a
+# space: two passes in C, where a search for \d{20} tries every position of the line (and most
+# lines of a session hold 20 digits in all: ids, times).
+_DIGIT_MASK = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x5B if byte in b"[{" else 0x20 for byte in range(256))
 _LONG_NUMBER = b"0" * 20
 
 
@@ -215,7 +216,8 @@ CUT_LAST_LINE = "; the last line is cut short (a session still being written?): 
 def _loads(line: bytes, path: str, number: int, skipped: list[SkippedLine] | None = None, cut: bool = False) -> Any:
     try:
         value = orjson.loads(line)
-        if _LONG_NUMBER in line.translate(_DIGIT_MASK):
+        masked = line.translate(_DIGIT_MASK)
+        if _LONG_NUMBER in masked:
             value = _exact_numbers(line, value)
     except orjson.JSONDecodeError as error:
         if skipped is not None:
@@ -225,7 +227,7 @@ def _loads(line: bytes, path: str, number: int, skipped: list[SkippedLine] | Non
         if cut and failed.message.endswith("unexpected end of data"):
             failed = InputError(failed.message + CUT_LAST_LINE, path, number, failed.column)
         raise failed from None
-    check_depth(value, line, path, number)
+    _check_nesting(value, masked.count(b"["), path, number)  # the line's [ and { in one count
     return value
 
 
@@ -235,7 +237,12 @@ MAX_DEPTH = 254
 
 def check_depth(value: Any, raw: bytes, path: str, line: int | None) -> None:
     """A record nested deeper than can be written back is bad input, found before any work is done."""
-    if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:  # cannot be that deep: the common case costs a count
+    _check_nesting(value, raw.count(b"[") + raw.count(b"{"), path, line)
+
+
+def _check_nesting(value: Any, openings: int, path: str, line: int | None) -> None:
+    """``check_depth`` of a value whose text opens ``openings`` lists and objects."""
+    if openings <= MAX_DEPTH:  # cannot be that deep: the common case costs a count
         return
     if _depth(value) > MAX_DEPTH:
         raise InputError(f"JSON nested more than {MAX_DEPTH} levels deep", path, line)
