@@ -34,11 +34,18 @@ from compactctl.summarizers.writings import FENCE, INLINE_CODE, answers_as_tool_
 from compactctl.transcript import Message, annotations_of, content_text, tool_calls_of
 
 FACT_KINDS = ("path", "command", "id", "error", "number", "name")
-_PATH = lazyre.compile(
-    r"(?<![\w/:.@#-])(?:~|\.{1,2})?/?(?:[\w.@+-]+/)+[\w.@+-]*[\w@+-]"
-    r"|(?<![\w/.@#-])[\w-]+(?:\.[\w-]+)*\.(?:py|pyi|js|mjs|cjs|jsx|ts|tsx|json|jsonl|md|rst|txt|toml|ya?ml|cfg|ini|sh"
+_EXTENSIONS = (
+    r"(?:py|pyi|js|mjs|cjs|jsx|ts|tsx|json|jsonl|md|rst|txt|toml|ya?ml|cfg|ini|sh"
     r"|c|h|cc|cpp|hpp|rs|go|java|kt|rb|php|html|css|scss|csv|tsv|log|sql|xml|lock|traj|ipynb|env|conf|dcm|zip|tar|gz)\b"
 )
+_PATH = lazyre.compile(
+    r"(?<![\w/:.@#-])(?:~|\.{1,2})?/?(?:[\w.@+-]+/)+[\w.@+-]*[\w@+-]"
+    r"|(?<![\w/.@#-])[\w-]+(?:\.[\w-]+)*\." + _EXTENSIONS
+)
+# Every match of _PATH holds a "/" (the first branch) or ends on a dot and an extension (the second): a
+# text with neither is not scanned, which most prose is not (both branches open on a look-behind, tried
+# at every character; the gate opens on the dot, which the engine skips to).
+_PATH_EXTENSION = lazyre.compile(r"\." + _EXTENSIONS)
 _URL = lazyre.compile(r"\bhttps?://[^\s)\]>\"'`]+")
 _UNITS = (
     r"%|ms|µs|ns|s|sec|secs|seconds?|min|mins|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?|"
@@ -52,6 +59,11 @@ _UNITS = (
 _NUMBER = lazyre.compile(
     rf"[$€£\d](?:(?<=[$€£])\s?\d[\d,]*(?:\.\d+)?|(?<=\d)(?<![\w.#/-]\d)[\d,]*(?:\.\d+)?\s?(?:{_UNITS}))(?![\w/])"
 )
+# A match of _NUMBER starts at a currency sign or at a digit with no [\w.#/-] before it, in the text with its
+# progress bars blanked out; a digit a bar stood before has its "]" before it in the text as written. So a
+# line (or a text) without one of those yields no number: its lines are not each matched as result lines
+# (most digits of tool output are inside words: test_42, mod3.py, v1; tests/summarizers/test_prefilters.py).
+_NUMBER_GATE = lazyre.compile(r"(?:^|[^\w.#/-])\d|[$€£]")
 # A few words before a number say what it measures: "p99 latency 412 ms", "13 tests passed".
 _NUMBER_LABEL = lazyre.compile(r"(?<![\w'’-])(?:[A-Za-z][\w'’-]*[ :=]+){0,3}$")
 _UUID = lazyre.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
@@ -116,69 +128,13 @@ PATH_KEYS = ("file_path", "path", "filePath", "notebook_path", "target_file", "f
 COMMAND_KEYS = ("cmd", "command", "script", "bash", "shell")
 _PATCH_FILE = lazyre.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.M)
 _SWE_FILE_ACTION = lazyre.compile(r"^(open|create|edit_file)\s+\"?([^\s\"]+)", re.M)
-_COMMAND_WORDS = frozenset(
-    [
-        "python",
-        "python3",
-        "pytest",
-        "pip",
-        "uv",
-        "git",
-        "npm",
-        "npx",
-        "pnpm",
-        "yarn",
-        "node",
-        "ls",
-        "cd",
-        "cat",
-        "grep",
-        "rg",
-        "find",
-        "make",
-        "cargo",
-        "go",
-        "docker",
-        "kubectl",
-        "curl",
-        "wget",
-        "sed",
-        "awk",
-        "bash",
-        "sh",
-        "mkdir",
-        "rm",
-        "mv",
-        "cp",
-        "chmod",
-        "tar",
-        "unzip",
-        "head",
-        "tail",
-        "echo",
-        "export",
-        "ruff",
-        "mypy",
-        "tox",
-        "nc",
-        "gdb",
-        "objdump",
-        "strings",
-        "ssh",
-        "terraform",
-        "psql",
-        "sqlite3",
-        "compactctl",
-        "gh",
-        "vitest",
-        "jest",
-        "tsc",
-        "deno",
-        "bun",
-        "just",
-        "poetry",
-    ]
-)
+_COMMAND_WORDS = frozenset((
+    "python", "python3", "pytest", "pip", "uv", "git", "npm", "npx", "pnpm", "yarn", "node", "ls", "cd", "cat",
+    "grep", "rg", "find", "make", "cargo", "go", "docker", "kubectl", "curl", "wget", "sed", "awk", "bash", "sh",
+    "mkdir", "rm", "mv", "cp", "chmod", "tar", "unzip", "head", "tail", "echo", "export", "ruff", "mypy", "tox",
+    "nc", "gdb", "objdump", "strings", "ssh", "terraform", "psql", "sqlite3", "compactctl", "gh", "vitest", "jest",
+    "tsc", "deno", "bun", "just", "poetry"
+))  # fmt: skip
 _DIGIT = lazyre.compile(r"\d")
 _PROGRESS_BAR = lazyre.compile(r"\[\s*\d{1,3}%\]")  # pytest's "[ 37%]": a position, not a measure
 
@@ -459,9 +415,9 @@ def _message_facts(message: Message, output: bool) -> tuple[tuple[str, str, bool
         for found_id in _ids(text, prose=False):
             add("id", found_id)
         # Numbers from result lines ("13 passed in 2.1 s"), not from the code a file view shows.
-        for line in text.splitlines() if _DIGIT.search(text) is not None else ():
-            # Every number holds a digit: a line without one has none to give, result line or not.
-            if _DIGIT.search(line) is not None and is_result_line(line.strip()):
+        for line in text.splitlines() if _NUMBER_GATE.search(text) is not None else ():
+            # A line where no number can start has none to give, result line or not.
+            if _NUMBER_GATE.search(line) is not None and is_result_line(line.strip()):
                 for number in _numbers(line):
                     add("number", number)
         return tuple(found)  # listings, grep hits and file views are not what the session is about
@@ -490,7 +446,8 @@ def _message_facts(message: Message, output: bool) -> tuple[tuple[str, str, bool
     urls = "http" in prose
     for match in _URL.finditer(prose) if urls else ():
         add("path", match.group(0))
-    for match in _PATH.finditer(_URL.sub(" ", prose) if urls else prose):
+    scanned = _URL.sub(" ", prose) if urls else prose
+    for match in _PATH.finditer(scanned) if "/" in scanned or _PATH_EXTENSION.search(scanned) else ():
         if _is_path(match.group(0)):
             add("path", match.group(0))
     for number in _numbers(prose):
