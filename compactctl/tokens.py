@@ -36,9 +36,14 @@ TOKENS_PER_TOOL_CALL = 3  # the call's own framing beside its name and arguments
 IMAGE_TOKENS_LOW = 85
 IMAGE_TOKENS_HIGH = 765
 # The memo must not grow with the file (a report streams files larger than memory):
-# long texts are remembered by a digest, and the memo starts afresh past this many entries.
+# long texts are remembered by a digest, and the memo starts afresh past this many entries
+# or this many characters of the texts it keeps as they are. A text up to a few thousand
+# characters is its own key: looking it up costs a hash the string keeps, where a digest
+# costs hashing every character again at every count (a replay counts each tool output at
+# every compaction that trims, and every summary item at every offer).
 MEMO_MAX_ENTRIES = 100_000
-MEMO_DIGEST_ABOVE = 64  # characters
+MEMO_MAX_CHARS = 16_000_000  # about 64 MB of kept texts at most
+MEMO_DIGEST_ABOVE = 4096  # characters
 
 
 class TokenCounter:
@@ -51,6 +56,7 @@ class TokenCounter:
         # it; any other encoding is loaded now, so an unknown or unreachable one fails at once.
         self._encode_len = self._load_then_encode if encoding in TABLE_SHA256 else encoder_for(encoding)
         self._memo: dict[str | bytes, int] = {}
+        self._memo_chars = 0  # characters of the texts the memo keeps as keys
 
     def __reduce__(self) -> tuple[type[TokenCounter], tuple[str, str]]:
         # Sent to another process (Ray) by what it counts with, not by its encoder: bpe-openai's
@@ -72,9 +78,12 @@ class TokenCounter:
             key = blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
         count = self._memo.get(key)
         if count is None:
-            if len(self._memo) >= MEMO_MAX_ENTRIES:
+            if len(self._memo) >= MEMO_MAX_ENTRIES or self._memo_chars >= MEMO_MAX_CHARS:
                 self._memo.clear()
+                self._memo_chars = 0
             count = self._memo[key] = self._encode_len(text) if text else 0
+            if key is text:
+                self._memo_chars += len(text)
         return count
 
     def message(self, message: Message) -> int:

@@ -73,7 +73,9 @@ def test_images_are_counted_by_detail(counter):
     assert counter.part(low) < counter.part(high)
 
 
-@pytest.mark.parametrize("text", ["a short tool output", "a long tool output line\n" * 200])
+@pytest.mark.parametrize(
+    "text", ["a short tool output", "a long tool output line\n" * 20, "a longer tool output line\n" * 200]
+)
 def test_identical_texts_are_encoded_once(text):
     counter = TokenCounter("approx")
     calls = []
@@ -83,6 +85,18 @@ def test_identical_texts_are_encoded_once(text):
         assert counter(text) == real(text)
     counter(text + "!")
     assert calls == [text, text + "!"]
+
+
+def test_the_memo_starts_afresh_past_its_characters_and_counts_as_before(monkeypatch):
+    import compactctl.tokens as tokens
+
+    monkeypatch.setattr(tokens, "MEMO_MAX_CHARS", 1000)
+    counter, fresh = TokenCounter(), TokenCounter()
+    texts = [f"line {n} of a tool output, " * 12 for n in range(40)]  # 300-odd characters each: kept as keys
+    assert [counter(text) for text in texts * 2] == [fresh(text) for text in texts] * 2
+    assert counter._memo_chars < 1000 + len(texts[0]) and len(counter._memo) < len(texts)
+    long = "x " * 5000  # over MEMO_DIGEST_ABOVE: kept by its digest, its characters not counted
+    assert counter(long) == fresh(long) and long not in counter._memo
 
 
 def test_approx_is_chars_over_four():

@@ -134,3 +134,46 @@ def test_an_id_pattern_finds_on_the_lines_holding_its_gate_what_it_finds_in_the_
         found = [m.group(0) for start, end in lines for m in pattern.finditer(text, start, end)]
         assert found == [m.group(0) for m in pattern.finditer(text)], (pattern.pattern, text)
         assert all(text[start:end].count("\n") == 0 for start, end in lines)
+
+
+# Pieces of numbers with units and of what is not one: progress bars (which are blanked before the numbers
+# are read), digits inside words, versions and paths, currency signs, other scripts' digits and separators.
+NUMBER_PIECES = [
+    *("13 passed", "in 2.1 s", "412 ms", "$12.50", "€ 3", "£4", "[ 37%]", "[100%]", "5[ 37%]ms", "]7 s", "x"),
+    *("test_42", "mod3.py", "v1.2", "/9 files", "#12 rows", "-3 kB", ".5 s", "٣ tests", "p99 latency 412 ms", "ms"),
+    *(" ", "_", ".", "/", "#", "-", ":", "=", ";", "{", "é", "7", "passed", "tests/test_5.py::test_3 PASSED"),
+]
+
+
+def numbers_of_lines_without_gates(text: str) -> list[str]:
+    """The result lines' numbers of a tool output, as ``_message_facts`` read them before the gate."""
+    found = []
+    for line in text.splitlines() if ledger._DIGIT.search(text) is not None else ():
+        if ledger._DIGIT.search(line) is not None and writings.is_result_line(line.strip()):
+            found += ledger._numbers(line)
+    return found
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(NUMBER_PIECES), st.sampled_from([*SEPARATORS, "", "", ""])), max_size=8))
+def test_the_number_gate_leaves_the_numbers_of_tool_output_as_they_were(parts):
+    text = "".join(piece + separator for piece, separator in parts)
+    message = {"role": "tool", "tool_call_id": "c", "content": text}
+    numbers = [fact for kind, fact, _ in ledger._message_facts(message, True) if kind == "number"]
+    assert numbers == [n.strip().rstrip(".,;:") for n in numbers_of_lines_without_gates(text) if len(n.strip()) >= 2]
+    if list(ledger._numbers(text)):
+        assert ledger._NUMBER_GATE.search(text), text
+
+
+PATH_PIECES = [
+    *("src/pkg/mod3.py", "./run.sh", "../a", "~/x/y", "notes.md", "a.pyi", "a.py", "a.pyx", "x.tar.gz", "setup.cfg"),
+    *("n/a", "1/2", "https://example.com/a/b.py", "a@b/c", "file", ".py", "py", "/", ".", "-", "@", " ", "\n", "é"),
+]
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.sampled_from(PATH_PIECES), max_size=10))
+def test_a_text_the_path_gate_passes_over_holds_no_path(pieces):
+    text = "".join(pieces)
+    if ledger._PATH.search(text):
+        assert "/" in text or ledger._PATH_EXTENSION.search(text), text
