@@ -293,8 +293,10 @@ class ScenarioRun:
         self.per_call.append(context_tokens)
         if trigger.threshold is not None and context_tokens > trigger.threshold:
             self.over_calls += 1
-        self.lost += sum(1 for definer in self.unchecked if definer is not None and not _still_known(definer, context))
-        self.unchecked.clear()
+        if self.unchecked:  # most calls follow no reference
+            lost = (definer for definer in self.unchecked if definer is not None and not _still_known(definer, context))
+            self.lost += sum(1 for _ in lost)
+            self.unchecked.clear()
         self.previous, self.previous_length, self.first_call = context, context.length, False
         self.last_context = context_tokens
         if call is not None:

@@ -312,22 +312,31 @@ def _verb(tool: str, how: str, arguments: object) -> str:
 
 def todos(messages: list[Message]) -> list[str]:
     """The open items of the agent's latest todo list (Claude Code ``TodoWrite``, Codex ``update_plan``)."""
-    latest: list[str] | None = None
-    for message in messages:
-        for call in tool_calls_of(message):
-            arguments = read_arguments(function_of(call).get("arguments"))
-            if not isinstance(arguments, dict):
-                continue
-            entries = arguments.get("todos") or arguments.get("plan")
-            if isinstance(entries, list):
-                latest = [
-                    f"[{entry.get('status', 'pending')}] {entry.get('content') or entry.get('step')}"
-                    for entry in entries
-                    if isinstance(entry, dict)
-                    and (entry.get("content") or entry.get("step"))
-                    and entry.get("status") not in ("completed", "done")
-                ]
-    return latest or []
+    latest: tuple[str, ...] | None = None
+    for _, written in values_of(_todos_written, messages):
+        if written is not None:
+            latest = written
+    return list(latest or ())
+
+
+def _todos_written(message: Message) -> tuple[str, ...] | None:
+    """The open items of the last todo list one message's tool calls write (None: they write none), worked
+    out once per message in a replay (``values_of``), not at every compaction that reads the message."""
+    latest: tuple[str, ...] | None = None
+    for call in tool_calls_of(message):
+        arguments = read_arguments(function_of(call).get("arguments"))
+        if not isinstance(arguments, dict):
+            continue
+        entries = arguments.get("todos") or arguments.get("plan")
+        if isinstance(entries, list):
+            latest = tuple(
+                f"[{entry.get('status', 'pending')}] {entry.get('content') or entry.get('step')}"
+                for entry in entries
+                if isinstance(entry, dict)
+                and (entry.get("content") or entry.get("step"))
+                and entry.get("status") not in ("completed", "done")
+            )
+    return latest
 
 
 def extract(messages: list[Message]) -> Sections:

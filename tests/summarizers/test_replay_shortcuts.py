@@ -281,3 +281,58 @@ def test_what_people_wrote_is_read_once_per_message_and_found_alike(messages):
     with remembering():
         assert writings(messages) == expected
         assert writings(messages[1:]) == writings_read_each_time(messages[1:])
+
+
+def todos_read_each_time(messages: list[Message]) -> list[str]:
+    """``sections.todos`` as it was: every call of every message read at each compaction."""
+    latest: list[str] | None = None
+    for message in messages:
+        for one in tool_calls_of(message):
+            arguments = read_arguments(function_of(one).get("arguments"))
+            entries = (arguments.get("todos") or arguments.get("plan")) if isinstance(arguments, dict) else None
+            if isinstance(entries, list):
+                latest = [
+                    f"[{entry.get('status', 'pending')}] {entry.get('content') or entry.get('step')}"
+                    for entry in entries
+                    if isinstance(entry, dict)
+                    and (entry.get("content") or entry.get("step"))
+                    and entry.get("status") not in ("completed", "done")
+                ]
+    return latest or []
+
+
+TODO_ENTRIES = [
+    {"content": "Fix the parser", "status": "in_progress"},
+    {"content": "Write the test", "status": "pending"},
+    {"content": "Ship it", "status": "completed"},
+    {"step": "Run the suite", "status": "done"},
+    {"step": "Read the logs"},
+    {"status": "pending"},
+    "not an entry",
+]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    sessions(),
+    st.lists(
+        st.tuples(
+            st.integers(0, 30),
+            st.sampled_from(["todos", "plan", "other"]),
+            st.lists(st.sampled_from(TODO_ENTRIES), max_size=4),
+            st.integers(1, 2),
+        ),
+        max_size=4,
+    ),
+)
+def test_the_todo_list_read_once_per_message_is_the_one_read_each_time(messages, lists):
+    from compactctl.summarizers.sections import todos
+
+    for at, key, entries, count in lists:  # messages of one to two todo-writing calls, an empty list among them
+        calls = [tool_call(f"t{at}_{k}", "TodoWrite", json.dumps({key: entries[k:]})) for k in range(count)]
+        messages.insert(min(at, len(messages)), {"role": "assistant", "content": None, "tool_calls": calls})
+    expected = todos_read_each_time(messages)
+    assert todos(messages) == expected
+    with remembering():
+        assert todos(messages) == expected and todos(messages) == expected
+        assert todos(messages[: len(messages) // 2]) == todos_read_each_time(messages[: len(messages) // 2])
