@@ -46,7 +46,11 @@ compacted (kesslerio's chat.json, qiushiyan__duet) when the estimate of what the
 after its compaction, the cache reads that call's usage reports (not the prefix the simulation shares with the call
 before, which a new history does not) and to send what the log holds between the boundary and that call with the
 summary (only ``api.recorded_estimate_cost`` differs: kesslerio $36.9796 -> $37.4707 of a $37.4750 bill, duet
-$8.1934 -> $8.1960 of $8.1822; checked with bench/commands_golden.py against e3da74a);
+$8.1934 -> $8.1960 of $8.1822; checked with bench/commands_golden.py against e3da74a); the 28 of the four Codex
+files whose tool results are JSON documents (formats/codex.jsonl and the AcidicSoil, kcosr and yoavf rollouts) when
+calibration came to count such a result at OpenAI with its strings unescaped (56cd0e2: only calibration, estimate
+and the estimate rows' figures differ, e.g. yoavf's fitted ratio x0.887 -> x1.024; the bill rows unchanged; every
+case's whole output on main after it equal to 56cd0e2's, checked with bench/replay_golden.py);
 ``bench/replay_golden.py check`` shows the first differing key.
 The generated memory-benchmark file is checked by the script only (a minute of strategies).
 """
