@@ -219,7 +219,22 @@ def integer(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
-Reader = Callable[[list[Record], str], RecordedSession]
+@dataclass(frozen=True)
+class InRun:
+    """What the other files of one run tell a producer's reader (``replay.copies``); a file read alone: ``ALONE``.
+
+    ``billed_elsewhere``: the ``copy_key``s of calls another file of the run made, each with that file's name: where
+    a file opens a context with them they are copies, marked ``copied`` (only Claude Code 1.x copies unmarked).
+    ``reverted_at``: the line another file of the run goes on from this one's thread after (a Codex revert): the
+    calls from there are off the live thread."""
+
+    billed_elsewhere: Mapping[str, str] = field(default_factory=dict)
+    reverted_at: int | None = None
+
+
+ALONE = InRun()
+
+Reader = Callable[[list[Record], str, InRun], RecordedSession]
 
 
 @dataclass(frozen=True)
@@ -261,17 +276,7 @@ def read_recorded(
     billed_elsewhere: Mapping[str, str] | None = None,
     reverted_at: int | None = None,
 ) -> RecordedSession | None:
-    """The recorded calls of a file in a producer's format; None for formats that record no calls.
-
-    ``billed_elsewhere``: the ``copy_key``s of calls another file of the run made, each with that file's name: where
-    this file opens a context with them they are copies, marked ``copied`` (only Claude Code 1.x copies unmarked).
-    ``reverted_at``: the line another file of the run goes on from this one's thread after (a Codex revert): the
-    calls from there are off the live thread."""
-    from compactctl.recorded import claude_code, codex
-
-    if billed_elsewhere and format_name == claude_code.NAME:
-        return claude_code.read(records, path, billed_elsewhere)
-    if reverted_at is not None and format_name == codex.NAME:
-        return codex.read(records, path, reverted_at)
+    """The recorded calls of a file in a producer's format; None for formats that record no calls
+    (``billed_elsewhere``, ``reverted_at``: what the run's other files tell it, ``InRun``)."""
     found = producer(format_name)
-    return found.read(records, path) if found is not None else None
+    return found.read(records, path, InRun(billed_elsewhere or {}, reverted_at)) if found is not None else None

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 from compactctl import jsonbytes, lazyre
@@ -39,7 +39,9 @@ from compactctl.formats.anthropic import assistant_message, user_messages
 from compactctl.formats.claude_code import RECORD_FIELDS
 from compactctl.formats.records import Record, check_fields
 from compactctl.recorded import (
+    ALONE,
     ApiUsage,
+    InRun,
     RecordedCall,
     RecordedCompaction,
     RecordedContext,
@@ -319,8 +321,8 @@ def attachment_message(attachment: Any, rendered: Any = None, renders: bool = Fa
     }
 
 
-def read(records: list[Record], path: str, billed_elsewhere: Mapping[str, str] | None = None) -> RecordedSession:
-    """``billed_elsewhere``: ``read_recorded``'s."""
+def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSession:
+    """``run``: what the run's other files tell it (``InRun.billed_elsewhere``)."""
     values: list[dict[str, Any]] = []
     for record in records:
         if not isinstance(record.value, dict):
@@ -330,7 +332,7 @@ def read(records: list[Record], path: str, billed_elsewhere: Mapping[str, str] |
         check_fields(record, path, RECORD_FIELDS)
         values.append(record.value)
     own = next((v["sessionId"] for v in reversed(values) if isinstance(v.get("sessionId"), str)), None)
-    index = Index(values, own, billed_elsewhere=billed_elsewhere or {})
+    index = Index(values, own, billed_elsewhere=run.billed_elsewhere)
     lines = [record.line for record in records]
     calls = [v for v in values if is_call_record(v)]
     only_sidechain = bool(calls) and all(v.get("isSidechain") for v in values if is_message(v))
@@ -360,7 +362,7 @@ def read(records: list[Record], path: str, billed_elsewhere: Mapping[str, str] |
     off_thread = tuple(_off_thread_calls(index, walked))
     requests = side_requests(values)
     shared_calls, shared_with = len(shared), set(shared.values())
-    for name, subagent, asked in _subagent_sessions(path, billed_elsewhere):
+    for name, subagent, asked in _subagent_sessions(path, run):
         contexts += [dataclasses.replace(c, label=f"subagent {name}") for c in subagent.contexts if c.calls]
         off_thread += subagent.off_thread
         shared_calls += subagent.shared_calls
@@ -477,9 +479,7 @@ def _off_thread_calls(index: Index, walked: set[str]) -> list[RecordedCall]:
     return calls
 
 
-def _subagent_sessions(
-    path: str, billed_elsewhere: Mapping[str, str] | None
-) -> list[tuple[str, RecordedSession, SideRequests]]:
+def _subagent_sessions(path: str, run: InRun) -> list[tuple[str, RecordedSession, SideRequests]]:
     """The subagents' own files (``<session>/subagents/agent-*.jsonl``) beside a session file, read, with the side
     requests their tool results show."""
     from pathlib import Path
@@ -496,5 +496,5 @@ def _subagent_sessions(
         except (OSError, InputError):
             continue  # a subagent file that does not read is left out, not the session
         asked = side_requests([r.value for r in records if isinstance(r.value, dict)])
-        found.append((file.stem.removeprefix("agent-"), read(records, str(file), billed_elsewhere), asked))
+        found.append((file.stem.removeprefix("agent-"), read(records, str(file), run), asked))
     return found

@@ -42,7 +42,9 @@ from compactctl.formats.codex import ROLLOUT_FIELDS, not_sampled
 from compactctl.formats.records import Record, check_fields
 from compactctl.formats.responses import TOOL_SEARCH, TOOL_SEARCH_NAME, content_to_canonical, is_harness, output_content
 from compactctl.recorded import (
+    ALONE,
     ApiUsage,
+    InRun,
     RecordedCall,
     RecordedCompaction,
     RecordedContext,
@@ -327,8 +329,9 @@ def _joined(before: Any, text: Any) -> Any:
     return [*parts(before), *parts(text)]
 
 
-def read(records: list[Record], path: str, reverted_at: int | None = None) -> RecordedSession:
-    """``reverted_at``: the 0-based line a later rollout of the thread keeps this one up to (a revert)."""
+def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSession:
+    """``run.reverted_at``: the 0-based line a later rollout of the thread keeps this one up to (a revert)."""
+    reverted_at = run.reverted_at
     rollout = _Rollout(path)
     for record in records:
         if reverted_at is not None and rollout.live_end is None and record.line - 1 >= reverted_at:

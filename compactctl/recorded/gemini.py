@@ -45,7 +45,9 @@ from compactctl.errors import InputError
 from compactctl.formats.gemini import converted
 from compactctl.formats.records import Record
 from compactctl.recorded import (
+    ALONE,
     ApiUsage,
+    InRun,
     RecordedCall,
     RecordedCompaction,
     RecordedContext,
@@ -179,7 +181,7 @@ def _chat(records: list[Record], path: str) -> _Chat:
     return chat
 
 
-def read(records: list[Record], path: str) -> RecordedSession:
+def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSession:
     chat = _chat(records, path)
     thread = [chat.latest[i] for i in chat.thread]
     messages, units = converted(thread)
