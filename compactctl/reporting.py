@@ -7,7 +7,7 @@ looking for the facts that must survive.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -339,8 +339,15 @@ def is_producer_summary(message: Message) -> bool:
     return message.get("role") == "user" and content_text(message).startswith(SUMMARY_PREFIX[:60])
 
 
-def unchanged_reason(messages: list[Message], counter: TokenCounter) -> str:
-    """One line saying why no step changed a transcript."""
+def unchanged_reason(
+    messages: list[Message], counter: TokenCounter, thresholds: Mapping[str, int] | None = None
+) -> str:
+    """One line saying why no step changed a transcript.
+
+    ``thresholds``: the token threshold of each step that has one, by step name. A file under
+    every one was never compacted; one over a threshold was, and kept every message (the
+    steps' keep-recent, a turn kept whole), which is a different thing to change.
+    """
     live = [m for m in messages if m.get("role") not in ("system", "developer")]
     tokens = counter.messages(messages)
     last_summary = max((i for i, m in enumerate(live) if is_producer_summary(m)), default=None)
@@ -350,10 +357,18 @@ def unchanged_reason(messages: list[Message], counter: TokenCounter) -> str:
             f"unchanged: the live context is the producer's own summary and {since} message(s) since "
             f"({tokens:,} tokens); what was older is already folded"
         )
-    return (
-        f"unchanged: nothing the steps could fold ({len(messages)} messages, {tokens:,} tokens: under the "
-        "threshold, or all within what the steps keep)"
-    )
+    size = f"{len(messages)} messages, {tokens:,} tokens"
+    over = {step: limit for step, limit in (thresholds or {}).items() if tokens > limit}
+    if thresholds and not over:
+        named = ", ".join(f"{step} {limit:,}" for step, limit in thresholds.items())
+        return f"unchanged: under the threshold ({size}; {named})"
+    if over:
+        named = ", ".join(f"{step} {limit:,}" for step, limit in over.items())
+        return (
+            f"unchanged: over the threshold ({size}; {named}), but every message is within what the "
+            "steps keep (--keep-recent, a turn kept whole)"
+        )
+    return f"unchanged: nothing the steps could fold ({size}: all within what the steps keep)"
 
 
 def skipped_note(lines: list[SkippedLine]) -> str:

@@ -30,7 +30,7 @@ from compactctl.reporting import (
     measure,
     unchanged_reason,
 )
-from compactctl.strategies import ClientView, StrategyOptions
+from compactctl.strategies import STRATEGIES, ClientView, StrategyOptions
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import Message
@@ -115,11 +115,17 @@ def compact_file(
             tally.after.add(transcript)
     same = all(a.messages == b.messages for a, b in zip(compacted, transcripts, strict=True))
     if to in (None, fmt.name) and not skipped and same:  # a skipped line makes the output differ
-        reasons = [unchanged_reason(t.messages, counter) for t in transcripts[:1]]
+        reasons = [unchanged_reason(t.messages, counter, _thresholds(steps, strategies)) for t in transcripts[:1]]
         tally.unchanged = _first_few(tally.kept_whole) or "; ".join(reasons)
     if job.target is not None and _writes(job, tally.unchanged, written.write_unchanged):
         write_atomic(job.target, data, [job.source])
     return tally.result(fmt.name, skipped or ())
+
+
+def _thresholds(steps: Sequence[str], strategies: StrategyOptions) -> dict[str, int]:
+    """The token threshold of each step that compacts only above one, by step name."""
+    found = {step: getattr(strategies.of(step), "threshold", None) for step in steps if step in STRATEGIES}
+    return {step: limit for step, limit in found.items() if isinstance(limit, int)}
 
 
 def _first_few(reasons: list[str], shown: int = 3) -> str:
@@ -347,7 +353,10 @@ def _compact_lines(
         with contextlib.suppress(_NothingChanged):
             write_atomic(job.target, fill, [job.source])
     if unchanged() and first:
-        tally.unchanged = tally.kept_whole[0] if tally.kept_whole else unchanged_reason(first[0], counter)
+        if tally.kept_whole:
+            tally.unchanged = tally.kept_whole[0]
+        else:
+            tally.unchanged = unchanged_reason(first[0], counter, _thresholds(steps, strategies))
     return tally.result(fmt.name, skipped)
 
 
@@ -399,7 +408,7 @@ def _compact_walked(
     before, after = measured[0]
     report = file_report(job.name, fmt.name, before, after, required, SummarizerUsage(), {}, lines.skipped or ())
     if unchanged():
-        reason = unchanged_reason([m for m, _ in lines()], counter)
+        reason = unchanged_reason([m for m, _ in lines()], counter, _thresholds(steps, strategies))
         notes = (
             report.notes
             if write_unchanged

@@ -352,6 +352,21 @@ def test_a_file_nothing_folds_is_not_copied_and_the_report_says_why(cli, chat_fi
     assert "no copy written" in shown.stdout
 
 
+def test_the_unchanged_reason_says_whether_the_file_was_under_the_threshold_or_all_kept(cli, chat_file, tmp_path):
+    def reason(*flags: str) -> str:
+        result = cli("compact", chat_file, "-s", "summary", *flags, "-o", tmp_path / "out.jsonl", "--json")
+        assert result.exit_code == EXIT_OK, result.stderr
+        return orjson.loads(result.stdout)["files"][0]["unchanged_reason"]
+
+    # Never compacted: under summary's threshold, which is named.
+    assert reason("--threshold", "1000000").startswith("unchanged: under the threshold (")
+    assert "summary 1,000,000" in reason("--threshold", "1000000")
+    # Compacted, and every message kept: the threshold is not what to change.
+    kept = reason("--threshold", "1", "--keep-recent", "1000")
+    assert kept.startswith("unchanged: over the threshold (") and "summary 1)" in kept
+    assert "within what the steps keep" in kept
+
+
 def test_a_compacted_file_has_no_unchanged_reason(cli, chat_file, tmp_path):
     out = tmp_path / "out.jsonl"
     result = cli("compact", chat_file, "-s", "window", "--keep-recent", "2", "-o", out, "--json")
