@@ -116,7 +116,7 @@ class Workers:
 
         What a task raised in the parent's thread is raised here; a worker that could not answer
         (it died, or its answer could not be pickled) is a RuntimeError."""
-        done = []
+        done: list[tuple[int, Any]] = []
         while not done:
             for key, _ in self.selector.select():
                 slot = key.data
