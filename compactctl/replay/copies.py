@@ -4,6 +4,8 @@ Claude Code 1.x's ``--resume`` writes a NEW session file that opens with a copy 
 uuids and session id, the same ``message.id``s and usage) and goes on; 2.1.332 appends to the same file, and its
 forks name the session a copied call is from (``requestSessionId``). Measured with the real 1.0.69 against the
 loopback fake (tests/recorded/data/claude-code-1.0.69-resume): 3 requests served, 5 responses in the two files.
+A user's copy of a file (a backup folder, a renamed copy) keeps every record as it was, uuids included: 2.1.332's
+files copied twice, a fork's too (tests/recorded/data/claude-code-2.1.332-copies): 4 served, 10 in the five files.
 
 Each call held by several files of a run (its ``RecordedCall.copy_key``) belongs to one of them: the one that wrote
 it first (a resume writes its copy after the call was made), then the one holding fewer calls (the origin of a

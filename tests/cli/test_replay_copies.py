@@ -1,0 +1,68 @@
+"""``replay`` of a folder in which a user copied session files the real clients wrote (tests/fakes/record_copies.py):
+each call the fake served is billed once, whichever files hold it."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import orjson
+import pytest
+from genai_prices import Usage, calc_price
+from typer.testing import CliRunner
+
+from compactctl.cli.main import app
+from tests.replay.test_bill import anthropic_counts
+
+RECORDED = Path(__file__).parents[1] / "recorded" / "data"
+COPIES = RECORDED / "claude-code-2.1.332-copies"
+SESSION, FORK = "272f3179-669c-4644-82a6-dfbf79afa390.jsonl", "e535f324-d33a-48b3-aa4b-c5e76951a32a.jsonl"
+
+
+def _served_cost(served: Path) -> float:
+    """What the fake served (``<fixture>.served.json``: each streamed response's model and usage) at list price."""
+    responses = orjson.loads(served.read_bytes())
+    prices = [
+        calc_price(Usage(**anthropic_counts(r["usage"])), model_ref=r["model"], provider_id="anthropic")
+        for r in responses
+    ]
+    return sum(float(price.total_price) for price in prices)
+
+
+def _replayed(*inputs: Path) -> dict:
+    result = CliRunner().invoke(app, ["replay", *map(str, inputs), "-t", "100000", "--json", "-q"])
+    assert result.exit_code == 0, result.stderr
+    return orjson.loads(result.stdout)
+
+
+def test_claude_code_2_files_a_user_copied_bill_each_served_call_once():
+    """2.1.332's session copied after its first turn into backup/, its file after the second turn and a renamed copy of
+    it, a --fork-session's file and its copy: 10 calls $0.499576 before (each copy billed again), 4 served."""
+    served = orjson.loads((RECORDED / "claude-code-2.1.332-copies.served.json").read_bytes())
+    report = _replayed(COPIES)
+    none, threshold = report["total"]["settings"]
+    assert (none["calls"], threshold["calls"]) == (len(served), len(served)) == (4, 4)
+    assert none["cost"] == pytest.approx(_served_cost(RECORDED / "claude-code-2.1.332-copies.served.json"))
+    calls = {str(Path(f["file"]).relative_to(COPIES)): f["settings"][0]["calls"] for f in report["files"]}
+    # The backup holds the first turn's two calls first (fewest calls); the session file bills its second turn.
+    assert calls == {f"backup/{SESSION}": 2, SESSION: 1, "renamed-copy.jsonl": 0, FORK: 1, "fork-copy.jsonl": 0}
+    renamed = next(f for f in report["files"] if f["file"].endswith("renamed-copy.jsonl"))
+    assert any(note.startswith("3 calls are copies of calls") for note in renamed["api"]["notes"])
+
+
+def test_each_copy_replayed_alone_bills_every_call_it_holds(tmp_path):
+    alone = _replayed(COPIES / "renamed-copy.jsonl")
+    assert alone["total"]["settings"][0]["calls"] == 3
+    # Two sessions of one fake script share a response (msg_fake000004: its id, what it said, its usage) under other
+    # uuids: no copy, two bills.
+    real = RECORDED.parent.parent / "formats" / "data" / "real-clients"
+    twins = [real / "claude-code-2.1.332-branches" / "a6b8705d-055c-4dac-8b9a-9741f0961deb.jsonl"]
+    twins.append(real / "claude-code-2.1.332-compacted.jsonl")
+    folder = tmp_path / "run"
+    folder.mkdir()
+    for twin in twins:
+        shutil.copy(twin, folder / twin.name)
+    apart = [_replayed(folder / twin.name)["total"]["settings"][0] for twin in twins]
+    together = _replayed(folder)["total"]["settings"][0]
+    assert together["calls"] == sum(row["calls"] for row in apart)
+    assert together["cost"] == pytest.approx(sum(row["cost"] for row in apart))
