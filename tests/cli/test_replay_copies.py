@@ -1,5 +1,6 @@
-"""``replay`` of a folder in which a user copied session files the real clients wrote (tests/fakes/record_copies.py):
-each call the fake served is billed once, whichever files hold it."""
+"""``replay`` of runs whose files hold a call more than once or off the live thread, as the real clients wrote them
+(tests/fakes/record_copies.py): session files a user copied, a Codex thread reverted three times. Each call the fake
+served is billed once, whichever files hold it, and the calls a revert dropped are off the live thread."""
 
 from __future__ import annotations
 
@@ -66,3 +67,29 @@ def test_each_copy_replayed_alone_bills_every_call_it_holds(tmp_path):
     together = _replayed(folder)["total"]["settings"][0]
     assert together["calls"] == sum(row["calls"] for row in apart)
     assert together["cost"] == pytest.approx(sum(row["cost"] for row in apart))
+
+
+REVERTS = RECORDED / "codex-0.171.0-reverts"
+
+
+def _openai_cost(response: dict) -> float:
+    usage = response["usage"]
+    cached = usage["input_tokens_details"]["cached_tokens"]
+    counts = Usage(input_tokens=usage["input_tokens"], cache_read_tokens=cached, output_tokens=usage["output_tokens"])
+    return float(calc_price(counts, model_ref=response["model"], provider_id="openai").total_price)
+
+
+def test_a_codex_thread_reverted_twice_and_after_a_compaction_bills_what_was_served_and_drops_each_reverted_turn():
+    """0.171.0: a turn, a turn reverted, a turn reverted again, a turn, /compact, a turn reverted, a turn: four
+    rollouts, each revert's ``history_base`` naming the rollout before it (not the thread) and the thread's line.
+    Before, only the first rollout was cut, and the third at the first's line 22: 2 calls off the live thread, the
+    second revert's turn on it."""
+    served = orjson.loads((RECORDED / "codex-0.171.0-reverts.served.json").read_bytes())
+    assert len(served) == 8  # 7 responses and the compaction's
+    files = sorted(_replayed(REVERTS)["files"], key=lambda f: f["file"])
+    assert sum(f["api"]["bill_cost"] for f in files) == pytest.approx(sum(map(_openai_cost, served)))
+    assert [f["api"]["off_thread"]["calls"] for f in files] == [1, 1, 1, 0]
+    kept = [next((n for n in f["api"]["notes"] if "keeps this one's first" in n), "") for f in files]
+    assert ["first 22 lines" in kept[0], "first 4 lines" in kept[1], "first 25 lines" in kept[2]] == [True] * 3
+    # The live thread: the first turn's 2 calls, the kept turn, the last one (each rollout's rows its own).
+    assert [f["settings"][0]["calls"] - f["api"]["off_thread"]["calls"] for f in files] == [2, 0, 1, 1]
