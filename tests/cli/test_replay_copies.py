@@ -51,6 +51,20 @@ def test_claude_code_2_files_a_user_copied_bill_each_served_call_once():
     assert any(note.startswith("3 calls are copies of calls") for note in renamed["api"]["notes"])
 
 
+def test_a_shared_call_in_the_middle_of_a_context_is_billed_once():
+    """A call another file of the run bills, after calls of this context: the renamed copy's third (after two the
+    backup bills), the fork's copy's own call (after three calls copied from the parent). A file stops marking its
+    calls as billed elsewhere at the first call it bills itself; as copies keep a call's records whole, every file
+    holding a later call of a context holds the earlier ones, so a file billing one call of a context bills the rest
+    (and a 1.x resume's copies, written later, open its file)."""
+    files = {Path(f["file"]).name: f for f in _replayed(COPIES)["files"]}
+    fork_copy = files["fork-copy.jsonl"]
+    assert [row["calls"] for row in fork_copy["settings"]] == [0, 0]
+    assert any(note.startswith("3 calls were copied from session") for note in fork_copy["api"]["notes"])
+    assert any(note.startswith(f"1 calls are copies of calls {FORK} made") for note in fork_copy["api"]["notes"])
+    assert fork_copy["api"]["bill_cost"] == 0 and files["renamed-copy.jsonl"]["api"]["bill_cost"] == 0
+
+
 def test_each_copy_replayed_alone_bills_every_call_it_holds(tmp_path):
     alone = _replayed(COPIES / "renamed-copy.jsonl")
     assert alone["total"]["settings"][0]["calls"] == 3
