@@ -352,7 +352,8 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         if kind == "session_meta" and isinstance(payload.get("forked_from_id"), str) and not rollout.calls:
             rollout.forked_from = payload["forked_from_id"]
         if kind == "session_meta" and not rollout.calls and rollout.thread is None:
-            rollout.thread = _history_id(path, payload.get("id")) if isinstance(payload.get("id"), str) else None
+            thread_id = payload.get("id")
+            rollout.thread = _history_id(path, thread_id) if isinstance(thread_id, str) else None
             rollout.continues = _continued(payload)
         if kind == "session_meta" and not rollout.system_seen:
             instructions = payload.get("base_instructions", payload.get("instructions"))
