@@ -244,6 +244,25 @@ def test_claude_codes_web_searches_are_billed_per_search():
     assert "2 web search(es) ($0.0200, billed per search) are in every row as billed" in entry["api"]["notes"]
 
 
+@pytest.mark.parametrize("path", [WEB_SEARCH, REAL_CLIENTS / "claude-code-2.1.332-web-fetch.jsonl"])
+def test_rows_that_compact_nothing_carry_the_side_requests_as_billed(path: Path):
+    """WebSearch's and WebFetch's own requests send the query or the page, not the context: billed whatever the
+    setting. On the real 2.1.332 web-search session the rows that compact nothing billed their searches and not
+    their tokens ($0.2859 against the bill's $0.2898, "-1.3 %" saved by no compaction), and --json's
+    ``recorded_estimate_cost`` held the side requests' searches the live thread's bill leaves out ($0.2859 against
+    ``live_thread_bill_cost`` $0.2659, +7.6 % in bench/calibration.py)."""
+    result = CliRunner().invoke(app, ["replay", str(path), "-t", "100000", "--json", "-q"])
+    (entry,) = orjson.loads(result.stdout)["files"]
+    bill = next(row for row in entry["settings"] if row["basis"] == "bill")
+    (row,) = [row for row in entry["settings"] if row["basis"] == "estimate"]
+    assert row["compactions"] == 0
+    assert (row["calls"], row["output_tokens"]) == (bill["calls"], bill["output_tokens"])
+    assert row["cost"] == pytest.approx(bill["cost"], rel=0.002)
+    api = entry["api"]
+    for estimate in ("recorded_estimate_cost", "baseline_estimate_cost"):
+        assert api[estimate] == pytest.approx(api["live_thread_bill_cost"], rel=0.002), estimate
+
+
 WEB_FETCH = REAL_CLIENTS / "claude-code-2.1.332-web-fetch.jsonl"
 # Four WebFetch results in one turn: a page it got (200), a 404, a redirect to another host, a refused URL; the fake
 # served five calls on claude-opus-4-7 and one page summary on claude-haiku-4-5
