@@ -25,7 +25,16 @@ from compactctl.calibration.features import dropped_thinking, sent_tokens
 from compactctl.model_input import owned_view
 from compactctl.recorded import ApiUsage, RecordedCompaction, RecordedContext, RecordedSession
 from compactctl.recorded import producer as producer_named  # ``producer`` is the name below
-from compactctl.replay.billed_apart import CallsApart, bill_cost, calls_apart, price_model, usage_cost, with_extra
+from compactctl.replay.billed_apart import (
+    CallsApart,
+    bill_cost,
+    calls_apart,
+    price_model,
+    side_request_notes,
+    side_requests_carried,
+    usage_cost,
+    with_extra,
+)
 from compactctl.replay.price_source import unpriced_note
 from compactctl.replay.prices import Prices, PriceTable
 from compactctl.replay.simulate import (
@@ -111,21 +120,6 @@ class RecordedReplay:
         if self.bill.cost is None or self.unpaired_cost is None or off is None:
             return None
         return round(self.bill.cost - self.unpaired_cost - off, 9)
-
-
-def _side_requests(
-    session: RecordedSession, unpaired_cost: float | None, search_fee: float
-) -> tuple[ApiUsage, float | None, int]:
-    """What every simulated row carries of a client's side requests (Claude Code's WebSearch and WebFetch requests):
-    their usage, cost and calls. Their input is the query or the page, not the context, so they are billed whatever
-    the setting. Where ``unpaired`` is theirs alone (no compaction call, no cut-off response in it) that is all of it,
-    as billed; else only their searches' fee is told apart. Measured on the real 2.1.332 web-search fixture: the
-    rows left out the requests' 285 input and 203 output tokens, -1.3 % "vs none" with no compaction."""
-    unpaired = session.unpaired
-    alone = unpaired is not None and session.side_calls and not session.compaction_calls and not session.unheld_calls
-    if alone and unpaired is not None:
-        return unpaired, unpaired_cost, session.side_calls
-    return ApiUsage(0), search_fee, 0
 
 
 def _share_1h(session: RecordedSession) -> float:
@@ -403,7 +397,7 @@ def replay_recorded(
     search_price = main.web_search if main is not None and main.web_search > 0 else None
     fee = searches * search_price if search_price is not None else 0.0
     paired_fee = paired * search_price if search_price is not None else 0.0
-    side, side_cost, side_calls = _side_requests(session, extra_cost, fee - paired_fee)
+    side, side_cost, side_calls = side_requests_carried(session, extra_cost, fee - paired_fee)
     carried = sum_costs([paired_fee, side_cost])
     rows = [
         with_extra(r, side, carried, side_calls) if b == ESTIMATE and (carried != 0 or side_calls) else r
@@ -439,26 +433,7 @@ def replay_recorded(
             f"{session.unheld_calls} billed response(s) the log holds no message for (cut off before it was "
             "written, or kept nothing of) are in the bill and its calls; the other rows simulate what the log holds"
         )
-    if session.side_calls and session.searches_stood_in:
-        notes.append(
-            f"{session.side_calls} side request(s) the client made for WebSearch or WebFetch write no message, and "
-            f"this log has no cost-state to bill them: their {session.searches_stood_in} search(es), as the tool "
-            "results count them, stand in for the fee, counted in the bill's calls; their tokens are "
-            "in no row (side_requests in --json)"
-        )
-    elif session.side_calls and side_calls:
-        notes.append(
-            f"{session.side_calls} side request(s) the client made for WebSearch or WebFetch write no message: their "
-            "usage (the cost-state's) is in the bill and they are counted in its calls; they do not depend on the "
-            "context, so every row carries them as billed (side_requests in --json)"
-        )
-    elif session.side_calls:
-        notes.append(
-            f"{session.side_calls} side request(s) the client made for WebSearch or WebFetch write no message: their "
-            "usage (the cost-state's) is in the bill and they are counted in its calls; the cost-state bills them with "
-            "the producer's compaction calls, so the other rows bill their searches, not their tokens "
-            "(side_requests in --json)"
-        )
+    notes += side_request_notes(session, side_calls)
     if unbilled and not compacted:
         notes.append(
             f"{unbilled} response(s) have no usage in the log (the run stopped before it was written): the none "
