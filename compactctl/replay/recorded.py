@@ -471,9 +471,9 @@ def replay_recorded(
         )
     if session.shared_calls:  # another file of the run holds them (replay.copies)
         notes.append(
-            f"{session.shared_calls} calls are copies of calls {', '.join(session.shared_with)} made (Claude Code "
-            "1.x's --resume copies the session into a new file): billed there, so in no row here; the rows "
-            "simulate the whole thread and count this file's own calls"
+            f"{session.shared_calls} calls are copies of calls {', '.join(session.shared_with)} made (a copy of a "
+            "session: a user's, or Claude Code 1.x's --resume in a new file): billed there, so in no row here; the "
+            "rows simulate the whole thread and count this file's own calls"
         )
     notes += [*session.not_in_bill, *calibration.warnings]
     last = [c for context in session.contexts for c in context.compactions[-1:]]
