@@ -27,7 +27,8 @@ a subagent's WebSearch; ``--output-format stream-json --include-partial-messages
 ``codex app-server``'s ``thread/compact/start``) between effort changes and a switch to gpt-5.4-mini; images with
 ``-i`` and ``view_image``; a custom provider (a gateway) naming ``openai/gpt-5.5``.
 
-The fifth sweep (``--only claude5|codex5|gemini5``): bench/client_shapes_fifth.py.
+The fifth sweep (``--only claude5|codex5|gemini5``): bench/client_shapes_fifth.py; the sixth (``--only
+claude6|codex6|gemini6``): bench/client_shapes_sixth.py.
 """
 
 from __future__ import annotations
@@ -744,7 +745,8 @@ def review_and_eval(made: ca.Made) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--keep", type=Path)
-    sweeps = ("claude", "codex", "claude3", "codex3", "gemini3", "claude4", "codex4", "claude5", "codex5", "gemini5")
+    sweeps = ("claude", "codex", "claude3", "codex3", "gemini3", "claude4", "codex4", "claude5", "codex5", "gemini5",
+              "claude6", "codex6", "gemini6")  # fmt: skip
     parser.add_argument("--only", choices=sweeps)
     args = parser.parse_args()
     from compactctl.strategies import STRATEGIES
@@ -776,6 +778,14 @@ def main() -> None:
             made += sweep5.codex_fifth_sweep(Path(homes) / "codex5", out)
         if args.only in (None, "gemini5"):
             made += sweep5.gemini_fifth_sweep(Path(homes) / "gemini5", out)
+        from bench import client_shapes_sixth as sweep6
+
+        if args.only in (None, "claude6"):
+            made += sweep6.claude_sixth_sweep(Path(homes) / "claude6", out)
+        if args.only in (None, "codex6"):
+            made += sweep6.codex_sixth_sweep(Path(homes) / "codex6", out)
+        if args.only in (None, "gemini6"):
+            made += sweep6.gemini_sixth_sweep(Path(homes) / "gemini6", out)
     for session in made:
         print("\n".join(ca.audit(session, sorted(STRATEGIES)) + review_and_eval(session)), flush=True)
 

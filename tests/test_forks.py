@@ -135,3 +135,25 @@ def test_the_parent_s_thread_starts_no_task_given_ahead_after_a_stop():
     release.set()
     workers.here.join(10)
     assert not workers.here.is_alive() and ran == [1]
+
+
+def test_a_worker_told_there_is_no_more_leaves_after_the_tasks_it_holds_and_its_end_is_no_error():
+    import time
+
+    workers = Workers(1, forked=lambda task: task * 2, here=lambda task: -task)
+    try:
+        for task in (3, 4):
+            workers.give(1, task)
+        workers.give_no_more()
+        answers: list[tuple[int, int]] = []
+        while len(answers) < 2:
+            answers += workers.finished()
+        assert answers == [(1, 6), (1, 8)]
+        deadline = time.monotonic() + 10
+        while not (ended := os.waitpid(workers.pids[0], os.WNOHANG))[0] and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert ended == (workers.pids[0], 0)  # it left on its own, before close told it to
+        workers.give(0, 5)  # the end of its answer pipe is readable now: skipped, not a worker that died
+        assert workers.finished() == [(0, -5)]
+    finally:
+        workers.close()

@@ -283,8 +283,8 @@ def render(results: list[FileReplay], label: str, prices: Prices, own_table: str
         names = escape(", ".join(r.file for r in shared))
         stderr.print(
             f"[yellow]note:[/] {sum(r.shared_calls for r in shared)} billed call(s) of {names} are copies of another "
-            "file's (Claude Code 1.x's --resume copies the session into a new file): each is billed once, in the "
-            "file that made it; per file: --json",
+            "file's (a user's copy of a session, or Claude Code 1.x's --resume in a new file): each is billed once, "
+            "in the file that made it; per file: --json",
             soft_wrap=True,
         )
     off = [r.api for r in results if r.api is not None and r.api.off_thread is not None and r.api.off_thread.calls]

@@ -126,6 +126,7 @@ def plan(inputs: list[str], output: str | None, mark: str = OUTPUT_MARK) -> list
     if from_folder and output is None:
         raise InputError("a folder input needs -o DIR to mirror its tree into")
     jobs = []
+    inside: dict[Path, bool] = {}  # folder -> the output folder is inside it (resolved once a folder, not a file)
     for source, name, folder in found:
         if output == STDIO or (output is None and source == STDIO):
             target = STDIO
@@ -135,7 +136,9 @@ def plan(inputs: list[str], output: str | None, mark: str = OUTPUT_MARK) -> list
             if source == STDIO:
                 raise InputError("stdin has no file name to write into this folder; give -o FILE", output)
             target = str(Path(output) / name)
-            if folder is not None and _inside(Path(output), folder):
+            if folder is not None and folder not in inside:
+                inside[folder] = _inside(Path(output), folder)
+            if folder is not None and inside[folder]:
                 raise InputError("the output folder is inside the input folder; choose a folder outside it", output)
         else:
             target = output
@@ -150,6 +153,8 @@ def plan(inputs: list[str], output: str | None, mark: str = OUTPUT_MARK) -> list
 
 def check_side_files(jobs: list[Job], **files: Path | None) -> None:
     """A --manifest or --archive file must not be an input, an output, or the other side file."""
+    if all(path is None for path in files.values()):
+        return  # no side file: nothing to resolve every input and output for (2 of plan's 7 a file)
     taken: dict[Path, str] = {}
     for job in jobs:
         if job.source != STDIO:

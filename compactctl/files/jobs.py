@@ -205,6 +205,8 @@ def _run_forked_jobs(
         given[slot].append(index)
         last[slot] = index
         left -= 1
+        if not left:  # the workers leave after what they hold, while the last files run
+            forked.give_no_more()
 
     def top_up(slot: int) -> None:
         while left and len(given[slot]) < (AHEAD if left > len(given) else 1):

@@ -143,8 +143,9 @@ class RecordedSession:
     # The session this one was forked from where the file names it and copies none of its calls
     # (Codex's ``forked_from_id``: the history before the fork stays in the parent's file).
     forked_from: str | None = None
-    # The thread the file is of, and where it goes on from an earlier rollout of that same thread after a revert
-    # (Codex's ``history_base``): that thread and the 0-based line that rollout is kept up to (``replay.copies``).
+    # The history the file's lines are of (Codex's rollout id), and where it goes on from an earlier rollout of the
+    # same thread after a revert (``history_base``): that rollout and the thread's 0-based line it is kept up to
+    # (``replay.copies``).
     thread: str | None = None
     continues: tuple[str, int] | None = None
     # The sessions that made (and billed) the calls marked ``copied``: a fork's parent.
@@ -178,7 +179,8 @@ class RecordedSession:
 
     @property
     def has_usage(self) -> bool:
-        return any(context.has_usage for context in self.contexts)
+        """Any billed call (one a revert or a rewind left off the live thread too: the file's bill is its own)."""
+        return any(context.has_usage for context in self.contexts) or any(c.usage is not None for c in self.off_thread)
 
     def usage_total(self) -> ApiUsage:
         """The sum of the paired per-call usage, off-thread calls included, copied ones not (billed elsewhere)."""

@@ -98,15 +98,18 @@ class Index:
         return made_by if isinstance(made_by, str) and made_by and made_by != self.session_id else None
 
     def copy_key(self, message_id: str, usage: dict[str, Any]) -> str | None:
-        """``RecordedCall.copy_key`` of a response: its id, what its records said and its usage, for 1.x's records
-        only. 1.x's ``--resume`` copies the session's records into a new file with new uuids and nothing that
-        says so; 2.x's copies (``--fork-session``) name the session that made them (``copied_from``), and the
-        loopback fake's ids (``msg_fake000002``) repeat across 2.x runs of one script, which no copy is."""
+        """``RecordedCall.copy_key`` of a response: its id, what its records said and its usage, and for 2.x the
+        ``uuid`` of its first record. 1.x's ``--resume`` copies the session's records into a new file with new
+        uuids and nothing that says so; a file a user copied (a backup, a renamed copy) keeps every record as it
+        was, uuids included; 2.x's own copies (``--fork-session``) name the session that made them
+        (``copied_from``). The loopback fake's ids (``msg_fake000002``) repeat across 2.x runs of one script, with
+        what they said and their usage, but under other uuids (random per record): no copy."""
         records = [self.values[at] for at in self.responses[message_id]]
-        if not str(records[0].get("version") or "").startswith("1."):
-            return None
         said = jsonbytes.dumps([[r["message"].get("model"), r["message"].get("content")] for r in records] + [usage])
-        return f"{message_id} {blake2b(said, digest_size=10).hexdigest()}"
+        digest = blake2b(said, digest_size=10).hexdigest()
+        if str(records[0].get("version") or "").startswith("1."):
+            return f"{message_id} {digest}"
+        return f"{message_id} {uuid_of(records[0])} {digest}"
 
     def parent(self, index: int) -> int | None:
         """The record before ``index`` as the client sends it (after a partial compaction's summary where

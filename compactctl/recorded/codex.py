@@ -128,7 +128,7 @@ class _Rollout:
         self.compaction_estimates: list[ApiUsage] = []  # not recorded: estimated
         self.context_window: int | None = None  # the window Codex says it works with (token_count info)
         self.forked_from: str | None = None
-        self.thread: str | None = None  # session_meta's id
+        self.thread: str | None = None  # the history id of its lines (_history_id: session_meta's id or its own)
         self.continues: tuple[str, int] | None = None  # (thread, end ordinal) of the rollout this one goes on from
         self.live_end: tuple[int, int, int] | None = None  # (messages, calls, compactions) before ``reverted_at``
         # call index -> its web_search_call items: the hosted search is billed per call beside the tokens
@@ -352,7 +352,8 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         if kind == "session_meta" and isinstance(payload.get("forked_from_id"), str) and not rollout.calls:
             rollout.forked_from = payload["forked_from_id"]
         if kind == "session_meta" and not rollout.calls and rollout.thread is None:
-            rollout.thread = payload.get("id") if isinstance(payload.get("id"), str) else None
+            thread_id = payload.get("id")
+            rollout.thread = _history_id(path, thread_id) if isinstance(thread_id, str) else None
             rollout.continues = _continued(payload)
         if kind == "session_meta" and not rollout.system_seen:
             instructions = payload.get("base_instructions", payload.get("instructions"))
@@ -413,13 +414,25 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
     )
 
 
+def _history_id(path: str, thread: str) -> str:
+    """The id a later rollout's ``history_base`` names this one's lines by: the thread's for its first rollout, and
+    for each one a ``thread/revert`` wrote (``rollout-<time>-<thread>_<id>.jsonl``; its ``session_meta`` names the
+    thread, not this id) the id after the thread's in its name. Measured with the real 0.171.0: three reverts, each
+    rollout's base the one before it (tests/recorded/data/codex-0.171.0-reverts)."""
+    name = path.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".jsonl")
+    _, found, own = name.partition(f"{thread}_")
+    return own if found and own else thread
+
+
 def _continued(meta: dict[str, Any]) -> tuple[str, int] | None:
-    """The rollout of its own thread this one goes on from after a revert, and the line that one is kept up to
-    (``history_base``); a fork's base is its parent's thread, which goes on: None there."""
+    """The rollout this one goes on from after a revert (its ``_history_id``: the thread's first rollout, or a later
+    one after a second revert) and the thread's line that one is kept up to (``history_base``; lines are counted
+    along the thread, each rollout's from the end of the one it goes on from); a fork's base is its parent's
+    thread, which goes on: None there."""
     base = meta.get("history_base")
     if not isinstance(base, dict) or isinstance(meta.get("forked_from_id"), str):
         return None
     thread, end = base.get("thread_id"), base.get("end_ordinal_exclusive")
-    if thread != meta.get("id") or not isinstance(thread, str) or not isinstance(end, int) or isinstance(end, bool):
+    if not isinstance(thread, str) or not isinstance(end, int) or isinstance(end, bool):
         return None
     return thread, end

@@ -4,6 +4,8 @@ Claude Code 1.x's ``--resume`` writes a NEW session file that opens with a copy 
 uuids and session id, the same ``message.id``s and usage) and goes on; 2.1.332 appends to the same file, and its
 forks name the session a copied call is from (``requestSessionId``). Measured with the real 1.0.69 against the
 loopback fake (tests/recorded/data/claude-code-1.0.69-resume): 3 requests served, 5 responses in the two files.
+A user's copy of a file (a backup folder, a renamed copy) keeps every record as it was, uuids included: 2.1.332's
+files copied twice, a fork's too (tests/recorded/data/claude-code-2.1.332-copies): 4 served, 10 in the five files.
 
 Each call held by several files of a run (its ``RecordedCall.copy_key``) belongs to one of them: the one that wrote
 it first (a resume writes its copy after the call was made), then the one holding fewer calls (the origin of a
@@ -28,8 +30,8 @@ class BilledKeys:
     name: str
     keys: Mapping[str, float | None]  # copy_key -> when the file first wrote it (None: no timestamp)
     calls: int  # every call the file bills
-    thread: str | None = None  # the thread it is of (Codex's session_meta id)
-    continues: tuple[str, int] | None = None  # the thread and the 0-based line of the rollout it goes on from
+    thread: str | None = None  # the history its lines are of (Codex's rollout id: recorded.codex._history_id)
+    continues: tuple[str, int] | None = None  # the rollout it goes on from, the thread's 0-based line it keeps to
 
 
 def billed_elsewhere(files: Sequence[BilledKeys]) -> list[dict[str, str]]:
@@ -45,10 +47,15 @@ def billed_elsewhere(files: Sequence[BilledKeys]) -> list[dict[str, str]]:
 
 def reverted_at(files: Sequence[BilledKeys]) -> list[int | None]:
     """Per file, the line from which another file of the run, a later rollout of the same thread, no longer keeps it
-    (a revert dropped the turns from there): the base is the thread's rollout that goes on from none; where several
-    rollouts go on from it, the last of the run (files are named by when they were written) is the live thread."""
+    (a revert dropped the turns from there). A rollout's lines are counted along the thread: from the line the one
+    it goes on from is kept up to (0 for the thread's first), so a second revert's cut is its base's line less that
+    base's own start. Where several rollouts go on from one, the last of the run (files are named by when they were
+    written) is the live thread."""
     cuts: dict[str, int] = {}
     for file in files:
         if file.continues is not None:
             cuts[file.continues[0]] = file.continues[1]
-    return [cuts.get(file.thread) if file.thread and file.continues is None else None for file in files]
+    starts = [file.continues[1] if file.continues is not None else 0 for file in files]
+    return [
+        cuts[file.thread] - start if file.thread in cuts else None for file, start in zip(files, starts, strict=True)
+    ]

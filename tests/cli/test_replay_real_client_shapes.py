@@ -292,19 +292,22 @@ def test_a_resumed_copy_without_the_file_it_copied_bills_every_call_it_holds(tmp
     assert by_name["other.jsonl"]["settings"] == _replayed(other)["files"][0]["settings"]
 
 
-def test_two_claude_code_2_sessions_of_one_fake_script_are_two_bills(tmp_path):
-    """The fake's ids and counts repeat across runs of one script (model-switch and window-opens-on-assistant
-    share 18 responses, id, text and usage): 2.x marks its copies (requestSessionId), so these are no copies."""
+def test_a_claude_code_2_file_and_its_edited_copy_bill_their_shared_calls_once(tmp_path):
+    """window-opens-on-assistant is model-switch's session (the same sessionId and record uuids) with records added
+    after it: its 12 calls and model-switch's are the same calls (26 billed before the copy was known, 14 now)."""
     twins = [
         REAL / "claude-code-2.1.332-model-switch.jsonl",
         REAL / "claude-code-2.1.332-window-opens-on-assistant.jsonl",
     ]
+    folder = tmp_path / "run"
+    folder.mkdir()
     for twin in twins:
-        shutil.copy(twin, tmp_path / twin.name)
-    alone = [_replayed(twin)["total"]["settings"][0] for twin in twins]
-    together = _replayed(tmp_path)["total"]["settings"][0]
-    assert together["calls"] == sum(row["calls"] for row in alone)
-    assert together["cost"] == pytest.approx(sum(row["cost"] for row in alone))
+        shutil.copy(twin, folder / twin.name)
+    alone = [_replayed(twin)["files"][0] for twin in twins]
+    together = _replayed(folder)
+    assert [f["settings"][0]["calls"] for f in alone] == [12, 14] and together["total"]["settings"][0]["calls"] == 14
+    billed = sum(f["api"]["bill_cost"] for f in together["files"])
+    assert billed == pytest.approx(alone[1]["api"]["bill_cost"])  # $1.352129 (it was $2.552680)
 
 
 RESUME_CHAIN_1_0 = Path(__file__).parents[1] / "recorded" / "data" / "claude-code-1.0.69-resume-chain"
