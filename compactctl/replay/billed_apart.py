@@ -4,7 +4,8 @@ compaction calls, and the responses the log holds no message for.
 A rewound branch's calls were billed whatever the setting, so every row carries them; a producer's compaction
 call the log recorded usage for is in the bill; one it recorded none for (an older Codex's remote compaction,
 Claude Code's summarizing request, Gemini CLI's compression) is estimated from the request it was and said apart,
-in no row: the bill is the file's own usage.
+in no row: the bill is the file's own usage. A client's side requests (Claude Code's WebSearch and WebFetch
+requests) send no context, so every row carries them as billed.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from compactctl.recorded import ApiUsage, RecordedCall
+from compactctl.recorded import ApiUsage, RecordedCall, RecordedSession
 from compactctl.replay.price_source import day_of
 from compactctl.replay.prices import Prices, PriceTable
 from compactctl.replay.simulate import ScenarioResult, sum_costs
@@ -93,3 +94,41 @@ def with_extra(row: ScenarioResult, usage: ApiUsage, cost: float | None, calls: 
         output_tokens=row.output_tokens + usage.output_tokens,
         cost=sum_costs([row.cost, cost]),
     )
+
+
+def side_requests_carried(
+    session: RecordedSession, unpaired_cost: float | None, search_fee: float
+) -> tuple[ApiUsage, float | None, int]:
+    """What every simulated row carries of a client's side requests (Claude Code's WebSearch and WebFetch requests):
+    their usage, cost and calls. Their input is the query or the page, not the context, so they are billed whatever
+    the setting. Where ``unpaired`` is theirs alone (no compaction call, no cut-off response in it) that is all of it,
+    as billed; else only their searches' fee is told apart. Measured on the real 2.1.332 web-search fixture: the
+    rows left out the requests' 285 input and 203 output tokens, -1.3 % "vs none" with no compaction."""
+    unpaired = session.unpaired
+    alone = unpaired is not None and session.side_calls and not session.compaction_calls and not session.unheld_calls
+    if alone and unpaired is not None:
+        return unpaired, unpaired_cost, session.side_calls
+    return ApiUsage(0), search_fee, 0
+
+
+def side_request_notes(session: RecordedSession, carried_calls: int) -> list[str]:
+    """Replay's note on a client's side requests (``side_requests_carried``: ``carried_calls`` of them in every row)."""
+    if not session.side_calls:
+        return []
+    said = f"{session.side_calls} side request(s) the client made for WebSearch or WebFetch write no message"
+    if session.searches_stood_in:
+        return [
+            f"{said}, and this log has no cost-state to bill them: their {session.searches_stood_in} search(es), as "
+            "the tool results count them, stand in for the fee, counted in the bill's calls; their tokens are in no "
+            "row (side_requests in --json)"
+        ]
+    billed = f"{said}: their usage (the cost-state's) is in the bill and they are counted in its calls"
+    if carried_calls:
+        return [
+            f"{billed}; they do not depend on the context, so every row carries them as billed "
+            "(side_requests in --json)"
+        ]
+    return [
+        f"{billed}; the cost-state bills them with the producer's compaction calls, so the other rows bill their "
+        "searches, not their tokens (side_requests in --json)"
+    ]

@@ -25,7 +25,16 @@ from compactctl.calibration.features import dropped_thinking, sent_tokens
 from compactctl.model_input import owned_view
 from compactctl.recorded import ApiUsage, RecordedCompaction, RecordedContext, RecordedSession
 from compactctl.recorded import producer as producer_named  # ``producer`` is the name below
-from compactctl.replay.billed_apart import CallsApart, bill_cost, calls_apart, price_model, usage_cost, with_extra
+from compactctl.replay.billed_apart import (
+    CallsApart,
+    bill_cost,
+    calls_apart,
+    price_model,
+    side_request_notes,
+    side_requests_carried,
+    usage_cost,
+    with_extra,
+)
 from compactctl.replay.price_source import unpriced_note
 from compactctl.replay.prices import Prices, PriceTable
 from compactctl.replay.simulate import (
@@ -36,6 +45,7 @@ from compactctl.replay.simulate import (
     Walker,
     aggregate,
     less,
+    sum_costs,
     walk_in_step,
 )
 from compactctl.replay.triggers import BASELINE, Scenario
@@ -378,14 +388,24 @@ def replay_recorded(
         bills[0] = with_extra(bills[0], off.usage, off.cost, off.calls)
         unknown |= off.unpriced
     basis = [ESTIMATE if estimated else BILL, *(ESTIMATE for _ in grid)]
-    # Web searches are made whatever the setting: simulated rows and --json's estimates bill them as the bill does.
-    searches = sum(c.usage.web_searches for x in session.contexts for c in x.calls[copied_prefix(x) :] if c.usage)
-    searches += session.unpaired.web_searches if session.unpaired else 0
+    # Web searches are made whatever the setting: simulated rows bill them as the bill does. Those of the calls
+    # simulated (Codex's hosted search) are in --json's estimates too, as in the live thread's bill they are
+    # compared with; those of side requests (Claude Code's WebSearch) are in ``unpaired``, which that bill leaves out.
+    paired = sum(c.usage.web_searches for x in session.contexts for c in x.calls[copied_prefix(x) :] if c.usage)
+    searches = paired + (session.unpaired.web_searches if session.unpaired else 0)
     # At the session's first priced model, as unpaired calls; a per-search price no source lists is unknown, not $0.
     search_price = main.web_search if main is not None and main.web_search > 0 else None
     fee = searches * search_price if search_price is not None else 0.0
-    rows = [with_extra(r, ApiUsage(0), fee) if b == ESTIMATE and fee else r for r, b in zip(rows, basis, strict=True)]
-    sums = [with_extra(aggregate([[r] for r in rs])[0], ApiUsage(0), fee) for rs in (estimates, recorded_estimates)]
+    paired_fee = paired * search_price if search_price is not None else 0.0
+    side, side_cost, side_calls = side_requests_carried(session, extra_cost, fee - paired_fee)
+    carried = sum_costs([paired_fee, side_cost])
+    rows = [
+        with_extra(r, side, carried, side_calls) if b == ESTIMATE and (carried != 0 or side_calls) else r
+        for r, b in zip(rows, basis, strict=True)
+    ]
+    sums = [
+        with_extra(aggregate([[r] for r in rs])[0], ApiUsage(0), paired_fee) for rs in (estimates, recorded_estimates)
+    ]
     if compacted:
         rows.insert(1, aggregate([[row] for row in recorded_rows])[0])
         basis.insert(1, BILL)
@@ -413,19 +433,7 @@ def replay_recorded(
             f"{session.unheld_calls} billed response(s) the log holds no message for (cut off before it was "
             "written, or kept nothing of) are in the bill and its calls; the other rows simulate what the log holds"
         )
-    if session.side_calls and session.searches_stood_in:
-        notes.append(
-            f"{session.side_calls} side request(s) the client made for WebSearch or WebFetch write no message, and "
-            f"this log has no cost-state to bill them: their {session.searches_stood_in} search(es), as the tool "
-            "results count them, stand in for the fee, counted in the bill's calls; their tokens are "
-            "in no row (side_requests in --json)"
-        )
-    elif session.side_calls:
-        notes.append(
-            f"{session.side_calls} side request(s) the client made for WebSearch or WebFetch write no message: their "
-            "usage (the cost-state's) is in the bill and they are counted in its calls; the other rows bill their "
-            "searches, not their tokens (side_requests in --json)"
-        )
+    notes += side_request_notes(session, side_calls)
     if unbilled and not compacted:
         notes.append(
             f"{unbilled} response(s) have no usage in the log (the run stopped before it was written): the none "

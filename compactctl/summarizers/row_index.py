@@ -9,6 +9,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+# (a row's starts, its after) -> where its matches may start in one lower-cased text (``Row.start_positions``)
+StartsFound = dict[tuple[tuple[str, ...], bool], set[int]]
+
 
 @dataclass(frozen=True)
 class Row:
@@ -37,8 +40,10 @@ class Row:
     # skips to (tests/summarizers/test_redact_gates.py).
     lead: int | None = None
 
-    def sub(self, text: str, lowered: str | None = None) -> tuple[str, int]:
-        """The row over ``text``; ``lowered``, when given, is ``text.lower()`` (rows share it)."""
+    def sub(self, text: str, lowered: str | None = None, starts_found: StartsFound | None = None) -> tuple[str, int]:
+        """The row over ``text``; ``lowered``, when given, is ``text.lower()`` (rows share it), and
+        ``starts_found``, when given, holds the start positions rows with the same ``starts`` found in
+        ``lowered`` (two secret-assignment rows look for the same 22 words in every text holding a key)."""
         first = None if self.gate is None else self.gate.search(text)
         if self.gate is not None and first is None:
             return text, 0
@@ -49,13 +54,23 @@ class Row:
         lowered = text.lower() if lowered is None else lowered
         if len(lowered) != len(text):  # a character whose lower case is longer: positions would drift
             return self.pattern.subn(self.replacement, text)
+        if starts_found is None:
+            return self._sub_at(text, self.start_positions(lowered))
+        key = (self.starts, self.after)
+        positions = starts_found.get(key)
+        if positions is None:
+            positions = starts_found[key] = self.start_positions(lowered)
+        return self._sub_at(text, positions)
+
+    def start_positions(self, lowered: str) -> set[int]:
+        """Every place in ``lowered`` a match of the row may start, read off ``starts`` (and ``after``)."""
         positions = {0} if self.after else set()
         for start in self.starts:
             at = lowered.find(start)
             while at >= 0:
                 positions.add(at + len(start) if self.after else at)
                 at = lowered.find(start, at + 1)
-        return self._sub_at(text, positions)
+        return positions
 
     def _near_gate(self, text: str, first: int) -> tuple[str, int]:
         """``pattern.subn`` over ``text``, the pattern tried only at the ``lead`` characters before each

@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 
 from compactctl import lazyre
-from compactctl.summarizers.row_index import Row, row_index
+from compactctl.summarizers.row_index import Row, StartsFound, row_index
 
 MARKER = "[REDACTED:{}]"
 _M = MARKER
@@ -462,6 +462,8 @@ def redact_rows(text: str, rows: Sequence[Row] = PATTERNS) -> tuple[str, int]:
     todo = table.to_run(folded, exact)
     # The lower-cased text for the rows that look for where a match starts; None: not lowered, or out of date.
     current: str | None = lowered if table.folded_keys else None
+    # Where rows sharing their starts may start in ``current``: found once, while the text is unchanged.
+    starts_found: StartsFound = {}
     while todo:
         index = todo.pop(0)
         row = rows[index]
@@ -469,11 +471,12 @@ def redact_rows(text: str, rows: Sequence[Row] = PATTERNS) -> tuple[str, int]:
             continue
         if row.starts and current is None:
             current = text.lower()
-        text, count = row.sub(text, current)
+        text, count = row.sub(text, current, starts_found)
         total += count
         done = index
         if count:
             current = None
+            starts_found = {}
             exact = table.held(text, folded=False)
             todo = [later for later in table.to_run(folded, exact) if later > done]
     return text, total

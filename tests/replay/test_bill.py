@@ -244,6 +244,41 @@ def test_claude_codes_web_searches_are_billed_per_search():
     assert "2 web search(es) ($0.0200, billed per search) are in every row as billed" in entry["api"]["notes"]
 
 
+@pytest.mark.parametrize("path", [WEB_SEARCH, REAL_CLIENTS / "claude-code-2.1.332-web-fetch.jsonl"])
+def test_rows_that_compact_nothing_carry_the_side_requests_as_billed(path: Path):
+    """WebSearch's and WebFetch's own requests send the query or the page, not the context: billed whatever the
+    setting. On the real 2.1.332 web-search session the rows that compact nothing billed their searches and not
+    their tokens ($0.2859 against the bill's $0.2898, "-1.3 %" saved by no compaction), and --json's
+    ``recorded_estimate_cost`` held the side requests' searches the live thread's bill leaves out ($0.2859 against
+    ``live_thread_bill_cost`` $0.2659, +7.6 % in bench/calibration.py)."""
+    result = CliRunner().invoke(app, ["replay", str(path), "-t", "100000", "--json", "-q"])
+    (entry,) = orjson.loads(result.stdout)["files"]
+    bill = next(row for row in entry["settings"] if row["basis"] == "bill")
+    (row,) = [row for row in entry["settings"] if row["basis"] == "estimate"]
+    assert row["compactions"] == 0
+    assert (row["calls"], row["output_tokens"]) == (bill["calls"], bill["output_tokens"])
+    assert row["cost"] == pytest.approx(bill["cost"], rel=0.002)
+    api = entry["api"]
+    for estimate in ("recorded_estimate_cost", "baseline_estimate_cost"):
+        assert api[estimate] == pytest.approx(api["live_thread_bill_cost"], rel=0.002), estimate
+
+
+def test_side_requests_billed_with_compaction_calls_are_carried_as_their_searches_alone():
+    """Where the cost-state's remainder also holds the producer's compaction calls, the side requests' tokens
+    cannot be told apart from the summaries' (which the compaction rows replace by their own summarizer): every
+    row carries their searches' fee only, and counts no call; alone in it, all of it and their calls."""
+    from compactctl.recorded import ApiUsage, RecordedSession
+    from compactctl.replay.billed_apart import side_request_notes, side_requests_carried
+
+    remainder = ApiUsage(5_000, output_tokens=900, web_searches=2)
+    alone = RecordedSession("claude-code", [], unpaired=remainder, side_calls=2)
+    assert side_requests_carried(alone, 0.03, 0.02) == (remainder, 0.03, 2)
+    assert "every row carries them as billed" in side_request_notes(alone, 2)[0]
+    mixed = RecordedSession("claude-code", [], unpaired=remainder, side_calls=2, compaction_calls=1)
+    assert side_requests_carried(mixed, 0.03, 0.02) == (ApiUsage(0), 0.02, 0)
+    assert "bill their searches, not their tokens" in side_request_notes(mixed, 0)[0]
+
+
 WEB_FETCH = REAL_CLIENTS / "claude-code-2.1.332-web-fetch.jsonl"
 # Four WebFetch results in one turn: a page it got (200), a 404, a redirect to another host, a refused URL; the fake
 # served five calls on claude-opus-4-7 and one page summary on claude-haiku-4-5
