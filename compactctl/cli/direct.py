@@ -15,7 +15,6 @@ nothing, and every usage error is still Click's own message.
 from __future__ import annotations
 
 import errno
-import gc
 import inspect
 import sys
 import typing
@@ -60,16 +59,7 @@ def run(argv: Sequence[str]) -> None:
     line = line_of(command, module.declared_settings())
     given = read(argv[1:], line) if line is not None else None
     if given is not None:
-        start_collecting()
         invoke(command, given)
-
-
-def start_collecting() -> None:
-    """The cyclic collector on again for the command's work, where ``cli.main`` turned it off for the
-    start-up; what the start-up made is frozen first, out of its reach (it lasts the run)."""
-    if not gc.isenabled():
-        gc.freeze()
-        gc.enable()
 
 
 def line_of(command: Callable[..., Any], settings: Mapping[str, Any]) -> Line | None:
