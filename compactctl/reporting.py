@@ -339,9 +339,7 @@ def is_producer_summary(message: Message) -> bool:
     return message.get("role") == "user" and content_text(message).startswith(SUMMARY_PREFIX[:60])
 
 
-def unchanged_reason(
-    messages: list[Message], counter: TokenCounter, thresholds: Mapping[str, int] | None = None
-) -> str:
+def unchanged_reason(messages: list[Message], counter: TokenCounter, thresholds: Mapping[str, int]) -> str:
     """One line saying why no step changed a transcript.
 
     ``thresholds``: the token threshold of each step that has one, by step name. A file under
@@ -358,7 +356,7 @@ def unchanged_reason(
             f"({tokens:,} tokens); what was older is already folded"
         )
     size = f"{len(messages)} messages, {tokens:,} tokens"
-    over = {step: limit for step, limit in (thresholds or {}).items() if tokens > limit}
+    over = {step: limit for step, limit in thresholds.items() if tokens > limit}
     if thresholds and not over:
         named = ", ".join(f"{step} {limit:,}" for step, limit in thresholds.items())
         return f"unchanged: under the threshold ({size}; {named})"

@@ -395,9 +395,9 @@ def replay_recorded(
     searches = paired + (session.unpaired.web_searches if session.unpaired else 0)
     # At the session's first priced model, as unpaired calls; a per-search price no source lists is unknown, not $0.
     search_price = main.web_search if main is not None and main.web_search > 0 else None
-    fee = searches * search_price if search_price is not None else 0.0
-    paired_fee = paired * search_price if search_price is not None else 0.0
-    side, side_cost, side_calls = side_requests_carried(session, extra_cost, fee - paired_fee)
+    side_searches = searches - paired
+    fee, paired_fee, side_fee = (count * (search_price or 0.0) for count in (searches, paired, side_searches))
+    side, side_cost, side_calls = side_requests_carried(session, extra_cost, side_fee)
     carried = sum_costs([paired_fee, side_cost])
     rows = [
         with_extra(r, side, carried, side_calls) if b == ESTIMATE and (carried != 0 or side_calls) else r

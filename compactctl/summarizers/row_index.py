@@ -54,12 +54,11 @@ class Row:
         lowered = text.lower() if lowered is None else lowered
         if len(lowered) != len(text):  # a character whose lower case is longer: positions would drift
             return self.pattern.subn(self.replacement, text)
-        if starts_found is None:
-            return self._sub_at(text, self.start_positions(lowered))
+        found: StartsFound = {} if starts_found is None else starts_found
         key = (self.starts, self.after)
-        positions = starts_found.get(key)
+        positions = found.get(key)
         if positions is None:
-            positions = starts_found[key] = self.start_positions(lowered)
+            positions = found[key] = self.start_positions(lowered)
         return self._sub_at(text, positions)
 
     def start_positions(self, lowered: str) -> set[int]:
