@@ -55,6 +55,30 @@ class ApiUsage:
         return self.input_tokens == 0 and self.output_tokens == 0
 
 
+Pricing = tuple[tuple[str, str], ...]
+STANDARD_TIERS = frozenset({"default", "auto", "standard"})  # billed at the list price
+
+
+def service_tier_pricing(tier: Any) -> Pricing:
+    """A request's service tier as a price condition (OpenAI's "priority", "flex"); the standard one is none."""
+    if not isinstance(tier, str) or not tier or tier.lower() in STANDARD_TIERS:
+        return ()
+    return (("service_tier", tier.lower()),)
+
+
+def usage_pricing(usage: Any) -> Pricing:
+    """The price conditions an Anthropic usage reports: ``speed`` "fast" (fast mode, its own prices) and
+    ``inference_geo`` "us" (US-only inference, 1.1x the token prices); "standard", "global" or none: none."""
+    if not isinstance(usage, dict):
+        return ()
+    found: list[tuple[str, str]] = []
+    if usage.get("speed") == "fast":
+        found.append(("speed", "fast"))
+    if usage.get("inference_geo") == "us":
+        found.append(("inference_geo", "us"))
+    return tuple(found)
+
+
 @dataclass(frozen=True)
 class RecordedCall:
     """One API response: its output is ``messages[position]`` of its context."""
@@ -71,6 +95,10 @@ class RecordedCall:
     # What tells this response in another file where the producer marks no copy (Claude Code 1.x's ``--resume``
     # copies the session it resumes into a new file): its id with a digest of what it said and its usage.
     copy_key: str | None = None
+    # What the request was billed under beyond its model, as the log records it: Codex's service tier
+    # (``("service_tier", "priority")``, "flex"), Claude Code's usage ``speed`` "fast" and ``inference_geo``
+    # "us". The price look-up takes them (``price_source``); empty: the standard list price.
+    pricing: Pricing = ()
 
 
 @dataclass(frozen=True)

@@ -9,11 +9,9 @@
 - **The chain** the model saw, across compactions and per sidechain, is walked in
   ``claude_code_chain.py``. A ``compact_boundary``'s ``compactMetadata`` holds ``trigger``,
   ``preTokens`` and, for a partial compaction, the ``preservedSegment`` kept verbatim (by uuid).
-- **Attachments** on the chain are sent to the model as system reminders: they are read as
-  harness user messages.
-- **Subagents**: older versions write them inline as sidechains, each a context of its own;
-  newer versions write a subagent's records to ``<session>/subagents/agent-<id>.jsonl``
-  beside the session file, read the same way.
+- **Attachments** on the chain are sent to the model as system reminders, read as harness user messages.
+- **Subagents**: older versions write them inline as sidechains, each a context of its own; newer versions
+  write a subagent's records to ``<session>/subagents/agent-<id>.jsonl`` beside the session file, read alike.
 - **Every billed call.** A rewind (resuming from an earlier message, an edited prompt) leaves
   the old branch in the file, its responses billed: the calls of no context walked are kept as
   ``off_thread`` (with their usage), so the bill holds every call made.
@@ -50,6 +48,7 @@ from compactctl.recorded import (
     integer,
     resumes_by_gap,
     timestamp_of,
+    usage_pricing,
 )
 from compactctl.recorded.claude_code_chain import (
     Index,
@@ -233,6 +232,7 @@ class _Builder:
                 hidden_output_estimate=round(signature_chars * THINKING_TOKENS_PER_SIGNATURE_CHAR),
                 copied=made_by is not None,
                 copy_key=copy_key,
+                pricing=usage_pricing(best),
             )
         )
         self.add(message, records[0])
@@ -475,7 +475,7 @@ def _off_thread_calls(index: Index, walked: set[str]) -> list[RecordedCall]:
             continue
         first = index.values[records[0]]
         model, written = first["message"].get("model"), timestamp_of(first.get("timestamp"))
-        calls.append(RecordedCall(-1, model, written, usage_of(best), copy_key=key))
+        calls.append(RecordedCall(-1, model, written, usage_of(best), copy_key=key, pricing=usage_pricing(best)))
     return calls
 
 

@@ -45,11 +45,13 @@ from compactctl.recorded import (
     ALONE,
     ApiUsage,
     InRun,
+    Pricing,
     RecordedCall,
     RecordedCompaction,
     RecordedContext,
     RecordedSession,
     integer,
+    service_tier_pricing,
     timestamp_of,
 )
 from compactctl.transcript import Message
@@ -122,6 +124,9 @@ class _Rollout:
         # The model a turn's settings name before its turn_context (Codex 0.171's thread_settings_applied):
         # a compaction at the turn's start runs on it, as a model switched for the turn does.
         self.next_model: str | None = None
+        # The service tier the thread's settings name (0.171's thread_settings_applied: "priority" for the
+        # config's "fast" or "priority", "flex"): its calls are billed at that tier's prices.
+        self.pricing: Pricing = ()
         self.compaction_models: list[tuple[str | None, ApiUsage]] = []  # each recorded compaction call, on its model
         self.estimated_models: list[tuple[str | None, ApiUsage]] = []  # each estimated one
         self.recorded_usage: dict[int, ApiUsage] = {}  # call index -> its token_usage_record's usage
@@ -145,14 +150,14 @@ class _Rollout:
         if self.open_call is None:
             self.open_call = {"role": "assistant", "content": None}
             self.open_estimate = 0
-            self.calls.append(RecordedCall(len(self.messages), self.model, timestamp, None))
+            self.calls.append(RecordedCall(len(self.messages), self.model, timestamp, None, pricing=self.pricing))
             self.messages.append(self.open_call)
         return self.open_call
 
     def _end_call(self) -> None:
         if self.open_call is not None and self.open_estimate:
             call = self.calls[-1]
-            self.calls[-1] = RecordedCall(call.position, call.model, call.timestamp, call.usage, self.open_estimate)
+            self.calls[-1] = dataclasses.replace(call, hidden_output_estimate=self.open_estimate)
             self.open_estimate = 0
         self.open_call = None
 
@@ -275,10 +280,7 @@ class _Rollout:
         for begun, usage in self.counts:
             index = begun if before else begun - 1
             if 0 <= index < len(self.calls) and self.calls[index].usage is None:
-                call = self.calls[index]
-                self.calls[index] = RecordedCall(
-                    call.position, call.model, call.timestamp, usage, call.hidden_output_estimate
-                )
+                self.calls[index] = dataclasses.replace(self.calls[index], usage=usage)
             elif usage is not None:
                 # A count whose response was never written (the session was cut after it).
                 self.unpaired = usage if self.unpaired is None else self.unpaired + usage
@@ -286,9 +288,7 @@ class _Rollout:
         for index, usage in self.recorded_usage.items():
             call = self.calls[index]
             if call.usage is None:  # no token_count for it: the run stopped first
-                self.calls[index] = RecordedCall(
-                    call.position, call.model, call.timestamp, usage, call.hidden_output_estimate
-                )
+                self.calls[index] = dataclasses.replace(call, usage=usage)
         for index, searches in self.searches.items():
             call = self.calls[index]
             if call.usage is not None:
@@ -368,6 +368,8 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
             settings = payload.get("thread_settings")
             model = settings.get("model") if isinstance(settings, dict) else None
             rollout.next_model = model if isinstance(model, str) else rollout.next_model
+            tier = settings.get("service_tier") if isinstance(settings, dict) else None
+            rollout.pricing = service_tier_pricing(tier)
         elif kind == "response_item":
             rollout.item(payload, timestamp, record.line, value.get("metadata"))
         elif kind == "compacted":

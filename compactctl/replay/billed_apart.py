@@ -14,17 +14,22 @@ import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from compactctl.recorded import ApiUsage, RecordedCall, RecordedSession
-from compactctl.replay.price_source import day_of
+from compactctl.recorded import ApiUsage, Pricing, RecordedCall, RecordedSession
+from compactctl.replay.price_source import day_of, priced_name
 from compactctl.replay.prices import Prices, PriceTable
 from compactctl.replay.simulate import ScenarioResult, sum_costs
 
 
 def price_model(
-    table: PriceTable, model: str | None, provider: str | None = None, timestamp: float | None = None
+    table: PriceTable,
+    model: str | None,
+    provider: str | None = None,
+    timestamp: float | None = None,
+    pricing: Pricing = (),
 ) -> Prices | None:
-    """The prices of a model as a transcript names it, on the call's day; None: unpriced."""
-    return table.find(model, provider, day_of(timestamp))
+    """The prices of a model as a transcript names it, on the call's day, under the call's
+    price conditions (``RecordedCall.pricing``); None: unpriced."""
+    return table.find(model, provider, day_of(timestamp), pricing)
 
 
 def bill_cost(usage: ApiUsage, prices: Prices, provider: str) -> float:
@@ -58,9 +63,9 @@ def calls_apart(
     for call in billed:
         assert call.usage is not None
         usage = usage + call.usage
-        prices = price_model(table, call.model, provider, call.timestamp) or fallback
+        prices = price_model(table, call.model, provider, call.timestamp, call.pricing) or fallback
         if prices is None:
-            unpriced.add(str(call.model))
+            unpriced.add(priced_name(call.model, call.pricing))
         else:
             cost += bill_cost(call.usage, prices, priced_as)
     return CallsApart(len(billed), usage, None if unpriced else round(cost, 9), frozenset(unpriced))

@@ -17,10 +17,13 @@ import os
 from datetime import UTC, date, datetime
 from importlib.util import find_spec
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from compactctl.digests import blake2b
 from compactctl.replay.prices import Prices
+
+if TYPE_CHECKING:
+    from compactctl.recorded import Pricing
 
 PRICES_CACHE_ENV = "COMPACTCTL_PRICES_CACHE"
 # Bumped when the file's layout, Prices' fields or the look-up change (2: Bedrock and Vertex ids; 3: OpenAI's
@@ -46,10 +49,10 @@ def cache_path() -> Path | None:
     return folder / f"genai-prices-{blake2b(stamp.encode(), digest_size=8).hexdigest()}.json"
 
 
-def key(model: str, provider: str | None, day: date | None) -> str:
+def key(model: str, provider: str | None, day: date | None, pricing: Pricing = ()) -> str:
     # A look-up without a day is today's prices: kept under today's (UTC) date.
     when = day if day is not None else datetime.now(UTC).date()
-    return json.dumps([model, provider, when.isoformat()])
+    return json.dumps([model, provider, when.isoformat(), *([list(map(list, pricing))] if pricing else [])])
 
 
 @functools.cache
@@ -62,12 +65,12 @@ def _entries(path: Path) -> dict[str, Any]:
     return raw if isinstance(raw, dict) else {}
 
 
-def cached(model: str, provider: str | None, day: date | None) -> tuple[bool, Prices | None]:
+def cached(model: str, provider: str | None, day: date | None, pricing: Pricing = ()) -> tuple[bool, Prices | None]:
     """``(found, prices)``: whether the cache holds the look-up, and its answer (None: unknown model)."""
     path = cache_path()
     if path is None:
         return False, None
-    entry = _entries(path).get(key(model, provider, day), False)
+    entry = _entries(path).get(key(model, provider, day, pricing), False)
     if entry is False:
         return False, None
     if entry is None:
@@ -78,13 +81,13 @@ def cached(model: str, provider: str | None, day: date | None) -> tuple[bool, Pr
         return False, None  # a damaged entry: looked up again and written anew
 
 
-def keep(model: str, provider: str | None, day: date | None, prices: Prices | None) -> None:
+def keep(model: str, provider: str | None, day: date | None, prices: Prices | None, pricing: Pricing = ()) -> None:
     """Write a look-up's answer to the cache file (atomically; a file that cannot be written is skipped)."""
     path = cache_path()
     if path is None:
         return
     entries = _entries(path)
-    entries[key(model, provider, day)] = None if prices is None else dataclasses.asdict(prices)
+    entries[key(model, provider, day, pricing)] = None if prices is None else dataclasses.asdict(prices)
     import tempfile  # only when writing: a run that reads its prices does not pay for it
 
     try:

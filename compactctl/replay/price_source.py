@@ -16,11 +16,13 @@ and how long an unused prefix lives; ``CACHE_RULES`` keeps those, per provider a
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from compactctl.recorded import Pricing, RecordedCall
     from compactctl.replay.prices import Prices
 
 PACKAGE = "genai-prices"
@@ -49,6 +51,12 @@ CACHE_RULES: tuple[tuple[str, str, int], ...] = (
     ("google", "gemini-4", 4096),
 )
 CACHE_TTL_SECONDS = 300.0  # both providers' default: a prefix unused for 5 minutes is gone
+# The price conditions genai-prices keeps variants for (OpenAI's service tiers, Anthropic's fast mode).
+VARIANT_KEYS = frozenset({"service_tier", "speed"})
+# What genai-prices does not carry: Anthropic bills US-only inference (``inference_geo`` "us", Opus and
+# Sonnet 4.6 and later) at 1.1x every token price, the searches as listed (its data-residency page; Claude
+# Code's own cost works it out so).
+GEO_SURCHARGE = {("anthropic", "us"): 1.1}
 
 
 def source_version() -> str:
@@ -119,23 +127,42 @@ def _min_cached(provider: str, model: str) -> int:
 
 
 @functools.lru_cache(maxsize=1024)
-def listed_prices(model: str, provider: str | None = None, day: date | None = None) -> Prices | None:
+def listed_prices(
+    model: str, provider: str | None = None, day: date | None = None, pricing: Pricing = ()
+) -> Prices | None:
     """A model's list prices on ``day`` (today when None), as genai-prices has them; None: unknown.
 
     ``provider`` (``anthropic``, ``openai``) is tried first, then any provider that lists the
-    name (a Claude Code session pointed at another backend names that backend's model). An
-    answer is kept on disk (``price_cache``): later runs read it without importing genai-prices.
+    name (a Claude Code session pointed at another backend names that backend's model).
+    ``pricing``: the call's price conditions (``RecordedCall.pricing``): a service tier or fast
+    mode the model lists no price for is unknown too, not the standard price. An answer is kept
+    on disk (``price_cache``): later runs read it without importing genai-prices.
     """
     from compactctl.replay import price_cache
 
-    found, prices = price_cache.cached(model, provider, day)
+    found, prices = price_cache.cached(model, provider, day, pricing)
     if not found:
-        prices = _looked_up(model, provider, day)
-        price_cache.keep(model, provider, day, prices)
+        prices = _looked_up(model, provider, day, pricing)
+        price_cache.keep(model, provider, day, prices, pricing)
     return prices
 
 
-def _looked_up(model: str, provider: str | None, day: date | None) -> Prices | None:
+def priced_name(model: str | None, pricing: Pricing = ()) -> str:
+    """A model as a reader is told it is unpriced: with the conditions it was billed under."""
+    return str(model) + "".join(f" ({key} {value})" for key, value in pricing)
+
+
+def pricing_notes(calls: Sequence[RecordedCall]) -> list[str]:
+    """What a reader is told of the calls billed under a service tier, fast mode or US-only inference."""
+    counts = Counter(condition for call in calls for condition in call.pricing)
+    return [
+        f"{n} of {len(calls)} calls billed at {key.replace('_', ' ')} {value} prices, as the log records "
+        "(every row prices them so)"
+        for (key, value), n in sorted(counts.items())
+    ]
+
+
+def _looked_up(model: str, provider: str | None, day: date | None, pricing: Pricing = ()) -> Prices | None:
     from compactctl.replay.prices import Prices
 
     found = _find(model, provider)
@@ -143,7 +170,13 @@ def _looked_up(model: str, provider: str | None, day: date | None) -> Prices | N
         return None
     listing, info = found
     when = datetime.combine(day, datetime.min.time(), UTC) if day is not None else datetime.now(UTC)
-    price = info.get_prices(when)
+    variant = {key: value for key, value in pricing if key in VARIANT_KEYS}
+    listed = [v.when for v in info.price_variants or () if v.constraint is None or v.constraint.active(when)]
+    if variant and not any(all(variant.get(k) == v for k, v in when_.items()) for when_ in listed):
+        return None  # billed at a tier the listing has no price for
+    price = info.get_prices(when, variant or None)
+    surcharge = GEO_SURCHARGE.get((listing.id, dict(pricing).get("inference_geo", "")), 1.0)
+    applied = "".join(f", {k} {v}" for k, v in pricing if k in VARIANT_KEYS or surcharge != 1.0)  # for the caption
     fields = {
         "input": getattr(price, "input_mtok", None),
         "cached_input": getattr(price, "cache_read_mtok", None),
@@ -165,7 +198,7 @@ def _looked_up(model: str, provider: str | None, day: date | None) -> Prices | N
                     if tier is not None and step.start <= tier:
                         chosen = step.price
                 value = chosen
-            figures[key] = None if value is None else float(value)
+            figures[key] = None if value is None else float(value) * surcharge
         if figures["cached_input"] is None:
             figures["cached_input"] = figures["input"]
         if figures["cache_write"] is None:
@@ -185,7 +218,7 @@ def _looked_up(model: str, provider: str | None, day: date | None) -> Prices | N
             provider=listing.id,
             cache_write_1h=None if openai else figures["cache_write_1h"],
             cache_ttl=CACHE_TTL_SECONDS,
-            source=f"{source_label()} ({listing.id}/{info.id})",
+            source=f"{source_label()} ({listing.id}/{info.id}{applied})",
             tiers=tiers,
             web_search=float(getattr(price, "web_searches_kcount", None) or 0) / 1000,
         )

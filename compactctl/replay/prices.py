@@ -12,11 +12,14 @@ import tomllib
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from compactctl import lazyre
 from compactctl.errors import InputError
 from compactctl.usage import SummarizerUsage
+
+if TYPE_CHECKING:
+    from compactctl.recorded import Pricing
 
 PRICE_FIELDS = ("input", "cached_input", "cache_write", "output")
 MILLION = 1_000_000
@@ -86,9 +89,13 @@ class PriceTable:
     models: dict[str, Prices]
     default: str = DEFAULT_MODEL
 
-    def find(self, model: str | None, provider: str | None = None, day: date | None = None) -> Prices | None:
+    def find(
+        self, model: str | None, provider: str | None = None, day: date | None = None, pricing: Pricing = ()
+    ) -> Prices | None:
         """A model's prices as a transcript names it (a dated id matches its undated row): the
-        team's table first, then genai-prices at ``day``; None when no source knows it (unpriced)."""
+        team's table first, then genai-prices at ``day`` under the call's ``pricing`` conditions
+        (a service tier, fast mode, US-only inference); None when no source knows it (unpriced).
+        A team's own row is what the team pays, whatever the tier."""
         if not model:
             return None
         for name in (model, _DATE_SUFFIX.sub("", model)):
@@ -96,7 +103,7 @@ class PriceTable:
                 return self.models[name]
         from compactctl.replay.price_source import listed_prices
 
-        return listed_prices(model, provider, day)
+        return listed_prices(model, provider, day, pricing)
 
 
 def _read_table_file(data: bytes, source: str) -> Any:

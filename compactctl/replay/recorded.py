@@ -35,7 +35,7 @@ from compactctl.replay.billed_apart import (
     usage_cost,
     with_extra,
 )
-from compactctl.replay.price_source import unpriced_note
+from compactctl.replay.price_source import priced_name, pricing_notes, unpriced_note
 from compactctl.replay.prices import Prices, PriceTable
 from compactctl.replay.simulate import (
     ApiCall,
@@ -302,9 +302,9 @@ def replay_recorded(
     for context in session.contexts:
         prices_of: list[Prices | None] = []
         for call in context.calls:
-            found = price_model(table, call.model, provider, call.timestamp)
+            found = price_model(table, call.model, provider, call.timestamp, call.pricing)
             if found is None:
-                unknown.add(str(call.model))
+                unknown.add(priced_name(call.model, call.pricing))
                 found = fallback
             prices_of.append(found)
         known = _known_costs(context, calibration, counter)
@@ -409,7 +409,7 @@ def replay_recorded(
     if compacted:
         rows.insert(1, aggregate([[row] for row in recorded_rows])[0])
         basis.insert(1, BILL)
-    notes = []
+    notes = pricing_notes([c for x in session.contexts for c in x.calls[copied_prefix(x) :]] + list(session.off_thread))
     if unknown:
         notes.append(unpriced_note(sorted(unknown), fallback))
     if searches and search_price is None:

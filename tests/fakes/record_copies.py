@@ -46,6 +46,8 @@ def _serving() -> Iterator[list[dict[str, Any]]]:
         done = next((e["response"] for kind, e in events if kind == "response.completed"), None)
         if done is not None:
             served.append({"id": done["id"], "model": done["model"], "usage": done["usage"]})
+            if done.get("service_tier") not in (None, "default"):  # the tier it was billed at
+                served[-1]["service_tier"] = done["service_tier"]
         return send(handler, events, *rest)
 
     anthropic._sse_events = kept  # type: ignore[assignment]
