@@ -178,7 +178,11 @@ def _parts_problem(parts: list[Any], allowed: frozenset[str], where: str) -> str
 
 # -- Anthropic: the messages (and system) of POST /v1/messages --------------------------
 
-USER_BLOCKS = frozenset({"text", "image", "document", "search_result", "tool_result", "container_upload"})
+# The Messages API's content blocks (the SDK's ``ContentBlockParam`` and its beta one, August 2026): what the model or a
+# server tool wrote goes back in an assistant turn, as written; ``mid_conv_system`` is instructions a user turn carries.
+USER_BLOCKS = frozenset(
+    {"text", "image", "document", "search_result", "tool_result", "container_upload", "mid_conv_system"}
+)
 ASSISTANT_BLOCKS = frozenset(
     {
         "text",
@@ -194,6 +198,11 @@ ASSISTANT_BLOCKS = frozenset(
         "mcp_tool_use",
         "mcp_tool_result",
         "container_upload",
+        "tool_search_tool_result",
+        "advisor_tool_result",
+        # A server-side compaction's summary, and the seam a model fallback left (the API reads neither as prompt).
+        "compaction",
+        "fallback",
     }
 )
 # ``tool_reference``: the tool-search mechanism names a tool it loaded (Claude Code writes it, the API takes it back).

@@ -80,7 +80,7 @@ def unpriced_note(models: Sequence[str], fallback: Prices | None) -> str:
         return f"model {names} is not in {source_label()}: its calls are priced as {fallback.model} (--model-pricing)"
     return (
         f"model {names} is not in {source_label()}: its calls are unpriced, so cost is unknown; "
-        "pass --model-pricing NAME (or --prices FILE) to price them"
+        "pass --model-pricing NAME (or --prices FILE) to price them, or upgrade genai-prices, whose data may list it"
     )
 
 

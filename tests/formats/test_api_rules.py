@@ -330,6 +330,25 @@ def test_tool_reference_blocks_claude_code_writes_are_accepted_in_a_tool_result(
     assert anthropic_violation([USER, CALLING, answered, FINAL]) is None
 
 
+def test_blocks_the_api_takes_back_in_an_assistant_turn_are_accepted():
+    """A model fallback's seam (the real Claude Code 2.1.332 writes it as a record of its own), a server-side
+    compaction's summary, the tool-search and advisor server tools' results: the SDK's content block params."""
+    fallback = {"type": "fallback", "from": {"model": "claude-opus-5"}, "to": {"model": "claude-sonnet-5"}}
+    compaction = {"type": "compaction", "content": "Summary of the earlier turns."}
+    search = {"type": "tool_search_tool_result", "tool_use_id": "srvtoolu_1", "content": {"type": "tool_search_result"}}
+    advisor = {"type": "advisor_tool_result", "tool_use_id": "srvtoolu_2", "content": {"type": "advisor_result"}}
+    assistant = {
+        "role": "assistant",
+        "content": [fallback, compaction, search, advisor, {"type": "text", "text": "ok"}],
+    }
+    assert anthropic_violation([USER, assistant, USER]) is None
+    assert "'fallback' is not allowed in a user message" in str(
+        anthropic_violation([{"role": "user", "content": [fallback]}])
+    )
+    instructions = {"type": "mid_conv_system", "content": [{"type": "text", "text": "Answer in French."}]}
+    assert anthropic_violation([{"role": "user", "content": [instructions, {"type": "text", "text": "hi"}]}]) is None
+
+
 def test_every_violation_is_listed_in_order():
     bad_text = {"role": "user", "content": [{"type": "text", "text": ""}]}
     found = anthropic_violations([FINAL, bad_text, {"role": "assistant", "content": [RESULT]}])
