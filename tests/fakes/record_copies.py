@@ -157,11 +157,15 @@ def codex_repeated_reverts_fixture(root: Path) -> list[Path]:
     return written
 
 
-if __name__ == "__main__":
+def record_named(every: tuple[Any, ...]) -> None:
+    """``python -m MODULE [NAME...]``: each fixture of ``every`` (only those named), each in a fresh folder."""
     import sys
 
-    every = (claude_code_copied_session_fixture, codex_repeated_reverts_fixture)
     named = set(sys.argv[1:])
     for record in [r for r in every if not named or r.__name__ in named]:
         with tempfile.TemporaryDirectory(prefix="fixture-") as root:
             print("wrote", record(Path(root)))
+
+
+if __name__ == "__main__":
+    record_named((claude_code_copied_session_fixture, codex_repeated_reverts_fixture))

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from tests.fakes.anthropic import FakeAnthropic
 from tests.fakes.clients import ClaudeCode, Codex, require_client
-from tests.fakes.record_copies import RECORDED, _serving
+from tests.fakes.record_copies import RECORDED, _serving, record_named
 from tests.fakes.record_fixtures import ANSWER, _claude_print, _version
 from tests.fakes.responses import FakeResponses
 from tests.fakes.scenarios import project
@@ -87,11 +87,4 @@ def claude_code_fast_and_us_fixture(root: Path) -> list[Path]:
 
 
 if __name__ == "__main__":
-    import sys
-    import tempfile
-
-    every = (codex_service_tiers_fixture, claude_code_fast_and_us_fixture)
-    named = set(sys.argv[1:])
-    for record in [r for r in every if not named or r.__name__ in named]:
-        with tempfile.TemporaryDirectory(prefix="fixture-") as root:
-            print("wrote", record(Path(root)))
+    record_named((codex_service_tiers_fixture, claude_code_fast_and_us_fixture))
