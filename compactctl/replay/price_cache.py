@@ -52,7 +52,7 @@ def cache_path() -> Path | None:
 def key(model: str, provider: str | None, day: date | None, pricing: Pricing = ()) -> str:
     # A look-up without a day is today's prices: kept under today's (UTC) date.
     when = day if day is not None else datetime.now(UTC).date()
-    return json.dumps([model, provider, when.isoformat(), *([list(map(list, pricing))] if pricing else [])])
+    return json.dumps([model, provider, when.isoformat(), *([pricing] if pricing else [])])  # tuples as lists
 
 
 @functools.cache

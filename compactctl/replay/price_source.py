@@ -172,7 +172,7 @@ def _looked_up(model: str, provider: str | None, day: date | None, pricing: Pric
     when = datetime.combine(day, datetime.min.time(), UTC) if day is not None else datetime.now(UTC)
     variant = {key: value for key, value in pricing if key in VARIANT_KEYS}
     listed = [v.when for v in info.price_variants or () if v.constraint is None or v.constraint.active(when)]
-    if variant and not any(all(variant.get(k) == v for k, v in when_.items()) for when_ in listed):
+    if variant and not any(all(variant.get(k) == v for k, v in conditions.items()) for conditions in listed):
         return None  # billed at a tier the listing has no price for
     price = info.get_prices(when, variant or None)
     surcharge = GEO_SURCHARGE.get((listing.id, dict(pricing).get("inference_geo", "")), 1.0)

@@ -217,9 +217,14 @@ class FakeResponses(FakeModelServer):
         output_tokens = reply.output_tokens or self.count(items)
         reasoning_tokens = estimate_tokens(reply.thinking) if reply.thinking else 0
         response_id = f"resp_fake{next(_ids):06d}"
-        base = {"id": response_id, "object": "response", "model": body.get("model", "gpt-fake"), "output": []}
-        # The tier the request asked for, as the API answers it (the one it was processed and billed at).
-        base["service_tier"] = body.get("service_tier") or "default"
+        base = {
+            "id": response_id,
+            "object": "response",
+            "model": body.get("model", "gpt-fake"),
+            "output": [],
+            # The tier the request asked for, as the API answers it (the one it was processed and billed at).
+            "service_tier": body.get("service_tier") or "default",
+        }
         events: list[tuple[str, dict[str, Any]]] = [
             ("response.created", {"type": "response.created", "response": {**base, "status": "in_progress"}})
         ]
