@@ -57,10 +57,17 @@ def is_sidecar(path: Path) -> bool:
 
 
 def read_with_its_session(source: str, sources: set[str]) -> bool:
-    """A subagent's file (``<session>/subagents/agent-*.jsonl``) whose session file is among ``sources``:
-    the session reads it (its calls are the session's), so it is not a file of its own."""
+    """A subagent's file whose session file is among ``sources``: the session reads it (its calls are the
+    session's), so it is not a file of its own. Claude Code's ``<session>/subagents/agent-*.jsonl``; a Codex
+    subagent's rollout, which names its parent's thread (``recorded.codex_agents``)."""
     path = Path(source)
-    return path.parent.name == "subagents" and str(path.parent.parent.with_suffix(".jsonl")) in sources
+    if path.parent.name == "subagents" and str(path.parent.parent.with_suffix(".jsonl")) in sources:
+        return True
+    if not path.name.startswith("rollout-"):
+        return False
+    from compactctl.recorded.codex_agents import read_by_parent
+
+    return read_by_parent(source, sources)
 
 
 def is_output_name(name: str) -> bool:

@@ -47,6 +47,7 @@ INPUT_ITEMS = frozenset(
         "tool_search_call",
         "tool_search_output",
         "item_reference",
+        "agent_message",  # Codex's multi-agent messages, which its requests carry (0.171, multi_agent_v2)
     }
 )
 RESPONSES_CALLS = {"function_call": "arguments", "custom_tool_call": "input"}
@@ -405,7 +406,8 @@ ANTHROPIC_CARRIED = {
     "assistant": ASSISTANT_BLOCKS,
 }
 RESPONSES_CARRIED = {
-    "user": INPUT_PARTS,
+    # Codex's agent_message (read as a user message) carries the task one agent gives another encrypted.
+    "user": INPUT_PARTS | {"encrypted_content"},
     "developer": INPUT_PARTS,
     "system": INPUT_PARTS,
     "tool": INPUT_PARTS | {"image_url"},  # a function_call_output may be a list of input parts, images too

@@ -51,6 +51,10 @@ OUTPUTS = {
 # counts them, and written back as the items they were.
 TOOL_SEARCH = "tool_search_call"
 TOOL_SEARCH_NAME = "tool_search"
+# Codex's multi-agent messages (0.171, ``multi_agent_v2``): a task one agent sends another, a subagent's answer to
+# its parent; sent to the model as input items of their own (``author``, ``recipient``, input parts). Read as a
+# user message, the input they are, and written back as the item they were.
+AGENT_MESSAGE = "agent_message"
 ITEM_TYPES = frozenset(
     {
         "message",
@@ -73,6 +77,7 @@ ITEM_TYPES = frozenset(
         "mcp_call",
         "item_reference",
         "ghost_snapshot",
+        AGENT_MESSAGE,
     }
 )
 RESPONSES_PARTS = frozenset({"input_text", "output_text", "input_image", "input_file"})
@@ -225,6 +230,9 @@ class ItemReader:
         kind = item.get("type", "message" if "role" in item else None)
         if kind == "message":
             self._message(item, native, line)
+        elif kind == AGENT_MESSAGE:
+            self.open_assistant = None
+            self.add({"role": "user", "content": content_to_canonical(item.get("content"))}, [native])
         elif one_of(kind, CALLS):
             self._call(item, native, str(kind))
         elif one_of(kind, OUTPUTS):
@@ -242,6 +250,16 @@ class ItemReader:
         content = content_to_canonical(item.get("content"))
         if content is not None and not isinstance(content, (str, list)):
             raise InputError(f"{role} message content is {type(content).__name__}", self.path, line)
+        joined = self.messages[self.open_assistant] if self.open_assistant is not None else None
+        said = [part for part in _parts(joined.get("content")) if not is_thinking(part)] if joined else None
+        if role == "assistant" and joined is not None and not said:
+            # The calls came first in the response and its text after them (the API pairs outputs by call_id, and
+            # a model may write so): one turn, its items kept in their order for the writer.
+            reasoning = _parts(joined.get("content"))
+            joined["content"] = [*reasoning, *_parts(content)] if reasoning else content
+            self.units[self.origins[self.open_assistant]].extend([*self.pending, native])  # type: ignore[index]
+            self.pending = []
+            return
         message: Message = {"role": role, "content": content}
         annotations = {}
         if role in ("user", "developer") and is_harness(content):
@@ -318,7 +336,7 @@ def message_items(message: Message, unit: Unit | None, system_role: str = "syste
     """Native items for a changed or new message, keeping what its original items had."""
     values = [item.value for item in unit or ()]
     role = message.get("role")
-    opaque = [item for item in values if item.get("type") not in ("message", *CALLS, *OUTPUTS)]
+    opaque = [item for item in values if item.get("type") not in ("message", AGENT_MESSAGE, *CALLS, *OUTPUTS)]
     if role == "tool":
         output = next((item for item in values if one_of(item.get("type"), OUTPUTS)), {"type": "function_call_output"})
         if output.get("type") == "tool_search_output":
@@ -329,10 +347,12 @@ def message_items(message: Message, unit: Unit | None, system_role: str = "syste
         ]
     if role == "assistant":
         return _assistant_items(message, values)
-    found = next((item for item in values if item.get("type") == "message"), None)
+    found = next((item for item in values if item.get("type") in ("message", AGENT_MESSAGE)), None)
     template: dict[str, Any] = (
         {"type": "message", "role": system_role if role == "system" else role}
         if found is None
+        else found  # an agent_message keeps its author and recipient, and has no role
+        if found.get("type") == AGENT_MESSAGE
         else {**found, "role": role}
     )
     return [

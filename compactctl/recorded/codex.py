@@ -40,7 +40,14 @@ from compactctl import jsonbytes
 from compactctl.errors import InputError
 from compactctl.formats.codex import ROLLOUT_FIELDS, not_sampled
 from compactctl.formats.records import Record, check_fields
-from compactctl.formats.responses import TOOL_SEARCH, TOOL_SEARCH_NAME, content_to_canonical, is_harness, output_content
+from compactctl.formats.responses import (
+    AGENT_MESSAGE,
+    TOOL_SEARCH,
+    TOOL_SEARCH_NAME,
+    content_to_canonical,
+    is_harness,
+    output_content,
+)
 from compactctl.recorded import (
     ALONE,
     ApiUsage,
@@ -54,6 +61,7 @@ from compactctl.recorded import (
     service_tier_pricing,
     timestamp_of,
 )
+from compactctl.recorded.codex_agents import child_rollouts, first_meta, with_subagents
 from compactctl.transcript import Message
 
 NAME = "codex"
@@ -190,6 +198,9 @@ class _Rollout:
                     },
                 }
             )
+        elif kind == AGENT_MESSAGE:  # another agent's task or answer: input, as a user message is
+            self._end_call()
+            self.messages.append({"role": "user", "content": content_to_canonical(item.get("content"))})
         elif kind in RESULT_ITEMS:
             self._end_call()
             self.messages.append({"role": "tool", "tool_call_id": item.get("call_id"), "content": output_content(item)})
@@ -333,6 +344,8 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
     """``run.reverted_at``: the 0-based line a later rollout of the thread keeps this one up to (a revert)."""
     reverted_at = run.reverted_at
     rollout = _Rollout(path)
+    meta_id: str | None = None  # the thread's id, which its subagents' rollouts name as their parent
+    last_stamp: float | None = None
     for record in records:
         if reverted_at is not None and rollout.live_end is None and record.line - 1 >= reverted_at:
             rollout._end_call()
@@ -343,6 +356,7 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         check_fields(record, path, ROLLOUT_FIELDS)
         kind, payload = value.get("type"), value.get("payload")
         timestamp = timestamp_of(value.get("timestamp"))
+        last_stamp = timestamp or last_stamp
         if payload is None and kind is not None and kind != "session_meta":
             payload, kind = value, "response_item"  # early rollouts: bare ResponseItems
         if not isinstance(payload, dict):
@@ -353,6 +367,7 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
             rollout.forked_from = payload["forked_from_id"]
         if kind == "session_meta" and not rollout.calls and rollout.thread is None:
             thread_id = payload.get("id")
+            meta_id = thread_id if isinstance(thread_id, str) else None
             rollout.thread = _history_id(path, thread_id) if isinstance(thread_id, str) else None
             rollout.continues = _continued(payload)
         if kind == "session_meta" and not rollout.system_seen:
@@ -387,11 +402,13 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         messages, calls, off_thread = messages[:kept], calls[:live], tuple(calls[live:])
         compactions = compactions[:compacted]
     resumes = sorted(r for r in set(rollout.resumes) if r < len(calls))
+    # A revert's rollout goes on from the thread's first, which reads the thread's subagents.
+    children = _subagents(path, meta_id, last_stamp) if meta_id and rollout.continues is None else []
     context = RecordedContext("main", messages, calls, compactions, resumes)
     unpaired = rollout.unpaired
     for usage in rollout.compaction_usage:
         unpaired = usage if unpaired is None else unpaired + usage
-    return RecordedSession(
+    own = RecordedSession(
         NAME,
         [context],
         # The records' thread total holds the compaction calls; token_count's total leaves them out.
@@ -414,6 +431,27 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         thread=rollout.thread,
         continues=rollout.continues,
     )
+    return with_subagents(own, children)
+
+
+def _subagents(path: str, thread: str, last: float | None) -> list[tuple[str, RecordedSession]]:
+    """The rollouts of the agents the thread spawned (``codex_agents``), each read, by its agent path."""
+    from datetime import UTC, datetime
+    from pathlib import Path
+
+    from compactctl.formats.records import parse_records
+
+    last_day = datetime.fromtimestamp(last, UTC).date() if last is not None else None
+    found = []
+    for child in child_rollouts(path, thread, last_day):
+        try:
+            records = parse_records(child.read_bytes(), str(child))[0]
+        except (OSError, InputError):
+            continue  # a subagent's rollout that does not read is left out, not the session
+        meta = first_meta(child)
+        name = meta.get("agent_path") if isinstance(meta.get("agent_path"), str) else meta.get("id", child.stem)
+        found.append((str(name), read(records, str(child))))
+    return found
 
 
 def _history_id(path: str, thread: str) -> str:

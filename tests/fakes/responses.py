@@ -209,7 +209,7 @@ class FakeResponses(FakeModelServer):
                 {"type": "compaction", "id": f"cmp_fake{next(_ids):04d}", "encrypted_content": "enc-compacted-history"}
             ]
         else:
-            reply = self.next_reply()
+            reply = self.next_reply(_agent_name(handler.headers.get("x-codex-turn-metadata")))
             items = output_items(reply)
         # A reply may report more input than the fake counts (``Reply.usage``'s ``input_tokens``): a long context.
         counted = self.count([body.get("instructions"), body.get("input"), body.get("tools")])
@@ -273,3 +273,12 @@ def web_search_call(query: str, n: int) -> dict[str, Any]:
     beside the tokens, and the usage counts none)."""
     action = {"type": "search", "query": query, "sources": [{"type": "url", "url": f"https://example.org/{n}"}]}
     return {"type": "web_search_call", "id": f"ws_fake{n:04d}", "status": "completed", "action": action}
+
+
+def _agent_name(metadata: str | None) -> str | None:
+    """The agent a Codex request is of ("/root", "/root/reader"), from its turn metadata header."""
+    try:
+        name = json.loads(metadata or "{}").get("agent_name")
+    except (ValueError, AttributeError):
+        return None
+    return name if isinstance(name, str) else None

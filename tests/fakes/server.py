@@ -92,13 +92,19 @@ class FakeModelServer:
     _server: ThreadingHTTPServer | None = None
     _thread: threading.Thread | None = None
 
-    def enqueue(self, *replies: Reply | str) -> None:
-        for reply in replies:
-            self.script.append(Reply(text=reply) if isinstance(reply, str) else reply)
+    # Scripts of their own for the calls of a client's other agents, by the name the client sends (Codex's
+    # ``agent_name`` in ``x-codex-turn-metadata``: "/root/reader" for a subagent): they run at once with the root's.
+    agent_scripts: dict[str, deque[Reply]] = field(default_factory=dict)
 
-    def next_reply(self) -> Reply:
+    def enqueue(self, *replies: Reply | str, agent: str | None = None) -> None:
+        script = self.script if agent is None else self.agent_scripts.setdefault(agent, deque())
+        for reply in replies:
+            script.append(Reply(text=reply) if isinstance(reply, str) else reply)
+
+    def next_reply(self, agent: str | None = None) -> Reply:
         with self.lock:
-            return self.script.popleft() if self.script else self.default
+            script = self.agent_scripts[agent] if agent in self.agent_scripts else self.script
+            return script.popleft() if script else self.default
 
     def next_failure(self) -> int | None:
         with self.lock:

@@ -77,3 +77,26 @@ def test_a_json_array_of_items_reads_and_writes_as_an_array():
 def test_unchanged_items_are_written_back_byte_for_byte():
     data, fmt, transcript = read("responses")
     assert fmt.write([transcript]) == data
+
+
+def test_calls_before_the_text_of_one_response_are_one_turn_written_back_in_their_order():
+    # The API pairs an output with its call by call_id: a response may put its commentary after its calls.
+    items = [
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "List the files."}]},
+        {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAA"},
+        {"type": "function_call", "call_id": "c1", "name": "ls", "arguments": "{}"},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Listing them."}]},
+        {"type": "function_call_output", "call_id": "c1", "output": "a.py b.py"},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Two files."}]},
+    ]
+    data = b"".join(orjson.dumps(item) + b"\n" for item in items)
+    fmt, (transcript,) = load(data)
+    turn = transcript.messages[1]
+    assert [m["role"] for m in transcript.messages] == ["user", "assistant", "tool", "assistant"]
+    assert [c["id"] for c in turn["tool_calls"]] == ["c1"] and content_text(turn) == "Listing them."
+    assert find_violation(transcript.messages) is None
+    assert fmt.write([transcript]) == data
+    trimmed = [*transcript.messages[:2], {**transcript.messages[2], "content": "[elided]"}, transcript.messages[3]]
+    written = lines(rewritten(fmt, transcript, trimmed))
+    assert [item["type"] for item in written] == [item["type"] for item in items]
+    assert written[3] == items[3] and written[4]["output"] == "[elided]"

@@ -1,0 +1,150 @@
+"""Codex's subagents: the rollouts of the agents a thread spawned, found beside its own.
+
+With multi-agent on (0.171's ``multi_agent_v2``, the default of gpt-6.2-sol), ``spawn_agent`` starts a
+thread of its own that writes its own rollout, in the same ``sessions/YYYY/MM/DD`` tree, named by when it
+started. Its ``session_meta`` names the thread that spawned it (``parent_thread_id``, and again in
+``source.subagent.thread_spawn``); the parent's rollout keeps only the calls and the messages between the
+agents (``agent_message`` items). The child's calls are billed with the session: the parent's reader reads
+them, as Claude Code's reads ``<session>/subagents/``, and a run given both files reads the child once, with
+its parent (``read_by_parent``). Measured with the real 0.171.0 (tests/fakes/record_subagents.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from compactctl import lazyre
+from compactctl.recorded import ApiUsage, RecordedSession
+
+# rollout-2026-12-04T21-08-46-<uuid>.jsonl: when the thread started, then its id.
+_NAME = lazyre.compile(r"^rollout-(\d{4})-(\d{2})-(\d{2})T[\d-]+-([0-9a-f-]{36})\.jsonl$")
+MAX_DAYS = 31  # day folders looked in after the parent's first: a thread runs for hours, not months
+
+
+def first_meta(path: Path) -> dict[str, Any]:
+    """The ``session_meta`` payload a rollout opens with; {} where it opens with none or does not read."""
+    try:
+        with open(path, "rb") as file:
+            line = file.readline()
+        value = orjson.loads(line)
+    except (OSError, orjson.JSONDecodeError):
+        return {}
+    payload = value.get("payload") if isinstance(value, dict) and value.get("type") == "session_meta" else None
+    return payload if isinstance(payload, dict) else {}
+
+
+def parent_of(meta: dict[str, Any]) -> str | None:
+    """The thread that spawned this one, where its ``session_meta`` says it is a subagent's."""
+    named = meta.get("parent_thread_id")
+    if isinstance(named, str):
+        return named
+    source = meta.get("source")
+    spawn = source.get("subagent") if isinstance(source, dict) else None
+    spawn = spawn.get("thread_spawn") if isinstance(spawn, dict) else None
+    parent = spawn.get("parent_thread_id") if isinstance(spawn, dict) else None
+    return parent if isinstance(parent, str) else None
+
+
+def child_rollouts(path: str, thread: str, last_day: date | None = None) -> list[Path]:
+    """The rollouts of the agents ``thread`` (the rollout at ``path``) spawned, in the order they started: in its
+    folder and, in a ``YYYY/MM/DD`` tree, the day folders up to ``last_day`` (its last line's)."""
+    own = Path(path).resolve()
+    named = _NAME.match(own.name)
+    if named is None:
+        return []
+    folders = [own.parent]
+    first = _day(named)
+    if first is not None and _is_day_folder(own.parent, first) and last_day is not None:
+        sessions = own.parent.parent.parent.parent
+        # The folders are named by the local day, the lines' timestamps in UTC: one day more.
+        for n in range(1, min((last_day - first).days + 1, MAX_DAYS) + 1):
+            day = first + timedelta(days=n)
+            folders.append(sessions / f"{day.year:04d}" / f"{day.month:02d}" / f"{day.day:02d}")
+    started = own.name[: own.name.rfind(named.group(4))]
+    found = []
+    for folder in folders:
+        for candidate in sorted(folder.glob("rollout-*.jsonl")) if folder.is_dir() else ():
+            # A child starts after its parent: an earlier name is not one.
+            if candidate.name[: len(started)] < started or candidate.name == own.name:
+                continue
+            if parent_of(first_meta(candidate)) == thread:
+                found.append(candidate)
+    return found
+
+
+def with_subagents(session: RecordedSession, children: list[tuple[str, RecordedSession]]) -> RecordedSession:
+    """``session`` with the calls of the subagents' rollouts (each named by its agent path) billed in it."""
+    if not children:
+        return session
+    contexts, merged = list(session.contexts), session
+    for name, child in children:
+        contexts += [dataclasses.replace(c, label=f"subagent {name}") for c in child.contexts if c.calls]
+        merged = dataclasses.replace(
+            merged,
+            # The threads' own totals: the session's is their sum (the check of the calls paired), where each has one.
+            reported_total=_sum(merged.reported_total, child.reported_total, both=True),
+            unpaired=_sum(merged.unpaired, child.unpaired),
+            unheld_calls=merged.unheld_calls + child.unheld_calls,
+            compaction_calls=merged.compaction_calls + child.compaction_calls,
+            compaction_estimate=_sum(merged.compaction_estimate, child.compaction_estimate),
+            compaction_calls_estimated=merged.compaction_calls_estimated + child.compaction_calls_estimated,
+            priced_apart=merged.priced_apart + child.priced_apart,
+            estimated_apart=merged.estimated_apart + child.estimated_apart,
+            off_thread=merged.off_thread + child.off_thread,
+        )
+    return dataclasses.replace(merged, contexts=contexts)
+
+
+def _sum(one: ApiUsage | None, other: ApiUsage | None, both: bool = False) -> ApiUsage | None:
+    if one is None or other is None:
+        return None if both else one or other
+    return one + other
+
+
+def read_by_parent(source: str, sources: set[str]) -> bool:
+    """A subagent's rollout whose parent's rollout is among ``sources`` and finds it: read with its parent."""
+    path = Path(source)
+    if _NAME.match(path.name) is None:
+        return False
+    parent = parent_of(first_meta(path))
+    if parent is None:
+        return False
+    resolved = path.resolve()
+    for other in sources:
+        if other.endswith(f"{parent}.jsonl") and resolved in child_rollouts(other, parent, _last_day(Path(other))):
+            return True
+    return False
+
+
+def _last_day(path: Path) -> date | None:
+    """The day of a rollout's last line (its ``timestamp``), read from the file's end."""
+    try:
+        with open(path, "rb") as file:
+            file.seek(0, 2)
+            file.seek(max(0, file.tell() - 65_536))
+            tail = file.read().splitlines()
+        value = orjson.loads(tail[-1]) if tail else None
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    stamp = value.get("timestamp") if isinstance(value, dict) else None
+    try:
+        return date.fromisoformat(stamp[:10]) if isinstance(stamp, str) else None
+    except ValueError:
+        return None
+
+
+def _day(named: Any) -> date | None:
+    try:
+        return date(int(named.group(1)), int(named.group(2)), int(named.group(3)))
+    except ValueError:
+        return None
+
+
+def _is_day_folder(folder: Path, day: date) -> bool:
+    parts = folder.parts[-3:]
+    return parts == (f"{day.year:04d}", f"{day.month:02d}", f"{day.day:02d}")

@@ -1,0 +1,60 @@
+"""Record Codex multi-agent sessions with the real client against the loopback fake, with what the fake served
+(``<fixture>.served.json``): the bill.
+
+    PATH=<.ci/cache/npm/node_modules/.bin>:$PATH python -m tests.fakes.record_subagents [NAME...]
+
+Codex 0.171.0 on gpt-5.5 with ``multi_agent_v2`` on: the root agent writes a line of commentary after its
+``spawn_agent`` call in the same response (the fake streams the call first), the subagent runs a command and
+answers, the root waits for it and answers. The subagent's rollout is written beside the root's; the fake
+answers each agent from a script of its own (``agent_name`` in the request's turn metadata). The fixtures go to
+tests/recorded/data/ (README.md there says what each holds).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.fakes.clients import Codex, require_client
+from tests.fakes.record_copies import RECORDED, _serving, record_named
+from tests.fakes.record_fixtures import ANSWER, _version
+from tests.fakes.record_tiers import _kept
+from tests.fakes.responses import FakeResponses
+from tests.fakes.scenarios import project
+from tests.fakes.server import Reply, ToolCall
+
+MULTI_AGENT = "[features]\nmulti_agent_v2 = true\n"
+
+
+def collaboration_call(name: str, call_id: str, **arguments: Any) -> dict[str, Any]:
+    """A call of Codex's multi-agent tools, as the API streams it (they are in the ``collaboration`` namespace)."""
+    return {"type": "function_call", "id": f"fc_{call_id}", "status": "completed", "call_id": call_id, "name": name,
+            "namespace": "collaboration", "arguments": json.dumps(arguments)}  # fmt: skip
+
+
+def codex_subagent_fixture(root: Path) -> list[Path]:
+    """Three calls of the root agent (spawn with commentary after the call, wait, answer) and two of its subagent
+    ``/root/reader`` (a command, an answer): two rollouts, the subagent's naming the root's thread as its parent."""
+    client = require_client("codex")
+    with _serving() as served, FakeResponses() as fake:
+        codex = Codex(client, root, project(root), fake, model="gpt-5.5", extra_config=MULTI_AGENT)
+        task = "Read notes.txt and say what it says."
+        fake.enqueue(
+            Reply(text="Asking a reader.", blocks=(collaboration_call("spawn_agent", "call_spawn", task_name="reader",
+                                                                      message=task, fork_turns="none"),)),
+            Reply(blocks=(collaboration_call("wait_agent", "call_wait", timeout_ms=60000),)),
+            f"The reader says: {ANSWER}",
+        )  # fmt: skip
+        fake.enqueue(
+            Reply(tool_calls=(ToolCall("exec_command", {"cmd": "cat notes.txt"}),)), ANSWER, agent="/root/reader"
+        )
+        codex.run("Have a subagent read the notes and tell me what they say.")
+        assert not fake.errors and not fake.script and not any(fake.agent_scripts.values()), fake.errors
+        files = {path.name: path.read_bytes() for path in codex.rollouts()}
+        assert len(files) == 2, files.keys()
+        return _kept(RECORDED / f"codex-{_version(client.version)}-subagent", files, root, served)
+
+
+if __name__ == "__main__":
+    record_named((codex_subagent_fixture,))

@@ -1,0 +1,96 @@
+"""Codex's subagents, as the real 0.171.0 wrote them (tests/fakes/record_subagents.py): the spawned agent's rollout
+beside the root's, read and billed with it, once, whether the root's rollout is given alone or in its folder."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from compactctl.cli.main import app
+from compactctl.files.io import read_with_its_session
+from compactctl.formats import load
+from compactctl.formats.records import parse_records
+from compactctl.recorded import codex
+from compactctl.transcript import content_text, find_violation
+from tests.replay.test_price_conditions import _served, _served_cost
+
+SUBAGENT = Path(__file__).parent / "data" / "codex-0.171.0-subagent"
+ROOT, CHILD = sorted(SUBAGENT.glob("rollout-*.jsonl"))  # the root started first: its name sorts first
+
+
+def _read(path: Path) -> codex.RecordedSession:
+    return codex.read(parse_records(path.read_bytes(), str(path))[0], str(path))
+
+
+def _replayed(*paths: Path) -> dict[str, Any]:
+    result = CliRunner().invoke(app, ["replay", *map(str, paths), "-t", "100000", "--json", "-q"])
+    assert result.exit_code == 0, result.stderr
+    return dict(orjson.loads(result.stdout))
+
+
+def test_the_root_rollout_bills_its_subagents_calls_with_its_own():
+    session = _read(ROOT)
+    assert [(c.label, len(c.calls)) for c in session.contexts] == [("main", 3), ("subagent /root/reader", 2)]
+    served = _served("codex-0.171.0-subagent")
+    total = session.usage_total()
+    assert total.input_tokens == sum(r["usage"]["input_tokens"] for r in served) == 55_762
+    assert total.output_tokens == sum(r["usage"]["output_tokens"] for r in served)
+    assert session.reported_total == total  # each thread's own total, summed
+
+
+def test_the_subagents_rollout_alone_is_its_own_two_calls():
+    session = _read(CHILD)
+    assert [(c.label, len(c.calls)) for c in session.contexts] == [("main", 2)]
+
+
+def test_the_messages_between_the_agents_are_model_input():
+    # agent_message items: the task the root sent, the answer the subagent sent back.
+    (child,) = load(CHILD.read_bytes(), str(CHILD))[1]
+    (root,) = load(ROOT.read_bytes(), str(ROOT))[1]
+    assert any(m["role"] == "user" and "Message Type: NEW_TASK" in content_text(m) for m in child.messages)
+    assert any(m["role"] == "user" and "Message Type: FINAL_ANSWER" in content_text(m) for m in root.messages)
+    recorded_child = _read(CHILD).contexts[0].messages
+    assert any("Message Type: NEW_TASK" in content_text(m) for m in recorded_child)
+
+
+def test_commentary_written_after_the_spawn_call_is_one_turn_with_it():
+    (root,) = load(ROOT.read_bytes(), str(ROOT))[1]
+    (turn,) = [m for m in root.messages if m["role"] == "assistant" and m.get("tool_calls")][:1]
+    assert content_text(turn) == "Asking a reader." and turn["tool_calls"][0]["function"]["name"] == "spawn_agent"
+    assert find_violation(root.messages) is None
+
+
+@pytest.mark.parametrize("given", ["root", "folder", "both"])
+def test_replay_bills_every_call_once_at_the_price_served(given: str):
+    paths = {"root": (ROOT,), "folder": (SUBAGENT,), "both": (ROOT, CHILD)}[given]
+    report = _replayed(*paths)
+    none = report["total"]["settings"][0]
+    assert none["calls"] == 5
+    assert none["cost"] == pytest.approx(_served_cost("codex-0.171.0-subagent", "openai"), rel=1e-6)
+
+
+def test_a_subagents_rollout_is_read_with_its_parent_only_where_the_parent_is_given(tmp_path: Path):
+    assert read_with_its_session(str(CHILD), {str(ROOT), str(CHILD)})
+    assert not read_with_its_session(str(ROOT), {str(ROOT), str(CHILD)})
+    assert not read_with_its_session(str(CHILD), {str(CHILD)})
+    # Its parent elsewhere does not read it (it reads the rollouts beside it): the child stays a file of its own.
+    elsewhere = tmp_path / ROOT.name
+    shutil.copy(ROOT, elsewhere)
+    assert not read_with_its_session(str(CHILD), {str(elsewhere), str(CHILD)})
+    assert [c.label for c in _read(elsewhere).contexts] == ["main"]
+
+
+def test_a_subagent_started_after_midnight_is_found_in_the_next_days_folder(tmp_path: Path):
+    # Codex files a rollout by the day its thread started: a subagent spawned past midnight is a folder on.
+    days = tmp_path / "sessions" / "2026" / "12"
+    for day, path in (("04", ROOT), ("05", CHILD)):
+        (days / day).mkdir(parents=True)
+        shutil.copy(path, days / day / path.name)
+    root, child = days / "04" / ROOT.name, days / "05" / CHILD.name
+    assert [c.label for c in _read(root).contexts] == ["main", "subagent /root/reader"]
+    assert read_with_its_session(str(child), {str(root), str(child)})
