@@ -437,7 +437,6 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
 def _subagents(path: str, thread: str, last: float | None) -> list[tuple[str, RecordedSession]]:
     """The rollouts of the agents the thread spawned (``codex_agents``), each read, by its agent path."""
     from datetime import UTC, datetime
-    from pathlib import Path
 
     from compactctl.formats.records import parse_records
 

@@ -12,6 +12,7 @@ exit; a killed process leaves the file, unlocked).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import sqlite3
@@ -40,11 +41,24 @@ def roots(env: Mapping[str, str], home: Path) -> list[Path]:
 
 
 def session_files(root: Path) -> Iterator[Path]:
-    yield from (root / "sessions").glob("**/rollout-*.jsonl")
+    """Each thread a user started; a subagent's (its ``session_meta`` names the thread that spawned it) is part of
+    that thread's session, whose replay bills its calls (``recorded.codex_agents``), as Claude Code's are."""
+    from compactctl.recorded.codex_agents import parent_of
+
+    yield from (path for path in (root / "sessions").glob("**/rollout-*.jsonl") if parent_of(_meta(path)) is None)
 
 
 def _meta(path: Path) -> dict[str, Any]:
-    found = first_values(path, lambda value: value.get("type") == "session_meta", lines=3)
+    try:
+        return _meta_of(str(path), path.stat().st_mtime_ns)
+    except OSError:
+        return {}
+
+
+@functools.lru_cache(maxsize=4096)
+def _meta_of(path: str, modified: int) -> dict[str, Any]:
+    """The first lines' ``session_meta`` payload, read once for the listing and the id (``modified``: the key's)."""
+    found = first_values(Path(path), lambda value: value.get("type") == "session_meta", lines=3)
     payload = found[0].get("payload") if found else None
     return payload if isinstance(payload, dict) else {}
 

@@ -33,26 +33,29 @@ def collaboration_call(name: str, call_id: str, **arguments: Any) -> dict[str, A
             "namespace": "collaboration", "arguments": json.dumps(arguments)}  # fmt: skip
 
 
-def codex_subagent_fixture(root: Path) -> list[Path]:
+def codex_subagent_session(codex: Codex, fake: FakeResponses) -> None:
     """Three calls of the root agent (spawn with commentary after the call, wait, answer) and two of its subagent
     ``/root/reader`` (a command, an answer): two rollouts, the subagent's naming the root's thread as its parent."""
+    task = "Read notes.txt and say what it says."
+    fake.enqueue(
+        Reply(text="Asking a reader.", blocks=(collaboration_call("spawn_agent", "call_spawn", task_name="reader",
+                                                                  message=task, fork_turns="none"),)),
+        Reply(blocks=(collaboration_call("wait_agent", "call_wait", timeout_ms=60000),)),
+        f"The reader says: {ANSWER}",
+    )  # fmt: skip
+    fake.enqueue(Reply(tool_calls=(ToolCall("exec_command", {"cmd": "cat notes.txt"}),)), ANSWER, agent="/root/reader")
+    codex.run("Have a subagent read the notes and tell me what they say.")
+    assert not fake.errors and not fake.script and not any(fake.agent_scripts.values()), fake.errors
+    assert len(codex.rollouts()) == 2, codex.rollouts()
+
+
+def codex_subagent_fixture(root: Path) -> list[Path]:
+    """``codex_subagent_session``, kept with what the fake served."""
     client = require_client("codex")
     with _serving() as served, FakeResponses() as fake:
         codex = Codex(client, root, project(root), fake, model="gpt-5.5", extra_config=MULTI_AGENT)
-        task = "Read notes.txt and say what it says."
-        fake.enqueue(
-            Reply(text="Asking a reader.", blocks=(collaboration_call("spawn_agent", "call_spawn", task_name="reader",
-                                                                      message=task, fork_turns="none"),)),
-            Reply(blocks=(collaboration_call("wait_agent", "call_wait", timeout_ms=60000),)),
-            f"The reader says: {ANSWER}",
-        )  # fmt: skip
-        fake.enqueue(
-            Reply(tool_calls=(ToolCall("exec_command", {"cmd": "cat notes.txt"}),)), ANSWER, agent="/root/reader"
-        )
-        codex.run("Have a subagent read the notes and tell me what they say.")
-        assert not fake.errors and not fake.script and not any(fake.agent_scripts.values()), fake.errors
+        codex_subagent_session(codex, fake)
         files = {path.name: path.read_bytes() for path in codex.rollouts()}
-        assert len(files) == 2, files.keys()
         return _kept(RECORDED / f"codex-{_version(client.version)}-subagent", files, root, served)
 
 

@@ -103,7 +103,7 @@ class FakeModelServer:
 
     def next_reply(self, agent: str | None = None) -> Reply:
         with self.lock:
-            script = self.agent_scripts[agent] if agent in self.agent_scripts else self.script
+            script = self.agent_scripts.get(agent or "", self.script)
             return script.popleft() if script else self.default
 
     def next_failure(self) -> int | None:

@@ -17,6 +17,11 @@ from compactctl.formats import load
 from compactctl.formats.records import parse_records
 from compactctl.recorded import codex
 from compactctl.transcript import content_text, find_violation
+from tests.fakes.clients import Codex, require_client
+from tests.fakes.record_subagents import MULTI_AGENT, codex_subagent_session
+from tests.fakes.responses import FakeResponses
+from tests.fakes.resume import run_compactctl, swapped
+from tests.fakes.scenarios import project
 from tests.replay.test_price_conditions import _served, _served_cost
 
 SUBAGENT = Path(__file__).parent / "data" / "codex-0.171.0-subagent"
@@ -94,3 +99,28 @@ def test_a_subagent_started_after_midnight_is_found_in_the_next_days_folder(tmp_
     root, child = days / "04" / ROOT.name, days / "05" / CHILD.name
     assert [c.label for c in _read(root).contexts] == ["main", "subagent /root/reader"]
     assert read_with_its_session(str(child), {str(root), str(child)})
+
+
+WRITTEN = [["compact"], ["compact", "-s", "window", "--keep-recent", "2"], ["prune", "--mode", "stub"]]
+
+
+@pytest.mark.slow  # drives the real Codex
+@pytest.mark.parametrize("args", WRITTEN)
+def test_codex_resumes_the_root_agents_rollout_compactctl_wrote(tmp_path: Path, args: list[str]) -> None:
+    client = require_client("codex")
+    cwd = project(tmp_path)
+    with FakeResponses() as fake:
+        codex_subagent_session(Codex(client, tmp_path, cwd, fake, model="gpt-5.5", extra_config=MULTI_AGENT), fake)
+    root = min(Codex(client, tmp_path, cwd, fake).rollouts(), key=lambda p: p.name)
+    compacted = run_compactctl(root, tmp_path / "out.jsonl", args)
+    assert compacted.report["valid_before"] and compacted.report["valid_after"], compacted.report
+    thread = orjson.loads(root.read_bytes().splitlines()[0])["payload"]["id"]
+    with swapped(root, compacted.data), FakeResponses() as again:
+        Codex(client, tmp_path, cwd, again, model="gpt-5.5", extra_config=MULTI_AGENT).run("And now?", resume=thread)
+        (first, *_) = again.model_calls()
+    assert not again.errors, again.errors
+    sent = [item.get("type") for item in first["input"]]
+    if args[0] == "prune":  # everything kept: the subagent's answer, and the spawn call before its commentary
+        assert "agent_message" in sent
+        spawn = next(i for i, item in enumerate(first["input"]) if item.get("name") == "spawn_agent")
+        assert first["input"][spawn + 1].get("type") == "message"

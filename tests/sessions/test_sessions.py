@@ -70,6 +70,18 @@ def test_every_clients_sessions_are_found_newest_first(home: Path) -> None:
     assert [s.cwd for s in found] == ["/home/user/project"] * 3
 
 
+def test_a_codex_subagents_thread_is_part_of_its_roots_session_not_one_of_its_own(home: Path) -> None:
+    # Codex 0.171 writes a spawned agent's rollout beside the root's; its session_meta names the root's thread.
+    day = home / ".codex" / "sessions" / "2026" / "12" / "04"
+    day.mkdir(parents=True)
+    for rollout in (DATA.parent.parent.parent / "recorded" / "data" / "codex-0.171.0-subagent").glob("*.jsonl"):
+        (day / rollout.name).write_bytes(rollout.read_bytes())
+    codex = [s.session_id for s in session_files({}, home, "codex")]
+    assert len(codex) == 2 and CODEX_ID in codex  # the fixture laid out, and the subagent's root
+    root = next(s for s in codex if s != CODEX_ID)
+    assert root.startswith("01a242e6-d767")  # the root's thread, not its subagent's (01a242e6-d7bc-...)
+
+
 def test_the_clients_own_variables_move_their_folders(tmp_path: Path) -> None:
     lay_out(tmp_path / "elsewhere")
     env = {
