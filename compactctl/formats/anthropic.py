@@ -36,6 +36,7 @@ from compactctl.formats.records import (
 from compactctl.transcript import Message, content_text, function_of, is_thinking, one_of
 
 NAME = "anthropic"
+ROLES = ("user", "assistant", "system")  # a MessageParam's (the system prompt is also a field of its own)
 SIGNATURE = Signature((("role",), ("content",)), "messages with 'role' user/assistant and content blocks")
 OPENS_ON_USER = True  # the Messages API rejects a conversation that opens on the model's turn
 CARRIED_PARTS = ANTHROPIC_CARRIED
@@ -69,8 +70,7 @@ def detect(records: list[Record]) -> bool:
     if first and _is_request(first[0]):
         return True
     return any(_is_system_record(value) or _has_blocks(value) for value in first) and all(
-        _is_system_record(value) or (isinstance(value, dict) and value.get("role") in ("user", "assistant"))
-        for value in first
+        _is_system_record(value) or (isinstance(value, dict) and value.get("role") in ROLES) for value in first
     )
 
 
@@ -269,12 +269,18 @@ def _read_params(
             messages.append({"role": "system", "content": system_text(value["system"])})
             units.append(Param(index))
             continue
-        if not isinstance(value, dict) or value.get("role") not in ("user", "assistant"):
+        if not isinstance(value, dict) or value.get("role") not in ROLES:
             role = value.get("role") if isinstance(value, dict) else type(value).__name__
-            raise InputError(f"expected an Anthropic message with role user or assistant, got {role!r}", path, line)
+            raise InputError(
+                f"expected an Anthropic message with role user, assistant or system, got {role!r}", path, line
+            )
         content = value.get("content")
         if not isinstance(content, (str, list)):
             raise InputError(f"{value['role']} content must be a string or a list of blocks", path, line)
+        if value["role"] == "system":  # instructions in the conversation, where they were given
+            messages.append({"role": "system", "content": blocks_to_content(content)})
+            units.append(Param(index))
+            continue
         if value["role"] == "assistant":
             messages.append(assistant_message(content))
             units.append(Param(index))
@@ -324,7 +330,7 @@ class _Param:
     """A MessageParam being written: consecutive user messages from one param (or tool results) join."""
 
     index: int | None  # the param read, when it is written back as read
-    role: str  # "system", "assistant" or "user"
+    role: str  # "prompt" (the system prompt's record), "system" (a system message), "assistant" or "user"
     blocks: list[Any]
     messages: list[Message]
     unchanged: bool  # every message in it is as read
@@ -338,8 +344,13 @@ def params_of(transcript: Transcript) -> list[tuple[int | None, dict[str, Any]]]
         role = message.get("role")
         index = unit.index if unit is not None else None
         param = _native_param(transcript, native, index) if native is not None and index is not None else None
+        if role in ("system", "developer") and param is not None and param.get("role") == "system":
+            kept = param.get("content")
+            blocks = (kept if isinstance(kept, list) else [kept]) if same else content_to_blocks(message.get("content"))
+            groups.append(_Param(index, "system", list(blocks), [message], same))
+            continue
         if role in ("system", "developer"):
-            groups.append(_Param(index if same else None, "system", [message], [message], same))
+            groups.append(_Param(index if same else None, "prompt", [message], [message], same))
             continue
         if role == "assistant":
             template = param.get("content") if param else None
@@ -375,7 +386,7 @@ def params_of(transcript: Transcript) -> list[tuple[int | None, dict[str, Any]]]
             groups.append(_Param(index, "user", blocks, [message], same))
     out: list[tuple[int | None, dict[str, Any]]] = []
     for group in groups:
-        if group.role == "system":
+        if group.role == "prompt":  # the system prompt's record (a new system message goes there too)
             text = group.messages[0].get("content")
             out.append((group.index, {"system": text if isinstance(text, str) else content_to_blocks(text)}))
             continue

@@ -181,6 +181,9 @@ def _parts_problem(parts: list[Any], allowed: frozenset[str], where: str) -> str
 
 # The Messages API's content blocks (the SDK's ``ContentBlockParam`` and its beta one, August 2026): what the model or a
 # server tool wrote goes back in an assistant turn, as written; ``mid_conv_system`` is instructions a user turn carries.
+# A ``role: "system"`` message in ``messages`` (MessageParam's roles, August 2026): instructions from that point on,
+# and the tool runner's changes to the tools offered (``tool_addition``, ``tool_removal``; SDK ``_tool_dispatch``).
+SYSTEM_BLOCKS = frozenset({"text", "tool_addition", "tool_removal", "mid_conv_system"})
 USER_BLOCKS = frozenset(
     {"text", "image", "document", "search_result", "tool_result", "container_upload", "mid_conv_system"}
 )
@@ -317,8 +320,8 @@ def _anthropic_message_problem(message: Any, index: int, last: bool) -> str | No
     if not isinstance(message, dict):
         return f"a message is {type(message).__name__}, not an object"
     role = message.get("role")
-    if role not in ("user", "assistant") or not isinstance(role, str):
-        return f"role {shown(role)} is not 'user' or 'assistant' (the system prompt is its own field)"
+    if role not in ("user", "assistant", "system") or not isinstance(role, str):
+        return f"role {shown(role)} is not 'user', 'assistant' or 'system'"
     content = message.get("content")
     if not isinstance(content, (str, list)):
         return f"{role} content is {'missing' if content is None else type(content).__name__}, not a string or blocks"
@@ -326,7 +329,7 @@ def _anthropic_message_problem(message: Any, index: int, last: bool) -> str | No
         return "empty content (only the final assistant message may be empty)"
     if isinstance(content, str):
         return None
-    allowed = ASSISTANT_BLOCKS if role == "assistant" else USER_BLOCKS
+    allowed = {"assistant": ASSISTANT_BLOCKS, "system": SYSTEM_BLOCKS}.get(role, USER_BLOCKS)
     for number, block in enumerate(content):
         problem = _block_problem(block, role, allowed)
         if problem:
@@ -404,6 +407,7 @@ ANTHROPIC_CARRIED = {
     "user": USER_BLOCKS - {"tool_result"},
     "tool": TOOL_RESULT_BLOCKS | {"image_url"},  # an image in a tool result (Chat Completions takes text only)
     "assistant": ASSISTANT_BLOCKS,
+    "system": SYSTEM_BLOCKS - {"text"},
 }
 RESPONSES_CARRIED = {
     # Codex's agent_message (read as a user message) carries the task one agent gives another encrypted.

@@ -118,3 +118,50 @@ def test_a_cleared_thinking_block_is_gone_and_the_rest_written_in_place():
             else blocks
         )
         assert o in (b, {**b, "content": kept})
+
+
+SYSTEM_MESSAGES = [
+    {"system": "You are a helpful agent."},
+    {"role": "user", "content": "List the files."},
+    {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "ls", "input": {}}]},
+    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "a.py b.py " * 40}]},
+    # The SDK's tool runner takes a tool away mid-conversation; the API takes system messages in ``messages``.
+    {"role": "system", "content": [{"type": "tool_removal", "tool": {"type": "tool_reference", "tool_name": "ls"}}]},
+    {"role": "system", "content": "Answer in one line."},
+    {"role": "assistant", "content": [{"type": "text", "text": "Two files: a.py and b.py."}]},
+    {"role": "user", "content": "Thanks."},
+]
+
+
+def test_system_messages_in_the_conversation_stay_where_they_were_given():
+    data = b"".join(orjson.dumps(value) + b"\n" for value in SYSTEM_MESSAGES)
+    fmt, (transcript,) = load(data)
+    assert fmt.name == "anthropic"
+    assert [m["role"] for m in transcript.messages] == ["system", "user", "assistant", "tool", "system", "system",
+                                                         "assistant", "user"]  # fmt: skip
+    assert find_violation(transcript.messages, fmt.carried_parts) is None and fmt.violations is not None
+    assert fmt.violations(lines(data)) == []
+    assert fmt.write([transcript]) == data
+    trimmed = [*transcript.messages[:3], {**transcript.messages[3], "content": "[elided]"}, *transcript.messages[4:]]
+    written = lines(rewritten(fmt, transcript, trimmed))
+    assert written[4:6] == SYSTEM_MESSAGES[4:6] and written[0] == SYSTEM_MESSAGES[0]
+    assert written[3]["content"][0]["content"] == "[elided]"
+
+
+def test_a_request_keeps_its_system_messages_in_its_messages():
+    request = {"model": "claude-opus-5", "max_tokens": 1024, "system": "Be brief.", "messages": SYSTEM_MESSAGES[1:]}
+    fmt, (transcript,) = load(orjson.dumps(request) + b"\n")
+    trimmed = [*transcript.messages[:3], {**transcript.messages[3], "content": "[elided]"}, *transcript.messages[4:]]
+    (written,) = lines(rewritten(fmt, transcript, trimmed))
+    assert written["system"] == "Be brief."  # the system messages are not folded into the system prompt
+    assert written["messages"][3:5] == SYSTEM_MESSAGES[4:6]
+    assert fmt.violations is not None and fmt.violations([written]) == []
+
+
+def test_a_system_message_holds_instructions_not_the_models_blocks():
+    fmt, _ = load(b"".join(orjson.dumps(value) + b"\n" for value in SYSTEM_MESSAGES))
+    bad = [{"role": "user", "content": "hi"}, {"role": "system", "content": [{"type": "tool_use", "id": "t",
+                                                                              "name": "ls", "input": {}}]}]  # fmt: skip
+    assert fmt.violations is not None
+    (violation,) = fmt.violations(bad)
+    assert "block type 'tool_use' is not allowed in a system message" in violation.problem

@@ -120,7 +120,10 @@ def with_block(message, index, **changes):
 
 ANTHROPIC_RULES = {
     "a message is an object": ([USER, "hello"], "a message is str, not an object"),
-    "role is user or assistant": ([{"role": "system", "content": "x"}, USER], "role 'system' is not 'user' or 'assistant'"),
+    "role is user, assistant or system": (
+        [{"role": "developer", "content": "x"}, USER],
+        "role 'developer' is not 'user', 'assistant' or 'system'",
+    ),
     "content is a string or blocks": ([{"role": "user", "content": {"text": "x"}}], "user content is dict"),
     "at least one message": ([{"system": "only a system prompt"}], "at least one message is required"),
     "the first message is user": ([FINAL, USER], 'the first message must use the "user" role'),
