@@ -390,6 +390,7 @@ def codex_sessions(root: Path, out: Path) -> list[Made]:
             )
         )
         made.append(_codex_default_session(codex, out))
+        made.append(_codex_subagent_session(codex, out))
         for m in made:
             m.notes.append(str(m.resume()))
     return made
@@ -424,6 +425,42 @@ def _codex_default_session(codex: Codex, out: Path) -> Made:
         resume=_codex_resumer(codex, fake, [_thread(rollout)]),
         served=SERVED[mark:],
         price_as="gpt-6.1-sol",
+    )
+
+
+def _codex_subagent_session(codex: Codex, out: Path) -> Made:
+    """Codex 0.171.0 on gpt-5.5 with multi-agent on: the root spawns a subagent (the call streamed before its
+    commentary), the subagent reads the notes, the root waits and answers. Replay is given the root's rollout
+    alone: it bills the subagent's calls from the rollout beside it."""
+    from tests.fakes.record_subagents import MULTI_AGENT, codex_subagent_session
+
+    codex.model, codex.extra_config = "gpt-5.5", MULTI_AGENT
+    fake = codex.fake
+    before, mark, known = _fake_calls(fake), len(SERVED), set(codex.rollouts())
+    codex_subagent_session(codex, fake)
+    after = _fake_calls(fake)
+    folder = out / "codex-subagent"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    made = sorted(set(codex.rollouts()) - known, key=lambda p: p.name)  # the root started first
+    for path in made:
+        shutil.copy(path, folder / path.name)
+    copies = sorted(folder.glob("*.jsonl"))
+    resume = _codex_resumer(codex, fake, [_thread(made[0])])
+
+    def resumed_with_agents() -> str:
+        codex.model, codex.extra_config = "gpt-5.5", MULTI_AGENT
+        return str(resume())
+
+    return Made(
+        "codex: a subagent, the root's rollout replayed alone (gpt-5.5, multi_agent_v2)",
+        "codex",
+        copies,
+        (after[0] - before[0]) + (after[1] - before[1]),
+        0,
+        resume=resumed_with_agents,
+        target=copies[0],
+        served=SERVED[mark:],
     )
 
 
