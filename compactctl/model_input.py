@@ -10,8 +10,9 @@ shows all count this, so a figure means the same wherever it is printed:
   summary prefix), so ``report IN OUT`` on that output gives the same figure;
 - plus what the producer's client adds back on resume that the file does not hold: Codex
   writes its initial context (permissions, AGENTS.md, environment) again after a ``compacted``
-  line that left it out (``Native.added_on_resume``). Claude Code's attachments on the chain are
-  read as messages already (system reminders).
+  line that left it out (``Native.added_on_resume``), and an "aborted" result for a call the file
+  answers nowhere before the history goes on (``Native.resumed``). Claude Code's attachments on
+  the chain are read as messages already (system reminders).
 
 What no file holds (the harness's hidden system prompt and tool schemas) is not here: that is
 calibration's ``prefix``, fitted on the usage (``calibration.py``).
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from compactctl.formats.base import Transcript
 from compactctl.tokens import TokenCounter
-from compactctl.transcript import Message, with_added
+from compactctl.transcript import Message
 from compactctl.transcript import resumed_compaction as resumed_compaction  # one measure: replay's too
 
 if TYPE_CHECKING:
@@ -35,8 +36,7 @@ if TYPE_CHECKING:
 
 def model_input(transcript: Transcript) -> list[Message]:
     """The messages the model receives when the producer's client resumes this transcript."""
-    added = transcript.native.added_on_resume() if transcript.native is not None else ()
-    return with_added(transcript.messages, added)
+    return transcript.native.resumed(transcript.messages) if transcript.native is not None else transcript.messages
 
 
 def client_view(read_as: Format, written_as: Format) -> ClientView:

@@ -346,8 +346,8 @@ def params_of(transcript: Transcript) -> list[tuple[int | None, dict[str, Any]]]
         param = _native_param(transcript, native, index) if native is not None and index is not None else None
         if role in ("system", "developer") and param is not None and param.get("role") == "system":
             kept = param.get("content")
-            blocks = (kept if isinstance(kept, list) else [kept]) if same else content_to_blocks(message.get("content"))
-            groups.append(_Param(index, "system", list(blocks), [message], same))
+            given = (kept if isinstance(kept, list) else [kept]) if same else content_to_blocks(message.get("content"))
+            groups.append(_Param(index, "system", list(given), [message], same))
             continue
         if role in ("system", "developer"):
             groups.append(_Param(index if same else None, "prompt", [message], [message], same))

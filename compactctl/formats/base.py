@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import IO, Any, Generic, TypeVar
 
-from compactctl.transcript import Message, is_thinking
+from compactctl.transcript import Message, is_thinking, with_added
 
 Unit = TypeVar("Unit", covariant=True)
 State = TypeVar("State", bound="Native[Any]")
@@ -75,6 +75,11 @@ class Native(Generic[Unit]):
         """What the producer's client adds back when it resumes the file, beyond the messages it
         holds (Codex writes its initial context again after a compacted line that left it out)."""
         return ()
+
+    def resumed(self, messages: list[Message]) -> list[Message]:
+        """``messages`` as the producer's client sends them on resume: ``added_on_resume`` put back after
+        the system prompt (a format whose client mends the history more says so in its own)."""
+        return with_added(messages, self.added_on_resume())
 
 
 @dataclass(frozen=True)

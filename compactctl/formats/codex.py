@@ -33,7 +33,7 @@ from compactctl.formats.api_rules import RESPONSES_CARRIED
 from compactctl.formats.base import AutoCompact, Native, Signature, Transcript, is_unchanged, native_of, sources
 from compactctl.formats.records import Record, annotate, check_fields, raw_line
 from compactctl.formats.responses import ITEM_TYPES, Item, ItemReader, Unit, message_items
-from compactctl.transcript import Message, content_text, one_of, resumed_compaction
+from compactctl.transcript import Message, content_text, one_of, resumed_compaction, tool_call_ids
 
 NAME = "codex"
 SIGNATURE = Signature((("type",), ("payload",)), "rollout lines with 'type' and 'payload'")
@@ -59,6 +59,7 @@ ROLLOUT_TYPES = frozenset(
         "inter_agent_communication_metadata",
     }
 )
+ABORTED = "aborted"  # the output Codex gives a call that has none when it sends the history
 SUMMARY_PREFIX = (
     "Another language model started to solve this problem and produced a summary of its thinking process. "
     "You also have access to the state of the tools that were used by that language model. Use this to build "
@@ -91,6 +92,27 @@ class CodexNative(Native[Unit]):
 
     def added_on_resume(self) -> tuple[Message, ...]:
         return self.resumed_context
+
+    def resumed(self, messages: list[Message]) -> list[Message]:
+        """Codex mends the history it sends (``ContextManager::normalize_history``): a call with no output
+        gets an "aborted" one right after it. A call the history goes on past unanswered is one: a turn
+        aborted while its tool ran, which a subagent forked with the turns copies (measured on 0.171.0)."""
+        return with_aborted_results(super().resumed(messages))
+
+
+def with_aborted_results(messages: list[Message]) -> list[Message]:
+    """``messages`` with an "aborted" tool message after each assistant message's calls that nothing answers
+    before the next message of another role; the calls the history ends on stay open (a run in flight)."""
+    answered = {message.get("tool_call_id") for message in messages if message.get("role") == "tool"}
+    mended: list[Message] = []
+    waiting: list[str] = []  # the last assistant message's calls no tool message answers
+    for message in messages:
+        role = message.get("role")
+        if role != "tool":
+            mended += [{"role": "tool", "tool_call_id": call_id, "content": ABORTED} for call_id in waiting]
+            waiting = [c for c in tool_call_ids(message) if c not in answered] if role == "assistant" else []
+        mended.append(message)
+    return mended if len(mended) > len(messages) else messages
 
 
 class _Rollout:

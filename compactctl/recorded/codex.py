@@ -154,11 +154,12 @@ class _Rollout:
         self.turn_start_compactions: list[tuple[int, str | None, str | None]] = []  # (index, model, comp_hash)
 
     # -- model output ----------------------------------------------------------------
-    def _call_message(self, timestamp: float | None) -> Message:
+    def _call_message(self, timestamp: float | None, inherited: bool = False) -> Message:
         if self.open_call is None:
             self.open_call = {"role": "assistant", "content": None}
             self.open_estimate = 0
-            self.calls.append(RecordedCall(len(self.messages), self.model, timestamp, None, pricing=self.pricing))
+            call = RecordedCall(len(self.messages), self.model, timestamp, None, copied=inherited, pricing=self.pricing)
+            self.calls.append(call)
             self.messages.append(self.open_call)
         return self.open_call
 
@@ -171,17 +172,20 @@ class _Rollout:
 
     def item(self, item: dict[str, Any], timestamp: float | None, line: int, metadata: Any = None) -> None:
         kind = item.get("type", "message" if "role" in item else None)
+        # A subagent spawned with the parent's turns (``fork_turns``) starts its rollout with a copy of the
+        # parent's, each item marked inherited: those calls were made, and billed, in the parent's.
+        inherited = isinstance(metadata, dict) and metadata.get("inherited_user_message") is True
         if kind == "message" and item.get("role") == "assistant" and not_sampled(metadata):
             # Codex's own words in the thread (a review's findings relayed into it): context, no model call.
             self._end_call()
             content = content_to_canonical(item.get("content"))
             self.messages.append({"role": "assistant", "content": content, "compactctl": {"kind": "harness"}})
         elif kind == "message" and item.get("role") == "assistant":
-            message = self._call_message(timestamp)
+            message = self._call_message(timestamp, inherited)
             text = content_to_canonical(item.get("content"))
             message["content"] = _joined(message.get("content"), text)
         elif kind in OUTPUT_ITEMS:
-            message = self._call_message(timestamp)
+            message = self._call_message(timestamp, inherited)
             if kind == "reasoning":
                 self.open_estimate += encrypted_estimate(item)
                 return
@@ -425,6 +429,7 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         estimated_apart=tuple(rollout.estimated_models),
         context_window=rollout.context_window,
         forked_from=rollout.forked_from,
+        copied_from=(rollout.forked_from,) if rollout.forked_from and any(c.copied for c in calls) else (),
         off_thread=off_thread,
         off_thread_why=f"the turns a thread/revert dropped: a later rollout of the thread keeps this one's first "
         f"{reverted_at} lines",

@@ -96,6 +96,7 @@ def with_subagents(session: RecordedSession, children: list[tuple[str, RecordedS
             priced_apart=merged.priced_apart + child.priced_apart,
             estimated_apart=merged.estimated_apart + child.estimated_apart,
             off_thread=merged.off_thread + child.off_thread,
+            copied_from=tuple(sorted({*merged.copied_from, *child.copied_from})),
         )
     return dataclasses.replace(merged, contexts=contexts)
 

@@ -13,8 +13,9 @@ from typer.testing import CliRunner
 
 from compactctl.cli.main import app
 from compactctl.files.io import read_with_its_session
-from compactctl.formats import load
+from compactctl.formats import get_format, load
 from compactctl.formats.records import parse_records
+from compactctl.model_input import model_input
 from compactctl.recorded import codex
 from compactctl.transcript import content_text, find_violation
 from tests.fakes.clients import Codex, require_client
@@ -26,6 +27,10 @@ from tests.replay.test_price_conditions import _served, _served_cost
 
 SUBAGENT = Path(__file__).parent / "data" / "codex-0.171.0-subagent"
 ROOT, CHILD = sorted(SUBAGENT.glob("rollout-*.jsonl"))  # the root started first: its name sorts first
+
+
+FORKED = Path(__file__).parent / "data" / "codex-0.171.0-subagent-forked"
+FORKED_ROOT, FORKED_CHILD = sorted(FORKED.glob("rollout-*.jsonl"))
 
 
 def _read(path: Path) -> codex.RecordedSession:
@@ -99,6 +104,37 @@ def test_a_subagent_started_after_midnight_is_found_in_the_next_days_folder(tmp_
     root, child = days / "04" / ROOT.name, days / "05" / CHILD.name
     assert [c.label for c in _read(root).contexts] == ["main", "subagent /root/reader"]
     assert read_with_its_session(str(child), {str(root), str(child)})
+
+
+def test_a_subagent_forked_with_the_turns_bills_its_own_calls_not_its_copy_of_the_roots():
+    # Its rollout opens on a copy of the root's, items marked inherited_user_message: those 3 calls are the root's.
+    child = _read(FORKED_CHILD)
+    ((main,),) = [[c for c in child.contexts]]
+    assert [call.copied for call in main.calls] == [True] * 3 + [False] * 4
+    assert child.copied_from == (orjson.loads(FORKED_ROOT.read_bytes().splitlines()[0])["payload"]["id"],)
+    session = _read(FORKED_ROOT)
+    assert [(c.label, len(c.calls)) for c in session.contexts] == [("main", 7), ("subagent /root/reader", 7)]
+    served = _served("codex-0.171.0-subagent-forked")
+    assert session.usage_total().input_tokens == sum(r["usage"]["input_tokens"] for r in served)
+    for paths in ((FORKED_ROOT,), (FORKED,)):
+        none = _replayed(*paths)["total"]["settings"][0]
+        assert none["calls"] == len(served) == 11
+        assert none["cost"] == pytest.approx(_served_cost("codex-0.171.0-subagent-forked", "openai"), rel=1e-6)
+    assert _replayed(FORKED_CHILD)["total"]["settings"][0]["calls"] == 4
+
+
+def test_the_spawning_call_the_copy_cuts_is_answered_aborted_as_codex_sends_it():
+    # Codex gives a call with no output an "aborted" one when it sends the history (normalize_history): the
+    # subagent's copy of the spawning turn is valid, not an unanswered call.
+    (child,) = load(FORKED_CHILD.read_bytes(), str(FORKED_CHILD))[1]
+    carried = get_format("codex").carried_parts
+    assert find_violation(child.messages, carried) is not None  # as the file holds it
+    sent = model_input(child)
+    aborted = [m for m in sent if m["role"] == "tool" and m["content"] == "aborted"]
+    assert [m["tool_call_id"] for m in aborted] == ["call_spawn"]
+    assert find_violation(sent, carried) is None
+    report = CliRunner().invoke(app, ["report", str(FORKED_CHILD), "--json"])
+    assert orjson.loads(report.stdout)["files"][0]["valid_before"] is True
 
 
 WRITTEN = [["compact"], ["compact", "-s", "window", "--keep-recent", "2"], ["prune", "--mode", "stub"]]
