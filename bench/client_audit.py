@@ -391,6 +391,7 @@ def codex_sessions(root: Path, out: Path) -> list[Made]:
         )
         made.append(_codex_default_session(codex, out))
         made.append(_codex_subagent_session(codex, out))
+        made.append(_codex_subagent_session(codex, out, forked=True))
         for m in made:
             m.notes.append(str(m.resume()))
     return made
@@ -428,18 +429,19 @@ def _codex_default_session(codex: Codex, out: Path) -> Made:
     )
 
 
-def _codex_subagent_session(codex: Codex, out: Path) -> Made:
+def _codex_subagent_session(codex: Codex, out: Path, forked: bool = False) -> Made:
     """Codex 0.171.0 on gpt-5.5 with multi-agent on: the root spawns a subagent (the call streamed before its
-    commentary), the subagent reads the notes, the root waits and answers. Replay is given the root's rollout
-    alone: it bills the subagent's calls from the rollout beside it."""
-    from tests.fakes.record_subagents import MULTI_AGENT, codex_subagent_session
+    commentary), the subagent reads the notes, the root waits and answers; ``forked``: a turn first, the
+    subagent spawned with the thread's turns (its rollout opens on a copy of the root's) and given a second
+    task. Replay is given the root's rollout alone: it bills the subagent's calls from the rollout beside it."""
+    from tests.fakes.record_subagents import MULTI_AGENT, codex_forked_subagent_session, codex_subagent_session
 
     codex.model, codex.extra_config = "gpt-5.5", MULTI_AGENT
     fake = codex.fake
     before, mark, known = _fake_calls(fake), len(SERVED), set(codex.rollouts())
-    codex_subagent_session(codex, fake)
+    (codex_forked_subagent_session if forked else codex_subagent_session)(codex, fake)
     after = _fake_calls(fake)
-    folder = out / "codex-subagent"
+    folder = out / ("codex-subagent-forked" if forked else "codex-subagent")
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     made = sorted(set(codex.rollouts()) - known, key=lambda p: p.name)  # the root started first
@@ -453,7 +455,7 @@ def _codex_subagent_session(codex: Codex, out: Path) -> Made:
         return str(resume())
 
     return Made(
-        "codex: a subagent, the root's rollout replayed alone (gpt-5.5, multi_agent_v2)",
+        f"codex: a subagent{' forked with the turns' if forked else ''}, the root's rollout replayed alone (gpt-5.5)",
         "codex",
         copies,
         (after[0] - before[0]) + (after[1] - before[1]),

@@ -59,38 +59,44 @@ def codex_subagent_fixture(root: Path) -> list[Path]:
         return _kept(RECORDED / f"codex-{_version(client.version)}-subagent", files, root, served)
 
 
-def codex_forked_subagent_fixture(root: Path) -> list[Path]:
+def codex_forked_subagent_session(codex: Codex, fake: FakeResponses) -> None:
     """A turn of the root's (a command, an answer), then a subagent spawned with the thread's turns
     (``fork_turns: "all"``: its rollout opens on a copy of the root's, items marked ``inherited_user_message``,
     the spawning turn cut at the call, which Codex answers "aborted" when it sends the history), a second task
     sent to it (``followup_task``), the root waiting each time: 7 calls of the root's, 4 of the subagent's."""
+    known = set(codex.rollouts())
+    fake.enqueue(Reply(tool_calls=(ToolCall("exec_command", {"cmd": "cat app.py"}),)), "Read app.py.")
+    codex.run("Read app.py first.")
+    (rollout,) = set(codex.rollouts()) - known
+    spawn = collaboration_call("spawn_agent", "call_spawn", task_name="reader", message="Read notes.txt.",
+                               fork_turns="all")  # fmt: skip
+    followup = collaboration_call("followup_task", "call_followup", target="/root/reader", message="Now app.py.")
+    fake.enqueue(
+        Reply(text="Asking a reader.", blocks=(spawn,)),
+        Reply(blocks=(collaboration_call("wait_agent", "call_wait", timeout_ms=60000),)),
+        Reply(blocks=(followup,)),
+        Reply(blocks=(collaboration_call("wait_agent", "call_wait_again", timeout_ms=60000),)),
+        f"The reader says: {ANSWER}",
+    )
+    fake.enqueue(
+        Reply(tool_calls=(ToolCall("exec_command", {"cmd": "cat notes.txt"}),)),
+        ANSWER,
+        Reply(tool_calls=(ToolCall("exec_command", {"cmd": "cat app.py"}),)),
+        "app.py defines add().",
+        agent="/root/reader",
+    )
+    codex.run("Have a subagent read the notes, then app.py.", resume=rollout.name[-42:-6])
+    assert not fake.errors and not fake.script and not any(fake.agent_scripts.values()), fake.errors
+    assert len(set(codex.rollouts()) - known) == 2, codex.rollouts()
+
+
+def codex_forked_subagent_fixture(root: Path) -> list[Path]:
+    """``codex_forked_subagent_session``, kept with what the fake served."""
     client = require_client("codex")
     with _serving() as served, FakeResponses() as fake:
         codex = Codex(client, root, project(root), fake, model="gpt-5.5", extra_config=MULTI_AGENT)
-        fake.enqueue(Reply(tool_calls=(ToolCall("exec_command", {"cmd": "cat app.py"}),)), "Read app.py.")
-        codex.run("Read app.py first.")
-        (rollout,) = codex.rollouts()
-        spawn = collaboration_call("spawn_agent", "call_spawn", task_name="reader", message="Read notes.txt.",
-                                   fork_turns="all")  # fmt: skip
-        followup = collaboration_call("followup_task", "call_followup", target="/root/reader", message="Now app.py.")
-        fake.enqueue(
-            Reply(text="Asking a reader.", blocks=(spawn,)),
-            Reply(blocks=(collaboration_call("wait_agent", "call_wait", timeout_ms=60000),)),
-            Reply(blocks=(followup,)),
-            Reply(blocks=(collaboration_call("wait_agent", "call_wait_again", timeout_ms=60000),)),
-            f"The reader says: {ANSWER}",
-        )
-        fake.enqueue(
-            Reply(tool_calls=(ToolCall("exec_command", {"cmd": "cat notes.txt"}),)),
-            ANSWER,
-            Reply(tool_calls=(ToolCall("exec_command", {"cmd": "cat app.py"}),)),
-            "app.py defines add().",
-            agent="/root/reader",
-        )
-        codex.run("Have a subagent read the notes, then app.py.", resume=rollout.name[-42:-6])
-        assert not fake.errors and not fake.script and not any(fake.agent_scripts.values()), fake.errors
+        codex_forked_subagent_session(codex, fake)
         files = {path.name: path.read_bytes() for path in codex.rollouts()}
-        assert len(files) == 2, files.keys()
         return _kept(RECORDED / f"codex-{_version(client.version)}-subagent-forked", files, root, served)
 
 
