@@ -59,15 +59,18 @@ def is_sidecar(path: Path) -> bool:
 def read_with_its_session(source: str, sources: set[str]) -> bool:
     """A subagent's file whose session file is among ``sources``: the session reads it (its calls are the
     session's), so it is not a file of its own. Claude Code's ``<session>/subagents/agent-*.jsonl``; a Codex
-    subagent's rollout, which names its parent's thread (``recorded.codex_agents``)."""
+    subagent's rollout, which names its parent's thread (``recorded.codex_agents``); a Gemini CLI subagent's
+    ``<session id>/<agent id>.jsonl``, which its session's chat beside the folder names (``recorded.gemini_agents``)."""
     path = Path(source)
     if path.parent.name == "subagents" and str(path.parent.parent.with_suffix(".jsonl")) in sources:
         return True
-    if not path.name.startswith("rollout-"):
-        return False
-    from compactctl.recorded.codex_agents import read_by_parent
+    if path.name.startswith("rollout-"):
+        from compactctl.recorded.codex_agents import read_by_parent
 
-    return read_by_parent(source, sources)
+        return read_by_parent(source, sources)
+    from compactctl.recorded.gemini_agents import read_by_parent as read_by_gemini_session
+
+    return read_by_gemini_session(source, sources)
 
 
 def is_output_name(name: str) -> bool:

@@ -34,6 +34,9 @@ What Gemini CLI writes (0.61, ``packages/core/src/services/chatRecordingService.
 - A header record (``sessionId``, ``projectHash``, ``startTime``) written again is a resume:
   the hidden prefix (system prompt, the date and folder listing of ``<session_context>``) may
   change there.
+- **Subagents** (``invoke_agent``) record chats of their own, in a folder named by the session's id
+  beside its file: their calls are billed with the session's, labelled ``subagent <name>``
+  (``gemini_agents``).
 """
 
 from __future__ import annotations
@@ -55,6 +58,8 @@ from compactctl.recorded import (
     integer,
     timestamp_of,
 )
+from compactctl.recorded.codex_agents import with_subagents  # the merge is the same for any producer's subagents
+from compactctl.recorded.gemini_agents import subagent_chats
 from compactctl.transcript import Message
 
 NAME = "gemini"
@@ -231,7 +236,7 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         if i in chat.calls and i not in chat.thread
     )
     context = RecordedContext("main", messages, calls, compactions, resumes)
-    return RecordedSession(
+    own = RecordedSession(
         NAME,
         [context],
         unpaired=unpaired,
@@ -242,6 +247,20 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         compaction_calls_estimated=len(estimates),
         not_in_bill=(side_calls(messages, calls),),
     )
+    return with_subagents(own, _subagents(path, records))
+
+
+def _subagents(path: str, records: list[Record]) -> list[tuple[str, RecordedSession]]:
+    """The chats of the subagents the session's calls started (``gemini_agents``), each read, by its agent's name."""
+    from compactctl.formats.records import parse_records
+
+    found = []
+    for name, chat in subagent_chats(path, [r.value for r in records]):
+        try:
+            found.append((name, read(parse_records(chat.read_bytes(), str(chat))[0], str(chat))))
+        except (OSError, InputError):
+            continue  # a subagent's chat that does not read is left out, not the session
+    return found
 
 
 def side_calls(messages: list[Message], calls: list[RecordedCall]) -> str:

@@ -39,6 +39,8 @@ def roots(env: Mapping[str, str], home: Path) -> list[Path]:
 
 
 def session_files(root: Path) -> Iterator[Path]:
+    """Each session's chat; a subagent's (``chats/<session id>/<agent id>.jsonl``, a folder down) is part of its
+    session, whose replay bills its calls (``recorded.gemini_agents``): the ``chats/`` folder's own files only."""
     for chats in (root / "tmp").glob("*/chats"):
         yield from chats.glob("session-*.jsonl")
         yield from chats.glob("session-*.json")

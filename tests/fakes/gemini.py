@@ -7,7 +7,8 @@ function call turn answered by the next turn with as many responses as it has ca
 refused with the API's 400 ``INVALID_ARGUMENT`` wording; otherwise the main calls (the
 ones carrying tools) take the next scripted :class:`Reply`, as SSE chunks (thought, text,
 calls, then ``finishReason`` with ``usageMetadata``) or one JSON body. Calls without tools
-(the CLI's model router, its summaries) get a short answer and leave the script alone.
+(the CLI's model router, its summaries) get a short answer and leave the script alone. A subagent's
+calls (they declare ``complete_task``) take the script ``enqueue(..., agent=SUBAGENT)`` where one is given.
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ DATA_FIELDS = (
 MODEL = "gemini-fake"
 # The API's refusal of a request over the model's window (400 INVALID_ARGUMENT).
 INPUT_TOO_LONG = "The input token count ({tokens}) exceeds the maximum number of tokens allowed ({window})."
+# Gemini CLI gives every local subagent (``LocalAgentExecutor``) a ``complete_task`` tool, its only way to finish;
+# the main agent has none. The requests name no agent: the fake calls them all by this one name.
+SUBAGENT = "subagent"
 # What the real API answers for unequal counts (seen in Gemini CLI's own issue reports).
 COUNT_MISMATCH = (
     "Please ensure that the number of function response parts is equal to the number of function call parts "
@@ -115,6 +119,13 @@ def reply_parts(reply: Reply) -> list[dict[str, Any]]:
     return parts or [{"text": "Done."}]
 
 
+def agent_of(body: dict[str, Any]) -> str | None:
+    """``SUBAGENT`` for a request that declares ``complete_task``, else None (the main agent)."""
+    tools = body.get("tools") or []
+    names = {d.get("name") for t in tools if isinstance(t, dict) for d in t.get("functionDeclarations") or []}
+    return SUBAGENT if "complete_task" in names else None
+
+
 def _router_answer(body: dict[str, Any]) -> str:
     """The CLI's model router asks for JSON naming a model; anything else gets plain text."""
     config = body.get("generationConfig") or {}
@@ -159,6 +170,12 @@ class FakeGemini(FakeModelServer):
             shared += 1
         return min(prompt, self.count([system, contents[:shared], tools]))
 
+    def bill(self, model: str, usage: dict[str, Any], tools: bool, response_id: str) -> None:
+        """One call billed: the model the request named, its usage, whether it carried tools (``response_id``
+        for a recorder that keeps what was served: ``record_copies._serving``)."""
+        with self.lock:
+            self.served.append((model, usage, tools))
+
     def handle(self, handler: BaseHTTPRequestHandler, method: str, body: Any) -> None:
         entry = Recorded(method, handler.path, dict(handler.headers), body)
         self.record(entry)
@@ -186,7 +203,7 @@ class FakeGemini(FakeModelServer):
             send_json(handler, 400, {"error": status})
             return
         if body.get("tools"):
-            reply = self.next_reply()
+            reply = self.next_reply(agent_of(body))
             parts = reply_parts(reply)
         else:
             reply = Reply(text=_router_answer(body))
@@ -204,9 +221,8 @@ class FakeGemini(FakeModelServer):
         cached = self._cached(body, prompt) if self.implicit_cache and body.get("tools") else 0
         if cached:
             usage["cachedContentTokenCount"] = cached
-        with self.lock:  # (the model the request named, its usage, whether it carried tools): every call billed
-            self.served.append((path.rsplit("/", 1)[-1].split(":")[0], usage, bool(body.get("tools"))))
         response_id = f"fake-{next(_ids):06d}"
+        self.bill(path.rsplit("/", 1)[-1].split(":")[0], usage, bool(body.get("tools")), response_id)
         if action == "generateContent":
             candidate = {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}
             send_json(

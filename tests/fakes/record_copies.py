@@ -22,6 +22,7 @@ import tests.fakes.anthropic as anthropic
 import tests.fakes.responses as responses
 from tests.fakes.anthropic import FakeAnthropic
 from tests.fakes.clients import ClaudeCode, Codex, _run, require_client
+from tests.fakes.gemini import FakeGemini
 from tests.fakes.record_fixtures import ANSWER, _claude_print, _version
 from tests.fakes.responses import FakeResponses
 from tests.fakes.scenarios import project
@@ -32,7 +33,8 @@ RECORDED = Path(__file__).resolve().parents[1] / "recorded" / "data"
 
 @contextlib.contextmanager
 def _serving() -> Iterator[list[dict[str, Any]]]:
-    """Every response the Anthropic fake streams while inside (its id, model and usage): what was billed."""
+    """Every response the Anthropic, Responses and Gemini fakes serve while inside (its id, model and usage): what was
+    billed. A Gemini response's model is the one its request named (the fake answers as ``gemini-fake``)."""
     served: list[dict[str, Any]] = []
     events = anthropic._sse_events
 
@@ -50,13 +52,22 @@ def _serving() -> Iterator[list[dict[str, Any]]]:
                 served[-1]["service_tier"] = done["service_tier"]
         return send(handler, events, *rest)
 
+    bill = FakeGemini.bill
+
+    def billed(fake: FakeGemini, model: str, usage: dict[str, Any], tools: bool, response_id: str) -> None:
+        with fake.lock:
+            served.append({"id": response_id, "model": model, "usage": usage})
+        bill(fake, model, usage, tools, response_id)
+
     anthropic._sse_events = kept  # type: ignore[assignment]
     responses.send_sse = sent  # type: ignore[assignment]
+    FakeGemini.bill = billed  # type: ignore[method-assign]
     try:
         yield served
     finally:
         anthropic._sse_events = events  # type: ignore[assignment]
         responses.send_sse = send  # type: ignore[assignment]
+        FakeGemini.bill = bill  # type: ignore[method-assign]
 
 
 def claude_code_copied_session_fixture(root: Path) -> list[Path]:

@@ -32,6 +32,7 @@ def _kept(folder: Path, files: dict[str, bytes], root: Path, served: list[dict])
     written = []
     for name, data in files.items():
         target = folder / name
+        target.parent.mkdir(parents=True, exist_ok=True)  # a name may keep the client's folder (``<session>/x``)
         target.write_bytes(data.replace(str(root).encode(), b"/home/user"))
         written.append(target)
     (folder.parent / f"{folder.name}.served.json").write_text(json.dumps(served, indent=1) + "\n")

@@ -83,6 +83,16 @@ def openai_counts(usage: dict[str, Any]) -> dict[str, int]:
     return counts
 
 
+def google_counts(usage: dict[str, Any]) -> dict[str, int]:
+    """genai-prices' usage of one Gemini API response (``usageMetadata``), as its own Google extractor maps it: the
+    tool-use prompt is input beside the prompt, the thoughts output beside the candidates."""
+    return {
+        "input_tokens": (usage.get("promptTokenCount") or 0) + (usage.get("toolUsePromptTokenCount") or 0),
+        "cache_read_tokens": usage.get("cachedContentTokenCount") or 0,
+        "output_tokens": (usage.get("candidatesTokenCount") or 0) + (usage.get("thoughtsTokenCount") or 0),
+    }
+
+
 def _records(path: Path) -> list[dict[str, Any]]:
     data = path.read_bytes()
     if data.lstrip().startswith(b"["):

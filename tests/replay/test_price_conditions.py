@@ -13,7 +13,7 @@ from genai_prices import Usage, calc_price
 from typer.testing import CliRunner
 
 from compactctl.cli.main import app
-from tests.replay.test_bill import anthropic_counts, openai_counts
+from tests.replay.test_bill import anthropic_counts, google_counts, openai_counts
 
 RECORDED = Path(__file__).parents[1] / "recorded" / "data"
 TIERS = RECORDED / "codex-0.171.0-service-tiers"
@@ -33,6 +33,8 @@ def _served_cost(name: str, provider: str, conditions: bool = True) -> float:
         if provider == "openai":
             counts = openai_counts({**usage, "cached_input_tokens": usage["input_tokens_details"]["cached_tokens"]})
             context = {"service_tier": response["service_tier"]} if "service_tier" in response else None
+        elif provider == "google":
+            counts, context = google_counts(usage), None
         else:
             counts = anthropic_counts(usage)
             context = {"speed": "fast"} if usage.get("speed") == "fast" else None

@@ -82,6 +82,19 @@ def test_a_codex_subagents_thread_is_part_of_its_roots_session_not_one_of_its_ow
     assert root.startswith("01a242e6-d767")  # the root's thread, not its subagent's (01a242e6-d7bc-...)
 
 
+def test_a_gemini_subagents_chat_is_part_of_its_sessions_not_one_of_its_own(home: Path) -> None:
+    # Gemini CLI 0.61 writes a subagent's chat in a folder named by the session's id, beside the session's file.
+    chats = home / ".gemini" / "tmp" / "project" / "chats"
+    fixture = DATA.parent.parent.parent / "recorded" / "data" / "gemini-cli-0.61.0-subagent"
+    for path in fixture.rglob("*.jsonl"):
+        (chats / path.relative_to(fixture)).parent.mkdir(parents=True, exist_ok=True)
+        (chats / path.relative_to(fixture)).write_bytes(path.read_bytes())
+    found = session_files({}, home, "gemini")
+    assert len(found) == 2 and GEMINI_ID in [s.session_id for s in found]  # the fixture laid out, and the new one
+    (new,) = [s for s in found if s.session_id != GEMINI_ID]
+    assert new.path.parent == chats and new.session_id.startswith("ab9b5a67")  # not its subagent's (b44e6031-...)
+
+
 def test_the_clients_own_variables_move_their_folders(tmp_path: Path) -> None:
     lay_out(tmp_path / "elsewhere")
     env = {
