@@ -13,6 +13,7 @@ format that says it carries usage (``Format.carries_usage``); ``read_recorded`` 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -217,6 +218,37 @@ class RecordedSession:
             if call.usage is not None and not call.copied:
                 total = total + call.usage
         return total
+
+
+def with_subagents(session: RecordedSession, children: list[tuple[str, RecordedSession]]) -> RecordedSession:
+    """``session`` with the calls of its subagents' own files (each ``(name, session)``: Codex's rollouts, Gemini
+    CLI's chats) billed in it, their contexts labelled ``subagent <name>``."""
+    if not children:
+        return session
+    contexts, merged = list(session.contexts), session
+    for name, child in children:
+        contexts += [dataclasses.replace(c, label=f"subagent {name}") for c in child.contexts if c.calls]
+        merged = dataclasses.replace(
+            merged,
+            # The threads' own totals: the session's is their sum (the check of the calls paired), where each has one.
+            reported_total=_sum(merged.reported_total, child.reported_total, both=True),
+            unpaired=_sum(merged.unpaired, child.unpaired),
+            unheld_calls=merged.unheld_calls + child.unheld_calls,
+            compaction_calls=merged.compaction_calls + child.compaction_calls,
+            compaction_estimate=_sum(merged.compaction_estimate, child.compaction_estimate),
+            compaction_calls_estimated=merged.compaction_calls_estimated + child.compaction_calls_estimated,
+            priced_apart=merged.priced_apart + child.priced_apart,
+            estimated_apart=merged.estimated_apart + child.estimated_apart,
+            off_thread=merged.off_thread + child.off_thread,
+            copied_from=tuple(sorted({*merged.copied_from, *child.copied_from})),
+        )
+    return dataclasses.replace(merged, contexts=contexts)
+
+
+def _sum(one: ApiUsage | None, other: ApiUsage | None, both: bool = False) -> ApiUsage | None:
+    if one is None or other is None:
+        return None if both else one or other
+    return one + other
 
 
 def timestamp_of(value: Any) -> float | None:

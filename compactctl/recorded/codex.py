@@ -60,8 +60,9 @@ from compactctl.recorded import (
     integer,
     service_tier_pricing,
     timestamp_of,
+    with_subagents,
 )
-from compactctl.recorded.codex_agents import child_rollouts, first_meta, with_subagents
+from compactctl.recorded.codex_agents import child_rollouts, first_meta
 from compactctl.transcript import Message
 
 NAME = "codex"

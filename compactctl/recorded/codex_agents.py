@@ -11,7 +11,6 @@ its parent (``read_by_parent``). Measured with the real 0.171.0 (tests/fakes/rec
 
 from __future__ import annotations
 
-import dataclasses
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,6 @@ from typing import Any
 import orjson
 
 from compactctl import lazyre
-from compactctl.recorded import ApiUsage, RecordedSession
 
 # rollout-2026-12-04T21-08-46-<uuid>.jsonl: when the thread started, then its id.
 _NAME = lazyre.compile(r"^rollout-(\d{4})-(\d{2})-(\d{2})T[\d-]+-([0-9a-f-]{36})\.jsonl$")
@@ -75,36 +73,6 @@ def child_rollouts(path: str, thread: str, last_day: date | None = None) -> list
             if parent_of(first_meta(candidate)) == thread:
                 found.append(candidate)
     return found
-
-
-def with_subagents(session: RecordedSession, children: list[tuple[str, RecordedSession]]) -> RecordedSession:
-    """``session`` with the calls of the subagents' rollouts (each named by its agent path) billed in it."""
-    if not children:
-        return session
-    contexts, merged = list(session.contexts), session
-    for name, child in children:
-        contexts += [dataclasses.replace(c, label=f"subagent {name}") for c in child.contexts if c.calls]
-        merged = dataclasses.replace(
-            merged,
-            # The threads' own totals: the session's is their sum (the check of the calls paired), where each has one.
-            reported_total=_sum(merged.reported_total, child.reported_total, both=True),
-            unpaired=_sum(merged.unpaired, child.unpaired),
-            unheld_calls=merged.unheld_calls + child.unheld_calls,
-            compaction_calls=merged.compaction_calls + child.compaction_calls,
-            compaction_estimate=_sum(merged.compaction_estimate, child.compaction_estimate),
-            compaction_calls_estimated=merged.compaction_calls_estimated + child.compaction_calls_estimated,
-            priced_apart=merged.priced_apart + child.priced_apart,
-            estimated_apart=merged.estimated_apart + child.estimated_apart,
-            off_thread=merged.off_thread + child.off_thread,
-            copied_from=tuple(sorted({*merged.copied_from, *child.copied_from})),
-        )
-    return dataclasses.replace(merged, contexts=contexts)
-
-
-def _sum(one: ApiUsage | None, other: ApiUsage | None, both: bool = False) -> ApiUsage | None:
-    if one is None or other is None:
-        return None if both else one or other
-    return one + other
 
 
 def read_by_parent(source: str, sources: set[str]) -> bool:

@@ -57,8 +57,8 @@ from compactctl.recorded import (
     RecordedSession,
     integer,
     timestamp_of,
+    with_subagents,
 )
-from compactctl.recorded.codex_agents import with_subagents  # the merge is the same for any producer's subagents
 from compactctl.recorded.gemini_agents import subagent_chats
 from compactctl.transcript import Message
 
