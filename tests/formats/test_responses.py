@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from compactctl.compaction import compact
 from compactctl.formats import load
@@ -10,6 +14,7 @@ from compactctl.formats.responses import ResponsesNative
 from compactctl.transcript import content_text, find_violation
 from tests.conftest import unchanged
 from tests.formats.fixtures import lines, read, rewritten, shape
+from tests.properties import examples
 
 
 def test_items_map_to_canonical_messages():
@@ -100,3 +105,46 @@ def test_calls_before_the_text_of_one_response_are_one_turn_written_back_in_thei
     written = lines(rewritten(fmt, transcript, trimmed))
     assert [item["type"] for item in written] == [item["type"] for item in items]
     assert written[3] == items[3] and written[4]["output"] == "[elided]"
+
+
+@st.composite
+def responses_turns(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Input items as a Responses client (Codex among them) saves them: each response's reasoning, text and calls in
+    either order the API streams them, each call answered after the response, a response with no call the end of
+    the turn, now and then another agent's message."""
+    items: list[dict[str, Any]] = [
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Go."}]}
+    ]
+    for turn in range(draw(st.integers(1, 5))):
+        calls = [
+            {"type": "function_call", "call_id": f"c{turn}_{n}", "name": "sh", "arguments": f'{{"n": {n}}}'}
+            for n in range(draw(st.integers(0, 2)))
+        ]
+        text = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": f"Turn {turn}."}]}
+        response = [*calls, text] if draw(st.booleans()) else [text, *calls]
+        if draw(st.booleans()):
+            response.insert(0, {"type": "reasoning", "id": f"rs_{turn}", "summary": [], "encrypted_content": "gAAA"})
+        items += response
+        items += [{"type": "function_call_output", "call_id": c["call_id"], "output": f"out {turn}"} for c in calls]
+        if not calls:  # the turn is over: the next response answers the user's next message
+            items.append({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "And?"}]})
+        if draw(st.booleans()):
+            note = f"Message Type: FINAL_ANSWER\nPayload:\nagent {turn} done"
+            items.append({"type": "agent_message", "author": "/root/a", "recipient": "/root",
+                          "content": [{"type": "input_text", "text": note}]})  # fmt: skip
+    return items
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(responses_turns())
+def test_any_order_of_a_responses_items_reads_as_valid_turns_and_writes_back(items: list[dict[str, Any]]):
+    data = b"".join(orjson.dumps(item) + b"\n" for item in items)
+    fmt, (transcript,) = load(data)
+    assert fmt.name == "responses"
+    assert find_violation(transcript.messages, fmt.carried_parts) is None
+    assert fmt.write([transcript]) == data
+    # Every tool result changed: each item written back in its place, the outputs with their new text.
+    changed = [{**m, "content": "[elided]"} if m["role"] == "tool" else m for m in transcript.messages]
+    written = lines(rewritten(fmt, transcript, changed))
+    assert [item["type"] for item in written] == [item["type"] for item in items]
+    assert all(item["output"] == "[elided]" for item in written if item["type"] == "function_call_output")
