@@ -13,6 +13,7 @@ tests/recorded/data/ (README.md there says what each holds).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -51,12 +52,17 @@ def codex_subagent_session(codex: Codex, fake: FakeResponses) -> None:
 
 def codex_subagent_fixture(root: Path) -> list[Path]:
     """``codex_subagent_session``, kept with what the fake served."""
+    return _recorded(root, codex_subagent_session, "subagent")
+
+
+def _recorded(root: Path, session: Callable[[Codex, FakeResponses], None], name: str) -> list[Path]:
+    """``session`` run by the real Codex with multi-agent on, its rollouts kept as ``codex-<version>-<name>/``."""
     client = require_client("codex")
     with _serving() as served, FakeResponses() as fake:
         codex = Codex(client, root, project(root), fake, model="gpt-5.5", extra_config=MULTI_AGENT)
-        codex_subagent_session(codex, fake)
+        session(codex, fake)
         files = {path.name: path.read_bytes() for path in codex.rollouts()}
-        return _kept(RECORDED / f"codex-{_version(client.version)}-subagent", files, root, served)
+        return _kept(RECORDED / f"codex-{_version(client.version)}-{name}", files, root, served)
 
 
 def codex_forked_subagent_session(codex: Codex, fake: FakeResponses) -> None:
@@ -92,12 +98,7 @@ def codex_forked_subagent_session(codex: Codex, fake: FakeResponses) -> None:
 
 def codex_forked_subagent_fixture(root: Path) -> list[Path]:
     """``codex_forked_subagent_session``, kept with what the fake served."""
-    client = require_client("codex")
-    with _serving() as served, FakeResponses() as fake:
-        codex = Codex(client, root, project(root), fake, model="gpt-5.5", extra_config=MULTI_AGENT)
-        codex_forked_subagent_session(codex, fake)
-        files = {path.name: path.read_bytes() for path in codex.rollouts()}
-        return _kept(RECORDED / f"codex-{_version(client.version)}-subagent-forked", files, root, served)
+    return _recorded(root, codex_forked_subagent_session, "subagent-forked")
 
 
 if __name__ == "__main__":
