@@ -250,14 +250,14 @@ class ItemReader:
         content = content_to_canonical(item.get("content"))
         if content is not None and not isinstance(content, (str, list)):
             raise InputError(f"{role} message content is {type(content).__name__}", self.path, line)
-        joined = self.messages[self.open_assistant] if self.open_assistant is not None else None
-        said = [part for part in _parts(joined.get("content")) if not is_thinking(part)] if joined else None
-        if role == "assistant" and joined is not None and not said:
+        at = self.open_assistant
+        joined = self.messages[at] if at is not None else None
+        if role == "assistant" and at is not None and joined is not None and not _said(joined):
             # The calls came first in the response and its text after them (the API pairs outputs by call_id, and
             # a model may write so): one turn, its items kept in their order for the writer.
             reasoning = _parts(joined.get("content"))
             joined["content"] = [*reasoning, *_parts(content)] if reasoning else content
-            self.units[self.origins[self.open_assistant]].extend([*self.pending, native])  # type: ignore[index]
+            self.units[self.origins[at]].extend([*self.pending, native])
             self.pending = []
             return
         message: Message = {"role": role, "content": content}
@@ -293,6 +293,11 @@ class ItemReader:
         for message, index in zip(self.messages, self.origins, strict=True):
             originals[index] = _copy(message)
         return tuple(tuple(unit) for unit in self.units), tuple(originals)
+
+
+def _said(message: Message) -> bool:
+    """Whether a message holds text or parts beyond its reasoning."""
+    return any(not is_thinking(part) for part in _parts(message.get("content")))
 
 
 def _parts(content: Any) -> list[Any]:
