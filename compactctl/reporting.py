@@ -112,7 +112,8 @@ class MeasureSum:
     def add(self, item: MessageSource) -> None:
         if isinstance(item, Transcript):
             # What the model receives when the producer's client resumes it (model_input): one measure everywhere.
-            self.add_transcript(model_input(item), item.label, native_violations(item), item.read_as)
+            continued = item.native is not None and item.native.continues_another()
+            self.add_transcript(model_input(item), item.label, native_violations(item), item.read_as, continued)
         else:
             self.add_transcript(item[1], item[0])
 
@@ -122,18 +123,20 @@ class MeasureSum:
         label: str = "",
         native: Violation | list[Violation] | None = None,
         read_as: str | None = None,
+        continued: bool = False,
     ) -> None:
         """Measure one transcript; ``native`` are the rules of its own API it breaks, found apart;
-        ``read_as`` (its format) says which of its producer's blocks its messages may carry."""
-        self.start_transcript(read_as)
+        ``read_as`` (its format) says which of its producer's blocks its messages may carry; ``continued``: the
+        client sends another file's context before it (``Native.continues_another``)."""
+        self.start_transcript(read_as, continued)
         for message in messages:
             self.feed(message)
         self.end_transcript(label, native)
 
     # The same, a message at a time, for a caller walking two transcripts at once (before and after).
-    def start_transcript(self, read_as: str | None = None) -> None:
+    def start_transcript(self, read_as: str | None = None, continued: bool = False) -> None:
         self.transcripts += 1
-        self._validator = Validator(carried_parts(read_as), opens_on_user(read_as))
+        self._validator = Validator(carried_parts(read_as), opens_on_user(read_as) and not continued)
         self._context = 0  # tokens of the messages so far: the input of a call made now
 
     def feed(self, message: Message) -> None:

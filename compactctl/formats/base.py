@@ -76,6 +76,11 @@ class Native(Generic[Unit]):
         holds (Codex writes its initial context again after a compacted line that left it out)."""
         return ()
 
+    def continues_another(self) -> bool:
+        """Whether the client sends another file's context before these messages (a forked subagent's parent's):
+        then the file may open on the model's turn."""
+        return False
+
     def resumed(self, messages: list[Message]) -> list[Message]:
         """``messages`` as the producer's client sends them on resume: ``added_on_resume`` put back after
         the system prompt (a format whose client mends the history more says so in its own)."""

@@ -423,6 +423,13 @@ class ClaudeCodeNative(Native[Source]):
     records: tuple[Record, ...] = ()
     leaf: int | None = None  # the record new records continue from (the active leaf); None: no message
 
+    def continues_another(self) -> bool:
+        # A forked subagent's file (2.1.332, ``subagent_type: "fork"``) opens on a ``fork-context-ref``: the client
+        # sends the session's context up to ``parentLastUuid`` first, then this file's copy of the Agent call.
+        return any(isinstance(r.value, dict) and r.value.get("type") == FORK_REF for r in self.records[:1])
+
+
+FORK_REF = "fork-context-ref"  # the first record of a forked subagent's file: whose context it goes on from
 
 # The fields the reader and the recorded-usage reader rely on, with the type each must have.
 RECORD_FIELDS = (

@@ -50,6 +50,7 @@ from compactctl.recorded import (
     timestamp_of,
     usage_pricing,
 )
+from compactctl.recorded.claude_code_agents import subagent_sessions
 from compactctl.recorded.claude_code_chain import (
     Index,
     chain_to,
@@ -361,12 +362,13 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
     contexts = [c for c in contexts if c.calls or c.messages]
     off_thread = tuple(_off_thread_calls(index, walked))
     requests = side_requests(values)
-    shared_calls, shared_with = len(shared), set(shared.values())
-    for name, subagent, asked in _subagent_sessions(path, run):
+    shared_calls, shared_with, forked_from = len(shared), set(shared.values()), set[str]()
+    for name, subagent, asked in subagent_sessions(path, run, read, index):
         contexts += [dataclasses.replace(c, label=f"subagent {name}") for c in subagent.contexts if c.calls]
         off_thread += subagent.off_thread
         shared_calls += subagent.shared_calls
         shared_with |= set(subagent.shared_with)
+        forked_from |= set(subagent.copied_from)  # a forked subagent's copy of this session's call
         # A subagent's WebFetch and WebSearch requests are billed in the session's cost-state, as its own are.
         requests = SideRequests(requests.calls + asked.calls, requests.searches + asked.searches)
     by_model = usage_by_model(values)  # the last cost-state, read once: the total and the side requests' models
@@ -415,7 +417,7 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         compaction_calls=len(own) if reported is not None else len(estimates),
         compaction_estimate=sum(estimates, ApiUsage(0)) if estimates else None,
         compaction_calls_estimated=len(estimates),
-        copied_from=tuple(sorted(set(copied.values()))),
+        copied_from=tuple(sorted({*copied.values(), *forked_from})),
         shared_calls=shared_calls,
         shared_with=tuple(sorted(shared_with)),
         priced_apart=side,
@@ -477,24 +479,3 @@ def _off_thread_calls(index: Index, walked: set[str]) -> list[RecordedCall]:
         model, written = first["message"].get("model"), timestamp_of(first.get("timestamp"))
         calls.append(RecordedCall(-1, model, written, usage_of(best), copy_key=key, pricing=usage_pricing(best)))
     return calls
-
-
-def _subagent_sessions(path: str, run: InRun) -> list[tuple[str, RecordedSession, SideRequests]]:
-    """The subagents' own files (``<session>/subagents/agent-*.jsonl``) beside a session file, read, with the side
-    requests their tool results show."""
-    from pathlib import Path
-
-    from compactctl.formats.records import parse_records
-
-    folder = Path(path).with_suffix("") / "subagents"
-    if not path.endswith(".jsonl") or not folder.is_dir():
-        return []
-    found = []
-    for file in sorted(folder.glob("agent-*.jsonl")):
-        try:
-            records = parse_records(file.read_bytes(), str(file))[0]
-        except (OSError, InputError):
-            continue  # a subagent file that does not read is left out, not the session
-        asked = side_requests([r.value for r in records if isinstance(r.value, dict)])
-        found.append((file.stem.removeprefix("agent-"), read(records, str(file), run), asked))
-    return found

@@ -1,4 +1,4 @@
-"""Record Codex multi-agent sessions with the real client against the loopback fake, with what the fake served
+"""Record multi-agent sessions with the real clients against the loopback fakes, with what the fake served
 (``<fixture>.served.json``): the bill.
 
     PATH=<.ci/cache/npm/node_modules/.bin>:$PATH python -m tests.fakes.record_subagents [NAME...]
@@ -6,8 +6,9 @@
 Codex 0.171.0 on gpt-5.5 with ``multi_agent_v2`` on: the root agent writes a line of commentary after its
 ``spawn_agent`` call in the same response (the fake streams the call first), the subagent runs a command and
 answers, the root waits for it and answers. The subagent's rollout is written beside the root's; the fake
-answers each agent from a script of its own (``agent_name`` in the request's turn metadata). The fixtures go to
-tests/recorded/data/ (README.md there says what each holds).
+answers each agent from a script of its own (``agent_name`` in the request's turn metadata). Claude Code
+2.1.332's forked subagent (``subagent_type: "fork"``). The fixtures go to tests/recorded/data/ (README.md there
+says what each holds).
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.fakes.clients import Codex, require_client
+from tests.fakes.anthropic import FakeAnthropic
+from tests.fakes.clients import ClaudeCode, Codex, require_client
 from tests.fakes.record_copies import RECORDED, _serving, record_named
-from tests.fakes.record_fixtures import ANSWER, _version
+from tests.fakes.record_fixtures import ANSWER, _claude_print, _version
 from tests.fakes.record_tiers import _kept
 from tests.fakes.responses import FakeResponses
 from tests.fakes.scenarios import project
@@ -101,5 +103,30 @@ def codex_forked_subagent_fixture(root: Path) -> list[Path]:
     return _recorded(root, codex_forked_subagent_session, "subagent-forked")
 
 
+def claude_code_fork_subagent_fixture(root: Path) -> list[Path]:
+    """Claude Code 2.1.332 on claude-opus-4-7: a turn with a Read, then the Agent tool with ``subagent_type:
+    "fork"`` in the foreground (a subagent on the session's own context: its file opens on a ``fork-context-ref``
+    and a copy of the session's Agent call), which reads the notes and answers; 6 responses served."""
+    client = require_client("claude")
+    with _serving() as served, FakeAnthropic() as fake:
+        claude = ClaudeCode(client, root, project(root), fake)
+        notes = str(claude.cwd / "notes.txt")
+        fake.enqueue(Reply(text="Reading.", tool_calls=(ToolCall("Read", {"file_path": notes}),)), "Read it.")
+        session = _claude_print(claude, "Read the notes.", "--model", "claude-opus-4-7")
+        task = {"description": "Check the notes", "prompt": "Say what the notes ask, in one line.",
+                "subagent_type": "fork", "run_in_background": False}  # fmt: skip
+        fake.enqueue(
+            Reply(text="Asking a fork.", tool_calls=(ToolCall("Agent", task),)),
+            Reply(tool_calls=(ToolCall("Read", {"file_path": notes}),)),
+            "The notes ask for CSV.",
+            "The fork confirms: CSV.",
+        )
+        _claude_print(claude, "Ask a fork to check.", "--model", "claude-opus-4-7", "--resume", session)
+        assert not fake.errors and not fake.script, fake.errors
+        folder = claude.session_file(session).parent
+        files = {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+        return _kept(RECORDED / f"claude-code-{_version(client.version)}-fork-subagent", files, root, served)
+
+
 if __name__ == "__main__":
-    record_named((codex_subagent_fixture, codex_forked_subagent_fixture))
+    record_named((codex_subagent_fixture, codex_forked_subagent_fixture, claude_code_fork_subagent_fixture))

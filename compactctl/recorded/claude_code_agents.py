@@ -1,0 +1,87 @@
+"""Claude Code's subagents' own files, read beside the session, and what a forked subagent copies.
+
+A subagent (the Agent tool) writes ``<session>/subagents/agent-<id>.jsonl``: its calls are billed with the session.
+2.1.332's ``subagent_type: "fork"`` runs one on the session's own context: its file opens on a ``fork-context-ref``
+record (``parentSessionId``, ``parentLastUuid``, ``contextLength``) and a copy of the session's last response (the
+Agent call itself: the same message id and usage, fewer blocks), then its own calls. That response was billed in
+the session's file, so the copy is marked copied (measured with the real client against the loopback fake: 6
+responses served, 7 billed before).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from compactctl import jsonbytes
+from compactctl.errors import InputError
+from compactctl.formats.claude_code import FORK_REF
+from compactctl.formats.records import Record
+from compactctl.recorded import InRun, RecordedContext, RecordedSession
+from compactctl.recorded.claude_code_chain import Index
+from compactctl.recorded.claude_code_side import SideRequests, side_requests
+
+
+def subagent_sessions(
+    path: str, run: InRun, read: Callable[[list[Record], str, InRun], RecordedSession], index: Index
+) -> list[tuple[str, RecordedSession, SideRequests]]:
+    """The subagents' own files beside a session file, read (``read``: the session reader), with the side requests
+    their tool results show; a forked subagent's copy of the session's response (``index``'s) marked copied."""
+    from compactctl.formats.records import parse_records
+
+    folder = Path(path).with_suffix("") / "subagents"
+    if not path.endswith(".jsonl") or not folder.is_dir():
+        return []
+    found = []
+    for file in sorted(folder.glob("agent-*.jsonl")):
+        try:
+            records = parse_records(file.read_bytes(), str(file))[0]
+        except (OSError, InputError):
+            continue  # a subagent file that does not read is left out, not the session
+        values = [r.value for r in records if isinstance(r.value, dict)]
+        subagent = read(records, str(file), run)
+        fork = next((value for value in values if value.get("type") == FORK_REF), None)
+        if fork is not None:
+            subagent = _copies_marked(subagent, _responses(index, index.values), _responses_of(values))
+            parent = fork.get("parentSessionId")
+            subagent = dataclasses.replace(subagent, copied_from=(parent,) if isinstance(parent, str) else ())
+        found.append((file.stem.removeprefix("agent-"), subagent, side_requests(values)))
+    return found
+
+
+def _copies_marked(
+    subagent: RecordedSession, made_here: set[tuple[str, bytes]], copied: dict[str, tuple[str, bytes]]
+) -> RecordedSession:
+    """The subagent's calls that are a response the session made (its message id and usage) marked copied."""
+
+    def marked(context: RecordedContext) -> RecordedContext:
+        calls = [
+            dataclasses.replace(call, copied=True)
+            if call.copy_key and copied.get(call.copy_key.split(" ", 1)[0]) in made_here
+            else call
+            for call in context.calls
+        ]
+        return dataclasses.replace(context, calls=calls)
+
+    return dataclasses.replace(subagent, contexts=[marked(context) for context in subagent.contexts])
+
+
+def _responses(index: Index, values: list[dict[str, Any]]) -> set[tuple[str, bytes]]:
+    """(message id, its usage) of each record of a response the session's file holds."""
+    return {
+        (message_id, jsonbytes.dumps(values[at]["message"].get("usage")))
+        for message_id, records in index.responses.items()
+        for at in records
+    }
+
+
+def _responses_of(values: list[dict[str, Any]]) -> dict[str, tuple[str, bytes]]:
+    """The same for a subagent's file, by message id."""
+    found: dict[str, tuple[str, bytes]] = {}
+    for value in values:
+        message = value.get("message")
+        if isinstance(message, dict) and message.get("role") == "assistant" and isinstance(message.get("id"), str):
+            found.setdefault(message["id"], (message["id"], jsonbytes.dumps(message.get("usage"))))
+    return found
