@@ -258,9 +258,45 @@ def claude_sessions(root: Path, out: Path) -> list[Made]:
                 served=SERVED[mark:],
             )
         )
+        made.append(_claude_subagents_session(ClaudeCode(client, root / "agents", project(root / "agents"), fake), out))
         for m in made:
             m.notes.append(str(m.resume()))
     return made
+
+
+def _claude_subagents_session(claude: ClaudeCode, out: Path) -> Made:
+    """Claude Code 2.1.332's subagents in one session: a forked one (``subagent_type: "fork"``: its file opens on a
+    copy of the session's Agent call) and a general-purpose one on haiku (whose requests carry ``role: "system"``
+    messages), each in the foreground, after a turn with a Read."""
+    fake, model = claude.fake, ("--model", "claude-opus-4-7")
+    before, mark = _fake_calls(fake), len(SERVED)
+    notes = str(claude.cwd / "notes.txt")
+    fake.enqueue(Reply(text="Reading.", tool_calls=(ToolCall("Read", {"file_path": notes}),)), "Read it.")
+    session = _claude(claude, "Read the notes.", *model)
+    for kind, extra in (("fork", {}), ("general-purpose", {"model": "haiku"})):
+        task = {"description": "Check the notes", "prompt": "Say what the notes ask, in one line.",
+                "subagent_type": kind, "run_in_background": False, **extra}  # fmt: skip
+        fake.enqueue(
+            Reply(text="Asking a subagent.", tool_calls=(ToolCall("Agent", task),)),
+            Reply(tool_calls=(ToolCall("Read", {"file_path": notes}),)),
+            "The notes ask for CSV.",
+            f"The {kind} subagent confirms: CSV.",
+        )
+        _claude(claude, f"Ask a {kind} subagent to check.", *model, "--resume", session)
+    after = _fake_calls(fake)
+    folder = out / "claude-subagents"
+    shutil.rmtree(folder, ignore_errors=True)
+    shutil.copytree(claude.session_file(session).parent, folder)
+    return Made(
+        "claude-code: a forked subagent and one on haiku (opus-4-7, haiku-5-5)",
+        "claude-code",
+        sorted(folder.rglob("*.jsonl")),
+        after[0] - before[0],
+        after[1] - before[1],
+        resume=_claude_resumer(claude, fake, [session]),
+        target=folder / f"{session}.jsonl",
+        served=SERVED[mark:],
+    )
 
 
 def _claude_resumer(claude: ClaudeCode, fake: FakeAnthropic, sessions: list[str]) -> Any:
