@@ -222,12 +222,19 @@ class RecordedSession:
 
 def with_subagents(session: RecordedSession, children: list[tuple[str, RecordedSession]]) -> RecordedSession:
     """``session`` with the calls of its subagents' own files (each ``(name, session)``: Codex's rollouts, Gemini
-    CLI's chats) billed in it, their contexts labelled ``subagent <name>``."""
+    CLI's chats) billed in it, each one's own context labelled ``subagent <name>`` (its subagents' keep theirs), a
+    label one already has numbered on: calibration fits a context's hidden prefix by its label."""
     if not children:
         return session
     contexts, merged = list(session.contexts), session
+    labels = {c.label for c in contexts}
     for name, child in children:
-        contexts += [dataclasses.replace(c, label=f"subagent {name}") for c in child.contexts if c.calls]
+        for context in child.contexts:
+            if not context.calls:
+                continue
+            label = _unused(f"subagent {name}" if context.label == "main" else context.label, labels)
+            labels.add(label)
+            contexts.append(dataclasses.replace(context, label=label))
         merged = dataclasses.replace(
             merged,
             # The threads' own totals: the session's is their sum (the check of the calls paired), where each has one.
@@ -243,6 +250,14 @@ def with_subagents(session: RecordedSession, children: list[tuple[str, RecordedS
             copied_from=tuple(sorted({*merged.copied_from, *child.copied_from})),
         )
     return dataclasses.replace(merged, contexts=contexts)
+
+
+def _unused(label: str, taken: set[str]) -> str:
+    """``label``, or ``label 2``, ``label 3``, ... where it is taken."""
+    found, n = label, 2
+    while found in taken:
+        found, n = f"{label} {n}", n + 1
+    return found
 
 
 def _sum(one: ApiUsage | None, other: ApiUsage | None, both: bool = False) -> ApiUsage | None:

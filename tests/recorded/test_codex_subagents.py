@@ -16,7 +16,7 @@ from compactctl.files.io import read_with_its_session
 from compactctl.formats import get_format, load
 from compactctl.formats.records import parse_records
 from compactctl.model_input import model_input
-from compactctl.recorded import codex
+from compactctl.recorded import RecordedCall, RecordedContext, RecordedSession, codex, with_subagents
 from compactctl.transcript import content_text, find_violation
 from tests.fakes.clients import Codex, require_client
 from tests.fakes.record_subagents import MULTI_AGENT, codex_subagent_session
@@ -160,3 +160,21 @@ def test_codex_resumes_the_root_agents_rollout_compactctl_wrote(tmp_path: Path, 
         assert "agent_message" in sent
         spawn = next(i for i, item in enumerate(first["input"]) if item.get("name") == "spawn_agent")
         assert first["input"][spawn + 1].get("type") == "message"
+
+
+def test_each_subagents_context_keeps_a_label_of_its_own():
+    # Calibration fits a hidden prefix per label: two agents of one name, and a subagent's own subagent, stay apart.
+    def calls(label: str) -> RecordedContext:
+        return RecordedContext(label, [{"role": "assistant", "content": "x"}], [RecordedCall(0, "gpt-5.5", None, None)])
+
+    nested = RecordedSession("codex", [calls("main"), calls("subagent /root/a/b")])
+    merged = with_subagents(
+        RecordedSession("codex", [calls("main")]),
+        [("/root/a", nested), ("/root/a", RecordedSession("codex", [calls("main")]))],
+    )
+    assert [c.label for c in merged.contexts] == [
+        "main",
+        "subagent /root/a",
+        "subagent /root/a/b",
+        "subagent /root/a 2",
+    ]
