@@ -11,6 +11,7 @@ its parent (``read_by_parent``). Measured with the real 0.171.0 (tests/fakes/rec
 
 from __future__ import annotations
 
+import functools
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,16 @@ MAX_DAYS = 31  # day folders looked in after the parent's first: a thread runs f
 
 def first_meta(path: Path) -> dict[str, Any]:
     """The ``session_meta`` payload a rollout opens with; {} where it opens with none or does not read."""
+    try:
+        return _first_meta(str(path), path.stat().st_mtime_ns)
+    except OSError:
+        return {}
+
+
+@functools.lru_cache(maxsize=4096)
+def _first_meta(path: str, modified: int) -> dict[str, Any]:
+    """``first_meta``, read once per version of the file (``modified``: the key's): a folder run asks it of every
+    rollout of a day for each subagent's rollout given."""
     try:
         with open(path, "rb") as file:
             line = file.readline()

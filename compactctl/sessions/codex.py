@@ -12,7 +12,6 @@ exit; a killed process leaves the file, unlocked).
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import re
 import sqlite3
@@ -26,7 +25,7 @@ from typing import Any
 from compactctl import lazyre
 from compactctl.formats.records import Record
 from compactctl.sessions.live import Anchor
-from compactctl.sessions.records import first_values, rewrite_values
+from compactctl.sessions.records import rewrite_values
 
 NAME = "codex"  # its format\'s name, whose entry says RESUMABLE
 PRIOR_RATIO = 1.0  # its model's tokens per cl100k token where a session cannot tell
@@ -49,18 +48,9 @@ def session_files(root: Path) -> Iterator[Path]:
 
 
 def _meta(path: Path) -> dict[str, Any]:
-    try:
-        return _meta_of(str(path), path.stat().st_mtime_ns)
-    except OSError:
-        return {}
+    from compactctl.recorded.codex_agents import first_meta  # read once per version of the file, for all who ask
 
-
-@functools.lru_cache(maxsize=4096)
-def _meta_of(path: str, modified: int) -> dict[str, Any]:
-    """The first lines' ``session_meta`` payload, read once for the listing and the id (``modified``: the key's)."""
-    found = first_values(Path(path), lambda value: value.get("type") == "session_meta", lines=3)
-    payload = found[0].get("payload") if found else None
-    return payload if isinstance(payload, dict) else {}
+    return first_meta(path)
 
 
 def session_id(path: Path) -> str:
