@@ -44,44 +44,38 @@ def subagent_sessions(
         subagent = read(records, str(file), run)
         fork = next((value for value in values if value.get("type") == FORK_REF), None)
         if fork is not None:
-            subagent = _copies_marked(subagent, _responses(index, index.values), _responses_of(values))
-            parent = fork.get("parentSessionId")
-            subagent = dataclasses.replace(subagent, copied_from=(parent,) if isinstance(parent, str) else ())
+            subagent = _copies_marked(subagent, fork, _responses(values) & _responses(index.values))
         found.append((file.stem.removeprefix("agent-"), subagent, side_requests(values)))
     return found
 
 
 def _copies_marked(
-    subagent: RecordedSession, made_here: set[tuple[str, bytes]], copied: dict[str, tuple[str, bytes]]
+    subagent: RecordedSession, fork: dict[str, Any], made_here: set[tuple[str, bytes]]
 ) -> RecordedSession:
-    """The subagent's calls that are a response the session made (its message id and usage) marked copied."""
+    """The subagent's calls that are a response the session made (``made_here``: message id and usage) marked copied,
+    from the session its ``fork-context-ref`` names."""
+    copies = {message_id for message_id, _ in made_here}
 
     def marked(context: RecordedContext) -> RecordedContext:
         calls = [
-            dataclasses.replace(call, copied=True)
-            if call.copy_key and copied.get(call.copy_key.split(" ", 1)[0]) in made_here
-            else call
+            dataclasses.replace(call, copied=True) if (call.copy_key or "").split(" ", 1)[0] in copies else call
             for call in context.calls
         ]
         return dataclasses.replace(context, calls=calls)
 
-    return dataclasses.replace(subagent, contexts=[marked(context) for context in subagent.contexts])
+    parent = fork.get("parentSessionId")
+    return dataclasses.replace(
+        subagent,
+        contexts=[marked(context) for context in subagent.contexts],
+        copied_from=(parent,) if isinstance(parent, str) else (),
+    )
 
 
-def _responses(index: Index, values: list[dict[str, Any]]) -> set[tuple[str, bytes]]:
-    """(message id, its usage) of each record of a response the session's file holds."""
-    return {
-        (message_id, jsonbytes.dumps(values[at]["message"].get("usage")))
-        for message_id, records in index.responses.items()
-        for at in records
-    }
-
-
-def _responses_of(values: list[dict[str, Any]]) -> dict[str, tuple[str, bytes]]:
-    """The same for a subagent's file, by message id."""
-    found: dict[str, tuple[str, bytes]] = {}
+def _responses(values: list[dict[str, Any]]) -> set[tuple[str, bytes]]:
+    """(message id, its usage) of each response record of a file."""
+    found = set()
     for value in values:
         message = value.get("message")
         if isinstance(message, dict) and message.get("role") == "assistant" and isinstance(message.get("id"), str):
-            found.setdefault(message["id"], (message["id"], jsonbytes.dumps(message.get("usage"))))
+            found.add((message["id"], jsonbytes.dumps(message.get("usage"))))
     return found
