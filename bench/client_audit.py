@@ -131,9 +131,6 @@ class Made:
     target: Path | None = None  # what replay is given: the session folder, or the one file
     notes: list[str] = field(default_factory=list)
     served: list[tuple[str, str, dict[str, Any], bool]] = field(default_factory=list)  # every response, as served
-    # A model no price source lists (Codex 0.171's default, gpt-6.2-sol): replay is given --model-pricing this
-    # model, and the bill worked out apart prices the served responses at it.
-    price_as: str | None = None
 
 
 def _claude(claude: ClaudeCode, prompt: str, *extra: str) -> str:
@@ -454,14 +451,13 @@ def _codex_default_session(codex: Codex, out: Path) -> Made:
     target = out / "codex-default-model.jsonl"
     shutil.copy(rollout, target)
     return Made(
-        "codex: its default model, responses-lite and code mode (gpt-6.2-sol, priced as gpt-6.1-sol)",
+        "codex: its default model, responses-lite and code mode (gpt-6.2-sol, listed from genai-prices 0.2.5 on)",
         "codex",
         [target],
         (after[0] - before[0]) + (after[1] - before[1]),  # its requests carry no ``tools``: every one is a turn's
         0,
         resume=_codex_resumer(codex, fake, [_thread(rollout)]),
         served=SERVED[mark:],
-        price_as="gpt-6.1-sol",
     )
 
 
@@ -559,8 +555,7 @@ def bill_of(made: Made) -> tuple[float, int]:
 def audit(made: Made, strategies: list[str]) -> list[str]:
     lines = [f"## {made.name}", f"files: {', '.join(p.name for p in made.paths)}"]
     target = made.target or made.paths[0]
-    pricing = ["--model-pricing", made.price_as] if made.price_as else []
-    _, out, _ = cli("replay", str(target), "-t", "100000", "--json", *pricing)
+    _, out, _ = cli("replay", str(target), "-t", "100000", "--json")
     document = json.loads(out)
     files = document["files"]
     unpriced = sorted({m for f in files for m in f.get("api", {}).get("unpriced_models", [])})
@@ -568,16 +563,13 @@ def audit(made: Made, strategies: list[str]) -> list[str]:
     lines.append(f"1. priced: unpriced models {unpriced or 'none'}; row costs {costs}")
     bill_rows = [row for f in files for row in f["settings"] if row.get("basis") == "bill"]
     replay_bill = sum(row["cost"] or 0 for row in bill_rows)
-    if made.price_as is None:
-        expected, responses = bill_of(made)
-        gap = (replay_bill - expected) / expected if expected else float("nan")
-        lines.append(
-            f"2. bill: replay ${replay_bill:.6f}; the file's usage at list prices ${expected:.6f} ({gap:+.2%}, "
-            f"{responses} responses with usage)"
-        )
-    else:
-        lines.append(f"2. bill: replay ${replay_bill:.6f} with --model-pricing {made.price_as}")
-    served = served_cost([(p, made.price_as or m, u, t) for p, m, u, t in made.served])
+    expected, responses = bill_of(made)
+    gap = (replay_bill - expected) / expected if expected else float("nan")
+    lines.append(
+        f"2. bill: replay ${replay_bill:.6f}; the file's usage at list prices ${expected:.6f} ({gap:+.2%}, "
+        f"{responses} responses with usage)"
+    )
+    served = served_cost(made.served)
     lines.append(
         f"   every response the fake served ({len(made.served)}) at list prices ${served:.6f} "
         f"(replay {(replay_bill - served) / served:+.2%})"

@@ -29,6 +29,10 @@ CURRENT_MODELS = [
     ("gpt-5.4", "openai"),
     ("gpt-5.5", "openai"),
     ("gpt-5.6-terra", "openai"),
+    # Codex 0.171's default and Claude Code 2.1.332's subagent model: listed from genai-prices 0.2.5 on.
+    ("gpt-6.2-sol", "openai"),
+    ("claude-haiku-5-5", "anthropic"),
+    ("claude-opus-5-5", "anthropic"),
 ]
 
 
@@ -177,16 +181,17 @@ def test_every_model_the_real_clients_wrote_is_priced():
     from compactctl.replay.prices import PriceTable
 
     seen: set[tuple[str, str]] = set()
-    for path in sorted(REAL_CLIENTS.rglob("*.jsonl")):
+    recorded = Path(__file__).resolve().parents[1] / "recorded" / "data"
+    for path in [*sorted(REAL_CLIENTS.rglob("*.jsonl")), *sorted(recorded.rglob("*.jsonl"))]:
         records = records_of(path.read_bytes(), str(path), None)
         fmt, _ = load_records(records, str(path), "auto", None)
         session = read_recorded(fmt.name, records, str(path))
-        provider = {"claude-code": "anthropic", "codex": "openai"}.get(fmt.name)
+        provider = {"claude-code": "anthropic", "codex": "openai", "gemini": "google"}.get(fmt.name)
         if session is None or provider is None:
             continue
         calls = [*(c for context in session.contexts for c in context.calls), *session.off_thread]
         seen.update((str(c.model), provider) for c in calls if c.model)
-    assert {provider for _, provider in seen} == {"anthropic", "openai"}
+    assert {provider for _, provider in seen} == {"anthropic", "openai", "google"}
     assert sorted(m for m, p in seen if PriceTable({}).find(m, p) is None) == []
 
 
