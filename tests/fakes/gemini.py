@@ -9,12 +9,14 @@ ones carrying tools) take the next scripted :class:`Reply`, as SSE chunks (thoug
 calls, then ``finishReason`` with ``usageMetadata``) or one JSON body. Calls without tools
 (the CLI's model router, its summaries) get a short answer and leave the script alone. A subagent's
 calls (they declare ``complete_task``) take the script ``enqueue(..., agent=SUBAGENT)`` where one is given.
+A scripted :data:`HELD` is a call the fake never answers (nor bills): the client is interrupted while it waits.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -37,6 +39,9 @@ INPUT_TOO_LONG = "The input token count ({tokens}) exceeds the maximum number of
 # Gemini CLI gives every local subagent (``LocalAgentExecutor``) a ``complete_task`` tool, its only way to finish;
 # the main agent has none. The requests name no agent: the fake calls them all by this one name.
 SUBAGENT = "subagent"
+# A reply the fake holds: the request is read and left unanswered until the fake stops (the model still thinking),
+# so the client can be cancelled or killed with a call in flight. Nothing is billed for it.
+HELD = Reply(text="(held: never sent)")
 # What the real API answers for unequal counts (seen in Gemini CLI's own issue reports).
 COUNT_MISMATCH = (
     "Please ensure that the number of function response parts is equal to the number of function call parts "
@@ -146,6 +151,13 @@ class FakeGemini(FakeModelServer):
     implicit_cache: bool = False
     served: list[tuple[str, dict[str, Any], bool]] = field(default_factory=list)
     _last_main: tuple[Any, Any, list[Any]] | None = None  # (system, tools, contents) of the last main request
+    # Set once a HELD reply's request came in (the recorder interrupts the client then); ``stop`` releases it.
+    holding: threading.Event = field(default_factory=threading.Event)
+    _released: threading.Event = field(default_factory=threading.Event)
+
+    def stop(self) -> None:
+        self._released.set()  # a held request's thread ends, its connection closed with the server
+        super().stop()
 
     def model_calls(self, rejected: bool = False) -> list[dict[str, Any]]:
         """The main-loop requests (they carry the CLI's tools) the fake accepted (or all), in order."""
@@ -204,6 +216,11 @@ class FakeGemini(FakeModelServer):
             return
         if body.get("tools"):
             reply = self.next_reply(agent_of(body))
+            if reply is HELD:
+                self.holding.set()
+                self._released.wait(600)
+                handler.close_connection = True
+                return
             parts = reply_parts(reply)
         else:
             reply = Reply(text=_router_answer(body))
