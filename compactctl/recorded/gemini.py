@@ -31,6 +31,8 @@ What Gemini CLI writes (0.61, ``packages/core/src/services/chatRecordingService.
   that summary (the history, the summary, and the request again); neither is recorded. Each is
   estimated as the request it was: the replaced messages counted (cl100k) plus the compressor's
   prompt, the summary (the new list's first new user message) as output.
+- **A cancelled turn** (Esc in the interactive client) writes its tool calls, cancelled, on a ``gemini`` record
+  of their own with no ``tokens``: context the client keeps, no call (``kind: "harness"``).
 - A header record (``sessionId``, ``projectHash``, ``startTime``) written again is a resume:
   the hidden prefix (system prompt, the date and folder listing of ``<session_context>``) may
   change there.
@@ -46,7 +48,7 @@ from typing import Any
 
 from compactctl.errors import InputError
 from compactctl.formats.gemini import converted
-from compactctl.formats.records import Record
+from compactctl.formats.records import Record, annotate
 from compactctl.recorded import (
     ALONE,
     ApiUsage,
@@ -190,6 +192,13 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
     chat = _chat(records, path)
     thread = [chat.latest[i] for i in chat.thread]
     messages, units = converted(thread)
+    if chat.calls:
+        # A ``gemini`` record no copy of which has usage, where the chat's responses record theirs: the client's own.
+        # Esc in the interactive 0.61 client writes the turn's cancelled tool calls so, on a record of their own after
+        # its ``Request cancelled.`` info record (the response that asked for them has its record, with ``tokens``).
+        for message, unit in zip(messages, units, strict=True):
+            if message.get("role") == "assistant" and unit.record["id"] not in chat.calls:
+                annotate(message, kind="harness")  # in the context, but no call: replay counts none for it
     # Where each record's messages start: compactions and resumes are at the thread's records.
     first_at: dict[str, int] = {}
     for n, unit in enumerate(units):

@@ -26,8 +26,16 @@ google-gemini/gemini-cli). Agents are on by default (``enableAgents ?? true``); 
 
 A session's calls name its subagents' chats: the reader reads those (measured with the real 0.61.0:
 tests/fakes/record_gemini_subagents.py). A file of the session that holds no call (the stub a resume in a later
-minute leaves) names none, so a folder of both bills each subagent once. A subagent whose tool call recorded no
-``agentId`` (cancelled: 0.61 throws the abort on, and records no data) is not found.
+minute leaves) names none, so a folder of both bills each subagent once.
+
+- **A subagent stopped.** Where the client is stopped while a subagent runs, no call names its chat, whose calls
+  were billed all the same: 0.61 throws the abort on and records no ``agentId``. Measured with the real client
+  (the fake holding the subagent's second call): Esc in the interactive client records the ``invoke_agent`` call
+  ``cancelled`` on a record of its own with no ``tokens``, its ``resultDisplay.recentActivity`` the subagent's tool
+  calls, each id ``<chat id>#<turn>-<n>``; a Ctrl-C key in ``-p`` mode the same call on the response's own record;
+  SIGINT, SIGTERM or SIGKILL of the process no tool call at all. A chat in the folder that no file of the session
+  names is read with the session's first file (by name) that holds a response, so a folder of them bills it once:
+  labelled by the agent's name where a cancelled call's activity names the chat, else by the chat's id.
 """
 
 from __future__ import annotations
@@ -62,10 +70,15 @@ def _messages(values: list[Any]) -> Iterator[dict[str, Any]]:
                 yield record
 
 
+def _billed(values: list[Any]) -> set[str]:
+    """The ids of the chat's billed responses (``gemini`` records with ``tokens``)."""
+    return {r["id"] for r in _messages(values) if r.get("type") == "gemini" and isinstance(r.get("tokens"), dict)}
+
+
 def delegated(values: list[Any]) -> dict[str, str]:
     """The subagents the chat's billed responses (``gemini`` records with ``tokens``) started: each chat's id and
     its agent's name, in the order the calls were recorded."""
-    billed = {r["id"] for r in _messages(values) if r.get("type") == "gemini" and isinstance(r.get("tokens"), dict)}
+    billed = _billed(values)
     found: dict[str, str] = {}
     for record in _messages(values):
         if record["id"] not in billed or not isinstance(record.get("toolCalls"), list):
@@ -95,21 +108,74 @@ def _header(values: list[Any]) -> dict[str, Any]:
 
 def subagent_chats(path: str, values: list[Any]) -> list[tuple[str, Path]]:
     """The chats of the subagents the session's calls started (``values``: its file's records), each by the name it
-    is billed under (``subagent <name>``): its agent's, with the chat's id where two share one."""
+    is billed under (``subagent <name>``): its agent's, with the chat's id where two share one; then, where this is
+    the session's first file that holds a response, the chats in its folder that no file of the session names."""
     header = _header(values)
     session = header.get("sessionId")
     if not isinstance(session, str) or header.get("kind") == "subagent":
         return []  # a subagent starts none (its tools hold no agent)
     folder = Path(path).parent / sanitized(session)
-    named = delegated(values)
-    if not named or not folder.is_dir():
+    if not folder.is_dir():
         return []
+    named = {sanitized(agent): name for agent, name in delegated(values).items()}
+    others = sorted(chat for chat in folder.glob("*.jsonl") if chat.stem not in named and is_subagent_chat(chat))
+    if others:
+        named |= _unnamed(path, session, values, others)
     names = list(named.values())
     found = []
     for agent, name in named.items():
-        chat = folder / f"{sanitized(agent)}.jsonl"
+        chat = folder / f"{agent}.jsonl"
         if chat.is_file():
             found.append((name if names.count(name) == 1 else f"{name} {agent[:8]}", chat))
+    return found
+
+
+def _unnamed(path: str, session: str, values: list[Any], chats: list[Path]) -> dict[str, str]:
+    """Of ``chats`` (the folder's that this file names none of), those no file of the session names, by the name
+    they are billed under, where this file is the session's first that holds a response; else none."""
+    files = _session_files(path, session, values)
+    first = next((name for name, held in files if _billed(held)), None)
+    if first != Path(path).name:
+        return {}  # the session's other file reads them, or none holds a call
+    claimed = {sanitized(agent) for _, held in files for agent in delegated(held)}
+    shown = _stopped_agents([value for _, held in files for value in held])
+    return {c.stem: shown.get(c.stem, c.stem[:8]) for c in chats if c.stem not in claimed}
+
+
+def _session_files(path: str, session: str, values: list[Any]) -> list[tuple[str, list[Any]]]:
+    """Every file of the session beside ``path`` (``session-<minute>-<id[:8]>``, its header naming the session),
+    by name, each with its records (``values`` for ``path`` itself)."""
+    from compactctl.errors import InputError
+    from compactctl.formats.records import parse_records
+
+    own = Path(path)
+    found = [(own.name, values)]
+    for other in own.parent.glob(f"session-*-{sanitized(session)[:8]}.json*"):
+        if other.name == own.name or other.suffix not in (".json", ".jsonl"):
+            continue
+        try:
+            held = [r.value for r in parse_records(other.read_bytes(), str(other))[0]]
+        except (OSError, InputError):
+            continue
+        if _header(held).get("sessionId") == session:
+            found.append((other.name, held))
+    return sorted(found, key=lambda pair: pair[0])
+
+
+def _stopped_agents(values: list[Any]) -> dict[str, str]:
+    """The agents' names the session's ``invoke_agent`` calls show, by the chat their activity was recorded in
+    (``resultDisplay.recentActivity``: each tool call's id ``<chat id>#<turn>-<n>``): a cancelled call's only
+    sign of the chat it ran."""
+    found: dict[str, str] = {}
+    for record in _messages(values):
+        calls = record.get("toolCalls")
+        for call in calls if isinstance(calls, list) else []:
+            shown = call.get("resultDisplay") if isinstance(call, dict) else None
+            activity = shown.get("recentActivity") if isinstance(shown, dict) else None
+            for step in activity if isinstance(activity, list) else []:
+                chat = step.get("id") if isinstance(step, dict) else None
+                if isinstance(chat, str) and "#" in chat:
+                    found.setdefault(sanitized(chat.split("#", 1)[0]), _agent_name(call))
     return found
 
 
