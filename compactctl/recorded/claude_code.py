@@ -51,7 +51,6 @@ from compactctl.recorded import (
     usage_pricing,
 )
 from compactctl.recorded.claude_code_agents import subagent_sessions
-from compactctl.recorded.claude_code_cleared import Edits
 from compactctl.recorded.claude_code_chain import (
     Index,
     chain_to,
@@ -61,6 +60,7 @@ from compactctl.recorded.claude_code_chain import (
     leaves,
     uuid_of,
 )
+from compactctl.recorded.claude_code_cleared import Edits
 from compactctl.recorded.claude_code_files import changed_file_reminders, logs_own_attachments
 from compactctl.recorded.claude_code_side import SideRequests, side_requests, usage_by_model
 from compactctl.transcript import Message

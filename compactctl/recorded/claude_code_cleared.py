@@ -78,7 +78,11 @@ def cleared_of(message: dict[str, Any], request: dict[str, Any] | None) -> Clear
     ``exclude_tools`` (its ``api-request`` record's ``params``); None where it cleared nothing."""
     management = message.get("context_management")
     edits = management.get("applied_edits") if isinstance(management, dict) else None
-    found = [e for e in edits if isinstance(e, dict) and e.get("type") == CLEAR_TOOL_USES] if isinstance(edits, list) else []
+    found = (
+        [e for e in edits if isinstance(e, dict) and e.get("type") == CLEAR_TOOL_USES]
+        if isinstance(edits, list)
+        else []
+    )
     uses = sum(e["cleared_tool_uses"] for e in found if isinstance(e.get("cleared_tool_uses"), int))
     tokens = sum(e["cleared_input_tokens"] for e in found if isinstance(e.get("cleared_input_tokens"), int))
     if uses <= 0:
@@ -202,6 +206,8 @@ class Edits:
             return None
         if self._requests is None:
             self._requests = {
-                str(v.get("id")): v for v in self.values if v.get("type") == "api-request" and isinstance(v.get("id"), str)
+                str(v.get("id")): v
+                for v in self.values
+                if v.get("type") == "api-request" and isinstance(v.get("id"), str)
             }
         return self._requests.get(ref)

@@ -61,7 +61,10 @@ def idle_session(root: Path, flags: dict[str, Any], lines: int) -> tuple[ClaudeC
         return str(json.loads(done.stdout.strip().splitlines()[-1])["session_id"])
 
     def read(n: int) -> Reply:
-        return Reply(text=f"Reading part {n}.", tool_calls=(ToolCall("Read", {"file_path": str(claude.cwd / f"part{n:02d}.txt")}),))
+        return Reply(
+            text=f"Reading part {n}.",
+            tool_calls=(ToolCall("Read", {"file_path": str(claude.cwd / f"part{n:02d}.txt")}),),
+        )
 
     def count(n: int) -> Reply:
         return Reply(text=f"Counting part {n}.", tool_calls=(ToolCall("Bash", {"command": f"wc -l part{n:02d}.txt"}),))
