@@ -211,3 +211,29 @@ class Edits:
                 if v.get("type") == "api-request" and isinstance(v.get("id"), str)
             }
         return self._requests.get(ref)
+
+
+def resumed_cut(messages: list[Message], values: Sequence[Any]) -> list[Message]:
+    """``messages`` as Claude Code sends them on resume: the results its ``tool_results_cut`` records name as their
+    stand-in (2.1.332 reads its cuts from the history it loads, ``Vco``, and applies them to every request). A
+    microcompact boundary's results are sent whole: that older client cut them in memory only."""
+    cut: dict[str, str] = {}
+    errors: set[str] = set()
+    for value in values:
+        if not isinstance(value, dict):
+            continue
+        found = cut_of(value, 0) if value.get("type") == "attachment" else None
+        for call_id in found.call_ids if found is not None else ():
+            cut.setdefault(call_id, found.stand_in)  # type: ignore[union-attr]
+        message = value.get("message") if value.get("type") == "user" else None
+        for block in message.get("content") or [] if isinstance(message, dict) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("is_error") is True:
+                errors.add(str(block.get("tool_use_id")))
+    if not cut:
+        return messages
+    sent = []
+    for message in messages:
+        call_id = str(message.get("tool_call_id")) if message.get("role") == "tool" else ""
+        replaced = stood_in(message, cut[call_id], call_id in errors) if call_id in cut else None
+        sent.append(message if replaced is None else replaced)
+    return sent

@@ -175,3 +175,33 @@ def test_a_real_claude_code_session_back_after_an_idle_hour_calibrates_within_to
         min(_errors_on_the_prefix_before_the_pause(_as_logged(session), calibrate(_as_logged(session), "claude-code")))
         > 0.2
     )
+
+
+@pytest.mark.clients
+def test_a_real_claude_code_session_resumed_after_its_cut_sends_what_model_input_says(tmp_path):
+    """Resumed once more (no pause), the real client sends the results it cut as the stand-in: the request the fake
+    got holds what ``model_input`` gives of the file."""
+    from compactctl.formats import load
+    from compactctl.model_input import model_input
+    from tests.fakes.anthropic import FakeAnthropic
+    from tests.fakes.record_context_edits import CUT_BY_THE_CLIENT, idle_session
+    from tests.fakes.record_fixtures import _claude_print
+
+    claude, session_id = idle_session(tmp_path, CUT_BY_THE_CLIENT, 44)
+    path = claude.session_file(session_id)
+    _, (transcript,) = load(path.read_bytes(), str(path))
+    expected = {m["tool_call_id"]: m["content"] for m in model_input(transcript) if m["role"] == "tool"}
+    with FakeAnthropic() as fake:
+        claude.fake = fake
+        fake.enqueue("Still 14 lines each.")
+        _claude_print(claude, "Anything else?", "--resume", session_id)
+        (request,) = fake.model_calls()
+    sent = {
+        b["tool_use_id"]: b["content"]
+        for m in request["messages"]
+        if m["role"] == "user" and isinstance(m["content"], list)
+        for b in m["content"]
+        if b.get("type") == "tool_result"
+    }
+    cut = {call for call, content in expected.items() if content == STAND_IN}
+    assert len(cut) == 17 and {call for call, content in sent.items() if content == STAND_IN} == cut
