@@ -81,6 +81,11 @@ def _local_model() -> bool | None:
     return local_model.missing() is None or None
 
 
+def _libfaketime() -> Path | None:
+    """libfaketime, the clock a real client is run on to be idle an hour in no time (``FAKETIME=-2h``)."""
+    return next(iter(sorted(Path("/usr/lib").glob("*/faketime/libfaketime.so.1"))), None)
+
+
 def _bpe_openai() -> Any:
     from compactctl.encodings import _bpe_bindings
 
@@ -95,6 +100,7 @@ NEEDS = {
         required=transcripts_named,
     ),
     "chromium": Need(_chromium, "chromium is not installed (apt-get install chromium; .ci/run installs it)"),
+    "faketime": Need(_libfaketime, "libfaketime is not installed (apt-get install faketime; .ci/run installs it)"),
     "node-ai": Need(_node_ai, f"node and the `ai` package are not installed: npm ci --prefix {AISDK}"),
     "ctok": Need(_ctok, "ctok is not installed (the claude extra): pip install --ignore-requires-python ctok regex"),
     "ray": Need(_module("ray"), "ray is not installed: pip install -e '.[ray]'"),

@@ -273,3 +273,22 @@ def test_a_written_compaction_larger_for_the_resuming_client_is_kept_as_it_came(
     again = cli(*args, "--write-unchanged", *_through_the_server(openai_server))
     assert again.exit_code in (0, 1), again.stderr
     assert out.read_bytes() == source.read_bytes()
+
+
+IDLE = Path(__file__).parent / "recorded" / "data"
+
+
+def test_a_claude_code_session_resumed_after_its_client_cut_old_results_sends_them_as_the_stand_in():
+    """Claude Code 2.1.332 reads its ``tool_results_cut`` records from the history it resumes and sends those results
+    as the stand-in again (tests/recorded/data: the cut-after-idle fixture); the API's clearing is per request, and
+    a resume sends every result whole (the cleared-after-idle fixture)."""
+    (cut_file,) = (IDLE / "claude-code-2.1.332-cut-after-idle").glob("*.jsonl")
+    (cleared_file,) = (IDLE / "claude-code-2.1.332-cleared-after-idle").glob("*.jsonl")
+    records = [orjson.loads(line) for line in cut_file.read_bytes().splitlines()]
+    (cut,) = [r["attachment"] for r in records if r.get("attachment", {}).get("type") == "tool_results_cut"]
+    for path, stood_in in ((cut_file, sorted(cut["callIds"])), (cleared_file, [])):
+        fmt, (transcript,) = load(path.read_bytes(), str(path))
+        assert fmt.name == "claude-code"
+        sent = model_input(transcript)
+        assert sorted(m["tool_call_id"] for m in sent if m.get("content") == cut["standIn"]) == stood_in
+        assert len(sent) == len(transcript.messages)  # the messages are kept, only what they hold is cut

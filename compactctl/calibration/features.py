@@ -9,6 +9,7 @@ changes at resumes and compactions).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 from collections.abc import Mapping
@@ -196,11 +197,9 @@ def message_costs(
             continue
         key = index if index < len(context.messages) else -id(message)
         call = output_at.get(index) if index < len(context.messages) else None
-        images = _images_of(message, counter)
-        raw_images = _images_of(message, raw_counter)
-        attachment = is_attachment(message)
-        raw = raw_counter.message(message)
         if call is not None:
+            images, raw_images = _images_of(message, counter), _images_of(message, raw_counter)
+            raw = raw_counter.message(message)
             if stale(call, message, counter):
                 # A snapshot written before the response's last usage came: its visible blocks are what
                 # is known of what it sends back, counted as the log's other text.
@@ -219,12 +218,20 @@ def message_costs(
                 0, 0, resent, reasoning if drops_reasoning else 0, False, raw, raw_images, 0, unlogged.get(index, 0)
             )
             continue
-        text = sent_tokens(message, counter) - images
-        encrypted = int(message.get("encrypted_chars") or 0)  # an opaque compaction item's estimate
-        raw_text, raw_attachment = (0, raw) if attachment else (raw, 0)
         hidden = unlogged.get(index, 0) if index < len(context.messages) else 0
-        costs[key] = MessageCost(text, images, encrypted, 0, attachment, raw_text, raw_images, raw_attachment, hidden)
+        costs[key] = sent_cost(message, counter, raw_counter, hidden)
     return costs
+
+
+def sent_cost(message: Message, counter: TokenCounter, raw_counter: TokenCounter, unlogged: int = 0) -> MessageCost:
+    """What a message that is no response costs when sent (``message_costs``)."""
+    images, raw = _images_of(message, counter), raw_counter.message(message)
+    attachment = is_attachment(message)
+    text = sent_tokens(message, counter) - images
+    encrypted = int(message.get("encrypted_chars") or 0)  # an opaque compaction item's estimate
+    raw_text, raw_attachment = (0, raw) if attachment else (raw, 0)
+    raw_images = _images_of(message, raw_counter)
+    return MessageCost(text, images, encrypted, 0, attachment, raw_text, raw_images, raw_attachment, unlogged)
 
 
 def call_features(
@@ -257,9 +264,37 @@ def call_features(
                 sums.add(cost, kept)
         if index in at_position:
             n, call = at_position[index]
-            features.append(sums.features(segment[n], call.usage.input_tokens if call.usage else None))
+            found = sums.features(segment[n], call.usage.input_tokens if call.usage else None)
+            features.append(_with_stand_ins(found, context.stand_ins.get(n, {}), costs, counter, raw_counter))
         sums.add(costs[index], message)
     return features
+
+
+def _with_stand_ins(
+    found: CallFeatures,
+    stand_ins: Mapping[int, Message],
+    costs: Mapping[int, MessageCost],
+    counter: TokenCounter,
+    raw_counter: TokenCounter,
+) -> CallFeatures:
+    """A call's features with the old tool results it sent as a stand-in (cut by the client, cleared by the
+    API: ``RecordedContext.stand_ins``) counted as that stand-in, not as the log holds them."""
+    if not stand_ins:
+        return found
+    text = images = raw = raw_images = 0
+    for at, sent in stand_ins.items():
+        was, now = costs[at], sent_cost(sent, counter, raw_counter, costs[at].unlogged)
+        text += now.text - was.text
+        images += now.images - was.images
+        raw += now.raw - was.raw
+        raw_images += now.raw_images - was.raw_images
+    return dataclasses.replace(
+        found,
+        text=found.text + text,
+        images=found.images + images,
+        raw=found.raw + raw,
+        raw_images=found.raw_images + raw_images,
+    )
 
 
 def segment_key(label: str, start: int) -> str:

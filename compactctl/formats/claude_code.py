@@ -423,6 +423,12 @@ class ClaudeCodeNative(Native[Source]):
     records: tuple[Record, ...] = ()
     leaf: int | None = None  # the record new records continue from (the active leaf); None: no message
 
+    def resumed(self, messages: list[Message]) -> list[Message]:
+        # The old tool results the client cut after an idle hour (``tool_results_cut``) go as their stand-in again.
+        from compactctl.recorded.claude_code_cleared import resumed_cut
+
+        return super().resumed(resumed_cut(messages, [record.value for record in self.records]))
+
     def continues_another(self) -> bool:
         # A forked subagent's file (2.1.332, ``subagent_type: "fork"``) opens on a ``fork-context-ref``: the client
         # sends the session's context up to ``parentLastUuid`` first, then this file's copy of the Agent call.

@@ -125,6 +125,9 @@ class RecordedContext:
     # Calls (indices) before which the producer was restarted on the session (a resume): its
     # hidden prefix (system prompt with the date and git status, tool list) may change there.
     resumes: list[int] = field(default_factory=list)
+    # Per call (index), the messages of the history (by index) it sent otherwise than the log holds them: old tool
+    # results as a short stand-in, cut by the client or cleared by the API (``claude_code_cleared``).
+    stand_ins: dict[int, dict[int, Message]] = field(default_factory=dict)
 
     def segment_starts(self) -> list[int]:
         """Calls that start a stretch with one hidden prefix: the first, each resume, each compaction and

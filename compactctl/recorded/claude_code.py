@@ -60,6 +60,7 @@ from compactctl.recorded.claude_code_chain import (
     leaves,
     uuid_of,
 )
+from compactctl.recorded.claude_code_cleared import Edits
 from compactctl.recorded.claude_code_files import changed_file_reminders, logs_own_attachments
 from compactctl.recorded.claude_code_side import SideRequests, side_requests, usage_by_model
 from compactctl.transcript import Message
@@ -121,6 +122,7 @@ class _Builder:
         self.copied: dict[str, str] = {}  # message id -> the session that billed it (a fork's copied responses)
         self.shared: dict[str, str] = {}  # message id -> the file of the run that billed it (a 1.x resume's copies)
         self.billed_here = False  # a call of this context is billed here (the copies a resume opens with are over)
+        self.edits = Edits(index.values)  # old tool results sent as a stand-in (claude_code_cleared)
 
     def add(self, message: Message, record: int) -> None:
         key = uuid_of(self.index.values[record])
@@ -141,6 +143,7 @@ class _Builder:
             value = self.index.values[at]
             if at in self.done_records:
                 continue
+            self.edits.note(value, len(self.messages))
             if is_boundary(value):
                 pending_compaction = self._boundary(value)
                 continue
@@ -172,7 +175,9 @@ class _Builder:
                 sent = attachment_message(value.get("attachment"), value.get("rendered"), renders)
                 if sent is not None:
                     self.add(sent, at)
-        return RecordedContext(self.label, self.messages, self.calls, self.compactions, resumes_by_gap(self.calls))
+        stand_ins = self.edits.of(self.messages, self.calls, self.compactions)
+        resumes = resumes_by_gap(self.calls)
+        return RecordedContext(self.label, self.messages, self.calls, self.compactions, resumes, stand_ins)
 
     def _answered(self, call_id: Any) -> bool:
         return isinstance(call_id, str) and any(
@@ -224,6 +229,7 @@ class _Builder:
         elif elsewhere is not None:
             made_by = self.shared[message_id] = elsewhere
         self.billed_here = self.billed_here or made_by is None
+        self.edits.response(len(self.calls), records)
         self.calls.append(
             RecordedCall(
                 position=len(self.messages),

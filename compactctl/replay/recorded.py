@@ -48,6 +48,7 @@ from compactctl.replay.simulate import (
     sum_costs,
     walk_in_step,
 )
+from compactctl.replay.stand_ins import stood_in
 from compactctl.replay.triggers import BASELINE, Scenario
 from compactctl.strategies import StrategyOptions
 from compactctl.summarizers import Summarizer
@@ -311,11 +312,12 @@ def replay_recorded(
         calibrated = CalibratedCounter(counter, calibration.ratio, known, round(calibration.per_message))
         facts = [fact for message in context.messages for fact in facts_of(message)]
         counts = FigureCounter(calibrated, facts, stage_marker)  # type: ignore[arg-type]
-        api_calls = _api_calls(context, calibration, prices_of, share_1h, cache_writes=writes, cache_reads=reads)
+        api_calls, as_recorded = (
+            stood_in(context, calibrated, _api_calls(context, calibration, prices_of, share_1h, row, writes, reads))
+            for row in (False, True)
+        )
         fallback_prices = fallback or next((p for p in prices_of if p is not None), None) or _FREE
-
         replacements = {c.before_call: sent_after(context, c) for c in context.compactions}
-        as_recorded = _api_calls(context, calibration, prices_of, share_1h, True, writes, reads)
         runs = [
             ScenarioRun(row, counts, strategies, fallback_prices, summarizer, calls, replaced, view)
             for row, calls, replaced in [
@@ -344,8 +346,7 @@ def replay_recorded(
                 less(row, part) for row, part in zip([estimate, recorded_estimate, *grid_rows], copied, strict=True)
             ]
         recorded_estimates.append(recorded_estimate)
-        bill = _usage_row(context, RECORDED if context.compactions else "none", prices_of, calibration.provider,
-                          len(context.compactions))  # fmt: skip
+        bill = _usage_row(context, RECORDED if context.compactions else "none", prices_of, by, len(context.compactions))
         estimates.append(estimate)
         bills.append(bill)
         recorded_rows.append(dataclasses.replace(bill, trigger=RECORDED, strategy="producer"))

@@ -141,6 +141,30 @@ class ApiCall:
     # The reads are the usage's own, up to what the call shares with the one before: the producer's own
     # compaction replayed as it ran, whose new history no earlier call's hit rate describes.
     reads_observed: bool = False
+    # The history's tool results this call sent as a short stand-in (cut by the client or cleared by the API): each
+    # as the log holds it, its stand-in, and the tokens that saves; a setting's context saves it where it still
+    # holds that call's result (the client replaces a result by its call's id, whatever a compaction made of it).
+    stand_ins: tuple[tuple[Message, Message, int], ...] = ()
+
+
+def _saved(call: ApiCall, context: Context, counter: TokenCounter) -> int:
+    """What the stand-ins ``call`` sent save of ``context``: of the results it still holds (every one, where it
+    keeps only sums: a setting that never compacts holds the whole history), a result a compaction shortened
+    saving what it still costs over its stand-in."""
+    if not call.stand_ins:
+        return 0
+    if not context.keep_messages:
+        return sum(saving for _, _, saving in call.stand_ins)
+    by_call = {
+        original.get("tool_call_id"): (original, stand_in, saving) for original, stand_in, saving in call.stand_ins
+    }
+    saved = 0
+    for message in context.messages:
+        found = by_call.get(message.get("tool_call_id")) if message.get("role") == "tool" else None
+        if found is not None:
+            original, stand_in, saving = found
+            saved += saving if message is original else max(0, counter.message(message) - counter.message(stand_in))
+    return saved
 
 
 def triggered(strategies: StrategyOptions, trigger: Trigger) -> StrategyOptions:
@@ -254,7 +278,8 @@ class ScenarioRun:
             # In the API's units: the hidden prefix (priming included) is part of the input
             # thresholds are compared with, as the producers' own auto-compaction does.
             hidden = call.prefix
-            context_tokens = input_tokens = context.tokens + hidden + self.turn_reasoning
+            saved = _saved(call, context, self.counts.counter)
+            context_tokens = input_tokens = context.tokens + hidden + self.turn_reasoning - saved
             output = call.output
         first_call = self.first_call
         shared = 0 if first_call else context.shared_prefix_tokens(previous, previous_length) + hidden

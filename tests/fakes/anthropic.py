@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from tests.fakes.context_edits import clear_tool_uses
 from tests.fakes.server import FakeModelServer, Recorded, RejectedRequest, Reply, send_json, send_sse
 
 _ids = itertools.count(1)
@@ -126,6 +127,7 @@ def reply_blocks(reply: Reply) -> list[dict[str, Any]]:
 
 def _sse_events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     start = {**message, "content": [], "stop_reason": None, "usage": {**message["usage"], "output_tokens": 1}}
+    start.pop("context_management", None)  # known only at the end of the stream
     events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": start})]
     for index, block in enumerate(message["content"]):
         kind = block["type"]
@@ -152,12 +154,10 @@ def _sse_events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
         )
         events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
     delta = {"stop_reason": message["stop_reason"], "stop_sequence": None}
-    events.append(
-        (
-            "message_delta",
-            {"type": "message_delta", "delta": delta, "usage": _delta_usage(message["usage"])},
-        )
-    )
+    final: dict[str, Any] = {"type": "message_delta", "delta": delta, "usage": _delta_usage(message["usage"])}
+    if "context_management" in message:  # the API reports the context edits it applied with the final usage
+        final["context_management"] = message["context_management"]
+    events.append(("message_delta", final))
     events.append(("message_stop", {"type": "message_stop"}))
     return events
 
@@ -286,7 +286,9 @@ class FakeAnthropic(FakeModelServer):
             return
         reply = self.next_reply() if body.get("tools") and not _asks_for_summary(body) else _side_reply(body)
         blocks = reply_blocks(reply)
-        input_tokens = self.count([body.get("system"), body.get("messages"), body.get("tools")])
+        # The model sees (and the API bills) the request after the context edits it asked for.
+        seen, applied = clear_tool_uses(body, self.count)
+        input_tokens = self.count([seen.get("system"), seen.get("messages"), seen.get("tools")])
         input_tokens = round(input_tokens * self.tokenizer.get(str(body.get("model")), 1.0))
         output_tokens = reply.output_tokens or self.count(blocks)
         message = {
@@ -306,6 +308,8 @@ class FakeAnthropic(FakeModelServer):
                 **dict(reply.usage),
             },
         }
+        if applied is not None:
+            message["context_management"] = {"applied_edits": [applied] if applied["cleared_tool_uses"] else []}
         if self.cache_writes and body.get("tools"):
             message["usage"].update(self._cache_usage(message["model"], input_tokens))
         if body.get("stream"):

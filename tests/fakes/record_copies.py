@@ -40,6 +40,8 @@ def _serving() -> Iterator[list[dict[str, Any]]]:
 
     def kept(message: dict[str, Any]) -> Any:
         served.append({"id": message["id"], "model": message["model"], "usage": message["usage"]})
+        if "context_management" in message:  # the context edits the API applied (its applied_edits)
+            served[-1]["context_management"] = message["context_management"]
         return events(message)
 
     send = responses.send_sse

@@ -1,0 +1,64 @@
+"""The Anthropic API's server-side context editing, ``clear_tool_uses_20250919``, as the loopback fake applies it.
+
+A request may carry ``context_management.edits``; Claude Code 2.1.332 adds a ``clear_tool_uses_20250919`` edit
+to the first requests after the user was idle over an hour (its flag ``tengu_jiggly_blossom`` "on"). The API
+(Anthropic's context-editing docs) then, where the request holds at least ``trigger`` tool uses, replaces the
+results of the oldest ones with a placeholder, keeping the last ``keep`` tool uses and never touching a tool in
+``exclude_tools``, and applies the edit only where that clears at least ``clear_at_least`` input tokens. The input
+it bills is the edited request's, and the response reports ``context_management.applied_edits``
+(``[{type, cleared_tool_uses, cleared_input_tokens}]``; streamed in the final ``message_delta``).
+
+The API's own placeholder wording is not public: the fake uses the client's own stand-in for a cleared result
+(``"[Old tool result content cleared]"``, the ``bln`` constant of 2.1.332's bundle), which is also what compactctl
+counts in its place (``compactctl.recorded.claude_code_cleared``).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+CLEAR_TOOL_USES = "clear_tool_uses_20250919"
+PLACEHOLDER = "[Old tool result content cleared]"
+
+
+def _blocks(content: Any) -> list[dict[str, Any]]:
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def clear_tool_uses(body: dict[str, Any], count: Callable[[Any], int]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """``body`` as the model sees it after its ``clear_tool_uses_20250919`` edit, and the ``applied_edits`` entry
+    to report (None where the request carries no such edit; ``cleared_tool_uses`` 0 where it did not apply).
+    ``count`` is the fake's count of a request's tokens."""
+    edits = (body.get("context_management") or {}).get("edits") or []
+    edit = next((e for e in edits if isinstance(e, dict) and e.get("type") == CLEAR_TOOL_USES), None)
+    if edit is None:
+        return body, None
+    excluded = set(edit.get("exclude_tools") or [])
+    trigger = int((edit.get("trigger") or {}).get("value") or 0)
+    keep = int((edit.get("keep") or {}).get("value") or 0)
+    at_least = int((edit.get("clear_at_least") or {}).get("value") or 0)
+    messages = body.get("messages") or []
+    names = {
+        b.get("id"): b.get("name")
+        for m in messages
+        if m.get("role") == "assistant"
+        for b in _blocks(m.get("content"))
+        if b.get("type") == "tool_use"
+    }
+    uses = [call for call, name in names.items() if name not in excluded]
+    nothing = {"type": CLEAR_TOOL_USES, "cleared_tool_uses": 0, "cleared_input_tokens": 0}
+    if len(names) < trigger or len(uses) <= keep:
+        return body, nothing
+    cleared = set(uses[: len(uses) - keep])
+    edited = copy.deepcopy(body)
+    for message in edited.get("messages") or []:
+        for block in _blocks(message.get("content")) if message.get("role") == "user" else []:
+            if block.get("type") == "tool_result" and block.get("tool_use_id") in cleared:
+                block["content"] = PLACEHOLDER
+    sizes = [count([b.get("system"), b.get("messages"), b.get("tools")]) for b in (body, edited)]
+    if sizes[0] - sizes[1] < at_least:
+        return body, nothing
+    applied = {"type": CLEAR_TOOL_USES, "cleared_tool_uses": len(cleared), "cleared_input_tokens": sizes[0] - sizes[1]}
+    return edited, applied
