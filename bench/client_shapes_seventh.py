@@ -2,14 +2,13 @@
 
     PYTHONPATH=. python bench/client_shapes_seventh.py [--keep DIR] [--only claude7|codex7|gemini7]
 
-Sessions compactctl itself wrote, then continued by the real client: ``compactctl compact --session ID`` (a new
-session beside the original) of a Claude Code 2.1.332, Codex 0.171.0 and Gemini CLI 0.61.0 session, resumed by
-the client with two more turns; ``replay`` of the new session alone (its new turns billed once, the history it
-copies billed in the original) and of the folder holding both (every response the fake served across both runs,
-once). Claude Code: TodoWrite and interleaved thinking on claude-opus-4-7, ``/clear`` mid-session, a run killed
-mid-stream (a partial answer) then ``--continue``. Codex: a custom provider naming a model no price list knows
-(replay must say unpriced, never $0), a failed apply_patch. Gemini CLI: 429s until the client falls back to
-another model.
+Sessions compactctl itself wrote, then continued by the real client: ``compactctl compact --session ID`` (its
+default strategy, a new session beside the original) of a Claude Code 2.1.332, Codex 0.171.0 and Gemini CLI 0.61.0
+session, resumed by the client with two more turns. Each is audited twice: the folder holding both sessions (every
+response the fake served across both runs, once) and the new session alone (only the two turns the client added:
+the history it copies was billed in the original). Claude Code bills both exactly since compactctl names the
+original in each copied response's ``requestSessionId``; Codex and Gemini CLI still bill the copies again (see
+tests/recorded/data/README.md's claude-code-2.1.332-compactctl-session and the sweep's report).
 """
 
 from __future__ import annotations
