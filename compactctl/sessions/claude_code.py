@@ -79,10 +79,19 @@ def new_path(original: Path, new_id: str, now: datetime) -> Path:
 
 
 def with_session_id(data: bytes, old: str, new: str) -> bytes:
-    """Every record's ``sessionId`` renamed; other bytes kept as they were."""
+    """Every record's ``sessionId`` renamed; other bytes kept as they were. The new session's responses are the
+    old one's, made and paid for there: each names that session in ``requestSessionId``, as 2.1.332's own copies
+    (``--fork-session``) do, so replay bills only the turns the client adds to the new session, and the two
+    together bill every response once (bench/client_shapes_seventh.py: alone, 9 calls for the 2 served)."""
 
     def renamed(value: dict[str, Any]) -> dict[str, Any] | None:
-        return {**value, "sessionId": new} if value.get("sessionId") == old else None
+        if value.get("sessionId") != old:
+            return None
+        message = value.get("message")
+        made_here = value.get("type") == "assistant" and isinstance(message, dict) and "usage" in message
+        if made_here and not value.get("requestSessionId"):
+            return {**value, "sessionId": new, "requestSessionId": old}
+        return {**value, "sessionId": new}
 
     return rewrite_values(data, renamed)
 
