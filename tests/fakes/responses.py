@@ -170,11 +170,8 @@ class FakeResponses(FakeModelServer):
         run as "/root" too or as no agent, that kind's where one is queued: the approvals reviewer's
         (``x-openai-subagent: guardian``), the memory consolidation agent's (``memory_consolidation``), the memory
         extraction's (turn metadata ``request_kind: "memory"``, no subagent header)."""
-        metadata = handler.headers.get("x-codex-turn-metadata")
-        for kind in (handler.headers.get("x-openai-subagent"), _metadata(metadata).get("request_kind")):
-            if isinstance(kind, str) and kind in self.agent_scripts:
-                return kind
-        return _agent_name(metadata)
+        kind = own_call_kind(handler.headers)
+        return kind if kind in self.agent_scripts else _agent_name(handler.headers.get("x-codex-turn-metadata"))
 
     def handle(self, handler: BaseHTTPRequestHandler, method: str, body: Any) -> None:
         path = handler.path.split("?")[0]
@@ -284,6 +281,17 @@ def web_search_call(query: str, n: int) -> dict[str, Any]:
     beside the tokens, and the usage counts none)."""
     action = {"type": "search", "query": query, "sources": [{"type": "url", "url": f"https://example.org/{n}"}]}
     return {"type": "web_search_call", "id": f"ws_fake{n:04d}", "status": "completed", "action": action}
+
+
+def own_call_kind(headers: Any) -> str | None:
+    """Which of Codex's own model calls a request is, beside the thread's turns: the subagent it names
+    (``x-openai-subagent``: ``guardian``, ``memory_consolidation``), or ``memory`` for the memory extraction (turn
+    metadata ``request_kind: "memory"``, no subagent header); None for a turn's call."""
+    subagent = headers.get("x-openai-subagent")
+    if isinstance(subagent, str) and subagent:
+        return subagent
+    kind = _metadata(headers.get("x-codex-turn-metadata")).get("request_kind")
+    return "memory" if kind == "memory" else None
 
 
 def _metadata(metadata: str | None) -> dict[str, Any]:
