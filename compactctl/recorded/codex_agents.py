@@ -69,7 +69,7 @@ def parent_of(meta: dict[str, Any]) -> str | None:
     return parent if isinstance(parent, str) else None
 
 
-# What replay says of the calls of Codex's own subagents, by kind (``kind_of``): what they are, how they are switched on.
+# What replay says of the calls of Codex's own subagents, by kind (``kind_of``): what they are, how switched on.
 KINDS = {
     "guardian": 'Codex\'s approvals reviewer (approvals_reviewer = "auto_review", or exec --approve-for-me: the '
     "guardian subagent, a model call per approval request reviewed)",

@@ -127,7 +127,8 @@ def app_server_thread(codex: Codex, prompt: str) -> str:
         send({"method": "initialized"})
         send({"id": 2, "method": "thread/start", "params": {"cwd": str(codex.cwd)}})
         thread = str(until(lambda m: m.get("id") == 2)["result"]["thread"]["id"])
-        send({"id": 3, "method": "turn/start", "params": {"threadId": thread, "input": [{"type": "text", "text": prompt}]}})
+        turn = {"threadId": thread, "input": [{"type": "text", "text": prompt}]}
+        send({"id": 3, "method": "turn/start", "params": turn})
         until(lambda m: m.get("method") == "turn/completed")
         time.sleep(2)  # its rollout written, the start's consolidation done
         return thread
