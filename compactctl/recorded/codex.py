@@ -63,7 +63,7 @@ from compactctl.recorded import (
     with_subagents,
 )
 from compactctl.recorded.codex_agents import child_rollouts, first_meta, kind_of, side_calls_said
-from compactctl.recorded.codex_memories import carries_memories, memories_note
+from compactctl.recorded.codex_unrecorded import carries_memories, memories_note, title_note
 from compactctl.transcript import Message
 
 NAME = "codex"
@@ -357,7 +357,7 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
     rollout = _Rollout(path)
     meta_id: str | None = None  # the thread's id, which its subagents' rollouts name as their parent
     meta: dict[str, Any] = {}  # the first session_meta
-    memories = False  # its instructions carry Codex's memory summary (``codex_memories``)
+    memories = False  # its instructions carry Codex's memory summary (``codex_unrecorded``)
     last_stamp: float | None = None
     for record in records:
         if reverted_at is not None and rollout.live_end is None and record.line - 1 >= reverted_at:
@@ -445,7 +445,9 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         f"{reverted_at} lines",
         thread=rollout.thread,
         continues=rollout.continues,
-        not_in_bill=tuple(note for note in [memories_note(path, meta_id, memories)] if note),
+        not_in_bill=tuple(
+            n for n in [memories_note(path, meta_id, memories), title_note(path, meta_id, meta.get("source"))] if n
+        ),
     )
     return side_calls_said(with_subagents(own, [(name, child) for name, child, _ in children]), children, meta)
 

@@ -113,8 +113,8 @@ def side_calls_said(
     kind, parent = kind_of(meta), parent_of(meta)
     if kind in KINDS and parent is not None:
         notes.append(
-            f"this rollout is {KINDS[kind]} for session {parent}: billed with that session too, whose rollout "
-            "reads this one where both are in one folder; give the folder, or that rollout, to bill it once"
+            f"this rollout is {KINDS[kind]} for session {parent}: that session's rollout, beside this one under the "
+            "client's names, reads and bills it (a run given both reads it there, not on its own)"
         )
     return dataclasses.replace(session, in_bill=(*notes, *session.in_bill)) if notes else session
 

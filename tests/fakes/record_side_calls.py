@@ -10,6 +10,8 @@ with what the fake served (``<fixture>.served.json``): the bill.
 - Memories (``[features] memories = true``, off by default): at a session's start Codex extracts a memory from each
   earlier idle thread of the user's (a call of its own, turn metadata ``request_kind: "memory"``) and consolidates
   them with an agent of its own (``x-openai-subagent: memory_consolidation``); neither writes a rollout.
+- Thread titles (the terminal UI's, on by default): the UI asks the model for a new thread's title, in a thread of
+  its own that writes no rollout; the title goes to ``session_index.jsonl``.
 
 The fixtures go to tests/recorded/data/ (README.md there says what each holds).
 """
@@ -18,9 +20,10 @@ from __future__ import annotations
 
 import json
 import os
-import select
+import queue
 import sqlite3
 import subprocess
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -108,17 +111,21 @@ def app_server_thread(codex: Codex, prompt: str) -> str:
         server.stdin.write(json.dumps(message) + "\n")
         server.stdin.flush()
 
+    # Its lines read by a thread of their own: select() on the pipe misses lines its buffer already holds.
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in server.stdout or ()], daemon=True).start()
+
     def until(done: Any) -> dict[str, Any]:
-        assert server.stdout
         end = time.time() + 120
         while time.time() < end:
-            if select.select([server.stdout], [], [], 1)[0]:
-                line = server.stdout.readline()
-                assert line, "app-server closed its output"
-                message = json.loads(line)
-                assert "error" not in message, message
-                if done(message):
-                    return dict(message)
+            try:
+                message = json.loads(lines.get(timeout=1))
+            except queue.Empty:
+                assert server.poll() is None, "app-server exited"
+                continue
+            assert "error" not in message, message
+            if done(message):
+                return dict(message)
         raise TimeoutError("app-server")
 
     try:
@@ -193,5 +200,47 @@ def _checkpointed(database: Path) -> bytes:
     return database.read_bytes()
 
 
+TITLED = "Read the notes"
+
+
+def codex_thread_title_session(codex: Codex, fake: FakeResponses) -> None:
+    """The terminal UI (``codex`` on a pseudo-terminal, logged in with an API key, on gpt-6.2-sol: another model
+    asks to switch to it first) sent one prompt, answered at once: the UI then asks the model for the new thread's
+    title (turn metadata ``thread_source: "thread_title"``, in a thread of its own that writes no rollout) and
+    writes it to ``session_index.jsonl``. 2 calls served, 1 in the rollout."""
+    from tests.fakes.terminal import Terminal
+
+    codex.configure()
+    login = [str(codex.client.binary), "login", "--with-api-key"]
+    subprocess.run(login, input=b"sk-loopback\n", cwd=codex.cwd, env=codex.env(), check=True, capture_output=True)
+    fake.enqueue("The notes ask for CSV.")
+    fake.enqueue(json.dumps({"title": TITLED}), agent="thread_title")
+    args = [str(codex.client.binary), "--no-daemon", "--dangerously-bypass-approvals-and-sandbox"]
+    terminal = Terminal(args, codex.cwd, codex.env())
+    try:
+        terminal.wait_for(lambda: b"for shortcuts" in terminal.screen, 60)
+        terminal.read(2)
+        terminal.type("Read notes.txt and say what it asks.")
+        index = codex.codex_home / "session_index.jsonl"
+        terminal.wait_for(lambda: index.exists() and TITLED.encode() in index.read_bytes(), 60)
+    finally:
+        terminal.close()
+    assert not fake.errors and not fake.script and not any(fake.agent_scripts.values()), fake.errors
+    assert len(codex.rollouts()) == 1, codex.rollouts()  # the title's thread writes none
+
+
+def codex_thread_title_fixture(root: Path) -> list[Path]:
+    """``codex_thread_title_session``: the client's home as it left it (the rollout in its day folder, the
+    ``session_index.jsonl`` the title is in), with what the fake served."""
+    client = require_client("codex")
+    with _serving() as served, FakeResponses() as fake:
+        codex = Codex(client, root, project(root), fake, model="gpt-6.2-sol")
+        codex_thread_title_session(codex, fake)
+        home = codex.codex_home
+        files = {str(path.relative_to(home)): path.read_bytes() for path in codex.rollouts()}
+        files["session_index.jsonl"] = (home / "session_index.jsonl").read_bytes()
+        return _kept(RECORDED / f"codex-{_version(client.version)}-thread-title", files, root, served)
+
+
 if __name__ == "__main__":
-    record_named((codex_auto_review_fixture, codex_memories_fixture))
+    record_named((codex_auto_review_fixture, codex_memories_fixture, codex_thread_title_fixture))

@@ -285,13 +285,16 @@ def web_search_call(query: str, n: int) -> dict[str, Any]:
 
 def own_call_kind(headers: Any) -> str | None:
     """Which of Codex's own model calls a request is, beside the thread's turns: the subagent it names
-    (``x-openai-subagent``: ``guardian``, ``memory_consolidation``), or ``memory`` for the memory extraction (turn
-    metadata ``request_kind: "memory"``, no subagent header); None for a turn's call."""
+    (``x-openai-subagent``: ``guardian``, ``memory_consolidation``), ``memory`` for the memory extraction (turn
+    metadata ``request_kind: "memory"``, no subagent header), ``thread_title`` for the terminal UI's title of a new
+    thread (``thread_source: "thread_title"``); None for a turn's call."""
     subagent = headers.get("x-openai-subagent")
     if isinstance(subagent, str) and subagent:
         return subagent
-    kind = _metadata(headers.get("x-codex-turn-metadata")).get("request_kind")
-    return "memory" if kind == "memory" else None
+    metadata = _metadata(headers.get("x-codex-turn-metadata"))
+    if metadata.get("request_kind") == "memory":
+        return "memory"
+    return "thread_title" if metadata.get("thread_source") == "thread_title" else None
 
 
 def _metadata(metadata: str | None) -> dict[str, Any]:

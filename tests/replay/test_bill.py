@@ -492,7 +492,10 @@ def test_the_findings_codex_relays_from_a_review_are_no_model_call():
     assert result.exit_code == 0 and not document["failed"], result.output
     folder = sum(_each_response_at_its_model(path)[0] for path in CODEX_REVIEW.glob("*.jsonl"))
     assert document["total"]["settings"][0]["cost"] == pytest.approx(folder, rel=1e-6)
-    assert all(not (entry["api"] or {}).get("notes") for entry in document["files"])
+    notes = {Path(entry["file"]).name: (entry["api"] or {}).get("notes") for entry in document["files"]}
+    # The review's own rollout says what it is (compactctl/recorded/codex_agents.py); nothing else has a note.
+    assert notes["host.jsonl"] == [] and len(notes["review.jsonl"]) == 1
+    assert notes["review.jsonl"][0].startswith("this rollout is the code review the thread asked for")
 
 
 def test_a_review_s_thread_before_it_goes_on_bills_no_call(tmp_path):

@@ -1,4 +1,5 @@
-"""Codex's memories: billed model calls that no rollout records, named in replay's notes where a file shows them.
+"""Codex's model calls that no rollout records (memories, the terminal UI's thread titles): billed, in no file's bill;
+named in replay's notes where a file shows them.
 
 With ``[features] memories = true`` (off by default in 0.171; ``memories.generate_memories`` and
 ``memories.use_memories`` then default on), every root session's start runs a pipeline of its own (openai/codex,
@@ -14,7 +15,15 @@ Neither leaves usage in a file, so no bill holds them. A rollout shows the featu
 the memory summary (a developer message of kind ``memories.instructions``, ``MEMORY_SUMMARY BEGINS``), and the
 memories database in the client's home (``memories_v2_1.sqlite``, beside ``sessions/``) names the thread whose
 start last ran each job (``jobs.worker_id``: one row per extracted thread and one for the consolidation, each
-overwritten by the next run). Measured with the real 0.171.0 (tests/fakes/record_side_calls.py).
+overwritten by the next run).
+
+**Thread titles.** The terminal UI (``codex``, a rollout whose ``source`` is ``cli``; not ``codex exec``, not the app
+server's clients) asks the model for a new thread's title after its first turn, on the session's model, in a thread
+of its own that writes no rollout (turn metadata ``thread_source: "thread_title"``), sent the session's instructions
+and tools: measured, 12,711 input tokens beside the 18,367 of the turn's own call. The title goes to the home's
+``session_index.jsonl`` (``thread_name``; a user's rename writes there too). On by default.
+
+Measured with the real 0.171.0 (tests/fakes/record_side_calls.py).
 """
 
 from __future__ import annotations
@@ -23,6 +32,8 @@ import contextlib
 import sqlite3
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 SUMMARY_MARK = "MEMORY_SUMMARY BEGINS"
 INSTRUCTIONS_KIND = "memories.instructions"
@@ -76,6 +87,34 @@ def memories_note(path: str, thread: str | None, in_use: bool) -> str | None:
         "rollout and record their usage nowhere: extraction, a call per earlier idle thread (memories.extract_model, "
         f"default gpt-6-luna), and consolidation, an agent of its own (memories.consolidation_model); here {shown}"
     )
+
+
+def title_note(path: str, thread: str | None, source: Any) -> str | None:
+    """Replay's note on the terminal UI's title call for the thread at ``path``: where the rollout is the UI's
+    (``source``) and the home's ``session_index.jsonl`` names the thread; None elsewhere."""
+    home = _home(Path(path))
+    if source != "cli" or thread is None or home is None:
+        return None
+    try:
+        lines = (home / "session_index.jsonl").read_bytes().splitlines()
+    except OSError:
+        return None
+    names = [entry.get("thread_name") for entry in map(_json, lines) if entry.get("id") == thread]
+    if not names or not isinstance(names[0], str):
+        return None
+    return (
+        f"not in the bill: the terminal UI's title of this thread ({names[0]!r} in session_index.jsonl, unless the "
+        "user renamed it), a model call of its own on the session's model, sent its instructions and tools, which "
+        "writes no rollout"
+    )
+
+
+def _json(line: bytes) -> dict[str, Any]:
+    try:
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _home(rollout: Path) -> Path | None:

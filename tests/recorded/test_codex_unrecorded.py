@@ -1,6 +1,7 @@
-"""Codex's memories, as the real 0.171.0 ran them (tests/fakes/record_side_calls.py): the model calls its pipeline
-makes at a session's start write no rollout, so no bill holds them; replay names them where a file shows them (the
-memory summary in the session's instructions, the memories database beside ``sessions/`` naming the session)."""
+"""Codex's model calls that no rollout records, as the real 0.171.0 made them (tests/fakes/record_side_calls.py):
+its memories' calls at a session's start and the terminal UI's thread titles. No bill holds them; replay names them
+where a file shows them (the memory summary in the session's instructions, the memories database beside
+``sessions/`` naming the session; a terminal UI rollout whose title ``session_index.jsonl`` holds)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from compactctl.cli.main import app
-from compactctl.recorded.codex_memories import carries_memories, jobs_run_by, memories_note
+from compactctl.recorded.codex_unrecorded import carries_memories, jobs_run_by, memories_note, title_note
 from tests.fakes.clients import Codex, require_client
 from tests.fakes.responses import FakeResponses
 from tests.fakes.scenarios import project
@@ -104,3 +105,43 @@ def test_the_real_clients_memory_calls_are_served_written_nowhere_and_named(tmp_
     assert sum(bills) == pytest.approx(sum(_openai_cost(r) for r in served if r not in memory), rel=1e-6)
     said = [entry["api"]["notes"][0] for entry in report["files"]]
     assert all(note.startswith("not in the bill: Codex's memories") for note in said)
+
+
+TITLED = Path(__file__).parent / "data" / "codex-0.171.0-thread-title"
+(TITLED_ROLLOUT,) = sorted(TITLED.rglob("rollout-*.jsonl"))
+
+
+def test_the_terminal_uis_title_call_is_in_no_rollout_and_named():
+    served = _served("codex-0.171.0-thread-title")
+    title = [r for r in served if r.get("caller") == "thread_title"]
+    assert len(title) == 1 and title[0]["usage"]["input_tokens"] > served[0]["usage"]["input_tokens"] / 2
+    assert _response_ids(TITLED_ROLLOUT) == {r["id"] for r in served} - {title[0]["id"]}
+    (entry,) = _replayed(TITLED / "sessions")["files"]
+    assert entry["api"]["bill_cost"] == pytest.approx(sum(_openai_cost(r) for r in served if r not in title), rel=1e-6)
+    (note,) = entry["api"]["notes"]
+    assert note.startswith("not in the bill: the terminal UI's title of this thread ('Read the notes' in ")
+
+
+def test_only_a_terminal_ui_rollout_with_its_title_in_the_index_names_the_title_call(tmp_path: Path):
+    thread = _thread(TITLED_ROLLOUT)
+    assert title_note(str(TITLED_ROLLOUT), thread, "cli") is not None
+    assert title_note(str(TITLED_ROLLOUT), thread, "exec") is None  # codex exec asks for no title
+    assert title_note(str(TITLED_ROLLOUT), "another-thread", "cli") is None
+    shutil.copy(TITLED_ROLLOUT, tmp_path / TITLED_ROLLOUT.name)  # away from its home: no index to show it
+    assert title_note(str(tmp_path / TITLED_ROLLOUT.name), thread, "cli") is None
+
+
+@pytest.mark.slow  # drives the real Codex's terminal UI
+def test_the_real_terminal_ui_asks_for_a_title_that_no_rollout_records(tmp_path: Path) -> None:
+    from tests.fakes.record_copies import _serving
+    from tests.fakes.record_side_calls import codex_thread_title_session
+
+    client = require_client("codex")
+    with _serving() as served, FakeResponses() as fake:
+        codex = Codex(client, tmp_path, project(tmp_path), fake, model="gpt-6.2-sol")
+        codex_thread_title_session(codex, fake)
+    title = [r for r in served if r.get("caller") == "thread_title"]
+    assert len(title) == 1
+    (entry,) = _replayed(codex.codex_home / "sessions")["files"]
+    assert entry["api"]["bill_cost"] == pytest.approx(sum(_openai_cost(r) for r in served if r not in title), rel=1e-6)
+    assert entry["api"]["notes"][0].startswith("not in the bill: the terminal UI's title of this thread")
