@@ -105,10 +105,11 @@ def side_calls_said(
         elif kind is None:
             notes += [f"subagent {name}: {note}" for note in child.in_bill]
     for kind, calls in by_kind.items():
+        labels = ", ".join(c.label for c in session.contexts if c.label.startswith(f"subagent {kind}"))
         notes.insert(
             0,
             f"{sum(calls)} of the {total} billed calls are {KINDS[kind]}, read from {len(calls)} rollout(s) of its "
-            f'own beside this one (context "subagent {kind}"): billed with this session, the one it worked for',
+            f"own beside this one (context {labels}): billed with this session, the one it worked for",
         )
     kind, parent = kind_of(meta), parent_of(meta)
     if kind in KINDS and parent is not None:
