@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+from pathlib import Path
 
 from compactctl.files.io import write_atomic
 
@@ -129,3 +130,19 @@ def test_forking_builds_only_the_counters_tables_a_codex_rollout_s_is_built_wher
     )
     done = subprocess.run([sys.executable, "-c", code, str(rollout)], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[('cl100k_base',)]"
+
+
+def test_a_codex_homes_own_json_lines_are_no_transcripts(tmp_path: Path):
+    # ~/.codex keeps the threads' names (the terminal UI's generated titles) and the prompt history beside sessions/.
+    from compactctl.files.io import find_transcripts
+
+    home = tmp_path / ".codex"
+    rollout = home / "sessions" / "2026" / "12" / "06" / "rollout-2026-12-06T00-57-05-x.jsonl"
+    rollout.parent.mkdir(parents=True)
+    for path in (rollout, home / "session_index.jsonl", home / "history.jsonl"):
+        path.write_text('{"id": "x"}\n')
+    assert find_transcripts(home) == [rollout]
+    elsewhere = tmp_path / "notes" / "session_index.jsonl"  # a file of that name elsewhere is read as given
+    elsewhere.parent.mkdir()
+    elsewhere.write_text('{"id": "x"}\n')
+    assert find_transcripts(elsewhere.parent) == [elsewhere]

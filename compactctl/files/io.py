@@ -51,8 +51,16 @@ def find_transcripts(folder: Path) -> list[Path]:
     )
 
 
+# A Codex home's own JSON Lines beside its ``sessions/``: the threads' names (``session_index.jsonl``, where the
+# terminal UI writes the titles it asks the model for) and the prompt history, no transcript.
+CODEX_HOME_FILES = frozenset({"session_index.jsonl", "history.jsonl"})
+
+
 def is_sidecar(path: Path) -> bool:
-    """Claude Code's ``<session>/subagents/agent-<id>.meta.json``: the subagent's settings, not a transcript."""
+    """Claude Code's ``<session>/subagents/agent-<id>.meta.json``: the subagent's settings, not a transcript; a Codex
+    home's ``session_index.jsonl`` and ``history.jsonl`` (``CODEX_HOME_FILES``)."""
+    if path.name in CODEX_HOME_FILES and (path.parent / "sessions").is_dir():
+        return True
     return path.parent.name == "subagents" and path.name.endswith(".meta.json")
 
 

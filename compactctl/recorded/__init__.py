@@ -188,6 +188,9 @@ class RecordedSession:
     estimated_apart: tuple[tuple[str | None, ApiUsage], ...] = ()
     # Billed calls the file holds nothing of to count (a client's side calls), said in replay's notes.
     not_in_bill: tuple[str, ...] = ()
+    # What some of the billed calls are where the thread's turns did not make them (Codex's approvals reviewer, in a
+    # rollout of its own), said in replay's notes.
+    in_bill: tuple[str, ...] = ()
     # Of the calls marked ``copied``, those another file of the run made (``read_recorded``'s ``billed_elsewhere``):
     # how many, and those files.
     shared_calls: int = 0

@@ -62,7 +62,8 @@ from compactctl.recorded import (
     timestamp_of,
     with_subagents,
 )
-from compactctl.recorded.codex_agents import child_rollouts, first_meta
+from compactctl.recorded.codex_agents import child_rollouts, first_meta, kind_of, side_calls_said
+from compactctl.recorded.codex_unrecorded import carries_memories, memories_note, title_note
 from compactctl.transcript import Message
 
 NAME = "codex"
@@ -219,7 +220,12 @@ class _Rollout:
             if is_harness(content):
                 said["compactctl"] = {"kind": "harness"}
             self.messages.append(said)
-        # ghost snapshots, compaction items seen outside a compacted line: not model input here
+        elif kind in ("compaction", "compaction_summary"):
+            # Outside a compacted line: the compaction a subagent opens on, its parent's (the approvals reviewer's
+            # after a compaction: ``codex_agents``), sent as it is. Opaque: its length is the estimate.
+            self._end_call()
+            self.messages.append({"role": "user", "content": "", "encrypted_chars": encrypted_estimate(item)})
+        # ghost snapshots: not model input here
 
     def token_count(self, payload: dict[str, Any]) -> None:
         info = payload.get("info")
@@ -350,6 +356,8 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
     reverted_at = run.reverted_at
     rollout = _Rollout(path)
     meta_id: str | None = None  # the thread's id, which its subagents' rollouts name as their parent
+    meta: dict[str, Any] = {}  # the first session_meta
+    memories = False  # its instructions carry Codex's memory summary (``codex_unrecorded``)
     last_stamp: float | None = None
     for record in records:
         if reverted_at is not None and rollout.live_end is None and record.line - 1 >= reverted_at:
@@ -371,7 +379,7 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         if kind == "session_meta" and isinstance(payload.get("forked_from_id"), str) and not rollout.calls:
             rollout.forked_from = payload["forked_from_id"]
         if kind == "session_meta" and not rollout.calls and rollout.thread is None:
-            thread_id = payload.get("id")
+            meta, thread_id = payload, payload.get("id")
             meta_id = thread_id if isinstance(thread_id, str) else None
             rollout.thread = _history_id(path, thread_id) if isinstance(thread_id, str) else None
             rollout.continues = _continued(payload)
@@ -392,6 +400,7 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
             rollout.pricing = service_tier_pricing(tier)
         elif kind == "response_item":
             rollout.item(payload, timestamp, record.line, value.get("metadata"))
+            memories = memories or carries_memories(payload)
         elif kind == "compacted":
             rollout.compacted(payload)
         elif kind == "event_msg" and payload.get("type") == "token_count":
@@ -436,12 +445,16 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         f"{reverted_at} lines",
         thread=rollout.thread,
         continues=rollout.continues,
+        not_in_bill=tuple(
+            n for n in [memories_note(path, meta_id, memories), title_note(path, meta_id, meta.get("source"))] if n
+        ),
     )
-    return with_subagents(own, children)
+    return side_calls_said(with_subagents(own, [(name, child) for name, child, _ in children]), children, meta)
 
 
-def _subagents(path: str, thread: str, last: float | None) -> list[tuple[str, RecordedSession]]:
-    """The rollouts of the agents the thread spawned (``codex_agents``), each read, by its agent path."""
+def _subagents(path: str, thread: str, last: float | None) -> list[tuple[str, RecordedSession, str | None]]:
+    """The rollouts of the agents the thread spawned (``codex_agents``), each read, by its agent path (Codex's own
+    subagents by their kind: ``guardian``), with that kind."""
     from datetime import UTC, datetime
 
     from compactctl.formats.records import parse_records
@@ -454,8 +467,9 @@ def _subagents(path: str, thread: str, last: float | None) -> list[tuple[str, Re
         except (OSError, InputError):
             continue  # a subagent's rollout that does not read is left out, not the session
         meta = first_meta(child)
-        name = meta.get("agent_path") if isinstance(meta.get("agent_path"), str) else meta.get("id", child.stem)
-        found.append((str(name), read(records, str(child))))
+        kind = kind_of(meta)
+        name = meta.get("agent_path") if isinstance(meta.get("agent_path"), str) else kind or meta.get("id", child.stem)
+        found.append((str(name), read(records, str(child)), kind))
     return found
 
 

@@ -7,10 +7,19 @@ started. Its ``session_meta`` names the thread that spawned it (``parent_thread_
 agents (``agent_message`` items). The child's calls are billed with the session: the parent's reader reads
 them, as Claude Code's reads ``<session>/subagents/``, and a run given both files reads the child once, with
 its parent (``read_by_parent``). Measured with the real 0.171.0 (tests/fakes/record_subagents.py).
+
+Codex's own subagents are joined the same way, their ``source`` naming their kind (``kind_of``): the approvals
+reviewer (``approvals_reviewer = "auto_review"``, or ``codex exec --approve-for-me``) reviews each approval request
+in a thread of its own, ``source: {"subagent": {"other": "guardian"}}``, whose rollout names the reviewed thread as
+its parent and records its own usage; the reviewed thread's totals leave it out. One such thread a process; after a
+compaction it opens on the reviewed thread's ``compaction`` item (0.171's ``guardian_reuse_parent_compaction``).
+``codex review``'s thread is ``{"subagent": "review"}``. Measured with the real 0.171.0
+(tests/fakes/record_side_calls.py).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from datetime import date, timedelta
 from pathlib import Path
@@ -19,6 +28,7 @@ from typing import Any
 import orjson
 
 from compactctl import lazyre
+from compactctl.recorded import RecordedSession
 
 # rollout-2026-12-04T21-08-46-<uuid>.jsonl: when the thread started, then its id.
 _NAME = lazyre.compile(r"^rollout-(\d{4})-(\d{2})-(\d{2})T[\d-]+-([0-9a-f-]{36})\.jsonl$")
@@ -57,6 +67,57 @@ def parent_of(meta: dict[str, Any]) -> str | None:
     spawn = spawn.get("thread_spawn") if isinstance(spawn, dict) else None
     parent = spawn.get("parent_thread_id") if isinstance(spawn, dict) else None
     return parent if isinstance(parent, str) else None
+
+
+# What replay says of the calls of Codex's own subagents, by kind (``kind_of``): what they are, how switched on.
+KINDS = {
+    "guardian": 'Codex\'s approvals reviewer (approvals_reviewer = "auto_review", or exec --approve-for-me: the '
+    "guardian subagent, a model call per approval request reviewed)",
+    "review": "the code review the thread asked for (codex review: a review subagent's thread)",
+    "memory_consolidation": "Codex's memory consolidation agent (features.memories)",
+}
+
+
+def kind_of(meta: dict[str, Any]) -> str | None:
+    """The kind of Codex's own subagent a rollout is ("guardian", "review", "memory_consolidation"), from its
+    ``source`` (``{"subagent": {"other": "guardian"}}``, ``{"subagent": "review"}``); None for an agent the model
+    spawned (``thread_spawn``, named by its ``agent_path``) and for a thread of the user's."""
+    source = meta.get("source")
+    subagent = source.get("subagent") if isinstance(source, dict) else None
+    if isinstance(subagent, dict):
+        subagent = subagent.get("other")
+    return subagent if isinstance(subagent, str) and subagent != "thread_spawn" else None
+
+
+def side_calls_said(
+    session: RecordedSession, children: list[tuple[str, RecordedSession, str | None]], meta: dict[str, Any]
+) -> RecordedSession:
+    """``session`` (its subagents' calls billed in it) with what replay says of the calls Codex's own subagents made
+    for it (``children``: name, session, ``kind_of``), and, for a rollout of one of theirs (``meta``: its
+    ``session_meta``), whose it is. A spawned agent's own such notes are kept, named by the agent."""
+    notes: list[str] = []
+    total = session.calls - session.copied_calls + session.compaction_calls + len(session.off_thread)
+    by_kind: dict[str, list[int]] = {}
+    for name, child, kind in children:
+        if kind in KINDS:
+            own = child.calls - child.copied_calls + child.compaction_calls + len(child.off_thread)
+            by_kind.setdefault(kind, []).append(own)
+        elif kind is None:
+            notes += [f"subagent {name}: {note}" for note in child.in_bill]
+    for kind, calls in by_kind.items():
+        labels = ", ".join(c.label for c in session.contexts if c.label.startswith(f"subagent {kind}"))
+        notes.insert(
+            0,
+            f"{sum(calls)} of the {total} billed calls are {KINDS[kind]}, read from {len(calls)} rollout(s) of its "
+            f"own beside this one (context {labels}): billed with this session, the one it worked for",
+        )
+    kind, parent = kind_of(meta), parent_of(meta)
+    if kind in KINDS and parent is not None:
+        notes.append(
+            f"this rollout is {KINDS[kind]} for session {parent}: that session's rollout, beside this one under the "
+            "client's names, reads and bills it (a run given both reads it there, not on its own)"
+        )
+    return dataclasses.replace(session, in_bill=(*notes, *session.in_bill)) if notes else session
 
 
 def child_rollouts(path: str, thread: str, last_day: date | None = None) -> list[Path]:

@@ -476,7 +476,7 @@ def replay_recorded(
             "session: a user's, or Claude Code 1.x's --resume in a new file): billed there, so in no row here; the "
             "rows simulate the whole thread and count this file's own calls"
         )
-    notes += [*session.not_in_bill, *calibration.warnings]
+    notes += [*session.in_bill, *session.not_in_bill, *calibration.warnings]
     last = [c for context in session.contexts for c in context.compactions[-1:]]
     return RecordedReplay(
         rows,

@@ -52,6 +52,9 @@ def _serving() -> Iterator[list[dict[str, Any]]]:
             served.append({"id": done["id"], "model": done["model"], "usage": done["usage"]})
             if done.get("service_tier") not in (None, "default"):  # the tier it was billed at
                 served[-1]["service_tier"] = done["service_tier"]
+            caller = responses.own_call_kind(handler.headers)
+            if caller is not None:  # one of Codex's own calls beside the thread's turns: which
+                served[-1]["caller"] = caller
         return send(handler, events, *rest)
 
     bill = FakeGemini.bill

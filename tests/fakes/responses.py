@@ -165,6 +165,14 @@ class FakeResponses(FakeModelServer):
             and isinstance(r.body, dict)
         ]
 
+    def _agent_of(self, handler: BaseHTTPRequestHandler) -> str | None:
+        """The script a request takes: its agent's ("/root", "/root/reader"), or, for Codex's own model calls that
+        run as "/root" too or as no agent, that kind's where one is queued: the approvals reviewer's
+        (``x-openai-subagent: guardian``), the memory consolidation agent's (``memory_consolidation``), the memory
+        extraction's (turn metadata ``request_kind: "memory"``, no subagent header)."""
+        kind = own_call_kind(handler.headers)
+        return kind if kind in self.agent_scripts else _agent_name(handler.headers.get("x-codex-turn-metadata"))
+
     def handle(self, handler: BaseHTTPRequestHandler, method: str, body: Any) -> None:
         path = handler.path.split("?")[0]
         entry = Recorded(method, handler.path, dict(handler.headers), body)
@@ -209,7 +217,7 @@ class FakeResponses(FakeModelServer):
                 {"type": "compaction", "id": f"cmp_fake{next(_ids):04d}", "encrypted_content": "enc-compacted-history"}
             ]
         else:
-            reply = self.next_reply(_agent_name(handler.headers.get("x-codex-turn-metadata")))
+            reply = self.next_reply(self._agent_of(handler))
             items = output_items(reply)
         # A reply may report more input than the fake counts (``Reply.usage``'s ``input_tokens``): a long context.
         counted = self.count([body.get("instructions"), body.get("input"), body.get("tools")])
@@ -275,10 +283,30 @@ def web_search_call(query: str, n: int) -> dict[str, Any]:
     return {"type": "web_search_call", "id": f"ws_fake{n:04d}", "status": "completed", "action": action}
 
 
+def own_call_kind(headers: Any) -> str | None:
+    """Which of Codex's own model calls a request is, beside the thread's turns: the subagent it names
+    (``x-openai-subagent``: ``guardian``, ``memory_consolidation``), ``memory`` for the memory extraction (turn
+    metadata ``request_kind: "memory"``, no subagent header), ``thread_title`` for the terminal UI's title of a new
+    thread (``thread_source: "thread_title"``); None for a turn's call."""
+    subagent = headers.get("x-openai-subagent")
+    if isinstance(subagent, str) and subagent:
+        return subagent
+    metadata = _metadata(headers.get("x-codex-turn-metadata"))
+    if metadata.get("request_kind") == "memory":
+        return "memory"
+    return "thread_title" if metadata.get("thread_source") == "thread_title" else None
+
+
+def _metadata(metadata: str | None) -> dict[str, Any]:
+    """A Codex request's turn metadata header, read; {} where it has none or it does not read."""
+    try:
+        value = json.loads(metadata or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
 def _agent_name(metadata: str | None) -> str | None:
     """The agent a Codex request is of ("/root", "/root/reader"), from its turn metadata header."""
-    try:
-        name = json.loads(metadata or "{}").get("agent_name")
-    except (ValueError, AttributeError):
-        return None
+    name = _metadata(metadata).get("agent_name")
     return name if isinstance(name, str) else None

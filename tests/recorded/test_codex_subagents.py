@@ -178,3 +178,122 @@ def test_each_subagents_context_keeps_a_label_of_its_own():
         "subagent /root/a/b",
         "subagent /root/a 2",
     ]
+
+
+# Codex's approvals reviewer (tests/fakes/record_side_calls.py): approvals_reviewer = "auto_review", two turns, each
+# process reviewing in a guardian thread of its own, the second after a compaction.
+AUTO_REVIEW = Path(__file__).parent / "data" / "codex-0.171.0-auto-review"
+
+
+def _rollout_of(folder: Path, kind: str | None) -> list[Path]:
+    """The folder's rollouts whose source is Codex's subagent ``kind`` (None: the thread's own), by name."""
+    from compactctl.recorded.codex_agents import first_meta, kind_of
+
+    return [path for path in sorted(folder.glob("rollout-*.jsonl")) if kind_of(first_meta(path)) == kind]
+
+
+def test_the_reviewers_calls_are_billed_once_with_the_session_whose_requests_they_reviewed():
+    (thread,) = _rollout_of(AUTO_REVIEW, None)
+    session = _read(thread)
+    labels = [(c.label, len(c.calls)) for c in session.contexts]
+    # 4 calls of the turns' (the 2 compactions apart), a review each.
+    assert labels == [("main", 4), ("subagent guardian", 1), ("subagent guardian 2", 1)]
+    served = _served("codex-0.171.0-auto-review")
+    reviews = [r["usage"]["input_tokens"] for r in served if r.get("caller") == "guardian"]
+    assert [c.calls[0].usage.input_tokens for c in session.contexts[1:] if c.calls[0].usage] == reviews
+    for given in ((thread,), (AUTO_REVIEW,)):
+        (entry,) = _replayed(*given)["files"]
+        assert entry["api"]["bill_cost"] == pytest.approx(_served_cost("codex-0.171.0-auto-review", "openai"), rel=1e-6)
+        (note,) = [n for n in entry["api"]["notes"] if "approvals reviewer" in n]
+        assert note.startswith(f"{len(reviews)} of the {len(served)} billed calls are Codex's approvals reviewer")
+
+
+def test_the_reviewers_rollout_alone_says_whose_it_is():
+    first, second = _rollout_of(AUTO_REVIEW, "guardian")
+    (thread,) = _rollout_of(AUTO_REVIEW, None)
+    (entry,) = _replayed(second)["files"]
+    (review,) = [r for r in _served("codex-0.171.0-auto-review") if r.get("caller") == "guardian"][1:]
+    assert entry["api"]["bill_input_tokens"] == review["usage"]["input_tokens"]  # its own call, as a session alone
+    (note,) = entry["api"]["notes"]
+    assert note.startswith("this rollout is Codex's approvals reviewer") and thread.name[-42:-6] in note
+    assert not read_with_its_session(str(thread), {str(thread), str(first)})
+    assert read_with_its_session(str(first), {str(thread), str(first)})  # a folder run bills it with the thread
+
+
+def test_the_reviewer_after_a_compaction_is_sent_the_threads_compaction_first():
+    # 0.171 reuses the reviewed thread's compaction: the reviewer's rollout opens on that compaction item, which its
+    # request sent before the review's messages; its length is model input, as a compacted line's is.
+    _, second = _rollout_of(AUTO_REVIEW, "guardian")
+    (context,) = _read(second).contexts
+    assert [m.get("encrypted_chars") is not None for m in context.messages[:2]] == [False, True]
+    assert context.messages[0]["role"] == "system" and context.messages[1]["role"] == "user"
+
+
+@pytest.mark.parametrize(
+    ("source", "kind"),
+    [
+        ({"subagent": {"other": "guardian"}}, "guardian"),
+        ({"subagent": "review"}, "review"),
+        ({"subagent": "memory_consolidation"}, "memory_consolidation"),
+        ({"subagent": {"thread_spawn": {"parent_thread_id": "p", "depth": 1}}}, None),
+        ("exec", None),
+    ],
+)
+def test_a_rollouts_source_says_which_of_codexs_own_subagents_it_is(source: Any, kind: str | None):
+    from compactctl.recorded.codex_agents import kind_of
+
+    assert kind_of({"source": source}) == kind
+
+
+def test_a_review_thread_named_as_the_client_names_it_is_billed_with_the_thread_that_asked_for_it(tmp_path: Path):
+    # codex-0.171.0-review keeps the two rollouts as host.jsonl and review.jsonl; under the names the client gave
+    # them (their ids and start times) the host reads its review's rollout, once, and says what it is.
+    from tests.recorded.test_codex_calls import _each_response_at_its_model
+
+    review = Path(__file__).parents[1] / "formats" / "data" / "real-clients" / "codex-0.171.0-review"
+    named, folder = {}, tmp_path / "sessions"
+    folder.mkdir()
+    for name in ("host", "review"):
+        meta = orjson.loads((review / f"{name}.jsonl").read_bytes().splitlines()[0])["payload"]
+        stamp = meta["timestamp"][:19].replace(":", "-")
+        named[name] = folder / f"rollout-{stamp}-{meta['id']}.jsonl"
+        shutil.copy(review / f"{name}.jsonl", named[name])
+    session = _read(named["host"])
+    assert [c.label for c in session.contexts] == ["main", "subagent review"]
+    (entry,) = _replayed(folder)["files"]
+    both = sum(_each_response_at_its_model(review / f"{name}.jsonl")[0] for name in ("host", "review"))
+    assert entry["api"]["bill_cost"] == pytest.approx(both, rel=1e-6)
+    calls = {name: _read(review / f"{name}.jsonl").calls for name in ("host", "review")}
+    said = f"{calls['review']} of the {sum(calls.values())} billed calls are the code review the thread asked for"
+    assert any(n.startswith(said) for n in entry["api"]["notes"]), entry["api"]["notes"]
+
+
+@pytest.mark.slow  # drives the real Codex
+def test_the_real_reviewers_calls_are_billed_with_the_session_it_reviewed_for(tmp_path: Path) -> None:
+    from tests.fakes.record_copies import _serving
+    from tests.fakes.record_side_calls import AUTO_REVIEW as REVIEW_CONFIG
+    from tests.fakes.record_side_calls import codex_auto_review_session
+
+    client = require_client("codex")
+    with _serving() as served, FakeResponses() as fake:
+        codex = Codex(client, tmp_path, project(tmp_path), fake, model="gpt-5.5", extra_config=REVIEW_CONFIG)
+        codex_auto_review_session(codex, fake)
+    assert [r.get("caller") for r in served].count("guardian") == 2
+    report = _replayed(codex.codex_home / "sessions")
+    (entry,) = report["files"]
+    expected = sum(_openai_cost(r) for r in served)
+    assert entry["api"]["bill_cost"] == pytest.approx(expected, rel=1e-6)
+    assert any(n.startswith("2 of the 8 billed calls are Codex's approvals reviewer") for n in entry["api"]["notes"])
+
+
+def _openai_cost(response: dict[str, Any]) -> float:
+    """One served response at its model's list price (genai-prices), as tests/replay/test_price_conditions.py."""
+    from genai_prices import Usage, calc_price
+
+    usage = response["usage"]
+    counts = Usage(
+        input_tokens=usage["input_tokens"],
+        cache_read_tokens=usage["input_tokens_details"]["cached_tokens"],
+        output_tokens=usage["output_tokens"],
+    )
+    return float(calc_price(counts, response["model"], provider_id="openai").total_price)

@@ -176,13 +176,15 @@ def test_current_model_names_are_priced_with_a_context_window(model: str, provid
 
 
 def test_every_model_the_real_clients_wrote_is_priced():
+    from compactctl.files.io import is_sidecar
     from compactctl.formats import load_records, records_of
     from compactctl.recorded import read_recorded
     from compactctl.replay.prices import PriceTable
 
     seen: set[tuple[str, str]] = set()
     recorded = Path(__file__).resolve().parents[1] / "recorded" / "data"
-    for path in [*sorted(REAL_CLIENTS.rglob("*.jsonl")), *sorted(recorded.rglob("*.jsonl"))]:
+    every = [*sorted(REAL_CLIENTS.rglob("*.jsonl")), *sorted(recorded.rglob("*.jsonl"))]
+    for path in [path for path in every if not is_sidecar(path)]:  # a Codex home's session_index.jsonl is none
         records = records_of(path.read_bytes(), str(path), None)
         fmt, _ = load_records(records, str(path), "auto", None)
         session = read_recorded(fmt.name, records, str(path))
@@ -492,7 +494,10 @@ def test_the_findings_codex_relays_from_a_review_are_no_model_call():
     assert result.exit_code == 0 and not document["failed"], result.output
     folder = sum(_each_response_at_its_model(path)[0] for path in CODEX_REVIEW.glob("*.jsonl"))
     assert document["total"]["settings"][0]["cost"] == pytest.approx(folder, rel=1e-6)
-    assert all(not (entry["api"] or {}).get("notes") for entry in document["files"])
+    notes = {Path(entry["file"]).name: (entry["api"] or {}).get("notes") for entry in document["files"]}
+    # The review's own rollout says what it is (compactctl/recorded/codex_agents.py); nothing else has a note.
+    assert notes["host.jsonl"] == [] and len(notes["review.jsonl"]) == 1
+    assert notes["review.jsonl"][0].startswith("this rollout is the code review the thread asked for")
 
 
 def test_a_review_s_thread_before_it_goes_on_bills_no_call(tmp_path):
