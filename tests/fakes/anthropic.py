@@ -331,7 +331,8 @@ class FakeAnthropic(FakeModelServer):
         if advisor.is_advised(blocks):
             if advisor.offered_advisor(body) is None:
                 entry.error = "the script has the advisor answer a request that offers no advisor tool"
-                send_json(handler, 400, {"type": "error", "error": {"type": "invalid_request_error", "message": entry.error}})
+                refusal = {"type": "invalid_request_error", "message": entry.error}
+                send_json(handler, 400, {"type": "error", "error": refusal})
                 return
             message["usage"].update(
                 advisor.advised_usage(body, blocks, self.count, self._scaled, self.advisor_thinking)
