@@ -309,7 +309,7 @@ def replay_recorded(
             ]
         recorded_estimates.append(recorded_estimate)
         bill = usage_row(context, RECORDED if context.compactions else "none", prices_of, calibration.provider,
-                          len(context.compactions))  # fmt: skip
+                         len(context.compactions))  # fmt: skip
         estimates.append(estimate)
         bills.append(bill)
         recorded_rows.append(dataclasses.replace(bill, trigger=RECORDED, strategy="producer"))
