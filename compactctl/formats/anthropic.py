@@ -44,6 +44,18 @@ violations = anthropic_violations  # its API's rules, held to what it writes
 
 ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use"})
 KEPT_BLOCKS = frozenset({"thinking", "redacted_thinking"})
+# The results a server tool writes into the assistant turn of its ``server_tool_use`` (by ``tool_use_id``).
+SERVER_RESULTS = frozenset(
+    {
+        "advisor_tool_result",
+        "web_search_tool_result",
+        "web_fetch_tool_result",
+        "code_execution_tool_result",
+        "bash_code_execution_tool_result",
+        "text_editor_code_execution_tool_result",
+        "tool_search_tool_result",
+    }
+)
 
 
 def _has_blocks(message: Any) -> bool:
@@ -190,6 +202,7 @@ def assistant_blocks(message: Message, template: list[Any] | None) -> list[Any]:
     text = [block for block in everything if not is_thinking(block)]
     blocks: list[Any] = []
     wrote_text = False
+    served: set[Any] = set()  # the server tools' calls kept
     for block in template:
         kind = block.get("type") if isinstance(block, dict) else None
         if one_of(kind, KEPT_BLOCKS):
@@ -203,6 +216,12 @@ def assistant_blocks(message: Message, template: list[Any] | None) -> list[Any]:
             call = calls.pop(block["id"])
             function = function_of(call)
             blocks.append({**block, "name": function.get("name", ""), "input": call_input(call, block)})
+            if kind == "server_tool_use":
+                served.add(block["id"])
+        elif one_of(kind, SERVER_RESULTS) and block.get("tool_use_id") in served:
+            # A server tool's result (the advisor's advice) is no call of its own: it stays after its call, as
+            # written, and goes with it (the API wants an advisor_tool_result after its server_tool_use).
+            blocks.append(block)
     if not wrote_text:
         position = next((i for i, b in enumerate(blocks) if b.get("type") not in KEPT_BLOCKS), len(blocks))
         blocks[position:position] = text

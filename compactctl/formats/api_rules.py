@@ -330,10 +330,20 @@ def _anthropic_message_problem(message: Any, index: int, last: bool) -> str | No
     if isinstance(content, str):
         return None
     allowed = {"assistant": ASSISTANT_BLOCKS, "system": SYSTEM_BLOCKS}.get(role, USER_BLOCKS)
+    called: set[Any] = set()  # the server tools' calls so far in the message
     for number, block in enumerate(content):
         problem = _block_problem(block, role, allowed)
         if problem:
             return f"content.{number}: {problem}"
+        if block.get("type") == "server_tool_use":
+            called.add(_id_key(block.get("id")))
+        if block.get("type") == "advisor_tool_result" and _id_key(block.get("tool_use_id")) not in called:
+            # The API's wording (anthropics/claude-code#66944): the advice goes in the message of its call, after it.
+            return (
+                f"content.{number}: unexpected `tool_use_id` found in `advisor_tool_result` blocks: "
+                f"{block.get('tool_use_id')}. Each `advisor_tool_result` block must have a corresponding "
+                "`server_tool_use` block before it"
+            )
     return None
 
 

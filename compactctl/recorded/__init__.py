@@ -164,6 +164,10 @@ class RecordedSession:
     # Code keeps their records, with the usage that was billed), never part of a context replayed.
     off_thread: tuple[RecordedCall, ...] = ()
     off_thread_why: str = "branches a rewind or an edited prompt left"  # what left them, as replay's note says
+    # The other billed sampling passes of responses that took several (``usage.iterations``: an advisor's on its own
+    # model, a server-side compaction's, the executor's after either): no request of their own, each priced at its
+    # model, carried as billed by every row (``recorded.iterations``).
+    passes_apart: tuple[RecordedCall, ...] = ()
     # The producer's own compaction calls (its summarizing request): how many are billed, those
     # with recorded usage inside ``unpaired``; the usage of those the log records none for,
     # estimated from the request they were (see codex), kept apart from what the log reports.
@@ -218,9 +222,10 @@ class RecordedSession:
         return any(context.has_usage for context in self.contexts) or any(c.usage is not None for c in self.off_thread)
 
     def usage_total(self) -> ApiUsage:
-        """The sum of the paired per-call usage, off-thread calls included, copied ones not (billed elsewhere)."""
+        """The sum of the paired per-call usage, off-thread calls and passes apart included, copied ones not (billed
+        elsewhere)."""
         total = ApiUsage(0)
-        for call in [*(c for context in self.contexts for c in context.calls), *self.off_thread]:
+        for call in [*(c for context in self.contexts for c in context.calls), *self.off_thread, *self.passes_apart]:
             if call.usage is not None and not call.copied:
                 total = total + call.usage
         return total
@@ -253,6 +258,7 @@ def with_subagents(session: RecordedSession, children: list[tuple[str, RecordedS
             priced_apart=merged.priced_apart + child.priced_apart,
             estimated_apart=merged.estimated_apart + child.estimated_apart,
             off_thread=merged.off_thread + child.off_thread,
+            passes_apart=merged.passes_apart + child.passes_apart,
             copied_from=tuple(sorted({*merged.copied_from, *child.copied_from})),
         )
     return dataclasses.replace(merged, contexts=contexts)

@@ -15,6 +15,9 @@
 - **Every billed call.** A rewind (resuming from an earlier message, an edited prompt) leaves
   the old branch in the file, its responses billed: the calls of no context walked are kept as
   ``off_thread`` (with their usage), so the bill holds every call made.
+- **Every pass billed.** A response of several sampling passes (``usage.iterations``: the advisor tool's pass on
+  its own model, a server-side compaction's, the executor's pass after either) is a call for its first pass with
+  its other passes billed apart, each at its own model (``iterations.py``).
 - **Each billed call once.** A fork (``--fork-session``) starts a new file with a copy of the
   parent's thread: the copied responses keep their ``message.id`` and carry
   ``requestSessionId``, the session that made (and paid for) the request. Those are no call of
@@ -63,31 +66,13 @@ from compactctl.recorded.claude_code_chain import (
 from compactctl.recorded.claude_code_cleared import Edits
 from compactctl.recorded.claude_code_files import changed_file_reminders, logs_own_attachments
 from compactctl.recorded.claude_code_side import SideRequests, side_requests, usage_by_model
+from compactctl.recorded.iterations import billed, stop_reason_of
 from compactctl.transcript import Message
 
 NAME = "claude-code"
 # Measured on real sessions with usage: a thinking block's billed tokens per character of its
 # signature (0.22-0.27); used only where a call has no usage.
 THINKING_TOKENS_PER_SIGNATURE_CHAR = 0.25
-
-
-def usage_of(raw: Any) -> ApiUsage | None:
-    if not isinstance(raw, dict):
-        return None
-    uncached = integer(raw.get("input_tokens"))
-    read = integer(raw.get("cache_read_input_tokens"))
-    written = integer(raw.get("cache_creation_input_tokens"))
-    split: dict[str, Any] = raw["cache_creation"] if isinstance(raw.get("cache_creation"), dict) else {}
-    server: dict[str, Any] = raw["server_tool_use"] if isinstance(raw.get("server_tool_use"), dict) else {}
-    usage = ApiUsage(
-        input_tokens=uncached + read + written,
-        cached_tokens=read,
-        cache_write_tokens=written,
-        cache_write_1h_tokens=integer(split.get("ephemeral_1h_input_tokens")),
-        output_tokens=integer(raw.get("output_tokens")),
-        web_searches=integer(server.get("web_search_requests")),
-    )
-    return None if usage.is_empty else usage
 
 
 def unlogged_reminders(values: list[dict[str, Any]]) -> dict[int, list[str]]:
@@ -123,6 +108,7 @@ class _Builder:
         self.shared: dict[str, str] = {}  # message id -> the file of the run that billed it (a 1.x resume's copies)
         self.billed_here = False  # a call of this context is billed here (the copies a resume opens with are over)
         self.edits = Edits(index.values)  # old tool results sent as a stand-in (claude_code_cleared)
+        self.passes: list[RecordedCall] = []  # its responses' other billed passes (an advisor's: iterations.py)
 
     def add(self, message: Message, record: int) -> None:
         key = uuid_of(self.index.values[record])
@@ -230,12 +216,16 @@ class _Builder:
             made_by = self.shared[message_id] = elsewhere
         self.billed_here = self.billed_here or made_by is None
         self.edits.response(len(self.calls), records)
+        written = timestamp_of(first.get("timestamp"))
+        stop = stop_reason_of([self.index.values[r]["message"] for r in records])
+        bill = billed(best, first["message"].get("model"), written, stop)
+        self.passes += bill.passes if made_by is None else ()  # a copy's passes were billed with it where it was made
         self.calls.append(
             RecordedCall(
                 position=len(self.messages),
-                model=first["message"].get("model"),
-                timestamp=timestamp_of(first.get("timestamp")),
-                usage=usage_of(best),
+                model=bill.model,
+                timestamp=written,
+                usage=bill.usage,
                 hidden_output_estimate=round(signature_chars * THINKING_TOKENS_PER_SIGNATURE_CHAR),
                 copied=made_by is not None,
                 copy_key=copy_key,
@@ -347,6 +337,7 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
     walked: set[str] = set()  # message ids of the responses a context holds
     copied: dict[str, str] = {}  # message id -> the session that billed it
     shared: dict[str, str] = {}  # message id -> the file of the run that billed it
+    passes: list[RecordedCall] = []  # the responses' other billed passes (an advisor's, ...: iterations.py)
     reminders = unlogged_reminders(values)
     for leaf in leaves(index, only_sidechain):
         builder = _Builder(index, "main", path, lines, reminders)
@@ -354,6 +345,7 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         walked |= builder.done_responses
         copied |= builder.copied
         shared |= builder.shared
+        passes += builder.passes
     if not only_sidechain:
         for n, leaf in enumerate(leaves(index, True), start=1):
             builder = _Builder(index, f"sidechain {n}", path, lines, reminders)
@@ -361,17 +353,19 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
             walked |= builder.done_responses
             copied |= builder.copied
             shared |= builder.shared
+            passes += builder.passes
             if context.calls:
                 contexts.append(context)
     # A copied response off the fork's thread was billed where it was made, not here.
     walked |= {m for m in index.responses if index.copied_from(m) is not None}
     contexts = [c for c in contexts if c.calls or c.messages]
-    off_thread = tuple(_off_thread_calls(index, walked))
+    off_thread = tuple(_off_thread_calls(index, walked, passes))
     requests = side_requests(values)
     shared_calls, shared_with, forked_from = len(shared), set(shared.values()), set[str]()
     for name, subagent, asked in subagent_sessions(path, run, read, index):
         contexts += [dataclasses.replace(c, label=f"subagent {name}") for c in subagent.contexts if c.calls]
         off_thread += subagent.off_thread
+        passes += subagent.passes_apart
         shared_calls += subagent.shared_calls
         shared_with |= set(subagent.shared_with)
         forked_from |= set(subagent.copied_from)  # a forked subagent's copy of this session's call
@@ -379,7 +373,7 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         requests = SideRequests(requests.calls + asked.calls, requests.searches + asked.searches)
     by_model = usage_by_model(values)  # the last cost-state, read once: the total and the side requests' models
     reported = sum(by_model.values(), ApiUsage(0)) if by_model else None
-    paired = RecordedSession(NAME, contexts, off_thread=off_thread).usage_total()
+    paired = RecordedSession(NAME, contexts, off_thread=off_thread, passes_apart=tuple(passes)).usage_total()
     unpaired = None
     if copied or shared:
         # A fork's cost-state goes on from its parent's total: it says nothing of calls missing here.
@@ -400,7 +394,7 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         )
     # A model the cost-state bills that no call here names made only side requests (WebFetch's page summary on
     # the small fast model, claude-haiku-4-5): its whole usage is in ``unpaired``, billed at its own price.
-    named = {c.model for x in contexts for c in x.calls} | {c.model for c in off_thread}
+    named = {c.model for x in contexts for c in x.calls} | {c.model for c in [*off_thread, *passes]}
     side = tuple((m, u) for m, u in by_model.items() if m not in named) if unpaired else ()
     # WebSearch's and WebFetch's own requests write no message; where the cost-state's remainder bills them they
     # are billed calls, counted with the bill's (their usage is in ``unpaired``).
@@ -420,6 +414,7 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         reported_total=reported,
         unpaired=unpaired,
         off_thread=off_thread,
+        passes_apart=tuple(passes),
         compaction_calls=len(own) if reported is not None else len(estimates),
         compaction_estimate=sum(estimates, ApiUsage(0)) if estimates else None,
         compaction_calls_estimated=len(estimates),
@@ -467,8 +462,9 @@ def compaction_estimate(compaction: RecordedCompaction, context: RecordedContext
     return ApiUsage(history + SUMMARY_REQUEST_TOKENS, cached, output_tokens=output)
 
 
-def _off_thread_calls(index: Index, walked: set[str]) -> list[RecordedCall]:
-    """The responses no walked context holds (an abandoned branch's), each with its billed usage."""
+def _off_thread_calls(index: Index, walked: set[str], passes: list[RecordedCall]) -> list[RecordedCall]:
+    """The responses no walked context holds (an abandoned branch's), each with its billed usage (their other billed
+    passes into ``passes``)."""
     calls = []
     for message_id, records in index.responses.items():
         if message_id in walked:
@@ -482,6 +478,10 @@ def _off_thread_calls(index: Index, walked: set[str]) -> list[RecordedCall]:
         if key in index.billed_elsewhere:  # a copy of another file's call (a 1.x resume's), billed there
             continue
         first = index.values[records[0]]
-        model, written = first["message"].get("model"), timestamp_of(first.get("timestamp"))
-        calls.append(RecordedCall(-1, model, written, usage_of(best), copy_key=key, pricing=usage_pricing(best)))
+        written = timestamp_of(first.get("timestamp"))
+        bill = billed(
+            best, first["message"].get("model"), written, stop_reason_of([index.values[r]["message"] for r in records])
+        )
+        passes += bill.passes
+        calls.append(RecordedCall(-1, bill.model, written, bill.usage, copy_key=key, pricing=usage_pricing(best)))
     return calls

@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from compactctl.recorded import ApiUsage, Pricing, RecordedCall, RecordedSession
+from compactctl.recorded import ApiUsage, Pricing, RecordedCall, RecordedContext, RecordedSession
 from compactctl.replay.price_source import day_of, priced_name
 from compactctl.replay.prices import Prices, PriceTable
 from compactctl.replay.simulate import ScenarioResult, sum_costs
@@ -42,6 +42,48 @@ def bill_cost(usage: ApiUsage, prices: Prices, provider: str) -> float:
         usage.input_tokens, usage.cached_tokens, usage.cache_write_tokens if plain >= 0 else 0, usage.output_tokens,
         usage.cache_write_1h_tokens,
     ) + usage.web_searches * prices.web_search  # fmt: skip
+
+
+def copied_prefix(context: RecordedContext) -> int:
+    """How many calls the context starts with that another session made and billed (a fork's copy)."""
+    n = 0
+    while n < len(context.calls) and context.calls[n].copied:
+        n += 1
+    return n
+
+
+def usage_row(
+    context: RecordedContext, trigger: str, prices_of: list[Prices | None], provider: str, compactions: int
+) -> ScenarioResult:
+    """A context's calls as billed: their usage at the prices of each (``trigger`` "recorded": the producer's
+    own compactions)."""
+    skip = copied_prefix(context)  # billed by the session they were copied from
+    own, prices_of = context.calls[skip:], prices_of[skip:]
+    per_call = [c.usage.input_tokens if c.usage else 0 for c in own]
+    usages = [c.usage for c in own if c.usage is not None]
+    billed = [(c.usage, p) for c, p in zip(own, prices_of, strict=True) if c.usage]
+    unpriced = sum(1 for _, p in billed if p is None)
+    cost = sum(bill_cost(u, p, provider) for u, p in billed if p is not None)
+    return ScenarioResult(
+        trigger=trigger,
+        threshold=None,
+        strategy="producer" if trigger == "recorded" else "none",
+        calls=len(own),
+        compactions=compactions,
+        over_threshold_after_compaction=0,
+        peak_context=max(per_call, default=0),
+        mean_context=round(sum(per_call) / len(per_call), 1) if per_call else 0.0,
+        input_tokens=sum(u.input_tokens for u in usages),
+        cached_tokens=sum(u.cached_tokens for u in usages),
+        cache_write_tokens=sum(u.cache_write_tokens for u in usages),
+        output_tokens=sum(u.output_tokens for u in usages),
+        summarizer_calls=0,
+        summarizer_tokens=0,
+        cost=None if unpriced else round(cost, 9),
+        facts_lost=0,
+        context_per_call=per_call,
+        unpriced_calls=unpriced,
+    )
 
 
 @dataclass(frozen=True)
@@ -136,4 +178,20 @@ def side_request_notes(session: RecordedSession, carried_calls: int) -> list[str
     return [
         f"{billed}; the cost-state bills them with the producer's compaction calls, so the other rows bill their "
         "searches, not their tokens (side_requests in --json)"
+    ]
+
+
+def passes_notes(session: RecordedSession, passes: CallsApart, bills: list[ScenarioResult]) -> list[str]:
+    """Replay's note on the other billed passes of responses that took several (``RecordedSession.passes_apart``:
+    ``passes`` as priced), ``bills`` the bill's rows."""
+    if not passes.calls:
+        return []
+    models = ", ".join(sorted({call.model or "the call's model" for call in session.passes_apart}))
+    total = sum_costs(bill.cost for bill in bills)
+    priced = "unpriced" if passes.cost is None else f"${passes.cost:.4f}"
+    share = f", {passes.cost / total:.1%} of the bill" if passes.cost is not None and total else ""
+    return [
+        f"{passes.calls} more sampling pass(es) of responses that took several (usage.iterations: an advisor's, a "
+        f"server-side compaction's, the executor's after either; on {models}) are billed beside their calls "
+        f"({priced}{share}): every row carries them as billed, each at its own model's prices (passes_apart in --json)"
     ]

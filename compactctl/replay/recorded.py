@@ -27,12 +27,14 @@ from compactctl.recorded import ApiUsage, RecordedCompaction, RecordedContext, R
 from compactctl.recorded import producer as producer_named  # ``producer`` is the name below
 from compactctl.replay.billed_apart import (
     CallsApart,
-    bill_cost,
     calls_apart,
+    copied_prefix,
+    passes_notes,
     price_model,
     side_request_notes,
     side_requests_carried,
     usage_cost,
+    usage_row,
     with_extra,
 )
 from compactctl.replay.price_source import priced_name, pricing_notes, unpriced_note
@@ -113,60 +115,22 @@ class RecordedReplay:
     # The producer's compaction calls the log records no usage for, estimated: in no row (not the file's usage).
     compaction_estimate: CallsApart | None = None
     side_requests: int = 0  # a client's side requests (WebSearch's, WebFetch's): in the bill and its calls
+    passes_apart: CallsApart | None = None  # responses' other sampling passes (an advisor's), in every row as billed
 
     @property
     def live_thread_bill_cost(self) -> float | None:
-        """The bill of the calls ``recorded_estimate`` simulates (no off-thread, no unpaired ones); None: unpriced."""
-        off = self.off_thread.cost if self.off_thread is not None else 0.0
-        if self.bill.cost is None or self.unpaired_cost is None or off is None:
+        """The bill of the calls ``recorded_estimate`` simulates (no off-thread, unpaired ones, passes apart); None:
+        unpriced."""
+        apart = [part.cost for part in (self.off_thread, self.passes_apart) if part is not None]
+        if self.bill.cost is None or self.unpaired_cost is None or None in apart:
             return None
-        return round(self.bill.cost - self.unpaired_cost - off, 9)
+        return round(self.bill.cost - self.unpaired_cost - sum(c for c in apart if c is not None), 9)
 
 
 def _share_1h(session: RecordedSession) -> float:
     written = sum(c.usage.cache_write_tokens for x in session.contexts for c in x.calls if c.usage)
     long = sum(c.usage.cache_write_1h_tokens for x in session.contexts for c in x.calls if c.usage)
     return long / written if written else 0.0
-
-
-def copied_prefix(context: RecordedContext) -> int:
-    """How many calls the context starts with that another session made and billed (a fork's copy)."""
-    n = 0
-    while n < len(context.calls) and context.calls[n].copied:
-        n += 1
-    return n
-
-
-def _usage_row(
-    context: RecordedContext, trigger: str, prices_of: list[Prices | None], provider: str, compactions: int
-) -> ScenarioResult:
-    skip = copied_prefix(context)  # billed by the session they were copied from
-    own, prices_of = context.calls[skip:], prices_of[skip:]
-    per_call = [c.usage.input_tokens if c.usage else 0 for c in own]
-    usages = [c.usage for c in own if c.usage is not None]
-    billed = [(c.usage, p) for c, p in zip(own, prices_of, strict=True) if c.usage]
-    unpriced = sum(1 for _, p in billed if p is None)
-    cost = sum(bill_cost(u, p, provider) for u, p in billed if p is not None)
-    return ScenarioResult(
-        trigger=trigger,
-        threshold=None,
-        strategy="producer" if trigger == RECORDED else "none",
-        calls=len(own),
-        compactions=compactions,
-        over_threshold_after_compaction=0,
-        peak_context=max(per_call, default=0),
-        mean_context=round(sum(per_call) / len(per_call), 1) if per_call else 0.0,
-        input_tokens=sum(u.input_tokens for u in usages),
-        cached_tokens=sum(u.cached_tokens for u in usages),
-        cache_write_tokens=sum(u.cache_write_tokens for u in usages),
-        output_tokens=sum(u.output_tokens for u in usages),
-        summarizer_calls=0,
-        summarizer_tokens=0,
-        cost=None if unpriced else round(cost, 9),
-        facts_lost=0,
-        context_per_call=per_call,
-        unpriced_calls=unpriced,
-    )
 
 
 def _api_calls(
@@ -346,7 +310,7 @@ def replay_recorded(
                 less(row, part) for row, part in zip([estimate, recorded_estimate, *grid_rows], copied, strict=True)
             ]
         recorded_estimates.append(recorded_estimate)
-        bill = _usage_row(context, RECORDED if context.compactions else "none", prices_of, by, len(context.compactions))
+        bill = usage_row(context, RECORDED if context.compactions else "none", prices_of, by, len(context.compactions))
         estimates.append(estimate)
         bills.append(bill)
         recorded_rows.append(dataclasses.replace(bill, trigger=RECORDED, strategy="producer"))
@@ -378,16 +342,17 @@ def replay_recorded(
         guess = None if main is None else usage_cost(guessed, session.estimated_apart, main, table, provider, by)
         apart = CallsApart(session.compaction_calls_estimated, guessed, None if guess is None else round(guess, 9))
     rows = aggregate(rows_per_context)
-    # Calls off the live thread (a rewound branch) were billed whatever the setting: every row
-    # carries them as billed; the rows simulate only the live thread.
+    # Calls off the live thread (a rewound branch) were billed whatever the setting, and so were the other passes of
+    # responses that took several (an advisor's, on its own model): every row carries them as billed; the rows simulate
+    # only the live thread's calls. A pass is no request of its own: in no row's calls.
     off = calls_apart(session.off_thread, table, provider, fallback, by)
-    if off.calls:
-        rows = [with_extra(row, off.usage, off.cost, off.calls) for row in rows]
-        recorded_rows = [
-            with_extra(row, off.usage, off.cost, off.calls) if n == 0 else row for n, row in enumerate(recorded_rows)
-        ]
-        bills[0] = with_extra(bills[0], off.usage, off.cost, off.calls)
-        unknown |= off.unpriced
+    passes = calls_apart(session.passes_apart, table, provider, fallback, by)
+    for part, counted in ((off, off.calls), (passes, 0)):
+        if part.calls:
+            rows = [with_extra(row, part.usage, part.cost, counted) for row in rows]
+            recorded_rows[0] = with_extra(recorded_rows[0], part.usage, part.cost, counted)
+            bills[0] = with_extra(bills[0], part.usage, part.cost, counted)
+            unknown |= part.unpriced
     basis = [ESTIMATE if estimated else BILL, *(ESTIMATE for _ in grid)]
     # Web searches are made whatever the setting: simulated rows bill them as the bill does. Those of the calls
     # simulated (Codex's hosted search) are in --json's estimates too, as in the live thread's bill they are
@@ -434,7 +399,7 @@ def replay_recorded(
             f"{session.unheld_calls} billed response(s) the log holds no message for (cut off before it was "
             "written, or kept nothing of) are in the bill and its calls; the other rows simulate what the log holds"
         )
-    notes += side_request_notes(session, side_calls)
+    notes += side_request_notes(session, side_calls) + passes_notes(session, passes, bills)
     if unbilled and not compacted:
         notes.append(
             f"{unbilled} response(s) have no usage in the log (the run stopped before it was written): the none "
@@ -494,6 +459,7 @@ def replay_recorded(
         off,
         apart,
         session.side_calls,
+        passes,
     )
 
 

@@ -80,6 +80,11 @@ def api_json(api: RecordedReplay) -> dict[str, Any]:
         "side_requests": api.side_requests,
         # Billed calls on abandoned branches (rewinds, edited prompts): in every row as billed.
         "off_thread": _calls_apart_json(api.off_thread, "input_tokens", "output_tokens"),
+        # The other sampling passes of responses that took several (usage.iterations: an advisor's on its own model):
+        # no request of their own, in every row as billed.
+        "passes_apart": _calls_apart_json(
+            api.passes_apart, "input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens"
+        ),
         # The producer's own compaction calls the log records no usage for (an older Codex's remote compaction,
         # Claude Code's summarizing request, Gemini CLI's compression), estimated: in no row, not in bill_cost.
         "compaction_estimate": _calls_apart_json(

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from tests.fakes import advisor
 from tests.fakes.context_edits import clear_tool_uses
 from tests.fakes.server import FakeModelServer, Recorded, RejectedRequest, Reply, send_json, send_sse
 
@@ -66,6 +67,14 @@ def validate_messages(body: dict[str, Any]) -> None:
                 seen_tool_ids.add(block.get("id"))
             if block.get("type") == "tool_result" and role != "user":
                 raise RejectedRequest(f"messages.{n}.content.{k}: tool_result blocks can only be in user messages")
+            if block.get("type") == "advisor_tool_result" and block.get("tool_use_id") not in {
+                b.get("id") for b in _blocks(content)[:k] if b.get("type") == "server_tool_use"
+            }:  # the API's wording (anthropics/claude-code#66944, a 2.1.170 session)
+                raise RejectedRequest(
+                    f"messages.{n}.content.{k}: unexpected `tool_use_id` found in `advisor_tool_result` blocks: "
+                    f"{block.get('tool_use_id')}. "
+                    "Each `advisor_tool_result` block must have a corresponding `server_tool_use` block before it."
+                )
         calls = [b.get("id") for b in _blocks(content) if b.get("type") == "tool_use"] if role == "assistant" else []
         following = messages[n + 1] if n + 1 < len(messages) else None
         answered = (
@@ -126,7 +135,10 @@ def reply_blocks(reply: Reply) -> list[dict[str, Any]]:
 
 
 def _sse_events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    start = {**message, "content": [], "stop_reason": None, "usage": {**message["usage"], "output_tokens": 1}}
+    usage = {key: value for key, value in message["usage"].items() if key != "iterations"}
+    if message["usage"].get("iterations"):  # a response of several passes opens on its first pass's input
+        usage["input_tokens"] = message["usage"]["iterations"][0]["input_tokens"]
+    start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
     start.pop("context_management", None)  # known only at the end of the stream
     events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": start})]
     for index, block in enumerate(message["content"]):
@@ -163,10 +175,13 @@ def _sse_events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _delta_usage(usage: dict[str, Any]) -> dict[str, Any]:
-    """The final usage of a stream: the output, and the server tools' requests where there were any."""
+    """The final usage of a stream: the output, and the server tools' requests where there were any; for a response
+    of several passes (the advisor's), the whole input and every pass (``usage.iterations``)."""
+    passes = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "iterations")
     return {
         "output_tokens": usage["output_tokens"],
         **({"server_tool_use": usage["server_tool_use"]} if "server_tool_use" in usage else {}),
+        **({key: usage[key] for key in passes} if usage.get("iterations") else {}),
     }
 
 
@@ -223,6 +238,8 @@ class FakeAnthropic(FakeModelServer):
     # The model a response names for the model requested: the API answers an alias (``claude-haiku-4-5``)
     # with the dated model it serves (``claude-haiku-4-5-20251001``); a model not here is named as asked.
     served_names: dict[str, str] = field(default_factory=dict)
+    # Tokens of thinking the advisor bills beside each advice (the API strips its thinking: tests/fakes/advisor.py).
+    advisor_thinking: int = 0
     _cached: dict[str, int] = field(default_factory=dict)
 
     def _cache_usage(self, model: str, input_tokens: int) -> dict[str, Any]:
@@ -237,6 +254,9 @@ class FakeAnthropic(FakeModelServer):
             "cache_read_input_tokens": read,
             "cache_creation": split,
         }
+
+    def _scaled(self, model: str, tokens: int) -> int:
+        return round(tokens * self.tokenizer.get(model, 1.0))
 
     def model_calls(self) -> list[dict[str, Any]]:
         """The accepted requests that carried tools: the client's turns, not its side queries."""
@@ -312,6 +332,15 @@ class FakeAnthropic(FakeModelServer):
             message["context_management"] = {"applied_edits": [applied] if applied["cleared_tool_uses"] else []}
         if self.cache_writes and body.get("tools"):
             message["usage"].update(self._cache_usage(message["model"], input_tokens))
+        if advisor.is_advised(blocks):
+            if advisor.offered_advisor(body) is None:
+                entry.error = "the script has the advisor answer a request that offers no advisor tool"
+                refusal = {"type": "invalid_request_error", "message": entry.error}
+                send_json(handler, 400, {"type": "error", "error": refusal})
+                return
+            message["usage"].update(
+                advisor.advised_usage(body, blocks, self.count, self._scaled, self.advisor_thinking)
+            )
         if body.get("stream"):
             send_sse(handler, _sse_events(message), {"message_delta": reply.usage_after})
         else:

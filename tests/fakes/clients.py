@@ -93,9 +93,11 @@ class ClaudeCode:
     cwd: Path
     fake: FakeAnthropic
     sessions: list[str] = field(default_factory=list)
+    extra_env: dict[str, str] = field(default_factory=dict)  # more variables (a feature switched on)
 
     def env(self) -> dict[str, str]:
         return {
+            **self.extra_env,
             **_base_env(self.home),
             "ANTHROPIC_BASE_URL": self.fake.url,
             "ANTHROPIC_API_KEY": "sk-ant-loopback",

@@ -165,3 +165,27 @@ def test_a_system_message_holds_instructions_not_the_models_blocks():
     assert fmt.violations is not None
     (violation,) = fmt.violations(bad)
     assert "block type 'tool_use' is not allowed in a system message" in violation.problem
+
+
+def test_a_rewritten_turn_keeps_the_advisors_result_after_its_call_and_drops_it_with_its_call():
+    """The advice (an ``advisor_tool_result``) is no call of its own: a turn written back changed (a call's input
+    masked) keeps it after its ``server_tool_use``, where the API wants it; a turn that lost the call loses it too."""
+    from compactctl.formats.anthropic import assistant_blocks, assistant_message
+    from compactctl.formats.api_rules import anthropic_violation
+
+    called = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "advisor", "input": {}}
+    advice = {"type": "advisor_tool_result", "tool_use_id": "srvtoolu_1",
+              "content": {"type": "advisor_result", "text": "Read the notes first."}}  # fmt: skip
+    read = {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "notes.txt"}}
+    template = [called, advice, {"type": "text", "text": "Reading."}, read]
+    message = assistant_message(template)
+    masked = [{**call, "function": {**call["function"], "arguments": "{}"}} for call in message["tool_calls"]]
+    blocks = assistant_blocks({**message, "tool_calls": masked}, template)
+    assert [b["type"] for b in blocks] == ["server_tool_use", "advisor_tool_result", "text", "tool_use"]
+    assert blocks[1] == advice
+    answered = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "CSV."}]}
+    turns = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": blocks}, answered]
+    assert anthropic_violation(turns) is None
+    without = [call for call in masked if call["id"] != "srvtoolu_1"]
+    blocks = assistant_blocks({**message, "tool_calls": without}, template)
+    assert [b["type"] for b in blocks] == ["text", "tool_use"]

@@ -339,10 +339,11 @@ def test_blocks_the_api_takes_back_in_an_assistant_turn_are_accepted():
     fallback = {"type": "fallback", "from": {"model": "claude-opus-5"}, "to": {"model": "claude-sonnet-5"}}
     compaction = {"type": "compaction", "content": "Summary of the earlier turns."}
     search = {"type": "tool_search_tool_result", "tool_use_id": "srvtoolu_1", "content": {"type": "tool_search_result"}}
+    called = {"type": "server_tool_use", "id": "srvtoolu_2", "name": "advisor", "input": {}}
     advisor = {"type": "advisor_tool_result", "tool_use_id": "srvtoolu_2", "content": {"type": "advisor_result"}}
     assistant = {
         "role": "assistant",
-        "content": [fallback, compaction, search, advisor, {"type": "text", "text": "ok"}],
+        "content": [fallback, compaction, search, called, advisor, {"type": "text", "text": "ok"}],
     }
     assert anthropic_violation([USER, assistant, USER]) is None
     assert "'fallback' is not allowed in a user message" in str(
@@ -350,6 +351,26 @@ def test_blocks_the_api_takes_back_in_an_assistant_turn_are_accepted():
     )
     instructions = {"type": "mid_conv_system", "content": [{"type": "text", "text": "Answer in French."}]}
     assert anthropic_violation([{"role": "user", "content": [instructions, {"type": "text", "text": "hi"}]}]) is None
+
+
+def test_an_advisors_result_must_follow_its_call_in_the_same_message():
+    """The API refuses advice whose ``server_tool_use`` is not before it in its message (its wording, as a real
+    Claude Code 2.1.170 session met it: anthropics/claude-code#66944)."""
+    called = {"type": "server_tool_use", "id": "srvtoolu_9", "name": "advisor", "input": {}}
+    advice = {
+        "type": "advisor_tool_result",
+        "tool_use_id": "srvtoolu_9",
+        "content": {"type": "advisor_result", "text": "x"},
+    }
+    ok = {"type": "text", "text": "ok"}
+    assert anthropic_violation([USER, {"role": "assistant", "content": [called, advice, ok]}, USER]) is None
+    for content in ([advice, called, ok], [advice, ok]):
+        found = anthropic_violation([USER, {"role": "assistant", "content": content}, USER])
+        assert found is not None and found.at == "messages.1"
+        assert found.problem == (
+            "content.0: unexpected `tool_use_id` found in `advisor_tool_result` blocks: srvtoolu_9. Each "
+            "`advisor_tool_result` block must have a corresponding `server_tool_use` block before it"
+        )
 
 
 def test_every_violation_is_listed_in_order():
