@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.fakes.anthropic import FakeAnthropic
-from tests.fakes.clients import ClaudeCode, Codex, require_client
+from tests.fakes.clients import ClaudeCode, Codex, Gemini, require_client
+from tests.fakes.gemini import FakeGemini
 from tests.fakes.record_copies import RECORDED, _serving
 from tests.fakes.record_fixtures import ANSWER, _claude_print, _version
 from tests.fakes.scenarios import project
@@ -123,7 +124,34 @@ def codex_compactctl_session_fixture(root: Path) -> list[Path]:
         return _kept(folder, files, root, {"original": thread, "new": new}, served)
 
 
-FIXTURES = {"claude-code": claude_code_compactctl_session_fixture, "codex": codex_compactctl_session_fixture}
+def gemini_compactctl_session_fixture(root: Path) -> list[Path]:
+    """Gemini CLI 0.61.0 on gemini-3.1-pro-preview (named: no router call): two long answers and two short ones
+    (``--resume``; no tool call, which gemini-cli#29365 refuses in a resumed chat), then ``compactctl compact
+    --session`` and two turns of the new session (``--resume NEW``). The fake served 6 responses: 4 in the original
+    session, 2 in the new one."""
+    client = require_client("gemini")
+    with _serving() as served, FakeGemini() as fake:
+        gemini = Gemini(client, root, project(root), fake, {"model": {"name": "gemini-3.1-pro-preview"}})
+        long = " ".join(f"Row {n} stays in CSV." for n in range(600))
+        fake.enqueue(f"The notes: {long}", f"The interface: {long}", "Answer 3: CSV.", "Answer 4: CSV.")
+        session = gemini.run("What do the notes say? From memory, at length.")
+        for prompt in ("And the interface, at length?", "Anything else?", "In one word?"):
+            gemini.run(prompt, resume=session)
+        new = compact_session(gemini.env(), gemini.cwd, session, "gemini")
+        fake.enqueue("After compactctl: CSV.", "Still CSV.")
+        for prompt in ("Still CSV?", "Sure?"):
+            assert gemini.run(prompt, resume=new) == new
+        assert not fake.errors and not fake.script, fake.errors
+        files = {gemini.chat(name).name: gemini.chat(name).read_bytes() for name in (session, new)}
+        folder = RECORDED / f"gemini-cli-{_version(client.version)}-compactctl-session"
+        return _kept(folder, files, root, {"original": session, "new": new}, served)
+
+
+FIXTURES = {
+    "claude-code": claude_code_compactctl_session_fixture,
+    "codex": codex_compactctl_session_fixture,
+    "gemini": gemini_compactctl_session_fixture,
+}
 
 
 if __name__ == "__main__":
