@@ -1,7 +1,9 @@
 """Record sessions compactctl wrote (``compactctl compact --session ID``: a new session beside the original) that the
 real client then continued, with what the fake served across both runs (``<fixture>.served.json``): the bill.
 
-    PATH=<.ci/cache/npm/node_modules/.bin>:$PATH python -m tests.fakes.record_compactctl_sessions [claude-code|codex|gemini]
+    PATH=<.ci/cache/npm/node_modules/.bin>:$PATH python -m tests.fakes.record_compactctl_sessions [CLIENT ...]
+
+CLIENT: claude-code, codex or gemini (all three when none is named).
 
 The fixtures go to tests/recorded/data/ (README.md there says what each holds).
 """
@@ -22,8 +24,8 @@ from tests.fakes.clients import ClaudeCode, Codex, Gemini, require_client
 from tests.fakes.gemini import FakeGemini
 from tests.fakes.record_copies import RECORDED, _serving
 from tests.fakes.record_fixtures import ANSWER, _claude_print, _version
-from tests.fakes.scenarios import project
 from tests.fakes.responses import FakeResponses
+from tests.fakes.scenarios import project
 from tests.fakes.server import Reply, ToolCall
 
 ROOT = Path(__file__).resolve().parents[2]
