@@ -6,9 +6,10 @@ Sessions compactctl itself wrote, then continued by the real client: ``compactct
 default strategy, a new session beside the original) of a Claude Code 2.1.332, Codex 0.171.0 and Gemini CLI 0.61.0
 session, resumed by the client with two more turns. Each is audited twice: the folder holding both sessions (every
 response the fake served across both runs, once) and the new session alone (only the two turns the client added:
-the history it copies was billed in the original). Claude Code bills both exactly since compactctl names the
-original in each copied response's ``requestSessionId``; Codex and Gemini CLI still bill the copies again (see
-tests/recorded/data/README.md's claude-code-2.1.332-compactctl-session and the sweep's report).
+the history it copies was billed in the original). Each bills both exactly since compactctl marks the copies: Claude
+Code's copied responses name the original in ``requestSessionId``, Codex's new rollout names it in ``forked_from_id``
+with every item ``inherited_user_message``, Gemini CLI's copied responses name it in ``compactctlCopiedFrom`` (see
+tests/recorded/data/README.md's *-compactctl-session entries).
 """
 
 from __future__ import annotations

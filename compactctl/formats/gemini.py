@@ -56,6 +56,9 @@ RESUMABLE = True  # ``gemini --resume`` (``compactctl.sessions.gemini``)
 # @ 5411f11; the ``model.compressionThreshold`` setting defaults to 0.5 too,
 # ``packages/cli/src/config/settingsSchema.ts:1116``; the 0.61.0 bundle in .ci/cache ships 0.5).
 AUTO_COMPACT = AutoCompact("Gemini CLI", share=0.5, usual_window=1_000_000, provider="google")
+# The field ``compact --session`` names the session that made (and billed) a response in, on each ``gemini`` record it
+# copies into the new session (``compactctl.sessions.gemini``): Gemini CLI has no mark of its own for a copy.
+COPIED_FROM = "compactctlCopiedFrom"
 CARRIES_USAGE = True  # a response's ``tokens`` are the API's usage of its call (``compactctl.recorded``)
 
 # User records the client leaves out when it resumes (``isIgnoredUserContent``).

@@ -31,6 +31,8 @@ What Gemini CLI writes (0.61, ``packages/core/src/services/chatRecordingService.
   that summary (the history, the summary, and the request again); neither is recorded. Each is
   estimated as the request it was: the replaced messages counted (cl100k) plus the compressor's
   prompt, the summary (the new list's first new user message) as output.
+- **compactctl's copies.** ``compact --session`` writes a new session opening on a copy of the original's records:
+  each ``gemini`` record with usage names the session that made it in ``compactctlCopiedFrom`` (billed there).
 - **A cancelled turn** (Esc in the interactive client) writes its tool calls, cancelled, on a ``gemini`` record
   of their own with no ``tokens``: context the client keeps, no call (``kind: "harness"``).
 - A header record (``sessionId``, ``projectHash``, ``startTime``) written again is a resume:
@@ -47,7 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compactctl.errors import InputError
-from compactctl.formats.gemini import converted
+from compactctl.formats.gemini import COPIED_FROM, converted
 from compactctl.formats.records import Record, annotate
 from compactctl.recorded import (
     ALONE,
@@ -91,6 +93,7 @@ class _Call:
     usage: ApiUsage
     model: str | None
     timestamp: float | None
+    made_in: str | None = None  # the session that made and billed it, where this one holds a copy (COPIED_FROM)
 
 
 @dataclass
@@ -114,8 +117,9 @@ class _Chat:
         self.latest[identifier] = value
         usage = usage_of(value.get("tokens"))
         if usage is not None and identifier not in self.calls and value.get("type") == "gemini":
-            model = value.get("model")
-            self.calls[identifier] = _Call(usage, model if isinstance(model, str) else None, _time(value))
+            model, made_in = value.get("model"), value.get(COPIED_FROM)
+            self.calls[identifier] = _Call(usage, model if isinstance(model, str) else None, _time(value),
+                                           made_in if isinstance(made_in, str) else None)  # fmt: skip
 
     def append(self, value: dict[str, Any]) -> None:
         self.message(value)
@@ -209,7 +213,7 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
     for n, (message, unit) in enumerate(zip(messages, units, strict=True)):
         call = chat.calls.get(unit.record["id"])
         if message.get("role") == "assistant" and call is not None and first_at[unit.record["id"]] == n:
-            calls.append(RecordedCall(n, call.model, call.timestamp, call.usage))
+            calls.append(RecordedCall(n, call.model, call.timestamp, call.usage, copied=call.made_in is not None))
     placed = {units[c.position].record["id"] for c in calls}
     for identifier in chat.thread:
         if identifier in chat.calls and identifier not in placed:
@@ -255,6 +259,7 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         compaction_estimate=sum(estimates, ApiUsage(0)) if estimates else None,
         compaction_calls_estimated=len(estimates),
         not_in_bill=(side_calls(messages, calls),),
+        copied_from=tuple(sorted({c.made_in for c in chat.calls.values() if c.made_in is not None})),
     )
     return with_subagents(own, _subagents(path, records))
 

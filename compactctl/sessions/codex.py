@@ -109,16 +109,32 @@ def new_path(original: Path, new_id: str, now: datetime) -> Path:
 
 def with_session_id(data: bytes, old: str, new: str) -> bytes:
     """The thread id renamed where Codex keeps it: ``session_meta`` (``id``, ``session_id``) and the
-    ``thread_id`` of events."""
+    ``thread_id`` of events. The new rollout's items are the original's, its responses made and paid for there:
+    they are marked as Codex 0.171 marks the items a thread copies from another (a subagent spawned with the
+    parent's turns): the first ``session_meta`` names the thread in ``forked_from_id``, each item's ``metadata``
+    says ``inherited_user_message``. So replay bills only the turns the client adds, and the two rollouts together
+    every response once (bench/client_shapes_seventh.py: alone, 7 calls for the 2 served); the real client resumes
+    it (tests/recorded/test_codex_compactctl_session.py)."""
+    first_meta = True
 
     def renamed(value: dict[str, Any]) -> dict[str, Any] | None:
+        nonlocal first_meta
         payload = value.get("payload")
         if not isinstance(payload, dict):
             return None
+        if value.get("type") == "response_item":
+            metadata = value.get("metadata")
+            marked = {**(metadata if isinstance(metadata, dict) else {}), "inherited_user_message": True}
+            return {**value, "metadata": marked}
         keys = [k for k in ("id", "session_id", "thread_id") if payload.get(k) == old]
         if value.get("type") != "session_meta":
             keys = [k for k in keys if k == "thread_id"]
-        return {**value, "payload": {**payload, **dict.fromkeys(keys, new)}} if keys else None
+        changed: dict[str, Any] = dict.fromkeys(keys, new)
+        if value.get("type") == "session_meta" and first_meta:
+            first_meta = False
+            if payload.get("id") == old and not payload.get("forked_from_id"):
+                changed["forked_from_id"] = old
+        return {**value, "payload": {**payload, **changed}} if changed else None
 
     return rewrite_values(data, renamed)
 

@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from compactctl.formats.gemini import COPIED_FROM
 from compactctl.formats.records import Record
 from compactctl.sessions.live import Anchor
 from compactctl.sessions.records import first_values, rewrite_values
@@ -118,13 +119,28 @@ def new_path(original: Path, new_id: str, now: datetime) -> Path:
 
 def with_session_id(data: bytes, old: str, new: str) -> bytes:
     """The header's ``sessionId`` and every ``$set`` of it renamed (the client sets it again on each
-    resume, and the last one wins)."""
+    resume, and the last one wins). The new session's responses are the old one's, made and paid for there: each
+    ``gemini`` record with usage names that session in ``COPIED_FROM``, so replay bills only the turns the client
+    adds, and the two together bill every response once (bench/client_shapes_seventh.py: alone, 6 calls for the 2
+    served); the real client resumes it (tests/recorded/test_gemini_compactctl_session.py)."""
+
+    def marked(record: Any) -> Any:
+        made_here = isinstance(record, dict) and record.get("type") == "gemini" and "tokens" in record
+        return {**record, COPIED_FROM: old} if made_here and COPIED_FROM not in record else record
 
     def renamed(value: dict[str, Any]) -> dict[str, Any] | None:
         update = value.get("$set")
-        if isinstance(update, dict) and update.get("sessionId") == old:
-            return {**value, "$set": {**update, "sessionId": new}}
-        return {**value, "sessionId": new} if value.get("sessionId") == old else None
+        if isinstance(update, dict):
+            changed = {**update, "sessionId": new} if update.get("sessionId") == old else dict(update)
+            if isinstance(update.get("messages"), list):
+                changed["messages"] = [marked(m) for m in update["messages"]]
+            return {**value, "$set": changed} if changed != update else None
+        copy = marked(value)
+        if isinstance(copy.get("messages"), list):  # the older one-document chat
+            copy = {**copy, "messages": [marked(m) for m in copy["messages"]]}
+        if copy.get("sessionId") == old:
+            copy = {**copy, "sessionId": new}
+        return copy if copy != value else None
 
     return rewrite_values(data, renamed)
 

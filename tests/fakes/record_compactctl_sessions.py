@@ -1,7 +1,9 @@
 """Record sessions compactctl wrote (``compactctl compact --session ID``: a new session beside the original) that the
 real client then continued, with what the fake served across both runs (``<fixture>.served.json``): the bill.
 
-    PATH=<.ci/cache/npm/node_modules/.bin>:$PATH python -m tests.fakes.record_compactctl_sessions
+    PATH=<.ci/cache/npm/node_modules/.bin>:$PATH python -m tests.fakes.record_compactctl_sessions [CLIENT ...]
+
+CLIENT: claude-code, codex or gemini (all three when none is named).
 
 The fixtures go to tests/recorded/data/ (README.md there says what each holds).
 """
@@ -15,11 +17,14 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from tests.fakes.anthropic import FakeAnthropic
-from tests.fakes.clients import ClaudeCode, require_client
+from tests.fakes.clients import ClaudeCode, Codex, Gemini, require_client
+from tests.fakes.gemini import FakeGemini
 from tests.fakes.record_copies import RECORDED, _serving
 from tests.fakes.record_fixtures import ANSWER, _claude_print, _version
+from tests.fakes.responses import FakeResponses
 from tests.fakes.scenarios import project
 from tests.fakes.server import Reply, ToolCall
 
@@ -79,7 +84,81 @@ def claude_code_compactctl_session_fixture(root: Path) -> list[Path]:
     return written
 
 
+def _kept(folder: Path, files: dict[str, bytes], root: Path, sessions: dict[str, str], served: list[Any]) -> list[Path]:
+    """The files as ``folder/<name>`` (the home's path as /home/user), which is which, and what the fake served."""
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    written = []
+    for name, data in files.items():
+        target = folder / name
+        target.write_bytes(data.replace(str(root).encode(), b"/home/user"))
+        written.append(target)
+    (folder.parent / f"{folder.name}.sessions.json").write_text(json.dumps(sessions, indent=1) + "\n")
+    (folder.parent / f"{folder.name}.served.json").write_text(json.dumps(served, indent=1) + "\n")
+    return written
+
+
+def codex_compactctl_session_fixture(root: Path) -> list[Path]:
+    """Codex 0.171.0 on gpt-5.5: a turn running ``seq 1 3000`` (reasoning, the command, an answer), three short
+    turns (``codex exec resume``), then ``compactctl compact --session`` (structured: a ``compacted`` line after a
+    copy of the original's lines) and two turns of the new thread (``codex exec resume NEW``). The fake served 7
+    responses: 5 in the original rollout, 2 in the new one."""
+    client = require_client("codex")
+    with _serving() as served, FakeResponses() as fake:
+        codex = Codex(client, root, project(root), fake, model="gpt-5.5")
+        fake.enqueue(Reply(thinking="List it.", tool_calls=(ToolCall("exec_command", {"cmd": "seq 1 3000"}),)),
+                     "It counts to 3000.")  # fmt: skip
+        codex.run("Print the numbers to 3000.")
+        (rollout,) = codex.rollouts()
+        thread = rollout.name[-42:-6]
+        for n, prompt in enumerate(("And the notes?", "Anything else?", "In one word?"), start=1):
+            fake.enqueue(f"Answer {n}: CSV.")
+            codex.run(prompt, resume=thread)
+        new = compact_session(codex.env(), codex.cwd, thread, "codex")
+        fake.enqueue("After compactctl: CSV.", "Still CSV.")
+        for prompt in ("Still CSV?", "Sure?"):
+            done = codex.run(prompt, resume=new)
+            assert done.returncode == 0, done.stderr[-2000:]
+        assert not fake.errors and not fake.script, fake.errors
+        files = {path.name: path.read_bytes() for path in codex.rollouts()}
+        assert len(files) == 2, files
+        folder = RECORDED / f"codex-{_version(client.version)}-compactctl-session"
+        return _kept(folder, files, root, {"original": thread, "new": new}, served)
+
+
+def gemini_compactctl_session_fixture(root: Path) -> list[Path]:
+    """Gemini CLI 0.61.0 on gemini-3.1-pro-preview (named: no router call): two long answers and two short ones
+    (``--resume``; no tool call, which gemini-cli#29365 refuses in a resumed chat), then ``compactctl compact
+    --session`` and two turns of the new session (``--resume NEW``). The fake served 6 responses: 4 in the original
+    session, 2 in the new one."""
+    client = require_client("gemini")
+    with _serving() as served, FakeGemini() as fake:
+        gemini = Gemini(client, root, project(root), fake, {"model": {"name": "gemini-3.1-pro-preview"}})
+        long = " ".join(f"Row {n} stays in CSV." for n in range(600))
+        fake.enqueue(f"The notes: {long}", f"The interface: {long}", "Answer 3: CSV.", "Answer 4: CSV.")
+        session = gemini.run("What do the notes say? From memory, at length.")
+        for prompt in ("And the interface, at length?", "Anything else?", "In one word?"):
+            gemini.run(prompt, resume=session)
+        new = compact_session(gemini.env(), gemini.cwd, session, "gemini")
+        fake.enqueue("After compactctl: CSV.", "Still CSV.")
+        for prompt in ("Still CSV?", "Sure?"):
+            assert gemini.run(prompt, resume=new) == new
+        assert not fake.errors and not fake.script, fake.errors
+        files = {gemini.chat(name).name: gemini.chat(name).read_bytes() for name in (session, new)}
+        folder = RECORDED / f"gemini-cli-{_version(client.version)}-compactctl-session"
+        return _kept(folder, files, root, {"original": session, "new": new}, served)
+
+
+FIXTURES = {
+    "claude-code": claude_code_compactctl_session_fixture,
+    "codex": codex_compactctl_session_fixture,
+    "gemini": gemini_compactctl_session_fixture,
+}
+
+
 if __name__ == "__main__":
+    wanted = sys.argv[1:] or list(FIXTURES)
     with tempfile.TemporaryDirectory() as home:
-        for path in claude_code_compactctl_session_fixture(Path(home)):
-            print(path)
+        for name in wanted:
+            for path in FIXTURES[name](Path(home) / name):
+                print(path)
