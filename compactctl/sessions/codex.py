@@ -114,7 +114,7 @@ def with_session_id(data: bytes, old: str, new: str) -> bytes:
     parent's turns): the first ``session_meta`` names the thread in ``forked_from_id``, each item's ``metadata``
     says ``inherited_user_message``. So replay bills only the turns the client adds, and the two rollouts together
     every response once (bench/client_shapes_seventh.py: alone, 7 calls for the 2 served); the real client resumes
-    it (tests/recorded/test_codex_compactctl_session.py)."""
+    it (tests/recorded/test_compactctl_sessions.py)."""
     first_meta = True
 
     def renamed(value: dict[str, Any]) -> dict[str, Any] | None:

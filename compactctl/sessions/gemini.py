@@ -122,7 +122,7 @@ def with_session_id(data: bytes, old: str, new: str) -> bytes:
     resume, and the last one wins). The new session's responses are the old one's, made and paid for there: each
     ``gemini`` record with usage names that session in ``COPIED_FROM``, so replay bills only the turns the client
     adds, and the two together bill every response once (bench/client_shapes_seventh.py: alone, 6 calls for the 2
-    served); the real client resumes it (tests/recorded/test_gemini_compactctl_session.py)."""
+    served); the real client resumes it (tests/recorded/test_compactctl_sessions.py)."""
 
     def marked(record: Any) -> Any:
         made_here = isinstance(record, dict) and record.get("type") == "gemini" and "tokens" in record
