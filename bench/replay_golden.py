@@ -115,6 +115,7 @@ ADDED_KEYS = frozenset(
         "compaction_estimate",
         "side_requests",
         "live_thread_bill_cost",
+        "passes_apart",
     }
 )
 
