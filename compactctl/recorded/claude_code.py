@@ -66,7 +66,7 @@ from compactctl.recorded.claude_code_chain import (
 from compactctl.recorded.claude_code_cleared import Edits
 from compactctl.recorded.claude_code_files import changed_file_reminders, logs_own_attachments
 from compactctl.recorded.claude_code_side import SideRequests, side_requests, usage_by_model
-from compactctl.recorded.iterations import billed, stop_reason_of
+from compactctl.recorded.iterations import Billed, billed, stop_reason_of
 from compactctl.transcript import Message
 
 NAME = "claude-code"
@@ -197,7 +197,6 @@ class _Builder:
             usage = message.get("usage")
             if isinstance(usage, dict) and integer(usage.get("output_tokens")) >= integer(best.get("output_tokens")):
                 best = usage
-        first = self.index.values[records[0]]
         message = assistant_message(blocks)
         signature_chars = sum(
             len(str(b.get("signature") or b.get("data") or ""))
@@ -216,9 +215,7 @@ class _Builder:
             made_by = self.shared[message_id] = elsewhere
         self.billed_here = self.billed_here or made_by is None
         self.edits.response(len(self.calls), records)
-        written = timestamp_of(first.get("timestamp"))
-        stop = stop_reason_of([self.index.values[r]["message"] for r in records])
-        bill = billed(best, first["message"].get("model"), written, stop)
+        written, bill = _billed(self.index, records, best)
         self.passes += bill.passes if made_by is None else ()  # a copy's passes were billed with it where it was made
         self.calls.append(
             RecordedCall(
@@ -462,6 +459,15 @@ def compaction_estimate(compaction: RecordedCompaction, context: RecordedContext
     return ApiUsage(history + SUMMARY_REQUEST_TOKENS, cached, output_tokens=output)
 
 
+def _billed(index: Index, records: list[int], usage: Any) -> tuple[float | None, Billed]:
+    """When a response (its ``records``, ``usage`` its best usage) was written, and what it billed (``iterations``)."""
+    first = index.values[records[0]]
+    written = timestamp_of(first.get("timestamp"))
+    return written, billed(
+        usage, first["message"].get("model"), written, stop_reason_of([index.values[r]["message"] for r in records])
+    )
+
+
 def _off_thread_calls(index: Index, walked: set[str], passes: list[RecordedCall]) -> list[RecordedCall]:
     """The responses no walked context holds (an abandoned branch's), each with its billed usage (their other billed
     passes into ``passes``)."""
@@ -477,11 +483,7 @@ def _off_thread_calls(index: Index, walked: set[str], passes: list[RecordedCall]
         key = index.copy_key(message_id, best)
         if key in index.billed_elsewhere:  # a copy of another file's call (a 1.x resume's), billed there
             continue
-        first = index.values[records[0]]
-        written = timestamp_of(first.get("timestamp"))
-        bill = billed(
-            best, first["message"].get("model"), written, stop_reason_of([index.values[r]["message"] for r in records])
-        )
+        written, bill = _billed(index, records, best)
         passes += bill.passes
         calls.append(RecordedCall(-1, bill.model, written, bill.usage, copy_key=key, pricing=usage_pricing(best)))
     return calls

@@ -96,12 +96,11 @@ def side_calls_said(
     for it (``children``: name, session, ``kind_of``), and, for a rollout of one of theirs (``meta``: its
     ``session_meta``), whose it is. A spawned agent's own such notes are kept, named by the agent."""
     notes: list[str] = []
-    total = session.calls - session.copied_calls + session.compaction_calls + len(session.off_thread)
+    total = _billed_calls(session)
     by_kind: dict[str, list[int]] = {}
     for name, child, kind in children:
         if kind in KINDS:
-            own = child.calls - child.copied_calls + child.compaction_calls + len(child.off_thread)
-            by_kind.setdefault(kind, []).append(own)
+            by_kind.setdefault(kind, []).append(_billed_calls(child))
         elif kind is None:
             notes += [f"subagent {name}: {note}" for note in child.in_bill]
     for kind, calls in by_kind.items():
@@ -118,6 +117,12 @@ def side_calls_said(
             "client's names, reads and bills it (a run given both reads it there, not on its own)"
         )
     return dataclasses.replace(session, in_bill=(*notes, *session.in_bill)) if notes else session
+
+
+def _billed_calls(session: RecordedSession) -> int:
+    """The calls a session's own rollout bills: its calls less those copied from another, its compactions' own, and
+    those off the live thread."""
+    return session.calls - session.copied_calls + session.compaction_calls + len(session.off_thread)
 
 
 def child_rollouts(path: str, thread: str, last_day: date | None = None) -> list[Path]:

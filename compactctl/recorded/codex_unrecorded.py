@@ -29,6 +29,7 @@ Measured with the real 0.171.0 (tests/fakes/record_side_calls.py).
 from __future__ import annotations
 
 import contextlib
+import functools
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -58,14 +59,33 @@ def jobs_run_by(path: str, thread: str) -> tuple[int, bool]:
     home = _home(Path(path))
     extracted, consolidated = 0, False
     for database in sorted(home.glob("memories*.sqlite")) if home is not None else ():
-        try:
-            with contextlib.closing(sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True)) as db:
-                rows = db.execute("SELECT kind FROM jobs WHERE worker_id = ?", (thread,)).fetchall()
-        except sqlite3.Error:
-            continue  # not the client's, or another layout: it tells nothing
-        extracted += sum(1 for (kind,) in rows if kind == "memory_stage1")
-        consolidated = consolidated or any(kind == "memory_consolidate_global" for (kind,) in rows)
+        kinds = _jobs(database).get(thread, ())
+        extracted += sum(1 for kind in kinds if kind == "memory_stage1")
+        consolidated = consolidated or "memory_consolidate_global" in kinds
     return extracted, consolidated
+
+
+def _jobs(database: Path) -> dict[str, tuple[str, ...]]:
+    """The kinds of job each thread (``worker_id``) last ran, read once per version of the database: a folder run reads
+    every rollout of the home (empty: not the client's, or another layout, which tells nothing)."""
+    try:
+        stat = database.stat()
+    except OSError:
+        return {}
+    return _jobs_read(database, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=8)
+def _jobs_read(database: Path, mtime: int, size: int) -> dict[str, tuple[str, ...]]:
+    try:
+        with contextlib.closing(sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True)) as db:
+            rows = db.execute("SELECT worker_id, kind FROM jobs").fetchall()
+    except sqlite3.Error:
+        return {}
+    found: dict[str, tuple[str, ...]] = {}
+    for worker, kind in rows:
+        found[worker] = (*found.get(worker, ()), kind)
+    return found
 
 
 def memories_note(path: str, thread: str | None, in_use: bool) -> str | None:
@@ -95,18 +115,37 @@ def title_note(path: str, thread: str | None, source: Any) -> str | None:
     home = _home(Path(path))
     if source != "cli" or thread is None or home is None:
         return None
-    try:
-        lines = (home / "session_index.jsonl").read_bytes().splitlines()
-    except OSError:
-        return None
-    names = [entry.get("thread_name") for entry in map(_json, lines) if entry.get("id") == thread]
-    if not names or not isinstance(names[0], str):
+    name = _thread_names(home / "session_index.jsonl").get(thread)
+    if not isinstance(name, str):
         return None
     return (
-        f"not in the bill: the terminal UI's title of this thread ({names[0]!r} in session_index.jsonl, unless the "
+        f"not in the bill: the terminal UI's title of this thread ({name!r} in session_index.jsonl, unless the "
         "user renamed it), a model call of its own on the session's model, sent its instructions and tools, which "
         "writes no rollout"
     )
+
+
+def _thread_names(index: Path) -> dict[str, Any]:
+    """Each thread's name in the home's index (its first entry), read once per version of the index: a folder run
+    reads every rollout of the home."""
+    try:
+        stat = index.stat()
+    except OSError:
+        return {}
+    return _names_read(index, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=8)
+def _names_read(index: Path, mtime: int, size: int) -> dict[str, Any]:
+    try:
+        lines = index.read_bytes().splitlines()
+    except OSError:
+        return {}
+    names: dict[str, Any] = {}
+    for entry in map(_json, lines):
+        if isinstance(entry.get("id"), str):
+            names.setdefault(entry["id"], entry.get("thread_name"))
+    return names
 
 
 def _json(line: bytes) -> dict[str, Any]:
