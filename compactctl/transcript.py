@@ -119,6 +119,16 @@ def content_text(message: Message) -> str:
     return ""
 
 
+# The first line of every summary compactctl writes (strategies.summarizing.SUMMARY_HEADER), wherever a format puts
+# it (Codex's hand-off preamble and Claude Code's intro come first).
+_COMPACTCTL_SUMMARY = lazyre.compile(r"\[compactctl summary of \d+ earlier messages\]")
+
+
+def is_compactctl_summary(message: Message) -> bool:
+    """A summary compactctl wrote (``compact`` or ``compact --session``), as a format reads it back."""
+    return bool(_COMPACTCTL_SUMMARY.search(content_text(message)[:2000]))
+
+
 # Reasoning a model produced, carried as assistant content parts exactly as the provider
 # wrote it (Anthropic ``thinking`` {thinking, signature} and ``redacted_thinking`` {data};
 # Responses / Codex ``reasoning`` items, whole). Not text a person reads (``content_text``

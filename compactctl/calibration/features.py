@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import orjson
 
 from compactctl import lazyre
-from compactctl.recorded import RecordedCall, RecordedContext
+from compactctl.recorded import COMPACTCTL, RecordedCall, RecordedContext
 from compactctl.tokens import DEFAULT_ENCODING, REPLY_PRIMING_TOKENS, TokenCounter, claude_model
 from compactctl.transcript import Message
 
@@ -253,8 +253,12 @@ def call_features(
     features: list[CallFeatures] = []
     at_position = {call.position: (n, call) for n, call in enumerate(context.calls)}
     segment = segment_of(context)
+    # The responses compactctl's ``compact --session`` copies after its summary keep the usage they were billed with,
+    # which is of the history the summary replaced: they tell nothing of what this context sends.
+    after_ours = False
     for index, message in enumerate(context.messages[:until]):
         if index in compaction_at:
+            after_ours = compaction_at[index].trigger == COMPACTCTL
             sums = _Sums()
             for kept in compaction_at[index].replacement:
                 cost = costs.get(-id(kept))
@@ -264,7 +268,8 @@ def call_features(
                 sums.add(cost, kept)
         if index in at_position:
             n, call = at_position[index]
-            found = sums.features(segment[n], call.usage.input_tokens if call.usage else None)
+            stale = call.copied and after_ours
+            found = sums.features(segment[n], call.usage.input_tokens if call.usage and not stale else None)
             features.append(_with_stand_ins(found, context.stand_ins.get(n, {}), costs, counter, raw_counter))
         sums.add(costs[index], message)
     return features

@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from compactctl.formats.records import Record
-from compactctl.transcript import Message
+from compactctl.transcript import Message, is_compactctl_summary
 
 
 @dataclass(frozen=True)
@@ -109,9 +109,20 @@ class RecordedCompaction:
     position: int
     before_call: int  # index (in ``calls``) of the first call made after it
     replacement: list[Message]
-    trigger: str = ""  # "auto" | "manual" | "load" (a saved chat loaded: no call) | "" (not recorded)
+    # "auto" | "manual" | "load" (a saved chat loaded: no call) | "compactctl" (compact --session wrote it: no call of
+    # the producer's, and responses copied after it carry the usage of the history it replaced) | "" (not recorded)
+    trigger: str = ""
     pre_tokens: int | None = None  # the context size the producer recorded at the compaction
     partial: bool = False  # some messages were kept verbatim after the boundary
+
+
+COMPACTCTL = "compactctl"  # the trigger of a compaction compactctl wrote (``RecordedCompaction.trigger``)
+
+
+def compaction_trigger(summary: list[Message], recorded: str) -> str:
+    """A compaction's trigger: compactctl's where its summary (the messages that may hold it) is compactctl's, else
+    what the producer recorded."""
+    return COMPACTCTL if any(is_compactctl_summary(m) for m in summary) else recorded
 
 
 @dataclass(frozen=True)

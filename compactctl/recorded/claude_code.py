@@ -48,6 +48,7 @@ from compactctl.recorded import (
     RecordedContext,
     RecordedSession,
     claude_code_hooks,
+    compaction_trigger,
     integer,
     resumes_by_gap,
     timestamp_of,
@@ -279,7 +280,7 @@ class _Builder:
                 before_call=len(self.calls),
                 # The kept segment follows the summary (its ``anchorUuid`` is the summary's).
                 replacement=[*summary, *kept],
-                trigger=compaction["trigger"],
+                trigger=compaction_trigger(summary, compaction["trigger"]),
                 pre_tokens=compaction["pre_tokens"],
                 partial=bool(kept),
             )

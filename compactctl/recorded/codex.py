@@ -50,6 +50,7 @@ from compactctl.formats.responses import (
 )
 from compactctl.recorded import (
     ALONE,
+    COMPACTCTL,
     ApiUsage,
     InRun,
     Pricing,
@@ -337,9 +338,11 @@ class _Rollout:
         else:
             replacement += [m for m in self.messages if m.get("role") == "user"]
             replacement.append({"role": "user", "content": str(payload.get("message", ""))})
-        self.compactions.append(
-            RecordedCompaction(position=len(self.messages), before_call=len(self.calls), replacement=replacement)
-        )
+        # The client's own compactions write their summary as the message (local) or an opaque item in the history
+        # (remote); a history with neither is compactctl's (compact --session: what its strategy kept).
+        opaque = any("encrypted_chars" in m for m in replacement)
+        trigger = "" if opaque or payload.get("message") or not isinstance(history, list) else COMPACTCTL
+        self.compactions.append(RecordedCompaction(len(self.messages), len(self.calls), replacement, trigger=trigger))
 
 
 def _joined(before: Any, text: Any) -> Any:

@@ -59,6 +59,7 @@ from compactctl.recorded import (
     RecordedCompaction,
     RecordedContext,
     RecordedSession,
+    compaction_trigger,
     integer,
     timestamp_of,
     with_subagents,
@@ -111,6 +112,7 @@ class _Chat:
     loads: set[int] = field(default_factory=set)  # the compressions that are a saved chat loaded (no call)
     resumes: list[int] = field(default_factory=list)  # thread lengths at which the client was started again
     headers: int = 0
+    starting: bool = False  # a resume's header came and no list yet
 
     def message(self, value: dict[str, Any]) -> None:
         identifier = value["id"]
@@ -137,6 +139,12 @@ class _Chat:
         for value in values:
             self.message(value)
         new = [v["id"] for v in values]
+        starting, self.starting = self.starting, False
+        if starting and len(new) < len(self.live) and all(i in self.latest for i in new):
+            # A resumed client lists its start-up context alone (``<session_context>``), then the whole history
+            # loaded: the first list is no change to what was sent. After a list compactctl wrote without that
+            # context (compact --session), it would otherwise read as a compression.
+            return
         old = list(self.live)
         listed, threaded = set(new), set(self.thread)  # once, not once per id: a long chat's lists are long
         removed = [i for i in old if i not in listed]
@@ -166,6 +174,7 @@ class _Chat:
         self.headers += 1
         if self.headers > 1:
             self.resumes.append(len(self.thread))
+            self.starting = True
 
 
 def _time(value: dict[str, Any]) -> float | None:
@@ -238,10 +247,10 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         replacement = _replacement(loaded, messages, units)
         before = compactions[-1] if compactions else None
         folded = [*(before.replacement if before else []), *messages[before.position if before else 0 : at]]
-        if n not in chat.loads:
+        trigger = "load" if n in chat.loads else compaction_trigger(replacement[:2], "")  # after the start-up context
+        if not trigger:  # the client's compression call (a load or compactctl's summary made none)
             estimates += compression_estimate([m for m in folded if not any(m is k for k in replacement)], replacement)
-        compactions.append(RecordedCompaction(at, calls_before(at), replacement, trigger="load" if n in chat.loads
-                                              else ""))  # fmt: skip
+        compactions.append(RecordedCompaction(at, calls_before(at), replacement, trigger=trigger))
     resumes = sorted({calls_before(position(length)) for length in chat.resumes} - {0, len(calls)})
     off_thread = tuple(
         RecordedCall(-1, chat.calls[i].model, chat.calls[i].timestamp, chat.calls[i].usage)
@@ -287,7 +296,8 @@ def side_calls(messages: list[Message], calls: list[RecordedCall]) -> str:
     prompt and every 10 after. No record says whether the router ran (a fixed model skips it), so
     they are named, not estimated; calls naming both a Pro and a Flash model show it did.
     """
-    prompts = sum(1 for m in messages if m.get("role") == "user")
+    copied = max((c.position for c in calls if c.copied), default=-1)  # the router ran there for those prompts
+    prompts = sum(1 for m in messages[copied + 1 :] if m.get("role") == "user")
     models = sorted({str(c.model) for c in calls if c.model})
     routed = any("pro" in m for m in models) and any("flash" in m for m in models)
     shown = f"; the router ran here: the calls name {' and '.join(models)}" if routed else ""

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from compactctl.calibration import Calibration, calibrate, message_costs, segment_key
 from compactctl.calibration.features import dropped_thinking, sent_tokens
 from compactctl.model_input import owned_view
-from compactctl.recorded import ApiUsage, RecordedCompaction, RecordedContext, RecordedSession
+from compactctl.recorded import COMPACTCTL, ApiUsage, RecordedCompaction, RecordedContext, RecordedSession
 from compactctl.recorded import producer as producer_named  # ``producer`` is the name below
 from compactctl.replay.billed_apart import (
     CallsApart,
@@ -429,11 +429,19 @@ def replay_recorded(
             f"a fork of session {session.forked_from}: its history before the fork is in that file and billed "
             "there; the rows count the fork's own calls, replayed from the fork point"
         )
+    ours = sum(c.trigger == COMPACTCTL for context in session.contexts for c in context.compactions)
     if session.copied_calls > session.shared_calls:
+        made = "compactctl's compact --session" if ours else "a fork"
         notes.append(
             f"{session.copied_calls - session.shared_calls} calls were copied from session "
-            f"{', '.join(session.copied_from)} (a fork): billed there, so in no row here; the rows simulate the whole "
-            "thread and count the fork's own calls"
+            f"{', '.join(session.copied_from)} ({made}): billed there, so in no row here; the rows simulate the whole "
+            "thread and count this file's own calls"
+        )
+    if ours:
+        notes.append(
+            f"{ours} of the recorded compactions {'is' if ours == 1 else 'are'} compactctl's own (compact --session), "
+            "not the producer's: no call made it; the recorded row is what the client sent after it, the other rows "
+            "replay the thread as if it had not been compacted"
         )
     if session.shared_calls:  # another file of the run holds them (replay.copies)
         notes.append(

@@ -11,15 +11,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 
-from compactctl import jsonbytes, lazyre
+from compactctl import jsonbytes
 from compactctl.compaction import Compaction, ManifestEntry, message_hash
 from compactctl.errors import InputError
-from compactctl.transcript import Message, annotations_of, content_text, tool_calls_of
+from compactctl.transcript import Message, annotations_of, content_text, is_compactctl_summary, tool_calls_of
 from compactctl.usage import SummarizerUsage
 
-# The first line of every summary compactctl writes (strategies.summarizing.SUMMARY_HEADER), wherever
-# a format puts it (Claude Code's own summary intro comes first).
-_WRITTEN_SUMMARY = lazyre.compile(r"\[compactctl summary of \d+ earlier messages\]")
 ACTIONS_IN_OUTPUT = frozenset({"kept", "elided", "restored"})
 
 
@@ -27,8 +24,7 @@ def is_written_summary(message: Message) -> bool:
     """A summary a compaction wrote, as a format reads it back."""
     if annotations_of(message).get("kind") == "summary":
         return True
-    # Codex writes its own hand-off preamble before the summary; Claude Code its intro.
-    return bool(_WRITTEN_SUMMARY.search(content_text(message)[:2000]))
+    return is_compactctl_summary(message)
 
 
 def _key(message: Message) -> str:

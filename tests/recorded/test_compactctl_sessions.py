@@ -114,3 +114,28 @@ def test_compact_by_id_marks_the_copied_responses_as_the_originals(client: Clien
     assert cost == pytest.approx(client.cost(client.served()[: client.original_calls]), rel=1e-6)
     if client.name == "codex":  # marked as 0.171 marks a thread's copies from another
         assert json.loads(new.read_bytes().splitlines()[0])["payload"]["forked_from_id"] == sessions["original"]
+
+
+def _replayed(path: Path) -> dict[str, Any]:
+    result = CliRunner().invoke(app, ["replay", str(path), "-t", "100000", "--json", "-q"])
+    assert result.exit_code == 0, result.output
+    (file,) = json.loads(result.stdout)["files"]
+    return dict(file)
+
+
+@pytest.mark.parametrize("client", CLIENTS, ids=lambda c: c.name)
+def test_compactctls_compaction_is_no_producer_call_and_no_evidence_for_the_calibration(client: Client):
+    """The compaction compactctl wrote is named as its, and no producer's compaction call is estimated for it (Gemini
+    CLI's was: 4 calls, $0.0254). The responses copied after it keep the usage of the history it replaced; taken as
+    evidence they made the calibration warn (Claude Code: held-out per-call error 22.9 % median) and the uncompacted
+    row come out as small as the compacted one. Now that row, the thread as if never compacted, sends more than the
+    original's own largest call did."""
+    sessions = client.sessions()
+    new, original = _replayed(client.file(sessions["new"])), _replayed(client.file(sessions["original"]))
+    api = new["api"]
+    assert any("compactctl's own (compact --session)" in note for note in api["notes"])
+    assert api["compaction_estimate"] is None
+    assert not api["calibration"]["warnings"]
+    none = next(row for row in new["settings"] if row["trigger"] == "none")
+    billed = next(row for row in original["settings"] if row.get("basis") == "bill")
+    assert none["peak_context"] > max(billed["context_per_call"])
