@@ -626,12 +626,16 @@ def _add_assistant(chain: _Chain, records: list[Record], message: Message, unit:
     # old records (still before the boundary) back in and sends their blocks twice.
     native["id"] = "msg_compactctl_" + uuid5(_NAMESPACE, f"{chain.seed}/message/{len(chain.records)}").hex[:24]
     by_block = {id(t["message"]["content"][0]): t for t in templates if len(t["message"].get("content") or []) == 1}
+    # Its usage is the old call's, of the history before compactctl compacted: Claude Code resuming the file takes the
+    # last usage after the boundary for the context's size, and would compact again at once where the old one was
+    # near its threshold. Marked as the client marks a response whose usage is no metered call (``isUnmetered``).
+    unmetered = {"isUnmetered": True} if "usage" in native else {}
     for n, block in enumerate(blocks):
         # A block written back as read keeps its own record's envelope (uuid, timestamp).
         template = by_block.get(id(block)) or (templates[n] if n < len(templates) else first)
         record = {k: v for k, v in template.items() if k not in ("uuid", "parentUuid", "message")}
         record.setdefault("type", "assistant")
-        chain.add({**record, "message": {**native, "content": [block]}}, template.get("uuid"))
+        chain.add({**record, **unmetered, "message": {**native, "content": [block]}}, template.get("uuid"))
 
 
 def _add_user(chain: _Chain, records: list[Record], message: Message, unit: Source | None, same: bool) -> None:

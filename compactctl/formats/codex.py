@@ -304,7 +304,43 @@ def context_after(native: CodexNative, compacted: dict[str, Any]) -> list[dict[s
             ordinal += 1
             line["ordinal"] = ordinal
         lines.append(line)
+    counted = _token_count_after(native, compacted)
+    if counted is not None:
+        if isinstance(ordinal, int):
+            counted["ordinal"] = ordinal + 1
+        lines.append(counted)
     return lines
+
+
+def _token_count_after(native: CodexNative, compacted: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``token_count`` Codex writes after compacting: the thread's totals as they were, the last call's usage
+    none, its ``total_tokens`` the new history's estimated size. Codex resuming a rollout checks its auto-compact
+    limit against the last count: left at the old call's (the history before compactctl compacted), it compacted
+    again at once (0.171 with a limit between the two: a compaction call of 10,228 tokens for a history of 10.3k)."""
+    values = (r.value for r in reversed(native.records) if isinstance(r.value, dict))
+    last = next((v for v in values if v.get("type") == "event_msg" and _is_token_count(v.get("payload"))), None)
+    info = last["payload"].get("info") if last is not None else None
+    if last is None or not isinstance(info, dict) or not isinstance(info.get("last_token_usage"), dict):
+        return None
+    # Codex's own estimate counts four bytes a token; the last call's count less what compactctl took out keeps what
+    # the history does not hold (instructions, tools) in it.
+    after = len(jsonbytes.dumps(compacted["payload"].get("replacement_history") or []))
+    before = sum(len(jsonbytes.dumps(item.value)) for unit in native.units for item in unit)
+    last_total = _integer(info["last_token_usage"].get("total_tokens"))
+    estimate = max((after + 3) // 4, last_total - max(before - after, 0) // 4)
+    usage = {key: 0 for key in info["last_token_usage"]} | {"total_tokens": estimate}
+    line = {**last, "payload": {**last["payload"], "info": {**info, "last_token_usage": usage}}}
+    if "timestamp" in compacted:
+        line["timestamp"] = compacted["timestamp"]
+    return line
+
+
+def _integer(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _is_token_count(payload: Any) -> bool:
+    return isinstance(payload, dict) and payload.get("type") == "token_count"
 
 
 _NAMESPACE = uuid.UUID("2c4f7a5e-9b1d-4e3a-8f60-1d2c3b4a5e6f")

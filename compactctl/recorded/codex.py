@@ -65,7 +65,7 @@ from compactctl.recorded import (
 )
 from compactctl.recorded.codex_agents import child_rollouts, first_meta, kind_of, side_calls_said
 from compactctl.recorded.codex_unrecorded import carries_memories, memories_note, title_note
-from compactctl.transcript import Message
+from compactctl.transcript import Message, is_compactctl_summary
 
 NAME = "codex"
 OUTPUT_ITEMS = frozenset(
@@ -338,10 +338,10 @@ class _Rollout:
         else:
             replacement += [m for m in self.messages if m.get("role") == "user"]
             replacement.append({"role": "user", "content": str(payload.get("message", ""))})
-        # The client's own compactions write their summary as the message (local) or an opaque item in the history
-        # (remote); a history with neither is compactctl's (compact --session: what its strategy kept).
-        opaque = any("encrypted_chars" in m for m in replacement)
-        trigger = "" if opaque or payload.get("message") or not isinstance(history, list) else COMPACTCTL
+        # The client's own write their summary as the message or an opaque item; compactctl's neither, or its own.
+        said = {"role": "user", "content": str(payload.get("message") or "")}
+        ours = isinstance(history, list) and not any("encrypted_chars" in m for m in replacement)
+        trigger = COMPACTCTL if ours and (not said["content"] or is_compactctl_summary(said)) else ""
         self.compactions.append(RecordedCompaction(len(self.messages), len(self.calls), replacement, trigger=trigger))
 
 

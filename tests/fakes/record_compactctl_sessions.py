@@ -43,6 +43,41 @@ def compact_session(env: dict[str, str], cwd: Path, session: str, client: str) -
     return str(json.loads(done.stdout)["session"]["new_id"])
 
 
+def claude_run(claude: ClaudeCode, prompt: str, *extra: str) -> str:
+    return _claude_print(
+        claude, prompt, "--allowedTools", "Bash Read Edit Write", "--model", "claude-sonnet-4-6", *extra
+    )
+
+
+def claude_code_compacted(claude: ClaudeCode) -> tuple[str, str]:
+    """The original session (a turn reading the notes and an 800-line build log, three short turns), then
+    ``compactctl compact --session`` of it: the two sessions' ids. The fake served 5 responses."""
+    log = claude.cwd / "build.log"
+    log.write_text("".join(f"{n:04d} step ok, results stay in CSV\n" for n in range(800)))
+    notes = str(claude.cwd / "notes.txt")
+    reads = (ToolCall("Read", {"file_path": notes}), ToolCall("Read", {"file_path": str(log)}))
+    claude.fake.enqueue(Reply(text="Reading.", tool_calls=reads), ANSWER)
+    session = claude_run(claude, "What do the notes and the build log say?")
+    for n, prompt in enumerate(("And the interface?", "Anything else?", "In one word?"), start=1):
+        claude.fake.enqueue(f"Answer {n}: the interface stays, in CSV.")
+        claude_run(claude, prompt, "--resume", session)
+    return session, compact_session(claude.env(), claude.cwd, session, "claude-code")
+
+
+def codex_compacted(codex: Codex) -> tuple[str, str]:
+    """The original thread (a turn running ``seq 1 3000``, three short turns), then ``compactctl compact --session``
+    of it: the two threads' ids. The fake served 5 responses."""
+    codex.fake.enqueue(Reply(thinking="List it.", tool_calls=(ToolCall("exec_command", {"cmd": "seq 1 3000"}),)),
+                       "It counts to 3000.")  # fmt: skip
+    codex.run("Print the numbers to 3000.")
+    (rollout,) = codex.rollouts()
+    thread = rollout.name[-42:-6]
+    for n, prompt in enumerate(("And the notes?", "Anything else?", "In one word?"), start=1):
+        codex.fake.enqueue(f"Answer {n}: CSV.")
+        codex.run(prompt, resume=thread)
+    return thread, compact_session(codex.env(), codex.cwd, thread, "codex")
+
+
 def claude_code_compactctl_session_fixture(root: Path) -> list[Path]:
     """Claude Code 2.1.332 on claude-sonnet-4-6: a turn reading the notes and an 800-line build log, three short
     turns (``--resume``), then ``compactctl compact --session`` (structured: the first two turns summarized, the
@@ -51,24 +86,10 @@ def claude_code_compactctl_session_fixture(root: Path) -> list[Path]:
     client = require_client("claude")
     with _serving() as served, FakeAnthropic() as fake:
         claude = ClaudeCode(client, root, project(root), fake)
-
-        def run(prompt: str, *extra: str) -> str:
-            return _claude_print(claude, prompt, "--allowedTools", "Bash Read Edit Write", "--model",
-                                 "claude-sonnet-4-6", *extra)  # fmt: skip
-
-        log = claude.cwd / "build.log"
-        log.write_text("".join(f"{n:04d} step ok, results stay in CSV\n" for n in range(800)))
-        notes = str(claude.cwd / "notes.txt")
-        reads = (ToolCall("Read", {"file_path": notes}), ToolCall("Read", {"file_path": str(log)}))
-        fake.enqueue(Reply(text="Reading.", tool_calls=reads), ANSWER)
-        session = run("What do the notes and the build log say?")
-        for n, prompt in enumerate(("And the interface?", "Anything else?", "In one word?"), start=1):
-            fake.enqueue(f"Answer {n}: the interface stays, in CSV.")
-            run(prompt, "--resume", session)
-        new = compact_session(claude.env(), claude.cwd, session, "claude-code")
+        session, new = claude_code_compacted(claude)
         fake.enqueue("After compactctl: CSV.", "Still CSV.")
-        run("Still CSV?", "--resume", new)
-        run("Sure?", "--resume", new)
+        claude_run(claude, "Still CSV?", "--resume", new)
+        claude_run(claude, "Sure?", "--resume", new)
         assert not fake.errors and not fake.script, fake.errors
         folder = RECORDED / f"claude-code-{_version(client.version)}-compactctl-session"
         shutil.rmtree(folder, ignore_errors=True)
@@ -106,15 +127,7 @@ def codex_compactctl_session_fixture(root: Path) -> list[Path]:
     client = require_client("codex")
     with _serving() as served, FakeResponses() as fake:
         codex = Codex(client, root, project(root), fake, model="gpt-5.5")
-        fake.enqueue(Reply(thinking="List it.", tool_calls=(ToolCall("exec_command", {"cmd": "seq 1 3000"}),)),
-                     "It counts to 3000.")  # fmt: skip
-        codex.run("Print the numbers to 3000.")
-        (rollout,) = codex.rollouts()
-        thread = rollout.name[-42:-6]
-        for n, prompt in enumerate(("And the notes?", "Anything else?", "In one word?"), start=1):
-            fake.enqueue(f"Answer {n}: CSV.")
-            codex.run(prompt, resume=thread)
-        new = compact_session(codex.env(), codex.cwd, thread, "codex")
+        thread, new = codex_compacted(codex)
         fake.enqueue("After compactctl: CSV.", "Still CSV.")
         for prompt in ("Still CSV?", "Sure?"):
             done = codex.run(prompt, resume=new)

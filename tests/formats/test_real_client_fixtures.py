@@ -55,6 +55,10 @@ def test_a_compacted_claude_code_session_reuses_no_message_id_of_the_records_bef
     after = [r["message"]["id"] for r in records[last:] if r.get("type") == "assistant"]
     assert after and not before & set(after)
     assert records[: len(_lines(source))] == _lines(source)  # every old record stays, unchanged
+    # Their usage is the old calls', of the history before the boundary: marked as the client marks a response whose
+    # usage is no metered call, so that resuming it does not take the old size for the context's and compact again.
+    assert all(r.get("isUnmetered") is True for r in records[last:] if r.get("type") == "assistant")
+    assert not any(r.get("isUnmetered") for r in records[:last])
 
 
 def test_a_codex_compaction_continues_the_numbering_and_restates_the_context_as_codex_does() -> None:
@@ -64,14 +68,24 @@ def test_a_codex_compaction_continues_the_numbering_and_restates_the_context_as_
     result = compactctl.compact(transcripts[0].messages, ["window"], {"keep_recent": 2})
     written = _lines(compactctl.dump([transcripts[0].rewritten(result.messages, result.origins)], fmt.name))
     assert written[: len(old)] == old
-    compacted, world, turn = written[len(old) :]
+    compacted, world, turn, counted = written[len(old) :]
     # Codex 0.171 refuses a rollout whose last line has no ordinal, and writes its initial
     # context again after a compacted line not followed by the context it holds.
     assert compacted["type"] == "compacted"
-    assert [compacted["ordinal"], world["ordinal"], turn["ordinal"]] == [old[-1]["ordinal"] + n for n in (1, 2, 3)]
+    ordinals = [line["ordinal"] for line in (compacted, world, turn, counted)]
+    assert ordinals == [old[-1]["ordinal"] + n for n in (1, 2, 3, 4)]
     last_world = next(r for r in reversed(old) if r["type"] == "world_state")
     assert world["type"] == "world_state" and world["payload"] == last_world["payload"]
     assert turn["type"] == "turn_context"
+    # The count Codex checks its auto-compact limit against on resume, as it writes one after compacting: the thread's
+    # totals kept, the last call's usage none but the new history's size, below the old call's.
+    last_count = next(r for r in reversed(old) if r.get("payload", {}).get("type") == "token_count")["payload"]["info"]
+    info = counted["payload"]["info"]
+    assert counted["payload"]["type"] == "token_count" and info["total_token_usage"] == last_count["total_token_usage"]
+    assert {k: v for k, v in info["last_token_usage"].items() if k != "total_tokens"} == dict.fromkeys(
+        (k for k in last_count["last_token_usage"] if k != "total_tokens"), 0
+    )
+    assert 0 < info["last_token_usage"]["total_tokens"] < last_count["last_token_usage"]["total_tokens"]
 
 
 def test_a_window_compaction_of_a_world_state_rollout_keeps_the_context_replay_counts() -> None:
