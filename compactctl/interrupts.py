@@ -27,6 +27,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
 
+from compactctl import lazyre
+
 MARK = ".compactctl-"
 SUFFIX = ".tmp"
 _live: set[Path] = set()
@@ -79,8 +81,15 @@ def temporary_name(target: Path) -> Path:
     return target.with_name(f".{_short(target.name)}{MARK}{os.getpid()}-{os.urandom(4).hex()}{SUFFIX}")
 
 
-def _stale_pattern(target: Path) -> re.Pattern[str]:
-    return re.compile(re.escape(f".{_short(target.name)}{MARK}") + r"(\d+)-[0-9a-f]{8}" + re.escape(SUFFIX))
+# What follows a target's own head in its temporaries' names: the pid of the run that wrote one, and its tag.
+# One pattern for every target (compiled once, from the build cache), not one compiled per file written.
+_STALE_TAIL = lazyre.compile(r"(\d+)-[0-9a-f]{8}" + re.escape(SUFFIX))
+
+
+def _stale_pid(name: str, head: str) -> int | None:
+    """The pid in a temporary's name ``head`` + pid + tag + SUFFIX, else None (another file)."""
+    match = _STALE_TAIL.fullmatch(name, len(head)) if name.startswith(head) else None
+    return int(match.group(1)) if match else None
 
 
 def register(path: Path) -> None:
@@ -139,15 +148,15 @@ def _alive(pid: int) -> bool:
 
 def remove_stale(target: Path) -> list[Path]:
     """Temporary files of ``target`` left by runs whose process is gone, removed; the ones removed."""
-    pattern = _stale_pattern(target)
+    head = f".{_short(target.name)}{MARK}"
     removed = []
     try:
         candidates = list(target.parent.iterdir()) if target.parent.is_dir() else []
     except OSError:
         return []
     for path in candidates:
-        match = pattern.fullmatch(path.name)
-        if match and not _alive(int(match.group(1))):
+        pid = _stale_pid(path.name, head)
+        if pid is not None and not _alive(pid):
             with contextlib.suppress(OSError):
                 path.unlink()
                 removed.append(path)

@@ -37,6 +37,7 @@ LAYERS: list[tuple[str, set[str]]] = [
             "pattern_cache",
             "build_cache",
             "dataclass_code",
+            "startup_gc",
             "message_memo",
             "digests",
         },

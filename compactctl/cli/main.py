@@ -47,6 +47,11 @@ def __getattr__(name: str) -> Any:
 
 
 def main() -> None:
+    from compactctl import startup_gc
+    from compactctl.cli import quick_exit
+
+    if quick_exit.runs_the_process(main):  # the program only: a caller that goes on keeps its collector as it was
+        startup_gc.hold()  # until the files' work starts (``files.jobs.run_jobs``): start-up makes no garbage
     interrupts.install()  # SIGTERM and SIGHUP stop a run the way Ctrl-C does
     from compactctl import dataclass_code
 
@@ -56,11 +61,11 @@ def main() -> None:
     try:
         direct.run(sys.argv[1:])  # returns when the line is not one it reads plainly: Click reads it
     except SystemExit as done:
-        from compactctl.cli import quick_exit
-
         if quick_exit.runs_the_process(main):  # the program itself: it ends now, its work done and written
             quick_exit.end_now(done.code)  # returns where the interpreter's own end could differ
         raise
+    finally:
+        startup_gc.release()  # a line that ends before any file's work (an error, --help) or goes to Click
     from compactctl.cli.app import app
 
     app()

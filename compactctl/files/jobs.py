@@ -60,8 +60,10 @@ def run_jobs(
     With ``progress``, a bar on a terminal, else a line every few seconds on stderr (``compactctl.progress``);
     it is told of each file in this process, as each result comes back.
     """
+    from compactctl import startup_gc
     from compactctl.progress import progress_for, sizes
 
+    startup_gc.release()  # the command's start-up is over: what it made is frozen, the collector on again
     parallel = parallel if parallel > 0 else cores()
     size = sizes([job.source for job in jobs])
     workers = max(1, min(parallel, len(jobs)))

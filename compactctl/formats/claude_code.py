@@ -425,7 +425,7 @@ class ClaudeCodeNative(Native[Source]):
 
     def resumed(self, messages: list[Message]) -> list[Message]:
         # The old tool results the client cut after an idle hour (``tool_results_cut``) go as their stand-in again.
-        from compactctl.recorded.claude_code_cleared import resumed_cut
+        from compactctl.formats.claude_code_cut import resumed_cut
 
         return super().resumed(resumed_cut(messages, [record.value for record in self.records]))
 

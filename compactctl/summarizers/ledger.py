@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -169,6 +168,8 @@ def command_of(arguments: object) -> str | None:
             # Codex's ["bash", "-lc", "make test"]: the script is what was run.
             if len(value) == 3 and value[0] in ("bash", "sh", "zsh") and value[1] in ("-lc", "-c"):
                 return value[2].strip() or None
+            import shlex  # here: most sessions' commands are strings (Claude Code's), never joined
+
             return shlex.join(value)
         if isinstance(value, str) and value.strip():
             return value.strip()
