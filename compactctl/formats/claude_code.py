@@ -112,6 +112,7 @@ SUMMARY_INTRO = (
 )
 # The envelope keys of a record, in the order Claude Code writes them.
 ENVELOPE = ("parentUuid", "isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch", "entrypoint", "slug")
+COPIED_ID_PREFIX = "msg_compactctl_"  # the ids of the assistant records compactctl writes after its boundary
 _NAMESPACE = uuid.UUID("6f1c9b1e-2f5a-4a55-9a8e-63a1d1c0c7e1")
 
 
@@ -624,7 +625,7 @@ def _add_assistant(chain: _Chain, records: list[Record], message: Message, unit:
     # A new id, never the old record's: Claude Code joins the assistant records of one
     # message.id across the whole file when it resumes, so a copy keeping the id pulls the
     # old records (still before the boundary) back in and sends their blocks twice.
-    native["id"] = "msg_compactctl_" + uuid5(_NAMESPACE, f"{chain.seed}/message/{len(chain.records)}").hex[:24]
+    native["id"] = COPIED_ID_PREFIX + uuid5(_NAMESPACE, f"{chain.seed}/message/{len(chain.records)}").hex[:24]
     by_block = {id(t["message"]["content"][0]): t for t in templates if len(t["message"].get("content") or []) == 1}
     # Its usage is the old call's, of the history before compactctl compacted: Claude Code resuming the file takes the
     # last usage after the boundary for the context's size, and would compact again at once where the old one was

@@ -41,6 +41,7 @@ from compactctl.formats.claude_code import RECORD_FIELDS
 from compactctl.formats.records import Record, check_fields
 from compactctl.recorded import (
     ALONE,
+    COMPACTCTL,
     ApiUsage,
     InRun,
     RecordedCall,
@@ -403,7 +404,9 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         # the tool results count them, stand in for the fee; their tokens are in no record.
         stood_in, side_calls = requests.searches, requests.calls
         unpaired = ApiUsage(0, web_searches=stood_in)
-    compactions = [(c, x) for x in contexts if not x.label.startswith("subagent") for c in x.compactions]
+    compactions = [
+        (c, x) for x in contexts if not x.label.startswith("subagent") for c in x.compactions if c.trigger != COMPACTCTL
+    ]  # compactctl's made no call
     own = [(c, x) for c, x in compactions if not any(call.copied for call in x.calls[c.before_call :][:1])]
     estimates = [] if reported is not None else [e for c, x in own if (e := compaction_estimate(c, x)) is not None]
     return RecordedSession(

@@ -431,7 +431,7 @@ def replay_recorded(
         )
     ours = sum(c.trigger == COMPACTCTL for context in session.contexts for c in context.compactions)
     if session.copied_calls > session.shared_calls:
-        made = "compactctl's compact --session" if ours else "a fork"
+        made = "compactctl's compaction" if ours else "a fork"
         notes.append(
             f"{session.copied_calls - session.shared_calls} calls were copied from session "
             f"{', '.join(session.copied_from)} ({made}): billed there, so in no row here; the rows simulate the whole "
@@ -439,7 +439,7 @@ def replay_recorded(
         )
     if ours:
         notes.append(
-            f"{ours} of the recorded compactions {'is' if ours == 1 else 'are'} compactctl's own (compact --session), "
+            f"{ours} of the recorded compactions {'is' if ours == 1 else 'are'} compactctl's own, "
             "not the producer's: no call made it; the recorded row is what the client sent after it, the other rows "
             "replay the thread as if it had not been compacted"
         )

@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from compactctl.formats.claude_code import COPIED_ID_PREFIX
 from compactctl.formats.records import Record
 from compactctl.sessions.live import Anchor
 from compactctl.sessions.records import first_values, rewrite_values
@@ -27,7 +28,6 @@ PRIOR_RATIO = 1.2  # Claude's tokens per cl100k token where a session cannot tel
 # The window of every Claude model Claude Code uses without the 1M-context beta (docs.anthropic.com, models overview).
 WINDOW = 200_000
 LONG_WINDOW = 1_000_000
-COPIED_ID_PREFIX = "msg_compactctl_"  # compactctl's copies of assistant records after its compact boundary
 
 
 def roots(env: Mapping[str, str], home: Path) -> list[Path]:

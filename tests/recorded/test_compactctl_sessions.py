@@ -133,7 +133,7 @@ def test_compactctls_compaction_is_no_producer_call_and_no_evidence_for_the_cali
     sessions = client.sessions()
     new, original = _replayed(client.file(sessions["new"])), _replayed(client.file(sessions["original"]))
     api = new["api"]
-    assert any("compactctl's own (compact --session)" in note for note in api["notes"])
+    assert any("compactctl's own, not the producer's" in note for note in api["notes"])
     assert api["compaction_estimate"] is None
     assert not api["calibration"]["warnings"]
     none = next(row for row in new["settings"] if row["trigger"] == "none")
