@@ -15,6 +15,7 @@ value worked out from a message object still right later in the same replay.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -37,6 +38,31 @@ def remembering() -> Iterator[None]:
         yield
     finally:
         _MEMO.reset(token)
+
+
+def replaying() -> bool:
+    """Whether a replay's memo is open here (``by_message`` keeps what it works out)."""
+    return _MEMO.get() is not None
+
+
+@contextmanager
+def old_objects_frozen() -> Iterator[None]:
+    """Everything the process holds when the block opens (the transcript, the modules) kept out of the
+    collector's reach until it closes (``gc.freeze``), unless something froze objects already (a fork's
+    parent: ``files.jobs``, ``files.replay_apart``; their own unfreeze stays theirs).
+
+    A replay allocates many small containers and the memo keeps most of them, so the collector runs
+    often; a full collection walks every object the process holds, the transcript too, which none of
+    them is garbage. The 2,000-turn tool agent, structured + extractive, 3 thresholds: the collector
+    took 17 ms of a 335 ms replay (one full collection 10 ms of it), 7 ms with the old objects frozen."""
+    if gc.get_freeze_count() or not gc.isenabled():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def by_message(function: Callable[[Any], Value], message: Any) -> Value:

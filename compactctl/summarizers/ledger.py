@@ -64,6 +64,10 @@ _NUMBER = lazyre.compile(
 # line (or a text) without one of those yields no number: its lines are not each matched as result lines
 # (most digits of tool output are inside words: test_42, mod3.py, v1; tests/summarizers/test_prefilters.py).
 _NUMBER_GATE = lazyre.compile(r"(?:^|[^\w.#/-])\d|[$€£]")
+# The same places in a whole text: a line's first character has a line break before it, which is none of
+# [\w.#/-], so a line holds a match of _NUMBER_GATE exactly where the text holds one of this (_number_lines).
+_NUMBER_START = lazyre.compile(r"(?<![\w.#/-])\d|[$€£]")
+_OTHER_BREAKS = lazyre.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")  # str.splitlines cuts at these too
 # A few words before a number say what it measures: "p99 latency 412 ms", "13 tests passed".
 _NUMBER_LABEL = lazyre.compile(r"(?<![\w'’-])(?:[A-Za-z][\w'’-]*[ :=]+){0,3}$")
 _UUID = lazyre.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
@@ -308,6 +312,25 @@ def _lines_holding(gate: re.Pattern[str], text: str) -> Iterator[tuple[int, int]
         at = end + 1
 
 
+def _number_lines(text: str) -> list[str]:
+    """The lines of ``text.splitlines()`` a number may start in (a match of _NUMBER_GATE), in order: a line
+    where none can start has none to give, result line or not. Found from the text's own matches, not
+    line by line: most lines of tool output hold none (a test log's 200 lines, two or three with one)."""
+    hit = _NUMBER_START.search(text)
+    if hit is None:
+        return []
+    if _OTHER_BREAKS.search(text) is not None:  # lines cut where a line feed is not: each line tried
+        return [line for line in text.splitlines() if _NUMBER_GATE.search(line) is not None]
+    lines = []
+    while hit is not None:
+        start = text.rfind("\n", 0, hit.start()) + 1
+        end = text.find("\n", hit.start())
+        end = len(text) if end < 0 else end
+        lines.append(text[start:end])
+        hit = _NUMBER_START.search(text, end + 1)
+    return lines
+
+
 def _numbers(text: str) -> Iterator[str]:
     if _DIGIT.search(text) is None:  # every number, and every progress bar, holds a digit
         return
@@ -415,9 +438,8 @@ def _message_facts(message: Message, output: bool) -> tuple[tuple[str, str, bool
         for found_id in _ids(text, prose=False):
             add("id", found_id)
         # Numbers from result lines ("13 passed in 2.1 s"), not from the code a file view shows.
-        for line in text.splitlines() if _NUMBER_GATE.search(text) is not None else ():
-            # A line where no number can start has none to give, result line or not.
-            if _NUMBER_GATE.search(line) is not None and is_result_line(line.strip()):
+        for line in _number_lines(text):
+            if is_result_line(line.strip()):
                 for number in _numbers(line):
                     add("number", number)
         return tuple(found)  # listings, grep hits and file views are not what the session is about
