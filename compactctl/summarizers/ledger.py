@@ -66,7 +66,9 @@ _NUMBER = lazyre.compile(
 _NUMBER_GATE = lazyre.compile(r"(?:^|[^\w.#/-])\d|[$€£]")
 # The same places in a whole text: a line's first character has a line break before it, which is none of
 # [\w.#/-], so a line holds a match of _NUMBER_GATE exactly where the text holds one of this (_number_lines).
-_NUMBER_START = lazyre.compile(r"(?<![\w.#/-])\d|[$€£]")
+# Led by the class the engine skips to, then told apart looking behind (as _NUMBER): led by a look-behind,
+# it was tried at every character of every tool output.
+_NUMBER_START = lazyre.compile(r"[$€£\d](?:(?<=[$€£])|(?<![\w.#/-]\d))")
 _OTHER_BREAKS = lazyre.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")  # str.splitlines cuts at these too
 # A few words before a number say what it measures: "p99 latency 412 ms", "13 tests passed".
 _NUMBER_LABEL = lazyre.compile(r"(?<![\w'’-])(?:[A-Za-z][\w'’-]*[ :=]+){0,3}$")
