@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 # (a row's starts, its after) -> where its matches may start in one lower-cased text (``Row.start_positions``)
@@ -113,6 +113,10 @@ class RowIndex:
     # that prefix (a text without "gl" holds none of the thirteen GitLab keys), the rest one by one.
     folded_groups: tuple[tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]] = ((), ())
     exact_groups: tuple[tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]] = ((), ())
+    # (keys held ignoring case, keys held) -> ``to_run``'s rows: most texts hold one of a few sets of keys.
+    _runs: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[int, ...]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def held(self, text: str, folded: bool) -> list[str]:
         """The keys (case-blind rows' with ``folded``, in ``text`` lower-cased) that ``text`` holds:
@@ -125,6 +129,16 @@ class RowIndex:
         return found
 
     def to_run(self, folded: Iterable[str], exact: Iterable[str]) -> list[int]:
+        """The rows holding one of the keys (and those without keys), in order."""
+        key = (tuple(folded), tuple(exact))
+        found = self._runs.get(key)
+        if found is None:
+            if len(self._runs) >= 4096:  # keys held are a text's: bounded, not by the input
+                self._runs.clear()
+            found = self._runs[key] = tuple(self._to_run(*key))
+        return list(found)
+
+    def _to_run(self, folded: Iterable[str], exact: Iterable[str]) -> list[int]:
         chosen = set(self.always)
         for key in folded:
             chosen.update(self.by_folded[key])
