@@ -89,7 +89,13 @@ _SHA = lazyre.compile(r"(?<![\w#-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,4
 # Necessary conditions led by a literal or a class, which the engine skips to (the patterns above start
 # with a look-behind or \b, tried at every character): no gate match, no match (tests/summarizers/test_prefilters.py).
 _UUID_GATE = lazyre.compile(r"-[0-9a-f]{4}-[0-9a-f]{4}-", re.I)  # a UUID's second and third groups
-_SHA_GATE = lazyre.compile(r"[0-9a-f]{7}")
+# A sha's run of 7 hex digits holds a digit: looked for at the digits (fewer than the letters a-f), each
+# with the hex digits around it, the digit itself among them (k behind, 7 - k ahead), 7 in a row.
+_SHA_GATE = lazyre.compile(
+    "[0-9](?:"
+    + "|".join(f"(?<=[0-9a-f]{{{behind}}})(?=[0-9a-f]{{{7 - behind}}})" for behind in range(1, 7))
+    + "|(?<=[0-9a-f]{7}))"
+)
 # PROJ-123's "J-1"; a booking code's digit and capital side by side in its run ("O6", "6A": a line
 # holding such a run has such a pair, which is looked for, not the run from each of its characters);
 # a user id's "_3"; an address's "@": each pattern is tried on the lines holding its gate (_lines_holding).
