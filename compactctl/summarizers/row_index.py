@@ -174,7 +174,7 @@ class RowIndex:
         return sorted(chosen)
 
 
-LINES_ABOVE = 1024  # characters: a longer text's keys are looked for line by line (``RowIndex._held_by_lines``)
+LINES_ABOVE = 512  # characters: a longer text's keys are looked for line by line (``RowIndex._held_by_lines``)
 _TABLES: dict[int, tuple[Sequence[Any], RowIndex]] = {}  # id(rows) -> their index
 
 
