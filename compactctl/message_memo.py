@@ -31,7 +31,7 @@ class _Memo:
     A table per function, keyed by an int: a key was a (function, id) tuple, built and hashed at every
     look-up in one dict of every function's values (a replay looks up some 60,000 times)."""
 
-    __slots__ = ("tables", "size", "states")
+    __slots__ = ("size", "states", "tables")
 
     def __init__(self) -> None:
         self.tables: dict[Any, dict[int, tuple[Any, Any]]] = {}
