@@ -36,14 +36,21 @@ class FigureCounter:
         self.counter = counter
         self.facts = tuple(dict.fromkeys(folded for folded in map(fold, facts) if folded))  # matched folded
         self.marker = marker
+        # text -> the tracked facts it holds: a transcript's texts repeat (an agent reads the same files).
+        self._held: dict[str, tuple[str, ...]] = {}
 
     def figures(self, message: Message) -> Figures:
         marks = annotations_of(message)
         text = message_text(message) if self.facts or self.marker is not None else ""
         found: tuple[str, ...] = ()
         if self.facts:
-            folded = remembered_fold(text)  # the compactions' fact matchers fold the same texts
-            found = tuple([f for f in self.facts if f in folded])
+            held = self._held.get(text)
+            if held is None:
+                if len(self._held) >= 10_000:  # a long transcript's texts are not all kept
+                    self._held.clear()
+                folded = remembered_fold(text)  # the compactions' fact matchers fold the same texts
+                held = self._held[text] = tuple([f for f in self.facts if f in folded])
+            found = held
         ends = marks.get("stage_end") is True or (self.marker is not None and self.marker.search(text) is not None)
         return Figures(
             self.counter.message(message),

@@ -37,7 +37,7 @@ from typing import Any
 from compactctl.calibration.features import is_attachment
 from compactctl.errors import InputError
 from compactctl.facts import fold
-from compactctl.message_memo import remembering
+from compactctl.message_memo import old_objects_frozen, remembering
 from compactctl.replay.context import Context, FigureCounter, Figures, KnownTokens, keys_of
 from compactctl.replay.prices import Prices, prices_for, shipped_prices
 from compactctl.replay.triggers import BASELINE, Scenario, Trigger, stage_pattern
@@ -434,7 +434,9 @@ def replay_streamed(
     if prices is None:
         prices = prices_for(shipped_prices())
     runs = [ScenarioRun(row, counts, options or StrategyOptions(), prices, summarizer, client=client) for row in rows]
-    with remembering():  # the settings' steps work out each message's text and facts once (message_memo)
+    # The settings' steps work out each message's text and facts once (message_memo); the collector
+    # leaves what was there before the walk alone.
+    with remembering(), old_objects_frozen():
         return (walker or walk_in_step)(walk(), runs, counts)
 
 

@@ -24,6 +24,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from compactctl import lazyre
@@ -63,6 +64,11 @@ _NUMBER = lazyre.compile(
 # line (or a text) without one of those yields no number: its lines are not each matched as result lines
 # (most digits of tool output are inside words: test_42, mod3.py, v1; tests/summarizers/test_prefilters.py).
 _NUMBER_GATE = lazyre.compile(r"(?:^|[^\w.#/-])\d|[$€£]")
+# The same places in a whole text: a line's first character has a line break before it, which is none of
+# [\w.#/-], so a line holds a match of _NUMBER_GATE exactly where the text holds one of this (_number_lines).
+# Led by the class the engine skips to, then told apart looking behind (as _NUMBER).
+_NUMBER_START = lazyre.compile(r"[$€£\d](?:(?<=[$€£])|(?<![\w.#/-]\d))")
+_OTHER_BREAKS = lazyre.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")  # str.splitlines cuts at these too
 # A few words before a number say what it measures: "p99 latency 412 ms", "13 tests passed".
 _NUMBER_LABEL = lazyre.compile(r"(?<![\w'’-])(?:[A-Za-z][\w'’-]*[ :=]+){0,3}$")
 _UUID = lazyre.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
@@ -82,7 +88,13 @@ _SHA = lazyre.compile(r"(?<![\w#-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,4
 # Necessary conditions led by a literal or a class, which the engine skips to (the patterns above start
 # with a look-behind or \b, tried at every character): no gate match, no match (tests/summarizers/test_prefilters.py).
 _UUID_GATE = lazyre.compile(r"-[0-9a-f]{4}-[0-9a-f]{4}-", re.I)  # a UUID's second and third groups
-_SHA_GATE = lazyre.compile(r"[0-9a-f]{7}")
+# A sha's run of 7 hex digits holds a digit: looked for at the digits (fewer than the letters a-f), each
+# with the hex digits around it, the digit itself among them (k behind, 7 - k ahead), 7 in a row.
+_SHA_GATE = lazyre.compile(
+    "[0-9](?:"
+    + "|".join(f"(?<=[0-9a-f]{{{behind}}})(?=[0-9a-f]{{{7 - behind}}})" for behind in range(1, 7))
+    + "|(?<=[0-9a-f]{7}))"
+)
 # PROJ-123's "J-1"; a booking code's digit and capital side by side in its run ("O6", "6A": a line
 # holding such a run has such a pair, which is looked for, not the run from each of its characters);
 # a user id's "_3"; an address's "@": each pattern is tried on the lines holding its gate (_lines_holding).
@@ -309,6 +321,24 @@ def _lines_holding(gate: re.Pattern[str], text: str) -> Iterator[tuple[int, int]
         at = end + 1
 
 
+def _number_lines(text: str) -> list[str]:
+    """The lines of ``text.splitlines()`` a number may start in (a match of _NUMBER_GATE), in order: found from
+    the text's own matches, not line by line, as most lines of tool output hold none."""
+    hit = _NUMBER_START.search(text)
+    if hit is None:
+        return []
+    if _OTHER_BREAKS.search(text) is not None:  # lines cut where a line feed is not: each line tried
+        return [line for line in text.splitlines() if _NUMBER_GATE.search(line) is not None]
+    lines = []
+    while hit is not None:
+        start = text.rfind("\n", 0, hit.start()) + 1
+        end = text.find("\n", hit.start())
+        end = len(text) if end < 0 else end
+        lines.append(text[start:end])
+        hit = _NUMBER_START.search(text, end + 1)
+    return lines
+
+
 def _numbers(text: str) -> Iterator[str]:
     if _DIGIT.search(text) is None:  # every number, and every progress bar, holds a digit
         return
@@ -382,15 +412,9 @@ def _message_facts(message: Message, output: bool) -> tuple[tuple[str, str, bool
     """``(kind, text, touched)`` of every fact one message holds, in the order they are met.
 
     ``output``: the message is tool output (a tool result, or an observation sent back as a user message).
-    """
+    Its text's facts are found once per text: an agent reads a file, runs tests again and again (1,357
+    outputs, 476 texts in the 2,000-turn tool agent)."""
     found: list[tuple[str, str, bool]] = []
-
-    def add(kind: str, text: str, touched: bool = False) -> None:
-        # Sentence punctuation is not part of a path or an id; a command's last character is its own.
-        text = text.strip() if kind == "command" else text.strip().rstrip(".,;:")
-        if len(text) >= 2:
-            found.append((kind, text, touched))
-
     role = message.get("role")
     text = output_text(message) if role == "tool" else content_text(message)
     for call in tool_calls_of(message):
@@ -400,57 +424,78 @@ def _message_facts(message: Message, output: bool) -> tuple[tuple[str, str, bool
         arguments = read_arguments(function.get("arguments"))
         command = command_of(arguments)
         if command:
-            add("command", command.splitlines()[0][:200])
+            _add(found, "command", command.splitlines()[0][:200])
         for path, _ in paths_of(arguments):
-            add("path", path, touched=True)
+            _add(found, "path", path, touched=True)
         for value in _argument_ids(arguments):
-            add("id", value)
+            _add(found, "id", value)
     action = message.get("action")
     if isinstance(action, str) and action.strip():
-        add("command", action.strip().splitlines()[0][:200])
+        _add(found, "command", action.strip().splitlines()[0][:200])
         for _, path in _SWE_FILE_ACTION.findall(action):
-            add("path", path, touched=True)
+            _add(found, "path", path, touched=True)
     if output:
-        for line in error_lines_of(text):
-            add("error", line)
-        for found_id in _ids(text, prose=False):
-            add("id", found_id)
-        # Numbers from result lines ("13 passed in 2.1 s"), not from the code a file view shows.
-        for line in text.splitlines() if _NUMBER_GATE.search(text) is not None else ():
-            # A line where no number can start has none to give, result line or not.
-            if _NUMBER_GATE.search(line) is not None and is_result_line(line.strip()):
-                for number in _numbers(line):
-                    add("number", number)
-        return tuple(found)  # listings, grep hits and file views are not what the session is about
+        return (*found, *remembered(_output_facts, text))
     if role == "user":
         # A producer's own summary (kind "summary") holds facts; harness text holds none.
         text = "" if annotations_of(message).get("kind") == "harness" else strip_harness(text)
+    return (*found, *remembered(_SAID_BY_AGENT if role == "assistant" else _SAID, text))
+
+
+def _add(found: list[tuple[str, str, bool]], kind: str, text: str, touched: bool = False) -> None:
+    # Sentence punctuation is not part of a path or an id; a command's last character is its own.
+    text = text.strip() if kind == "command" else text.strip().rstrip(".,;:")
+    if len(text) >= 2:
+        found.append((kind, text, touched))
+
+
+def _output_facts(text: str) -> tuple[tuple[str, str, bool], ...]:
+    """The facts a tool output's text holds: its error lines, ids and the numbers of its result lines."""
+    found: list[tuple[str, str, bool]] = []
+    for line in error_lines_of(text):
+        _add(found, "error", line)
+    for found_id in _ids(text, prose=False):
+        _add(found, "id", found_id)
+    # Numbers from result lines ("13 passed in 2.1 s"), not from the code a file view shows.
+    for line in _number_lines(text):
+        if is_result_line(line.strip()):
+            for number in _numbers(line):
+                _add(found, "number", number)
+    return tuple(found)  # listings, grep hits and file views are not what the session is about
+
+
+def _prose_facts(text: str, agent: bool) -> tuple[tuple[str, str, bool], ...]:
+    """The facts said in ``text`` (by the agent: a short fenced block is a command it ran)."""
+    found: list[tuple[str, str, bool]] = []
     # Each pattern is tried only where a string every match of it holds is there (most prose has none).
     for block in FENCE.findall(text) if "```" in text else ():
         lines = [line for line in block.splitlines() if line.strip()]
-        if 0 < len(lines) <= 3 and role == "assistant":
+        if 0 < len(lines) <= 3 and agent:
             for line in lines:
                 if _looks_like_command(line):
-                    add("command", line.strip().removeprefix("$ "))
+                    _add(found, "command", line.strip().removeprefix("$ "))
     prose = FENCE.sub(" ", text) if "```" in text else text
     for inline in INLINE_CODE.findall(prose) if "`" in prose else ():
         if _looks_like_command(inline):
-            add("command", inline)
+            _add(found, "command", inline)
     for line in prose.splitlines() if "$ " in prose else ():
         stripped = line.strip()
         if stripped.startswith("$ ") and _looks_like_command(stripped):
-            add("command", stripped[2:])
+            _add(found, "command", stripped[2:])
     for match in _NAME.finditer(prose) if any(cue in prose for cue in _NAME_CUES) else ():
-        add("name", match.group(1))
+        _add(found, "name", match.group(1))
     for found_id in _ids(prose):
-        add("id", found_id)
+        _add(found, "id", found_id)
     urls = "http" in prose
     for match in _URL.finditer(prose) if urls else ():
-        add("path", match.group(0))
+        _add(found, "path", match.group(0))
     scanned = _URL.sub(" ", prose) if urls else prose
     for match in _PATH.finditer(scanned) if "/" in scanned or _PATH_EXTENSION.search(scanned) else ():
         if _is_path(match.group(0)):
-            add("path", match.group(0))
+            _add(found, "path", match.group(0))
     for number in _numbers(prose):
-        add("number", number)
+        _add(found, "number", number)
     return tuple(found)
+
+
+_SAID_BY_AGENT, _SAID = partial(_prose_facts, agent=True), partial(_prose_facts, agent=False)  # remembered apart

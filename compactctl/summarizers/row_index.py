@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 # (a row's starts, its after) -> where its matches may start in one lower-cased text (``Row.start_positions``)
@@ -113,10 +113,41 @@ class RowIndex:
     # that prefix (a text without "gl" holds none of the thirteen GitLab keys), the rest one by one.
     folded_groups: tuple[tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]] = ((), ())
     exact_groups: tuple[tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]] = ((), ())
+    keys_across_lines: bool = False  # some key holds a line feed: ``held`` looks in the whole text
+    # (lines of long texts -> the keys each holds), ignoring case (True) and not (False)
+    _lines_held: dict[bool, dict[str, tuple[str, ...]]] = field(
+        default_factory=lambda: {True: {}, False: {}}, compare=False, repr=False
+    )
+    # (keys held ignoring case, keys held) -> ``to_run``'s rows: most texts hold one of a few sets of keys.
+    _runs: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[int, ...]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def held(self, text: str, folded: bool) -> list[str]:
         """The keys (case-blind rows' with ``folded``, in ``text`` lower-cased) that ``text`` holds:
         ``[key for key in keys if key in text]``, as a set, with a key behind an absent prefix not looked for."""
+        if len(text) > LINES_ABOVE and not self.keys_across_lines:
+            return self._held_by_lines(text, folded)
+        return self._held(text, folded)
+
+    def _held_by_lines(self, text: str, folded: bool) -> list[str]:
+        """``held`` of a long text, as the keys its lines hold: no key holds a line feed, so a key is in
+        the text exactly where it is in one of its lines, and the lines of long texts repeat (a summary
+        carries most of the last one's, a test log its PASSED lines), each looked in once. A replay's
+        summaries: 130 K characters scanned for 88 keys one by one (8 ms), most of it lines seen before."""
+        memo = self._lines_held[folded]
+        found: set[str] = set()
+        for line in text.split("\n"):
+            keys = memo.get(line)
+            if keys is None:
+                if len(memo) >= 16_384:
+                    memo.clear()
+                keys = memo[line] = tuple(self._held(line, folded))
+            if keys:
+                found.update(keys)
+        return sorted(found)
+
+    def _held(self, text: str, folded: bool) -> list[str]:
         alone, gated = self.folded_groups if folded else self.exact_groups
         found = [key for key in alone if key in text]
         for prefix, keys in gated:
@@ -125,6 +156,16 @@ class RowIndex:
         return found
 
     def to_run(self, folded: Iterable[str], exact: Iterable[str]) -> list[int]:
+        """The rows holding one of the keys (and those without keys), in order."""
+        key = (tuple(folded), tuple(exact))
+        found = self._runs.get(key)
+        if found is None:
+            if len(self._runs) >= 4096:  # keys held are a text's: bounded, not by the input
+                self._runs.clear()
+            found = self._runs[key] = tuple(self._to_run(*key))
+        return list(found)
+
+    def _to_run(self, folded: Iterable[str], exact: Iterable[str]) -> list[int]:
         chosen = set(self.always)
         for key in folded:
             chosen.update(self.by_folded[key])
@@ -133,6 +174,7 @@ class RowIndex:
         return sorted(chosen)
 
 
+LINES_ABOVE = 512  # characters: a longer text's keys are looked for line by line (``RowIndex._held_by_lines``)
 _TABLES: dict[int, tuple[Sequence[Any], RowIndex]] = {}  # id(rows) -> their index
 
 
@@ -165,6 +207,7 @@ def row_index(rows: Sequence[Any]) -> RowIndex:
         {key: tuple(indices) for key, indices in by[False].items()},
         _grouped(by[True]),
         _grouped(by[False]),
+        any("\n" in key for key in (*by[True], *by[False])),
     )
     if len(_TABLES) > 16:  # a caller's own groups of rows: never more than a few
         _TABLES.clear()

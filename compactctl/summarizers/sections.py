@@ -16,7 +16,7 @@ from compactctl import lazyre
 from compactctl.message_memo import by_message, values_of
 from compactctl.summarizers import SECTIONS
 from compactctl.summarizers.ledger import Fact, command_of, error_lines_of, facts, output_text, paths_of, read_arguments
-from compactctl.summarizers.memo import remembered
+from compactctl.summarizers.memo import MEMO_ENTRIES, Memo, remembered
 from compactctl.summarizers.writings import CaseBlind, constraints_written, is_demonstration, sentences, writings
 from compactctl.transcript import Message, content_text, function_of, tool_calls_of
 
@@ -222,16 +222,27 @@ def _acts(message: Message) -> _Acts:
     calls = []
     for call in tool_calls_of(message):
         name = _tool_name(call)
-        arguments = read_arguments(function_of(call).get("arguments"))
-        command = command_of(arguments)
-        ran = f"Ran `{clip(command.splitlines()[0], 200)}`: " if command else None
-        touched = tuple((path, _verb(name, how, arguments)) for path, how in paths_of(arguments))
+        raw = function_of(call).get("arguments")
+        # Found once per tool and arguments (an agent reads the same files, runs the same commands).
+        key = (name, raw) if isinstance(raw, str) else None
+        ran, touched = _CALL_ACTS.found(key, _call_acts, name, raw)
         calls.append((str(call.get("id")), ran, name, touched))
     action = message.get("action")
     ran_action = None
     if isinstance(action, str) and action.strip() and message.get("role") == "assistant":
         ran_action = f"Ran `{clip(action.strip().splitlines()[0], 200)}`: "
     return _Acts(tests, tuple(calls), ran_action)
+
+
+_CALL_ACTS = Memo(MEMO_ENTRIES)  # (tool name, arguments text) -> ``_call_acts``
+
+
+def _call_acts(name: str, raw: object) -> tuple[str | None, tuple[tuple[str, str], ...]]:
+    """A call's "Ran `command`: " (None: no command) and the (path, verb) it touched."""
+    arguments = read_arguments(raw)
+    command = command_of(arguments)
+    ran = f"Ran `{clip(command.splitlines()[0], 200)}`: " if command else None
+    return ran, tuple((path, _verb(name, how, arguments)) for path, how in paths_of(arguments))
 
 
 def artifacts(messages: list[Message]) -> tuple[list[Artifact], list[Artifact], list[str]]:
