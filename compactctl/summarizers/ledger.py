@@ -180,9 +180,7 @@ def command_of(arguments: object) -> str | None:
             # Codex's ["bash", "-lc", "make test"]: the script is what was run.
             if len(value) == 3 and value[0] in ("bash", "sh", "zsh") and value[1] in ("-lc", "-c"):
                 return value[2].strip() or None
-            import shlex  # here: most sessions' commands are strings (Claude Code's), never joined
-
-            return shlex.join(value)
+            return __import__("shlex").join(value)  # imported here: most sessions' commands are strings, never joined
         if isinstance(value, str) and value.strip():
             return value.strip()
     return None
