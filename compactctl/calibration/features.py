@@ -265,7 +265,9 @@ def call_features(
         if index in at_position:
             n, call = at_position[index]
             found = sums.features(segment[n], call.usage.input_tokens if call.usage else None)
-            features.append(_with_stand_ins(found, context.messages, context.stand_ins.get(n, {}), costs, counter, raw_counter))
+            features.append(
+                _with_stand_ins(found, context.messages, context.stand_ins.get(n, {}), costs, counter, raw_counter)
+            )
         sums.add(costs[index], message)
     return features
 

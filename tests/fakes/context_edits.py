@@ -65,9 +65,12 @@ def clear_tool_uses(body: dict[str, Any], count: Callable[[Any], int]) -> tuple[
         for block in _blocks(message.get("content")):
             if block.get("type") == "tool_result" and block.get("tool_use_id") in cleared:
                 block["content"] = PLACEHOLDER
-            elif block.get("type") == "tool_use" and block.get("id") in cleared:
-                if inputs is True or (isinstance(inputs, list) and block.get("name") in inputs):
-                    block["input"] = dict(CLEARED_INPUT)
+            elif (
+                block.get("type") == "tool_use"
+                and block.get("id") in cleared
+                and (inputs is True or (isinstance(inputs, list) and block.get("name") in inputs))
+            ):
+                block["input"] = dict(CLEARED_INPUT)
     sizes = [count([b.get("system"), b.get("messages"), b.get("tools")]) for b in (body, edited)]
     if sizes[0] - sizes[1] < at_least:
         return body, nothing

@@ -84,7 +84,8 @@ def idle_session(root: Path, flags: dict[str, Any], lines: int, writes: bool = F
     fake.enqueue(*(read(n) for n in range(PARTS)), Reply(thinking=thinking, text="Every part is read."))
     two_hours_ago = {"LD_PRELOAD": str(libfaketime), "FAKETIME": "-2h", "FAKETIME_DONT_RESET": "1"}
     session = run("Read every part.", clock=two_hours_ago)
-    fake.enqueue(*(count(n) for n in range(AFTER)), Reply(thinking=thinking, text="Back after the pause: every part has 14 lines."))
+    answer = Reply(thinking=thinking, text="Back after the pause: every part has 14 lines.")
+    fake.enqueue(*(count(n) for n in range(AFTER)), answer)
     run("How many lines has each part?", "--resume", session)
     fake.stop()
     assert not fake.errors and not fake.script, fake.errors

@@ -196,7 +196,8 @@ def test_a_clear_thinking_edit_in_a_report_clears_no_result_and_is_billed_as_its
         return claude_code.read(session.parsed(), "s.jsonl")
 
     plain, reported = built(False), built(True)
-    assert reported.contexts[0].stand_ins == {} and reported.contexts[0].calls[-1].usage == plain.contexts[0].calls[-1].usage
+    assert reported.contexts[0].stand_ins == {}
+    assert reported.contexts[0].calls[-1].usage == plain.contexts[0].calls[-1].usage
     window = StrategyOptions.from_values({"keep_recent": 4})
     grid = settings_grid([60_000], False, ["window"])
     bills = [replay_recorded(s, "claude-code", grid, window, shipped_prices(), None).bill for s in (plain, reported)]
