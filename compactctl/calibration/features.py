@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import orjson
@@ -270,25 +270,31 @@ def call_features(
             n, call = at_position[index]
             stale = call.copied and after_ours
             found = sums.features(segment[n], call.usage.input_tokens if call.usage and not stale else None)
-            features.append(_with_stand_ins(found, context.stand_ins.get(n, {}), costs, counter, raw_counter))
+            features.append(
+                _with_stand_ins(found, context.messages, context.stand_ins.get(n, {}), costs, counter, raw_counter)
+            )
         sums.add(costs[index], message)
     return features
 
 
 def _with_stand_ins(
     found: CallFeatures,
+    context_messages: Sequence[Message],
     stand_ins: Mapping[int, Message],
     costs: Mapping[int, MessageCost],
     counter: TokenCounter,
     raw_counter: TokenCounter,
 ) -> CallFeatures:
     """A call's features with the old tool results it sent as a stand-in (cut by the client, cleared by the
-    API: ``RecordedContext.stand_ins``) counted as that stand-in, not as the log holds them."""
+    API: ``RecordedContext.stand_ins``) counted as that stand-in, not as the log holds them; a response whose
+    calls' inputs the API cleared with their results is re-sent as its output less what those inputs count."""
     if not stand_ins:
         return found
     text = images = raw = raw_images = 0
     for at, sent in stand_ins.items():
         was, now = costs[at], sent_cost(sent, counter, raw_counter, costs[at].unlogged)
+        if was.resent:  # a response (re-sent as its output tokens) whose calls' inputs the API cleared
+            was = sent_cost(context_messages[at], counter, raw_counter, costs[at].unlogged)
         text += now.text - was.text
         images += now.images - was.images
         raw += now.raw - was.raw

@@ -22,6 +22,9 @@ and an older one:
   ``microcompactMetadata.compactedToolIds`` the client replaced with the same stand-in from there on.
 
 The API's own placeholder is not public: a result it cleared is counted as the client's stand-in.
+
+Every request with thinking on also carries ``clear_thinking_20251015`` (``MHn``), always with ``keep: "all"``: the
+API keeps every thinking block, so that edit changes nothing the model sees and nothing is modelled for it.
 """
 
 from __future__ import annotations
@@ -42,15 +45,18 @@ from compactctl.recorded import RecordedCall, RecordedCompaction
 from compactctl.transcript import Message
 
 CLEAR_TOOL_USES = "clear_tool_uses_20250919"
+CLEARED_INPUT = "{}"  # a cleared call's arguments, as counted (the API's form is not public)
 
 
 @dataclass(frozen=True)
 class Cleared:
-    """What the API reported it cleared for one call, and the tools the request kept out of it."""
+    """What the API reported it cleared for one call, the tools the request kept out of it, and the tools whose
+    inputs it cleared with their results (``clear_tool_inputs``: a list of names, or true for every tool)."""
 
     tool_uses: int
     input_tokens: int
     excluded: frozenset[str] = frozenset()
+    inputs: frozenset[str] | bool = False
 
 
 def cleared_of(message: dict[str, Any], request: dict[str, Any] | None) -> Cleared | None:
@@ -70,10 +76,16 @@ def cleared_of(message: dict[str, Any], request: dict[str, Any] | None) -> Clear
     params = request.get("params") if isinstance(request, dict) else None
     sent = (params.get("context_management") or {}).get("edits") if isinstance(params, dict) else None
     excluded: set[str] = set()
+    inputs: set[str] | bool = False
     for edit in sent if isinstance(sent, list) else []:
         if isinstance(edit, dict) and edit.get("type") == CLEAR_TOOL_USES:
             excluded |= {t for t in edit.get("exclude_tools") or [] if isinstance(t, str)}
-    return Cleared(uses, tokens, frozenset(excluded))
+            named = edit.get("clear_tool_inputs")
+            if named is True or inputs is True:
+                inputs = True
+            elif isinstance(named, list):
+                inputs = (inputs or set()) | {t for t in named if isinstance(t, str)}
+    return Cleared(uses, tokens, frozenset(excluded), inputs if isinstance(inputs, bool) else frozenset(inputs))
 
 
 def stand_ins(
@@ -85,11 +97,18 @@ def stand_ins(
     errors: frozenset[str] = frozenset(),
 ) -> dict[int, dict[int, Message]]:
     """Per call (index), the history's messages (by index) it sent as a stand-in: the client's cuts written
-    before it, then the oldest results the API reported it cleared for it (``errors``: the results sent as
-    errors, which the client never cuts)."""
+    before it, then the oldest results the API reported it cleared for it, and the calls of those whose inputs it
+    cleared with them (their message, those calls' arguments as ``{}``; ``errors``: the results sent as errors,
+    which the client never cuts)."""
     names = {
         str(call.get("id")): str(function_of(call).get("name") or "")
         for message in messages
+        for call in message.get("tool_calls") or []
+        if isinstance(call, dict)
+    }
+    callers = {
+        str(call.get("id")): at
+        for at, message in enumerate(messages)
         for call in message.get("tool_calls") or []
         if isinstance(call, dict)
     }
@@ -111,9 +130,25 @@ def stand_ins(
             oldest = [at for at in live if names.get(str(messages[at].get("tool_call_id"))) not in report.excluded]
             for at in oldest[: report.tool_uses]:
                 sent[at] = {**messages[at], "content": STAND_IN}
+                call_id = str(messages[at].get("tool_call_id"))
+                named = names.get(call_id)
+                if call_id in callers and (report.inputs is True or (report.inputs and named in report.inputs)):
+                    caller = callers[call_id]
+                    sent[caller] = _input_cleared(sent.get(caller, messages[caller]), call_id)
         if sent:
             found[n] = sent
     return found
+
+
+def _input_cleared(message: Message, call_id: str) -> Message:
+    """``message`` with its call ``call_id``'s arguments as the API sends a cleared input (its other calls kept)."""
+    calls = [
+        {**call, "function": {**function_of(call), "arguments": CLEARED_INPUT}}
+        if isinstance(call, dict) and str(call.get("id")) == call_id
+        else call
+        for call in message.get("tool_calls") or []
+    ]
+    return {**message, "tool_calls": calls}
 
 
 def _live(messages: Sequence[Message], compactions: Sequence[RecordedCompaction], position: int) -> list[int]:

@@ -141,9 +141,10 @@ class ApiCall:
     # The reads are the usage's own, up to what the call shares with the one before: the producer's own
     # compaction replayed as it ran, whose new history no earlier call's hit rate describes.
     reads_observed: bool = False
-    # The history's tool results this call sent as a short stand-in (cut by the client or cleared by the API): each
-    # as the log holds it, its stand-in, and the tokens that saves; a setting's context saves it where it still
-    # holds that call's result (the client replaces a result by its call's id, whatever a compaction made of it).
+    # The history's tool results this call sent as a short stand-in (cut by the client or cleared by the API), and the
+    # responses whose calls' inputs the API cleared with them: each as the log holds it, as sent, and the tokens that
+    # saves; a setting's context saves it where it still holds that call's result (the client replaces a result by
+    # its call's id, whatever a compaction made of it), or that response as the log holds it.
     stand_ins: tuple[tuple[Message, Message, int], ...] = ()
 
 
@@ -156,10 +157,17 @@ def _saved(call: ApiCall, context: Context, counter: TokenCounter) -> int:
     if not context.keep_messages:
         return sum(saving for _, _, saving in call.stand_ins)
     by_call = {
-        original.get("tool_call_id"): (original, stand_in, saving) for original, stand_in, saving in call.stand_ins
+        original.get("tool_call_id"): (original, stand_in, saving)
+        for original, stand_in, saving in call.stand_ins
+        if original.get("role") == "tool"
     }
+    # A response whose calls' inputs the API cleared saves where the context still holds it as the log does.
+    responses = {id(original): saving for original, _, saving in call.stand_ins if original.get("role") != "tool"}
     saved = 0
     for message in context.messages:
+        if responses and id(message) in responses:
+            saved += responses[id(message)]
+            continue
         found = by_call.get(message.get("tool_call_id")) if message.get("role") == "tool" else None
         if found is not None:
             original, stand_in, saving = found

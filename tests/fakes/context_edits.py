@@ -8,6 +8,12 @@ results of the oldest ones with a placeholder, keeping the last ``keep`` tool us
 it bills is the edited request's, and the response reports ``context_management.applied_edits``
 (``[{type, cleared_tool_uses, cleared_input_tokens}]``; streamed in the final ``message_delta``).
 
+The edit's ``clear_tool_inputs`` (true, or a list of tool names: the API's "whether to clear all tool inputs (bool)
+or specific tool inputs to clear (list)") clears the inputs of the cleared tool uses too, of every tool or of those
+named; 2.1.332 names Write, Edit, Bash and PowerShell (and their ``mcp__container__`` twins) behind its flag
+``tengu_tidy_crayon``. The API's form of a cleared input is not public either: the fake sends it as ``{}``, as the
+client's own estimate counts it (the input's JSON bytes all saved), and its tokens are in ``cleared_input_tokens``.
+
 The API's own placeholder wording is not public: the fake uses the client's own stand-in for a cleared result
 (``"[Old tool result content cleared]"``, the ``bln`` constant of 2.1.332's bundle), which is also what compactctl
 counts in its place (``compactctl.recorded.claude_code_cleared``).
@@ -21,6 +27,7 @@ from typing import Any
 
 CLEAR_TOOL_USES = "clear_tool_uses_20250919"
 PLACEHOLDER = "[Old tool result content cleared]"
+CLEARED_INPUT: dict[str, Any] = {}
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:
@@ -52,11 +59,18 @@ def clear_tool_uses(body: dict[str, Any], count: Callable[[Any], int]) -> tuple[
     if len(names) < trigger or len(uses) <= keep:
         return body, nothing
     cleared = set(uses[: len(uses) - keep])
+    inputs = edit.get("clear_tool_inputs") or False
     edited = copy.deepcopy(body)
     for message in edited.get("messages") or []:
-        for block in _blocks(message.get("content")) if message.get("role") == "user" else []:
+        for block in _blocks(message.get("content")):
             if block.get("type") == "tool_result" and block.get("tool_use_id") in cleared:
                 block["content"] = PLACEHOLDER
+            elif (
+                block.get("type") == "tool_use"
+                and block.get("id") in cleared
+                and (inputs is True or (isinstance(inputs, list) and block.get("name") in inputs))
+            ):
+                block["input"] = dict(CLEARED_INPUT)
     sizes = [count([b.get("system"), b.get("messages"), b.get("tools")]) for b in (body, edited)]
     if sizes[0] - sizes[1] < at_least:
         return body, nothing

@@ -11,6 +11,11 @@ a record, behind the flag ``tengu_jiggly_blossom`` ("on"); the client reads its 
 (libfaketime, ``FAKETIME=-2h``: the records it writes are stamped then), the resume runs at the real time. The
 fake counts each request in cl100k (``text_tokens``) and applies the API's ``clear_tool_uses_20250919`` edit
 (tests/fakes/context_edits.py). compactctl/recorded/claude_code_cleared.py says what each run writes.
+
+With ``tengu_tidy_crayon`` and ``tengu_humble_tide`` on as well, the edit asks the API to clear the inputs of the
+cleared Write, Edit, Bash and PowerShell calls too (``clear_tool_inputs``): the client sends it only where the
+session's old thinking reached the model (``RUe``: "thinking_off", "no_old_thinking" otherwise) and after its note
+that the chat resumed after a long pause (a ``critical_system_reminder``), so that session's replies think.
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ AFTER = 6  # commands after it
 CLEARED_BY_THE_API = {"tengu_jiggly_blossom": "on"}
 # The client cuts the results itself (``tengu_wise_pearl``'s ``write_records``) and sends no edit.
 CUT_BY_THE_CLIENT = {**CLEARED_BY_THE_API, "tengu_wise_pearl": {"write_records": True}}
+# The API clears the cleared calls' inputs too (``clear_tool_inputs``), after the client's note of the pause.
+INPUTS_CLEARED_BY_THE_API = {**CLEARED_BY_THE_API, "tengu_tidy_crayon": True, "tengu_humble_tide": True}
 
 
 def part(n: int, lines: int) -> str:
@@ -42,9 +49,10 @@ def part(n: int, lines: int) -> str:
     return "\n".join(f"Part {n} line {k}: " + " ".join(f"w{n}x{k}y{j}" for j in range(12)) for k in range(lines)) + "\n"
 
 
-def idle_session(root: Path, flags: dict[str, Any], lines: int) -> tuple[ClaudeCode, str]:
+def idle_session(root: Path, flags: dict[str, Any], lines: int, writes: bool = False) -> tuple[ClaudeCode, str]:
     """Claude Code reads ``PARTS`` files two hours ago (its clock set back), then the session is resumed now
-    for ``AFTER`` commands: its first request after the pause is the first after the idle hour."""
+    for ``AFTER`` commands: its first request after the pause is the first after the idle hour. ``writes``: every
+    other part is written (a Write call whose input holds the part) instead of read, and every reply thinks."""
     libfaketime = needs("faketime")
     client = require_client("claude")
     fake = FakeAnthropic(count=text_tokens)
@@ -52,36 +60,41 @@ def idle_session(root: Path, flags: dict[str, Any], lines: int) -> tuple[ClaudeC
     claude = ClaudeCode(client, root, project(root), fake)
     (root / ".claude.json").write_text(json.dumps({"cachedGrowthBookFeatures": flags}))
     for n in range(PARTS):
-        (claude.cwd / f"part{n:02d}.txt").write_text(part(n, lines))
+        if not (writes and n % 2 == 0):
+            (claude.cwd / f"part{n:02d}.txt").write_text(part(n, lines))
+    thinking = "I take the next step of the task." if writes else ""
 
     def run(prompt: str, *extra: str, clock: dict[str, str] | None = None) -> str:
         env = {**claude.env(), "CLAUDE_CODE_GB_DISK_CACHE_WHEN_TELEMETRY_OFF": "1", **(clock or {})}
         args = [str(client.binary), "-p", prompt, "--output-format", "json", "--permission-mode", "acceptEdits"]
-        done = _run([*args, "--allowedTools", "Bash Read", *extra], claude.cwd, env)
+        done = _run([*args, "--allowedTools", "Bash Read Write", *extra], claude.cwd, env)
         return str(json.loads(done.stdout.strip().splitlines()[-1])["session_id"])
 
     def read(n: int) -> Reply:
-        return Reply(
-            text=f"Reading part {n}.",
-            tool_calls=(ToolCall("Read", {"file_path": str(claude.cwd / f"part{n:02d}.txt")}),),
-        )
+        file = str(claude.cwd / f"part{n:02d}.txt")
+        if writes and n % 2 == 0:
+            call = ToolCall("Write", {"file_path": file, "content": part(n, lines)})
+            return Reply(thinking=thinking, text=f"Writing part {n}.", tool_calls=(call,))
+        return Reply(thinking=thinking, text=f"Reading part {n}.", tool_calls=(ToolCall("Read", {"file_path": file}),))
 
     def count(n: int) -> Reply:
-        return Reply(text=f"Counting part {n}.", tool_calls=(ToolCall("Bash", {"command": f"wc -l part{n:02d}.txt"}),))
+        call = ToolCall("Bash", {"command": f"wc -l part{n:02d}.txt"})
+        return Reply(thinking=thinking, text=f"Counting part {n}.", tool_calls=(call,))
 
-    fake.enqueue(*(read(n) for n in range(PARTS)), "Every part is read.")
+    fake.enqueue(*(read(n) for n in range(PARTS)), Reply(thinking=thinking, text="Every part is read."))
     two_hours_ago = {"LD_PRELOAD": str(libfaketime), "FAKETIME": "-2h", "FAKETIME_DONT_RESET": "1"}
     session = run("Read every part.", clock=two_hours_ago)
-    fake.enqueue(*(count(n) for n in range(AFTER)), "Back after the pause: every part has 14 lines.")
+    answer = Reply(thinking=thinking, text="Back after the pause: every part has 14 lines.")
+    fake.enqueue(*(count(n) for n in range(AFTER)), answer)
     run("How many lines has each part?", "--resume", session)
     fake.stop()
     assert not fake.errors and not fake.script, fake.errors
     return claude, session
 
 
-def _recorded(root: Path, flags: dict[str, Any], name: str, lines: int) -> list[Path]:
+def _recorded(root: Path, flags: dict[str, Any], name: str, lines: int, writes: bool = False) -> list[Path]:
     with _serving() as served:
-        claude, session = idle_session(root, flags, lines)
+        claude, session = idle_session(root, flags, lines, writes)
     client = claude.client
     files = {f"{session}.jsonl": claude.session_file(session).read_bytes()}
     return _kept(RECORDED / f"claude-code-{_version(client.version)}-{name}", files, root, served)
@@ -99,5 +112,18 @@ def claude_code_cut_after_idle_fixture(root: Path) -> list[Path]:
     return _recorded(root, CUT_BY_THE_CLIENT, "cut-after-idle", lines=44)
 
 
+def claude_code_inputs_cleared_after_idle_fixture(root: Path) -> list[Path]:
+    """The API clears inputs too: every other part written (16 Writes, 15 Reads, each reply thinking), and each
+    request after the pause carries ``clear_tool_uses_20250919`` with ``clear_tool_inputs`` (Write, Edit, Bash,
+    PowerShell): the fake clears the oldest results and the cleared Writes' inputs (``{}``)."""
+    return _recorded(root, INPUTS_CLEARED_BY_THE_API, "inputs-cleared-after-idle", lines=14, writes=True)
+
+
 if __name__ == "__main__":
-    record_named((claude_code_cleared_after_idle_fixture, claude_code_cut_after_idle_fixture))
+    record_named(
+        (
+            claude_code_cleared_after_idle_fixture,
+            claude_code_cut_after_idle_fixture,
+            claude_code_inputs_cleared_after_idle_fixture,
+        )
+    )

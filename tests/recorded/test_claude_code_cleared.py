@@ -1,6 +1,7 @@
 """Claude Code 2.1.332's old tool results sent as a stand-in after the user was idle an hour, as the real client
-wrote them (tests/fakes/record_context_edits.py): cleared by the API (``applied_edits`` in the response's record)
-or cut by the client (a ``tool_results_cut`` attachment). Each call is estimated from what it was sent, the
+wrote them (tests/fakes/record_context_edits.py): cleared by the API (``applied_edits`` in the response's record),
+with the cleared Writes' inputs too (``clear_tool_inputs``), or cut by the client (a ``tool_results_cut``
+attachment). Each call is estimated from what it was sent, the
 stand-ins counted in place of the results, within calibration's tolerance of what the fake billed; counting the
 results as the file holds them (what compactctl did before) is far off, or bends the fitted hidden prefix."""
 
@@ -24,6 +25,7 @@ from tests.replay.test_price_conditions import _served, _served_cost
 DATA = Path(__file__).parent / "data"
 CLEARED = "claude-code-2.1.332-cleared-after-idle"
 CUT = "claude-code-2.1.332-cut-after-idle"
+INPUTS = "claude-code-2.1.332-inputs-cleared-after-idle"
 RETURN = 32  # the first call after the pause: 31 Reads and an answer before it
 TOLERANCE = 0.02  # the held-out per-call median the calibration is held to
 
@@ -40,6 +42,23 @@ def _session(name: str) -> RecordedSession:
 def _as_logged(session: RecordedSession) -> RecordedSession:
     """The session read as before: every call counted with the results as the file holds them."""
     return dataclasses.replace(session, contexts=[dataclasses.replace(c, stand_ins={}) for c in session.contexts])
+
+
+def _results_only(session: RecordedSession) -> RecordedSession:
+    """The session read with only the results the API cleared as their stand-in, the calls' inputs as logged."""
+    return dataclasses.replace(
+        session,
+        contexts=[
+            dataclasses.replace(
+                c,
+                stand_ins={
+                    n: {at: m for at, m in sent.items() if c.messages[at]["role"] == "tool"}
+                    for n, sent in c.stand_ins.items()
+                },
+            )
+            for c in session.contexts
+        ],
+    )
 
 
 def _errors_on_the_prefix_before_the_pause(session: RecordedSession, calibration: Calibration) -> list[float]:
@@ -70,13 +89,15 @@ def test_the_apis_report_of_each_call_names_how_many_results_it_sent_cleared():
     assert sorted(last) == results[:25] and {m["content"] for m in last.values()} == {STAND_IN}
 
 
-def test_what_the_stand_ins_save_is_what_the_api_reported_cleared():
-    """The fake counts in cl100k: the cleared results less their stand-ins are its ``cleared_input_tokens``."""
-    (context,) = _session(CLEARED).contexts
+@pytest.mark.parametrize("name", [CLEARED, INPUTS])
+def test_what_the_stand_ins_save_is_what_the_api_reported_cleared(name):
+    """The fake counts in cl100k: the cleared results (and inputs) less their stand-ins are its
+    ``cleared_input_tokens``."""
+    (context,) = _session(name).contexts
     counter = counter_for(DEFAULT_ENCODING)
     reported = [
         e["cleared_input_tokens"]
-        for r in _served(CLEARED)
+        for r in _served(name)
         for e in r.get("context_management", {}).get("applied_edits", [])
     ]
     saved = [
@@ -86,17 +107,18 @@ def test_what_the_stand_ins_save_is_what_the_api_reported_cleared():
     assert saved == pytest.approx(reported, rel=0.01)
 
 
-@pytest.mark.parametrize("name", [CLEARED, CUT])
+@pytest.mark.parametrize("name", [CLEARED, CUT, INPUTS])
 def test_each_call_after_the_pause_is_estimated_from_what_it_was_sent(name):
     session = _session(name)
     after = _errors_on_the_prefix_before_the_pause(session, calibrate(session, "claude-code"))
     assert len(after) == 7 and max(after) < TOLERANCE
-    # Counted as the file holds the results: 86-153 % over what the API billed when it cleared them, 98 % when cut.
+    # Counted as the file holds the results: 86-153 % over what the API billed when it cleared them, 98 % when cut,
+    # 43 % with the cleared Writes' inputs.
     before = _errors_on_the_prefix_before_the_pause(_as_logged(session), calibrate(_as_logged(session), "claude-code"))
     assert min(before) > 0.2
 
 
-@pytest.mark.parametrize("name", [CLEARED, CUT])
+@pytest.mark.parametrize("name", [CLEARED, CUT, INPUTS])
 def test_the_hidden_prefix_after_the_pause_is_fitted_as_before_it_and_the_calls_held_out_are_within_tolerance(name):
     session = _session(name)
     calibration = calibrate(session, "claude-code")
@@ -105,6 +127,82 @@ def test_the_hidden_prefix_after_the_pause_is_fitted_as_before_it_and_the_calls_
     assert calibration.unlogged == {} and calibration.warnings == ()
     # Before, the fit took the results the model never saw for a hidden prefix below zero.
     assert calibrate(_as_logged(session), "claude-code").prefix[f"main@{RETURN}"] < 0
+
+
+def test_the_api_clears_the_inputs_of_the_cleared_writes_the_request_names_and_replay_counts_them_so():
+    """After its note of the pause, each request names the tools whose inputs to clear (Write, Edit, Bash,
+    PowerShell); of the 19 oldest tool uses the API cleared, the Writes' calls are sent as ``{}``, the Reads' as
+    they were. Counted with their inputs as logged, the calls after the pause are 43 % over what was billed."""
+    session = _session(INPUTS)
+    (context,) = session.contexts
+    (path,) = (DATA / INPUTS).glob("*.jsonl")
+    records = [orjson.loads(line) for line in path.read_bytes().splitlines()]
+    sent = [
+        e.get("clear_tool_inputs")
+        for r in records
+        if r.get("type") == "api-request"
+        for e in r["params"].get("context_management", {}).get("edits", [])
+        if e["type"] == "clear_tool_uses_20250919"
+    ]
+    assert len(sent) == 7 and all(s is not None and {"Write", "Edit", "Bash", "PowerShell"} <= set(s) for s in sent)
+    assert any(r.get("attachment", {}).get("content", "").startswith("This chat has resumed") for r in records)
+    served = _served(INPUTS)
+    assert [sum(e["cleared_tool_uses"] for e in r.get("context_management", {}).get("applied_edits", [])) for r in
+            served][RETURN:] == [19] * 7  # fmt: skip
+    results = [at for at, m in enumerate(context.messages) if m["role"] == "tool"][:19]
+    cleared = {context.messages[at]["tool_call_id"] for at in results}
+    writes = {
+        c["id"]
+        for m in context.messages
+        if m["role"] == "assistant"
+        for c in m.get("tool_calls") or []
+        if c["function"]["name"] == "Write" and c["id"] in cleared
+    }
+    for n in range(RETURN, len(context.calls)):
+        stood = context.stand_ins[n]
+        calls = [
+            (c["id"], c["function"]["name"], c["function"]["arguments"])
+            for at, m in stood.items()
+            if m["role"] == "assistant"
+            for c in m["tool_calls"]
+        ]
+        assert sorted(at for at in stood if context.messages[at]["role"] == "tool") == results
+        assert {i for i, _, _ in calls} == writes
+        assert len(calls) == 10 and {(name, arguments) for _, name, arguments in calls} == {("Write", "{}")}
+    # The Reads' calls among the cleared are sent whole: they are no stand-in.
+    reads = [m for m in context.messages if m["role"] == "assistant" and "Read" in str(m.get("tool_calls"))]
+    assert all(id(m) not in {id(context.messages[at]) for at in context.stand_ins[RETURN]} for m in reads)
+    calibration = calibrate(_results_only(session), "claude-code")
+    assert min(_errors_on_the_prefix_before_the_pause(_results_only(session), calibration)) > 0.2
+
+
+def test_a_clear_thinking_edit_in_a_report_clears_no_result_and_is_billed_as_its_usage():
+    """2.1.332 sends ``clear_thinking_20251015`` with ``keep: "all"`` only (``MHn``): the API clears no thinking.
+    A report of one (another client's request) names no tool result: nothing stands in, and the call is billed
+    as its usage says, whatever the report's ``cleared_input_tokens``."""
+    from compactctl.replay import settings_grid, shipped_prices
+    from compactctl.replay.recorded import replay_recorded
+    from compactctl.strategies import StrategyOptions
+
+    def built(report: bool) -> RecordedSession:
+        session = ClaudeSession()
+        session.user("Look around.")
+        session.response(thinking="Which files?", text="Listing.", tools=[("Bash", {"command": "ls"}, "a\nb\n" * 40)])
+        session.user("Go on.")
+        session.response(thinking="Now the answer.", text="Done.")
+        if report:
+            edit = {"type": "clear_thinking_20251015", "cleared_thinking_turns": 1, "cleared_input_tokens": 900}
+            session.records[-1]["message"]["context_management"] = {"applied_edits": [edit]}
+        return claude_code.read(session.parsed(), "s.jsonl")
+
+    plain, reported = built(False), built(True)
+    assert reported.contexts[0].stand_ins == {}
+    assert reported.contexts[0].calls[-1].usage == plain.contexts[0].calls[-1].usage
+    window = StrategyOptions.from_values({"keep_recent": 4})
+    grid = settings_grid([60_000], False, ["window"])
+    bills = [replay_recorded(s, "claude-code", grid, window, shipped_prices(), None).bill for s in (plain, reported)]
+    assert bills[1].cost == pytest.approx(bills[0].cost, rel=1e-9) and bills[1].input_tokens == bills[0].input_tokens
+    assert bills[0].cost > 0
 
 
 def test_the_clients_cut_stands_in_for_the_results_its_record_names_from_the_next_request_on():
@@ -122,7 +220,7 @@ def test_the_clients_cut_stands_in_for_the_results_its_record_names_from_the_nex
         assert sorted(context.messages[at]["tool_call_id"] for at in sent) == sorted(cut["callIds"])
 
 
-@pytest.mark.parametrize("name", [CLEARED, CUT])
+@pytest.mark.parametrize("name", [CLEARED, CUT, INPUTS])
 def test_replay_estimates_what_the_client_did_as_billed_and_bills_what_the_fake_served(name):
     from compactctl.replay import settings_grid, shipped_prices
     from compactctl.replay.recorded import replay_recorded
@@ -175,6 +273,24 @@ def test_a_real_claude_code_session_back_after_an_idle_hour_calibrates_within_to
         min(_errors_on_the_prefix_before_the_pause(_as_logged(session), calibrate(_as_logged(session), "claude-code")))
         > 0.2
     )
+
+
+@pytest.mark.clients
+def test_a_real_claude_code_session_whose_writes_inputs_the_api_cleared_calibrates_within_tolerance(tmp_path):
+    from tests.fakes.record_context_edits import INPUTS_CLEARED_BY_THE_API, idle_session
+
+    claude, session_id = idle_session(tmp_path, INPUTS_CLEARED_BY_THE_API, 14, writes=True)
+    path = claude.session_file(session_id)
+    assert b'"clear_tool_inputs":["Write"' in path.read_bytes()
+    session = _read(path)
+    (context,) = session.contexts
+    assert len(context.calls) == 39 and sorted(context.stand_ins) == list(range(RETURN, 39))
+    assert all(any(m["role"] == "assistant" for m in context.stand_ins[n].values()) for n in context.stand_ins)
+    calibration = calibrate(session, "claude-code")
+    assert calibration.held_out.median < TOLERANCE and calibration.held_out.p90 < 0.05
+    assert max(_errors_on_the_prefix_before_the_pause(session, calibration)) < TOLERANCE
+    only = _results_only(session)
+    assert min(_errors_on_the_prefix_before_the_pause(only, calibrate(only, "claude-code"))) > 0.2
 
 
 @pytest.mark.clients
