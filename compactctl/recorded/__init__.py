@@ -109,8 +109,8 @@ class RecordedCompaction:
     position: int
     before_call: int  # index (in ``calls``) of the first call made after it
     replacement: list[Message]
-    # "auto" | "manual" | "load" (a saved chat loaded: no call) | "compactctl" (compact --session wrote it: no call of
-    # the producer's, and responses copied after it carry the usage of the history it replaced) | "" (not recorded)
+    # "auto" | "manual" | "load" (a saved chat loaded: no call) | "compactctl" (compactctl wrote it: no call of the
+    # producer's, and responses copied after it carry the usage of the history it replaced) | "" (not recorded)
     trigger: str = ""
     pre_tokens: int | None = None  # the context size the producer recorded at the compaction
     partial: bool = False  # some messages were kept verbatim after the boundary

@@ -36,11 +36,7 @@ from typing import Any
 from compactctl.formats.anthropic import function_of
 
 # The resume's side, in the formats package: the Claude Code reader reads it without this one.
-from compactctl.formats.claude_code_cut import STAND_IN as STAND_IN
-from compactctl.formats.claude_code_cut import Cut as Cut
-from compactctl.formats.claude_code_cut import cut_of as cut_of
-from compactctl.formats.claude_code_cut import resumed_cut as resumed_cut
-from compactctl.formats.claude_code_cut import stood_in as stood_in
+from compactctl.formats.claude_code_cut import STAND_IN, Cut, cut_of, stood_in
 from compactctl.recorded import RecordedCall, RecordedCompaction
 from compactctl.transcript import Message
 
@@ -100,18 +96,13 @@ def stand_ins(
     before it, then the oldest results the API reported it cleared for it, and the calls of those whose inputs it
     cleared with them (their message, those calls' arguments as ``{}``; ``errors``: the results sent as errors,
     which the client never cuts)."""
-    names = {
-        str(call.get("id")): str(function_of(call).get("name") or "")
-        for message in messages
-        for call in message.get("tool_calls") or []
-        if isinstance(call, dict)
-    }
-    callers = {
-        str(call.get("id")): at
-        for at, message in enumerate(messages)
-        for call in message.get("tool_calls") or []
-        if isinstance(call, dict)
-    }
+    names: dict[str, str] = {}  # call id -> its tool's name
+    callers: dict[str, int] = {}  # call id -> the message that made it
+    for at, message in enumerate(messages):
+        for call in message.get("tool_calls") or []:
+            if isinstance(call, dict):
+                names[str(call.get("id"))] = str(function_of(call).get("name") or "")
+                callers[str(call.get("id"))] = at
     found: dict[int, dict[int, Message]] = {}
     for n, call in enumerate(calls):
         live = _live(messages, compactions, call.position)

@@ -180,7 +180,9 @@ def command_of(arguments: object) -> str | None:
             # Codex's ["bash", "-lc", "make test"]: the script is what was run.
             if len(value) == 3 and value[0] in ("bash", "sh", "zsh") and value[1] in ("-lc", "-c"):
                 return value[2].strip() or None
-            return __import__("shlex").join(value)  # imported here: most sessions' commands are strings, never joined
+            import shlex  # here: most sessions' commands are strings (Claude Code's), never joined
+
+            return shlex.join(value)
         if isinstance(value, str) and value.strip():
             return value.strip()
     return None
@@ -320,8 +322,7 @@ def _lines_holding(gate: re.Pattern[str], text: str) -> Iterator[tuple[int, int]
 
 
 def _number_lines(text: str) -> list[str]:
-    """The lines of ``text.splitlines()`` a number may start in (a match of _NUMBER_GATE), in order: found from
-    the text's own matches, not line by line, as most lines of tool output hold none."""
+    """The lines of ``text.splitlines()`` a number may start in (_NUMBER_GATE), found from the text's matches."""
     hit = _NUMBER_START.search(text)
     if hit is None:
         return []
