@@ -145,6 +145,14 @@ def _is_boundary(value: dict[str, Any]) -> bool:
     return value.get("type") == "system" and value.get("subtype") == "compact_boundary"
 
 
+def is_compactctl_boundary(value: dict[str, Any]) -> bool:
+    """A ``compact_boundary`` compactctl wrote: its uuid is the one the writer derives from the session and the record
+    it follows (``_Chain``), where Claude Code's are random. A strategy that writes no summary (masking, trimming)
+    leaves no other mark on it."""
+    name = f"{value.get('sessionId')}/{value.get('logicalParentUuid')}/0"
+    return _is_boundary(value) and value.get("uuid") == str(uuid5(_NAMESPACE, name))
+
+
 def harness_kind(record: dict[str, Any], content: Any) -> str | None:
     """``"summary"`` for a compact summary, ``"harness"`` for text the harness wrote, else None.
 

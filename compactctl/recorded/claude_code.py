@@ -37,7 +37,7 @@ from typing import Any
 from compactctl import jsonbytes, lazyre
 from compactctl.errors import InputError
 from compactctl.formats.anthropic import assistant_message, user_messages
-from compactctl.formats.claude_code import RECORD_FIELDS
+from compactctl.formats.claude_code import RECORD_FIELDS, is_compactctl_boundary
 from compactctl.formats.records import Record, check_fields
 from compactctl.recorded import (
     ALONE,
@@ -137,7 +137,7 @@ class _Builder:
                 continue
             if value.get("isCompactSummary"):
                 summary = self._user_messages(value, at, add=False)
-                compaction = pending_compaction or {"trigger": "", "pre_tokens": None, "preserved": []}
+                compaction = pending_compaction or {"trigger": "", "pre_tokens": None, "preserved": [], "ours": False}
                 self._compaction(compaction, summary)
                 pending_compaction = None
                 continue
@@ -261,6 +261,7 @@ class _Builder:
             "trigger": str(metadata.get("trigger") or ""),
             "pre_tokens": integer(metadata.get("preTokens")) or None,
             "preserved": segment,
+            "ours": is_compactctl_boundary(value),
         }
 
     def _compaction(self, compaction: dict[str, Any], summary: list[Message]) -> None:
@@ -281,7 +282,7 @@ class _Builder:
                 before_call=len(self.calls),
                 # The kept segment follows the summary (its ``anchorUuid`` is the summary's).
                 replacement=[*summary, *kept],
-                trigger=compaction_trigger(summary, compaction["trigger"]),
+                trigger=COMPACTCTL if compaction["ours"] else compaction_trigger(summary, compaction["trigger"]),
                 pre_tokens=compaction["pre_tokens"],
                 partial=bool(kept),
             )

@@ -22,7 +22,7 @@ from typing import Any
 
 from compactctl import jsonbytes
 from compactctl.digests import blake2b
-from compactctl.formats.claude_code import preserved_relinks, relinked_parent
+from compactctl.formats.claude_code import COPIED_ID_PREFIX, preserved_relinks, relinked_parent
 
 SYNTHETIC_MODEL = "<synthetic>"
 
@@ -93,9 +93,17 @@ class Index:
         self.relinks = preserved_relinks(self.values, self.by_uuid)
 
     def copied_from(self, message_id: str) -> str | None:
-        """The session that made this response, where it is not this file's own (a fork's copy)."""
-        made_by = self.values[self.responses[message_id][0]].get("requestSessionId")
-        return made_by if isinstance(made_by, str) and made_by and made_by != self.session_id else None
+        """The session that made this response, where it is not this file's own (a fork's copy), or where
+        compactctl copied it after its boundary (plain ``compact``'s output keeps the session's id, and the
+        response was made, and billed, before the boundary)."""
+        record = self.values[self.responses[message_id][0]]
+        made_by = record.get("requestSessionId")
+        if isinstance(made_by, str) and made_by and made_by != self.session_id:
+            return made_by
+        if message_id.startswith(COPIED_ID_PREFIX):
+            session = record.get("sessionId")
+            return session if isinstance(session, str) and session else "compactctl"
+        return None
 
     def copy_key(self, message_id: str, usage: dict[str, Any]) -> str | None:
         """``RecordedCall.copy_key`` of a response: its id, what its records said and its usage, and for 2.x the

@@ -64,6 +64,7 @@ from compactctl.recorded import (
     with_subagents,
 )
 from compactctl.recorded.codex_agents import child_rollouts, first_meta, kind_of, side_calls_said
+from compactctl.recorded.codex_copies import history_id, with_copy_keys
 from compactctl.recorded.codex_unrecorded import carries_memories, memories_note, title_note
 from compactctl.transcript import Message, is_compactctl_summary
 
@@ -144,7 +145,7 @@ class _Rollout:
         self.compaction_estimates: list[ApiUsage] = []  # not recorded: estimated
         self.context_window: int | None = None  # the window Codex says it works with (token_count info)
         self.forked_from: str | None = None
-        self.thread: str | None = None  # the history id of its lines (_history_id: session_meta's id or its own)
+        self.thread: str | None = None  # the history id of its lines (history_id: session_meta's id or its own)
         self.continues: tuple[str, int] | None = None  # (thread, end ordinal) of the rollout this one goes on from
         self.live_end: tuple[int, int, int] | None = None  # (messages, calls, compactions) before ``reverted_at``
         # call index -> its web_search_call items: the hosted search is billed per call beside the tokens
@@ -321,8 +322,6 @@ class _Rollout:
 
     def compacted(self, payload: dict[str, Any]) -> None:
         self._end_call()
-        if isinstance(payload.get("replacement_history"), list) and self.records_begun is None:
-            self.estimate_compaction(payload)  # remote, from a version that records no usage for it
         history = payload.get("replacement_history")
         replacement: list[Message] = [m for m in self.messages[:1] if m.get("role") == "system"]
         if isinstance(history, list):
@@ -342,6 +341,8 @@ class _Rollout:
         said = {"role": "user", "content": str(payload.get("message") or "")}
         ours = isinstance(history, list) and not any("encrypted_chars" in m for m in replacement)
         trigger = COMPACTCTL if ours and (not said["content"] or is_compactctl_summary(said)) else ""
+        if isinstance(history, list) and self.records_begun is None and trigger != COMPACTCTL:
+            self.estimate_compaction(payload)  # remote, from a version that records no usage for it
         self.compactions.append(RecordedCompaction(len(self.messages), len(self.calls), replacement, trigger=trigger))
 
 
@@ -384,7 +385,7 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         if kind == "session_meta" and not rollout.calls and rollout.thread is None:
             meta, thread_id = payload, payload.get("id")
             meta_id = thread_id if isinstance(thread_id, str) else None
-            rollout.thread = _history_id(path, thread_id) if isinstance(thread_id, str) else None
+            rollout.thread = history_id(path, thread_id) if isinstance(thread_id, str) else None
             rollout.continues = _continued(payload)
         if kind == "session_meta" and not rollout.system_seen:
             instructions = payload.get("base_instructions", payload.get("instructions"))
@@ -412,7 +413,8 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
             rollout.usage_record(payload)
     rollout._end_call()
     rollout.pair()
-    messages, calls, compactions = rollout.messages, rollout.calls, rollout.compactions
+    calls, shared = with_copy_keys(rollout.calls, meta_id, run.billed_elsewhere)  # a copy's calls billed there
+    messages, compactions = rollout.messages, rollout.compactions
     off_thread: tuple[RecordedCall, ...] = ()
     if rollout.live_end is not None:  # the turns a revert dropped: billed, off the live thread
         kept, live, compacted = rollout.live_end
@@ -429,10 +431,12 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         NAME,
         [context],
         # The records' thread total holds the compaction calls; token_count's total leaves them out.
-        # A fork's and a revert's totals go on from the rollout they continue: no total of this file's calls.
+        # A fork's and a revert's totals go on from the rollout they continue, a copy's are another file's.
         reported_total=None
-        if rollout.forked_from or rollout.continues
+        if rollout.forked_from or rollout.continues or shared
         else rollout.recorded_thread_total or rollout.reported_total,
+        shared_calls=len(shared),
+        shared_with=tuple(sorted(set(shared.values()))),
         unpaired=unpaired,
         unheld_calls=rollout.unheld_calls,
         compaction_calls=len(rollout.compaction_usage) + len(rollout.compaction_estimates),
@@ -476,18 +480,8 @@ def _subagents(path: str, thread: str, last: float | None) -> list[tuple[str, Re
     return found
 
 
-def _history_id(path: str, thread: str) -> str:
-    """The id a later rollout's ``history_base`` names this one's lines by: the thread's for its first rollout, and
-    for each one a ``thread/revert`` wrote (``rollout-<time>-<thread>_<id>.jsonl``; its ``session_meta`` names the
-    thread, not this id) the id after the thread's in its name. Measured with the real 0.171.0: three reverts, each
-    rollout's base the one before it (tests/recorded/data/codex-0.171.0-reverts)."""
-    name = path.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".jsonl")
-    _, found, own = name.partition(f"{thread}_")
-    return own if found and own else thread
-
-
 def _continued(meta: dict[str, Any]) -> tuple[str, int] | None:
-    """The rollout this one goes on from after a revert (its ``_history_id``: the thread's first rollout, or a later
+    """The rollout this one goes on from after a revert (its ``history_id``: the thread's first rollout, or a later
     one after a second revert) and the thread's line that one is kept up to (``history_base``; lines are counted
     along the thread, each rollout's from the end of the one it goes on from); a fork's base is its parent's
     thread, which goes on: None there."""

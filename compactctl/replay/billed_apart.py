@@ -44,12 +44,23 @@ def bill_cost(usage: ApiUsage, prices: Prices, provider: str) -> float:
     ) + usage.web_searches * prices.web_search  # fmt: skip
 
 
-def copied_prefix(context: RecordedContext) -> int:
-    """How many calls the context starts with that another session made and billed (a fork's copy)."""
-    n = 0
-    while n < len(context.calls) and context.calls[n].copied:
-        n += 1
-    return n
+def copied_stretches(context: RecordedContext) -> list[tuple[int, int]]:
+    """The runs of calls (first, end) that another session made and billed, or that compactctl copied after its
+    boundary: a fork opens on its parent's, plain ``compact``'s output goes on after the calls it holds."""
+    stretches: list[tuple[int, int]] = []
+    for n, call in enumerate(context.calls):
+        if not call.copied:
+            continue
+        if stretches and stretches[-1][1] == n:
+            stretches[-1] = (stretches[-1][0], n + 1)
+        else:
+            stretches.append((n, n + 1))
+    return stretches
+
+
+def own_calls(context: RecordedContext) -> list[RecordedCall]:
+    """The calls a context bills (``copied_stretches``: not the copies)."""
+    return [call for call in context.calls if not call.copied]
 
 
 def usage_row(
@@ -57,8 +68,8 @@ def usage_row(
 ) -> ScenarioResult:
     """A context's calls as billed: their usage at the prices of each (``trigger`` "recorded": the producer's
     own compactions)."""
-    skip = copied_prefix(context)  # billed by the session they were copied from
-    own, prices_of = context.calls[skip:], prices_of[skip:]
+    own_prices = [(c, p) for c, p in zip(context.calls, prices_of, strict=True) if not c.copied]  # billed elsewhere
+    own, prices_of = [c for c, _ in own_prices], [p for _, p in own_prices]
     per_call = [c.usage.input_tokens if c.usage else 0 for c in own]
     usages = [c.usage for c in own if c.usage is not None]
     billed = [(c.usage, p) for c, p in zip(own, prices_of, strict=True) if c.usage]

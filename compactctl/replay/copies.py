@@ -30,7 +30,7 @@ class BilledKeys:
     name: str
     keys: Mapping[str, float | None]  # copy_key -> when the file first wrote it (None: no timestamp)
     calls: int  # every call the file bills
-    thread: str | None = None  # the history its lines are of (Codex's rollout id: recorded.codex._history_id)
+    thread: str | None = None  # the history its lines are of (Codex's rollout id: recorded.codex_copies.history_id)
     continues: tuple[str, int] | None = None  # the rollout it goes on from, the thread's 0-based line it keeps to
 
 

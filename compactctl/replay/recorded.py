@@ -16,8 +16,9 @@ Beside ``replay``'s rows this gives, for a Claude Code or Codex session with usa
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from compactctl.calibration import Calibration, calibrate, message_costs, segment_key
@@ -28,7 +29,8 @@ from compactctl.recorded import producer as producer_named  # ``producer`` is th
 from compactctl.replay.billed_apart import (
     CallsApart,
     calls_apart,
-    copied_prefix,
+    copied_stretches,
+    own_calls,
     passes_notes,
     price_model,
     side_request_notes,
@@ -223,6 +225,28 @@ def _known_costs(
     return known
 
 
+def _walk_to(
+    n: int,
+    context: RecordedContext,
+    setups: Sequence[tuple[Scenario, list[ApiCall], Mapping[int, Sequence[Message]] | None]],
+    run_of: Callable[..., ScenarioRun], walker: Walker, counts: FigureCounter,
+) -> list[ScenarioResult]:  # fmt: skip
+    """Every setting's row over the context's first ``n`` calls (all of them: the whole thread)."""
+    end = context.calls[n].position if n < len(context.calls) else len(context.messages)
+    runs = [run_of(row, api_calls=calls[:n], replacements=replaced) for row, calls, replaced in setups]
+    return walker(context.messages[:end], runs, counts)
+
+
+def _compacted(context: RecordedContext, trigger: str | None = None) -> bool:
+    """Whether a compaction (of ``trigger``: any) changed the bill: a producer's is a call; compactctl's made none,
+    and one only copies come after (plain ``compact``'s output) changed no billed call."""
+    return any(
+        c.trigger != COMPACTCTL or any(not call.copied for call in context.calls[c.before_call :])
+        for c in context.compactions
+        if trigger is None or c.trigger == trigger
+    )
+
+
 def replay_recorded(
     session: RecordedSession,
     producer: str,
@@ -255,7 +279,7 @@ def replay_recorded(
     recorded_rows: list[ScenarioResult] = []
     unknown: set[str] = set()
     checks: list[tuple[int, int, int]] = []
-    compacted = any(context.compactions for context in session.contexts)
+    compacted = any(_compacted(context) for context in session.contexts)
     # A response whose usage was never written (a run killed before its count): the usage rows would count it as 0
     # tokens, so the none row is the calibrated estimate, which counts it.
     unbilled = sum(1 for x in session.contexts for c in x.calls if c.usage is None and not c.copied)
@@ -282,35 +306,31 @@ def replay_recorded(
         )
         fallback_prices = fallback or next((p for p in prices_of if p is not None), None) or _FREE
         replacements = {c.before_call: sent_after(context, c) for c in context.compactions}
-        runs = [
-            ScenarioRun(row, counts, strategies, fallback_prices, summarizer, calls, replaced, view)
-            for row, calls, replaced in [
-                (BASELINE, api_calls, None),
-                (BASELINE, as_recorded, replacements),  # what the producer did, counted as calibrated
-                *((row, api_calls, None) for row in grid),
-            ]
+        setups: list[tuple[Scenario, list[ApiCall], dict[int, list[Message]] | None]] = [
+            (BASELINE, api_calls, None),
+            (BASELINE, as_recorded, replacements),  # what the producer did, counted as calibrated
+            *((row, api_calls, None) for row in grid),
         ]
-        estimate, recorded_estimate, *grid_rows = walker(context.messages, runs, counts)
-        skip = copied_prefix(context)
-        if skip:
-            # A fork's thread starts with its parent's calls, billed there: each row is the whole thread simulated
-            # less the same run over the copied stretch alone (what the parent's replay counts), so a parent and its
-            # fork replayed together count each call once.
-            end = context.calls[skip].position if skip < len(context.calls) else len(context.messages)
-            prefix_runs = [
-                ScenarioRun(run.scenario, counts, strategies, fallback_prices, summarizer, calls[:skip], replaced, view)
-                for run, (calls, replaced) in zip(
-                    runs,
-                    [(api_calls, None), (as_recorded, replacements), *((api_calls, None) for _ in grid)],
-                    strict=True,
-                )
-            ]
-            copied = walker(context.messages[:end], prefix_runs, counts)
-            estimate, recorded_estimate, *grid_rows = [
-                less(row, part) for row, part in zip([estimate, recorded_estimate, *grid_rows], copied, strict=True)
-            ]
+        run_of = functools.partial(
+            ScenarioRun,
+            counts=counts,
+            strategies=strategies,
+            prices=fallback_prices,
+            summarizer=summarizer,
+            client=view,
+        )
+        rows = _walk_to(len(context.calls), context, setups, run_of, walker, counts)
+        # A fork's thread opens on its parent's calls, billed there, and plain ``compact``'s output goes on with the
+        # responses it copied after its boundary: each row is the whole thread simulated less the same runs up to
+        # each copied stretch's end, plus those up to its start, so a call counts once in the files of a run.
+        for first, end in reversed(copied_stretches(context)):
+            to_end = rows if end == len(context.calls) else _walk_to(end, context, setups, run_of, walker, counts)
+            to_first = _walk_to(first, context, setups, run_of, walker, counts) if first else [None] * len(rows)
+            rows = [less(*three) for three in zip(rows, to_end, to_first, strict=True)]
+        estimate, recorded_estimate, *grid_rows = rows
         recorded_estimates.append(recorded_estimate)
-        bill = usage_row(context, RECORDED if context.compactions else "none", prices_of, by, len(context.compactions))
+        made = len(context.compactions) if _compacted(context) else 0
+        bill = usage_row(context, RECORDED if made else "none", prices_of, by, made)
         estimates.append(estimate)
         bills.append(bill)
         recorded_rows.append(dataclasses.replace(bill, trigger=RECORDED, strategy="producer"))
@@ -357,7 +377,7 @@ def replay_recorded(
     # Web searches are made whatever the setting: simulated rows bill them as the bill does. Those of the calls
     # simulated (Codex's hosted search) are in --json's estimates too, as in the live thread's bill they are
     # compared with; those of side requests (Claude Code's WebSearch) are in ``unpaired``, which that bill leaves out.
-    paired = sum(c.usage.web_searches for x in session.contexts for c in x.calls[copied_prefix(x) :] if c.usage)
+    paired = sum(c.usage.web_searches for x in session.contexts for c in own_calls(x) if c.usage)
     searches = paired + (session.unpaired.web_searches if session.unpaired else 0)
     # At the session's first priced model, as unpaired calls; a per-search price no source lists is unknown, not $0.
     search_price = main.web_search if main is not None and main.web_search > 0 else None
@@ -375,7 +395,7 @@ def replay_recorded(
     if compacted:
         rows.insert(1, aggregate([[row] for row in recorded_rows])[0])
         basis.insert(1, BILL)
-    notes = pricing_notes([c for x in session.contexts for c in x.calls[copied_prefix(x) :]] + list(session.off_thread))
+    notes = pricing_notes([c for x in session.contexts for c in own_calls(x)] + list(session.off_thread))
     if unknown:
         notes.append(unpriced_note(sorted(unknown), fallback))
     if searches and search_price is None:
@@ -431,17 +451,22 @@ def replay_recorded(
         )
     ours = sum(c.trigger == COMPACTCTL for context in session.contexts for c in context.compactions)
     if session.copied_calls > session.shared_calls:
-        made = "compactctl's compaction" if ours else "a fork"
+        by_whom = "compactctl's compaction" if ours else "a fork"
         notes.append(
             f"{session.copied_calls - session.shared_calls} calls were copied from session "
-            f"{', '.join(session.copied_from)} ({made}): billed there, so in no row here; the rows simulate the whole "
-            "thread and count this file's own calls"
+            f"{', '.join(session.copied_from)} ({by_whom}): billed there, so in no row here; the rows simulate the "
+            "whole thread and count this file's own calls"
         )
     if ours:
+        after = (
+            "the recorded row is what the client sent after it, the other rows replay the thread as if it had not "
+            "been compacted"
+            if any(_compacted(context, COMPACTCTL) for context in session.contexts)
+            else "no billed call comes after it, so the bill is the thread's as it was"
+        )
         notes.append(
             f"{ours} of the recorded compactions {'is' if ours == 1 else 'are'} compactctl's own, "
-            "not the producer's: no call made it; the recorded row is what the client sent after it, the other rows "
-            "replay the thread as if it had not been compacted"
+            f"not the producer's: no call made it; {after}"
         )
     if session.shared_calls:  # another file of the run holds them (replay.copies)
         notes.append(

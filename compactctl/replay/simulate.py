@@ -448,24 +448,26 @@ def replay_streamed(
         return (walker or walk_in_step)(walk(), runs, counts)
 
 
-def less(row: ScenarioResult, part: ScenarioResult) -> ScenarioResult:
-    """``row`` without the calls of ``part``, a run of the same setting over the first of them."""
-    own = row.context_per_call[len(part.context_per_call) :]
+def less(row: ScenarioResult, part: ScenarioResult, before: ScenarioResult | None = None) -> ScenarioResult:
+    """``row`` without the calls ``part`` makes after ``before``: runs of the same setting over the first calls
+    of the thread (``before`` None: from its start)."""
+    zero: dict[str, Any] = dict.fromkeys(_SUMMED, 0)
+    start = before or dataclasses.replace(part, context_per_call=[], cost=0.0, **zero)
+    own = row.context_per_call[: len(start.context_per_call)] + row.context_per_call[len(part.context_per_call) :]
+    kept: dict[str, Any] = {name: getattr(row, name) - getattr(part, name) + getattr(start, name) for name in _SUMMED}
+    costs = (row.cost, part.cost, start.cost)
     return dataclasses.replace(
         row,
-        calls=row.calls - part.calls,
-        compactions=row.compactions - part.compactions,
-        over_threshold_after_compaction=row.over_threshold_after_compaction - part.over_threshold_after_compaction,
         peak_context=max(own, default=0),
         mean_context=round(sum(own) / len(own), 1) if own else 0.0,
-        input_tokens=row.input_tokens - part.input_tokens,
-        cached_tokens=row.cached_tokens - part.cached_tokens,
-        cache_write_tokens=row.cache_write_tokens - part.cache_write_tokens,
-        output_tokens=row.output_tokens - part.output_tokens,
-        summarizer_calls=row.summarizer_calls - part.summarizer_calls,
-        summarizer_tokens=row.summarizer_tokens - part.summarizer_tokens,
-        cost=None if row.cost is None or part.cost is None else round(row.cost - part.cost, 9),
+        cost=None if None in costs else round(row.cost - part.cost + start.cost, 9),  # type: ignore[operator]
         context_per_call=own,
-        unpriced_calls=row.unpriced_calls - part.unpriced_calls,
-        calls_over_threshold=row.calls_over_threshold - part.calls_over_threshold,
+        **kept,
     )
+
+
+# The fields of a row that add up over its calls.
+_SUMMED = (
+    "calls", "compactions", "over_threshold_after_compaction", "input_tokens", "cached_tokens", "cache_write_tokens",
+    "output_tokens", "summarizer_calls", "summarizer_tokens", "unpriced_calls", "calls_over_threshold",
+)  # fmt: skip

@@ -294,7 +294,8 @@ def test_a_resumed_copy_without_the_file_it_copied_bills_every_call_it_holds(tmp
 
 def test_a_claude_code_2_file_and_its_edited_copy_bill_their_shared_calls_once(tmp_path):
     """window-opens-on-assistant is model-switch's session (the same sessionId and record uuids) with records added
-    after it: its 12 calls and model-switch's are the same calls (26 billed before the copy was known, 14 now)."""
+    after it: compactctl's ``window`` output, its boundary and two responses copied after it. Its 12 calls and
+    model-switch's are the same calls (26 billed before the copy was known, 14 with the copies billed, 12 now)."""
     twins = [
         REAL / "claude-code-2.1.332-model-switch.jsonl",
         REAL / "claude-code-2.1.332-window-opens-on-assistant.jsonl",
@@ -305,9 +306,10 @@ def test_a_claude_code_2_file_and_its_edited_copy_bill_their_shared_calls_once(t
         shutil.copy(twin, folder / twin.name)
     alone = [_replayed(twin)["files"][0] for twin in twins]
     together = _replayed(folder)
-    assert [f["settings"][0]["calls"] for f in alone] == [12, 14] and together["total"]["settings"][0]["calls"] == 14
+    assert [f["settings"][0]["calls"] for f in alone] == [12, 12] and together["total"]["settings"][0]["calls"] == 12
+    assert alone[1]["api"]["bill_cost"] == pytest.approx(alone[0]["api"]["bill_cost"])
     billed = sum(f["api"]["bill_cost"] for f in together["files"])
-    assert billed == pytest.approx(alone[1]["api"]["bill_cost"])  # $1.352129 (it was $2.552680)
+    assert billed == pytest.approx(alone[0]["api"]["bill_cost"])  # it was $2.552680, then $1.352129 with the copies
 
 
 RESUME_CHAIN_1_0 = Path(__file__).parents[1] / "recorded" / "data" / "claude-code-1.0.69-resume-chain"

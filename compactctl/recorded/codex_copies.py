@@ -1,0 +1,46 @@
+"""Each billed call of a Codex rollout once across the files of a run (``replay.copies``).
+
+A copy of a rollout keeps every line as it was: a user's backup, or plain ``compact``'s output, which holds the
+rollout's lines and then compactctl's ``compacted`` line. Each call is keyed by the thread it is of, when it was
+written and the usage its count reported, which no other call of a thread repeats; where another file of the run
+bills it, it is a copy here, as Claude Code's are (``claude_code_chain.Index.copy_key``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+from compactctl import jsonbytes
+from compactctl.digests import blake2b
+from compactctl.recorded import RecordedCall
+
+
+def with_copy_keys(
+    calls: list[RecordedCall], thread: str | None, billed_elsewhere: Mapping[str, str]
+) -> tuple[list[RecordedCall], dict[str, str]]:
+    """The calls with their ``copy_key``, those another file bills marked copied; and those, key -> that file."""
+    if thread is None:
+        return calls, {}
+    keyed, shared = [], {}
+    for call in calls:
+        if call.usage is None or call.timestamp is None:
+            keyed.append(call)
+            continue
+        said = jsonbytes.dumps([call.timestamp, call.model, dataclasses.astuple(call.usage)])
+        key = f"codex {thread} {blake2b(said, digest_size=10).hexdigest()}"
+        elsewhere = billed_elsewhere.get(key)
+        if elsewhere is not None and not call.copied:
+            shared[key] = elsewhere
+        keyed.append(dataclasses.replace(call, copy_key=key, copied=call.copied or elsewhere is not None))
+    return keyed, shared
+
+
+def history_id(path: str, thread: str) -> str:
+    """The id a later rollout's ``history_base`` names this one's lines by: the thread's for its first rollout, and
+    for each one a ``thread/revert`` wrote (``rollout-<time>-<thread>_<id>.jsonl``; its ``session_meta`` names the
+    thread, not this id) the id after the thread's in its name. Measured with the real 0.171.0: three reverts, each
+    rollout's base the one before it (tests/recorded/data/codex-0.171.0-reverts)."""
+    name = path.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".jsonl")
+    _, found, own = name.partition(f"{thread}_")
+    return own if found and own else thread
