@@ -136,8 +136,9 @@ def stale(call: RecordedCall, message: Message, counter: TokenCounter) -> bool:
 
 def dropped_thinking(call: RecordedCall, message: Message, counter: TokenCounter) -> int:
     """What of a Claude response's billed output leaves the input at the next prompt: its thinking,
-    on the models whose API strips it (0 for a stale usage: its blocks are counted instead)."""
-    if call.usage is None or not strips_thinking(call.model) or stale(call, message, counter):
+    on the models whose API strips it where the request did not ask it to keep it (``thinking_kept``; 0 for a
+    stale usage: its blocks are counted instead)."""
+    if call.usage is None or call.thinking_kept or not strips_thinking(call.model) or stale(call, message, counter):
         return 0
     return _thinking_estimate(message, call.usage.output_tokens, counter)
 
@@ -213,7 +214,8 @@ def message_costs(
                 elif counter.provider == "anthropic":
                     reasoning = dropped_thinking(call, message, counter)
             else:
-                resent, reasoning = call.hidden_output_estimate + counter.message(message), call.hidden_output_estimate
+                hidden = call.hidden_output_estimate
+                resent, reasoning = hidden + counter.message(message), 0 if call.thinking_kept else hidden
             costs[key] = MessageCost(
                 0, 0, resent, reasoning if drops_reasoning else 0, False, raw, raw_images, 0, unlogged.get(index, 0)
             )
