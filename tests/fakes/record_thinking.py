@@ -28,12 +28,19 @@ from tests.fakes.scenarios import project
 from tests.fakes.server import Reply, ToolCall, text_tokens
 
 MODEL = "claude-sonnet-4-5"
-PROMPTS = ("What do the notes say?", "And what should change first?", "Why that one?", "Sum it up in a line.")
+PROMPTS = (
+    "What do the notes say?",
+    "And what should change first?",
+    "Why that one?",
+    "What could break?",
+    "How would you test it?",
+    "Sum it up in a line.",
+)
 
 
 def thought(n: int) -> str:
-    """A turn's thinking, long enough (about 250 tokens) that an earlier turn's kept or dropped shows in the input."""
-    return " ".join(f"Step {n}.{k}: weigh the notes again, the CSV output must stay as it is." for k in range(18))
+    """A turn's thinking, long enough (about 1,000 tokens) that an earlier turn's kept or dropped shows in the input."""
+    return " ".join(f"Step {n}.{k}: weigh the notes again, the CSV output must stay as it is." for k in range(72))
 
 
 def thinking_session(root: Path) -> tuple[ClaudeCode, str, list[dict[str, Any]]]:
@@ -80,7 +87,7 @@ def _recorded(root: Path, name: str) -> list[Path]:
 
 
 def claude_code_thinking_fixture(root: Path) -> list[Path]:
-    """Four prompts on claude-sonnet-4-5, each reply thinking: ``claude-code-<version>-thinking``."""
+    """Six prompts on claude-sonnet-4-5, each reply thinking: ``claude-code-<version>-thinking``."""
     return _recorded(root, "thinking")
 
 
