@@ -115,7 +115,9 @@ class MessageCost:
 # Claude's tokens per cl100k token, the stated prior (medians of the real sessions in shared/transcripts).
 PRIOR_CLAUDE_RATIO_CL100K = 1.2
 # The Claude models whose API strips the thinking of earlier turns from the input once a new prompt is
-# sent (Anthropic's extended-thinking docs; Opus 4.5 and later keep it). Measured on yoavf's Sonnet 4.5
+# sent (Anthropic's extended-thinking and context-editing docs; Opus 4.5, Sonnet 4.6 and later keep it), unless
+# the request sent ``clear_thinking_20251015`` ``keep: "all"`` (``RecordedCall.thinking_kept``: which Claude Code
+# releases send it is in ``recorded/claude_code_thinking.py``). Measured on yoavf's Sonnet 4.5 (Claude Code 2.0.24)
 # session: the input falls by 1,041 tokens at the second prompt, and the first turn's thinking blocks
 # hold 3.9k characters (about 1.0k tokens).
 _STRIPS_THINKING = lazyre.compile(
