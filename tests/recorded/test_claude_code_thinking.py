@@ -18,6 +18,7 @@ from compactctl.calibration import calibrate
 from compactctl.formats.records import parse_records
 from compactctl.recorded import RecordedSession, claude_code
 from compactctl.recorded.claude_code_thinking import keeps_thinking
+from tests.conftest import SHARED_TRANSCRIPTS, needs_transcripts
 from tests.fakes.context_edits import clear_thinking
 
 DATA = Path(__file__).parent / "data"
@@ -154,3 +155,14 @@ def _thinking_at(body: dict) -> list[int]:
 )
 def test_the_fake_drops_earlier_turns_thinking_as_the_api_does(model, edits, kept):
     assert _thinking_at(clear_thinking(_turns(model, edits))) == kept
+
+
+@needs_transcripts
+def test_yoavfs_sonnet_4_5_session_still_drops_the_earlier_thinking_at_each_prompt():
+    """Claude Code 2.0.24 sent no edit: its input fell by 1,041 tokens at the second prompt. Held out 0.90 % / 1.08 %
+    with the earlier thinking dropped; kept, 2.16 % / 2.30 %."""
+    path = SHARED_TRANSCRIPTS / "claude-code" / "yoavf__ai-sessions" / "claude-code-pomodoro-timer.jsonl"
+    session = claude_code.read(parse_records(path.read_bytes(), str(path))[0], str(path))
+    assert not any(call.thinking_kept for context in session.contexts for call in context.calls)
+    held_out = calibrate(session, "claude-code").held_out
+    assert held_out.median < 0.01 and held_out.p90 < 0.015
