@@ -7,8 +7,8 @@ Found by reading the client each npm release of ``@anthropic-ai/claude-code`` sh
 2.0.24 and 2.1.332, and the first sending release and the one before it run against the loopback fake
 (tests/fakes/record_thinking.py, the request bodies in its fixtures' ``.requests.json``):
 
-- up to 2.0.24: no such edit.
-- 2.0.50 to 2.1.83: behind a flag the server sets per user (2.0.x's dynamic config ``preserve_thinking``,
+- up to 2.0.35: no such edit.
+- 2.0.36 to 2.1.83: behind a flag the server sets per user (2.0.x's dynamic config ``preserve_thinking``,
   2.1.x's gate ``tengu_marble_anvil``, both off by default): the file does not say whether it was on, so these
   are read as not sent (2.1.83 against the fake sends no ``context_management``).
 - 2.1.84, 2.1.85 and 2.1.101 on (2.1.332's ``MHn``): every request with thinking on.
