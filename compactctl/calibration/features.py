@@ -115,7 +115,9 @@ class MessageCost:
 # Claude's tokens per cl100k token, the stated prior (medians of the real sessions in shared/transcripts).
 PRIOR_CLAUDE_RATIO_CL100K = 1.2
 # The Claude models whose API strips the thinking of earlier turns from the input once a new prompt is
-# sent (Anthropic's extended-thinking docs; Opus 4.5 and later keep it). Measured on yoavf's Sonnet 4.5
+# sent (Anthropic's extended-thinking and context-editing docs; Opus 4.5, Sonnet 4.6 and later keep it), unless
+# the request sent ``clear_thinking_20251015`` ``keep: "all"`` (``RecordedCall.thinking_kept``: which Claude Code
+# releases send it is in ``recorded/claude_code_thinking.py``). Measured on yoavf's Sonnet 4.5 (Claude Code 2.0.24)
 # session: the input falls by 1,041 tokens at the second prompt, and the first turn's thinking blocks
 # hold 3.9k characters (about 1.0k tokens).
 _STRIPS_THINKING = lazyre.compile(
@@ -136,8 +138,9 @@ def stale(call: RecordedCall, message: Message, counter: TokenCounter) -> bool:
 
 def dropped_thinking(call: RecordedCall, message: Message, counter: TokenCounter) -> int:
     """What of a Claude response's billed output leaves the input at the next prompt: its thinking,
-    on the models whose API strips it (0 for a stale usage: its blocks are counted instead)."""
-    if call.usage is None or not strips_thinking(call.model) or stale(call, message, counter):
+    on the models whose API strips it where the request did not ask it to keep it (``thinking_kept``; 0 for a
+    stale usage: its blocks are counted instead)."""
+    if call.usage is None or call.thinking_kept or not strips_thinking(call.model) or stale(call, message, counter):
         return 0
     return _thinking_estimate(message, call.usage.output_tokens, counter)
 
@@ -213,7 +216,8 @@ def message_costs(
                 elif counter.provider == "anthropic":
                     reasoning = dropped_thinking(call, message, counter)
             else:
-                resent, reasoning = call.hidden_output_estimate + counter.message(message), call.hidden_output_estimate
+                hidden = call.hidden_output_estimate
+                resent, reasoning = hidden + counter.message(message), 0 if call.thinking_kept else hidden
             costs[key] = MessageCost(
                 0, 0, resent, reasoning if drops_reasoning else 0, False, raw, raw_images, 0, unlogged.get(index, 0)
             )

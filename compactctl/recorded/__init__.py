@@ -100,6 +100,9 @@ class RecordedCall:
     # (``("service_tier", "priority")``, "flex"), Claude Code's usage ``speed`` "fast" and ``inference_geo``
     # "us". The price look-up takes them (``price_source``); empty: the standard list price.
     pricing: Pricing = ()
+    # The request asked the API to keep every earlier turn's thinking (Claude Code's ``clear_thinking_20251015``
+    # ``keep: "all"``: ``claude_code_thinking``), so none leaves the input at a new prompt on any model.
+    thinking_kept: bool = False
 
 
 @dataclass(frozen=True)

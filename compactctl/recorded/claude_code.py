@@ -68,6 +68,7 @@ from compactctl.recorded.claude_code_chain import (
 from compactctl.recorded.claude_code_cleared import Edits
 from compactctl.recorded.claude_code_files import changed_file_reminders, logs_own_attachments
 from compactctl.recorded.claude_code_side import SideRequests, side_requests, usage_by_model
+from compactctl.recorded.claude_code_thinking import keeps_thinking
 from compactctl.recorded.iterations import Billed, billed, stop_reason_of
 from compactctl.transcript import Message
 
@@ -218,6 +219,7 @@ class _Builder:
         self.billed_here = self.billed_here or made_by is None
         self.edits.response(len(self.calls), records)
         written, bill = _billed(self.index, records, best)
+        first = self.index.values[records[0]]
         self.passes += bill.passes if made_by is None else ()  # a copy's passes were billed with it where it was made
         self.calls.append(
             RecordedCall(
@@ -229,6 +231,7 @@ class _Builder:
                 copied=made_by is not None,
                 copy_key=copy_key,
                 pricing=usage_pricing(best),
+                thinking_kept=keeps_thinking(first.get("version"), first.get("entrypoint"), bill.model),
             )
         )
         self.add(message, records[0])

@@ -24,7 +24,8 @@ and an older one:
 The API's own placeholder is not public: a result it cleared is counted as the client's stand-in.
 
 Every request with thinking on also carries ``clear_thinking_20251015`` (``MHn``), always with ``keep: "all"``: the
-API keeps every thinking block, so that edit changes nothing the model sees and nothing is modelled for it.
+API keeps every thinking block, earlier turns' too on the models that otherwise drop them (``claude_code_thinking``
+says which releases send it; calibration keeps that thinking in the input).
 """
 
 from __future__ import annotations

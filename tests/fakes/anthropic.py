@@ -16,7 +16,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from tests.fakes import advisor
-from tests.fakes.context_edits import clear_tool_uses
+from tests.fakes.context_edits import clear_thinking, clear_tool_uses
 from tests.fakes.server import FakeModelServer, Recorded, RejectedRequest, Reply, send_json, send_sse
 
 _ids = itertools.count(1)
@@ -307,7 +307,7 @@ class FakeAnthropic(FakeModelServer):
         reply = self.next_reply() if body.get("tools") and not _asks_for_summary(body) else _side_reply(body)
         blocks = reply_blocks(reply)
         # The model sees (and the API bills) the request after the context edits it asked for.
-        seen, applied = clear_tool_uses(body, self.count)
+        seen, applied = clear_tool_uses(clear_thinking(body), self.count)
         input_tokens = self.count([seen.get("system"), seen.get("messages"), seen.get("tools")])
         input_tokens = round(input_tokens * self.tokenizer.get(str(body.get("model")), 1.0))
         output_tokens = reply.output_tokens or self.count(blocks)

@@ -17,15 +17,28 @@ client's own estimate counts it (the input's JSON bytes all saved), and its toke
 The API's own placeholder wording is not public: the fake uses the client's own stand-in for a cleared result
 (``"[Old tool result content cleared]"``, the ``bln`` constant of 2.1.332's bundle), which is also what compactctl
 counts in its place (``compactctl.recorded.claude_code_cleared``).
+
+Earlier turns' thinking (Anthropic's context-editing docs, "thinking block clearing"): without a
+``clear_thinking_20251015`` edit the API keeps only the ongoing turn's thinking (the assistant messages after the
+last user message that holds no tool result) on Claude Opus 4.1 and earlier, Sonnet 4.5 and earlier, Haiku
+4.5 and earlier, and keeps all on the later models; with the edit it keeps the last ``keep`` turns'
+(``{"type": "thinking_turns", "value": N}``) or, for ``keep: "all"``, every turn's.
 """
 
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable
 from typing import Any
 
 CLEAR_TOOL_USES = "clear_tool_uses_20250919"
+CLEAR_THINKING = "clear_thinking_20251015"
+# The models whose API keeps only the ongoing turn's thinking where the request sends no edit (the docs' table).
+_ONGOING_TURN_ONLY = re.compile(
+    r"claude-(?:3-7-sonnet|sonnet-4-5|haiku-4-5|opus-4-1|sonnet-4(?:-\d{8})?$|opus-4(?:-\d{8})?$)"
+)
+_THINKING = ("thinking", "redacted_thinking")
 PLACEHOLDER = "[Old tool result content cleared]"
 CLEARED_INPUT: dict[str, Any] = {}
 
@@ -76,3 +89,41 @@ def clear_tool_uses(body: dict[str, Any], count: Callable[[Any], int]) -> tuple[
         return body, nothing
     applied = {"type": CLEAR_TOOL_USES, "cleared_tool_uses": len(cleared), "cleared_input_tokens": sizes[0] - sizes[1]}
     return edited, applied
+
+
+def _turn_starts(messages: list[dict[str, Any]]) -> list[int]:
+    """The indices of the user messages that open a turn: a prompt, no tool result (a result's message may carry
+    the client's reminders as text beside it: the tool loop goes on)."""
+    return [
+        n
+        for n, m in enumerate(messages)
+        if m.get("role") == "user" and not any(b.get("type") == "tool_result" for b in _blocks(m.get("content")))
+    ]
+
+
+def clear_thinking(body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` as the model sees it after the API's rule for earlier turns' thinking: the thinking blocks of the
+    turns before the last ``keep`` dropped (one turn, the ongoing one, where the model's default is so and the
+    request sends no ``clear_thinking_20251015``; every turn for ``keep: "all"`` or a model that keeps all)."""
+    edits = (body.get("context_management") or {}).get("edits") or []
+    edit = next((e for e in edits if isinstance(e, dict) and e.get("type") == CLEAR_THINKING), None)
+    if edit is None:
+        if not _ONGOING_TURN_ONLY.match(str(body.get("model") or "")):
+            return body
+        keep = 1
+    elif edit.get("keep") == "all":
+        return body
+    else:
+        keep = int((edit.get("keep") or {}).get("value") or 1)
+    messages = body.get("messages") or []
+    starts = _turn_starts(messages)
+    if len(starts) <= keep:
+        return body
+    cut = starts[-keep]  # the first message of the oldest turn kept
+    edited = {**body, "messages": [dict(m) for m in messages]}
+    for message in edited["messages"][:cut]:
+        if message.get("role") == "assistant" and isinstance(message.get("content"), list):
+            message["content"] = [
+                b for b in message["content"] if not (isinstance(b, dict) and b.get("type") in _THINKING)
+            ]
+    return edited
