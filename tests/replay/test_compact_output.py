@@ -4,8 +4,8 @@ Plain ``compact`` of a Claude Code session writes the session's records, its bou
 tail's responses again under new ids (``msg_compactctl_``), with the usage they were billed with; of a Codex rollout, a
 ``compacted`` line with no opaque item after the rollout's lines. Before, the Claude Code output replayed alone billed
 those copies again (kcosr's 16 calls as 22, $0.5666 as $0.7386), and the Codex one estimated a producer's compaction
-call for compactctl's compaction (AcidicSoil's $0.0075). Replayed with the original, the output bills nothing: before, a Codex
-output billed its calls again (yoavf's $0.2150 twice).
+call for compactctl's compaction (AcidicSoil's $0.0075). Replayed with the original, the output bills nothing: before,
+a Codex output billed its calls again (yoavf's $0.2150 twice).
 """
 
 from __future__ import annotations
