@@ -24,13 +24,12 @@ environment a session ran in is not logged.
 
 from __future__ import annotations
 
-import re
-
+from compactctl import lazyre
 from compactctl.tokens import served_by
 
 _FIRST = (2, 1, 84)  # the first release that sends it without a flag
 _REDACTED = ((2, 1, 86), (2, 1, 100))  # not with the redact-thinking beta (the terminal interface's)
-_VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
+_VERSION = lazyre.compile(r"(\d+)\.(\d+)\.(\d+)")
 
 
 def _release(version: object) -> tuple[int, int, int] | None:
