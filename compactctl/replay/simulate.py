@@ -34,7 +34,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from compactctl.calibration.features import is_attachment
 from compactctl.errors import InputError
 from compactctl.facts import fold
 from compactctl.message_memo import old_objects_frozen, remembering
@@ -230,11 +229,9 @@ class ScenarioRun:
     def add(self, message: Message, figures: Figures) -> None:
         for key in figures.references:
             self.unchecked.append(self.definers.get(key))
-        role = message.get("role")  # read once: every setting adds every message
-        if role == "user" and not is_attachment(message):  # a harness reminder ends no turn
+        if figures.opens_turn:  # a harness reminder ends no turn
             self.turn_reasoning = 0
-        # An assistant message the client wrote itself (Codex relaying a review's findings) is no model call.
-        elif role == "assistant" and annotations_of(message).get("kind") != "harness":
+        elif figures.is_call:  # not an assistant message the client wrote itself
             self._call(figures)
         self.context.append(message, figures)
         for key in figures.defines:
