@@ -36,7 +36,7 @@ from typing import Any
 
 from compactctl.errors import InputError
 from compactctl.facts import fold
-from compactctl.message_memo import old_objects_frozen, remembering
+from compactctl.message_memo import fewer_collections, old_objects_frozen, remembering
 from compactctl.replay.context import Context, FigureCounter, Figures, KnownTokens, keys_of
 from compactctl.replay.prices import Prices, prices_for, shipped_prices
 from compactctl.replay.triggers import BASELINE, Scenario, Trigger, stage_pattern
@@ -440,8 +440,8 @@ def replay_streamed(
         prices = prices_for(shipped_prices())
     runs = [ScenarioRun(row, counts, options or StrategyOptions(), prices, summarizer, client=client) for row in rows]
     # The settings' steps work out each message's text and facts once (message_memo); the collector
-    # leaves what was there before the walk alone.
-    with remembering(), old_objects_frozen():
+    # leaves what was there before the walk alone, and runs less often over what the memos keep.
+    with fewer_collections(), remembering(), old_objects_frozen():
         return (walker or walk_in_step)(walk(), runs, counts)
 
 
