@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from compactctl import lazyre
-from compactctl.message_memo import by_message, values_of
+from compactctl.message_memo import by_message, each_by_message
 from compactctl.summarizers import SECTIONS
 from compactctl.summarizers.ledger import Fact, command_of, error_lines_of, facts, output_text, paths_of, read_arguments
 from compactctl.summarizers.memo import MEMO_ENTRIES, Memo, remembered
@@ -251,7 +251,7 @@ def artifacts(messages: list[Message]) -> tuple[list[Artifact], list[Artifact], 
     files: dict[str, tuple[int, set[str], dict[str, int]]] = {}  # path -> (last at, verbs, tool -> uses)
     commands: list[Artifact] = []
     tests: list[str] = []
-    for at, (_, acts) in enumerate(values_of(_acts, messages)):
+    for at, acts in enumerate(each_by_message(_acts, messages)):
         tests += acts.tests
         for call_id, ran, name, touched in acts.calls:
             if ran is not None:
@@ -324,7 +324,7 @@ def _verb(tool: str, how: str, arguments: object) -> str:
 def todos(messages: list[Message]) -> list[str]:
     """The open items of the agent's latest todo list (Claude Code ``TodoWrite``, Codex ``update_plan``)."""
     latest: tuple[str, ...] | None = None
-    for _, written in values_of(_todos_written, messages):
+    for written in each_by_message(_todos_written, messages):
         if written is not None:
             latest = written
     return list(latest or ())
