@@ -231,9 +231,12 @@ def _acts(message: Message) -> _Acts:
     ran_action = None
     if isinstance(action, str) and action.strip() and message.get("role") == "assistant":
         ran_action = f"Ran `{clip(action.strip().splitlines()[0], 200)}`: "
+    if not tests and not calls and ran_action is None:
+        return _NO_ACTS  # most messages (what was said, outputs with no test line): one shared value
     return _Acts(tests, tuple(calls), ran_action)
 
 
+_NO_ACTS = _Acts((), (), None)
 _CALL_ACTS = Memo(MEMO_ENTRIES)  # (tool name, arguments text) -> ``_call_acts``
 
 
