@@ -136,6 +136,8 @@ class Sections:
 
 def parse_summary(text: str) -> Sections | None:
     """Read back a summary in this module's layout; None when the text is not one."""
+    if "## " not in text:  # no heading line: not a summary (asked of every message of every span)
+        return None
     found = Sections()
     section: str | None = None
     headings = 0
