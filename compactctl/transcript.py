@@ -7,12 +7,12 @@ A message is a plain ``dict``. Everything compactctl adds lives under one key,
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from compactctl import lazyre
-from compactctl.message_memo import by_message, values_of
+from compactctl.message_memo import by_message, each_by_message
 
 Message = dict[str, Any]
 
@@ -163,9 +163,9 @@ def message_text(message: Message) -> str:
     return by_message(_message_text, message)
 
 
-def message_texts(messages: Iterable[Message]) -> Iterator[str]:
+def message_texts(messages: Iterable[Message]) -> list[str]:
     """``message_text`` of each message in order, the replay's memo looked up once (not once per message)."""
-    return (text for _, text in values_of(_message_text, messages))
+    return each_by_message(_message_text, messages)
 
 
 def _message_text(message: Message) -> str:

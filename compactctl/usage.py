@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -15,4 +15,11 @@ class SummarizerUsage:
     truncated: int = 0  # summaries cut off by the token limit
 
     def __add__(self, other: SummarizerUsage) -> SummarizerUsage:
-        return SummarizerUsage(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
+        # Field by field, not through ``astuple`` (which copies each field recursively): a replay adds
+        # a usage at every compaction's every step.
+        return SummarizerUsage(
+            self.calls + other.calls,
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.truncated + other.truncated,
+        )

@@ -87,3 +87,24 @@ def test_the_program_runs_its_files_with_the_collector_on(tmp_path):
         [sys.executable, "-c", code, str(source), str(tmp_path / "out.jsonl")], env=env, capture_output=True, text=True
     )
     assert "on=True frozen=True" in done.stderr, done.stderr
+
+
+def test_a_replay_collects_its_youngest_generation_less_often_then_puts_the_threshold_back(collector):
+    from compactctl.message_memo import YOUNG_THRESHOLD, fewer_collections
+
+    gc.enable()
+    before = gc.get_threshold()
+    seen = []
+    with fewer_collections():
+        seen.append(gc.get_threshold())
+    assert seen == [(YOUNG_THRESHOLD, *before[1:])] and before[0] < YOUNG_THRESHOLD
+    assert gc.get_threshold() == before
+    gc.set_threshold(YOUNG_THRESHOLD * 2, *before[1:])  # a caller's rarer collections are its own
+    try:
+        with fewer_collections():
+            assert gc.get_threshold()[0] == YOUNG_THRESHOLD * 2
+    finally:
+        gc.set_threshold(*before)
+    gc.disable()
+    with fewer_collections():  # a collector that is off is left alone
+        assert gc.get_threshold() == before

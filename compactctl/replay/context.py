@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from compactctl.calibration.features import is_attachment
 from compactctl.facts import fold, remembered_fold
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import Message, annotations_of, message_text, shared_prefix
@@ -27,6 +28,10 @@ class Figures:
     defines: tuple[str, ...]  # dependency keys it defines
     references: tuple[str, ...]  # dependency keys it references
     ends_stage: bool
+    # What its role makes it, read once here rather than by every setting it is added to: a model call
+    # (an assistant message the client did not write itself), or a user turn's start (no harness reminder).
+    is_call: bool = False
+    opens_turn: bool = False
 
 
 class FigureCounter:
@@ -52,12 +57,17 @@ class FigureCounter:
                 held = self._held[text] = tuple([f for f in self.facts if f in folded])
             found = held
         ends = marks.get("stage_end") is True or (self.marker is not None and self.marker.search(text) is not None)
+        role = message.get("role")
         return Figures(
             self.counter.message(message),
             found,
-            tuple(keys_of(marks.get("defines"))),
-            tuple(keys_of(marks.get("references"))),
+            # Most messages carry no annotations: no key lists to read.
+            tuple(keys_of(marks.get("defines"))) if marks else (),
+            tuple(keys_of(marks.get("references"))) if marks else (),
             ends,
+            # Codex relaying a review's findings writes an assistant message that is no model call.
+            role == "assistant" and marks.get("kind") != "harness",
+            role == "user" and not is_attachment(message),
         )
 
 

@@ -98,7 +98,8 @@ class PriceTable:
         A team's own row is what the team pays, whatever the tier."""
         if not model:
             return None
-        for name in (model, _DATE_SUFFIX.sub("", model)):
+        # No team table (the usual case): its dated-id pattern need not be compiled for nothing.
+        for name in (model, _DATE_SUFFIX.sub("", model)) if self.models else ():
             if name in self.models:
                 return self.models[name]
         from compactctl.replay.price_source import listed_prices

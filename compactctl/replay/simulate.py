@@ -34,10 +34,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from compactctl.calibration.features import is_attachment
 from compactctl.errors import InputError
 from compactctl.facts import fold
-from compactctl.message_memo import old_objects_frozen, remembering
+from compactctl.message_memo import fewer_collections, old_objects_frozen, remembering
 from compactctl.replay.context import Context, FigureCounter, Figures, KnownTokens, keys_of
 from compactctl.replay.prices import Prices, prices_for, shipped_prices
 from compactctl.replay.triggers import BASELINE, Scenario, Trigger, stage_pattern
@@ -230,11 +229,9 @@ class ScenarioRun:
     def add(self, message: Message, figures: Figures) -> None:
         for key in figures.references:
             self.unchecked.append(self.definers.get(key))
-        role = message.get("role")  # read once: every setting adds every message
-        if role == "user" and not is_attachment(message):  # a harness reminder ends no turn
+        if figures.opens_turn:  # a harness reminder ends no turn
             self.turn_reasoning = 0
-        # An assistant message the client wrote itself (Codex relaying a review's findings) is no model call.
-        elif role == "assistant" and annotations_of(message).get("kind") != "harness":
+        elif figures.is_call:  # not an assistant message the client wrote itself
             self._call(figures)
         self.context.append(message, figures)
         for key in figures.defines:
@@ -443,8 +440,8 @@ def replay_streamed(
         prices = prices_for(shipped_prices())
     runs = [ScenarioRun(row, counts, options or StrategyOptions(), prices, summarizer, client=client) for row in rows]
     # The settings' steps work out each message's text and facts once (message_memo); the collector
-    # leaves what was there before the walk alone.
-    with remembering(), old_objects_frozen():
+    # leaves what was there before the walk alone, and runs less often over what the memos keep.
+    with fewer_collections(), remembering(), old_objects_frozen():
         return (walker or walk_in_step)(walk(), runs, counts)
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import IO, Any
 
-from compactctl.message_memo import values_of
+from compactctl.message_memo import each_by_message
 from compactctl.summarizers import SECTIONS, Summary, SummaryRequest
 from compactctl.summarizers.ledger import Fact, facts
 from compactctl.summarizers.memo import MEMO_ENTRIES, Memo, message_key
@@ -230,7 +230,7 @@ def redacted(span: list[Message]) -> list[Message]:
     """``redact_messages``, each message redacted once and remembered (a replay summarizes a message
     under every setting): the copies are shared, so they are read, never changed. A message with
     nothing to redact is its own copy, so what was worked out from it is not worked out again."""
-    return [copy for _, copy in values_of(_redacted_message, span)]
+    return each_by_message(_redacted_message, span)
 
 
 def _redacted_message(message: Message) -> Any:

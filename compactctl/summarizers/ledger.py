@@ -31,7 +31,7 @@ from compactctl import lazyre
 from compactctl.message_memo import by_message
 from compactctl.summarizers.memo import MEMO_ENTRIES, Memo, message_key, remembered
 from compactctl.summarizers.writings import FENCE, INLINE_CODE, answers_as_tool_output, is_result_line, strip_harness
-from compactctl.transcript import Message, annotations_of, content_text, tool_calls_of
+from compactctl.transcript import Message, annotations_of, content_text, function_of, tool_calls_of
 
 FACT_KINDS = ("path", "command", "id", "error", "number", "name")
 _EXTENSIONS = (
@@ -348,9 +348,7 @@ def _numbers(text: str) -> Iterator[str]:
         yield f"{words} {match.group(0)}".strip() if words else match.group(0)
 
 
-_FACTS_MEMO = Memo(MEMO_ENTRIES)
-_LINES_MEMO = Memo(MEMO_ENTRIES)
-_ARGUMENTS_MEMO = Memo(MEMO_ENTRIES)
+_FACTS_MEMO, _LINES_MEMO, _ARGUMENTS_MEMO = Memo(MEMO_ENTRIES), Memo(MEMO_ENTRIES), Memo(MEMO_ENTRIES)
 
 
 def read_arguments(arguments: object) -> object:
@@ -395,16 +393,14 @@ def facts(messages: list[Message]) -> list[Fact]:
     return [Fact(kind, text, at, touched) for text, (kind, at, touched) in seen.items()]
 
 
-def _facts_as_output(message: Message) -> tuple[tuple[str, str, bool], ...]:
-    """``_message_facts`` of a message read as tool output, remembered by the message's digest."""
+def _digest_facts(message: Message, output: bool) -> tuple[tuple[str, str, bool], ...]:
+    """``_message_facts``, remembered by the message's digest (and whether it is read as tool output)."""
     key = message_key(message)
-    return _FACTS_MEMO.found(None if key is None else (key, True), _message_facts, message, True)  # type: ignore[no-any-return]
+    return _FACTS_MEMO.found(None if key is None else (key, output), _message_facts, message, output)  # type: ignore[no-any-return]
 
 
-def _facts_as_said(message: Message) -> tuple[tuple[str, str, bool], ...]:
-    """``_message_facts`` of a message read as what was said, remembered by the message's digest."""
-    key = message_key(message)
-    return _FACTS_MEMO.found(None if key is None else (key, False), _message_facts, message, False)  # type: ignore[no-any-return]
+# A message read as tool output, and as what was said: two functions, kept apart by the replay's memo.
+_facts_as_output, _facts_as_said = partial(_digest_facts, output=True), partial(_digest_facts, output=False)
 
 
 def _message_facts(message: Message, output: bool) -> tuple[tuple[str, str, bool], ...]:
@@ -417,17 +413,8 @@ def _message_facts(message: Message, output: bool) -> tuple[tuple[str, str, bool
     role = message.get("role")
     text = output_text(message) if role == "tool" else content_text(message)
     for call in tool_calls_of(message):
-        function = call.get("function") if isinstance(call, dict) else None
-        if not isinstance(function, dict):
-            continue
-        arguments = read_arguments(function.get("arguments"))
-        command = command_of(arguments)
-        if command:
-            _add(found, "command", command.splitlines()[0][:200])
-        for path, _ in paths_of(arguments):
-            _add(found, "path", path, touched=True)
-        for value in _argument_ids(arguments):
-            _add(found, "id", value)
+        raw = function_of(call).get("arguments")  # found once per arguments text: an agent repeats its calls
+        found += remembered(_call_facts, raw) if isinstance(raw, str) else _call_facts(raw)
     action = message.get("action")
     if isinstance(action, str) and action.strip():
         _add(found, "command", action.strip().splitlines()[0][:200])
@@ -439,6 +426,19 @@ def _message_facts(message: Message, output: bool) -> tuple[tuple[str, str, bool
         # A producer's own summary (kind "summary") holds facts; harness text holds none.
         text = "" if annotations_of(message).get("kind") == "harness" else strip_harness(text)
     return (*found, *remembered(_SAID_BY_AGENT if role == "assistant" else _SAID, text))
+
+
+def _call_facts(raw: object) -> tuple[tuple[str, str, bool], ...]:
+    """A tool call's facts, in order: its command, the paths it touched, its id-like argument values."""
+    found: list[tuple[str, str, bool]] = []
+    arguments = read_arguments(raw)
+    if command := command_of(arguments):
+        _add(found, "command", command.splitlines()[0][:200])
+    for path, _ in paths_of(arguments):
+        _add(found, "path", path, touched=True)
+    for value in _argument_ids(arguments):
+        _add(found, "id", value)
+    return tuple(found)
 
 
 def _add(found: list[tuple[str, str, bool]], kind: str, text: str, touched: bool = False) -> None:

@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from compactctl import lazyre
-from compactctl.message_memo import by_message, values_of
+from compactctl.message_memo import by_message, each_by_message
 from compactctl.summarizers import SECTIONS
 from compactctl.summarizers.ledger import Fact, command_of, error_lines_of, facts, output_text, paths_of, read_arguments
 from compactctl.summarizers.memo import MEMO_ENTRIES, Memo, remembered
@@ -136,6 +136,8 @@ class Sections:
 
 def parse_summary(text: str) -> Sections | None:
     """Read back a summary in this module's layout; None when the text is not one."""
+    if "## " not in text:  # no heading line: not a summary (asked of every message of every span)
+        return None
     found = Sections()
     section: str | None = None
     headings = 0
@@ -231,9 +233,12 @@ def _acts(message: Message) -> _Acts:
     ran_action = None
     if isinstance(action, str) and action.strip() and message.get("role") == "assistant":
         ran_action = f"Ran `{clip(action.strip().splitlines()[0], 200)}`: "
+    if not tests and not calls and ran_action is None:
+        return _NO_ACTS  # most messages (what was said, outputs with no test line): one shared value
     return _Acts(tests, tuple(calls), ran_action)
 
 
+_NO_ACTS = _Acts((), (), None)
 _CALL_ACTS = Memo(MEMO_ENTRIES)  # (tool name, arguments text) -> ``_call_acts``
 
 
@@ -251,7 +256,7 @@ def artifacts(messages: list[Message]) -> tuple[list[Artifact], list[Artifact], 
     files: dict[str, tuple[int, set[str], dict[str, int]]] = {}  # path -> (last at, verbs, tool -> uses)
     commands: list[Artifact] = []
     tests: list[str] = []
-    for at, (_, acts) in enumerate(values_of(_acts, messages)):
+    for at, acts in enumerate(each_by_message(_acts, messages)):
         tests += acts.tests
         for call_id, ran, name, touched in acts.calls:
             if ran is not None:
@@ -324,7 +329,7 @@ def _verb(tool: str, how: str, arguments: object) -> str:
 def todos(messages: list[Message]) -> list[str]:
     """The open items of the agent's latest todo list (Claude Code ``TodoWrite``, Codex ``update_plan``)."""
     latest: tuple[str, ...] | None = None
-    for _, written in values_of(_todos_written, messages):
+    for written in each_by_message(_todos_written, messages):
         if written is not None:
             latest = written
     return list(latest or ())
