@@ -50,7 +50,11 @@ $8.1934 -> $8.1960 of $8.1822; checked with bench/commands_golden.py against e3d
 files whose tool results are JSON documents (formats/codex.jsonl and the AcidicSoil, kcosr and yoavf rollouts) when
 calibration came to count such a result at OpenAI with its strings unescaped (56cd0e2: only calibration, estimate
 and the estimate rows' figures differ, e.g. yoavf's fitted ratio x0.887 -> x1.024; the bill rows unchanged; every
-case's whole output on main after it equal to 56cd0e2's, checked with bench/replay_golden.py);
+case's whole output on main after it equal to 56cd0e2's, checked with bench/replay_golden.py); the 14 of the two
+Claude Code 2.1.219 format files (formats/claude-code.jsonl on Opus 4.1, claude-code-rewind.jsonl on Sonnet 4.5) when
+the calls of a release that sends ``clear_thinking_20251015`` ``keep: "all"`` came to keep earlier turns' thinking in
+the estimate (``recorded/claude_code_thinking.py``: only calibration and the estimate rows' figures differ, the held-out
+error 2.09 % -> 1.55 % and 2.11 % -> 1.15 %; checked against the same tree with the rule off);
 ``bench/replay_golden.py check`` shows the first differing key.
 The generated memory-benchmark file is checked by the script only (a minute of strategies).
 """
