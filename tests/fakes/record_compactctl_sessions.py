@@ -3,7 +3,7 @@ real client then continued, with what the fake served across both runs (``<fixtu
 
     PATH=<.ci/cache/npm/node_modules/.bin>:$PATH python -m tests.fakes.record_compactctl_sessions [CLIENT ...]
 
-CLIENT: claude-code, codex or gemini (all three when none is named).
+CLIENT: claude-code, codex, gemini or claude-code-plain (plain ``compact``'s output resumed; all when none is named).
 
 The fixtures go to tests/recorded/data/ (README.md there says what each holds).
 """
@@ -105,6 +105,39 @@ def claude_code_compactctl_session_fixture(root: Path) -> list[Path]:
     return written
 
 
+def claude_code_plain_output_resumed_fixture(root: Path) -> list[Path]:
+    """Claude Code 2.1.332 on claude-sonnet-4-6: the original session of ``claude_code_compacted`` (5 responses), then
+    plain ``compactctl compact FILE -o OUT`` (not ``--session``), OUT moved over the session's file (as a user who
+    keeps the session id would), and two turns of the session resumed (``--resume ID``). The file then holds the
+    original's calls, compactctl's boundary, the responses it copied after it, and the two new calls: the fake served
+    7 responses."""
+    client = require_client("claude")
+    with _serving() as served, FakeAnthropic() as fake:
+        claude = ClaudeCode(client, root, project(root), fake)
+        log = claude.cwd / "build.log"
+        log.write_text("".join(f"{n:04d} step ok, results stay in CSV\n" for n in range(800)))
+        reads = (ToolCall("Read", {"file_path": str(claude.cwd / "notes.txt")}), ToolCall("Read", {"file_path": str(log)}))
+        claude.fake.enqueue(Reply(text="Reading.", tool_calls=reads), ANSWER)
+        session = claude_run(claude, "What do the notes and the build log say?")
+        for n, prompt in enumerate(("And the interface?", "Anything else?", "In one word?"), start=1):
+            claude.fake.enqueue(f"Answer {n}: the interface stays, in CSV.")
+            claude_run(claude, prompt, "--resume", session)
+        original = claude.session_file(session)
+        out = root / "compacted.jsonl"
+        done = subprocess.run(
+            [sys.executable, "-m", "compactctl", "compact", str(original), "-o", str(out), "-q"],
+            capture_output=True, text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-2000:]
+        shutil.move(out, original)
+        fake.enqueue("After compactctl: CSV.", "Still CSV.")
+        claude_run(claude, "Still CSV?", "--resume", session)
+        claude_run(claude, "Sure?", "--resume", session)
+        assert not fake.errors and not fake.script, fake.errors
+        folder = RECORDED / f"claude-code-{_version(client.version)}-plain-output-resumed"
+        return _kept(folder, {f"{session}.jsonl": original.read_bytes()}, root, {"session": session}, served)
+
+
 def _kept(folder: Path, files: dict[str, bytes], root: Path, sessions: dict[str, str], served: list[Any]) -> list[Path]:
     """The files as ``folder/<name>`` (the home's path as /home/user), which is which, and what the fake served."""
     shutil.rmtree(folder, ignore_errors=True)
@@ -166,6 +199,7 @@ FIXTURES = {
     "claude-code": claude_code_compactctl_session_fixture,
     "codex": codex_compactctl_session_fixture,
     "gemini": gemini_compactctl_session_fixture,
+    "claude-code-plain": claude_code_plain_output_resumed_fixture,
 }
 
 
