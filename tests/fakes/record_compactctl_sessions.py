@@ -49,9 +49,9 @@ def claude_run(claude: ClaudeCode, prompt: str, *extra: str) -> str:
     )
 
 
-def claude_code_compacted(claude: ClaudeCode) -> tuple[str, str]:
-    """The original session (a turn reading the notes and an 800-line build log, three short turns), then
-    ``compactctl compact --session`` of it: the two sessions' ids. The fake served 5 responses."""
+def claude_code_original(claude: ClaudeCode) -> str:
+    """The original session (a turn reading the notes and an 800-line build log, three short turns): its id. The
+    fake served 5 responses."""
     log = claude.cwd / "build.log"
     log.write_text("".join(f"{n:04d} step ok, results stay in CSV\n" for n in range(800)))
     notes = str(claude.cwd / "notes.txt")
@@ -61,6 +61,12 @@ def claude_code_compacted(claude: ClaudeCode) -> tuple[str, str]:
     for n, prompt in enumerate(("And the interface?", "Anything else?", "In one word?"), start=1):
         claude.fake.enqueue(f"Answer {n}: the interface stays, in CSV.")
         claude_run(claude, prompt, "--resume", session)
+    return session
+
+
+def claude_code_compacted(claude: ClaudeCode) -> tuple[str, str]:
+    """``claude_code_original``, then ``compactctl compact --session`` of it: the two sessions' ids."""
+    session = claude_code_original(claude)
     return session, compact_session(claude.env(), claude.cwd, session, "claude-code")
 
 
@@ -106,7 +112,7 @@ def claude_code_compactctl_session_fixture(root: Path) -> list[Path]:
 
 
 def claude_code_plain_output_resumed_fixture(root: Path) -> list[Path]:
-    """Claude Code 2.1.332 on claude-sonnet-4-6: the original session of ``claude_code_compacted`` (5 responses), then
+    """Claude Code 2.1.332 on claude-sonnet-4-6: ``claude_code_original`` (5 responses), then
     plain ``compactctl compact FILE -o OUT`` (not ``--session``), OUT moved over the session's file (as a user who
     keeps the session id would), and two turns of the session resumed (``--resume ID``). The file then holds the
     original's calls, compactctl's boundary, the responses it copied after it, and the two new calls: the fake served
@@ -114,14 +120,7 @@ def claude_code_plain_output_resumed_fixture(root: Path) -> list[Path]:
     client = require_client("claude")
     with _serving() as served, FakeAnthropic() as fake:
         claude = ClaudeCode(client, root, project(root), fake)
-        log = claude.cwd / "build.log"
-        log.write_text("".join(f"{n:04d} step ok, results stay in CSV\n" for n in range(800)))
-        reads = (ToolCall("Read", {"file_path": str(claude.cwd / "notes.txt")}), ToolCall("Read", {"file_path": str(log)}))
-        claude.fake.enqueue(Reply(text="Reading.", tool_calls=reads), ANSWER)
-        session = claude_run(claude, "What do the notes and the build log say?")
-        for n, prompt in enumerate(("And the interface?", "Anything else?", "In one word?"), start=1):
-            claude.fake.enqueue(f"Answer {n}: the interface stays, in CSV.")
-            claude_run(claude, prompt, "--resume", session)
+        session = claude_code_original(claude)
         original = claude.session_file(session)
         out = root / "compacted.jsonl"
         done = subprocess.run(
