@@ -3,7 +3,8 @@ real client then continued, with what the fake served across both runs (``<fixtu
 
     PATH=<.ci/cache/npm/node_modules/.bin>:$PATH python -m tests.fakes.record_compactctl_sessions [CLIENT ...]
 
-CLIENT: claude-code, codex, gemini or claude-code-plain (plain ``compact``'s output resumed; all when none is named).
+CLIENT: claude-code, codex, gemini, claude-code-plain or codex-plain (plain ``compact``'s output resumed); all when
+none is named.
 
 The fixtures go to tests/recorded/data/ (README.md there says what each holds).
 """
@@ -70,9 +71,8 @@ def claude_code_compacted(claude: ClaudeCode) -> tuple[str, str]:
     return session, compact_session(claude.env(), claude.cwd, session, "claude-code")
 
 
-def codex_compacted(codex: Codex) -> tuple[str, str]:
-    """The original thread (a turn running ``seq 1 3000``, three short turns), then ``compactctl compact --session``
-    of it: the two threads' ids. The fake served 5 responses."""
+def codex_original(codex: Codex) -> str:
+    """The original thread (a turn running ``seq 1 3000``, three short turns): its id. The fake served 5 responses."""
     codex.fake.enqueue(Reply(thinking="List it.", tool_calls=(ToolCall("exec_command", {"cmd": "seq 1 3000"}),)),
                        "It counts to 3000.")  # fmt: skip
     codex.run("Print the numbers to 3000.")
@@ -81,7 +81,25 @@ def codex_compacted(codex: Codex) -> tuple[str, str]:
     for n, prompt in enumerate(("And the notes?", "Anything else?", "In one word?"), start=1):
         codex.fake.enqueue(f"Answer {n}: CSV.")
         codex.run(prompt, resume=thread)
+    return thread
+
+
+def codex_compacted(codex: Codex) -> tuple[str, str]:
+    """``codex_original``, then ``compactctl compact --session`` of it: the two threads' ids."""
+    thread = codex_original(codex)
     return thread, compact_session(codex.env(), codex.cwd, thread, "codex")
+
+
+def plain_compact_in_place(original: Path, root: Path) -> None:
+    """Plain ``compactctl compact FILE -o OUT`` (no ``--session``; its default strategy), OUT moved over FILE: what a
+    user who keeps the session's id would do."""
+    out = root / "compacted.jsonl"
+    done = subprocess.run(
+        [sys.executable, "-m", "compactctl", "compact", str(original), "-o", str(out), "-q"],
+        capture_output=True, text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    shutil.move(out, original)
 
 
 def claude_code_compactctl_session_fixture(root: Path) -> list[Path]:
@@ -122,19 +140,33 @@ def claude_code_plain_output_resumed_fixture(root: Path) -> list[Path]:
         claude = ClaudeCode(client, root, project(root), fake)
         session = claude_code_original(claude)
         original = claude.session_file(session)
-        out = root / "compacted.jsonl"
-        done = subprocess.run(
-            [sys.executable, "-m", "compactctl", "compact", str(original), "-o", str(out), "-q"],
-            capture_output=True, text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT)},
-        )  # fmt: skip
-        assert done.returncode == 0, done.stderr[-2000:]
-        shutil.move(out, original)
+        plain_compact_in_place(original, root)
         fake.enqueue("After compactctl: CSV.", "Still CSV.")
         claude_run(claude, "Still CSV?", "--resume", session)
         claude_run(claude, "Sure?", "--resume", session)
         assert not fake.errors and not fake.script, fake.errors
         folder = RECORDED / f"claude-code-{_version(client.version)}-plain-output-resumed"
         return _kept(folder, {f"{session}.jsonl": original.read_bytes()}, root, {"session": session}, served)
+
+
+def codex_plain_output_resumed_fixture(root: Path) -> list[Path]:
+    """Codex 0.171.0 on gpt-5.5: ``codex_original`` (5 responses), then plain ``compact`` of the rollout moved over
+    it, and two turns of the thread resumed (``codex exec resume ID``): the fake served 7 responses."""
+    client = require_client("codex")
+    with _serving() as served, FakeResponses() as fake:
+        codex = Codex(client, root, project(root), fake, model="gpt-5.5")
+        thread = codex_original(codex)
+        (original,) = codex.rollouts()
+        plain_compact_in_place(original, root)
+        fake.enqueue("After compactctl: CSV.", "Still CSV.")
+        for prompt in ("Still CSV?", "Sure?"):
+            done = codex.run(prompt, resume=thread)
+            assert done.returncode == 0, done.stderr[-2000:]
+        assert not fake.errors and not fake.script, fake.errors
+        files = {path.name: path.read_bytes() for path in codex.rollouts()}
+        assert len(files) == 1, files
+        folder = RECORDED / f"codex-{_version(client.version)}-plain-output-resumed"
+        return _kept(folder, files, root, {"session": thread}, served)
 
 
 def _kept(folder: Path, files: dict[str, bytes], root: Path, sessions: dict[str, str], served: list[Any]) -> list[Path]:
@@ -199,6 +231,7 @@ FIXTURES = {
     "codex": codex_compactctl_session_fixture,
     "gemini": gemini_compactctl_session_fixture,
     "claude-code-plain": claude_code_plain_output_resumed_fixture,
+    "codex-plain": codex_plain_output_resumed_fixture,
 }
 
 

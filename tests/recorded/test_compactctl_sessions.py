@@ -141,15 +141,19 @@ def test_compactctls_compaction_is_no_producer_call_and_no_evidence_for_the_cali
     assert none["peak_context"] > max(billed["context_per_call"])
 
 
-def test_plain_compacts_output_resumed_in_place_bills_every_response_served_once():
-    """claude-code-2.1.332-plain-output-resumed: plain ``compact``'s output moved over the session's file and resumed
-    (two turns): the original's 5 calls, 2 responses compactctl copied after its boundary, then the client's 2. Before,
-    the copies were billed again (9 calls, $0.7436 for the $0.5620 served)."""
-    client = dataclasses.replace(CLIENTS[0], fixture="claude-code-2.1.332-plain-output-resumed")
-    (path,) = (DATA / client.fixture).glob("*.jsonl")
+@pytest.mark.parametrize("client", CLIENTS[:2], ids=lambda c: c.name)
+def test_plain_compacts_output_resumed_in_place_bills_every_response_served_once(client: Client):
+    """``<client>-plain-output-resumed``: plain ``compact``'s output moved over the session's file and resumed (two
+    turns). Claude Code's holds the original's 5 calls, 2 responses compactctl copied after its boundary, then the
+    client's 2: before, the copies were billed again (9 calls, $0.7436 for the $0.5620 served). Codex's holds the
+    rollout's lines, compactctl's ``compacted`` line and its ``token_count``, then the client's 2 turns."""
+    plain = dataclasses.replace(client, fixture=client.fixture.replace("compactctl-session", "plain-output-resumed"))
+    (path,) = (DATA / plain.fixture).glob("*.jsonl")
     calls, cost = _bill(path)
-    served = client.served()
+    served = plain.served()
     assert calls == len(served) == 7
-    assert cost == pytest.approx(client.cost(served), rel=1e-6)
+    assert cost == pytest.approx(plain.cost(served), rel=1e-6)
     copies = sum(b'"id":"msg_compactctl_' in line for line in path.read_bytes().splitlines())
-    assert copies == 2  # the stretch between the original's calls and the client's
+    assert copies == (
+        2 if client.name == "claude-code" else 0
+    )  # a stretch between the original's calls and the client's
