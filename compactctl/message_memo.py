@@ -138,24 +138,8 @@ def by_message(function: Callable[[Any], Value], message: Any) -> Value:
 
 def values_of(function: Callable[[Any], Value], messages: Iterable[Any]) -> Iterator[tuple[Any, Value]]:
     """``(message, by_message(function, message))`` for each message in order, the memo looked up once."""
-    memo = _MEMO.get()
-    if memo is None:
-        for message in messages:
-            yield message, function(message)
-        return
-    table = memo.table(function)
-    get = table.get
-    for message in messages:
-        found = get(id(message))
-        if found is not None and found[0] is message:
-            yield message, found[1]
-            continue
-        if memo.size >= LIMIT:
-            memo.clear()
-        value = function(message)
-        table[id(message)] = (message, value)
-        memo.size += 1
-        yield message, value
+    listed = list(messages)
+    return zip(listed, each_by_message(function, listed), strict=True)
 
 
 def each_by_message(function: Callable[[Any], Value], messages: Iterable[Any]) -> list[Value]:

@@ -158,15 +158,20 @@ def codex_plain_output_resumed_fixture(root: Path) -> list[Path]:
         thread = codex_original(codex)
         (original,) = codex.rollouts()
         plain_compact_in_place(original, root)
-        fake.enqueue("After compactctl: CSV.", "Still CSV.")
-        for prompt in ("Still CSV?", "Sure?"):
-            done = codex.run(prompt, resume=thread)
-            assert done.returncode == 0, done.stderr[-2000:]
-        assert not fake.errors and not fake.script, fake.errors
-        files = {path.name: path.read_bytes() for path in codex.rollouts()}
+        files = _two_turns_more(codex, fake, thread)
         assert len(files) == 1, files
         folder = RECORDED / f"codex-{_version(client.version)}-plain-output-resumed"
         return _kept(folder, files, root, {"session": thread}, served)
+
+
+def _two_turns_more(codex: Codex, fake: FakeResponses, thread: str) -> dict[str, bytes]:
+    """Two short turns of ``thread`` resumed: every rollout of the home, by name."""
+    fake.enqueue("After compactctl: CSV.", "Still CSV.")
+    for prompt in ("Still CSV?", "Sure?"):
+        done = codex.run(prompt, resume=thread)
+        assert done.returncode == 0, done.stderr[-2000:]
+    assert not fake.errors and not fake.script, fake.errors
+    return {path.name: path.read_bytes() for path in codex.rollouts()}
 
 
 def _kept(folder: Path, files: dict[str, bytes], root: Path, sessions: dict[str, str], served: list[Any]) -> list[Path]:
@@ -192,12 +197,7 @@ def codex_compactctl_session_fixture(root: Path) -> list[Path]:
     with _serving() as served, FakeResponses() as fake:
         codex = Codex(client, root, project(root), fake, model="gpt-5.5")
         thread, new = codex_compacted(codex)
-        fake.enqueue("After compactctl: CSV.", "Still CSV.")
-        for prompt in ("Still CSV?", "Sure?"):
-            done = codex.run(prompt, resume=new)
-            assert done.returncode == 0, done.stderr[-2000:]
-        assert not fake.errors and not fake.script, fake.errors
-        files = {path.name: path.read_bytes() for path in codex.rollouts()}
+        files = _two_turns_more(codex, fake, new)
         assert len(files) == 2, files
         folder = RECORDED / f"codex-{_version(client.version)}-compactctl-session"
         return _kept(folder, files, root, {"original": thread, "new": new}, served)
