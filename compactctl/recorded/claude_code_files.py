@@ -27,6 +27,12 @@ real prettier 3.10 (``--single-quote --trailing-comma es5``) run on the two file
 as changed, as the log last shows them, gives reminders of 6,571 cl100k tokens; the estimate
 4,780 (73 %).
 
+A file the client last read in part (it holds only the lines read) and a ``sed -i`` or ``perl -pi``
+then named gets a reminder of nearly the whole file, whatever the edit changed: cli.js 1.0.69 diffs the
+held lines against the whole file it reads back. Estimated from the file as last seen whole
+(``edited_in_place``); on the real 1.0.69 (the IDE fixture's second prompt: lines 10-19 read, then
+``sed -i '1i // top'``) 1,019 cl100k tokens for the 1,037 sent. A later whole view replaces it.
+
 Only 1.x files with no ``attachment`` record: later versions log their attachments themselves.
 """
 
