@@ -27,6 +27,12 @@ real prettier 3.10 (``--single-quote --trailing-comma es5``) run on the two file
 as changed, as the log last shows them, gives reminders of 6,571 cl100k tokens; the estimate
 4,780 (73 %).
 
+A file the client last read in part (it holds only the lines read) and a ``sed -i`` or ``perl -pi``
+then named gets a reminder of nearly the whole file, whatever the edit changed: cli.js 1.0.69 diffs the
+held lines against the whole file it reads back. Estimated from the file as last seen whole
+(``edited_in_place``); on the real 1.0.69 (the IDE fixture's second prompt: lines 10-19 read, then
+``sed -i '1i // top'``) 1,019 cl100k tokens for the 1,037 sent. A later whole view replaces it.
+
 Only 1.x files with no ``attachment`` record: later versions log their attachments themselves.
 """
 
@@ -34,6 +40,7 @@ from __future__ import annotations
 
 import difflib
 import posixpath
+import shlex
 from dataclasses import dataclass
 from typing import Any
 
@@ -169,6 +176,12 @@ def changed_file_reminders(values: list[dict[str, Any]]) -> dict[int, list[str]]
                 state = states.get(path)
                 if state is not None and not state.reads and path not in pending:
                     pending[path] = (at, reminder(path, state.content, formatted_estimate(state.content)))
+            for path in edited_in_place(command, str(value.get("cwd") or "")) if command else ():
+                state = states.get(path)
+                if state is not None and state.reads and path not in pending:
+                    # The client holds only the lines it last read: its snippet is the whole file,
+                    # whatever the edit changed (the file as last seen whole stands in for it).
+                    pending[path] = (at, reminder(path, state.reads[-1][2], state.content))
     for at, text in pending.values():
         found.setdefault(at, []).append(text)
     return found
@@ -191,6 +204,31 @@ def rewritten(command: str, output: str, cwd: str) -> list[str]:
     else:
         return []
     return [posixpath.normpath(posixpath.join(cwd, name.strip())) for name in names]
+
+
+def edited_in_place(command: str, cwd: str) -> list[str]:
+    """The files an in-place editor (``sed -i``, ``perl -pi``) is given, as absolute paths: each
+    operand of the command that is no option (the script among them, which names no watched file)."""
+    found: list[str] = []
+    for part in _SEPARATORS.split(command):
+        try:
+            words = shlex.split(part)
+        except ValueError:  # an unclosed quote: not a command to read
+            continue
+        if words and posixpath.basename(words[0]) in ("sed", "gsed", "perl") and any(map(_in_place, words[1:])):
+            found += [posixpath.normpath(posixpath.join(cwd, w)) for w in words[1:] if not w.startswith("-")]
+    return found
+
+
+def _in_place(word: str) -> bool:
+    """Whether an option word asks for an edit in place: ``--in-place``, or ``i`` among short options
+    (``-i``, ``-i.bak``, ``-pi``; not ``-M...``, whose module name may hold an ``i``)."""
+    if word.startswith("--"):
+        return word.split("=")[0] == "--in-place"
+    return word.startswith("-") and not word.startswith("-M") and "i" in word[1:].split(".")[0]
+
+
+_SEPARATORS = lazyre.compile(r"&&|\|\||;|\|")
 
 
 def formatted_estimate(text: str) -> str:

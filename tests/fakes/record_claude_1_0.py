@@ -184,8 +184,8 @@ def claude_code_1_0_ide_fixture(root: Path) -> list[Path]:
     them as new diagnostics inside the Edit's result and logs none. Second prompt: a partial Read, a
     ``sed -i`` inserting a line (no edit of the client's own in that turn): no diagnostics are sent,
     since the client keeps a baseline only for files it edited since the prompt; the changed-file
-    reminder of the partially read file follows the ``sed``. Also written: the diagnostics the client
-    sent, as the fake got them."""
+    reminder of the partially read file follows the ``sed``. Also written: the diagnostics and the
+    changed-file reminder the client sent, as the fake got them."""
     import os
 
     from tests.fakes.clients import Client
@@ -213,9 +213,13 @@ def claude_code_1_0_ide_fixture(root: Path) -> list[Path]:
             str(block["content"])[str(block["content"]).index("<system-reminder>") :]
             for body in fake.model_calls()
             for block in body["messages"][-1]["content"]
-            if isinstance(block, dict) and "<new-diagnostics>" in str(block.get("content"))
+            if isinstance(block, dict) and any(mark in str(block.get("content")) for mark in SENT_MARKS)
         ]
     return _written("claude-code-1.0.69-ide-diagnostics", root, data, sent)
+
+
+# What the IDE fixture keeps of the requests: the diagnostics, and the reminder of the file the ``sed`` changed.
+SENT_MARKS = ("<new-diagnostics>", "was modified, either by the user or by a linter")
 
 
 def _written(name: str, root: Path, data: bytes, sent: Sequence[object]) -> list[Path]:

@@ -267,7 +267,7 @@ def test_ide_diagnostics_claude_code_1_0_sent_unlogged_are_measured_as_a_step_of
     without them; after the next prompt, with no edit of its own, it sent none (the baseline is
     kept only for files the client edited since the prompt). What the log cannot show is measured
     where the usage shows it: a step after the Edit's result, of the diagnostics' size."""
-    (sent,) = json.loads((DATA / "claude-code-1.0.69-ide-diagnostics.reminder.json").read_text())
+    sent, _ = json.loads((DATA / "claude-code-1.0.69-ide-diagnostics.reminder.json").read_text())
     assert sent.count("⚠ [Line ") == 60 and "new-diagnostics" not in IDE_DIAGNOSTICS.read_text()
     session = claude_code.read(parse_records(IDE_DIAGNOSTICS.read_bytes(), str(IDE_DIAGNOSTICS))[0], "ide.jsonl")
     (context,) = session.contexts
@@ -276,3 +276,28 @@ def test_ide_diagnostics_claude_code_1_0_sent_unlogged_are_measured_as_a_step_of
     tokens = counter_for("cl100k_base", "anthropic")(sent)  # the fake counts each request in cl100k
     assert steps[edited] == pytest.approx(tokens, rel=0.03)  # about 29 tokens a diagnostic
     assert min(steps) == edited  # nothing unlogged before it
+
+
+def test_a_file_read_in_part_then_edited_in_place_gets_a_reminder_of_the_whole_file():
+    """The same session's second prompt: a Read of lines 10-19 of lib.ts, then ``sed -i '1i // top' lib.ts``.
+    The client holds only the lines it read, so the reminder it sent with the ``sed`` holds the whole file
+    (the log shows neither the reminder nor the file again): 1,037 cl100k tokens. Estimated from the file as
+    last seen whole; without it that call and the next were 6.7 % under their usage held out."""
+    _, changed = json.loads((DATA / "claude-code-1.0.69-ide-diagnostics.reminder.json").read_text())
+    session = claude_code.read(parse_records(IDE_DIAGNOSTICS.read_bytes(), str(IDE_DIAGNOSTICS))[0], "ide.jsonl")
+    (context,) = session.contexts
+    (ours,) = [m for m in context.messages if "was modified, either by the user" in str(m.get("content"))]
+    sed = context.messages.index(ours) - 1
+    assert "sed -i" in json.dumps(context.messages[sed - 1].get("tool_calls"))
+    counter = counter_for("cl100k_base", "anthropic")  # the fake counts each request in cl100k
+    assert counter(ours["content"]) == pytest.approx(counter(changed.strip()), rel=0.03)
+    calibration = calibrate(session, "claude-code")
+    assert calibration.held_out.p90 < 0.01 and sed not in calibration.unlogged_of("main")
+
+
+def test_only_an_in_place_editor_names_the_files_it_edits():
+    edited = claude_code_files.edited_in_place
+    assert edited("sed -i '1i // top' lib.ts", "/p")[-1] == "/p/lib.ts"
+    assert edited("npm test && perl -pi -e 's/a/b/' src/x.py", "/p")[-1] == "/p/src/x.py"
+    assert edited("sed -i.bak -e s/x/y/ a.ts | cat", "/p")[-1] == "/p/a.ts"
+    assert edited("sed -n 1,5p a.ts", "/p") == edited("perl -MList::Util -e 1 a.ts", "/p") == []
