@@ -3,7 +3,7 @@ written out here as it was, byte for byte: on generated text and on every string
 
 The line break between two token characters (``redact._BREAK``), a base64 run (``_BASE64_RUN`` and the
 check beside it) and a wrapped one (``_BASE64_LINES``), each found a token at a time (``redact.base64_runs``,
-``redact.wrapped_base64_runs``), the booking-code pair gate of the ledger, the gates of the AWS secret row and of the
+``redact.wrapped_base64_runs``, the latter behind a gate), a URL-encoded run behind a gate (``redact.percent_runs``), the booking-code pair gate of the ledger, the gates of the AWS secret row and of the
 key-body row, the Discord row tried near its gate only (``Row.lead``), and the exit-code gate of the sections.
 """
 
@@ -54,6 +54,7 @@ def assert_alike(text: str) -> None:
     assert _runs_now(text) == [run.span() for run in OLD_BASE64_RUN.finditer(text)], text
     assert list(redact.base64_runs(text)) == [run.span() for run in redact._BASE64_RUN.finditer(text)], text
     assert list(redact.wrapped_base64_runs(text)) == [run.span() for run in OLD_BASE64_LINES.finditer(text)], text
+    assert list(redact.percent_runs(text)) == [run.span() for run in redact._PERCENT_RUN.finditer(text)], text
     has_16 = redact._BASE64_16_FIRST.match(text) is not None or redact._BASE64_16.search(text) is not None
     assert has_16 == (re.search("[A-Za-z0-9+/_-]{16}", text) is not None), text
     assert list(ledger._lines_holding(ledger._ID_GATES[1], text)) == list(ledger._lines_holding(OLD_PAIR_GATE, text))
@@ -128,6 +129,12 @@ _PIECES = [
     "b" * 17 + "\\n  cdef",
     "\\n\t",
     "==x",
+    "%",
+    "%2F",
+    "50% ",
+    "%zz",
+    "a%4",
+    "\r\n",
 ]
 
 
