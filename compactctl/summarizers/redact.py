@@ -206,6 +206,7 @@ def percent_runs(text: str) -> Iterator[tuple[int, int]]:
         return iter(())
     return (run.span() for run in _PERCENT_RUN.finditer(text))
 
+
 _MAX_ENCODED = 16_384
 _MAX_DECODED = 262_144
 ENCODED_MARKER = MARKER.format("encoded-secret")

@@ -3,8 +3,10 @@ written out here as it was, byte for byte: on generated text and on every string
 
 The line break between two token characters (``redact._BREAK``), a base64 run (``_BASE64_RUN`` and the
 check beside it) and a wrapped one (``_BASE64_LINES``), each found a token at a time (``redact.base64_runs``,
-``redact.wrapped_base64_runs``, the latter behind a gate), a URL-encoded run behind a gate (``redact.percent_runs``), the booking-code pair gate of the ledger, the gates of the AWS secret row and of the
-key-body row, the Discord row tried near its gate only (``Row.lead``), and the exit-code gate of the sections.
+``redact.wrapped_base64_runs``, the latter behind a gate), a URL-encoded run behind a gate
+(``redact.percent_runs``), the booking-code pair gate of the ledger, the gates of the AWS secret row and of
+the key-body row, the Discord and CLI-token rows tried near their gates only (``Row.lead``), and the
+exit-code gate of the sections.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ OLD_BASE64_LINES = re.compile(
     r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}(?:(?:\r?\n|\\n)[ \t]*[A-Za-z0-9+/_-]{4,})+={0,2}"
 )
 OLD_PAIR_GATE = re.compile(r"\d[A-Z]|[A-Z]\d")
-GATED_ROWS = tuple(row for row in PATTERNS if row.kind in ("aws-secret-key", "key-body", "discord-token"))
+GATED_ROWS = tuple(row for row in PATTERNS if row.kind in ("aws-secret-key", "key-body", "discord-token", "cli-token"))
 UNGATED = tuple(dataclasses.replace(row, gate=None, lead=None) if row in GATED_ROWS else row for row in PATTERNS)
 
 
@@ -135,6 +137,12 @@ _PIECES = [
     "%zz",
     "a%4",
     "\r\n",
+    " --token=",
+    "\t-t ",
+    " -storepass ",
+    "\n-passin pass:",
+    "--api-key ",
+    " -",
 ]
 
 
