@@ -44,6 +44,9 @@ IMAGE_TOKENS_HIGH = 765
 MEMO_MAX_ENTRIES = 100_000
 MEMO_MAX_CHARS = 16_000_000  # about 64 MB of kept texts at most
 MEMO_DIGEST_ABOVE = 4096  # characters
+# The long texts whose digests are held by the text (``TokenCounter._digests``): a few, and a few MB.
+DIGESTS_HELD = 256
+DIGEST_CHARS_HELD = 4_000_000
 
 
 class TokenCounter:
@@ -57,6 +60,12 @@ class TokenCounter:
         self._encode_len = self._load_then_encode if encoding in TABLE_SHA256 else encoder_for(encoding)
         self._memo: dict[str | bytes, int] = {}
         self._memo_chars = 0  # characters of the texts the memo keeps as keys
+        # A long text's digest by the text object itself (kept alive beside it, so its id is its own):
+        # a file's long texts are counted again and again (before, trimmed, after, as the client resumes
+        # them), each time encoded and hashed whole for the memo's key (bastion's session: 292 K characters
+        # hashed for 122 K of texts).
+        self._digests: dict[int, tuple[str, bytes]] = {}
+        self._digest_chars = 0
 
     def __reduce__(self) -> tuple[type[TokenCounter], tuple[str, str]]:
         # Sent to another process (Ray) by what it counts with, not by its encoder: bpe-openai's
@@ -75,7 +84,16 @@ class TokenCounter:
     def __call__(self, text: str) -> int:
         key: str | bytes = text
         if len(text) > MEMO_DIGEST_ABOVE:
-            key = blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+            held = self._digests.get(id(text))
+            if held is not None and held[0] is text:
+                key = held[1]
+            else:
+                key = blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+                if len(self._digests) >= DIGESTS_HELD or self._digest_chars + len(text) > DIGEST_CHARS_HELD:
+                    self._digests.clear()
+                    self._digest_chars = 0
+                self._digests[id(text)] = (text, key)
+                self._digest_chars += len(text)
         count = self._memo.get(key)
         if count is None:
             if len(self._memo) >= MEMO_MAX_ENTRIES or self._memo_chars >= MEMO_MAX_CHARS:

@@ -99,6 +99,24 @@ def test_the_memo_starts_afresh_past_its_characters_and_counts_as_before(monkeyp
     assert counter(long) == fresh(long) and long not in counter._memo
 
 
+def test_a_long_text_is_hashed_once_per_object_and_an_equal_one_counts_the_same(monkeypatch):
+    import compactctl.tokens as tokens
+
+    hashed = []
+    real = tokens.blake2b
+    monkeypatch.setattr(tokens, "blake2b", lambda data, **kw: hashed.append(len(data)) or real(data, **kw))
+    monkeypatch.setattr(tokens, "DIGESTS_HELD", 2)
+    counter = TokenCounter("approx")
+    long = "a long tool output line\n" * 400
+    copy = "".join(["a long tool output line\n" * 200, "a long tool output line\n" * 200])
+    assert copy == long and copy is not long
+    assert [counter(long) for _ in range(3)] == [counter(copy)] * 3
+    assert len(hashed) == 2  # once for each object, not at each count
+    others = ["other text, " * 400 + str(n) for n in range(3)]  # past DIGESTS_HELD: held afresh
+    assert [counter(t) for t in others] == [TokenCounter("approx")(t) for t in others]
+    assert len(counter._digests) <= 2 and counter(long) == counter(copy)
+
+
 def test_approx_is_chars_over_four():
     counter = TokenCounter("approx")
     assert counter("abcdefgh") == 2

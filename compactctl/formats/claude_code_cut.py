@@ -70,7 +70,10 @@ def resumed_cut(messages: list[Message], values: Sequence[Any]) -> list[Message]
         for call_id in found.call_ids if found is not None else ():
             cut.setdefault(call_id, found.stand_in)  # type: ignore[union-attr]
         message = value.get("message") if value.get("type") == "user" else None
-        for block in message.get("content") or [] if isinstance(message, dict) else []:
+        blocks = message.get("content") or [] if isinstance(message, dict) else []
+        if isinstance(blocks, str):  # a prompt's text: no result in it (its characters were each looked at)
+            continue
+        for block in blocks:
             if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("is_error") is True:
                 errors.add(str(block.get("tool_use_id")))
     if not cut:

@@ -181,12 +181,32 @@ def base64_runs(text: str) -> Iterator[tuple[int, int]]:
 
 
 def wrapped_base64_runs(text: str) -> Iterator[tuple[int, int]]:
-    """The spans ``_BASE64_LINES.finditer(text)`` gives."""
+    """The spans ``_BASE64_LINES.finditer(text)`` gives (none where ``_WRAP_GATE`` finds nothing)."""
+    if _WRAP_GATE.search(text) is None:
+        return iter(())
     return _matches(_TO_BASE64_LINES, text)
+
+
+# Every wrapped run holds a line break (\r\n, \n, or the two characters \\n) right after sixteen of the
+# class: looked for first, led by the break's first character (a class the engine skips to), the sixteen
+# read behind it. Most texts hold none, and are not crossed a token at a time by _TO_BASE64_LINES.
+_WRAP_GATE = lazyre.compile(r"[\r\n\\](?<=[A-Za-z0-9+/_-]{16}[\r\n\\])(?:(?<=\r)\n|(?<=\n)|(?<=\\)n)")
 
 
 _LINE_BREAK = lazyre.compile(r"(?:\r?\n|\\n)[ \t]*")
 _PERCENT_RUN = lazyre.compile(r"[^\s\"'<>&?=]*%[0-9A-Fa-f]{2}[^\s\"'<>&]*")
+# Every URL-encoded run holds a % and two hex digits, found by a fast scan for the "%": a text with
+# a "%" but none of them (50%, %s) is not tried at every character by _PERCENT_RUN.
+_PERCENT_GATE = lazyre.compile(r"%[0-9A-Fa-f]{2}")
+
+
+def percent_runs(text: str) -> Iterator[tuple[int, int]]:
+    """The spans ``_PERCENT_RUN.finditer(text)`` gives."""
+    if _PERCENT_GATE.search(text) is None:
+        return iter(())
+    return (run.span() for run in _PERCENT_RUN.finditer(text))
+
+
 _MAX_ENCODED = 16_384
 _MAX_DECODED = 262_144
 ENCODED_MARKER = MARKER.format("encoded-secret")
@@ -256,7 +276,7 @@ def _redact_encoded(text: str, depth: int) -> tuple[str, int]:
         if (not base64 and "%" not in text) or (base64 and not runs):
             continue
         decode = _decoded_base64 if base64 else _decoded_percent
-        spans = base64_runs(text) if base64 else (run.span() for run in _PERCENT_RUN.finditer(text))
+        spans = base64_runs(text) if base64 else percent_runs(text)
         pieces: list[str] = []
         last = 0
         for start, end in spans:

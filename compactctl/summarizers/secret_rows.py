@@ -332,14 +332,20 @@ PATTERNS: tuple[Row, ...] = (
         keys=("mysql",),
     ),
     _labelled("cli-password", r"\bsshpass\s+-p\s*", r"[^\s\"'\\]+", keys=("sshpass",)),
-    _labelled(
-        "cli-token",
-        r"(?:\s--(?:[a-z0-9]+-)*(?:token|password|passwd|pass|api-key|apikey|secret|credentials?)(?:-(?:key|value))?"
-        r"[= ]\s*|\s-t\s+(?=dop_|[A-Za-z0-9_-]{30})"
-        r"|\s-(?:storepass|keypass|srcstorepass|deststorepass|srckeypass|destkeypass)\s+|\s-pass(?:in|out)\s+pass:)"
-        r"[\"']?",
-        r"(?!-)[^\s\"']{6,}",
-        keys=("--", "-t ", "pass"),
+    # Every match starts at a space before a dash: tried there only (the gate, led by a class the engine
+    # skips to), not at every character, as the alternation of the pattern's head gives the engine none.
+    dataclasses.replace(
+        _labelled(
+            "cli-token",
+            r"(?:\s--(?:[a-z0-9]+-)*(?:token|password|passwd|pass|api-key|apikey|secret|credentials?)(?:-(?:key|value))?"
+            r"[= ]\s*|\s-t\s+(?=dop_|[A-Za-z0-9_-]{30})"
+            r"|\s-(?:storepass|keypass|srcstorepass|deststorepass|srckeypass|destkeypass)\s+|\s-pass(?:in|out)\s+pass:)"
+            r"[\"']?",
+            r"(?!-)[^\s\"']{6,}",
+            keys=("--", "-t ", "pass"),
+            gate=r"\s-",
+        ),
+        lead=0,
     ),
     # A password piped into a registry login: echo 'PW' | docker login --password-stdin.
     _labelled(

@@ -3,8 +3,10 @@ written out here as it was, byte for byte: on generated text and on every string
 
 The line break between two token characters (``redact._BREAK``), a base64 run (``_BASE64_RUN`` and the
 check beside it) and a wrapped one (``_BASE64_LINES``), each found a token at a time (``redact.base64_runs``,
-``redact.wrapped_base64_runs``), the booking-code pair gate of the ledger, the gates of the AWS secret row and of the
-key-body row, the Discord row tried near its gate only (``Row.lead``), and the exit-code gate of the sections.
+``redact.wrapped_base64_runs``, the latter behind a gate), a URL-encoded run behind a gate
+(``redact.percent_runs``), the booking-code pair gate of the ledger, the gates of the AWS secret row and of
+the key-body row, the Discord and CLI-token rows tried near their gates only (``Row.lead``), and the
+exit-code gate of the sections.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ OLD_BASE64_LINES = re.compile(
     r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}(?:(?:\r?\n|\\n)[ \t]*[A-Za-z0-9+/_-]{4,})+={0,2}"
 )
 OLD_PAIR_GATE = re.compile(r"\d[A-Z]|[A-Z]\d")
-GATED_ROWS = tuple(row for row in PATTERNS if row.kind in ("aws-secret-key", "key-body", "discord-token"))
+GATED_ROWS = tuple(row for row in PATTERNS if row.kind in ("aws-secret-key", "key-body", "discord-token", "cli-token"))
 UNGATED = tuple(dataclasses.replace(row, gate=None, lead=None) if row in GATED_ROWS else row for row in PATTERNS)
 
 
@@ -54,6 +56,7 @@ def assert_alike(text: str) -> None:
     assert _runs_now(text) == [run.span() for run in OLD_BASE64_RUN.finditer(text)], text
     assert list(redact.base64_runs(text)) == [run.span() for run in redact._BASE64_RUN.finditer(text)], text
     assert list(redact.wrapped_base64_runs(text)) == [run.span() for run in OLD_BASE64_LINES.finditer(text)], text
+    assert list(redact.percent_runs(text)) == [run.span() for run in redact._PERCENT_RUN.finditer(text)], text
     has_16 = redact._BASE64_16_FIRST.match(text) is not None or redact._BASE64_16.search(text) is not None
     assert has_16 == (re.search("[A-Za-z0-9+/_-]{16}", text) is not None), text
     assert list(ledger._lines_holding(ledger._ID_GATES[1], text)) == list(ledger._lines_holding(OLD_PAIR_GATE, text))
@@ -128,6 +131,18 @@ _PIECES = [
     "b" * 17 + "\\n  cdef",
     "\\n\t",
     "==x",
+    "%",
+    "%2F",
+    "50% ",
+    "%zz",
+    "a%4",
+    "\r\n",
+    " --token=",
+    "\t-t ",
+    " -storepass ",
+    "\n-passin pass:",
+    "--api-key ",
+    " -",
 ]
 
 

@@ -72,3 +72,27 @@ _PIECES = st.sampled_from(
 @given(st.lists(_PIECES, max_size=40).map("".join))
 def test_shared_starts_redact_as_each_row_alone(text: str) -> None:
     assert redact_rows(text) == _rows_alone(text)
+
+
+_LINE_PIECES = st.sampled_from(["ghp_", "sk-", "-----BEGIN ", "Token", "pass", "AKIA", "x", " ", "é", "→", "%", "gl"])
+_LINES = st.lists(st.text(alphabet=st.characters(codec="utf-8"), max_size=8) | _LINE_PIECES, max_size=6).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_LINES, min_size=1, max_size=120), st.lists(_LINES, max_size=40), st.booleans())
+def test_a_long_texts_keys_are_those_it_holds_whatever_lines_were_seen(
+    lines: list[str], seen: list[str], folded: bool
+) -> None:
+    """``held`` of a long text, its lines looked in together where the memo has not seen them: the keys
+    the text holds, whichever of its lines an earlier text had (the memo), and the memo's lines' own."""
+    table = row_index(TOKEN_ROWS)
+    memo = table._lines_held[folded]
+    memo.clear()
+    text = "\n".join(["y" * 520, *lines])  # over LINES_ABOVE: read line by line
+    text = text.lower() if folded else text
+    earlier = "\n".join(["z" * 520, *seen])
+    table.held(earlier.lower() if folded else earlier, folded)
+    keys = table.folded_keys if folded else table.exact_keys
+    assert table.held(text, folded) == sorted(key for key in keys if key in text)
+    for line, held in memo.items():
+        assert set(held) == {key for key in keys if key in line}
