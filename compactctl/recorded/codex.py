@@ -64,7 +64,7 @@ from compactctl.recorded import (
     with_subagents,
 )
 from compactctl.recorded.codex_agents import child_rollouts, first_meta, kind_of, side_calls_said
-from compactctl.recorded.codex_copies import history_id, with_copy_keys
+from compactctl.recorded.codex_copies import copied_compactions, history_id, with_copy_keys
 from compactctl.recorded.codex_unrecorded import carries_memories, memories_note, title_note
 from compactctl.transcript import Message, is_compactctl_summary
 
@@ -133,6 +133,7 @@ class _Rollout:
         self.records_begun: int | None = None
         self.recorded_thread_total: ApiUsage | None = None
         self.compaction_usage: list[ApiUsage] = []  # recorded (token_usage_record)
+        self.compaction_at: list[int] = []  # the calls made before each of those
         # The model a turn's settings name before its turn_context (Codex 0.171's thread_settings_applied):
         # a compaction at the turn's start runs on it, as a model switched for the turn does.
         self.next_model: str | None = None
@@ -255,6 +256,7 @@ class _Rollout:
         # a fork that compacts before its first turn, with no call in the file yet) is the compaction's.
         if usage is not None and len(self.calls) == (self.records_begun or 0):
             self.compaction_usage.append(usage)  # wrote no response item: the compaction's summarizing call
+            self.compaction_at.append(len(self.calls))
             if self.next_model is not None:
                 self.turn_start_compactions.append((len(self.compaction_models), self.model, self.comp_hash))
             self.compaction_models.append((self.next_model or self.model, usage))
@@ -425,7 +427,10 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
     children = _subagents(path, meta_id, last_stamp) if meta_id and rollout.continues is None else []
     context = RecordedContext("main", messages, calls, compactions, resumes)
     unpaired = rollout.unpaired
-    for usage in rollout.compaction_usage:
+    # A compaction among the calls another file of the run bills is that file's too (a copy holds its lines).
+    copies = copied_compactions(rollout.compaction_at, calls, shared)
+    compaction_usage = [u for n, u in enumerate(rollout.compaction_usage) if n not in copies]
+    for usage in compaction_usage:
         unpaired = usage if unpaired is None else unpaired + usage
     own = RecordedSession(
         NAME,
@@ -439,10 +444,10 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         shared_with=tuple(sorted(set(shared.values()))),
         unpaired=unpaired,
         unheld_calls=rollout.unheld_calls,
-        compaction_calls=len(rollout.compaction_usage) + len(rollout.compaction_estimates),
+        compaction_calls=len(compaction_usage) + len(rollout.compaction_estimates),
         compaction_estimate=sum(rollout.compaction_estimates, ApiUsage(0)) if rollout.compaction_estimates else None,
         compaction_calls_estimated=len(rollout.compaction_estimates),
-        priced_apart=tuple(rollout.compaction_models),
+        priced_apart=tuple(m for n, m in enumerate(rollout.compaction_models) if n not in copies),
         estimated_apart=tuple(rollout.estimated_models),
         context_window=rollout.context_window,
         forked_from=rollout.forked_from,
