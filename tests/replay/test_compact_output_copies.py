@@ -39,3 +39,40 @@ def test_a_codex_compaction_the_output_copies_is_billed_once(name: str, tmp_path
     alone = _bill(path)
     assert _bill(out) == alone
     assert _bill(path, out) == alone
+
+
+@pytest.mark.parametrize(
+    ("name", "steps"),
+    [
+        ("gemini-cli-0.61.0.jsonl", ()),  # unchanged: the output is a copy of the file
+        ("gemini-cli-0.61.0.jsonl", ("-s", "window", "--keep-recent", "2")),
+        ("gemini-cli-0.61.0-usage.jsonl", ("-s", "window", "--keep-recent", "2")),
+    ],
+    ids=["copy", "window", "usage-window"],
+)
+def test_a_gemini_output_bills_the_originals_calls_once(name: str, steps: tuple[str, ...], tmp_path: Path) -> None:
+    """Plain ``compact`` of a Gemini CLI chat keeps every line and appends its list (a ``$set`` of ``messages``).
+    Before, the output with the original billed every call twice (gemini-cli-0.61.0: 6 calls $0.142028 for 3
+    $0.071014), and a list with no summary (``-s window``) read as a saved chat loaded, its calls off the thread:
+    1 call $0.02355 alone."""
+    path = REAL / name
+    out = _compacted(path, tmp_path / name, *steps)
+    alone = _bill(path)
+    assert _bill(out) == alone
+    assert _bill(path, out) == alone
+
+
+def test_compactctls_gemini_list_with_no_summary_is_its_compaction_and_makes_no_call(tmp_path: Path) -> None:
+    from compactctl.formats.records import parse_records
+    from compactctl.recorded import COMPACTCTL, gemini
+
+    path = REAL / "gemini-cli-0.61.0-usage.jsonl"
+    out = _compacted(path, tmp_path / path.name, "-s", "window", "--keep-recent", "2")
+    original = gemini.read(parse_records(path.read_bytes(), str(path))[0], str(path))
+    session = gemini.read(parse_records(out.read_bytes(), str(out))[0], str(out))
+    (before,), (context,) = original.contexts, session.contexts
+    assert [c.trigger for c in context.compactions] == [*(c.trigger for c in before.compactions), COMPACTCTL]
+    # The client's own compressions' calls, estimated, are the original's; compactctl's made none.
+    assert session.compaction_calls == original.compaction_calls
+    assert session.compaction_estimate == original.compaction_estimate
+    assert session.off_thread == original.off_thread == ()
