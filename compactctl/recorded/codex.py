@@ -64,7 +64,7 @@ from compactctl.recorded import (
     with_subagents,
 )
 from compactctl.recorded.codex_agents import child_rollouts, first_meta, kind_of, side_calls_said
-from compactctl.recorded.codex_copies import copied_compactions, history_id, with_copy_keys
+from compactctl.recorded.codex_copies import copied_unpaired, history_id, with_copy_keys
 from compactctl.recorded.codex_unrecorded import carries_memories, memories_note, title_note
 from compactctl.transcript import Message, is_compactctl_summary
 
@@ -126,8 +126,7 @@ class _Rollout:
         self.counts: list[tuple[int, ApiUsage | None]] = []  # (calls begun before it, usage) per changed count
         self.last_total: dict[str, Any] | None = None
         self.reported_total: ApiUsage | None = None
-        self.unpaired: ApiUsage | None = None
-        self.unheld_calls = 0  # the responses in ``unpaired``
+        self.unheld: list[tuple[int, ApiUsage]] = []  # responses counted, never written: (calls before, usage)
         self.resumes: list[int] = []
         # token_usage_record (0.171+): calls begun at the last one, the compaction calls it showed.
         self.records_begun: int | None = None
@@ -309,8 +308,7 @@ class _Rollout:
                 self.calls[index] = dataclasses.replace(self.calls[index], usage=usage)
             elif usage is not None:
                 # A count whose response was never written (the session was cut after it).
-                self.unpaired = usage if self.unpaired is None else self.unpaired + usage
-                self.unheld_calls += 1
+                self.unheld.append((begun, usage))
         for index, usage in self.recorded_usage.items():
             call = self.calls[index]
             if call.usage is None:  # no token_count for it: the run stopped first
@@ -426,12 +424,13 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
     # A revert's rollout goes on from the thread's first, which reads the thread's subagents.
     children = _subagents(path, meta_id, last_stamp) if meta_id and rollout.continues is None else []
     context = RecordedContext("main", messages, calls, compactions, resumes)
-    unpaired = rollout.unpaired
-    # A compaction among the calls another file of the run bills is that file's too (a copy holds its lines).
-    copies = copied_compactions(rollout.compaction_at, calls, shared)
+    # A compaction, or a response never written, among the calls another file of the run bills is that file's too (a
+    # copy holds its lines).
+    copies = copied_unpaired(rollout.compaction_at, calls, shared)
     compaction_usage = [u for n, u in enumerate(rollout.compaction_usage) if n not in copies]
-    for usage in compaction_usage:
-        unpaired = usage if unpaired is None else unpaired + usage
+    copied_unheld = copied_unpaired([at for at, _ in rollout.unheld], calls, shared)
+    unheld = [u for n, (_, u) in enumerate(rollout.unheld) if n not in copied_unheld]
+    unpaired = sum([*unheld, *compaction_usage], ApiUsage(0)) if unheld or compaction_usage else None
     own = RecordedSession(
         NAME,
         [context],
@@ -443,7 +442,7 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         shared_calls=len(shared),
         shared_with=tuple(sorted(set(shared.values()))),
         unpaired=unpaired,
-        unheld_calls=rollout.unheld_calls,
+        unheld_calls=len(unheld),
         compaction_calls=len(compaction_usage) + len(rollout.compaction_estimates),
         compaction_estimate=sum(rollout.compaction_estimates, ApiUsage(0)) if rollout.compaction_estimates else None,
         compaction_calls_estimated=len(rollout.compaction_estimates),

@@ -36,10 +36,11 @@ def with_copy_keys(
     return keyed, shared
 
 
-def copied_compactions(at: list[int], calls: list[RecordedCall], shared: Mapping[str, str]) -> set[int]:
-    """The recorded compaction calls (by index; ``at``: the calls made before each) that are copies of another file's:
-    the call after one is a copy of a call that file bills, or, for one at the end, the call before it (plain
-    ``compact``'s output holds the original's lines, its compactions too, then compactctl's ``compacted`` line)."""
+def copied_unpaired(at: list[int], calls: list[RecordedCall], shared: Mapping[str, str]) -> set[int]:
+    """The billed calls no message holds (the compactions' own, responses counted and never written; by index, ``at``:
+    the calls made before each) that are copies of another file's: the call after one is a copy of a call that file
+    bills, or, for one at the end, the call before it (plain ``compact``'s output holds the original's lines, these
+    too, then compactctl's ``compacted`` line)."""
     copied = [call.copy_key in shared for call in calls]
     return {
         n
