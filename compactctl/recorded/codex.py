@@ -422,7 +422,7 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         compactions = compactions[:compacted]
     resumes = sorted(r for r in set(rollout.resumes) if r < len(calls))
     # A revert's rollout goes on from the thread's first, which reads the thread's subagents.
-    children = _subagents(path, meta_id, last_stamp) if meta_id and rollout.continues is None else []
+    children = _subagents(path, meta_id, last_stamp, run) if meta_id and rollout.continues is None else []
     context = RecordedContext("main", messages, calls, compactions, resumes)
     # A compaction, or a response never written, among the calls another file of the run bills is that file's too (a
     # copy holds its lines).
@@ -463,9 +463,11 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
     return side_calls_said(with_subagents(own, [(name, child) for name, child, _ in children]), children, meta)
 
 
-def _subagents(path: str, thread: str, last: float | None) -> list[tuple[str, RecordedSession, str | None]]:
+def _subagents(
+    path: str, thread: str, last: float | None, run: InRun = ALONE
+) -> list[tuple[str, RecordedSession, str | None]]:
     """The rollouts of the agents the thread spawned (``codex_agents``), each read, by its agent path (Codex's own
-    subagents by their kind: ``guardian``), with that kind."""
+    subagents by their kind: ``guardian``), with that kind; ``run``: a copy's subagents are copies too."""
     from datetime import UTC, datetime
 
     from compactctl.formats.records import parse_records
@@ -480,7 +482,7 @@ def _subagents(path: str, thread: str, last: float | None) -> list[tuple[str, Re
         meta = first_meta(child)
         kind = kind_of(meta)
         name = meta.get("agent_path") if isinstance(meta.get("agent_path"), str) else kind or meta.get("id", child.stem)
-        found.append((str(name), read(records, str(child)), kind))
+        found.append((str(name), read(records, str(child), run), kind))
     return found
 
 

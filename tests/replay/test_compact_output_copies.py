@@ -76,3 +76,15 @@ def test_compactctls_gemini_list_with_no_summary_is_its_compaction_and_makes_no_
     assert session.compaction_calls == original.compaction_calls
     assert session.compaction_estimate == original.compaction_estimate
     assert session.off_thread == original.off_thread == ()
+
+
+def test_a_copy_of_a_codex_thread_with_its_subagent_bills_the_subagents_calls_once(tmp_path: Path) -> None:
+    """The real 0.171.0's root rollout and its subagent's (tests/recorded/data/codex-0.171.0-subagent), and compact's
+    output of the folder: the root's copy read its subagent's copy as its own, not a copy. Before: 7 calls $0.391525
+    for the 5 served, $0.28787."""
+    folder = REAL.parents[2] / "recorded" / "data" / "codex-0.171.0-subagent"
+    out = _compacted(folder, tmp_path / folder.name)
+    alone = _bill(folder)
+    assert alone[0] == 5
+    assert _bill(out) == alone
+    assert _bill(folder, out) == alone
