@@ -14,7 +14,7 @@ file on its own. For each input it checks, and prints one table row per violatio
    calibration error (``api.calibration.error.held_out``) median <= 2 % and p90 <= 5 %.
 2. report: ``compact IN -o OUT --json`` (the default steps, and ``-s window --keep-recent 2``, which changes a file
    of any size), then ``report IN OUT --json``: report's after-tokens are compact's; API-valid is never false
-   before, nor after where it was true before (every input here is a file its client accepted).
+   before, nor after where it was true before (every input here but ``REFUSED`` is a file its client accepted).
 3. replay of the output: ``replay OUT`` alone bills the calls and cost ``replay IN`` alone does (the output still
    holds the calls made before the compaction, and the copies compactctl made are not billed again), and
    ``replay IN OUT`` together bills IN's bill once.
@@ -54,6 +54,8 @@ UNRECORDED_CALLERS = {"memory", "memory_consolidation", "thread_title"}  # serve
 SIDECARS = (".served.json", ".sessions.json", ".requests.json", ".reminder.json")
 BILL_TOLERANCE = 0.005
 HELD_OUT_MEDIAN, HELD_OUT_P90 = 0.02, 0.05
+# Files their client refused, kept to show the check says so (docs/validity.md): API-valid "no" before is right there.
+REFUSED = {"claude-code-2.1.332-window-opens-on-assistant.jsonl"}
 STRATEGIES: dict[str, list[str]] = {"default": [], "window2": ["-s", "window", "--keep-recent", "2"]}
 
 
@@ -190,9 +192,9 @@ def check(path: Path, tmp: Path) -> list[Violation]:
                 violation(f"2 after {label}", f"compact/report tokens_after {wrong}")
             for f in reported["files"]:
                 where = _rel(f["file"], path) if path.is_dir() else ""
-                if f.get("valid_before") is False:
+                if f.get("valid_before") is False and path.name not in REFUSED:
                     violation(f"2 api-valid {label}", f"{where} before: {f.get('violation_before')}")
-                elif f.get("valid_after") is False:
+                elif f.get("valid_after") is False and f.get("valid_before") is not False:
                     violation(f"2 api-valid {label}", f"{where} after: {f.get('violation_after')}")
         if has_bill:
             code, again, error = run("replay", str(out), "--json", "-q", "-j", "1")
