@@ -64,7 +64,7 @@ from compactctl.recorded import (
     with_subagents,
 )
 from compactctl.recorded.codex_agents import child_rollouts, first_meta, kind_of, side_calls_said
-from compactctl.recorded.codex_copies import history_id, with_copy_keys
+from compactctl.recorded.codex_copies import copied_unpaired, history_id, with_copy_keys
 from compactctl.recorded.codex_unrecorded import carries_memories, memories_note, title_note
 from compactctl.transcript import Message, is_compactctl_summary
 
@@ -126,13 +126,13 @@ class _Rollout:
         self.counts: list[tuple[int, ApiUsage | None]] = []  # (calls begun before it, usage) per changed count
         self.last_total: dict[str, Any] | None = None
         self.reported_total: ApiUsage | None = None
-        self.unpaired: ApiUsage | None = None
-        self.unheld_calls = 0  # the responses in ``unpaired``
+        self.unheld: list[tuple[int, ApiUsage]] = []  # responses counted, never written: (calls before, usage)
         self.resumes: list[int] = []
         # token_usage_record (0.171+): calls begun at the last one, the compaction calls it showed.
         self.records_begun: int | None = None
         self.recorded_thread_total: ApiUsage | None = None
         self.compaction_usage: list[ApiUsage] = []  # recorded (token_usage_record)
+        self.compaction_at: list[int] = []  # the calls made before each of those
         # The model a turn's settings name before its turn_context (Codex 0.171's thread_settings_applied):
         # a compaction at the turn's start runs on it, as a model switched for the turn does.
         self.next_model: str | None = None
@@ -255,6 +255,7 @@ class _Rollout:
         # a fork that compacts before its first turn, with no call in the file yet) is the compaction's.
         if usage is not None and len(self.calls) == (self.records_begun or 0):
             self.compaction_usage.append(usage)  # wrote no response item: the compaction's summarizing call
+            self.compaction_at.append(len(self.calls))
             if self.next_model is not None:
                 self.turn_start_compactions.append((len(self.compaction_models), self.model, self.comp_hash))
             self.compaction_models.append((self.next_model or self.model, usage))
@@ -307,8 +308,7 @@ class _Rollout:
                 self.calls[index] = dataclasses.replace(self.calls[index], usage=usage)
             elif usage is not None:
                 # A count whose response was never written (the session was cut after it).
-                self.unpaired = usage if self.unpaired is None else self.unpaired + usage
-                self.unheld_calls += 1
+                self.unheld.append((begun, usage))
         for index, usage in self.recorded_usage.items():
             call = self.calls[index]
             if call.usage is None:  # no token_count for it: the run stopped first
@@ -422,11 +422,15 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         compactions = compactions[:compacted]
     resumes = sorted(r for r in set(rollout.resumes) if r < len(calls))
     # A revert's rollout goes on from the thread's first, which reads the thread's subagents.
-    children = _subagents(path, meta_id, last_stamp) if meta_id and rollout.continues is None else []
+    children = _subagents(path, meta_id, last_stamp, run) if meta_id and rollout.continues is None else []
     context = RecordedContext("main", messages, calls, compactions, resumes)
-    unpaired = rollout.unpaired
-    for usage in rollout.compaction_usage:
-        unpaired = usage if unpaired is None else unpaired + usage
+    # A compaction, or a response never written, among the calls another file of the run bills is that file's too (a
+    # copy holds its lines).
+    copies = copied_unpaired(rollout.compaction_at, calls, shared)
+    compaction_usage = [u for n, u in enumerate(rollout.compaction_usage) if n not in copies]
+    copied_unheld = copied_unpaired([at for at, _ in rollout.unheld], calls, shared)
+    unheld = [u for n, (_, u) in enumerate(rollout.unheld) if n not in copied_unheld]
+    unpaired = sum([*unheld, *compaction_usage], ApiUsage(0)) if unheld or compaction_usage else None
     own = RecordedSession(
         NAME,
         [context],
@@ -438,11 +442,11 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         shared_calls=len(shared),
         shared_with=tuple(sorted(set(shared.values()))),
         unpaired=unpaired,
-        unheld_calls=rollout.unheld_calls,
-        compaction_calls=len(rollout.compaction_usage) + len(rollout.compaction_estimates),
+        unheld_calls=len(unheld),
+        compaction_calls=len(compaction_usage) + len(rollout.compaction_estimates),
         compaction_estimate=sum(rollout.compaction_estimates, ApiUsage(0)) if rollout.compaction_estimates else None,
         compaction_calls_estimated=len(rollout.compaction_estimates),
-        priced_apart=tuple(rollout.compaction_models),
+        priced_apart=tuple(m for n, m in enumerate(rollout.compaction_models) if n not in copies),
         estimated_apart=tuple(rollout.estimated_models),
         context_window=rollout.context_window,
         forked_from=rollout.forked_from,
@@ -459,9 +463,11 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
     return side_calls_said(with_subagents(own, [(name, child) for name, child, _ in children]), children, meta)
 
 
-def _subagents(path: str, thread: str, last: float | None) -> list[tuple[str, RecordedSession, str | None]]:
+def _subagents(
+    path: str, thread: str, last: float | None, run: InRun = ALONE
+) -> list[tuple[str, RecordedSession, str | None]]:
     """The rollouts of the agents the thread spawned (``codex_agents``), each read, by its agent path (Codex's own
-    subagents by their kind: ``guardian``), with that kind."""
+    subagents by their kind: ``guardian``), with that kind; ``run``: a copy's subagents are copies too."""
     from datetime import UTC, datetime
 
     from compactctl.formats.records import parse_records
@@ -476,7 +482,7 @@ def _subagents(path: str, thread: str, last: float | None) -> list[tuple[str, Re
         meta = first_meta(child)
         kind = kind_of(meta)
         name = meta.get("agent_path") if isinstance(meta.get("agent_path"), str) else kind or meta.get("id", child.stem)
-        found.append((str(name), read(records, str(child)), kind))
+        found.append((str(name), read(records, str(child), run), kind))
     return found
 
 

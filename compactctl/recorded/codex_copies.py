@@ -36,6 +36,19 @@ def with_copy_keys(
     return keyed, shared
 
 
+def copied_unpaired(at: list[int], calls: list[RecordedCall], shared: Mapping[str, str]) -> set[int]:
+    """The billed calls no message holds (the compactions' own, responses counted and never written; by index, ``at``:
+    the calls made before each) that are copies of another file's: the call after one is a copy of a call that file
+    bills, or, for one at the end, the call before it (plain ``compact``'s output holds the original's lines, these
+    too, then compactctl's ``compacted`` line)."""
+    copied = [call.copy_key in shared for call in calls]
+    return {
+        n
+        for n, before in enumerate(at)
+        if (before < len(calls) and copied[before]) or (before == len(calls) and before > 0 and copied[before - 1])
+    }
+
+
 def history_id(path: str, thread: str) -> str:
     """The id a later rollout's ``history_base`` names this one's lines by: the thread's for its first rollout, and
     for each one a ``thread/revert`` wrote (``rollout-<time>-<thread>_<id>.jsonl``; its ``session_meta`` names the

@@ -26,6 +26,8 @@ What Gemini CLI writes (0.61, ``packages/core/src/services/chatRecordingService.
   the records it has just written (``/chat resume TAG`` loading a chat ``/chat save`` kept, measured
   with the real 0.61 client: the saved history written as new records, then a ``$set`` of them
   alone), the history is replaced as by a compression, but no call made the new list: no estimate.
+  A list of records already written, the history's start cut, that holds a call is compactctl's (``compact -s
+  window`` or masking, which write no summary): the client's loaded records carry no usage. A compaction, no call.
 - **The compression's own calls** (``chatCompressionService.compress``): a summary of the
   history it folds, sent with its own system prompt, then a second call asking the model to check
   that summary (the history, the summary, and the request again); neither is recorded. Each is
@@ -33,6 +35,8 @@ What Gemini CLI writes (0.61, ``packages/core/src/services/chatRecordingService.
   prompt, the summary (the new list's first new user message) as output.
 - **compactctl's copies.** ``compact --session`` writes a new session opening on a copy of the original's records:
   each ``gemini`` record with usage names the session that made it in ``compactctlCopiedFrom`` (billed there).
+  A copy of a chat in the run (a user's, or plain ``compact``'s output, which keeps every line) bills nothing: each
+  call is keyed by the session, its record's id and its usage (``replay.copies``).
 - **A cancelled turn** (Esc in the interactive client) writes its tool calls, cancelled, on a ``gemini`` record
   of their own with no ``tokens``: context the client keeps, no call (``kind: "harness"``).
 - A header record (``sessionId``, ``projectHash``, ``startTime``) written again is a resume:
@@ -45,14 +49,18 @@ What Gemini CLI writes (0.61, ``packages/core/src/services/chatRecordingService.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from compactctl import jsonbytes
+from compactctl.digests import blake2b
 from compactctl.errors import InputError
 from compactctl.formats.gemini import COPIED_FROM, converted
 from compactctl.formats.records import Record, annotate
 from compactctl.recorded import (
     ALONE,
+    COMPACTCTL,
     ApiUsage,
     InRun,
     RecordedCall,
@@ -113,6 +121,11 @@ class _Chat:
     resumes: list[int] = field(default_factory=list)  # thread lengths at which the client was started again
     headers: int = 0
     starting: bool = False  # a resume's header came and no list yet
+    session_id: str | None = None  # the header's: with a record's id, what tells a call in a copy of the file
+    # The compressions that are compactctl's list with no summary (``compact -s window``, masking): only the history
+    # already written, cut at its start; the client writes such a list only when it loads a saved chat, whose records
+    # it has just written with no usage.
+    ours: set[int] = field(default_factory=set)
 
     def message(self, value: dict[str, Any]) -> None:
         identifier = value["id"]
@@ -151,7 +164,7 @@ class _Chat:
         fresh = [i for i in new if i not in self.live and i not in threaded]
         if removed and not fresh and new == old[: len(new)]:
             self._drop(removed)  # the end cut: a turn rolled back
-        elif removed and not fresh and new == old[-len(new) :]:
+        elif removed and not fresh and new == old[-len(new) :] and not any(i in self.calls for i in new):
             # A saved chat loaded (``/chat resume TAG``): its messages written as new records, then the list
             # set to them alone. They replace the history, as a compression's do, but no call made them.
             self.thread = self.thread[: len(self.thread) - len(new)]
@@ -159,6 +172,8 @@ class _Chat:
             self.loads.add(len(self.compressions) - 1)
         elif removed:
             self.compressions.append((len(self.thread), new))  # the history replaced: a compression
+            if not fresh:
+                self.ours.add(len(self.compressions) - 1)
         else:
             self.thread += fresh  # only added (a resume's first list, an older chat's one document)
         self.live = {v["id"]: v for v in values}
@@ -196,6 +211,7 @@ def _chat(records: list[Record], path: str) -> _Chat:
                 chat.checkpoint(value["$set"]["messages"])
         elif isinstance(value.get("sessionId"), str):
             chat.header()
+            chat.session_id = chat.session_id or value["sessionId"]
             if isinstance(value.get("messages"), list):  # the older one-document chat
                 chat.checkpoint(value["messages"])
     return chat
@@ -222,7 +238,9 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
     for n, (message, unit) in enumerate(zip(messages, units, strict=True)):
         call = chat.calls.get(unit.record["id"])
         if message.get("role") == "assistant" and call is not None and first_at[unit.record["id"]] == n:
-            calls.append(RecordedCall(n, call.model, call.timestamp, call.usage, copied=call.made_in is not None))
+            key = copy_key(chat.session_id, unit.record["id"], call.usage)
+            copied = call.made_in is not None or key in run.billed_elsewhere  # a copy of the file in the run bills it
+            calls.append(RecordedCall(n, call.model, call.timestamp, call.usage, copied=copied, copy_key=key))
     placed = {units[c.position].record["id"] for c in calls}
     for identifier in chat.thread:
         if identifier in chat.calls and identifier not in placed:
@@ -248,6 +266,7 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         before = compactions[-1] if compactions else None
         folded = [*(before.replacement if before else []), *messages[before.position if before else 0 : at]]
         trigger = "load" if n in chat.loads else compaction_trigger(replacement[:2], "")  # after the start-up context
+        trigger = COMPACTCTL if n in chat.ours else trigger
         if not trigger:  # the client's compression call (a load or compactctl's summary made none)
             estimates += compression_estimate([m for m in folded if not any(m is k for k in replacement)], replacement)
         compactions.append(RecordedCompaction(at, calls_before(at), replacement, trigger=trigger))
@@ -258,6 +277,8 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         if i in chat.calls and i not in chat.thread
     )
     context = RecordedContext("main", messages, calls, compactions, resumes)
+    keys = [c.copy_key for c in calls if c.copy_key is not None]
+    shared = {key: run.billed_elsewhere[key] for key in keys if key in run.billed_elsewhere}
     own = RecordedSession(
         NAME,
         [context],
@@ -269,18 +290,29 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         compaction_calls_estimated=len(estimates),
         not_in_bill=(side_calls(messages, calls),),
         copied_from=tuple(sorted({c.made_in for c in chat.calls.values() if c.made_in is not None})),
+        shared_calls=len(shared),
+        shared_with=tuple(sorted(set(shared.values()))),
     )
-    return with_subagents(own, _subagents(path, records))
+    return with_subagents(own, _subagents(path, records, run))
 
 
-def _subagents(path: str, records: list[Record]) -> list[tuple[str, RecordedSession]]:
+def copy_key(session: str | None, record: str, usage: ApiUsage) -> str | None:
+    """``RecordedCall.copy_key`` of a response: the chat's session, the record's id and its usage, which a copy of the
+    file (a user's, or plain ``compact``'s output, which keeps every line and appends its list) repeats."""
+    if session is None:
+        return None
+    said = jsonbytes.dumps(dataclasses.astuple(usage))
+    return f"gemini {session} {record} {blake2b(said, digest_size=10).hexdigest()}"
+
+
+def _subagents(path: str, records: list[Record], run: InRun = ALONE) -> list[tuple[str, RecordedSession]]:
     """The chats of the subagents the session's calls started (``gemini_agents``), each read, by its agent's name."""
     from compactctl.formats.records import parse_records
 
     found = []
     for name, chat in subagent_chats(path, [r.value for r in records]):
         try:
-            found.append((name, read(parse_records(chat.read_bytes(), str(chat))[0], str(chat))))
+            found.append((name, read(parse_records(chat.read_bytes(), str(chat))[0], str(chat), run)))
         except (OSError, InputError):
             continue  # a subagent's chat that does not read is left out, not the session
     return found

@@ -79,3 +79,15 @@ def test_a_compaction_that_wrote_no_summary_is_compactctls_by_its_boundary(tmp_p
     assert [c.trigger for c in context.compactions] == [COMPACTCTL]
     (original,) = read_recorded("claude-code", parse_records(path.read_bytes(), str(path))[0], str(path)).contexts
     assert original.compactions == []
+
+
+def test_a_codex_response_counted_and_never_written_is_billed_once_with_the_output(tmp_path):
+    # kcosr's rollout counts a response it never wrote (a token_count with no response item: in the bill as unpaired
+    # usage); the output holds that line too. Before, the run billed it twice: 67 calls $0.539919 for 66 $0.532452.
+    path = SHARED_TRANSCRIPTS / "codex" / "kcosr__chat-to-html" / "codex.jsonl"
+    original, output = _replay(path, _compacted(path, tmp_path))
+    (alone,) = _replay(path)
+    assert alone["api"]["unpaired_cost"] > 0
+    assert original["api"]["bill_cost"] == pytest.approx(alone["api"]["bill_cost"], abs=1e-9)
+    assert output["api"]["bill_cost"] == 0
+    assert output["settings"][0]["calls"] == 0

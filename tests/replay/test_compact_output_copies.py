@@ -1,0 +1,90 @@
+"""``compact``'s output replayed with the session it was made from, on the real clients' own files
+(tests/formats/data/real-clients): the run bills the original's calls once, whichever file holds them
+(bench/consistency_sweep.py's check 3)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from compactctl.cli.main import app
+
+REAL = Path(__file__).parents[1] / "formats" / "data" / "real-clients"
+
+
+def _bill(*paths: Path) -> tuple[int, float]:
+    result = CliRunner().invoke(app, ["replay", *map(str, paths), "-t", "100000", "--json", "-q"])
+    assert result.exit_code == 0, result.output
+    rows = [r for f in orjson.loads(result.stdout)["files"] for r in f["settings"] if r.get("basis") == "bill"]
+    return sum(r["calls"] for r in rows), round(sum(r["cost"] for r in rows), 9)
+
+
+def _compacted(path: Path, out: Path, *steps: str) -> Path:
+    result = CliRunner().invoke(app, ["compact", str(path), "-o", str(out), "-q", "--write-unchanged", *steps])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+@pytest.mark.parametrize(
+    "name", ["codex-0.171.0-compacted.jsonl", "codex-0.171.0-switch-compaction.jsonl"], ids=lambda n: n[:-6]
+)
+def test_a_codex_compaction_the_output_copies_is_billed_once(name: str, tmp_path: Path) -> None:
+    """Codex records its compaction's own call (a ``token_usage_record`` with no response item); the output holds that
+    line as the original does. Before, the run billed it again: 3 calls $0.246405 for the original's $0.197045."""
+    path = REAL / name
+    out = _compacted(path, tmp_path / name)
+    alone = _bill(path)
+    assert _bill(out) == alone
+    assert _bill(path, out) == alone
+
+
+@pytest.mark.parametrize(
+    ("name", "steps"),
+    [
+        ("gemini-cli-0.61.0.jsonl", ()),  # unchanged: the output is a copy of the file
+        ("gemini-cli-0.61.0.jsonl", ("-s", "window", "--keep-recent", "2")),
+        ("gemini-cli-0.61.0-usage.jsonl", ("-s", "window", "--keep-recent", "2")),
+    ],
+    ids=["copy", "window", "usage-window"],
+)
+def test_a_gemini_output_bills_the_originals_calls_once(name: str, steps: tuple[str, ...], tmp_path: Path) -> None:
+    """Plain ``compact`` of a Gemini CLI chat keeps every line and appends its list (a ``$set`` of ``messages``).
+    Before, the output with the original billed every call twice (gemini-cli-0.61.0: 6 calls $0.142028 for 3
+    $0.071014), and a list with no summary (``-s window``) read as a saved chat loaded, its calls off the thread:
+    1 call $0.02355 alone."""
+    path = REAL / name
+    out = _compacted(path, tmp_path / name, *steps)
+    alone = _bill(path)
+    assert _bill(out) == alone
+    assert _bill(path, out) == alone
+
+
+def test_compactctls_gemini_list_with_no_summary_is_its_compaction_and_makes_no_call(tmp_path: Path) -> None:
+    from compactctl.formats.records import parse_records
+    from compactctl.recorded import COMPACTCTL, gemini
+
+    path = REAL / "gemini-cli-0.61.0-usage.jsonl"
+    out = _compacted(path, tmp_path / path.name, "-s", "window", "--keep-recent", "2")
+    original = gemini.read(parse_records(path.read_bytes(), str(path))[0], str(path))
+    session = gemini.read(parse_records(out.read_bytes(), str(out))[0], str(out))
+    (before,), (context,) = original.contexts, session.contexts
+    assert [c.trigger for c in context.compactions] == [*(c.trigger for c in before.compactions), COMPACTCTL]
+    # The client's own compressions' calls, estimated, are the original's; compactctl's made none.
+    assert session.compaction_calls == original.compaction_calls
+    assert session.compaction_estimate == original.compaction_estimate
+    assert session.off_thread == original.off_thread == ()
+
+
+def test_a_copy_of_a_codex_thread_with_its_subagent_bills_the_subagents_calls_once(tmp_path: Path) -> None:
+    """The real 0.171.0's root rollout and its subagent's (tests/recorded/data/codex-0.171.0-subagent), and compact's
+    output of the folder: the root's copy read its subagent's copy as its own, not a copy. Before: 7 calls $0.391525
+    for the 5 served, $0.28787."""
+    folder = REAL.parents[2] / "recorded" / "data" / "codex-0.171.0-subagent"
+    out = _compacted(folder, tmp_path / folder.name)
+    alone = _bill(folder)
+    assert alone[0] == 5
+    assert _bill(out) == alone
+    assert _bill(folder, out) == alone
