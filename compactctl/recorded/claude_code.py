@@ -378,8 +378,9 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
     reported = sum(by_model.values(), ApiUsage(0)) if by_model else None
     paired = RecordedSession(NAME, contexts, off_thread=off_thread, passes_apart=tuple(passes)).usage_total()
     unpaired = None
-    if copied or shared:
-        # A fork's cost-state goes on from its parent's total: it says nothing of calls missing here.
+    if shared or any(made_by not in (own, "compactctl") for made_by in copied.values()):
+        # A fork's cost-state goes on from its parent's total: it says nothing of calls missing here. compactctl's
+        # copies after its boundary (of this session's calls) leave the session's own total as it was.
         reported = None
     if reported is not None and (
         reported.input_tokens > paired.input_tokens or reported.web_searches > paired.web_searches

@@ -88,3 +88,16 @@ def test_a_copy_of_a_codex_thread_with_its_subagent_bills_the_subagents_calls_on
     assert alone[0] == 5
     assert _bill(out) == alone
     assert _bill(folder, out) == alone
+
+
+@pytest.mark.parametrize("name", ["claude-code-2.1.332-rewind-into-kept.jsonl", "claude-code-2.1.332-current-models"])
+def test_claude_codes_own_compaction_keeps_its_cost_state_bill_in_the_output(name: str, tmp_path: Path) -> None:
+    """compactctl's copies after its boundary (``msg_compactctl_`` ids, the session's own id) are of the session's
+    calls: the cost-state's total, which bills the client's own compaction call, still holds. Before, they voided
+    it as a fork's copies would: the compaction's call estimated and the bill short (rewind-into-kept: 5 calls
+    $0.332934 for $0.404736; current-models: $1.149185 for $1.270685)."""
+    path = REAL / name
+    out = _compacted(path, tmp_path / name)
+    alone = _bill(path)
+    assert _bill(out) == alone
+    assert _bill(path, out) == alone
