@@ -182,7 +182,14 @@ def leaves(index: Index, sidechain: bool) -> list[int]:
     root_of: dict[int, int] = {}
     for i in members:
         j, hops = i, 0
-        while (parent := index.parent(j)) is not None and hops < len(values):
+        while hops < len(values):
+            parent = index.parent(j)
+            if parent is None and is_boundary(values[j]):
+                # A compaction's boundary is a new root going on from the tree it compacted (its logical parent):
+                # one sidechain, walked once (chain_to crosses it), not a tree of its own.
+                parent = index.by_uuid.get(uuid_of(values[j], "logicalParentUuid") or "")
+            if parent is None:
+                break
             j, hops = parent, hops + 1
         root_of[i] = j
     last_per_root: dict[int, int] = {}

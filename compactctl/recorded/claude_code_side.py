@@ -32,6 +32,7 @@ def side_requests(values: list[dict[str, Any]]) -> SideRequests:
     whose page was summarized (``summarized``), on any branch of the file, and a WebSearch's searches
     (``searches_of``)."""
     tools: dict[str, str] = {}  # tool_use id -> its tool's name
+    counted: set[str] = set()  # the tool_use ids whose result was counted
     calls = searches = 0
     for value in values:
         message = value.get("message")
@@ -42,9 +43,12 @@ def side_requests(values: list[dict[str, Any]]) -> SideRequests:
             name = block.get("name")
             if block.get("type") == "tool_use" and isinstance(name, str) and name in SIDE_REQUEST_TOOLS:
                 tools[str(block.get("id"))] = name
+            elif block.get("type") == "tool_result" and str(block.get("tool_use_id")) in counted:
+                continue  # a copy of a result (compactctl's after its boundary): its request was made once
             elif block.get("type") == "tool_result" and isinstance(value.get("toolUseResult"), dict):
                 name = tools.get(str(block.get("tool_use_id")))
                 if name is not None and (name != "WebFetch" or summarized(value["toolUseResult"])):
+                    counted.add(str(block.get("tool_use_id")))
                     calls += 1
                     if name == "WebSearch":
                         searches += searches_of(value["toolUseResult"])
@@ -53,6 +57,7 @@ def side_requests(values: list[dict[str, Any]]) -> SideRequests:
                 # not allowed) made no request; the result's text says whether a WebFetch got its page.
                 name = tools.get(str(block.get("tool_use_id")))
                 if name is not None and not block.get("is_error") and (name != "WebFetch" or fetched_page(block)):
+                    counted.add(str(block.get("tool_use_id")))
                     calls += 1
                     searches += name == "WebSearch"
     return SideRequests(calls, searches)

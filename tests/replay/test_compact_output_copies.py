@@ -101,3 +101,36 @@ def test_claude_codes_own_compaction_keeps_its_cost_state_bill_in_the_output(nam
     alone = _bill(path)
     assert _bill(out) == alone
     assert _bill(path, out) == alone
+
+
+def test_a_compacted_claude_code_subagent_file_is_one_sidechain(tmp_path: Path) -> None:
+    """compact of a session with its subagent's file compacts that file too: its boundary is a new root (no
+    ``parentUuid``) going on from the tree it compacted. Read as a tree of its own, the subagent's calls were
+    billed in both (subagent-web-fetch ``-s window --keep-recent 2``: 15 calls $0.879339 for the 9, $0.564834)."""
+    folder = REAL / "claude-code-2.1.332-subagent-web-fetch"
+    out = _compacted(folder, tmp_path / folder.name, "-s", "window", "--keep-recent", "2")
+    alone = _bill(folder)
+    assert _bill(out) == alone
+    assert _bill(folder, out) == alone
+
+
+@pytest.mark.parametrize(
+    ("name", "steps"),
+    [
+        ("claude-code-2.1.332-web-search.jsonl", ("-s", "window", "--keep-recent", "2")),
+        ("claude-code-2.1.332-web-fetch-outcomes.jsonl", ("-s", "window", "--keep-recent", "2")),
+    ],
+    ids=["web-search", "web-fetch-outcomes"],
+)
+def test_a_side_request_whose_result_compactctl_copies_is_counted_once(
+    name: str, steps: tuple[str, ...], tmp_path: Path
+) -> None:
+    """WebSearch's and WebFetch's own requests are counted by their tool results; compactctl's copy of a kept
+    result after its boundary (the same ``tool_use_id``) made no request, and the session's cost-state bills them as
+    it did (``-s window --keep-recent 2``, before: web-search 4 calls $0.265851 for 6, $0.289751; web-fetch-outcomes
+    5 $0.55755 for 6, $0.557809)."""
+    path = REAL / name
+    out = _compacted(path, tmp_path / name, *steps)
+    alone = _bill(path)
+    assert _bill(out) == alone
+    assert _bill(path, out) == alone
