@@ -45,6 +45,7 @@ def subagent_sessions(
         fork = next((value for value in values if value.get("type") == FORK_REF), None)
         if fork is not None:
             subagent = _copies_marked(subagent, fork, _responses(values) & _responses(index.values))
+        subagent = _shared_marked(subagent, run)
         found.append((file.stem.removeprefix("agent-"), subagent, side_requests(values)))
     return found
 
@@ -68,6 +69,28 @@ def _copies_marked(
         subagent,
         contexts=[marked(context) for context in subagent.contexts],
         copied_from=(parent,) if isinstance(parent, str) else (),
+    )
+
+
+def _shared_marked(subagent: RecordedSession, run: InRun) -> RecordedSession:
+    """The subagent's calls another file of the run made (a copy of the session's folder: its subagents' files are
+    copies too) marked copied, billed there. The reader marks only those a context opens with (a 1.x resume's copy),
+    and a fork's context opens with its copy of the session's response, which is no other file's: the rest of a
+    copied fork read as its own. A subagent's file is 2.1's, its keys hold each record's uuid: no other run's."""
+    shared = {key for c in subagent.contexts for call in c.calls if (key := call.copy_key) in run.billed_elsewhere}
+    shared -= {call.copy_key for c in subagent.contexts for call in c.calls if call.copied}
+    if not shared:
+        return subagent
+
+    def marked(context: RecordedContext) -> RecordedContext:
+        calls = [dataclasses.replace(call, copied=True) if call.copy_key in shared else call for call in context.calls]
+        return dataclasses.replace(context, calls=calls)
+
+    return dataclasses.replace(
+        subagent,
+        contexts=[marked(context) for context in subagent.contexts],
+        shared_calls=subagent.shared_calls + len(shared),
+        shared_with=tuple(sorted({*subagent.shared_with, *(run.billed_elsewhere[key] for key in shared)})),
     )
 
 

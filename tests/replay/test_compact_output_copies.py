@@ -134,3 +134,18 @@ def test_a_side_request_whose_result_compactctl_copies_is_counted_once(
     alone = _bill(path)
     assert _bill(out) == alone
     assert _bill(path, out) == alone
+
+
+@pytest.mark.parametrize("steps", [(), ("-s", "window", "--keep-recent", "2")], ids=["default", "window"])
+def test_a_copy_of_a_claude_code_session_with_its_forked_subagent_bills_the_subagents_calls_once(
+    steps: tuple[str, ...], tmp_path: Path
+) -> None:
+    """The real 2.1.332's session and its forked subagent's file (recorded/data/claude-code-2.1.332-fork-subagent),
+    with compact's output of the folder: the fork's file opens on its copy of the session's Agent call, no other
+    file's, so the copy's subagent billed its own calls again. Before: 8 calls $0.894255 for the 6, $0.66886."""
+    folder = REAL.parents[2] / "recorded" / "data" / "claude-code-2.1.332-fork-subagent"
+    out = _compacted(folder, tmp_path / folder.name, *steps)
+    alone = _bill(folder)
+    assert alone[0] == 6
+    assert _bill(out) == alone
+    assert _bill(folder, out) == alone
