@@ -363,7 +363,9 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
     walked |= {m for m in index.responses if index.copied_from(m) is not None}
     contexts = [c for c in contexts if c.calls or c.messages]
     off_thread = tuple(_off_thread_calls(index, walked, passes))
-    requests = side_requests(values)
+    # Calls another session or file made (a fork's, a resume's copies; not compactctl's of this session's calls).
+    foreign = {*shared, *(m for m, made_by in copied.items() if made_by not in (own, "compactctl"))}
+    requests = side_requests(values, {*shared, *copied})  # a copy's tools ran where its call was made
     shared_calls, shared_with, forked_from = len(shared), set(shared.values()), set[str]()
     for name, subagent, asked in subagent_sessions(path, run, read, index):
         contexts += [dataclasses.replace(c, label=f"subagent {name}") for c in subagent.contexts if c.calls]
@@ -378,9 +380,7 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
     reported = sum(by_model.values(), ApiUsage(0)) if by_model else None
     paired = RecordedSession(NAME, contexts, off_thread=off_thread, passes_apart=tuple(passes)).usage_total()
     unpaired = None
-    if shared or any(made_by not in (own, "compactctl") for made_by in copied.values()):
-        # A fork's cost-state goes on from its parent's total: it says nothing of calls missing here. compactctl's
-        # copies after its boundary (of this session's calls) leave the session's own total as it was.
+    if foreign:  # a fork's cost-state goes on from its parent's total: it says nothing of calls missing here
         reported = None
     if reported is not None and (
         reported.input_tokens > paired.input_tokens or reported.web_searches > paired.web_searches
@@ -404,7 +404,7 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
     # are billed calls, counted with the bill's (their usage is in ``unpaired``).
     side_calls = requests.calls if unpaired is not None else 0
     stood_in = 0
-    if not by_model and not copied and requests.searches:
+    if not by_model and requests.searches:
         # No cost-state (versions before it): nothing in the file bills WebSearch's requests. Their searches, as
         # the tool results count them, stand in for the fee; their tokens are in no record.
         stood_in, side_calls = requests.searches, requests.calls

@@ -10,6 +10,7 @@ of a page it got (none for an HTTP error, a redirect to another host, a refused 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Collection
 from typing import Any
 
 from compactctl.recorded import ApiUsage, integer
@@ -27,10 +28,10 @@ class SideRequests:
     searches: int = 0  # WebSearch's ``toolUseResult.searchCount``, each billed per search
 
 
-def side_requests(values: list[dict[str, Any]]) -> SideRequests:
+def side_requests(values: list[dict[str, Any]], made_elsewhere: Collection[str] = ()) -> SideRequests:
     """One side request per WebSearch tool result with a ``toolUseResult`` (the tool ran) and per WebFetch result
     whose page was summarized (``summarized``), on any branch of the file, and a WebSearch's searches
-    (``searches_of``)."""
+    (``searches_of``); not of the calls ``made_elsewhere`` (message ids: another file's, which ran their tools)."""
     tools: dict[str, str] = {}  # tool_use id -> its tool's name
     counted: set[str] = set()  # the tool_use ids whose result was counted
     calls = searches = 0
@@ -42,6 +43,8 @@ def side_requests(values: list[dict[str, Any]]) -> SideRequests:
                 continue
             name = block.get("name")
             if block.get("type") == "tool_use" and isinstance(name, str) and name in SIDE_REQUEST_TOOLS:
+                if isinstance(message, dict) and message.get("id") in made_elsewhere:
+                    continue
                 tools[str(block.get("id"))] = name
             elif block.get("type") == "tool_result" and str(block.get("tool_use_id")) in counted:
                 continue  # a copy of a result (compactctl's after its boundary): its request was made once

@@ -149,3 +149,24 @@ def test_a_copy_of_a_claude_code_session_with_its_forked_subagent_bills_the_suba
     assert alone[0] == 6
     assert _bill(out) == alone
     assert _bill(folder, out) == alone
+
+
+@pytest.mark.parametrize(
+    ("name", "steps"),
+    [
+        ("claude-code-1.0.69-web-search.jsonl", ()),
+        ("claude-code-1.0.69-web-search.jsonl", ("-s", "window", "--keep-recent", "2")),
+        ("claude-code-1.0.69-resume-web-search", ()),
+    ],
+    ids=["default", "window", "resume"],
+)
+def test_a_claude_code_1x_outputs_searches_stood_in_once(name: str, steps: tuple[str, ...], tmp_path: Path) -> None:
+    """1.0.x writes no cost-state: a WebSearch's searches, as its results count them, stand in for its request. A
+    copy's searches were made where its call was: the output with the original stood them in twice (web-search:
+    7 calls $0.167254 for 5, $0.147254; resume-web-search 5 $0.146438 for 4, $0.136438), and the output alone,
+    compactctl's copies after its boundary read as a fork's, stood in none (window: 3 calls $0.127254)."""
+    path = REAL.parents[2] / "recorded" / "data" / name
+    out = _compacted(path, tmp_path / name, *steps)
+    alone = _bill(path)
+    assert _bill(out) == alone
+    assert _bill(path, out) == alone
