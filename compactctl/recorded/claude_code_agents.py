@@ -77,8 +77,8 @@ def _shared_marked(subagent: RecordedSession, run: InRun) -> RecordedSession:
     copies too) marked copied, billed there. The reader marks only those a context opens with (a 1.x resume's copy),
     and a fork's context opens with its copy of the session's response, which is no other file's: the rest of a
     copied fork read as its own. A subagent's file is 2.1's, its keys hold each record's uuid: no other run's."""
-    shared = {key for c in subagent.contexts for call in c.calls if (key := call.copy_key) in run.billed_elsewhere}
-    shared -= {call.copy_key for c in subagent.contexts for call in c.calls if call.copied}
+    keys = [(call.copy_key, call.copied) for c in subagent.contexts for call in c.calls if call.copy_key is not None]
+    shared = {key for key, _ in keys if key in run.billed_elsewhere} - {key for key, copied in keys if copied}
     if not shared:
         return subagent
 
