@@ -122,7 +122,8 @@ def side_calls_said(
 def _billed_calls(session: RecordedSession) -> int:
     """The calls a session's own rollout bills: its calls less those copied from another, its compactions' own, and
     those off the live thread."""
-    return session.calls - session.copied_calls + session.compaction_calls + len(session.off_thread)
+    off_thread = sum(not call.copied for call in session.off_thread)
+    return session.calls - session.copied_calls + session.compaction_calls + off_thread
 
 
 def child_rollouts(path: str, thread: str, last_day: date | None = None) -> list[Path]:

@@ -110,9 +110,10 @@ class CallsApart:
 def calls_apart(
     calls: Iterable[RecordedCall], table: PriceTable, provider: str | None, fallback: Prices | None, priced_as: str
 ) -> CallsApart:
-    """The calls with usage among ``calls``, each priced at the model it names on its day."""
+    """The calls with usage among ``calls``, each priced at the model it names on its day; a copy of a call another
+    file of the run bills (``copied``: a copied rollout's turns a revert dropped) is billed there, not here."""
     usage, cost, unpriced = ApiUsage(0), 0.0, set()
-    billed = [call for call in calls if call.usage is not None]
+    billed = [call for call in calls if call.usage is not None and not call.copied]
     for call in billed:
         assert call.usage is not None
         usage = usage + call.usage

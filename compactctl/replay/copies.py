@@ -15,6 +15,8 @@ their calls were sent with, billed in that file. A file replayed without the fil
 Codex 0.171's ``thread/revert`` writes no copy: the turns it dropped stay in the rollout, and the thread's next
 rollout names how much of that one it keeps (``history_base``, recorded/codex.py). A run holding both replays the
 first with the calls past that point off the live thread; a rollout replayed alone cannot know, and is as it reads.
+A copy of the thread's rollouts (plain ``compact``'s output of them) drops the same turns: those copied calls are
+billed in the original, off its live thread, and not again (``billed_apart.calls_apart`` skips copied calls).
 """
 
 from __future__ import annotations

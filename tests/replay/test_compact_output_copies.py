@@ -170,3 +170,20 @@ def test_a_claude_code_1x_outputs_searches_stood_in_once(name: str, steps: tuple
     alone = _bill(path)
     assert _bill(out) == alone
     assert _bill(path, out) == alone
+
+
+@pytest.mark.parametrize("name", ["codex-0.171.0-revert", "codex-0.171.0-reverts"])
+@pytest.mark.parametrize("steps", [(), ("-s", "window", "--keep-recent", "2")], ids=["default", "window"])
+def test_a_copy_of_a_reverted_codex_thread_bills_the_dropped_turns_once(
+    name: str, steps: tuple[str, ...], tmp_path: Path
+) -> None:
+    """The real 0.171.0's rollouts of a thread ``thread/revert`` went back on once and three times
+    (tests/recorded/data), and compact's output of the folder: the copies' turns a revert dropped, off the live
+    thread, were billed again though keyed as copies. Before: 5 calls $0.298475 for the revert's 4, $0.248655; 10
+    calls $0.557895 for the reverts' 7, $0.40491."""
+    folder = REAL.parents[2] / "recorded" / "data" / name
+    out = _compacted(folder, tmp_path / name, *steps)
+    alone = _bill(folder)
+    assert _bill(out) == alone
+    assert _bill(folder, out) == alone
+    assert _bill(out, folder) == alone  # the copy named first bills them; the original's are copies then
