@@ -29,6 +29,7 @@ from typing import Any
 
 from compactctl import lazyre
 from compactctl.message_memo import by_message
+from compactctl.summarizers.lines import OTHER_BREAKS
 from compactctl.summarizers.memo import MEMO_ENTRIES, Memo, message_key, remembered
 from compactctl.summarizers.writings import FENCE, INLINE_CODE, answers_as_tool_output, is_result_line, strip_harness
 from compactctl.transcript import Message, annotations_of, content_text, function_of, tool_calls_of
@@ -68,7 +69,6 @@ _NUMBER_GATE = lazyre.compile(r"(?:^|[^\w.#/-])\d|[$€£]")
 # [\w.#/-], so a line holds a match of _NUMBER_GATE exactly where the text holds one of this (_number_lines).
 # Led by the class the engine skips to, then told apart looking behind (as _NUMBER).
 _NUMBER_START = lazyre.compile(r"[$€£\d](?:(?<=[$€£])|(?<![\w.#/-]\d))")
-_OTHER_BREAKS = lazyre.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")  # str.splitlines cuts at these too
 # A few words before a number say what it measures: "p99 latency 412 ms", "13 tests passed".
 _NUMBER_LABEL = lazyre.compile(r"(?<![\w'’-])(?:[A-Za-z][\w'’-]*[ :=]+){0,3}$")
 _UUID = lazyre.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
@@ -110,19 +110,10 @@ _ERROR_LINE = lazyre.compile(
 )
 # A word of every branch of _ERROR_LINE (it ignores no case), and E with two spaces after it for
 # ``E\s{2,}\S``: a text holding none of them has no error line, so its lines are not each stripped
-# and matched, which is most tool output.
-_ERROR_WORDS: tuple[str, ...] = (
-    "Traceback",
-    "Error",
-    "Exception",
-    "Failure",
-    "FAIL",
-    "ERROR",
-    "error",
-    "fatal:",
-    "panic:",
-    "npm ERR!",
-)
+# and matched, which is most tool output. (Looking for them line by line, lines_with, was slower: the
+# look for the words is most of the time, and the texts holding one are short.)
+_ERROR_WORDS: tuple[str, ...] = ("Traceback", "Error", "Exception", "Failure", "FAIL", "ERROR", "error", "fatal:")
+_ERROR_WORDS += ("panic:", "npm ERR!")
 _ERROR_WORDS += ("✗", "×", "✕", "Permission denied", "No such file or directory", "command not found")
 _ERROR_WORDS += ("Segmentation fault", "failed", "denied", "refused")
 _E_SPACED = lazyre.compile(r"E\s{2}")
@@ -325,7 +316,7 @@ def _number_lines(text: str) -> list[str]:
     hit = _NUMBER_START.search(text)
     if hit is None:
         return []
-    if _OTHER_BREAKS.search(text) is not None:  # lines cut where a line feed is not: each line tried
+    if OTHER_BREAKS.search(text) is not None:  # lines cut where a line feed is not: each line tried
         return [line for line in text.splitlines() if _NUMBER_GATE.search(line) is not None]
     lines = []
     while hit is not None:

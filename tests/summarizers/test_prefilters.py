@@ -4,6 +4,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compactctl.summarizers import ledger, sections, writings
+from compactctl.summarizers.lines import lines_with
 
 # Pieces that make and break test-result lines, joined with every separator splitlines() knows.
 PIECES = [
@@ -22,6 +23,18 @@ def by_lines(text: str) -> list[str]:
 def test_test_lines_are_those_found_line_by_line(parts):
     text = "".join(piece + separator for piece, separator in parts)
     assert sections._test_lines(text) == by_lines(text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from([*PIECES, "passed passed", "OK OK\nOK"]), st.sampled_from(SEPARATORS)), max_size=8
+    )
+)
+def test_the_lines_holding_a_word_are_those_found_line_by_line(parts):
+    text = "".join(piece + separator for piece, separator in parts)
+    for words in (sections._TEST_RESULT_WORDS, ("OK", "K"), ("passed", "ssed p"), ("\u00e9",)):
+        assert lines_with(text, words) == [line for line in text.splitlines() if any(w in line for w in words)]
 
 
 def test_a_test_line_after_any_line_separator_is_found():
