@@ -178,6 +178,41 @@ def test_the_number_gate_leaves_the_numbers_of_tool_output_as_they_were(parts):
         assert ledger._NUMBER_GATE.search(text), text
 
 
+# Pieces of a numbered file view's lines and of lines like them that are not one (whitespace str.strip takes
+# off, other scripts' digits), for the lines the engine passes over.
+LISTING_PIECES = [
+    *NUMBER_PIECES,
+    "  12→x",
+    "12:",
+    "12|",
+    "3\t",
+    "\tx",
+    "4  ",
+    "  x",
+    "٣:",
+    "\xa0",
+    "\x1f",
+    "\u3000",
+    "}",
+]
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(LISTING_PIECES), st.sampled_from([*SEPARATORS, "", "", ""])), max_size=8))
+def test_the_result_lines_are_those_found_line_by_line(parts):
+    text = "".join(piece + separator for piece, separator in parts)
+    lines = [
+        line for line in text.splitlines() if ledger._NUMBER_GATE.search(line) and writings.is_result_line(line.strip())
+    ]
+    assert ledger._result_lines(text) == lines
+
+
+def test_a_file_view_has_no_result_line_but_the_lines_like_one():
+    view = "     1→13 passed\n    2:4 s\n3\t5 s\n4  6 s\n"
+    assert ledger._result_lines(view) == []
+    assert ledger._result_lines("4  \n5\t\n1 passed\n") == ["4  ", "5\t", "1 passed"]
+
+
 PATH_PIECES = [
     *("src/pkg/mod3.py", "./run.sh", "../a", "~/x/y", "notes.md", "a.pyi", "a.py", "a.pyx", "x.tar.gz", "setup.cfg"),
     *("n/a", "1/2", "https://example.com/a/b.py", "a@b/c", "file", ".py", "py", "/", ".", "-", "@", " ", "\n", "é"),
