@@ -16,6 +16,7 @@ from compactctl import lazyre
 from compactctl.message_memo import by_message, each_by_message
 from compactctl.summarizers import SECTIONS
 from compactctl.summarizers.ledger import Fact, command_of, error_lines_of, facts, output_text, paths_of, read_arguments
+from compactctl.summarizers.lines import lines_with
 from compactctl.summarizers.memo import MEMO_ENTRIES, Memo, remembered
 from compactctl.summarizers.writings import CaseBlind, constraints_written, is_demonstration, sentences, writings
 from compactctl.transcript import Message, content_text, function_of, tool_calls_of
@@ -289,7 +290,8 @@ def _test_lines(text: str) -> list[str]:
     """The lines of a tool output that report a test result, stripped."""
     if not any(word in text for word in _TEST_RESULT_WORDS):
         return []
-    return [line.strip() for line in text.splitlines() if _TEST_RESULT.search(line)]
+    # A test-result line holds one of the words: the others (a file view's lines) are not searched.
+    return [line.strip() for line in lines_with(text, _TEST_RESULT_WORDS) if _TEST_RESULT.search(line)]
 
 
 def _said(text: str) -> tuple[tuple[str, str], ...]:

@@ -4,6 +4,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compactctl.summarizers import ledger, sections, writings
+from compactctl.summarizers.lines import lines_with
 
 # Pieces that make and break test-result lines, joined with every separator splitlines() knows.
 PIECES = [
@@ -22,6 +23,18 @@ def by_lines(text: str) -> list[str]:
 def test_test_lines_are_those_found_line_by_line(parts):
     text = "".join(piece + separator for piece, separator in parts)
     assert sections._test_lines(text) == by_lines(text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from([*PIECES, "passed passed", "OK OK\nOK"]), st.sampled_from(SEPARATORS)), max_size=8
+    )
+)
+def test_the_lines_holding_a_word_are_those_found_line_by_line(parts):
+    text = "".join(piece + separator for piece, separator in parts)
+    for words in (sections._TEST_RESULT_WORDS, ("OK", "K"), ("passed", "ssed p"), ("\u00e9",)):
+        assert lines_with(text, words) == [line for line in text.splitlines() if any(w in line for w in words)]
 
 
 def test_a_test_line_after_any_line_separator_is_found():
@@ -163,6 +176,41 @@ def test_the_number_gate_leaves_the_numbers_of_tool_output_as_they_were(parts):
     assert numbers == [n.strip().rstrip(".,;:") for n in numbers_of_lines_without_gates(text) if len(n.strip()) >= 2]
     if list(ledger._numbers(text)):
         assert ledger._NUMBER_GATE.search(text), text
+
+
+# Pieces of a numbered file view's lines and of lines like them that are not one (whitespace str.strip takes
+# off, other scripts' digits), for the lines the engine passes over.
+LISTING_PIECES = [
+    *NUMBER_PIECES,
+    "  12→x",
+    "12:",
+    "12|",
+    "3\t",
+    "\tx",
+    "4  ",
+    "  x",
+    "٣:",
+    "\xa0",
+    "\x1f",
+    "\u3000",
+    "}",
+]
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(LISTING_PIECES), st.sampled_from([*SEPARATORS, "", "", ""])), max_size=8))
+def test_the_result_lines_are_those_found_line_by_line(parts):
+    text = "".join(piece + separator for piece, separator in parts)
+    lines = [
+        line for line in text.splitlines() if ledger._NUMBER_GATE.search(line) and writings.is_result_line(line.strip())
+    ]
+    assert ledger._result_lines(text) == lines
+
+
+def test_a_file_view_has_no_result_line_but_the_lines_like_one():
+    view = "     1→13 passed\n    2:4 s\n3\t5 s\n4  6 s\n"
+    assert ledger._result_lines(view) == []
+    assert ledger._result_lines("4  \n5\t\n1 passed\n") == ["4  ", "5\t", "1 passed"]
 
 
 PATH_PIECES = [

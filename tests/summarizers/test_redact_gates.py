@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from re import _parser  # type: ignore[attr-defined]
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compactctl.summarizers import ledger, redact, sections
-from compactctl.summarizers.secret_rows import _CASE_BLIND_EXTRA, PATTERNS, redact_rows
+from compactctl.summarizers.secret_rows import _CASE_BLIND_EXTRA, _START, PATTERNS, redact_rows
 from tests.conftest import needs_transcripts
 from tests.summarizers.test_redact_prefilter import real_strings
 
@@ -29,7 +30,11 @@ OLD_BASE64_LINES = re.compile(
 )
 OLD_PAIR_GATE = re.compile(r"\d[A-Z]|[A-Z]\d")
 GATED_ROWS = tuple(row for row in PATTERNS if row.kind in ("aws-secret-key", "key-body", "discord-token", "cli-token"))
-UNGATED = tuple(dataclasses.replace(row, gate=None, lead=None) if row in GATED_ROWS else row for row in PATTERNS)
+# The issuers' tokens tried where their keys start (secret_rows._issued): the only rows whose starts are their keys.
+ISSUED = tuple(row for row in PATTERNS if row.starts and row.starts == tuple(key.lower() for key in row.keys))
+UNGATED = tuple(
+    dataclasses.replace(row, gate=None, lead=None, starts=()) if row in GATED_ROWS + ISSUED else row for row in PATTERNS
+)
 
 
 def _starts(pattern: re.Pattern[str], text: str) -> list[tuple[int, int]]:
@@ -51,6 +56,11 @@ def _exit_code(text: str) -> tuple[int, int] | None:
     return None if found is None else found.span()
 
 
+def _capitals_beside_digits(text: str) -> list[int]:
+    digits = {i for i, char in enumerate(text) if re.fullmatch(r"\d", char)}
+    return [i for i, char in enumerate(text) if "A" <= char <= "Z" and (i - 1 in digits or i + 1 in digits)]
+
+
 def assert_alike(text: str) -> None:
     assert _starts(redact._BREAK, text) == _starts(OLD_BREAK, text), text
     assert _runs_now(text) == [run.span() for run in OLD_BASE64_RUN.finditer(text)], text
@@ -60,9 +70,12 @@ def assert_alike(text: str) -> None:
     has_16 = redact._BASE64_16_FIRST.match(text) is not None or redact._BASE64_16.search(text) is not None
     assert has_16 == (re.search("[A-Za-z0-9+/_-]{16}", text) is not None), text
     assert list(ledger._lines_holding(ledger._ID_GATES[1], text)) == list(ledger._lines_holding(OLD_PAIR_GATE, text))
-    assert _starts(ledger._ID_GATES[1], text) == _starts(OLD_PAIR_GATE, text), text
+    # Led by the capital now: it matches at each capital beside a digit (the line is what _lines_holding reads).
+    assert [start for start, _ in _starts(ledger._ID_GATES[1], text)] == _capitals_beside_digits(text), text
     for row in GATED_ROWS:
         assert row.sub(text) == dataclasses.replace(row, gate=None, lead=None).sub(text), (row.kind, text)
+    for row in ISSUED:
+        assert row.sub(text) == row.pattern.subn(row.replacement, text), (row.kind, text)
     assert redact_rows(text) == redact_rows(text, UNGATED), text
     old_exit = sections._EXIT_CODE.search(text)
     assert _exit_code(text) == (None if old_exit is None else old_exit.span()), text
@@ -144,6 +157,56 @@ _PIECES = [
     "--api-key ",
     " -",
 ]
+
+
+def _alternatives(pattern: str) -> list[str]:
+    """``pattern`` cut at its top-level ``|`` (not inside a group or a class, not escaped)."""
+    parts, depth, start, at, in_class = [], 0, 0, 0, False
+    while at < len(pattern):
+        char = pattern[at]
+        if char == "\\":
+            at += 1
+        elif in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char in "()":
+            depth += 1 if char == "(" else -1
+        elif char == "|" and depth == 0:
+            parts.append(pattern[start:at])
+            start = at + 1
+        at += 1
+    return [*parts, pattern[start:]]
+
+
+def test_every_match_of_an_issued_row_starts_with_one_of_its_keys():
+    assert {"npm-token", "notion-token", "slack-token", "jwt"} <= {row.kind for row in ISSUED}
+    for row in ISSUED:
+        for alternative in _alternatives(row.pattern.pattern):
+            assert alternative.startswith(_START), (row.kind, alternative)
+            # What every match of the alternative starts with: the literal characters after _START.
+            literal = ""
+            for op, value in _parser.parse(alternative[len(_START) :]):
+                if op is not _parser.LITERAL:
+                    break
+                literal += chr(value)
+            assert any(literal.startswith(key) for key in row.keys), (row.kind, alternative)
+        assert not row.folded and row.gate is None and row.lead is None, row.kind  # tried as written, at the starts
+
+
+_ISSUER_PIECES = [
+    *("npm_", "ntn_", "secret_", "xoxb-", "xapp-1-", "eyJ", ".eyJ", "EAA", "EAAA", "GR1348941", "sk.eyJ", "dp.pt."),
+    *("NPM_", "Npm_", "\\n", "\n", " ", "_", "-", ".", "x", "a1B2" * 3, "9" * 11, "Z" * 40, "İ", "ſ", "K"),
+]
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.sampled_from(_ISSUER_PIECES), max_size=14))
+def test_an_issued_row_finds_at_its_keys_what_it_finds_everywhere(pieces):
+    text = "".join(pieces)
+    for row in ISSUED:
+        assert row.sub(text) == row.pattern.subn(row.replacement, text), (row.kind, text)
+    assert redact_rows(text) == redact_rows(text, UNGATED), text
 
 
 def test_the_discord_row_s_lead_is_the_width_before_its_gate():
