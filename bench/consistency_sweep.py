@@ -1,12 +1,13 @@
 """Issue 20's "numbers right on sessions nobody here has seen": compactctl's commands checked against each other
 and against what was served, on every real-client session we have.
 
-    PYTHONPATH=. python bench/consistency_sweep.py [--only SUBSTRING] [--json]
+    PYTHONPATH=. python bench/consistency_sweep.py [--only SUBSTRING] [--json] [PATH...]
 
 The sessions: tests/recorded/data/* and tests/formats/data/real-clients/* (files the real Claude Code, Codex and
 Gemini CLI wrote against the loopback fakes; a folder is one session with its subagents, resumes or copies, and is
 checked as one input), and the public transcripts under $COMPACTCTL_TRANSCRIPTS (/work/shared/transcripts), each
-file on its own. For each input it checks, and prints one table row per violation:
+file on its own; or only the PATHs given (a session file or folder anywhere, its ``<name>.served.json`` beside it
+if there is one: a session just recorded, before it is a fixture). For each input it checks, and prints one table row per violation:
 
 1. bill: ``replay IN --json``'s bill rows (basis ``bill``) cost what the fake served (``<name>.served.json``,
    priced apart from replay by genai-prices' calc_price with tests/replay/test_bill.py's readers; the calls no file
@@ -66,8 +67,12 @@ class Violation:
     detail: str
 
 
-def inputs(only: str | None) -> Iterator[Path]:
-    """Each session: a top-level file or folder of the two fixture folders, each public transcript file."""
+def inputs(only: str | None, paths: list[Path] | None = None) -> Iterator[Path]:
+    """Each session: a top-level file or folder of the two fixture folders, each public transcript file; or
+    ``paths`` alone where given."""
+    if paths:
+        yield from (path.resolve() for path in paths if only is None or only in str(path))
+        return
     for folder in (RECORDED, REAL_CLIENTS):
         for path in sorted(folder.iterdir()):
             if path.name.endswith(SIDECARS) or path.suffix == ".md" or path.name.startswith("."):
@@ -143,7 +148,10 @@ def _files(folder: Path) -> dict[str, bytes]:
 
 
 def check(path: Path, tmp: Path) -> list[Violation]:
-    name = str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path.relative_to(TRANSCRIPTS.parent))
+    if path.is_relative_to(ROOT):
+        name = str(path.relative_to(ROOT))
+    else:
+        name = str(path.relative_to(TRANSCRIPTS.parent)) if path.is_relative_to(TRANSCRIPTS.parent) else str(path)
     found: list[Violation] = []
 
     def violation(check: str, detail: str) -> None:
@@ -234,9 +242,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="inputs whose path holds this")
     parser.add_argument("--json", action="store_true", help="print the violations as JSON")
+    parser.add_argument("paths", nargs="*", type=Path, help="sessions to check instead of the fixtures")
     args = parser.parse_args()
     start, violations, count = time.monotonic(), [], 0
-    for path in inputs(args.only):
+    for path in inputs(args.only, args.paths):
         count += 1
         with tempfile.TemporaryDirectory(prefix="sweep-") as tmp:
             try:
