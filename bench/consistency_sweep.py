@@ -1,16 +1,20 @@
 """Issue 20's "numbers right on sessions nobody here has seen": compactctl's commands checked against each other
 and against what was served, on every real-client session we have.
 
-    PYTHONPATH=. python bench/consistency_sweep.py [--only SUBSTRING] [--json]
+    PYTHONPATH=. python bench/consistency_sweep.py [--only SUBSTRING] [--json] [PATH...]
 
 The sessions: tests/recorded/data/* and tests/formats/data/real-clients/* (files the real Claude Code, Codex and
 Gemini CLI wrote against the loopback fakes; a folder is one session with its subagents, resumes or copies, and is
 checked as one input), and the public transcripts under $COMPACTCTL_TRANSCRIPTS (/work/shared/transcripts), each
-file on its own. For each input it checks, and prints one table row per violation:
+file on its own; or only the PATHs given (a session file or folder anywhere, its ``<name>.served.json`` beside it
+if there is one: a session just recorded, before it is a fixture; sidecars given are skipped, so ``DIR/*`` does).
+For each input it checks, and prints one table row per violation:
 
 1. bill: ``replay IN --json``'s bill rows (basis ``bill``) cost what the fake served (``<name>.served.json``,
    priced apart from replay by genai-prices' calc_price with tests/replay/test_bill.py's readers; the calls no file
-   records, Codex's memory and title calls, left out) within 0.5 %; no unpriced model; each file's held-out
+   records, Codex's memory and title calls and Gemini CLI's side calls, left out) within 0.5 %; Gemini CLI's
+   compression calls (the side calls it sent without tools: ``"caller": "side_call"``) as many as replay's
+   ``compaction_estimate`` calls, their input within 5 % of its tokens; no unpriced model; each file's held-out
    calibration error (``api.calibration.error.held_out``) median <= 2 % and p90 <= 5 %.
 2. report: ``compact IN -o OUT --json`` (the default steps, and ``-s window --keep-recent 2``, which changes a file
    of any size), then ``report IN OUT --json``: report's after-tokens are compact's; API-valid is never false
@@ -51,6 +55,10 @@ RECORDED = ROOT / "tests" / "recorded" / "data"
 REAL_CLIENTS = ROOT / "tests" / "formats" / "data" / "real-clients"
 TRANSCRIPTS = Path(os.environ.get("COMPACTCTL_TRANSCRIPTS", "/work/shared/transcripts"))
 UNRECORDED_CALLERS = {"memory", "memory_consolidation", "thread_title"}  # served, written in no rollout
+# Served, written in no Gemini CLI chat: its requests without tools (the compressor's summary and check; the router's
+# classifier when the model is auto), which replay estimates as the compaction's calls, in no row.
+SIDE_CALL = "side_call"
+ESTIMATE_TOLERANCE = 0.05
 SIDECARS = (".served.json", ".sessions.json", ".requests.json", ".reminder.json")
 BILL_TOLERANCE = 0.005
 HELD_OUT_MEDIAN, HELD_OUT_P90 = 0.02, 0.05
@@ -66,8 +74,13 @@ class Violation:
     detail: str
 
 
-def inputs(only: str | None) -> Iterator[Path]:
-    """Each session: a top-level file or folder of the two fixture folders, each public transcript file."""
+def inputs(only: str | None, paths: list[Path] | None = None) -> Iterator[Path]:
+    """Each session: a top-level file or folder of the two fixture folders, each public transcript file; or
+    ``paths`` alone where given."""
+    if paths:
+        kept = [p for p in paths if not p.name.endswith(SIDECARS) and (only is None or only in str(p))]
+        yield from (path.resolve() for path in kept)
+        return
     for folder in (RECORDED, REAL_CLIENTS):
         for path in sorted(folder.iterdir()):
             if path.name.endswith(SIDECARS) or path.suffix == ".md" or path.name.startswith("."):
@@ -104,8 +117,17 @@ def served_bill(path: Path) -> tuple[int, float] | None:
     served_file = path.parent / f"{path.name.removesuffix('.jsonl')}.served.json"
     if not served_file.exists():
         return None
-    served = [r for r in json.loads(served_file.read_text()) if r.get("caller") not in UNRECORDED_CALLERS]
+    served = [r for r in json.loads(served_file.read_text()) if r.get("caller") not in {*UNRECORDED_CALLERS, SIDE_CALL}]
     return len(served), sum(_served_price(r) for r in served)
+
+
+def served_side_calls(path: Path) -> tuple[int, int] | None:
+    """Gemini CLI's side calls the fake served: how many, their input tokens (None: none, or no served file)."""
+    served_file = path.parent / f"{path.name.removesuffix('.jsonl')}.served.json"
+    if not served_file.exists():
+        return None
+    side = [r["usage"] for r in json.loads(served_file.read_text()) if r.get("caller") == SIDE_CALL]
+    return (len(side), sum(u.get("promptTokenCount") or 0 for u in side)) if side else None
 
 
 def run(*args: str) -> tuple[int, dict[str, Any] | None, str]:
@@ -143,7 +165,10 @@ def _files(folder: Path) -> dict[str, bytes]:
 
 
 def check(path: Path, tmp: Path) -> list[Violation]:
-    name = str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path.relative_to(TRANSCRIPTS.parent))
+    if path.is_relative_to(ROOT):
+        name = str(path.relative_to(ROOT))
+    else:
+        name = str(path.relative_to(TRANSCRIPTS.parent)) if path.is_relative_to(TRANSCRIPTS.parent) else str(path)
     found: list[Violation] = []
 
     def violation(check: str, detail: str) -> None:
@@ -160,6 +185,12 @@ def check(path: Path, tmp: Path) -> list[Violation]:
         calls, cost = served
         if abs(billed[1] - cost) > BILL_TOLERANCE * cost:
             violation("1 bill", f"replay ${billed[1]:.6f} ({billed[0]} calls), served ${cost:.6f} ({calls})")
+    side = served_side_calls(path)
+    if side is not None:
+        estimates = [(e.get("api") or {}).get("compaction_estimate") or {} for e in replayed["files"]]
+        calls, tokens = sum(e.get("calls") or 0 for e in estimates), sum(e.get("input_tokens") or 0 for e in estimates)
+        if calls != side[0] or abs(tokens - side[1]) > ESTIMATE_TOLERANCE * side[1]:
+            violation("1 side calls", f"estimated {calls} calls, {tokens} input; served {side[0]}, {side[1]}")
     for entry in replayed["files"]:
         api = entry.get("api") or {}
         file = _rel(entry["file"], path) if path.is_dir() else ""
@@ -234,9 +265,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="inputs whose path holds this")
     parser.add_argument("--json", action="store_true", help="print the violations as JSON")
+    parser.add_argument("paths", nargs="*", type=Path, help="sessions to check instead of the fixtures")
     args = parser.parse_args()
     start, violations, count = time.monotonic(), [], 0
-    for path in inputs(args.only):
+    for path in inputs(args.only, args.paths):
         count += 1
         with tempfile.TemporaryDirectory(prefix="sweep-") as tmp:
             try:

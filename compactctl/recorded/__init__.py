@@ -200,10 +200,11 @@ class RecordedSession:
     continues: tuple[str, int] | None = None
     # The sessions that made (and billed) the calls marked ``copied``: a fork's parent.
     copied_from: tuple[str, ...] = ()
-    # Calls inside ``unpaired`` whose model the log names (Codex's compactions): priced at that model, the
-    # rest of those at the session's first; ``estimated_apart`` the same for ``compaction_estimate``.
-    priced_apart: tuple[tuple[str | None, ApiUsage], ...] = ()
-    estimated_apart: tuple[tuple[str | None, ApiUsage], ...] = ()
+    # Calls inside ``unpaired`` whose model the log names (Codex's compactions): priced at that model under those
+    # price conditions (the thread's service tier), the rest of those at the session's first model's standard
+    # prices; ``estimated_apart`` the same for ``compaction_estimate``.
+    priced_apart: tuple[tuple[str | None, ApiUsage, Pricing], ...] = ()
+    estimated_apart: tuple[tuple[str | None, ApiUsage, Pricing], ...] = ()
     # Billed calls the file holds nothing of to count (a client's side calls), said in replay's notes.
     not_in_bill: tuple[str, ...] = ()
     # What some of the billed calls are where the thread's turns did not make them (Codex's approvals reviewer, in a

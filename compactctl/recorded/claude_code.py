@@ -399,7 +399,7 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
     # A model the cost-state bills that no call here names made only side requests (WebFetch's page summary on
     # the small fast model, claude-haiku-4-5): its whole usage is in ``unpaired``, billed at its own price.
     named = {c.model for x in contexts for c in x.calls} | {c.model for c in [*off_thread, *passes]}
-    side = tuple((m, u) for m, u in by_model.items() if m not in named) if unpaired else ()
+    side = tuple((m, u, ()) for m, u in by_model.items() if m not in named) if unpaired else ()
     # WebSearch's and WebFetch's own requests write no message; where the cost-state's remainder bills them they
     # are billed calls, counted with the bill's (their usage is in ``unpaired``).
     side_calls = requests.calls if unpaired is not None else 0

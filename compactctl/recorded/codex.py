@@ -139,8 +139,8 @@ class _Rollout:
         # The service tier the thread's settings name (0.171's thread_settings_applied: "priority" for the
         # config's "fast" or "priority", "flex"): its calls are billed at that tier's prices.
         self.pricing: Pricing = ()
-        self.compaction_models: list[tuple[str | None, ApiUsage]] = []  # each recorded compaction call, on its model
-        self.estimated_models: list[tuple[str | None, ApiUsage]] = []  # each estimated one
+        self.compaction_models: list[tuple[str | None, ApiUsage, Pricing]] = []  # each one's model, tier (as turns')
+        self.estimated_models: list[tuple[str | None, ApiUsage, Pricing]] = []  # each estimated one
         self.recorded_usage: dict[int, ApiUsage] = {}  # call index -> its token_usage_record's usage
         self.compaction_estimates: list[ApiUsage] = []  # not recorded: estimated
         self.context_window: int | None = None  # the window Codex says it works with (token_count info)
@@ -258,7 +258,7 @@ class _Rollout:
             self.compaction_at.append(len(self.calls))
             if self.next_model is not None:
                 self.turn_start_compactions.append((len(self.compaction_models), self.model, self.comp_hash))
-            self.compaction_models.append((self.next_model or self.model, usage))
+            self.compaction_models.append((self.next_model or self.model, usage, self.pricing))
         elif usage is not None and self.calls:
             # The last response's: written as it completes, before its token_count, which a run killed during
             # the response's tool call never writes (``pair`` gives it to a call no count was paired with).
@@ -269,7 +269,7 @@ class _Rollout:
         comp_hash = payload.get("comp_hash") if isinstance(payload.get("comp_hash"), str) else None
         for index, model, before in self.turn_start_compactions:
             if before and comp_hash and before != comp_hash:  # the switch's own compaction, on the model before it
-                self.compaction_models[index] = (model, self.compaction_models[index][1])
+                self.compaction_models[index] = (model, *self.compaction_models[index][1:])
         self.turn_start_compactions = []
         self.model, self.next_model, self.comp_hash = payload["model"], None, comp_hash
 
@@ -291,7 +291,7 @@ class _Rollout:
         cached = last.input_tokens if caches else 0
         estimate = ApiUsage(last.input_tokens + last.output_tokens, cached, output_tokens=summary)
         self.compaction_estimates.append(estimate)
-        self.estimated_models.append((self.next_model or self.model, estimate))
+        self.estimated_models.append((self.next_model or self.model, estimate, self.pricing))
 
     def pair(self) -> None:
         """Give each response the one changed count written beside it.

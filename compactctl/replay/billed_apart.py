@@ -127,17 +127,17 @@ def calls_apart(
 
 def usage_cost(
     usage: ApiUsage,
-    named: Iterable[tuple[str | None, ApiUsage]],
+    named: Iterable[tuple[str | None, ApiUsage, Pricing]],
     main: Prices,
     table: PriceTable,
     provider: str | None,
     priced_as: str,
 ) -> float:
     """The cost of ``usage`` at the session's prices, the parts whose model the log names (``named``,
-    Codex's compaction calls) at their own."""
+    Codex's compaction calls) at their own, under their price conditions (the thread's service tier)."""
     cost = bill_cost(usage, main, priced_as)
-    for model, part in named:
-        own = price_model(table, model, provider) or main
+    for model, part, pricing in named:
+        own = price_model(table, model, provider, None, pricing) or main
         cost += bill_cost(part, own, priced_as) - bill_cost(part, main, priced_as)
     return cost
 

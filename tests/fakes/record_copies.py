@@ -62,6 +62,8 @@ def _serving() -> Iterator[list[dict[str, Any]]]:
     def billed(fake: FakeGemini, model: str, usage: dict[str, Any], tools: bool, response_id: str) -> None:
         with fake.lock:
             served.append({"id": response_id, "model": model, "usage": usage})
+            if not tools:  # the CLI's main loop sends its tools every time: this is a side call (the compressor's)
+                served[-1]["caller"] = "side_call"
         bill(fake, model, usage, tools, response_id)
 
     anthropic._sse_events = kept  # type: ignore[assignment]

@@ -62,6 +62,31 @@ def codex_service_tiers_fixture(root: Path) -> list[Path]:
         return _kept(RECORDED / f"codex-{_version(client.version)}-service-tiers", files, root, served)
 
 
+def codex_compacted_priority_fixture(root: Path) -> list[Path]:
+    """A thread on gpt-5.5 at "priority" (``service_tier = "fast"``), multi-agent on, compacting on a low limit
+    (``model_auto_compact_token_limit = 1000``): a subagent spawned to read the notes (both compact), a resumed turn
+    with a command (it compacts before and after), then ``codex exec fork`` and a turn (the fork compacts first).
+    Every call, the compaction calls too, served at priority."""
+    from tests.fakes.record_subagents import MULTI_AGENT, codex_subagent_session
+
+    client = require_client("codex")
+    with _serving() as served, FakeResponses() as fake:
+        codex = Codex(client, root, project(root), fake, model="gpt-5.5")
+        codex.extra_config = 'service_tier = "fast"\nmodel_auto_compact_token_limit = 1000\n' + MULTI_AGENT
+        codex_subagent_session(codex, fake)
+        first = min(codex.rollouts(), key=lambda p: p.name)  # UUIDv7 names: the root's thread is the first
+        found = re.search(r"([0-9a-f-]{36})\.jsonl$", first.name)
+        assert found
+        fake.enqueue(Reply(tool_calls=(ToolCall("exec_command", {"cmd": "python3 app.py"}),)), "It prints -1.")
+        codex.run("Run app.py.", resume=found.group(1))
+        fake.enqueue("Forked: CSV.")
+        codex.fork(found.group(1), "Anything else?")
+        assert not fake.errors and not fake.script, fake.errors
+        files = {path.name: path.read_bytes() for path in codex.rollouts()}
+        assert sum(b'"type":"compacted"' in data.replace(b" ", b"") for data in files.values()) == 3
+        return _kept(RECORDED / f"codex-{_version(client.version)}-compacted-priority", files, root, served)
+
+
 FAST = (("speed", "fast"),)
 US = (("inference_geo", "us"),)
 
@@ -88,4 +113,4 @@ def claude_code_fast_and_us_fixture(root: Path) -> list[Path]:
 
 
 if __name__ == "__main__":
-    record_named((codex_service_tiers_fixture, claude_code_fast_and_us_fixture))
+    record_named((codex_service_tiers_fixture, claude_code_fast_and_us_fixture, codex_compacted_priority_fixture))

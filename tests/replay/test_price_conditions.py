@@ -131,3 +131,18 @@ def test_a_codex_service_tier_as_a_price_condition(tier: Any, expected: tuple):
     from compactctl.recorded import service_tier_pricing
 
     assert service_tier_pricing(tier) == expected
+
+
+def test_codex_compaction_calls_are_billed_at_the_threads_tier():
+    """A thread on gpt-5.5 at "priority" (``service_tier = "fast"``) that compacts on a low limit, with a subagent and
+    a fork that compact too (tests/fakes/record_tiers.py): the compaction calls, which no message records, were
+    served at the thread's tier like its turns. Replay billed them at the standard price: $1.5070 of $2.0320."""
+    name = "codex-0.171.0-compacted-priority"
+    served = _served(name)
+    assert {r.get("service_tier") for r in served} == {"priority"}
+    replayed = _replayed(RECORDED / name)
+    bills = [row for f in replayed["files"] for row in f["settings"] if row["basis"] == "bill"]
+    assert sum(f["api"]["unpaired_cost"] for f in replayed["files"]) > 0  # compaction calls in the bill
+    standard = _served_cost(name, "openai", conditions=False)
+    assert sum(row["cost"] for row in bills) == pytest.approx(_served_cost(name, "openai"), rel=0.005)
+    assert sum(row["cost"] for row in bills) > 2 * standard
