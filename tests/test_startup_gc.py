@@ -90,7 +90,7 @@ def test_the_program_runs_its_files_with_the_collector_on(tmp_path):
 
 
 def test_a_replay_collects_its_youngest_generation_less_often_then_puts_the_threshold_back(collector):
-    from compactctl.message_memo import YOUNG_THRESHOLD, fewer_collections
+    from compactctl.startup_gc import YOUNG_THRESHOLD, fewer_collections
 
     gc.enable()
     before = gc.get_threshold()

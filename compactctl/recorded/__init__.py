@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from compactctl import jsonbytes
+from compactctl.digests import blake2b
 from compactctl.formats.records import Record
 from compactctl.transcript import Message, is_compactctl_summary
 
@@ -317,6 +319,24 @@ def resumes_by_gap(calls: list[RecordedCall]) -> list[int]:
         and calls[i - 1].timestamp is not None
         and calls[i].timestamp - calls[i - 1].timestamp > RESUME_GAP_SECONDS  # type: ignore[operator]
     ]
+
+
+def digest_key(label: str, said: object) -> str:
+    """A ``RecordedCall.copy_key``: what names the call (its thread, record or message id) and a digest of what it
+    said and its usage, which a copy of the file (a user's backup, plain ``compact``'s output) repeats."""
+    return f"{label} {blake2b(jsonbytes.dumps(said), digest_size=10).hexdigest()}"
+
+
+def marked_shared(
+    calls: list[RecordedCall], billed_elsewhere: Mapping[str, str]
+) -> tuple[list[RecordedCall], dict[str, str]]:
+    """The calls another file of the run bills (their ``copy_key`` among ``billed_elsewhere``, ``replay.copies``)
+    marked copied, billed there; and those not copied already (a fork's are its parent's), key -> that file."""
+    keys = (c.copy_key for c in calls if c.copy_key is not None and not c.copied)
+    shared = {key: billed_elsewhere[key] for key in keys if key in billed_elsewhere}
+    if not shared:
+        return calls, {}
+    return [dataclasses.replace(c, copied=True) if c.copy_key in shared else c for c in calls], shared
 
 
 def integer(value: Any) -> int:

@@ -19,7 +19,7 @@ from compactctl import jsonbytes
 from compactctl.errors import InputError
 from compactctl.formats.claude_code import FORK_REF
 from compactctl.formats.records import Record
-from compactctl.recorded import InRun, RecordedContext, RecordedSession
+from compactctl.recorded import InRun, RecordedContext, RecordedSession, marked_shared
 from compactctl.recorded.claude_code_chain import Index
 from compactctl.recorded.claude_code_side import SideRequests, side_requests
 
@@ -77,20 +77,18 @@ def _shared_marked(subagent: RecordedSession, run: InRun) -> RecordedSession:
     copies too) marked copied, billed there. The reader marks only those a context opens with (a 1.x resume's copy),
     and a fork's context opens with its copy of the session's response, which is no other file's: the rest of a
     copied fork read as its own. A subagent's file is 2.1's, its keys hold each record's uuid: no other run's."""
-    keys = [(call.copy_key, call.copied) for c in subagent.contexts for call in c.calls if call.copy_key is not None]
-    shared = {key for key, _ in keys if key in run.billed_elsewhere} - {key for key, copied in keys if copied}
+    contexts, shared = [], dict[str, str]()
+    for context in subagent.contexts:
+        calls, found = marked_shared(context.calls, run.billed_elsewhere)
+        contexts.append(dataclasses.replace(context, calls=calls))
+        shared |= found
     if not shared:
         return subagent
-
-    def marked(context: RecordedContext) -> RecordedContext:
-        calls = [dataclasses.replace(call, copied=True) if call.copy_key in shared else call for call in context.calls]
-        return dataclasses.replace(context, calls=calls)
-
     return dataclasses.replace(
         subagent,
-        contexts=[marked(context) for context in subagent.contexts],
+        contexts=contexts,
         shared_calls=subagent.shared_calls + len(shared),
-        shared_with=tuple(sorted({*subagent.shared_with, *(run.billed_elsewhere[key] for key in shared)})),
+        shared_with=tuple(sorted({*subagent.shared_with, *shared.values()})),
     )
 
 

@@ -20,9 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from compactctl import jsonbytes
-from compactctl.digests import blake2b
 from compactctl.formats.claude_code import COPIED_ID_PREFIX, preserved_relinks, relinked_parent
+from compactctl.recorded import digest_key
 
 SYNTHETIC_MODEL = "<synthetic>"
 
@@ -113,11 +112,10 @@ class Index:
         (``copied_from``). The loopback fake's ids (``msg_fake000002``) repeat across 2.x runs of one script, with
         what they said and their usage, but under other uuids (random per record): no copy."""
         records = [self.values[at] for at in self.responses[message_id]]
-        said = jsonbytes.dumps([[r["message"].get("model"), r["message"].get("content")] for r in records] + [usage])
-        digest = blake2b(said, digest_size=10).hexdigest()
+        said = [[r["message"].get("model"), r["message"].get("content")] for r in records] + [usage]
         if str(records[0].get("version") or "").startswith("1."):
-            return f"{message_id} {digest}"
-        return f"{message_id} {uuid_of(records[0])} {digest}"
+            return digest_key(message_id, said)
+        return digest_key(f"{message_id} {uuid_of(records[0])}", said)
 
     def parent(self, index: int) -> int | None:
         """The record before ``index`` as the client sends it (after a partial compaction's summary where

@@ -11,9 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
-from compactctl import jsonbytes
-from compactctl.digests import blake2b
-from compactctl.recorded import RecordedCall
+from compactctl.recorded import RecordedCall, digest_key, marked_shared
 
 
 def with_copy_keys(
@@ -22,18 +20,15 @@ def with_copy_keys(
     """The calls with their ``copy_key``, those another file bills marked copied; and those, key -> that file."""
     if thread is None:
         return calls, {}
-    keyed, shared = [], {}
-    for call in calls:
-        if call.usage is None or call.timestamp is None:
-            keyed.append(call)
-            continue
-        said = jsonbytes.dumps([call.timestamp, call.model, dataclasses.astuple(call.usage)])
-        key = f"codex {thread} {blake2b(said, digest_size=10).hexdigest()}"
-        elsewhere = billed_elsewhere.get(key)
-        if elsewhere is not None and not call.copied:
-            shared[key] = elsewhere
-        keyed.append(dataclasses.replace(call, copy_key=key, copied=call.copied or elsewhere is not None))
-    return keyed, shared
+    keyed = [
+        call
+        if call.usage is None or call.timestamp is None
+        else dataclasses.replace(
+            call, copy_key=digest_key(f"codex {thread}", [call.timestamp, call.model, dataclasses.astuple(call.usage)])
+        )
+        for call in calls
+    ]
+    return marked_shared(keyed, billed_elsewhere)
 
 
 def copied_unpaired(at: list[int], calls: list[RecordedCall], shared: Mapping[str, str]) -> set[int]:

@@ -53,8 +53,6 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from compactctl import jsonbytes
-from compactctl.digests import blake2b
 from compactctl.errors import InputError
 from compactctl.formats.gemini import COPIED_FROM, converted
 from compactctl.formats.records import Record, annotate
@@ -68,7 +66,9 @@ from compactctl.recorded import (
     RecordedContext,
     RecordedSession,
     compaction_trigger,
+    digest_key,
     integer,
+    marked_shared,
     timestamp_of,
     with_subagents,
 )
@@ -239,8 +239,9 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         call = chat.calls.get(unit.record["id"])
         if message.get("role") == "assistant" and call is not None and first_at[unit.record["id"]] == n:
             key = copy_key(chat.session_id, unit.record["id"], call.usage)
-            copied = call.made_in is not None or key in run.billed_elsewhere  # a copy of the file in the run bills it
+            copied = call.made_in is not None  # compactctl's --session copy: billed where it was made
             calls.append(RecordedCall(n, call.model, call.timestamp, call.usage, copied=copied, copy_key=key))
+    calls, shared = marked_shared(calls, run.billed_elsewhere)  # a copy of the file in the run bills them
     placed = {units[c.position].record["id"] for c in calls}
     for identifier in chat.thread:
         if identifier in chat.calls and identifier not in placed:
@@ -277,8 +278,6 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         if i in chat.calls and i not in chat.thread
     )
     context = RecordedContext("main", messages, calls, compactions, resumes)
-    keys = [c.copy_key for c in calls if c.copy_key is not None]
-    shared = {key: run.billed_elsewhere[key] for key in keys if key in run.billed_elsewhere}
     own = RecordedSession(
         NAME,
         [context],
@@ -299,10 +298,7 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
 def copy_key(session: str | None, record: str, usage: ApiUsage) -> str | None:
     """``RecordedCall.copy_key`` of a response: the chat's session, the record's id and its usage, which a copy of the
     file (a user's, or plain ``compact``'s output, which keeps every line and appends its list) repeats."""
-    if session is None:
-        return None
-    said = jsonbytes.dumps(dataclasses.astuple(usage))
-    return f"gemini {session} {record} {blake2b(said, digest_size=10).hexdigest()}"
+    return None if session is None else digest_key(f"gemini {session} {record}", dataclasses.astuple(usage))
 
 
 def _subagents(path: str, records: list[Record], run: InRun = ALONE) -> list[tuple[str, RecordedSession]]:

@@ -68,8 +68,8 @@ def usage_row(
 ) -> ScenarioResult:
     """A context's calls as billed: their usage at the prices of each (``trigger`` "recorded": the producer's
     own compactions)."""
-    own_prices = [(c, p) for c, p in zip(context.calls, prices_of, strict=True) if not c.copied]  # billed elsewhere
-    own, prices_of = [c for c, _ in own_prices], [p for _, p in own_prices]
+    own = own_calls(context)  # the copies are billed where they were made
+    prices_of = [p for c, p in zip(context.calls, prices_of, strict=True) if not c.copied]
     per_call = [c.usage.input_tokens if c.usage else 0 for c in own]
     usages = [c.usage for c in own if c.usage is not None]
     billed = [(c.usage, p) for c, p in zip(own, prices_of, strict=True) if c.usage]

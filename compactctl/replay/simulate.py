@@ -36,10 +36,11 @@ from typing import Any
 
 from compactctl.errors import InputError
 from compactctl.facts import fold
-from compactctl.message_memo import fewer_collections, old_objects_frozen, remembering
+from compactctl.message_memo import remembering
 from compactctl.replay.context import Context, FigureCounter, Figures, KnownTokens, keys_of
 from compactctl.replay.prices import Prices, prices_for, shipped_prices
 from compactctl.replay.triggers import BASELINE, Scenario, Trigger, stage_pattern
+from compactctl.startup_gc import fewer_collections, old_objects_frozen
 from compactctl.strategies import STRATEGIES, ClientView, StepContext, StrategyOptions
 from compactctl.summarizers import Summarizer
 from compactctl.tokens import REPLY_PRIMING_TOKENS, KnownCounter, TokenCounter, counter_for
