@@ -67,7 +67,7 @@ from compactctl.recorded.claude_code_chain import (
 )
 from compactctl.recorded.claude_code_cleared import Edits
 from compactctl.recorded.claude_code_files import changed_file_reminders, logs_own_attachments
-from compactctl.recorded.claude_code_side import SideRequests, side_requests, usage_by_model
+from compactctl.recorded.claude_code_side import SideRequests, own_usage_by_model, side_requests, usage_by_model
 from compactctl.recorded.claude_code_thinking import keeps_thinking
 from compactctl.recorded.iterations import Billed, billed, stop_reason_of
 from compactctl.transcript import Message
@@ -377,11 +377,11 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         # A subagent's WebFetch and WebSearch requests are billed in the session's cost-state, as its own are.
         requests = SideRequests(requests.calls + asked.calls, requests.searches + asked.searches)
     by_model = usage_by_model(values)  # the last cost-state, read once: the total and the side requests' models
-    reported = sum(by_model.values(), ApiUsage(0)) if by_model else None
+    # A fork's cost-state goes on from its parent's total: this file's own share, where the file says it.
+    own_share = own_usage_by_model(values, by_model, foreign, shared)
+    reported = sum(own_share.values(), ApiUsage(0)) if own_share else None
     paired = RecordedSession(NAME, contexts, off_thread=off_thread, passes_apart=tuple(passes)).usage_total()
     unpaired = None
-    if foreign:  # a fork's cost-state goes on from its parent's total: it says nothing of calls missing here
-        reported = None
     if reported is not None and (
         reported.input_tokens > paired.input_tokens or reported.web_searches > paired.web_searches
     ):
@@ -399,7 +399,7 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
     # A model the cost-state bills that no call here names made only side requests (WebFetch's page summary on
     # the small fast model, claude-haiku-4-5): its whole usage is in ``unpaired``, billed at its own price.
     named = {c.model for x in contexts for c in x.calls} | {c.model for c in [*off_thread, *passes]}
-    side = tuple((m, u, ()) for m, u in by_model.items() if m not in named) if unpaired else ()
+    side = tuple((m, u, ()) for m, u in (own_share or {}).items() if m not in named) if unpaired else ()
     # WebSearch's and WebFetch's own requests write no message; where the cost-state's remainder bills them they
     # are billed calls, counted with the bill's (their usage is in ``unpaired``).
     side_calls = requests.calls if unpaired is not None else 0

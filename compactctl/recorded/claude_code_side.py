@@ -118,3 +118,37 @@ def usage_by_model(values: list[dict[str, Any]]) -> dict[str, ApiUsage]:
                 web_searches=integer(figures.get("webSearchRequests")),
             )
     return found
+
+
+def own_usage_by_model(
+    values: list[dict[str, Any]], by_model: dict[str, ApiUsage], foreign: Collection[str], shared: Collection[str]
+) -> dict[str, ApiUsage] | None:
+    """The share of the session's running total (``usage_by_model``) its own calls made, where the file says it:
+    all of it in a file of no call made elsewhere. A file that copies another session's responses (``foreign``)
+    goes on from that session's total: where the copies came with its cost-states (compactctl's new session copies
+    the original's records, and the client resuming it counts on from the last), the last one before the last
+    copied response is what it inherited, and the rest is its own (the summary of a ``/compact`` there included,
+    which writes no message). None where the inherited total is not in the file: the client's own fork copies no
+    cost-state, and a copy of another file of the run (``shared``) holds that file's."""
+    if not foreign:
+        return by_model
+    if shared:
+        return None
+    copied = [n for n, v in enumerate(values) if v.get("type") == "assistant" and _message_id(v) in foreign]
+    inherited = usage_by_model(values[: copied[-1]]) if copied else {}
+    if not inherited:
+        return None
+    return {model: _less(usage, inherited.get(model)) for model, usage in by_model.items()}
+
+
+def _message_id(value: dict[str, Any]) -> Any:
+    message = value.get("message")
+    return message.get("id") if isinstance(message, dict) else None
+
+
+def _less(total: ApiUsage, inherited: ApiUsage | None) -> ApiUsage:
+    if inherited is None:
+        return total
+    return ApiUsage(
+        *(max(0, getattr(total, f.name) - getattr(inherited, f.name)) for f in dataclasses.fields(ApiUsage))
+    )
