@@ -3,7 +3,7 @@ the fake served (``<fixture>.served.json``): the bill (issue 20's shapes nobody 
 
     PATH=<.ci/cache/npm/node_modules/.bin>:$PATH python -m tests.fakes.record_compactions [NAME ...]
 
-NAME: compacted-twice or compactctl-session-compacted; both when none is named. The fixtures go to
+NAME: compacted-twice, compactctl-session-compacted or continued; all when none is named. The fixtures go to
 tests/recorded/data/ (README.md there says what each holds).
 """
 
@@ -17,8 +17,9 @@ from tests.fakes.anthropic import FakeAnthropic
 from tests.fakes.clients import ClaudeCode, require_client
 from tests.fakes.record_compactctl_sessions import _kept, claude_code_compacted, claude_code_original, claude_run
 from tests.fakes.record_copies import RECORDED, _serving
-from tests.fakes.record_fixtures import _version
+from tests.fakes.record_fixtures import ANSWER, _version
 from tests.fakes.scenarios import project
+from tests.fakes.server import Reply, ToolCall
 
 
 def claude_code_compacted_twice_fixture(root: Path) -> list[Path]:
@@ -61,9 +62,31 @@ def claude_code_compactctl_session_compacted_fixture(root: Path) -> list[Path]:
         return _kept(folder, files, root, {"original": session, "new": new}, served)
 
 
+def claude_code_continued_fixture(root: Path) -> list[Path]:
+    """Claude Code 2.1.332 on claude-sonnet-4-6: a turn reading the notes (2 responses), then ``claude -p --continue``
+    four times (the project's latest session, no id named): a turn, ``/compact`` (the summary's response), two
+    turns. Every session file of the project is kept: the fake served 6 responses."""
+    client = require_client("claude")
+    with _serving() as served, FakeAnthropic() as fake:
+        claude = ClaudeCode(client, root, project(root), fake)
+        notes = str(claude.cwd / "notes.txt")
+        fake.enqueue(Reply(text="Reading.", tool_calls=(ToolCall("Read", {"file_path": notes}),)), ANSWER)
+        first = claude_run(claude, "What do the notes say?")
+        fake.enqueue("Continued: CSV.")
+        ids = [first, claude_run(claude, "And the interface?", "--continue")]
+        ids.append(claude_run(claude, "/compact", "--continue"))
+        fake.enqueue("After the compaction: CSV.", "Still CSV.")
+        ids += [claude_run(claude, prompt, "--continue") for prompt in ("Anything else?", "In one word?")]
+        assert not fake.errors and not fake.script, fake.errors
+        files = {path.name: path.read_bytes() for path in claude.projects.glob("*/*.jsonl")}
+        folder = RECORDED / f"claude-code-{_version(client.version)}-continued"
+        return _kept(folder, files, root, {"sessions": ids}, served)
+
+
 FIXTURES = {
     "compacted-twice": claude_code_compacted_twice_fixture,
     "compactctl-session-compacted": claude_code_compactctl_session_compacted_fixture,
+    "continued": claude_code_continued_fixture,
 }
 
 

@@ -78,3 +78,16 @@ def test_the_original_alone_bills_its_own_five():
     calls, cost, _ = _bill(DATA / AFTER_COMPACTCTL / f"{sessions['original']}.jsonl")
     assert calls == 5
     assert cost == pytest.approx(_cost(_served(AFTER_COMPACTCTL)[:5]), rel=1e-6)
+
+
+def test_a_session_continued_four_times_bills_what_was_served():
+    """``claude -p --continue`` four times, a ``/compact`` among them: 2.1.332 goes on in the one file each time (the
+    same session id), and its cost-state bills the summary."""
+    fixture = "claude-code-2.1.332-continued"
+    assert len(set(json.loads((DATA / f"{fixture}.sessions.json").read_text())["sessions"])) == 1
+    (path,) = (DATA / fixture).glob("*.jsonl")
+    served = _served(fixture)
+    calls, cost, compactions = _bill(path)
+    assert len(served) == 6 and compactions == 1
+    assert calls == len(_held(served, path)) == 5
+    assert cost == pytest.approx(_cost(served), rel=1e-6)
