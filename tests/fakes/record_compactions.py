@@ -3,12 +3,13 @@ the fake served (``<fixture>.served.json``): the bill (issue 20's shapes nobody 
 
     PATH=<.ci/cache/npm/node_modules/.bin>:$PATH python -m tests.fakes.record_compactions [NAME ...]
 
-NAME: compacted-twice, compactctl-session-compacted or continued; all when none is named. The fixtures go to
+NAME: compacted-twice, compactctl-session-compacted, continued or mcp; all when none is named. The fixtures go to
 tests/recorded/data/ (README.md there says what each holds).
 """
 
 from __future__ import annotations
 
+import json
 import sys
 import tempfile
 from pathlib import Path
@@ -17,7 +18,7 @@ from tests.fakes.anthropic import FakeAnthropic
 from tests.fakes.clients import ClaudeCode, require_client
 from tests.fakes.record_compactctl_sessions import _kept, claude_code_compacted, claude_code_original, claude_run
 from tests.fakes.record_copies import RECORDED, _serving
-from tests.fakes.record_fixtures import ANSWER, _version
+from tests.fakes.record_fixtures import ANSWER, _claude_print, _version
 from tests.fakes.scenarios import project
 from tests.fakes.server import Reply, ToolCall
 
@@ -83,10 +84,39 @@ def claude_code_continued_fixture(root: Path) -> list[Path]:
         return _kept(folder, files, root, {"sessions": ids}, served)
 
 
+def claude_code_mcp_fixture(root: Path) -> list[Path]:
+    """Claude Code 2.1.332 on claude-sonnet-4-6 with a stdio MCP server (bench/mcp_notes_server.py, its ``read_note``
+    tool): a turn per topic (a line, ``everything``: a note over the client's MCP output limit, ``picture``: an
+    image), each the tool call and an answer (``--resume``), then ``/compact`` and a turn: the fake served 8
+    responses."""
+    client = require_client("claude")
+    server = Path(__file__).resolve().parents[2] / "bench" / "mcp_notes_server.py"
+    config = json.dumps({"mcpServers": {"notes": {"command": sys.executable, "args": [str(server)]}}})
+    mcp = ("--mcp-config", config, "--allowedTools", "Bash Read Edit Write mcp__notes__read_note")
+    with _serving() as served, FakeAnthropic() as fake:
+        claude = ClaudeCode(client, root, project(root), fake)
+        session = None
+        for topic in ("format", "everything", "picture"):
+            call = ToolCall("mcp__notes__read_note", {"topic": topic})
+            fake.enqueue(Reply(text="Asking the notes server.", tool_calls=(call,)), f"The {topic} note: CSV.")
+            resumed = ("--resume", session) if session else ()
+            session = _claude_print(claude, f"What does the notes server say on {topic}?", *mcp, *resumed)
+        assert session is not None
+        _claude_print(claude, "/compact", *mcp, "--resume", session)
+        fake.enqueue("After the compaction: CSV.")
+        _claude_print(claude, "And now?", *mcp, "--resume", session)
+        assert not fake.errors and not fake.script, fake.errors
+        data = claude.session_file(session).read_bytes()
+        assert b"mcp__notes__read_note" in data, "the client did not call the MCP tool"
+        folder = RECORDED / f"claude-code-{_version(client.version)}-mcp"
+        return _kept(folder, {f"{session}.jsonl": data}, root, {"session": session}, served)
+
+
 FIXTURES = {
     "compacted-twice": claude_code_compacted_twice_fixture,
     "compactctl-session-compacted": claude_code_compactctl_session_compacted_fixture,
     "continued": claude_code_continued_fixture,
+    "mcp": claude_code_mcp_fixture,
 }
 
 

@@ -91,3 +91,17 @@ def test_a_session_continued_four_times_bills_what_was_served():
     assert len(served) == 6 and compactions == 1
     assert calls == len(_held(served, path)) == 5
     assert cost == pytest.approx(_cost(served), rel=1e-6)
+
+
+def test_a_session_with_an_mcp_server_bills_what_was_served():
+    """A stdio MCP server's tool in three turns (a line; a note over the client's MCP output limit, which it saved to
+    a file and answered with an error naming it; an image), then ``/compact`` and a turn."""
+    fixture = "claude-code-2.1.332-mcp"
+    (path,) = (DATA / fixture).glob("*.jsonl")
+    data = path.read_bytes()
+    assert b"exceeds maximum allowed tokens. Output has been saved to" in data and b'"media_type":"image/png"' in data
+    served = _served(fixture)
+    calls, cost, compactions = _bill(path)
+    assert len(served) == 8 and compactions == 1
+    assert calls == len(_held(served, path)) == 7
+    assert cost == pytest.approx(_cost(served), rel=1e-6)
