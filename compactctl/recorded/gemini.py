@@ -61,6 +61,7 @@ from compactctl.recorded import (
     COMPACTCTL,
     ApiUsage,
     InRun,
+    Pricing,
     RecordedCall,
     RecordedCompaction,
     RecordedContext,
@@ -260,6 +261,7 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
 
     compactions: list[RecordedCompaction] = []
     estimates: list[ApiUsage] = []
+    apart: list[tuple[str | None, ApiUsage, Pricing]] = []
     for n, (length, new) in enumerate(chat.compressions):
         at = position(length)
         loaded = [_sent_of_saved(chat.latest[i]) if n in chat.loads else chat.latest[i] for i in new]
@@ -269,7 +271,13 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         trigger = "load" if n in chat.loads else compaction_trigger(replacement[:2], "")  # after the start-up context
         trigger = COMPACTCTL if n in chat.ours else trigger
         if not trigger:  # the client's compression call (a load or compactctl's summary made none)
-            estimates += compression_estimate([m for m in folded if not any(m is k for k in replacement)], replacement)
+            made = compression_estimate([m for m in folded if not any(m is k for k in replacement)], replacement)
+            estimates += made
+            # The client compresses on the model in force (the served calls of a session switched from Pro to Flash
+            # were on Flash), not the session's first: the call it made room for, else the last before it.
+            model = next((c.model for c in calls if c.position >= at), None)
+            model = model or next((c.model for c in reversed(calls) if c.position < at), None)
+            apart += [(model, usage, ()) for usage in made]
         compactions.append(RecordedCompaction(at, calls_before(at), replacement, trigger=trigger))
     resumes = sorted({calls_before(position(length)) for length in chat.resumes} - {0, len(calls)})
     off_thread = tuple(
@@ -287,6 +295,7 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         compaction_calls=len(estimates),
         compaction_estimate=sum(estimates, ApiUsage(0)) if estimates else None,
         compaction_calls_estimated=len(estimates),
+        estimated_apart=tuple(apart),
         not_in_bill=(side_calls(messages, calls),),
         copied_from=tuple(sorted({c.made_in for c in chat.calls.values() if c.made_in is not None})),
         shared_calls=len(shared),
