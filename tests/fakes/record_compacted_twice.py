@@ -5,11 +5,14 @@ served (``<fixture>.served.json``): the bill.
 
 Codex 0.171.0 on gpt-5.5, through ``codex app-server`` for each compaction (``thread/compact/start``, the TUI's
 ``/compact``): a turn with a command, a compaction, a turn with a command, a second compaction, a last turn (each turn
-after the first ``codex exec resume``). The fixture goes to tests/recorded/data/ (README.md there says what it holds).
+after the first ``codex exec resume``). ``codex_compactctl_then_compacted_fixture``: a thread compactctl compacted
+(``compact --session``: a new thread) that Codex then compacts too. The fixtures go to tests/recorded/data/ (README.md
+there says what each holds).
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from tests.fakes.clients import Codex, require_client
@@ -44,5 +47,32 @@ def codex_compacted_twice_fixture(root: Path) -> list[Path]:
         return _kept(RECORDED / f"codex-{_version(client.version)}-compacted-twice", files, root, served)
 
 
+def codex_compactctl_then_compacted_fixture(root: Path) -> list[Path]:
+    """``codex_compacted`` (5 responses in the original, then ``compactctl compact --session``), a turn of the new
+    thread with a command, Codex's own compaction of it (``thread/compact/start``), a last turn."""
+    from bench.client_shapes import _compact_by_app_server
+    from tests.fakes.record_compactctl_sessions import codex_compacted
+
+    client = require_client("codex")
+    with _serving() as served, FakeResponses() as fake:
+        codex = Codex(client, root, project(root), fake, model="gpt-5.5")
+        thread, new = codex_compacted(codex)
+        fake.enqueue(Reply(thinking="Run it.", tool_calls=(ToolCall("exec_command", {"cmd": "python3 app.py"}),)),
+                     "It prints -1: add() subtracts.")  # fmt: skip
+        codex.run("What does app.py print?", resume=new)
+        _compact_by_app_server(codex, new)
+        fake.enqueue("From both summaries: CSV, and app.py prints -1.")
+        codex.run("Both answers again?", resume=new)
+        assert not fake.errors and not fake.script, fake.errors
+        files = {path.name: path.read_bytes() for path in codex.rollouts()}
+        assert len(files) == 2, files
+        written = _kept(RECORDED / f"codex-{_version(client.version)}-compactctl-then-compacted", files, root, served)
+        which = json.dumps({"original": thread, "new": new}, indent=1)
+        (RECORDED / f"codex-{_version(client.version)}-compactctl-then-compacted.sessions.json").write_text(
+            which + "\n"
+        )
+        return written
+
+
 if __name__ == "__main__":
-    record_named((codex_compacted_twice_fixture,))
+    record_named((codex_compacted_twice_fixture, codex_compactctl_then_compacted_fixture))
