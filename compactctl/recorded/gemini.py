@@ -50,6 +50,7 @@ What Gemini CLI writes (0.61, ``packages/core/src/services/chatRecordingService.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -296,7 +297,7 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         compaction_estimate=sum(estimates, ApiUsage(0)) if estimates else None,
         compaction_calls_estimated=len(estimates),
         estimated_apart=tuple(apart),
-        not_in_bill=(side_calls(messages, calls),),
+        not_in_bill=(side_calls(messages, calls, _loops_stopped(chat.latest.values())),),
         copied_from=tuple(sorted({c.made_in for c in chat.calls.values() if c.made_in is not None})),
         shared_calls=len(shared),
         shared_with=tuple(sorted(set(shared.values()))),
@@ -323,7 +324,22 @@ def _subagents(path: str, records: list[Record], run: InRun = ALONE) -> list[tup
     return found
 
 
-def side_calls(messages: list[Message], calls: list[RecordedCall]) -> str:
+# The loop detector's feedback, sent as a user turn (0.61's ``GeminiClient._recoverFromLoop``).
+LOOP_FEEDBACK = "System: Potential loop detected."
+
+
+def _loops_stopped(records: Iterable[dict[str, Any]]) -> int:
+    """The chat's records of the loop detector's feedback, on the thread or off it."""
+    return sum(
+        1
+        for r in records
+        if r.get("type") == "user"
+        and isinstance(r.get("content"), list)
+        and any(isinstance(p, dict) and str(p.get("text", "")).startswith(LOOP_FEEDBACK) for p in r["content"])
+    )
+
+
+def side_calls(messages: list[Message], calls: list[RecordedCall], loops: int = 0) -> str:
     """What replay says of the billed calls Gemini CLI makes beside the main loop and records nowhere.
 
     From the 0.61 client's code (``routing/strategies/classifierStrategy.ts``, ``core/client.ts``,
@@ -331,17 +347,27 @@ def side_calls(messages: list[Message], calls: list[RecordedCall]) -> str:
     classifier (``flash-lite``, up to 1,024 output tokens) once per prompt, sent the last 4 turns
     that hold no tool call and the prompt; the loop detector asks the model after 30 turns of one
     prompt and every 10 after. No record says whether the router ran (a fixed model skips it), so
-    they are named, not estimated; calls naming both a Pro and a Flash model show it did.
+    they are named, not estimated; calls naming both a Pro and a Flash model show it did, or that the
+    user switched the model (``/model``, ``--model``: the real 0.61 client switched from Pro to Flash
+    writes nothing else of it). Where the detector found a loop in the stream it writes its feedback as a
+    user record and asks again; the chat keeps neither the cut response nor the answer to the feedback, and
+    the history it resumes from leaves the turn out (``loops``: how many such records the chat holds).
     """
     copied = max((c.position for c in calls if c.copied), default=-1)  # the router ran there for those prompts
     prompts = sum(1 for m in messages[copied + 1 :] if m.get("role") == "user")
     models = sorted({str(c.model) for c in calls if c.model})
     routed = any("pro" in m for m in models) and any("flash" in m for m in models)
-    shown = f"; the router ran here: the calls name {' and '.join(models)}" if routed else ""
+    shown = f"; the calls name {' and '.join(models)}: the router ran here, or the model was switched" if routed else ""
+    stopped = (
+        f"; the loop detector stopped {loops} turn(s) here (its feedback in the chat): the response it cut and the "
+        "answer to the feedback, 2 calls each, are billed and recorded nowhere"
+        if loops
+        else ""
+    )
     return (
         "not in the bill: Gemini CLI's side calls, which its session file records nothing of: the model router's "
         f"classifier (one flash-lite call per prompt when the model is auto: {prompts} prompt(s) here{shown}) and "
-        "the loop check (a model call after 30 turns of one prompt)"
+        f"the loop check (a model call after 30 turns of one prompt){stopped}"
     )
 
 

@@ -91,3 +91,10 @@ def test_the_two_responses_the_loop_detector_cut_short_are_in_no_file():
     assert len(missing) == 2 and held <= recorded
     kept = [r for r in served if r not in missing]
     assert api["bill_cost"] == pytest.approx(_priced(kept), rel=1e-6)
+    (note,) = [n for n in api["notes"] if n.startswith("not in the bill")]
+    assert "the loop detector stopped 1 turn(s) here" in note
+
+
+def test_a_switch_is_not_said_to_be_the_routers_alone():
+    (note,) = [n for n in _api(NAME)["notes"] if n.startswith("not in the bill")]
+    assert "the router ran here, or the model was switched" in note and "loop detector stopped" not in note
