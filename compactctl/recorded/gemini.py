@@ -123,6 +123,7 @@ class _Chat:
     resumes: list[int] = field(default_factory=list)  # thread lengths at which the client was started again
     headers: int = 0
     starting: bool = False  # a resume's header came and no list yet
+    named: bool = False  # a ``$set`` of the session id came and no list yet (a resume, or a compression's new chat)
     session_id: str | None = None  # the header's: with a record's id, what tells a call in a copy of the file
     # The compressions that are compactctl's list with no summary (``compact -s window``, masking): only the history
     # already written, cut at its start; the client writes such a list only when it loads a saved chat, whose records
@@ -155,12 +156,15 @@ class _Chat:
             self.message(value)
         new = [v["id"] for v in values]
         starting, self.starting = self.starting, False
+        named, self.named = self.named, False
         if starting and len(new) < len(self.live) and all(i in self.latest for i in new):
             # A resumed client lists its start-up context alone (``<session_context>``), then the whole history
             # loaded: the first list is no change to what was sent. After a list compactctl wrote without that
             # context (compact --session), it would otherwise read as a compression.
             return
-        old = list(self.live)
+        # Only what the client sends: its lists leave out the ``info`` records it writes beside them (a compression's
+        # "Chat history compressed"), which a resume's list would otherwise read as cut from the middle.
+        old = [i for i, v in self.live.items() if v.get("type") in SENT]
         listed, threaded = set(new), set(self.thread)  # once, not once per id: a long chat's lists are long
         removed = [i for i in old if i not in listed]
         fresh = [i for i in new if i not in self.live and i not in threaded]
@@ -178,6 +182,10 @@ class _Chat:
                 self.ours.add(len(self.compressions) - 1)
         else:
             self.thread += fresh  # only added (a resume's first list, an older chat's one document)
+            if named and not fresh and len(self.thread) not in self.resumes:
+                # The whole history listed again after the session named: a resume in a later minute, whose header
+                # went to a file of that minute (``_Chat.header``); a compression's list after it always changes.
+                self.resumes.append(len(self.thread))
         self.live = {v["id"]: v for v in values}
 
     def _drop(self, ids: list[str]) -> None:
@@ -211,6 +219,8 @@ def _chat(records: list[Record], path: str) -> _Chat:
         elif isinstance(value.get("$set"), dict):
             if isinstance(value["$set"].get("messages"), list):
                 chat.checkpoint(value["$set"]["messages"])
+            elif isinstance(value["$set"].get("sessionId"), str):
+                chat.named = True
         elif isinstance(value.get("sessionId"), str):
             chat.header()
             chat.session_id = chat.session_id or value["sessionId"]
@@ -323,6 +333,9 @@ def _subagents(path: str, records: list[Record], run: InRun = ALONE) -> list[tup
             continue  # a subagent's chat that does not read is left out, not the session
     return found
 
+
+# The records a chat's message lists hold: what the client sends (``converted`` reads these alone).
+SENT = ("user", "gemini")
 
 # The loop detector's feedback, sent as a user turn (0.61's ``GeminiClient._recoverFromLoop``).
 LOOP_FEEDBACK = "System: Potential loop detected."

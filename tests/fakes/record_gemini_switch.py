@@ -7,7 +7,9 @@ Gemini CLI 0.61.0, its ``model.name`` set per run (as ``/model`` or ``--model`` 
 gemini-3.1-pro-preview (a pasted log, then a question), then two resumed on gemini-3-flash-preview (a question, then
 one run of tool calls, which 0.61 refuses to resume past: gemini-cli#29365), on a low compression threshold
 (``model.compressionThreshold``): the client compresses once, on Flash, in the last run (its two compression calls on
-Flash). ``gemini_loop_detected_fixture``: the same, the first answer on Flash repeating itself. The fixtures go to
+Flash). ``gemini_loop_detected_fixture``: the same, the first answer on Flash repeating itself.
+``gemini_compressed_twice_fixture``: the interactive client on gemini-3.1-pro-preview, ``/compress`` twice, then
+``gemini -p --resume``. The fixtures go to
 tests/recorded/data/ (README.md there says what each holds).
 """
 
@@ -79,5 +81,58 @@ def gemini_loop_detected_fixture(root: Path) -> list[Path]:
     return _switch_fixture(root, "loop-detected", LOOPING)
 
 
+def gemini_compressed_twice_session(gemini: Gemini) -> str:
+    """The interactive client (a pseudo-terminal): a long answer, ``/compress`` (its two calls), another long answer,
+    ``/compress`` again, a short answer, ``/quit``; then ``gemini -p --resume`` with one more prompt. No tool call:
+    0.61 refuses to resume past one (gemini-cli#29365). Returns the session id."""
+    import json
+
+    from tests.fakes.terminal import Terminal
+
+    fake = gemini.fake
+    gemini.configure()
+    known = set(gemini.chats())
+    screen = Terminal([str(gemini.client.binary), "--yolo"], gemini.cwd, gemini.env())
+    try:
+        screen.wait_for(lambda: b"Type your message" in screen.screen)
+        served = len(fake.served)
+
+        def turn(line: str, calls: int) -> None:
+            screen.type(line)
+            screen.wait_for(lambda: len(fake.served) >= served + calls)
+
+        rows = " ".join(f"Row {n} stays in CSV." for n in range(600))
+        fake.enqueue(f"The notes: {rows}")
+        turn("What do the notes say? From memory, at length.", 1)
+        turn("/compress", 3)  # the summary and its check
+        fake.enqueue(f"The interface: {rows}")
+        turn("And the interface, at length?", 4)
+        turn("/compress", 6)
+        fake.enqueue("After two compressions: CSV.")
+        turn("In one word?", 7)
+        screen.type("/quit")
+        screen.wait_for(lambda: screen.process.poll() is not None, 30)
+    finally:
+        screen.close()
+    (chat,) = set(gemini.chats()) - known
+    session = str(json.loads(chat.read_bytes().splitlines()[0])["sessionId"])
+    fake.enqueue("Resumed: still CSV.")
+    gemini.run("Still CSV?", resume=session)
+    assert not fake.errors and not fake.script, (fake.errors, fake.script)
+    return session
+
+
+def gemini_compressed_twice_fixture(root: Path) -> list[Path]:
+    from tests.fakes.server import text_tokens
+
+    client = require_client("gemini")
+    with _serving() as served, FakeGemini(count=text_tokens, implicit_cache=True) as fake:
+        gemini = Gemini(client, root, project(root), fake, {"model": {"name": MODELS[0]}})
+        session = gemini_compressed_twice_session(gemini)
+        chat = gemini.chat(session)
+        files = {chat.name: chat.read_bytes()}
+        return _kept(RECORDED / f"gemini-cli-{_version(client.version)}-compressed-twice", files, root, served)
+
+
 if __name__ == "__main__":
-    record_named((gemini_model_switch_fixture, gemini_loop_detected_fixture))
+    record_named((gemini_model_switch_fixture, gemini_loop_detected_fixture, gemini_compressed_twice_fixture))

@@ -98,3 +98,27 @@ def test_the_two_responses_the_loop_detector_cut_short_are_in_no_file():
 def test_a_switch_is_not_said_to_be_the_routers_alone():
     (note,) = [n for n in _api(NAME)["notes"] if n.startswith("not in the bill")]
     assert "the router ran here, or the model was switched" in note and "loop detector stopped" not in note
+
+
+TWICE = "gemini-cli-0.61.0-compressed-twice"
+
+
+def test_two_compressions_and_a_resume_in_a_later_minute_read_as_such():
+    # The resume's header went to a file of its own minute; this file has the session named and the history listed
+    # again, less the compressions' ``info`` records, which once read as a third compaction (compactctl's own).
+    path = _session(TWICE)
+    session = gemini.read(parse_records(path.read_bytes(), str(path))[0], str(path))
+    (context,) = session.contexts
+    assert [c.trigger for c in context.compactions] == ["", ""]
+    assert [c.before_call for c in context.compactions] == [1, 2]
+    assert context.resumes == [3]
+    api = _api(TWICE)
+    assert api["producer_compactions"] == 2 and api["compaction_estimate"]["calls"] == 4
+    assert not [n for n in api["notes"] if "compactctl's own" in n]
+    assert api["calibration"]["prefix"]["main@3"] < api["calibration"]["prefix"]["main@2"]  # ``-p`` sends less
+
+
+def test_replay_bills_what_was_served_across_two_compressions():
+    served = [r for r in _served(TWICE) if r.get("caller") != SIDE_CALL]
+    assert len(served) == 4 and len(_served(TWICE)) == 8
+    assert _api(TWICE)["bill_cost"] == pytest.approx(_priced(served), rel=1e-6)
