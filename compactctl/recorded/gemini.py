@@ -50,6 +50,7 @@ What Gemini CLI writes (0.61, ``packages/core/src/services/chatRecordingService.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,6 +62,7 @@ from compactctl.recorded import (
     COMPACTCTL,
     ApiUsage,
     InRun,
+    Pricing,
     RecordedCall,
     RecordedCompaction,
     RecordedContext,
@@ -121,6 +123,7 @@ class _Chat:
     resumes: list[int] = field(default_factory=list)  # thread lengths at which the client was started again
     headers: int = 0
     starting: bool = False  # a resume's header came and no list yet
+    named: bool = False  # a ``$set`` of the session id came and no list yet (a resume, or a compression's new chat)
     session_id: str | None = None  # the header's: with a record's id, what tells a call in a copy of the file
     # The compressions that are compactctl's list with no summary (``compact -s window``, masking): only the history
     # already written, cut at its start; the client writes such a list only when it loads a saved chat, whose records
@@ -153,12 +156,15 @@ class _Chat:
             self.message(value)
         new = [v["id"] for v in values]
         starting, self.starting = self.starting, False
+        named, self.named = self.named, False
         if starting and len(new) < len(self.live) and all(i in self.latest for i in new):
             # A resumed client lists its start-up context alone (``<session_context>``), then the whole history
             # loaded: the first list is no change to what was sent. After a list compactctl wrote without that
             # context (compact --session), it would otherwise read as a compression.
             return
-        old = list(self.live)
+        # Only what the client sends: its lists leave out the ``info`` records it writes beside them (a compression's
+        # "Chat history compressed"), which a resume's list would otherwise read as cut from the middle.
+        old = [i for i, v in self.live.items() if v.get("type") in SENT]
         listed, threaded = set(new), set(self.thread)  # once, not once per id: a long chat's lists are long
         removed = [i for i in old if i not in listed]
         fresh = [i for i in new if i not in self.live and i not in threaded]
@@ -176,6 +182,10 @@ class _Chat:
                 self.ours.add(len(self.compressions) - 1)
         else:
             self.thread += fresh  # only added (a resume's first list, an older chat's one document)
+            if named and not fresh and len(self.thread) not in self.resumes:
+                # The whole history listed again after the session named: a resume in a later minute, whose header
+                # went to a file of that minute (``_Chat.header``); a compression's list after it always changes.
+                self.resumes.append(len(self.thread))
         self.live = {v["id"]: v for v in values}
 
     def _drop(self, ids: list[str]) -> None:
@@ -209,6 +219,8 @@ def _chat(records: list[Record], path: str) -> _Chat:
         elif isinstance(value.get("$set"), dict):
             if isinstance(value["$set"].get("messages"), list):
                 chat.checkpoint(value["$set"]["messages"])
+            elif isinstance(value["$set"].get("sessionId"), str):
+                chat.named = True
         elif isinstance(value.get("sessionId"), str):
             chat.header()
             chat.session_id = chat.session_id or value["sessionId"]
@@ -260,6 +272,7 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
 
     compactions: list[RecordedCompaction] = []
     estimates: list[ApiUsage] = []
+    apart: list[tuple[str | None, ApiUsage, Pricing]] = []
     for n, (length, new) in enumerate(chat.compressions):
         at = position(length)
         loaded = [_sent_of_saved(chat.latest[i]) if n in chat.loads else chat.latest[i] for i in new]
@@ -269,7 +282,13 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         trigger = "load" if n in chat.loads else compaction_trigger(replacement[:2], "")  # after the start-up context
         trigger = COMPACTCTL if n in chat.ours else trigger
         if not trigger:  # the client's compression call (a load or compactctl's summary made none)
-            estimates += compression_estimate([m for m in folded if not any(m is k for k in replacement)], replacement)
+            made = compression_estimate([m for m in folded if not any(m is k for k in replacement)], replacement)
+            estimates += made
+            # The client compresses on the model in force (the served calls of a session switched from Pro to Flash
+            # were on Flash), not the session's first: the call it made room for, else the last before it.
+            model = next((c.model for c in calls if c.position >= at), None)
+            model = model or next((c.model for c in reversed(calls) if c.position < at), None)
+            apart += [(model, usage, ()) for usage in made]
         compactions.append(RecordedCompaction(at, calls_before(at), replacement, trigger=trigger))
     resumes = sorted({calls_before(position(length)) for length in chat.resumes} - {0, len(calls)})
     off_thread = tuple(
@@ -287,7 +306,8 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         compaction_calls=len(estimates),
         compaction_estimate=sum(estimates, ApiUsage(0)) if estimates else None,
         compaction_calls_estimated=len(estimates),
-        not_in_bill=(side_calls(messages, calls),),
+        estimated_apart=tuple(apart),
+        not_in_bill=(side_calls(messages, calls, _loops_stopped(chat.latest.values())),),
         copied_from=tuple(sorted({c.made_in for c in chat.calls.values() if c.made_in is not None})),
         shared_calls=len(shared),
         shared_with=tuple(sorted(set(shared.values()))),
@@ -314,7 +334,25 @@ def _subagents(path: str, records: list[Record], run: InRun = ALONE) -> list[tup
     return found
 
 
-def side_calls(messages: list[Message], calls: list[RecordedCall]) -> str:
+# The records a chat's message lists hold: what the client sends (``converted`` reads these alone).
+SENT = ("user", "gemini")
+
+# The loop detector's feedback, sent as a user turn (0.61's ``GeminiClient._recoverFromLoop``).
+LOOP_FEEDBACK = "System: Potential loop detected."
+
+
+def _loops_stopped(records: Iterable[dict[str, Any]]) -> int:
+    """The chat's records of the loop detector's feedback, on the thread or off it."""
+    return sum(
+        1
+        for r in records
+        if r.get("type") == "user"
+        and isinstance(r.get("content"), list)
+        and any(isinstance(p, dict) and str(p.get("text", "")).startswith(LOOP_FEEDBACK) for p in r["content"])
+    )
+
+
+def side_calls(messages: list[Message], calls: list[RecordedCall], loops: int = 0) -> str:
     """What replay says of the billed calls Gemini CLI makes beside the main loop and records nowhere.
 
     From the 0.61 client's code (``routing/strategies/classifierStrategy.ts``, ``core/client.ts``,
@@ -322,17 +360,27 @@ def side_calls(messages: list[Message], calls: list[RecordedCall]) -> str:
     classifier (``flash-lite``, up to 1,024 output tokens) once per prompt, sent the last 4 turns
     that hold no tool call and the prompt; the loop detector asks the model after 30 turns of one
     prompt and every 10 after. No record says whether the router ran (a fixed model skips it), so
-    they are named, not estimated; calls naming both a Pro and a Flash model show it did.
+    they are named, not estimated; calls naming both a Pro and a Flash model show it did, or that the
+    user switched the model (``/model``, ``--model``: the real 0.61 client switched from Pro to Flash
+    writes nothing else of it). Where the detector found a loop in the stream it writes its feedback as a
+    user record and asks again; the chat keeps neither the cut response nor the answer to the feedback, and
+    the history it resumes from leaves the turn out (``loops``: how many such records the chat holds).
     """
     copied = max((c.position for c in calls if c.copied), default=-1)  # the router ran there for those prompts
     prompts = sum(1 for m in messages[copied + 1 :] if m.get("role") == "user")
     models = sorted({str(c.model) for c in calls if c.model})
     routed = any("pro" in m for m in models) and any("flash" in m for m in models)
-    shown = f"; the router ran here: the calls name {' and '.join(models)}" if routed else ""
+    shown = f"; the calls name {' and '.join(models)}: the router ran here, or the model was switched" if routed else ""
+    stopped = (
+        f"; the loop detector stopped {loops} turn(s) here (its feedback in the chat): the response it cut and the "
+        "answer to the feedback, 2 calls each, are billed and recorded nowhere"
+        if loops
+        else ""
+    )
     return (
         "not in the bill: Gemini CLI's side calls, which its session file records nothing of: the model router's "
         f"classifier (one flash-lite call per prompt when the model is auto: {prompts} prompt(s) here{shown}) and "
-        "the loop check (a model call after 30 turns of one prompt)"
+        f"the loop check (a model call after 30 turns of one prompt){stopped}"
     )
 
 
