@@ -52,6 +52,12 @@ class ApiUsage:
             self.web_searches + other.web_searches,
         )
 
+    def less(self, earlier: ApiUsage | None) -> ApiUsage:
+        """A running total less an ``earlier`` one (none: all of it), no figure below zero."""
+        if earlier is None:
+            return self
+        return ApiUsage(*(max(0, getattr(self, f.name) - getattr(earlier, f.name)) for f in dataclasses.fields(self)))
+
     @property
     def is_empty(self) -> bool:
         """Zeroed usage (a backend that reports none) is no usage at all."""

@@ -14,6 +14,7 @@ from collections.abc import Collection
 from typing import Any
 
 from compactctl.recorded import ApiUsage, integer
+from compactctl.recorded.claude_code_chain import is_call_record
 
 # The tools Claude Code runs as a request of their own, which writes no message: WebSearch (a request whose only
 # tool is the API's web_search) and WebFetch (the small fast model summarizing the page).
@@ -134,21 +135,8 @@ def own_usage_by_model(
         return by_model
     if shared:
         return None
-    copied = [n for n, v in enumerate(values) if v.get("type") == "assistant" and _message_id(v) in foreign]
+    copied = [n for n, v in enumerate(values) if is_call_record(v) and v["message"].get("id") in foreign]
     inherited = usage_by_model(values[: copied[-1]]) if copied else {}
     if not inherited:
         return None
-    return {model: _less(usage, inherited.get(model)) for model, usage in by_model.items()}
-
-
-def _message_id(value: dict[str, Any]) -> Any:
-    message = value.get("message")
-    return message.get("id") if isinstance(message, dict) else None
-
-
-def _less(total: ApiUsage, inherited: ApiUsage | None) -> ApiUsage:
-    if inherited is None:
-        return total
-    return ApiUsage(
-        *(max(0, getattr(total, f.name) - getattr(inherited, f.name)) for f in dataclasses.fields(ApiUsage))
-    )
+    return {model: usage.less(inherited.get(model)) for model, usage in by_model.items()}
