@@ -83,6 +83,7 @@ def main() -> None:
     parser.add_argument("--folder", type=Path, help="40 real sessions (Claude Code and Codex)")
     parser.add_argument("--cozempic", default=shutil.which("cozempic", path=str(Path(sys.executable).parent)))
     parser.add_argument("--claude", type=Path, default=ROOT.parent / "shared" / "transcripts" / "claude-code")
+    parser.add_argument("--scaled", type=int, nargs="*", default=[4, 8], help="copies of a session chained")
     parser.add_argument("--only", nargs="*", default=["help", "prune", "compact", "tokenizer", "jobs", "replay"])
     args = parser.parse_args()
     script = str(Path(sys.executable).with_name("compactctl"))
@@ -141,6 +142,17 @@ def main() -> None:
                     print(line(label, a, b, r, "cozempic treat"))
                 a, b, r = paired(ours, ours, args.runs, here, old)
                 print(line(label, a, b, r, "previous main"))
+            # Larger sessions than the shared ones: what each MB costs. A real session's records copied
+            # N times, chained one after the other, each copy's text changed (no memo meets a text twice).
+            donor = next((p for p in sessions if p.parent.name.startswith("kcosr")), None)
+            for copies in args.scaled if donor is not None and args.cozempic else ():
+                path = Path(folder) / f"{donor.stem}-x{copies}.jsonl"
+                path.write_bytes(chained_copies(donor, copies))
+                ours = [script, "compact", str(path), "-o", f"{folder}/scaled.out.jsonl", "-q"]
+                theirs = [args.cozempic, "treat", str(path), "-rx", "standard"]
+                a, b, r = paired(ours, theirs, args.runs, here, here)
+                size = path.stat().st_size / 1e6
+                print(line(f"compact kcosr x{copies} ({size:.2f} MB)", a, b, r, "cozempic treat"))
         if "tokenizer" in args.only and args.claude.is_dir():
             session = max((p for p in args.claude.rglob("*.json*") if _is_claude(p)), key=lambda p: p.stat().st_size)
             ours = [script, "compact", str(session), "-o", f"{folder}/tokenizer.jsonl", "-q"]
@@ -164,6 +176,53 @@ def main() -> None:
             same = run([sys.executable, "-c", code], here)[2] == run([sys.executable, "-c", code], old)[2]
             print(line("replay 2000-turn agent, 3 thresholds", a, b, r, "previous main"))
             print(f"  identical figures: {'yes' if same else 'NO'}")
+
+
+def chained_copies(session: Path, copies: int) -> bytes:
+    """A Claude Code session of ``copies`` copies of ``session``'s records, each copy's first record the child
+    of the last one before, its ids and every text it holds changed (a word numbered per copy), so that the
+    file is one chain of distinct texts, as a session that many times longer would be."""
+    import re
+    import uuid
+
+    records = [orjson.loads(line) for line in session.read_bytes().splitlines() if line.strip()]
+    out: list[bytes] = []
+    last: str | None = None
+    for copy in range(copies):
+
+        def renamed(value: object, copy: int = copy) -> object:
+            if isinstance(value, str):
+                return value if not copy else re.sub(r"\bthe\b", f"the{copy}", value)
+            if isinstance(value, list):
+                return [renamed(item) for item in value]
+            if isinstance(value, dict):
+                return {
+                    key: item if key in ("type", "role", "id", "tool_use_id") else renamed(item)
+                    for key, item in value.items()
+                }
+            return value
+
+        first = True
+        for record in records:
+            record = dict(record)
+            if "uuid" in record:
+                ids = {
+                    key: str(uuid.uuid5(uuid.NAMESPACE_URL, f"{record[key]}/{copy}"))
+                    for key in ("uuid", "parentUuid")
+                    if record.get(key)
+                }
+                record.update(ids)
+                if first:
+                    record["parentUuid"] = last
+                first = False
+                last = record["uuid"]
+            for key in ("message", "toolUseResult"):
+                if copy and key in record:
+                    record[key] = renamed(record[key])
+            if copy and isinstance(record.get("message"), dict) and "id" in record["message"]:
+                record["message"]["id"] = f"{record['message']['id']}_{copy}"
+            out.append(orjson.dumps(record) + b"\n")
+    return b"".join(out)
 
 
 def _is_claude(path: Path) -> bool:
