@@ -13,7 +13,7 @@ from typing import Any
 
 from compactctl.errors import InputError
 from compactctl.facts import fold, unique_facts
-from compactctl.formats import Transcript, carried_parts, native_violations, opens_on_user
+from compactctl.formats import Transcript, carried_parts, native_violations, opens_on_user, unique_call_ids
 from compactctl.formats.records import SkippedLine, listed, skipped_json
 from compactctl.model_input import model_input
 from compactctl.tokens import REPLY_PRIMING_TOKENS, TokenCounter
@@ -136,7 +136,9 @@ class MeasureSum:
     # The same, a message at a time, for a caller walking two transcripts at once (before and after).
     def start_transcript(self, read_as: str | None = None, continued: bool = False) -> None:
         self.transcripts += 1
-        self._validator = Validator(carried_parts(read_as), opens_on_user(read_as) and not continued)
+        self._validator = Validator(
+            carried_parts(read_as), opens_on_user(read_as) and not continued, unique_call_ids(read_as)
+        )
         self._context = 0  # tokens of the messages so far: the input of a call made now
 
     def feed(self, message: Message) -> None:

@@ -247,9 +247,17 @@ class Validator:
     still waiting for an answer.
     """
 
-    def __init__(self, carried: Mapping[str, frozenset[str]] | None = None, opens_on_user: bool = False) -> None:
+    def __init__(
+        self,
+        carried: Mapping[str, frozenset[str]] | None = None,
+        opens_on_user: bool = False,
+        unique_call_ids: bool = False,
+    ) -> None:
         self.violations: list[Violation] = []
         self.opens_on_user = opens_on_user
+        # The producer's API refuses a request in which two calls share an id, wherever they are (the Messages
+        # API: "`tool_use` ids must be unique"); Chat Completions takes them (tau-bench's gpt-4o runs repeat ids).
+        self._call_ids: set[str] | None = set() if unique_call_ids else None
         self._opened = False  # a message past the system prompt has been seen
         self.count = 0
         self.open_call: str | None = None
@@ -313,9 +321,23 @@ class Validator:
         self._pending = dict.fromkeys(ids, False)
         if unanswered:
             return f"unanswered tool call {unanswered!r} before this {role} message"
+        repeated = self._repeated(ids)
+        if repeated is not None:
+            return f"`tool_use` ids must be unique: {repeated!r} is also the id of an earlier call"
         if self._empty(message, role):
             return f"{role} message has no content"
         return None
+
+    def _repeated(self, ids: list[str]) -> str | None:
+        """The first of ``ids`` an earlier call (or this message) already has, where the API refuses that."""
+        if self._call_ids is None:
+            return None
+        found = None
+        for call_id in ids:
+            if call_id in self._call_ids and found is None:
+                found = call_id
+            self._call_ids.add(call_id)
+        return found
 
     @staticmethod
     def _empty(message: Message, role: str) -> bool:

@@ -174,3 +174,30 @@ def test_a_first_assistant_message_breaks_only_a_format_that_opens_on_the_user()
     for message in [messages[0], {"role": "user", "content": "Hi."}, *messages[1:]]:
         after_a_prompt.feed(message)
     assert after_a_prompt.finish() is None
+
+
+def test_two_calls_of_one_id_are_refused_where_the_producers_api_refuses_them():
+    # The Messages API refuses a request in which two tool_use blocks share an id, wherever they are
+    # ("`tool_use` ids must be unique"); Chat Completions took them (tau-bench's gpt-4o runs repeat ids).
+    messages = [
+        {"role": "user", "content": "List twice."},
+        {"role": "assistant", "content": None, "tool_calls": [call("toolu_1", "ls")]},
+        {"role": "tool", "tool_call_id": "toolu_1", "content": "a.txt"},
+        {"role": "assistant", "content": None, "tool_calls": [call("toolu_1", "ls")]},
+        {"role": "tool", "tool_call_id": "toolu_1", "content": "a.txt"},
+        {"role": "assistant", "content": "Done."},
+    ]
+    assert find_violation(messages) is None
+    anthropic = Validator(unique_call_ids=True)
+    for message in messages:
+        anthropic.feed(message)
+    assert anthropic.finish() is not None and anthropic.count == 1
+    assert anthropic.violation.index == 3 and "`tool_use` ids must be unique" in anthropic.violation.problem
+    distinct = Validator(unique_call_ids=True)
+    for message in [
+        *messages[:3],
+        {**messages[3], "tool_calls": [call("toolu_2", "ls")]},
+        {**messages[4], "tool_call_id": "toolu_2"},
+    ]:
+        distinct.feed(message)
+    assert distinct.finish() is None

@@ -42,6 +42,7 @@ __all__ = [
     "native_violation",
     "native_violations",
     "opens_on_user",
+    "unique_call_ids",
 ]
 
 
@@ -62,7 +63,7 @@ class Format:
     """A format's reader and writer, and what else it can do: each job asks these, never the name.
 
     ``Format.of(module)`` reads them from the module, where a name left out means the default:
-    ``WRITES``, ``MANY_PER_FILE``, ``LINE_RECORDS``, ``ONE_PER_LINE``, ``OPENS_ON_USER``,
+    ``WRITES``, ``MANY_PER_FILE``, ``LINE_RECORDS``, ``ONE_PER_LINE``, ``OPENS_ON_USER``, ``UNIQUE_CALL_IDS``,
     ``SUFFIXES``, ``CARRIED_PARTS``, ``CARRIES_USAGE``, ``RESUMABLE``, ``AUTO_COMPACT``,
     ``SIGNATURE``, and the functions ``violations``, ``stream``, ``walk``, ``selected`` and ``replace_sessions``.
     """
@@ -81,6 +82,8 @@ class Format:
     # Its API rejects a conversation that does not open on the user's turn: window keeps the
     # request before a tail that would open on the model's.
     opens_on_user: bool = False
+    # Its API refuses a request in which two tool calls share an id (the Messages API, not Chat Completions).
+    unique_call_ids: bool = False
     suffixes: tuple[str, ...] = (".jsonl", ".json")  # the file names a folder input picks up
     # Content part types its reader leaves in the canonical messages as they came, by role: not
     # Chat Completions parts, but blocks the producer's own API accepts (its ``violations`` check them).
@@ -155,7 +158,7 @@ class Format:
 
 # What a format module may declare (in capitals), and the functions it may have, for ``Format.of``.
 _DECLARED: tuple[str, ...] = ("writes", "many_per_file", "line_records", "one_per_line", "opens_on_user")
-_DECLARED += ("suffixes", "carried_parts", "carries_usage", "resumable", "auto_compact", "signature")
+_DECLARED += ("unique_call_ids", "suffixes", "carried_parts", "carries_usage", "resumable", "auto_compact", "signature")
 _FUNCTIONS = ("violations", "stream", "walk", "selected", "replace_sessions", "client_context", "written_summary")
 
 
@@ -269,6 +272,12 @@ def carried_parts(format_name: str | None) -> Mapping[str, frozenset[str]]:
     """The part types a file read as ``format_name`` may hold beyond Chat Completions', by role."""
     fmt = FORMATS.get(format_name or "")
     return fmt.carried_parts if fmt is not None else {}
+
+
+def unique_call_ids(format_name: str | None) -> bool:
+    """Whether a file read as ``format_name`` is refused by its API when two of its tool calls share an id."""
+    fmt = FORMATS.get(format_name or "")
+    return fmt.unique_call_ids if fmt is not None else False
 
 
 def opens_on_user(format_name: str | None) -> bool:

@@ -39,6 +39,7 @@ NAME = "anthropic"
 ROLES = ("user", "assistant", "system")  # a MessageParam's (the system prompt is also a field of its own)
 SIGNATURE = Signature((("role",), ("content",)), "messages with 'role' user/assistant and content blocks")
 OPENS_ON_USER = True  # the Messages API rejects a conversation that opens on the model's turn
+UNIQUE_CALL_IDS = True  # the Messages API: "`tool_use` ids must be unique", across the request
 CARRIED_PARTS = ANTHROPIC_CARRIED
 violations = anthropic_violations  # its API's rules, held to what it writes
 

@@ -257,6 +257,7 @@ def _messages_violations(messages: list[Any]) -> list[Violation]:
             turns[-1][2].extend(blocks)
         else:
             turns.append((index, role, blocks))
+    found += _repeated_call_ids(messages)
     if not turns:
         return [*found, Violation(0, "at least one message is required", at="messages")]
     if turns[0][1] != "user":
@@ -293,6 +294,24 @@ def _messages_violations(messages: list[Any]) -> list[Violation]:
     if turns[0][1] == "user" and _all_results(turns[0][2]):
         orphan = sorted(map(str, _all_results(turns[0][2])))[0]
         found.append(Violation(0, f"tool_result for {orphan!r} answers no tool_use", at="messages.0"))
+    return found
+
+
+def _repeated_call_ids(messages: list[Any]) -> list[Violation]:
+    """Each tool_use block whose id an earlier one of the request has: the API refuses them wherever they are
+    (its words: "messages.43.content.2: `tool_use` ids must be unique", anthropics/claude-code#28515)."""
+    seen: set[Any] = set()
+    found: list[Violation] = []
+    for index, message in enumerate(messages):
+        content = message.get("content") if isinstance(message, dict) else None
+        for number, block in enumerate(content if isinstance(content, list) else []):
+            if not (isinstance(block, dict) and block.get("type") == "tool_use"):
+                continue
+            key = _id_key(block.get("id"))
+            if key in seen:
+                at = f"messages.{index}.content.{number}"
+                found.append(Violation(index, "`tool_use` ids must be unique", at=at))
+            seen.add(key)
     return found
 
 

@@ -61,6 +61,7 @@ LINE_RECORDS = True
 # that opens on the model's turn is refused ("first message must use the user role"; 2.1.332, resuming
 # a window that kept a tail opening on the assistant), so a cut keeps the request before it.
 OPENS_ON_USER = True
+UNIQUE_CALL_IDS = True  # the Messages API: "`tool_use` ids must be unique", across the request
 CARRIED_PARTS = ANTHROPIC_CARRIED
 CARRIES_USAGE = True  # each assistant line records its API usage (``compactctl.recorded``)
 RESUMABLE = True  # ``claude --resume`` (``compactctl.sessions.claude_code``)

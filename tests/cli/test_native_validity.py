@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import orjson
 
 from compactctl.errors import EXIT_OK
 from tests.formats.fixtures import FILES
 from tests.formats.test_api_rules import GOOD_ITEMS, GOOD_PARAMS, lines, with_block, with_item
+
+RECORDED = Path(__file__).resolve().parent.parent / "recorded" / "data"
 
 
 def test_report_says_a_native_file_its_api_rejects_is_not_valid_and_why(cli, tmp_path):
@@ -35,3 +40,17 @@ def test_window_on_an_anthropic_file_keeps_it_valid_for_its_api(cli, tmp_path):
     assert report["valid_before"] is True and report["valid_after"] is True, report["violation_after"]
     written = [orjson.loads(line) for line in out.read_bytes().splitlines()]
     assert next(r.get("role") for r in written if "role" in r) == "user"
+
+
+def test_a_claude_code_session_whose_two_calls_share_an_id_is_not_valid(cli, tmp_path):
+    """The real Claude Code 2.1.332's session (three tool calls) with the second call's id made the first's,
+    as a client's bug once wrote it (anthropics/claude-code#28515): the API refuses the request on resume."""
+    session = RECORDED / "claude-code-2.1.332-fast-and-us" / "2dc8f7d2-16fc-4bde-8b29-40c039af690e.jsonl"
+    fine = orjson.loads(cli("report", session, "--json").stdout)["files"][0]
+    assert fine["valid_before"] is True, fine["violation_before"]
+    data = session.read_bytes()
+    first, second = re.findall(rb'"type":"tool_use","id":"(toolu_[A-Za-z0-9]+)"', data)[:2]
+    (tmp_path / "repeated.jsonl").write_bytes(data.replace(second, first))
+    report = orjson.loads(cli("report", tmp_path / "repeated.jsonl", "--json").stdout)["files"][0]
+    assert report["valid_before"] is False
+    assert f"`tool_use` ids must be unique: {first.decode()!r}" in report["violation_before"]

@@ -394,3 +394,15 @@ def test_an_id_that_is_a_list_is_a_violation_not_a_crash(where):
     assert any(p.endswith(("has no id string", "has no tool_use_id string")) for p in problems), problems
     request = {"model": "claude", "max_tokens": 10, "messages": params}
     assert anthropic_violations([request])  # the request form walks the same pairing
+
+
+def test_two_tool_use_blocks_of_one_id_anywhere_in_the_request_are_refused():
+    """The API's words, at the later block (anthropics/claude-code#28515: "messages.43.content.2: tool_use ids must be
+    unique"); each repeat is a violation of its own."""
+    again = {"role": "assistant", "content": [{"type": "text", "text": "again"}, TOOL_USE]}
+    params = [USER, CALLING, ANSWERED, again, {"role": "user", "content": [RESULT]}, FINAL]
+    found = anthropic_violations(params)
+    assert [(v.at, v.problem) for v in found] == [("messages.3.content.1", "`tool_use` ids must be unique")]
+    renamed = {**again, "content": [again["content"][0], {**TOOL_USE, "id": "toolu_2"}]}
+    answered = {"role": "user", "content": [{**RESULT, "tool_use_id": "toolu_2"}]}
+    assert anthropic_violations([USER, CALLING, ANSWERED, renamed, answered, FINAL]) == []
