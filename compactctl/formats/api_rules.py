@@ -68,6 +68,7 @@ def responses_violations(items: list[Any]) -> list[Violation]:
     calls: dict[str, str] = {}  # call_id -> its call item type
     where: dict[str, int] = {}  # call_id -> its item's index
     answered: set[str] = set()
+    item_ids: set[str] = set()  # the items' own ids (``fc_``, ``rs_``, ``msg_``): each once in an input
     last_message = max((i for i, item in enumerate(items) if _item_type(item) == "message"), default=-1)
     for index, item in enumerate(items):
         problem = _responses_item_problem(item, calls, answered)
@@ -78,6 +79,11 @@ def responses_violations(items: list[Any]) -> list[Violation]:
                 problem = f"reasoning item is followed by {what}, not the message or call it produced"
         if problem:
             found.append(Violation(index, problem, at=f"input[{index}]"))
+        item_id = item.get("id") if isinstance(item, dict) else None
+        if isinstance(item_id, str):
+            if item_id in item_ids:  # the API's words (vercel/ai#13383, #7883)
+                found.append(Violation(index, f"Duplicate item found with id {item_id}", at=f"input[{index}]"))
+            item_ids.add(item_id)
         if isinstance(item, dict) and isinstance(item.get("call_id"), str) and item["call_id"] not in where:
             where[item["call_id"]] = index
     for call_id, kind in calls.items():

@@ -16,7 +16,12 @@ from hypothesis import strategies as st
 
 from compactctl.compaction import compact
 from compactctl.formats import Transcript, get_format, load, native_violation, write_as
-from compactctl.formats.api_rules import anthropic_violation, anthropic_violations, responses_violation
+from compactctl.formats.api_rules import (
+    anthropic_violation,
+    anthropic_violations,
+    responses_violation,
+    responses_violations,
+)
 from tests.formats.fixtures import read
 from tests.formats.test_roundtrip import transcripts as roundtrip_transcripts
 from tests.properties import examples
@@ -406,3 +411,14 @@ def test_two_tool_use_blocks_of_one_id_anywhere_in_the_request_are_refused():
     renamed = {**again, "content": [again["content"][0], {**TOOL_USE, "id": "toolu_2"}]}
     answered = {"role": "user", "content": [{**RESULT, "tool_use_id": "toolu_2"}]}
     assert anthropic_violations([USER, CALLING, ANSWERED, renamed, answered, FINAL]) == []
+
+
+def test_two_input_items_of_one_id_are_refused():
+    """The Responses API refuses an input holding one item twice ("Duplicate item found with id rs_...", as a
+    client that replays a response's items after sending them met it: vercel/ai#7883)."""
+    again = {**REASONING, "summary": [{"type": "summary_text", "text": "think again"}]}
+    items = [USER_ITEM, REASONING, CALL, OUTPUT, again, ANSWER]
+    assert [(v.at, v.problem) for v in responses_violations(items)] == [
+        ("input[4]", "Duplicate item found with id rs_1")
+    ]
+    assert responses_violations([USER_ITEM, REASONING, CALL, OUTPUT, {**again, "id": "rs_2"}, ANSWER]) == []
