@@ -1,0 +1,125 @@
+"""Record the shapes of long Claude Code 2.1.332 sessions with the real client against the loopback fake, with what
+the fake served (``<fixture>.served.json``): the bill.
+
+    PATH=<.ci/cache/npm/node_modules/.bin>:$PATH python -m tests.fakes.record_long_sessions [NAME...]
+
+NAME is a fixture function's name (all when none is named): the client's own auto-compact in the middle of a tool
+loop, parallel tool calls and parallel subagents, a background command stopped, an API error the client retried.
+The fixtures go to tests/recorded/data/ (README.md there says what each holds).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tests.fakes.anthropic import FakeAnthropic
+from tests.fakes.clients import ClaudeCode, require_client
+from tests.fakes.record_compactctl_sessions import claude_run
+from tests.fakes.record_copies import RECORDED, _serving, record_named
+from tests.fakes.record_fixtures import ANSWER, _version
+from tests.fakes.record_tiers import _kept
+from tests.fakes.scenarios import _part_command, project
+from tests.fakes.server import Reply, ToolCall
+
+# Claude Code compacts by itself once a call's context passes this share of the model's window (less its summary
+# buffer): 20% of claude-sonnet-4-6's is about 34k tokens of the fake's, which the fourth part of the log passes.
+AUTOCOMPACT_PERCENT = "20"
+
+
+def _folder_files(claude: ClaudeCode, session: str) -> dict[str, bytes]:
+    """The session's file and its folder (subagents' files, tool results), named as the client named them."""
+    path = claude.session_file(session)
+    files = {path.name: path.read_bytes()}
+    folder = path.with_suffix("")
+    if folder.is_dir():
+        files |= {str(p.relative_to(path.parent)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return files
+
+
+def _part(n: int) -> Reply:
+    return Reply(text=f"Reading part {n}.", tool_calls=(ToolCall("Bash", {"command": _part_command(n),
+                                                                          "description": f"Part {n}"}),))  # fmt: skip
+
+
+def claude_code_auto_compacted_fixture(root: Path) -> list[Path]:
+    """Claude Code 2.1.332 on claude-sonnet-4-6 with ``CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=20``: one prompt read in
+    four long command outputs; after the third the context passes the threshold and the client compacts by itself
+    (its summary's response) in the middle of the tool loop, and the turn goes on from the summary; a second turn
+    (``--resume``) opens over the threshold again and compacts first. The fake served 9 responses."""
+    client = require_client("claude")
+    with _serving() as served, FakeAnthropic() as fake:
+        claude = ClaudeCode(client, root, project(root), fake,
+                            extra_env={"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": AUTOCOMPACT_PERCENT})  # fmt: skip
+        fake.enqueue(*(_part(n) for n in range(4)), "Every part is the same line; nothing is missing.")
+        session = claude_run(claude, "Check every part of the log.")
+        fake.enqueue("Still nothing missing.")
+        claude_run(claude, "Anything missing?", "--resume", session)
+        assert not fake.errors and not fake.script, fake.errors
+        files = _folder_files(claude, session)
+        assert files[f"{session}.jsonl"].count(b'"isCompactSummary":true') >= 1, "the client did not auto-compact"
+        return _kept(RECORDED / f"claude-code-{_version(client.version)}-auto-compacted", files, root, served)
+
+
+@dataclass
+class FailingAnthropic(FakeAnthropic):
+    """A :class:`FakeAnthropic` that answers the main calls numbered in ``fail_at`` (from 0, retries counted) with
+    that HTTP status and no usage, as the API does when overloaded (529) or failing (500)."""
+
+    fail_at: dict[int, int] = field(default_factory=dict)
+    _calls: int = 0
+
+    def next_failure(self) -> int | None:
+        with self.lock:
+            n, self._calls = self._calls, self._calls + 1
+        return self.fail_at.get(n)
+
+
+def claude_code_retried_fixture(root: Path) -> list[Path]:
+    """Claude Code 2.1.332 on claude-sonnet-4-6: a turn with a Read whose second call the fake first answers 529
+    overloaded (no usage: the API bills nothing) and the client retries, then the answer; a second turn
+    (``--resume``) whose call is answered 500 once and retried. The fake served 3 responses for 5 requests."""
+    client = require_client("claude")
+    with _serving() as served, FailingAnthropic(fail_at={1: 529, 3: 500}) as fake:
+        claude = ClaudeCode(client, root, project(root), fake)
+        notes = str(claude.cwd / "notes.txt")
+        fake.enqueue(Reply(text="Reading.", tool_calls=(ToolCall("Read", {"file_path": notes}),)), ANSWER)
+        session = claude_run(claude, "What do the notes say?")
+        fake.enqueue("Keep the public interface.")
+        claude_run(claude, "And the second line?", "--resume", session)
+        assert not fake.errors and not fake.script, fake.errors
+        refused = [r.status for r in fake.requests if r.status != 200]
+        assert refused == [529, 500], refused
+        files = _folder_files(claude, session)
+        return _kept(RECORDED / f"claude-code-{_version(client.version)}-retried", files, root, served)
+
+
+def claude_code_parallel_fixture(root: Path) -> list[Path]:
+    """Claude Code 2.1.332 on claude-sonnet-4-6: one response with three tool calls at once (Read, Bash, Read),
+    an answer; then a turn (``--resume``) whose first response calls the Agent tool twice at once (two
+    general-purpose subagents, each its own file under ``<session>/subagents/``, each answering in one call), and
+    the answer after both. The fake served 6 responses: 4 of the session's, 1 of each subagent's."""
+    client = require_client("claude")
+    with _serving() as served, FakeAnthropic() as fake:
+        claude = ClaudeCode(client, root, project(root), fake)
+        app, notes = str(claude.cwd / "app.py"), str(claude.cwd / "notes.txt")
+        three = (ToolCall("Read", {"file_path": app}), ToolCall("Bash", {"command": "seq 1 200", "description": "Count"}),
+                 ToolCall("Read", {"file_path": notes}))  # fmt: skip
+        fake.enqueue(Reply(text="Reading both and counting.", tool_calls=three), ANSWER)
+        session = claude_run(claude, "Read app.py and the notes, and count to 200.")
+        tasks = tuple(ToolCall("Agent", {"description": f"Check {what}", "subagent_type": "general-purpose",
+                                         "prompt": f"Say in one line what {what} asks.", "run_in_background": False})
+                      for what in ("the notes", "app.py"))  # fmt: skip
+        # In the foreground (2.1.332 runs an Agent in the background unless told not to), both at once: they take the
+        # next two replies in either order, so both answer the same.
+        fake.enqueue(Reply(text="Asking two agents.", tool_calls=tasks), "Checked: CSV.", "Checked: CSV.",
+                     "Both agents say: CSV.")  # fmt: skip
+        claude_run(claude, "Have two agents check the notes and app.py.", "--resume", session)
+        assert not fake.errors and not fake.script, fake.errors
+        files = _folder_files(claude, session)
+        assert len([n for n in files if "/subagents/" in n and n.endswith(".jsonl")]) == 2, sorted(files)
+        return _kept(RECORDED / f"claude-code-{_version(client.version)}-parallel", files, root, served)
+
+
+if __name__ == "__main__":
+    record_named((claude_code_auto_compacted_fixture, claude_code_parallel_fixture, claude_code_retried_fixture))
