@@ -10,8 +10,14 @@ The fixtures go to tests/recorded/data/ (README.md there says what each holds).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
+import re
+import threading
+from dataclasses import dataclass, field, replace
+from http.server import BaseHTTPRequestHandler
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from tests.fakes.anthropic import FakeAnthropic
 from tests.fakes.clients import ClaudeCode, require_client
@@ -25,6 +31,15 @@ from tests.fakes.server import Reply, ToolCall
 # Claude Code compacts by itself once a call's context passes this share of the model's window (less its summary
 # buffer): 20% of claude-sonnet-4-6's is about 34k tokens of the fake's, which the fourth part of the log passes.
 AUTOCOMPACT_PERCENT = "20"
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """A session the real client wrote: its files (named as the client named them) and what the fake served."""
+
+    name: str  # the fixture's name: claude-code-<version>-<shape>
+    files: dict[str, bytes]
+    served: list[dict[str, Any]]
 
 
 def _folder_files(claude: ClaudeCode, session: str) -> dict[str, bytes]:
@@ -42,7 +57,7 @@ def _part(n: int) -> Reply:
                                                                           "description": f"Part {n}"}),))  # fmt: skip
 
 
-def claude_code_auto_compacted_fixture(root: Path) -> list[Path]:
+def claude_code_auto_compacted_session(root: Path) -> Recorded:
     """Claude Code 2.1.332 on claude-sonnet-4-6 with ``CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=20``: one prompt read in
     four long command outputs; after the third the context passes the threshold and the client compacts by itself
     (its summary's response) in the middle of the tool loop, and the turn goes on from the summary; a second turn
@@ -58,7 +73,7 @@ def claude_code_auto_compacted_fixture(root: Path) -> list[Path]:
         assert not fake.errors and not fake.script, fake.errors
         files = _folder_files(claude, session)
         assert files[f"{session}.jsonl"].count(b'"isCompactSummary":true') >= 1, "the client did not auto-compact"
-        return _kept(RECORDED / f"claude-code-{_version(client.version)}-auto-compacted", files, root, served)
+        return Recorded("claude-code-" + _version(client.version) + "-auto-compacted", files, list(served))
 
 
 @dataclass
@@ -75,7 +90,7 @@ class FailingAnthropic(FakeAnthropic):
         return self.fail_at.get(n)
 
 
-def claude_code_retried_fixture(root: Path) -> list[Path]:
+def claude_code_retried_session(root: Path) -> Recorded:
     """Claude Code 2.1.332 on claude-sonnet-4-6: a turn with a Read whose second call the fake first answers 529
     overloaded (no usage: the API bills nothing) and the client retries, then the answer; a second turn
     (``--resume``) whose call is answered 500 once and retried. The fake served 3 responses for 5 requests."""
@@ -91,10 +106,10 @@ def claude_code_retried_fixture(root: Path) -> list[Path]:
         refused = [r.status for r in fake.requests if r.status != 200]
         assert refused == [529, 500], refused
         files = _folder_files(claude, session)
-        return _kept(RECORDED / f"claude-code-{_version(client.version)}-retried", files, root, served)
+        return Recorded("claude-code-" + _version(client.version) + "-retried", files, list(served))
 
 
-def claude_code_parallel_fixture(root: Path) -> list[Path]:
+def claude_code_parallel_session(root: Path) -> Recorded:
     """Claude Code 2.1.332 on claude-sonnet-4-6: one response with three tool calls at once (Read, Bash, Read),
     an answer; then a turn (``--resume``) whose first response calls the Agent tool twice at once (two
     general-purpose subagents, each its own file under ``<session>/subagents/``, each answering in one call), and
@@ -118,8 +133,117 @@ def claude_code_parallel_fixture(root: Path) -> list[Path]:
         assert not fake.errors and not fake.script, fake.errors
         files = _folder_files(claude, session)
         assert len([n for n in files if "/subagents/" in n and n.endswith(".jsonl")]) == 2, sorted(files)
-        return _kept(RECORDED / f"claude-code-{_version(client.version)}-parallel", files, root, served)
+        return Recorded("claude-code-" + _version(client.version) + "-parallel", files, list(served))
 
+
+@dataclass
+class RoutedAnthropic(FakeAnthropic):
+    """A :class:`FakeAnthropic` that answers a subagent from a script of its own: ``agent_scripts`` keyed by a text
+    its first message holds (its prompt). Claude Code's subagents run beside the session, so one queue would hand
+    them each other's replies."""
+
+    _request: threading.local = field(default_factory=threading.local)
+
+    def handle(self, handler: BaseHTTPRequestHandler, method: str, body: Any) -> None:
+        messages = body.get("messages") if isinstance(body, dict) else None
+        self._request.first = json.dumps(messages[0]) if messages else ""
+        super().handle(handler, method, body)
+
+    def next_reply(self, agent: str | None = None) -> Reply:
+        first = getattr(self._request, "first", "")
+        return super().next_reply(next((key for key in self.agent_scripts if key in first), agent))
+
+
+def claude_code_background_agents_session(root: Path) -> Recorded:
+    """Claude Code 2.1.332 on claude-sonnet-4-6: one response calls the Agent tool twice with no
+    ``run_in_background`` (2.1.332 then runs each in the background: "Async agent launched"), the session answers
+    at once, and each subagent's end comes back as a ``<task-notification>`` user turn, each answered; the -p run
+    waits for both. The fake served 6 responses: 4 of the session's, 1 of each subagent's."""
+    client = require_client("claude")
+    with _serving() as served, RoutedAnthropic() as fake:
+        claude = ClaudeCode(client, root, project(root), fake)
+        tasks = tuple(ToolCall("Agent", {"description": f"Check {what}", "subagent_type": "general-purpose",
+                                         "prompt": f"Say in one line what {what} asks."})
+                      for what in ("the notes", "app.py"))  # fmt: skip
+        fake.enqueue(Reply(text="Asking two agents.", tool_calls=tasks), "Waiting for both.", "One is back.",
+                     "Both are back: CSV.")  # fmt: skip
+        # The agents end apart (their streams held 2 s and 5 s before their usage), after the session's answer: one
+        # notification each, not one for both.
+        fake.enqueue(Reply(text="The notes ask for CSV.", usage_after=2), agent="what the notes asks")
+        fake.enqueue(Reply(text="app.py asks for add().", usage_after=5), agent="what app.py asks")
+        session = claude_run(claude, "Have two agents check the notes and app.py.")
+        assert not fake.errors and not fake.script and not any(fake.agent_scripts.values()), fake.errors
+        files = _folder_files(claude, session)
+        notified = set(re.findall(rb"<task-id>(\w+)</task-id>", files[f"{session}.jsonl"]))
+        assert len(notified) == 2, "the agents did not run in the background"
+        return Recorded("claude-code-" + _version(client.version) + "-background-agents", files, list(served))
+
+
+BACKGROUND = re.compile(r"Command running in background with ID: (\w+)\. Output is being written to: (\S+?)\.\s")
+
+
+@dataclass
+class BackgroundAnthropic(FakeAnthropic):
+    """A :class:`FakeAnthropic` whose scripted tool calls may name the latest background command the client started
+    (``{task_id}``, ``{output}`` in an argument): its id and output file are known only once the client answers."""
+
+    _started: tuple[str, str] = ("", "")
+
+    def handle(self, handler: BaseHTTPRequestHandler, method: str, body: Any) -> None:
+        found = BACKGROUND.findall(json.dumps(body)) if isinstance(body, dict) else []
+        if found:
+            with self.lock:
+                self._started = found[-1]
+        super().handle(handler, method, body)
+
+    def next_reply(self, agent: str | None = None) -> Reply:
+        reply = super().next_reply(agent)
+        task_id, output = self._started
+        calls = tuple(ToolCall(c.name, {k: v.format(task_id=task_id, output=output) if isinstance(v, str) else v
+                                        for k, v in c.arguments.items()} if isinstance(c.arguments, dict) else c.arguments)
+                      for c in reply.tool_calls)  # fmt: skip
+        return replace(reply, tool_calls=calls)
+
+
+def claude_code_background_session(root: Path) -> Recorded:
+    """Claude Code 2.1.332 on claude-sonnet-4-6: ToolSearch loads the deferred TaskStop, TaskCreate and TaskUpdate
+    (2.1.332 has no BashOutput, KillShell or TodoWrite: a background command's output is a file to Read), then one
+    response starts a command with ``run_in_background`` and creates a task, the next Reads the command's output
+    file (after a foreground ``sleep 2``), the next stops the command (TaskStop) and marks the task done (TaskUpdate), and an answer; the client
+    does not tell the model of the kill after the answer. The fake served 6 responses."""
+    client = require_client("claude")
+    with _serving() as served, BackgroundAnthropic() as fake:
+        claude = ClaudeCode(client, root, project(root), fake)
+        ticker = "for i in $(seq 1 120); do echo tick $i; sleep 1; done"
+        fake.enqueue(
+            Reply(tool_calls=(ToolCall("ToolSearch", {"query": "select:TaskStop,TaskCreate,TaskUpdate"}),)),
+            Reply(text="Starting the ticker.", tool_calls=(
+                ToolCall("Bash", {"command": ticker, "description": "Ticker", "run_in_background": True}),
+                ToolCall("TaskCreate", {"subject": "Watch the ticker", "description": "Stop it after a look."}))),
+            Reply(tool_calls=(ToolCall("Bash", {"command": "sleep 2", "description": "Wait"}),)),
+            Reply(tool_calls=(ToolCall("Read", {"file_path": "{output}"}),)),
+            Reply(tool_calls=(ToolCall("TaskStop", {"task_id": "{task_id}"}),
+                              ToolCall("TaskUpdate", {"taskId": "1", "status": "completed"}))),
+            "The ticker ticked; it is stopped.",
+        )  # fmt: skip
+        session = claude_run(claude, "Start a ticker in the background, look at it, then stop it.")
+        assert not fake.errors and not fake.script, fake.errors
+        files = _folder_files(claude, session)
+        assert b"tick 1" in files[f"{session}.jsonl"], "the Read did not see the command's output"
+        return Recorded("claude-code-" + _version(client.version) + "-background", files, list(served))
+
+
+def _fixture(session: Callable[[Path], Recorded]) -> Callable[[Path], list[Path]]:
+    def fixture(root: Path) -> list[Path]:
+        recorded = session(root)
+        return _kept(RECORDED / recorded.name, recorded.files, root, recorded.served)
+
+    fixture.__name__ = session.__name__.replace("_session", "_fixture")
+    return fixture
+
+
+SESSIONS = (claude_code_auto_compacted_session, claude_code_parallel_session, claude_code_background_agents_session,
+            claude_code_background_session, claude_code_retried_session)  # fmt: skip
 
 if __name__ == "__main__":
-    record_named((claude_code_auto_compacted_fixture, claude_code_parallel_fixture, claude_code_retried_fixture))
+    record_named(tuple(_fixture(session) for session in SESSIONS))
