@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -60,8 +60,9 @@ def _part(n: int) -> Reply:
 def claude_code_auto_compacted_session(root: Path) -> Recorded:
     """Claude Code 2.1.332 on claude-sonnet-4-6 with ``CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=20``: one prompt read in
     four long command outputs; after the third the context passes the threshold and the client compacts by itself
-    (its summary's response) in the middle of the tool loop, and the turn goes on from the summary; a second turn
-    (``--resume``) opens over the threshold again and compacts first. The fake served 9 responses."""
+    (its summary's response, ``trigger: "auto"``) in the middle of the tool loop, keeping the pending call and its
+    result after the summary (``preservedSegment``), and the turn goes on; then a second turn (``--resume``). The
+    fake served 7 responses."""
     client = require_client("claude")
     with _serving() as served, FakeAnthropic() as fake:
         claude = ClaudeCode(client, root, project(root), fake,
@@ -118,8 +119,8 @@ def claude_code_parallel_session(root: Path) -> Recorded:
     with _serving() as served, FakeAnthropic() as fake:
         claude = ClaudeCode(client, root, project(root), fake)
         app, notes = str(claude.cwd / "app.py"), str(claude.cwd / "notes.txt")
-        three = (ToolCall("Read", {"file_path": app}), ToolCall("Bash", {"command": "seq 1 200", "description": "Count"}),
-                 ToolCall("Read", {"file_path": notes}))  # fmt: skip
+        count = ToolCall("Bash", {"command": "seq 1 200", "description": "Count"})
+        three = (ToolCall("Read", {"file_path": app}), count, ToolCall("Read", {"file_path": notes}))
         fake.enqueue(Reply(text="Reading both and counting.", tool_calls=three), ANSWER)
         session = claude_run(claude, "Read app.py and the notes, and count to 200.")
         tasks = tuple(ToolCall("Agent", {"description": f"Check {what}", "subagent_type": "general-purpose",
@@ -199,18 +200,23 @@ class BackgroundAnthropic(FakeAnthropic):
     def next_reply(self, agent: str | None = None) -> Reply:
         reply = super().next_reply(agent)
         task_id, output = self._started
-        calls = tuple(ToolCall(c.name, {k: v.format(task_id=task_id, output=output) if isinstance(v, str) else v
-                                        for k, v in c.arguments.items()} if isinstance(c.arguments, dict) else c.arguments)
-                      for c in reply.tool_calls)  # fmt: skip
-        return replace(reply, tool_calls=calls)
+        return replace(reply, tool_calls=tuple(_named(call, task_id, output) for call in reply.tool_calls))
+
+
+def _named(call: ToolCall, task_id: str, output: str) -> ToolCall:
+    if not isinstance(call.arguments, dict):
+        return call
+    named = {key: value.format(task_id=task_id, output=output) if isinstance(value, str) else value
+             for key, value in call.arguments.items()}  # fmt: skip
+    return ToolCall(call.name, named)
 
 
 def claude_code_background_session(root: Path) -> Recorded:
     """Claude Code 2.1.332 on claude-sonnet-4-6: ToolSearch loads the deferred TaskStop, TaskCreate and TaskUpdate
-    (2.1.332 has no BashOutput, KillShell or TodoWrite: a background command's output is a file to Read), then one
-    response starts a command with ``run_in_background`` and creates a task, the next Reads the command's output
-    file (after a foreground ``sleep 2``), the next stops the command (TaskStop) and marks the task done (TaskUpdate), and an answer; the client
-    does not tell the model of the kill after the answer. The fake served 6 responses."""
+    (2.1.332 has no BashOutput, KillShell or TodoWrite: a background command's output is a file to Read); one
+    response starts a command with ``run_in_background`` and creates a task, then a foreground ``sleep 2``, a Read of
+    the command's output file, one response that stops the command (TaskStop) and marks the task done (TaskUpdate),
+    and an answer. The fake served 6 responses."""
     client = require_client("claude")
     with _serving() as served, BackgroundAnthropic() as fake:
         claude = ClaudeCode(client, root, project(root), fake)
