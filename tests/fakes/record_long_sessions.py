@@ -4,7 +4,8 @@ the fake served (``<fixture>.served.json``): the bill.
     PATH=<.ci/cache/npm/node_modules/.bin>:$PATH python -m tests.fakes.record_long_sessions [NAME...]
 
 NAME is a fixture function's name (all when none is named): the client's own auto-compact in the middle of a tool
-loop, parallel tool calls and parallel subagents, a background command stopped, an API error the client retried.
+loop, parallel tool calls and parallel subagents (foreground and background), a background command stopped, API
+errors the client retried (529, 500) and a stream the connection dropped.
 The fixtures go to tests/recorded/data/ (README.md there says what each holds).
 """
 
@@ -12,7 +13,9 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler
@@ -239,6 +242,71 @@ def claude_code_background_session(root: Path) -> Recorded:
         return Recorded("claude-code-" + _version(client.version) + "-background", files, list(served))
 
 
+class _CutStream:
+    """A response's socket writer that resets the connection once the stream's first delta is out, where the fake
+    marked the response to be cut: the client has the message's start (its id, its input usage), a piece of its
+    text, and then ECONNRESET."""
+
+    def __init__(self, wfile: Any, connection: socket.socket, cut: list[str]) -> None:
+        self.wfile, self.connection, self.cut, self.armed = wfile, connection, cut, False
+
+    def write(self, data: bytes) -> int:
+        found = re.search(rb'"id": "(msg_fake\w+)"', data) if self.cut and not self.cut[-1] else None
+        if found:
+            self.cut[-1], self.armed = found.group(1).decode(), True
+        written: int = self.wfile.write(data)
+        if self.armed and b"event: content_block_delta" in data:
+            self.wfile.flush()
+            # The client reads what came before the reset (a reset at once may drop it unread: then its cost-state
+            # counts nothing of the response).
+            time.sleep(0.5)
+            self.connection.shutdown(socket.SHUT_RDWR)
+        return written
+
+    def flush(self) -> None:
+        self.wfile.flush()
+
+
+@dataclass
+class CuttingAnthropic(FakeAnthropic):
+    """A :class:`FakeAnthropic` whose main calls numbered in ``cut_at`` (from 0, retries counted) stream their start
+    and a delta, then reset the connection; ``cut``: the ids of the responses cut so."""
+
+    cut_at: set[int] = field(default_factory=set)
+    cut: list[str] = field(default_factory=list)
+    _calls: int = 0
+
+    def next_reply(self, agent: str | None = None) -> Reply:
+        with self.lock:
+            n, self._calls = self._calls, self._calls + 1
+            if n in self.cut_at:
+                self.cut.append("")  # its id comes with its message_start
+        return super().next_reply(agent)
+
+    def handle(self, handler: BaseHTTPRequestHandler, method: str, body: Any) -> None:
+        handler.wfile = _CutStream(handler.wfile, handler.connection, self.cut)  # type: ignore[assignment]
+        super().handle(handler, method, body)
+
+
+def claude_code_stream_cut_session(root: Path) -> Recorded:
+    """Claude Code 2.1.332 on claude-sonnet-4-6: a turn with a Read whose second call's stream the connection drops
+    after its start and a first delta (ECONNRESET); the client writes an ``api_error`` record and sends the request
+    again, which the fake answers. The fake served 3 responses; the cut one (``"caller": "cut_stream"`` in the
+    served file, with the usage the fake made for it) is in no record."""
+    client = require_client("claude")
+    with _serving() as served, CuttingAnthropic(cut_at={1}) as fake:
+        claude = ClaudeCode(client, root, project(root), fake)
+        notes = str(claude.cwd / "notes.txt")
+        fake.enqueue(Reply(text="Reading.", tool_calls=(ToolCall("Read", {"file_path": notes}),)),
+                     "The notes say: " + "CSV, " * 100, ANSWER)  # fmt: skip
+        session = claude_run(claude, "What do the notes say?")
+        assert not fake.errors and not fake.script and len(fake.cut) == 1 and fake.cut[0], (fake.errors, fake.cut)
+        files = _folder_files(claude, session)
+        assert fake.cut[0].encode() not in files[f"{session}.jsonl"], "the client wrote the cut response"
+        kept = [{**r, "caller": "cut_stream"} if r["id"] in fake.cut else r for r in served]
+        return Recorded("claude-code-" + _version(client.version) + "-stream-cut", files, kept)
+
+
 def _fixture(session: Callable[[Path], Recorded]) -> Callable[[Path], list[Path]]:
     def fixture(root: Path) -> list[Path]:
         recorded = session(root)
@@ -249,7 +317,7 @@ def _fixture(session: Callable[[Path], Recorded]) -> Callable[[Path], list[Path]
 
 
 SESSIONS = (claude_code_auto_compacted_session, claude_code_parallel_session, claude_code_background_agents_session,
-            claude_code_background_session, claude_code_retried_session)  # fmt: skip
+            claude_code_background_session, claude_code_retried_session, claude_code_stream_cut_session)  # fmt: skip
 
 if __name__ == "__main__":
     record_named(tuple(_fixture(session) for session in SESSIONS))
