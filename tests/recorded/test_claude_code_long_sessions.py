@@ -164,3 +164,26 @@ def test_the_real_client_records_the_shape_and_replay_bills_what_was_served(shap
     assert (billed_calls, billed_compactions) == (calls, compactions)
     # A dropped stream is billed as the client counted what it got of it (its output estimated from the text).
     assert cost == pytest.approx(_cost(recorded.served), rel=1e-3 if shape == "stream_cut" else 1e-6)
+
+
+@pytest.mark.slow  # drives the real Claude Code
+@pytest.mark.parametrize("case", ["compact", "summary", "window", "prune-drop"])
+def test_the_real_client_resumes_what_compactctl_wrote_of_its_auto_compacted_session(case: str, tmp_path: Path) -> None:
+    """compactctl's output of the session the client auto-compacted mid tool loop (the pending call kept after the
+    summary), resumed by the client: the fake, as the API, takes the request, which opens on the client's summary
+    (compactctl's own, where it summarized; the last turn alone after ``window --keep-recent 2``)."""
+    from tests.fakes import record_long_sessions
+    from tests.fakes.clients import require_client
+    from tests.fakes.resume import CASES, resume_claude_code, run_compactctl
+    from tests.fakes.scenarios import Recorded
+
+    root = tmp_path / "run"
+    recorded = record_long_sessions.claude_code_auto_compacted_session(root)
+    (name,) = [n for n in recorded.files if "/" not in n]
+    (path,) = root.glob(f".claude/projects/*/{name}")
+    session = Recorded(root, root / "project", name.removesuffix(".jsonl"), path)
+    compacted = run_compactctl(path, tmp_path / "out.jsonl", CASES[case])
+    resumed = resume_claude_code(require_client("claude"), session, compacted.data)
+    assert not resumed.rejected, resumed.rejected
+    first = json.dumps(resumed.body["messages"][0])
+    assert ("Anything missing?" if case == "window" else "This session is being continued") in first
