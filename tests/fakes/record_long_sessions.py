@@ -4,9 +4,9 @@ the fake served (``<fixture>.served.json``): the bill.
     PATH=<.ci/cache/npm/node_modules/.bin>:$PATH python -m tests.fakes.record_long_sessions [NAME...]
 
 NAME is a fixture function's name (all when none is named): the client's own auto-compact in the middle of a tool
-loop, parallel tool calls and parallel subagents (foreground and background), a background command stopped, API
-errors the client retried (529, 500) and a stream the connection dropped.
-The fixtures go to tests/recorded/data/ (README.md there says what each holds).
+loop (at its threshold, and after the API refused a prompt as too long), parallel tool calls and parallel subagents
+(foreground and background), a background command stopped, API errors the client retried (529, 500) and a stream the
+connection dropped. The fixtures go to tests/recorded/data/ (README.md there says what each holds).
 """
 
 from __future__ import annotations
@@ -78,6 +78,22 @@ def claude_code_auto_compacted_session(root: Path) -> Recorded:
         files = _folder_files(claude, session)
         assert files[f"{session}.jsonl"].count(b'"isCompactSummary":true') >= 1, "the client did not auto-compact"
         return Recorded("claude-code-" + _version(client.version) + "-auto-compacted", files, list(served))
+
+
+def claude_code_refused_compacted_session(root: Path) -> Recorded:
+    """Claude Code 2.1.332 on claude-sonnet-4-6 against a fake with a 36,000-token window (its own threshold far
+    above): the same four long outputs; the fourth call is refused ("prompt is too long", 400, no usage), and the
+    client compacts (its summary's response, ``trigger: "auto"``, the pending call kept after it) and sends the call
+    again from the summary. The fake served 6 responses for 7 requests of the turn."""
+    client = require_client("claude")
+    with _serving() as served, FakeAnthropic(window=36_000) as fake:
+        claude = ClaudeCode(client, root, project(root), fake)
+        fake.enqueue(*(_part(n) for n in range(4)), "Every part is the same line; nothing is missing.")
+        session = claude_run(claude, "Check every part of the log.")
+        assert not fake.script and [e.split(":")[0] for e in fake.errors] == ["prompt is too long"], fake.errors
+        files = _folder_files(claude, session)
+        assert b'"trigger":"auto"' in files[f"{session}.jsonl"], "the client did not compact"
+        return Recorded("claude-code-" + _version(client.version) + "-refused-compacted", files, list(served))
 
 
 @dataclass
@@ -316,8 +332,15 @@ def _fixture(session: Callable[[Path], Recorded]) -> Callable[[Path], list[Path]
     return fixture
 
 
-SESSIONS = (claude_code_auto_compacted_session, claude_code_parallel_session, claude_code_background_agents_session,
-            claude_code_background_session, claude_code_retried_session, claude_code_stream_cut_session)  # fmt: skip
+SESSIONS = (
+    claude_code_auto_compacted_session,
+    claude_code_refused_compacted_session,
+    claude_code_parallel_session,
+    claude_code_background_agents_session,
+    claude_code_background_session,
+    claude_code_retried_session,
+    claude_code_stream_cut_session,
+)
 
 if __name__ == "__main__":
     record_named(tuple(_fixture(session) for session in SESSIONS))

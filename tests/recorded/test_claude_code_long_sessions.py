@@ -57,6 +57,7 @@ def _bill(path: Path) -> tuple[int, float, int]:
 # fixture: (responses served, calls replay bills, compactions, the bill in $)
 PINNED = {
     "claude-code-2.1.332-auto-compacted": (7, 6, 1, 0.652815),
+    "claude-code-2.1.332-refused-compacted": (6, 5, 1, 0.549744),
     "claude-code-2.1.332-parallel": (6, 6, 0, 0.346314),
     "claude-code-2.1.332-background-agents": (6, 6, 0, 0.341034),
     "claude-code-2.1.332-background": (6, 6, 0, 0.431991),
@@ -148,7 +149,8 @@ def test_refused_requests_are_no_call_where_nothing_else_is_billed() -> None:
 
 @pytest.mark.slow  # drives the real Claude Code
 @pytest.mark.parametrize(
-    "shape", ["auto_compacted", "parallel", "background_agents", "background", "retried", "stream_cut"]
+    "shape",
+    ["auto_compacted", "refused_compacted", "parallel", "background_agents", "background", "retried", "stream_cut"],
 )
 def test_the_real_client_records_the_shape_and_replay_bills_what_was_served(shape: str, tmp_path: Path) -> None:
     from tests.fakes import record_long_sessions
