@@ -1,40 +1,38 @@
 """Claude Code's recorded calls: one per ``message.id``, across the session's compactions and per sidechain.
 
-- **One call per response.** Claude Code writes a response one content block per record;
-  the records share ``message.id`` (and ``requestId``) and each repeats the usage, whose
-  ``output_tokens`` grows while the response streams. All records of one id, wherever they
-  sit (with streaming tool execution a ``tool_result`` is written between two of them), are
-  one call, with the usage of the record reporting the most output. API-error stubs
-  (``isApiErrorMessage``, model ``<synthetic>``) are no call.
-- **The chain** the model saw, across compactions and per sidechain, is walked in
-  ``claude_code_chain.py``. A ``compact_boundary``'s ``compactMetadata`` holds ``trigger``,
-  ``preTokens`` and, for a partial compaction, the ``preservedSegment`` kept verbatim (by uuid).
+- **One call per response.** Claude Code writes a response one content block per record; the records share
+  ``message.id`` (and ``requestId``) and each repeats the usage, whose ``output_tokens`` grows while the response
+  streams. All records of one id, wherever they sit (with streaming tool execution a ``tool_result`` is written between
+  two of them), are one call, with the usage of the record reporting the most output. API-error stubs
+  (``isApiErrorMessage``, model ``<synthetic>``) are no call; a stream the connection dropped (its ``api_error`` record)
+  is, where the ``cost-state`` bills more than the messages (``dropped_streams``).
+- **The chain** the model saw, across compactions and per sidechain, is walked in ``claude_code_chain.py``. A
+  ``compact_boundary``'s ``compactMetadata`` holds ``trigger``, ``preTokens`` and, for a partial compaction, the
+  ``preservedSegment`` kept verbatim (by uuid).
 - **Attachments** on the chain are sent to the model as system reminders, read as harness user messages.
-- **Subagents**: older versions write them inline as sidechains, each a context of its own; newer versions
-  write a subagent's records to ``<session>/subagents/agent-<id>.jsonl`` beside the session file, read alike.
-- **Every billed call.** A rewind (resuming from an earlier message, an edited prompt) leaves
-  the old branch in the file, its responses billed: the calls of no context walked are kept as
-  ``off_thread`` (with their usage), so the bill holds every call made.
-- **Every pass billed.** A response of several sampling passes (``usage.iterations``: the advisor tool's pass on
-  its own model, a server-side compaction's, the executor's pass after either) is a call for its first pass with
-  its other passes billed apart, each at its own model (``iterations.py``).
-- **Each billed call once.** A fork (``--fork-session``) starts a new file with a copy of the
-  parent's thread: the copied responses keep their ``message.id`` and carry
-  ``requestSessionId``, the session that made (and paid for) the request. Those are no call of
-  the fork: their messages are its history, their cost is the parent's bill, so a parent and
-  its fork replayed together count every response once (measured on 2.1.332's records: the
-  fork's own response has no ``requestSessionId``). The fork's ``cost-state`` carries the
-  parent's running total, so it is no check of the fork's own calls.
+- **Subagents**: older versions write them inline as sidechains, each a context of its own; newer versions write a
+  subagent's records to ``<session>/subagents/agent-<id>.jsonl`` beside the session file, read alike.
+- **Every billed call.** A rewind (resuming from an earlier message, an edited prompt) leaves the old branch in the
+  file, its responses billed: the calls of no context walked are kept as ``off_thread`` (with their usage), so the bill
+  holds every call made.
+- **Every pass billed.** A response of several sampling passes (``usage.iterations``: the advisor tool's pass on its own
+  model, a server-side compaction's, the executor's pass after either) is a call for its first pass with its other
+  passes billed apart, each at its own model (``iterations.py``).
+- **Each billed call once.** A fork (``--fork-session``) starts a new file with a copy of the parent's thread: the
+  copied responses keep their ``message.id`` and carry ``requestSessionId``, the session that made (and paid for) the
+  request. Those are no call of the fork: their messages are its history, their cost is the parent's bill, so a parent
+  and its fork replayed together count every response once (measured on 2.1.332's records: the fork's own response has
+  no ``requestSessionId``). The fork's ``cost-state`` carries the parent's running total, so it is no check of the
+  fork's own calls.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Iterable
 from typing import Any
 
-from compactctl import jsonbytes, lazyre
+from compactctl import jsonbytes
 from compactctl.errors import InputError
 from compactctl.formats.anthropic import assistant_message, user_messages
 from compactctl.formats.claude_code import RECORD_FIELDS, is_compactctl_boundary
@@ -67,7 +65,14 @@ from compactctl.recorded.claude_code_chain import (
 )
 from compactctl.recorded.claude_code_cleared import Edits
 from compactctl.recorded.claude_code_files import changed_file_reminders, logs_own_attachments
-from compactctl.recorded.claude_code_side import SideRequests, own_usage_by_model, side_requests, usage_by_model
+from compactctl.recorded.claude_code_side import (
+    SideRequests,
+    compaction_estimate,
+    dropped_streams,
+    own_usage_by_model,
+    side_requests,
+    usage_by_model,
+)
 from compactctl.recorded.claude_code_thinking import keeps_thinking
 from compactctl.recorded.iterations import Billed, billed, stop_reason_of
 from compactctl.transcript import Message
@@ -430,42 +435,8 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         priced_apart=side,
         side_calls=side_calls,
         searches_stood_in=stood_in,
+        unheld_calls=dropped_streams(values) if unpaired is not None else 0,  # billed in the cost-state's remainder
     )
-
-
-# What Claude Code's summarizing request adds to the history it summarizes (its instructions):
-# measured on 2.1.332 against the loopback fake, where cost-state holds the call: 1,612 tokens over
-# preTokens on a 179,521-token auto-compaction (1,608 on a 12,404-token /compact).
-SUMMARY_REQUEST_TOKENS = 1_612
-# The client's own words around the summary the model wrote (1.0.x and 2.1's openings, the reminder 2.1
-# adds of the tools used, and their closing instructions): in the summary message, not in the output.
-_SUMMARY_WRAPPER = lazyre.compile(
-    r"\AThis session is being continued from a previous conversation[^\n]*\n+"
-    r"(?:<system-reminder>.*?</system-reminder>\n)?"
-    r"|\n+(?:If you need specific details from before compaction|Please continue the conversation from where"
-    r"|Continue the conversation from where).*\Z",
-    re.DOTALL,
-)
-
-
-def compaction_estimate(compaction: RecordedCompaction, context: RecordedContext) -> ApiUsage | None:
-    """The producer's summarizing call of a compaction no usage records (no ``cost-state``), estimated:
-    the history it summarized (``preTokens``, else the last call's input and output), read from the
-    cache as far as the last call left it there (what it read and wrote: nothing where the provider
-    caches nothing), plus its instructions; the summary it wrote as output, without the client's words
-    around it. Measured on 2.1.332 against the fake, the cost-state of which holds the call: 14,016
-    input tokens estimated for 14,012."""
-    from compactctl.tokens import counter_for
-
-    last = next((c.usage for c in reversed(context.calls[: compaction.before_call]) if c.usage is not None), None)
-    if last is None:
-        return None
-    history = compaction.pre_tokens or last.input_tokens + last.output_tokens
-    summary = next((m for m in compaction.replacement if m.get("role") == "user"), None)
-    text = _SUMMARY_WRAPPER.sub("", str(summary.get("content") or "")) if summary is not None else ""
-    output = counter_for()(text.strip()) if text.strip() else 0
-    cached = min(last.cached_tokens + last.cache_write_tokens, history)
-    return ApiUsage(history + SUMMARY_REQUEST_TOKENS, cached, output_tokens=output)
 
 
 def _billed(index: Index, records: list[int], usage: Any) -> tuple[float | None, Billed]:
