@@ -111,6 +111,9 @@ class RecordedCall:
     # The request asked the API to keep every earlier turn's thinking (Claude Code's ``clear_thinking_20251015``
     # ``keep: "all"``: ``claude_code_thinking``), so none leaves the input at a new prompt on any model.
     thinking_kept: bool = False
+    # The client's release sent that request only behind a flag its server set per user, which the file does not
+    # record (Claude Code 2.0.36-2.1.83): the calibration reads the usage to tell (``calibration.read_thinking``).
+    thinking_flag_unknown: bool = False
 
 
 @dataclass(frozen=True)

@@ -73,7 +73,7 @@ from compactctl.recorded.claude_code_side import (
     side_requests,
     usage_by_model,
 )
-from compactctl.recorded.claude_code_thinking import keeps_thinking
+from compactctl.recorded.claude_code_thinking import flag_unknown, keeps_thinking
 from compactctl.recorded.iterations import Billed, billed, stop_reason_of
 from compactctl.transcript import Message
 
@@ -237,6 +237,7 @@ class _Builder:
                 copy_key=copy_key,
                 pricing=usage_pricing(best),
                 thinking_kept=keeps_thinking(first.get("version"), first.get("entrypoint"), bill.model),
+                thinking_flag_unknown=flag_unknown(first.get("version"), bill.model),
             )
         )
         self.add(message, records[0])

@@ -10,7 +10,9 @@ Found by reading the client each npm release of ``@anthropic-ai/claude-code`` sh
 - up to 2.0.35: no such edit.
 - 2.0.36 to 2.1.83: behind a flag the server sets per user (2.0.x's dynamic config ``preserve_thinking``,
   2.1.x's gate ``tengu_marble_anvil``, both off by default): the file does not say whether it was on, so these
-  are read as not sent (2.1.83 against the fake sends no ``context_management``).
+  are read as not sent (2.1.83 against the fake sends no ``context_management``) unless the usage says
+  otherwise: on the models whose API drops earlier turns' thinking, a call that sent it back is larger by it at
+  each new prompt, which ``calibration.read_thinking`` tells from the usage (``flag_unknown``).
 - 2.1.84, 2.1.85 and 2.1.101 on (2.1.332's ``MHn``): every request with thinking on.
 - 2.1.86 to 2.1.100: not where the ``redact-thinking-2026-02-12`` beta goes out, which it does in the terminal
   interface (``entrypoint`` "cli") unless ``showThinkingSummaries`` is set; ``keep`` one turn instead of "all"
@@ -28,6 +30,7 @@ from compactctl import lazyre
 from compactctl.tokens import served_by
 
 _FIRST = (2, 1, 84)  # the first release that sends it without a flag
+_FLAGGED = (2, 0, 36)  # the first release that sends it behind the flag
 _REDACTED = ((2, 1, 86), (2, 1, 100))  # not with the redact-thinking beta (the terminal interface's)
 _VERSION = lazyre.compile(r"(\d+)\.(\d+)\.(\d+)")
 
@@ -45,3 +48,10 @@ def keeps_thinking(version: object, entrypoint: object, model: str | None) -> bo
     if release is None or release < _FIRST or served_by(model) is not None:
         return False
     return not (_REDACTED[0] <= release <= _REDACTED[1] and entrypoint in ("cli", None))
+
+
+def flag_unknown(version: object, model: str | None) -> bool:
+    """Whether Claude Code ``version`` sent ``keep: "all"`` to ``model`` only behind the server's per-user flag,
+    which no record says: the releases from 2.0.36 to 2.1.83, to the first-party API."""
+    release = _release(version)
+    return release is not None and _FLAGGED <= release < _FIRST and served_by(model) is None

@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from compactctl.calibration import Calibration, calibrate, message_costs, segment_key
+from compactctl.calibration import Calibration, calibrate, message_costs, read_thinking, segment_key
 from compactctl.calibration.features import dropped_thinking, sent_tokens
 from compactctl.model_input import owned_view
 from compactctl.recorded import COMPACTCTL, ApiUsage, RecordedCompaction, RecordedContext, RecordedSession
@@ -264,6 +264,7 @@ def replay_recorded(
 
     ``fallback`` prices the calls whose model is not in the table (``--model-pricing``); None leaves them unpriced,
     with a note."""
+    session = read_thinking(session, producer)  # what the file does not say of the requests, read from the usage
     calibration = calibration or calibrate(session, producer, claude_tokens)
     by = calibration.provider  # whose billing rules the usage follows
     share_1h = _share_1h(session)

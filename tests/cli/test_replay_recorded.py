@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import orjson
 from typer.testing import CliRunner
 
@@ -157,3 +159,22 @@ def test_a_folder_mixing_compacted_sessions_and_plain_chats_lines_its_rows_up(tm
     by_file = {f["name"]: f for f in data["files"]}
     # The chat file's producer never compacted: its share of the recorded row is its baseline.
     assert data["total"]["settings"][1]["calls"] == by_file["session.jsonl"]["settings"][1]["calls"] + 1
+
+
+def test_replay_reads_a_flagged_release_s_thinking_from_the_usage(cli, tmp_path):
+    """The real Claude Code 2.1.84's session (``keep: "all"`` sent) written as 2.1.83, whose request the file cannot
+    tell: replay's calibration reads the earlier thinking as sent (held out as the 2.1.84 file itself), not as dropped
+    (10.7 % held out, five unlogged steps)."""
+    data = Path(__file__).resolve().parent.parent / "recorded" / "data" / "claude-code-2.1.84-thinking"
+    (original,) = data.glob("*.jsonl")
+    flagged = tmp_path / "flagged.jsonl"
+    flagged.write_bytes(original.read_bytes().replace(b'"version":"2.1.84"', b'"version":"2.1.83"'))
+
+    def calibration(path):
+        result = cli("replay", path, "--json")
+        assert result.exit_code == 0, result.output
+        return orjson.loads(result.stdout)["files"][0]["api"]["calibration"]
+
+    read, as_sent = calibration(flagged), calibration(original)
+    assert read["error"]["held_out"] == as_sent["error"]["held_out"] and read["error"]["held_out"]["median"] < 0.01
+    assert read["unlogged"] == {"steps": 0, "tokens": 0}

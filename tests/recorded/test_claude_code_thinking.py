@@ -14,10 +14,10 @@ from pathlib import Path
 import orjson
 import pytest
 
-from compactctl.calibration import calibrate
+from compactctl.calibration import calibrate, read_thinking
 from compactctl.formats.records import parse_records
 from compactctl.recorded import RecordedSession, claude_code
-from compactctl.recorded.claude_code_thinking import keeps_thinking
+from compactctl.recorded.claude_code_thinking import flag_unknown, keeps_thinking
 from tests.conftest import SHARED_TRANSCRIPTS, needs_transcripts
 from tests.fakes.context_edits import clear_thinking
 
@@ -166,3 +166,55 @@ def test_yoavfs_sonnet_4_5_session_still_drops_the_earlier_thinking_at_each_prom
     assert not any(call.thinking_kept for context in session.contexts for call in context.calls)
     held_out = calibrate(session, "claude-code").held_out
     assert held_out.median < 0.01 and held_out.p90 < 0.015
+
+
+def _as_release(session: RecordedSession, version: str) -> RecordedSession:
+    """The session as ``version`` of the client would have written it: the same calls, its reading of the request."""
+    return dataclasses.replace(
+        session,
+        contexts=[
+            dataclasses.replace(
+                c,
+                calls=[
+                    dataclasses.replace(
+                        call,
+                        thinking_kept=keeps_thinking(version, "sdk-cli", call.model),
+                        thinking_flag_unknown=flag_unknown(version, call.model),
+                    )
+                    for call in c.calls
+                ],
+            )
+            for c in session.contexts
+        ],
+    )
+
+
+@pytest.mark.parametrize(
+    ("version", "model", "unknown"),
+    [
+        ("2.0.24", "claude-sonnet-4-5", False),
+        ("2.0.36", "claude-sonnet-4-5", True),
+        ("2.1.83", "claude-sonnet-4-5", True),
+        ("2.1.84", "claude-sonnet-4-5", False),
+        ("2.1.50", "us.anthropic.claude-sonnet-4-5-20250929-v1:0", False),  # the beta never goes to Bedrock
+        (None, "claude-sonnet-4-5", False),
+    ],
+)
+def test_the_releases_whose_request_the_file_cannot_tell(version, model, unknown):
+    assert flag_unknown(version, model) is unknown
+
+
+def test_a_flagged_release_is_read_from_its_usage():
+    """2.0.36-2.1.83 sent ``keep: "all"`` only behind the server's per-user flag. The real 2.1.84's session (sent)
+    written as 2.1.83 would be read as kept from its usage; the real 2.1.83's (not sent, the flag off) as dropped."""
+    (kept,) = KEPT[:1]
+    as_flagged = _as_release(_session(kept), "2.1.83")
+    assert not any(call.thinking_kept for context in as_flagged.contexts for call in context.calls)
+    assert calibrate(as_flagged, "claude-code").held_out.median > 0.05  # the reading by release alone
+    read = read_thinking(as_flagged, "claude-code")
+    assert all(call.thinking_kept for context in read.contexts for call in context.calls)
+    held_out = calibrate(read, "claude-code").held_out
+    assert held_out.median <= TOLERANCE and held_out.p90 <= 2 * TOLERANCE
+    dropped = _session(DROPPED)
+    assert any(call.thinking_flag_unknown for context in dropped.contexts for call in context.calls)
+    assert read_thinking(dropped, "claude-code") is dropped
