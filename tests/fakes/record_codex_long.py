@@ -1,0 +1,104 @@
+"""Record shapes of long real Codex 0.171.0 sessions, made by the real client against the loopback fake, with what the
+fake served (``<fixture>.served.json``): the bill.
+
+    PATH=<.ci/cache/npm/node_modules/.bin>:$PATH python -m tests.fakes.record_codex_long [NAME...]
+
+- Stream errors: a response stream cut mid-way (the connection dropped after its output items, no usage: nothing
+  billed), a 429 answered once, a ``response.failed`` carrying its usage (billed); Codex retries each.
+
+The fixtures go to tests/recorded/data/ (README.md there says what each holds).
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from pathlib import Path
+
+from tests.fakes.clients import Codex, _run, require_client
+from tests.fakes.record_copies import RECORDED, _serving, record_named
+from tests.fakes.record_fixtures import _version
+from tests.fakes.record_tiers import _kept
+from tests.fakes.responses import FakeResponses
+from tests.fakes.scenarios import project
+from tests.fakes.server import Reply, ToolCall
+
+
+def _thread(codex: Codex) -> str:
+    (first,) = codex.rollouts()
+    return first.name.removesuffix(".jsonl")[-36:]
+
+
+def codex_stream_errors_session(codex: Codex, fake: FakeResponses) -> None:
+    """Two turns on gpt-5.5: the first's first request answered 500 (retried; 0.171 retries no 429: the turn ends),
+    its retry's stream cut after its reasoning and command (retried whole), then the answer; the second's (resumed)
+    answer failed with usage (retried). 6 requests: 3 answered whole and 1 failed with usage, 4 billed."""
+    fake.broken.append("cut")
+    fake.enqueue(Reply(thinking="Read it.", tool_calls=(ToolCall("exec_command", {"cmd": "cat notes.txt"}),)))
+    fake.enqueue("The notes say results must stay in CSV.")
+    fake.failures.append(500)
+    codex.run("What do the notes say?")
+    thread = _thread(codex)
+    fake.broken.append("failed")
+    fake.enqueue(Reply(thinking="From the notes.", text="Keep the results in CSV, as the notes say."))
+    codex.run("So what format?", resume=thread)
+    assert not fake.errors and not fake.script and not fake.broken and not fake.failures, fake.errors
+
+
+def codex_stream_errors_fixture(root: Path) -> list[Path]:
+    """``codex_stream_errors_session``, its rollout kept with what the fake served."""
+    client = require_client("codex")
+    with _serving() as served, FakeResponses() as fake:
+        codex = Codex(client, root, project(root), fake, model="gpt-5.5")
+        codex_stream_errors_session(codex, fake)
+        files = {path.name: path.read_bytes() for path in codex.rollouts()}
+        return _kept(RECORDED / f"codex-{_version(client.version)}-stream-errors", files, root, served)
+
+
+def png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
+    """A PNG of one colour (no imaging library here): signature, IHDR, one IDAT, IEND."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    rows = b"".join(b"\0" + bytes(rgb) * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+# 0.171's ``codex exec`` offers no ``update_plan`` (answered "unsupported call: update_plan"): its goals are the plan.
+GOAL = {"objective": "Say what the picture, notes.txt and app.py hold."}
+
+
+def codex_parallel_calls_session(codex: Codex, fake: FakeResponses) -> None:
+    """``codex exec PROMPT -i shot.png`` on gpt-5.5: the model sets a goal (``create_goal``), runs two commands in one
+    response (parallel tool calls), marks the goal complete (``update_goal``), then answers; a resumed turn (the image
+    still in the history) answers at once. 5 responses."""
+    (codex.cwd / "shot.png").write_bytes(png(48, 32, (200, 30, 30)))
+    fake.enqueue(Reply(thinking="A goal first.", tool_calls=(ToolCall("create_goal", GOAL),)))
+    both = (ToolCall("exec_command", {"cmd": "cat notes.txt"}), ToolCall("exec_command", {"cmd": "cat app.py"}))
+    fake.enqueue(Reply(thinking="Both at once.", text="Reading both.", tool_calls=both))
+    fake.enqueue(Reply(tool_calls=(ToolCall("update_goal", {"status": "complete"}),)))
+    fake.enqueue("The picture is a red rectangle; the notes ask for CSV; app.py subtracts in add().")
+    codex.configure()
+    args = [str(codex.client.binary), "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"]
+    _run([*args, "What is in the picture, the notes and app.py?", "-i", "shot.png"], codex.cwd, codex.env())
+    fake.enqueue("It was red.")
+    codex.run("What colour was the picture?", resume=_thread(codex))
+    assert not fake.errors and not fake.script, fake.errors
+
+
+def codex_parallel_calls_fixture(root: Path) -> list[Path]:
+    """``codex_parallel_calls_session``, its rollout kept with what the fake served."""
+    client = require_client("codex")
+    with _serving() as served, FakeResponses() as fake:
+        codex = Codex(client, root, project(root), fake, model="gpt-5.5")
+        codex_parallel_calls_session(codex, fake)
+        files = {path.name: path.read_bytes() for path in codex.rollouts()}
+        first = fake.model_calls()[0]
+        assert first.get("parallel_tool_calls") is True, first.get("parallel_tool_calls")
+        return _kept(RECORDED / f"codex-{_version(client.version)}-parallel-calls", files, root, served)
+
+
+if __name__ == "__main__":
+    record_named((codex_stream_errors_fixture, codex_parallel_calls_fixture))
