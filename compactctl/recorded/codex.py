@@ -205,8 +205,8 @@ class _Rollout:
             )
         elif kind == AGENT_MESSAGE or context_output(item):  # another agent's task or answer, Codex's context: input
             self._end_call()
-            said = content_to_canonical(item.get("content")) if kind == AGENT_MESSAGE else output_content(item)
-            self.messages.append({"role": "user", "content": said})
+            sent = content_to_canonical(item.get("content")) if kind == AGENT_MESSAGE else output_content(item)
+            self.messages.append({"role": "user", "content": sent})
         elif kind in RESULT_ITEMS:
             self._end_call()
             self.messages.append({"role": "tool", "tool_call_id": item.get("call_id"), "content": output_content(item)})
