@@ -175,6 +175,15 @@ class _Rollout:
             call["usage"] = usage
         self.call_start = len(self.items.messages)
 
+    def usage_record(self, payload: dict[str, Any]) -> None:
+        """0.171's ``token_usage_record``: the usage of the response just written, which a run killed during the
+        response's tool call writes no ``token_count`` for; one with no response since the last is a compaction's."""
+        usage = payload.get("usage")
+        call = next((m for m in self.items.messages[self.call_start :] if m.get("role") == "assistant"), None)
+        if isinstance(usage, dict) and call is not None and "usage" not in call:
+            call["usage"] = usage
+        self.call_start = len(self.items.messages)
+
 
 # The context Codex writes at the start of a session: AGENTS.md, skills, permissions, environment.
 INITIAL_CONTEXT = (
@@ -263,6 +272,8 @@ def read(records: list[Record], path: str) -> list[Transcript]:
             rollout.world_state = True
         elif kind == "event_msg" and payload.get("type") == "token_count":
             rollout.token_count(payload)
+        elif kind == "token_usage_record":
+            rollout.usage_record(payload)
     reader = rollout.items
     units, originals = reader.finish()
     system = reader.origins[rollout.system] if rollout.system is not None else None

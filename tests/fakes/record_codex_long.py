@@ -11,7 +11,11 @@ The fixtures go to tests/recorded/data/ (README.md there says what each holds).
 
 from __future__ import annotations
 
+import os
+import signal
 import struct
+import subprocess
+import time
 import zlib
 from pathlib import Path
 
@@ -100,5 +104,59 @@ def codex_parallel_calls_fixture(root: Path) -> list[Path]:
         return _kept(RECORDED / f"codex-{_version(client.version)}-parallel-calls", files, root, served)
 
 
+def _exec(codex: Codex, prompt: str, *more: str) -> list[str]:
+    """``codex exec`` as a user types it, ``more`` before the prompt (``-m MODEL``, ``resume --last``)."""
+    codex.configure()
+    args = [str(codex.client.binary), "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"]
+    return [*args, *more, prompt]
+
+
+def killed_once_written(codex: Codex, args: list[str], marker: bytes, settle: float) -> None:
+    """Run ``args`` and kill it (the process group, as a closed terminal does) once the thread's rollout holds
+    ``marker`` past what it held before, ``settle`` seconds later: a turn stopped mid-way. ``killed_while`` waits for a
+    new rollout; a resumed thread writes on in its own."""
+    (rollout,) = codex.rollouts()
+    before = len(rollout.read_bytes())
+    running = subprocess.Popen(
+        args, cwd=codex.cwd, env=codex.env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        for _ in range(120):
+            time.sleep(1)
+            if marker in rollout.read_bytes()[before:]:
+                break
+        time.sleep(settle)
+    finally:
+        os.killpg(running.pid, signal.SIGKILL)
+        running.wait()
+
+
+def codex_models_resumed_session(codex: Codex, fake: FakeResponses) -> None:
+    """A thread on gpt-5.4 (a command, an answer); ``codex exec -m gpt-5.5 resume --last`` (a command, an answer);
+    a turn on gpt-5.5 killed while its command (``sleep 60``) ran; ``resume --last`` again (an answer). 7 responses."""
+    codex.model = "gpt-5.4"
+    fake.enqueue(Reply(thinking="Read it.", tool_calls=(ToolCall("exec_command", {"cmd": "cat notes.txt"}),)),
+                 "The notes ask for CSV.")  # fmt: skip
+    _run(_exec(codex, "What do the notes say?"), codex.cwd, codex.env())
+    fake.enqueue(Reply(tool_calls=(ToolCall("exec_command", {"cmd": "python3 app.py"}),)), "It prints -1.")
+    _run(_exec(codex, "What does app.py print?", "-m", "gpt-5.5", "resume", "--last"), codex.cwd, codex.env())
+    fake.enqueue(Reply(text="Waiting for it.", tool_calls=(ToolCall("exec_command", {"cmd": "sleep 60"}),)))
+    killed_once_written(codex, _exec(codex, "Wait a minute.", "-m", "gpt-5.5", "resume", "--last"), b"sleep 60", 2)
+    fake.enqueue("Stopped waiting: add() still subtracts.")
+    _run(_exec(codex, "Where were we?", "-m", "gpt-5.5", "resume", "--last"), codex.cwd, codex.env())
+    assert not fake.errors and not fake.script, fake.errors
+
+
+def codex_models_resumed_fixture(root: Path) -> list[Path]:
+    """``codex_models_resumed_session``, its rollout kept with what the fake served."""
+    client = require_client("codex")
+    with _serving() as served, FakeResponses() as fake:
+        codex = Codex(client, root, project(root), fake)
+        codex_models_resumed_session(codex, fake)
+        files = {path.name: path.read_bytes() for path in codex.rollouts()}
+        return _kept(RECORDED / f"codex-{_version(client.version)}-models-resumed", files, root, served)
+
+
 if __name__ == "__main__":
-    record_named((codex_stream_errors_fixture, codex_parallel_calls_fixture))
+    record_named((codex_stream_errors_fixture, codex_parallel_calls_fixture, codex_models_resumed_fixture))

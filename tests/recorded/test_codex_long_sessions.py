@@ -146,3 +146,26 @@ def test_codexs_goal_objective_output_is_context_not_an_unanswered_tool_message(
     ]
     (again,) = orjson.loads(CliRunner().invoke(app, ["report", str(out), "--json"]).stdout)["files"]
     assert again["tokens_before"] == compacted["tokens_after"] and again["valid_before"] is True
+
+
+MODELS = "codex-0.171.0-models-resumed"
+
+
+def test_a_thread_resumed_on_another_model_and_after_a_kill_bills_each_call_at_its_models_price():
+    served = _served(MODELS)
+    assert [r["model"] for r in served] == ["gpt-5.4"] * 2 + ["gpt-5.5"] * 4
+    file = _replayed(DATA / MODELS)
+    api, (none, *_) = file["api"], file["settings"]
+    assert none["calls"] == 6 and none["basis"] == "bill"
+    assert api["bill_cost"] == pytest.approx(_priced(served[:2]) + _priced(served[2:]), rel=1e-9)
+    assert api["bill_cost"] == pytest.approx(0.360998, abs=1e-6)
+    assert api["calibration"]["error"]["held_out"]["median"] < 0.02
+
+
+def test_report_counts_the_killed_turns_response_from_its_usage_record():
+    # The run killed while the response's command ran wrote its token_usage_record and no token_count: report read
+    # token_count alone (5 calls, 65,537 reported), replay 6 (80,694).
+    result = CliRunner().invoke(app, ["report", str(DATA / MODELS), "--json"])
+    (file,) = orjson.loads(result.stdout)["files"]
+    assert (file["api_usage"]["calls"], file["api_usage"]["reported_input_tokens"]) == (6, 80694)
+    assert file["valid_before"] is True
