@@ -102,7 +102,10 @@ def _served_price(response: dict[str, Any]) -> float:
         cached = (usage.get("input_tokens_details") or {}).get("cached_tokens") or 0
         context = {"service_tier": response["service_tier"]} if "service_tier" in response else None
         counts = openai_counts({**usage, "cached_input_tokens": cached})
-        return float(calc_price(Usage(**counts), model, provider_id="openai", price_context=context).total_price)
+        price = calc_price(Usage(**counts), model, provider_id="openai", price_context=context)
+        # Hosted web searches (the fake notes each response's): billed per search beside the tokens, in no usage.
+        per_search = float(getattr(price.model_price, "web_searches_kcount", None) or 0) / 1000
+        return float(price.total_price) + response.get("web_searches", 0) * per_search
     context = {"speed": "fast"} if usage.get("speed") == "fast" else None
     price = calc_price(Usage(**anthropic_counts(usage)), model, provider_id="anthropic", price_context=context)
     total = float(price.total_price) * (1.1 if usage.get("inference_geo") == "us" else 1.0)

@@ -23,7 +23,7 @@ from tests.fakes.clients import Codex, _run, require_client
 from tests.fakes.record_copies import RECORDED, _serving, record_named
 from tests.fakes.record_fixtures import _version
 from tests.fakes.record_tiers import _kept
-from tests.fakes.responses import FakeResponses
+from tests.fakes.responses import FakeResponses, web_search_call
 from tests.fakes.scenarios import project
 from tests.fakes.server import Reply, ToolCall
 
@@ -158,5 +158,31 @@ def codex_models_resumed_fixture(root: Path) -> list[Path]:
         return _kept(RECORDED / f"codex-{_version(client.version)}-models-resumed", files, root, served)
 
 
+def codex_web_searches_session(codex: Codex, fake: FakeResponses) -> None:
+    """``web_search = "live"`` on gpt-5.5: a response that searches twice and runs a command, the answer; a resumed
+    turn whose response searches once and answers. 3 responses, 3 searches."""
+    searched = (web_search_call("csv rfc", 1), web_search_call("csv rfc 4180 quoting", 2))
+    fake.enqueue(Reply(thinking="Search, then read.", blocks=searched,
+                       tool_calls=(ToolCall("exec_command", {"cmd": "cat notes.txt"}),)))  # fmt: skip
+    fake.enqueue("RFC 4180 defines CSV, which the notes ask for.")
+    codex.run("Search the web for the CSV RFC and check the notes.")
+    fake.enqueue(Reply(text="Fields with commas are quoted.", blocks=(web_search_call("csv quoting", 3),)))
+    codex.run("And its quoting rules?", resume=_thread(codex))
+    assert not fake.errors and not fake.script, fake.errors
+
+
+def codex_web_searches_fixture(root: Path) -> list[Path]:
+    """``codex_web_searches_session``, its rollout kept with what the fake served (each response's searches)."""
+    client = require_client("codex")
+    with _serving() as served, FakeResponses() as fake:
+        codex = Codex(client, root, project(root), fake, model="gpt-5.5", extra_config='web_search = "live"\n')
+        codex_web_searches_session(codex, fake)
+        files = {path.name: path.read_bytes() for path in codex.rollouts()}
+        return _kept(RECORDED / f"codex-{_version(client.version)}-web-searches", files, root, served)
+
+
 if __name__ == "__main__":
-    record_named((codex_stream_errors_fixture, codex_parallel_calls_fixture, codex_models_resumed_fixture))
+    record_named(
+        (codex_stream_errors_fixture, codex_parallel_calls_fixture, codex_models_resumed_fixture,
+         codex_web_searches_fixture)
+    )  # fmt: skip

@@ -169,3 +169,30 @@ def test_report_counts_the_killed_turns_response_from_its_usage_record():
     (file,) = orjson.loads(result.stdout)["files"]
     assert (file["api_usage"]["calls"], file["api_usage"]["reported_input_tokens"]) == (6, 80694)
     assert file["valid_before"] is True
+
+
+SEARCHES = "codex-0.171.0-web-searches"
+
+
+def test_hosted_web_searches_are_billed_per_search_beside_the_tokens_as_served():
+    served = _served(SEARCHES)
+    assert [r.get("web_searches", 0) for r in served] == [2, 0, 1]
+    price = calc_price(Usage(input_tokens=1), "gpt-5.5", provider_id="openai").model_price
+    fee = 3 * float(price.web_searches_kcount or 0) / 1000
+    assert fee == pytest.approx(0.03, abs=1e-9)  # $10 per 1,000
+    file = _replayed(DATA / SEARCHES)
+    api, (none, *_) = file["api"], file["settings"]
+    assert none["calls"] == 3 and none["basis"] == "bill"
+    assert api["bill_cost"] == pytest.approx(_priced(served) + fee, rel=1e-9)
+    assert api["bill_cost"] == pytest.approx(0.185020, abs=1e-6)
+    assert any("3 web search(es) ($0.0300, billed per search)" in note for note in api["notes"])
+
+
+def test_the_sweep_prices_the_served_searches():
+    # The sweep priced the served tokens alone ($0.155020): the bill looked $0.03 over what was served.
+    from bench.consistency_sweep import served_bill
+
+    (rollout,) = (DATA / SEARCHES).glob("rollout-*.jsonl")
+    calls, cost = served_bill(DATA / SEARCHES)
+    assert calls == 3 and cost == pytest.approx(0.185020, abs=1e-6)
+    assert cost == pytest.approx(_replayed(rollout)["api"]["bill_cost"], rel=1e-9)
