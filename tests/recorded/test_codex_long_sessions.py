@@ -196,3 +196,50 @@ def test_the_sweep_prices_the_served_searches():
     calls, cost = served_bill(DATA / SEARCHES)
     assert calls == 3 and cost == pytest.approx(0.185020, abs=1e-6)
     assert cost == pytest.approx(_replayed(rollout)["api"]["bill_cost"], rel=1e-9)
+
+
+def _recorded_again(tmp_path: Path, session: Any, extra_config: str = "") -> tuple[Path, list[dict[str, Any]], Any]:
+    """``session`` run again with the real Codex: its one rollout, what the fake served, and the fake."""
+    client = require_client("codex")
+    with _serving() as served, FakeResponses() as fake:
+        codex = Codex(client, tmp_path, project(tmp_path), fake, model="gpt-5.5", extra_config=extra_config)
+        session(codex, fake)
+    (rollout,) = codex.rollouts()
+    return rollout, served, fake
+
+
+@pytest.mark.slow  # drives the real Codex
+def test_codex_sends_both_commands_in_one_response_and_a_goals_objective_as_a_named_output(tmp_path: Path) -> None:
+    from tests.fakes.record_codex_long import codex_parallel_calls_session
+
+    rollout, served, fake = _recorded_again(tmp_path, codex_parallel_calls_session)
+    first, *later = fake.model_calls()
+    assert first["parallel_tool_calls"] is True
+    assert any(i.get("name") == "goal_objective" and "call_id" not in i for i in later[0]["input"])
+    file = _replayed(rollout)
+    assert file["settings"][0]["calls"] == len(served) == 5
+    assert file["api"]["bill_cost"] == pytest.approx(_priced(served), rel=1e-9)
+    (report,) = orjson.loads(CliRunner().invoke(app, ["report", str(rollout), "--json"]).stdout)["files"]
+    assert report["valid_before"] is True
+
+
+@pytest.mark.slow  # drives the real Codex
+def test_codex_resumed_on_another_model_and_after_a_kill_bills_every_response(tmp_path: Path) -> None:
+    from tests.fakes.record_codex_long import codex_models_resumed_session
+
+    rollout, served, _ = _recorded_again(tmp_path, codex_models_resumed_session)
+    assert [r["model"] for r in served] == ["gpt-5.4"] * 2 + ["gpt-5.5"] * 4
+    file = _replayed(rollout)
+    assert file["settings"][0]["calls"] == 6
+    assert file["api"]["bill_cost"] == pytest.approx(_priced(served), rel=1e-9)
+    (report,) = orjson.loads(CliRunner().invoke(app, ["report", str(rollout), "--json"]).stdout)["files"]
+    assert report["api_usage"]["calls"] == 6
+
+
+@pytest.mark.slow  # drives the real Codex
+def test_codex_web_searches_are_billed_per_search(tmp_path: Path) -> None:
+    from tests.fakes.record_codex_long import codex_web_searches_session
+
+    rollout, served, _ = _recorded_again(tmp_path, codex_web_searches_session, 'web_search = "live"\n')
+    assert sum(r.get("web_searches", 0) for r in served) == 3
+    assert _replayed(rollout)["api"]["bill_cost"] == pytest.approx(_priced(served) + 0.03, rel=1e-9)
