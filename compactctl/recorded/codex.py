@@ -231,10 +231,12 @@ class _Rollout:
         info: dict[str, Any] = payload["info"] if isinstance(payload.get("info"), dict) else {}
         self.context_window = integer(info.get("model_context_window")) or self.context_window
         total = info.get("total_token_usage")
-        # Any count ends the response being written: 0.171 writes an unchanged one after a broken stream's response.
-        if not info or total == self.last_total:
-            self._end_call()
-            return  # none yet, the same event written twice, or a broken stream's response (no usage)
+        if not info or total == self.last_total:  # none yet, the same event written twice, or the rate limits alone
+            # 0.171 writes one after a broken stream's response (no usage), ending it; 0.133 one after a first reasoning
+            said = self.open_call is not None and (self.open_call.get("content") or self.open_call.get("tool_calls"))
+            if self.records_begun is not None and said:
+                self._end_call()
+            return
         self.last_total = total if isinstance(total, dict) else None
         self.reported_total = usage_of(total) or self.reported_total
         last = usage_of(info.get("last_token_usage"))

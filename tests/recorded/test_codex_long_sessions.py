@@ -12,6 +12,7 @@ from genai_prices import Usage, calc_price
 from typer.testing import CliRunner
 
 from compactctl.cli.main import app
+from tests.conftest import SHARED_TRANSCRIPTS, needs_transcripts
 from tests.fakes.clients import Codex, require_client
 from tests.fakes.record_copies import _serving
 from tests.fakes.responses import FakeResponses
@@ -243,3 +244,13 @@ def test_codex_web_searches_are_billed_per_search(tmp_path: Path) -> None:
     rollout, served, _ = _recorded_again(tmp_path, codex_web_searches_session, 'web_search = "live"\n')
     assert sum(r.get("web_searches", 0) for r in served) == 3
     assert _replayed(rollout)["api"]["bill_cost"] == pytest.approx(_priced(served) + 0.03, rel=1e-9)
+
+
+@needs_transcripts
+def test_a_count_at_a_streams_start_after_its_first_item_does_not_end_the_response():
+    # A real 0.133 resume writes the totals again after the first response's reasoning item (the rate limits at the
+    # stream's start): ending the response there made it 2 calls, one without usage (58, not 57), and the sweep's
+    # replay of the file with its compacted copy billed a call more than the file alone.
+    session = SHARED_TRANSCRIPTS / "codex" / "qiushiyan__duet" / "codex-session.jsonl"
+    (billed,) = [row for row in _replayed(session)["settings"] if row["basis"] == "bill"]
+    assert billed["calls"] == 57 and billed["cost"] == pytest.approx(8.182192, abs=1e-6)
