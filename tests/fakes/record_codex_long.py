@@ -3,8 +3,12 @@ fake served (``<fixture>.served.json``): the bill.
 
     PATH=<.ci/cache/npm/node_modules/.bin>:$PATH python -m tests.fakes.record_codex_long [NAME...]
 
-- Stream errors: a response stream cut mid-way (the connection dropped after its output items, no usage: nothing
-  billed), a 429 answered once, a ``response.failed`` carrying its usage (billed); Codex retries each.
+- Stream errors: a 500 answered once, a response stream cut mid-way (the connection dropped after its output items, no
+  usage: nothing billed), a ``response.failed`` carrying its usage (billed); Codex retries each. A 429 it does not
+  retry: the turn ends (a refused turn).
+- Parallel calls: two commands in one response, a goal (``create_goal``, ``update_goal``), an image (``-i``).
+- Models resumed: ``codex exec -m MODEL resume --last`` onto another model, a turn killed mid-command, resumed.
+- Web searches: the hosted ``web_search`` tool's calls, billed per search.
 
 The fixtures go to tests/recorded/data/ (README.md there says what each holds).
 """
@@ -57,6 +61,35 @@ def codex_stream_errors_fixture(root: Path) -> list[Path]:
         codex_stream_errors_session(codex, fake)
         files = {path.name: path.read_bytes() for path in codex.rollouts()}
         return _kept(RECORDED / f"codex-{_version(client.version)}-stream-errors", files, root, served)
+
+
+def codex_refused_turn_session(codex: Codex, fake: FakeResponses) -> None:
+    """A turn on gpt-5.5 (a command, an answer); a resumed turn whose request the fake refuses with 429, which 0.171
+    does not retry (``codex exec`` exits 1, "exceeded retry limit, last status: 429"): the rollout keeps the prompt
+    and no response; the user runs it again (an answer). 4 requests, 3 billed."""
+    fake.enqueue(Reply(tool_calls=(ToolCall("exec_command", {"cmd": "cat notes.txt"}),)), "The notes ask for CSV.")
+    codex.run("What do the notes say?")
+    thread = _thread(codex)
+    fake.failures.append(429)
+    try:
+        codex.run("What does app.py print?", resume=thread)
+    except AssertionError as refused:
+        assert "429" in str(refused), refused
+    else:
+        raise AssertionError("the refused turn exited 0")
+    fake.enqueue("It prints -1: add() subtracts.")
+    codex.run("Again: what does app.py print?", resume=thread)
+    assert not fake.errors and not fake.script and not fake.failures, fake.errors
+
+
+def codex_refused_turn_fixture(root: Path) -> list[Path]:
+    """``codex_refused_turn_session``, its rollout kept with what the fake served."""
+    client = require_client("codex")
+    with _serving() as served, FakeResponses() as fake:
+        codex = Codex(client, root, project(root), fake, model="gpt-5.5")
+        codex_refused_turn_session(codex, fake)
+        files = {path.name: path.read_bytes() for path in codex.rollouts()}
+        return _kept(RECORDED / f"codex-{_version(client.version)}-refused-turn", files, root, served)
 
 
 def png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
@@ -183,6 +216,6 @@ def codex_web_searches_fixture(root: Path) -> list[Path]:
 
 if __name__ == "__main__":
     record_named(
-        (codex_stream_errors_fixture, codex_parallel_calls_fixture, codex_models_resumed_fixture,
-         codex_web_searches_fixture)
+        (codex_stream_errors_fixture, codex_refused_turn_fixture, codex_parallel_calls_fixture,
+         codex_models_resumed_fixture, codex_web_searches_fixture)
     )  # fmt: skip

@@ -254,3 +254,23 @@ def test_a_count_at_a_streams_start_after_its_first_item_does_not_end_the_respon
     session = SHARED_TRANSCRIPTS / "codex" / "qiushiyan__duet" / "codex-session.jsonl"
     (billed,) = [row for row in _replayed(session)["settings"] if row["basis"] == "bill"]
     assert billed["calls"] == 57 and billed["cost"] == pytest.approx(8.182192, abs=1e-6)
+
+
+REFUSED = "codex-0.171.0-refused-turn"
+
+
+def test_a_turn_the_api_refused_with_429_keeps_its_prompt_and_bills_nothing():
+    (rollout,) = (DATA / REFUSED).glob("rollout-*.jsonl")
+    said = [v["payload"] for v in _lines(rollout) if v.get("type") == "response_item"]
+    texts = [i["content"][0]["text"] for i in said if i.get("role") == "user"]
+    prompts = [text for text in texts if not text.startswith("<")]  # not Codex's context
+    assert prompts == ["What do the notes say?", "What does app.py print?", "Again: what does app.py print?"]
+    served = _served(REFUSED)
+    assert len(served) == len(_recorded_ids(rollout)) == 3  # the 429 served no response
+    file = _replayed(DATA / REFUSED)
+    (none, *_) = file["settings"]
+    assert none["calls"] == 3 and none["basis"] == "bill"
+    assert file["api"]["bill_cost"] == pytest.approx(_priced(served), rel=1e-9)
+    assert file["api"]["bill_cost"] == pytest.approx(0.147985, abs=1e-6)
+    (report,) = orjson.loads(CliRunner().invoke(app, ["report", str(rollout), "--json"]).stdout)["files"]
+    assert report["valid_before"] is True and report["api_usage"]["calls"] == 3
