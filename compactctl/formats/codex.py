@@ -122,6 +122,7 @@ class _Rollout:
         self.meta: dict[str, Any] | None = None
         self.system: int | None = None  # position of the system message among the live messages
         self.call_start = 0  # messages before the current model call's output
+        self.last_total: Any = None  # the last token_count's total_token_usage
         # The initial context a compacted line replaced without keeping: Codex writes it again
         # when it resumes the rollout (with no world_state to say the model holds it).
         self.dropped_initial: list[Message] = []
@@ -166,6 +167,18 @@ class _Rollout:
     def token_count(self, payload: dict[str, Any]) -> None:
         info = payload.get("info")
         usage = info.get("last_token_usage") if isinstance(info, dict) else None
+        total = info.get("total_token_usage") if isinstance(info, dict) else None
+        # Totals that did not move are no response's usage: 0.171 writes the last count again after a broken stream.
+        usage, self.last_total = (None if total == self.last_total else usage), total or self.last_total
+        call = next((m for m in self.items.messages[self.call_start :] if m.get("role") == "assistant"), None)
+        if isinstance(usage, dict) and call is not None and "usage" not in call:
+            call["usage"] = usage
+        self.call_start = len(self.items.messages)
+
+    def usage_record(self, payload: dict[str, Any]) -> None:
+        """0.171's ``token_usage_record``: the usage of the response just written, which a run killed during the
+        response's tool call writes no ``token_count`` for; one with no response since the last is a compaction's."""
+        usage = payload.get("usage")
         call = next((m for m in self.items.messages[self.call_start :] if m.get("role") == "assistant"), None)
         if isinstance(usage, dict) and call is not None and "usage" not in call:
             call["usage"] = usage
@@ -259,6 +272,8 @@ def read(records: list[Record], path: str) -> list[Transcript]:
             rollout.world_state = True
         elif kind == "event_msg" and payload.get("type") == "token_count":
             rollout.token_count(payload)
+        elif kind == "token_usage_record":
+            rollout.usage_record(payload)
     reader = rollout.items
     units, originals = reader.finish()
     system = reader.origins[rollout.system] if rollout.system is not None else None

@@ -235,6 +235,9 @@ class ItemReader:
             self.add({"role": "user", "content": content_to_canonical(item.get("content"))}, [native])
         elif one_of(kind, CALLS):
             self._call(item, native, str(kind))
+        elif context_output(item):
+            self.open_assistant = None
+            self.add({"role": "user", "content": output_content(item)}, [native], kind="harness")
         elif one_of(kind, OUTPUTS):
             self.open_assistant = None
             self.add({"role": "tool", "tool_call_id": item.get("call_id"), "content": output_content(item)}, [native])
@@ -352,6 +355,9 @@ def message_items(message: Message, unit: Unit | None, system_role: str = "syste
         ]
     if role == "assistant":
         return _assistant_items(message, values)
+    named = next((item for item in values if context_output(item)), None)
+    if named is not None:  # the client's own context as the named output it was
+        return [*opaque, {**named, "output": output_to_native(message.get("content"))}]
     found = next((item for item in values if item.get("type") in ("message", AGENT_MESSAGE)), None)
     template: dict[str, Any] = (
         {"type": "message", "role": system_role if role == "system" else role}
@@ -410,6 +416,13 @@ def _assistant_items(message: Message, unit: list[dict[str, Any]]) -> list[dict[
             }
         )
     return items
+
+
+def context_output(item: dict[str, Any]) -> bool:
+    """A named output of no call: Codex 0.171's own context for the model (an active goal's objective, ``name``
+    "goal_objective", ``namespace`` "agent", sent after the ``create_goal`` call's output). Input the client sends,
+    answering no call: read as a harness user message, written back as the item it was."""
+    return one_of(item.get("type"), OUTPUTS) and item.get("call_id") is None and isinstance(item.get("name"), str)
 
 
 def output_content(item: dict[str, Any]) -> Any:

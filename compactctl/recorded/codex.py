@@ -1,34 +1,30 @@
 """Codex's recorded calls: a run of model-output items is one call, its usage the next changed ``token_count``.
 
-- **Calls.** The model's output items (``reasoning``, an assistant ``message``, function,
-  custom and local-shell calls, web searches) written one after another are one response;
-  anything the harness adds (a tool output, a user or developer message) ends it.
-- **Usage.** A call's usage is the ``last_token_usage`` of the first ``token_count`` event
-  after it whose ``info`` is not null and whose ``total_token_usage`` changed: some versions
-  write each event twice, and one with ``info: null`` first. The last changed total is the
-  session total the producer reports, which the paired calls must add up to.
-- **Compactions.** A ``compacted`` line replaced the history with its ``replacement_history``
-  (remote compaction: the user messages, context items and an encrypted ``compaction``
-  item); old ones carry only a summary ``message``, and Codex rebuilt the history from the
-  user messages plus it. The whole history goes on past it; the replacement is what the
-  ``recorded`` row continues from.
-- **The producer's compaction calls** are billed and write no response item. What the rollout
-  keeps of them depends on the kind (openai/codex, ``codex-rs/core/src/compact.rs`` and
-  ``compact_remote.rs``): a local (inline) compaction streams a summary whose ``Completed``
-  usage goes through ``update_token_usage_info``, so a changed ``token_count`` with no response
-  of its own (paired as ``unpaired``); a remote one (``/responses/compact``) writes only the
-  ``compacted`` line, no usage, up to 0.133 at least (the real 0.133 rollout in shared/: the
-  total does not move across it). From 0.171 every response, the compaction's too, has a
-  ``token_usage_record`` (``response_id``, ``usage``, ``thread_token_usage``): a record with no
-  model output since the previous one is a compaction call, billed as recorded. Where none is
-  recorded it is estimated as the request it was: the last call's input and output sent again
-  (its cached part as cached), the encrypted summary's length as output.
-- **Forks** (``codex exec fork``, 0.171): the new rollout copies no item of the parent; its
-  ``session_meta`` names it (``forked_from_id``, ``history_base``) and its running totals
-  (``total_token_usage``, ``thread_token_usage``) go on from the parent's, so they are no
-  session total of the fork's own calls (measured on the real client: tests/fakes/record_fixtures.py).
-- ``session_meta.base_instructions`` is the system prompt (written again on a resume: once
-  is enough); ``turn_context.model`` names the model of the calls that follow.
+- **Calls.** The model's output items (``reasoning``, an assistant ``message``, function, custom and local-shell calls,
+  web searches) written one after another are one response; anything the harness adds (a tool output, a user or
+  developer message) ends it.
+- **Usage.** A call's usage is the ``last_token_usage`` of the first ``token_count`` event after it whose ``info`` is
+  not null and whose ``total_token_usage`` changed: some versions write each event twice, and one with ``info: null``
+  first. The last changed total is the session total the producer reports, which the paired calls must add up to.
+- **Compactions.** A ``compacted`` line replaced the history with its ``replacement_history`` (remote compaction: the
+  user messages, context items and an encrypted ``compaction`` item); old ones carry only a summary ``message``, and
+  Codex rebuilt the history from the user messages plus it. The whole history goes on past it; the replacement is what
+  the ``recorded`` row continues from.
+- **The producer's compaction calls** are billed and write no response item. What the rollout keeps of them depends on
+  the kind (openai/codex, ``codex-rs/core/src/compact.rs`` and ``compact_remote.rs``): a local (inline) compaction
+  streams a summary whose ``Completed`` usage goes through ``update_token_usage_info``, so a changed ``token_count``
+  with no response of its own (paired as ``unpaired``); a remote one (``/responses/compact``) writes only the
+  ``compacted`` line, no usage, up to 0.133 at least (the real 0.133 rollout in shared/: the total does not move
+  across it). From 0.171 every response, the compaction's too, has a ``token_usage_record`` (``response_id``,
+  ``usage``, ``thread_token_usage``): a record with no model output since the previous one is a compaction call,
+  billed as recorded. Where none is recorded it is estimated as the request it was: the last call's input and output
+  sent again (its cached part as cached), the encrypted summary's length as output.
+- **Forks** (``codex exec fork``, 0.171): the new rollout copies no item of the parent; its ``session_meta`` names it
+  (``forked_from_id``, ``history_base``) and its running totals (``total_token_usage``, ``thread_token_usage``) go on
+  from the parent's, so they are no session total of the fork's own calls (measured on the real client:
+  tests/fakes/record_fixtures.py).
+- ``session_meta.base_instructions`` is the system prompt (written again on a resume: once is enough);
+  ``turn_context.model`` names the model of the calls that follow.
 """
 
 from __future__ import annotations
@@ -45,6 +41,7 @@ from compactctl.formats.responses import (
     TOOL_SEARCH,
     TOOL_SEARCH_NAME,
     content_to_canonical,
+    context_output,
     is_harness,
     output_content,
 )
@@ -206,9 +203,10 @@ class _Rollout:
                     },
                 }
             )
-        elif kind == AGENT_MESSAGE:  # another agent's task or answer: input, as a user message is
+        elif kind == AGENT_MESSAGE or context_output(item):  # another agent's task or answer, Codex's context: input
             self._end_call()
-            self.messages.append({"role": "user", "content": content_to_canonical(item.get("content"))})
+            sent = content_to_canonical(item.get("content")) if kind == AGENT_MESSAGE else output_content(item)
+            self.messages.append({"role": "user", "content": sent})
         elif kind in RESULT_ITEMS:
             self._end_call()
             self.messages.append({"role": "tool", "tool_call_id": item.get("call_id"), "content": output_content(item)})
@@ -230,13 +228,15 @@ class _Rollout:
         # ghost snapshots: not model input here
 
     def token_count(self, payload: dict[str, Any]) -> None:
-        info = payload.get("info")
-        if not isinstance(info, dict):
-            return
+        info: dict[str, Any] = payload["info"] if isinstance(payload.get("info"), dict) else {}
         self.context_window = integer(info.get("model_context_window")) or self.context_window
         total = info.get("total_token_usage")
-        if total == self.last_total:
-            return  # the same event written twice
+        if not info or total == self.last_total:  # none yet, the same event written twice, or the rate limits alone
+            # 0.171 writes one after a broken stream's response (no usage), ending it; 0.133 one after a first reasoning
+            said = self.open_call is not None and (self.open_call.get("content") or self.open_call.get("tool_calls"))
+            if self.records_begun is not None and said:
+                self._end_call()
+            return
         self.last_total = total if isinstance(total, dict) else None
         self.reported_total = usage_of(total) or self.reported_total
         last = usage_of(info.get("last_token_usage"))

@@ -207,3 +207,24 @@ def passes_notes(session: RecordedSession, passes: CallsApart, bills: list[Scena
         f"server-side compaction's, the executor's after either; on {models}) are billed beside their calls "
         f"({priced}{share}): every row carries them as billed, each at its own model's prices (passes_apart in --json)"
     ]
+
+
+def unbilled_note(session: RecordedSession, unbilled: int) -> str:
+    """What the responses without usage are: the run's last, which it stopped before writing; or a response the run
+    went on past (calls with usage after it), whose stream broke and the client retried (Codex 0.171 keeps no usage of
+    a broken stream, whatever the API reported: tests/recorded/test_codex_long_sessions.py)."""
+    retried = 0
+    for context in session.contexts:
+        last = max((n for n, c in enumerate(context.calls) if c.usage is not None), default=-1)
+        retried += sum(1 for c in context.calls[:last] if c.usage is None and not c.copied)
+    stopped = unbilled - retried
+    said = [
+        f"{stopped} response(s) have no usage in the log (the run stopped before it was written)" if stopped else "",
+        f"{retried} response(s) the run went on past have no usage in the log (a broken stream the client retried: "
+        "billed if the API reported usage for it, which the client did not keep)"
+        if retried
+        else "",
+    ]
+    return "; ".join(s for s in said if s) + (
+        ": the none row is the calibrated estimate, which counts them; the usage's own sum is bill_cost in --json"
+    )

@@ -35,6 +35,7 @@ from compactctl.replay.billed_apart import (
     price_model,
     side_request_notes,
     side_requests_carried,
+    unbilled_note,
     usage_cost,
     usage_row,
     with_extra,
@@ -422,10 +423,7 @@ def replay_recorded(
         )
     notes += side_request_notes(session, side_calls) + passes_notes(session, passes, bills)
     if unbilled and not compacted:
-        notes.append(
-            f"{unbilled} response(s) have no usage in the log (the run stopped before it was written): the none "
-            "row is the calibrated estimate, which counts them; the usage's own sum is bill_cost in --json"
-        )
+        notes.append(unbilled_note(session, unbilled))
     recorded_calls = session.compaction_calls - session.compaction_calls_estimated
     if recorded_calls:
         notes.append(

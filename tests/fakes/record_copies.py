@@ -47,9 +47,16 @@ def _serving() -> Iterator[list[dict[str, Any]]]:
     send = responses.send_sse
 
     def sent(handler: Any, events: list[tuple[str, dict[str, Any]]], *rest: Any) -> Any:
-        done = next((e["response"] for kind, e in events if kind == "response.completed"), None)
+        # A failed response (``response.failed``) with usage is billed as a completed one is; a cut stream sent none.
+        ends = ("response.completed", "response.failed")
+        done = next((e["response"] for kind, e in events if kind in ends and "usage" in e["response"]), None)
         if done is not None:
             served.append({"id": done["id"], "model": done["model"], "usage": done["usage"]})
+            if done.get("status") == "failed":
+                served[-1]["status"] = "failed"
+            searches = sum(1 for item in done.get("output") or () if item.get("type") == "web_search_call")
+            if searches:  # hosted searches, billed per search beside the tokens; no usage counts them
+                served[-1]["web_searches"] = searches
             if done.get("service_tier") not in (None, "default"):  # the tier it was billed at
                 served[-1]["service_tier"] = done["service_tier"]
             caller = responses.own_call_kind(handler.headers)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -60,6 +61,10 @@ def validate_input(body: dict[str, Any]) -> None:
             )
         if kind in CALLS:
             calls[item.get("call_id")] = kind
+        elif kind.endswith("_call_output") and item.get("call_id") is None and isinstance(item.get("name"), str):
+            # 0.171's own context sent as a named output of no call (an active goal's ``goal_objective``, namespace
+            # ``agent``), which the API takes: Codex sends it after each ``create_goal``.
+            continue
         elif kind.endswith("_call_output"):
             if item.get("call_id") not in calls:
                 raise RejectedRequest(
@@ -146,6 +151,11 @@ class FakeResponses(FakeModelServer):
     # Report prompt caching with writes, as OpenAI's gpt-5.6 family bills them: what the previous response of
     # the model took in is read (``input_tokens_details.cached_tokens``), the rest written (``cache_write_tokens``).
     cache_writes: bool = False
+    # How the next main calls' streams break before their ``response.completed``, before the script goes on (each
+    # such call answers from the next reply, which the retry then gets whole): "cut", the connection dropped after
+    # the output items (no usage: the API bills nothing); "failed", a ``response.failed`` (a server error) that
+    # carries the usage of what was generated, as the API reports and bills a failed response.
+    broken: deque[str] = field(default_factory=deque)
     _cached: dict[str, int] = field(default_factory=dict)
 
     def _cache_details(self, model: str, input_tokens: int) -> dict[str, int]:
@@ -217,7 +227,10 @@ class FakeResponses(FakeModelServer):
                 {"type": "compaction", "id": f"cmp_fake{next(_ids):04d}", "encrypted_content": "enc-compacted-history"}
             ]
         else:
-            reply = self.next_reply(self._agent_of(handler))
+            with self.lock:
+                breaking = self.broken.popleft() if self.broken else None
+            agent = self._agent_of(handler)
+            reply = self.next_reply(agent) if breaking is None else self.peek_reply(agent)
             items = output_items(reply)
         # A reply may report more input than the fake counts (``Reply.usage``'s ``input_tokens``): a long context.
         counted = self.count([body.get("instructions"), body.get("input"), body.get("tools")])
@@ -271,6 +284,15 @@ class FakeResponses(FakeModelServer):
             "output_tokens_details": {"reasoning_tokens": reasoning_tokens},
             "total_tokens": input_tokens + output_tokens,
         }
+        if breaking == "cut":
+            send_sse(handler, events, None, True)
+            return
+        if breaking == "failed":
+            error = {"code": "server_error", "message": "The server had an error while processing your request."}
+            failed = {**base, "status": "failed", "error": error, "output": items, "usage": usage}
+            events.append(("response.failed", {"type": "response.failed", "response": failed}))
+            send_sse(handler, events)
+            return
         completed = {**base, "status": "completed", "output": items, "usage": usage}
         events.append(("response.completed", {"type": "response.completed", "response": completed}))
         send_sse(handler, events)

@@ -106,6 +106,12 @@ class FakeModelServer:
             script = self.agent_scripts.get(agent or "", self.script)
             return script.popleft() if script else self.default
 
+    def peek_reply(self, agent: str | None = None) -> Reply:
+        """The reply the next call takes, left in the script (a broken stream's: the retry gets it again)."""
+        with self.lock:
+            script = self.agent_scripts.get(agent or "", self.script)
+            return script[0] if script else self.default
+
     def next_failure(self) -> int | None:
         with self.lock:
             return self.failures.popleft() if self.failures else None
@@ -190,10 +196,14 @@ def send_json(handler: BaseHTTPRequestHandler, status: int, body: Any, headers: 
 
 
 def send_sse(
-    handler: BaseHTTPRequestHandler, events: list[tuple[str, dict[str, Any]]], pauses: dict[str, float] | None = None
+    handler: BaseHTTPRequestHandler,
+    events: list[tuple[str, dict[str, Any]]],
+    pauses: dict[str, float] | None = None,
+    cut: bool = False,
 ) -> None:
     """Server-sent events, one ``event:``/``data:`` pair each, chunked so the client reads them as they come;
-    ``pauses`` waits that many seconds before the first event of each name given."""
+    ``pauses`` waits that many seconds before the first event of each name given. ``cut`` drops the connection
+    after the events, without the chunked body's end: a stream broken mid-way, as a proxy's reset breaks one."""
     handler.send_response(200)
     handler.send_header("Content-Type", "text/event-stream")
     handler.send_header("Cache-Control", "no-cache")
@@ -206,6 +216,10 @@ def send_sse(
             time.sleep(waits.pop(name))
         chunk = f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
         handler.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+    if cut:
+        handler.wfile.flush()
+        handler.close_connection = True
+        return
     handler.wfile.write(b"0\r\n\r\n")
     handler.wfile.flush()
 
