@@ -30,11 +30,10 @@
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Iterable
 from typing import Any
 
-from compactctl import jsonbytes, lazyre
+from compactctl import jsonbytes
 from compactctl.errors import InputError
 from compactctl.formats.anthropic import assistant_message, user_messages
 from compactctl.formats.claude_code import RECORD_FIELDS, is_compactctl_boundary
@@ -66,6 +65,7 @@ from compactctl.recorded.claude_code_chain import (
     uuid_of,
 )
 from compactctl.recorded.claude_code_cleared import Edits
+from compactctl.recorded.claude_code_compaction import compaction_estimate
 from compactctl.recorded.claude_code_files import changed_file_reminders, logs_own_attachments
 from compactctl.recorded.claude_code_side import SideRequests, own_usage_by_model, side_requests, usage_by_model
 from compactctl.recorded.claude_code_thinking import keeps_thinking
@@ -413,7 +413,9 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         (c, x) for x in contexts if not x.label.startswith("subagent") for c in x.compactions if c.trigger != COMPACTCTL
     ]  # compactctl's made no call
     own = [(c, x) for c, x in compactions if not any(call.copied for call in x.calls[c.before_call :][:1])]
-    estimates = [] if reported is not None else [e for c, x in own if (e := compaction_estimate(c, x)) is not None]
+    version = next((v["version"] for v in values if isinstance(v.get("version"), str)), None)
+    estimated = [] if reported is not None else [compaction_estimate(c, x, version) for c, x in own]
+    estimates = [e for e in estimated if e is not None]
     return RecordedSession(
         NAME,
         contexts,
@@ -431,41 +433,6 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         side_calls=side_calls,
         searches_stood_in=stood_in,
     )
-
-
-# What Claude Code's summarizing request adds to the history it summarizes (its instructions):
-# measured on 2.1.332 against the loopback fake, where cost-state holds the call: 1,612 tokens over
-# preTokens on a 179,521-token auto-compaction (1,608 on a 12,404-token /compact).
-SUMMARY_REQUEST_TOKENS = 1_612
-# The client's own words around the summary the model wrote (1.0.x and 2.1's openings, the reminder 2.1
-# adds of the tools used, and their closing instructions): in the summary message, not in the output.
-_SUMMARY_WRAPPER = lazyre.compile(
-    r"\AThis session is being continued from a previous conversation[^\n]*\n+"
-    r"(?:<system-reminder>.*?</system-reminder>\n)?"
-    r"|\n+(?:If you need specific details from before compaction|Please continue the conversation from where"
-    r"|Continue the conversation from where).*\Z",
-    re.DOTALL,
-)
-
-
-def compaction_estimate(compaction: RecordedCompaction, context: RecordedContext) -> ApiUsage | None:
-    """The producer's summarizing call of a compaction no usage records (no ``cost-state``), estimated:
-    the history it summarized (``preTokens``, else the last call's input and output), read from the
-    cache as far as the last call left it there (what it read and wrote: nothing where the provider
-    caches nothing), plus its instructions; the summary it wrote as output, without the client's words
-    around it. Measured on 2.1.332 against the fake, the cost-state of which holds the call: 14,016
-    input tokens estimated for 14,012."""
-    from compactctl.tokens import counter_for
-
-    last = next((c.usage for c in reversed(context.calls[: compaction.before_call]) if c.usage is not None), None)
-    if last is None:
-        return None
-    history = compaction.pre_tokens or last.input_tokens + last.output_tokens
-    summary = next((m for m in compaction.replacement if m.get("role") == "user"), None)
-    text = _SUMMARY_WRAPPER.sub("", str(summary.get("content") or "")) if summary is not None else ""
-    output = counter_for()(text.strip()) if text.strip() else 0
-    cached = min(last.cached_tokens + last.cache_write_tokens, history)
-    return ApiUsage(history + SUMMARY_REQUEST_TOKENS, cached, output_tokens=output)
 
 
 def _billed(index: Index, records: list[int], usage: Any) -> tuple[float | None, Billed]:
