@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 import sys
 import threading
@@ -47,8 +48,24 @@ def find_transcripts(folder: Path) -> list[Path]:
     return sorted(
         path
         for path in folder.rglob("*")
-        if path.is_file() and path.suffix in SUFFIXES and not is_output_name(path.name) and not is_sidecar(path)
+        if path.is_file()
+        and path.suffix in SUFFIXES
+        and not is_output_name(path.name)
+        and not is_sidecar(path)
+        and not is_resume_stub(path)
     )
+
+
+# A session id as Claude Code names its files: ``<uuid>.jsonl``.
+_SESSION_FILE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.jsonl")
+
+
+def is_resume_stub(path: Path) -> bool:
+    """An empty ``<uuid>.jsonl``: Claude Code 2.0.x's ``-p --resume`` opens a file named by the resuming run's own
+    session id, writes nothing to it and goes on in the resumed session's file (measured on 2.0.76 against the
+    loopback fake: one such file per resume). No transcript: a folder leaves it out; named on its own it is still
+    an empty file."""
+    return bool(_SESSION_FILE.fullmatch(path.name)) and path.stat().st_size == 0
 
 
 # A Codex home's own JSON Lines beside its ``sessions/``: the threads' names (``session_index.jsonl``, where the

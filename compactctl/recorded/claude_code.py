@@ -64,6 +64,7 @@ from compactctl.recorded.claude_code_chain import (
     uuid_of,
 )
 from compactctl.recorded.claude_code_cleared import Edits
+from compactctl.recorded.claude_code_compaction import compaction_estimate
 from compactctl.recorded.claude_code_files import changed_file_reminders, logs_own_attachments
 from compactctl.recorded.claude_code_side import (
     SideRequests,
@@ -419,7 +420,9 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         (c, x) for x in contexts if not x.label.startswith("subagent") for c in x.compactions if c.trigger != COMPACTCTL
     ]  # compactctl's made no call
     own = [(c, x) for c, x in compactions if not any(call.copied for call in x.calls[c.before_call :][:1])]
-    estimates = [] if reported is not None else [e for c, x in own if (e := compaction_estimate(c, x)) is not None]
+    version = next((v["version"] for v in values if isinstance(v.get("version"), str)), None)
+    estimated = [] if reported is not None else [compaction_estimate(c, x, version) for c, x in own]
+    estimates = [e for e in estimated if e is not None]
     return RecordedSession(
         NAME,
         contexts,
