@@ -68,7 +68,6 @@ from compactctl.recorded.claude_code_compaction import compaction_estimate
 from compactctl.recorded.claude_code_files import changed_file_reminders, logs_own_attachments
 from compactctl.recorded.claude_code_side import (
     SideRequests,
-    compaction_estimate,
     dropped_streams,
     own_usage_by_model,
     side_requests,

@@ -12,12 +12,10 @@ response whose stream the connection dropped before it was written (``dropped_st
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Collection
 from typing import Any
 
-from compactctl import lazyre
-from compactctl.recorded import ApiUsage, RecordedCompaction, RecordedContext, integer
+from compactctl.recorded import ApiUsage, integer
 from compactctl.recorded.claude_code_chain import is_call_record
 
 # The tools Claude Code runs as a request of their own, which writes no message: WebSearch (a request whose only
@@ -160,38 +158,3 @@ def dropped_streams(values: list[dict[str, Any]]) -> int:
         and isinstance(value.get("error"), dict)
         and isinstance(value["error"].get("connection"), dict)
     )
-
-
-# What Claude Code's summarizing request adds to the history it summarizes (its instructions):
-# measured on 2.1.332 against the loopback fake, where cost-state holds the call: 1,612 tokens over
-# preTokens on a 179,521-token auto-compaction (1,608 on a 12,404-token /compact).
-SUMMARY_REQUEST_TOKENS = 1_612
-# The client's own words around the summary the model wrote (1.0.x and 2.1's openings, the reminder 2.1
-# adds of the tools used, and their closing instructions): in the summary message, not in the output.
-_SUMMARY_WRAPPER = lazyre.compile(
-    r"\AThis session is being continued from a previous conversation[^\n]*\n+"
-    r"(?:<system-reminder>.*?</system-reminder>\n)?"
-    r"|\n+(?:If you need specific details from before compaction|Please continue the conversation from where"
-    r"|Continue the conversation from where).*\Z",
-    re.DOTALL,
-)
-
-
-def compaction_estimate(compaction: RecordedCompaction, context: RecordedContext) -> ApiUsage | None:
-    """The producer's summarizing call of a compaction no usage records (no ``cost-state``), estimated:
-    the history it summarized (``preTokens``, else the last call's input and output), read from the
-    cache as far as the last call left it there (what it read and wrote: nothing where the provider
-    caches nothing), plus its instructions; the summary it wrote as output, without the client's words
-    around it. Measured on 2.1.332 against the fake, the cost-state of which holds the call: 14,016
-    input tokens estimated for 14,012."""
-    from compactctl.tokens import counter_for
-
-    last = next((c.usage for c in reversed(context.calls[: compaction.before_call]) if c.usage is not None), None)
-    if last is None:
-        return None
-    history = compaction.pre_tokens or last.input_tokens + last.output_tokens
-    summary = next((m for m in compaction.replacement if m.get("role") == "user"), None)
-    text = _SUMMARY_WRAPPER.sub("", str(summary.get("content") or "")) if summary is not None else ""
-    output = counter_for()(text.strip()) if text.strip() else 0
-    cached = min(last.cached_tokens + last.cache_write_tokens, history)
-    return ApiUsage(history + SUMMARY_REQUEST_TOKENS, cached, output_tokens=output)

@@ -184,7 +184,8 @@ def test_every_model_the_real_clients_wrote_is_priced():
     seen: set[tuple[str, str]] = set()
     recorded = Path(__file__).resolve().parents[1] / "recorded" / "data"
     every = [*sorted(REAL_CLIENTS.rglob("*.jsonl")), *sorted(recorded.rglob("*.jsonl"))]
-    for path in [path for path in every if not is_sidecar(path)]:  # a Codex home's session_index.jsonl is none
+    # a Codex home's session_index.jsonl is none; nor an empty stub (Claude Code 2.0.x's --resume leaves one)
+    for path in [path for path in every if not is_sidecar(path) and path.stat().st_size]:
         records = records_of(path.read_bytes(), str(path), None)
         fmt, _ = load_records(records, str(path), "auto", None)
         session = read_recorded(fmt.name, records, str(path))
