@@ -220,6 +220,7 @@ class FakeResponses(FakeModelServer):
             entry.status = failure
             send_json(handler, failure, {"error": {"message": "The server is overloaded.", "type": "server_error"}})
             return
+        breaking: str | None = None  # a compaction's stream never breaks
         if _asks_for_compaction(body):
             # Codex's remote compaction: one opaque compaction item replaces the history.
             reply = Reply()
