@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import stat
 import sys
 import threading
@@ -20,7 +19,7 @@ from typing import BinaryIO
 
 import orjson
 
-from compactctl import interrupts
+from compactctl import interrupts, lazyre
 from compactctl.errors import CompactctlError, InputError
 from compactctl.formats import SUFFIXES, Format, detect
 from compactctl.formats.base import Opener
@@ -57,7 +56,7 @@ def find_transcripts(folder: Path) -> list[Path]:
 
 
 # A session id as Claude Code names its files: ``<uuid>.jsonl``.
-_SESSION_FILE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.jsonl")
+_SESSION_FILE = lazyre.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.jsonl")
 
 
 def is_resume_stub(path: Path) -> bool:
