@@ -176,14 +176,7 @@ def calibrate(session: RecordedSession, producer: str, claude_tokens: str = "fit
     for encoding in encodings:
         # The family is chosen on the first calls of the fitting half only (ctok is slow: a few
         # hundred calls tell the families apart), so the held-out error stays honest.
-        counter = counter_for(encoding, provider)
-        sample = [
-            f
-            for c in session.contexts
-            for f in call_features(c, counter, raw_counter, min((len(c.calls) + 1) // 2, FAMILY_SAMPLE_CALLS))
-        ]
-        trial = fit(sample, _prior_ratio(provider, encoding))
-        errors = errors_of(sample, trial, _default_prefix(trial.prefixes, producer))
+        errors = _sample_errors(session, counter_for(encoding, provider), raw_counter, provider, producer)
         candidates[encoding] = statistics.median(errors) if errors else 0.0
     encoding = min(candidates, key=lambda name: candidates[name])
     held, second, held_steps, whole, features, steps, anchored = _fits(
@@ -264,15 +257,23 @@ def read_thinking(session: RecordedSession, producer: str) -> RecordedSession:
     counter, raw_counter = counter_for(DEFAULT_ENCODING, provider), counter_for(DEFAULT_ENCODING)
     errors = []
     for reading in (session, kept):
-        sample = [
-            f
-            for c in reading.contexts
-            for f in call_features(c, counter, raw_counter, min((len(c.calls) + 1) // 2, FAMILY_SAMPLE_CALLS))
-        ]
-        model = fit(sample, _prior_ratio(provider, DEFAULT_ENCODING))
-        found = errors_of(sample, model, _default_prefix(model.prefixes, producer))
+        found = _sample_errors(reading, counter, raw_counter, provider, producer)
         errors.append(statistics.fmean(found) if found else 0.0)
     return kept if errors[1] < KEPT_THINKING_FITS_BETTER * errors[0] else session
+
+
+def _sample_errors(
+    session: RecordedSession, counter: TokenCounter, raw_counter: TokenCounter, provider: str, producer: str
+) -> list[float]:
+    """Per-call errors of a plain fit (no steps) on the first calls of each context's fitting half: what the
+    tokenizer family and the thinking reading are chosen on, so the held-out error stays honest."""
+    sample = [
+        f
+        for c in session.contexts
+        for f in call_features(c, counter, raw_counter, min((len(c.calls) + 1) // 2, FAMILY_SAMPLE_CALLS))
+    ]
+    model = fit(sample, _prior_ratio(provider, counter.encoding))
+    return errors_of(sample, model, _default_prefix(model.prefixes, producer))
 
 
 def held_out_over(summary: ErrorSummary) -> str:
