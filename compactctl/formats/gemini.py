@@ -30,7 +30,12 @@ compression). In it a ``gemini`` record holds its calls as ``functionCall`` part
 layout that 0.61 resumes with every response once, and resumes again after it rewrote the
 file itself (it copies a result it finds in ``toolCalls`` back into the history on each
 resume). Thoughts go back into ``thoughts``: the client does not send them to the model.
-New summaries are ``user`` records.
+New summaries are ``user`` records. A compacted one-document chat (0.4-0.38) is written in that
+older layout instead, which each of those releases resumes (0.20 reads a model turn's calls from
+``toolCalls`` alone and a user record as its text, so calls in ``content`` went back as "[Function
+Call: ...]" text, measured with the real 0.20.2): each call a ``toolCalls`` entry with its
+``functionResponse`` parts as ``result``, no user record of responses; and the lists before the
+compaction stay in ``compactctlEarlier`` (their calls were billed), which the client keeps.
 """
 
 from __future__ import annotations
@@ -43,7 +48,7 @@ from compactctl import jsonbytes
 from compactctl.digests import sha256, uuid5
 from compactctl.errors import InputError
 from compactctl.formats.base import AutoCompact, Native, Signature, Transcript, is_unchanged, native_of
-from compactctl.formats.gemini_records import NAMESPACE, chat_records, thought_text
+from compactctl.formats.gemini_records import NAMESPACE, chat_records, document_records, thought_text
 from compactctl.formats.records import Record, collapse_text, document_layout, raw_line
 from compactctl.transcript import Message, tool_calls_of
 
@@ -58,6 +63,9 @@ AUTO_COMPACT = AutoCompact("Gemini CLI", share=0.5, usual_window=1_000_000, prov
 # The field ``compact --session`` names the session that made (and billed) a response in, on each ``gemini`` record it
 # copies into the new session (``compactctl.sessions.gemini``): Gemini CLI has no mark of its own for a copy.
 COPIED_FROM = "compactctlCopiedFrom"
+# The field of a compacted one-document chat that keeps its message lists before each compaction, oldest first (their
+# usage was billed): the older layout has no lines to keep them in.
+EARLIER = "compactctlEarlier"
 CARRIES_USAGE = True  # a response's ``tokens`` are the API's usage of its call (``compactctl.recorded``)
 
 # User records the client leaves out when it resumes (``isIgnoredUserContent``).
@@ -324,7 +332,14 @@ def write(transcripts: list[Transcript]) -> bytes:
             out.extend(r.raw if native.layout == "json" and r.raw else raw_line(r) for r in native.records)
         elif native.layout == "json":
             document = dict(native.records[0].value)
-            document["messages"] = list(chat_records(transcript, native, str(document.get("sessionId", ""))))
+            messages = list(chat_records(transcript, native, str(document.get("sessionId", ""))))
+            document["messages"] = document_records(messages, _tool_calls(native.records[0].value))
+            # The lists before, as a JSON Lines chat keeps every line: their records' ``tokens`` were billed, and
+            # ``compactctl.recorded.gemini`` reads each list in turn before ``messages``. The client reads
+            # ``messages`` alone and writes the document back with the fields it does not know.
+            earlier = native.records[0].value.get(EARLIER)
+            lists = [m for m in earlier if isinstance(m, list)] if isinstance(earlier, list) else []
+            document[EARLIER] = [*lists, native.records[0].value.get("messages") or []]
             out.append(json.dumps(document, indent=2, ensure_ascii=False).encode() + b"\n")
         else:
             out.extend(raw_line(record) for record in native.records)
@@ -335,6 +350,19 @@ def write(transcripts: list[Transcript]) -> bytes:
                 checkpoint["lastUpdated"] = updated
             out.append(jsonbytes.dumps({"$set": checkpoint}) + b"\n")
     return b"".join(out)
+
+
+def _tool_calls(document: dict[str, Any]) -> dict[Any, dict[str, Any]]:
+    """The document's ``toolCalls`` entries by call id, the last copy of each (the current list's)."""
+    earlier = document.get(EARLIER)
+    lists = [m for m in earlier if isinstance(m, list)] if isinstance(earlier, list) else []
+    found: dict[Any, dict[str, Any]] = {}
+    for messages in [*lists, document.get("messages") or []]:
+        for record in messages if isinstance(messages, list) else []:
+            for call in (record.get("toolCalls") or []) if isinstance(record, dict) else []:
+                if isinstance(call, dict):
+                    found[call.get("id")] = call
+    return found
 
 
 def _session_id(records: tuple[Record, ...]) -> str:

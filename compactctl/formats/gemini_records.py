@@ -171,3 +171,46 @@ def _user_content(message: Message) -> list[dict[str, Any]]:
         else:
             parts.append({"text": str(part.get("text", ""))})
     return parts or [{"text": content_text(message)}]
+
+
+def document_records(
+    records: list[dict[str, Any]], native_calls: dict[Any, dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """The records in the older one-document layout, which every release that wrote it resumes (0.20 reads a model
+    turn's calls from ``toolCalls`` alone, and a user record's text alone): a ``gemini`` record's calls in
+    ``toolCalls``, each with its ``functionResponse`` parts as ``result``, and no user record of responses.
+    ``native_calls``: the ``toolCalls`` entries read, by call id (their display fields kept)."""
+    out: list[dict[str, Any]] = []
+    n = 0
+    while n < len(records):
+        record = records[n]
+        n += 1
+        parts = record.get("content") if record.get("type") == "gemini" else None
+        calls = [p for p in parts or [] if isinstance(p, dict) and isinstance(p.get("functionCall"), dict)]
+        if not calls:
+            out.append(record)
+            continue
+        answers: dict[Any, list[dict[str, Any]]] = {}
+        following = records[n] if n < len(records) else {}
+        responses = [p for p in following.get("content") or [] if isinstance(p, dict) and "functionResponse" in p]
+        if following.get("type") == "user" and responses and len(responses) == len(following["content"]):
+            n += 1  # the responses go into the calls' ``result``
+            for part in responses:
+                answers.setdefault(part["functionResponse"].get("id"), []).append(part)
+        entries = []
+        for part in calls:
+            call = part["functionCall"]
+            read = (native_calls or {}).get(call.get("id"), {})
+            entries.append({
+                "status": "success",
+                "timestamp": record.get("timestamp"),
+                **read,
+                "id": call.get("id"),
+                "name": call.get("name"),
+                "args": call.get("args") or {},
+                "result": answers.get(call.get("id"), []),
+            })  # fmt: skip
+        rest = [p for p in parts or [] if p not in calls]
+        text = "".join(str(p.get("text", "")) for p in rest if isinstance(p, dict) and isinstance(p.get("text"), str))
+        out.append({**record, "content": text, "toolCalls": entries})
+    return out

@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compactctl.errors import InputError
-from compactctl.formats.gemini import COPIED_FROM, converted
+from compactctl.formats.gemini import COPIED_FROM, EARLIER, converted
 from compactctl.formats.records import Record, annotate
 from compactctl.recorded import (
     ALONE,
@@ -225,6 +225,10 @@ def _chat(records: list[Record], path: str) -> _Chat:
             chat.header()
             chat.session_id = chat.session_id or value["sessionId"]
             if isinstance(value.get("messages"), list):  # the older one-document chat
+                earlier = value.get(EARLIER)  # compactctl's compaction keeps the lists before it there
+                for messages in earlier if isinstance(earlier, list) else []:
+                    if isinstance(messages, list):
+                        chat.checkpoint(messages)
                 chat.checkpoint(value["messages"])
     return chat
 

@@ -1,0 +1,82 @@
+"""Chats older Gemini CLI releases wrote against the loopback fake (tests/fakes/record_gemini_older.py): the real 0.20.2
+and 0.38.2, each the older one-document layout, a tool loop, a compression the file shows nothing of, two resumes.
+Read from the fixtures: the releases are not installed in CI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from compactctl.cli.main import app
+from compactctl.errors import EXIT_OK
+
+DATA = Path(__file__).parent / "data"
+OLDER = {"0.20.2": "gemini-cli-0.20.2-older-session", "0.38.2": "gemini-cli-0.38.2-older-session"}
+
+
+def cli(*args: Any) -> Any:
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+def _chat(version: str) -> Path:
+    (path,) = (DATA / OLDER[version]).glob("session-*.json")
+    return path
+
+
+def _served(version: str) -> list[dict[str, Any]]:
+    return list(json.loads((DATA / f"{OLDER[version]}.served.json").read_text()))
+
+
+def _replayed(path: Path) -> dict[str, Any]:
+    result = cli("replay", path, "-t", "100000", "--json", "-q")
+    assert result.exit_code == EXIT_OK, result.output
+    (file,) = orjson.loads(result.stdout)["files"]
+    return dict(file)
+
+
+def _api(path: Path) -> dict[str, Any]:
+    return dict(_replayed(path)["api"])
+
+
+def _bill(path: Path) -> tuple[int, float]:
+    """The bill row's calls and cost (to 6 places)."""
+    (row,) = [row for row in _replayed(path)["settings"] if row.get("basis") == "bill"]
+    return row["calls"], round(row["cost"], 6)
+
+
+def _compacted(version: str, tmp_path: Path) -> Path:
+    out = tmp_path / _chat(version).name
+    result = cli("compact", _chat(version), "-o", out, "-q")
+    assert result.exit_code == EXIT_OK, result.output
+    return out
+
+
+@pytest.mark.parametrize("version", sorted(OLDER))
+def test_a_compacted_one_document_chat_still_holds_the_calls_made_before(version, tmp_path):
+    """The one-document writer kept only the new list: replay of 0.38.2's compacted chat billed 5 calls for 6
+    ($0.004166 of $0.009161); the lists before now stay in ``compactctlEarlier``, which the client keeps."""
+    assert _bill(_compacted(version, tmp_path)) == _bill(_chat(version))
+    document = json.loads(_compacted(version, tmp_path).read_bytes())
+    assert [[m["id"] for m in messages] for messages in document["compactctlEarlier"]] == [
+        [m["id"] for m in json.loads(_chat(version).read_bytes())["messages"]]
+    ]
+
+
+@pytest.mark.parametrize("version", sorted(OLDER))
+def test_a_compacted_one_document_chat_keeps_its_calls_where_every_older_release_reads_them(version, tmp_path):
+    """0.20 resumes a model turn's calls from ``toolCalls`` alone and a user record as its text: compactctl's calls as
+    ``functionCall`` parts and responses as a user record went back to the model as "[Function Call: read_file]"
+    text (seen with the real 0.20.2 client resuming it); now each call is a ``toolCalls`` entry with its result."""
+    document = json.loads(_compacted(version, tmp_path).read_bytes())
+    messages = document["messages"]
+    parts = [p for m in messages if isinstance(m["content"], list) for p in m["content"] if isinstance(p, dict)]
+    assert not [p for p in parts if "functionCall" in p or "functionResponse" in p]
+    calls = [c for m in messages for c in m.get("toolCalls") or []]
+    assert [c["name"] for c in calls] == ["read_file", "run_shell_command", "read_file"]
+    assert all(c["result"][0]["functionResponse"]["id"] == c["id"] for c in calls)
+    assert all(c.get("displayName") for c in calls)  # the entries as read, their display fields kept
