@@ -9,6 +9,8 @@ What Gemini CLI writes (0.61, ``packages/core/src/services/chatRecordingService.
   is one record with ``tokens``, written again (same id) when its tool calls complete. The
   model's own side calls (the model router, the next-speaker check, loop detection, the
   compression summary) are recorded nowhere: no file holds their usage.
+- **Before 0.32** a response that only called tools, with no text or thought, wrote no record of its own: its calls
+  went into the record before it and its usage was lost; each is estimated, in the bill (``gemini_merged``).
 - **Usage.** ``tokens`` is the API's ``usageMetadata``: ``input`` its ``promptTokenCount``,
   of which ``cached`` (``cachedContentTokenCount``) came from the cache, ``tool``
   (``toolUsePromptTokenCount``) billed as input beside it, ``thoughts``
@@ -75,6 +77,7 @@ from compactctl.recorded import (
     with_subagents,
 )
 from compactctl.recorded.gemini_agents import subagent_chats
+from compactctl.recorded.gemini_merged import merged_estimates, merged_note
 from compactctl.transcript import Message
 
 NAME = "gemini"
@@ -266,6 +269,14 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
             unpaired = usage if unpaired is None else unpaired + usage
             unheld += 1
 
+    # Responses a record before 0.32 holds the calls of, their usage lost (``gemini_merged``): in the bill, estimated.
+    merged = merged_estimates(thread, messages, {i: c.usage for i, c in chat.calls.items()})
+    billed_here = {units[c.position].record["id"] for c in calls if not c.copied}  # not a copy's, billed elsewhere
+    merged = [(i, usage) for i, usage in merged if i in billed_here]
+    for _, usage in merged:
+        unpaired = usage if unpaired is None else unpaired + usage
+        unheld += 1
+
     def position(thread_length: int) -> int:
         """The message index where the thread's record number ``thread_length`` starts."""
         later = [first_at[i] for i in chat.thread[thread_length:] if i in first_at]
@@ -311,6 +322,8 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         compaction_estimate=sum(estimates, ApiUsage(0)) if estimates else None,
         compaction_calls_estimated=len(estimates),
         estimated_apart=tuple(apart),
+        priced_apart=tuple((chat.calls[i].model, usage, ()) for i, usage in merged),
+        in_bill=(merged_note([u for _, u in merged]),) if merged else (),
         not_in_bill=(side_calls(messages, calls, _loops_stopped(chat.latest.values())),),
         copied_from=tuple(sorted({c.made_in for c in chat.calls.values() if c.made_in is not None})),
         shared_calls=len(shared),

@@ -80,3 +80,54 @@ def test_a_compacted_one_document_chat_keeps_its_calls_where_every_older_release
     assert [c["name"] for c in calls] == ["read_file", "run_shell_command", "read_file"]
     assert all(c["result"][0]["functionResponse"]["id"] == c["id"] for c in calls)
     assert all(c.get("displayName") for c in calls)  # the entries as read, their display fields kept
+
+
+def _served_main(version: str) -> list[dict[str, Any]]:
+    return [r for r in _served(version) if r.get("caller") != "side_call"]
+
+
+def _priced(responses: list[dict[str, Any]]) -> float:
+    from genai_prices import Usage, calc_price
+
+    from tests.replay.test_bill import google_counts
+
+    return sum(
+        float(calc_price(Usage(**google_counts(r["usage"])), r["model"], provider_id="google").total_price)
+        for r in responses
+    )
+
+
+def test_0_20s_tool_only_responses_kept_in_the_record_before_them_are_in_the_bill():
+    """0.20.2 kept the command's and the second read's responses (no text, no thought) in the read's record, their
+    usage lost: the bill was 4 calls $0.032912 for the 6 served ($0.034875); each is now estimated from the request it
+    was, counted back from the answer's: 6 calls $0.034936 (+0.2 %)."""
+    served = _served_main("0.20.2")
+    assert len(served) == 6 and _priced(served) == pytest.approx(0.034875, abs=1e-6)
+    calls, cost = _bill(_chat("0.20.2"))
+    assert (calls, cost) == (6, 0.034936)
+    assert cost == pytest.approx(_priced(served), rel=0.005)
+    notes = _api(_chat("0.20.2"))["notes"]
+    assert any("2 tool-only response(s) Gemini CLI before 0.32 kept" in note for note in notes)
+
+
+def test_0_38s_responses_each_have_their_record_and_nothing_is_estimated():
+    served = _served_main("0.38.2")
+    calls, cost = _bill(_chat("0.38.2"))
+    assert (calls, cost) == (6, round(_priced(served), 6)) == (6, 0.009161)
+    assert not any("tool-only response" in note for note in _api(_chat("0.38.2"))["notes"])
+
+
+def test_a_records_calls_are_told_apart_by_the_response_that_made_them():
+    from compactctl.recorded.gemini_merged import batches
+
+    def ids(*names: str) -> list[list[str]]:
+        return [[c["id"] for c in batch] for batch in batches([{"id": n} for n in names])]
+
+    # 0.20's ids carry the time each response was read; one response's calls share it.
+    assert ids("read_file-1796633827557-61", "run-1796633827724-93", "read_file-1796633827824-e6") == [
+        ["read_file-1796633827557-61"], ["run-1796633827724-93"], ["read_file-1796633827824-e6"]]  # fmt: skip
+    assert ids("a-1796633827557-61", "b-1796633827558-93") == [["a-1796633827557-61", "b-1796633827558-93"]]
+    # 0.30's count each response's calls from 0.
+    assert ids("a_1796633936532_0", "b_1796633936532_1", "c_1796633936676_0") == [
+        ["a_1796633936532_0", "b_1796633936532_1"], ["c_1796633936676_0"]]  # fmt: skip
+    assert ids("api-id-1", "api-id-2") == [["api-id-1", "api-id-2"]]  # the API's own ids: one response
