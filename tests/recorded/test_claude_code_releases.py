@@ -17,7 +17,9 @@ DATA = Path(__file__).parent / "data"
 
 
 def _replayed(release: str) -> dict:
-    result = CliRunner().invoke(app, ["replay", str(DATA / f"claude-code-{release}-compacted-subagent"), "--json", "-q"])
+    result = CliRunner().invoke(
+        app, ["replay", str(DATA / f"claude-code-{release}-compacted-subagent"), "--json", "-q"]
+    )
     assert result.exit_code == 0, result.output
     return dict(orjson.loads(result.stdout))
 
