@@ -23,7 +23,7 @@ from compactctl.config import (
     RecordedOptions,
 )
 from compactctl.errors import InputError
-from compactctl.files.io import UNWRITTEN, Job, expand_inputs
+from compactctl.files.io import UNWRITTEN, Job, expand_inputs, read_with_its_session
 from compactctl.files.jobs import run_jobs
 from compactctl.files.report import report_pair
 from compactctl.settings import SettingDecl
@@ -86,10 +86,21 @@ def report(
     if after is None and gates.fail_under is not None:  # nothing to measure a reduction of: bad usage, not a gate
         raise InputError("--fail-under has no effect here: it is read with AFTER, the compacted counterpart")
     pairs = [Job(source, counterpart(after, name, before), name) for source, name, _ in expand_inputs([before])]
+    # A subagent's file whose session is among the inputs: its calls are billed in the session's report, not twice.
+    sources = {job.source for job in pairs}
+    with_session = {job.source for job in pairs if read_with_its_session(job.source, sources)}
     reports, failures = run_jobs(
         pairs,
         lambda job: report_pair(
-            job.name, job.source, job.target, counter, read=read, gates=gates, recorded=recorded, database=database
+            job.name,
+            job.source,
+            job.target,
+            counter,
+            read=read,
+            gates=gates,
+            recorded=recorded,
+            database=database,
+            billed_with_session=job.source in with_session,
         ),
         settings.of(BatchOptions).jobs,
         progress_wanted(quiet),

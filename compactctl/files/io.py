@@ -68,26 +68,30 @@ def is_resume_stub(path: Path) -> bool:
 
 
 # A Codex home's own JSON Lines beside its ``sessions/``: the threads' names (``session_index.jsonl``, where the
-# terminal UI writes the titles it asks the model for) and the prompt history, no transcript.
-CODEX_HOME_FILES = frozenset({"session_index.jsonl", "history.jsonl"})
+# terminal UI writes the titles it asks the model for) and the prompt history; Claude Code 2.1's list of a project
+# folder's sessions for ``/resume`` (``sessions-index.json``, measured with the real 2.1.9): no transcript.
+CODEX_HOME_FILES, CLAUDE_PROJECT_FILES = frozenset({"session_index.jsonl", "history.jsonl"}), {"sessions-index.json"}
 
 
 def is_sidecar(path: Path) -> bool:
-    """Claude Code's ``<session>/subagents/agent-<id>.meta.json``: the subagent's settings, not a transcript; a Codex
-    home's ``session_index.jsonl`` and ``history.jsonl`` (``CODEX_HOME_FILES``)."""
-    if path.name in CODEX_HOME_FILES and (path.parent / "sessions").is_dir():
+    """Claude Code's ``<session>/subagents/agent-<id>.meta.json`` (a subagent's settings), ``CLAUDE_PROJECT_FILES``;
+    a Codex home's ``CODEX_HOME_FILES``: not a transcript."""
+    if path.name in CLAUDE_PROJECT_FILES or (path.name in CODEX_HOME_FILES and (path.parent / "sessions").is_dir()):
         return True
     return path.parent.name == "subagents" and path.name.endswith(".meta.json")
 
 
 def read_with_its_session(source: str, sources: set[str]) -> bool:
     """A subagent's file whose session file is among ``sources``: the session reads it (its calls are the
-    session's), so it is not a file of its own. Claude Code's ``<session>/subagents/agent-*.jsonl``; a Codex
-    subagent's rollout, which names its parent's thread (``recorded.codex_agents``); a Gemini CLI subagent's
-    ``<session id>/<agent id>.jsonl``, which its session's chat beside the folder names (``recorded.gemini_agents``)."""
+    session's), so it is not a file of its own. Claude Code's ``<session>/subagents/agent-*.jsonl`` (2.0's beside the
+    session: ``recorded.claude_code_agents``); a Codex subagent's rollout, which names its parent's thread
+    (``recorded.codex_agents``); a Gemini CLI subagent's ``<session id>/<agent id>.jsonl`` (``gemini_agents``)."""
     path = Path(source)
-    if path.parent.name == "subagents" and str(path.parent.parent.with_suffix(".jsonl")) in sources:
-        return True
+    if path.name.startswith("agent-"):
+        from compactctl.recorded.claude_code_agents import read_by_session
+
+        if read_by_session(source, sources):
+            return True
     if path.name.startswith("rollout-"):
         from compactctl.recorded.codex_agents import read_by_parent
 

@@ -16,6 +16,9 @@ from compactctl.formats.records import Record, SkippedLine, kept_records, skip_l
 from compactctl.reporting import FileReport, Labelled, MessageSource, check_facts_present, file_report, measure
 from compactctl.tokens import TokenCounter
 
+# Said of a subagent's file reported with its session's (``report_pair``'s ``billed_with_session``).
+WITH_SESSION = "a subagent's file: its calls are billed, and calibrated, in its session's report (its api_calibration)"
+
 
 class Opened(NamedTuple):
     """A file as ``report`` reads it: its format, a way to walk its (label, messages) pairs as often
@@ -68,8 +71,10 @@ def report_pair(
     gates: GateOptions = GateOptions(),
     recorded: RecordedOptions = RecordedOptions(),
     database: DatabaseOptions = DatabaseOptions(),
+    billed_with_session: bool = False,
 ) -> FileReport:
-    """Report one existing file, or a before/after pair of files (of a database, the session named)."""
+    """Report one existing file, or a before/after pair of files (of a database, the session named);
+    ``billed_with_session``: a subagent's file whose session is reported too, which calibrates its calls."""
     required, format = list(gates.require), read.format
     skipped = skip_list(read.on_error)
     opened = open_transcripts(before, format, skipped, database)
@@ -93,6 +98,8 @@ def report_pair(
     report = file_report(name, format_name, measured_before, measured_after, required, skipped_lines=skipped_before)
     if gates.strict_facts:
         check_facts_present(report, before)
+    if billed_with_session:
+        return dataclasses.replace(report, notes=[*report.notes, WITH_SESSION])
     calibrated = recorded_report(before, opened, recorded.claude_tokens)
     if calibrated is None:
         return report

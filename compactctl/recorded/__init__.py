@@ -114,6 +114,9 @@ class RecordedCall:
     # The client's release sent that request only behind a flag its server set per user, which the file does not
     # record (Claude Code 2.0.36-2.1.83): the calibration reads the usage to tell (``calibration.read_thinking``).
     thinking_flag_unknown: bool = False
+    # Output tokens counted from what the response said, over the count its log holds: a release that logs the
+    # usage as the stream starts (Claude Code 2.1.9-2.1.50: ``claude_code_output``).
+    output_counted: int = 0
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,7 @@ from compactctl.recorded.claude_code_chain import (
 from compactctl.recorded.claude_code_cleared import Edits
 from compactctl.recorded.claude_code_compaction import compaction_estimate
 from compactctl.recorded.claude_code_files import changed_file_reminders, logs_own_attachments
+from compactctl.recorded.claude_code_output import bash_queries_note, stream_start_note, with_output_counted
 from compactctl.recorded.claude_code_side import (
     SideRequests,
     dropped_streams,
@@ -238,6 +239,7 @@ class _Builder:
                 pricing=usage_pricing(best),
                 thinking_kept=keeps_thinking(first.get("version"), first.get("entrypoint"), bill.model),
                 thinking_flag_unknown=flag_unknown(first.get("version"), bill.model),
+                output_counted=bill.output_counted,
             )
         )
         self.add(message, records[0])
@@ -422,6 +424,8 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
     version = next((v["version"] for v in values if isinstance(v.get("version"), str)), None)
     estimated = [] if reported is not None else [compaction_estimate(c, x, version) for c, x in own]
     estimates = [e for e in estimated if e is not None]
+    counted = [c.output_counted for c in [*(c for x in contexts for c in x.calls if not c.copied), *off_thread]]
+    counted = [n for n in counted if n]
     return RecordedSession(
         NAME,
         contexts,
@@ -439,16 +443,17 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         side_calls=side_calls,
         searches_stood_in=stood_in,
         unheld_calls=dropped_streams(values) if unpaired is not None else 0,  # billed in the cost-state's remainder
+        in_bill=(stream_start_note(len(counted), sum(counted)),) if counted else (),
+        not_in_bill=bash_queries_note(values, version) if not by_model else (),  # a cost-state bills them
     )
 
 
 def _billed(index: Index, records: list[int], usage: Any) -> tuple[float | None, Billed]:
     """When a response (its ``records``, ``usage`` its best usage) was written, and what it billed (``iterations``)."""
     first = index.values[records[0]]
-    written = timestamp_of(first.get("timestamp"))
-    return written, billed(
-        usage, first["message"].get("model"), written, stop_reason_of([index.values[r]["message"] for r in records])
-    )
+    written, messages = timestamp_of(first.get("timestamp")), [index.values[r]["message"] for r in records]
+    bill = billed(usage, first["message"].get("model"), written, stop_reason_of(messages))
+    return written, with_output_counted(bill, messages, first.get("version"))
 
 
 def _off_thread_calls(index: Index, walked: set[str], passes: list[RecordedCall]) -> list[RecordedCall]:
@@ -468,5 +473,8 @@ def _off_thread_calls(index: Index, walked: set[str], passes: list[RecordedCall]
             continue
         written, bill = _billed(index, records, best)
         passes += bill.passes
-        calls.append(RecordedCall(-1, bill.model, written, bill.usage, copy_key=key, pricing=usage_pricing(best)))
+        pricing, counted = usage_pricing(best), bill.output_counted
+        calls.append(
+            RecordedCall(-1, bill.model, written, bill.usage, copy_key=key, pricing=pricing, output_counted=counted)
+        )
     return calls

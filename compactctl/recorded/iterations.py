@@ -60,6 +60,7 @@ class Billed:
     usage: ApiUsage | None
     model: str | None
     passes: tuple[RecordedCall, ...] = ()
+    output_counted: int = 0  # output tokens counted from the response, over a log's (``claude_code_output``)
 
 
 def billed(raw: Any, model: str | None, timestamp: float | None, stop_reason: Any = None) -> Billed:

@@ -228,3 +228,36 @@ def unbilled_note(session: RecordedSession, unbilled: int) -> str:
     return "; ".join(s for s in said if s) + (
         ": the none row is the calibrated estimate, which counts them; the usage's own sum is bill_cost in --json"
     )
+
+
+def share_of_1h_writes(session: RecordedSession) -> float:
+    """The part of the session's cache writes kept one hour (billed 2x input, not 1.25x)."""
+    written = sum(c.usage.cache_write_tokens for x in session.contexts for c in x.calls if c.usage)
+    long = sum(c.usage.cache_write_1h_tokens for x in session.contexts for c in x.calls if c.usage)
+    return long / written if written else 0.0
+
+
+SUBAGENT = "subagent"  # how a subagent's context is labelled (``recorded.with_subagents``, Claude Code's reader)
+
+
+def subagents_said(
+    session: RecordedSession,
+    table: PriceTable,
+    provider: str | None,
+    fallback: Prices | None,
+    priced_as: str,
+    billed_calls: int,
+    bill: float | None,
+) -> tuple[CallsApart, list[str]]:
+    """The billed calls the session's subagents made (the contexts read from their own files), as billed, and what
+    replay says of them (``billed_calls`` and ``bill``: the whole bill's): in the bill and replayed with the session,
+    each in a context of its own, said apart so a reader sees how much of the bill is theirs."""
+    contexts = [x for x in session.contexts if x.label.startswith(SUBAGENT) and x.calls]
+    part = calls_apart((c for x in contexts for c in x.calls), table, provider, fallback, priced_as)
+    if not part.calls:
+        return part, []
+    share = f", ${part.cost:.4f}, {part.cost / bill:.1%} of the bill" if part.cost is not None and bill else ""
+    return part, [
+        f"{part.calls} of the {billed_calls} billed calls{share} are subagents' ({len(contexts)} context(s) read from "
+        "their own files beside the session's): in the bill, each replayed as a context of its own"
+    ]

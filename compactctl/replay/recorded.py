@@ -33,8 +33,10 @@ from compactctl.replay.billed_apart import (
     own_calls,
     passes_notes,
     price_model,
+    share_of_1h_writes,
     side_request_notes,
     side_requests_carried,
+    subagents_said,
     unbilled_note,
     usage_cost,
     usage_row,
@@ -119,6 +121,7 @@ class RecordedReplay:
     compaction_estimate: CallsApart | None = None
     side_requests: int = 0  # a client's side requests (WebSearch's, WebFetch's): in the bill and its calls
     passes_apart: CallsApart | None = None  # responses' other sampling passes (an advisor's), in every row as billed
+    subagents: CallsApart | None = None  # the calls of its subagents' own files: in the bill, replayed with it
 
     @property
     def live_thread_bill_cost(self) -> float | None:
@@ -128,12 +131,6 @@ class RecordedReplay:
         if self.bill.cost is None or self.unpaired_cost is None or None in apart:
             return None
         return round(self.bill.cost - self.unpaired_cost - sum(c for c in apart if c is not None), 9)
-
-
-def _share_1h(session: RecordedSession) -> float:
-    written = sum(c.usage.cache_write_tokens for x in session.contexts for c in x.calls if c.usage)
-    long = sum(c.usage.cache_write_1h_tokens for x in session.contexts for c in x.calls if c.usage)
-    return long / written if written else 0.0
 
 
 def _api_calls(
@@ -268,7 +265,7 @@ def replay_recorded(
     session = read_thinking(session, producer)  # what the file does not say of the requests, read from the usage
     calibration = calibration or calibrate(session, producer, claude_tokens)
     by = calibration.provider  # whose billing rules the usage follows
-    share_1h = _share_1h(session)
+    share_1h = share_of_1h_writes(session)
     # A usage that never reports a cache write bills what no call reads as plain input: so does the estimate.
     writes = any(c.usage.cache_write_tokens for x in session.contexts for c in x.calls if c.usage)
     # A session no call of which read the cache (it never caches) reads nothing after a compaction either, in any row.
@@ -408,9 +405,9 @@ def replay_recorded(
         )
     elif searches:
         notes.append(f"{searches} web search(es) (${fee:.4f}, billed per search) are in every row as billed")
+    total_bill = aggregate([[row] for row in bills])[0]
     if off.calls:
-        total_calls = sum(len(c.calls) for c in session.contexts) + off.calls
-        bill_cost = aggregate([[row] for row in bills])[0].cost
+        total_calls, bill_cost = sum(len(c.calls) for c in session.contexts) + off.calls, total_bill.cost
         share = f", {off.cost / bill_cost:.1%} of the bill" if off.cost is not None and bill_cost else ""
         notes.append(
             f"{off.calls} of {total_calls} billed calls{share} were off the live thread ({session.off_thread_why}): "
@@ -422,6 +419,8 @@ def replay_recorded(
             "written, or kept nothing of) are in the bill and its calls; the other rows simulate what the log holds"
         )
     notes += side_request_notes(session, side_calls) + passes_notes(session, passes, bills)
+    subagents, said = subagents_said(session, table, provider, fallback, by, total_bill.calls, total_bill.cost)
+    notes += said
     if unbilled and not compacted:
         notes.append(unbilled_note(session, unbilled))
     recorded_calls = session.compaction_calls - session.compaction_calls_estimated
@@ -492,6 +491,7 @@ def replay_recorded(
         apart,
         session.side_calls,
         passes,
+        subagents,
     )
 
 

@@ -85,6 +85,8 @@ def api_json(api: RecordedReplay) -> dict[str, Any]:
         "passes_apart": _calls_apart_json(
             api.passes_apart, "input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens"
         ),
+        # The calls the session's subagents made, read from their own files: in the bill and in every row.
+        "subagents": _calls_apart_json(api.subagents, "input_tokens", "output_tokens"),
         # The producer's own compaction calls the log records no usage for (an older Codex's remote compaction,
         # Claude Code's summarizing request, Gemini CLI's compression), estimated: in no row, not in bill_cost.
         "compaction_estimate": _calls_apart_json(

@@ -3,6 +3,8 @@ the real older client against the loopback fake and what the fake served (``<fix
 
     CLAUDE_2_0=<bin/claude of npm @anthropic-ai/claude-code@2.0.76> \\
     CODEX_0_100=<bin/codex of npm @openai/codex@0.100.0> python -m tests.fakes.record_older_releases [NAME ...]
+    CLAUDE_RELEASE=<bin/claude of another release> python -m tests.fakes.record_older_releases \\
+        claude_code_release_fixture
 
 NAME: a function's name below; all when none is named. CI installs neither release (tests/needs.py skips what
 drives them). The fixtures go to tests/recorded/data/ (README.md there says what each holds).
@@ -26,11 +28,12 @@ CLAUDE_MODEL = "claude-sonnet-4-5-20250929"  # the model of Claude Code 2.0.x's 
 CODEX_MODEL = "gpt-5.2-codex"  # one Codex 0.100 knows
 
 
-def older_claude_code() -> Client:
-    """Claude Code 2.0.x: ``$CLAUDE_2_0`` (the bin/claude of npm ``@anthropic-ai/claude-code@2.0.76``)."""
+def older_claude_code(variable: str = "CLAUDE_2_0") -> Client:
+    """Claude Code 2.0.x: ``$CLAUDE_2_0`` (the bin/claude of npm ``@anthropic-ai/claude-code@2.0.76``); another
+    release: the environment ``variable`` that names its bin/claude."""
     import subprocess
 
-    binary = Path(os.environ["CLAUDE_2_0"])
+    binary = Path(os.environ[variable])
     version = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60).stdout
     return Client("claude", binary, version.strip())
 
@@ -78,9 +81,9 @@ def claude_code_2_0_session(claude: ClaudeCode) -> str:
     return session
 
 
-def claude_code_2_0_fixture(root: Path) -> list[Path]:
+def claude_code_2_0_fixture(root: Path, variable: str = "CLAUDE_2_0") -> list[Path]:
     """``claude_code_2_0_session`` by Claude Code 2.0.76: every file of the project's folder kept."""
-    client = older_claude_code()
+    client = older_claude_code(variable)
     with _serving() as served, FakeAnthropic() as fake:
         claude = ClaudeCode(client, root, project(root), fake)
         session = claude_code_2_0_session(claude)
@@ -88,6 +91,13 @@ def claude_code_2_0_fixture(root: Path) -> list[Path]:
         files = {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
         name = f"claude-code-{_version(client.version)}-compacted-subagent"
         return _kept(RECORDED / name, files, root, served)
+
+
+def claude_code_release_fixture(root: Path) -> list[Path]:
+    """``claude_code_2_0_session`` by the release ``$CLAUDE_RELEASE`` names (the bin/claude of npm
+    ``@anthropic-ai/claude-code@<version>``: 2.0.30, 2.1.9, the releases either side of where the subagents' files
+    moved, 2.0.x's Warmup sidechains stopped and ``tool_reference`` blocks began): every file of the folder kept."""
+    return claude_code_2_0_fixture(root, "CLAUDE_RELEASE")
 
 
 def codex_0_100_session(codex: Codex) -> None:
@@ -138,4 +148,4 @@ def codex_0_100_fixture(root: Path) -> list[Path]:
 
 
 if __name__ == "__main__":
-    record_named((claude_code_2_0_fixture, codex_0_100_fixture))
+    record_named((claude_code_2_0_fixture, codex_0_100_fixture, claude_code_release_fixture))
