@@ -61,6 +61,7 @@ from compactctl.recorded import (
     with_subagents,
 )
 from compactctl.recorded.codex_agents import child_rollouts, first_meta, kind_of, side_calls_said
+from compactctl.recorded.codex_compaction import compaction_estimate, encrypted_estimate, local_compaction_count
 from compactctl.recorded.codex_copies import copied_unpaired, history_id, with_copy_keys
 from compactctl.recorded.codex_unrecorded import carries_memories, memories_note, title_note
 from compactctl.transcript import Message, is_compactctl_summary
@@ -82,10 +83,6 @@ ARGUMENTS = {"function_call": "arguments", "custom_tool_call": "input", "local_s
 RESULT_ITEMS = frozenset(
     {"function_call_output", "custom_tool_call_output", "local_shell_call_output", "tool_search_output"}
 )
-# Measured on real rollouts with usage: a reasoning item's billed tokens are about
-# 0.14 per character of its encrypted content past a fixed envelope of about 870 characters.
-REASONING_TOKENS_PER_ENCRYPTED_CHAR = 0.14
-ENCRYPTED_ENVELOPE_CHARS = 870
 
 
 def usage_of(raw: Any) -> ApiUsage | None:
@@ -101,13 +98,6 @@ def usage_of(raw: Any) -> ApiUsage | None:
         reasoning_tokens=integer(raw.get("reasoning_output_tokens")),
     )
     return None if usage.is_empty else usage
-
-
-def encrypted_estimate(item: dict[str, Any]) -> int:
-    encrypted = item.get("encrypted_content")
-    if not isinstance(encrypted, str):
-        return 0
-    return max(0, round((len(encrypted) - ENCRYPTED_ENVELOPE_CHARS) * REASONING_TOKENS_PER_ENCRYPTED_CHAR))
 
 
 class _Rollout:
@@ -275,23 +265,10 @@ class _Rollout:
 
     def estimate_compaction(self, payload: dict[str, Any]) -> None:
         """A remote compaction the rollout recorded no usage for: the request it was, estimated."""
-        last = next((usage for _, usage in reversed(self.counts) if usage is not None), None)  # paired at the end
-        if last is None:
-            return
-        history = payload.get("replacement_history")
-        items = history if isinstance(history, list) else []
-        summary = sum(
-            encrypted_estimate(item)
-            for item in items
-            if isinstance(item, dict) and item.get("type") in ("compaction", "compaction_summary")
-        )
-        # The whole history went out again: the last call's input (its cache still warm, where the provider
-        # caches at all: some count read from it) and its output.
-        caches = any(usage is not None and usage.cached_tokens for _, usage in self.counts)
-        cached = last.input_tokens if caches else 0
-        estimate = ApiUsage(last.input_tokens + last.output_tokens, cached, output_tokens=summary)
-        self.compaction_estimates.append(estimate)
-        self.estimated_models.append((self.next_model or self.model, estimate, self.pricing))
+        estimate = compaction_estimate(payload, self.counts)
+        if estimate is not None:
+            self.compaction_estimates.append(estimate)
+            self.estimated_models.append((self.next_model or self.model, estimate, self.pricing))
 
     def pair(self) -> None:
         """Give each response the one changed count written beside it.
@@ -341,7 +318,15 @@ class _Rollout:
         said = {"role": "user", "content": str(payload.get("message") or "")}
         ours = isinstance(history, list) and not any("encrypted_chars" in m for m in replacement)
         trigger = COMPACTCTL if ours and (not said["content"] or is_compactctl_summary(said)) else ""
-        if isinstance(history, list) and self.records_begun is None and trigger != COMPACTCTL:
+        counted = trigger != COMPACTCTL and self.records_begun is None
+        if counted and local_compaction_count(self.counts, len(self.calls)):
+            # The summarizing call's count (codex_compaction): billed as the compaction's, no response's.
+            usage = self.counts.pop()[1]
+            assert usage is not None
+            self.compaction_usage.append(usage)
+            self.compaction_at.append(len(self.calls))
+            self.compaction_models.append((self.model, usage, self.pricing))
+        elif counted and isinstance(history, list):
             self.estimate_compaction(payload)  # remote, from a version that records no usage for it
         self.compactions.append(RecordedCompaction(len(self.messages), len(self.calls), replacement, trigger=trigger))
 

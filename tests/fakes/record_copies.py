@@ -64,6 +64,14 @@ def _serving() -> Iterator[list[dict[str, Any]]]:
                 served[-1]["caller"] = caller
         return send(handler, events, *rest)
 
+    send_json = responses.send_json
+
+    def answered(handler: Any, status: int, body: Any, *rest: Any) -> Any:
+        # The unary compaction endpoint's answer (``/v1/responses/compact``): billed, streamed by no SSE.
+        if isinstance(body, dict) and body.get("object") == "response.compaction":
+            served.append({"id": body["id"], "model": body["model"], "usage": body["usage"], "caller": "compact"})
+        return send_json(handler, status, body, *rest)
+
     bill = FakeGemini.bill
 
     def billed(fake: FakeGemini, model: str, usage: dict[str, Any], tools: bool, response_id: str) -> None:
@@ -75,12 +83,14 @@ def _serving() -> Iterator[list[dict[str, Any]]]:
 
     anthropic._sse_events = kept  # type: ignore[assignment]
     responses.send_sse = sent  # type: ignore[assignment]
+    responses.send_json = answered  # type: ignore[assignment]
     FakeGemini.bill = billed  # type: ignore[method-assign]
     try:
         yield served
     finally:
         anthropic._sse_events = events  # type: ignore[assignment]
         responses.send_sse = send  # type: ignore[assignment]
+        responses.send_json = send_json  # type: ignore[assignment]
         FakeGemini.bill = bill  # type: ignore[method-assign]
 
 

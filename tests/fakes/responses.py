@@ -193,6 +193,9 @@ class FakeResponses(FakeModelServer):
         if handler.headers.get("Upgrade", "").lower() == "websocket":
             send_json(handler, 426, {"error": {"message": "WebSocket not supported", "type": "invalid_request_error"}})
             return
+        if method == "POST" and path == "/v1/responses/compact" and isinstance(body, dict):
+            self._compact(entry, handler, body)
+            return
         if method != "POST" or path != "/v1/responses" or not isinstance(body, dict):
             # Includes Codex's WebSocket upgrade: no WebSocket here, so it falls back to HTTPS.
             send_json(
@@ -297,6 +300,41 @@ class FakeResponses(FakeModelServer):
         completed = {**base, "status": "completed", "output": items, "usage": usage}
         events.append(("response.completed", {"type": "response.completed", "response": completed}))
         send_sse(handler, events)
+
+    def _compact(self, entry: Recorded, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
+        """``POST /v1/responses/compact``, the unary endpoint Codex's remote compaction called before 0.171's
+        ``compaction_trigger``: the history's user messages kept and one opaque compaction item, with usage."""
+        try:
+            validate_input(body)
+        except RejectedRequest as error:
+            entry.error = str(error)
+            send_json(handler, 400, {"error": {"message": str(error), "type": "invalid_request_error"}})
+            return
+        items = [
+            item
+            for item in body.get("input") or ()
+            if item.get("type", "message") == "message" and item.get("role") == "user"
+        ]
+        items.append(
+            {"type": "compaction", "id": f"cmp_fake{next(_ids):04d}", "encrypted_content": "enc-compacted-history"}
+        )
+        input_tokens = self.count([body.get("instructions"), body.get("input"), body.get("tools")])
+        output_tokens = self.count(items[-1:])
+        usage = {
+            "input_tokens": input_tokens,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": output_tokens,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": input_tokens + output_tokens,
+        }
+        response = {
+            "id": f"resp_fake{next(_ids):06d}",
+            "object": "response.compaction",
+            "model": body.get("model", "gpt-fake"),
+            "output": items,
+            "usage": usage,
+        }
+        send_json(handler, 200, response)
 
 
 def web_search_call(query: str, n: int) -> dict[str, Any]:

@@ -1,0 +1,60 @@
+"""Codex's own compaction calls, which write no response item: which ``token_count`` is one's, and the estimate of
+one the rollout recorded no usage for.
+
+- **A local compaction's count.** The summarizing request streams, and its usage goes into a changed
+  ``token_count`` written just before the ``compacted`` line, with no response item of its own. Releases that
+  write each count before the items of the response it counts (0.45 to 0.6x: ``pair``'s "before" side) would
+  give it to the next response, the first after the compaction, whose own count is then left over: measured on
+  0.45.0 against the fake (tests/recorded/data/codex-0.45.0-local-compacted), the call after the compaction got
+  the summary's 8,259 input tokens and its own 7,519 were billed as a response never written. Releases that write
+  the count after the response have it as a second count for the call before (0.77.0, 0.100.0).
+- **An unrecorded compaction's estimate** (remote: ``/responses/compact`` up to 0.13x, and the streamed request
+  that ends on a ``compaction_trigger`` from 0.140 until 0.171 records its usage): the request it was.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from compactctl.recorded import ApiUsage
+
+# Measured on real rollouts with usage: a reasoning item's billed tokens are about
+# 0.14 per character of its encrypted content past a fixed envelope of about 870 characters.
+REASONING_TOKENS_PER_ENCRYPTED_CHAR = 0.14
+ENCRYPTED_ENVELOPE_CHARS = 870
+
+
+def encrypted_estimate(item: dict[str, Any]) -> int:
+    encrypted = item.get("encrypted_content")
+    if not isinstance(encrypted, str):
+        return 0
+    return max(0, round((len(encrypted) - ENCRYPTED_ENVELOPE_CHARS) * REASONING_TOKENS_PER_ENCRYPTED_CHAR))
+
+
+def local_compaction_count(counts: list[tuple[int, ApiUsage | None]], calls: int) -> bool:
+    """Whether the last changed count, read as a ``compacted`` line comes, is the compaction's summarizing call:
+    no response began since it was written, and it is no response's own (written before the items, it has none
+    after it; written after them, the response before already has its count)."""
+    if not counts or counts[-1][1] is None or counts[-1][0] != calls:
+        return False
+    counted_before = counts[0][0] == 0  # as ``pair`` tells the side: the first count came before any response
+    return counted_before or (len(counts) > 1 and counts[-2][0] == calls)
+
+
+def compaction_estimate(payload: dict[str, Any], counts: list[tuple[int, ApiUsage | None]]) -> ApiUsage | None:
+    """A remote compaction the rollout recorded no usage for: the request it was, estimated. The whole history
+    went out again: the last call's input (its cache still warm, where the provider caches at all: some count
+    read from it) and its output; the encrypted summary's length as output."""
+    last = next((usage for _, usage in reversed(counts) if usage is not None), None)  # paired at the end
+    if last is None:
+        return None
+    history = payload.get("replacement_history")
+    items = history if isinstance(history, list) else []
+    summary = sum(
+        encrypted_estimate(item)
+        for item in items
+        if isinstance(item, dict) and item.get("type") in ("compaction", "compaction_summary")
+    )
+    caches = any(usage is not None and usage.cached_tokens for _, usage in counts)
+    cached = last.input_tokens if caches else 0
+    return ApiUsage(last.input_tokens + last.output_tokens, cached, output_tokens=summary)
