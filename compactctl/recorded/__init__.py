@@ -260,6 +260,9 @@ class RecordedSession:
         return total
 
 
+SUBAGENT = "subagent"  # what a subagent's own context is labelled by (``with_subagents``), and found by
+
+
 def with_subagents(session: RecordedSession, children: list[tuple[str, RecordedSession]]) -> RecordedSession:
     """``session`` with the calls of its subagents' own files (each ``(name, session)``: Codex's rollouts, Gemini
     CLI's chats) billed in it, each one's own context labelled ``subagent <name>`` (its subagents' keep theirs), a
@@ -272,7 +275,7 @@ def with_subagents(session: RecordedSession, children: list[tuple[str, RecordedS
         for context in child.contexts:
             if not context.calls:
                 continue
-            label = _unused(f"subagent {name}" if context.label == "main" else context.label, labels)
+            label = _unused(f"{SUBAGENT} {name}" if context.label == "main" else context.label, labels)
             labels.add(label)
             contexts.append(dataclasses.replace(context, label=label))
         merged = dataclasses.replace(

@@ -40,6 +40,7 @@ from compactctl.formats.records import Record, check_fields
 from compactctl.recorded import (
     ALONE,
     COMPACTCTL,
+    SUBAGENT,
     ApiUsage,
     InRun,
     RecordedCall,
@@ -376,7 +377,7 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
     requests = side_requests(values, {*shared, *copied})  # a copy's tools ran where its call was made
     shared_calls, shared_with, forked_from = len(shared), set(shared.values()), set[str]()
     for name, subagent, asked in subagent_sessions(path, run, read, index):
-        contexts += [dataclasses.replace(c, label=f"subagent {name}") for c in subagent.contexts if c.calls]
+        contexts += [dataclasses.replace(c, label=f"{SUBAGENT} {name}") for c in subagent.contexts if c.calls]
         off_thread += subagent.off_thread
         passes += subagent.passes_apart
         shared_calls += subagent.shared_calls

@@ -14,7 +14,7 @@ import re
 
 from compactctl import lazyre
 from compactctl.recorded import ApiUsage, RecordedCompaction, RecordedContext
-from compactctl.recorded.claude_code_thinking import _release
+from compactctl.recorded.claude_code_thinking import released_in
 
 # What Claude Code's summarizing request adds to the history it summarizes (its instructions):
 # measured on 2.1.332 against the loopback fake, where cost-state holds the call: 1,612 tokens over
@@ -60,8 +60,7 @@ def compaction_estimate(
     summary = next((m for m in compaction.replacement if m.get("role") == "user"), None)
     text = _SUMMARY_WRAPPER.sub("", str(summary.get("content") or "")) if summary is not None else ""
     output = counter_for()(text.strip()) if text.strip() else 0
-    release = _release(version)
-    if release is not None and HISTORY_ALONE[0] <= release <= HISTORY_ALONE[1]:
+    if released_in(version, HISTORY_ALONE):
         first = next((c for c in context.calls if c.usage is not None), None)
         if first is not None and first.usage is not None:
             sent = counter_for().messages(context.messages[: first.position])

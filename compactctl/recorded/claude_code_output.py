@@ -15,7 +15,7 @@ import dataclasses
 from typing import Any
 
 from compactctl import jsonbytes
-from compactctl.recorded.claude_code_thinking import _release
+from compactctl.recorded.claude_code_thinking import released_in
 from compactctl.recorded.iterations import Billed
 
 # The releases that log the usage at the stream's start: measured on 2.1.9 and 2.1.50 (and real 2.1.17 and 2.1.22
@@ -26,8 +26,7 @@ STREAM_START = ((2, 1, 0), (2, 1, 82))
 def logged_at_stream_start(messages: list[Any], version: object) -> bool:
     """Whether a response's records (their ``message``s), written by Claude Code ``version``, hold the usage of its
     stream's start: a release of ``STREAM_START`` and no record naming a stop reason."""
-    release = _release(version)
-    if release is None or not STREAM_START[0] <= release <= STREAM_START[1]:
+    if not released_in(version, STREAM_START):
         return False
     return not any(isinstance(m, dict) and m.get("stop_reason") for m in messages)
 
@@ -76,8 +75,7 @@ def bash_queries_note(values: list[dict[str, Any]], version: object) -> tuple[st
     records), billed and in no record: the files each command's output shows, and a new command's prefix (its risk,
     for the permission check). Measured against the loopback fake, 3 commands: 3 to 5 such calls, 1,900 to 3,100
     input tokens on claude-haiku-4-5, 0.5 to 0.9 % of those sessions' bills."""
-    release = _release(version)
-    if release is None or not BASH_QUERIES[0] <= release <= BASH_QUERIES[1]:
+    if not released_in(version, BASH_QUERIES):
         return ()
     commands = set()
     for value in values:

@@ -35,23 +35,30 @@ _REDACTED = ((2, 1, 86), (2, 1, 100))  # not with the redact-thinking beta (the 
 _VERSION = lazyre.compile(r"(\d+)\.(\d+)\.(\d+)")
 
 
-def _release(version: object) -> tuple[int, int, int] | None:
+def release(version: object) -> tuple[int, int, int] | None:
+    """A record's ``version`` ("2.1.83") as numbers, or None where it names none."""
     found = _VERSION.match(version) if isinstance(version, str) else None
     return (int(found[1]), int(found[2]), int(found[3])) if found else None
+
+
+def released_in(version: object, span: tuple[tuple[int, int, int], tuple[int, int, int]]) -> bool:
+    """Whether Claude Code ``version`` is one of ``span``'s releases (first and last included)."""
+    found = release(version)
+    return found is not None and span[0] <= found <= span[1]
 
 
 def keeps_thinking(version: object, entrypoint: object, model: str | None) -> bool:
     """Whether Claude Code ``version`` (a record's ``version``), run as ``entrypoint`` (its ``entrypoint``:
     "cli" the terminal interface, "sdk-cli" ``-p``), sent ``clear_thinking_20251015`` ``keep: "all"`` with
     a request to ``model`` as the response names it (a Bedrock or Vertex id: the beta is not sent there)."""
-    release = _release(version)
-    if release is None or release < _FIRST or served_by(model) is not None:
+    found = release(version)
+    if found is None or found < _FIRST or served_by(model) is not None:
         return False
-    return not (_REDACTED[0] <= release <= _REDACTED[1] and entrypoint in ("cli", None))
+    return not (released_in(version, _REDACTED) and entrypoint in ("cli", None))
 
 
 def flag_unknown(version: object, model: str | None) -> bool:
     """Whether Claude Code ``version`` sent ``keep: "all"`` to ``model`` only behind the server's per-user flag,
     which no record says: the releases from 2.0.36 to 2.1.83, to the first-party API."""
-    release = _release(version)
-    return release is not None and _FLAGGED <= release < _FIRST and served_by(model) is None
+    found = release(version)
+    return found is not None and _FLAGGED <= found < _FIRST and served_by(model) is None

@@ -28,7 +28,7 @@ from typing import Any
 import orjson
 
 from compactctl import lazyre
-from compactctl.recorded import RecordedSession
+from compactctl.recorded import SUBAGENT, RecordedSession
 
 # rollout-2026-12-04T21-08-46-<uuid>.jsonl: when the thread started, then its id.
 _NAME = lazyre.compile(r"^rollout-(\d{4})-(\d{2})-(\d{2})T[\d-]+-([0-9a-f-]{36})\.jsonl$")
@@ -104,7 +104,7 @@ def side_calls_said(
         elif kind is None:
             notes += [f"subagent {name}: {note}" for note in child.in_bill]
     for kind, calls in by_kind.items():
-        labels = ", ".join(c.label for c in session.contexts if c.label.startswith(f"subagent {kind}"))
+        labels = ", ".join(c.label for c in session.contexts if c.label.startswith(f"{SUBAGENT} {kind}"))
         notes.insert(
             0,
             f"{sum(calls)} of the {total} billed calls are {KINDS[kind]}, read from {len(calls)} rollout(s) of its "

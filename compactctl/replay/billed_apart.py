@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from compactctl.recorded import ApiUsage, Pricing, RecordedCall, RecordedContext, RecordedSession
+from compactctl.recorded import SUBAGENT, ApiUsage, Pricing, RecordedCall, RecordedContext, RecordedSession
 from compactctl.replay.price_source import day_of, priced_name
 from compactctl.replay.prices import Prices, PriceTable
 from compactctl.replay.simulate import ScenarioResult, sum_costs
@@ -235,9 +235,6 @@ def share_of_1h_writes(session: RecordedSession) -> float:
     written = sum(c.usage.cache_write_tokens for x in session.contexts for c in x.calls if c.usage)
     long = sum(c.usage.cache_write_1h_tokens for x in session.contexts for c in x.calls if c.usage)
     return long / written if written else 0.0
-
-
-SUBAGENT = "subagent"  # how a subagent's context is labelled (``recorded.with_subagents``, Claude Code's reader)
 
 
 def subagents_said(

@@ -12,28 +12,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
-from genai_prices import Usage, calc_price
 from typer.testing import CliRunner
 
 from compactctl.cli.main import app
-from tests.replay.test_bill import anthropic_counts
+from tests.recorded.served import anthropic_cost as _cost
+from tests.recorded.served import served as _served
 
 DATA = Path(__file__).parent / "data"
 TWICE = "claude-code-2.1.332-compacted-twice"
 AFTER_COMPACTCTL = "claude-code-2.1.332-compactctl-session-compacted"
-
-
-def _served(fixture: str) -> list[dict[str, Any]]:
-    return list(orjson.loads((DATA / f"{fixture}.served.json").read_bytes()))
-
-
-def _cost(responses: list[dict[str, Any]]) -> float:
-    return sum(
-        float(calc_price(Usage(**anthropic_counts(r["usage"])), r["model"], provider_id="anthropic").total_price)
-        for r in responses
-    )
 
 
 def _held(responses: list[dict[str, Any]], *paths: Path) -> list[dict[str, Any]]:

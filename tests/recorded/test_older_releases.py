@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from compactctl.cli.main import app
 from compactctl.errors import EXIT_OK
 from compactctl.files.io import is_resume_stub, read_with_its_session
+from tests.recorded.served import anthropic_cost as _cost_of
 
 
 def cli(*args):
@@ -52,14 +53,6 @@ def _held_ids(folder: Path) -> set[str]:
             if isinstance(message, dict) and message.get("role") == "assistant":
                 held.add(message.get("id"))
     return held
-
-
-def _cost_of(responses: list[dict]) -> float:
-    from genai_prices import Usage, calc_price
-
-    from tests.replay.test_bill import anthropic_counts
-
-    return sum(float(calc_price(Usage(**anthropic_counts(r["usage"])), r["model"]).total_price) for r in responses)
 
 
 @pytest.mark.parametrize("given", [SESSION, CLAUDE_2_0])
