@@ -14,7 +14,10 @@ The releases and what each writes differently:
 - 0.77.0: ``shell_command`` (a string), ``turn_context`` with ``effort``, ``truncation_policy``; compacts locally,
   ``compacted`` with ``replacement_history``.
   On the built-in openai provider it compacts remotely through the unary ``/v1/responses/compact`` endpoint
-  (a ``compacted`` line, empty ``message``, ``replacement_history`` ending on the ``compaction`` item).
+  (a ``compacted`` line, empty ``message``, ``replacement_history`` ending on the ``compaction`` item), mid-turn
+  only, with no tools in the request.
+- 0.133.0: ``exec_command``, on the built-in openai provider: ``/v1/responses/compact`` before the turn, the
+  tools sent too; ``session_meta.base_instructions``.
 - 0.140.0: ``exec_command``, on the built-in openai provider: compacts remotely before the turn, a streamed
   request ending on a ``compaction_trigger`` item (as 0.171).
 """
@@ -140,12 +143,19 @@ def codex_0_77_remote_fixture(root: Path) -> list[Path]:
     return _recorded("0.77.0", EnvBaseUrlCodex, _shell_command, ("gpt-5.1-codex-max", "gpt-5.1"), turn, "remote", root)
 
 
+def codex_0_133_fixture(root: Path) -> list[Path]:
+    """Codex 0.133.0 on gpt-5.4 then gpt-5.5, the built-in openai provider: remote compaction before the turn
+    through ``/v1/responses/compact``, which it sends the tools to (0.77 sends none)."""
+    return _recorded("0.133.0", Codex, _exec_command, ("gpt-5.4", "gpt-5.5"), (AFTER,), "remote", root)
+
+
 def codex_0_140_fixture(root: Path) -> list[Path]:
     """Codex 0.140.0 on gpt-5.4 then gpt-5.5, the built-in openai provider: remote compaction."""
     return _recorded("0.140.0", Codex, _exec_command, ("gpt-5.4", "gpt-5.5"), (AFTER,), "remote", root)
 
 
-EVERY: tuple[Any, ...] = (codex_0_45_fixture, codex_0_77_fixture, codex_0_77_remote_fixture, codex_0_140_fixture)
+EVERY: tuple[Any, ...] = (codex_0_45_fixture, codex_0_77_fixture, codex_0_77_remote_fixture, codex_0_133_fixture,
+                         codex_0_140_fixture)  # fmt: skip
 
 if __name__ == "__main__":
     record_named(EVERY)

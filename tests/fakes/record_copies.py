@@ -62,6 +62,8 @@ def _serving() -> Iterator[list[dict[str, Any]]]:
             caller = responses.own_call_kind(handler.headers)
             if caller is not None:  # one of Codex's own calls beside the thread's turns: which
                 served[-1]["caller"] = caller
+            elif any(item.get("type") == "compaction" for item in done.get("output") or ()):
+                served[-1]["caller"] = "compaction"  # Codex's remote compaction (a ``compaction_trigger`` request)
         return send(handler, events, *rest)
 
     send_json = responses.send_json

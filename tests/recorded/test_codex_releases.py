@@ -83,3 +83,27 @@ def test_local_compactions_bills_are_what_was_served():
         bill = next(row for row in _replayed(name)["settings"] if row["basis"] == "bill")
         assert (bill["calls"], bill["compactions"], round(bill["cost"], 6)) == (11, 1, cost), name
         assert bill["calls"] + bill["compactions"] == len(_served(name))
+
+
+def test_remote_compactions_the_rollout_records_no_usage_for_are_estimated_apart_as_served():
+    """0.77 (``/v1/responses/compact``, mid-turn), 0.133 (the same endpoint before the turn) and 0.140 (a
+    ``compaction_trigger`` request) write no usage for the compaction: the bill is the 10 or 11 calls the rollout
+    records, each as served, and the compaction is estimated apart (``compaction_estimate``) from the last call.
+    0.133's and 0.140's requests carried the tools as the turns' do: within 0.1 % of what was served; 0.77's sent
+    none, and its estimate holds them (12,639 for 11,435: left as it is, the rollout does not say their size)."""
+    for name, calls, served_input, estimate in [
+        ("codex-0.77.0-remote-compacted", 11, 11435, 12639),
+        ("codex-0.133.0-remote-compacted", 10, 16517, 16533),
+        ("codex-0.140.0-remote-compacted", 10, 16963, 16971),
+    ]:
+        served = _served(name)
+        (compaction,) = [r for r in served if r.get("caller") in ("compact", "compaction")]
+        assert compaction["usage"]["input_tokens"] == served_input, name
+        entry = _replayed(name)
+        assert entry["api"]["compaction_estimate"]["calls"] == 1, name
+        assert entry["api"]["compaction_estimate"]["input_tokens"] == estimate, name
+        bill = next(row for row in entry["settings"] if row["basis"] == "bill")
+        assert bill["calls"] == calls == len(served) - 1, name
+        recorded = [r for r in served if r is not compaction]
+        assert round(bill["cost"], 6) == round(entry["api"]["bill_cost"], 6), name
+        assert bill["input_tokens"] == sum(r["usage"]["input_tokens"] for r in recorded), name
