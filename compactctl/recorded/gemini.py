@@ -34,7 +34,10 @@ What Gemini CLI writes (0.61, ``packages/core/src/services/chatRecordingService.
   history it folds, sent with its own system prompt, then a second call asking the model to check
   that summary (the history, the summary, and the request again); neither is recorded. Each is
   estimated as the request it was: the replaced messages counted (cl100k) plus the compressor's
-  prompt, the summary (the new list's first new user message) as output.
+  prompt, the summary (the new list's first new user message) as output. The one-document chat (to 0.38)
+  records no compression: the fall in its calls' prompts shows it (``gemini_unseen``).
+- **The loop detector's stopped turns** (its feedback a user record): the cut response and the answer to the
+  feedback, in no record, are estimated off the thread (``gemini_loops``).
 - **compactctl's copies.** ``compact --session`` writes a new session opening on a copy of the original's records:
   each ``gemini`` record with usage names the session that made it in ``compactctlCopiedFrom`` (billed there).
   A copy of a chat in the run (a user's, or plain ``compact``'s output, which keeps every line) bills nothing: each
@@ -52,7 +55,6 @@ What Gemini CLI writes (0.61, ``packages/core/src/services/chatRecordingService.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,7 +79,9 @@ from compactctl.recorded import (
     with_subagents,
 )
 from compactctl.recorded.gemini_agents import subagent_chats
+from compactctl.recorded.gemini_loops import StoppedCall, stopped_calls
 from compactctl.recorded.gemini_merged import merged_estimates, merged_note
+from compactctl.recorded.gemini_unseen import Unseen, unseen_compressions
 from compactctl.transcript import Message
 
 NAME = "gemini"
@@ -132,6 +136,8 @@ class _Chat:
     # already written, cut at its start; the client writes such a list only when it loads a saved chat, whose records
     # it has just written with no usage.
     ours: set[int] = field(default_factory=set)
+    one_document: bool = False  # the older layout (to 0.38), whose compressions change no record
+    kind_written: bool = False  # its header has ``kind`` (0.31 on): the release checks its summaries (0.26 on)
 
     def message(self, value: dict[str, Any]) -> None:
         identifier = value["id"]
@@ -228,6 +234,7 @@ def _chat(records: list[Record], path: str) -> _Chat:
             chat.header()
             chat.session_id = chat.session_id or value["sessionId"]
             if isinstance(value.get("messages"), list):  # the older one-document chat
+                chat.one_document, chat.kind_written = True, "kind" in value
                 earlier = value.get(EARLIER)  # compactctl's compaction keeps the lists before it there
                 for messages in earlier if isinstance(earlier, list) else []:
                     if isinstance(messages, list):
@@ -276,6 +283,14 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
     for _, usage in merged:
         unpaired = usage if unpaired is None else unpaired + usage
         unheld += 1
+    # The turns the loop detector stopped: the response it cut and the answer to its feedback (``gemini_loops``), off
+    # the thread (the client rolls the turn back), keyed by the feedback's record so a copy of the file bills none.
+    stopped = stopped_calls((r.value for r in records), usage_of)
+    stopped_off = []
+    for loop in stopped:
+        key = copy_key(chat.session_id, loop.record, loop.usage)
+        elsewhere = key is not None and key in run.billed_elsewhere
+        stopped_off.append(RecordedCall(-1, loop.model, loop.timestamp, loop.usage, copied=elsewhere, copy_key=key))
 
     def position(thread_length: int) -> int:
         """The message index where the thread's record number ``thread_length`` starts."""
@@ -305,11 +320,24 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
             model = model or next((c.model for c in reversed(calls) if c.position < at), None)
             apart += [(model, usage, ()) for usage in made]
         compactions.append(RecordedCompaction(at, calls_before(at), replacement, trigger=trigger))
+    if chat.one_document:  # up to 0.38 a compression changes no record: the usage shows it (``gemini_unseen``)
+        for found in unseen_compressions(messages, calls, compactions):
+            if isinstance(found, Unseen):
+                made = compression_estimate(found.folded, [], found.summary_tokens, checked=chat.kind_written)
+                estimates += made
+                model = calls[found.compaction.before_call].model
+                apart += [(model, usage, ()) for usage in made]
+                found = found.compaction
+            compactions.append(found)
+        compactions.sort(key=lambda c: c.position)
     resumes = sorted({calls_before(position(length)) for length in chat.resumes} - {0, len(calls)})
-    off_thread = tuple(
-        RecordedCall(-1, chat.calls[i].model, chat.calls[i].timestamp, chat.calls[i].usage)
-        for i in dict.fromkeys(chat.cut)
-        if i in chat.calls and i not in chat.thread
+    off_thread = (
+        *(
+            RecordedCall(-1, chat.calls[i].model, chat.calls[i].timestamp, chat.calls[i].usage)
+            for i in dict.fromkeys(chat.cut)
+            if i in chat.calls and i not in chat.thread
+        ),
+        *stopped_off,
     )
     context = RecordedContext("main", messages, calls, compactions, resumes)
     own = RecordedSession(
@@ -318,13 +346,14 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         unpaired=unpaired,
         unheld_calls=unheld,
         off_thread=off_thread,
+        off_thread_why=_off_thread_why(len(off_thread) - len(stopped), len(stopped)),
         compaction_calls=len(estimates),
         compaction_estimate=sum(estimates, ApiUsage(0)) if estimates else None,
         compaction_calls_estimated=len(estimates),
         estimated_apart=tuple(apart),
         priced_apart=tuple((chat.calls[i].model, usage, ()) for i, usage in merged),
-        in_bill=(merged_note([u for _, u in merged]),) if merged else (),
-        not_in_bill=(side_calls(messages, calls, _loops_stopped(chat.latest.values())),),
+        in_bill=(*((merged_note([u for _, u in merged]),) if merged else ()), *_loops_note(stopped)),
+        not_in_bill=(side_calls(messages, calls),),
         copied_from=tuple(sorted({c.made_in for c in chat.calls.values() if c.made_in is not None})),
         shared_calls=len(shared),
         shared_with=tuple(sorted(set(shared.values()))),
@@ -354,22 +383,30 @@ def _subagents(path: str, records: list[Record], run: InRun = ALONE) -> list[tup
 # The records a chat's message lists hold: what the client sends (``converted`` reads these alone).
 SENT = ("user", "gemini")
 
-# The loop detector's feedback, sent as a user turn (0.61's ``GeminiClient._recoverFromLoop``).
-LOOP_FEEDBACK = "System: Potential loop detected."
+OFF_THREAD_WHY = RecordedSession.off_thread_why  # what replay says left the calls off the thread
 
 
-def _loops_stopped(records: Iterable[dict[str, Any]]) -> int:
-    """The chat's records of the loop detector's feedback, on the thread or off it."""
-    return sum(
-        1
-        for r in records
-        if r.get("type") == "user"
-        and isinstance(r.get("content"), list)
-        and any(isinstance(p, dict) and str(p.get("text", "")).startswith(LOOP_FEEDBACK) for p in r["content"])
+def _off_thread_why(cut: int, stopped: int) -> str:
+    """What left the calls off the live thread, as replay's note says: turns cut, the loop detector's."""
+    loops = f"{stopped} call(s) of turns the loop detector stopped, estimated"
+    if not stopped:
+        return OFF_THREAD_WHY
+    return f"{OFF_THREAD_WHY}; {loops}" if cut else loops
+
+
+def _loops_note(stopped: list[StoppedCall]) -> tuple[str, ...]:
+    """What replay says of the loop detector's stopped turns' calls: in the bill, estimated."""
+    if not stopped:
+        return ()
+    prompt, output = sum(c.usage.input_tokens for c in stopped), sum(c.usage.output_tokens for c in stopped)
+    return (
+        f"{len(stopped)} call(s) of the turns Gemini CLI's loop detector stopped (the response it cut, the answer to "
+        f"its feedback; the chat keeps neither): estimated from the requests they were ({prompt:,} input, "
+        f"{output:,} output tokens), off the live thread, in the bill and its calls",
     )
 
 
-def side_calls(messages: list[Message], calls: list[RecordedCall], loops: int = 0) -> str:
+def side_calls(messages: list[Message], calls: list[RecordedCall]) -> str:
     """What replay says of the billed calls Gemini CLI makes beside the main loop and records nowhere.
 
     From the 0.61 client's code (``routing/strategies/classifierStrategy.ts``, ``core/client.ts``,
@@ -379,39 +416,35 @@ def side_calls(messages: list[Message], calls: list[RecordedCall], loops: int = 
     prompt and every 10 after. No record says whether the router ran (a fixed model skips it), so
     they are named, not estimated; calls naming both a Pro and a Flash model show it did, or that the
     user switched the model (``/model``, ``--model``: the real 0.61 client switched from Pro to Flash
-    writes nothing else of it). Where the detector found a loop in the stream it writes its feedback as a
-    user record and asks again; the chat keeps neither the cut response nor the answer to the feedback, and
-    the history it resumes from leaves the turn out (``loops``: how many such records the chat holds).
+    writes nothing else of it). The calls of a turn the detector stopped are in the bill (``gemini_loops``).
     """
     copied = max((c.position for c in calls if c.copied), default=-1)  # the router ran there for those prompts
     prompts = sum(1 for m in messages[copied + 1 :] if m.get("role") == "user")
     models = sorted({str(c.model) for c in calls if c.model})
     routed = any("pro" in m for m in models) and any("flash" in m for m in models)
     shown = f"; the calls name {' and '.join(models)}: the router ran here, or the model was switched" if routed else ""
-    stopped = (
-        f"; the loop detector stopped {loops} turn(s) here (its feedback in the chat): the response it cut and the "
-        "answer to the feedback, 2 calls each, are billed and recorded nowhere"
-        if loops
-        else ""
-    )
     return (
         "not in the bill: Gemini CLI's side calls, which its session file records nothing of: the model router's "
         f"classifier (one flash-lite call per prompt when the model is auto: {prompts} prompt(s) here{shown}) and "
-        f"the loop check (a model call after 30 turns of one prompt){stopped}"
+        "the loop check (a model call after 30 turns of one prompt)"
     )
 
 
-def compression_estimate(folded: list[Message], replacement: list[Message]) -> list[ApiUsage]:
-    """The compression's two calls, as the requests they were: the summary, then its check."""
+def compression_estimate(
+    folded: list[Message], replacement: list[Message], summary_tokens: int | None = None, checked: bool = True
+) -> list[ApiUsage]:
+    """The compression's calls, as the requests they were: the summary, then its check (``checked``: from 0.26).
+    ``summary_tokens``: the summary's size where the file holds no summary (``gemini_unseen``)."""
     from compactctl.tokens import counter_for
 
     counter = counter_for()
     kept = [m for m in replacement if m.get("role") == "user"]
-    summary = counter.message(kept[0]) if kept else 0
+    summary = summary_tokens if summary_tokens is not None else counter.message(kept[0]) if kept else 0
     history = counter.messages([m for m in folded if m not in kept[:1]]) + COMPRESSION_PROMPT_TOKENS
     check = history + summary + COMPRESSION_CHECK_TOKENS
     # The check repeats the summary request's prefix: the API's implicit cache holds it.
-    return [ApiUsage(history, output_tokens=summary), ApiUsage(check, history, output_tokens=summary)]
+    made = [ApiUsage(history, output_tokens=summary), ApiUsage(check, history, output_tokens=summary)]
+    return made if checked else made[:1]
 
 
 def _sent_of_saved(record: dict[str, Any]) -> dict[str, Any]:

@@ -131,3 +131,65 @@ def test_a_records_calls_are_told_apart_by_the_response_that_made_them():
     assert ids("a_1796633936532_0", "b_1796633936532_1", "c_1796633936676_0") == [
         ["a_1796633936532_0", "b_1796633936532_1"], ["c_1796633936676_0"]]  # fmt: skip
     assert ids("api-id-1", "api-id-2") == [["api-id-1", "api-id-2"]]  # the API's own ids: one response
+
+
+def _side_calls(version: str) -> list[dict[str, Any]]:
+    return [r for r in _served(version) if r.get("caller") == "side_call"]
+
+
+@pytest.mark.parametrize(
+    ("version", "calls", "input_tokens"), [("0.20.2", 1, 8_935), ("0.38.2", 2, 17_914)]
+)  # fmt: skip
+def test_the_compression_the_one_document_chat_shows_nothing_of_is_estimated_from_the_fall_in_its_usage(
+    version, calls, input_tokens
+):
+    """Up to 0.38 the compression changes no record (the file keeps every message); the prompt falls (14,717 to
+    6,740 served on 0.20.2) where the history only grew. Read as a compression there: 0.20 sent one summary call
+    (8,904 input served), 0.38 (its header's ``kind``) a summary and a check (17,924). Before, no estimate at all
+    (bench/consistency_sweep.py: "estimated 0 calls, 0 input; served 1, 8904" / "served 2, 17924")."""
+    api = _api(_chat(version))
+    served = _side_calls(version)
+    estimate = api["compaction_estimate"]
+    assert (estimate["calls"], estimate["input_tokens"]) == (len(served), input_tokens) == (calls, input_tokens)
+    assert input_tokens == pytest.approx(sum(r["usage"]["promptTokenCount"] for r in served), rel=0.05)
+    # The compression, then the resume that loaded the whole file again (no call): the bill is unchanged.
+    assert api["producer_compactions"] == 2
+    assert _bill(_chat(version)) == {"0.20.2": (6, 0.034936), "0.38.2": (6, 0.009161)}[version]
+
+
+@pytest.mark.parametrize("version", sorted(OLDER))
+def test_the_calls_after_an_unrecorded_compression_are_calibrated_on_the_summary_they_sent(version):
+    """The calls after the compression sent a summary and the history it kept, not the whole file: read as the
+    whole file, the held-out p90 was 105.67 % (0.20.2) and 38.56 % (0.38.2); each stretch (before, after it, after
+    the resume that sent the whole file again) now has its own prefix and the summary's size as the usage shows it."""
+    calibration = _api(_chat(version))["calibration"]
+    held = calibration["error"]["held_out"]
+    assert held["calls"] >= 1 and held["p90"] < 0.005
+    assert calibration["error"]["calibrated"]["p90"] < 0.001
+    assert len(calibration["prefix"]) == 3
+
+
+def test_a_fall_the_clients_split_does_not_explain_is_no_compression():
+    """A prompt that falls by less than a tenth (a resumed client's smaller start-up context), or by more than the
+    split's fold leaves room for (0.38's masking of old tool results, which makes no call), is no compression."""
+    import dataclasses
+
+    from compactctl.formats.records import parse_records
+    from compactctl.recorded import gemini
+    from compactctl.recorded.gemini_unseen import Unseen, unseen_compressions
+
+    path = _chat("0.20.2")
+    context = gemini.read(parse_records(path.read_bytes(), str(path))[0], str(path)).contexts[0]
+    messages, calls = context.messages, context.calls
+
+    def with_input(n: int, tokens: int) -> list[Any]:
+        usage = dataclasses.replace(calls[n].usage, input_tokens=tokens)
+        return [dataclasses.replace(c, usage=usage) if k == n else c for k, c in enumerate(calls)]
+
+    found = unseen_compressions(messages, calls, [])
+    assert [type(f).__name__ for f in found] == ["Unseen", "RecordedCompaction"]
+    # The fake's summary was 3 tokens: the rest is what counting the history in cl100k leaves.
+    assert isinstance(found[0], Unseen) and found[0].summary_tokens == 33
+    assert found[1].trigger == "load" and found[1].before_call == 3
+    assert not [f for f in unseen_compressions(messages, with_input(2, 14_000), []) if isinstance(f, Unseen)]
+    assert not [f for f in unseen_compressions(messages, with_input(2, 500), []) if isinstance(f, Unseen)]
