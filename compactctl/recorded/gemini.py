@@ -81,7 +81,7 @@ from compactctl.recorded import (
 from compactctl.recorded.gemini_agents import subagent_chats
 from compactctl.recorded.gemini_loops import StoppedCall, stopped_calls
 from compactctl.recorded.gemini_merged import merged_estimates, merged_note
-from compactctl.recorded.gemini_unseen import Unseen, unseen_compressions
+from compactctl.recorded.gemini_unseen import Unseen, unseen_compressions, unseen_note
 from compactctl.transcript import Message
 
 NAME = "gemini"
@@ -320,9 +320,11 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
             model = model or next((c.model for c in reversed(calls) if c.position < at), None)
             apart += [(model, usage, ()) for usage in made]
         compactions.append(RecordedCompaction(at, calls_before(at), replacement, trigger=trigger))
+    unseen: list[str] = []  # what replay says of each compression the usage shows
     if chat.one_document:  # up to 0.38 a compression changes no record: the usage shows it (``gemini_unseen``)
         for found in unseen_compressions(messages, calls, compactions):
             if isinstance(found, Unseen):
+                unseen.append(unseen_note(found, calls, chat.kind_written))
                 made = compression_estimate(found.folded, [], found.summary_tokens, checked=chat.kind_written)
                 estimates += made
                 model = calls[found.compaction.before_call].model
@@ -353,7 +355,7 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         estimated_apart=tuple(apart),
         priced_apart=tuple((chat.calls[i].model, usage, ()) for i, usage in merged),
         in_bill=(*((merged_note([u for _, u in merged]),) if merged else ()), *_loops_note(stopped)),
-        not_in_bill=(side_calls(messages, calls),),
+        not_in_bill=(side_calls(messages, calls), *unseen),
         copied_from=tuple(sorted({c.made_in for c in chat.calls.values() if c.made_in is not None})),
         shared_calls=len(shared),
         shared_with=tuple(sorted(set(shared.values()))),

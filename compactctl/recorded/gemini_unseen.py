@@ -140,3 +140,17 @@ def _ratio(billed: list[tuple[int, RecordedCall]], costs: list[int]) -> float:
         return 1.0
     ratio = (before[-1][1] - before[0][1]) / (before[-1][0] - before[0][0])
     return ratio if 0.5 <= ratio <= 3.0 else 1.0
+
+
+def unseen_note(found: Unseen, calls: list[RecordedCall], checked: bool) -> str:
+    """What replay says of a compression read from the usage: where, its summary, its calls (``checked``: the
+    release's header says it sent the check too)."""
+    n = found.compaction.before_call
+    before, after = calls[n - 1].usage, calls[n].usage
+    fell = f" ({before.input_tokens:,} to {after.input_tokens:,} tokens)" if before and after else ""
+    sent = "a summary and its check" if checked else "one summary (a release of 0.26 to 0.30 also sent a check)"
+    return (
+        f"Gemini CLI's chat (one document, to 0.38) records no compression; the prompt's fall before call {n + 1}"
+        f"{fell} shows one: {sent}, estimated in compaction_estimate, its summary about {found.summary_tokens:,} "
+        "tokens; the calls after it are calibrated on the summary's context"
+    )

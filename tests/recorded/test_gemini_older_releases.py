@@ -152,6 +152,9 @@ def test_the_compression_the_one_document_chat_shows_nothing_of_is_estimated_fro
     estimate = api["compaction_estimate"]
     assert (estimate["calls"], estimate["input_tokens"]) == (len(served), input_tokens) == (calls, input_tokens)
     assert input_tokens == pytest.approx(sum(r["usage"]["promptTokenCount"] for r in served), rel=0.05)
+    (note,) = [n for n in api["notes"] if "records no compression" in n]
+    assert {"0.20.2": "(14,717 to 6,835 tokens) shows one: one summary", "0.38.2": "(16,490 to 8,508 tokens) shows "
+            "one: a summary and its check"}[version] in note  # fmt: skip
     # The compression, then the resume that loaded the whole file again (no call): the bill is unchanged.
     assert api["producer_compactions"] == 2
     assert _bill(_chat(version)) == {"0.20.2": (6, 0.034936), "0.38.2": (6, 0.009161)}[version]
