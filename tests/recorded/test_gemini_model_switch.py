@@ -139,3 +139,24 @@ def test_replay_bills_what_was_served_across_two_compressions():
     served = [r for r in _served(TWICE) if r.get("caller") != SIDE_CALL]
     assert len(served) == 4 and len(_served(TWICE)) == 8
     assert _api(TWICE)["bill_cost"] == pytest.approx(_priced(served), rel=1e-6)
+
+
+def test_a_stopped_turn_is_estimated_by_what_the_detector_saw():
+    """A repeated tool call (5 in a row) cut: that call's output; the detector's own model check stops a turn before
+    its request: only the answer to its feedback (the feedback texts as 0.61's ``_recoverFromLoop`` writes them)."""
+    from compactctl.recorded.gemini_loops import stopped_calls
+
+    def feedback(detail: str) -> dict[str, Any]:
+        text = f"System: Potential loop detected. Details: {detail}. Please take a step back and confirm ..."
+        return {"id": detail[:8], "type": "user", "content": [{"text": text}]}
+
+    answered = {"id": "g", "type": "gemini", "tokens": {"input": 1_000, "output": 20, "thoughts": 5, "cached": 900}}
+    prompt = {"id": "p", "type": "user", "content": [{"text": "Go on."}]}
+    looped = feedback('Repeated tool call: read_file with arguments {"file_path":"a.py"}')
+    cut, answer = stopped_calls([answered, prompt, looped], gemini.usage_of)
+    # The history (1,000, and the response re-sent: its 20 output tokens, not its thoughts) and the prompt (7 in
+    # cl100k, as a message); the repeated call's name and arguments (9).
+    assert (cut.usage.input_tokens, cut.usage.cached_tokens, cut.usage.output_tokens) == (1_027, 1_000, 9)
+    assert answer.usage.input_tokens > 1_020 and answer.usage.cached_tokens == 1_020 and not answer.usage.output_tokens
+    (only,) = stopped_calls([answered, prompt, feedback("the model's own analysis")], gemini.usage_of)
+    assert only.usage.cached_tokens == 1_020 and not only.usage.output_tokens
