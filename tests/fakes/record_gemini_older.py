@@ -23,10 +23,11 @@ from pathlib import Path
 from tests.fakes.clients import Client, Gemini
 from tests.fakes.gemini import FakeGemini
 from tests.fakes.record_copies import RECORDED, _serving, record_named
-from tests.fakes.record_fixtures import ANSWER, _version
+from tests.fakes.record_fixtures import _version
+from tests.fakes.record_gemini_switch import bug_hunt
 from tests.fakes.record_tiers import _kept
 from tests.fakes.scenarios import project
-from tests.fakes.server import Reply, ToolCall
+from tests.fakes.server import Reply
 
 # Each release on the default model of its day (named: no router call).
 MODELS = {"0.20": "gemini-2.5-pro", "0.38": "gemini-2.5-flash"}
@@ -54,13 +55,7 @@ def older_gemini_session(gemini: Gemini) -> str:
     fake.enqueue(Reply(thinking="A long log.", text="The log counts from 1 to 3000. Ask me about app.py."))
     log = "\n".join(str(n) for n in range(1, 3001))
     session = gemini.run(f"Here is the build log:\n{log}") or _only_session(gemini)
-    fake.enqueue(
-        Reply(thinking="Read the code.", tool_calls=(ToolCall("read_file", {"file_path": "app.py"}),)),
-        Reply(tool_calls=(ToolCall("run_shell_command", {"command": "python3 app.py"}),)),
-        Reply(tool_calls=(ToolCall("read_file", {"file_path": "notes.txt"}),)),
-        f"add() returns a - b, so it prints -1. {ANSWER}",
-    )
-    gemini.run("What is wrong with app.py? Read it, run it, and read the notes.", resume=session)
+    bug_hunt(gemini, session)
     fake.enqueue("Still CSV, and add() still subtracts.")
     gemini.run("Remind me: what format, and what is the bug?", resume=session)
     assert not fake.errors and not fake.script, (fake.errors, fake.script)

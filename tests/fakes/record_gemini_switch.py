@@ -37,6 +37,17 @@ def _on(gemini: Gemini, model: str) -> None:
     gemini.settings = {"model": {"name": model, "compressionThreshold": THRESHOLD}}
 
 
+def bug_hunt(gemini: Gemini, session: str) -> None:
+    """The turn both Gemini recorders resume with: a read with a thought, a command and a read with none, an answer."""
+    gemini.fake.enqueue(
+        Reply(thinking="Read the code.", tool_calls=(ToolCall("read_file", {"file_path": "app.py"}),)),
+        Reply(tool_calls=(ToolCall("run_shell_command", {"command": "python3 app.py"}),)),
+        Reply(tool_calls=(ToolCall("read_file", {"file_path": "notes.txt"}),)),
+        f"add() returns a - b, so it prints -1. {ANSWER}",
+    )
+    gemini.run("What is wrong with app.py? Read it, run it, and read the notes.", resume=session)
+
+
 def gemini_model_switch_session(gemini: Gemini, summary: str = SUMMARY) -> str:
     """Returns the session id. ``summary`` is the first answer on the second model."""
     fake = gemini.fake
@@ -49,13 +60,7 @@ def gemini_model_switch_session(gemini: Gemini, summary: str = SUMMARY) -> str:
     _on(gemini, MODELS[1])
     fake.enqueue(Reply(text=summary))
     gemini.run("Summarise the log again, briefly.", resume=session)
-    fake.enqueue(
-        Reply(thinking="Read the code.", tool_calls=(ToolCall("read_file", {"file_path": "app.py"}),)),
-        Reply(tool_calls=(ToolCall("run_shell_command", {"command": "python3 app.py"}),)),
-        Reply(tool_calls=(ToolCall("read_file", {"file_path": "notes.txt"}),)),
-        f"add() returns a - b, so it prints -1. {ANSWER}",
-    )
-    gemini.run("What is wrong with app.py? Read it, run it, and read the notes.", resume=session)
+    bug_hunt(gemini, session)
     assert not fake.errors and not fake.script, (fake.errors, fake.script)
     return session
 
