@@ -120,32 +120,45 @@ def _served_price(response: dict[str, Any]) -> float:
     return total
 
 
-def served_bill(path: Path, estimated: bool = False) -> tuple[int, float] | None:
-    """What the fake served at list price; ``estimated``: less Codex's remote compactions (``"caller": "compact"``,
-    ``"compaction"``), which replay estimated apart as the rollout recorded no usage for them."""
+def _served(path: Path) -> list[dict[str, Any]] | None:
     served_file = path.parent / f"{path.name.removesuffix('.jsonl')}.served.json"
-    if not served_file.exists():
+    return json.loads(served_file.read_text()) if served_file.exists() else None
+
+
+def served_bill(
+    path: Path, estimated: bool = False, unrecorded: frozenset[str] = frozenset()
+) -> tuple[int, float] | None:
+    """What the fake served at list price; ``estimated``: less Codex's remote compactions (``"caller": "compact"``,
+    ``"compaction"``), which replay estimated apart as the rollout recorded no usage for them; less the responses
+    ``unrecorded`` names (Claude Code's, by id)."""
+    responses = _served(path)
+    if responses is None:
         return None
     left_out = {*UNRECORDED_CALLERS, SIDE_CALL, *(COMPACTION_CALLERS if estimated else ())}
-    served = [r for r in json.loads(served_file.read_text()) if r.get("caller") not in left_out]
+    served = [r for r in responses if r.get("caller") not in left_out and r.get("id") not in unrecorded]
     return len(served), sum(_served_price(r) for r in served)
+
+
+def unrecorded_responses(path: Path) -> list[dict[str, Any]]:
+    """Claude Code's served responses whose message id no file of the session holds, untagged by the fake: the
+    summarizing request of a release that records no usage for it (before 2.1.332), and the small model's queries
+    about each Bash command (before 2.1.83). A response the fake tagged (a stream it cut) is checked as before."""
+    responses = _served(path) or []
+    if not any(str(r.get("id", "")).startswith("msg_") for r in responses):
+        return []
+    held = b"".join(_files(path).values())
+    return [r for r in responses if "caller" not in r and str(r.get("id", "")).encode() not in held]
 
 
 def served_compactions(path: Path) -> tuple[int, int] | None:
     """Codex's remote compaction calls the fake served: how many, their input tokens (None: none, or no file)."""
-    served_file = path.parent / f"{path.name.removesuffix('.jsonl')}.served.json"
-    if not served_file.exists():
-        return None
-    found = [r["usage"] for r in json.loads(served_file.read_text()) if r.get("caller") in COMPACTION_CALLERS]
+    found = [r["usage"] for r in _served(path) or [] if r.get("caller") in COMPACTION_CALLERS]
     return (len(found), sum(u.get("input_tokens") or 0 for u in found)) if found else None
 
 
 def served_side_calls(path: Path) -> tuple[int, int] | None:
     """Gemini CLI's side calls the fake served: how many, their input tokens (None: none, or no served file)."""
-    served_file = path.parent / f"{path.name.removesuffix('.jsonl')}.served.json"
-    if not served_file.exists():
-        return None
-    side = [r["usage"] for r in json.loads(served_file.read_text()) if r.get("caller") == SIDE_CALL]
+    side = [r["usage"] for r in _served(path) or [] if r.get("caller") == SIDE_CALL]
     return (len(side), sum(u.get("promptTokenCount") or 0 for u in side)) if side else None
 
 
@@ -207,7 +220,19 @@ def check(path: Path, tmp: Path) -> list[Violation]:
         if estimated[0] != compactions[0] or abs(estimated[1] - compactions[1]) > ESTIMATE_TOLERANCE * compactions[1]:
             violation("1 compaction estimate", f"estimated {estimated[0]} calls, {estimated[1]} input; served "
                       f"{compactions[0]}, {compactions[1]}")  # fmt: skip
-    served = served_bill(path, estimated=bool(compactions and estimated[0]))
+    unrecorded = unrecorded_responses(path)
+    queries = [r for r in unrecorded if "haiku" in r["model"]]
+    summaries = [r for r in unrecorded if "haiku" not in r["model"]] if estimated[0] else []
+    if summaries:
+        tokens = sum(r["usage"].get("input_tokens") or 0 for r in summaries)
+        if estimated[0] != len(summaries) or abs(estimated[1] - tokens) > ESTIMATE_TOLERANCE * tokens:
+            violation("1 compaction estimate", f"estimated {estimated[0]} calls, {estimated[1]} input; served "
+                      f"{len(summaries)}, {tokens} (in no record)")  # fmt: skip
+    notes = [note for f in replayed["files"] for note in (f.get("api") or {}).get("notes") or []]
+    if queries and not any("Bash command(s) ran" in note for note in notes):
+        violation("1 unrecorded", f"{len(queries)} small-model queries in no record, and no note says so")
+    left_out = frozenset(str(r["id"]) for r in [*queries, *summaries])
+    served = served_bill(path, estimated=bool(compactions and estimated[0]), unrecorded=left_out)
     if served is not None:
         calls, cost = served
         if abs(billed[1] - cost) > BILL_TOLERANCE * cost and has_bill:

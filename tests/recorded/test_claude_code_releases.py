@@ -66,3 +66,20 @@ def test_2_0_30s_warmups_and_task_are_billed_with_the_session():
     (entry,) = doc["files"]
     assert doc["total"]["settings"][1]["calls"] == 18 and entry["api"]["bill_cost"] == 0.449326
     assert entry["api"]["subagents"]["calls"] == 10
+
+
+@pytest.mark.parametrize(
+    ("release", "queries", "summary"),
+    [("2.0.30", 5, 3264), ("2.0.76", 5, 3289), ("2.1.9", 4, 3290), ("2.1.50", 3, 3427), ("2.1.83", 0, 3407)],
+)
+def test_the_sweep_tells_the_responses_no_file_records_and_finds_the_bill_right(release, queries, summary, tmp_path):
+    """bench/consistency_sweep.py compared every served response with the bill, though these releases record neither
+    their summarizing request (estimated apart) nor the small model's Bash queries (in a note): a "1 bill" row on all
+    five ($0.449326 replayed for $0.464116 served on 2.0.30). It now tells them by the message ids no file holds."""
+    from bench.consistency_sweep import check, unrecorded_responses
+
+    session = DATA / f"claude-code-{release}-compacted-subagent"
+    unrecorded = unrecorded_responses(session)
+    assert sum("haiku" in r["model"] for r in unrecorded) == queries
+    assert [r["usage"]["input_tokens"] for r in unrecorded if "haiku" not in r["model"]] == [summary]
+    assert check(session, tmp_path) == []
