@@ -34,7 +34,7 @@ from typing import Any
 
 from compactctl import jsonbytes
 from compactctl.errors import InputError
-from compactctl.formats.codex import ROLLOUT_FIELDS, SUMMARY_PREFIX, client_context, not_sampled
+from compactctl.formats.codex import ROLLOUT_FIELDS, not_sampled
 from compactctl.formats.records import Record, check_fields
 from compactctl.formats.responses import (
     AGENT_MESSAGE,
@@ -61,10 +61,15 @@ from compactctl.recorded import (
     with_subagents,
 )
 from compactctl.recorded.codex_agents import child_rollouts, first_meta, kind_of, side_calls_said
-from compactctl.recorded.codex_compaction import compaction_estimate, encrypted_estimate, local_compaction_count
+from compactctl.recorded.codex_compaction import (
+    compaction_estimate,
+    encrypted_estimate,
+    local_compaction_count,
+    rebuilt_history,
+)
 from compactctl.recorded.codex_copies import copied_unpaired, history_id, with_copy_keys
 from compactctl.recorded.codex_unrecorded import carries_memories, memories_note, title_note
-from compactctl.transcript import Message, content_text, is_compactctl_summary
+from compactctl.transcript import Message, is_compactctl_summary
 
 NAME = "codex"
 OUTPUT_ITEMS = frozenset(
@@ -329,29 +334,6 @@ class _Rollout:
         elif counted and isinstance(history, list):
             self.estimate_compaction(payload)  # remote, from a version that records no usage for it
         self.compactions.append(RecordedCompaction(len(self.messages), len(self.calls), replacement, trigger=trigger))
-
-
-def rebuilt_history(messages: list[Message]) -> list[Message]:
-    """What Codex's local compaction keeps of the history before its summary (codex-rs ``compact.rs``:
-    ``build_compacted_history(build_initial_context(turn), collect_user_messages(history), summary)``): the initial
-    context once, as the turn has it (the last run of context messages the rollout wrote), then the user's own
-    messages, without the context Codex wrote at each turn (AGENTS.md, environment) or an earlier summary.
-
-    Measured on the real Codex 0.100.0 against the loopback fake, its requests kept: after a local compaction it sent
-    the permissions, AGENTS.md and environment messages once, both prompts, the summary and the new prompt; every user
-    message kept (AGENTS.md and the environment three times each, no permissions) counted 1,414 o200k tokens more, and
-    the fitted prefix of each compacted context fell below the one before (1,239 -> -174 -> -919 tokens)."""
-    last = max((n for n, m in enumerate(messages) if client_context(m)), default=-1)
-    start = last
-    while start > 0 and client_context(messages[start - 1]):
-        start -= 1
-    context = messages[start : last + 1] if last >= 0 else []
-    own = [
-        m
-        for m in messages
-        if m.get("role") == "user" and not client_context(m) and not content_text(m).startswith(SUMMARY_PREFIX[:60])
-    ]
-    return [*context, *own]
 
 
 def _joined(before: Any, text: Any) -> Any:
