@@ -61,7 +61,12 @@ from compactctl.recorded import (
     with_subagents,
 )
 from compactctl.recorded.codex_agents import child_rollouts, first_meta, kind_of, side_calls_said
-from compactctl.recorded.codex_compaction import compaction_estimate, encrypted_estimate, local_compaction_count
+from compactctl.recorded.codex_compaction import (
+    compaction_estimate,
+    encrypted_estimate,
+    local_compaction_count,
+    rebuilt_history,
+)
 from compactctl.recorded.codex_copies import copied_unpaired, history_id, with_copy_keys
 from compactctl.recorded.codex_unrecorded import carries_memories, memories_note, title_note
 from compactctl.transcript import Message, is_compactctl_summary
@@ -312,7 +317,7 @@ class _Rollout:
                     # Opaque: what it costs is known only from the next call's usage; its length is the estimate.
                     replacement.append({"role": "user", "content": "", "encrypted_chars": encrypted_estimate(item)})
         else:
-            replacement += [m for m in self.messages if m.get("role") == "user"]
+            replacement += rebuilt_history(self.messages)
             replacement.append({"role": "user", "content": str(payload.get("message", ""))})
         # The client's own write their summary as the message or an opaque item; compactctl's neither, or its own.
         said = {"role": "user", "content": str(payload.get("message") or "")}

@@ -10,13 +10,16 @@ one the rollout recorded no usage for.
   the count after the response have it as a second count for the call before (0.77.0, 0.100.0).
 - **An unrecorded compaction's estimate** (remote: ``/responses/compact`` up to 0.13x, and the streamed request
   that ends on a ``compaction_trigger`` from 0.140 until 0.171 records its usage): the request it was.
+- **What a local compaction keeps** (a ``compacted`` line with only its summary): ``rebuilt_history``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from compactctl.formats.codex import SUMMARY_PREFIX, client_context
 from compactctl.recorded import ApiUsage
+from compactctl.transcript import Message, content_text
 
 # Measured on real rollouts with usage: a reasoning item's billed tokens are about
 # 0.14 per character of its encrypted content past a fixed envelope of about 870 characters.
@@ -58,3 +61,27 @@ def compaction_estimate(payload: dict[str, Any], counts: list[tuple[int, ApiUsag
     caches = any(usage is not None and usage.cached_tokens for _, usage in counts)
     cached = last.input_tokens if caches else 0
     return ApiUsage(last.input_tokens + last.output_tokens, cached, output_tokens=summary)
+
+
+def rebuilt_history(messages: list[Message]) -> list[Message]:
+    """What Codex's local compaction keeps of the history before its summary (codex-rs ``compact.rs``:
+    ``build_compacted_history(build_initial_context(turn), collect_user_messages(history), summary)``): the initial
+    context once, as the turn has it (the last run of context messages the rollout wrote), then the user's own
+    messages, without the context Codex wrote at each turn (AGENTS.md, environment) or an earlier summary (Codex
+    keeps the last 20k tokens of them, by its own estimate: not applied here, as no session here comes near it).
+
+    Measured on the real Codex 0.100.0 against the loopback fake, its requests kept: after a local compaction it sent
+    the permissions, AGENTS.md and environment messages once, both prompts, the summary and the new prompt; every user
+    message kept (AGENTS.md and the environment three times each, no permissions) counted 1,414 o200k tokens more, and
+    the fitted prefix of each compacted context fell below the one before (1,239 -> -174 -> -919 tokens)."""
+    last = max((n for n, m in enumerate(messages) if client_context(m)), default=-1)
+    start = last
+    while start > 0 and client_context(messages[start - 1]):
+        start -= 1
+    context = messages[start : last + 1] if last >= 0 else []
+    own = [
+        m
+        for m in messages
+        if m.get("role") == "user" and not client_context(m) and not content_text(m).startswith(SUMMARY_PREFIX[:60])
+    ]
+    return [*context, *own]

@@ -105,3 +105,36 @@ def test_an_agent_file_is_joined_by_the_last_session_it_names():
     assert not read_with_its_session(str(warmup), {str(warmup)})
     alone = cli("replay", warmup, "--json", "-q")  # named on its own it is still replayed, its one call
     assert orjson.loads(alone.stdout)["total"]["settings"][0]["calls"] == 1
+
+
+CODEX_0_100 = DATA / "codex-0.100.0-compacted"
+
+
+def test_0_100s_local_compaction_keeps_the_initial_context_once_and_the_users_own_prompts():
+    """Codex's local compaction rebuilds the history as the turn's initial context, the user's own messages and the
+    summary (codex-rs ``compact.rs``); measured on the real 0.100 with its requests kept: the permissions, AGENTS.md and
+    environment once, both prompts, the summary. Read as every user message kept (AGENTS.md and the environment three
+    times each), each compacted context's fitted hidden prefix fell by a third (3,198 -> 2,216 -> 1,645): the context
+    counted ~1,000 API tokens more than was sent. Now each compaction's prefix is the first context's (the same
+    instructions and tools)."""
+    from compactctl.calibration import calibrate
+    from compactctl.formats.records import parse_records
+    from compactctl.recorded import read_recorded
+    from compactctl.transcript import content_text
+
+    (path,) = CODEX_0_100.glob("*.jsonl")
+    session = read_recorded("codex", parse_records(path.read_bytes(), str(path))[0], str(path))
+    assert session is not None
+    first = session.contexts[0].compactions[0].replacement
+    texts = [content_text(m)[:26] for m in first]
+    assert [m["role"] for m in first] == ["system", "developer", "user", "user", "user", "user", "user"]
+    assert texts[1:6] == [
+        "<permissions instructions>",
+        "# AGENTS.md instructions f",
+        "<environment_context>\n  <c",
+        "What do the notes say?",
+        "What does app.py print?",
+    ]
+    assert texts[6].startswith("Another language model")
+    prefix = calibrate(session, "codex").prefix
+    assert prefix == {"main": 3198, "main@5": 3291, "main@6": 3294}
