@@ -35,7 +35,7 @@ from compactctl.summarizers.redact import redacted_text
 from compactctl.summarizers.sections import FACT_LABELS, LATEST, REQUEST_CHARS, SEPARATOR, Sections, clip, extract
 from compactctl.summarizers.writings import is_demonstration, writings
 from compactctl.tokens import TokenCounter, counter_for
-from compactctl.transcript import Message
+from compactctl.transcript import Message, is_thinking
 from compactctl.usage import SummarizerUsage
 
 NAME = "extractive"
@@ -234,7 +234,25 @@ def redacted(span: list[Message]) -> list[Message]:
 
 
 def _redacted_message(message: Message) -> Any:
-    return _REDACTED.found(message_key(message), _redacted_value, message)
+    return _REDACTED.found(message_key(message), _redacted_read, message)
+
+
+def _redacted_read(message: Message) -> Any:
+    """``_redacted_value`` of the message, its thinking parts passed as they are: nothing the summary is
+    made of reads them (``content_text`` leaves them out; facts, writings and sections read the text, the
+    tool calls and the outputs), so what they hold never reaches a summary, redacted or not. A thinking
+    block's signature is a long base64 run the redactor decoded and scanned for nothing: yoavf's session,
+    31 signatures and their thinking, a quarter of the characters its span was redacted over."""
+    content = message.get("content")
+    if not isinstance(content, list) or not any(is_thinking(part) for part in content):
+        return _redacted_value(message)
+    parts = [part if is_thinking(part) else _redacted_value(part) for part in content]
+    others = {key: value for key, value in message.items() if key != "content"}
+    redacted_others = _redacted_value(others)
+    if redacted_others is others and all(new is old for new, old in zip(parts, content, strict=True)):
+        return message
+    assert isinstance(redacted_others, dict)  # a dict's copy is a dict
+    return {key: parts if key == "content" else redacted_others[key] for key in message}
 
 
 def _redacted_value(value: object) -> object:

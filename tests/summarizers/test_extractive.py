@@ -211,5 +211,42 @@ def test_a_span_redacted_string_by_string_is_what_redacting_each_message_gives(m
 
     span = [*messages, *({"role": "user", "content": text} for text in texts)]
     span.append({"role": "tool", "tool_call_id": "x", "content": [{"type": "text", "text": texts[0]}]})
-    assert redacted(span) == redact_messages(span)[0]
-    assert redacted(span) == redact_messages(span)[0]  # again, from the memo
+    span.append({"role": "assistant", "content": [{"type": "thinking", "thinking": texts[-1], "signature": "s"}]})
+    assert _thinking_put_back(redact_messages(span)[0], span) == redacted(span)
+    assert _thinking_put_back(redact_messages(span)[0], span) == redacted(span)  # again, from the memo
+
+
+def _thinking_put_back(redacted_span: list[dict], span: list[dict]) -> list[dict]:
+    """``redacted_span`` with each thinking part as it was in ``span`` (the summarizer never reads one)."""
+    from compactctl.transcript import is_thinking
+
+    out = []
+    for new, old in zip(redacted_span, span, strict=True):
+        content = old.get("content")
+        if isinstance(content, list):
+            parts = [o if is_thinking(o) else n for n, o in zip(new["content"], content, strict=True)]
+            new = {**new, "content": parts}
+        out.append(new)
+    return out
+
+
+def test_a_thinking_part_is_passed_to_the_summary_as_it_is_and_none_of_it_reaches_the_summary():
+    """Thinking is not read (``content_text`` leaves it out), so it is not redacted either: a signature's
+    base64 run was decoded and scanned for nothing. The summary is the one of the span without it."""
+    from compactctl.summarizers.extractive import redacted
+
+    key = "sk-ant-api03-" + "Zk8q2mWv7Rt5Xn3bQ9" * 4
+    thinking = {"type": "thinking", "thinking": f"The key is {key}, use it", "signature": "RXJyb3I6" * 40}
+    said = {"type": "text", "text": f"Deploying with {key} now."}
+    span = [
+        {"role": "user", "content": "Deploy the app to staging, never to production."},
+        {"role": "assistant", "content": [thinking, said]},
+    ]
+    (_, copied) = redacted(span)
+    assert copied["content"][0] is thinking  # as it was, not a redacted copy
+    assert copied["content"][1]["text"] == "Deploying with [REDACTED:anthropic-key] now."
+    without = [span[0], {"role": "assistant", "content": [said]}]
+    summarizer = ExtractiveSummarizer(counter_for())
+    summary = summarizer.summarize(SummaryRequest(span, "structured", 400)).text
+    assert summary == summarizer.summarize(SummaryRequest(without, "structured", 400)).text
+    assert key not in summary and "use it" not in summary
