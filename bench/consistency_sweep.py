@@ -17,7 +17,10 @@ For each input it checks, and prints one table row per violation:
    ``compaction_estimate`` calls, their input within 5 % of its tokens; no unpriced model; each file's held-out
    calibration error (``api.calibration.error.held_out``) median <= 2 % and p90 <= 5 %. Codex's remote compactions
    (``"caller": "compact"`` or ``"compaction"``) that replay estimated apart (``compaction_estimate``): as many, their
-   input within 5 %, and out of the bill compared.
+   input within 5 %, and out of the bill compared. Claude Code's served responses whose message id no file of the
+   session holds: the summarizing request of a release that records no usage for it checked as those (against
+   ``compaction_estimate``), the small model's Bash queries (releases before 2.1.83) against replay's note saying so;
+   neither in the bill compared.
 2. report: ``compact IN -o OUT --json`` (the default steps, and ``-s window --keep-recent 2``, which changes a file
    of any size), then ``report IN OUT --json``: report's after-tokens are compact's; API-valid is never false
    before, nor after where it was true before (every input here but ``REFUSED`` is a file its client accepted).
