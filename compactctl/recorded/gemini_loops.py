@@ -20,11 +20,15 @@ unknown (no record holds it): 0. The detector's model check (``detail`` from its
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from compactctl.recorded import ApiUsage, timestamp_of
+
+if TYPE_CHECKING:
+    from compactctl.tokens import TokenCounter
 
 # The detector's feedback, sent as a user turn (0.61's ``GeminiClient._recoverFromLoop``).
 LOOP_FEEDBACK = "System: Potential loop detected."
@@ -73,16 +77,14 @@ def stopped_calls(values: Iterable[Any], usage_of: Callable[[Any], ApiUsage | No
             model = record.get("model")
             last, request = (usage, model if isinstance(model, str) else None), []
             continue
-        text = feedback_text(record)
-        if text is None:
-            if record.get("type") == "user" and record["id"] not in seen:
-                request.append(record)
-            seen.add(record["id"])
-            continue
-        if record["id"] in seen or last is None:
-            seen.add(record["id"])
-            continue  # a copy of the feedback (a checkpoint's list), or no call before it to count from
+        text, first = feedback_text(record), record["id"] not in seen
         seen.add(record["id"])
+        if text is None:
+            if record.get("type") == "user" and first:
+                request.append(record)
+            continue
+        if not first or last is None:
+            continue  # a copy of the feedback (a checkpoint's list), or no call before it to count from
         before, model = last
         model = next((m for r in records[n + 1 :] if isinstance(m := r.get("model"), str)), model)
         when = timestamp_of(record.get("timestamp"))
@@ -115,8 +117,6 @@ def _text(record: dict[str, Any]) -> str:
     parts = record.get("content")
     if isinstance(parts, str):
         return parts
-    import json
-
     return "".join(
         str(p.get("text")) if isinstance(p, dict) and "text" in p else json.dumps(p, default=str)
         for p in parts or []
@@ -124,7 +124,7 @@ def _text(record: dict[str, Any]) -> str:
     )
 
 
-def _cut_output(feedback: str, counter: Any) -> int | None:
+def _cut_output(feedback: str, counter: TokenCounter) -> int | None:
     """The cut response's output tokens the feedback tells: the repeated call, or the repeated text's chunks;
     None where the detector's model check stopped the turn before its request (no response cut)."""
     if REPEATED_CALL in feedback:

@@ -246,13 +246,13 @@ def _redacted_read(message: Message) -> Any:
     content = message.get("content")
     if not isinstance(content, list) or not any(is_thinking(part) for part in content):
         return _redacted_value(message)
-    parts = [part if is_thinking(part) else _redacted_value(part) for part in content]
-    others = {key: value for key, value in message.items() if key != "content"}
-    redacted_others = _redacted_value(others)
-    if redacted_others is others and all(new is old for new, old in zip(parts, content, strict=True)):
+    bare = {**message, "content": [None if is_thinking(part) else part for part in content]}
+    redacted_bare = _redacted_value(bare)
+    if redacted_bare is bare:
         return message
-    assert isinstance(redacted_others, dict)  # a dict's copy is a dict
-    return {key: parts if key == "content" else redacted_others[key] for key in message}
+    assert isinstance(redacted_bare, dict)  # a dict's copy is a dict
+    kept = zip(redacted_bare["content"], content, strict=True)
+    return {**redacted_bare, "content": [old if is_thinking(old) else new for new, old in kept]}
 
 
 def _redacted_value(value: object) -> object:
