@@ -38,7 +38,7 @@ from compactctl.config import (
 )
 from compactctl.files.io import STDIO, Job, expand_inputs, read_with_its_session
 from compactctl.files.jobs import cores, run_jobs
-from compactctl.files.replay import Opened, each_call_once, fitted_to, read_ahead, replay_file
+from compactctl.files.replay import Opened, each_call_once, fit_first, replay_file
 from compactctl.files.replay_apart import walker_for
 from compactctl.replay.options import DEFAULT_THRESHOLDS, ReplayOptions
 from compactctl.replay.price_source import source_label
@@ -102,14 +102,15 @@ def replay(
     thresholds = parse_thresholds(list(replaying.thresholds))
     read = settings.of(InputOptions)
     fitted: FittedThresholds | None = None
+    thresholds_said: str | None = None
     read_first: dict[str, Opened] = {}
     if not thresholds and not use_stage:
-        # Thresholds that fit the first file: its producer's own auto-compact point on the model's window.
-        # That file is read now, once: its job replays what was read (standard input too: it is read whole anyway).
-        first = next(iter(expand_inputs(inputs)), None)
-        if first is not None:
-            read_first[first[0]] = read_ahead(first[0], read)
-            fitted = fitted_to(read_first[first[0]])
+        # Thresholds that fit the first file that reads: its producer's own auto-compact point on the model's
+        # window. That file is read now, once: its job replays what was read (standard input too: it is read
+        # whole anyway).
+        listed = [(source, name) for source, name, _ in expand_inputs(inputs)]
+        first = fit_first(listed, read, several=len(listed) > 1)
+        fitted, thresholds_said, read_first = first.fitted, first.why, first.opened
         thresholds = fitted.thresholds if fitted is not None else list(DEFAULT_THRESHOLDS)
     table = load_prices(replaying.prices)
     prices = prices_for(
@@ -169,7 +170,7 @@ def replay(
     results = each_call_once(done, replayed)
     label = inputs[0] if len(inputs) == 1 else ", ".join(inputs)
     body = replay_json(results)
-    body["total"]["thresholds_from"] = fitted.said() if fitted is not None else None
+    body["total"]["thresholds_from"] = thresholds_said if fitted is not None else None
     outcome = settings.of(OutcomeOptions)
     doc = build_document("replay", found, body["files"], failures, outcome, total=body["total"])
     say_failures(entry for entry in doc["files"] if entry["status"] == "failed")
@@ -181,8 +182,8 @@ def replay(
         write_json(doc)
     else:
         if results and not quiet:
-            if fitted is not None:
-                common_console().print(f"note: {escape(fitted.said())}", soft_wrap=True)
+            if thresholds_said is not None:
+                common_console().print(f"note: {escape(thresholds_said)}", soft_wrap=True)
             render(results, label, prices, replaying.prices)
     if plot is not None and results:
         write_plot(plot, _chart_source(results))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -82,6 +82,42 @@ def read_ahead(source: str, read: InputOptions) -> Opened:
         return Opened(known, read_whole(source, read, known))
     except (InputError, OSError) as error:
         return Opened(known, error=error)
+
+
+@dataclass(frozen=True)
+class FirstFit:
+    """The thresholds fitted to the first input that reads (None: the defaults, and ``why``), and
+    every input read ahead for them (their jobs replay what was read, or raise its error)."""
+
+    fitted: FittedThresholds | None
+    why: str  # where the thresholds come from: the fitted file, or why the defaults are used
+    opened: dict[str, Opened]
+
+
+def fit_first(inputs: Iterable[tuple[str, str]], read: InputOptions, several: bool) -> FirstFit:
+    """The thresholds that fit the first input that can be read. One that cannot is passed over (its
+    job names the error), so a stray file first on the line does not give the whole run the defaults."""
+    opened: dict[str, Opened] = {}
+    for source, name in inputs:
+        one = opened[source] = read_ahead(source, read)
+        if one.error is not None:
+            continue
+        fitted = fitted_to(one)
+        if fitted is not None:
+            return FirstFit(fitted, fitted.said(name if several else None), opened)
+        fmt = one.whole.fmt if one.whole is not None else one.known
+        if fmt is not None and fmt.auto_compact is None:
+            why = f"{name} is {fmt.name}, whose producer has no auto-compact point"
+        else:
+            why = f"{name} records no usage to fit them to"
+        return FirstFit(None, defaults_said(why), opened)
+    return FirstFit(None, defaults_said("no input could be read to fit them to" if opened else "no input"), opened)
+
+
+def defaults_said(why: str) -> str:
+    from compactctl.replay.options import DEFAULT_THRESHOLDS
+
+    return f"thresholds {', '.join(f'{t:,}' for t in DEFAULT_THRESHOLDS)}, the defaults: {why} (-t to choose)"
 
 
 def fitted_to(opened: Opened) -> FittedThresholds | None:

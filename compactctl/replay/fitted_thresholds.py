@@ -54,11 +54,13 @@ class FittedThresholds:
     window_from: str = "genai-prices"
     trigger_from: str = "its own auto-compact point"
 
-    def said(self) -> str:
-        """One line for the reader: which thresholds, and where they come from."""
+    def said(self, of: str | None = None) -> str:
+        """One line for the reader: which thresholds, and where they come from (the file ``of``, in a run of
+        several)."""
         quarter, half, _ = self.thresholds
+        window_from = self.window_from if of is None else f"{self.window_from}; {of}, the first file that reads"
         return (
-            f"thresholds from {self.model}'s {self.window:,}-token window ({self.window_from}): {self.producer}'s "
+            f"thresholds from {self.model}'s {self.window:,}-token window ({window_from}): {self.producer}'s "
             f"{self.trigger_from} {self.trigger:,}, and half ({half:,}) and a quarter ({quarter:,}) of it "
             "(-t to choose)"
         )

@@ -41,3 +41,29 @@ def test_thresholds_are_fitted_by_the_format_s_auto_compact_field_not_its_name()
     fitted = fitted_thresholds(made_up, None)
     assert fitted is not None and (fitted.window, fitted.trigger) == (200_000, 160_000)
     assert fitted.producer == "new-agent"
+
+
+def test_a_run_s_thresholds_fit_the_first_file_that_reads_and_the_note_says_which_or_why_the_defaults(tmp_path):
+    from pathlib import Path
+
+    import orjson
+    from typer.testing import CliRunner
+
+    from compactctl.cli.main import app
+
+    codex = Path(__file__).parents[1] / "formats" / "data" / "real-clients" / "codex-0.171.0-compacted.jsonl"
+    stray = tmp_path / "LICENSE"
+    stray.write_text("MIT License\n")
+    # A stray file first on the line is passed over (its error still named, exit 2), not the reason for 8k/16k/32k.
+    result = CliRunner().invoke(app, ["replay", str(stray), str(codex)])
+    assert result.exit_code == 2 and "LICENSE:1:1" in result.stderr
+    note = result.stdout[: result.stdout.index("┏")]
+    assert "codex's own auto-compact point" in note and f"{codex.name}, the first file that reads" in note
+    assert "threshold 8,000" not in result.stdout
+    alone = orjson.loads(CliRunner().invoke(app, ["replay", str(codex), "--json"]).stdout)["total"]["thresholds_from"]
+    assert "the first file" not in alone  # one file: nothing to tell it from
+    # A file that gives nothing to fit: the defaults, and the note says so and why.
+    chat = Path(__file__).parents[2] / "samples" / "coding-agent.jsonl"
+    shown = CliRunner().invoke(app, ["replay", str(chat)])
+    assert "note: thresholds 8,000, 16,000, 32,000, the defaults: coding-agent.jsonl is chat" in shown.stdout
+    assert shown.stdout.index("the defaults") < shown.stdout.index("┏")
