@@ -203,8 +203,9 @@ def _facts(report: FileReport) -> str:
     return text
 
 
-def render_one(report: FileReport) -> Table:
-    """Before and after side by side; with no after, one column."""
+def render_one(report: FileReport) -> RenderableType:
+    """Before and after side by side; with no after, one column. What the input's usage says (sentences,
+    not figures to compare) follows the table, a line each, so the columns stay as narrow as their figures."""
     compared = report.tokens_after is not None
     after_roles = report.tokens_by_role_after or {}
     rows: list[tuple[str, str, str]] = [
@@ -220,10 +221,11 @@ def render_one(report: FileReport) -> Table:
     if compared:
         rows.append(("[bold]reduction", "", f"[bold]{pct(report.reduction)}"))
     rows.append(("facts kept" if compared else "facts present", "", _facts(report)))
+    usage_lines: list[tuple[str, str, str]] = []
     if report.api_usage:
-        rows.append(("API-reported input", _api_usage(report.api_usage), ""))
+        usage_lines.append(("API-reported input", _api_usage(report.api_usage), ""))
     if report.api_calibration:
-        rows.extend(_calibration_rows(report.api_calibration))
+        usage_lines.extend(_calibration_rows(report.api_calibration))
     if report.summarizer_calls:
         tokens = report.summarizer_prompt_tokens + report.summarizer_completion_tokens
         plural = "" if report.summarizer_calls == 1 else "s"
@@ -244,7 +246,17 @@ def render_one(report: FileReport) -> Table:
         table.add_column("after", justify="right")
     for label, before, after in rows:
         table.add_row(label, before, after) if compared else table.add_row(label, before or after)
-    return table
+    if not usage_lines:
+        return table
+    from rich.console import Group
+    from rich.text import Text
+
+    of_input = " (before)" if compared else ""  # the usage is the input's: the output was never sent
+    lines = [
+        Text.from_markup(f"{label}{'' if label.startswith(' ') else of_input}: {text}")
+        for label, text, _ in usage_lines
+    ]
+    return Group(table, *lines)
 
 
 def held_out_error(calls: int, median: float, p90: float) -> str:

@@ -143,6 +143,9 @@ def test_report_json_splits_the_gap_into_parts_that_add_up_to_the_reported_input
     table = CliRunner().invoke(app, ["report", str(_write(tmp_path, session))], env={"COLUMNS": "250"}).stdout
     calibrated = next(line for line in table.splitlines() if "API input, calibrated" in line)
     assert f"{recorded['calls']:,} billed calls: reported {recorded['reported_input_tokens']:,}," in calibrated
+    # Sentences follow the table, a line each: the before column stays as wide as its figures.
+    assert not calibrated.startswith("│") and any(line.startswith("  gap: prefix") for line in table.splitlines())
+    assert max(len(line) for line in table.splitlines() if line[:1] in "┏│└") < 50
 
 
 def test_a_folder_mixing_compacted_sessions_and_plain_chats_lines_its_rows_up(tmp_path):
