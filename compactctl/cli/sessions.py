@@ -112,7 +112,10 @@ def sessions(
     short = short_ids(row.session.session_id for row in shown)
     out = console()
     if not shown:
-        out.print("no sessions" + (" match" if client or project or since else " yet"))
+        if client or project or since:
+            out.print("no sessions match")
+        else:  # where it looked, as a missing folder is said: a client that keeps its sessions elsewhere shows here
+            out.print(f"no sessions yet in {', '.join(_home_short(str(root)) for root in existing_roots())}")
     else:
         out.print(_table(shown, short))
     for failure in failed:

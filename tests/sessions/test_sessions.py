@@ -160,6 +160,13 @@ def test_sessions_says_so_when_no_client_folder_exists(tmp_path: Path) -> None:
     assert "no Claude Code, Codex or Gemini CLI folder here" in done.stderr and str(tmp_path / ".claude") in done.stderr
 
 
+def test_sessions_says_where_it_looked_when_a_client_folder_holds_no_session(tmp_path: Path) -> None:
+    (tmp_path / ".codex" / "sessions").mkdir(parents=True)  # a client run once, whose sessions are kept elsewhere
+    done = run_cli(tmp_path, "sessions")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "no sessions yet in ~/.codex"  # the folder that exists, not the three looked for
+
+
 @pytest.mark.slow  # five console scripts in fresh interpreters
 def test_sessions_filters_by_client_project_and_time(home: Path) -> None:
     def ids(*args: str) -> list[str]:
