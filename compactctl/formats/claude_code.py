@@ -71,8 +71,10 @@ RESUMABLE = True  # ``claude --resume`` (``compactctl.sessions.claude_code``)
 # ``function gse(e,n){let o=Math.min(e.maxOutputTokens,kfo),...return h-o}`` with ``kfo=20000`` (the
 # effective window is the model's less its output room, at most 20,000), used as
 # ``autoCompactThreshold:QG(gse(n,...))``: 200,000 - 20,000 - 13,000 = 167,000 on a 200,000-token window
-# (83.5 %). ``CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`` and ``CLAUDE_CODE_AUTO_COMPACT_WINDOW`` move it; a file
-# does not record them. It runs a model on 200,000 unless a call went past it (1M needs an opt-in).
+# (83.5 %). 2.1.337 keeps both (``xKe=13000``, ``F4r=20000``); its threshold function caps the result at
+# ``compactAtMost``, which only a percent override on a window a server experiment chose sets.
+# ``CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`` and ``CLAUDE_CODE_AUTO_COMPACT_WINDOW`` move it; a file does not
+# record them. It runs a model on 200,000 unless a call went past it (1M needs an opt-in).
 AUTO_COMPACT_OUTPUT_ROOM = 20_000  # kfo: min(maxOutputTokens, 20000) kept for the reply
 AUTO_COMPACT_BUFFER = 13_000  # $Ue
 AUTO_COMPACT = AutoCompact(

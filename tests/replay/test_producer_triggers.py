@@ -35,12 +35,12 @@ def _shipped(binary: Path) -> Path:
     return binary.resolve()
 
 
-def _search(path: Path, pattern: bytes) -> bytes:
-    """The first group of ``pattern`` in the file (400 MB for Claude Code: mapped, not read)."""
+def _search(path: Path, pattern: bytes, group: int = 1) -> bytes:
+    """Group ``group`` of ``pattern``'s first match in the file (400 MB for Claude Code: mapped, not read)."""
     with path.open("rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
         found = re.search(pattern, data)
         assert found is not None, f"{pattern!r} is not in {path}: re-read the client's auto-compact code"
-        return bytes(found.group(1))
+        return bytes(found.group(group))
 
 
 def _constant(path: Path, name: bytes) -> int:
@@ -49,10 +49,17 @@ def _constant(path: Path, name: bytes) -> int:
 
 def test_claude_code_compacts_at_the_window_less_its_output_room_and_a_13k_buffer():
     binary = _shipped(require_client("claude").binary)
-    # The threshold function: the effective window less a buffer (the percent override aside).
-    threshold = _search(binary, rb"function [\w$]+\(e,n\)\{let o=e-([\w$]+),g=n\.testPctOverride")
+    # The threshold function: the effective window less a buffer (the percent override aside). 2.1.337 caps it at
+    # ``compactAtMost``, which only a percent override on a window the server's experiment chose sets; the minifier
+    # names the second parameter anew in each release (2.1.332's ``n``, 2.1.337's ``o``).
+    threshold = _search(
+        binary,
+        rb"function [\w$]+\(e,([a-z])\)\{let [a-z]=(?:Math\.min\()?e-([\w$]+)(?:,\1\.compactAtMost\?\?1/0\))?,"
+        rb"[a-z]=\1\.testPctOverride",
+        group=2,
+    )
     # The effective window: the model's less min(its max output, a reserve).
-    window = _search(binary, rb"function [\w$]+\(e,n\)\{let o=Math\.min\(e\.maxOutputTokens,([\w$]+)\)")
+    window = _search(binary, rb"function [\w$]+\(e,[a-z]\)\{let [a-z]=Math\.min\(e\.maxOutputTokens,([\w$]+)\)")
     assert _constant(binary, threshold) == AUTO_COMPACT_BUFFER
     assert _constant(binary, window) == AUTO_COMPACT_OUTPUT_ROOM
     assert _trigger("claude-code", 200_000) == 167_000
