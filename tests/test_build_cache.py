@@ -3,10 +3,14 @@ methods made from the cache are the ones ``re`` and ``dataclasses`` make without
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import subprocess
 import sys
+import typing
+from dataclasses import InitVar
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -160,7 +164,9 @@ for name, module in sorted(sys.modules.items()):
     for value in list(vars(module).values()):
         if isinstance(value, type) and dataclasses.is_dataclass(value) and value.__module__ == name:
             methods = ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__")
-            classes[f"{name}.{value.__qualname__}"] = [made(vars(value)[m]) for m in methods if m in vars(value)]
+            fields = [(f.name, f._field_type.name, f.kw_only, f.init) for f in value.__dataclass_fields__.values()]
+            own = [made(vars(value)[m]) for m in methods if m in vars(value)]
+            classes[f"{name}.{value.__qualname__}"] = own, fields
 import hashlib
 spelled = re.sub(r" at 0x[0-9a-f]+", "", repr(sorted(classes.items())))  # a default function's address
 print("CLASSES", before, len(classes), hashlib.sha256(spelled.encode()).hexdigest())
@@ -211,3 +217,37 @@ def test_a_dataclass_built_through_the_cache_behaves_as_one_built_without(tmp_pa
         assert made.__init__.__annotations__ == plain.__init__.__annotations__  # not strings: no flag inherited
         with pytest.raises(dataclasses.FrozenInstanceError):
             point.x = 2  # type: ignore[misc]
+
+
+def _marked() -> type:
+    @dataclasses.dataclass
+    class Marked:
+        count: ClassVar[int] = 0
+        spelled: typing.ClassVar[str] = ""
+        seed: InitVar[int] = 0
+        also: dataclasses.InitVar[str] = ""
+        plain: int = 1
+        _: dataclasses.KW_ONLY
+        late: str = ""
+        unknown: Undeclared = None  # type: ignore[name-defined]  # noqa: F821 - a name the module lacks
+
+    return Marked
+
+
+def test_annotations_read_once_mark_classvars_initvars_and_keyword_only_as_dataclasses_does():
+    def kinds(made: type) -> list[tuple[str, str, object]]:
+        return [(f.name, f._field_type.name, f.kw_only) for f in made.__dataclass_fields__.values()]  # type: ignore[attr-defined]
+
+    plain = _marked()
+    dataclass_code.install()
+    try:
+        dataclass_code._IDENTIFIERS.clear()
+        read = _marked()
+        again = _marked()  # every annotation's names from the memo
+        assert "dataclasses.InitVar[str]" in dataclass_code._IDENTIFIERS
+    finally:
+        dataclass_code.uninstall()
+    assert dataclasses._is_type is not dataclass_code._is_type  # type: ignore[attr-defined]
+    assert kinds(read) == kinds(again) == kinds(plain)
+    assert [name for name, kind, _ in kinds(plain) if kind != "_FIELD"] == ["count", "spelled", "seed", "also"]
+    assert read(seed=1, late="x").late == "x"
