@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import inspect
 import sys
 import types
 import typing
@@ -164,7 +163,7 @@ def type_hints(options_type: type) -> dict[str, Any]:
     but a class, ``X | None`` or ``tuple[X, ...]`` of classes, is left to ``typing`` itself."""
     hints: dict[str, Any] = {}
     for base in reversed(options_type.__mro__):
-        annotations = inspect.get_annotations(base)
+        annotations = vars(base).get("__annotations__", {})  # as typing reads them (inspect is not loaded)
         if not annotations:
             continue
         module = getattr(sys.modules.get(base.__module__), "__dict__", {})
