@@ -251,3 +251,48 @@ def test_annotations_read_once_mark_classvars_initvars_and_keyword_only_as_datac
     assert kinds(read) == kinds(again) == kinds(plain)
     assert [name for name, kind, _ in kinds(plain) if kind != "_FIELD"] == ["count", "spelled", "seed", "also"]
     assert read(seed=1, late="x").late == "x"
+
+
+def test_re_compiles_through_the_cache_once_installed(cache, capsys):
+    from re import _compiler
+
+    source = r"(?P<word>installed)-(\d+)-hook"
+    re.purge()
+    pattern_cache.install()
+    try:
+        made = re.compile(source, re.I)
+        assert (source, int(re.I)) in pattern_cache.CACHE.known()
+        re.compile(r"debugged+", re.DEBUG)  # compiled by re itself, which prints it
+        assert "debugged" not in str(pattern_cache.CACHE.known()) and "LITERAL" in capsys.readouterr().out
+    finally:
+        pattern_cache.uninstall()
+        re.purge()
+    assert _compiler.compile is not pattern_cache._compile
+    _as_re_makes_it(made, source, re.I)
+
+
+# The command run as the program (``python -m compactctl``), its parse of patterns counted at exit.
+PARSES = """
+import atexit, runpy, sys
+from re import _parser
+parsed = []
+plain = _parser.parse
+_parser.parse = lambda *args, **kwargs: parsed.append(args[0]) or plain(*args, **kwargs)
+atexit.register(lambda: print("PARSED", len(parsed), file=sys.stderr))
+sys.argv = ["compactctl", "compact", sys.argv[1], "-o", sys.argv[2], "-q"]
+runpy.run_module("compactctl", run_name="__main__", alter_sys=True)
+"""
+
+
+def test_a_second_run_parses_no_pattern_at_all(tmp_path):
+    source = Path(__file__).parent / "formats" / "data" / "claude-code.jsonl"
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": ROOT, build_cache.BUILD_CACHE_ENV: str(tmp_path / "cache")}
+    counts = []
+    for _ in range(2):
+        done = subprocess.run(
+            [sys.executable, "-c", PARSES, str(source), str(tmp_path / "out.jsonl")],
+            env=env, capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        counts.append(int(done.stderr.split("PARSED")[-1]))
+    assert counts[0] > 10  # the standard library's (json's, dataclasses') and the package's, parsed once
+    assert counts[1] == 0
