@@ -296,3 +296,18 @@ def test_a_second_run_parses_no_pattern_at_all(tmp_path):
         counts.append(int(done.stderr.split("PARSED")[-1]))
     assert counts[0] > 10  # the standard library's (json's, dataclasses') and the package's, parsed once
     assert counts[1] == 0
+    # The command's own files: what a compact compiles, not what every command does.
+    assert sorted(path.name.split("-cpython")[0] for path in (tmp_path / "cache").iterdir()) == [
+        "dataclass-code-compact",
+        "patterns-compact",
+    ]
+
+
+def test_a_narrowed_cache_has_a_file_of_its_own_unless_read_already(tmp_path, monkeypatch):
+    monkeypatch.setenv(build_cache.BUILD_CACHE_ENV, str(tmp_path))
+    plain, narrowed = build_cache.BuildCache("patterns", 10), build_cache.BuildCache("patterns", 10)
+    narrowed.narrow("prune")
+    assert plain.path() != narrowed.path() and narrowed.path().name.startswith("patterns-prune-")
+    narrowed.known()
+    narrowed.narrow("report")  # read already: what it holds goes back where it came from
+    assert narrowed.path().name.startswith("patterns-prune-")

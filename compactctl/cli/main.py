@@ -56,6 +56,9 @@ def main() -> None:
         # that goes on (a test): the patterns of whatever it runs next would be kept too.
         pattern_cache.install()
     interrupts.install()  # SIGTERM and SIGHUP stop a run the way Ctrl-C does
+    command = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] in SUMMARIES else "other"  # --help, --version
+    for cache in (dataclass_code.CACHE, pattern_cache.CACHE):
+        cache.narrow(command)  # each command's compiled methods and patterns in a file of its own, read whole
     dataclass_code.install()  # before the first dataclass: their methods compiled once per machine
     from compactctl.cli import direct
 
