@@ -1,12 +1,12 @@
-"""What this interpreter built once and a later run can reuse: one checksummed file per kind and build.
+"""What this interpreter built once and a later run can reuse: one checksummed file per kind, command and build.
 
 Two kinds of work are the same at every start of the command and cost it tens of milliseconds:
 compiling the package's regular expressions (``pattern_cache``) and compiling the methods
 ``dataclasses`` writes for each class (``dataclass_code``). Each keeps what the compiler made in
-a file of the user's cache named for the interpreter's exact build (another Python, another
-file), with a checksum of its payload (a file cut short or changed is ignored, and rebuilt).
-What is new in a run is added at exit, the file replaced whole. ``COMPACTCTL_BUILD_CACHE`` names
-another folder, or ``off``.
+a file of the user's cache named for the command that runs and the interpreter's exact build
+(another Python, another file), with a checksum of its payload (a file cut short or changed is
+ignored, and rebuilt). What is new in a run is added at exit, the file replaced whole.
+``COMPACTCTL_BUILD_CACHE`` names another folder, or ``off``.
 """
 
 from __future__ import annotations
@@ -27,8 +27,16 @@ class BuildCache:
 
     def __init__(self, kind: str, limit: int) -> None:
         self.kind, self.limit = kind, limit
+        self.part = ""  # the command whose file this is (``narrow``); "" for a library caller
         self._known: dict[Any, Any] | None = None
         self._new = False
+
+    def narrow(self, part: str) -> None:
+        """Keep what this process compiles in a file of its own for ``part`` (the command that runs), unless the
+        cache was read already. A compact uses a third of the package's dataclass methods: its own file reads in
+        1.3 ms where one for every command (1,200 methods) took 3.5 ms of CPU."""
+        if self._known is None:
+            self.part = part
 
     def get(self, key: Any) -> Any:
         return self.known().get(key)
@@ -69,7 +77,8 @@ class BuildCache:
         import _sre
 
         build = f"{sys.version}|{sys.implementation.name}|{marshal.version}|{_sre.MAGIC}|{_sre.CODESIZE}"
-        return folder / f"{self.kind}-{sys.implementation.cache_tag}-{zlib.crc32(build.encode()):08x}.marshal"
+        kind = f"{self.kind}-{self.part}" if self.part else self.kind
+        return folder / f"{kind}-{sys.implementation.cache_tag}-{zlib.crc32(build.encode()):08x}.marshal"
 
     def write(self) -> None:
         """Write what this process added, with what the file already holds (another run's)."""

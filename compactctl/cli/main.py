@@ -47,14 +47,18 @@ def __getattr__(name: str) -> Any:
 
 
 def main() -> None:
-    from compactctl import startup_gc
+    from compactctl import dataclass_code, pattern_cache, startup_gc
     from compactctl.cli import quick_exit
 
     if quick_exit.runs_the_process(main):  # the program only: a caller that goes on keeps its collector as it was
         startup_gc.hold()  # until the files' work starts (``files.jobs.run_jobs``): start-up makes no garbage
+        # Before the standard library's patterns (dataclasses', json's): made from the cache. Not in a caller
+        # that goes on (a test): the patterns of whatever it runs next would be kept too.
+        pattern_cache.install()
     interrupts.install()  # SIGTERM and SIGHUP stop a run the way Ctrl-C does
-    from compactctl import dataclass_code
-
+    command = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] in SUMMARIES else "other"  # --help, --version
+    for cache in (dataclass_code.CACHE, pattern_cache.CACHE):
+        cache.narrow(command)  # each command's compiled methods and patterns in a file of its own, read whole
     dataclass_code.install()  # before the first dataclass: their methods compiled once per machine
     from compactctl.cli import direct
 

@@ -35,7 +35,6 @@ from compactctl.summarizers import Summarizer
 from compactctl.tokens import TokenCounter
 from compactctl.transcript import Message
 from compactctl.usage import SummarizerUsage
-from compactctl.walked import compact_walked, walkable
 
 # --- compact: one file ---------------------------------------------------------------------
 
@@ -76,7 +75,7 @@ def compact_file(
     if known is not None:
         database.check_session(known, job.source)
     if known is not None and to in (None, known.name):
-        if known.walk is not None and not archive and not keep_manifest and walkable(steps) and not database.in_place:
+        if known.walk is not None and not archive and not keep_manifest and _walkable(steps) and not database.in_place:
             return _compact_walked(job, known, steps, strategies, counter, read, gates, written.write_unchanged)
         if known.one_per_line:
             return _compact_lines(
@@ -120,6 +119,12 @@ def compact_file(
     if job.target is not None and _writes(job, tally.unchanged, written.write_unchanged):
         write_atomic(job.target, data, [job.source])
     return tally.result(fmt.name, skipped or ())
+
+
+def _walkable(steps: Sequence[str]) -> bool:
+    from compactctl.walked import walkable  # asked of a file its format walks (chat JSON Lines) only
+
+    return walkable(steps)
 
 
 def _thresholds(steps: Sequence[str], strategies: StrategyOptions) -> dict[str, int]:
@@ -371,6 +376,8 @@ def _compact_walked(
     write_unchanged: bool,
 ) -> FileCompaction:
     """``compact_file`` for a file its format walks (chat JSON Lines), read a line at a time, as often as needed."""
+    from compactctl.walked import compact_walked
+
     assert fmt.walk is not None
     lines = fmt.walk(opener(job.source), job.source, read.on_error == "skip")
     required = list(gates.require)

@@ -37,6 +37,9 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Failure:
+    """A file that failed: what went wrong, the exit code it counts for, and where (a dataclass without a
+    docstring has one made from its signature by ``inspect``, which a plain run never loads otherwise)."""
+
     file: str  # the input as given (joined to its folder)
     error: str
     exit_code: int

@@ -21,7 +21,6 @@ from typing import IO, TYPE_CHECKING, Any, NamedTuple, Protocol
 from compactctl.errors import InputError
 from compactctl.formats.base import AutoCompact, Native, Opener, Signature, Transcript, converted
 from compactctl.formats.records import Database, Record, SkippedLine, check_message, database_records, parse_records
-from compactctl.formats.unknown import undetected
 from compactctl.transcript import Message, Violation
 
 if TYPE_CHECKING:
@@ -293,6 +292,8 @@ def detect(records: list[Record], path: str = "<input>") -> Format:
         fmt = FORMATS[name]
         if fmt.detect(records):
             return fmt
+    from compactctl.formats.unknown import undetected  # what to say of a file no format claims: only then
+
     raise undetected(records, path, FORMATS)
 
 

@@ -51,6 +51,8 @@ class Unit:
 
 @dataclass(frozen=True)
 class AiSdkNative(Native[Unit]):
+    """What an AI SDK file was read from: its UIMessages as read, and whether it was one JSON document."""
+
     messages: tuple[dict[str, Any], ...] = ()  # the UIMessages as read
     layout: Layout = "json"
 

@@ -84,6 +84,8 @@ def _base_instructions(meta: dict[str, Any]) -> str | None:
 
 @dataclass(frozen=True)
 class CodexNative(Native[Unit]):
+    """What a Codex rollout was read from: its records, the items after the last message, its session_meta."""
+
     records: tuple[Record, ...] = ()
     trailing: Unit = ()  # opaque items after the last message
     meta: dict[str, Any] | None = None  # the session_meta the system prompt was read from

@@ -18,6 +18,8 @@ SUFFIXES = (".jsonl", ".ndjson")
 
 @dataclass(frozen=True)
 class DatasetNative(Native[None]):
+    """What a dataset line was read from: the line itself."""
+
     raw: bytes | None = None  # the line as read
 
 

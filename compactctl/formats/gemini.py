@@ -96,6 +96,8 @@ class Source:
 
 @dataclass(frozen=True)
 class GeminiNative(Native[Source]):
+    """What a Gemini CLI session was read from: its records, and which of its two layouts."""
+
     records: tuple[Record, ...] = ()
     layout: str = "jsonl"  # "json": the older one-document chat
 

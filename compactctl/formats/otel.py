@@ -53,6 +53,8 @@ HOW_TO_CAPTURE = "content capture is off: set OTEL_INSTRUMENTATION_GENAI_CAPTURE
 
 @dataclass(frozen=True)
 class Span:
+    """One span of a trace: its ids, when it started, its attributes and events, and the line it was read from."""
+
     trace_id: str
     span_id: str
     start: int  # nanoseconds since the epoch

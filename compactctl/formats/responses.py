@@ -189,6 +189,8 @@ Unit = tuple[Item, ...]  # the items one canonical message was read from, opaque
 
 @dataclass(frozen=True)
 class ResponsesNative(Native[Unit]):
+    """What a Responses file was read from: its records, the items after the last message, its layout."""
+
     trailing: Unit = ()  # opaque items after the last message
     records: tuple[Record, ...] = ()
     layout: Layout = "jsonl"

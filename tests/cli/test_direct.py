@@ -162,3 +162,80 @@ def test_the_direct_line_ends_as_click_does(tmp_path, extra):
         runs[way] = (done.returncode, done.stdout.replace(target, "OUT"), done.stderr.replace(target, "OUT"))
     assert runs["direct"] == runs["click"]
     assert runs["direct"][0] == (1 if "--fail-under" in extra else 0)
+
+
+def _inspected(command: Any) -> list[tuple[str, Any, Any]]:
+    import inspect
+
+    return [
+        (p.name, direct.NO_DEFAULT if p.default is p.empty else p.default, p.annotation)
+        for p in inspect.signature(command, eval_str=True).parameters.values()
+        if p.kind is not p.VAR_KEYWORD
+    ]
+
+
+def _shapes(a: int, /, b: str = "b", *rest: float, c: Path | None = None, d: int, **more: Any) -> None: ...
+
+
+def _bare(a, b=2, *, c=3): ...  # type: ignore[no-untyped-def]
+
+
+@functools.wraps(_shapes)
+def _wrapping(*args: Any, **kwargs: Any) -> None: ...
+
+
+@pytest.mark.parametrize("name", ["compact", "prune"])
+def test_a_commands_parameters_are_the_ones_inspect_reads(name):
+    command = getattr(importlib.import_module(f"compactctl.cli.{name}"), name)
+    read = direct.parameters(command)
+    assert [(n, d) for n, d, _ in read] == [(n, d) for n, d, _ in _inspected(command)]
+    assert [a for *_, a in read] == [a for *_, a in _inspected(command)]  # Annotated[...] compares by value
+
+
+@pytest.mark.parametrize("function", [_shapes, _bare, _wrapping, functools.partial(_shapes, 1)])
+def test_every_kind_of_parameter_is_read_as_inspect_reads_it(function):
+    read = direct.parameters(function)
+    expected = _inspected(function)
+    assert [(n, d) for n, d, _ in read] == [(n, d) for n, d, _ in expected]
+    assert [a if a is not direct._NO_ANNOTATION else None for *_, a in read] == [
+        None if a is inspect_empty() else a for *_, a in expected
+    ]
+
+
+def inspect_empty() -> Any:
+    import inspect
+
+    return inspect.Parameter.empty
+
+
+@pytest.mark.parametrize("name", ["claude-code.jsonl", "codex.jsonl", "responses.jsonl"])
+def test_a_plain_compact_loads_neither_inspect_nor_what_it_imports(tmp_path, name):
+    source = Path(__file__).parent.parent / "formats" / "data" / name
+    code = (
+        "import sys\n"
+        "from compactctl.cli.main import main\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "import types\n"
+        "print('INSPECT', type(sys.modules['inspect']) is types.ModuleType)\n"
+        "print('LOADED', sorted(set(sys.modules) & {'ast', 'dis', 'tokenize', 'compactctl.formats.unknown',\n"
+        "    'compactctl.walked'}))\n"
+    )
+    words = ["compact", str(source), "-o", str(tmp_path / "out.jsonl"), "-q"]
+    done = subprocess.run([sys.executable, "-c", code, *words], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines()[-2:] == ["INSPECT False", "LOADED []"]
+
+
+def test_every_dataclass_of_the_formats_has_its_own_docstring():
+    # Without one, dataclasses makes it from the class's signature, and inspect is loaded to make it.
+    import dataclasses
+    import pkgutil
+
+    import compactctl.formats
+
+    for module in pkgutil.iter_modules(compactctl.formats.__path__, "compactctl.formats."):
+        for value in vars(importlib.import_module(module.name)).values():
+            if isinstance(value, type) and dataclasses.is_dataclass(value) and value.__module__ == module.name:
+                assert "__doc__" in vars(value) and not value.__doc__.startswith(f"{value.__name__}("), value
