@@ -27,7 +27,15 @@ def start_compact(server, source: Path, out: Path, *more: str) -> subprocess.Pop
         "--base-url", server.url, "--keep-turns", "1", "--no-cache", "--summary-timeout", "60", *more,
     ]  # fmt: skip
     env = {**os.environ, "OPENAI_API_KEY": "sk-test-loopback"}
-    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    return subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, preexec_fn=_ctrl_c_as_in_a_terminal
+    )
+
+
+def _ctrl_c_as_in_a_terminal() -> None:
+    # A shell's background job (``.ci/run &``) starts with SIGINT ignored, and its children inherit that (Python then
+    # installs no KeyboardInterrupt): the run is started as from a terminal, where Ctrl-C reaches it.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def wait_for_request(server, seconds: float = 20, count: int = 1) -> None:
