@@ -22,7 +22,7 @@ import dataclasses
 from typing import Any
 
 from compactctl.formats.codex import SUMMARY_PREFIX, client_context
-from compactctl.recorded import ApiUsage, RecordedCall
+from compactctl.recorded import ApiUsage, Pricing, RecordedCall, integer
 from compactctl.recorded.claude_code_thinking import release
 from compactctl.transcript import Message, content_text
 
@@ -138,6 +138,54 @@ class ToollessCompaction:
         return dataclasses.replace(
             estimate, input_tokens=input_tokens, cached_tokens=min(estimate.cached_tokens, input_tokens)
         )
+
+
+@dataclasses.dataclass
+class ToollessCompactions:
+    """A rollout's remote compactions sent without the tools (``sends_no_tools`` of its ``version``), and Codex's
+    own estimates of the context beside them: their estimates corrected once the calls after them are paired."""
+
+    version: object = None  # session_meta's cli_version
+    found: list[ToollessCompaction] = dataclasses.field(default_factory=list)
+    context_estimate: tuple[int, int] | None = None  # Codex's own last estimate: (calls before it, its total)
+
+    def counted(self, last: Any, calls: list[RecordedCall]) -> None:
+        """A ``token_count``'s ``last_token_usage``: with no usage but its total, it is Codex's own estimate of the
+        context; the first since a toolless compaction, no call between, is the compacted context's."""
+        if not isinstance(last, dict) or not integer(last.get("total_tokens")):
+            return
+        if any(integer(last.get(k)) for k in ("input_tokens", "cached_input_tokens", "output_tokens")):
+            return
+        self.context_estimate = (len(calls), integer(last["total_tokens"]))
+        latest = self.found[-1] if self.found else None
+        if latest is not None and latest.codex_context is None and latest.calls == len(calls):
+            self.found[-1] = dataclasses.replace(latest, codex_context=self.context_estimate[1])
+
+    def compacted(
+        self, index: int, payload: dict[str, Any], messages: list[Message], calls: list[RecordedCall]
+    ) -> None:
+        """The ``compacted`` line of the ``index``-th estimated compaction, kept where it was sent no tools."""
+        if not sends_no_tools(self.version) or not calls:
+            return
+        since = messages[calls[-1].position + 1 :]
+        gap = opaque_gap(payload["replacement_history"])
+        self.found.append(ToollessCompaction(index, len(messages), len(calls), since, gap))
+        written = self.context_estimate
+        if written is not None and written[0] == len(calls):  # written before the line (0.77)
+            self.found[-1] = dataclasses.replace(self.found[-1], codex_context=written[1])
+
+    def correct(
+        self,
+        estimates: list[ApiUsage],
+        models: list[tuple[str | None, ApiUsage, Pricing]],
+        calls: list[RecordedCall],
+        messages: list[Message],
+    ) -> None:
+        for found in self.found:
+            estimate = found.corrected(estimates[found.estimate], calls, messages)
+            estimates[found.estimate] = estimate
+            model, _, pricing = models[found.estimate]
+            models[found.estimate] = (model, estimate, pricing)
 
 
 def rebuilt_history(messages: list[Message]) -> list[Message]:

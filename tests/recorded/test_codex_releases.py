@@ -1,6 +1,7 @@
 """Rollouts of Codex releases at the boundaries of how the rollout is written (issue 20), recorded against the
 loopback fake (tests/fakes/record_codex_releases.py) with what it served: 0.45.0 and 0.77.0 compacting locally,
-0.77.0 remotely through ``/v1/responses/compact``, 0.140.0 remotely through a ``compaction_trigger`` request.
+0.77.0, 0.110.0 and 0.133.0 remotely through ``/v1/responses/compact``, 0.140.0 remotely through a
+``compaction_trigger`` request.
 Each: a tool loop, an ``apply_patch``, a model switch, a compaction, a resume after it. Read from the fixtures:
 the releases are not installed in CI."""
 
