@@ -181,6 +181,7 @@ class ToollessCompactions:
         calls: list[RecordedCall],
         messages: list[Message],
     ) -> None:
+        """Each one's estimate (and its model's row) corrected, once the calls after it are paired."""
         for found in self.found:
             estimate = found.corrected(estimates[found.estimate], calls, messages)
             estimates[found.estimate] = estimate
