@@ -18,7 +18,8 @@
   across it). From 0.171 every response, the compaction's too, has a ``token_usage_record`` (``response_id``,
   ``usage``, ``thread_token_usage``): a record with no model output since the previous one is a compaction call,
   billed as recorded. Where none is recorded it is estimated as the request it was: the last call's input and output
-  sent again (its cached part as cached), the encrypted summary's length as output.
+  sent again (its cached part as cached), the encrypted summary's length as output; up to 0.114, which sent it no
+  tools, less the tools and with what was written since the last call (``codex_compaction.ToollessCompactions``).
 - **Forks** (``codex exec fork``, 0.171): the new rollout copies no item of the parent; its ``session_meta`` names it
   (``forked_from_id``, ``history_base``) and its running totals (``total_token_usage``, ``thread_token_usage``) go on
   from the parent's, so they are no session total of the fork's own calls (measured on the real client:
@@ -62,6 +63,7 @@ from compactctl.recorded import (
 )
 from compactctl.recorded.codex_agents import child_rollouts, first_meta, kind_of, side_calls_said
 from compactctl.recorded.codex_compaction import (
+    ToollessCompactions,
     compaction_estimate,
     encrypted_estimate,
     local_compaction_count,
@@ -135,6 +137,7 @@ class _Rollout:
         self.estimated_models: list[tuple[str | None, ApiUsage, Pricing]] = []  # each estimated one
         self.recorded_usage: dict[int, ApiUsage] = {}  # call index -> its token_usage_record's usage
         self.compaction_estimates: list[ApiUsage] = []  # not recorded: estimated
+        self.toolless = ToollessCompactions()  # those sent without the tools, by session_meta's cli_version
         self.context_window: int | None = None  # the window Codex says it works with (token_count info)
         self.forked_from: str | None = None
         self.thread: str | None = None  # the history id of its lines (history_id: session_meta's id or its own)
@@ -225,6 +228,7 @@ class _Rollout:
     def token_count(self, payload: dict[str, Any]) -> None:
         info: dict[str, Any] = payload["info"] if isinstance(payload.get("info"), dict) else {}
         self.context_window = integer(info.get("model_context_window")) or self.context_window
+        self.toolless.counted(info.get("last_token_usage"), self.calls)
         total = info.get("total_token_usage")
         if not info or total == self.last_total:  # none yet, the same event written twice, or the rate limits alone
             # 0.171 writes one after a broken stream's response (no usage), ending it; 0.133 one after a first reasoning
@@ -272,6 +276,7 @@ class _Rollout:
         """A remote compaction the rollout recorded no usage for: the request it was, estimated."""
         estimate = compaction_estimate(payload, self.counts)
         if estimate is not None:
+            self.toolless.compacted(len(self.compaction_estimates), payload, self.messages, self.calls)
             self.compaction_estimates.append(estimate)
             self.estimated_models.append((self.next_model or self.model, estimate, self.pricing))
 
@@ -374,6 +379,7 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
             rollout.forked_from = payload["forked_from_id"]
         if kind == "session_meta" and not rollout.calls and rollout.thread is None:
             meta, thread_id = payload, payload.get("id")
+            rollout.toolless.version = payload.get("cli_version")
             meta_id = thread_id if isinstance(thread_id, str) else None
             rollout.thread = history_id(path, thread_id) if isinstance(thread_id, str) else None
             rollout.continues = _continued(payload)
@@ -403,6 +409,7 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
             rollout.usage_record(payload)
     rollout._end_call()
     rollout.pair()
+    rollout.toolless.correct(rollout.compaction_estimates, rollout.estimated_models, rollout.calls, rollout.messages)
     calls, shared = with_copy_keys(rollout.calls, meta_id, run.billed_elsewhere)  # a copy's calls billed there
     messages, compactions = rollout.messages, rollout.compactions
     off_thread: tuple[RecordedCall, ...] = ()

@@ -16,6 +16,8 @@ The releases and what each writes differently:
   On the built-in openai provider it compacts remotely through the unary ``/v1/responses/compact`` endpoint
   (a ``compacted`` line, empty ``message``, ``replacement_history`` ending on the ``compaction`` item), mid-turn
   only, with no tools in the request.
+- 0.110.0: ``exec_command``, on the built-in openai provider: ``/v1/responses/compact`` before the turn, no tools
+  in the request (the last such release: 0.114.0); Codex's estimate of the compacted context after the line.
 - 0.133.0: ``exec_command``, on the built-in openai provider: ``/v1/responses/compact`` before the turn, the
   tools sent too; ``session_meta.base_instructions``.
 - 0.140.0: ``exec_command``, on the built-in openai provider: compacts remotely before the turn, a streamed
@@ -143,6 +145,15 @@ def codex_0_77_remote_fixture(root: Path) -> list[Path]:
     return _recorded("0.77.0", EnvBaseUrlCodex, _shell_command, ("gpt-5.1-codex-max", "gpt-5.1"), turn, "remote", root)
 
 
+def codex_0_110_remote_fixture(root: Path) -> list[Path]:
+    """Codex 0.110.0 on the built-in openai provider: ``/v1/responses/compact`` before the turn, still with no tools
+    in its request (0.115.0 sends them); its estimate of the compacted context is written after the ``compacted``
+    line (0.77's before it)."""
+    turn = (Reply(thinking="Check.", tool_calls=(_exec_command("cat notes.txt"),)), AFTER)
+    models = ("gpt-5.1-codex-max", "gpt-5.1")
+    return _recorded("0.110.0", EnvBaseUrlCodex, _exec_command, models, turn, "remote", root)
+
+
 def codex_0_133_fixture(root: Path) -> list[Path]:
     """Codex 0.133.0 on gpt-5.4 then gpt-5.5, the built-in openai provider: remote compaction before the turn
     through ``/v1/responses/compact``, which it sends the tools to (0.77 sends none)."""
@@ -154,8 +165,8 @@ def codex_0_140_fixture(root: Path) -> list[Path]:
     return _recorded("0.140.0", Codex, _exec_command, ("gpt-5.4", "gpt-5.5"), (AFTER,), "remote", root)
 
 
-EVERY: tuple[Any, ...] = (codex_0_45_fixture, codex_0_77_fixture, codex_0_77_remote_fixture, codex_0_133_fixture,
-                         codex_0_140_fixture)  # fmt: skip
+EVERY: tuple[Any, ...] = (codex_0_45_fixture, codex_0_77_fixture, codex_0_77_remote_fixture,
+                         codex_0_110_remote_fixture, codex_0_133_fixture, codex_0_140_fixture)  # fmt: skip
 
 if __name__ == "__main__":
     record_named(EVERY)
