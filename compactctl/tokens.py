@@ -121,6 +121,7 @@ class TokenCounter:
             self.encoding not in FAST_ENCODINGS
             or len(text) > PIECES_ABOVE  # tiktoken counts longer texts in pieces of its own
             or last <= start
+            or start + (len(text) - last) + (end - last) >= end - start  # the pieces counted: fewer characters
             or (start > 0 and (text[start - 1] != "\n" or not _CUT_LINE_START.match(text, start)))
             or not _CUT_LINE_START.match(text, last)
         ):

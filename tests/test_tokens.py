@@ -462,7 +462,7 @@ def _loaded(encoding):
 @given(lines=_LINES, cut=st.tuples(st.integers(0, 11), st.integers(0, 11)))
 @example(lines=["x;", "//y", "z"], cut=(1, 2))  # o200k's ";\n//" is one piece: not cut before the "/"
 @example(lines=["x", "", "  z", "w"], cut=(1, 3))  # a line of white space runs on into the next
-@example(lines=["head", "  1→ code;", "  2→ }", "tail"], cut=(1, 2))  # a file view: read off the whole's count
+@example(lines=["h", "  1→ code;", "  2→ more code;", "  3→ }", "t"], cut=(1, 3))  # a file view: read off the whole's
 def test_a_piece_of_lines_counts_what_it_counts_alone(encoding, lines, cut):
     counter = _loaded(encoding)
     first, last = sorted(min(n, len(lines) - 1) for n in cut)
