@@ -20,7 +20,7 @@ from compactctl import lazyre
 from compactctl.digests import blake2b
 from compactctl.encodings import APPROX as APPROX
 from compactctl.encodings import DEFAULT_ENCODING as DEFAULT_ENCODING
-from compactctl.encodings import TABLE_SHA256, encoder_for
+from compactctl.encodings import FAST_ENCODINGS, PIECES_ABOVE, TABLE_SHA256, encoder_for
 from compactctl.encodings import claude_tokens_available as claude_tokens_available
 from compactctl.transcript import THINKING_PARTS, Message, part_text, thinking_text, tool_calls_of
 
@@ -46,6 +46,12 @@ MEMO_DIGEST_ABOVE = 4096  # characters
 # The long texts whose digests are held by the text (``TokenCounter._digests``): a few, and a few MB.
 DIGESTS_HELD = 256
 DIGEST_CHARS_HELD = 4_000_000
+# A line that starts with spaces or tabs, then a printable ASCII character but "/": cl100k's and o200k's
+# split never puts it and the line feed before it in one piece (a piece holding a line feed ends on its
+# last one, where the line feeds and white space after it run out; o200k's punctuation piece takes a
+# "/" after them too). So the text before the line and the text from it on are counted apart, no
+# differently than in the whole (``TokenCounter.piece``; tests/test_tokens.py checks it against counting).
+_CUT_LINE_START = lazyre.compile(r"[ \t]*[!-.0-~]")
 
 
 class TokenCounter:
@@ -103,6 +109,24 @@ class TokenCounter:
                 self._memo_chars += len(text)
         return count
 
+    def piece(self, text: str, tokens: int, start: int, end: int) -> int:
+        """Tokens of ``text[start:end]``, ``tokens`` being those of ``text``: the whole's count less those
+        of the text before the piece and of the text from its last line's start on, plus its last line's,
+        when the piece and its last line start lines the encoding's split cuts before (``_CUT_LINE_START``):
+        what lies between is not counted again. Trimming counts a tool output whole, then the lines it
+        elides (kcosr__chat-to-html's session chained 8 times: 363 K of the 510 K characters it counts)."""
+        last = text.rfind("\n", start, end) + 1
+        if (
+            self.encoding not in FAST_ENCODINGS
+            or len(text) > PIECES_ABOVE  # tiktoken counts longer texts in pieces of its own
+            or last <= start
+            or start + (len(text) - last) + (end - last) >= end - start  # the pieces counted: fewer characters
+            or (start > 0 and (text[start - 1] != "\n" or not _CUT_LINE_START.match(text, start)))
+            or not _CUT_LINE_START.match(text, last)
+        ):
+            return self(text[start:end])
+        return tokens - self(text[:start]) - self(text[last:]) + self(text[last:end])
+
     def message(self, message: Message) -> int:
         """Tokens one message costs in a request, overhead included."""
         # The role and the name are sent as text beside the content (the cookbook encodes
@@ -155,6 +179,12 @@ class KnownCounter(TokenCounter):
 
     def __call__(self, text: str) -> int:
         return self.inner(text)
+
+    def piece(self, text: str, tokens: int, start: int, end: int) -> int:
+        # A stand-in inner counter (replay's calibrated one) scales its counts: they do not add up.
+        if isinstance(self.inner, TokenCounter):
+            return self.inner.piece(text, tokens, start, end)
+        return self(text[start:end])
 
     def message(self, message: Message) -> int:
         count = self.known.get(id(message))

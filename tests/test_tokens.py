@@ -440,3 +440,49 @@ def test_a_counter_sent_to_another_process_counts_as_it_did():
     copy = pickle.loads(pickle.dumps(counter))
     assert (copy.encoding, copy.provider) == ("cl100k_base", "openai")
     assert copy("the same text, the same count") == counter("the same text, the same count")
+
+
+# Lines of what the two encodings' splits treat apart: white space of each kind, a "/" that o200k's
+# punctuation piece takes after a line feed, punctuation, letters and digits, a lone surrogate.
+_LINE_PIECES = [" ", "\t", "\r", "/", "//", ";", "}", "a", "Z", "1", "12345", "é", "→", "\x0b", "\xa0", "'s", "\x1c"]
+_LINE_PIECES += ["\u2028", "\ud800", "🙂", "the", "!"]
+_LINES = st.lists(st.lists(st.sampled_from(_LINE_PIECES), max_size=6).map("".join), min_size=3, max_size=12)
+
+
+@functools.cache
+def _loaded(encoding):
+    counter = TokenCounter(encoding)
+    counter.load()  # once: a table loaded inside an example would pass Hypothesis's deadline
+    counter.encoder = counter._encode_len  # counts without the memo
+    return counter
+
+
+@pytest.mark.parametrize("encoding", ["cl100k_base", "o200k_base"])
+@settings(max_examples=examples(400), deadline=None)  # the first example loads the table (tiktoken's: 0.6 s)
+@given(lines=_LINES, cut=st.tuples(st.integers(0, 11), st.integers(0, 11)))
+@example(lines=["x;", "//y", "z"], cut=(1, 2))  # o200k's ";\n//" is one piece: not cut before the "/"
+@example(lines=["x", "", "  z", "w"], cut=(1, 3))  # a line of white space runs on into the next
+@example(lines=["h", "  1→ code;", "  2→ more code;", "  3→ }", "t"], cut=(1, 3))  # a file view: read off the whole's
+def test_a_piece_of_lines_counts_what_it_counts_alone(encoding, lines, cut):
+    counter = _loaded(encoding)
+    first, last = sorted(min(n, len(lines) - 1) for n in cut)
+    text = "\n".join(lines)
+    start = sum(len(line) + 1 for line in lines[:first])
+    end = len(text) - sum(len(line) + 1 for line in lines[last + 1 :])
+    assert text[start:end] == "\n".join(lines[first : last + 1])
+    assert counter.piece(text, counter(text), start, end) == _loaded(encoding).encoder(text[start:end])
+
+
+def test_a_piece_whose_lines_start_where_the_split_cuts_is_not_counted_again():
+    counter = TokenCounter()
+    counter.load()  # the table: else the first count puts the loaded encoder in place of the recorder
+    counted: list[str] = []
+    real = counter._encode_len
+    counter._encode_len = lambda text: counted.append(text) or real(text)
+    lines = ["$ npm test", *(f"  {n:4}→ const value{n} = compute({n});" for n in range(200)), "done"]
+    text = "\n".join(lines)
+    middle = "\n".join(lines[1:-1])
+    start = len(lines[0]) + 1
+    tokens = counter(text)
+    assert counter.piece(text, tokens, start, start + len(middle)) == TokenCounter()(middle)
+    assert max(map(len, counted[1:])) < 100  # the head, the last line and what follows it: never the middle

@@ -32,6 +32,13 @@ def trim_text(text: str, options: TrimOptions, counter: TokenCounter) -> str | N
         tail = lines[len(lines) - options.tail_lines :] if options.tail_lines else []
         elided = lines[options.head_lines : len(lines) - options.tail_lines]
         unit = "lines"
+        start, end = sum(len(line) + 1 for line in head), len(text) - sum(len(line) + 1 for line in tail)
+        # The elided lines' count read off the whole's, counted already (``TokenCounter.piece``); a stand-in
+        # counter (replay's calibrated one) counts them.
+        if isinstance(counter, TokenCounter):
+            elided_tokens = counter.piece(text, tokens, start, end)
+        else:
+            elided_tokens = counter(text[start:end])
     else:
         # Few but very long lines: cut by characters, keeping about the budget's worth.
         keep_chars = max(1, options.tool_max_tokens * 2)  # ~4 chars a token, half at each end
@@ -39,9 +46,9 @@ def trim_text(text: str, options: TrimOptions, counter: TokenCounter) -> str | N
             return None
         head, tail, elided = [text[:keep_chars]], [text[-keep_chars:]], [text[keep_chars:-keep_chars]]
         unit = "characters"
-    elided_text = "\n".join(elided)
-    count = len(elided) if unit == "lines" else len(elided_text)
-    marker = f"[... compactctl elided {count} {unit} ({counter(elided_text)} tokens) ...]"
+        elided_tokens = counter(elided[0])
+    count = len(elided) if unit == "lines" else len(elided[0])
+    marker = f"[... compactctl elided {count} {unit} ({elided_tokens} tokens) ...]"
     trimmed = "\n".join([*head, marker, *tail])
     return trimmed if counter(trimmed) < tokens else None
 

@@ -100,3 +100,20 @@ def test_trim_tools_trims_observations_in_user_messages_too():
     ]
     result = compact(messages, ["trim-tools"], {"tool_max_tokens": 50}, counter=counter)
     assert "compactctl elided" in result.messages[2]["content"] and result.messages[3] == messages[3]
+
+
+def test_trimming_reads_the_elided_lines_count_off_the_outputs_own():
+    real = TokenCounter()
+    counted: list[str] = []
+    recorded = TokenCounter()
+    recorded.load()  # the table: else the first count puts the loaded encoder in place of the recorder
+    encode = recorded._encode_len
+    recorded._encode_len = lambda text: counted.append(text) or encode(text)
+    lines = [f"    {n:3}→ let total{n} = add(total{n - 1}, {n});" for n in range(300)]
+    text = "\n".join(lines)
+    options = TrimOptions(tool_max_tokens=100, head_lines=3, tail_lines=2)
+    trimmed = trim_text(text, options, recorded)
+    elided = "\n".join(lines[3:-2])
+    marker = f"[... compactctl elided 295 lines ({real(elided)} tokens) ...]"
+    assert trimmed == "\n".join([*lines[:3], marker, *lines[-2:]])
+    assert elided not in counted and max(map(len, counted[1:])) < len(text) // 10  # the whole once, then pieces
