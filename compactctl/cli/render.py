@@ -138,9 +138,23 @@ def emit(doc: Mapping[str, Any], reports: list[FileReport], as_json: bool, quiet
                 " (facts_absent_before; --strict-facts makes it an error)",
                 soft_wrap=True,
             )
-    notes = {note for report in reports for note in report.notes}
-    for note in sorted(notes):
-        out.print(f"[yellow]note:[/] {note}", soft_wrap=True)
+    if len(reports) == 1:
+        for note in sorted(set(reports[0].notes)):
+            out.print(f"[yellow]note:[/] {note}", soft_wrap=True)
+        return
+    # Several files: each note says which files it is of (in the inputs' order), once for all of them.
+    files_of: dict[str, list[str]] = {}
+    for report, file in zip(reports, given, strict=True):
+        for note in dict.fromkeys(report.notes):
+            files_of.setdefault(note, []).append(file)
+    for note, files in sorted(files_of.items(), key=lambda item: (given.index(item[1][0]), item[0])):
+        named = ", ".join(files[:NOTE_FILES_NAMED]) + (
+            f" and {len(files) - NOTE_FILES_NAMED} more" if len(files) > NOTE_FILES_NAMED else ""
+        )
+        out.print(f"[yellow]note:[/] {escape(named)}: {note}", soft_wrap=True)
+
+
+NOTE_FILES_NAMED = 3  # a note of more files names the first few; --json has each file's own notes
 
 
 SKIPPED_SHOWN = 20  # per file; --json lists every one

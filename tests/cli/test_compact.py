@@ -412,3 +412,19 @@ def test_jobs_in_processes_write_the_same_bytes_and_report_as_one_job(tmp_path, 
     code, stdout, _, files = runs["2"]
     assert code == EXIT_INPUT and len(files) == 5
     assert b"broken.jsonl:2:1: malformed JSON" in stdout
+
+
+def test_a_folder_run_names_the_files_each_note_is_of(cli, chat_file, agent_messages, tmp_path):
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    (folder / "a.jsonl").write_bytes(chat_file.read_bytes())
+    (folder / "b.jsonl").write_bytes(chat_file.read_bytes())
+    write_jsonl(folder / "c.jsonl", agent_messages[:4])  # another note: its own counts
+    result = cli("compact", folder, "-s", "window", "--keep-recent", "1000", "-o", tmp_path / "out")
+    assert result.exit_code == EXIT_OK, result.stderr
+    notes = [line for line in result.stdout.splitlines() if line.startswith("note:")]
+    # One note for the two files it is of, each named: not an unattributed line per distinct text.
+    shared = [line for line in notes if "unchanged: nothing the steps could fold (10 messages" in line]
+    assert len(shared) == 1 and f"{folder / 'a.jsonl'}, {folder / 'b.jsonl'}: unchanged" in shared[0]
+    (own,) = [line for line in notes if line not in shared]
+    assert own.startswith(f"note: {folder / 'c.jsonl'}: unchanged: nothing the steps could fold (4 messages")
