@@ -138,7 +138,7 @@ def emit(doc: Mapping[str, Any], reports: list[FileReport], as_json: bool, quiet
                 " (facts_absent_before; --strict-facts makes it an error)",
                 soft_wrap=True,
             )
-    if len(reports) == 1:
+    if len(reports) == 1 and not failed:  # the one file's table, under its name: its notes need none
         for note in sorted(set(reports[0].notes)):
             out.print(f"[yellow]note:[/] {note}", soft_wrap=True)
         return

@@ -428,3 +428,14 @@ def test_a_folder_run_names_the_files_each_note_is_of(cli, chat_file, agent_mess
     assert len(shared) == 1 and f"{folder / 'a.jsonl'}, {folder / 'b.jsonl'}: unchanged" in shared[0]
     (own,) = [line for line in notes if line not in shared]
     assert own.startswith(f"note: {folder / 'c.jsonl'}: unchanged: nothing the steps could fold (4 messages")
+
+
+def test_a_note_beside_a_failed_file_names_its_file_as_the_table_of_the_run_does(cli, chat_file, tmp_path):
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    (folder / "a.jsonl").write_bytes(chat_file.read_bytes())
+    (folder / "broken.jsonl").write_text("not json\n")
+    result = cli("compact", folder, "-s", "window", "--keep-recent", "1000", "-o", tmp_path / "out")
+    assert result.exit_code == EXIT_INPUT
+    (note,) = [line for line in result.stdout.splitlines() if line.startswith("note:")]
+    assert note.startswith(f"note: {folder / 'a.jsonl'}: unchanged: nothing the steps could fold")
