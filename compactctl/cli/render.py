@@ -235,9 +235,9 @@ def render_one(report: FileReport) -> RenderableType:
     if compared:
         rows.append(("[bold]reduction", "", f"[bold]{pct(report.reduction)}"))
     rows.append(("facts kept" if compared else "facts present", "", _facts(report)))
-    usage_lines: list[tuple[str, str, str]] = []
+    usage_lines: list[tuple[str, str]] = []
     if report.api_usage:
-        usage_lines.append(("API-reported input", _api_usage(report.api_usage), ""))
+        usage_lines.append(("API-reported input", _api_usage(report.api_usage)))
     if report.api_calibration:
         usage_lines.extend(_calibration_rows(report.api_calibration))
     if report.summarizer_calls:
@@ -267,8 +267,7 @@ def render_one(report: FileReport) -> RenderableType:
 
     of_input = " (before)" if compared else ""  # the usage is the input's: the output was never sent
     lines = [
-        Text.from_markup(f"{label}{'' if label.startswith(' ') else of_input}: {text}")
-        for label, text, _ in usage_lines
+        Text.from_markup(f"{label}{'' if label.startswith(' ') else of_input}: {text}") for label, text in usage_lines
     ]
     return Group(table, *lines)
 
@@ -280,9 +279,9 @@ def held_out_error(calls: int, median: float, p90: float) -> str:
     return f"held-out per-call error median {median:.1%}, p90 {p90:.1%}"
 
 
-def _calibration_rows(recorded: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """Reported vs counted vs calibrated input, the gap split and the producer's compactions."""
-    rows = []
+def _calibration_rows(recorded: dict[str, Any]) -> list[tuple[str, str]]:
+    """(label, sentence) of reported vs counted vs calibrated input, the gap split and the producer's compactions."""
+    rows: list[tuple[str, str]] = []
     if recorded["reported_input_tokens"]:
         error = recorded["calibration"]["error"]["held_out"]
         rows.append(
@@ -294,11 +293,10 @@ def _calibration_rows(recorded: dict[str, Any]) -> list[tuple[str, str, str]]:
                 f"counted {recorded['counted_input_tokens']:,}, "
                 f"calibrated {recorded['calibrated_input_tokens']:,} "
                 f"({held_out_error(error['calls'], error['median'], error['p90'])})",
-                "",
             )
         )
         gap = ", ".join(f"{key.replace('_', ' ')} {value:,}" for key, value in recorded["gap"].items())
-        rows.append(("  gap", gap, ""))
+        rows.append(("  gap", gap))
     compactions = recorded["producer_compactions"]
     if compactions:
         held = recorded["history_before_last_compaction"]
@@ -306,7 +304,6 @@ def _calibration_rows(recorded: dict[str, Any]) -> list[tuple[str, str, str]]:
             (
                 "producer compactions",
                 f"{compactions}; the last replaced {held['messages']:,} messages ({held['tokens']:,} tokens)",
-                "",
             )
         )
     return rows
