@@ -27,8 +27,9 @@ if TYPE_CHECKING:
 
 PRICES_CACHE_ENV = "COMPACTCTL_PRICES_CACHE"
 # Bumped when the file's layout, Prices' fields or the look-up change (2: Bedrock and Vertex ids; 3: OpenAI's
-# write prices where a model lists one; 5: a gateway's spelling at the maker's list price).
-FORMAT = 5
+# write prices where a model lists one; 5: a gateway's spelling at the maker's list price;
+# 6: Claude Code's catalog for what genai-prices lacks).
+FORMAT = 6
 
 
 def cache_path() -> Path | None:
@@ -41,7 +42,8 @@ def cache_path() -> Path | None:
         stat = data.stat()
     except OSError:
         return None
-    stamp = f"{FORMAT}:{data.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
+    catalog = Path(__file__).with_name("claude_code_catalog.json").stat()  # a new catalog is a new file too
+    stamp = f"{FORMAT}:{data.resolve()}:{stat.st_size}:{stat.st_mtime_ns}:{catalog.st_size}:{catalog.st_mtime_ns}"
     from compactctl.userdirs import user_cache_dir
 
     named = os.environ.get(PRICES_CACHE_ENV)

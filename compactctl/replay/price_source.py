@@ -9,6 +9,11 @@ only when a call is priced. Its ``UpdatePrices`` (a background download from Git
 started: a run is priced by the package version it names (``source_label``), the same offline
 as online.
 
+A model genai-prices has not listed yet is looked up in Claude Code's own baked-in model catalog
+(``claude_code_catalog.json``, cut from the client by ``bench/claude_code_catalog.py``): the prices
+its ``/cost`` showed the user. In 2.1.337 it lists ``claude-mythos-5`` and ``claude-mythos-5-1``,
+which genai-prices 0.2.5 does not; where both list a model they agree to the cent (a test).
+
 What genai-prices does not carry is caching *behaviour*: the shortest prompt a provider caches
 and how long an unused prefix lives; ``CACHE_RULES`` keeps those, per provider and model family.
 """
@@ -16,9 +21,12 @@ and how long an unused prefix lives; ``CACHE_RULES`` keeps those, per provider a
 from __future__ import annotations
 
 import functools
+import json
+import re
 from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, date, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -75,11 +83,11 @@ def source_label() -> str:
 
 def unpriced_note(models: Sequence[str], fallback: Prices | None) -> str:
     """What a reader is told (before the table) when a model is in no price source."""
-    names = ", ".join(models)
+    names, sources = ", ".join(models), f"{source_label()} or Claude Code's catalog"
     if fallback is not None:
-        return f"model {names} is not in {source_label()}: its calls are priced as {fallback.model} (--model-pricing)"
+        return f"model {names} is not in {sources}: its calls are priced as {fallback.model} (--model-pricing)"
     return (
-        f"model {names} is not in {source_label()}: its calls are unpriced, so cost is unknown; "
+        f"model {names} is not in {sources}: its calls are unpriced, so cost is unknown; "
         "pass --model-pricing NAME (or --prices FILE) to price them, or upgrade genai-prices, whose data may list it"
     )
 
@@ -167,7 +175,7 @@ def _looked_up(model: str, provider: str | None, day: date | None, pricing: Pric
 
     found = _find(model, provider)
     if found is None:
-        return None
+        return _from_catalog(model, provider, pricing)
     listing, info = found
     when = datetime.combine(day, datetime.min.time(), UTC) if day is not None else datetime.now(UTC)
     variant = {key: value for key, value in pricing if key in VARIANT_KEYS}
@@ -225,6 +233,60 @@ def _looked_up(model: str, provider: str | None, day: date | None, pricing: Pric
 
     tiers = tuple((start, prices(at(start))) for start in starts)
     return prices(at(None), tiers)
+
+
+CATALOG = Path(__file__).with_name("claude_code_catalog.json")
+
+
+@functools.cache
+def claude_code_catalog() -> dict[str, Any]:
+    """Claude Code's model catalog as shipped: ``{"version", "models": {id: {names, prices, ...}}}``."""
+    return json.loads(CATALOG.read_bytes())  # type: ignore[no-any-return]
+
+
+def catalog_entry(model: str) -> tuple[str, dict[str, Any]] | None:
+    """A model's catalog id and entry, by its id or any provider's spelling (dated, Bedrock, ``[1m]``)."""
+    from compactctl.tokens import bare_model, claude_model
+
+    models = claude_code_catalog()["models"]
+    by_name = {name: id_ for id_, entry in models.items() for name in (id_, *entry["names"])}
+    spelled = model.lower().replace("[1m]", "")
+    for name in (spelled, claude_model(spelled), bare_model(spelled)):
+        for tried in (name, re.sub(r"-\d{8}$", "", name or "")):
+            if tried in by_name:
+                return by_name[tried], models[by_name[tried]]
+    return None
+
+
+def _from_catalog(model: str, provider: str | None, pricing: Pricing) -> Prices | None:
+    from compactctl.replay.prices import Prices
+
+    found = catalog_entry(model) if provider in (None, "anthropic") else None
+    if found is None or any(key in VARIANT_KEYS for key, _ in pricing):
+        return None  # unknown, or billed at a tier (fast mode) the catalog lists no price for
+    id_, entry = found
+    surcharge = GEO_SURCHARGE.get(("anthropic", dict(pricing).get("inference_geo", "")), 1.0)
+    source = f"Claude Code {claude_code_catalog()['version']}'s model catalog (anthropic/{id_})"
+
+    def prices(listed: dict[str, float], tiers: tuple[tuple[int, Prices], ...] = ()) -> Prices:
+        return Prices(
+            model,
+            input=listed["input"] * surcharge,
+            cached_input=listed["cache_read"] * surcharge,
+            cache_write=listed["cache_write_5m"] * surcharge,
+            output=listed["output"] * surcharge,
+            min_cached_tokens=_min_cached("anthropic", id_),
+            provider="anthropic",
+            cache_write_1h=listed["cache_write_1h"] * surcharge,
+            cache_ttl=CACHE_TTL_SECONDS,
+            source=source,
+            tiers=tiers,
+            web_search=entry["prices"].get("web_search", 0.0),
+        )
+
+    long_prompt = entry.get("long_prompt")
+    tiers = ((int(long_prompt["above_prompt_tokens"]), prices(long_prompt)),) if long_prompt else ()
+    return prices(entry["prices"], tiers)
 
 
 def day_of(timestamp: float | None) -> date | None:
