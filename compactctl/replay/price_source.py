@@ -171,8 +171,6 @@ def pricing_notes(calls: Sequence[RecordedCall]) -> list[str]:
 
 
 def _looked_up(model: str, provider: str | None, day: date | None, pricing: Pricing = ()) -> Prices | None:
-    from compactctl.replay.prices import Prices
-
     found = _find(model, provider)
     if found is None:
         return _from_catalog(model, provider, pricing)
@@ -216,16 +214,10 @@ def _looked_up(model: str, provider: str | None, day: date | None, pricing: Pric
         return figures
 
     def prices(figures: dict[str, float | None], tiers: tuple[tuple[int, Prices], ...] = ()) -> Prices:
-        return Prices(
+        return _token_prices(
             model,
-            input=figures["input"] or 0.0,
-            cached_input=figures["cached_input"] or 0.0,
-            cache_write=figures["cache_write"] or 0.0,
-            output=figures["output"] or 0.0,
-            min_cached_tokens=_min_cached(listing.id, info.id),
-            provider=listing.id,
-            cache_write_1h=None if openai else figures["cache_write_1h"],
-            cache_ttl=CACHE_TTL_SECONDS,
+            {**figures, "cache_write_1h": None if openai else figures["cache_write_1h"]},
+            listed_as=(listing.id, info.id),
             source=f"{source_label()} ({listing.id}/{info.id}{applied})",
             tiers=tiers,
             web_search=float(getattr(price, "web_searches_kcount", None) or 0) / 1000,
@@ -235,7 +227,44 @@ def _looked_up(model: str, provider: str | None, day: date | None, pricing: Pric
     return prices(at(None), tiers)
 
 
+def _token_prices(
+    model: str,
+    figures: dict[str, float | None],
+    *,
+    listed_as: tuple[str, str],
+    source: str,
+    tiers: tuple[tuple[int, Prices], ...],
+    web_search: float,
+) -> Prices:
+    """``Prices`` from USD per million tokens by field (``input``, ``cached_input``, ``cache_write``, ...)."""
+    from compactctl.replay.prices import Prices
+
+    provider, listed_model = listed_as
+    return Prices(
+        model,
+        input=figures["input"] or 0.0,
+        cached_input=figures["cached_input"] or 0.0,
+        cache_write=figures["cache_write"] or 0.0,
+        output=figures["output"] or 0.0,
+        min_cached_tokens=_min_cached(provider, listed_model),
+        provider=provider,
+        cache_write_1h=figures["cache_write_1h"],
+        cache_ttl=CACHE_TTL_SECONDS,
+        source=source,
+        tiers=tiers,
+        web_search=web_search,
+    )
+
+
 CATALOG = Path(__file__).with_name("claude_code_catalog.json")
+# ``Prices``' fields and the catalog's names for them.
+CATALOG_FIELDS = {
+    "input": "input",
+    "cached_input": "cache_read",
+    "cache_write": "cache_write_5m",
+    "cache_write_1h": "cache_write_1h",
+    "output": "output",
+}
 
 
 @functools.cache
@@ -244,23 +273,27 @@ def claude_code_catalog() -> dict[str, Any]:
     return json.loads(CATALOG.read_bytes())  # type: ignore[no-any-return]
 
 
+@functools.cache
+def _catalog_ids() -> dict[str, str]:
+    """Every spelling the catalog lists (its ids and each provider's), to the model's id."""
+    models = claude_code_catalog()["models"]
+    return {name: id_ for id_, entry in models.items() for name in (id_, *entry["names"])}
+
+
 def catalog_entry(model: str) -> tuple[str, dict[str, Any]] | None:
     """A model's catalog id and entry, by its id or any provider's spelling (dated, Bedrock, ``[1m]``)."""
     from compactctl.tokens import bare_model, claude_model
 
-    models = claude_code_catalog()["models"]
-    by_name = {name: id_ for id_, entry in models.items() for name in (id_, *entry["names"])}
     spelled = model.lower().replace("[1m]", "")
-    for name in (spelled, claude_model(spelled), bare_model(spelled)):
-        for tried in (name, re.sub(r"-\d{8}$", "", name or "")):
-            if tried in by_name:
-                return by_name[tried], models[by_name[tried]]
+    for name in filter(None, (spelled, claude_model(spelled), bare_model(spelled))):
+        for tried in (name, re.sub(r"-\d{8}$", "", name)):
+            if tried in _catalog_ids():
+                id_ = _catalog_ids()[tried]
+                return id_, claude_code_catalog()["models"][id_]
     return None
 
 
 def _from_catalog(model: str, provider: str | None, pricing: Pricing) -> Prices | None:
-    from compactctl.replay.prices import Prices
-
     found = catalog_entry(model) if provider in (None, "anthropic") else None
     if found is None or any(key in VARIANT_KEYS for key, _ in pricing):
         return None  # unknown, or billed at a tier (fast mode) the catalog lists no price for
@@ -269,16 +302,11 @@ def _from_catalog(model: str, provider: str | None, pricing: Pricing) -> Prices 
     source = f"Claude Code {claude_code_catalog()['version']}'s model catalog (anthropic/{id_})"
 
     def prices(listed: dict[str, float], tiers: tuple[tuple[int, Prices], ...] = ()) -> Prices:
-        return Prices(
+        figures: dict[str, float | None] = {ours: listed[theirs] * surcharge for ours, theirs in CATALOG_FIELDS.items()}
+        return _token_prices(
             model,
-            input=listed["input"] * surcharge,
-            cached_input=listed["cache_read"] * surcharge,
-            cache_write=listed["cache_write_5m"] * surcharge,
-            output=listed["output"] * surcharge,
-            min_cached_tokens=_min_cached("anthropic", id_),
-            provider="anthropic",
-            cache_write_1h=listed["cache_write_1h"] * surcharge,
-            cache_ttl=CACHE_TTL_SECONDS,
+            figures,
+            listed_as=("anthropic", id_),
             source=source,
             tiers=tiers,
             web_search=entry["prices"].get("web_search", 0.0),
