@@ -77,13 +77,23 @@ def source_version() -> str:
         return "not installed"
 
 
-def source_label() -> str:
+def package_label() -> str:
     return f"{PACKAGE} {source_version()}"
+
+
+def source_label() -> str:
+    """Where a run's list prices come from: genai-prices, and Claude Code's catalog for what it lacks."""
+    return f"{package_label()}, else Claude Code {claude_code_catalog()['version']}'s model catalog"
+
+
+def both_sources() -> str:
+    """The sources a model was looked up in, as a reader is told it is in neither."""
+    return f"{package_label()} or Claude Code's catalog"
 
 
 def unpriced_note(models: Sequence[str], fallback: Prices | None) -> str:
     """What a reader is told (before the table) when a model is in no price source."""
-    names, sources = ", ".join(models), f"{source_label()} or Claude Code's catalog"
+    names, sources = ", ".join(models), both_sources()
     if fallback is not None:
         return f"model {names} is not in {sources}: its calls are priced as {fallback.model} (--model-pricing)"
     return (
@@ -218,7 +228,7 @@ def _looked_up(model: str, provider: str | None, day: date | None, pricing: Pric
             model,
             {**figures, "cache_write_1h": None if openai else figures["cache_write_1h"]},
             listed_as=(listing.id, info.id),
-            source=f"{source_label()} ({listing.id}/{info.id}{applied})",
+            source=f"{package_label()} ({listing.id}/{info.id}{applied})",
             tiers=tiers,
             web_search=float(getattr(price, "web_searches_kcount", None) or 0) / 1000,
         )

@@ -203,10 +203,10 @@ def prices_for(table: PriceTable, model: str | None = None, **overrides: float |
     name = model or table.default
     found = table.find(name)
     if found is None:
-        from compactctl.replay.price_source import source_label
+        from compactctl.replay.price_source import both_sources
 
         own = f" or your table ({', '.join(table.models)})" if table.models else ""
-        raise InputError(f"unknown model {name!r} for pricing: not in {source_label()}{own}; pass `prices` FILE")
+        raise InputError(f"unknown model {name!r} for pricing: not in {both_sources()}{own}; pass `prices` FILE")
     prices = found
     given: dict[str, Any] = {key: float(value) for key, value in overrides.items() if value is not None}
     if "min_cached_tokens" in given:
