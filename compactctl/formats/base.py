@@ -54,6 +54,16 @@ class AutoCompact:
     # list gives some models need an opt-in); None: the listed one.
     runs_at_most: int | None = None
     provider: str | None = None  # whose models the price list is searched for the window
+    # Models (by the catalog's id) it compacts only once the API refuses a call over the window: its point, the window.
+    when_refused: frozenset[str] = frozenset()
+    # Its rule in the releases before ``earlier[0]`` (a client that moved where it compacts): that rule.
+    earlier: tuple[tuple[int, int, int], AutoCompact] | None = None
+
+    def of_release(self, release: tuple[int, int, int] | None) -> AutoCompact:
+        """The rule the client's ``release`` compacts by (this one where the file names no release)."""
+        if self.earlier is not None and release is not None and release < self.earlier[0]:
+            return self.earlier[1].of_release(release)
+        return self
 
     def trigger(self, window: int) -> int:
         """The context at which it compacts, on a model of ``window`` tokens."""

@@ -65,20 +65,44 @@ UNIQUE_CALL_IDS = True  # the Messages API: "`tool_use` ids must be unique", acr
 CARRIED_PARTS = ANTHROPIC_CARRIED
 CARRIES_USAGE = True  # each assistant line records its API usage (``compactctl.recorded``)
 RESUMABLE = True  # ``claude --resume`` (``compactctl.sessions.claude_code``)
-# Where Claude Code compacts on its own (2.1.332, shipped minified in the native binary; ``grep -a`` in
-# ``.ci/cache/npm/node_modules/@anthropic-ai/claude-code/bin/claude.exe``): ``var $Ue=13000`` and
-# ``function QG(e,n){let o=e-$Ue,...return o}`` (the threshold is the effective window less 13,000),
-# ``function gse(e,n){let o=Math.min(e.maxOutputTokens,kfo),...return h-o}`` with ``kfo=20000`` (the
-# effective window is the model's less its output room, at most 20,000), used as
-# ``autoCompactThreshold:QG(gse(n,...))``: 200,000 - 20,000 - 13,000 = 167,000 on a 200,000-token window
-# (83.5 %). 2.1.337 keeps both (``xKe=13000``, ``F4r=20000``); its threshold function caps the result at
-# ``compactAtMost``, which only a percent override on a window a server experiment chose sets.
-# ``CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`` and ``CLAUDE_CODE_AUTO_COMPACT_WINDOW`` move it; a file does not
-# record them. It runs a model on 200,000 unless a call went past it (1M needs an opt-in).
+# Where Claude Code compacts on its own (shipped minified in the native binary; ``grep -a`` in
+# ``.ci/cache/npm/node_modules/@anthropic-ai/claude-code/bin/claude.exe``): the threshold function is the
+# effective window less a 13,000 buffer (2.1.332's ``$Ue``, 2.1.337's ``xKe``), the effective window the model's
+# less min(its max output, 20,000) (``kfo``, ``F4r``): 167,000 on a 200,000-token window as the code reads.
+# Measured, the real 2.1.337 against the loopback fake compacts 10,000 later, at the window less 23,000, on
+# every model it compacts on: claude-sonnet-4-6 and claude-opus-4-6 after a call of 177,063 and not of 175,840
+# (200k), claude-opus-4-7 after 977,041 and not 975,209, claude-sonnet-5, claude-haiku-5-5 and claude-mythos-5
+# in the same bracket (1M, native: the window of ``replay.price_source.catalog_window``). Its older models it does
+# not compact before the API refuses a call over the window (none of them did up to 188k-198k, nor
+# claude-sonnet-4-5 and claude-haiku-4-5 up to 1.06M; claude-sonnet-4-5 did once the fake refused): their point
+# is the window. ``CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`` and ``CLAUDE_CODE_AUTO_COMPACT_WINDOW`` move it; a file
+# does not record them. It runs a model on 200,000 unless its catalog says 1M native or a call went past it.
+# Earlier releases compact every model, claude-opus-4-1 included, at the window less 45,000 (its 32,000 output
+# room and the 13,000 buffer): measured on 1.0.69 (after 155,631, not 151,963), 2.0.0 (156,017; not 154,794) and
+# 2.1.0 (155,451; not 154,853). 2.1.1-2.1.331 are not measured: read as 2.1.332's.
 AUTO_COMPACT_OUTPUT_ROOM = 20_000  # kfo: min(maxOutputTokens, 20000) kept for the reply
 AUTO_COMPACT_BUFFER = 13_000  # $Ue
+AUTO_COMPACT_RESERVE = 23_000  # measured (above): 10,000 less than the code's two reserves read as
+AUTO_COMPACT_BEFORE = AutoCompact("Claude Code", reserve=45_000, runs_at_most=200_000, provider="anthropic")
 AUTO_COMPACT = AutoCompact(
-    "Claude Code", reserve=AUTO_COMPACT_OUTPUT_ROOM + AUTO_COMPACT_BUFFER, runs_at_most=200_000, provider="anthropic"
+    "Claude Code",
+    reserve=AUTO_COMPACT_RESERVE,
+    earlier=((2, 1, 1), AUTO_COMPACT_BEFORE),
+    runs_at_most=200_000,
+    provider="anthropic",
+    when_refused=frozenset(
+        {
+            "claude-3-5-haiku",
+            "claude-3-5-sonnet",
+            "claude-3-7-sonnet",
+            "claude-haiku-4-5",
+            "claude-opus-4-0",
+            "claude-opus-4-1",
+            "claude-opus-4-5",
+            "claude-sonnet-4-0",
+            "claude-sonnet-4-5",
+        }
+    ),
 )
 
 RECORD_TYPES = frozenset(

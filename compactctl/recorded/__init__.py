@@ -204,6 +204,8 @@ class RecordedSession:
     compaction_calls_estimated: int = 0
     # The context window the producer recorded for the session (Codex's ``model_context_window``).
     context_window: int | None = None
+    # The client release that wrote the file, where its records name one (Claude Code's ``version``: "2.1.337").
+    producer_release: tuple[int, int, int] | None = None
     # The session this one was forked from where the file names it and copies none of its calls
     # (Codex's ``forked_from_id``: the history before the fork stays in the parent's file).
     forked_from: str | None = None

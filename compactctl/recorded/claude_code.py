@@ -75,7 +75,7 @@ from compactctl.recorded.claude_code_side import (
     side_requests,
     usage_by_model,
 )
-from compactctl.recorded.claude_code_thinking import flag_unknown, keeps_thinking
+from compactctl.recorded.claude_code_thinking import flag_unknown, keeps_thinking, release
 from compactctl.recorded.iterations import Billed, billed, stop_reason_of
 from compactctl.transcript import Message
 
@@ -437,6 +437,7 @@ def read(records: list[Record], path: str, run: InRun = ALONE) -> RecordedSessio
         compaction_calls=len(own) if reported is not None else len(estimates),
         compaction_estimate=sum(estimates, ApiUsage(0)) if estimates else None,
         compaction_calls_estimated=len(estimates),
+        producer_release=release(version),
         copied_from=tuple(sorted({*copied.values(), *forked_from})),
         shared_calls=shared_calls,
         shared_with=tuple(sorted(shared_with)),

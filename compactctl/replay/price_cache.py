@@ -28,8 +28,8 @@ if TYPE_CHECKING:
 PRICES_CACHE_ENV = "COMPACTCTL_PRICES_CACHE"
 # Bumped when the file's layout, Prices' fields or the look-up change (2: Bedrock and Vertex ids; 3: OpenAI's
 # write prices where a model lists one; 5: a gateway's spelling at the maker's list price;
-# 6: Claude Code's catalog for what genai-prices lacks).
-FORMAT = 6
+# 6: Claude Code's catalog for what genai-prices lacks; 7: a catalog price's caption names US-only inference).
+FORMAT = 7
 
 
 def cache_path() -> Path | None:

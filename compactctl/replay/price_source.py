@@ -83,7 +83,7 @@ def package_label() -> str:
 
 def source_label() -> str:
     """Where a run's list prices come from: genai-prices, and Claude Code's catalog for what it lacks."""
-    return f"{package_label()}, else Claude Code {claude_code_catalog()['version']}'s model catalog"
+    return f"{package_label()}, else {catalog_label()}"
 
 
 def both_sources() -> str:
@@ -192,7 +192,7 @@ def _looked_up(model: str, provider: str | None, day: date | None, pricing: Pric
         return None  # billed at a tier the listing has no price for
     price = info.get_prices(when, variant or None)
     surcharge = GEO_SURCHARGE.get((listing.id, dict(pricing).get("inference_geo", "")), 1.0)
-    applied = "".join(f", {k} {v}" for k, v in pricing if k in VARIANT_KEYS or surcharge != 1.0)  # for the caption
+    applied = _applied(pricing, surcharge)
     fields = {
         "input": getattr(price, "input_mtok", None),
         "cached_input": getattr(price, "cache_read_mtok", None),
@@ -237,6 +237,11 @@ def _looked_up(model: str, provider: str | None, day: date | None, pricing: Pric
     return prices(at(None), tiers)
 
 
+def _applied(pricing: Pricing, surcharge: float) -> str:
+    """The conditions a price was looked up at, for its caption: the tier, and the region where it costs more."""
+    return "".join(f", {k} {v}" for k, v in pricing if k in VARIANT_KEYS or surcharge != 1.0)
+
+
 def _token_prices(
     model: str,
     figures: dict[str, float | None],
@@ -267,6 +272,7 @@ def _token_prices(
 
 
 CATALOG = Path(__file__).with_name("claude_code_catalog.json")
+LONG_WINDOW = 1_000_000  # what a ``[1m]`` model id asks Claude Code for
 # ``Prices``' fields and the catalog's names for them.
 CATALOG_FIELDS = {
     "input": "input",
@@ -281,6 +287,19 @@ CATALOG_FIELDS = {
 def claude_code_catalog() -> dict[str, Any]:
     """Claude Code's model catalog as shipped: ``{"version", "models": {id: {names, prices, ...}}}``."""
     return json.loads(CATALOG.read_bytes())  # type: ignore[no-any-return]
+
+
+def catalog_label() -> str:
+    return f"Claude Code {claude_code_catalog()['version']}'s model catalog"
+
+
+def catalog_window(model: str) -> int | None:
+    """The window Claude Code runs ``model`` on with no opt-in where its catalog says it is natively 1M, or 1M where
+    the model id asks for it (``[1m]``); None where its default is the 200k every other Claude model has."""
+    found = catalog_entry(model)
+    if found is not None and found[1]["native_1m"]:
+        return int(found[1]["window"])
+    return LONG_WINDOW if "[1m]" in model.lower() else None
 
 
 @functools.cache
@@ -309,7 +328,7 @@ def _from_catalog(model: str, provider: str | None, pricing: Pricing) -> Prices 
         return None  # unknown, or billed at a tier (fast mode) the catalog lists no price for
     id_, entry = found
     surcharge = GEO_SURCHARGE.get(("anthropic", dict(pricing).get("inference_geo", "")), 1.0)
-    source = f"Claude Code {claude_code_catalog()['version']}'s model catalog (anthropic/{id_})"
+    source = f"{catalog_label()} (anthropic/{id_}{_applied(pricing, surcharge)})"
 
     def prices(listed: dict[str, float], tiers: tuple[tuple[int, Prices], ...] = ()) -> Prices:
         figures: dict[str, float | None] = {ours: listed[theirs] * surcharge for ours, theirs in CATALOG_FIELDS.items()}

@@ -25,9 +25,9 @@ from compactctl.sessions.records import first_values, rewrite_values
 
 NAME = "claude-code"  # its format\'s name, whose entry says RESUMABLE
 PRIOR_RATIO = 1.2  # Claude's tokens per cl100k token where a session cannot tell (calibration's prior)
-# The window of every Claude model Claude Code uses without the 1M-context beta (docs.anthropic.com, models overview).
+# The window Claude Code runs a Claude model on unless its catalog says it is natively 1M (opus-4-7 on; measured,
+# ``replay.fitted_thresholds``) or the model id asks for 1M (``[1m]``).
 WINDOW = 200_000
-LONG_WINDOW = 1_000_000
 
 
 def roots(env: Mapping[str, str], home: Path) -> list[Path]:
@@ -59,7 +59,9 @@ def model_of(values: list[dict[str, Any]]) -> str | None:
 
 
 def window_of(model: str | None, values: list[dict[str, Any]]) -> int:
-    return LONG_WINDOW if model and "[1m]" in model else WINDOW
+    from compactctl.replay.price_source import catalog_window
+
+    return (catalog_window(model) if model else None) or WINDOW
 
 
 def compacted(values: list[dict[str, Any]]) -> bool:

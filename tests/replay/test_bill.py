@@ -172,7 +172,7 @@ def test_current_model_names_are_priced_with_a_context_window(model: str, provid
     assert prices is not None and prices.input > 0 and prices.output > prices.input
     auto = get_format("claude-code" if provider == "anthropic" else "codex").auto_compact
     assert auto is not None and auto.provider == provider
-    assert context_window(model, auto) >= 200_000
+    assert context_window(model, auto)[0] >= 200_000
 
 
 def test_every_model_the_real_clients_wrote_is_priced():

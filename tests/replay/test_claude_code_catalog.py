@@ -50,6 +50,8 @@ def test_us_only_inference_on_a_catalog_model_carries_the_surcharge():
     us_only = price_source.listed_prices("claude-mythos-5", "anthropic", None, (("inference_geo", "us"),))
     assert standard is not None and us_only is not None
     assert us_only.input == pytest.approx(1.1 * standard.input) and us_only.output == pytest.approx(55.0)
+    assert us_only.source.endswith("(anthropic/claude-mythos-5, inference_geo us)")  # the caption says why it is more
+    assert standard.source.endswith("(anthropic/claude-mythos-5)")
 
 
 def test_a_catalog_long_prompt_tier_bills_the_whole_call_at_its_prices():

@@ -202,17 +202,17 @@ def test_with_no_threshold_a_claude_code_session_is_replayed_at_its_producer_s_o
     from compactctl.formats import get_format
     from compactctl.replay.fitted_thresholds import fitted_thresholds
 
-    fitted = fitted_thresholds(get_format("claude-code"), "claude-sonnet-4-5")
-    assert fitted is not None and fitted.window == 200_000 and fitted.trigger == 167_000  # 200k less 20k, less 13k
-    assert fitted.thresholds == [41_750, 83_500, 167_000]
+    fitted = fitted_thresholds(get_format("claude-code"), "claude-sonnet-4-6")
+    assert fitted is not None and fitted.window == 200_000 and fitted.trigger == 177_000  # 200k less 23k, measured
+    assert fitted.thresholds == [44_250, 88_500, 177_000]
     codex = fitted_thresholds(get_format("codex"), "gpt-5.1")
     assert codex is not None and codex.trigger == round(0.9 * codex.window)
-    path = _session_file(tmp_path, "claude-sonnet-4-5")
+    path = _session_file(tmp_path, "claude-sonnet-4-6")
     result = CliRunner().invoke(app, ["replay", str(path), "--json"])
     data = orjson.loads(result.stdout)
     (entry,) = data["files"]
-    assert [row["threshold"] for row in entry["settings"][1:]] == [41_750, 83_500, 167_000]
-    assert "auto-compact point 167,000" in data["total"]["thresholds_from"]
+    assert [row["threshold"] for row in entry["settings"][1:]] == [44_250, 88_500, 177_000]
+    assert "auto-compact point 177,000" in data["total"]["thresholds_from"]
     shown = CliRunner().invoke(app, ["replay", str(path)])
     assert shown.stdout.index("auto-compact point") < shown.stdout.index("┏")
     # The same session piped in: fitted the same (it was replayed at 8,000/16,000/32,000, 39 of 41 calls compacting

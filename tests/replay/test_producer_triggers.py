@@ -47,7 +47,7 @@ def _constant(path: Path, name: bytes) -> int:
     return int(_search(path, rb"[,; ]" + re.escape(name) + rb"=(\d+)[,;]"))
 
 
-def test_claude_code_compacts_at_the_window_less_its_output_room_and_a_13k_buffer():
+def test_claude_code_s_code_keeps_its_output_room_and_a_13k_buffer_off_the_window():
     binary = _shipped(require_client("claude").binary)
     # The threshold function: the effective window less a buffer (the percent override aside). 2.1.337 caps it at
     # ``compactAtMost``, which only a percent override on a window the server's experiment chose sets; the minifier
@@ -62,7 +62,8 @@ def test_claude_code_compacts_at_the_window_less_its_output_room_and_a_13k_buffe
     window = _search(binary, rb"function [\w$]+\(e,[a-z]\)\{let [a-z]=Math\.min\(e\.maxOutputTokens,([\w$]+)\)")
     assert _constant(binary, threshold) == AUTO_COMPACT_BUFFER
     assert _constant(binary, window) == AUTO_COMPACT_OUTPUT_ROOM
-    assert _trigger("claude-code", 200_000) == 167_000
+    # As the code reads, 167,000 on 200k; the client compacts 10,000 later (measured below), which replay uses.
+    assert _trigger("claude-code", 200_000) == 200_000 - AUTO_COMPACT_OUTPUT_ROOM - AUTO_COMPACT_BUFFER + 10_000
 
 
 def test_gemini_cli_compresses_at_half_the_window():
@@ -111,8 +112,10 @@ def test_codex_compacts_past_90_percent_of_its_window_and_not_below():
     assert _codex_compacts(over)[0] is False
 
 
-def _claude_code_compacts(model: str, words: int) -> tuple[bool, int]:
-    """A first prompt of ``words`` words, then a second turn: whether Claude Code auto-compacted before it."""
+def _claude_code_compacts(model: str, words: int, tokens_per_token: float = 1.0) -> tuple[bool, int]:
+    """A first prompt of ``words`` words, then a second turn: whether Claude Code auto-compacted before it, and the
+    first call's context. The fake bills ``tokens_per_token`` of its own count, so a call of 1M tokens does not need
+    a prompt the client itself refuses as too long before it sends it."""
     import subprocess
 
     from tests.fakes.anthropic import FakeAnthropic
@@ -120,7 +123,10 @@ def _claude_code_compacts(model: str, words: int) -> tuple[bool, int]:
     from tests.fakes.scenarios import project
 
     client = require_client("claude")
-    with tempfile.TemporaryDirectory(prefix="claude-window-") as folder, FakeAnthropic() as fake:
+    with (
+        tempfile.TemporaryDirectory(prefix="claude-window-") as folder,
+        FakeAnthropic(tokenizer={model: tokens_per_token}) as fake,
+    ):
         root = Path(folder)
         claude = ClaudeCode(client, root, project(root), fake)
 
@@ -130,7 +136,7 @@ def _claude_code_compacts(model: str, words: int) -> tuple[bool, int]:
             done = subprocess.run(
                 args, input=prompt, cwd=claude.cwd, env=claude.env(), capture_output=True, text=True, timeout=600
             )
-            assert done.returncode == 0, done.stderr[-2000:]
+            assert done.returncode == 0, (done.stderr[-2000:], done.stdout[-2000:])
             return str(json.loads(done.stdout.strip().splitlines()[-1])["session_id"])
 
         fake.enqueue("Noted.")
@@ -144,10 +150,28 @@ def _claude_code_compacts(model: str, words: int) -> tuple[bool, int]:
     return compacted, first["input_tokens"] + first["output_tokens"]
 
 
-def test_claude_code_2_1_on_sonnet_4_6_compacts_near_177k_not_at_the_formula_s_167k():
-    # Measured (fitted_thresholds' notes): the point moves with the model and the version, which is
-    # why a file's own auto-compaction (preTokens) comes before the formula.
-    below, context = _claude_code_compacts("claude-sonnet-4-6", 122_000)
-    assert 168_000 < context < 176_000 and below is False
-    above, context = _claude_code_compacts("claude-sonnet-4-6", 129_000)
-    assert 177_100 < context < 185_000 and above is True
+@pytest.mark.parametrize(
+    ("model", "tokens_per_token", "under", "over"),
+    [
+        # 200k: the code's formula says 167,000; the client compacts near 177,000 (so does 2.1.332).
+        ("claude-sonnet-4-6", 1.0, 124_000, 128_000),
+        # 1M native (its catalog): near 977,000, with no call past 200k first.
+        ("claude-opus-4-7", 1.5, 509_000, 518_000),
+    ],
+)
+def test_claude_code_compacts_at_the_window_less_23k(model: str, tokens_per_token: float, under: int, over: int):
+    from compactctl.replay.fitted_thresholds import FileEvidence, fitted_thresholds
+
+    fitted = fitted_thresholds(get_format("claude-code"), model, FileEvidence(peak=50_000))
+    assert fitted is not None
+    below, context = _claude_code_compacts(model, under, tokens_per_token)
+    assert context < fitted.trigger and below is False
+    above, context = _claude_code_compacts(model, over, tokens_per_token)
+    assert fitted.trigger < context < fitted.trigger * 1.03 and above is True
+
+
+def test_claude_code_does_not_compact_its_older_models_before_the_api_refuses():
+    # On a fake that refuses nothing, claude-sonnet-4-5 goes on past 1M: its only point is the window's refusal.
+    assert "claude-sonnet-4-5" in (get_format("claude-code").auto_compact or ()).when_refused  # type: ignore[operator]
+    compacted, context = _claude_code_compacts("claude-sonnet-4-5", 560_000, 1.5)
+    assert context > 1_000_000 and compacted is False

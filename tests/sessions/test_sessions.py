@@ -141,7 +141,8 @@ def test_a_row_says_what_the_client_would_send_and_that_it_compacted(home: Path)
     assert rows["claude-code"]["compacted"] and rows["codex"]["compacted"]
     assert not rows["gemini"]["compacted"]
     assert rows["codex"]["window"] == 258_400  # what Codex recorded for gpt-5.5
-    assert rows["claude-code"]["window"] == 200_000 and rows["gemini"]["window"] == 1_048_576
+    # claude-opus-5-5: 1M native in Claude Code's catalog (its older models run on 200k).
+    assert rows["claude-code"]["window"] == 1_000_000 and rows["gemini"]["window"] == 1_048_576
     for row in rows.values():
         assert row["live_basis"] == "reported" and 0 < row["live_tokens"] < row["window"]
     assert rows["codex"]["resume"] == f"cd /home/user/project && codex resume {CODEX_ID}"
