@@ -83,7 +83,13 @@ RESUMABLE = True  # ``claude --resume`` (``compactctl.sessions.claude_code``)
 AUTO_COMPACT_OUTPUT_ROOM = 20_000  # kfo: min(maxOutputTokens, 20000) kept for the reply
 AUTO_COMPACT_BUFFER = 13_000  # $Ue
 AUTO_COMPACT_RESERVE = 23_000  # measured (above): 10,000 less than the code's two reserves read as
-AUTO_COMPACT_BEFORE = AutoCompact("Claude Code", reserve=45_000, runs_at_most=200_000, provider="anthropic")
+AUTO_COMPACT_OLD_OUTPUT_ROOM = 32_000  # releases up to 2.1.0: claude-opus-4-1's whole max output, not capped at 20,000
+AUTO_COMPACT_BEFORE = AutoCompact(
+    "Claude Code",
+    reserve=AUTO_COMPACT_OLD_OUTPUT_ROOM + AUTO_COMPACT_BUFFER,
+    runs_at_most=200_000,
+    provider="anthropic",
+)
 AUTO_COMPACT = AutoCompact(
     "Claude Code",
     reserve=AUTO_COMPACT_RESERVE,
